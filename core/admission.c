@@ -1,0 +1,507 @@
+/*
+ * Admission for built-in kinds: defaults and validation, applied on every
+ * create and update through the registry. Only the rules a kubectl user
+ * would notice are here; everything else is stored as sent.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "admission.h"
+#include "json.h"
+#include "log.h"
+#include "status.h"
+
+static void
+set_default_str(cJSON *o, const char *key, const char *v)
+{
+	if (cJSON_GetObjectItemCaseSensitive(o, key) == NULL)
+		cJSON_AddStringToObject(o, key, v);
+}
+
+static void
+set_default_num(cJSON *o, const char *key, double v)
+{
+	if (cJSON_GetObjectItemCaseSensitive(o, key) == NULL)
+		cJSON_AddNumberToObject(o, key, v);
+}
+
+static int
+is_dns_label(const char *s, int max, int letter_first)
+{
+	size_t n = strlen(s), i;
+
+	if (n == 0 || (int)n > max)
+		return 0;
+	if (letter_first ? !islower((unsigned char)s[0]) :
+	    !(islower((unsigned char)s[0]) || isdigit((unsigned char)s[0])))
+		return 0;
+	if (!(islower((unsigned char)s[n - 1]) ||
+	    isdigit((unsigned char)s[n - 1])))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!(islower((unsigned char)s[i]) ||
+		    isdigit((unsigned char)s[i]) || s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+static int
+is_dns_subdomain(const char *s)
+{
+	char buf[256], *tok, *save;
+
+	if (strlen(s) == 0 || strlen(s) > 253)
+		return 0;
+	snprintf(buf, sizeof buf, "%s", s);
+	if (buf[0] == '.' || buf[strlen(buf) - 1] == '.' || strstr(buf, ".."))
+		return 0;
+	for (tok = strtok_r(buf, ".", &save); tok != NULL;
+	    tok = strtok_r(NULL, ".", &save))
+		if (!is_dns_label(tok, 63, 0))
+			return 0;
+	return 1;
+}
+
+const char *
+admission_check_name(const resource *r, const char *name)
+{
+	if (strcmp(r->store_key, "namespaces") == 0 ||
+	    strcmp(r->store_key, "services") == 0) {
+		if (strcmp(r->store_key, "services") == 0 ?
+		    !is_dns_label(name, 63, 1) : !is_dns_label(name, 63, 0))
+			return "a lowercase RFC 1123 label must consist of "
+			    "lower case alphanumeric characters or '-', and "
+			    "must start and end with an alphanumeric character "
+			    "(e.g. 'my-name',  or '123-abc', regex used for "
+			    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+		return NULL;
+	}
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+	    strchr(name, '/') != NULL || strchr(name, '%') != NULL)
+		return "may not be '.' or '..' and may not contain '/' or '%'";
+	if (r->builtin && !is_dns_subdomain(name))
+		return "a lowercase RFC 1123 subdomain must consist of lower "
+		    "case alphanumeric characters, '-' or '.', and must start "
+		    "and end with an alphanumeric character (e.g. "
+		    "'example.com', regex used for validation is "
+		    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*"
+		    "[a-z0-9])?)*')";
+	if (!r->builtin && (strlen(name) > 253 || !is_dns_subdomain(name)))
+		return "a lowercase RFC 1123 subdomain must consist of lower "
+		    "case alphanumeric characters, '-' or '.', and must start "
+		    "and end with an alphanumeric character";
+	return NULL;
+}
+
+/* The priority of a named PriorityClass, or of the global default. */
+static int
+priority_of(store *st, const char *pcname, int *found, char **default_name)
+{
+	store_obj *const *objs;
+	size_t n, i;
+	const store_obj *o;
+	cJSON *t;
+	int v = 0;
+
+	*found = 0;
+	if (pcname != NULL) {
+		if (strcmp(pcname, "system-cluster-critical") == 0) {
+			*found = 1;
+			return 2000000000;
+		}
+		if (strcmp(pcname, "system-node-critical") == 0) {
+			*found = 1;
+			return 2000001000;
+		}
+		o = store_get(st, "priorityclasses.scheduling.k8s.io", "",
+		    pcname);
+		if (o == NULL)
+			return 0;
+		t = store_obj_tree(o);
+		v = (int)cJSON_GetNumberValue(json_at(t, "value"));
+		cJSON_Delete(t);
+		*found = 1;
+		return v;
+	}
+	n = store_list(st, "priorityclasses.scheduling.k8s.io", NULL, &objs);
+	for (i = 0; i < n; i++) {
+		t = store_obj_tree(objs[i]);
+		if (cJSON_IsTrue(json_at(t, "globalDefault"))) {
+			v = (int)cJSON_GetNumberValue(json_at(t, "value"));
+			*default_name = strdup(objs[i]->name);
+			*found = 1;
+			cJSON_Delete(t);
+			return v;
+		}
+		cJSON_Delete(t);
+	}
+	return 0;
+}
+
+static void
+container_defaults(cJSON *c)
+{
+	const char *image = json_str(c, "image");
+	const char *slash, *colon;
+	cJSON *p;
+
+	if (json_at(c, "imagePullPolicy") == NULL && image != NULL) {
+		slash = strrchr(image, '/');
+		colon = strrchr(slash ? slash : image, ':');
+		set_default_str(c, "imagePullPolicy", strchr(image, '@') ?
+		    "IfNotPresent" : (colon == NULL ||
+		    strcmp(colon, ":latest") == 0) ? "Always" : "IfNotPresent");
+	}
+	set_default_str(c, "terminationMessagePath", "/dev/termination-log");
+	set_default_str(c, "terminationMessagePolicy", "File");
+	if (cJSON_GetObjectItemCaseSensitive(c, "resources") == NULL)
+		cJSON_AddObjectToObject(c, "resources");
+	cJSON_ArrayForEach(p, json_at(c, "ports"))
+		set_default_str(p, "protocol", "TCP");
+}
+
+/* Defaults of a PodSpec (also inside templates). */
+static void
+podspec_defaults(cJSON *spec)
+{
+	cJSON *c;
+
+	if (!cJSON_IsObject(spec))
+		return;
+	set_default_str(spec, "restartPolicy", "Always");
+	set_default_num(spec, "terminationGracePeriodSeconds", 30);
+	set_default_str(spec, "dnsPolicy", "ClusterFirst");
+	set_default_str(spec, "schedulerName", "default-scheduler");
+	if (cJSON_GetObjectItemCaseSensitive(spec, "securityContext") == NULL)
+		cJSON_AddObjectToObject(spec, "securityContext");
+	cJSON_ArrayForEach(c, json_at(spec, "containers"))
+		container_defaults(c);
+	cJSON_ArrayForEach(c, json_at(spec, "initContainers"))
+		container_defaults(c);
+}
+
+static void
+pod_mutate(store *st, cJSON *obj, const cJSON *old)
+{
+	cJSON *spec = json_obj(obj, "spec"), *status;
+	const char *pc = json_str(spec, "priorityClassName");
+	char *defname = NULL;
+	int found, prio;
+
+	podspec_defaults(spec);
+	if (old == NULL) {
+		prio = priority_of(st, pc, &found, &defname);
+		if (defname != NULL && pc == NULL)
+			cJSON_AddStringToObject(spec, "priorityClassName",
+			    defname);
+		free(defname);
+		if (cJSON_GetObjectItemCaseSensitive(spec, "priority") == NULL)
+			cJSON_AddNumberToObject(spec, "priority", prio);
+		set_default_str(spec, "preemptionPolicy",
+		    "PreemptLowerPriority");
+		if (json_at(spec, "enableServiceLinks") == NULL)
+			cJSON_AddTrueToObject(spec, "enableServiceLinks");
+		status = json_obj(obj, "status");
+		set_default_str(status, "phase", "Pending");
+		set_default_str(status, "qosClass", "BestEffort");
+	}
+}
+
+static void
+template_mutate(cJSON *obj)
+{
+	podspec_defaults(json_at(obj, "spec.template.spec"));
+}
+
+static void
+deployment_mutate(cJSON *obj)
+{
+	cJSON *spec = json_obj(obj, "spec"), *strat, *ru;
+
+	set_default_num(spec, "replicas", 1);
+	set_default_num(spec, "revisionHistoryLimit", 10);
+	set_default_num(spec, "progressDeadlineSeconds", 600);
+	strat = json_obj(spec, "strategy");
+	set_default_str(strat, "type", "RollingUpdate");
+	if (strcmp(json_str(strat, "type"), "RollingUpdate") == 0) {
+		ru = json_obj(strat, "rollingUpdate");
+		set_default_str(ru, "maxUnavailable", "25%");
+		set_default_str(ru, "maxSurge", "25%");
+	}
+	template_mutate(obj);
+}
+
+static void
+job_mutate(cJSON *obj, const cJSON *old)
+{
+	cJSON *spec = json_obj(obj, "spec"), *tmd, *labels, *sel, *ml;
+	const char *uid = json_str(obj, "metadata.uid");
+	const char *name = json_str(obj, "metadata.name");
+
+	set_default_num(spec, "parallelism", 1);
+	if (cJSON_GetObjectItemCaseSensitive(spec, "completions") == NULL &&
+	    old == NULL)
+		cJSON_AddNumberToObject(spec, "completions", 1);
+	set_default_num(spec, "backoffLimit", 6);
+	set_default_str(spec, "completionMode", "NonIndexed");
+	if (cJSON_GetObjectItemCaseSensitive(spec, "suspend") == NULL)
+		cJSON_AddFalseToObject(spec, "suspend");
+	if (old == NULL && !cJSON_IsTrue(json_at(spec, "manualSelector")) &&
+	    uid != NULL) {
+		tmd = json_obj(json_obj(spec, "template"), "metadata");
+		labels = json_obj(tmd, "labels");
+		json_set_str(labels, "batch.kubernetes.io/controller-uid", uid);
+		json_set_str(labels, "batch.kubernetes.io/job-name", name);
+		json_set_str(labels, "controller-uid", uid);
+		json_set_str(labels, "job-name", name);
+		sel = json_obj(spec, "selector");
+		ml = json_obj(sel, "matchLabels");
+		json_set_str(ml, "batch.kubernetes.io/controller-uid", uid);
+	}
+	podspec_defaults(json_at(spec, "template.spec"));
+}
+
+/* Allocate a cluster IP in 10.96.0.0/12 not used by another Service. */
+static void
+service_mutate(store *st, cJSON *obj, const cJSON *old)
+{
+	cJSON *spec = json_obj(obj, "spec"), *p;
+	const cJSON *oldip = old ? json_at(old, "spec.clusterIP") : NULL;
+	static unsigned next = 1;
+	char ip[32];
+
+	set_default_str(spec, "type", "ClusterIP");
+	set_default_str(spec, "sessionAffinity", "None");
+	cJSON_ArrayForEach(p, json_at(spec, "ports")) {
+		const cJSON *port = json_at(p, "port");
+
+		set_default_str(p, "protocol", "TCP");
+		if (json_at(p, "targetPort") == NULL && cJSON_IsNumber(port))
+			cJSON_AddNumberToObject(p, "targetPort",
+			    port->valuedouble);
+	}
+	if (oldip != NULL && cJSON_IsString(oldip)) {
+		json_set(spec, "clusterIP", cJSON_Duplicate(oldip, 1));
+	} else if (json_at(spec, "clusterIP") == NULL) {
+		snprintf(ip, sizeof ip, "10.96.%u.%u", (next >> 8) & 0xff,
+		    next & 0xff);
+		next++;
+		cJSON_AddStringToObject(spec, "clusterIP", ip);
+	}
+	if (json_at(spec, "clusterIPs") == NULL) {
+		p = cJSON_CreateArray();
+		cJSON_AddItemToArray(p, cJSON_CreateString(json_str(spec,
+		    "clusterIP")));
+		cJSON_AddItemToObject(spec, "clusterIPs", p);
+	}
+	(void)st;
+}
+
+void
+admission_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
+{
+	const char *k = r->store_key;
+	cJSON *md = json_obj(obj, "metadata");
+
+	if (!r->builtin)
+		return;
+	if (strcmp(k, "pods") == 0)
+		pod_mutate(st, obj, old);
+	else if (strcmp(k, "deployments.apps") == 0)
+		deployment_mutate(obj);
+	else if (strcmp(k, "replicasets.apps") == 0) {
+		set_default_num(json_obj(obj, "spec"), "replicas", 1);
+		template_mutate(obj);
+	} else if (strcmp(k, "jobs.batch") == 0)
+		job_mutate(obj, old);
+	else if (strcmp(k, "services") == 0)
+		service_mutate(st, obj, old);
+	else if (strcmp(k, "namespaces") == 0) {
+		cJSON *fin, *labels = json_obj(md, "labels");
+
+		json_set_str(labels, "kubernetes.io/metadata.name",
+		    json_str(md, "name"));
+		if (json_at(obj, "spec.finalizers") == NULL) {
+			fin = cJSON_CreateArray();
+			cJSON_AddItemToArray(fin,
+			    cJSON_CreateString("kubernetes"));
+			cJSON_AddItemToObject(json_obj(obj, "spec"),
+			    "finalizers", fin);
+		}
+		if (old == NULL)
+			json_set_str(json_obj(obj, "status"), "phase",
+			    "Active");
+	} else if (strcmp(k, "priorityclasses.scheduling.k8s.io") == 0) {
+		set_default_str(obj, "preemptionPolicy",
+		    "PreemptLowerPriority");
+	} else if (strcmp(k, "events") == 0) {
+		set_default_num(obj, "count", 1);
+	}
+}
+
+static void
+check_podspec(const cJSON *spec, const char *path, cJSON *causes,
+    int job)
+{
+	const cJSON *cs = json_at(spec, "containers"), *c;
+	const char *rp = json_str(spec, "restartPolicy");
+	char f[256];
+	int i = 0;
+
+	if (!cJSON_IsArray(cs) || cJSON_GetArraySize(cs) == 0) {
+		snprintf(f, sizeof f, "%s.containers", path);
+		status_add_cause(causes, "FieldValueRequired", f,
+		    "Required value");
+		return;
+	}
+	cJSON_ArrayForEach(c, cs) {
+		const char *name = json_str(c, "name");
+
+		if (name == NULL || *name == '\0') {
+			snprintf(f, sizeof f, "%s.containers[%d].name", path, i);
+			status_add_cause(causes, "FieldValueRequired", f,
+			    "Required value");
+		} else if (!is_dns_label(name, 63, 0)) {
+			snprintf(f, sizeof f, "%s.containers[%d].name", path, i);
+			status_add_cause(causes, "FieldValueInvalid", f,
+			    "Invalid value: \"%s\": a lowercase RFC 1123 label "
+			    "must consist of lower case alphanumeric "
+			    "characters or '-'", name);
+		}
+		if (json_str(c, "image") == NULL ||
+		    *json_str(c, "image") == '\0') {
+			snprintf(f, sizeof f, "%s.containers[%d].image", path, i);
+			status_add_cause(causes, "FieldValueRequired", f,
+			    "Required value");
+		}
+		i++;
+	}
+	if (rp != NULL && strcmp(rp, "Always") != 0 &&
+	    strcmp(rp, "OnFailure") != 0 && strcmp(rp, "Never") != 0) {
+		snprintf(f, sizeof f, "%s.restartPolicy", path);
+		status_add_cause(causes, "FieldValueNotSupported", f,
+		    "Unsupported value: \"%s\": supported values: \"Always\", "
+		    "\"OnFailure\", \"Never\"", rp);
+	}
+	if (job && rp != NULL && strcmp(rp, "Always") == 0) {
+		snprintf(f, sizeof f, "%s.restartPolicy", path);
+		status_add_cause(causes, "FieldValueNotSupported", f,
+		    "Unsupported value: \"Always\": supported values: "
+		    "\"OnFailure\", \"Never\"");
+	}
+}
+
+static void
+check_nonneg(const cJSON *obj, const char *path, cJSON *causes)
+{
+	const cJSON *v = json_at(obj, path);
+
+	if (v != NULL && (!cJSON_IsNumber(v) || v->valuedouble < 0))
+		status_add_cause(causes, "FieldValueInvalid", path,
+		    "Invalid value: %g: must be greater than or equal to 0",
+		    cJSON_IsNumber(v) ? v->valuedouble : -1.0);
+}
+
+/* The selector must match the template's labels (apps/v1 rule). */
+static void
+check_selector(const cJSON *obj, cJSON *causes)
+{
+	const cJSON *ml = json_at(obj, "spec.selector.matchLabels"), *it;
+	const cJSON *labels = json_at(obj, "spec.template.metadata.labels");
+	const cJSON *sel = json_at(obj, "spec.selector");
+
+	if (sel == NULL || (ml == NULL && json_at(sel,
+	    "matchExpressions") == NULL)) {
+		status_add_cause(causes, "FieldValueRequired", "spec.selector",
+		    "Required value");
+		return;
+	}
+	cJSON_ArrayForEach(it, ml) {
+		const cJSON *l = cJSON_GetObjectItemCaseSensitive(labels,
+		    it->string);
+
+		if (!cJSON_IsString(l) || !cJSON_IsString(it) ||
+		    strcmp(l->valuestring, it->valuestring) != 0) {
+			status_add_cause(causes, "FieldValueInvalid",
+			    "spec.template.metadata.labels", "Invalid value: "
+			    "map[string]string{...}: `selector` does not match "
+			    "template `labels`");
+			return;
+		}
+	}
+}
+
+void
+admission_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	const char *k = r->store_key;
+
+	(void)st;
+	if (!r->builtin)
+		return;
+	if (strcmp(k, "pods") == 0) {
+		check_podspec(json_at(obj, "spec"), "spec", causes, 0);
+		if (old != NULL && !json_equal(json_at(obj, "spec.containers"),
+		    json_at(old, "spec.containers"))) {
+			/* Only images may change in a running pod. */
+			const cJSON *a = json_at(obj, "spec.containers");
+			const cJSON *b = json_at(old, "spec.containers");
+
+			if (cJSON_GetArraySize(a) != cJSON_GetArraySize(b))
+				status_add_cause(causes, "FieldValueForbidden",
+				    "spec", "Forbidden: pod updates may not "
+				    "add or remove containers");
+		}
+	} else if (strcmp(k, "deployments.apps") == 0 ||
+	    strcmp(k, "replicasets.apps") == 0) {
+		check_nonneg(obj, "spec.replicas", causes);
+		check_selector(obj, causes);
+		if (json_at(obj, "spec.template.spec") != NULL)
+			check_podspec(json_at(obj, "spec.template.spec"),
+			    "spec.template.spec", causes, 0);
+	} else if (strcmp(k, "jobs.batch") == 0) {
+		check_nonneg(obj, "spec.parallelism", causes);
+		check_nonneg(obj, "spec.completions", causes);
+		check_nonneg(obj, "spec.backoffLimit", causes);
+		if (json_at(obj, "spec.template.spec") == NULL)
+			status_add_cause(causes, "FieldValueRequired",
+			    "spec.template.spec.containers", "Required value");
+		else
+			check_podspec(json_at(obj, "spec.template.spec"),
+			    "spec.template.spec", causes, 1);
+		if (old != NULL && !json_equal(json_at(obj, "spec.template"),
+		    json_at(old, "spec.template")))
+			status_add_cause(causes, "FieldValueInvalid",
+			    "spec.template", "Invalid value: field is "
+			    "immutable");
+	} else if (strcmp(k, "services") == 0) {
+		const char *t = json_str(obj, "spec.type");
+
+		if (t && strcmp(t, "ClusterIP") && strcmp(t, "NodePort") &&
+		    strcmp(t, "LoadBalancer") && strcmp(t, "ExternalName"))
+			status_add_cause(causes, "FieldValueNotSupported",
+			    "spec.type", "Unsupported value: \"%s\": supported "
+			    "values: \"ClusterIP\", \"ExternalName\", "
+			    "\"LoadBalancer\", \"NodePort\"", t);
+	} else if (strcmp(k, "priorityclasses.scheduling.k8s.io") == 0) {
+		if (!cJSON_IsNumber(json_at(obj, "value")))
+			status_add_cause(causes, "FieldValueRequired", "value",
+			    "Required value");
+		if (old != NULL && !json_equal(json_at(obj, "value"),
+		    json_at(old, "value")))
+			status_add_cause(causes, "FieldValueForbidden",
+			    "value", "Forbidden: may not be changed in an "
+			    "update.");
+	} else if (strcmp(k, "configmaps") == 0) {
+		const cJSON *it;
+
+		cJSON_ArrayForEach(it, json_at(obj, "data"))
+			if (!cJSON_IsString(it))
+				status_add_cause(causes, "FieldValueTypeInvalid",
+				    "data", "Invalid value: data values must be "
+				    "strings");
+	}
+}

@@ -1,0 +1,24 @@
+/*
+ * Admission for built-in kinds: the defaults a cluster fills in (Pod
+ * restartPolicy, dnsPolicy, imagePullPolicy, priority from
+ * priorityClassName, schedulerName; Deployment and Job defaults; Service
+ * cluster IPs; Namespace finalizers) and the validation kubectl users rely
+ * on (required fields, name formats, selector/template agreement).
+ */
+#ifndef VOLRAY_ADMISSION_H
+#define VOLRAY_ADMISSION_H
+
+#include <cjson/cJSON.h>
+
+#include "resource.h"
+#include "store.h"
+
+/* Fill defaults into obj; old is the stored object on update, else NULL. */
+void admission_mutate(store *, const resource *, cJSON *obj, const cJSON *old);
+/* Append a cause per violation to causes. */
+void admission_validate(store *, const resource *, const cJSON *obj,
+    const cJSON *old, cJSON *causes);
+/* Check a name: 0 if valid, else a message (static) to show. */
+const char *admission_check_name(const resource *, const char *name);
+
+#endif

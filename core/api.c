@@ -1,0 +1,366 @@
+/*
+ * API routing. A request path is matched, in order, against the health and
+ * metadata endpoints (/healthz, /readyz, /livez, /version, /metrics),
+ * discovery (/api, /apis/...), OpenAPI (/openapi/v3/...), and finally the
+ * resource paths
+ *   /api/v1/[namespaces/NS/]PLURAL[/NAME[/SUB]]
+ *   /apis/GROUP/VERSION/[namespaces/NS/]PLURAL[/NAME[/SUB]]
+ * which are resolved against the resource registry and dispatched by method
+ * to api_read.c and api_write.c. Replies that follow a write wait for the
+ * store to report the write durable (group commit) before they go out.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_int.h"
+#include "discovery.h"
+#include "json.h"
+#include "log.h"
+#include "metrics.h"
+#include "status.h"
+#include "util.h"
+
+api *
+api_new(uv_loop_t *loop, store *st, registry *rg, watch_hub *hub,
+    const char *data_dir)
+{
+	api *a = calloc(1, sizeof *a);
+
+	if (a == NULL || (a->data_dir = strdup(data_dir)) == NULL)
+		fatal("out of memory");
+	a->loop = loop;
+	a->st = st;
+	a->rg = rg;
+	a->hub = hub;
+	return a;
+}
+
+void
+api_free(api *a)
+{
+	if (a == NULL)
+		return;
+	free(a->data_dir);
+	free(a);
+}
+
+void
+api_set_ready(api *a, int ready)
+{
+	a->ready = ready;
+}
+
+void
+api_set_draining(api *a, int draining)
+{
+	a->draining = draining;
+}
+
+void
+api_set_server(api *a, http_server *srv)
+{
+	a->srv = srv;
+}
+
+static void
+observe(struct route *rt, int code)
+{
+	if (rt != NULL && rt->r != NULL)
+		metrics_request(rt->verb, rt->r->store_key, code,
+		    util_usec() - rt->t0);
+	else if (rt != NULL)
+		metrics_request(rt->verb ? rt->verb : "get", "", code,
+		    util_usec() - rt->t0);
+}
+
+void
+api_reply(http_req *req, struct route *rt, int code, cJSON *body)
+{
+	char *s = json_print(body);
+
+	cJSON_Delete(body);
+	observe(rt, code);
+	http_respond(req, code, "application/json", s, strlen(s));
+	free(s);
+}
+
+void
+api_reply_status(http_req *req, struct route *rt, cJSON *status)
+{
+	api_reply(req, rt, status_code(status), status);
+}
+
+struct durable_reply {
+	http_req *req;
+	struct route rt;
+	int code;
+	char *body;
+	const resource *r;
+};
+
+static void
+send_durable(void *arg)
+{
+	struct durable_reply *d = arg;
+
+	observe(&d->rt, d->code);
+	http_respond(d->req, d->code, "application/json", d->body,
+	    strlen(d->body));
+	free(d->body);
+	free(d);
+}
+
+void
+api_reply_durable(api *a, http_req *req, struct route *rt, int code,
+    cJSON *body, uint64_t rev)
+{
+	struct durable_reply *d;
+
+	if (rev == 0) {
+		api_reply(req, rt, code, body);
+		return;
+	}
+	d = malloc(sizeof *d);
+	if (d == NULL)
+		fatal("out of memory");
+	d->req = req;
+	d->rt = *rt;
+	d->rt.ns = d->rt.name = d->rt.sub = NULL;
+	d->code = code;
+	d->body = json_print(body);
+	cJSON_Delete(body);
+	store_when_durable(a->st, rev, send_durable, d);
+}
+
+int
+api_wants_table(const http_req *req)
+{
+	const char *accept = http_req_header(req, "Accept");
+
+	return accept != NULL && strstr(accept, "as=Table") != NULL;
+}
+
+static void
+reply_text(http_req *req, int code, const char *text)
+{
+	http_respond(req, code, "text/plain; charset=utf-8", text,
+	    strlen(text));
+}
+
+/* Split the path into at most 8 segments (in rt->buf). */
+static int
+segments(struct route *rt, const char *path, char **seg, int max)
+{
+	char *p, *save, *tok;
+	int n = 0;
+
+	snprintf(rt->buf, sizeof rt->buf, "%s", path);
+	p = rt->buf;
+	for (tok = strtok_r(p, "/", &save); tok != NULL && n < max;
+	    tok = strtok_r(NULL, "/", &save))
+		seg[n++] = tok;
+	return tok != NULL ? -1 : n;
+}
+
+static void
+not_found(http_req *req, struct route *rt, const char *path)
+{
+	cJSON *s = status_error(404, "NotFound", "the server could not find "
+	    "the requested resource");
+
+	(void)path;
+	api_reply_status(req, rt, s);
+}
+
+/* Resolve the resource part of a path; 0 on success. */
+static int
+route_resource(http_req *req, struct route *rt, char **seg, int n,
+    const char *group, const char *version, int *watch)
+{
+	const resource *r, *nsres = resource_find("", "v1", "namespaces");
+	int i = 0;
+
+	if (n > 0 && strcmp(seg[0], "watch") == 0) {
+		*watch = 1;
+		i = 1;
+	}
+	if (n - i >= 3 && strcmp(seg[i], "namespaces") == 0 &&
+	    (r = resource_find(group, version, seg[i + 2])) != NULL &&
+	    r->namespaced) {
+		rt->ns = seg[i + 1];
+		i += 2;
+	} else if (n - i >= 2 && strcmp(seg[i], "namespaces") == 0 &&
+	    *group == '\0') {
+		/* /api/v1/namespaces/NAME[/SUB] */
+		rt->r = nsres;
+		rt->name = seg[i + 1];
+		rt->sub = n - i >= 3 ? seg[i + 2] : NULL;
+		return n - i <= 3 ? 0 : -1;
+	}
+	if (i >= n)
+		return -1;
+	r = resource_find(group, version, seg[i]);
+	if (r == NULL)
+		return -1;
+	rt->r = r;
+	if (i + 1 < n)
+		rt->name = seg[i + 1];
+	if (i + 2 < n)
+		rt->sub = seg[i + 2];
+	if (i + 3 < n)
+		return -1;
+	(void)req;
+	return 0;
+}
+
+static int
+is_true(const char *query, const char *key)
+{
+	char *v = http_query_get(query, key);
+	int t = v != NULL && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
+
+	free(v);
+	return t;
+}
+
+static void
+handle_special(api *a, http_req *req, struct route *rt, const char *path)
+{
+	cJSON *doc;
+
+	if (strcmp(path, "/healthz") == 0 || strcmp(path, "/livez") == 0 ||
+	    strncmp(path, "/healthz/", 9) == 0 ||
+	    strncmp(path, "/livez/", 7) == 0) {
+		reply_text(req, 200, "ok");
+		return;
+	}
+	if (strcmp(path, "/readyz") == 0 || strncmp(path, "/readyz/", 8) == 0) {
+		if (a->ready && !a->draining)
+			reply_text(req, 200, "ok");
+		else
+			reply_text(req, 503, "not ready");
+		return;
+	}
+	if (strcmp(path, "/version") == 0) {
+		api_reply(req, rt, 200, discovery_version());
+		return;
+	}
+	if (strcmp(path, "/metrics") == 0) {
+		char *m = metrics_render(a->st, a->hub, a->srv ?
+		    http_server_connections(a->srv) : 0);
+
+		http_respond(req, 200, "text/plain; version=0.0.4", m,
+		    strlen(m));
+		free(m);
+		return;
+	}
+	if (strncmp(path, "/openapi/v3", 11) == 0) {
+		if ((doc = discovery_openapi(path)) != NULL)
+			api_reply(req, rt, 200, doc);
+		else
+			not_found(req, rt, path);
+		return;
+	}
+	if ((doc = discovery_document(path)) != NULL) {
+		api_reply(req, rt, 200, doc);
+		return;
+	}
+	not_found(req, rt, path);
+}
+
+void
+api_handle(http_req *req, void *arg)
+{
+	api *a = arg;
+	struct route rt;
+	char *seg[10];
+	const char *group, *version, *m = req->method;
+	int n, base, watch = 0;
+
+	memset(&rt, 0, sizeof rt);
+	rt.t0 = util_usec();
+	rt.verb = "get";
+	n = segments(&rt, req->path, seg, 10);
+	if (n < 0) {
+		not_found(req, &rt, req->path);
+		return;
+	}
+	if (n >= 3 && strcmp(seg[0], "api") == 0) {
+		group = "";
+		version = seg[1];
+		base = 2;
+	} else if (n >= 4 && strcmp(seg[0], "apis") == 0) {
+		group = seg[1];
+		version = seg[2];
+		base = 3;
+	} else {
+		handle_special(a, req, &rt, req->path);
+		return;
+	}
+	if (route_resource(req, &rt, seg + base, n - base, group, version,
+	    &watch) != 0 || rt.r == NULL) {
+		not_found(req, &rt, req->path);
+		return;
+	}
+	if (rt.r->namespaced && rt.ns == NULL && rt.name != NULL &&
+	    strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0 &&
+	    strcmp(m, "POST") != 0) {
+		/* Namespaced object without a namespace in the path. */
+		not_found(req, &rt, req->path);
+		return;
+	}
+	if (rt.sub != NULL && strcmp(rt.sub, "status") != 0 &&
+	    !(strcmp(rt.r->store_key, "pods") == 0 &&
+	    (strcmp(rt.sub, "binding") == 0 || strcmp(rt.sub, "log") == 0)) &&
+	    !(strcmp(rt.r->store_key, "namespaces") == 0 &&
+	    strcmp(rt.sub, "finalize") == 0)) {
+		not_found(req, &rt, req->path);
+		return;
+	}
+	if (rt.sub != NULL && strcmp(rt.sub, "status") == 0 &&
+	    !rt.r->has_status) {
+		not_found(req, &rt, req->path);
+		return;
+	}
+	if (a->draining && strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) {
+		api_reply_status(req, &rt, status_error(503,
+		    "ServiceUnavailable", "the server is shutting down"));
+		return;
+	}
+	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0) {
+		if (rt.name == NULL) {
+			if (watch || is_true(req->query, "watch"))
+				api_watch(a, req, &rt);
+			else
+				api_list(a, req, &rt);
+		} else if (rt.sub != NULL && strcmp(rt.sub, "log") == 0)
+			api_log(a, req, &rt);
+		else if (watch) {
+			/* /watch/.../NAME: a watch with a name filter. */
+			api_watch(a, req, &rt);
+		} else
+			api_get(a, req, &rt);
+	} else if (strcmp(m, "POST") == 0) {
+		if (rt.name == NULL)
+			api_create(a, req, &rt);
+		else if (rt.sub != NULL && strcmp(rt.sub, "binding") == 0)
+			api_bind(a, req, &rt);
+		else
+			api_reply_status(req, &rt, status_error(405,
+			    "MethodNotAllowed", "the server does not allow "
+			    "this method on the requested resource"));
+	} else if (strcmp(m, "PUT") == 0 && rt.name != NULL) {
+		api_update(a, req, &rt);
+	} else if (strcmp(m, "PATCH") == 0 && rt.name != NULL) {
+		api_patch(a, req, &rt);
+	} else if (strcmp(m, "DELETE") == 0) {
+		if (rt.name != NULL)
+			api_delete(a, req, &rt);
+		else
+			api_delete_collection(a, req, &rt);
+	} else
+		api_reply_status(req, &rt, status_error(405,
+		    "MethodNotAllowed", "the server does not allow this "
+		    "method on the requested resource"));
+}

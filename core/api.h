@@ -1,0 +1,28 @@
+/*
+ * The Kubernetes HTTP API: routes requests to discovery, OpenAPI, health,
+ * metrics, and the object verbs (get, list, watch, create, update, patch,
+ * delete, deletecollection) with their subresources (status, binding, log).
+ */
+#ifndef VOLRAY_API_H
+#define VOLRAY_API_H
+
+#include <uv.h>
+
+#include "http.h"
+#include "registry.h"
+#include "store.h"
+#include "watch.h"
+
+typedef struct api api;
+
+api *api_new(uv_loop_t *, store *, registry *, watch_hub *,
+    const char *data_dir);
+void api_free(api *);
+/* The http_handler to give http_server_listen (arg is the api). */
+void api_handle(http_req *, void *arg);
+void api_set_ready(api *, int ready);
+/* Refuse writes with 503 (shutting down). */
+void api_set_draining(api *, int draining);
+void api_set_server(api *, http_server *);
+
+#endif

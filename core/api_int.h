@@ -1,0 +1,57 @@
+/*
+ * Internals shared by api.c (routing and replies), api_read.c (get, list,
+ * watch, log) and api_write.c (create, update, patch, delete, binding).
+ */
+#ifndef VOLRAY_API_INT_H
+#define VOLRAY_API_INT_H
+
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+#include "api.h"
+#include "resource.h"
+
+struct api {
+	uv_loop_t *loop;
+	store *st;
+	registry *rg;
+	watch_hub *hub;
+	http_server *srv;
+	char *data_dir;
+	int ready;
+	int draining;
+};
+
+/* One parsed request for an object or a collection. */
+struct route {
+	const resource *r;
+	const char *ns;      /* NULL when not given */
+	const char *name;    /* NULL for collections */
+	const char *sub;     /* subresource or NULL */
+	const char *verb;    /* for metrics: get, list, watch, create, ... */
+	uint64_t t0;
+	char buf[1024];
+};
+
+/* Reply with a tree (freed), noting the request in metrics. */
+void api_reply(http_req *, struct route *, int code, cJSON *body);
+/* Reply with a Status (freed). */
+void api_reply_status(http_req *, struct route *, cJSON *status);
+/* Reply once the revision is durable. */
+void api_reply_durable(api *, http_req *, struct route *, int code,
+    cJSON *body, uint64_t rev);
+/* Whether the client asked for a Table. */
+int api_wants_table(const http_req *);
+
+void api_get(api *, http_req *, struct route *);
+void api_list(api *, http_req *, struct route *);
+void api_watch(api *, http_req *, struct route *);
+void api_log(api *, http_req *, struct route *);
+void api_create(api *, http_req *, struct route *);
+void api_update(api *, http_req *, struct route *);
+void api_patch(api *, http_req *, struct route *);
+void api_delete(api *, http_req *, struct route *);
+void api_delete_collection(api *, http_req *, struct route *);
+void api_bind(api *, http_req *, struct route *);
+
+#endif

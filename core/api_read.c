@@ -1,0 +1,401 @@
+/*
+ * Read verbs: get, list (with label and field selectors, limit/continue
+ * paging and Table output), watch, and pods/log. Plain JSON reads are
+ * assembled from the stored bytes without parsing; Tables and field
+ * selectors parse only the objects they look at.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api_int.h"
+#include "json.h"
+#include "log.h"
+#include "metrics.h"
+#include "selector.h"
+#include "status.h"
+#include "table.h"
+#include "util.h"
+
+static const store_obj *
+lookup(api *a, struct route *rt)
+{
+	return store_get(a->st, rt->r->store_key, rt->r->namespaced ?
+	    (rt->ns ? rt->ns : "") : "", rt->name);
+}
+
+void
+api_get(api *a, http_req *req, struct route *rt)
+{
+	const store_obj *o;
+
+	rt->verb = "get";
+	o = lookup(a, rt);
+	if (o == NULL) {
+		api_reply_status(req, rt, status_not_found(rt->r, rt->name));
+		return;
+	}
+	if (api_wants_table(req)) {
+		char rv[32];
+		cJSON *t, *tree = store_obj_tree(o);
+		char *inc = http_query_get(req->query, "includeObject");
+
+		snprintf(rv, sizeof rv, "%llu", (unsigned long long)o->rev);
+		t = table_new(rt->r, rv);
+		table_add_row(t, rt->r, tree, table_include_parse(inc));
+		free(inc);
+		cJSON_Delete(tree);
+		api_reply(req, rt, 200, t);
+		return;
+	}
+	metrics_request(rt->verb, rt->r->store_key, 200, util_usec() - rt->t0);
+	http_respond_rbuf(req, 200, "application/json", o->json);
+}
+
+/* Parse both selectors of a request; on error reply and return -1. */
+static int
+selectors(http_req *req, struct route *rt, selector **labels,
+    selector **fields)
+{
+	char *ls = http_query_get(req->query, "labelSelector");
+	char *fs = http_query_get(req->query, "fieldSelector");
+	char *cause = NULL;
+
+	*labels = *fields = NULL;
+	if (ls != NULL && *ls &&
+	    (*labels = selector_parse_labels(ls, &cause)) == NULL) {
+		api_reply_status(req, rt, status_bad_request(
+		    "unable to parse requirement: %s", cause ? cause : ls));
+		goto fail;
+	}
+	if (fs != NULL && *fs &&
+	    (*fields = selector_parse_fields(fs, &cause)) == NULL) {
+		api_reply_status(req, rt, status_bad_request(
+		    "invalid field selector: %s", cause ? cause : fs));
+		goto fail;
+	}
+	free(ls);
+	free(fs);
+	return 0;
+fail:
+	free(cause);
+	free(ls);
+	free(fs);
+	selector_free(*labels);
+	*labels = NULL;
+	return -1;
+}
+
+/* Hex-encode "ns/name" into a continue token and back. */
+static void
+token_encode(const store_obj *o, char *out, size_t n)
+{
+	char key[600];
+	size_t i, len;
+
+	len = (size_t)snprintf(key, sizeof key, "%s/%s", o->ns, o->name);
+	for (i = 0; i < len && 2 * i + 2 < n; i++)
+		snprintf(out + 2 * i, 3, "%02x", (unsigned char)key[i]);
+}
+
+static int
+token_decode(const char *tok, char *ns, char *name, size_t n)
+{
+	char key[600], *slash;
+	size_t i, len = strlen(tok);
+	unsigned v;
+
+	if (len % 2 != 0 || len / 2 >= sizeof key)
+		return -1;
+	for (i = 0; i < len / 2; i++) {
+		if (sscanf(tok + 2 * i, "%2x", &v) != 1)
+			return -1;
+		key[i] = (char)v;
+	}
+	key[len / 2] = '\0';
+	if ((slash = strchr(key, '/')) == NULL)
+		return -1;
+	*slash = '\0';
+	snprintf(ns, n, "%s", key);
+	snprintf(name, n, "%s", slash + 1);
+	return 0;
+}
+
+void
+api_list(api *a, http_req *req, struct route *rt)
+{
+	selector *labels, *fields;
+	store_obj *const *objs;
+	size_t n, i = 0, lo, hi, mid, count = 0, limit = 0;
+	char *lim = http_query_get(req->query, "limit");
+	char *cont = http_query_get(req->query, "continue");
+	char rv[32], token[1300] = "", cns[600], cname[600];
+	const char *nsf;
+	int table = api_wants_table(req);
+	cJSON *t = NULL;
+	char *buf = NULL;
+	size_t blen = 0;
+	FILE *f = NULL;
+	uint64_t start_rev = store_rev(a->st);
+
+	rt->verb = "list";
+	if (lim != NULL)
+		limit = strtoul(lim, NULL, 10);
+	free(lim);
+	if (selectors(req, rt, &labels, &fields) != 0) {
+		free(cont);
+		return;
+	}
+	nsf = rt->r->namespaced ? rt->ns : NULL;
+	if (nsf == NULL && fields != NULL && rt->r->namespaced)
+		nsf = selector_field_equals(fields, "metadata.namespace");
+	n = store_list(a->st, rt->r->store_key, nsf, &objs);
+	if (cont != NULL && *cont) {
+		if (token_decode(cont, cns, cname, sizeof cns) != 0) {
+			api_reply_status(req, rt, status_bad_request(
+			    "continue key is not valid"));
+			goto done;
+		}
+		/* First object after the token's key. */
+		lo = 0;
+		hi = n;
+		while (lo < hi) {
+			int c;
+
+			mid = (lo + hi) / 2;
+			c = strcmp(objs[mid]->ns, cns);
+			if (c == 0)
+				c = strcmp(objs[mid]->name, cname);
+			if (c <= 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		i = lo;
+	}
+	snprintf(rv, sizeof rv, "%llu", (unsigned long long)start_rev);
+	if (table) {
+		char *inc = http_query_get(req->query, "includeObject");
+		enum table_include ti = table_include_parse(inc);
+
+		free(inc);
+		t = table_new(rt->r, rv);
+		for (; i < n; i++) {
+			cJSON *tree = NULL;
+
+			if (labels && !selector_match_labels(labels,
+			    objs[i]->labels))
+				continue;
+			tree = store_obj_tree(objs[i]);
+			if (fields && !selector_match_fields(fields, tree)) {
+				cJSON_Delete(tree);
+				continue;
+			}
+			if (limit > 0 && count == limit) {
+				cJSON_Delete(tree);
+				break;
+			}
+			table_add_row(t, rt->r, tree, ti);
+			cJSON_Delete(tree);
+			count++;
+			if (limit > 0 && count == limit)
+				token_encode(objs[i], token, sizeof token);
+		}
+		/* No continue token when nothing follows. */
+		if (i >= n)
+			token[0] = '\0';
+		if (*token)
+			json_set_str(json_obj(t, "metadata"), "continue",
+			    token);
+		api_reply(req, rt, 200, t);
+		goto done;
+	}
+	f = open_memstream(&buf, &blen);
+	fprintf(f, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":"
+	    "{\"resourceVersion\":\"%s\"", rt->r->list_kind, rt->r->gv, rv);
+	/* Items go into a second stream; the token is only known after. */
+	{
+		char *ib = NULL;
+		size_t il = 0;
+		FILE *items = open_memstream(&ib, &il);
+		const store_obj *last = NULL;
+
+		for (; i < n; i++) {
+			if (labels && !selector_match_labels(labels,
+			    objs[i]->labels))
+				continue;
+			if (fields) {
+				cJSON *tree = store_obj_tree(objs[i]);
+				int ok = selector_match_fields(fields, tree);
+
+				cJSON_Delete(tree);
+				if (!ok)
+					continue;
+			}
+			if (limit > 0 && count == limit)
+				break;
+			if (count++ > 0)
+				fputc(',', items);
+			fwrite(objs[i]->json->data, 1, objs[i]->json->len,
+			    items);
+			last = objs[i];
+		}
+		fclose(items);
+		if (i < n && last != NULL) {
+			token_encode(last, token, sizeof token);
+			fprintf(f, ",\"continue\":\"%s\"", token);
+		}
+		fprintf(f, "},\"items\":[");
+		fwrite(ib, 1, il, f);
+		fprintf(f, "]}");
+		free(ib);
+	}
+	fclose(f);
+	metrics_request(rt->verb, rt->r->store_key, 200, util_usec() - rt->t0);
+	http_respond(req, 200, "application/json", buf, blen);
+	free(buf);
+done:
+	free(cont);
+	selector_free(labels);
+	selector_free(fields);
+}
+
+void
+api_watch(api *a, http_req *req, struct route *rt)
+{
+	struct watch_opts o;
+	char *rv = http_query_get(req->query, "resourceVersion");
+	char *to = http_query_get(req->query, "timeoutSeconds");
+	char *bm = http_query_get(req->query, "allowWatchBookmarks");
+	char *inc = http_query_get(req->query, "includeObject");
+
+	rt->verb = "watch";
+	memset(&o, 0, sizeof o);
+	if (selectors(req, rt, &o.labels, &o.fields) != 0)
+		goto done;
+	if (rt->name != NULL) {
+		/* /watch/.../NAME is a watch filtered to one name. */
+		char fs[300], *cause = NULL;
+
+		selector_free(o.fields);
+		snprintf(fs, sizeof fs, "metadata.name=%s", rt->name);
+		o.fields = selector_parse_fields(fs, &cause);
+		free(cause);
+	}
+	o.r = rt->r;
+	o.ns = rt->r->namespaced ? rt->ns : NULL;
+	o.initial = rv == NULL || *rv == '\0' || strcmp(rv, "0") == 0;
+	o.rv = rv ? strtoull(rv, NULL, 10) : 0;
+	o.bookmarks = bm != NULL && strcmp(bm, "true") == 0;
+	o.timeout_s = to ? atoi(to) : 0;
+	o.table = api_wants_table(req);
+	o.table_include = table_include_parse(inc);
+	metrics_request(rt->verb, rt->r->store_key, 200, 0);
+	watch_open(a->hub, req, &o);
+done:
+	free(rv);
+	free(to);
+	free(bm);
+	free(inc);
+}
+
+/* Serve DATA_DIR/pods/NS/NAME/CONTAINER.log (empty before it exists). */
+void
+api_log(api *a, http_req *req, struct route *rt)
+{
+	const store_obj *o;
+	cJSON *tree;
+	const cJSON *cs, *c;
+	char *container = http_query_get(req->query, "container");
+	char *tail = http_query_get(req->query, "tailLines");
+	char path[4096], *data = NULL, *p;
+	struct stat sb;
+	int fd, lines;
+	ssize_t got;
+
+	rt->verb = "get";
+	o = lookup(a, rt);
+	if (o == NULL) {
+		api_reply_status(req, rt, status_not_found(rt->r, rt->name));
+		goto done;
+	}
+	tree = store_obj_tree(o);
+	cs = json_at(tree, "spec.containers");
+	if (container == NULL || *container == '\0') {
+		free(container);
+		container = NULL;
+		if (cJSON_GetArraySize(cs) == 1)
+			container = strdup(json_str(cJSON_GetArrayItem(cs, 0),
+			    "name") ? json_str(cJSON_GetArrayItem(cs, 0),
+			    "name") : "");
+		else {
+			char names[1024] = "";
+			size_t len = 0;
+
+			cJSON_ArrayForEach(c, cs)
+				len += snprintf(names + len, len < sizeof names ?
+				    sizeof names - len : 0, "%s%s", len ? " " :
+				    "", json_str(c, "name"));
+			cJSON_Delete(tree);
+			api_reply_status(req, rt, status_bad_request("a "
+			    "container name must be specified for pod %s, "
+			    "choose one of: [%s]", rt->name, names));
+			goto done;
+		}
+	} else {
+		int found = 0;
+
+		cJSON_ArrayForEach(c, cs)
+			if (json_str(c, "name") &&
+			    strcmp(json_str(c, "name"), container) == 0)
+				found = 1;
+		if (!found) {
+			cJSON_Delete(tree);
+			api_reply_status(req, rt, status_bad_request(
+			    "container %s is not valid for pod %s", container,
+			    rt->name));
+			goto done;
+		}
+	}
+	cJSON_Delete(tree);
+	snprintf(path, sizeof path, "%s/pods/%s/%s/%s.log", a->data_dir, o->ns,
+	    o->name, container);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &sb) != 0) {
+		if (fd >= 0)
+			close(fd);
+		metrics_request(rt->verb, "pods", 200, util_usec() - rt->t0);
+		http_respond(req, 200, "text/plain", "", 0);
+		goto done;
+	}
+	data = malloc(sb.st_size + 1);
+	got = data ? read(fd, data, sb.st_size) : -1;
+	close(fd);
+	if (got < 0)
+		got = 0;
+	data[got] = '\0';
+	p = data;
+	if (tail != NULL && (lines = atoi(tail)) >= 0) {
+		/* Walk back over the last `lines` newline-terminated lines. */
+		char *q = data + got;
+		int seen = 0;
+
+		if (q > data && q[-1] == '\n')
+			q--;
+		while (q > data) {
+			if (q[-1] == '\n' && ++seen == lines)
+				break;
+			q--;
+		}
+		p = lines == 0 ? data + got : q;
+	}
+	metrics_request(rt->verb, "pods", 200, util_usec() - rt->t0);
+	http_respond(req, 200, "text/plain", p, (size_t)(data + got - p));
+	free(data);
+done:
+	free(container);
+	free(tail);
+}

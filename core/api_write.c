@@ -1,0 +1,297 @@
+/*
+ * Write verbs over HTTP: decode the body (JSON, or YAML when the client
+ * says so), read the options from the query and body, call the registry,
+ * and answer once the write is durable.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_int.h"
+#include "json.h"
+#include "log.h"
+#include "status.h"
+#include "yamljson.h"
+
+/* Decode a request body; on failure reply 400 and return NULL. */
+static cJSON *
+decode(http_req *req, struct route *rt)
+{
+	const char *ct = http_req_header(req, "Content-Type");
+	char *cause = NULL;
+	cJSON *obj;
+
+	if (req->body_len == 0) {
+		api_reply_status(req, rt, status_bad_request("the request body "
+		    "is empty"));
+		return NULL;
+	}
+	if (ct != NULL && strstr(ct, "yaml") != NULL) {
+		obj = yamljson_parse(req->body, req->body_len, &cause);
+		if (obj == NULL) {
+			api_reply_status(req, rt, status_bad_request(
+			    "error decoding YAML: %s", cause ? cause : ""));
+			free(cause);
+			return NULL;
+		}
+	} else if (ct != NULL && strstr(ct, "protobuf") != NULL) {
+		api_reply_status(req, rt, status_error(415,
+		    "UnsupportedMediaType", "the body of the request was in an "
+		    "unknown format - accepted media types include: "
+		    "application/json, application/yaml"));
+		return NULL;
+	} else {
+		obj = cJSON_ParseWithLength(req->body, req->body_len);
+		if (obj == NULL) {
+			const char *at = cJSON_GetErrorPtr();
+			long off = at ? (long)(at - req->body) : 0;
+
+			api_reply_status(req, rt, status_bad_request(
+			    "couldn't get version/kind; json parse error: "
+			    "invalid JSON at offset %ld", off < 0 ||
+			    (size_t)off > req->body_len ? 0 : off));
+			return NULL;
+		}
+	}
+	if (!cJSON_IsObject(obj)) {
+		cJSON_Delete(obj);
+		api_reply_status(req, rt, status_bad_request("the request body "
+		    "must be a JSON object"));
+		return NULL;
+	}
+	return obj;
+}
+
+/* Options common to all writes, from the query. The strings are freed by
+ * opts_free. */
+static void
+opts_parse(http_req *req, struct reg_opts *o, struct route *rt)
+{
+	char *dry = http_query_get(req->query, "dryRun");
+	char *force = http_query_get(req->query, "force");
+	char *fv = http_query_get(req->query, "fieldValidation");
+
+	memset(o, 0, sizeof *o);
+	o->subresource = rt->sub;
+	o->field_manager = http_query_get(req->query, "fieldManager");
+	o->propagation = http_query_get(req->query, "propagationPolicy");
+	o->dry_run = dry != NULL && strcmp(dry, "All") == 0;
+	o->force = force != NULL && strcmp(force, "true") == 0;
+	o->validate_strict = fv != NULL && strcmp(fv, "Strict") == 0;
+	free(dry);
+	free(force);
+	free(fv);
+}
+
+static void
+opts_free(struct reg_opts *o)
+{
+	free((char *)o->field_manager);
+	free((char *)o->propagation);
+	free((char *)o->precond_uid);
+	free((char *)o->precond_rv);
+}
+
+static void
+finish(api *a, http_req *req, struct route *rt, struct reg_result *res)
+{
+	if (res->code >= 300)
+		api_reply_status(req, rt, res->body);
+	else
+		api_reply_durable(a, req, rt, res->code, res->body, res->rev);
+}
+
+void
+api_create(api *a, http_req *req, struct route *rt)
+{
+	struct reg_opts o;
+	struct reg_result res;
+	cJSON *obj;
+
+	rt->verb = "create";
+	if ((obj = decode(req, rt)) == NULL)
+		return;
+	opts_parse(req, &o, rt);
+	registry_create(a->rg, rt->r, rt->ns, obj, &o, &res);
+	opts_free(&o);
+	finish(a, req, rt, &res);
+}
+
+void
+api_update(api *a, http_req *req, struct route *rt)
+{
+	struct reg_opts o;
+	struct reg_result res;
+	cJSON *obj;
+
+	rt->verb = "update";
+	if ((obj = decode(req, rt)) == NULL)
+		return;
+	opts_parse(req, &o, rt);
+	if (rt->sub != NULL && strcmp(rt->sub, "finalize") == 0)
+		o.subresource = NULL;
+	registry_update(a->rg, rt->r, rt->ns, rt->name, obj, &o, &res);
+	opts_free(&o);
+	finish(a, req, rt, &res);
+}
+
+void
+api_patch(api *a, http_req *req, struct route *rt)
+{
+	struct reg_opts o;
+	struct reg_result res;
+
+	rt->verb = "patch";
+	opts_parse(req, &o, rt);
+	registry_patch(a->rg, rt->r, rt->ns, rt->name,
+	    http_req_header(req, "Content-Type"), req->body, req->body_len, &o,
+	    &res);
+	opts_free(&o);
+	finish(a, req, rt, &res);
+}
+
+/* DeleteOptions from the body override the query. */
+static int
+delete_opts(http_req *req, struct route *rt, struct reg_opts *o)
+{
+	cJSON *body, *v;
+
+	opts_parse(req, o, rt);
+	if (req->body_len == 0)
+		return 0;
+	if ((body = cJSON_ParseWithLength(req->body, req->body_len)) == NULL) {
+		api_reply_status(req, rt, status_bad_request("invalid "
+		    "DeleteOptions: json parse error"));
+		opts_free(o);
+		return -1;
+	}
+	if ((v = json_at(body, "propagationPolicy")) != NULL &&
+	    cJSON_IsString(v)) {
+		free((char *)o->propagation);
+		o->propagation = strdup(v->valuestring);
+	}
+	if (cJSON_IsTrue(json_at(body, "orphanDependents"))) {
+		free((char *)o->propagation);
+		o->propagation = strdup("Orphan");
+	}
+	if (json_str(body, "preconditions.uid"))
+		o->precond_uid = strdup(json_str(body, "preconditions.uid"));
+	if (json_str(body, "preconditions.resourceVersion"))
+		o->precond_rv = strdup(json_str(body,
+		    "preconditions.resourceVersion"));
+	if (cJSON_IsArray(json_at(body, "dryRun")) &&
+	    cJSON_GetArraySize(json_at(body, "dryRun")) > 0)
+		o->dry_run = 1;
+	cJSON_Delete(body);
+	if (o->propagation != NULL &&
+	    strcmp(o->propagation, "Background") != 0 &&
+	    strcmp(o->propagation, "Foreground") != 0 &&
+	    strcmp(o->propagation, "Orphan") != 0) {
+		api_reply_status(req, rt, status_error(422, "Invalid",
+		    "propagationPolicy: Unsupported value: \"%s\": supported "
+		    "values: \"Background\", \"Foreground\", \"Orphan\"",
+		    o->propagation));
+		opts_free(o);
+		return -1;
+	}
+	return 0;
+}
+
+void
+api_delete(api *a, http_req *req, struct route *rt)
+{
+	struct reg_opts o;
+	struct reg_result res;
+
+	rt->verb = "delete";
+	if (delete_opts(req, rt, &o) != 0)
+		return;
+	registry_delete(a->rg, rt->r, rt->ns, rt->name, &o, &res);
+	opts_free(&o);
+	finish(a, req, rt, &res);
+}
+
+void
+api_delete_collection(api *a, http_req *req, struct route *rt)
+{
+	struct reg_opts o;
+	struct reg_result res;
+	store_obj *const *objs;
+	char *ls = http_query_get(req->query, "labelSelector");
+	char *cause = NULL, **names, **nss;
+	selector *sel = NULL;
+	size_t n, i, k = 0;
+	uint64_t rev = 0;
+	cJSON *list, *items;
+
+	rt->verb = "deletecollection";
+	if (ls != NULL && *ls && (sel = selector_parse_labels(ls, &cause)) ==
+	    NULL) {
+		api_reply_status(req, rt, status_bad_request("unable to parse "
+		    "requirement: %s", cause ? cause : ls));
+		free(cause);
+		free(ls);
+		return;
+	}
+	free(ls);
+	if (delete_opts(req, rt, &o) != 0) {
+		selector_free(sel);
+		return;
+	}
+	n = store_list(a->st, rt->r->store_key, rt->r->namespaced ? rt->ns :
+	    NULL, &objs);
+	/* Copy the names: deleting changes the listing under us. */
+	names = calloc(n + 1, sizeof *names);
+	nss = calloc(n + 1, sizeof *nss);
+	for (i = 0; i < n; i++) {
+		if (sel && !selector_match_labels(sel, objs[i]->labels))
+			continue;
+		names[k] = strdup(objs[i]->name);
+		nss[k++] = strdup(objs[i]->ns);
+	}
+	list = cJSON_CreateObject();
+	cJSON_AddStringToObject(list, "kind", rt->r->list_kind);
+	cJSON_AddStringToObject(list, "apiVersion", rt->r->gv);
+	cJSON_AddObjectToObject(list, "metadata");
+	items = cJSON_AddArrayToObject(list, "items");
+	for (i = 0; i < k; i++) {
+		registry_delete(a->rg, rt->r, nss[i], names[i], &o, &res);
+		if (res.code < 300) {
+			cJSON_AddItemToArray(items, res.body);
+			if (res.rev > rev)
+				rev = res.rev;
+		} else
+			cJSON_Delete(res.body);
+		free(names[i]);
+		free(nss[i]);
+	}
+	free(names);
+	free(nss);
+	opts_free(&o);
+	selector_free(sel);
+	api_reply_durable(a, req, rt, 200, list, rev);
+}
+
+void
+api_bind(api *a, http_req *req, struct route *rt)
+{
+	struct reg_result res;
+	cJSON *obj;
+	const char *node;
+
+	rt->verb = "create";
+	if ((obj = decode(req, rt)) == NULL)
+		return;
+	node = json_str(obj, "target.name");
+	if (node == NULL || *node == '\0') {
+		cJSON_Delete(obj);
+		api_reply_status(req, rt, status_error(422, "Invalid",
+		    "Binding \"%s\" is invalid: target.name: Required value",
+		    rt->name));
+		return;
+	}
+	registry_bind(a->rg, rt->ns ? rt->ns : "default", rt->name, node,
+	    &res);
+	cJSON_Delete(obj);
+	finish(a, req, rt, &res);
+}

@@ -1,0 +1,333 @@
+/*
+ * The garbage collector reacts to durable store events:
+ *  - an object is deleted: each dependent that has no remaining owner is
+ *    deleted (Background); one that still has other owners loses the
+ *    dangling reference;
+ *  - an object is marked for deletion with the foregroundDeletion
+ *    finalizer: its dependents are deleted, and once none remain the
+ *    finalizer is removed, which completes the owner's deletion;
+ *  - a namespace is marked for deletion: everything in it is deleted, and
+ *    once it is empty the namespace is removed.
+ * All writes go through the registry, so they are logged, versioned and
+ * watched like any client's.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gc.h"
+#include "json.h"
+#include "log.h"
+
+struct gc {
+	registry *rg;
+	store *st;
+};
+
+static int
+has_finalizer(const cJSON *obj, const char *f)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, json_at(obj, "metadata.finalizers"))
+		if (cJSON_IsString(it) && strcmp(it->valuestring, f) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+del(gc *g, const store_obj *o, const char *prop)
+{
+	const resource *r = resource_by_store_key(o->res);
+	struct reg_opts opts;
+	struct reg_result res;
+
+	if (r == NULL)
+		return;
+	memset(&opts, 0, sizeof opts);
+	opts.propagation = prop;
+	registry_delete(g->rg, r, o->ns, o->name, &opts, &res);
+	if (res.code >= 300 && res.code != 404)
+		log_warn("gc: deleting %s: code %d", o->key, res.code);
+	cJSON_Delete(res.body);
+}
+
+/* Remove one finalizer from an object through a merge of its metadata. */
+static void
+drop_finalizer(gc *g, const store_obj *o, const char *f)
+{
+	const resource *r = resource_by_store_key(o->res);
+	cJSON *t = store_obj_tree(o), *fin, *it;
+	struct reg_result res;
+	int i = 0;
+
+	if (r == NULL) {
+		cJSON_Delete(t);
+		return;
+	}
+	fin = json_at(t, "metadata.finalizers");
+	cJSON_ArrayForEach(it, fin) {
+		if (cJSON_IsString(it) && strcmp(it->valuestring, f) == 0) {
+			cJSON_DeleteItemFromArray(fin, i);
+			break;
+		}
+		i++;
+	}
+	registry_update(g->rg, r, o->ns, o->name, t, NULL, &res);
+	if (res.code >= 300)
+		log_warn("gc: removing finalizer %s from %s: code %d", f,
+		    o->key, res.code);
+	cJSON_Delete(res.body);
+}
+
+/* Copy a dependents list: the writes below change it. */
+static char **
+dependents(gc *g, const char *uid, size_t *n)
+{
+	const char **keys;
+	char **copy;
+	size_t i;
+
+	*n = store_dependents(g->st, uid, &keys);
+	copy = calloc(*n + 1, sizeof *copy);
+	for (i = 0; i < *n; i++)
+		copy[i] = strdup(keys[i]);
+	return copy;
+}
+
+static void
+free_list(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Does any owner of o still exist? */
+static int
+has_live_owner(gc *g, const store_obj *o)
+{
+	int i;
+
+	for (i = 0; i < o->nowners; i++)
+		if (store_get_uid(g->st, o->owners[i].uid) != NULL)
+			return 1;
+	return 0;
+}
+
+/* Drop owner references that point at objects that no longer exist. */
+static void
+drop_dangling(gc *g, const store_obj *o)
+{
+	const resource *r = resource_by_store_key(o->res);
+	cJSON *t = store_obj_tree(o), *refs, *it, *keep;
+	struct reg_result res;
+
+	if (r == NULL) {
+		cJSON_Delete(t);
+		return;
+	}
+	refs = json_at(t, "metadata.ownerReferences");
+	keep = cJSON_CreateArray();
+	cJSON_ArrayForEach(it, refs) {
+		const char *uid = json_str(it, "uid");
+
+		if (uid != NULL && store_get_uid(g->st, uid) != NULL)
+			cJSON_AddItemToArray(keep, cJSON_Duplicate(it, 1));
+	}
+	json_set(json_obj(t, "metadata"), "ownerReferences", keep);
+	registry_update(g->rg, r, o->ns, o->name, t, NULL, &res);
+	cJSON_Delete(res.body);
+}
+
+static void
+collect_dependents_of(gc *g, const char *uid)
+{
+	size_t n, i;
+	char **keys = dependents(g, uid, &n);
+
+	for (i = 0; i < n; i++) {
+		const store_obj *d = store_get_key(g->st, keys[i]);
+
+		if (d == NULL)
+			continue;
+		if (has_live_owner(g, d))
+			drop_dangling(g, d);
+		else
+			del(g, d, "Background");
+	}
+	free_list(keys, n);
+}
+
+static int
+ns_empty(gc *g, const char *ns)
+{
+	int i;
+
+	for (i = 0; i < resource_count(); i++) {
+		const resource *r = resource_at(i);
+		store_obj *const *objs;
+
+		if (r->namespaced && r->storage &&
+		    store_list(g->st, r->store_key, ns, &objs) > 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* Delete everything in a terminating namespace; remove it when empty. */
+static void
+drain_namespace(gc *g, const char *ns)
+{
+	const store_obj *nso = store_get(g->st, "namespaces", "", ns);
+	int i;
+
+	if (nso == NULL || !nso->deleting)
+		return;
+	for (i = 0; i < resource_count(); i++) {
+		const resource *r = resource_at(i);
+		store_obj *const *objs;
+		size_t n, j, k = 0;
+		char **names;
+
+		if (!r->namespaced || !r->storage)
+			continue;
+		n = store_list(g->st, r->store_key, ns, &objs);
+		names = calloc(n + 1, sizeof *names);
+		for (j = 0; j < n; j++)
+			if (!objs[j]->deleting)
+				names[k++] = strdup(objs[j]->key);
+		for (j = 0; j < k; j++) {
+			const store_obj *o = store_get_key(g->st, names[j]);
+
+			if (o != NULL)
+				del(g, o, "Background");
+		}
+		free_list(names, k);
+	}
+	if (ns_empty(g, ns)) {
+		struct reg_result res;
+
+		registry_remove(g->rg, resource_find("", "v1", "namespaces"),
+		    "", ns, &res);
+		cJSON_Delete(res.body);
+	}
+}
+
+static void
+on_event(void *arg, const store_event *e)
+{
+	gc *g = arg;
+	const store_obj *o = e->obj;
+	int i;
+
+	switch (e->type) {
+	case STORE_DELETED:
+		if (*o->uid)
+			collect_dependents_of(g, o->uid);
+		/* A foreground owner waits for its last dependent. */
+		for (i = 0; i < o->nowners; i++) {
+			const store_obj *ow = store_get_uid(g->st,
+			    o->owners[i].uid);
+			const char **keys;
+
+			if (ow != NULL && ow->deleting &&
+			    store_dependents(g->st, ow->uid, &keys) == 0) {
+				cJSON *t = store_obj_tree(ow);
+
+				if (has_finalizer(t, "foregroundDeletion"))
+					drop_finalizer(g, ow,
+					    "foregroundDeletion");
+				cJSON_Delete(t);
+			}
+		}
+		if (*o->ns)
+			drain_namespace(g, o->ns);
+		break;
+	case STORE_ADDED:
+	case STORE_MODIFIED:
+		if (strcmp(o->res, "namespaces") == 0 && o->deleting) {
+			drain_namespace(g, o->name);
+			break;
+		}
+		if (o->deleting && (e->old == NULL || !e->old->deleting)) {
+			cJSON *t = store_obj_tree(o);
+
+			if (has_finalizer(t, "foregroundDeletion")) {
+				size_t n, j;
+				char **keys = dependents(g, o->uid, &n);
+
+				for (j = 0; j < n; j++) {
+					const store_obj *d = store_get_key(
+					    g->st, keys[j]);
+
+					if (d != NULL && !d->deleting)
+						del(g, d, "Foreground");
+				}
+				free_list(keys, n);
+				if (n == 0)
+					drop_finalizer(g, o,
+					    "foregroundDeletion");
+			}
+			cJSON_Delete(t);
+		}
+		if (e->type == STORE_ADDED && o->nowners > 0 &&
+		    !has_live_owner(g, o))
+			del(g, o, "Background");
+		break;
+	}
+}
+
+gc *
+gc_new(registry *rg, store *st)
+{
+	gc *g = calloc(1, sizeof *g);
+
+	if (g == NULL)
+		fatal("out of memory");
+	g->rg = rg;
+	g->st = st;
+	store_subscribe(st, on_event, g);
+	return g;
+}
+
+void
+gc_free(gc *g)
+{
+	free(g);
+}
+
+void
+gc_sweep(gc *g)
+{
+	int i;
+
+	for (i = 0; i < resource_count(); i++) {
+		const resource *r = resource_at(i);
+		store_obj *const *objs;
+		size_t n, j, k = 0;
+		char **keys;
+
+		if (!r->storage)
+			continue;
+		n = store_list(g->st, r->store_key, NULL, &objs);
+		keys = calloc(n + 1, sizeof *keys);
+		for (j = 0; j < n; j++)
+			if ((objs[j]->nowners > 0 && !has_live_owner(g,
+			    objs[j])) || (strcmp(r->store_key, "namespaces") ==
+			    0 && objs[j]->deleting))
+				keys[k++] = strdup(objs[j]->key);
+		for (j = 0; j < k; j++) {
+			const store_obj *o = store_get_key(g->st, keys[j]);
+
+			if (o == NULL)
+				continue;
+			if (strcmp(o->res, "namespaces") == 0)
+				drain_namespace(g, o->name);
+			else
+				del(g, o, "Background");
+		}
+		free_list(keys, k);
+	}
+}

@@ -1,0 +1,80 @@
+/*
+ * HTTP/1.1 server on libuv with http-parser: keep-alive, pipelining (requests
+ * on one connection are dispatched one at a time, in order), chunked request
+ * bodies, fixed and chunked (streaming) responses, and the limits that keep a
+ * bad client from hurting the daemon: headers over 64 KiB -> 431, bodies over
+ * 3 MiB -> 413, a request that is not complete within 30 s -> 408 and close,
+ * idle keep-alive connections closed after 5 minutes, at most 8192
+ * connections.
+ *
+ * A handler may answer at once or later (after an fsync, say). A request stays
+ * valid until it is answered with http_respond*() or, for a stream,
+ * http_stream_end(); if the peer goes away first, the on_close callback runs
+ * and the owner must still finish the request, which then only frees it.
+ */
+#ifndef VOLRAY_HTTP_H
+#define VOLRAY_HTTP_H
+
+#include <stddef.h>
+#include <uv.h>
+
+#include "rbuf.h"
+
+typedef struct http_server http_server;
+typedef struct http_req http_req;
+
+struct http_req {
+	const char *method;      /* "GET", "POST", ... */
+	const char *path;        /* percent-decoded, without the query */
+	const char *query;       /* raw query string without '?', or "" */
+	const char *body;        /* NUL-terminated; "" when none */
+	size_t body_len;
+	void *data;              /* free for the handler's use */
+};
+
+typedef void (*http_handler)(http_req *, void *arg);
+typedef void (*http_close_cb)(http_req *, void *arg);
+
+int http_server_listen(uv_loop_t *, const char *host, int port,
+    http_handler, void *arg, http_server **out, char **cause);
+/* Stop accepting; existing connections are closed. */
+void http_server_close(http_server *);
+/* Current number of open connections. */
+int http_server_connections(const http_server *);
+/* The port the server listens on (useful after binding port 0), or -1. */
+int http_server_port(const http_server *);
+
+/*
+ * Limits, for tests and tuning: the time a request may take to arrive from
+ * its first byte (also the time allowed before the first byte), the time a
+ * keep-alive connection may sit idle, and the connection cap. They apply to
+ * timers started afterwards.
+ */
+void http_set_timeouts(unsigned request_ms, unsigned idle_ms);
+void http_set_max_connections(int);
+
+/* Request header by case-insensitive name, or NULL. */
+const char *http_req_header(const http_req *, const char *name);
+/* Query parameter, percent-decoded, malloc'd; NULL when absent. */
+char *http_query_get(const char *query, const char *key);
+
+void http_respond(http_req *, int status, const char *content_type,
+    const char *body, size_t len);
+/* Like http_respond but sends a shared buffer (takes a reference). */
+void http_respond_rbuf(http_req *, int status, const char *content_type,
+    rbuf *body);
+
+/* Begin a chunked response; then any number of writes; then end. */
+void http_stream_begin(http_req *, int status, const char *content_type);
+/* Queue a chunk (takes a reference); -1 when the connection is gone. */
+int http_stream_write(http_req *, rbuf *chunk);
+int http_stream_write_copy(http_req *, const char *data, size_t len);
+/* Bytes queued but not yet written to the socket. */
+size_t http_stream_pending(const http_req *);
+void http_stream_end(http_req *);
+/* Called once if the peer closes before the request is finished. */
+void http_req_on_close(http_req *, http_close_cb, void *arg);
+/* 1 when the connection has gone; the request must still be finished. */
+int http_req_closed(const http_req *);
+
+#endif

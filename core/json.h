@@ -1,0 +1,28 @@
+/*
+ * Small helpers over cJSON trees: dotted-path lookups and setters used by
+ * every layer that edits objects (admission, registry, tables, controllers).
+ */
+#ifndef VOLRAY_JSON_H
+#define VOLRAY_JSON_H
+
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+/* Item at a dotted path ("metadata.name"), or NULL. */
+cJSON *json_at(const cJSON *, const char *path);
+/* String at a dotted path, or NULL when absent or not a string. */
+const char *json_str(const cJSON *, const char *path);
+/* Object member key, created (as an object) if missing or not an object. */
+cJSON *json_obj(cJSON *, const char *key);
+/* Set (replacing) member key to item; item is owned by the tree after. */
+void json_set(cJSON *, const char *key, cJSON *item);
+void json_set_str(cJSON *, const char *key, const char *value);
+void json_set_num(cJSON *, const char *key, double value);
+/* Remove member key if present. */
+void json_del(cJSON *, const char *key);
+/* Deep equality of two trees (numbers by value, objects unordered). */
+int json_equal(const cJSON *, const cJSON *);
+/* Print compactly into a malloc'd string. */
+char *json_print(const cJSON *);
+
+#endif

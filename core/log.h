@@ -1,0 +1,21 @@
+/*
+ * Logging: one line per event on stderr, with a timestamp and a level.
+ * fatal() is for broken invariants only; user or script errors are never fatal.
+ */
+#ifndef VOLRAY_LOG_H
+#define VOLRAY_LOG_H
+
+enum log_level { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR };
+
+void log_set_level(enum log_level);
+void log_msg(enum log_level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void fatal(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+
+#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
+#define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
+#define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
+
+#endif

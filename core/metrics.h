@@ -1,0 +1,19 @@
+/*
+ * Prometheus metrics: request counts and latency histograms by verb,
+ * resource and code, plus gauges read from the store, log and watch hub at
+ * scrape time.
+ */
+#ifndef VOLRAY_METRICS_H
+#define VOLRAY_METRICS_H
+
+#include <stdint.h>
+
+#include "store.h"
+#include "watch.h"
+
+void metrics_request(const char *verb, const char *resource, int code,
+    uint64_t usec);
+/* The whole exposition text (malloc'd). */
+char *metrics_render(store *, watch_hub *, int connections);
+
+#endif

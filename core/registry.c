@@ -1,0 +1,1032 @@
+/*
+ * Registry: the semantics of create, update, patch and delete.
+ *
+ * Every write follows one path: decode -> merge with the stored object
+ * (update, patch, status subresource) -> system metadata (uid,
+ * creationTimestamp, generation, resourceVersion precondition) -> admission
+ * defaults -> validation (admission rules, CRD schema) -> store_put. The
+ * result carries the revision the caller waits on (group commit) before it
+ * answers. Deletion honours finalizers and propagation policies; the
+ * garbage collector (gc.c) finishes what deletion starts.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "admission.h"
+#include "json.h"
+#include "log.h"
+#include "patch.h"
+#include "registry.h"
+#include "status.h"
+#include "util.h"
+#include "yamljson.h"
+
+struct registry {
+	store *st;
+};
+
+registry *
+registry_new(store *st)
+{
+	registry *rg = calloc(1, sizeof *rg);
+
+	if (rg == NULL)
+		fatal("out of memory");
+	rg->st = st;
+	return rg;
+}
+
+void
+registry_free(registry *rg)
+{
+	free(rg);
+}
+
+store *
+registry_store(const registry *rg)
+{
+	return rg->st;
+}
+
+static void
+fail(struct reg_result *res, cJSON *status)
+{
+	res->code = status_code(status);
+	res->body = status;
+	res->rev = 0;
+}
+
+static void
+ok(struct reg_result *res, int code, cJSON *obj, uint64_t rev)
+{
+	res->code = code;
+	res->body = obj;
+	res->rev = rev;
+}
+
+cJSON *
+registry_get(registry *rg, const resource *r, const char *ns,
+    const char *name)
+{
+	const store_obj *o = store_get(rg->st, r->store_key,
+	    r->namespaced ? ns : "", name);
+
+	return o ? store_obj_tree(o) : NULL;
+}
+
+/* Everything but metadata and status: what a generation counts. */
+static int
+spec_equal(const cJSON *a, const cJSON *b)
+{
+	const cJSON *x;
+	int n = 0, m = 0;
+
+	cJSON_ArrayForEach(x, a) {
+		if (strcmp(x->string, "metadata") == 0 ||
+		    strcmp(x->string, "status") == 0)
+			continue;
+		n++;
+		if (!json_equal(x, cJSON_GetObjectItemCaseSensitive(b,
+		    x->string)))
+			return 0;
+	}
+	cJSON_ArrayForEach(x, b)
+		if (strcmp(x->string, "metadata") != 0 &&
+		    strcmp(x->string, "status") != 0)
+			m++;
+	return n == m;
+}
+
+static const char *
+obj_name(const cJSON *obj)
+{
+	return json_str(obj, "metadata.name");
+}
+
+/* Kind and apiVersion of a body must name the resource of the URL. */
+static cJSON *
+check_type(const resource *r, cJSON *obj)
+{
+	const char *kind = json_str(obj, "kind");
+	const char *av = json_str(obj, "apiVersion");
+
+	if (!cJSON_IsObject(obj))
+		return status_bad_request("the request body must be a JSON "
+		    "object");
+	if (kind != NULL && strcmp(kind, r->kind) != 0)
+		return status_bad_request("the API version in the data (%s) "
+		    "does not match the expected API version (%s)",
+		    kind, r->kind);
+	if (av != NULL && strcmp(av, r->gv) != 0) {
+		/* Other served versions of the same CRD are accepted. */
+		const resource *o = resource_by_gvk(av, r->kind);
+
+		if (o == NULL || strcmp(o->store_key, r->store_key) != 0)
+			return status_bad_request("the API version in the "
+			    "data (%s) does not match the expected API "
+			    "version (%s)", av, r->gv);
+	}
+	/* Objects are stored in the storage version's apiVersion. */
+	json_set_str(obj, "kind", r->kind);
+	json_set_str(obj, "apiVersion", r->storage ? r->gv :
+	    resource_by_store_key(r->store_key)->gv);
+	return NULL;
+}
+
+/* Namespaced writes need an existing, non-terminating namespace. */
+static cJSON *
+check_namespace(registry *rg, const resource *r, const char *ns, int create)
+{
+	const store_obj *o;
+
+	if (!r->namespaced)
+		return NULL;
+	o = store_get(rg->st, "namespaces", "", ns);
+	if (o == NULL) {
+		cJSON *s = status_error(404, "NotFound",
+		    "namespaces \"%s\" not found", ns);
+
+		status_details(s, resource_find("", "v1", "namespaces"), ns);
+		return s;
+	}
+	if (create && o->deleting) {
+		cJSON *s = status_error(403, "Forbidden", "%s \"%s\" is "
+		    "forbidden: unable to create new content in namespace %s "
+		    "because it is being terminated", r->plural, "", ns);
+		return s;
+	}
+	return NULL;
+}
+
+/*
+ * Defaults, validation and schema: the checks both create and update run.
+ * Returns a Status on failure.
+ */
+static cJSON *
+admit(registry *rg, const resource *r, cJSON *obj, const cJSON *old)
+{
+	cJSON *causes = cJSON_CreateArray();
+	char *cause = NULL;
+
+	admission_mutate(rg->st, r, obj, old);
+	admission_validate(rg->st, r, obj, old, causes);
+	if (r->schema != NULL)
+		schema_validate(r->schema, obj, causes);
+	if (strcmp(r->store_key,
+	    "customresourcedefinitions.apiextensions.k8s.io") == 0 &&
+	    resource_check_crd(obj, &cause) != 0) {
+		status_add_cause(causes, "FieldValueInvalid", "spec", "%s",
+		    cause);
+		free(cause);
+	}
+	if (cJSON_GetArraySize(causes) > 0)
+		return status_invalid(r, r->kind, obj_name(obj), causes);
+	cJSON_Delete(causes);
+	return NULL;
+}
+
+static void
+set_managed(cJSON *obj, const char *manager, const char *operation,
+    const resource *r, const cJSON *applied);
+
+void
+registry_create(registry *rg, const resource *r, const char *ns, cJSON *obj,
+    const struct reg_opts *opts, struct reg_result *res)
+{
+	cJSON *md, *err;
+	const char *name, *gen, *bodyns;
+	char buf[300], uid[37], now[32];
+	uint64_t rev;
+
+	memset(res, 0, sizeof *res);
+	if ((err = check_type(r, obj)) != NULL)
+		goto failed;
+	md = json_obj(obj, "metadata");
+	bodyns = json_str(md, "namespace");
+	if (r->namespaced) {
+		if (bodyns != NULL && *bodyns && ns != NULL &&
+		    strcmp(bodyns, ns) != 0) {
+			err = status_bad_request("the namespace of the "
+			    "provided object does not match the namespace "
+			    "sent on the request");
+			goto failed;
+		}
+		if (ns == NULL || *ns == '\0')
+			ns = bodyns && *bodyns ? bodyns : "default";
+		json_set_str(md, "namespace", ns);
+	} else {
+		ns = "";
+		json_del(md, "namespace");
+	}
+	name = json_str(md, "name");
+	gen = json_str(md, "generateName");
+	if ((name == NULL || *name == '\0') && gen != NULL && *gen) {
+		char suffix[8];
+
+		util_random_suffix(suffix, 5);
+		snprintf(buf, sizeof buf, "%.*s%s", 58, gen, suffix);
+		json_set_str(md, "name", buf);
+		name = json_str(md, "name");
+	}
+	if (name == NULL || *name == '\0') {
+		cJSON *causes = cJSON_CreateArray();
+
+		status_add_cause(causes, "FieldValueRequired", "metadata.name",
+		    "Required value: name or generateName is required");
+		err = status_invalid(r, r->kind, "", causes);
+		goto failed;
+	}
+	if (admission_check_name(r, name) != NULL) {
+		cJSON *causes = cJSON_CreateArray();
+
+		status_add_cause(causes, "FieldValueInvalid", "metadata.name",
+		    "Invalid value: \"%s\": %s", name,
+		    admission_check_name(r, name));
+		err = status_invalid(r, r->kind, name, causes);
+		goto failed;
+	}
+	if ((err = check_namespace(rg, r, ns, 1)) != NULL)
+		goto failed;
+	if (store_get(rg->st, r->store_key, ns, name) != NULL) {
+		err = status_already_exists(r, name);
+		goto failed;
+	}
+	util_uuid(uid);
+	util_now(now);
+	json_set_str(md, "uid", uid);
+	json_set_str(md, "creationTimestamp", now);
+	json_set_num(md, "generation", 1);
+	json_del(md, "resourceVersion");
+	json_del(md, "deletionTimestamp");
+	json_del(md, "deletionGracePeriodSeconds");
+	json_del(md, "managedFields");
+	if (r->has_status)
+		json_del(obj, "status");
+	if ((err = admit(rg, r, obj, NULL)) != NULL)
+		goto failed;
+	if (opts && opts->field_manager && *opts->field_manager)
+		set_managed(obj, opts->field_manager, "Update", r, NULL);
+	if (opts && opts->dry_run) {
+		ok(res, 201, obj, 0);
+		return;
+	}
+	rev = store_put(rg->st, r->store_key, ns, name, obj);
+	if (strcmp(r->kind, "CustomResourceDefinition") == 0 && *r->group &&
+	    strcmp(r->group, "apiextensions.k8s.io") == 0) {
+		char *cause = NULL;
+
+		if (resource_register_crd(obj, &cause) != 0) {
+			log_error("registering CRD %s: %s", name, cause);
+			free(cause);
+		}
+	}
+	ok(res, 201, obj, rev);
+	return;
+failed:
+	cJSON_Delete(obj);
+	fail(res, err);
+}
+
+/* Really remove an object whose finalizers are gone. */
+static uint64_t
+finish_delete(registry *rg, const resource *r, const char *ns,
+    const char *name, cJSON *last)
+{
+	uint64_t rev = store_delete(rg->st, r->store_key, ns, name, last);
+
+	if (strcmp(r->kind, "CustomResourceDefinition") == 0 &&
+	    strcmp(r->group, "apiextensions.k8s.io") == 0)
+		resource_unregister_crd(name);
+	return rev;
+}
+
+/*
+ * The common tail of update and patch: obj is the complete new object.
+ * Status writes keep the old spec and metadata; spec writes keep the old
+ * status; nothing changes -> no write.
+ */
+static void
+update_merged(registry *rg, const resource *r, const char *ns,
+    const char *name, cJSON *obj, const store_obj *cur,
+    const struct reg_opts *opts, struct reg_result *res)
+{
+	cJSON *old = store_obj_tree(cur), *md, *omd, *err, *v;
+	const char *rv, *nm;
+	int status_only = opts && opts->subresource &&
+	    strcmp(opts->subresource, "status") == 0;
+	static const char *keep[] = { "uid", "creationTimestamp",
+	    "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
+	    "namespace", "name", NULL };
+	uint64_t rev;
+	int i;
+	double gen;
+
+	if ((err = check_type(r, obj)) != NULL)
+		goto failed;
+	md = json_obj(obj, "metadata");
+	omd = json_obj(old, "metadata");
+	nm = json_str(md, "name");
+	if (nm != NULL && strcmp(nm, name) != 0) {
+		err = status_bad_request("the name of the object (%s) does not "
+		    "match the name on the URL (%s)", nm, name);
+		goto failed;
+	}
+	rv = json_str(md, "resourceVersion");
+	if (rv != NULL && *rv && strtoull(rv, NULL, 10) != cur->rev) {
+		err = status_conflict(r, name);
+		goto failed;
+	}
+	if (status_only) {
+		/* Only .status comes from the request. */
+		cJSON *st = cJSON_DetachItemFromObjectCaseSensitive(obj,
+		    "status");
+
+		cJSON_Delete(obj);
+		obj = cJSON_Duplicate(old, 1);
+		json_del(obj, "status");
+		if (st != NULL)
+			cJSON_AddItemToObject(obj, "status", st);
+		md = json_obj(obj, "metadata");
+	} else if (r->has_status) {
+		json_del(obj, "status");
+		if ((v = cJSON_GetObjectItemCaseSensitive(old, "status")) !=
+		    NULL)
+			cJSON_AddItemToObject(obj, "status",
+			    cJSON_Duplicate(v, 1));
+	}
+	/* System metadata cannot be changed by a write. */
+	for (i = 0; keep[i] != NULL; i++) {
+		json_del(md, keep[i]);
+		if ((v = cJSON_GetObjectItemCaseSensitive(omd, keep[i])) !=
+		    NULL)
+			cJSON_AddItemToObject(md, keep[i],
+			    cJSON_Duplicate(v, 1));
+	}
+	if (!r->namespaced)
+		json_del(md, "namespace");
+	json_set_str(md, "resourceVersion", json_str(omd, "resourceVersion"));
+	if (!status_only) {
+		if ((err = admit(rg, r, obj, old)) != NULL)
+			goto failed;
+	} else if (r->schema != NULL) {
+		cJSON *causes = cJSON_CreateArray();
+
+		if (schema_validate(r->schema, obj, causes) > 0) {
+			err = status_invalid(r, r->kind, name, causes);
+			goto failed;
+		}
+		cJSON_Delete(causes);
+	}
+	if (opts && opts->field_manager && *opts->field_manager &&
+	    (opts->subresource == NULL ||
+	    strcmp(opts->field_manager, "kubectl") != 0))
+		set_managed(obj, opts->field_manager, "Update", r, NULL);
+	gen = cJSON_GetNumberValue(json_at(omd, "generation"));
+	if (!spec_equal(obj, old))
+		json_set_num(md, "generation", (gen > 0 ? gen : 1) + 1);
+	if (json_equal(obj, old)) {
+		/* A no-op write: answer with the current object, no revision. */
+		cJSON_Delete(obj);
+		ok(res, 200, old, 0);
+		return;
+	}
+	if (opts && opts->dry_run) {
+		cJSON_Delete(old);
+		ok(res, 200, obj, 0);
+		return;
+	}
+	/* The last finalizer removed from a deleting object ends it. */
+	if (cur->deleting && cJSON_GetArraySize(json_at(obj,
+	    "metadata.finalizers")) == 0) {
+		json_del(md, "finalizers");
+		rev = finish_delete(rg, r, cur->ns, name, obj);
+		cJSON_Delete(old);
+		ok(res, 200, obj, rev);
+		return;
+	}
+	rev = store_put(rg->st, r->store_key, cur->ns, name, obj);
+	if (strcmp(r->store_key,
+	    "customresourcedefinitions.apiextensions.k8s.io") == 0 &&
+	    !spec_equal(obj, old)) {
+		char *cause = NULL;
+
+		if (resource_register_crd(obj, &cause) != 0) {
+			log_error("re-registering CRD %s: %s", name, cause);
+			free(cause);
+		}
+	}
+	cJSON_Delete(old);
+	ok(res, 200, obj, rev);
+	return;
+failed:
+	cJSON_Delete(old);
+	cJSON_Delete(obj);
+	fail(res, err);
+}
+
+void
+registry_update(registry *rg, const resource *r, const char *ns,
+    const char *name, cJSON *obj, const struct reg_opts *opts,
+    struct reg_result *res)
+{
+	const store_obj *cur;
+
+	memset(res, 0, sizeof *res);
+	ns = r->namespaced ? ns : "";
+	cur = store_get(rg->st, r->store_key, ns, name);
+	if (cur == NULL) {
+		cJSON_Delete(obj);
+		fail(res, status_not_found(r, name));
+		return;
+	}
+	if (!cJSON_IsObject(obj)) {
+		cJSON_Delete(obj);
+		fail(res, status_bad_request("the request body must be a JSON "
+		    "object"));
+		return;
+	}
+	update_merged(rg, r, ns, name, obj, cur, opts, res);
+}
+
+/* A minimal fieldsV1 of the fields an applied configuration sets. */
+static cJSON *
+fields_of(const cJSON *v)
+{
+	cJSON *f = cJSON_CreateObject();
+	const cJSON *c;
+	char key[512];
+
+	if (!cJSON_IsObject(v))
+		return f;
+	cJSON_ArrayForEach(c, v) {
+		if (c->string[0] == '$')
+			continue;
+		snprintf(key, sizeof key, "f:%s", c->string);
+		cJSON_AddItemToObject(f, key, cJSON_IsObject(c) ?
+		    fields_of(c) : cJSON_CreateObject());
+	}
+	return f;
+}
+
+/* Record (replace) this manager's entry in metadata.managedFields. */
+static void
+set_managed(cJSON *obj, const char *manager, const char *operation,
+    const resource *r, const cJSON *applied)
+{
+	cJSON *md = json_obj(obj, "metadata"), *mf, *e, *it;
+	char now[32];
+	int i = 0;
+
+	mf = cJSON_GetObjectItemCaseSensitive(md, "managedFields");
+	if (!cJSON_IsArray(mf)) {
+		mf = cJSON_CreateArray();
+		json_set(md, "managedFields", mf);
+	}
+	cJSON_ArrayForEach(it, mf) {
+		const char *m = json_str(it, "manager");
+		const char *op = json_str(it, "operation");
+
+		if (m && op && strcmp(m, manager) == 0 &&
+		    strcmp(op, operation) == 0) {
+			cJSON_DeleteItemFromArray(mf, i);
+			break;
+		}
+		i++;
+	}
+	util_now(now);
+	e = cJSON_CreateObject();
+	cJSON_AddStringToObject(e, "manager", manager);
+	cJSON_AddStringToObject(e, "operation", operation);
+	cJSON_AddStringToObject(e, "apiVersion", r->gv);
+	cJSON_AddStringToObject(e, "time", now);
+	cJSON_AddStringToObject(e, "fieldsType", "FieldsV1");
+	if (applied != NULL) {
+		cJSON *f = cJSON_CreateObject(), *sub;
+		const cJSON *c;
+
+		cJSON_ArrayForEach(c, applied) {
+			char key[512];
+
+			if (strcmp(c->string, "apiVersion") == 0 ||
+			    strcmp(c->string, "kind") == 0)
+				continue;
+			snprintf(key, sizeof key, "f:%s", c->string);
+			if (strcmp(c->string, "metadata") == 0) {
+				sub = cJSON_CreateObject();
+				if (json_at(c, "labels"))
+					cJSON_AddItemToObject(sub, "f:labels",
+					    fields_of(json_at(c, "labels")));
+				if (json_at(c, "annotations"))
+					cJSON_AddItemToObject(sub,
+					    "f:annotations", fields_of(
+					    json_at(c, "annotations")));
+				cJSON_AddItemToObject(f, key, sub);
+			} else
+				cJSON_AddItemToObject(f, key, cJSON_IsObject(c)
+				    ? fields_of(c) : cJSON_CreateObject());
+		}
+		cJSON_AddItemToObject(e, "fieldsV1", f);
+	} else
+		cJSON_AddObjectToObject(e, "fieldsV1");
+	cJSON_AddItemToArray(mf, e);
+}
+
+/* Server-side apply: create, or merge the applied configuration. */
+static void
+apply(registry *rg, const resource *r, const char *ns, const char *name,
+    const char *body, size_t len, const struct reg_opts *opts,
+    struct reg_result *res)
+{
+	char *cause = NULL;
+	cJSON *cfg = yamljson_parse(body, len, &cause), *cur, *merged;
+	const store_obj *o;
+	struct reg_opts o2;
+
+	if (cfg == NULL) {
+		fail(res, status_bad_request("error decoding YAML: %s",
+		    cause ? cause : "empty body"));
+		free(cause);
+		return;
+	}
+	if (opts == NULL || opts->field_manager == NULL ||
+	    *opts->field_manager == '\0') {
+		cJSON_Delete(cfg);
+		fail(res, status_bad_request("PatchOptions.meta.k8s.io \"\" is "
+		    "invalid: fieldManager: Required value: is required for "
+		    "apply patch"));
+		return;
+	}
+	o2 = *opts;
+	o2.field_manager = NULL;
+	o = store_get(rg->st, r->store_key, r->namespaced ? ns : "", name);
+	if (o == NULL) {
+		cJSON *copy = cJSON_Duplicate(cfg, 1);
+
+		json_set_str(json_obj(cfg, "metadata"), "name", name);
+		registry_create(rg, r, ns, cfg, &o2, res);
+		if (res->code == 201) {
+			/* Record the manager in the object just written. */
+			set_managed(res->body, opts->field_manager, "Apply", r,
+			    copy);
+			if (res->rev != 0)
+				res->rev = store_put(rg->st, r->store_key,
+				    r->namespaced ? ns : "", name, res->body);
+		}
+		cJSON_Delete(copy);
+		return;
+	}
+	cur = store_obj_tree(o);
+	merged = r->builtin ? patch_strategic(cur, cfg, r->kind, &cause) :
+	    patch_merge(cur, cfg, &cause);
+	cJSON_Delete(cur);
+	if (merged == NULL) {
+		cJSON_Delete(cfg);
+		fail(res, status_error(422, "Invalid", "%s", cause));
+		free(cause);
+		return;
+	}
+	/* An apply without resourceVersion never conflicts on it. */
+	if (json_str(cfg, "metadata.resourceVersion") == NULL)
+		json_del(json_obj(merged, "metadata"), "resourceVersion");
+	set_managed(merged, opts->field_manager, "Apply", r, cfg);
+	cJSON_Delete(cfg);
+	update_merged(rg, r, r->namespaced ? ns : "", name, merged, o, &o2,
+	    res);
+}
+
+void
+registry_patch(registry *rg, const resource *r, const char *ns,
+    const char *name, const char *ctype, const char *body, size_t len,
+    const struct reg_opts *opts, struct reg_result *res)
+{
+	const store_obj *cur;
+	cJSON *p, *tree, *out = NULL;
+	char *cause = NULL;
+	enum { MERGE, JSONP, STRATEGIC, APPLY } kind;
+
+	memset(res, 0, sizeof *res);
+	ns = r->namespaced ? ns : "";
+	if (ctype == NULL)
+		ctype = "";
+	if (strncmp(ctype, "application/merge-patch+json", 28) == 0)
+		kind = MERGE;
+	else if (strncmp(ctype, "application/json-patch+json", 27) == 0)
+		kind = JSONP;
+	else if (strncmp(ctype, "application/strategic-merge-patch+json",
+	    38) == 0)
+		kind = STRATEGIC;
+	else if (strncmp(ctype, "application/apply-patch+yaml", 28) == 0 ||
+	    strncmp(ctype, "application/apply-patch+json", 28) == 0)
+		kind = APPLY;
+	else {
+		fail(res, status_error(415, "UnsupportedMediaType",
+		    "the body of the request was in an unknown format - "
+		    "accepted media types include: application/json-patch+json,"
+		    " application/merge-patch+json, application/apply-patch+yaml"
+		    "%s", r->builtin ?
+		    ", application/strategic-merge-patch+json" : ""));
+		return;
+	}
+	if (kind == STRATEGIC && !r->builtin) {
+		fail(res, status_error(415, "UnsupportedMediaType",
+		    "strategic merge patch is not supported for custom "
+		    "resources (%s); use a merge patch",
+		    resource_qualified(r)));
+		return;
+	}
+	if (kind == APPLY) {
+		apply(rg, r, ns, name, body, len, opts, res);
+		return;
+	}
+	cur = store_get(rg->st, r->store_key, ns, name);
+	if (cur == NULL) {
+		fail(res, status_not_found(r, name));
+		return;
+	}
+	if ((p = cJSON_ParseWithLength(body, len)) == NULL) {
+		fail(res, status_bad_request("error decoding patch: invalid "
+		    "JSON"));
+		return;
+	}
+	tree = store_obj_tree(cur);
+	switch (kind) {
+	case MERGE:
+		out = patch_merge(tree, p, &cause);
+		break;
+	case JSONP:
+		out = patch_json(tree, p, &cause);
+		break;
+	default:
+		out = patch_strategic(tree, p, r->kind, &cause);
+		break;
+	}
+	cJSON_Delete(tree);
+	cJSON_Delete(p);
+	if (out == NULL) {
+		fail(res, status_error(kind == JSONP ? 422 : 400, kind ==
+		    JSONP ? "Invalid" : "BadRequest", "%s", cause ? cause :
+		    "invalid patch"));
+		free(cause);
+		return;
+	}
+	update_merged(rg, r, ns, name, out, cur, opts, res);
+}
+
+static int
+has_finalizer(const cJSON *obj, const char *f)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, json_at(obj, "metadata.finalizers"))
+		if (cJSON_IsString(it) && strcmp(it->valuestring, f) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+add_finalizer(cJSON *obj, const char *f)
+{
+	cJSON *md = json_obj(obj, "metadata");
+	cJSON *fin = cJSON_GetObjectItemCaseSensitive(md, "finalizers");
+
+	if (has_finalizer(obj, f))
+		return;
+	if (!cJSON_IsArray(fin)) {
+		fin = cJSON_CreateArray();
+		json_set(md, "finalizers", fin);
+	}
+	cJSON_AddItemToArray(fin, cJSON_CreateString(f));
+}
+
+/* Remove our owner reference from every dependent (Orphan propagation). */
+static uint64_t
+orphan_dependents(registry *rg, const char *uid)
+{
+	const char **keys;
+	size_t n = store_dependents(rg->st, uid, &keys), i;
+	char **copy = calloc(n + 1, sizeof *copy);
+	uint64_t rev = 0;
+
+	for (i = 0; i < n; i++)
+		copy[i] = strdup(keys[i]);
+	for (i = 0; i < n; i++) {
+		const store_obj *d = store_get_key(rg->st, copy[i]);
+		cJSON *t, *refs, *it;
+		int j = 0;
+
+		if (d == NULL)
+			continue;
+		t = store_obj_tree(d);
+		refs = json_at(t, "metadata.ownerReferences");
+		cJSON_ArrayForEach(it, refs) {
+			if (json_str(it, "uid") && strcmp(json_str(it, "uid"),
+			    uid) == 0) {
+				cJSON_DeleteItemFromArray(refs, j);
+				break;
+			}
+			j++;
+		}
+		if (cJSON_GetArraySize(refs) == 0)
+			json_del(json_obj(t, "metadata"), "ownerReferences");
+		rev = store_put(rg->st, d->res, d->ns, d->name, t);
+		cJSON_Delete(t);
+		free(copy[i]);
+	}
+	free(copy);
+	return rev;
+}
+
+void
+registry_delete(registry *rg, const resource *r, const char *ns,
+    const char *name, const struct reg_opts *opts, struct reg_result *res)
+{
+	const store_obj *cur;
+	cJSON *obj, *md;
+	const char *prop = opts ? opts->propagation : NULL;
+	const char **keys;
+	char now[32];
+	int ndeps;
+	uint64_t rev;
+
+	memset(res, 0, sizeof *res);
+	ns = r->namespaced ? ns : "";
+	cur = store_get(rg->st, r->store_key, ns, name);
+	if (cur == NULL) {
+		fail(res, status_not_found(r, name));
+		return;
+	}
+	if (opts && opts->precond_uid && *opts->precond_uid &&
+	    strcmp(opts->precond_uid, cur->uid) != 0) {
+		fail(res, status_error(409, "Conflict", "Operation cannot be "
+		    "fulfilled on %s \"%s\": Precondition failed: UID in "
+		    "precondition: %s, UID in object meta: %s",
+		    resource_qualified(r), name, opts->precond_uid, cur->uid));
+		return;
+	}
+	if (opts && opts->precond_rv && *opts->precond_rv &&
+	    strtoull(opts->precond_rv, NULL, 10) != cur->rev) {
+		fail(res, status_conflict(r, name));
+		return;
+	}
+	obj = store_obj_tree(cur);
+	if (opts && opts->dry_run) {
+		ok(res, 200, obj, 0);
+		return;
+	}
+	ndeps = (int)store_dependents(rg->st, cur->uid, &keys);
+	md = json_obj(obj, "metadata");
+	if (prop != NULL && strcmp(prop, "Orphan") == 0 && ndeps > 0) {
+		rev = orphan_dependents(rg, cur->uid);
+		cur = store_get(rg->st, r->store_key, ns, name);
+		(void)rev;
+	}
+	if (cur->deleting) {
+		/* Already terminating: nothing more to start. */
+		ok(res, 200, obj, 0);
+		return;
+	}
+	if (strcmp(r->store_key, "namespaces") == 0 ||
+	    cur->nfinalizers > 0 ||
+	    (prop != NULL && strcmp(prop, "Foreground") == 0 && ndeps > 0)) {
+		/* Graceful: mark, and let finalizers and gc.c finish. */
+		util_now(now);
+		json_set_str(md, "deletionTimestamp", now);
+		json_set_num(md, "deletionGracePeriodSeconds", 0);
+		if (prop != NULL && strcmp(prop, "Foreground") == 0 &&
+		    ndeps > 0)
+			add_finalizer(obj, "foregroundDeletion");
+		if (strcmp(r->store_key, "namespaces") == 0)
+			json_set_str(json_obj(obj, "status"), "phase",
+			    "Terminating");
+		rev = store_put(rg->st, r->store_key, ns, name, obj);
+		ok(res, 200, obj, rev);
+		return;
+	}
+	rev = finish_delete(rg, r, ns, name, obj);
+	ok(res, 200, obj, rev);
+}
+
+/* Install every CRD file of a directory (create or update). */
+static int
+install_crds(registry *rg, const char *dir, char **cause)
+{
+	const resource *crdres = resource_find("apiextensions.k8s.io", "v1",
+	    "customresourcedefinitions");
+	struct dirent **ents;
+	int n, i, rc = 0;
+
+	n = scandir(dir, &ents, NULL, alphasort);
+	if (n < 0) {
+		log_warn("no CRD directory %s", dir);
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		char path[4096];
+		cJSON *docs, *d;
+		size_t l = strlen(ents[i]->d_name);
+
+		if (l < 5 || strcmp(ents[i]->d_name + l - 5, ".yaml") != 0) {
+			free(ents[i]);
+			continue;
+		}
+		snprintf(path, sizeof path, "%s/%s", dir, ents[i]->d_name);
+		free(ents[i]);
+		if ((docs = yamljson_load_file(path, cause)) == NULL) {
+			rc = -1;
+			continue;
+		}
+		cJSON_ArrayForEach(d, docs) {
+			struct reg_result res;
+			const char *name = json_str(d, "metadata.name");
+			const store_obj *o;
+
+			if (name == NULL)
+				continue;
+			o = store_get(rg->st, crdres->store_key, "", name);
+			if (o != NULL) {
+				cJSON *cur = store_obj_tree(o);
+
+				json_set_str(json_obj(d, "metadata"),
+				    "resourceVersion", json_str(cur,
+				    "metadata.resourceVersion"));
+				cJSON_Delete(cur);
+				registry_update(rg, crdres, "", name,
+				    cJSON_Duplicate(d, 1), NULL, &res);
+			} else
+				registry_create(rg, crdres, "",
+				    cJSON_Duplicate(d, 1), NULL, &res);
+			if (res.code >= 300) {
+				char *s = json_print(res.body);
+
+				log_error("installing CRD %s: %s", path, s);
+				free(s);
+				rc = -1;
+			}
+			cJSON_Delete(res.body);
+		}
+		cJSON_Delete(docs);
+	}
+	free(ents);
+	return rc;
+}
+
+static void
+ensure(registry *rg, const char *group, const char *plural, const char *ns,
+    const char *json)
+{
+	const resource *r = resource_find(group, group[0] == '\0' ? "v1" :
+	    strcmp(group, "scheduling.volcano.sh") == 0 ? "v1beta1" : "v1",
+	    plural);
+	cJSON *obj = cJSON_Parse(json);
+	struct reg_result res;
+
+	if (r == NULL || obj == NULL) {
+		cJSON_Delete(obj);
+		return;
+	}
+	if (store_get(rg->st, r->store_key, r->namespaced ? ns : "",
+	    json_str(obj, "metadata.name")) != NULL) {
+		cJSON_Delete(obj);
+		return;
+	}
+	registry_create(rg, r, ns, obj, NULL, &res);
+	if (res.code >= 300) {
+		char *s = json_print(res.body);
+
+		log_error("bootstrap %s: %s", plural, s);
+		free(s);
+	}
+	cJSON_Delete(res.body);
+}
+
+int
+registry_bootstrap(registry *rg, const char *crd_dir, char **cause)
+{
+	const resource *crdres = resource_find("apiextensions.k8s.io", "v1",
+	    "customresourcedefinitions");
+	store_obj *const *objs;
+	size_t n, i;
+
+	/* CRDs already stored come back first, so their objects resolve. */
+	n = store_list(rg->st, crdres->store_key, NULL, &objs);
+	for (i = 0; i < n; i++) {
+		cJSON *t = store_obj_tree(objs[i]);
+		char *c = NULL;
+
+		if (resource_register_crd(t, &c) != 0) {
+			log_error("stored CRD %s: %s", objs[i]->name, c);
+			free(c);
+		}
+		cJSON_Delete(t);
+	}
+	ensure(rg, "", "namespaces", "", "{\"metadata\":{\"name\":\"default\"}}");
+	ensure(rg, "", "namespaces", "",
+	    "{\"metadata\":{\"name\":\"kube-system\"}}");
+	ensure(rg, "", "namespaces", "",
+	    "{\"metadata\":{\"name\":\"kube-public\"}}");
+	if (crd_dir != NULL && install_crds(rg, crd_dir, cause) != 0)
+		return -1;
+	ensure(rg, "scheduling.volcano.sh", "queues", "",
+	    "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":"
+	    "\"Queue\",\"metadata\":{\"name\":\"root\"},\"spec\":{\"weight\":"
+	    "1,\"reclaimable\":false}}");
+	ensure(rg, "scheduling.volcano.sh", "queues", "",
+	    "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":"
+	    "\"Queue\",\"metadata\":{\"name\":\"default\"},\"spec\":{\"weight\":"
+	    "1,\"reclaimable\":true,\"parent\":\"root\"}}");
+	return 0;
+}
+
+/* Set or replace a condition in status.conditions. */
+static void
+set_condition(cJSON *obj, const char *type, const char *status)
+{
+	cJSON *st = json_obj(obj, "status"), *conds, *c, *it;
+	char now[32];
+
+	conds = cJSON_GetObjectItemCaseSensitive(st, "conditions");
+	if (!cJSON_IsArray(conds)) {
+		conds = cJSON_CreateArray();
+		json_set(st, "conditions", conds);
+	}
+	util_now(now);
+	cJSON_ArrayForEach(it, conds) {
+		if (json_str(it, "type") && strcmp(json_str(it, "type"), type) ==
+		    0) {
+			json_set_str(it, "status", status);
+			json_set_str(it, "lastTransitionTime", now);
+			return;
+		}
+	}
+	c = cJSON_CreateObject();
+	cJSON_AddStringToObject(c, "type", type);
+	cJSON_AddStringToObject(c, "status", status);
+	cJSON_AddNullToObject(c, "lastProbeTime");
+	cJSON_AddStringToObject(c, "lastTransitionTime", now);
+	cJSON_AddItemToArray(conds, c);
+}
+
+void
+registry_bind(registry *rg, const char *ns, const char *name,
+    const char *node, struct reg_result *res)
+{
+	const resource *r = resource_find("", "v1", "pods");
+	const store_obj *cur = store_get(rg->st, "pods", ns, name);
+	cJSON *obj, *gates;
+	uint64_t rev;
+
+	memset(res, 0, sizeof *res);
+	if (cur == NULL) {
+		fail(res, status_not_found(r, name));
+		return;
+	}
+	if (cur->deleting) {
+		fail(res, status_error(409, "Conflict", "Operation cannot be "
+		    "fulfilled on pods/binding \"%s\": pod %s is being deleted, "
+		    "cannot be assigned to a host", name, name));
+		return;
+	}
+	if (*cur->node_name) {
+		fail(res, status_error(409, "Conflict", "Operation cannot be "
+		    "fulfilled on pods/binding \"%s\": pod %s is already "
+		    "assigned to node \"%s\"", name, name, cur->node_name));
+		return;
+	}
+	obj = store_obj_tree(cur);
+	gates = json_at(obj, "spec.schedulingGates");
+	if (cJSON_GetArraySize(gates) > 0) {
+		cJSON_Delete(obj);
+		fail(res, status_error(409, "Conflict", "Operation cannot be "
+		    "fulfilled on pods/binding \"%s\": pod %s has non-empty "
+		    ".spec.schedulingGates", name, name));
+		return;
+	}
+	json_set_str(json_obj(obj, "spec"), "nodeName", node);
+	set_condition(obj, "PodScheduled", "True");
+	rev = store_put(rg->st, "pods", ns, name, obj);
+	cJSON_Delete(obj);
+	ok(res, 201, status_success(), rev);
+}
+
+void
+registry_remove(registry *rg, const resource *r, const char *ns,
+    const char *name, struct reg_result *res)
+{
+	const store_obj *cur;
+	cJSON *obj;
+	uint64_t rev;
+
+	memset(res, 0, sizeof *res);
+	ns = r->namespaced ? ns : "";
+	cur = store_get(rg->st, r->store_key, ns, name);
+	if (cur == NULL) {
+		fail(res, status_not_found(r, name));
+		return;
+	}
+	obj = store_obj_tree(cur);
+	rev = finish_delete(rg, r, ns, name, obj);
+	ok(res, 200, obj, rev);
+}

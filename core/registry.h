@@ -1,0 +1,69 @@
+/*
+ * The registry: the write and read semantics of every resource, independent
+ * of HTTP. create, update, patch and delete take and return cJSON trees and
+ * apply the API server's rules (names, namespaces, uids, generations, the
+ * status subresource, optimistic concurrency, finalizers, admission and
+ * schema validation) before anything reaches the store. The HTTP API and
+ * in-process writers (garbage collector, controllers, node runtimes) use the
+ * same entry points, so nothing can write an object the API would refuse.
+ */
+#ifndef VOLRAY_REGISTRY_H
+#define VOLRAY_REGISTRY_H
+
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+#include "resource.h"
+#include "store.h"
+
+typedef struct registry registry;
+
+struct reg_opts {
+	const char *subresource;   /* NULL or "status" */
+	const char *field_manager;
+	const char *propagation;   /* delete: Background, Foreground, Orphan */
+	const char *precond_uid;   /* delete preconditions */
+	const char *precond_rv;
+	int dry_run;
+	int force;                 /* server-side apply */
+	int validate_strict;       /* fieldValidation=Strict */
+};
+
+struct reg_result {
+	int code;       /* HTTP status: 200, 201 or the error's code */
+	cJSON *body;    /* the object, or a Status; the caller frees it */
+	uint64_t rev;   /* revision to wait on before answering (0: none) */
+};
+
+registry *registry_new(store *);
+void registry_free(registry *);
+store *registry_store(const registry *);
+
+void registry_create(registry *, const resource *, const char *ns,
+    cJSON *obj, const struct reg_opts *, struct reg_result *);
+void registry_update(registry *, const resource *, const char *ns,
+    const char *name, cJSON *obj, const struct reg_opts *,
+    struct reg_result *);
+/* content_type selects merge, JSON, strategic or apply (server-side). */
+void registry_patch(registry *, const resource *, const char *ns,
+    const char *name, const char *content_type, const char *body, size_t len,
+    const struct reg_opts *, struct reg_result *);
+void registry_delete(registry *, const resource *, const char *ns,
+    const char *name, const struct reg_opts *, struct reg_result *);
+/*
+ * Bind a pod to a node (pods/binding): 409 if it is terminating, already
+ * bound, or has scheduling gates. Answers 201 with a Success Status.
+ */
+void registry_bind(registry *, const char *ns, const char *name,
+    const char *node, struct reg_result *);
+/* Remove an object outright (the garbage collector finishing a deletion). */
+void registry_remove(registry *, const resource *, const char *ns,
+    const char *name, struct reg_result *);
+/* GET as a tree (for in-process readers); NULL if absent. */
+cJSON *registry_get(registry *, const resource *, const char *ns,
+    const char *name);
+
+/* Create the objects every cluster starts with, and install CRD files. */
+int registry_bootstrap(registry *, const char *crd_dir, char **cause);
+
+#endif

@@ -1,0 +1,469 @@
+/*
+ * The resource registry. Built-in kinds come from a static table; custom
+ * resources are registered from their CRD objects (one descriptor per served
+ * version, all sharing one storage key). Descriptors live in a flat array:
+ * there are tens of them, so a linear scan is as fast as anything else and
+ * keeps registration trivial.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "log.h"
+#include "resource.h"
+
+struct builtin {
+	const char *group, *version, *plural, *singular, *kind;
+	int namespaced, has_status;
+	const char *shorts;      /* comma-separated */
+	const char *categories;
+	int old_version;         /* served, but not the storage version */
+};
+
+static const struct builtin builtins[] = {
+	{ "", "v1", "namespaces", "namespace", "Namespace", 0, 1, "ns", "" },
+	{ "", "v1", "nodes", "node", "Node", 0, 1, "no", "" },
+	{ "", "v1", "pods", "pod", "Pod", 1, 1, "po", "all" },
+	{ "", "v1", "services", "service", "Service", 1, 1, "svc", "all" },
+	{ "", "v1", "events", "event", "Event", 1, 0, "ev", "" },
+	{ "", "v1", "configmaps", "configmap", "ConfigMap", 1, 0, "cm", "" },
+	{ "", "v1", "secrets", "secret", "Secret", 1, 0, "", "" },
+	{ "", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", 1,
+	    0, "sa", "" },
+	{ "apps", "v1", "deployments", "deployment", "Deployment", 1, 1,
+	    "deploy", "all" },
+	{ "apps", "v1", "replicasets", "replicaset", "ReplicaSet", 1, 1, "rs",
+	    "all" },
+	{ "batch", "v1", "jobs", "job", "Job", 1, 1, "", "all" },
+	{ "coordination.k8s.io", "v1", "leases", "lease", "Lease", 1, 0, "",
+	    "" },
+	{ "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass",
+	    "PriorityClass", 0, 0, "pc", "" },
+	/* Removed upstream in 1.22, still in users' manifests. */
+	{ "scheduling.k8s.io", "v1beta1", "priorityclasses", "priorityclass",
+	    "PriorityClass", 0, 0, "pc", "", 1 },
+	{ "apiextensions.k8s.io", "v1", "customresourcedefinitions",
+	    "customresourcedefinition", "CustomResourceDefinition", 0, 1,
+	    "crd,crds", "api-extensions" },
+};
+
+static resource **all;
+static int nall, capall;
+static uint64_t generation;
+
+static char *
+xstrdup(const char *s)
+{
+	char *p = strdup(s ? s : "");
+
+	if (p == NULL)
+		fatal("out of memory");
+	return p;
+}
+
+static char **
+split_list(const char *s, int *n)
+{
+	char **v = NULL, *copy, *tok, *save;
+
+	*n = 0;
+	if (s == NULL || *s == '\0')
+		return NULL;
+	copy = xstrdup(s);
+	for (tok = strtok_r(copy, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		v = realloc(v, (*n + 1) * sizeof *v);
+		if (v == NULL)
+			fatal("out of memory");
+		v[(*n)++] = xstrdup(tok);
+	}
+	free(copy);
+	return v;
+}
+
+static char **
+json_list(const cJSON *a, int *n)
+{
+	const cJSON *it;
+	char **v = NULL;
+
+	*n = 0;
+	cJSON_ArrayForEach(it, a) {
+		if (!cJSON_IsString(it))
+			continue;
+		v = realloc(v, (*n + 1) * sizeof *v);
+		if (v == NULL)
+			fatal("out of memory");
+		v[(*n)++] = xstrdup(it->valuestring);
+	}
+	return v;
+}
+
+static void
+fill_names(resource *r)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof buf, "%s%s%s", r->plural, *r->group ? "." : "",
+	    r->group);
+	r->store_key = xstrdup(buf);
+	snprintf(buf, sizeof buf, "%s%s%s", r->group, *r->group ? "/" : "",
+	    r->version);
+	r->gv = xstrdup(buf);
+}
+
+static void
+add(resource *r)
+{
+	if (nall == capall) {
+		capall = capall ? capall * 2 : 32;
+		all = realloc(all, capall * sizeof *all);
+		if (all == NULL)
+			fatal("out of memory");
+	}
+	all[nall++] = r;
+	generation++;
+}
+
+static void
+free_resource(resource *r)
+{
+	int i;
+
+	free(r->group);
+	free(r->version);
+	free(r->plural);
+	free(r->singular);
+	free(r->kind);
+	free(r->list_kind);
+	free(r->store_key);
+	free(r->gv);
+	for (i = 0; i < r->nshort; i++)
+		free(r->short_names[i]);
+	free(r->short_names);
+	for (i = 0; i < r->ncat; i++)
+		free(r->categories[i]);
+	free(r->categories);
+	for (i = 0; i < r->ncols; i++) {
+		free(r->cols[i].name);
+		free(r->cols[i].type);
+		free(r->cols[i].format);
+		free(r->cols[i].description);
+		free(r->cols[i].jsonpath);
+	}
+	free(r->cols);
+	schema_free(r->schema);
+	free(r->crd_name);
+	cJSON_Delete(r->crd);
+	free(r);
+}
+
+void
+resource_init(void)
+{
+	size_t i;
+	char buf[256];
+
+	for (i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
+		const struct builtin *b = &builtins[i];
+		resource *r = calloc(1, sizeof *r);
+
+		if (r == NULL)
+			fatal("out of memory");
+		r->group = xstrdup(b->group);
+		r->version = xstrdup(b->version);
+		r->plural = xstrdup(b->plural);
+		r->singular = xstrdup(b->singular);
+		r->kind = xstrdup(b->kind);
+		snprintf(buf, sizeof buf, "%sList", b->kind);
+		r->list_kind = xstrdup(buf);
+		r->namespaced = b->namespaced;
+		r->has_status = b->has_status;
+		r->builtin = 1;
+		r->storage = !b->old_version;
+		r->short_names = split_list(b->shorts, &r->nshort);
+		r->categories = split_list(b->categories, &r->ncat);
+		fill_names(r);
+		add(r);
+	}
+}
+
+void
+resource_shutdown(void)
+{
+	int i;
+
+	for (i = 0; i < nall; i++)
+		free_resource(all[i]);
+	free(all);
+	all = NULL;
+	nall = capall = 0;
+}
+
+const resource *
+resource_find(const char *group, const char *version, const char *plural)
+{
+	int i;
+
+	for (i = 0; i < nall; i++)
+		if (strcmp(all[i]->plural, plural) == 0 &&
+		    strcmp(all[i]->group, group) == 0 &&
+		    strcmp(all[i]->version, version) == 0)
+			return all[i];
+	return NULL;
+}
+
+const resource *
+resource_by_kind(const char *group, const char *kind)
+{
+	const resource *found = NULL;
+	int i;
+
+	for (i = 0; i < nall; i++) {
+		if (strcmp(all[i]->kind, kind) == 0 &&
+		    strcmp(all[i]->group, group) == 0) {
+			if (all[i]->storage)
+				return all[i];
+			if (found == NULL)
+				found = all[i];
+		}
+	}
+	return found;
+}
+
+const resource *
+resource_by_gvk(const char *api_version, const char *kind)
+{
+	int i;
+
+	if (api_version == NULL || kind == NULL)
+		return NULL;
+	for (i = 0; i < nall; i++)
+		if (strcmp(all[i]->kind, kind) == 0 &&
+		    strcmp(all[i]->gv, api_version) == 0)
+			return all[i];
+	return NULL;
+}
+
+const resource *
+resource_by_store_key(const char *key)
+{
+	const resource *found = NULL;
+	int i;
+
+	for (i = 0; i < nall; i++) {
+		if (strcmp(all[i]->store_key, key) == 0) {
+			if (all[i]->storage)
+				return all[i];
+			if (found == NULL)
+				found = all[i];
+		}
+	}
+	return found;
+}
+
+int
+resource_count(void)
+{
+	return nall;
+}
+
+const resource *
+resource_at(int i)
+{
+	return i >= 0 && i < nall ? all[i] : NULL;
+}
+
+uint64_t
+resource_generation(void)
+{
+	return generation;
+}
+
+const char *
+resource_qualified(const resource *r)
+{
+	return r->store_key;
+}
+
+int
+resource_check_crd(const cJSON *crd, char **cause)
+{
+	const char *group = json_str(crd, "spec.group");
+	const char *plural = json_str(crd, "spec.names.plural");
+	const char *kind = json_str(crd, "spec.names.kind");
+	const char *scope = json_str(crd, "spec.scope");
+	const char *name = json_str(crd, "metadata.name");
+	const cJSON *versions = json_at(crd, "spec.versions"), *v, *s;
+	char want[512];
+	int nstorage = 0;
+	schema *sc;
+
+	*cause = NULL;
+	if (group == NULL || plural == NULL || kind == NULL) {
+		*cause = xstrdup("spec.group, spec.names.plural and "
+		    "spec.names.kind are required");
+		return -1;
+	}
+	snprintf(want, sizeof want, "%s.%s", plural, group);
+	if (name == NULL || strcmp(name, want) != 0) {
+		if (asprintf(cause, "metadata.name: Invalid value: \"%s\": "
+		    "must be spec.names.plural+\".\"+spec.group", name ? name :
+		    "") < 0)
+			fatal("out of memory");
+		return -1;
+	}
+	if (scope == NULL || (strcmp(scope, "Namespaced") != 0 &&
+	    strcmp(scope, "Cluster") != 0)) {
+		*cause = xstrdup("spec.scope: Unsupported value: supported "
+		    "values: \"Cluster\", \"Namespaced\"");
+		return -1;
+	}
+	if (!cJSON_IsArray(versions) || cJSON_GetArraySize(versions) == 0) {
+		*cause = xstrdup("spec.versions: Required value");
+		return -1;
+	}
+	cJSON_ArrayForEach(v, versions) {
+		if (json_str(v, "name") == NULL) {
+			*cause = xstrdup("spec.versions[].name: Required value");
+			return -1;
+		}
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "storage")))
+			nstorage++;
+		s = json_at(v, "schema.openAPIV3Schema");
+		if (s != NULL) {
+			if ((sc = schema_compile(s, cause)) == NULL)
+				return -1;
+			schema_free(sc);
+		}
+	}
+	if (nstorage != 1) {
+		*cause = xstrdup("spec.versions: Invalid value: must have "
+		    "exactly one version marked as storage version");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+add_cols(resource *r, const cJSON *cols)
+{
+	const cJSON *c;
+	int n = 0;
+
+	if (!cJSON_IsArray(cols))
+		return;
+	r->cols = calloc(cJSON_GetArraySize(cols) + 1, sizeof *r->cols);
+	if (r->cols == NULL)
+		fatal("out of memory");
+	cJSON_ArrayForEach(c, cols) {
+		const cJSON *prio = cJSON_GetObjectItemCaseSensitive(c,
+		    "priority");
+
+		if (json_str(c, "name") == NULL ||
+		    json_str(c, "jsonPath") == NULL)
+			continue;
+		r->cols[n].name = xstrdup(json_str(c, "name"));
+		r->cols[n].type = xstrdup(json_str(c, "type") ?
+		    json_str(c, "type") : "string");
+		r->cols[n].format = xstrdup(json_str(c, "format"));
+		r->cols[n].description = xstrdup(json_str(c, "description"));
+		r->cols[n].jsonpath = xstrdup(json_str(c, "jsonPath"));
+		r->cols[n].priority = cJSON_IsNumber(prio) ? prio->valueint : 0;
+		n++;
+	}
+	r->ncols = n;
+}
+
+int
+resource_register_crd(const cJSON *crd, char **cause)
+{
+	const cJSON *versions, *v;
+	const char *name = json_str(crd, "metadata.name");
+	char buf[256];
+
+	if (resource_check_crd(crd, cause) != 0)
+		return -1;
+	resource_unregister_crd(name);
+	versions = json_at(crd, "spec.versions");
+	cJSON_ArrayForEach(v, versions) {
+		resource *r;
+		const cJSON *s;
+
+		if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(v, "served")))
+			continue;
+		if ((r = calloc(1, sizeof *r)) == NULL)
+			fatal("out of memory");
+		r->crd = cJSON_Duplicate(crd, 1);
+		r->group = xstrdup(json_str(crd, "spec.group"));
+		r->version = xstrdup(json_str(v, "name"));
+		r->plural = xstrdup(json_str(crd, "spec.names.plural"));
+		r->singular = xstrdup(json_str(crd, "spec.names.singular") ?
+		    json_str(crd, "spec.names.singular") :
+		    json_str(crd, "spec.names.kind"));
+		if (json_str(crd, "spec.names.singular") == NULL) {
+			char *p;
+			for (p = r->singular; *p; p++)
+				if (*p >= 'A' && *p <= 'Z')
+					*p += 'a' - 'A';
+		}
+		r->kind = xstrdup(json_str(crd, "spec.names.kind"));
+		snprintf(buf, sizeof buf, "%sList", r->kind);
+		r->list_kind = xstrdup(json_str(crd, "spec.names.listKind") ?
+		    json_str(crd, "spec.names.listKind") : buf);
+		r->namespaced = strcmp(json_str(crd, "spec.scope"),
+		    "Namespaced") == 0;
+		r->has_status = json_at(v, "subresources.status") != NULL;
+		r->storage = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v,
+		    "storage"));
+		r->short_names = json_list(json_at(crd,
+		    "spec.names.shortNames"), &r->nshort);
+		r->categories = json_list(json_at(crd,
+		    "spec.names.categories"), &r->ncat);
+		add_cols(r, cJSON_GetObjectItemCaseSensitive(v,
+		    "additionalPrinterColumns"));
+		r->crd_name = xstrdup(name);
+		fill_names(r);
+		/* The schema lives in our own copy of the CRD. */
+		s = NULL;
+		{
+			const cJSON *cv;
+			cJSON_ArrayForEach(cv, json_at(r->crd,
+			    "spec.versions"))
+				if (strcmp(json_str(cv, "name"), r->version)
+				    == 0)
+					s = json_at(cv,
+					    "schema.openAPIV3Schema");
+		}
+		r->openapi = s;
+		if (s != NULL && (r->schema = schema_compile(s, cause)) ==
+		    NULL) {
+			free_resource(r);
+			return -1;
+		}
+		add(r);
+	}
+	return 0;
+}
+
+void
+resource_unregister_crd(const char *crd_name)
+{
+	int i, j = 0;
+
+	if (crd_name == NULL)
+		return;
+	for (i = 0; i < nall; i++) {
+		if (all[i]->crd_name != NULL &&
+		    strcmp(all[i]->crd_name, crd_name) == 0) {
+			/* Descriptors may still be referenced by open
+			 * watches; they are leaked deliberately rather than
+			 * freed under them (CRD changes are rare). */
+			generation++;
+			continue;
+		}
+		all[j++] = all[i];
+	}
+	nall = j;
+}

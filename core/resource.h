@@ -1,0 +1,72 @@
+/*
+ * Resource descriptors: what the API knows about each kind it serves. The
+ * built-in kinds are a static table; each CustomResourceDefinition adds one
+ * descriptor per served version when it is created, so the router, discovery,
+ * OpenAPI, tables and validation treat built-ins and custom resources alike.
+ */
+#ifndef VOLRAY_RESOURCE_H
+#define VOLRAY_RESOURCE_H
+
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+#include "schema.h"
+
+struct printer_col {
+	char *name;
+	char *type;        /* string, integer, number, boolean, date */
+	char *format;
+	char *description;
+	char *jsonpath;    /* ".status.phase" */
+	int priority;
+};
+
+typedef struct resource {
+	char *group;       /* "" for the core group */
+	char *version;
+	char *plural;
+	char *singular;
+	char *kind;
+	char *list_kind;
+	char *store_key;   /* "pods", "deployments.apps" */
+	char *gv;          /* "v1", "apps/v1" */
+	int namespaced;
+	int has_status;
+	int builtin;
+	int storage;       /* the storage version among a CRD's versions */
+	char **short_names;
+	int nshort;
+	char **categories;
+	int ncat;
+	struct printer_col *cols;
+	int ncols;
+	schema *schema;    /* custom resources only */
+	char *crd_name;    /* custom resources only */
+	const cJSON *openapi;   /* the CRD version's openAPIV3Schema, if any */
+	cJSON *crd;        /* owned copy of the CRD for custom resources */
+} resource;
+
+void resource_init(void);
+void resource_shutdown(void);
+const resource *resource_find(const char *group, const char *version,
+    const char *plural);
+/* Find by kind in a group ("" for core), any version; prefers storage. */
+const resource *resource_by_kind(const char *group, const char *kind);
+/* Any served version of a stored resource ("deployments.apps"). */
+const resource *resource_by_store_key(const char *store_key);
+/* "apps/v1" + "Deployment" -> descriptor. */
+const resource *resource_by_gvk(const char *api_version, const char *kind);
+/* Register (or replace) the versions of a CRD; -1 with *cause if invalid. */
+int resource_register_crd(const cJSON *crd, char **cause);
+void resource_unregister_crd(const char *crd_name);
+/* Validate a CRD object before it is stored; -1 with *cause. */
+int resource_check_crd(const cJSON *crd, char **cause);
+/* All descriptors, in registration order. */
+int resource_count(void);
+const resource *resource_at(int i);
+/* Bumped on every registration change (for discovery and OpenAPI hashes). */
+uint64_t resource_generation(void);
+/* "pods" or "deployments.apps": the name used in error messages. */
+const char *resource_qualified(const resource *);
+
+#endif

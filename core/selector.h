@@ -1,0 +1,30 @@
+/*
+ * Label and field selectors as Kubernetes parses them.
+ * Label syntax: "a=b", "a==b", "a!=b", "a in (x,y)", "a notin (x)", "a", "!a",
+ * comma-separated (AND). Field syntax: "path=value", "path==value",
+ * "path!=value", comma-separated, where path is a dotted JSON path into the
+ * object ("metadata.name", "spec.nodeName", "involvedObject.uid").
+ */
+#ifndef VOLRAY_SELECTOR_H
+#define VOLRAY_SELECTOR_H
+
+#include <cjson/cJSON.h>
+
+typedef struct selector selector;
+
+/* NULL or "" parse to an empty selector that matches everything. */
+selector *selector_parse_labels(const char *s, char **cause);
+selector *selector_parse_fields(const char *s, char **cause);
+/* A metav1.LabelSelector object: matchLabels and matchExpressions. */
+selector *selector_from_json(const cJSON *label_selector, char **cause);
+
+int selector_empty(const selector *);
+/* labels is a JSON object (metadata.labels) or NULL. */
+int selector_match_labels(const selector *, const cJSON *labels);
+/* Field selectors match against the whole object. */
+int selector_match_fields(const selector *, const cJSON *obj);
+/* If the selector requires field path == value exactly, return that value. */
+const char *selector_field_equals(const selector *, const char *path);
+void selector_free(selector *);
+
+#endif

@@ -1,0 +1,801 @@
+/*
+ * The object store. Objects live in one collection per resource: a hash map
+ * from "ns/name" to the current version, and a sorted array of the same
+ * versions rebuilt lazily after writes, for ordered lists and paging. Two
+ * more indexes map uids to objects and owner uids to dependents' keys (for
+ * garbage collection).
+ *
+ * A write assigns the next revision, serializes the object once, replaces
+ * the version in the index, and appends the record to the write-ahead log.
+ * The event waits in a pending queue until the log reports the revision
+ * durable; then subscribers see it and write acknowledgements go out, in
+ * revision order. When the log has grown past a threshold since the last
+ * snapshot, a snapshot of every live version is handed to the log's thread.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hmap.h"
+#include "log.h"
+#include "store.h"
+#include "wal.h"
+
+#define SNAPSHOT_BYTES (64ULL << 20)
+
+struct coll {
+	char *res;
+	hmap *objs;        /* "ns/name" -> store_obj */
+	store_obj **sorted;
+	size_t nsorted;
+	int dirty;
+};
+
+struct deps {
+	char *uid;
+	char **keys;
+	size_t n, cap;
+};
+
+struct waiter {
+	uint64_t rev;
+	store_durable_cb cb;
+	void *arg;
+};
+
+struct sub {
+	store_event_cb cb;
+	void *arg;
+};
+
+struct store {
+	uv_loop_t *loop;
+	wal *wal;
+	uint64_t rev;
+	uint64_t start_rev;
+	uint64_t durable;
+	hmap *colls;
+	hmap *uids;
+	hmap *deps;
+	store_event *pending;
+	size_t npending, cappending, headpending;
+	struct waiter *waiters;
+	size_t nwaiters, capwaiters, headwaiters;
+	struct sub *subs;
+	size_t nsubs;
+	int delivering;
+	struct store_stats stats;
+};
+
+static const char *
+jstr(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+store_obj *
+store_obj_ref(store_obj *o)
+{
+	if (o != NULL)
+		o->refs++;
+	return o;
+}
+
+void
+store_obj_unref(store_obj *o)
+{
+	if (o == NULL || --o->refs > 0)
+		return;
+	rbuf_unref(o->json);
+	cJSON_Delete(o->labels);
+	free(o->owners);
+	free(o->strs);
+	free(o);
+}
+
+cJSON *
+store_obj_tree(const store_obj *o)
+{
+	return cJSON_ParseWithLength(o->json->data, o->json->len);
+}
+
+/*
+ * Build an immutable version from its serialized JSON, extracting the fields
+ * the indexes and filters need. tree is the parsed form of json.
+ */
+static store_obj *
+obj_new(const char *res, const char *ns, const char *name, uint64_t rev,
+    rbuf *json, const cJSON *tree)
+{
+	store_obj *o = calloc(1, sizeof *o);
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(tree, "metadata");
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(tree, "spec");
+	const cJSON *refs, *r, *fin, *labels;
+	const char *uid = jstr(md, "uid"), *node = jstr(spec, "nodeName");
+	size_t lr = strlen(res), ln = strlen(ns), lm = strlen(name);
+	size_t lu, lnode, total, nref, i;
+	char *p;
+
+	if (o == NULL)
+		fatal("out of memory");
+	uid = uid ? uid : "";
+	node = node ? node : "";
+	lu = strlen(uid);
+	lnode = strlen(node);
+	refs = cJSON_GetObjectItemCaseSensitive(md, "ownerReferences");
+	nref = cJSON_IsArray(refs) ? (size_t)cJSON_GetArraySize(refs) : 0;
+
+	/* One block holds the key, the parts and the owner strings. */
+	total = (lr + ln + lm + 3) + (lr + 1) + (ln + 1) + (lm + 1) + (lu + 1) +
+	    (lnode + 1);
+	cJSON_ArrayForEach(r, refs) {
+		const char *s;
+		total += ((s = jstr(r, "uid")) ? strlen(s) : 0) + 1;
+		total += ((s = jstr(r, "kind")) ? strlen(s) : 0) + 1;
+		total += ((s = jstr(r, "name")) ? strlen(s) : 0) + 1;
+	}
+	p = o->strs = malloc(total);
+	if (p == NULL)
+		fatal("out of memory");
+#define PUT(dst, src, len) do { memcpy(p, src, len); p[len] = '\0';	\
+	dst = p; p += (len) + 1; } while (0)
+	o->key = p;
+	p += sprintf(p, "%s/%s/%s", res, ns, name) + 1;
+	PUT(o->res, res, lr);
+	PUT(o->ns, ns, ln);
+	PUT(o->name, name, lm);
+	PUT(o->uid, uid, lu);
+	PUT(o->node_name, node, lnode);
+	if (nref > 0) {
+		o->owners = calloc(nref, sizeof *o->owners);
+		if (o->owners == NULL)
+			fatal("out of memory");
+		i = 0;
+		cJSON_ArrayForEach(r, refs) {
+			const char *s;
+			size_t l;
+
+			s = (s = jstr(r, "uid")) ? s : "";
+			l = strlen(s);
+			PUT(o->owners[i].uid, s, l);
+			s = (s = jstr(r, "kind")) ? s : "";
+			l = strlen(s);
+			PUT(o->owners[i].kind, s, l);
+			s = (s = jstr(r, "name")) ? s : "";
+			l = strlen(s);
+			PUT(o->owners[i].name, s, l);
+			o->owners[i].controller = cJSON_IsTrue(
+			    cJSON_GetObjectItemCaseSensitive(r, "controller"));
+			o->owners[i].block = cJSON_IsTrue(
+			    cJSON_GetObjectItemCaseSensitive(r,
+			    "blockOwnerDeletion"));
+			i++;
+		}
+		o->nowners = (int)i;
+	}
+#undef PUT
+	o->refs = 1;
+	o->rev = rev;
+	o->json = json;
+	labels = cJSON_GetObjectItemCaseSensitive(md, "labels");
+	if (cJSON_IsObject(labels) && labels->child != NULL)
+		o->labels = cJSON_Duplicate(labels, 1);
+	fin = cJSON_GetObjectItemCaseSensitive(md, "finalizers");
+	o->nfinalizers = cJSON_IsArray(fin) ? cJSON_GetArraySize(fin) : 0;
+	o->deleting = cJSON_GetObjectItemCaseSensitive(md,
+	    "deletionTimestamp") != NULL;
+	return o;
+}
+
+static struct coll *
+coll_get(store *st, const char *res, int create)
+{
+	struct coll *c = hmap_get(st->colls, res);
+
+	if (c == NULL && create) {
+		c = calloc(1, sizeof *c);
+		if (c == NULL || (c->res = strdup(res)) == NULL)
+			fatal("out of memory");
+		c->objs = hmap_new();
+		hmap_put(st->colls, c->res, c);
+	}
+	return c;
+}
+
+static const char *
+nskey(const store_obj *o)
+{
+	return o->key + strlen(o->res) + 1;
+}
+
+static void
+deps_add(store *st, const char *owner_uid, const char *key)
+{
+	struct deps *d = hmap_get(st->deps, owner_uid);
+
+	if (d == NULL) {
+		d = calloc(1, sizeof *d);
+		if (d == NULL || (d->uid = strdup(owner_uid)) == NULL)
+			fatal("out of memory");
+		hmap_put(st->deps, d->uid, d);
+	}
+	if (d->n == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 4;
+		d->keys = realloc(d->keys, d->cap * sizeof *d->keys);
+		if (d->keys == NULL)
+			fatal("out of memory");
+	}
+	if ((d->keys[d->n++] = strdup(key)) == NULL)
+		fatal("out of memory");
+}
+
+static void
+deps_remove(store *st, const char *owner_uid, const char *key)
+{
+	struct deps *d = hmap_get(st->deps, owner_uid);
+	size_t i;
+
+	if (d == NULL)
+		return;
+	for (i = 0; i < d->n; i++) {
+		if (strcmp(d->keys[i], key) == 0) {
+			free(d->keys[i]);
+			d->keys[i] = d->keys[--d->n];
+			break;
+		}
+	}
+	if (d->n == 0) {
+		hmap_del(st->deps, d->uid);
+		free(d->keys);
+		free(d->uid);
+		free(d);
+	}
+}
+
+/* Put a version into the indexes (replacing any previous one), or remove. */
+static store_obj *
+index_set(store *st, const char *res, const char *nsname, store_obj *o)
+{
+	struct coll *c = coll_get(st, res, 1);
+	store_obj *old;
+	int i;
+
+	old = o ? hmap_put(c->objs, nskey(o), o) : hmap_del(c->objs, nsname);
+	if (old != NULL) {
+		if (*old->uid && hmap_get(st->uids, old->uid) == old)
+			hmap_del(st->uids, old->uid);
+		for (i = 0; i < old->nowners; i++)
+			deps_remove(st, old->owners[i].uid, old->key);
+	}
+	if (o != NULL) {
+		if (*o->uid)
+			hmap_put(st->uids, o->uid, o);
+		for (i = 0; i < o->nowners; i++)
+			deps_add(st, o->owners[i].uid, o->key);
+	}
+	c->dirty = 1;
+	return old;
+}
+
+/* Replay one recovered record into the indexes. */
+static void
+replay(void *arg, uint64_t rev, int op, const char *key, size_t klen,
+    const char *val, size_t vlen)
+{
+	store *st = arg;
+	char *k = strndup(key, klen), *ns, *name;
+	store_obj *o, *old;
+	cJSON *tree;
+
+	if (k == NULL)
+		fatal("out of memory");
+	if (rev > st->rev)
+		st->rev = rev;
+	if ((ns = strchr(k, '/')) == NULL || (name = strchr(ns + 1, '/')) ==
+	    NULL) {
+		log_warn("store: skipping record with bad key %s", k);
+		free(k);
+		return;
+	}
+	*ns++ = '\0';
+	*name++ = '\0';
+	if (op == WAL_DELETE) {
+		char nsname[512];
+
+		snprintf(nsname, sizeof nsname, "%s/%s", ns, name);
+		store_obj_unref(index_set(st, k, nsname, NULL));
+		free(k);
+		return;
+	}
+	tree = cJSON_ParseWithLength(val, vlen);
+	if (tree == NULL) {
+		log_warn("store: skipping unparsable record %s/%s/%s", k, ns,
+		    name);
+		free(k);
+		return;
+	}
+	o = obj_new(k, ns, name, rev, rbuf_new(val, vlen), tree);
+	cJSON_Delete(tree);
+	old = index_set(st, k, NULL, o);
+	store_obj_unref(old);
+	free(k);
+}
+
+struct snapctx {
+	wal_snap *s;
+};
+
+static int
+snap_obj(const char *key, void *value, void *arg)
+{
+	store_obj *o = value;
+	struct snapctx *ctx = arg;
+
+	(void)key;
+	wal_snapshot_add(ctx->s, o->key, strlen(o->key), o->json);
+	return 0;
+}
+
+static int
+snap_each_coll(const char *key, void *value, void *arg)
+{
+	struct coll *c = value;
+
+	(void)key;
+	hmap_each(c->objs, snap_obj, arg);
+	return 0;
+}
+
+/* Hand a snapshot of every live version to the log once it has grown. */
+static void
+maybe_snapshot(store *st)
+{
+	struct snapctx ctx;
+
+	if (wal_log_bytes(st->wal) < SNAPSHOT_BYTES)
+		return;
+	if ((ctx.s = wal_snapshot_begin(st->wal, st->rev)) == NULL)
+		return;
+	hmap_each(st->colls, snap_each_coll, &ctx);
+	wal_snapshot_commit(ctx.s);
+	st->stats.snapshots++;
+}
+
+/* The log made everything up to rev durable: deliver events and acks. */
+static void
+durable(void *arg, uint64_t rev)
+{
+	store *st = arg;
+	store_event *e;
+	struct waiter *w;
+	size_t i;
+
+	if (rev <= st->durable)
+		return;
+	st->durable = rev;
+	if (st->delivering)
+		return;
+	st->delivering = 1;
+	while (st->headpending < st->npending) {
+		e = &st->pending[st->headpending];
+		if (e->obj->rev > st->durable)
+			break;
+		st->headpending++;
+		for (i = 0; i < st->nsubs; i++)
+			st->subs[i].cb(st->subs[i].arg, e);
+		store_obj_unref(e->obj);
+		store_obj_unref(e->old);
+	}
+	if (st->headpending == st->npending)
+		st->headpending = st->npending = 0;
+	while (st->headwaiters < st->nwaiters) {
+		w = &st->waiters[st->headwaiters];
+		if (w->rev > st->durable)
+			break;
+		st->headwaiters++;
+		w->cb(w->arg);
+	}
+	if (st->headwaiters == st->nwaiters)
+		st->headwaiters = st->nwaiters = 0;
+	st->delivering = 0;
+	maybe_snapshot(st);
+}
+
+int
+store_open(uv_loop_t *loop, const char *data_dir, store **out, char **cause)
+{
+	store *st = calloc(1, sizeof *st);
+	uint64_t last = 0;
+
+	if (st == NULL)
+		fatal("out of memory");
+	st->loop = loop;
+	st->colls = hmap_new();
+	st->uids = hmap_new();
+	st->deps = hmap_new();
+	if (wal_open(loop, data_dir, replay, durable, st, &last, &st->wal,
+	    cause) != 0) {
+		store_close(st);
+		return -1;
+	}
+	if (last > st->rev)
+		st->rev = last;
+	st->start_rev = st->durable = st->rev;
+	*out = st;
+	return 0;
+}
+
+static int
+free_obj(const char *key, void *value, void *arg)
+{
+	(void)key;
+	(void)arg;
+	store_obj_unref(value);
+	return 0;
+}
+
+static int
+free_coll(const char *key, void *value, void *arg)
+{
+	struct coll *c = value;
+
+	(void)key;
+	(void)arg;
+	hmap_each(c->objs, free_obj, NULL);
+	hmap_free(c->objs);
+	free(c->sorted);
+	free(c->res);
+	free(c);
+	return 0;
+}
+
+static int
+free_deps(const char *key, void *value, void *arg)
+{
+	struct deps *d = value;
+	size_t i;
+
+	(void)key;
+	(void)arg;
+	for (i = 0; i < d->n; i++)
+		free(d->keys[i]);
+	free(d->keys);
+	free(d->uid);
+	free(d);
+	return 0;
+}
+
+void
+store_close(store *st)
+{
+	size_t i;
+
+	if (st == NULL)
+		return;
+	if (st->wal != NULL)
+		wal_close(st->wal);
+	for (i = st->headpending; i < st->npending; i++) {
+		store_obj_unref(st->pending[i].obj);
+		store_obj_unref(st->pending[i].old);
+	}
+	free(st->pending);
+	free(st->waiters);
+	free(st->subs);
+	hmap_each(st->colls, free_coll, NULL);
+	hmap_free(st->colls);
+	hmap_free(st->uids);
+	hmap_each(st->deps, free_deps, NULL);
+	hmap_free(st->deps);
+	free(st);
+}
+
+uint64_t
+store_rev(const store *st)
+{
+	return st->rev;
+}
+
+uint64_t
+store_start_rev(const store *st)
+{
+	return st->start_rev;
+}
+
+const store_obj *
+store_get(const store *st, const char *res, const char *ns, const char *name)
+{
+	struct coll *c = hmap_get(st->colls, res);
+	char buf[512];
+
+	if (c == NULL)
+		return NULL;
+	if (snprintf(buf, sizeof buf, "%s/%s", ns ? ns : "", name) >=
+	    (int)sizeof buf)
+		return NULL;
+	return hmap_get(c->objs, buf);
+}
+
+const store_obj *
+store_get_uid(const store *st, const char *uid)
+{
+	return hmap_get(st->uids, uid);
+}
+
+const store_obj *
+store_get_key(const store *st, const char *key)
+{
+	const char *slash = strchr(key, '/');
+	char res[256];
+	struct coll *c;
+
+	if (slash == NULL || (size_t)(slash - key) >= sizeof res)
+		return NULL;
+	memcpy(res, key, slash - key);
+	res[slash - key] = '\0';
+	if ((c = hmap_get(st->colls, res)) == NULL)
+		return NULL;
+	return hmap_get(c->objs, slash + 1);
+}
+
+static int
+collect(const char *key, void *value, void *arg)
+{
+	struct coll *c = arg;
+
+	(void)key;
+	c->sorted[c->nsorted++] = value;
+	return 0;
+}
+
+static int
+cmp_obj(const void *a, const void *b)
+{
+	const store_obj *x = *(store_obj *const *)a, *y = *(store_obj *const *)b;
+	int r = strcmp(x->ns, y->ns);
+
+	return r ? r : strcmp(x->name, y->name);
+}
+
+size_t
+store_list(store *st, const char *res, const char *ns,
+    store_obj *const **out)
+{
+	struct coll *c = hmap_get(st->colls, res);
+	size_t lo, hi, mid, start;
+
+	*out = NULL;
+	if (c == NULL || hmap_count(c->objs) == 0)
+		return 0;
+	if (c->dirty) {
+		free(c->sorted);
+		c->sorted = malloc(hmap_count(c->objs) * sizeof *c->sorted);
+		if (c->sorted == NULL)
+			fatal("out of memory");
+		c->nsorted = 0;
+		hmap_each(c->objs, collect, c);
+		qsort(c->sorted, c->nsorted, sizeof *c->sorted, cmp_obj);
+		c->dirty = 0;
+	}
+	if (ns == NULL) {
+		*out = c->sorted;
+		return c->nsorted;
+	}
+	/* Binary search for the first and past-the-last of the namespace. */
+	lo = 0;
+	hi = c->nsorted;
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (strcmp(c->sorted[mid]->ns, ns) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	start = lo;
+	hi = c->nsorted;
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (strcmp(c->sorted[mid]->ns, ns) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*out = c->sorted + start;
+	return lo - start;
+}
+
+size_t
+store_count(const store *st, const char *res)
+{
+	struct coll *c = hmap_get(st->colls, res);
+
+	return c ? hmap_count(c->objs) : 0;
+}
+
+struct eachres {
+	void (*fn)(const char *, size_t, void *);
+	void *arg;
+};
+
+static int
+each_res(const char *key, void *value, void *arg)
+{
+	struct eachres *e = arg;
+	struct coll *c = value;
+
+	if (hmap_count(c->objs) > 0)
+		e->fn(key, hmap_count(c->objs), e->arg);
+	return 0;
+}
+
+void
+store_each_res(const store *st, void (*fn)(const char *, size_t, void *),
+    void *arg)
+{
+	struct eachres e = { fn, arg };
+
+	hmap_each(st->colls, each_res, &e);
+}
+
+static void
+set_rv(cJSON *obj, uint64_t rev)
+{
+	cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	char buf[32];
+
+	if (md == NULL)
+		md = cJSON_AddObjectToObject(obj, "metadata");
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)rev);
+	if (cJSON_GetObjectItemCaseSensitive(md, "resourceVersion") != NULL)
+		cJSON_ReplaceItemInObjectCaseSensitive(md, "resourceVersion",
+		    cJSON_CreateString(buf));
+	else
+		cJSON_AddStringToObject(md, "resourceVersion", buf);
+}
+
+static void
+push_event(store *st, enum store_event_type type, store_obj *o, store_obj *old)
+{
+	store_event *e;
+
+	if (st->npending == st->cappending) {
+		if (st->headpending > 0) {
+			memmove(st->pending, st->pending + st->headpending,
+			    (st->npending - st->headpending) * sizeof *e);
+			st->npending -= st->headpending;
+			st->headpending = 0;
+		}
+		if (st->npending == st->cappending) {
+			st->cappending = st->cappending ? st->cappending * 2 :
+			    256;
+			st->pending = realloc(st->pending, st->cappending *
+			    sizeof *e);
+			if (st->pending == NULL)
+				fatal("out of memory");
+		}
+	}
+	e = &st->pending[st->npending++];
+	e->type = type;
+	e->obj = o;
+	e->old = old;
+}
+
+/* Serialize, version and log one write; returns the new version. */
+static store_obj *
+write_version(store *st, const char *res, const char *ns, const char *name,
+    cJSON *obj, int op)
+{
+	char *s, key[768];
+	size_t klen;
+	rbuf *json;
+	store_obj *o;
+
+	set_rv(obj, ++st->rev);
+	if ((s = cJSON_PrintUnformatted(obj)) == NULL)
+		fatal("out of memory");
+	json = rbuf_from_str(s);
+	o = obj_new(res, ns, name, st->rev, json, obj);
+	klen = (size_t)snprintf(key, sizeof key, "%s/%s/%s", res, ns, name);
+	if (op == WAL_DELETE)
+		wal_append(st->wal, st->rev, WAL_DELETE, key, klen, NULL, 0);
+	else
+		wal_append(st->wal, st->rev, WAL_PUT, key, klen, json->data,
+		    json->len);
+	return o;
+}
+
+uint64_t
+store_put(store *st, const char *res, const char *ns, const char *name,
+    cJSON *obj)
+{
+	store_obj *o = write_version(st, res, ns ? ns : "", name, obj, WAL_PUT);
+	store_obj *old = index_set(st, res, NULL, store_obj_ref(o));
+
+	st->stats.puts++;
+	push_event(st, old ? STORE_MODIFIED : STORE_ADDED, o, old);
+	return o->rev;
+}
+
+uint64_t
+store_delete(store *st, const char *res, const char *ns, const char *name,
+    cJSON *last)
+{
+	store_obj *o, *old;
+	char nsname[512];
+
+	ns = ns ? ns : "";
+	o = write_version(st, res, ns, name, last, WAL_DELETE);
+	snprintf(nsname, sizeof nsname, "%s/%s", ns, name);
+	old = index_set(st, res, nsname, NULL);
+	st->stats.deletes++;
+	push_event(st, STORE_DELETED, o, old);
+	return o->rev;
+}
+
+void
+store_when_durable(store *st, uint64_t rev, store_durable_cb cb, void *arg)
+{
+	struct waiter *w;
+
+	if (rev <= st->durable && st->headpending == st->npending) {
+		cb(arg);
+		return;
+	}
+	if (st->nwaiters == st->capwaiters) {
+		if (st->headwaiters > 0) {
+			memmove(st->waiters, st->waiters + st->headwaiters,
+			    (st->nwaiters - st->headwaiters) * sizeof *w);
+			st->nwaiters -= st->headwaiters;
+			st->headwaiters = 0;
+		}
+		if (st->nwaiters == st->capwaiters) {
+			st->capwaiters = st->capwaiters ? st->capwaiters * 2 :
+			    256;
+			st->waiters = realloc(st->waiters, st->capwaiters *
+			    sizeof *w);
+			if (st->waiters == NULL)
+				fatal("out of memory");
+		}
+	}
+	w = &st->waiters[st->nwaiters++];
+	w->rev = rev;
+	w->cb = cb;
+	w->arg = arg;
+}
+
+void
+store_subscribe(store *st, store_event_cb cb, void *arg)
+{
+	st->subs = realloc(st->subs, (st->nsubs + 1) * sizeof *st->subs);
+	if (st->subs == NULL)
+		fatal("out of memory");
+	st->subs[st->nsubs].cb = cb;
+	st->subs[st->nsubs].arg = arg;
+	st->nsubs++;
+}
+
+size_t
+store_dependents(const store *st, const char *uid, const char ***keys)
+{
+	struct deps *d = hmap_get(st->deps, uid);
+
+	if (d == NULL) {
+		*keys = NULL;
+		return 0;
+	}
+	*keys = (const char **)d->keys;
+	return d->n;
+}
+
+void
+store_get_stats(const store *st, struct store_stats *s)
+{
+	*s = st->stats;
+}
+
+struct wal *
+store_wal(const store *st)
+{
+	return st->wal;
+}

@@ -1,0 +1,116 @@
+/*
+ * The object store: every API object, indexed by resource, namespace and
+ * name, versioned by one global revision, and made durable through the
+ * write-ahead log (wal.c) before any write is acknowledged or observed.
+ *
+ * A stored object is an immutable, reference-counted version: its JSON bytes
+ * (with metadata.resourceVersion already set) plus the few fields every path
+ * needs pre-extracted. A write replaces the version in the index; watch
+ * events keep the old and new versions alive for as long as they need them.
+ * Events are delivered to subscribers only once the write is durable.
+ */
+#ifndef VOLRAY_STORE_H
+#define VOLRAY_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+#include <uv.h>
+
+#include "rbuf.h"
+
+typedef struct store store;
+
+struct store_owner {
+	const char *uid;
+	const char *kind;
+	const char *name;
+	int controller;
+	int block;
+};
+
+typedef struct store_obj {
+	int refs;
+	const char *key;   /* "res/ns/name" */
+	const char *res;   /* storage resource: "pods", "deployments.apps" */
+	const char *ns;    /* "" for cluster-scoped objects */
+	const char *name;
+	const char *uid;
+	const char *node_name;  /* spec.nodeName or "" */
+	uint64_t rev;
+	rbuf *json;
+	cJSON *labels;     /* metadata.labels (object) or NULL */
+	struct store_owner *owners;
+	int nowners;
+	int nfinalizers;
+	int deleting;      /* metadata.deletionTimestamp is set */
+	char *strs;        /* storage for the strings above */
+} store_obj;
+
+enum store_event_type { STORE_ADDED = 1, STORE_MODIFIED, STORE_DELETED };
+
+/* An event delivered after it is durable: obj is the new version (for
+ * DELETED, the final state with the deletion revision), old the previous. */
+typedef struct store_event {
+	enum store_event_type type;
+	store_obj *obj;
+	store_obj *old;
+} store_event;
+
+typedef void (*store_event_cb)(void *arg, const store_event *);
+typedef void (*store_durable_cb)(void *arg);
+
+int store_open(uv_loop_t *, const char *data_dir, store **, char **cause);
+/* Flush to disk and free everything. */
+void store_close(store *);
+
+store_obj *store_obj_ref(store_obj *);
+void store_obj_unref(store_obj *);
+/* Parse the stored JSON into a new tree (caller frees). */
+cJSON *store_obj_tree(const store_obj *);
+
+uint64_t store_rev(const store *);
+/* The oldest revision since which this process has seen every change. */
+uint64_t store_start_rev(const store *);
+
+const store_obj *store_get(const store *, const char *res, const char *ns,
+    const char *name);
+const store_obj *store_get_uid(const store *, const char *uid);
+/*
+ * Objects of one resource in (namespace, name) order, all namespaces when ns
+ * is NULL. The array belongs to the store and stays valid until the next write.
+ */
+size_t store_list(store *, const char *res, const char *ns,
+    store_obj *const **out);
+size_t store_count(const store *, const char *res);
+/* Visit every resource name that has objects. */
+void store_each_res(const store *, void (*fn)(const char *res, size_t n,
+    void *arg), void *arg);
+
+/*
+ * Write a new version of an object (create or replace). Sets
+ * metadata.resourceVersion in obj to the new revision and returns it.
+ */
+uint64_t store_put(store *, const char *res, const char *ns, const char *name,
+    cJSON *obj);
+/* Remove an object; last is its final state (resourceVersion is set). */
+uint64_t store_delete(store *, const char *res, const char *ns,
+    const char *name, cJSON *last);
+
+/* Run cb once every write up to rev is durable (at once if it already is). */
+void store_when_durable(store *, uint64_t rev, store_durable_cb, void *arg);
+/* Subscribe to durable events, in revision order. */
+void store_subscribe(store *, store_event_cb, void *arg);
+
+/* Keys ("res/ns/name") of objects with an ownerReference to uid. */
+size_t store_dependents(const store *, const char *uid, const char ***keys);
+/* Split a key into its parts; returns a store_obj or NULL. */
+const store_obj *store_get_key(const store *, const char *key);
+
+struct store_stats {
+	uint64_t puts, deletes, snapshots;
+};
+void store_get_stats(const store *, struct store_stats *);
+struct wal *store_wal(const store *);
+
+#endif

@@ -1,0 +1,572 @@
+/*
+ * Table rendering for `kubectl get`. Each built-in kind has a row function
+ * that computes its cells the way the API server's printers do (Pod READY
+ * and STATUS, Deployment READY, Job COMPLETIONS, ...); custom resources use
+ * their CRD's additionalPrinterColumns; anything else gets Name and Age.
+ * Columns with priority 1 appear only with `-o wide`.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "json.h"
+#include "jsonpath.h"
+#include "table.h"
+#include "util.h"
+
+struct col {
+	const char *name, *type;
+	int priority;
+};
+
+struct kindcols {
+	const char *store_key;
+	struct col cols[12];
+};
+
+static const struct kindcols kinds[] = {
+	{ "pods", { { "Name", "string", 0 }, { "Ready", "string", 0 },
+	    { "Status", "string", 0 }, { "Restarts", "string", 0 },
+	    { "Age", "string", 0 }, { "IP", "string", 1 },
+	    { "Node", "string", 1 }, { "Nominated Node", "string", 1 },
+	    { "Readiness Gates", "string", 1 } } },
+	{ "nodes", { { "Name", "string", 0 }, { "Status", "string", 0 },
+	    { "Roles", "string", 0 }, { "Age", "string", 0 },
+	    { "Version", "string", 0 }, { "Internal-IP", "string", 1 },
+	    { "External-IP", "string", 1 }, { "OS-Image", "string", 1 },
+	    { "Kernel-Version", "string", 1 },
+	    { "Container-Runtime", "string", 1 } } },
+	{ "services", { { "Name", "string", 0 }, { "Type", "string", 0 },
+	    { "Cluster-IP", "string", 0 }, { "External-IP", "string", 0 },
+	    { "Port(s)", "string", 0 }, { "Age", "string", 0 },
+	    { "Selector", "string", 1 } } },
+	{ "jobs.batch", { { "Name", "string", 0 }, { "Status", "string", 0 },
+	    { "Completions", "string", 0 }, { "Duration", "string", 0 },
+	    { "Age", "string", 0 }, { "Containers", "string", 1 },
+	    { "Images", "string", 1 }, { "Selector", "string", 1 } } },
+	{ "deployments.apps", { { "Name", "string", 0 },
+	    { "Ready", "string", 0 }, { "Up-to-date", "integer", 0 },
+	    { "Available", "integer", 0 }, { "Age", "string", 0 },
+	    { "Containers", "string", 1 }, { "Images", "string", 1 },
+	    { "Selector", "string", 1 } } },
+	{ "replicasets.apps", { { "Name", "string", 0 },
+	    { "Desired", "integer", 0 }, { "Current", "integer", 0 },
+	    { "Ready", "integer", 0 }, { "Age", "string", 0 },
+	    { "Containers", "string", 1 }, { "Images", "string", 1 },
+	    { "Selector", "string", 1 } } },
+	{ "namespaces", { { "Name", "string", 0 }, { "Status", "string", 0 },
+	    { "Age", "string", 0 } } },
+	{ "events", { { "Last Seen", "string", 0 }, { "Type", "string", 0 },
+	    { "Reason", "string", 0 }, { "Object", "string", 0 },
+	    { "Message", "string", 0 } } },
+	{ "configmaps", { { "Name", "string", 0 }, { "Data", "string", 0 },
+	    { "Age", "string", 0 } } },
+	{ "secrets", { { "Name", "string", 0 }, { "Type", "string", 0 },
+	    { "Data", "string", 0 }, { "Age", "string", 0 } } },
+	{ "priorityclasses.scheduling.k8s.io", { { "Name", "string", 0 },
+	    { "Value", "integer", 0 }, { "Global-Default", "boolean", 0 },
+	    { "Age", "string", 0 } } },
+	{ "leases.coordination.k8s.io", { { "Name", "string", 0 },
+	    { "Holder", "string", 0 }, { "Age", "string", 0 } } },
+	{ "customresourcedefinitions.apiextensions.k8s.io", {
+	    { "Name", "string", 0 }, { "Created At", "date", 0 } } },
+};
+
+static const struct kindcols *
+kind_of(const resource *r)
+{
+	size_t i;
+
+	if (!r->builtin)
+		return NULL;
+	for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if (strcmp(kinds[i].store_key, r->store_key) == 0)
+			return &kinds[i];
+	return NULL;
+}
+
+static void
+add_coldef(cJSON *defs, const char *name, const char *type,
+    const char *format, const char *desc, int priority)
+{
+	cJSON *c = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(c, "name", name);
+	cJSON_AddStringToObject(c, "type", type);
+	cJSON_AddStringToObject(c, "format", format ? format : "");
+	cJSON_AddStringToObject(c, "description", desc ? desc : "");
+	cJSON_AddNumberToObject(c, "priority", priority);
+	cJSON_AddItemToArray(defs, c);
+}
+
+cJSON *
+table_new(const resource *r, const char *rv)
+{
+	cJSON *t = cJSON_CreateObject(), *defs;
+	const struct kindcols *k = kind_of(r);
+	int i;
+
+	cJSON_AddStringToObject(t, "kind", "Table");
+	cJSON_AddStringToObject(t, "apiVersion", "meta.k8s.io/v1");
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(t, "metadata"),
+	    "resourceVersion", rv ? rv : "");
+	defs = cJSON_AddArrayToObject(t, "columnDefinitions");
+	if (k != NULL) {
+		for (i = 0; i < 12 && k->cols[i].name != NULL; i++)
+			add_coldef(defs, k->cols[i].name, k->cols[i].type,
+			    strcmp(k->cols[i].name, "Name") == 0 ? "name" :
+			    NULL, NULL, k->cols[i].priority);
+	} else {
+		add_coldef(defs, "Name", "string", "name", "Name must be "
+		    "unique within a namespace.", 0);
+		for (i = 0; i < r->ncols; i++)
+			add_coldef(defs, r->cols[i].name, r->cols[i].type,
+			    r->cols[i].format, r->cols[i].description,
+			    r->cols[i].priority);
+		if (r->ncols == 0)
+			add_coldef(defs, "Age", "date", NULL, NULL, 0);
+	}
+	cJSON_AddArrayToObject(t, "rows");
+	return t;
+}
+
+enum table_include
+table_include_parse(const char *s)
+{
+	if (s == NULL || *s == '\0' || strcmp(s, "Metadata") == 0)
+		return TABLE_METADATA;
+	if (strcmp(s, "None") == 0)
+		return TABLE_NONE;
+	return TABLE_OBJECT;
+}
+
+static void
+age_of(const cJSON *obj, const char *path, char out[16])
+{
+	time_t t = util_time_parse(json_str(obj, path));
+
+	if (t < 0)
+		snprintf(out, 16, "<unknown>");
+	else
+		util_age(t, out);
+}
+
+static void
+cell_str(cJSON *cells, const char *s)
+{
+	cJSON_AddItemToArray(cells, cJSON_CreateString(s ? s : ""));
+}
+
+static void
+cell_num(cJSON *cells, double v)
+{
+	cJSON_AddItemToArray(cells, cJSON_CreateNumber(v));
+}
+
+static double
+num(const cJSON *o, const char *path)
+{
+	const cJSON *v = json_at(o, path);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* "a,b" of a field of every container of a pod template. */
+static void
+containers_field(const cJSON *spec, const char *field, char *out, size_t n)
+{
+	const cJSON *c;
+	size_t len = 0;
+
+	out[0] = '\0';
+	cJSON_ArrayForEach(c, json_at(spec, "containers")) {
+		const char *v = json_str(c, field);
+
+		len += snprintf(out + len, len < n ? n - len : 0, "%s%s",
+		    len ? "," : "", v ? v : "");
+	}
+}
+
+static void
+selector_text(const cJSON *sel, char *out, size_t n)
+{
+	const cJSON *it;
+	size_t len = 0;
+
+	out[0] = '\0';
+	if (json_at(sel, "matchLabels") != NULL)
+		sel = json_at(sel, "matchLabels");
+	cJSON_ArrayForEach(it, sel)
+		if (cJSON_IsString(it))
+			len += snprintf(out + len, len < n ? n - len : 0,
+			    "%s%s=%s", len ? "," : "", it->string,
+			    it->valuestring);
+	if (len == 0)
+		snprintf(out, n, "<none>");
+}
+
+static void
+pod_row(cJSON *cells, const cJSON *o)
+{
+	const cJSON *cs = json_at(o, "status.containerStatuses"), *c;
+	const char *reason = json_str(o, "status.reason");
+	const char *phase = json_str(o, "status.phase");
+	int total = cJSON_GetArraySize(json_at(o, "spec.containers"));
+	int ready = 0, restarts = 0;
+	char buf[256], age[16];
+	const char *status = reason ? reason : phase ? phase : "Pending";
+
+	cJSON_ArrayForEach(c, cs) {
+		const char *w = json_str(c, "state.waiting.reason");
+		const char *t = json_str(c, "state.terminated.reason");
+
+		if (cJSON_IsTrue(json_at(c, "ready")))
+			ready++;
+		restarts += (int)num(c, "restartCount");
+		if (w != NULL && *w)
+			status = w;
+		else if (t != NULL && *t && strcmp(phase ? phase : "",
+		    "Running") != 0)
+			status = t;
+	}
+	if (json_at(o, "metadata.deletionTimestamp") != NULL)
+		status = "Terminating";
+	snprintf(buf, sizeof buf, "%d/%d", ready, total);
+	cell_str(cells, buf);
+	cell_str(cells, status);
+	snprintf(buf, sizeof buf, "%d", restarts);
+	cell_str(cells, buf);
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
+	cell_str(cells, json_str(o, "status.podIP") ?
+	    json_str(o, "status.podIP") : "<none>");
+	cell_str(cells, json_str(o, "spec.nodeName") ?
+	    json_str(o, "spec.nodeName") : "<none>");
+	cell_str(cells, json_str(o, "status.nominatedNodeName") ?
+	    json_str(o, "status.nominatedNodeName") : "<none>");
+	cell_str(cells, "<none>");
+}
+
+static void
+node_row(cJSON *cells, const cJSON *o)
+{
+	const cJSON *c, *labels = json_at(o, "metadata.labels");
+	const char *status = "Unknown";
+	char roles[256] = "", age[16];
+	size_t len = 0;
+
+	cJSON_ArrayForEach(c, json_at(o, "status.conditions")) {
+		const char *t = json_str(c, "type");
+
+		if (t && strcmp(t, "Ready") == 0)
+			status = strcmp(json_str(c, "status") ?
+			    json_str(c, "status") : "", "True") == 0 ?
+			    "Ready" : "NotReady";
+	}
+	if (cJSON_IsTrue(json_at(o, "spec.unschedulable")))
+		status = strcmp(status, "Ready") == 0 ?
+		    "Ready,SchedulingDisabled" : status;
+	cJSON_ArrayForEach(c, labels)
+		if (strncmp(c->string, "node-role.kubernetes.io/", 24) == 0)
+			len += snprintf(roles + len, len < sizeof roles ?
+			    sizeof roles - len : 0, "%s%s", len ? "," : "",
+			    c->string + 24);
+	cell_str(cells, status);
+	cell_str(cells, len ? roles : "<none>");
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
+	cell_str(cells, json_str(o, "status.nodeInfo.kubeletVersion") ?
+	    json_str(o, "status.nodeInfo.kubeletVersion") : "");
+	{
+		const char *in = "<none>", *ex = "<none>";
+
+		cJSON_ArrayForEach(c, json_at(o, "status.addresses")) {
+			const char *t = json_str(c, "type");
+
+			if (t && strcmp(t, "InternalIP") == 0)
+				in = json_str(c, "address");
+			if (t && strcmp(t, "ExternalIP") == 0)
+				ex = json_str(c, "address");
+		}
+		cell_str(cells, in);
+		cell_str(cells, ex);
+	}
+	cell_str(cells, json_str(o, "status.nodeInfo.osImage") ?
+	    json_str(o, "status.nodeInfo.osImage") : "<unknown>");
+	cell_str(cells, json_str(o, "status.nodeInfo.kernelVersion") ?
+	    json_str(o, "status.nodeInfo.kernelVersion") : "<unknown>");
+	cell_str(cells, json_str(o,
+	    "status.nodeInfo.containerRuntimeVersion") ? json_str(o,
+	    "status.nodeInfo.containerRuntimeVersion") : "<unknown>");
+}
+
+static void
+service_row(cJSON *cells, const cJSON *o)
+{
+	const cJSON *p;
+	char ports[512] = "", age[16], sel[512];
+	size_t len = 0;
+	const char *type = json_str(o, "spec.type");
+
+	cell_str(cells, type ? type : "ClusterIP");
+	cell_str(cells, json_str(o, "spec.clusterIP") ?
+	    json_str(o, "spec.clusterIP") : "<none>");
+	cell_str(cells, "<none>");
+	cJSON_ArrayForEach(p, json_at(o, "spec.ports")) {
+		const char *proto = json_str(p, "protocol");
+
+		if (json_at(p, "nodePort") != NULL)
+			len += snprintf(ports + len, len < sizeof ports ?
+			    sizeof ports - len : 0, "%s%d:%d/%s", len ? "," :
+			    "", (int)num(p, "port"), (int)num(p, "nodePort"),
+			    proto ? proto : "TCP");
+		else
+			len += snprintf(ports + len, len < sizeof ports ?
+			    sizeof ports - len : 0, "%s%d/%s", len ? "," : "",
+			    (int)num(p, "port"), proto ? proto : "TCP");
+	}
+	cell_str(cells, len ? ports : "<none>");
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
+	selector_text(json_at(o, "spec.selector"), sel, sizeof sel);
+	cell_str(cells, sel);
+}
+
+static void
+wide_template(cJSON *cells, const cJSON *o)
+{
+	char buf[1024];
+
+	containers_field(json_at(o, "spec.template.spec"), "name", buf,
+	    sizeof buf);
+	cell_str(cells, buf);
+	containers_field(json_at(o, "spec.template.spec"), "image", buf,
+	    sizeof buf);
+	cell_str(cells, buf);
+	selector_text(json_at(o, "spec.selector"), buf, sizeof buf);
+	cell_str(cells, buf);
+}
+
+static int
+has_condition(const cJSON *o, const char *type)
+{
+	const cJSON *c;
+
+	cJSON_ArrayForEach(c, json_at(o, "status.conditions"))
+		if (json_str(c, "type") && strcmp(json_str(c, "type"), type) ==
+		    0 && json_str(c, "status") && strcmp(json_str(c, "status"),
+		    "True") == 0)
+			return 1;
+	return 0;
+}
+
+static void
+job_row(cJSON *cells, const cJSON *o)
+{
+	char buf[64], age[16];
+	const char *status = "Running";
+	time_t start = util_time_parse(json_str(o, "status.startTime"));
+	time_t end = util_time_parse(json_str(o, "status.completionTime"));
+
+	if (has_condition(o, "Complete"))
+		status = "Complete";
+	else if (has_condition(o, "Failed"))
+		status = "Failed";
+	else if (has_condition(o, "Suspended"))
+		status = "Suspended";
+	else if (json_at(o, "metadata.deletionTimestamp") != NULL)
+		status = "Terminating";
+	cell_str(cells, status);
+	snprintf(buf, sizeof buf, "%d/%d", (int)num(o, "status.succeeded"),
+	    (int)(json_at(o, "spec.completions") ? num(o, "spec.completions") :
+	    1));
+	cell_str(cells, buf);
+	if (start < 0)
+		cell_str(cells, "");
+	else {
+		long d = (long)((end >= 0 ? end : time(NULL)) - start);
+
+		snprintf(buf, sizeof buf, d < 120 ? "%lds" : "%ldm", d < 120 ?
+		    d : d / 60);
+		cell_str(cells, buf);
+	}
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
+	wide_template(cells, o);
+}
+
+static void
+deployment_row(cJSON *cells, const cJSON *o)
+{
+	char buf[64], age[16];
+
+	snprintf(buf, sizeof buf, "%d/%d", (int)num(o, "status.readyReplicas"),
+	    (int)num(o, "spec.replicas"));
+	cell_str(cells, buf);
+	cell_num(cells, num(o, "status.updatedReplicas"));
+	cell_num(cells, num(o, "status.availableReplicas"));
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
+	wide_template(cells, o);
+}
+
+static void
+replicaset_row(cJSON *cells, const cJSON *o)
+{
+	char age[16];
+
+	cell_num(cells, num(o, "spec.replicas"));
+	cell_num(cells, num(o, "status.replicas"));
+	cell_num(cells, num(o, "status.readyReplicas"));
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
+	wide_template(cells, o);
+}
+
+static void
+event_row(cJSON *cells, const cJSON *o)
+{
+	char age[16], obj[512];
+	const char *last = json_str(o, "lastTimestamp");
+
+	if (last == NULL)
+		last = json_str(o, "eventTime");
+	if (last == NULL)
+		last = json_str(o, "metadata.creationTimestamp");
+	if (util_time_parse(last) < 0)
+		snprintf(age, sizeof age, "<unknown>");
+	else
+		util_age(util_time_parse(last), age);
+	cell_str(cells, age);
+	cell_str(cells, json_str(o, "type"));
+	cell_str(cells, json_str(o, "reason"));
+	snprintf(obj, sizeof obj, "%s/%s", json_str(o, "involvedObject.kind") ?
+	    json_str(o, "involvedObject.kind") : "",
+	    json_str(o, "involvedObject.name") ?
+	    json_str(o, "involvedObject.name") : "");
+	for (char *p = obj; *p && *p != '/'; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p += 'a' - 'A';
+	cell_str(cells, obj);
+	cell_str(cells, json_str(o, "message"));
+}
+
+static void
+cell_jsonpath(cJSON *cells, const cJSON *o, const struct printer_col *c)
+{
+	const cJSON *v = jsonpath_first(o, c->jsonpath);
+	char age[16];
+
+	if (v == NULL) {
+		cJSON_AddItemToArray(cells, cJSON_CreateNull());
+		return;
+	}
+	if (strcmp(c->type, "date") == 0 && cJSON_IsString(v)) {
+		time_t t = util_time_parse(v->valuestring);
+
+		if (t >= 0) {
+			util_age(t, age);
+			cell_str(cells, age);
+			return;
+		}
+	}
+	if (cJSON_IsObject(v) || cJSON_IsArray(v)) {
+		char *s = json_print(v);
+
+		cell_str(cells, s);
+		free(s);
+		return;
+	}
+	cJSON_AddItemToArray(cells, cJSON_Duplicate(v, 1));
+}
+
+/* The row's object: full, or PartialObjectMetadata. */
+static cJSON *
+row_object(const resource *r, const cJSON *obj, enum table_include inc)
+{
+	cJSON *m;
+
+	if (inc == TABLE_OBJECT)
+		return cJSON_Duplicate(obj, 1);
+	m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "kind", "PartialObjectMetadata");
+	cJSON_AddStringToObject(m, "apiVersion", "meta.k8s.io/v1");
+	cJSON_AddItemToObject(m, "metadata", cJSON_Duplicate(json_at(obj,
+	    "metadata"), 1));
+	json_del(json_at(m, "metadata"), "managedFields");
+	return m;
+}
+
+void
+table_add_row(cJSON *t, const resource *r, const cJSON *o,
+    enum table_include inc)
+{
+	cJSON *row = cJSON_CreateObject(), *cells;
+	const char *k = r->store_key;
+	char age[16], buf[64];
+	int i;
+
+	cells = cJSON_AddArrayToObject(row, "cells");
+	if (strcmp(k, "events") != 0)
+		cell_str(cells, json_str(o, "metadata.name"));
+	if (!r->builtin) {
+		for (i = 0; i < r->ncols; i++)
+			cell_jsonpath(cells, o, &r->cols[i]);
+		if (r->ncols == 0) {
+			age_of(o, "metadata.creationTimestamp", age);
+			cell_str(cells, age);
+		}
+	} else if (strcmp(k, "pods") == 0)
+		pod_row(cells, o);
+	else if (strcmp(k, "nodes") == 0)
+		node_row(cells, o);
+	else if (strcmp(k, "services") == 0)
+		service_row(cells, o);
+	else if (strcmp(k, "jobs.batch") == 0)
+		job_row(cells, o);
+	else if (strcmp(k, "deployments.apps") == 0)
+		deployment_row(cells, o);
+	else if (strcmp(k, "replicasets.apps") == 0)
+		replicaset_row(cells, o);
+	else if (strcmp(k, "events") == 0)
+		event_row(cells, o);
+	else if (strcmp(k, "namespaces") == 0) {
+		cell_str(cells, json_str(o, "status.phase") ?
+		    json_str(o, "status.phase") : "Active");
+		age_of(o, "metadata.creationTimestamp", age);
+		cell_str(cells, age);
+	} else if (strcmp(k, "configmaps") == 0 ||
+	    strcmp(k, "secrets") == 0) {
+		int n = cJSON_GetArraySize(json_at(o, "data")) +
+		    cJSON_GetArraySize(json_at(o, "binaryData"));
+
+		if (strcmp(k, "secrets") == 0)
+			cell_str(cells, json_str(o, "type") ?
+			    json_str(o, "type") : "Opaque");
+		snprintf(buf, sizeof buf, "%d", n);
+		cell_str(cells, buf);
+		age_of(o, "metadata.creationTimestamp", age);
+		cell_str(cells, age);
+	} else if (strcmp(k, "priorityclasses.scheduling.k8s.io") == 0) {
+		cell_num(cells, num(o, "value"));
+		cJSON_AddItemToArray(cells, cJSON_CreateBool(cJSON_IsTrue(
+		    json_at(o, "globalDefault"))));
+		age_of(o, "metadata.creationTimestamp", age);
+		cell_str(cells, age);
+	} else if (strcmp(k, "leases.coordination.k8s.io") == 0) {
+		cell_str(cells, json_str(o, "spec.holderIdentity") ?
+		    json_str(o, "spec.holderIdentity") : "");
+		age_of(o, "metadata.creationTimestamp", age);
+		cell_str(cells, age);
+	} else if (strcmp(k,
+	    "customresourcedefinitions.apiextensions.k8s.io") == 0) {
+		cell_str(cells, json_str(o, "metadata.creationTimestamp"));
+	} else {
+		age_of(o, "metadata.creationTimestamp", age);
+		cell_str(cells, age);
+	}
+	if (inc != TABLE_NONE)
+		cJSON_AddItemToObject(row, "object", row_object(r, o, inc));
+	cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(t, "rows"), row);
+}

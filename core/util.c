@@ -1,0 +1,124 @@
+/*
+ * Uids, timestamps and random names. Randomness comes from a xorshift
+ * generator seeded once from getrandom(2): uids need to be unique, not
+ * secret.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "util.h"
+
+static uint64_t rng_state;
+
+static uint64_t
+rng(void)
+{
+	uint64_t x;
+
+	if (rng_state == 0) {
+		if (getrandom(&rng_state, sizeof rng_state, 0) !=
+		    sizeof rng_state || rng_state == 0)
+			rng_state = (uint64_t)time(NULL) * 2654435761u + 1;
+	}
+	x = rng_state;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return rng_state = x;
+}
+
+void
+util_uuid(char out[37])
+{
+	uint64_t a = rng(), b = rng();
+
+	a = (a & ~0xf000ULL) | 0x4000ULL;
+	b = (b & ~(3ULL << 62)) | (2ULL << 62);
+	snprintf(out, 37, "%08x-%04x-%04x-%04x-%012llx",
+	    (unsigned)(a >> 32), (unsigned)((a >> 16) & 0xffff),
+	    (unsigned)(a & 0xffff), (unsigned)(b >> 48),
+	    (unsigned long long)(b & 0xffffffffffffULL));
+}
+
+void
+util_time_format(time_t t, char out[32])
+{
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void
+util_now(char out[32])
+{
+	util_time_format(time(NULL), out);
+}
+
+time_t
+util_time_parse(const char *s)
+{
+	struct tm tm;
+	const char *p;
+	int oh = 0, om = 0;
+	time_t t;
+
+	memset(&tm, 0, sizeof tm);
+	if (s == NULL || (p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
+		return -1;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			;
+	t = timegm(&tm);
+	if ((*p == '+' || *p == '-') && sscanf(p + 1, "%d:%d", &oh, &om) >= 1)
+		t -= (*p == '+' ? 1 : -1) * (oh * 3600 + om * 60);
+	return t;
+}
+
+void
+util_random_suffix(char *out, size_t n)
+{
+	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		out[i] = alphabet[rng() % (sizeof alphabet - 1)];
+	out[n] = '\0';
+}
+
+uint64_t
+util_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void
+util_age(time_t since, char out[16])
+{
+	long d = (long)(time(NULL) - since);
+
+	if (d < 0)
+		d = 0;
+	if (d < 120)
+		snprintf(out, 16, "%lds", d);
+	else if (d < 600)
+		snprintf(out, 16, d % 60 ? "%ldm%lds" : "%ldm", d / 60, d % 60);
+	else if (d < 3 * 3600)
+		snprintf(out, 16, "%ldm", d / 60);
+	else if (d < 8 * 3600)
+		snprintf(out, 16, (d % 3600) / 60 ? "%ldh%ldm" : "%ldh",
+		    d / 3600, (d % 3600) / 60);
+	else if (d < 48 * 3600)
+		snprintf(out, 16, "%ldh", d / 3600);
+	else if (d < 8 * 86400)
+		snprintf(out, 16, (d % 86400) / 3600 ? "%ldd%ldh" : "%ldd",
+		    d / 86400, (d % 86400) / 3600);
+	else
+		snprintf(out, 16, "%ldd", d / 86400);
+}

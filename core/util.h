@@ -1,0 +1,27 @@
+/*
+ * Identifiers and time: object uids, RFC 3339 timestamps, generateName
+ * suffixes, and a monotonic clock for latencies.
+ */
+#ifndef VOLRAY_UTIL_H
+#define VOLRAY_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/* A random version-4 UUID, 36 characters plus NUL. */
+void util_uuid(char out[37]);
+/* Current UTC time as "2006-01-02T15:04:05Z". */
+void util_now(char out[32]);
+/* Format a Unix time the same way. */
+void util_time_format(time_t, char out[32]);
+/* Parse "2006-01-02T15:04:05Z" (fractions and offsets accepted); -1 on error. */
+time_t util_time_parse(const char *);
+/* n random characters from Kubernetes' generateName alphabet, plus NUL. */
+void util_random_suffix(char *out, size_t n);
+/* Monotonic microseconds. */
+uint64_t util_usec(void);
+/* A human age like kubectl prints it: 5s, 3m, 2m30s, 4h, 3d. */
+void util_age(time_t since, char out[16]);
+
+#endif

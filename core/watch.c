@@ -1,0 +1,502 @@
+/*
+ * Watch fan-out.
+ *
+ * The hub subscribes to the store's durable events. Each resource has a
+ * ring of its last events (references to the immutable object versions)
+ * and a list of watchers. When an event arrives it goes into the ring, then
+ * to every watcher of the resource whose filters match: the line
+ * {"type":...,"object":...} is encoded once per (type, encoding) and the
+ * same reference-counted buffer is queued on every connection.
+ *
+ * Filters see both the old and new version: an object that stops matching
+ * a watcher's selector is sent to it as DELETED, one that starts matching as
+ * ADDED, as the API server does. A watch resuming from revision R replays
+ * the ring after R; if the ring no longer reaches back to R, the watch gets
+ * 410 Expired. A watcher whose queued output passes the byte budget is
+ * closed: it must re-list, and memory stays bounded.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hmap.h"
+#include "json.h"
+#include "log.h"
+#include "status.h"
+#include "table.h"
+#include "watch.h"
+
+#define DEFAULT_HISTORY 10000
+#define DEFAULT_BUDGET (16u << 20)
+#define BOOKMARK_MS 10000
+
+struct wevent {
+	enum store_event_type type;
+	store_obj *obj;
+	store_obj *old;
+};
+
+struct watcher;
+
+struct wres {
+	char *key;
+	struct wevent *ring;
+	size_t cap, head, n;      /* circular buffer */
+	uint64_t known_since;      /* every change after this is in the ring */
+	struct watcher *first;
+};
+
+struct watcher {
+	watch_hub *hub;
+	struct wres *wr;
+	http_req *req;
+	const resource *r;
+	char *ns;
+	char *name;                 /* metadata.name field fast path */
+	selector *labels, *fields;
+	int bookmarks, table, include;
+	uint64_t start_rev;         /* events at or below are in the listing */
+	uv_timer_t *timer;
+	struct watcher *prev, *next;
+	int closed;
+};
+
+struct watch_hub {
+	uv_loop_t *loop;
+	store *st;
+	hmap *res;
+	size_t history;
+	size_t budget;
+	uint64_t last_rev;
+	uv_timer_t bookmark;
+	struct watch_stats stats;
+};
+
+static const char *type_names[] = { "", "ADDED", "MODIFIED", "DELETED" };
+
+static struct wres *
+wres_get(watch_hub *h, const char *key)
+{
+	struct wres *w = hmap_get(h->res, key);
+
+	if (w == NULL) {
+		w = calloc(1, sizeof *w);
+		if (w == NULL || (w->key = strdup(key)) == NULL)
+			fatal("out of memory");
+		w->cap = h->history;
+		w->ring = calloc(w->cap, sizeof *w->ring);
+		if (w->ring == NULL)
+			fatal("out of memory");
+		w->known_since = store_start_rev(h->st);
+		hmap_put(h->res, w->key, w);
+	}
+	return w;
+}
+
+static void
+timer_closed(uv_handle_t *h)
+{
+	free(h);
+}
+
+/* Unlink a watcher and finish its stream. */
+static void
+watcher_close(struct watcher *w)
+{
+	if (w->closed)
+		return;
+	w->closed = 1;
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		w->wr->first = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	if (w->timer != NULL) {
+		uv_timer_stop(w->timer);
+		uv_close((uv_handle_t *)w->timer, timer_closed);
+	}
+	w->hub->stats.watchers--;
+	http_stream_end(w->req);
+	selector_free(w->labels);
+	selector_free(w->fields);
+	free(w->ns);
+	free(w->name);
+	free(w);
+}
+
+static void
+peer_closed(http_req *req, void *arg)
+{
+	watcher_close(arg);
+}
+
+static void
+timed_out(uv_timer_t *t)
+{
+	watcher_close(t->data);
+}
+
+/* Does this version pass the watcher's filters? */
+static int
+matches(const struct watcher *w, const store_obj *o, cJSON **tree)
+{
+	if (o == NULL)
+		return 0;
+	if (w->ns != NULL && strcmp(w->ns, o->ns) != 0)
+		return 0;
+	if (w->name != NULL && strcmp(w->name, o->name) != 0)
+		return 0;
+	if (w->labels != NULL && !selector_match_labels(w->labels, o->labels))
+		return 0;
+	if (w->fields != NULL) {
+		if (*tree == NULL)
+			*tree = store_obj_tree(o);
+		if (!selector_match_fields(w->fields, *tree))
+			return 0;
+	}
+	return 1;
+}
+
+/* Encode one event line in the watcher's encoding. */
+static rbuf *
+encode(const struct watcher *w, enum store_event_type type,
+    const store_obj *o)
+{
+	char *s;
+	size_t tl;
+	rbuf *b;
+
+	if (!w->table) {
+		tl = strlen(type_names[type]);
+		b = rbuf_new(NULL, o->json->len + tl + 22);
+		b->len = (size_t)sprintf(b->data, "{\"type\":\"%s\",\"object\":",
+		    type_names[type]);
+		memcpy(b->data + b->len, o->json->data, o->json->len);
+		b->len += o->json->len;
+		b->data[b->len++] = '}';
+		b->data[b->len++] = '\n';
+		b->data[b->len] = '\0';
+		return b;
+	} else {
+		cJSON *tree = store_obj_tree(o), *t, *ev;
+		char rv[32];
+
+		snprintf(rv, sizeof rv, "%llu", (unsigned long long)o->rev);
+		t = table_new(w->r, rv);
+		table_add_row(t, w->r, tree, w->include);
+		cJSON_Delete(tree);
+		ev = cJSON_CreateObject();
+		cJSON_AddStringToObject(ev, "type", type_names[type]);
+		cJSON_AddItemToObject(ev, "object", t);
+		s = json_print(ev);
+		cJSON_Delete(ev);
+		tl = strlen(s);
+		b = rbuf_new(s, tl + 1);
+		b->data[tl] = '\n';
+		free(s);
+		return b;
+	}
+}
+
+/* Queue a line; close the watcher if it has fallen too far behind. */
+static void
+send_line(struct watcher *w, rbuf *line)
+{
+	if (http_stream_write(w->req, line) != 0) {
+		watcher_close(w);
+		return;
+	}
+	w->hub->stats.events_sent++;
+	if (http_stream_pending(w->req) > w->hub->budget) {
+		log_warn("watch: closing slow watcher of %s (%zu bytes "
+		    "queued)", w->r->store_key, http_stream_pending(w->req));
+		w->hub->stats.closed_slow++;
+		watcher_close(w);
+	}
+}
+
+/*
+ * Decide what (if anything) a watcher sees of an event, and send it, using
+ * the per-event cache of encoded lines.
+ */
+static void
+deliver(struct watcher *w, const struct wevent *e, rbuf *cache[2][4],
+    cJSON **tnew, cJSON **told)
+{
+	int mnew, mold;
+	enum store_event_type type = e->type;
+	const store_obj *o = e->obj;
+
+	if (o->rev <= w->start_rev)
+		return;
+	mnew = matches(w, e->obj, tnew);
+	mold = e->old != NULL && matches(w, e->old, told);
+	if (type == STORE_DELETED) {
+		if (!mnew && !mold)
+			return;
+	} else if (type == STORE_MODIFIED) {
+		if (!mnew && !mold)
+			return;
+		if (mnew && !mold)
+			type = STORE_ADDED;
+		else if (!mnew && mold)
+			type = STORE_DELETED;
+	} else if (!mnew)
+		return;
+	if (cache[w->table][type] == NULL)
+		cache[w->table][type] = encode(w, type, o);
+	send_line(w, rbuf_ref(cache[w->table][type]));
+}
+
+/* A durable store event: remember it and fan it out. */
+static void
+on_event(void *arg, const store_event *se)
+{
+	watch_hub *h = arg;
+	struct wres *wr = wres_get(h, se->obj->res);
+	struct wevent *slot;
+	struct watcher *w, *next;
+	rbuf *cache[2][4] = { { 0 } };
+	cJSON *tnew = NULL, *told = NULL;
+	int i, j;
+
+	if (wr->n == wr->cap) {
+		slot = &wr->ring[wr->head];
+		wr->known_since = slot->obj->rev;
+		store_obj_unref(slot->obj);
+		store_obj_unref(slot->old);
+		wr->head = (wr->head + 1) % wr->cap;
+		wr->n--;
+	}
+	slot = &wr->ring[(wr->head + wr->n) % wr->cap];
+	wr->n++;
+	slot->type = se->type;
+	slot->obj = store_obj_ref(se->obj);
+	slot->old = store_obj_ref(se->old);
+	h->last_rev = se->obj->rev;
+	for (w = wr->first; w != NULL; w = next) {
+		next = w->next;
+		deliver(w, slot, cache, &tnew, &told);
+	}
+	for (i = 0; i < 2; i++)
+		for (j = 0; j < 4; j++)
+			rbuf_unref(cache[i][j]);
+	cJSON_Delete(tnew);
+	cJSON_Delete(told);
+}
+
+static void
+send_bookmark(struct watcher *w, uint64_t rev)
+{
+	char buf[512];
+	int n;
+
+	n = snprintf(buf, sizeof buf, "{\"type\":\"BOOKMARK\",\"object\":"
+	    "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":"
+	    "{\"resourceVersion\":\"%llu\"}}}\n", w->table ? "Table" :
+	    w->r->kind, w->table ? "meta.k8s.io/v1" : w->r->gv,
+	    (unsigned long long)rev);
+	send_line(w, rbuf_new(buf, n));
+}
+
+static int
+bookmark_res(const char *key, void *value, void *arg)
+{
+	struct wres *wr = value;
+	watch_hub *h = arg;
+	struct watcher *w, *next;
+
+	(void)key;
+	for (w = wr->first; w != NULL; w = next) {
+		next = w->next;
+		if (w->bookmarks && h->last_rev > w->start_rev)
+			send_bookmark(w, h->last_rev);
+	}
+	return 0;
+}
+
+static void
+bookmark_tick(uv_timer_t *t)
+{
+	watch_hub *h = t->data;
+
+	hmap_each(h->res, bookmark_res, h);
+}
+
+watch_hub *
+watch_hub_new(uv_loop_t *loop, store *st)
+{
+	watch_hub *h = calloc(1, sizeof *h);
+
+	if (h == NULL)
+		fatal("out of memory");
+	h->loop = loop;
+	h->st = st;
+	h->res = hmap_new();
+	h->history = DEFAULT_HISTORY;
+	h->budget = DEFAULT_BUDGET;
+	h->last_rev = store_rev(st);
+	store_subscribe(st, on_event, h);
+	uv_timer_init(loop, &h->bookmark);
+	h->bookmark.data = h;
+	uv_timer_start(&h->bookmark, bookmark_tick, BOOKMARK_MS, BOOKMARK_MS);
+	uv_unref((uv_handle_t *)&h->bookmark);
+	return h;
+}
+
+static int
+free_wres(const char *key, void *value, void *arg)
+{
+	struct wres *wr = value;
+	size_t i;
+
+	(void)key;
+	(void)arg;
+	while (wr->first != NULL)
+		watcher_close(wr->first);
+	for (i = 0; i < wr->n; i++) {
+		store_obj_unref(wr->ring[(wr->head + i) % wr->cap].obj);
+		store_obj_unref(wr->ring[(wr->head + i) % wr->cap].old);
+	}
+	free(wr->ring);
+	free(wr->key);
+	free(wr);
+	return 0;
+}
+
+void
+watch_hub_free(watch_hub *h)
+{
+	if (h == NULL)
+		return;
+	uv_timer_stop(&h->bookmark);
+	uv_close((uv_handle_t *)&h->bookmark, NULL);
+	hmap_each(h->res, free_wres, NULL);
+	hmap_free(h->res);
+	free(h);
+}
+
+void
+watch_set_history(watch_hub *h, int events)
+{
+	h->history = events > 0 ? (size_t)events : DEFAULT_HISTORY;
+}
+
+void
+watch_set_budget(watch_hub *h, size_t bytes)
+{
+	h->budget = bytes;
+}
+
+void
+watch_get_stats(const watch_hub *h, struct watch_stats *s)
+{
+	*s = h->stats;
+}
+
+static void
+respond_status(http_req *req, cJSON *st)
+{
+	char *s = json_print(st);
+
+	http_respond(req, status_code(st), "application/json", s, strlen(s));
+	free(s);
+	cJSON_Delete(st);
+}
+
+int
+watch_open(watch_hub *h, http_req *req, struct watch_opts *o)
+{
+	struct wres *wr = wres_get(h, o->r->store_key);
+	struct watcher *w;
+	const char *name;
+	size_t i;
+
+	if (!o->initial && o->rv < wr->known_since) {
+		h->stats.expired++;
+		selector_free(o->labels);
+		selector_free(o->fields);
+		respond_status(req, status_error(410, "Expired",
+		    "too old resource version: %llu (%llu)",
+		    (unsigned long long)o->rv,
+		    (unsigned long long)wr->known_since));
+		return -1;
+	}
+	w = calloc(1, sizeof *w);
+	if (w == NULL)
+		fatal("out of memory");
+	w->hub = h;
+	w->wr = wr;
+	w->req = req;
+	w->r = o->r;
+	w->ns = o->ns ? strdup(o->ns) : NULL;
+	w->labels = o->labels && !selector_empty(o->labels) ? o->labels : NULL;
+	if (w->labels == NULL)
+		selector_free(o->labels);
+	w->fields = o->fields && !selector_empty(o->fields) ? o->fields : NULL;
+	if (w->fields == NULL)
+		selector_free(o->fields);
+	name = w->fields ? selector_field_equals(w->fields, "metadata.name") :
+	    NULL;
+	w->name = name ? strdup(name) : NULL;
+	w->bookmarks = o->bookmarks;
+	w->table = o->table;
+	w->include = o->table_include;
+	w->next = wr->first;
+	if (wr->first)
+		wr->first->prev = w;
+	wr->first = w;
+	h->stats.watchers++;
+	http_req_on_close(req, peer_closed, w);
+	http_stream_begin(req, 200, "application/json");
+	if (o->timeout_s > 0) {
+		w->timer = malloc(sizeof *w->timer);
+		if (w->timer == NULL)
+			fatal("out of memory");
+		uv_timer_init(h->loop, w->timer);
+		w->timer->data = w;
+		uv_timer_start(w->timer, timed_out,
+		    (uint64_t)o->timeout_s * 1000, 0);
+	}
+	if (o->initial) {
+		/* Synthetic ADDED for every current object. */
+		store_obj *const *objs;
+		size_t n = store_list(h->st, o->r->store_key, w->ns, &objs);
+		rbuf **lines = calloc(n + 1, sizeof *lines);
+		size_t nl = 0;
+
+		w->start_rev = store_rev(h->st);
+		for (i = 0; i < n; i++) {
+			cJSON *t = NULL;
+
+			if (matches(w, objs[i], &t))
+				lines[nl++] = encode(w, STORE_ADDED, objs[i]);
+			cJSON_Delete(t);
+		}
+		for (i = 0; i < nl && !w->closed; i++)
+			send_line(w, lines[i]);
+		for (; i < nl; i++)
+			rbuf_unref(lines[i]);
+		free(lines);
+		return 0;
+	}
+	/* Replay what the ring holds after rv. */
+	w->start_rev = o->rv;
+	for (i = 0; i < wr->n && !w->closed; i++) {
+		struct wevent *e = &wr->ring[(wr->head + i) % wr->cap];
+		rbuf *cache[2][4] = { { 0 } };
+		cJSON *tn = NULL, *to = NULL;
+		int a, b;
+
+		if (e->obj->rev <= o->rv)
+			continue;
+		deliver(w, e, cache, &tn, &to);
+		for (a = 0; a < 2; a++)
+			for (b = 0; b < 4; b++)
+				rbuf_unref(cache[a][b]);
+		cJSON_Delete(tn);
+		cJSON_Delete(to);
+	}
+	return 0;
+}

@@ -1,0 +1,34 @@
+#!/bin/sh
+# The daemon starts, serves health, version and discovery, and stock
+# kubectl can create, read and delete a Pod through the kubeconfig it wrote.
+. "$(dirname "$0")/lib.sh"
+start_daemon
+
+expect_eq ok "$(curl -fs "$API/healthz")" "healthz"
+curl -fs "$API/version" | grep -q '"minor":"32"' || fail "version"
+pass "health and version"
+
+k get ns default -o name | grep -q '^namespace/default$' || fail "default ns"
+k get ns kube-system >/dev/null || fail "kube-system ns"
+k get queues.scheduling.volcano.sh root default >/dev/null || fail "queues"
+pass "bootstrap objects"
+
+cat >"$WORK/pod.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p1
+  labels: {app: web}
+spec:
+  containers:
+  - name: c
+    image: busybox
+    command: ["sleep", "1000"]
+YAML
+k apply -f "$WORK/pod.yaml" | grep -q 'pod/p1 created' || fail "apply create"
+expect_eq Pending "$(k get pod p1 -o jsonpath='{.status.phase}')" "phase"
+expect_eq Always "$(k get pod p1 -o jsonpath='{.spec.containers[0].imagePullPolicy}')" "imagePullPolicy default"
+k get pods | grep -q '^p1 ' || fail "table get"
+k delete pod p1 | grep -q 'pod "p1" deleted' || fail "delete"
+k get pod p1 2>&1 | grep -q 'NotFound' || fail "gone after delete"
+pass "pod lifecycle"

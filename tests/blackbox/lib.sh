@@ -1,0 +1,84 @@
+# Shared helpers for black-box tests: start a real volrayd on a free
+# loopback port with a fresh data dir, point kubectl at its kubeconfig,
+# and stop it (and clean up) when the test exits.
+set -eu
+
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+VOLRAYD="$top_builddir/volrayd"
+SAMPLES="$top_srcdir/../shared/upstream-samples"
+TEST_NAME=$(basename "$0" .sh)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/volray-$TEST_NAME.XXXXXX")
+DATA="$WORK/data"
+DAEMON_PID=""
+
+cleanup() {
+	rc=$?
+	if [ -n "$DAEMON_PID" ]; then
+		kill "$DAEMON_PID" 2>/dev/null || true
+		wait "$DAEMON_PID" 2>/dev/null || true
+	fi
+	if [ $rc -ne 0 ] && [ -f "$WORK/volrayd.log" ]; then
+		echo "---- volrayd log (last 40 lines)"
+		tail -n 40 "$WORK/volrayd.log"
+	fi
+	rm -rf "$WORK"
+	exit $rc
+}
+trap cleanup EXIT INT TERM
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+pass() {
+	echo "ok: $*"
+}
+
+# free_port: a port nobody listens on right now.
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# start_daemon [extra volrayd flags]: start and wait until /readyz is 200.
+start_daemon() {
+	PORT=$(free_port)
+	"$VOLRAYD" --data-dir "$DATA" --listen "127.0.0.1:$PORT" \
+		--no-local-node --share-dir "$top_srcdir" "$@" \
+		>>"$WORK/volrayd.log" 2>&1 &
+	DAEMON_PID=$!
+	API="http://127.0.0.1:$PORT"
+	i=0
+	until curl -fs "$API/readyz" >/dev/null 2>&1 && [ -f "$DATA/kubeconfig" ]; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || fail "volrayd did not become ready"
+		kill -0 "$DAEMON_PID" 2>/dev/null || fail "volrayd exited"
+		sleep 0.05
+	done
+	export KUBECONFIG="$DATA/kubeconfig"
+}
+
+# stop_daemon [signal]: stop it (default TERM) and wait for the exit.
+stop_daemon() {
+	kill -"${1:-TERM}" "$DAEMON_PID"
+	wait "$DAEMON_PID" || true
+	DAEMON_PID=""
+}
+
+k() {
+	kubectl --request-timeout=20s "$@"
+}
+
+# expect_eq WANT GOT WHAT
+expect_eq() {
+	[ "$1" = "$2" ] || fail "$3: want '$1', got '$2'"
+}
+
+# expect_contains HAYSTACK NEEDLE WHAT
+expect_contains() {
+	case "$1" in
+	*"$2"*) ;;
+	*) fail "$3: '$2' not in: $1" ;;
+	esac
+}

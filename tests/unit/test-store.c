@@ -1,0 +1,145 @@
+/*
+ * Unit tests for the store: versions and revisions, ordered and namespaced
+ * lists, the uid and owner indexes, events delivered only once durable, and
+ * recovery of everything after close and reopen.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "store.h"
+
+static int events, durable_calls;
+static enum store_event_type last_type;
+
+static void
+on_event(void *arg, const store_event *e)
+{
+	(void)arg;
+	events++;
+	last_type = e->type;
+}
+
+static void
+on_durable(void *arg)
+{
+	(void)arg;
+	durable_calls++;
+}
+
+static cJSON *
+obj(const char *ns, const char *name, const char *uid, const char *owner)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof buf, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
+	    "\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"%s\","
+	    "\"labels\":{\"app\":\"x\"}%s%s%s}}", name, ns, uid,
+	    owner ? ",\"ownerReferences\":[{\"uid\":\"" : "",
+	    owner ? owner : "", owner ? "\",\"kind\":\"ReplicaSet\","
+	    "\"name\":\"rs\",\"controller\":true}]" : "");
+	return cJSON_Parse(buf);
+}
+
+static void
+put(store *st, const char *ns, const char *name, const char *uid,
+    const char *owner)
+{
+	cJSON *o = obj(ns, name, uid, owner);
+
+	store_put(st, "pods", ns, name, o);
+	cJSON_Delete(o);
+}
+
+int
+main(void)
+{
+	char dir[] = "/tmp/volray-test-store.XXXXXX";
+	uv_loop_t *loop = uv_default_loop();
+	store *st;
+	char *cause = NULL;
+	store_obj *const *objs;
+	const store_obj *o;
+	const char **keys;
+	uint64_t rev;
+	size_t n;
+	cJSON *t;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK(store_open(loop, dir, &st, &cause) == 0);
+	store_subscribe(st, on_event, NULL);
+	CHECK(store_rev(st) == 0);
+
+	put(st, "b", "p2", "u2", NULL);
+	put(st, "a", "p1", "u1", NULL);
+	put(st, "b", "p1", "u3", "u1");
+	rev = store_rev(st);
+	CHECK(rev == 3);
+	/* Nothing is observed before the log says durable. */
+	CHECK(events == 0);
+	store_when_durable(st, rev, on_durable, NULL);
+	while (durable_calls == 0)
+		uv_run(loop, UV_RUN_ONCE);
+	CHECK(events == 3);
+	CHECK(last_type == STORE_ADDED);
+
+	n = store_list(st, "pods", NULL, &objs);
+	CHECK(n == 3);
+	CHECK(n == 3 && strcmp(objs[0]->key, "pods/a/p1") == 0);
+	CHECK(n == 3 && strcmp(objs[1]->key, "pods/b/p1") == 0);
+	CHECK(n == 3 && strcmp(objs[2]->key, "pods/b/p2") == 0);
+	n = store_list(st, "pods", "b", &objs);
+	CHECK(n == 2);
+	CHECK(store_list(st, "pods", "c", &objs) == 0);
+
+	o = store_get(st, "pods", "b", "p2");
+	CHECK(o != NULL && o->rev == 1);
+	t = o ? store_obj_tree(o) : NULL;
+	CHECK(t != NULL && strcmp(cJSON_GetObjectItem(cJSON_GetObjectItem(t,
+	    "metadata"), "resourceVersion")->valuestring, "1") == 0);
+	cJSON_Delete(t);
+	CHECK(store_get_uid(st, "u3") == store_get(st, "pods", "b", "p1"));
+	CHECK(store_dependents(st, "u1", &keys) == 1);
+	CHECK(strcmp(keys[0], "pods/b/p1") == 0);
+	CHECK(o != NULL && o->labels != NULL);
+
+	/* Replace and delete. */
+	put(st, "b", "p2", "u2", NULL);
+	CHECK(store_get(st, "pods", "b", "p2")->rev == 4);
+	t = obj("b", "p1", "u3", "u1");
+	store_delete(st, "pods", "b", "p1", t);
+	cJSON_Delete(t);
+	CHECK(store_get(st, "pods", "b", "p1") == NULL);
+	CHECK(store_dependents(st, "u1", &keys) == 0);
+	CHECK(store_get_uid(st, "u3") == NULL);
+	durable_calls = 0;
+	store_when_durable(st, store_rev(st), on_durable, NULL);
+	while (durable_calls == 0)
+		uv_run(loop, UV_RUN_ONCE);
+	CHECK(events == 5);
+	CHECK(last_type == STORE_DELETED);
+	store_close(st);
+	uv_run(loop, UV_RUN_NOWAIT);
+
+	/* Reopen: the same state and revision come back. */
+	CHECK(store_open(loop, dir, &st, &cause) == 0);
+	CHECK(store_rev(st) == 5);
+	CHECK(store_count(st, "pods") == 2);
+	CHECK(store_get(st, "pods", "b", "p1") == NULL);
+	CHECK(store_get(st, "pods", "b", "p2") != NULL &&
+	    store_get(st, "pods", "b", "p2")->rev == 4);
+	CHECK(store_get_uid(st, "u1") != NULL);
+	put(st, "a", "p9", "u9", NULL);
+	CHECK(store_rev(st) == 6);
+	store_close(st);
+	uv_run(loop, UV_RUN_NOWAIT);
+	{
+		char cmd[256];
+
+		snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+		CHECK(system(cmd) == 0);
+	}
+	return check_result("test-store");
+}
