@@ -12,6 +12,7 @@
 #include "json.h"
 #include "log.h"
 #include "status.h"
+#include "util.h"
 
 static void
 set_default_str(cJSON *o, const char *key, const char *v)
@@ -299,6 +300,50 @@ service_mutate(store *st, cJSON *obj, const cJSON *old)
 	(void)st;
 }
 
+/* A CRD is accepted and established as soon as it is stored. */
+static void
+crd_mutate(cJSON *obj)
+{
+	cJSON *st = json_obj(obj, "status"), *conds, *c, *vs;
+	const cJSON *v;
+	char now[32];
+	int i;
+	static const char *types[] = { "NamesAccepted", "Established" };
+	static const char *reasons[] = { "NoConflicts", "InitialNamesAccepted" };
+	static const char *msgs[] = { "no conflicts found",
+	    "the initial names have been accepted" };
+
+	util_now(now);
+	conds = cJSON_CreateArray();
+	for (i = 0; i < 2; i++) {
+		const cJSON *prev;
+		const char *since = now;
+
+		cJSON_ArrayForEach(prev, json_at(st, "conditions"))
+			if (json_str(prev, "type") && strcmp(json_str(prev,
+			    "type"), types[i]) == 0 &&
+			    json_str(prev, "lastTransitionTime"))
+				since = json_str(prev, "lastTransitionTime");
+		c = cJSON_CreateObject();
+		cJSON_AddStringToObject(c, "type", types[i]);
+		cJSON_AddStringToObject(c, "status", "True");
+		cJSON_AddStringToObject(c, "lastTransitionTime", since);
+		cJSON_AddStringToObject(c, "reason", reasons[i]);
+		cJSON_AddStringToObject(c, "message", msgs[i]);
+		cJSON_AddItemToArray(conds, c);
+	}
+	json_set(st, "conditions", conds);
+	if (json_at(obj, "spec.names") != NULL)
+		json_set(st, "acceptedNames", cJSON_Duplicate(json_at(obj,
+		    "spec.names"), 1));
+	vs = cJSON_CreateArray();
+	cJSON_ArrayForEach(v, json_at(obj, "spec.versions"))
+		if (cJSON_IsTrue(json_at(v, "storage")) && json_str(v, "name"))
+			cJSON_AddItemToArray(vs, cJSON_CreateString(json_str(v,
+			    "name")));
+	json_set(st, "storedVersions", vs);
+}
+
 void
 admission_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
 {
@@ -338,6 +383,9 @@ admission_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
 		    "PreemptLowerPriority");
 	} else if (strcmp(k, "events") == 0) {
 		set_default_num(obj, "count", 1);
+	} else if (strcmp(k, "customresourcedefinitions.apiextensions.k8s.io")
+	    == 0) {
+		crd_mutate(obj);
 	}
 }
 

@@ -28,7 +28,8 @@
  * does not run on the sync thread so that a large one never holds up
  * commits. Value references are dropped on the loop thread afterwards.
  *
- * Recovery (wal_open) loads the newest snapshot that validates, replays the
+ * Recovery (wal_open) takes DIR/store/lock (flock) so no second process
+ * shares the log, loads the newest snapshot that validates, replays the
  * segments in order skipping revisions the snapshot covers, truncates the
  * log at the first torn or corrupt record, fsyncs what it read (it may have
  * come from the page cache of a killed process) and starts a new segment.
@@ -462,6 +463,7 @@ write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
+/* Make renames, creations and removals in dir durable. */
 static int
 fsync_dir(const char *dir)
 {
@@ -561,10 +563,12 @@ struct map {
 	size_t len;
 };
 
+/* Open and map a whole file read-only (an empty file maps to nothing). */
 static int
 map_open(const char *path, int flags, struct map *m)
 {
 	struct stat st;
+	int r;
 
 	m->p = NULL;
 	m->len = 0;
@@ -583,8 +587,9 @@ map_open(const char *path, int flags, struct map *m)
 	madvise(m->p, m->len, MADV_SEQUENTIAL);
 	return 0;
 fail:
+	r = -errno;
 	close(m->fd);
-	return -errno;
+	return r;
 }
 
 static void
@@ -619,6 +624,10 @@ snap_check(const struct map *m, uint64_t rev, const char **why)
 		if ((sz = rec_decode(p + off, end - off, &r, why)) <= 0) {
 			if (sz == 0)
 				*why = "zero record length";
+			return -1;
+		}
+		if (r.op != WAL_PUT || r.rev > rev) {
+			*why = "record not a live object";
 			return -1;
 		}
 		n++;
@@ -891,6 +900,7 @@ backoff(wal *w, unsigned *tries)
 	return 0;
 }
 
+/* Count one fdatasync and its latency in the histogram. */
 static void
 note_sync(wal *w, uint64_t usec)
 {
@@ -907,6 +917,7 @@ note_sync(wal *w, uint64_t usec)
 	uv_mutex_unlock(&w->mu);
 }
 
+/* Count one durable batch and its size in the histogram. */
 static void
 note_batch(wal *w, size_t nrec, size_t bytes)
 {
@@ -1086,6 +1097,7 @@ struct bwriter {
 	int err;
 };
 
+/* Write out the buffer; the first error sticks and later writes are skipped. */
 static void
 bw_flush(struct bwriter *bw)
 {
@@ -1097,6 +1109,7 @@ bw_flush(struct bwriter *bw)
 	bw->len = 0;
 }
 
+/* Buffer bytes for the snapshot file, folding them into its running CRC. */
 static void
 bw_put(struct bwriter *bw, const void *p, size_t n)
 {
@@ -1275,6 +1288,10 @@ snap_free(wal_snap *s)
 
 /* Loop thread side. */
 
+/*
+ * Woken by the other threads: reap a finished snapshot first (durable_cb
+ * may well start the next one), then report the durable revision.
+ */
 static void
 async_cb(uv_async_t *h)
 {
@@ -1313,6 +1330,7 @@ free_wal(wal *w)
 	free(w);
 }
 
+/* The async handle is closed: nothing refers to the wal any more. */
 static void
 close_cb(uv_handle_t *h)
 {
@@ -1324,6 +1342,7 @@ close_cb(uv_handle_t *h)
 	free_wal(w);
 }
 
+/* Recover synchronously, then start a fresh segment and the sync thread. */
 int
 wal_open(uv_loop_t *loop, const char *dir, wal_replay_cb replay_cb,
     wal_durable_cb durable_cb, void *arg, uint64_t *last_rev, wal **out,
@@ -1342,8 +1361,11 @@ wal_open(uv_loop_t *loop, const char *dir, wal_replay_cb replay_cb,
 	w->fd = -1;
 	w->lockfd = -1;
 	w->dir = xasprintf("%s/store", dir);
-	if ((mkdir(dir, 0755) != 0 && errno != EEXIST) ||
-	    (mkdir(w->dir, 0755) != 0 && errno != EEXIST)) {
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		*cause = xasprintf("mkdir %s: %s", dir, strerror(errno));
+		goto fail;
+	}
+	if (mkdir(w->dir, 0755) != 0 && errno != EEXIST) {
 		*cause = xasprintf("mkdir %s: %s", w->dir, strerror(errno));
 		goto fail;
 	}
@@ -1390,6 +1412,7 @@ fail:
 	return -1;
 }
 
+/* Encode the record into the pending buffer; the CRC is the sync thread's. */
 void
 wal_append(wal *w, uint64_t rev, int op, const char *key, size_t klen,
     const char *val, size_t vlen)
@@ -1399,7 +1422,10 @@ wal_append(wal *w, uint64_t rev, int op, const char *key, size_t klen,
 	if (rev <= w->appended)
 		fatal("wal: revision %llu appended after %llu",
 		    (unsigned long long)rev, (unsigned long long)w->appended);
-	if (klen > REC_MAX || vlen > REC_MAX - REC_FIXED - klen)
+	if (op != WAL_PUT && op != WAL_DELETE)
+		fatal("wal: unknown operation %d", op);
+	if (klen > REC_MAX || vlen > REC_MAX ||
+	    klen + vlen > REC_MAX - REC_FIXED)
 		fatal("wal: record of %zu bytes is too large", klen + vlen);
 	if (op == WAL_DELETE)
 		vlen = 0;
@@ -1432,6 +1458,7 @@ wal_durable_rev(const wal *w)
 	return __atomic_load_n(&w->durable, __ATOMIC_ACQUIRE);
 }
 
+/* Start a snapshot: the log rotates at rev+1, in order with the appends. */
 wal_snap *
 wal_snapshot_begin(wal *w, uint64_t rev)
 {
@@ -1496,6 +1523,7 @@ wal_snapshot_add(wal_snap *s, const char *key, size_t klen, rbuf *val)
 	wal_snapshot_add_rev(s, key, klen, s->rev, val);
 }
 
+/* Hand the snapshot to its own thread, so commits go on meanwhile. */
 void
 wal_snapshot_commit(wal_snap *s)
 {
@@ -1513,6 +1541,10 @@ wal_snapshot_commit(wal_snap *s)
 	}
 }
 
+/*
+ * Blocks the loop thread until the sync thread has written everything and
+ * any snapshot is done: shutdown is the one time that is right.
+ */
 void
 wal_close(wal *w)
 {

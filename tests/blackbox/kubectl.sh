@@ -1,0 +1,304 @@
+#!/bin/sh
+# Stock kubectl against volrayd: apply (create, then update) of built-in
+# kinds, a CRD and its custom resources; get in its output forms; watch;
+# describe with events; the three patch types and the status subresource;
+# wait; delete with finalizers and cascading owners; server-side apply.
+. "$(dirname "$0")/lib.sh"
+start_daemon
+
+cat >"$WORK/app.yaml" <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {app: web, tier: front}
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.25
+        env:
+        - {name: MODE, value: one}
+        - {name: KEEP, value: kept}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  selector: {app: web}
+  ports:
+  - {port: 80, targetPort: 8080}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: pi
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: pi, image: perl, command: [perl, -e, "print 1"]}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: solo
+  labels: {app: solo}
+spec:
+  containers:
+  - {name: main, image: busybox, command: [sleep, "3600"]}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: node-a
+  labels: {volray.io/runtime: virtual, zone: z1}
+YAML
+
+# --- apply: create, then update
+out=$(k apply -f "$WORK/app.yaml")
+for o in deployment.apps/web service/web job.batch/pi pod/solo node/node-a; do
+	expect_contains "$out" "$o created" "apply create"
+done
+sed -e 's/replicas: 2/replicas: 3/' -e 's/value: one/value: two/' \
+	"$WORK/app.yaml" >"$WORK/app2.yaml"
+out=$(k apply -f "$WORK/app2.yaml")
+expect_contains "$out" "deployment.apps/web configured" "apply update"
+expect_contains "$out" "service/web unchanged" "apply no-op"
+expect_eq 3 "$(k get deploy web -o jsonpath='{.spec.replicas}')" "replicas after apply"
+expect_eq "two kept" "$(k get deploy web -o jsonpath='{.spec.template.spec.containers[0].env[*].value}')" "env merged by name"
+expect_eq 2 "$(k get deploy web -o jsonpath='{.metadata.generation}')" "generation bumped once"
+expect_eq 8080 "$(k get svc web -o jsonpath='{.spec.ports[0].targetPort}')" "service port"
+pass "apply create and update of Deployment, Service, Job, Pod, Node"
+
+# --- a CRD and its custom resources
+cat >"$WORK/crd.yaml" <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wg]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    additionalPrinterColumns:
+    - {name: Size, type: integer, jsonPath: .spec.size}
+    - {name: Phase, type: string, jsonPath: .status.phase}
+    - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [size]
+            properties:
+              size: {type: integer, minimum: 1, maximum: 10}
+              color: {type: string, enum: [red, blue], default: red}
+          status:
+            type: object
+            properties:
+              phase: {type: string}
+              conditions:
+                type: array
+                items:
+                  type: object
+                  properties:
+                    type: {type: string}
+                    status: {type: string}
+YAML
+k apply -f "$WORK/crd.yaml" | grep -q 'created' || fail "CRD apply"
+k wait --for=condition=Established crd/widgets.example.com --timeout=10s >/dev/null ||
+	fail "CRD established"
+cat >"$WORK/w.yaml" <<'YAML'
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w1, labels: {team: a}}
+spec: {size: 3}
+YAML
+k apply -f "$WORK/w.yaml" | grep -q 'widget.example.com/w1 created' || fail "CR create"
+expect_eq red "$(k get wg w1 -o jsonpath='{.spec.color}')" "CR default applied"
+sed 's/size: 3/size: 4/' "$WORK/w.yaml" | k apply -f - | grep -q configured || fail "CR update"
+expect_eq 4 "$(k get widget w1 -o jsonpath='{.spec.size}')" "CR updated"
+if out=$(sed 's/size: 3/size: 99/' "$WORK/w.yaml" | k apply -f - 2>&1); then
+	fail "schema violation accepted"
+fi
+expect_contains "$out" "spec.size" "422 names the field"
+expect_eq 4 "$(k get widget w1 -o jsonpath='{.spec.size}')" "rejected write changed nothing"
+k get widgets | grep -q '^w1 *4 ' || fail "printer columns: $(k get widgets)"
+pass "CRD, custom resources, schema validation, printer columns"
+
+# --- get in its forms
+k get pods | grep -q '^solo *0/1 *Pending' || fail "pod table: $(k get pods)"
+k get pods -o wide | grep -q 'NOMINATED NODE' || fail "wide columns"
+k get pods -A | grep -q '^default *solo ' || fail "-A namespace column"
+k get pods --show-labels | grep -q 'app=solo' || fail "--show-labels"
+expect_eq "pod/solo" "$(k get pods -l app=solo -o name)" "label selector"
+expect_eq "" "$(k get pods -l app=nothing -o name)" "label selector, no match"
+k get pod solo -o yaml | grep -q '^  uid: ' || fail "-o yaml"
+k get nodes | grep -q '^node-a ' || fail "nodes table"
+expect_eq "deployment.apps/web" "$(k get deploy --field-selector metadata.name=web -o name)" "field selector"
+pass "get: table, wide, -A, --show-labels, -l, --field-selector, yaml"
+
+# --- watch sees ADDED, MODIFIED, DELETED
+k get configmaps --watch-only -o json >"$WORK/watch.json" 2>&1 &
+WPID=$!
+k get configmaps -w -o name >/dev/null 2>&1 &
+i=0
+until curl -fs "$API/metrics" | grep -q '^volray_watchers 2'; do
+	i=$((i + 1)); [ $i -lt 200 ] || fail "watchers did not connect"; sleep 0.05
+done
+k create -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: watched}
+data: {a: "1"}
+YAML
+k patch cm watched --type=merge -p '{"data":{"a":"2"}}' >/dev/null
+k delete cm watched >/dev/null
+i=0
+until [ "$(grep -c '"name": "watched"' "$WORK/watch.json")" -ge 3 ]; do
+	i=$((i + 1)); [ $i -lt 200 ] || fail "watch events: $(cat "$WORK/watch.json")"; sleep 0.05
+done
+kill $WPID 2>/dev/null || true
+python3 - "$WORK/watch.json" <<'PY' || fail "watch event order"
+import json, sys
+dec, text, objs, i = json.JSONDecoder(), open(sys.argv[1]).read(), [], 0
+while i < len(text):
+    if text[i].isspace(): i += 1; continue
+    o, i = dec.raw_decode(text, i); objs.append(o)
+vals = [o.get("data", {}).get("a") for o in objs if o["metadata"]["name"] == "watched"]
+assert vals[:2] == ["1", "2"], vals
+PY
+pass "get -w sees create, update and delete"
+
+# --- describe shows events
+uid=$(k get pod solo -o jsonpath='{.metadata.uid}')
+k create -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Event
+metadata: {name: solo.ev1}
+involvedObject: {kind: Pod, name: solo, namespace: default, uid: "$uid", apiVersion: v1}
+reason: Pulled
+message: Container image already present
+type: Normal
+source: {component: kubelet}
+count: 1
+YAML
+k describe pod solo | grep -q 'Pulled .*Container image already present' ||
+	fail "describe events: $(k describe pod solo | tail -5)"
+pass "describe shows the pod's events"
+
+# --- patch types and the status subresource
+k patch pod solo --type=merge -p '{"metadata":{"labels":{"m":"1"}}}' >/dev/null
+k patch pod solo --type=json -p '[{"op":"add","path":"/metadata/labels/j","value":"2"}]' >/dev/null
+k patch deploy web --type=strategic -p '{"spec":{"template":{"spec":{"containers":[{"name":"nginx","image":"nginx:1.26"}]}}}}' >/dev/null
+expect_eq "1 2" "$(k get pod solo -o jsonpath='{.metadata.labels.m} {.metadata.labels.j}')" "merge and json patch"
+expect_eq "nginx:1.26 two" "$(k get deploy web -o jsonpath='{.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].env[0].value}')" "strategic patch keeps the rest"
+if k patch pod solo --type=json -p '[{"op":"replace","path":"/spec/nope","value":1}]' >/dev/null 2>&1; then
+	fail "bad json patch accepted"
+fi
+k patch pod solo --subresource=status --type=merge \
+	-p '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}' >/dev/null
+expect_eq Running "$(k get pod solo -o jsonpath='{.status.phase}')" "status patch"
+k patch pod solo --type=merge -p '{"status":{"phase":"Failed"}}' >/dev/null
+expect_eq Running "$(k get pod solo -o jsonpath='{.status.phase}')" "main resource ignores status"
+k patch widget w1 --subresource=status --type=merge \
+	-p '{"status":{"phase":"Done","conditions":[{"type":"Ready","status":"True"}]}}' >/dev/null
+gen=$(k get widget w1 -o jsonpath='{.metadata.generation}')
+k patch widget w1 --subresource=status --type=merge -p '{"status":{"phase":"Again"}}' >/dev/null
+expect_eq "$gen" "$(k get widget w1 -o jsonpath='{.metadata.generation}')" "status writes keep generation"
+pass "merge, json, strategic and status patches"
+
+# --- wait
+k wait --for=condition=Ready pod/solo --timeout=10s >/dev/null || fail "wait condition"
+k wait --for=jsonpath='{.status.phase}'=Again widget/w1 --timeout=10s >/dev/null || fail "wait jsonpath"
+(sleep 0.5; k patch deploy web --subresource=status --type=merge -p '{"status":{"readyReplicas":3}}' >/dev/null) &
+k wait --for=jsonpath='{.status.readyReplicas}'=3 deploy/web --timeout=10s >/dev/null || fail "wait for a later change"
+if k wait --for=condition=Ready pod/solo2 --timeout=1s >/dev/null 2>&1; then
+	fail "wait on a missing pod succeeded"
+fi
+pass "wait --for=condition and --for=jsonpath"
+
+# --- delete: finalizers and cascading owners
+k create -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: held, finalizers: [example.com/hold]}
+YAML
+k delete cm held --wait=false >/dev/null
+k get cm held -o jsonpath='{.metadata.deletionTimestamp}' | grep -q T || fail "deletionTimestamp set"
+k patch cm held --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null
+k wait --for=delete cm/held --timeout=10s >/dev/null 2>&1 || true
+k get cm held >/dev/null 2>&1 && fail "object with finalizer removed still exists"
+owner_uid=$(k get deploy web -o jsonpath='{.metadata.uid}')
+for n in 1 2; do
+	k create -f - >/dev/null <<YAML
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: child$n
+  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: web, uid: "$owner_uid", controller: true}]
+YAML
+done
+k delete deploy web --cascade=orphan >/dev/null
+k get cm child1 -o jsonpath='{.metadata.ownerReferences}' | grep -q uid && fail "orphan kept owner reference"
+k get cm child1 child2 >/dev/null || fail "orphaned children deleted"
+pass "finalizers and orphan propagation"
+uid=$(k get job pi -o jsonpath='{.metadata.uid}')
+for n in 3 4; do
+	k create -f - >/dev/null <<YAML
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: child$n
+  ownerReferences: [{apiVersion: batch/v1, kind: Job, name: pi, uid: "$uid", controller: true, blockOwnerDeletion: true}]
+YAML
+done
+k delete job pi --cascade=foreground >/dev/null
+k wait --for=delete cm/child3 cm/child4 --timeout=10s >/dev/null 2>&1 || true
+k get cm child3 >/dev/null 2>&1 && fail "foreground cascade left a dependent"
+k get job pi >/dev/null 2>&1 && fail "foreground owner not deleted"
+pass "foreground and background cascading deletion"
+
+# --- server-side apply
+cat >"$WORK/ssa.yaml" <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: ssa}
+data: {k: v1}
+YAML
+k apply --server-side -f "$WORK/ssa.yaml" | grep -q 'serverside-applied' || fail "ssa create"
+sed 's/v1}/v2}/' "$WORK/ssa.yaml" | k apply --server-side -f - >/dev/null || fail "ssa update"
+expect_eq v2 "$(k get cm ssa -o jsonpath='{.data.k}')" "ssa value"
+k get cm ssa -o yaml --show-managed-fields | grep -q 'manager: kubectl' || fail "fieldManager recorded"
+pass "server-side apply records its field manager"
+
+# --- namespaces delete their contents
+k create namespace doomed 2>/dev/null || k create -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Namespace
+metadata: {name: doomed}
+YAML
+k -n doomed create -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: inside}
+YAML
+k delete ns doomed --timeout=20s >/dev/null || fail "namespace delete"
+k get ns doomed >/dev/null 2>&1 && fail "namespace still there"
+curl -fs "$API/api/v1/namespaces/doomed/configmaps" | grep -q '"name":"inside"' && fail "contents survived"
+pass "namespace deletion removes its contents"
