@@ -334,7 +334,7 @@ snap_obj(const char *key, void *value, void *arg)
 	struct snapctx *ctx = arg;
 
 	(void)key;
-	wal_snapshot_add(ctx->s, o->key, strlen(o->key), o->json);
+	wal_snapshot_add_rev(ctx->s, o->key, strlen(o->key), o->rev, o->json);
 	return 0;
 }
 

@@ -38,6 +38,8 @@ struct daemon {
 	char **policy_dirs;
 	int npolicy;
 	int no_local_node;
+	int watch_history;
+	int request_timeout;
 	store *st;
 	registry *rg;
 	watch_hub *hub;
@@ -53,7 +55,8 @@ usage(FILE *f)
 {
 	fprintf(f, "usage: volrayd [--data-dir DIR] [--listen HOST:PORT] "
 	    "[--policy-dir DIR]... [--no-local-node]\n"
-	    "               [--share-dir DIR] [--debug]\n");
+	    "               [--share-dir DIR] [--watch-history N] "
+	    "[--request-timeout SECONDS] [--debug]\n");
 }
 
 static int
@@ -196,6 +199,8 @@ main(int argc, char **argv)
 		{ "policy-dir", required_argument, NULL, 'p' },
 		{ "no-local-node", no_argument, NULL, 'N' },
 		{ "share-dir", required_argument, NULL, 's' },
+		{ "watch-history", required_argument, NULL, 'W' },
+		{ "request-timeout", required_argument, NULL, 'T' },
 		{ "debug", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -210,7 +215,7 @@ main(int argc, char **argv)
 	d.share_dir = strdup(PKGDATADIR);
 	snprintf(d.host, sizeof d.host, "127.0.0.1");
 	d.port = 6443;
-	while ((c = getopt_long(argc, argv, "d:l:p:Ns:DhV", longopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "d:l:p:Ns:W:T:DhV", longopts, NULL)) !=
 	    -1) {
 		switch (c) {
 		case 'd':
@@ -235,6 +240,22 @@ main(int argc, char **argv)
 		case 's':
 			free(d.share_dir);
 			d.share_dir = strdup(optarg);
+			break;
+		case 'W':
+			d.watch_history = atoi(optarg);
+			if (d.watch_history < 1) {
+				fprintf(stderr, "volrayd: bad --watch-history "
+				    "%s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'T':
+			d.request_timeout = atoi(optarg);
+			if (d.request_timeout < 1) {
+				fprintf(stderr, "volrayd: bad --request-timeout "
+				    "%s\n", optarg);
+				return 2;
+			}
 			break;
 		case 'D':
 			log_set_level(LOG_DEBUG);
@@ -276,6 +297,11 @@ main(int argc, char **argv)
 	    (unsigned long long)store_rev(d.st));
 	d.rg = registry_new(d.st);
 	d.hub = watch_hub_new(d.loop, d.st);
+	if (d.watch_history > 0)
+		watch_set_history(d.hub, d.watch_history);
+	if (d.request_timeout > 0)
+		http_set_timeouts((unsigned)d.request_timeout * 1000,
+		    300 * 1000);
 	d.gc = gc_new(d.rg, d.st);
 	snprintf(crds, sizeof crds, "%s/crds", d.share_dir);
 	if (registry_bootstrap(d.rg, crds, &cause) != 0) {

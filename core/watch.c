@@ -28,7 +28,7 @@
 
 #define DEFAULT_HISTORY 10000
 #define DEFAULT_BUDGET (16u << 20)
-#define BOOKMARK_MS 10000
+#define BOOKMARK_MS 5000
 
 struct wevent {
 	enum store_event_type type;

@@ -1,0 +1,65 @@
+#!/bin/sh
+# Bad input gets the right Status code and changes nothing: malformed JSON
+# and YAML, unknown resources, wrong namespace scope, oversized bodies,
+# header floods, invalid names, unknown patch types, slowloris clients.
+. "$(dirname "$0")/lib.sh"
+start_daemon --request-timeout 1
+CM="$API/api/v1/namespaces/default/configmaps"
+
+code() { # expected method url content-type body
+	got=$(curl -s -o "$WORK/body" -w '%{http_code}' -X "$2" "$3" -H "Content-Type: $4" --data-binary "$5")
+	[ "$got" = "$1" ] || fail "$2 $3 ($5): want $1, got $got: $(cat "$WORK/body")"
+	grep -q '"kind":"Status"' "$WORK/body" || fail "$2 $3: no Status body"
+}
+before=$(curl -fs "$CM" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))')
+rev0=$(curl -fs "$API/metrics" | sed -n 's/^volray_store_revision //p')
+
+code 400 POST "$CM" application/json '{"apiVersion":"v1",'
+code 400 POST "$CM" application/json '[1,2]'
+code 400 POST "$CM" application/yaml 'metadata: {name: [unclosed'
+code 404 POST "$API/api/v1/namespaces/default/widgets" application/json '{}'
+code 404 POST "$API/apis/nope.io/v1/things" application/json '{}'
+code 404 POST "$API/api/v1/namespaces/default/nodes" application/json '{"metadata":{"name":"n"}}'
+code 400 POST "$CM" application/json '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"other"}}'
+code 400 POST "$CM" application/json '{"apiVersion":"v1","kind":"Secret","metadata":{"name":"x"}}'
+code 422 POST "$CM" application/json '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Not_Valid"}}'
+code 422 POST "$CM" application/json '{"apiVersion":"v1","kind":"ConfigMap","metadata":{}}'
+code 404 POST "$API/api/v1/namespaces/nowhere/configmaps" application/json '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}'
+code 422 POST "$API/api/v1/namespaces/default/pods" application/json '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c"}]}}'
+grep -q 'spec.containers\[0\].image' "$WORK/body" || fail "422 field path"
+curl -fs -XPOST "$CM" -H 'Content-Type: application/json' -d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"real"}}' >/dev/null
+code 415 PATCH "$CM/real" text/plain '{}'
+code 409 POST "$CM" application/json '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"real"}}'
+code 409 PUT "$CM/real" application/json '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"real","resourceVersion":"1"}}'
+pass "malformed, unknown, mis-scoped, invalid and conflicting writes"
+
+head -c 4000000 /dev/zero | tr '\0' a >"$WORK/big"
+got=$(curl -s -o "$WORK/body" -w '%{http_code}' -XPOST "$CM" -H 'Content-Type: application/json' --data-binary @"$WORK/big")
+expect_eq 413 "$got" "oversized body"
+python3 - "$PORT" <<'PY' || fail "header flood"
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"GET /version HTTP/1.1\r\nHost: x\r\n" + b"X-Flood: " + b"a" * 100000 + b"\r\n\r\n")
+resp = s.recv(100)
+assert b" 431 " in resp, resp
+PY
+python3 - "$PORT" <<'PY' || fail "slowloris"
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"GET /version HTTP/1.1\r\nHost: x\r\n")
+s.settimeout(10)
+t = time.time()
+data = s.recv(1000)
+while data:
+    if b" 408 " in data: break
+    data = s.recv(1000)
+assert time.time() - t < 8, "connection held open"
+PY
+pass "413, 431 and request timeouts"
+
+after=$(curl -fs "$CM" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))')
+expect_eq $((before + 1)) "$after" "only the one valid create was stored"
+rev1=$(curl -fs "$API/metrics" | sed -n 's/^volray_store_revision //p')
+expect_eq $((rev0 + 1)) "$rev1" "failed writes did not bump the revision"
+curl -fs "$API/readyz" >/dev/null || fail "daemon unhealthy"
+pass "bad input changed nothing and the daemon lives"

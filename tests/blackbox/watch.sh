@@ -1,0 +1,68 @@
+#!/bin/sh
+# Watch semantics over raw HTTP: resume from a resourceVersion, 410 Expired
+# past the history window, timeoutSeconds, bookmarks, selector filtering,
+# and a slow watcher closed instead of growing the daemon's memory.
+. "$(dirname "$0")/lib.sh"
+start_daemon --watch-history 50
+CM="$API/api/v1/namespaces/default/configmaps"
+
+mkcm() { # name [size]
+	python3 -c '
+import json, sys
+n, size = sys.argv[1], int(sys.argv[2])
+print(json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
+    "metadata": {"name": n, "labels": {"set": "a" if n.startswith("a") else "b"}},
+    "data": {"x": "y" * size}}))' "$1" "${2:-1}" |
+	curl -fs -XPOST "$CM" -H 'Content-Type: application/json' -d @- >/dev/null ||
+		fail "create $1"
+}
+
+mkcm a1
+rv=$(curl -fs "$CM/a1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')
+curl -fs -XPATCH "$CM/a1" -H 'Content-Type: application/merge-patch+json' -d '{"data":{"x":"2"}}' >/dev/null
+mkcm b1
+curl -fs -XPATCH "$CM/a1" -H 'Content-Type: application/merge-patch+json' -d '{"data":{"x":"3"}}' >/dev/null
+out=$(curl -fs -m 5 "$CM?watch=1&resourceVersion=$rv&labelSelector=set%3Da&timeoutSeconds=1")
+expect_eq 2 "$(echo "$out" | grep -c '"type":"MODIFIED"')" "resumed events"
+echo "$out" | grep -q '"name":"b1"' && fail "selector let b1 through"
+echo "$out" | grep -q '"x":"3"' || fail "latest change missing"
+pass "resume from resourceVersion with a label selector; timeoutSeconds ends it"
+
+all=$(curl -fs -m 5 "$CM?watch=1&timeoutSeconds=1")
+expect_eq 2 "$(echo "$all" | grep -c '"type":"ADDED"')" "initial ADDED events"
+pass "watch without resourceVersion starts with ADDED for each object"
+
+for i in $(seq 1 60); do mkcm "c$i"; done
+code=$(curl -s -o "$WORK/gone.json" -w '%{http_code}' -m 5 "$CM?watch=1&resourceVersion=$rv")
+expect_eq 410 "$code" "too old resourceVersion"
+grep -q '"reason":"Expired"' "$WORK/gone.json" || fail "Expired reason"
+pass "410 Expired past the history window"
+
+now=$(curl -fs "$CM?limit=1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')
+out=$(curl -fs -m 12 "$CM?watch=1&resourceVersion=$now&allowWatchBookmarks=true&timeoutSeconds=7" &
+	sleep 1; mkcm late; wait)
+echo "$out" | grep -q '"type":"BOOKMARK"' || fail "no bookmark: $out"
+echo "$out" | grep -q '"name":"late"' || fail "no event after bookmark request"
+pass "bookmarks for watchers that allow them"
+
+# A watcher that never reads is closed once its queue passes the budget.
+python3 - "$PORT" "$WORK/slow.ready" <<'PY' &
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"GET /api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0 HTTP/1.1\r\nHost: x\r\n\r\n")
+open(sys.argv[2], "w").close()
+time.sleep(60)
+PY
+SLOW=$!
+i=0
+until [ -f "$WORK/slow.ready" ]; do i=$((i+1)); [ $i -lt 100 ] || fail "slow client"; sleep 0.05; done
+for i in $(seq 1 120); do mkcm "big$i" 200000; done
+i=0
+until curl -fs "$API/metrics" | grep -q '^volray_watch_closed_slow_total [1-9]'; do
+	i=$((i + 1)); [ $i -lt 200 ] || fail "slow watcher not closed"; sleep 0.05
+done
+kill $SLOW 2>/dev/null || true
+curl -fs "$API/readyz" >/dev/null || fail "daemon unhealthy after slow watcher"
+pass "a slow watcher is closed at its byte budget"
