@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "patch.h"
 
 #define DIRECTIVE_PATCH		"$patch"
@@ -604,7 +605,7 @@ apply_op(cJSON **doc, const cJSON *o, char **cause)
 		if (item == NULL) {
 			set_cause(cause, "jsonpatch test operation does not "
 			    "apply: doc is missing path: %s", path);
-		} else if (!cJSON_Compare(item, value, 1)) {
+		} else if (!json_equal(item, value)) {
 			set_cause(cause, "jsonpatch test operation does not "
 			    "apply: testing value %s failed", path);
 		} else
@@ -728,7 +729,7 @@ key_matches(const cJSON *e, const char *key, const cJSON *v)
 	if (!cJSON_IsObject(e))
 		return (0);
 	k = cJSON_GetObjectItemCaseSensitive(e, key);
-	return (k != NULL && cJSON_Compare(k, v, 1));
+	return (k != NULL && json_equal(k, v));
 }
 
 /* Returns 1 if some element of list equals v. */
@@ -738,7 +739,7 @@ list_contains(const cJSON *list, const cJSON *v)
 	const cJSON	*e;
 
 	cJSON_ArrayForEach(e, list) {
-		if (cJSON_Compare(e, v, 1))
+		if (json_equal(e, v))
 			return (1);
 	}
 	return (0);
@@ -925,7 +926,7 @@ order_list(cJSON *list, const cJSON *order, const char *key)
 		}
 		cJSON_ArrayForEach(e, list) {
 			if (k != NULL ? key_matches(e, key, k) :
-			    cJSON_Compare(e, entry, 1))
+			    json_equal(e, entry))
 				break;
 		}
 		if (e != NULL)

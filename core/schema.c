@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "schema.h"
 
 #define T_NULL		0x01
@@ -1409,7 +1410,7 @@ same_keys(const struct schema *s, const cJSON *a, const cJSON *b)
 		kb = cJSON_GetObjectItemCaseSensitive(b, s->mapkeys[i]);
 		if ((ka == NULL) != (kb == NULL))
 			return 0;
-		if (ka != NULL && !cJSON_Compare(ka, kb, 1))
+		if (ka != NULL && !json_equal(ka, kb))
 			return 0;
 	}
 	return 1;
@@ -1432,7 +1433,7 @@ check_unique(const struct schema *s, const cJSON *arr, const struct path *p,
 				if (cJSON_IsObject(a) && cJSON_IsObject(b) &&
 				    same_keys(s, a, b))
 					break;
-			} else if (cJSON_Compare(a, b, 1))
+			} else if (json_equal(a, b))
 				break;
 		}
 		if (a == b)
@@ -1611,7 +1612,7 @@ check_enum(const struct schema *s, const cJSON *v, const struct path *p,
 	const cJSON	*e;
 
 	cJSON_ArrayForEach(e, s->enumv) {
-		if (cJSON_Compare(v, e, 1))
+		if (json_equal(v, e))
 			return;
 	}
 	not_supported(c, p, v, s->enumv);
