@@ -264,7 +264,22 @@ job_mutate(cJSON *obj, const cJSON *old)
 	podspec_defaults(json_at(spec, "template.spec"));
 }
 
-/* Allocate a cluster IP in 10.96.0.0/12 not used by another Service. */
+/* Is ip the cluster IP of any Service? */
+static int
+ip_used(store *st, const char *ip)
+{
+	store_obj *const *objs;
+	size_t n = store_list(st, "services", NULL, &objs), i;
+	char needle[64];
+
+	snprintf(needle, sizeof needle, "\"clusterIP\":\"%s\"", ip);
+	for (i = 0; i < n; i++)
+		if (strstr(objs[i]->json->data, needle) != NULL)
+			return 1;
+	return 0;
+}
+
+/* Allocate a cluster IP in 10.96.0.0/16 not used by another Service. */
 static void
 service_mutate(store *st, cJSON *obj, const cJSON *old)
 {
@@ -272,6 +287,7 @@ service_mutate(store *st, cJSON *obj, const cJSON *old)
 	const cJSON *oldip = old ? json_at(old, "spec.clusterIP") : NULL;
 	static unsigned next = 1;
 	char ip[32];
+	int tries;
 
 	set_default_str(spec, "type", "ClusterIP");
 	set_default_str(spec, "sessionAffinity", "None");
@@ -286,9 +302,15 @@ service_mutate(store *st, cJSON *obj, const cJSON *old)
 	if (oldip != NULL && cJSON_IsString(oldip)) {
 		json_set(spec, "clusterIP", cJSON_Duplicate(oldip, 1));
 	} else if (json_at(spec, "clusterIP") == NULL) {
-		snprintf(ip, sizeof ip, "10.96.%u.%u", (next >> 8) & 0xff,
-		    next & 0xff);
-		next++;
+		for (tries = 0; tries < 65534; tries++) {
+			if (next < 1 || next > 65534)
+				next = 1;
+			snprintf(ip, sizeof ip, "10.96.%u.%u",
+			    (next >> 8) & 0xff, next & 0xff);
+			next++;
+			if (!ip_used(st, ip))
+				break;
+		}
 		cJSON_AddStringToObject(spec, "clusterIP", ip);
 	}
 	if (json_at(spec, "clusterIPs") == NULL) {
@@ -297,7 +319,6 @@ service_mutate(store *st, cJSON *obj, const cJSON *old)
 		    "clusterIP")));
 		cJSON_AddItemToObject(spec, "clusterIPs", p);
 	}
-	(void)st;
 }
 
 /* A CRD is accepted and established as soon as it is stored. */
@@ -386,6 +407,14 @@ admission_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
 	} else if (strcmp(k, "customresourcedefinitions.apiextensions.k8s.io")
 	    == 0) {
 		crd_mutate(obj);
+		if (old == NULL) {
+			/* Deleting the CRD first deletes its objects (gc.c). */
+			cJSON *fin = cJSON_CreateArray();
+
+			cJSON_AddItemToArray(fin, cJSON_CreateString(
+			    "customresourcecleanup.apiextensions.k8s.io"));
+			json_set(md, "finalizers", fin);
+		}
 	}
 }
 

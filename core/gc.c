@@ -215,6 +215,41 @@ drain_namespace(gc *g, const char *ns)
 	}
 }
 
+#define CRD_KEY "customresourcedefinitions.apiextensions.k8s.io"
+#define CRD_FINALIZER "customresourcecleanup.apiextensions.k8s.io"
+
+/* A deleting CRD: delete its objects; drop the finalizer once none remain. */
+static void
+drain_crd(gc *g, const store_obj *crd)
+{
+	cJSON *t = store_obj_tree(crd);
+	const resource *r;
+	store_obj *const *objs;
+	size_t n, i, k = 0;
+	char **keys;
+
+	if (!has_finalizer(t, CRD_FINALIZER)) {
+		cJSON_Delete(t);
+		return;
+	}
+	cJSON_Delete(t);
+	r = resource_by_store_key(crd->name);
+	n = r ? store_list(g->st, r->store_key, NULL, &objs) : 0;
+	keys = calloc(n + 1, sizeof *keys);
+	for (i = 0; i < n; i++)
+		if (!objs[i]->deleting)
+			keys[k++] = strdup(objs[i]->key);
+	for (i = 0; i < k; i++) {
+		const store_obj *o = store_get_key(g->st, keys[i]);
+
+		if (o != NULL)
+			del(g, o, "Background");
+	}
+	free_list(keys, k);
+	if (r == NULL || store_count(g->st, r->store_key) == 0)
+		drop_finalizer(g, crd, CRD_FINALIZER);
+}
+
 static void
 on_event(void *arg, const store_event *e)
 {
@@ -244,11 +279,23 @@ on_event(void *arg, const store_event *e)
 		}
 		if (*o->ns)
 			drain_namespace(g, o->ns);
+		{
+			/* The last object of a deleting CRD releases it. */
+			const store_obj *crd = store_get(g->st, CRD_KEY, "",
+			    o->res);
+
+			if (crd != NULL && crd->deleting)
+				drain_crd(g, crd);
+		}
 		break;
 	case STORE_ADDED:
 	case STORE_MODIFIED:
 		if (strcmp(o->res, "namespaces") == 0 && o->deleting) {
 			drain_namespace(g, o->name);
+			break;
+		}
+		if (strcmp(o->res, CRD_KEY) == 0 && o->deleting) {
+			drain_crd(g, o);
 			break;
 		}
 		if (o->deleting && (e->old == NULL || !e->old->deleting)) {

@@ -302,3 +302,10 @@ k delete ns doomed --timeout=20s >/dev/null || fail "namespace delete"
 k get ns doomed >/dev/null 2>&1 && fail "namespace still there"
 curl -fs "$API/api/v1/namespaces/doomed/configmaps" | grep -q '"name":"inside"' && fail "contents survived"
 pass "namespace deletion removes its contents"
+
+# --- deleting a CRD deletes its objects first
+k delete crd widgets.example.com --timeout=20s >/dev/null || fail "CRD delete"
+k get crd widgets.example.com >/dev/null 2>&1 && fail "CRD still there"
+curl -s "$API/apis/example.com/v1/namespaces/default/widgets" | grep -q '"code":404' ||
+	fail "widgets still served"
+pass "deleting a CRD removes its custom resources and API"
