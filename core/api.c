@@ -63,6 +63,38 @@ api_set_server(api *a, http_server *srv)
 	a->srv = srv;
 }
 
+void
+api_set_reload(api *a, int (*fn)(void *, char **), void *arg)
+{
+	a->reload = fn;
+	a->reload_arg = arg;
+}
+
+/* POST /apis/volray.io/v1/policy/reload: reload Lua scripts. */
+static void
+handle_reload(api *a, http_req *req, struct route *rt)
+{
+	char *cause = NULL;
+	cJSON *s;
+
+	rt->verb = "create";
+	if (strcmp(req->method, "POST") != 0) {
+		api_reply_status(req, rt, status_error(405, "MethodNotAllowed",
+		    "use POST to reload"));
+		return;
+	}
+	if (a->reload == NULL || a->reload(a->reload_arg, &cause) == 0) {
+		s = status_success();
+		json_set_str(s, "message", "Lua scripts reloaded");
+		api_reply(req, rt, 200, s);
+		return;
+	}
+	api_reply_status(req, rt, status_error(422, "Invalid",
+	    "reload failed, the running scripts are unchanged: %s",
+	    cause ? cause : "unknown error"));
+	free(cause);
+}
+
 static void
 observe(struct route *rt, int code)
 {
@@ -284,6 +316,10 @@ api_handle(http_req *req, void *arg)
 	n = segments(&rt, req->path, seg, 10);
 	if (n < 0) {
 		not_found(req, &rt, req->path);
+		return;
+	}
+	if (strcmp(req->path, "/apis/volray.io/v1/policy/reload") == 0) {
+		handle_reload(a, req, &rt);
 		return;
 	}
 	if (n >= 3 && strcmp(seg[0], "api") == 0) {

@@ -24,5 +24,7 @@ void api_set_ready(api *, int ready);
 /* Refuse writes with 503 (shutting down). */
 void api_set_draining(api *, int draining);
 void api_set_server(api *, http_server *);
+/* POST /apis/volray.io/v1/policy/reload calls fn (0, or -1 with cause). */
+void api_set_reload(api *, int (*fn)(void *, char **), void *arg);
 
 #endif

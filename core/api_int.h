@@ -20,6 +20,8 @@ struct api {
 	char *data_dir;
 	int ready;
 	int draining;
+	int (*reload)(void *, char **);
+	void *reload_arg;
 };
 
 /* One parsed request for an object or a collection. */

@@ -198,10 +198,15 @@ registry_create(registry *rg, const resource *r, const char *ns, cJSON *obj,
 {
 	cJSON *md, *err;
 	const char *name, *gen, *bodyns;
-	char buf[300], uid[37], now[32];
+	char buf[300], uid[37], now[32], nsbuf[256];
 	uint64_t rev;
 
 	memset(res, 0, sizeof *res);
+	/* ns may point into obj, which is edited below. */
+	if (ns != NULL) {
+		snprintf(nsbuf, sizeof nsbuf, "%s", ns);
+		ns = nsbuf;
+	}
 	if ((err = check_type(r, obj)) != NULL)
 		goto failed;
 	md = json_obj(obj, "metadata");
@@ -433,9 +438,14 @@ registry_update(registry *rg, const resource *r, const char *ns,
     struct reg_result *res)
 {
 	const store_obj *cur;
+	char nsbuf[256], namebuf[256];
 
 	memset(res, 0, sizeof *res);
-	ns = r->namespaced ? ns : "";
+	/* ns and name may point into obj, which is edited below. */
+	snprintf(nsbuf, sizeof nsbuf, "%s", r->namespaced && ns ? ns : "");
+	snprintf(namebuf, sizeof namebuf, "%s", name ? name : "");
+	ns = nsbuf;
+	name = namebuf;
 	cur = store_get(rg->st, r->store_key, ns, name);
 	if (cur == NULL) {
 		cJSON_Delete(obj);

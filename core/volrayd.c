@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "controller.h"
+#include "luahost.h"
 #include "gc.h"
 #include "http.h"
 #include "log.h"
@@ -39,11 +41,15 @@ struct daemon {
 	int npolicy;
 	int no_local_node;
 	int watch_history;
+	int lua_memory_mb;
+	unsigned long long lua_instructions;
 	int request_timeout;
 	store *st;
 	registry *rg;
 	watch_hub *hub;
 	gc *gc;
+	luahost *lua;
+	controller_rt *ctrl;
 	api *api;
 	http_server *srv;
 	uv_signal_t sigterm, sigint, sighup;
@@ -56,7 +62,9 @@ usage(FILE *f)
 	fprintf(f, "usage: volrayd [--data-dir DIR] [--listen HOST:PORT] "
 	    "[--policy-dir DIR]... [--no-local-node]\n"
 	    "               [--share-dir DIR] [--watch-history N] "
-	    "[--request-timeout SECONDS] [--debug]\n");
+	    "[--request-timeout SECONDS]\n"
+	    "               [--lua-memory MB] [--lua-instructions N] "
+	    "[--debug]\n");
 }
 
 static int
@@ -178,13 +186,30 @@ stop(struct daemon *d)
 	uv_stop(d->loop);
 }
 
+/* Reload Lua controllers (and, later, policies): all or nothing. */
+static int
+reload(void *arg, char **cause)
+{
+	struct daemon *d = arg;
+
+	if (controller_reload(d->ctrl, cause) != 0) {
+		log_error("volrayd: reload failed, keeping the running set: %s",
+		    *cause);
+		return -1;
+	}
+	log_info("volrayd: reloaded Lua scripts");
+	return 0;
+}
+
 static void
 on_signal(uv_signal_t *s, int signum)
 {
 	struct daemon *d = s->data;
+	char *cause = NULL;
 
 	if (signum == SIGHUP) {
-		log_info("volrayd: SIGHUP: nothing to reload yet");
+		reload(d, &cause);
+		free(cause);
 		return;
 	}
 	stop(d);
@@ -201,6 +226,8 @@ main(int argc, char **argv)
 		{ "share-dir", required_argument, NULL, 's' },
 		{ "watch-history", required_argument, NULL, 'W' },
 		{ "request-timeout", required_argument, NULL, 'T' },
+		{ "lua-memory", required_argument, NULL, 'M' },
+		{ "lua-instructions", required_argument, NULL, 'I' },
 		{ "debug", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -215,7 +242,9 @@ main(int argc, char **argv)
 	d.share_dir = strdup(PKGDATADIR);
 	snprintf(d.host, sizeof d.host, "127.0.0.1");
 	d.port = 6443;
-	while ((c = getopt_long(argc, argv, "d:l:p:Ns:W:T:DhV", longopts, NULL)) !=
+	d.lua_memory_mb = 256;
+	d.lua_instructions = 200000000ULL;
+	while ((c = getopt_long(argc, argv, "d:l:p:Ns:W:T:M:I:DhV", longopts, NULL)) !=
 	    -1) {
 		switch (c) {
 		case 'd':
@@ -254,6 +283,22 @@ main(int argc, char **argv)
 			if (d.request_timeout < 1) {
 				fprintf(stderr, "volrayd: bad --request-timeout "
 				    "%s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'M':
+			d.lua_memory_mb = atoi(optarg);
+			if (d.lua_memory_mb < 4) {
+				fprintf(stderr, "volrayd: --lua-memory wants "
+				    "megabytes, at least 4\n");
+				return 2;
+			}
+			break;
+		case 'I':
+			d.lua_instructions = strtoull(optarg, NULL, 10);
+			if (d.lua_instructions < 100000) {
+				fprintf(stderr, "volrayd: --lua-instructions "
+				    "wants at least 100000\n");
 				return 2;
 			}
 			break;
@@ -309,7 +354,27 @@ main(int argc, char **argv)
 		return 1;
 	}
 	gc_sweep(d.gc);
+	{
+		char lroot[PATH_MAX], proot[PATH_MAX];
+		const char **roots = calloc(d.npolicy + 3, sizeof *roots);
+		struct luahost_limits lim = { (size_t)d.lua_memory_mb << 20,
+		    d.lua_instructions };
+		int i;
+
+		snprintf(lroot, sizeof lroot, "%s/lua", d.share_dir);
+		snprintf(proot, sizeof proot, "%s/policies", d.share_dir);
+		roots[0] = lroot;
+		roots[1] = proot;
+		for (i = 0; i < d.npolicy; i++)
+			roots[2 + i] = d.policy_dirs[i];
+		d.lua = luahost_new(roots, d.npolicy + 2, &lim);
+		free(roots);
+	}
+	d.ctrl = controller_new(d.loop, d.st, d.rg, d.lua);
+	if (reload(&d, &cause) != 0)
+		return 1;
 	d.api = api_new(d.loop, d.st, d.rg, d.hub, d.data_dir);
+	api_set_reload(d.api, reload, &d);
 	if (http_server_listen(d.loop, d.host, d.port, api_handle, d.api,
 	    &d.srv, &cause) != 0) {
 		log_error("volrayd: listen %s:%d: %s", d.host, d.port, cause);

@@ -1,0 +1,479 @@
+/*
+ * Controller runtime.
+ *
+ * One Lua state holds every controller (luahost.c); C keeps, per
+ * controller, the resolved resources, registry references to its functions
+ * and a workqueue. The store's durable events are routed to queues; the
+ * queues' ready callbacks call reconcile with {namespace, name, key}:
+ *   nil                      -> done (forget the backoff)
+ *   {requeue_after = s}      -> done, look again in s seconds
+ *   {requeue = true}         -> retry with backoff
+ *   error(...)               -> retry with backoff, Warning Event, log line
+ * A reload builds and checks a whole new state before anything changes;
+ * queues survive it, keyed by controller name.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "controller.h"
+#include "json.h"
+#include "log.h"
+#include "luaapi.h"
+#include "luaconv.h"
+#include "resource.h"
+#include "util.h"
+#include "wqueue.h"
+
+#define BATCH 64
+
+struct watchdef {
+	const resource *r;
+	int map_ref;
+};
+
+struct ctrl {
+	controller_rt *rt;
+	char *name;
+	const resource *primary;
+	const resource **owns;
+	int nowns;
+	struct watchdef *watches;
+	int nwatches;
+	int reconcile_ref;
+	wqueue *q;
+};
+
+struct controller_rt {
+	uv_loop_t *loop;
+	store *st;
+	registry *rg;
+	luahost *host;
+	lua_State *L;
+	struct luaapi_ctx api;
+	struct ctrl **ctrls;
+	int nctrls;
+	struct controller_stats stats;
+};
+
+static void
+ctrl_free(struct ctrl *c, int keep_queue)
+{
+	if (c == NULL)
+		return;
+	if (!keep_queue && c->q != NULL)
+		wqueue_free(c->q);
+	free(c->name);
+	free(c->owns);
+	free(c->watches);
+	free(c);
+}
+
+static void enqueue_all(struct ctrl *);
+
+/* Split "ns/name" (or "name" for cluster-scoped) and call reconcile. */
+static void
+reconcile(struct ctrl *c, const char *key)
+{
+	controller_rt *rt = c->rt;
+	lua_State *L = rt->L;
+	const char *slash = strchr(key, '/');
+	char ns[256] = "", *err = NULL;
+	const char *name = key;
+	uint64_t t0;
+	int rc;
+
+	if (slash != NULL) {
+		snprintf(ns, sizeof ns, "%.*s", (int)(slash - key), key);
+		name = slash + 1;
+	}
+	lua_rawgeti(L, LUA_REGISTRYINDEX, c->reconcile_ref);
+	lua_createtable(L, 0, 3);
+	lua_pushstring(L, ns);
+	lua_setfield(L, -2, "namespace");
+	lua_pushstring(L, name);
+	lua_setfield(L, -2, "name");
+	lua_pushstring(L, key);
+	lua_setfield(L, -2, "key");
+	lua_pushstring(L, c->name);
+	lua_setfield(L, LUA_REGISTRYINDEX, "volray.component");
+	t0 = util_usec();
+	rc = luahost_call(L, 1, 1, &err);
+	rt->stats.lua_usec += util_usec() - t0;
+	rt->stats.reconciles++;
+	if (rc != 0) {
+		const store_obj *o;
+
+		rt->stats.errors++;
+		log_warn("controller %s: reconcile %s failed: %s", c->name, key,
+		    err);
+		o = store_get(rt->st, c->primary->store_key, ns, name);
+		if (o != NULL) {
+			cJSON *t = store_obj_tree(o);
+			char msg[1024], *nl;
+
+			/* The first line of the error; the log has the rest. */
+			snprintf(msg, sizeof msg, "%s", err);
+			if ((nl = strchr(msg, '\n')) != NULL)
+				*nl = '\0';
+			luaapi_record_event(rt->rg, t, "Warning",
+			    "ReconcileError", msg, c->name);
+			cJSON_Delete(t);
+		}
+		free(err);
+		wqueue_add_rate_limited(c->q, key);
+		return;
+	}
+	if (lua_istable(L, -1)) {
+		lua_getfield(L, -1, "requeue_after");
+		if (lua_isnumber(L, -1)) {
+			double s = lua_tonumber(L, -1);
+
+			wqueue_forget(c->q, key);
+			wqueue_add_after(c->q, key, s > 0 ? (uint64_t)(s * 1000) :
+			    0);
+			lua_pop(L, 2);
+			return;
+		}
+		lua_pop(L, 1);
+		lua_getfield(L, -1, "requeue");
+		if (lua_toboolean(L, -1)) {
+			wqueue_add_rate_limited(c->q, key);
+			lua_pop(L, 2);
+			return;
+		}
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	wqueue_forget(c->q, key);
+}
+
+static void
+on_ready(wqueue *q, void *arg)
+{
+	struct ctrl *c = arg;
+	const char *key;
+	char *copy;
+	int n;
+
+	for (n = 0; n < BATCH && (key = wqueue_get(q)) != NULL; n++) {
+		copy = strdup(key);
+		reconcile(c, copy);
+		wqueue_done(q, copy);
+		free(copy);
+	}
+}
+
+static void
+enqueue_obj(struct ctrl *c, const store_obj *o)
+{
+	char key[600];
+
+	if (*o->ns)
+		snprintf(key, sizeof key, "%s/%s", o->ns, o->name);
+	else
+		snprintf(key, sizeof key, "%s", o->name);
+	wqueue_add(c->q, key);
+}
+
+/* Enqueue the owner named by o's controller reference, if it is ours. */
+static void
+enqueue_owner(struct ctrl *c, const store_obj *o)
+{
+	char key[600];
+	int i;
+
+	for (i = 0; i < o->nowners; i++) {
+		if (!o->owners[i].controller ||
+		    strcmp(o->owners[i].kind, c->primary->kind) != 0)
+			continue;
+		if (c->primary->namespaced)
+			snprintf(key, sizeof key, "%s/%s", o->ns,
+			    o->owners[i].name);
+		else
+			snprintf(key, sizeof key, "%s", o->owners[i].name);
+		wqueue_add(c->q, key);
+	}
+}
+
+/* Ask a watch's map function which keys an object concerns. */
+static void
+enqueue_mapped(struct ctrl *c, int map_ref, const store_obj *o)
+{
+	lua_State *L = c->rt->L;
+	char *err = NULL;
+	int i, n;
+
+	lua_rawgeti(L, LUA_REGISTRYINDEX, map_ref);
+	luaconv_push_json(L, o->json->data, o->json->len);
+	if (luahost_call(L, 1, 1, &err) != 0) {
+		log_warn("controller %s: watch map failed: %s", c->name, err);
+		free(err);
+		return;
+	}
+	if (lua_istable(L, -1)) {
+		n = (int)lua_rawlen(L, -1);
+		for (i = 1; i <= n; i++) {
+			lua_rawgeti(L, -1, i);
+			if (lua_isstring(L, -1))
+				wqueue_add(c->q, lua_tostring(L, -1));
+			lua_pop(L, 1);
+		}
+	} else if (lua_isstring(L, -1))
+		wqueue_add(c->q, lua_tostring(L, -1));
+	lua_pop(L, 1);
+}
+
+static void
+on_event(void *arg, const store_event *e)
+{
+	controller_rt *rt = arg;
+	const char *res = e->obj->res;
+	int i, j;
+
+	for (i = 0; i < rt->nctrls; i++) {
+		struct ctrl *c = rt->ctrls[i];
+
+		if (strcmp(res, c->primary->store_key) == 0)
+			enqueue_obj(c, e->obj);
+		for (j = 0; j < c->nowns; j++) {
+			if (strcmp(res, c->owns[j]->store_key) != 0)
+				continue;
+			enqueue_owner(c, e->obj);
+			if (e->old != NULL)
+				enqueue_owner(c, e->old);
+		}
+		for (j = 0; j < c->nwatches; j++)
+			if (strcmp(res, c->watches[j].r->store_key) == 0)
+				enqueue_mapped(c, c->watches[j].map_ref, e->obj);
+	}
+}
+
+static void
+enqueue_all(struct ctrl *c)
+{
+	store_obj *const *objs;
+	size_t n = store_list(c->rt->st, c->primary->store_key, NULL, &objs);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		enqueue_obj(c, objs[i]);
+}
+
+controller_rt *
+controller_new(uv_loop_t *loop, store *st, registry *rg, luahost *host)
+{
+	controller_rt *rt = calloc(1, sizeof *rt);
+
+	if (rt == NULL)
+		fatal("out of memory");
+	rt->loop = loop;
+	rt->st = st;
+	rt->rg = rg;
+	rt->host = host;
+	rt->api.rg = rg;
+	rt->api.st = st;
+	store_subscribe(st, on_event, rt);
+	return rt;
+}
+
+void
+controller_free(controller_rt *rt)
+{
+	int i;
+
+	if (rt == NULL)
+		return;
+	for (i = 0; i < rt->nctrls; i++)
+		ctrl_free(rt->ctrls[i], 0);
+	free(rt->ctrls);
+	luahost_state_close(rt->L);
+	free(rt);
+}
+
+static const resource *
+field_resource(lua_State *L, int idx, const char *field, const char *file,
+    char **cause)
+{
+	const resource *r;
+
+	lua_getfield(L, idx, field);
+	if (!lua_isstring(L, -1)) {
+		lua_pop(L, 1);
+		if (asprintf(cause, "%s: '%s' must be a resource string like "
+		    "\"apps/v1/replicasets\"", file, field) < 0)
+			*cause = NULL;
+		return NULL;
+	}
+	r = luaapi_resource(lua_tostring(L, -1));
+	if (r == NULL && asprintf(cause, "%s: unknown resource '%s' in '%s'",
+	    file, lua_tostring(L, -1), field) < 0)
+		*cause = NULL;
+	lua_pop(L, 1);
+	return r;
+}
+
+/* Check one loaded controller table (on top of L) and describe it. */
+static struct ctrl *
+ctrl_from_table(lua_State *L, const char *rel, char **cause)
+{
+	struct ctrl *c = calloc(1, sizeof *c);
+	const char *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
+	int t = lua_gettop(L), i, n;
+
+	c->name = strndup(base, strlen(base) - 4);
+	c->reconcile_ref = LUA_NOREF;
+	if (!lua_istable(L, t)) {
+		if (asprintf(cause, "%s: a controller must return a table",
+		    rel) < 0)
+			*cause = NULL;
+		goto fail;
+	}
+	if ((c->primary = field_resource(L, t, "primary", rel, cause)) == NULL)
+		goto fail;
+	lua_getfield(L, t, "reconcile");
+	if (!lua_isfunction(L, -1)) {
+		lua_pop(L, 1);
+		if (asprintf(cause, "%s: 'reconcile' must be a function", rel) <
+		    0)
+			*cause = NULL;
+		goto fail;
+	}
+	c->reconcile_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	lua_getfield(L, t, "owns");
+	if (lua_istable(L, -1)) {
+		n = (int)lua_rawlen(L, -1);
+		c->owns = calloc(n + 1, sizeof *c->owns);
+		for (i = 1; i <= n; i++) {
+			lua_rawgeti(L, -1, i);
+			c->owns[c->nowns] = lua_isstring(L, -1) ?
+			    luaapi_resource(lua_tostring(L, -1)) : NULL;
+			if (c->owns[c->nowns] == NULL) {
+				if (asprintf(cause, "%s: owns[%d]: unknown "
+				    "resource", rel, i) < 0)
+					*cause = NULL;
+				lua_pop(L, 2);
+				goto fail;
+			}
+			c->nowns++;
+			lua_pop(L, 1);
+		}
+	}
+	lua_pop(L, 1);
+	lua_getfield(L, t, "watches");
+	if (lua_istable(L, -1)) {
+		n = (int)lua_rawlen(L, -1);
+		c->watches = calloc(n + 1, sizeof *c->watches);
+		for (i = 1; i <= n; i++) {
+			lua_rawgeti(L, -1, i);
+			if (!lua_istable(L, -1) || (c->watches[c->nwatches].r =
+			    field_resource(L, lua_gettop(L), "resource", rel,
+			    cause)) == NULL) {
+				if (*cause == NULL && asprintf(cause,
+				    "%s: watches[%d] must be {resource=, map=}",
+				    rel, i) < 0)
+					*cause = NULL;
+				lua_pop(L, 2);
+				goto fail;
+			}
+			lua_getfield(L, -1, "map");
+			if (!lua_isfunction(L, -1)) {
+				if (asprintf(cause, "%s: watches[%d].map must "
+				    "be a function", rel, i) < 0)
+					*cause = NULL;
+				lua_pop(L, 3);
+				goto fail;
+			}
+			c->watches[c->nwatches].map_ref = luaL_ref(L,
+			    LUA_REGISTRYINDEX);
+			c->nwatches++;
+			lua_pop(L, 1);
+		}
+	}
+	lua_pop(L, 1);
+	lua_settop(L, t - 1);
+	return c;
+fail:
+	lua_settop(L, t - 1);
+	ctrl_free(c, 0);
+	return NULL;
+}
+
+int
+controller_reload(controller_rt *rt, char **cause)
+{
+	lua_State *L;
+	struct ctrl **next = NULL;
+	char **files;
+	int nfiles, n = 0, i, j;
+
+	*cause = NULL;
+	luahost_rescan(rt->host);
+	L = luahost_state_new(rt->host, luaapi_open, &rt->api);
+	if (L == NULL) {
+		*cause = strdup("cannot create a Lua state");
+		return -1;
+	}
+	files = luahost_files(rt->host, "controllers/", ".lua", &nfiles);
+	next = calloc(nfiles + 1, sizeof *next);
+	for (i = 0; i < nfiles; i++) {
+		if (luahost_dofile(L, files[i], cause) != 0 ||
+		    (next[n] = ctrl_from_table(L, files[i], cause)) == NULL)
+			break;
+		next[n++]->rt = rt;
+	}
+	for (j = 0; j < nfiles; j++)
+		free(files[j]);
+	free(files);
+	if (i < nfiles) {
+		/* Keep everything as it was. */
+		for (j = 0; j < n; j++)
+			ctrl_free(next[j], 0);
+		free(next);
+		luahost_state_close(L);
+		return -1;
+	}
+	/* Swap: queues carry over by controller name. */
+	for (i = 0; i < n; i++) {
+		struct ctrl *c = next[i];
+
+		for (j = 0; j < rt->nctrls; j++) {
+			if (rt->ctrls[j] != NULL &&
+			    strcmp(rt->ctrls[j]->name, c->name) == 0) {
+				c->q = rt->ctrls[j]->q;
+				rt->ctrls[j]->q = NULL;
+				break;
+			}
+		}
+		if (c->q == NULL)
+			c->q = wqueue_new(rt->loop);
+		wqueue_set_ready_cb(c->q, on_ready, c);
+	}
+	for (j = 0; j < rt->nctrls; j++)
+		ctrl_free(rt->ctrls[j], 0);
+	free(rt->ctrls);
+	luahost_state_close(rt->L);
+	rt->L = L;
+	rt->ctrls = next;
+	rt->nctrls = n;
+	/* Every controller looks at every object once after a (re)load. */
+	for (i = 0; i < n; i++)
+		enqueue_all(next[i]);
+	log_info("controllers: loaded %d (%s)", n, n ? next[0]->name : "");
+	return 0;
+}
+
+void
+controller_get_stats(const controller_rt *rt, struct controller_stats *s)
+{
+	int i;
+
+	*s = rt->stats;
+	s->controllers = rt->nctrls;
+	s->queued = 0;
+	for (i = 0; i < rt->nctrls; i++)
+		s->queued += wqueue_len(rt->ctrls[i]->q);
+	s->lua_memory = rt->L ? luahost_memory(rt->L) : 0;
+}

@@ -1,0 +1,719 @@
+/*
+ * The volray Lua module. Reads come straight from the in-process store, so
+ * a reconcile always sees its own earlier writes. Writes build a tree from
+ * the Lua table and call the registry; failures return nil plus the
+ * Status message and code, never raise, so a script decides what an
+ * AlreadyExists or a Conflict means for it.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <lauxlib.h>
+
+#include "json.h"
+#include "log.h"
+#include "luaapi.h"
+#include "luaconv.h"
+#include "resource.h"
+#include "selector.h"
+#include "status.h"
+#include "util.h"
+
+static struct luaapi_ctx *
+ctx_of(lua_State *L)
+{
+	return lua_touserdata(L, lua_upvalueindex(1));
+}
+
+const resource *
+luaapi_resource(const char *spec)
+{
+	char buf[256], *a, *b;
+	int i;
+
+	snprintf(buf, sizeof buf, "%s", spec);
+	a = strchr(buf, '/');
+	if (a == NULL) {
+		/* A plural (or plural.group) alone: the storage version. */
+		for (i = 0; i < resource_count(); i++) {
+			const resource *r = resource_at(i);
+
+			if (r->storage && (strcmp(r->plural, buf) == 0 ||
+			    strcmp(r->store_key, buf) == 0))
+				return r;
+		}
+		return NULL;
+	}
+	*a++ = '\0';
+	b = strchr(a, '/');
+	if (b == NULL)
+		return resource_find("", buf, a);
+	*b++ = '\0';
+	return resource_find(buf, a, b);
+}
+
+static const resource *
+check_resource(lua_State *L, int idx)
+{
+	const char *spec = luaL_checkstring(L, idx);
+	const resource *r = luaapi_resource(spec);
+
+	if (r == NULL)
+		luaL_error(L, "unknown resource '%s'", spec);
+	return r;
+}
+
+/* volray.get(resource, namespace, name) -> object or nil */
+static int
+l_get(lua_State *L)
+{
+	struct luaapi_ctx *c = ctx_of(L);
+	const resource *r = check_resource(L, 1);
+	const char *ns = luaL_optstring(L, 2, "");
+	const char *name = luaL_checkstring(L, 3);
+	const store_obj *o = store_get(c->st, r->store_key, r->namespaced ?
+	    ns : "", name);
+
+	if (o == NULL) {
+		lua_pushnil(L);
+		return 1;
+	}
+	luaconv_push_json(L, o->json->data, o->json->len);
+	return 1;
+}
+
+/* A selector from a string or a LabelSelector table at idx. */
+static selector *
+opt_selector(lua_State *L, int idx)
+{
+	char *cause = NULL;
+	selector *s = NULL;
+
+	if (lua_isstring(L, idx))
+		s = selector_parse_labels(lua_tostring(L, idx), &cause);
+	else if (lua_istable(L, idx)) {
+		cJSON *t = luaconv_to_json(L, idx, &cause);
+
+		if (t != NULL)
+			s = selector_from_json(t, &cause);
+		cJSON_Delete(t);
+	} else if (lua_isnil(L, idx))
+		return NULL;
+	if (s == NULL) {
+		lua_pushfstring(L, "bad selector: %s", cause ? cause : "?");
+		free(cause);
+		lua_error(L);
+	}
+	return s;
+}
+
+/*
+ * volray.list(resource, namespace|nil, {labels=, selector=, fields=,
+ * owner=uid}) -> array of objects
+ */
+static int
+l_list(lua_State *L)
+{
+	struct luaapi_ctx *c = ctx_of(L);
+	const resource *r = check_resource(L, 1);
+	const char *ns = r->namespaced ? luaL_optstring(L, 2, NULL) : NULL;
+	selector *labels = NULL, *fields = NULL;
+	const char *owner = NULL;
+	store_obj *const *objs;
+	size_t n, i;
+	int k = 1;
+
+	if (ns != NULL && *ns == '\0')
+		ns = NULL;
+	if (lua_istable(L, 3)) {
+		lua_getfield(L, 3, "labels");
+		labels = opt_selector(L, lua_gettop(L));
+		lua_pop(L, 1);
+		if (labels == NULL) {
+			lua_getfield(L, 3, "selector");
+			labels = opt_selector(L, lua_gettop(L));
+			lua_pop(L, 1);
+		}
+		lua_getfield(L, 3, "fields");
+		if (lua_isstring(L, -1)) {
+			char *cause = NULL;
+
+			fields = selector_parse_fields(lua_tostring(L, -1),
+			    &cause);
+			free(cause);
+		}
+		lua_pop(L, 1);
+		lua_getfield(L, 3, "owner");
+		owner = lua_tostring(L, -1);
+		lua_pop(L, 1);
+	}
+	n = store_list(c->st, r->store_key, ns, &objs);
+	lua_createtable(L, n < 64 ? (int)n : 64, 0);
+	for (i = 0; i < n; i++) {
+		const store_obj *o = objs[i];
+
+		if (labels && !selector_match_labels(labels, o->labels))
+			continue;
+		if (owner != NULL) {
+			int j, hit = 0;
+
+			for (j = 0; j < o->nowners; j++)
+				if (strcmp(o->owners[j].uid, owner) == 0)
+					hit = 1;
+			if (!hit)
+				continue;
+		}
+		if (fields != NULL) {
+			cJSON *t = store_obj_tree(o);
+			int m = selector_match_fields(fields, t);
+
+			cJSON_Delete(t);
+			if (!m)
+				continue;
+		}
+		luaconv_push_json(L, o->json->data, o->json->len);
+		lua_rawseti(L, -2, k++);
+	}
+	luaconv_mark_array(L);
+	selector_free(labels);
+	selector_free(fields);
+	return 1;
+}
+
+/* Push a registry result: the object, or nil, message, code. */
+static int
+push_result(lua_State *L, struct reg_result *res)
+{
+	if (res->code >= 300) {
+		const char *msg = json_str(res->body, "message");
+		const char *reason = json_str(res->body, "reason");
+
+		lua_pushnil(L);
+		lua_pushstring(L, msg ? msg : "error");
+		lua_pushinteger(L, res->code);
+		lua_pushstring(L, reason ? reason : "");
+		cJSON_Delete(res->body);
+		return 4;
+	}
+	luaconv_push(L, res->body);
+	cJSON_Delete(res->body);
+	return 1;
+}
+
+static cJSON *
+check_object(lua_State *L, int idx, const resource **r)
+{
+	char *cause = NULL;
+	cJSON *t;
+
+	luaL_checktype(L, idx, LUA_TTABLE);
+	t = luaconv_to_json(L, idx, &cause);
+	if (t == NULL) {
+		lua_pushfstring(L, "object cannot be encoded: %s", cause ?
+		    cause : "?");
+		free(cause);
+		lua_error(L);
+	}
+	*r = resource_by_gvk(json_str(t, "apiVersion"), json_str(t, "kind"));
+	if (*r == NULL) {
+		lua_pushfstring(L, "unknown apiVersion/kind %s/%s",
+		    json_str(t, "apiVersion") ? json_str(t, "apiVersion") : "?",
+		    json_str(t, "kind") ? json_str(t, "kind") : "?");
+		cJSON_Delete(t);
+		lua_error(L);
+	}
+	return t;
+}
+
+/* volray.create(obj) -> obj | nil, message, code, reason */
+static int
+l_create(lua_State *L)
+{
+	struct luaapi_ctx *c = ctx_of(L);
+	const resource *r;
+	cJSON *t = check_object(L, 1, &r);
+	struct reg_result res;
+
+	registry_create(c->rg, r, json_str(t, "metadata.namespace"), t, NULL,
+	    &res);
+	return push_result(L, &res);
+}
+
+static int
+update(lua_State *L, const char *sub)
+{
+	struct luaapi_ctx *c = ctx_of(L);
+	const resource *r;
+	cJSON *t = check_object(L, 1, &r);
+	struct reg_result res;
+	struct reg_opts o;
+	const char *name = json_str(t, "metadata.name");
+	char *nm;
+
+	memset(&o, 0, sizeof o);
+	o.subresource = sub;
+	if (name == NULL) {
+		cJSON_Delete(t);
+		return luaL_error(L, "object has no metadata.name");
+	}
+	nm = strdup(name);
+	registry_update(c->rg, r, json_str(t, "metadata.namespace"), nm, t,
+	    &o, &res);
+	free(nm);
+	return push_result(L, &res);
+}
+
+/* volray.update(obj): spec and metadata; status is kept. */
+static int
+l_update(lua_State *L)
+{
+	return update(L, NULL);
+}
+
+/* volray.update_status(obj): only .status is written. */
+static int
+l_update_status(lua_State *L)
+{
+	return update(L, "status");
+}
+
+/* volray.patch(resource, ns, name, patch [, "merge"|"json"|"strategic"]) */
+static int
+l_patch(lua_State *L)
+{
+	struct luaapi_ctx *c = ctx_of(L);
+	const resource *r = check_resource(L, 1);
+	const char *ns = luaL_optstring(L, 2, "");
+	const char *name = luaL_checkstring(L, 3);
+	const char *type = luaL_optstring(L, 5, "merge");
+	const char *ct = strcmp(type, "json") == 0 ?
+	    "application/json-patch+json" : strcmp(type, "strategic") == 0 ?
+	    "application/strategic-merge-patch+json" :
+	    "application/merge-patch+json";
+	char *cause = NULL, *body;
+	struct reg_result res;
+	cJSON *p = luaconv_to_json(L, 4, &cause);
+
+	if (p == NULL) {
+		lua_pushfstring(L, "patch cannot be encoded: %s", cause);
+		free(cause);
+		return lua_error(L);
+	}
+	body = json_print(p);
+	cJSON_Delete(p);
+	registry_patch(c->rg, r, ns, name, ct, body, strlen(body), NULL, &res);
+	free(body);
+	return push_result(L, &res);
+}
+
+/* volray.delete(resource, ns, name [, {propagation=}]) -> true | nil, msg */
+static int
+l_delete(lua_State *L)
+{
+	struct luaapi_ctx *c = ctx_of(L);
+	const resource *r = check_resource(L, 1);
+	const char *ns = luaL_optstring(L, 2, "");
+	const char *name = luaL_checkstring(L, 3);
+	struct reg_opts o;
+	struct reg_result res;
+
+	memset(&o, 0, sizeof o);
+	if (lua_istable(L, 4)) {
+		lua_getfield(L, 4, "propagation");
+		o.propagation = lua_tostring(L, -1);
+		lua_pop(L, 1);
+	}
+	registry_delete(c->rg, r, ns, name, &o, &res);
+	if (res.code >= 300)
+		return push_result(L, &res);
+	cJSON_Delete(res.body);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+void
+luaapi_record_event(registry *rg, const cJSON *obj, const char *type,
+    const char *reason, const char *message, const char *component)
+{
+	const resource *er = resource_find("", "v1", "events");
+	const char *ns = json_str(obj, "metadata.namespace");
+	const char *name = json_str(obj, "metadata.name");
+	const char *uid = json_str(obj, "metadata.uid");
+	char evname[320], now[32], key[1024];
+	uint32_t h = 2166136261u;
+	const char *p;
+	struct reg_result res;
+	cJSON *ev, *io;
+
+	if (name == NULL)
+		return;
+	if (ns == NULL || *ns == '\0')
+		ns = "default";
+	snprintf(key, sizeof key, "%s|%s|%s|%s", uid ? uid : name, type,
+	    reason, message);
+	for (p = key; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	snprintf(evname, sizeof evname, "%.240s.%08x", name, h);
+	util_now(now);
+	ev = registry_get(rg, er, ns, evname);
+	if (ev != NULL) {
+		/* The same event again: count it, no new object. */
+		double n = cJSON_GetNumberValue(json_at(ev, "count"));
+
+		json_set_num(ev, "count", (n > 0 ? n : 1) + 1);
+		json_set_str(ev, "lastTimestamp", now);
+		registry_update(rg, er, ns, evname, ev, NULL, &res);
+		cJSON_Delete(res.body);
+		return;
+	}
+	ev = cJSON_CreateObject();
+	cJSON_AddStringToObject(ev, "apiVersion", "v1");
+	cJSON_AddStringToObject(ev, "kind", "Event");
+	json_set_str(json_obj(ev, "metadata"), "name", evname);
+	json_set_str(json_obj(ev, "metadata"), "namespace", ns);
+	io = json_obj(ev, "involvedObject");
+	if (json_str(obj, "apiVersion"))
+		json_set_str(io, "apiVersion", json_str(obj, "apiVersion"));
+	if (json_str(obj, "kind"))
+		json_set_str(io, "kind", json_str(obj, "kind"));
+	json_set_str(io, "name", name);
+	json_set_str(io, "namespace", ns);
+	if (uid)
+		json_set_str(io, "uid", uid);
+	if (json_str(obj, "metadata.resourceVersion"))
+		json_set_str(io, "resourceVersion",
+		    json_str(obj, "metadata.resourceVersion"));
+	json_set_str(ev, "type", type);
+	json_set_str(ev, "reason", reason);
+	json_set_str(ev, "message", message);
+	json_set_str(json_obj(ev, "source"), "component", component);
+	json_set_str(ev, "reportingComponent", component);
+	json_set_str(ev, "firstTimestamp", now);
+	json_set_str(ev, "lastTimestamp", now);
+	json_set_num(ev, "count", 1);
+	registry_create(rg, er, ns, ev, NULL, &res);
+	cJSON_Delete(res.body);
+}
+
+/* volray.event(obj, "Normal"|"Warning", reason, message) */
+static int
+l_event(lua_State *L)
+{
+	struct luaapi_ctx *c = ctx_of(L);
+	char *cause = NULL;
+	cJSON *t = luaconv_to_json(L, 1, &cause);
+	const char *type = luaL_checkstring(L, 2);
+	const char *reason = luaL_checkstring(L, 3);
+	const char *msg = luaL_optstring(L, 4, "");
+	const char *component;
+
+	if (t == NULL) {
+		free(cause);
+		return luaL_error(L, "event: bad object");
+	}
+	if (strcmp(type, "Normal") != 0 && strcmp(type, "Warning") != 0) {
+		cJSON_Delete(t);
+		return luaL_error(L, "event type must be Normal or Warning");
+	}
+	lua_getfield(L, LUA_REGISTRYINDEX, "volray.component");
+	component = lua_isstring(L, -1) ? lua_tostring(L, -1) : "volray";
+	luaapi_record_event(c->rg, t, type, reason, msg, component);
+	lua_pop(L, 1);
+	cJSON_Delete(t);
+	return 0;
+}
+
+int
+luaapi_quantity(const char *s, double *out)
+{
+	static const struct { const char *suf; double mul; } sufs[] = {
+		{ "Ki", 1024.0 }, { "Mi", 1048576.0 }, { "Gi", 1073741824.0 },
+		{ "Ti", 1099511627776.0 }, { "Pi", 1125899906842624.0 },
+		{ "Ei", 1152921504606846976.0 }, { "n", 1e-9 }, { "u", 1e-6 },
+		{ "m", 1e-3 }, { "k", 1e3 }, { "M", 1e6 }, { "G", 1e9 },
+		{ "T", 1e12 }, { "P", 1e15 }, { "E", 1e18 }, { NULL, 0 } };
+	char *end;
+	double v;
+	int i;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	v = strtod(s, &end);
+	if (end == s)
+		return -1;
+	if (*end == '\0') {
+		*out = v;
+		return 0;
+	}
+	for (i = 0; sufs[i].suf != NULL; i++) {
+		if (strcmp(end, sufs[i].suf) == 0) {
+			*out = v * sufs[i].mul;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* volray.quantity("500m") -> 0.5; ("1Gi") -> 1073741824 */
+static int
+l_quantity(lua_State *L)
+{
+	double v;
+
+	if (lua_isnumber(L, 1)) {
+		lua_pushnumber(L, lua_tonumber(L, 1));
+		return 1;
+	}
+	if (luaapi_quantity(luaL_checkstring(L, 1), &v) != 0) {
+		lua_pushnil(L);
+		lua_pushfstring(L, "invalid quantity '%s'", lua_tostring(L, 1));
+		return 2;
+	}
+	if (v == floor(v) && fabs(v) < 9e15)
+		lua_pushinteger(L, (lua_Integer)v);
+	else
+		lua_pushnumber(L, v);
+	return 1;
+}
+
+/* volray.milli("500m") -> 500; ("2") -> 2000 */
+static int
+l_milli(lua_State *L)
+{
+	double v;
+
+	if (lua_isnumber(L, 1))
+		v = lua_tonumber(L, 1);
+	else if (luaapi_quantity(luaL_checkstring(L, 1), &v) != 0) {
+		lua_pushnil(L);
+		return 1;
+	}
+	lua_pushinteger(L, (lua_Integer)llround(v * 1000));
+	return 1;
+}
+
+static int
+l_now(lua_State *L)
+{
+	char now[32];
+
+	util_now(now);
+	lua_pushstring(L, now);
+	return 1;
+}
+
+static int
+l_time(lua_State *L)
+{
+	struct timespec ts;
+
+	if (lua_isstring(L, 1)) {
+		time_t t = util_time_parse(lua_tostring(L, 1));
+
+		if (t < 0)
+			lua_pushnil(L);
+		else
+			lua_pushinteger(L, (lua_Integer)t);
+		return 1;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	lua_pushnumber(L, ts.tv_sec + ts.tv_nsec / 1e9);
+	return 1;
+}
+
+/* volray.format_time(seconds) -> RFC 3339 */
+static int
+l_format_time(lua_State *L)
+{
+	char out[32];
+
+	util_time_format((time_t)luaL_checknumber(L, 1), out);
+	lua_pushstring(L, out);
+	return 1;
+}
+
+static int
+l_log(lua_State *L)
+{
+	const char *level = luaL_checkstring(L, 1);
+	const char *msg = luaL_checkstring(L, 2);
+	lua_Debug ar;
+	char where[256] = "lua";
+
+	if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar))
+		snprintf(where, sizeof where, "%s:%d", ar.short_src,
+		    ar.currentline);
+	if (strcmp(level, "debug") == 0)
+		log_debug("%s: %s", where, msg);
+	else if (strcmp(level, "warn") == 0)
+		log_warn("%s: %s", where, msg);
+	else if (strcmp(level, "error") == 0)
+		log_error("%s: %s", where, msg);
+	else
+		log_info("%s: %s", where, msg);
+	return 0;
+}
+
+static int
+l_random_suffix(lua_State *L)
+{
+	char buf[32];
+	lua_Integer n = luaL_optinteger(L, 1, 5);
+
+	if (n < 1 || n > 30)
+		n = 5;
+	util_random_suffix(buf, (size_t)n);
+	lua_pushstring(L, buf);
+	return 1;
+}
+
+/* volray.match_labels(selector, labels) -> bool */
+static int
+l_match_labels(lua_State *L)
+{
+	selector *s = opt_selector(L, 1);
+	char *cause = NULL;
+	cJSON *labels = lua_istable(L, 2) ? luaconv_to_json(L, 2, &cause) :
+	    NULL;
+	int m;
+
+	free(cause);
+	m = s == NULL ? 1 : selector_match_labels(s, labels);
+	selector_free(s);
+	cJSON_Delete(labels);
+	lua_pushboolean(L, m);
+	return 1;
+}
+
+static int
+l_array(lua_State *L)
+{
+	if (lua_isnoneornil(L, 1))
+		lua_newtable(L);
+	else
+		luaL_checktype(L, 1, LUA_TTABLE);
+	lua_settop(L, 1);
+	luaconv_mark_array(L);
+	return 1;
+}
+
+static int
+l_json_encode(lua_State *L)
+{
+	char *cause = NULL, *s;
+	cJSON *t = luaconv_to_json(L, 1, &cause);
+
+	if (t == NULL) {
+		lua_pushnil(L);
+		lua_pushstring(L, cause ? cause : "cannot encode");
+		free(cause);
+		return 2;
+	}
+	s = json_print(t);
+	cJSON_Delete(t);
+	lua_pushstring(L, s);
+	free(s);
+	return 1;
+}
+
+static int
+l_json_decode(lua_State *L)
+{
+	size_t len;
+	const char *s = luaL_checklstring(L, 1, &len);
+
+	luaconv_push_json(L, s, len);
+	return 1;
+}
+
+/* Helpers written in Lua: owner references and conditions. */
+static const char *prelude =
+"local v = ...\n"
+"function v.owner_ref(obj, controller)\n"
+"  if controller == nil then controller = true end\n"
+"  return {apiVersion = obj.apiVersion, kind = obj.kind,\n"
+"    name = obj.metadata.name, uid = obj.metadata.uid,\n"
+"    controller = controller, blockOwnerDeletion = controller}\n"
+"end\n"
+"function v.controller_of(obj)\n"
+"  for _, r in ipairs(obj.metadata and obj.metadata.ownerReferences or {}) do\n"
+"    if r.controller then return r end\n"
+"  end\n"
+"  return nil\n"
+"end\n"
+"function v.is_controlled_by(obj, owner)\n"
+"  local r = v.controller_of(obj)\n"
+"  return r ~= nil and r.uid == owner.metadata.uid\n"
+"end\n"
+"function v.get_condition(obj, ctype)\n"
+"  for _, c in ipairs(obj.status and obj.status.conditions or {}) do\n"
+"    if c.type == ctype then return c end\n"
+"  end\n"
+"  return nil\n"
+"end\n"
+"function v.set_condition(obj, ctype, status, reason, message)\n"
+"  obj.status = obj.status or {}\n"
+"  obj.status.conditions = obj.status.conditions or v.array()\n"
+"  for _, c in ipairs(obj.status.conditions) do\n"
+"    if c.type == ctype then\n"
+"      if c.status == status and c.reason == reason and c.message == message then\n"
+"        return false\n"
+"      end\n"
+"      if c.status ~= status then c.lastTransitionTime = v.now() end\n"
+"      c.status, c.reason, c.message = status, reason, message\n"
+"      c.lastUpdateTime = v.now()\n"
+"      return true\n"
+"    end\n"
+"  end\n"
+"  local now = v.now()\n"
+"  table.insert(obj.status.conditions, {type = ctype, status = status,\n"
+"    reason = reason, message = message, lastTransitionTime = now,\n"
+"    lastUpdateTime = now})\n"
+"  return true\n"
+"end\n"
+"function v.is_true(obj, ctype)\n"
+"  local c = v.get_condition(obj, ctype)\n"
+"  return c ~= nil and c.status == 'True'\n"
+"end\n"
+"function v.info(fmt, ...) v.log('info', string.format(fmt, ...)) end\n"
+"function v.warn(fmt, ...) v.log('warn', string.format(fmt, ...)) end\n"
+"function v.deepcopy(t)\n"
+"  if type(t) ~= 'table' then return t end\n"
+"  local c = {}\n"
+"  for k, x in pairs(t) do c[k] = v.deepcopy(x) end\n"
+"  return setmetatable(c, getmetatable(t))\n"
+"end\n";
+
+void
+luaapi_open(lua_State *L, void *arg)
+{
+	static const luaL_Reg fns[] = {
+		{ "get", l_get }, { "list", l_list }, { "create", l_create },
+		{ "update", l_update }, { "update_status", l_update_status },
+		{ "patch", l_patch }, { "delete", l_delete },
+		{ "event", l_event }, { "quantity", l_quantity },
+		{ "milli", l_milli }, { "now", l_now }, { "time", l_time },
+		{ "format_time", l_format_time }, { "log", l_log },
+		{ "random_suffix", l_random_suffix },
+		{ "match_labels", l_match_labels }, { "array", l_array },
+		{ "json_encode", l_json_encode },
+		{ "json_decode", l_json_decode }, { NULL, NULL }
+	};
+
+	luaL_newlibtable(L, fns);
+	lua_pushlightuserdata(L, arg);
+	luaL_setfuncs(L, fns, 1);
+	luaconv_push_null(L);
+	lua_setfield(L, -2, "null");
+	if (luaL_loadbufferx(L, prelude, strlen(prelude), "=volray", "t") !=
+	    LUA_OK)
+		fatal("volray prelude: %s", lua_tostring(L, -1));
+	/* The prelude sees the sandbox base, like every script. */
+	lua_getfield(L, LUA_REGISTRYINDEX, "volray.base");
+	lua_setupvalue(L, -2, 1);
+	lua_pushvalue(L, -2);
+	lua_call(L, 1, 0);
+}

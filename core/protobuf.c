@@ -1,0 +1,1576 @@
+/*
+ * Kubernetes protobuf request bodies, decoded into JSON.
+ *
+ * kubectl's typed clients ("kubectl create namespace", configmap, secret,
+ * serviceaccount, deployment, job, cronjob, service, priorityclass, quota,
+ * role, rolebinding, pdb, ingress, token) send objects in the Kubernetes
+ * protobuf encoding: the magic "k8s\0", then a runtime.Unknown message whose
+ * typeMeta names the apiVersion and kind and whose raw field holds the object
+ * encoded as the k8s.io/api generated.proto message for that kind. The rest
+ * of volray speaks JSON, so this file turns such a body into the object the
+ * same command sends when asked for JSON, and nothing past the HTTP layer
+ * ever sees protobuf.
+ *
+ * The decoder is a plain wire-format reader driven by static descriptor
+ * tables: a message is a list of fields (number, JSON name, value kind,
+ * flags), taken from the generated.proto files kubectl 1.32 is built with.
+ * Some kinds are not proto scalars: metav1.Time, resource.Quantity and
+ * intstr.IntOrString are small messages that JSON shows as a string or a
+ * number; a map<string, V> is a repeated key/value entry message; a Go struct
+ * embedded with `json:",inline"` (Volume's VolumeSource) is a nested message
+ * whose fields JSON puts in the parent.
+ *
+ * k8s.io/api is proto2, so non-pointer scalars are encoded even when zero (an
+ * empty generateName, paused false). JSON drops those through omitempty, so a
+ * zero scalar is left out unless its field is marked F_KEEP: pointer fields
+ * (replicas, backoffLimit, immutable), whose presence on the wire means they
+ * were set, and the few without omitempty (PriorityClass value, Service port).
+ * A nested message is kept even when empty, as encoding/json keeps struct
+ * fields ("resources": {}); a zero metav1.Time is an empty message and means
+ * null, so it is left out. Fields missing from the tables are skipped, as any
+ * protobuf reader does. Status is dropped by the server on create, so status
+ * messages are described only as far as JSON shows them for a new object.
+ *
+ * The input comes from the network: every length is checked against what is
+ * left of its enclosing message, varints are at most ten bytes, nesting is
+ * bounded, and the first error ends the decode with a cause.
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protobuf.h"
+
+#define MAX_DEPTH	32
+#define MAX_FIELD	536870911	/* 2^29 - 1 */
+
+#define nitems(a)	(sizeof (a) / sizeof (a)[0])
+
+enum wire {
+	WT_VARINT = 0,
+	WT_FIXED64 = 1,
+	WT_BYTES = 2,
+	WT_FIXED32 = 5
+};
+
+enum kind {
+	K_STRING,
+	K_BYTES,	/* base64 string in JSON */
+	K_INT32,
+	K_INT64,
+	K_BOOL,
+	K_MESSAGE,
+	K_TIME,		/* metav1.Time: RFC 3339 string */
+	K_QUANTITY,	/* resource.Quantity: string */
+	K_INTSTR	/* intstr.IntOrString: number or string */
+};
+
+#define F_REPEATED	0x1
+#define F_MAP		0x2	/* map<string, kind> */
+#define F_KEEP		0x4	/* zero values kept: pointer or no omitempty */
+#define F_INLINE	0x8	/* embedded struct: fields go to the parent */
+
+struct msg;
+
+struct field {
+	uint32_t		 num;
+	const char		*name;
+	enum kind		 kind;
+	int			 flags;
+	const struct msg	*msg;
+};
+
+struct msg {
+	const char		*name;
+	const struct field	*fields;
+	size_t			 nfields;
+};
+
+struct reader {
+	const uint8_t	*p;
+	const uint8_t	*end;
+};
+
+#define STR(n, j)	{ n, j, K_STRING, 0, NULL }
+#define STR_KEEP(n, j)	{ n, j, K_STRING, F_KEEP, NULL }
+#define STRS(n, j)	{ n, j, K_STRING, F_REPEATED, NULL }
+#define I32(n, j)	{ n, j, K_INT32, 0, NULL }
+#define I32_KEEP(n, j)	{ n, j, K_INT32, F_KEEP, NULL }
+#define I64(n, j)	{ n, j, K_INT64, 0, NULL }
+#define I64_KEEP(n, j)	{ n, j, K_INT64, F_KEEP, NULL }
+#define BOOL(n, j)	{ n, j, K_BOOL, 0, NULL }
+#define BOOL_KEEP(n, j)	{ n, j, K_BOOL, F_KEEP, NULL }
+#define MSG(n, j, m)	{ n, j, K_MESSAGE, 0, &m }
+#define MSGS(n, j, m)	{ n, j, K_MESSAGE, F_REPEATED, &m }
+#define INLINE(n, m)	{ n, #m, K_MESSAGE, F_INLINE, &m }
+#define MAP(n, j, k)	{ n, j, k, F_MAP, NULL }
+#define TIME(n, j)	{ n, j, K_TIME, 0, NULL }
+#define QTY(n, j)	{ n, j, K_QUANTITY, 0, NULL }
+#define INTSTR(n, j)	{ n, j, K_INTSTR, 0, NULL }
+
+#define MESSAGE(var, name) \
+	static const struct msg var = { name, var##_fields, nitems(var##_fields) }
+
+/* A message whose fields are all ignored; JSON still shows it as {}. */
+static const struct msg opaque = { "opaque", NULL, 0 };
+
+/* k8s.io/apimachinery/pkg/apis/meta/v1 */
+
+static const struct field owner_reference_fields[] = {
+	STR_KEEP(5, "apiVersion"),
+	STR_KEEP(1, "kind"),
+	STR_KEEP(3, "name"),
+	STR_KEEP(4, "uid"),
+	BOOL_KEEP(6, "controller"),
+	BOOL_KEEP(7, "blockOwnerDeletion"),
+};
+MESSAGE(owner_reference, "OwnerReference");
+
+static const struct field object_meta_fields[] = {
+	STR(1, "name"),
+	STR(2, "generateName"),
+	STR(3, "namespace"),
+	STR(4, "selfLink"),
+	STR(5, "uid"),
+	STR(6, "resourceVersion"),
+	I64(7, "generation"),
+	TIME(8, "creationTimestamp"),
+	TIME(9, "deletionTimestamp"),
+	I64_KEEP(10, "deletionGracePeriodSeconds"),
+	MAP(11, "labels", K_STRING),
+	MAP(12, "annotations", K_STRING),
+	MSGS(13, "ownerReferences", owner_reference),
+	STRS(14, "finalizers"),
+};
+MESSAGE(object_meta, "ObjectMeta");
+
+static const struct field label_selector_requirement_fields[] = {
+	STR_KEEP(1, "key"),
+	STR_KEEP(2, "operator"),
+	STRS(3, "values"),
+};
+MESSAGE(label_selector_requirement, "LabelSelectorRequirement");
+
+static const struct field label_selector_fields[] = {
+	MAP(1, "matchLabels", K_STRING),
+	MSGS(2, "matchExpressions", label_selector_requirement),
+};
+MESSAGE(label_selector, "LabelSelector");
+
+/* k8s.io/api/core/v1: references and the pod template. */
+
+static const struct field local_object_reference_fields[] = {
+	STR(1, "name"),
+};
+MESSAGE(local_object_reference, "LocalObjectReference");
+
+static const struct field object_reference_fields[] = {
+	STR(1, "kind"),
+	STR(2, "namespace"),
+	STR(3, "name"),
+	STR(4, "uid"),
+	STR(5, "apiVersion"),
+	STR(6, "resourceVersion"),
+	STR(7, "fieldPath"),
+};
+MESSAGE(object_reference, "ObjectReference");
+
+static const struct field typed_local_object_reference_fields[] = {
+	STR_KEEP(1, "apiGroup"),
+	STR_KEEP(2, "kind"),
+	STR_KEEP(3, "name"),
+};
+MESSAGE(typed_local_object_reference, "TypedLocalObjectReference");
+
+static const struct field key_to_path_fields[] = {
+	STR_KEEP(1, "key"),
+	STR_KEEP(2, "path"),
+	I32_KEEP(3, "mode"),
+};
+MESSAGE(key_to_path, "KeyToPath");
+
+static const struct field host_path_fields[] = {
+	STR_KEEP(1, "path"),
+	STR_KEEP(2, "type"),
+};
+MESSAGE(host_path, "HostPathVolumeSource");
+
+static const struct field empty_dir_fields[] = {
+	STR(1, "medium"),
+	QTY(2, "sizeLimit"),
+};
+MESSAGE(empty_dir, "EmptyDirVolumeSource");
+
+static const struct field secret_volume_fields[] = {
+	STR(1, "secretName"),
+	MSGS(2, "items", key_to_path),
+	I32_KEEP(3, "defaultMode"),
+	BOOL_KEEP(4, "optional"),
+};
+MESSAGE(secret_volume, "SecretVolumeSource");
+
+static const struct field pvc_volume_fields[] = {
+	STR_KEEP(1, "claimName"),
+	BOOL(2, "readOnly"),
+};
+MESSAGE(pvc_volume, "PersistentVolumeClaimVolumeSource");
+
+static const struct field config_map_volume_fields[] = {
+	INLINE(1, local_object_reference),
+	MSGS(2, "items", key_to_path),
+	I32_KEEP(3, "defaultMode"),
+	BOOL_KEEP(4, "optional"),
+};
+MESSAGE(config_map_volume, "ConfigMapVolumeSource");
+
+static const struct field volume_source_fields[] = {
+	MSG(1, "hostPath", host_path),
+	MSG(2, "emptyDir", empty_dir),
+	MSG(6, "secret", secret_volume),
+	MSG(10, "persistentVolumeClaim", pvc_volume),
+	MSG(19, "configMap", config_map_volume),
+};
+MESSAGE(volume_source, "VolumeSource");
+
+static const struct field volume_fields[] = {
+	STR_KEEP(1, "name"),
+	INLINE(2, volume_source),
+};
+MESSAGE(volume, "Volume");
+
+static const struct field container_port_fields[] = {
+	STR(1, "name"),
+	I32(2, "hostPort"),
+	I32_KEEP(3, "containerPort"),
+	STR(4, "protocol"),
+	STR(5, "hostIP"),
+};
+MESSAGE(container_port, "ContainerPort");
+
+static const struct field object_field_selector_fields[] = {
+	STR(1, "apiVersion"),
+	STR_KEEP(2, "fieldPath"),
+};
+MESSAGE(object_field_selector, "ObjectFieldSelector");
+
+static const struct field resource_field_selector_fields[] = {
+	STR(1, "containerName"),
+	STR_KEEP(2, "resource"),
+	QTY(3, "divisor"),
+};
+MESSAGE(resource_field_selector, "ResourceFieldSelector");
+
+/* ConfigMapKeySelector and SecretKeySelector share their layout. */
+static const struct field key_selector_fields[] = {
+	INLINE(1, local_object_reference),
+	STR_KEEP(2, "key"),
+	BOOL_KEEP(3, "optional"),
+};
+MESSAGE(key_selector, "KeySelector");
+
+static const struct field env_var_source_fields[] = {
+	MSG(1, "fieldRef", object_field_selector),
+	MSG(2, "resourceFieldRef", resource_field_selector),
+	MSG(3, "configMapKeyRef", key_selector),
+	MSG(4, "secretKeyRef", key_selector),
+};
+MESSAGE(env_var_source, "EnvVarSource");
+
+static const struct field env_var_fields[] = {
+	STR_KEEP(1, "name"),
+	STR(2, "value"),
+	MSG(3, "valueFrom", env_var_source),
+};
+MESSAGE(env_var, "EnvVar");
+
+/* ConfigMapEnvSource and SecretEnvSource share their layout. */
+static const struct field env_source_fields[] = {
+	INLINE(1, local_object_reference),
+	BOOL_KEEP(2, "optional"),
+};
+MESSAGE(env_source, "EnvSource");
+
+static const struct field env_from_source_fields[] = {
+	STR(1, "prefix"),
+	MSG(2, "configMapRef", env_source),
+	MSG(3, "secretRef", env_source),
+};
+MESSAGE(env_from_source, "EnvFromSource");
+
+static const struct field resource_claim_fields[] = {
+	STR_KEEP(1, "name"),
+	STR(2, "request"),
+};
+MESSAGE(resource_claim, "ResourceClaim");
+
+static const struct field resource_requirements_fields[] = {
+	MAP(1, "limits", K_QUANTITY),
+	MAP(2, "requests", K_QUANTITY),
+	MSGS(3, "claims", resource_claim),
+};
+MESSAGE(resource_requirements, "ResourceRequirements");
+
+static const struct field volume_mount_fields[] = {
+	STR_KEEP(1, "name"),
+	BOOL(2, "readOnly"),
+	STR_KEEP(7, "recursiveReadOnly"),
+	STR_KEEP(3, "mountPath"),
+	STR(4, "subPath"),
+	STR_KEEP(5, "mountPropagation"),
+	STR(6, "subPathExpr"),
+};
+MESSAGE(volume_mount, "VolumeMount");
+
+static const struct field container_fields[] = {
+	STR_KEEP(1, "name"),
+	STR(2, "image"),
+	STRS(3, "command"),
+	STRS(4, "args"),
+	STR(5, "workingDir"),
+	MSGS(6, "ports", container_port),
+	MSGS(19, "envFrom", env_from_source),
+	MSGS(7, "env", env_var),
+	MSG(8, "resources", resource_requirements),
+	STR_KEEP(24, "restartPolicy"),
+	MSGS(9, "volumeMounts", volume_mount),
+	STR(13, "terminationMessagePath"),
+	STR(20, "terminationMessagePolicy"),
+	STR(14, "imagePullPolicy"),
+	BOOL(16, "stdin"),
+	BOOL(17, "stdinOnce"),
+	BOOL(18, "tty"),
+};
+MESSAGE(container, "Container");
+
+static const struct field toleration_fields[] = {
+	STR(1, "key"),
+	STR(2, "operator"),
+	STR(3, "value"),
+	STR(4, "effect"),
+	I64_KEEP(5, "tolerationSeconds"),
+};
+MESSAGE(toleration, "Toleration");
+
+static const struct field pod_spec_fields[] = {
+	MSGS(1, "volumes", volume),
+	MSGS(20, "initContainers", container),
+	MSGS(2, "containers", container),
+	STR(3, "restartPolicy"),
+	I64_KEEP(4, "terminationGracePeriodSeconds"),
+	I64_KEEP(5, "activeDeadlineSeconds"),
+	STR(6, "dnsPolicy"),
+	MAP(7, "nodeSelector", K_STRING),
+	STR(8, "serviceAccountName"),
+	STR(9, "serviceAccount"),
+	BOOL_KEEP(21, "automountServiceAccountToken"),
+	STR(10, "nodeName"),
+	BOOL(11, "hostNetwork"),
+	BOOL(12, "hostPID"),
+	BOOL(13, "hostIPC"),
+	BOOL_KEEP(27, "shareProcessNamespace"),
+	MSGS(15, "imagePullSecrets", local_object_reference),
+	STR(16, "hostname"),
+	STR(17, "subdomain"),
+	STR(19, "schedulerName"),
+	MSGS(22, "tolerations", toleration),
+	STR(24, "priorityClassName"),
+	I32_KEEP(25, "priority"),
+	STR_KEEP(29, "runtimeClassName"),
+	BOOL_KEEP(30, "enableServiceLinks"),
+	STR_KEEP(31, "preemptionPolicy"),
+	MAP(32, "overhead", K_QUANTITY),
+	BOOL_KEEP(35, "setHostnameAsFQDN"),
+	BOOL_KEEP(37, "hostUsers"),
+	MSG(40, "resources", resource_requirements),
+};
+MESSAGE(pod_spec, "PodSpec");
+
+static const struct field pod_template_spec_fields[] = {
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", pod_spec),
+};
+MESSAGE(pod_template_spec, "PodTemplateSpec");
+
+/* k8s.io/api/core/v1: top-level kinds. */
+
+static const struct field namespace_spec_fields[] = {
+	STRS(1, "finalizers"),
+};
+MESSAGE(namespace_spec, "NamespaceSpec");
+
+static const struct field namespace_status_fields[] = {
+	STR(1, "phase"),
+};
+MESSAGE(namespace_status, "NamespaceStatus");
+
+static const struct field namespace_fields[] = {
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", namespace_spec),
+	MSG(3, "status", namespace_status),
+};
+MESSAGE(namespace, "Namespace");
+
+static const struct field config_map_fields[] = {
+	MSG(1, "metadata", object_meta),
+	BOOL_KEEP(4, "immutable"),
+	MAP(2, "data", K_STRING),
+	MAP(3, "binaryData", K_BYTES),
+};
+MESSAGE(config_map, "ConfigMap");
+
+static const struct field secret_fields[] = {
+	MSG(1, "metadata", object_meta),
+	BOOL_KEEP(5, "immutable"),
+	MAP(2, "data", K_BYTES),
+	MAP(4, "stringData", K_STRING),
+	STR(3, "type"),
+};
+MESSAGE(secret, "Secret");
+
+static const struct field service_account_fields[] = {
+	MSG(1, "metadata", object_meta),
+	MSGS(2, "secrets", object_reference),
+	MSGS(3, "imagePullSecrets", local_object_reference),
+	BOOL_KEEP(4, "automountServiceAccountToken"),
+};
+MESSAGE(service_account, "ServiceAccount");
+
+static const struct field service_port_fields[] = {
+	STR(1, "name"),
+	STR(2, "protocol"),
+	STR_KEEP(6, "appProtocol"),
+	I32_KEEP(3, "port"),
+	INTSTR(4, "targetPort"),
+	I32(5, "nodePort"),
+};
+MESSAGE(service_port, "ServicePort");
+
+static const struct field client_ip_config_fields[] = {
+	I32_KEEP(1, "timeoutSeconds"),
+};
+MESSAGE(client_ip_config, "ClientIPConfig");
+
+static const struct field session_affinity_config_fields[] = {
+	MSG(1, "clientIP", client_ip_config),
+};
+MESSAGE(session_affinity_config, "SessionAffinityConfig");
+
+static const struct field service_spec_fields[] = {
+	MSGS(1, "ports", service_port),
+	MAP(2, "selector", K_STRING),
+	STR(3, "clusterIP"),
+	STRS(18, "clusterIPs"),
+	STR(4, "type"),
+	STRS(5, "externalIPs"),
+	STR(7, "sessionAffinity"),
+	STR(8, "loadBalancerIP"),
+	STRS(9, "loadBalancerSourceRanges"),
+	STR(10, "externalName"),
+	STR(11, "externalTrafficPolicy"),
+	I32(12, "healthCheckNodePort"),
+	BOOL(13, "publishNotReadyAddresses"),
+	MSG(14, "sessionAffinityConfig", session_affinity_config),
+	STRS(19, "ipFamilies"),
+	STR_KEEP(17, "ipFamilyPolicy"),
+	BOOL_KEEP(20, "allocateLoadBalancerNodePorts"),
+	STR_KEEP(21, "loadBalancerClass"),
+	STR_KEEP(22, "internalTrafficPolicy"),
+	STR_KEEP(23, "trafficDistribution"),
+};
+MESSAGE(service_spec, "ServiceSpec");
+
+/* ServiceStatus and IngressStatus: a loadBalancer struct JSON always shows. */
+static const struct field load_balancer_status_fields[] = {
+	MSG(1, "loadBalancer", opaque),
+};
+MESSAGE(load_balancer_status, "LoadBalancerStatus");
+
+static const struct field service_fields[] = {
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", service_spec),
+	MSG(3, "status", load_balancer_status),
+};
+MESSAGE(service, "Service");
+
+static const struct field scoped_requirement_fields[] = {
+	STR_KEEP(1, "scopeName"),
+	STR_KEEP(2, "operator"),
+	STRS(3, "values"),
+};
+MESSAGE(scoped_requirement, "ScopedResourceSelectorRequirement");
+
+static const struct field scope_selector_fields[] = {
+	MSGS(1, "matchExpressions", scoped_requirement),
+};
+MESSAGE(scope_selector, "ScopeSelector");
+
+static const struct field resource_quota_spec_fields[] = {
+	MAP(1, "hard", K_QUANTITY),
+	STRS(2, "scopes"),
+	MSG(3, "scopeSelector", scope_selector),
+};
+MESSAGE(resource_quota_spec, "ResourceQuotaSpec");
+
+static const struct field resource_quota_fields[] = {
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", resource_quota_spec),
+	MSG(3, "status", opaque),
+};
+MESSAGE(resource_quota, "ResourceQuota");
+
+/* k8s.io/api/apps/v1 */
+
+static const struct field rolling_update_deployment_fields[] = {
+	INTSTR(1, "maxUnavailable"),
+	INTSTR(2, "maxSurge"),
+};
+MESSAGE(rolling_update_deployment, "RollingUpdateDeployment");
+
+static const struct field deployment_strategy_fields[] = {
+	STR(1, "type"),
+	MSG(2, "rollingUpdate", rolling_update_deployment),
+};
+MESSAGE(deployment_strategy, "DeploymentStrategy");
+
+static const struct field deployment_spec_fields[] = {
+	I32_KEEP(1, "replicas"),
+	MSG(2, "selector", label_selector),
+	MSG(3, "template", pod_template_spec),
+	MSG(4, "strategy", deployment_strategy),
+	I32(5, "minReadySeconds"),
+	I32_KEEP(6, "revisionHistoryLimit"),
+	BOOL(7, "paused"),
+	I32_KEEP(9, "progressDeadlineSeconds"),
+};
+MESSAGE(deployment_spec, "DeploymentSpec");
+
+static const struct field deployment_fields[] = {
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", deployment_spec),
+	MSG(3, "status", opaque),
+};
+MESSAGE(deployment, "Deployment");
+
+/* k8s.io/api/batch/v1 */
+
+static const struct field job_spec_fields[] = {
+	I32_KEEP(1, "parallelism"),
+	I32_KEEP(2, "completions"),
+	I64_KEEP(3, "activeDeadlineSeconds"),
+	I32_KEEP(7, "backoffLimit"),
+	I32_KEEP(12, "backoffLimitPerIndex"),
+	I32_KEEP(13, "maxFailedIndexes"),
+	MSG(4, "selector", label_selector),
+	BOOL_KEEP(5, "manualSelector"),
+	MSG(6, "template", pod_template_spec),
+	I32_KEEP(8, "ttlSecondsAfterFinished"),
+	STR_KEEP(9, "completionMode"),
+	BOOL_KEEP(10, "suspend"),
+	STR_KEEP(14, "podReplacementPolicy"),
+	STR_KEEP(15, "managedBy"),
+};
+MESSAGE(job_spec, "JobSpec");
+
+static const struct field job_fields[] = {
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", job_spec),
+	MSG(3, "status", opaque),
+};
+MESSAGE(job, "Job");
+
+static const struct field job_template_spec_fields[] = {
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", job_spec),
+};
+MESSAGE(job_template_spec, "JobTemplateSpec");
+
+static const struct field cron_job_spec_fields[] = {
+	STR_KEEP(1, "schedule"),
+	STR_KEEP(8, "timeZone"),
+	I64_KEEP(2, "startingDeadlineSeconds"),
+	STR(3, "concurrencyPolicy"),
+	BOOL_KEEP(4, "suspend"),
+	MSG(5, "jobTemplate", job_template_spec),
+	I32_KEEP(6, "successfulJobsHistoryLimit"),
+	I32_KEEP(7, "failedJobsHistoryLimit"),
+};
+MESSAGE(cron_job_spec, "CronJobSpec");
+
+static const struct field cron_job_fields[] = {
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", cron_job_spec),
+	MSG(3, "status", opaque),
+};
+MESSAGE(cron_job, "CronJob");
+
+/* k8s.io/api/scheduling/v1 */
+
+static const struct field priority_class_fields[] = {
+	MSG(1, "metadata", object_meta),
+	I32_KEEP(2, "value"),
+	BOOL(3, "globalDefault"),
+	STR(4, "description"),
+	STR_KEEP(5, "preemptionPolicy"),
+};
+MESSAGE(priority_class, "PriorityClass");
+
+/* k8s.io/api/rbac/v1 */
+
+static const struct field policy_rule_fields[] = {
+	STRS(1, "verbs"),
+	STRS(2, "apiGroups"),
+	STRS(3, "resources"),
+	STRS(4, "resourceNames"),
+	STRS(5, "nonResourceURLs"),
+};
+MESSAGE(policy_rule, "PolicyRule");
+
+static const struct field role_fields[] = {
+	MSG(1, "metadata", object_meta),
+	MSGS(2, "rules", policy_rule),
+};
+MESSAGE(role, "Role");
+
+static const struct field aggregation_rule_fields[] = {
+	MSGS(1, "clusterRoleSelectors", label_selector),
+};
+MESSAGE(aggregation_rule, "AggregationRule");
+
+static const struct field cluster_role_fields[] = {
+	MSG(1, "metadata", object_meta),
+	MSGS(2, "rules", policy_rule),
+	MSG(3, "aggregationRule", aggregation_rule),
+};
+MESSAGE(cluster_role, "ClusterRole");
+
+static const struct field subject_fields[] = {
+	STR_KEEP(1, "kind"),
+	STR(2, "apiGroup"),
+	STR_KEEP(3, "name"),
+	STR(4, "namespace"),
+};
+MESSAGE(subject, "Subject");
+
+static const struct field role_ref_fields[] = {
+	STR_KEEP(1, "apiGroup"),
+	STR_KEEP(2, "kind"),
+	STR_KEEP(3, "name"),
+};
+MESSAGE(role_ref, "RoleRef");
+
+/* RoleBinding and ClusterRoleBinding share their layout. */
+static const struct field role_binding_fields[] = {
+	MSG(1, "metadata", object_meta),
+	MSGS(2, "subjects", subject),
+	MSG(3, "roleRef", role_ref),
+};
+MESSAGE(role_binding, "RoleBinding");
+
+/* k8s.io/api/policy/v1 */
+
+static const struct field pdb_spec_fields[] = {
+	INTSTR(1, "minAvailable"),
+	MSG(2, "selector", label_selector),
+	INTSTR(3, "maxUnavailable"),
+	STR_KEEP(4, "unhealthyPodEvictionPolicy"),
+};
+MESSAGE(pdb_spec, "PodDisruptionBudgetSpec");
+
+static const struct field pdb_status_fields[] = {
+	I64(1, "observedGeneration"),
+	I32_KEEP(3, "disruptionsAllowed"),
+	I32_KEEP(4, "currentHealthy"),
+	I32_KEEP(5, "desiredHealthy"),
+	I32_KEEP(6, "expectedPods"),
+};
+MESSAGE(pdb_status, "PodDisruptionBudgetStatus");
+
+static const struct field pdb_fields[] = {
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", pdb_spec),
+	MSG(3, "status", pdb_status),
+};
+MESSAGE(pdb, "PodDisruptionBudget");
+
+/* k8s.io/api/networking/v1 */
+
+static const struct field service_backend_port_fields[] = {
+	STR(1, "name"),
+	I32(2, "number"),
+};
+MESSAGE(service_backend_port, "ServiceBackendPort");
+
+static const struct field ingress_service_backend_fields[] = {
+	STR_KEEP(1, "name"),
+	MSG(2, "port", service_backend_port),
+};
+MESSAGE(ingress_service_backend, "IngressServiceBackend");
+
+static const struct field ingress_backend_fields[] = {
+	MSG(4, "service", ingress_service_backend),
+	MSG(3, "resource", typed_local_object_reference),
+};
+MESSAGE(ingress_backend, "IngressBackend");
+
+static const struct field http_ingress_path_fields[] = {
+	STR(1, "path"),
+	STR_KEEP(3, "pathType"),
+	MSG(2, "backend", ingress_backend),
+};
+MESSAGE(http_ingress_path, "HTTPIngressPath");
+
+static const struct field http_ingress_rule_value_fields[] = {
+	MSGS(1, "paths", http_ingress_path),
+};
+MESSAGE(http_ingress_rule_value, "HTTPIngressRuleValue");
+
+static const struct field ingress_rule_value_fields[] = {
+	MSG(1, "http", http_ingress_rule_value),
+};
+MESSAGE(ingress_rule_value, "IngressRuleValue");
+
+static const struct field ingress_rule_fields[] = {
+	STR(1, "host"),
+	INLINE(2, ingress_rule_value),
+};
+MESSAGE(ingress_rule, "IngressRule");
+
+static const struct field ingress_tls_fields[] = {
+	STRS(1, "hosts"),
+	STR(2, "secretName"),
+};
+MESSAGE(ingress_tls, "IngressTLS");
+
+static const struct field ingress_spec_fields[] = {
+	STR_KEEP(4, "ingressClassName"),
+	MSG(1, "defaultBackend", ingress_backend),
+	MSGS(2, "tls", ingress_tls),
+	MSGS(3, "rules", ingress_rule),
+};
+MESSAGE(ingress_spec, "IngressSpec");
+
+static const struct field ingress_fields[] = {
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", ingress_spec),
+	MSG(3, "status", load_balancer_status),
+};
+MESSAGE(ingress, "Ingress");
+
+/* k8s.io/api/authentication/v1 */
+
+static const struct field bound_object_reference_fields[] = {
+	STR(1, "kind"),
+	STR(2, "apiVersion"),
+	STR(3, "name"),
+	STR(4, "uid"),
+};
+MESSAGE(bound_object_reference, "BoundObjectReference");
+
+static const struct field token_request_spec_fields[] = {
+	STRS(1, "audiences"),
+	I64_KEEP(4, "expirationSeconds"),
+	MSG(3, "boundObjectRef", bound_object_reference),
+};
+MESSAGE(token_request_spec, "TokenRequestSpec");
+
+static const struct field token_request_fields[] = {
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", token_request_spec),
+	MSG(3, "status", opaque),
+};
+MESSAGE(token_request, "TokenRequest");
+
+static const struct {
+	const char		*api_version;
+	const char		*kind;
+	const struct msg	*msg;
+} kinds[] = {
+	{ "v1", "Namespace", &namespace },
+	{ "v1", "ConfigMap", &config_map },
+	{ "v1", "Secret", &secret },
+	{ "v1", "ServiceAccount", &service_account },
+	{ "v1", "Service", &service },
+	{ "v1", "ResourceQuota", &resource_quota },
+	{ "apps/v1", "Deployment", &deployment },
+	{ "batch/v1", "Job", &job },
+	{ "batch/v1", "CronJob", &cron_job },
+	{ "scheduling.k8s.io/v1", "PriorityClass", &priority_class },
+	{ "rbac.authorization.k8s.io/v1", "Role", &role },
+	{ "rbac.authorization.k8s.io/v1", "ClusterRole", &cluster_role },
+	{ "rbac.authorization.k8s.io/v1", "RoleBinding", &role_binding },
+	{ "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", &role_binding },
+	{ "policy/v1", "PodDisruptionBudget", &pdb },
+	{ "networking.k8s.io/v1", "Ingress", &ingress },
+	{ "authentication.k8s.io/v1", "TokenRequest", &token_request },
+};
+
+static int	decode_message(const struct msg *, const uint8_t *, size_t,
+		    cJSON *, int, char **);
+
+/* Record the first error of a decode; later ones are consequences of it. */
+static int
+fail(char **cause, const char *fmt, ...)
+{
+	va_list	ap;
+	char	buf[256];
+
+	if (*cause == NULL) {
+		va_start(ap, fmt);
+		vsnprintf(buf, sizeof buf, fmt, ap);
+		va_end(ap);
+		*cause = strdup(buf);
+	}
+	return -1;
+}
+
+/* Read a base-128 varint of at most ten bytes. */
+static int
+get_varint(struct reader *r, uint64_t *v)
+{
+	uint64_t	x = 0;
+	unsigned	shift;
+	uint8_t		b;
+
+	for (shift = 0; shift < 64; shift += 7) {
+		if (r->p >= r->end)
+			return -1;
+		b = *r->p++;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if ((b & 0x80) == 0) {
+			*v = x;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Read a length-delimited payload, checking it fits in what is left. */
+static int
+get_bytes(struct reader *r, const uint8_t **p, size_t *n)
+{
+	uint64_t	len;
+
+	if (get_varint(r, &len) != 0 || len > (uint64_t)(r->end - r->p))
+		return -1;
+	*p = r->p;
+	*n = (size_t)len;
+	r->p += len;
+	return 0;
+}
+
+/* Step over a field we have no use for. Groups are not used by Kubernetes. */
+static int
+skip_field(struct reader *r, int wt)
+{
+	const uint8_t	*p;
+	uint64_t	 v;
+	size_t		 n;
+
+	switch (wt) {
+	case WT_VARINT:
+		return get_varint(r, &v);
+	case WT_BYTES:
+		return get_bytes(r, &p, &n);
+	case WT_FIXED64:
+	case WT_FIXED32:
+		n = wt == WT_FIXED64 ? 8 : 4;
+		if ((size_t)(r->end - r->p) < n)
+			return -1;
+		r->p += n;
+		return 0;
+	}
+	return -1;
+}
+
+/* Read a field key into its number and wire type. */
+static int
+get_key(struct reader *r, uint32_t *num, int *wt, const char *where,
+    char **cause)
+{
+	uint64_t	key;
+
+	if (get_varint(r, &key) != 0)
+		return fail(cause, "malformed protobuf: truncated field key in "
+		    "%s", where);
+	if ((key >> 3) == 0 || (key >> 3) > MAX_FIELD)
+		return fail(cause, "malformed protobuf: invalid field number in "
+		    "%s", where);
+	*num = (uint32_t)(key >> 3);
+	*wt = (int)(key & 7);
+	return 0;
+}
+
+/*
+ * The length of the well-formed UTF-8 sequence at p, or 0 if it is not one
+ * (the same rules as Go's unicode/utf8: no overlongs, no surrogates).
+ */
+static size_t
+rune_len(const uint8_t *p, size_t n)
+{
+	uint8_t	lo = 0x80, hi = 0xbf;
+	size_t	need, i;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		need = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		need = 3;
+		if (p[0] == 0xe0)
+			lo = 0xa0;
+		else if (p[0] == 0xed)
+			hi = 0x9f;
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		need = 4;
+		if (p[0] == 0xf0)
+			lo = 0x90;
+		else if (p[0] == 0xf4)
+			hi = 0x8f;
+	} else
+		return 0;
+	if (n < need || p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < need; i++) {
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	}
+	return need;
+}
+
+/*
+ * Make a JSON string from a proto string. Go keeps invalid UTF-8 and its JSON
+ * encoder shows each bad byte as U+FFFD, so do the same; a NUL cannot live in
+ * a C string and is refused.
+ */
+static cJSON *
+make_string(const uint8_t *p, size_t n, const char *where, char **cause)
+{
+	cJSON	*item;
+	char	*s;
+	size_t	 i, k, o = 0;
+
+	if (memchr(p, '\0', n) != NULL) {
+		fail(cause, "protobuf string in %s contains a NUL byte", where);
+		return NULL;
+	}
+	if (n > (SIZE_MAX - 1) / 3 || (s = malloc(3 * n + 1)) == NULL) {
+		fail(cause, "out of memory");
+		return NULL;
+	}
+	for (i = 0; i < n; i += k) {
+		if ((k = rune_len(p + i, n - i)) == 0) {
+			memcpy(s + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			k = 1;
+		} else {
+			memcpy(s + o, p + i, k);
+			o += k;
+		}
+	}
+	s[o] = '\0';
+	if ((item = cJSON_CreateString(s)) == NULL)
+		fail(cause, "out of memory");
+	free(s);
+	return item;
+}
+
+/* Make the base64 string (standard alphabet, padded) that JSON uses for bytes. */
+static cJSON *
+make_base64(const uint8_t *p, size_t n, char **cause)
+{
+	static const char	 abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				     "abcdefghijklmnopqrstuvwxyz0123456789+/";
+	cJSON			*item;
+	char			*s;
+	size_t			 i, o = 0;
+	uint32_t		 v;
+
+	if (n > (SIZE_MAX - 1) / 4 * 3 - 3 ||
+	    (s = malloc((n + 2) / 3 * 4 + 1)) == NULL) {
+		fail(cause, "out of memory");
+		return NULL;
+	}
+	for (i = 0; i + 2 < n; i += 3) {
+		v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+		s[o++] = abc[v >> 18];
+		s[o++] = abc[(v >> 12) & 63];
+		s[o++] = abc[(v >> 6) & 63];
+		s[o++] = abc[v & 63];
+	}
+	if (i < n) {
+		v = (uint32_t)p[i] << 16;
+		if (i + 1 < n)
+			v |= (uint32_t)p[i + 1] << 8;
+		s[o++] = abc[v >> 18];
+		s[o++] = abc[(v >> 12) & 63];
+		s[o++] = i + 1 < n ? abc[(v >> 6) & 63] : '=';
+		s[o++] = '=';
+	}
+	s[o] = '\0';
+	if ((item = cJSON_CreateString(s)) == NULL)
+		fail(cause, "out of memory");
+	free(s);
+	return item;
+}
+
+/*
+ * Format seconds since the epoch as metav1.Time does in JSON (RFC 3339, UTC,
+ * whole seconds), using the days-to-civil algorithm so that years before
+ * 1970 work without a 64-bit time_t. Years outside 1..9999 are refused, as
+ * Go's time.MarshalJSON refuses them.
+ */
+static int
+format_time(int64_t secs, char *buf, size_t len)
+{
+	int64_t	days, rem, z, era, doe, yoe, y, doy, mp, d, m;
+
+	if (secs < -62135596800LL || secs > 253402300799LL)
+		return -1;
+	days = secs / 86400;
+	rem = secs % 86400;
+	if (rem < 0) {
+		rem += 86400;
+		days--;
+	}
+	z = days + 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = z - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	y = yoe + era * 400;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	d = doy - (153 * mp + 2) / 5 + 1;
+	m = mp < 10 ? mp + 3 : mp - 9;
+	if (m <= 2)
+		y++;
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)y, (int)m,
+	    (int)d, (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60));
+	return 0;
+}
+
+/*
+ * Decode a metav1.Time message {1 seconds, 2 nanos}. An empty message is the
+ * zero time, which JSON shows as null: *out stays NULL and the field is left
+ * out. Go normalises nanos outside [0, 1e9) into the seconds, so do we.
+ */
+static int
+decode_time(const uint8_t *p, size_t n, cJSON **out, char **cause)
+{
+	struct reader	 r = { p, p + n };
+	uint64_t	 v;
+	uint32_t	 num;
+	int64_t		 secs = 0, nanos = 0;
+	int		 wt;
+	char		 buf[48];
+
+	*out = NULL;
+	if (n == 0)
+		return 0;
+	while (r.p < r.end) {
+		if (get_key(&r, &num, &wt, "Time", cause) != 0)
+			return -1;
+		if ((num == 1 || num == 2) && wt == WT_VARINT) {
+			if (get_varint(&r, &v) != 0)
+				return fail(cause, "malformed protobuf: "
+				    "truncated Time");
+			if (num == 1)
+				secs = (int64_t)v;
+			else
+				nanos = (int32_t)(uint32_t)v;
+		} else if (skip_field(&r, wt) != 0)
+			return fail(cause, "malformed protobuf: truncated Time");
+	}
+	if (secs > INT64_MAX / 2 || secs < INT64_MIN / 2)
+		return fail(cause, "protobuf Time out of range");
+	secs += nanos / 1000000000;
+	nanos %= 1000000000;
+	if (nanos < 0) {
+		secs--;
+		nanos += 1000000000;
+	}
+	if (secs == -62135596800LL && nanos == 0)
+		return 0;
+	if (format_time(secs, buf, sizeof buf) != 0)
+		return fail(cause, "protobuf Time out of range");
+	if ((*out = cJSON_CreateString(buf)) == NULL)
+		return fail(cause, "out of memory");
+	return 0;
+}
+
+/*
+ * Decode a resource.Quantity message {1 string}. The string is passed on as
+ * it is; whoever reads the object parses it like a quantity sent as JSON.
+ */
+static int
+decode_quantity(const uint8_t *p, size_t n, cJSON **out, char **cause)
+{
+	struct reader	 r = { p, p + n };
+	const uint8_t	*s = NULL;
+	size_t		 slen = 0;
+	uint32_t	 num;
+	int		 wt;
+
+	while (r.p < r.end) {
+		if (get_key(&r, &num, &wt, "Quantity", cause) != 0)
+			return -1;
+		if (num == 1 && wt == WT_BYTES) {
+			if (get_bytes(&r, &s, &slen) != 0)
+				return fail(cause, "malformed protobuf: "
+				    "truncated Quantity");
+		} else if (skip_field(&r, wt) != 0)
+			return fail(cause, "malformed protobuf: truncated "
+			    "Quantity");
+	}
+	if (slen == 0)
+		*out = cJSON_CreateString("0");
+	else if ((*out = make_string(s, slen, "Quantity", cause)) == NULL)
+		return -1;
+	if (*out == NULL)
+		return fail(cause, "out of memory");
+	return 0;
+}
+
+/* Decode an intstr.IntOrString {1 type, 2 intVal, 3 strVal}. */
+static int
+decode_intstr(const uint8_t *p, size_t n, cJSON **out, char **cause)
+{
+	struct reader	 r = { p, p + n };
+	const uint8_t	*s = p;
+	size_t		 slen = 0;
+	uint64_t	 v, type = 0;
+	int32_t		 ival = 0;
+	uint32_t	 num;
+	int		 wt;
+
+	while (r.p < r.end) {
+		if (get_key(&r, &num, &wt, "IntOrString", cause) != 0)
+			return -1;
+		if ((num == 1 || num == 2) && wt == WT_VARINT) {
+			if (get_varint(&r, &v) != 0)
+				return fail(cause, "malformed protobuf: "
+				    "truncated IntOrString");
+			if (num == 1)
+				type = v;
+			else
+				ival = (int32_t)(uint32_t)v;
+		} else if (num == 3 && wt == WT_BYTES) {
+			if (get_bytes(&r, &s, &slen) != 0)
+				return fail(cause, "malformed protobuf: "
+				    "truncated IntOrString");
+		} else if (skip_field(&r, wt) != 0)
+			return fail(cause, "malformed protobuf: truncated "
+			    "IntOrString");
+	}
+	if (type == 0)
+		*out = cJSON_CreateNumber(ival);
+	else if (type == 1)
+		return (*out = make_string(s, slen, "IntOrString",
+		    cause)) == NULL ? -1 : 0;
+	else
+		return fail(cause, "protobuf IntOrString has invalid type %llu",
+		    (unsigned long long)type);
+	if (*out == NULL)
+		return fail(cause, "out of memory");
+	return 0;
+}
+
+/*
+ * Store a decoded value under f in obj: appended for a repeated field, and
+ * otherwise replacing an earlier occurrence (the last one wins on the wire)
+ * or, for a zero value JSON would omit, only removing it.
+ */
+static int
+put(cJSON *obj, const struct field *f, cJSON *item, int zero, char **cause)
+{
+	cJSON	*arr;
+
+	if (f->flags & F_REPEATED) {
+		arr = cJSON_GetObjectItemCaseSensitive(obj, f->name);
+		if (arr == NULL)
+			arr = cJSON_AddArrayToObject(obj, f->name);
+		if (!cJSON_IsArray(arr) || !cJSON_AddItemToArray(arr, item)) {
+			cJSON_Delete(item);
+			return fail(cause, "out of memory");
+		}
+		return 0;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
+	if (item == NULL)
+		return 0;
+	if (zero && (f->flags & F_KEEP) == 0) {
+		cJSON_Delete(item);
+		return 0;
+	}
+	if (!cJSON_AddItemToObject(obj, f->name, item)) {
+		cJSON_Delete(item);
+		return fail(cause, "out of memory");
+	}
+	return 0;
+}
+
+/* Make the JSON value of a varint-encoded scalar. */
+static cJSON *
+make_scalar(const struct field *f, uint64_t v, int *zero)
+{
+	switch (f->kind) {
+	case K_INT32:
+		*zero = (int32_t)(uint32_t)v == 0;
+		return cJSON_CreateNumber((int32_t)(uint32_t)v);
+	case K_INT64:
+		*zero = v == 0;
+		return cJSON_CreateNumber((double)(int64_t)v);
+	default:
+		*zero = v == 0;
+		return cJSON_CreateBool(v != 0);
+	}
+}
+
+/* Decode one occurrence of a varint-encoded scalar field f. */
+static int
+decode_scalar(const struct msg *m, const struct field *f, struct reader *r,
+    int wt, cJSON *obj, char **cause)
+{
+	cJSON		*item;
+	uint64_t	 v;
+	int		 zero;
+
+	if (wt != WT_VARINT)
+		return fail(cause, "malformed protobuf: wrong wire type %d for "
+		    "%s.%s", wt, m->name, f->name);
+	if (get_varint(r, &v) != 0)
+		return fail(cause, "malformed protobuf: truncated %s.%s",
+		    m->name, f->name);
+	if ((item = make_scalar(f, v, &zero)) == NULL)
+		return fail(cause, "out of memory");
+	return put(obj, f, item, zero, cause);
+}
+
+/* Decode one map<string, V> entry {1 key, 2 value} into the map object. */
+static int
+decode_map_entry(const struct msg *m, const struct field *f,
+    const uint8_t *p, size_t n, cJSON *obj, char **cause)
+{
+	struct reader	 r = { p, p + n };
+	const uint8_t	*kp = p, *vp = p;
+	size_t		 kn = 0, vn = 0;
+	cJSON		*map, *key, *val;
+	uint32_t	 num;
+	int		 wt;
+
+	while (r.p < r.end) {
+		if (get_key(&r, &num, &wt, m->name, cause) != 0)
+			return -1;
+		if (num == 1 && wt == WT_BYTES) {
+			if (get_bytes(&r, &kp, &kn) != 0)
+				return fail(cause, "malformed protobuf: "
+				    "truncated %s.%s", m->name, f->name);
+		} else if (num == 2 && wt == WT_BYTES) {
+			if (get_bytes(&r, &vp, &vn) != 0)
+				return fail(cause, "malformed protobuf: "
+				    "truncated %s.%s", m->name, f->name);
+		} else if (skip_field(&r, wt) != 0)
+			return fail(cause, "malformed protobuf: truncated %s.%s",
+			    m->name, f->name);
+	}
+
+	if (f->kind == K_BYTES)
+		val = make_base64(vp, vn, cause);
+	else if (f->kind == K_QUANTITY) {
+		if (decode_quantity(vp, vn, &val, cause) != 0)
+			return -1;
+	} else
+		val = make_string(vp, vn, f->name, cause);
+	if (val == NULL)
+		return -1;
+	if ((key = make_string(kp, kn, f->name, cause)) == NULL) {
+		cJSON_Delete(val);
+		return -1;
+	}
+
+	map = cJSON_GetObjectItemCaseSensitive(obj, f->name);
+	if (map == NULL)
+		map = cJSON_AddObjectToObject(obj, f->name);
+	if (!cJSON_IsObject(map)) {
+		cJSON_Delete(key);
+		cJSON_Delete(val);
+		return fail(cause, "out of memory");
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(map, key->valuestring);
+	if (!cJSON_AddItemToObject(map, key->valuestring, val)) {
+		cJSON_Delete(val);
+		cJSON_Delete(key);
+		return fail(cause, "out of memory");
+	}
+	cJSON_Delete(key);
+	return 0;
+}
+
+/* Decode a nested message field: inline, appended, or merged into its object. */
+static int
+decode_nested(const struct field *f, const uint8_t *p, size_t n, cJSON *obj,
+    int depth, char **cause)
+{
+	cJSON	*child;
+
+	if (f->flags & F_INLINE)
+		return decode_message(f->msg, p, n, obj, depth + 1, cause);
+	if (f->flags & F_REPEATED) {
+		if ((child = cJSON_CreateObject()) == NULL)
+			return fail(cause, "out of memory");
+		if (decode_message(f->msg, p, n, child, depth + 1, cause) != 0) {
+			cJSON_Delete(child);
+			return -1;
+		}
+		return put(obj, f, child, 0, cause);
+	}
+	child = cJSON_GetObjectItemCaseSensitive(obj, f->name);
+	if (!cJSON_IsObject(child)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
+		if ((child = cJSON_AddObjectToObject(obj, f->name)) == NULL)
+			return fail(cause, "out of memory");
+	}
+	return decode_message(f->msg, p, n, child, depth + 1, cause);
+}
+
+/* Decode one occurrence of field f of message m from the reader into obj. */
+static int
+decode_field(const struct msg *m, const struct field *f, struct reader *r,
+    int wt, cJSON *obj, int depth, char **cause)
+{
+	const uint8_t	*p;
+	cJSON		*item = NULL;
+	size_t		 n;
+
+	if (f->kind == K_INT32 || f->kind == K_INT64 || f->kind == K_BOOL)
+		return decode_scalar(m, f, r, wt, obj, cause);
+	if (wt != WT_BYTES)
+		return fail(cause, "malformed protobuf: wrong wire type %d for "
+		    "%s.%s", wt, m->name, f->name);
+	if (get_bytes(r, &p, &n) != 0)
+		return fail(cause, "malformed protobuf: truncated %s.%s",
+		    m->name, f->name);
+	if (f->flags & F_MAP)
+		return decode_map_entry(m, f, p, n, obj, cause);
+
+	switch (f->kind) {
+	case K_MESSAGE:
+		return decode_nested(f, p, n, obj, depth, cause);
+	case K_STRING:
+		item = make_string(p, n, f->name, cause);
+		break;
+	case K_BYTES:
+		item = make_base64(p, n, cause);
+		break;
+	case K_TIME:
+		if (decode_time(p, n, &item, cause) != 0)
+			return -1;
+		return put(obj, f, item, 0, cause);
+	case K_QUANTITY:
+		if (decode_quantity(p, n, &item, cause) != 0)
+			return -1;
+		return put(obj, f, item, 0, cause);
+	case K_INTSTR:
+		if (decode_intstr(p, n, &item, cause) != 0)
+			return -1;
+		return put(obj, f, item, 0, cause);
+	default:
+		break;
+	}
+	if (item == NULL)
+		return -1;
+	return put(obj, f, item, n == 0, cause);
+}
+
+/* Find the descriptor of field number num in m, or NULL to skip it. */
+static const struct field *
+find_field(const struct msg *m, uint32_t num)
+{
+	size_t	i;
+
+	for (i = 0; i < m->nfields; i++) {
+		if (m->fields[i].num == num)
+			return &m->fields[i];
+	}
+	return NULL;
+}
+
+/* Decode the message m encoded in p[0..n) into the JSON object obj. */
+static int
+decode_message(const struct msg *m, const uint8_t *p, size_t n, cJSON *obj,
+    int depth, char **cause)
+{
+	struct reader		 r = { p, p + n };
+	const struct field	*f;
+	uint32_t		 num;
+	int			 wt;
+
+	if (depth > MAX_DEPTH)
+		return fail(cause, "malformed protobuf: nested too deeply");
+	while (r.p < r.end) {
+		if (get_key(&r, &num, &wt, m->name, cause) != 0)
+			return -1;
+		if ((f = find_field(m, num)) == NULL) {
+			if (skip_field(&r, wt) != 0)
+				return fail(cause, "malformed protobuf: "
+				    "truncated field %u in %s", num, m->name);
+			continue;
+		}
+		if (decode_field(m, f, &r, wt, obj, depth, cause) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Copy an envelope string (apiVersion, kind, contentEncoding) into buf. These
+ * only ever hold printable ASCII, so anything else marks a broken body.
+ */
+static int
+envelope_string(const uint8_t *p, size_t n, char *buf, size_t len)
+{
+	size_t	i;
+
+	if (n >= len)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (p[i] <= 0x20 || p[i] >= 0x7f)
+			return -1;
+	}
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+/* Read the runtime.Unknown envelope: TypeMeta, raw object, content encoding. */
+static int
+decode_envelope(const uint8_t *p, size_t n, char *api_version, char *kind,
+    size_t len, const uint8_t **raw, size_t *rawlen, char **cause)
+{
+	struct reader	 r = { p, p + n }, tm;
+	const uint8_t	*s;
+	size_t		 sn;
+	uint32_t	 num;
+	int		 wt;
+	char		 encoding[64];
+
+	*api_version = *kind = '\0';
+	*raw = p;
+	*rawlen = 0;
+	while (r.p < r.end) {
+		if (get_key(&r, &num, &wt, "Unknown", cause) != 0)
+			return -1;
+		if (wt != WT_BYTES || num > 4) {
+			if (skip_field(&r, wt) != 0)
+				return fail(cause, "malformed protobuf: "
+				    "truncated envelope");
+			continue;
+		}
+		if (get_bytes(&r, &s, &sn) != 0)
+			return fail(cause, "malformed protobuf: truncated "
+			    "envelope");
+		switch (num) {
+		case 1:
+			tm.p = s;
+			tm.end = s + sn;
+			while (tm.p < tm.end) {
+				if (get_key(&tm, &num, &wt, "TypeMeta",
+				    cause) != 0)
+					return -1;
+				if ((num == 1 || num == 2) && wt == WT_BYTES) {
+					if (get_bytes(&tm, &s, &sn) != 0)
+						return fail(cause, "malformed "
+						    "protobuf: truncated "
+						    "TypeMeta");
+					if (envelope_string(s, sn, num == 1 ?
+					    api_version : kind, len) != 0)
+						return fail(cause, "malformed "
+						    "protobuf: invalid "
+						    "apiVersion or kind");
+				} else if (skip_field(&tm, wt) != 0)
+					return fail(cause, "malformed protobuf: "
+					    "truncated TypeMeta");
+			}
+			break;
+		case 2:
+			*raw = s;
+			*rawlen = sn;
+			break;
+		case 3:
+			if (sn == 0)
+				break;
+			if (envelope_string(s, sn, encoding,
+			    sizeof encoding) != 0)
+				return fail(cause, "malformed protobuf: "
+				    "invalid content encoding");
+			return fail(cause, "protobuf content encoding %s is not "
+			    "supported; send JSON", encoding);
+		}
+	}
+	if (*kind == '\0')
+		return fail(cause, "protobuf body has no kind; send JSON");
+	return 0;
+}
+
+cJSON *
+protobuf_decode(const void *buf, size_t len, char **cause)
+{
+	static const uint8_t	 magic[4] = { 0x6b, 0x38, 0x73, 0x00 };
+	const struct msg	*m = NULL;
+	const uint8_t		*raw;
+	cJSON			*obj;
+	size_t			 rawlen, i;
+	char			*err = NULL, api_version[128], kind[128];
+	int			 kind_known = 0;
+
+	if (buf == NULL || len < sizeof magic ||
+	    memcmp(buf, magic, sizeof magic) != 0) {
+		fail(&err, "not a Kubernetes protobuf body (no \"k8s\\0\" "
+		    "prefix)");
+		goto fail;
+	}
+	if (decode_envelope((const uint8_t *)buf + sizeof magic,
+	    len - sizeof magic, api_version, kind, sizeof kind, &raw, &rawlen,
+	    &err) != 0)
+		goto fail;
+
+	for (i = 0; i < nitems(kinds); i++) {
+		if (strcmp(kinds[i].kind, kind) != 0)
+			continue;
+		kind_known = 1;
+		if (strcmp(kinds[i].api_version, api_version) == 0) {
+			m = kinds[i].msg;
+			break;
+		}
+	}
+	if (m == NULL) {
+		if (kind_known)
+			fail(&err, "protobuf decoding of kind %s in %s is not "
+			    "supported; send JSON", kind, api_version);
+		else
+			fail(&err, "protobuf decoding of kind %s is not "
+			    "supported; send JSON", kind);
+		goto fail;
+	}
+
+	if ((obj = cJSON_CreateObject()) == NULL ||
+	    cJSON_AddStringToObject(obj, "apiVersion", api_version) == NULL ||
+	    cJSON_AddStringToObject(obj, "kind", kind) == NULL) {
+		cJSON_Delete(obj);
+		fail(&err, "out of memory");
+		goto fail;
+	}
+	if (decode_message(m, raw, rawlen, obj, 0, &err) != 0) {
+		cJSON_Delete(obj);
+		goto fail;
+	}
+	return obj;
+
+fail:
+	if (cause != NULL)
+		*cause = err;
+	else
+		free(err);
+	return NULL;
+}
