@@ -346,6 +346,12 @@ api_handle(http_req *req, void *arg)
 		not_found(req, &rt, req->path);
 		return;
 	}
+	if (rt.sub != NULL && strcmp(rt.sub, "scale") == 0 &&
+	    (strcmp(rt.r->store_key, "deployments.apps") == 0 ||
+	    strcmp(rt.r->store_key, "replicasets.apps") == 0)) {
+		api_scale(a, req, &rt);
+		return;
+	}
 	if (rt.sub != NULL && strcmp(rt.sub, "status") != 0 &&
 	    !(strcmp(rt.r->store_key, "pods") == 0 &&
 	    (strcmp(rt.sub, "binding") == 0 || strcmp(rt.sub, "log") == 0)) &&

@@ -295,3 +295,27 @@ api_bind(api *a, http_req *req, struct route *rt)
 	cJSON_Delete(obj);
 	finish(a, req, rt, &res);
 }
+
+/* GET, PUT and PATCH on .../scale. */
+void
+api_scale(api *a, http_req *req, struct route *rt)
+{
+	struct reg_result res;
+	const char *m = req->method;
+
+	if (strcmp(m, "GET") == 0) {
+		rt->verb = "get";
+		registry_get_scale(a->rg, rt->r, rt->ns, rt->name, &res);
+	} else if (strcmp(m, "PUT") == 0 || strcmp(m, "PATCH") == 0) {
+		rt->verb = m[1] == 'U' ? "update" : "patch";
+		registry_put_scale(a->rg, rt->r, rt->ns, rt->name,
+		    http_req_header(req, "Content-Type"), req->body,
+		    req->body_len, m[1] == 'A', &res);
+	} else {
+		api_reply_status(req, rt, status_error(405, "MethodNotAllowed",
+		    "the server does not allow this method on the requested "
+		    "resource"));
+		return;
+	}
+	finish(a, req, rt, &res);
+}

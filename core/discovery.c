@@ -114,6 +114,15 @@ resource_list(const char *group, const char *version)
 		cJSON_AddItemToArray(list, e);
 		if (r->has_status)
 			add_sub(list, r, "status", r->kind, status);
+		if (strcmp(r->store_key, "deployments.apps") == 0 ||
+		    strcmp(r->store_key, "replicasets.apps") == 0) {
+			add_sub(list, r, "scale", "Scale", status);
+			cJSON_AddStringToObject(cJSON_GetArrayItem(list,
+			    cJSON_GetArraySize(list) - 1), "group",
+			    "autoscaling");
+			cJSON_AddStringToObject(cJSON_GetArrayItem(list,
+			    cJSON_GetArraySize(list) - 1), "version", "v1");
+		}
 		if (strcmp(r->store_key, "pods") == 0) {
 			add_sub(list, r, "binding", "Binding", create);
 			add_sub(list, r, "log", "Pod", get);

@@ -238,8 +238,7 @@ count_hook(lua_State *L, lua_Debug *ar)
 	(void)ar;
 	if (s->in_call && ++s->ticks > s->budget)
 		luaL_error(L, "script exceeded its instruction budget "
-		    "(%llu instructions)", (unsigned long long)s->budget *
-		    HOOK_EVERY);
+		    "(%I instructions)", (lua_Integer)(s->budget * HOOK_EVERY));
 }
 
 /* __index of a script environment: the base, or an error. */

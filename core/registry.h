@@ -56,6 +56,16 @@ void registry_delete(registry *, const resource *, const char *ns,
  */
 void registry_bind(registry *, const char *ns, const char *name,
     const char *node, struct reg_result *);
+/*
+ * The scale subresource (autoscaling/v1 Scale) of Deployments and
+ * ReplicaSets: read it, or write spec.replicas from a Scale (PUT body, or
+ * a patch applied to the current Scale).
+ */
+void registry_get_scale(registry *, const resource *, const char *ns,
+    const char *name, struct reg_result *);
+void registry_put_scale(registry *, const resource *, const char *ns,
+    const char *name, const char *content_type, const char *body,
+    size_t len, int is_patch, struct reg_result *);
 /* Remove an object outright (the garbage collector finishing a deletion). */
 void registry_remove(registry *, const resource *, const char *ns,
     const char *name, struct reg_result *);
