@@ -23,6 +23,7 @@
 #include "log.h"
 #include "luaapi.h"
 #include "luaconv.h"
+#include "metrics.h"
 #include "resource.h"
 #include "util.h"
 #include "wqueue.h"
@@ -262,6 +263,34 @@ enqueue_all(struct ctrl *c)
 		enqueue_obj(c, objs[i]);
 }
 
+/* Controller series for /metrics. */
+static void
+print_metrics(FILE *f, void *arg)
+{
+	controller_rt *rt = arg;
+	int i;
+
+	fprintf(f, "# TYPE volray_reconciles_total counter\n"
+	    "volray_reconciles_total %llu\n"
+	    "# TYPE volray_reconcile_errors_total counter\n"
+	    "volray_reconcile_errors_total %llu\n"
+	    "# TYPE volray_lua_seconds_total counter\n"
+	    "volray_lua_seconds_total %g\n"
+	    "# HELP volray_lua_api_seconds_total Time in C inside volray.* "
+	    "calls made by scripts (part of volray_lua_seconds_total).\n"
+	    "# TYPE volray_lua_api_seconds_total counter\n"
+	    "volray_lua_api_seconds_total %g\n"
+	    "# TYPE volray_lua_memory_bytes gauge\n"
+	    "volray_lua_memory_bytes %zu\n"
+	    "# TYPE volray_workqueue_depth gauge\n",
+	    (unsigned long long)rt->stats.reconciles,
+	    (unsigned long long)rt->stats.errors, rt->stats.lua_usec / 1e6,
+	    luaapi_usec / 1e6, rt->L ? luahost_memory(rt->L) : 0);
+	for (i = 0; i < rt->nctrls; i++)
+		fprintf(f, "volray_workqueue_depth{controller=\"%s\"} %zu\n",
+		    rt->ctrls[i]->name, wqueue_len(rt->ctrls[i]->q));
+}
+
 controller_rt *
 controller_new(uv_loop_t *loop, store *st, registry *rg, luahost *host)
 {
@@ -276,6 +305,7 @@ controller_new(uv_loop_t *loop, store *st, registry *rg, luahost *host)
 	rt->api.rg = rg;
 	rt->api.st = st;
 	store_subscribe(st, on_event, rt);
+	metrics_add_source(print_metrics, rt);
 	return rt;
 }
 

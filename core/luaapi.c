@@ -68,7 +68,7 @@ check_resource(lua_State *L, int idx)
 
 /* volray.get(resource, namespace, name) -> object or nil */
 static int
-l_get(lua_State *L)
+l_get_impl(lua_State *L)
 {
 	struct luaapi_ctx *c = ctx_of(L);
 	const resource *r = check_resource(L, 1);
@@ -115,7 +115,7 @@ opt_selector(lua_State *L, int idx)
  * owner=uid}) -> array of objects
  */
 static int
-l_list(lua_State *L)
+l_list_impl(lua_State *L)
 {
 	struct luaapi_ctx *c = ctx_of(L);
 	const resource *r = check_resource(L, 1);
@@ -230,7 +230,7 @@ check_object(lua_State *L, int idx, const resource **r)
 
 /* volray.create(obj) -> obj | nil, message, code, reason */
 static int
-l_create(lua_State *L)
+l_create_impl(lua_State *L)
 {
 	struct luaapi_ctx *c = ctx_of(L);
 	const resource *r;
@@ -268,21 +268,21 @@ update(lua_State *L, const char *sub)
 
 /* volray.update(obj): spec and metadata; status is kept. */
 static int
-l_update(lua_State *L)
+l_update_impl(lua_State *L)
 {
 	return update(L, NULL);
 }
 
 /* volray.update_status(obj): only .status is written. */
 static int
-l_update_status(lua_State *L)
+l_update_status_impl(lua_State *L)
 {
 	return update(L, "status");
 }
 
 /* volray.patch(resource, ns, name, patch [, "merge"|"json"|"strategic"]) */
 static int
-l_patch(lua_State *L)
+l_patch_impl(lua_State *L)
 {
 	struct luaapi_ctx *c = ctx_of(L);
 	const resource *r = check_resource(L, 1);
@@ -311,7 +311,7 @@ l_patch(lua_State *L)
 
 /* volray.delete(resource, ns, name [, {propagation=}]) -> true | nil, msg */
 static int
-l_delete(lua_State *L)
+l_delete_impl(lua_State *L)
 {
 	struct luaapi_ctx *c = ctx_of(L);
 	const resource *r = check_resource(L, 1);
@@ -400,7 +400,7 @@ luaapi_record_event(registry *rg, const cJSON *obj, const char *type,
 
 /* volray.event(obj, "Normal"|"Warning", reason, message) */
 static int
-l_event(lua_State *L)
+l_event_impl(lua_State *L)
 {
 	struct luaapi_ctx *c = ctx_of(L);
 	char *cause = NULL;
@@ -628,6 +628,31 @@ l_json_decode(lua_State *L)
 	luaconv_push_json(L, s, len);
 	return 1;
 }
+
+/*
+ * Time spent in C on behalf of scripts (store reads, registry writes), so
+ * the metrics can split a reconcile into Lua time and C time.
+ */
+uint64_t luaapi_usec;
+
+#define TIMED(fn)							\
+static int								\
+fn(lua_State *L)							\
+{									\
+	uint64_t t0 = util_usec();					\
+	int n = fn##_impl(L);						\
+									\
+	luaapi_usec += util_usec() - t0;				\
+	return n;							\
+}
+TIMED(l_get)
+TIMED(l_list)
+TIMED(l_create)
+TIMED(l_update)
+TIMED(l_update_status)
+TIMED(l_patch)
+TIMED(l_delete)
+TIMED(l_event)
 
 /* Helpers written in Lua: owner references and conditions. */
 static const char *prelude =

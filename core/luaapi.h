@@ -8,6 +8,7 @@
 #ifndef VOLRAY_LUAAPI_H
 #define VOLRAY_LUAAPI_H
 
+#include <stdint.h>
 #include <cjson/cJSON.h>
 #include <lua.h>
 
@@ -18,6 +19,9 @@ struct luaapi_ctx {
 	registry *rg;
 	store *st;
 };
+
+/* Microseconds spent in C inside volray.* calls (for metrics). */
+extern uint64_t luaapi_usec;
 
 /* Push the module table (used as luahost_state_new's open_api). */
 void luaapi_open(lua_State *, void *ctx);

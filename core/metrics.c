@@ -27,6 +27,22 @@ struct series {
 static struct series *series;
 static size_t nseries, capseries;
 
+struct source {
+	void (*fn)(FILE *, void *);
+	void *arg;
+};
+static struct source sources[8];
+static int nsources;
+
+void
+metrics_add_source(void (*fn)(FILE *, void *), void *arg)
+{
+	if (nsources < 8) {
+		sources[nsources].fn = fn;
+		sources[nsources++].arg = arg;
+	}
+}
+
 void
 metrics_request(const char *verb, const char *res, int code, uint64_t usec)
 {
@@ -156,6 +172,8 @@ metrics_render(store *st, watch_hub *hub, int connections)
 	    "volray_http_connections %d\n", connections);
 	fprintf(f, "# TYPE volray_objects gauge\n");
 	store_each_res(st, objects, f);
+	for (i = 0; i < (size_t)nsources; i++)
+		sources[i].fn(f, sources[i].arg);
 	fclose(f);
 	return buf;
 }

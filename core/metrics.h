@@ -7,12 +7,15 @@
 #define VOLRAY_METRICS_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "store.h"
 #include "watch.h"
 
 void metrics_request(const char *verb, const char *resource, int code,
     uint64_t usec);
+/* A subsystem that prints its own series at scrape time. */
+void metrics_add_source(void (*fn)(FILE *, void *), void *arg);
 /* The whole exposition text (malloc'd). */
 char *metrics_render(store *, watch_hub *, int connections);
 

@@ -110,25 +110,26 @@ struct reader {
 #define QTY(n, j)	{ n, j, K_QUANTITY, 0, NULL }
 #define INTSTR(n, j)	{ n, j, K_INTSTR, 0, NULL }
 
-#define MESSAGE(var, name) \
-	static const struct msg var = { name, var##_fields, nitems(var##_fields) }
+/* Define the message var, called name in errors, with the fields listed. */
+#define MESSAGE(var, name, ...)						\
+	static const struct field var##_fields[] = { __VA_ARGS__ };	\
+	static const struct msg var = { name, var##_fields,		\
+	    nitems(var##_fields) }
 
 /* A message whose fields are all ignored; JSON still shows it as {}. */
 static const struct msg opaque = { "opaque", NULL, 0 };
 
 /* k8s.io/apimachinery/pkg/apis/meta/v1 */
 
-static const struct field owner_reference_fields[] = {
+MESSAGE(owner_reference, "OwnerReference",
 	STR_KEEP(5, "apiVersion"),
 	STR_KEEP(1, "kind"),
 	STR_KEEP(3, "name"),
 	STR_KEEP(4, "uid"),
 	BOOL_KEEP(6, "controller"),
-	BOOL_KEEP(7, "blockOwnerDeletion"),
-};
-MESSAGE(owner_reference, "OwnerReference");
+	BOOL_KEEP(7, "blockOwnerDeletion"));
 
-static const struct field object_meta_fields[] = {
+MESSAGE(object_meta, "ObjectMeta",
 	STR(1, "name"),
 	STR(2, "generateName"),
 	STR(3, "namespace"),
@@ -142,188 +143,138 @@ static const struct field object_meta_fields[] = {
 	MAP(11, "labels", K_STRING),
 	MAP(12, "annotations", K_STRING),
 	MSGS(13, "ownerReferences", owner_reference),
-	STRS(14, "finalizers"),
-};
-MESSAGE(object_meta, "ObjectMeta");
+	STRS(14, "finalizers"));
 
-static const struct field label_selector_requirement_fields[] = {
+MESSAGE(label_selector_requirement, "LabelSelectorRequirement",
 	STR_KEEP(1, "key"),
 	STR_KEEP(2, "operator"),
-	STRS(3, "values"),
-};
-MESSAGE(label_selector_requirement, "LabelSelectorRequirement");
+	STRS(3, "values"));
 
-static const struct field label_selector_fields[] = {
+MESSAGE(label_selector, "LabelSelector",
 	MAP(1, "matchLabels", K_STRING),
-	MSGS(2, "matchExpressions", label_selector_requirement),
-};
-MESSAGE(label_selector, "LabelSelector");
+	MSGS(2, "matchExpressions", label_selector_requirement));
 
 /* k8s.io/api/core/v1: references and the pod template. */
 
-static const struct field local_object_reference_fields[] = {
-	STR(1, "name"),
-};
-MESSAGE(local_object_reference, "LocalObjectReference");
+MESSAGE(local_object_reference, "LocalObjectReference",
+	STR(1, "name"));
 
-static const struct field object_reference_fields[] = {
+MESSAGE(object_reference, "ObjectReference",
 	STR(1, "kind"),
 	STR(2, "namespace"),
 	STR(3, "name"),
 	STR(4, "uid"),
 	STR(5, "apiVersion"),
 	STR(6, "resourceVersion"),
-	STR(7, "fieldPath"),
-};
-MESSAGE(object_reference, "ObjectReference");
+	STR(7, "fieldPath"));
 
-static const struct field typed_local_object_reference_fields[] = {
+MESSAGE(typed_local_object_reference, "TypedLocalObjectReference",
 	STR_KEEP(1, "apiGroup"),
 	STR_KEEP(2, "kind"),
-	STR_KEEP(3, "name"),
-};
-MESSAGE(typed_local_object_reference, "TypedLocalObjectReference");
+	STR_KEEP(3, "name"));
 
-static const struct field key_to_path_fields[] = {
+MESSAGE(key_to_path, "KeyToPath",
 	STR_KEEP(1, "key"),
 	STR_KEEP(2, "path"),
-	I32_KEEP(3, "mode"),
-};
-MESSAGE(key_to_path, "KeyToPath");
+	I32_KEEP(3, "mode"));
 
-static const struct field host_path_fields[] = {
+MESSAGE(host_path, "HostPathVolumeSource",
 	STR_KEEP(1, "path"),
-	STR_KEEP(2, "type"),
-};
-MESSAGE(host_path, "HostPathVolumeSource");
+	STR_KEEP(2, "type"));
 
-static const struct field empty_dir_fields[] = {
+MESSAGE(empty_dir, "EmptyDirVolumeSource",
 	STR(1, "medium"),
-	QTY(2, "sizeLimit"),
-};
-MESSAGE(empty_dir, "EmptyDirVolumeSource");
+	QTY(2, "sizeLimit"));
 
-static const struct field secret_volume_fields[] = {
+MESSAGE(secret_volume, "SecretVolumeSource",
 	STR(1, "secretName"),
 	MSGS(2, "items", key_to_path),
 	I32_KEEP(3, "defaultMode"),
-	BOOL_KEEP(4, "optional"),
-};
-MESSAGE(secret_volume, "SecretVolumeSource");
+	BOOL_KEEP(4, "optional"));
 
-static const struct field pvc_volume_fields[] = {
+MESSAGE(pvc_volume, "PersistentVolumeClaimVolumeSource",
 	STR_KEEP(1, "claimName"),
-	BOOL(2, "readOnly"),
-};
-MESSAGE(pvc_volume, "PersistentVolumeClaimVolumeSource");
+	BOOL(2, "readOnly"));
 
-static const struct field config_map_volume_fields[] = {
+MESSAGE(config_map_volume, "ConfigMapVolumeSource",
 	INLINE(1, local_object_reference),
 	MSGS(2, "items", key_to_path),
 	I32_KEEP(3, "defaultMode"),
-	BOOL_KEEP(4, "optional"),
-};
-MESSAGE(config_map_volume, "ConfigMapVolumeSource");
+	BOOL_KEEP(4, "optional"));
 
-static const struct field volume_source_fields[] = {
+MESSAGE(volume_source, "VolumeSource",
 	MSG(1, "hostPath", host_path),
 	MSG(2, "emptyDir", empty_dir),
 	MSG(6, "secret", secret_volume),
 	MSG(10, "persistentVolumeClaim", pvc_volume),
-	MSG(19, "configMap", config_map_volume),
-};
-MESSAGE(volume_source, "VolumeSource");
+	MSG(19, "configMap", config_map_volume));
 
-static const struct field volume_fields[] = {
+MESSAGE(volume, "Volume",
 	STR_KEEP(1, "name"),
-	INLINE(2, volume_source),
-};
-MESSAGE(volume, "Volume");
+	INLINE(2, volume_source));
 
-static const struct field container_port_fields[] = {
+MESSAGE(container_port, "ContainerPort",
 	STR(1, "name"),
 	I32(2, "hostPort"),
 	I32_KEEP(3, "containerPort"),
 	STR(4, "protocol"),
-	STR(5, "hostIP"),
-};
-MESSAGE(container_port, "ContainerPort");
+	STR(5, "hostIP"));
 
-static const struct field object_field_selector_fields[] = {
+MESSAGE(object_field_selector, "ObjectFieldSelector",
 	STR(1, "apiVersion"),
-	STR_KEEP(2, "fieldPath"),
-};
-MESSAGE(object_field_selector, "ObjectFieldSelector");
+	STR_KEEP(2, "fieldPath"));
 
-static const struct field resource_field_selector_fields[] = {
+MESSAGE(resource_field_selector, "ResourceFieldSelector",
 	STR(1, "containerName"),
 	STR_KEEP(2, "resource"),
-	QTY(3, "divisor"),
-};
-MESSAGE(resource_field_selector, "ResourceFieldSelector");
+	QTY(3, "divisor"));
 
 /* ConfigMapKeySelector and SecretKeySelector share their layout. */
-static const struct field key_selector_fields[] = {
+MESSAGE(key_selector, "KeySelector",
 	INLINE(1, local_object_reference),
 	STR_KEEP(2, "key"),
-	BOOL_KEEP(3, "optional"),
-};
-MESSAGE(key_selector, "KeySelector");
+	BOOL_KEEP(3, "optional"));
 
-static const struct field env_var_source_fields[] = {
+MESSAGE(env_var_source, "EnvVarSource",
 	MSG(1, "fieldRef", object_field_selector),
 	MSG(2, "resourceFieldRef", resource_field_selector),
 	MSG(3, "configMapKeyRef", key_selector),
-	MSG(4, "secretKeyRef", key_selector),
-};
-MESSAGE(env_var_source, "EnvVarSource");
+	MSG(4, "secretKeyRef", key_selector));
 
-static const struct field env_var_fields[] = {
+MESSAGE(env_var, "EnvVar",
 	STR_KEEP(1, "name"),
 	STR(2, "value"),
-	MSG(3, "valueFrom", env_var_source),
-};
-MESSAGE(env_var, "EnvVar");
+	MSG(3, "valueFrom", env_var_source));
 
 /* ConfigMapEnvSource and SecretEnvSource share their layout. */
-static const struct field env_source_fields[] = {
+MESSAGE(env_source, "EnvSource",
 	INLINE(1, local_object_reference),
-	BOOL_KEEP(2, "optional"),
-};
-MESSAGE(env_source, "EnvSource");
+	BOOL_KEEP(2, "optional"));
 
-static const struct field env_from_source_fields[] = {
+MESSAGE(env_from_source, "EnvFromSource",
 	STR(1, "prefix"),
 	MSG(2, "configMapRef", env_source),
-	MSG(3, "secretRef", env_source),
-};
-MESSAGE(env_from_source, "EnvFromSource");
+	MSG(3, "secretRef", env_source));
 
-static const struct field resource_claim_fields[] = {
+MESSAGE(resource_claim, "ResourceClaim",
 	STR_KEEP(1, "name"),
-	STR(2, "request"),
-};
-MESSAGE(resource_claim, "ResourceClaim");
+	STR(2, "request"));
 
-static const struct field resource_requirements_fields[] = {
+MESSAGE(resource_requirements, "ResourceRequirements",
 	MAP(1, "limits", K_QUANTITY),
 	MAP(2, "requests", K_QUANTITY),
-	MSGS(3, "claims", resource_claim),
-};
-MESSAGE(resource_requirements, "ResourceRequirements");
+	MSGS(3, "claims", resource_claim));
 
-static const struct field volume_mount_fields[] = {
+MESSAGE(volume_mount, "VolumeMount",
 	STR_KEEP(1, "name"),
 	BOOL(2, "readOnly"),
 	STR_KEEP(7, "recursiveReadOnly"),
 	STR_KEEP(3, "mountPath"),
 	STR(4, "subPath"),
 	STR_KEEP(5, "mountPropagation"),
-	STR(6, "subPathExpr"),
-};
-MESSAGE(volume_mount, "VolumeMount");
+	STR(6, "subPathExpr"));
 
-static const struct field container_fields[] = {
+MESSAGE(container, "Container",
 	STR_KEEP(1, "name"),
 	STR(2, "image"),
 	STRS(3, "command"),
@@ -340,20 +291,16 @@ static const struct field container_fields[] = {
 	STR(14, "imagePullPolicy"),
 	BOOL(16, "stdin"),
 	BOOL(17, "stdinOnce"),
-	BOOL(18, "tty"),
-};
-MESSAGE(container, "Container");
+	BOOL(18, "tty"));
 
-static const struct field toleration_fields[] = {
+MESSAGE(toleration, "Toleration",
 	STR(1, "key"),
 	STR(2, "operator"),
 	STR(3, "value"),
 	STR(4, "effect"),
-	I64_KEEP(5, "tolerationSeconds"),
-};
-MESSAGE(toleration, "Toleration");
+	I64_KEEP(5, "tolerationSeconds"));
 
-static const struct field pod_spec_fields[] = {
+MESSAGE(pod_spec, "PodSpec",
 	MSGS(1, "volumes", volume),
 	MSGS(20, "initContainers", container),
 	MSGS(2, "containers", container),
@@ -383,81 +330,59 @@ static const struct field pod_spec_fields[] = {
 	MAP(32, "overhead", K_QUANTITY),
 	BOOL_KEEP(35, "setHostnameAsFQDN"),
 	BOOL_KEEP(37, "hostUsers"),
-	MSG(40, "resources", resource_requirements),
-};
-MESSAGE(pod_spec, "PodSpec");
+	MSG(40, "resources", resource_requirements));
 
-static const struct field pod_template_spec_fields[] = {
+MESSAGE(pod_template_spec, "PodTemplateSpec",
 	MSG(1, "metadata", object_meta),
-	MSG(2, "spec", pod_spec),
-};
-MESSAGE(pod_template_spec, "PodTemplateSpec");
+	MSG(2, "spec", pod_spec));
 
 /* k8s.io/api/core/v1: top-level kinds. */
 
-static const struct field namespace_spec_fields[] = {
-	STRS(1, "finalizers"),
-};
-MESSAGE(namespace_spec, "NamespaceSpec");
+MESSAGE(namespace_spec, "NamespaceSpec",
+	STRS(1, "finalizers"));
 
-static const struct field namespace_status_fields[] = {
-	STR(1, "phase"),
-};
-MESSAGE(namespace_status, "NamespaceStatus");
+MESSAGE(namespace_status, "NamespaceStatus",
+	STR(1, "phase"));
 
-static const struct field namespace_fields[] = {
+MESSAGE(namespace, "Namespace",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", namespace_spec),
-	MSG(3, "status", namespace_status),
-};
-MESSAGE(namespace, "Namespace");
+	MSG(3, "status", namespace_status));
 
-static const struct field config_map_fields[] = {
+MESSAGE(config_map, "ConfigMap",
 	MSG(1, "metadata", object_meta),
 	BOOL_KEEP(4, "immutable"),
 	MAP(2, "data", K_STRING),
-	MAP(3, "binaryData", K_BYTES),
-};
-MESSAGE(config_map, "ConfigMap");
+	MAP(3, "binaryData", K_BYTES));
 
-static const struct field secret_fields[] = {
+MESSAGE(secret, "Secret",
 	MSG(1, "metadata", object_meta),
 	BOOL_KEEP(5, "immutable"),
 	MAP(2, "data", K_BYTES),
 	MAP(4, "stringData", K_STRING),
-	STR(3, "type"),
-};
-MESSAGE(secret, "Secret");
+	STR(3, "type"));
 
-static const struct field service_account_fields[] = {
+MESSAGE(service_account, "ServiceAccount",
 	MSG(1, "metadata", object_meta),
 	MSGS(2, "secrets", object_reference),
 	MSGS(3, "imagePullSecrets", local_object_reference),
-	BOOL_KEEP(4, "automountServiceAccountToken"),
-};
-MESSAGE(service_account, "ServiceAccount");
+	BOOL_KEEP(4, "automountServiceAccountToken"));
 
-static const struct field service_port_fields[] = {
+MESSAGE(service_port, "ServicePort",
 	STR(1, "name"),
 	STR(2, "protocol"),
 	STR_KEEP(6, "appProtocol"),
 	I32_KEEP(3, "port"),
 	INTSTR(4, "targetPort"),
-	I32(5, "nodePort"),
-};
-MESSAGE(service_port, "ServicePort");
+	I32(5, "nodePort"));
 
-static const struct field client_ip_config_fields[] = {
-	I32_KEEP(1, "timeoutSeconds"),
-};
-MESSAGE(client_ip_config, "ClientIPConfig");
+MESSAGE(client_ip_config, "ClientIPConfig",
+	I32_KEEP(1, "timeoutSeconds"));
 
-static const struct field session_affinity_config_fields[] = {
-	MSG(1, "clientIP", client_ip_config),
-};
-MESSAGE(session_affinity_config, "SessionAffinityConfig");
+MESSAGE(session_affinity_config, "SessionAffinityConfig",
+	MSG(1, "clientIP", client_ip_config));
 
-static const struct field service_spec_fields[] = {
+MESSAGE(service_spec, "ServiceSpec",
 	MSGS(1, "ports", service_port),
 	MAP(2, "selector", K_STRING),
 	STR(3, "clusterIP"),
@@ -477,64 +402,46 @@ static const struct field service_spec_fields[] = {
 	BOOL_KEEP(20, "allocateLoadBalancerNodePorts"),
 	STR_KEEP(21, "loadBalancerClass"),
 	STR_KEEP(22, "internalTrafficPolicy"),
-	STR_KEEP(23, "trafficDistribution"),
-};
-MESSAGE(service_spec, "ServiceSpec");
+	STR_KEEP(23, "trafficDistribution"));
 
 /* ServiceStatus and IngressStatus: a loadBalancer struct JSON always shows. */
-static const struct field load_balancer_status_fields[] = {
-	MSG(1, "loadBalancer", opaque),
-};
-MESSAGE(load_balancer_status, "LoadBalancerStatus");
+MESSAGE(load_balancer_status, "LoadBalancerStatus",
+	MSG(1, "loadBalancer", opaque));
 
-static const struct field service_fields[] = {
+MESSAGE(service, "Service",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", service_spec),
-	MSG(3, "status", load_balancer_status),
-};
-MESSAGE(service, "Service");
+	MSG(3, "status", load_balancer_status));
 
-static const struct field scoped_requirement_fields[] = {
+MESSAGE(scoped_requirement, "ScopedResourceSelectorRequirement",
 	STR_KEEP(1, "scopeName"),
 	STR_KEEP(2, "operator"),
-	STRS(3, "values"),
-};
-MESSAGE(scoped_requirement, "ScopedResourceSelectorRequirement");
+	STRS(3, "values"));
 
-static const struct field scope_selector_fields[] = {
-	MSGS(1, "matchExpressions", scoped_requirement),
-};
-MESSAGE(scope_selector, "ScopeSelector");
+MESSAGE(scope_selector, "ScopeSelector",
+	MSGS(1, "matchExpressions", scoped_requirement));
 
-static const struct field resource_quota_spec_fields[] = {
+MESSAGE(resource_quota_spec, "ResourceQuotaSpec",
 	MAP(1, "hard", K_QUANTITY),
 	STRS(2, "scopes"),
-	MSG(3, "scopeSelector", scope_selector),
-};
-MESSAGE(resource_quota_spec, "ResourceQuotaSpec");
+	MSG(3, "scopeSelector", scope_selector));
 
-static const struct field resource_quota_fields[] = {
+MESSAGE(resource_quota, "ResourceQuota",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", resource_quota_spec),
-	MSG(3, "status", opaque),
-};
-MESSAGE(resource_quota, "ResourceQuota");
+	MSG(3, "status", opaque));
 
 /* k8s.io/api/apps/v1 */
 
-static const struct field rolling_update_deployment_fields[] = {
+MESSAGE(rolling_update_deployment, "RollingUpdateDeployment",
 	INTSTR(1, "maxUnavailable"),
-	INTSTR(2, "maxSurge"),
-};
-MESSAGE(rolling_update_deployment, "RollingUpdateDeployment");
+	INTSTR(2, "maxSurge"));
 
-static const struct field deployment_strategy_fields[] = {
+MESSAGE(deployment_strategy, "DeploymentStrategy",
 	STR(1, "type"),
-	MSG(2, "rollingUpdate", rolling_update_deployment),
-};
-MESSAGE(deployment_strategy, "DeploymentStrategy");
+	MSG(2, "rollingUpdate", rolling_update_deployment));
 
-static const struct field deployment_spec_fields[] = {
+MESSAGE(deployment_spec, "DeploymentSpec",
 	I32_KEEP(1, "replicas"),
 	MSG(2, "selector", label_selector),
 	MSG(3, "template", pod_template_spec),
@@ -542,20 +449,16 @@ static const struct field deployment_spec_fields[] = {
 	I32(5, "minReadySeconds"),
 	I32_KEEP(6, "revisionHistoryLimit"),
 	BOOL(7, "paused"),
-	I32_KEEP(9, "progressDeadlineSeconds"),
-};
-MESSAGE(deployment_spec, "DeploymentSpec");
+	I32_KEEP(9, "progressDeadlineSeconds"));
 
-static const struct field deployment_fields[] = {
+MESSAGE(deployment, "Deployment",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", deployment_spec),
-	MSG(3, "status", opaque),
-};
-MESSAGE(deployment, "Deployment");
+	MSG(3, "status", opaque));
 
 /* k8s.io/api/batch/v1 */
 
-static const struct field job_spec_fields[] = {
+MESSAGE(job_spec, "JobSpec",
 	I32_KEEP(1, "parallelism"),
 	I32_KEEP(2, "completions"),
 	I64_KEEP(3, "activeDeadlineSeconds"),
@@ -569,24 +472,18 @@ static const struct field job_spec_fields[] = {
 	STR_KEEP(9, "completionMode"),
 	BOOL_KEEP(10, "suspend"),
 	STR_KEEP(14, "podReplacementPolicy"),
-	STR_KEEP(15, "managedBy"),
-};
-MESSAGE(job_spec, "JobSpec");
+	STR_KEEP(15, "managedBy"));
 
-static const struct field job_fields[] = {
+MESSAGE(job, "Job",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", job_spec),
-	MSG(3, "status", opaque),
-};
-MESSAGE(job, "Job");
+	MSG(3, "status", opaque));
 
-static const struct field job_template_spec_fields[] = {
+MESSAGE(job_template_spec, "JobTemplateSpec",
 	MSG(1, "metadata", object_meta),
-	MSG(2, "spec", job_spec),
-};
-MESSAGE(job_template_spec, "JobTemplateSpec");
+	MSG(2, "spec", job_spec));
 
-static const struct field cron_job_spec_fields[] = {
+MESSAGE(cron_job_spec, "CronJobSpec",
 	STR_KEEP(1, "schedule"),
 	STR_KEEP(8, "timeZone"),
 	I64_KEEP(2, "startingDeadlineSeconds"),
@@ -594,193 +491,141 @@ static const struct field cron_job_spec_fields[] = {
 	BOOL_KEEP(4, "suspend"),
 	MSG(5, "jobTemplate", job_template_spec),
 	I32_KEEP(6, "successfulJobsHistoryLimit"),
-	I32_KEEP(7, "failedJobsHistoryLimit"),
-};
-MESSAGE(cron_job_spec, "CronJobSpec");
+	I32_KEEP(7, "failedJobsHistoryLimit"));
 
-static const struct field cron_job_fields[] = {
+MESSAGE(cron_job, "CronJob",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", cron_job_spec),
-	MSG(3, "status", opaque),
-};
-MESSAGE(cron_job, "CronJob");
+	MSG(3, "status", opaque));
 
 /* k8s.io/api/scheduling/v1 */
 
-static const struct field priority_class_fields[] = {
+MESSAGE(priority_class, "PriorityClass",
 	MSG(1, "metadata", object_meta),
 	I32_KEEP(2, "value"),
 	BOOL(3, "globalDefault"),
 	STR(4, "description"),
-	STR_KEEP(5, "preemptionPolicy"),
-};
-MESSAGE(priority_class, "PriorityClass");
+	STR_KEEP(5, "preemptionPolicy"));
 
 /* k8s.io/api/rbac/v1 */
 
-static const struct field policy_rule_fields[] = {
+MESSAGE(policy_rule, "PolicyRule",
 	STRS(1, "verbs"),
 	STRS(2, "apiGroups"),
 	STRS(3, "resources"),
 	STRS(4, "resourceNames"),
-	STRS(5, "nonResourceURLs"),
-};
-MESSAGE(policy_rule, "PolicyRule");
+	STRS(5, "nonResourceURLs"));
 
-static const struct field role_fields[] = {
+MESSAGE(role, "Role",
+	MSG(1, "metadata", object_meta),
+	MSGS(2, "rules", policy_rule));
+
+MESSAGE(aggregation_rule, "AggregationRule",
+	MSGS(1, "clusterRoleSelectors", label_selector));
+
+MESSAGE(cluster_role, "ClusterRole",
 	MSG(1, "metadata", object_meta),
 	MSGS(2, "rules", policy_rule),
-};
-MESSAGE(role, "Role");
+	MSG(3, "aggregationRule", aggregation_rule));
 
-static const struct field aggregation_rule_fields[] = {
-	MSGS(1, "clusterRoleSelectors", label_selector),
-};
-MESSAGE(aggregation_rule, "AggregationRule");
-
-static const struct field cluster_role_fields[] = {
-	MSG(1, "metadata", object_meta),
-	MSGS(2, "rules", policy_rule),
-	MSG(3, "aggregationRule", aggregation_rule),
-};
-MESSAGE(cluster_role, "ClusterRole");
-
-static const struct field subject_fields[] = {
+MESSAGE(subject, "Subject",
 	STR_KEEP(1, "kind"),
 	STR(2, "apiGroup"),
 	STR_KEEP(3, "name"),
-	STR(4, "namespace"),
-};
-MESSAGE(subject, "Subject");
+	STR(4, "namespace"));
 
-static const struct field role_ref_fields[] = {
+MESSAGE(role_ref, "RoleRef",
 	STR_KEEP(1, "apiGroup"),
 	STR_KEEP(2, "kind"),
-	STR_KEEP(3, "name"),
-};
-MESSAGE(role_ref, "RoleRef");
+	STR_KEEP(3, "name"));
 
 /* RoleBinding and ClusterRoleBinding share their layout. */
-static const struct field role_binding_fields[] = {
+MESSAGE(role_binding, "RoleBinding",
 	MSG(1, "metadata", object_meta),
 	MSGS(2, "subjects", subject),
-	MSG(3, "roleRef", role_ref),
-};
-MESSAGE(role_binding, "RoleBinding");
+	MSG(3, "roleRef", role_ref));
 
 /* k8s.io/api/policy/v1 */
 
-static const struct field pdb_spec_fields[] = {
+MESSAGE(pdb_spec, "PodDisruptionBudgetSpec",
 	INTSTR(1, "minAvailable"),
 	MSG(2, "selector", label_selector),
 	INTSTR(3, "maxUnavailable"),
-	STR_KEEP(4, "unhealthyPodEvictionPolicy"),
-};
-MESSAGE(pdb_spec, "PodDisruptionBudgetSpec");
+	STR_KEEP(4, "unhealthyPodEvictionPolicy"));
 
-static const struct field pdb_status_fields[] = {
+MESSAGE(pdb_status, "PodDisruptionBudgetStatus",
 	I64(1, "observedGeneration"),
 	I32_KEEP(3, "disruptionsAllowed"),
 	I32_KEEP(4, "currentHealthy"),
 	I32_KEEP(5, "desiredHealthy"),
-	I32_KEEP(6, "expectedPods"),
-};
-MESSAGE(pdb_status, "PodDisruptionBudgetStatus");
+	I32_KEEP(6, "expectedPods"));
 
-static const struct field pdb_fields[] = {
+MESSAGE(pdb, "PodDisruptionBudget",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", pdb_spec),
-	MSG(3, "status", pdb_status),
-};
-MESSAGE(pdb, "PodDisruptionBudget");
+	MSG(3, "status", pdb_status));
 
 /* k8s.io/api/networking/v1 */
 
-static const struct field service_backend_port_fields[] = {
+MESSAGE(service_backend_port, "ServiceBackendPort",
 	STR(1, "name"),
-	I32(2, "number"),
-};
-MESSAGE(service_backend_port, "ServiceBackendPort");
+	I32(2, "number"));
 
-static const struct field ingress_service_backend_fields[] = {
+MESSAGE(ingress_service_backend, "IngressServiceBackend",
 	STR_KEEP(1, "name"),
-	MSG(2, "port", service_backend_port),
-};
-MESSAGE(ingress_service_backend, "IngressServiceBackend");
+	MSG(2, "port", service_backend_port));
 
-static const struct field ingress_backend_fields[] = {
+MESSAGE(ingress_backend, "IngressBackend",
 	MSG(4, "service", ingress_service_backend),
-	MSG(3, "resource", typed_local_object_reference),
-};
-MESSAGE(ingress_backend, "IngressBackend");
+	MSG(3, "resource", typed_local_object_reference));
 
-static const struct field http_ingress_path_fields[] = {
+MESSAGE(http_ingress_path, "HTTPIngressPath",
 	STR(1, "path"),
 	STR_KEEP(3, "pathType"),
-	MSG(2, "backend", ingress_backend),
-};
-MESSAGE(http_ingress_path, "HTTPIngressPath");
+	MSG(2, "backend", ingress_backend));
 
-static const struct field http_ingress_rule_value_fields[] = {
-	MSGS(1, "paths", http_ingress_path),
-};
-MESSAGE(http_ingress_rule_value, "HTTPIngressRuleValue");
+MESSAGE(http_ingress_rule_value, "HTTPIngressRuleValue",
+	MSGS(1, "paths", http_ingress_path));
 
-static const struct field ingress_rule_value_fields[] = {
-	MSG(1, "http", http_ingress_rule_value),
-};
-MESSAGE(ingress_rule_value, "IngressRuleValue");
+MESSAGE(ingress_rule_value, "IngressRuleValue",
+	MSG(1, "http", http_ingress_rule_value));
 
-static const struct field ingress_rule_fields[] = {
+MESSAGE(ingress_rule, "IngressRule",
 	STR(1, "host"),
-	INLINE(2, ingress_rule_value),
-};
-MESSAGE(ingress_rule, "IngressRule");
+	INLINE(2, ingress_rule_value));
 
-static const struct field ingress_tls_fields[] = {
+MESSAGE(ingress_tls, "IngressTLS",
 	STRS(1, "hosts"),
-	STR(2, "secretName"),
-};
-MESSAGE(ingress_tls, "IngressTLS");
+	STR(2, "secretName"));
 
-static const struct field ingress_spec_fields[] = {
+MESSAGE(ingress_spec, "IngressSpec",
 	STR_KEEP(4, "ingressClassName"),
 	MSG(1, "defaultBackend", ingress_backend),
 	MSGS(2, "tls", ingress_tls),
-	MSGS(3, "rules", ingress_rule),
-};
-MESSAGE(ingress_spec, "IngressSpec");
+	MSGS(3, "rules", ingress_rule));
 
-static const struct field ingress_fields[] = {
+MESSAGE(ingress, "Ingress",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", ingress_spec),
-	MSG(3, "status", load_balancer_status),
-};
-MESSAGE(ingress, "Ingress");
+	MSG(3, "status", load_balancer_status));
 
 /* k8s.io/api/authentication/v1 */
 
-static const struct field bound_object_reference_fields[] = {
+MESSAGE(bound_object_reference, "BoundObjectReference",
 	STR(1, "kind"),
 	STR(2, "apiVersion"),
 	STR(3, "name"),
-	STR(4, "uid"),
-};
-MESSAGE(bound_object_reference, "BoundObjectReference");
+	STR(4, "uid"));
 
-static const struct field token_request_spec_fields[] = {
+MESSAGE(token_request_spec, "TokenRequestSpec",
 	STRS(1, "audiences"),
 	I64_KEEP(4, "expirationSeconds"),
-	MSG(3, "boundObjectRef", bound_object_reference),
-};
-MESSAGE(token_request_spec, "TokenRequestSpec");
+	MSG(3, "boundObjectRef", bound_object_reference));
 
-static const struct field token_request_fields[] = {
+MESSAGE(token_request, "TokenRequest",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", token_request_spec),
-	MSG(3, "status", opaque),
-};
-MESSAGE(token_request, "TokenRequest");
+	MSG(3, "status", opaque));
 
 static const struct {
 	const char		*api_version;
