@@ -1,0 +1,76 @@
+#!/bin/sh
+# Pod admission and pod subresources: priorityClassName -> spec.priority
+# (and the global default), default schedulerName and restartPolicy,
+# pods/binding (201, then 409), pods/log (empty before any runtime writes,
+# then the file's content with tailLines), and chunked lists.
+. "$(dirname "$0")/lib.sh"
+start_daemon
+P="$API/api/v1/namespaces/default/pods"
+
+k apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: normal}
+value: 10
+globalDefault: true
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: hi}
+spec:
+  priorityClassName: high
+  containers: [{name: c, image: busybox:1.36}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: plain}
+spec:
+  containers: [{name: c, image: busybox}]
+YAML
+expect_eq 1000 "$(k get pod hi -o jsonpath='{.spec.priority}')" "priority from class"
+expect_eq "10 normal" "$(k get pod plain -o jsonpath='{.spec.priority} {.spec.priorityClassName}')" "global default class"
+expect_eq "default-scheduler Always ClusterFirst IfNotPresent" \
+	"$(k get pod hi -o jsonpath='{.spec.schedulerName} {.spec.restartPolicy} {.spec.dnsPolicy} {.spec.containers[0].imagePullPolicy}')" \
+	"pod defaults"
+expect_eq Pending "$(k get pod hi -o jsonpath='{.status.phase}')" "created Pending"
+pass "admission: priority classes, scheduler name, pod defaults"
+
+bind() {
+	curl -s -o "$WORK/bind.json" -w '%{http_code}' -XPOST "$P/$1/binding" \
+		-H 'Content-Type: application/json' \
+		-d "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"$1\"},\"target\":{\"kind\":\"Node\",\"name\":\"$2\"}}"
+}
+expect_eq 201 "$(bind hi n1)" "binding"
+expect_eq n1 "$(k get pod hi -o jsonpath='{.spec.nodeName}')" "nodeName set"
+expect_eq True "$(k get pod hi -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].status}')" "PodScheduled"
+expect_eq 409 "$(bind hi n2)" "second binding"
+expect_eq n1 "$(k get pod hi -o jsonpath='{.spec.nodeName}')" "nodeName unchanged"
+expect_eq hi "$(k get pods --field-selector spec.nodeName=n1 -o jsonpath='{.items[*].metadata.name}')" "spec.nodeName field selector"
+pass "pods/binding sets the node once"
+
+expect_eq "" "$(k logs plain)" "logs before any runtime"
+mkdir -p "$DATA/pods/default/plain"
+printf 'one\ntwo\nthree\n' >"$DATA/pods/default/plain/c.log"
+expect_eq "one
+two
+three" "$(k logs plain)" "logs"
+expect_eq "three" "$(k logs plain --tail=1)" "tailLines"
+k logs nope 2>&1 | grep -q NotFound || fail "logs of a missing pod"
+pass "pods/log"
+
+for i in 1 2 3 4 5; do
+	k create -f - >/dev/null <<YAML
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: page$i}
+YAML
+done
+expect_eq 5 "$(k get cm --chunk-size=2 -o name | grep -c page)" "chunked list"
+first=$(curl -fs "$API/api/v1/namespaces/default/configmaps?limit=2")
+echo "$first" | grep -q '"continue":"' || fail "no continue token"
+pass "limit and continue"
