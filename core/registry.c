@@ -191,6 +191,7 @@ admit(registry *rg, const resource *r, cJSON *obj, const cJSON *old)
 static void
 set_managed(cJSON *obj, const char *manager, const char *operation,
     const resource *r, const cJSON *applied);
+static void touch_managed(cJSON *obj, const char *manager);
 
 void
 registry_create(registry *rg, const resource *r, const char *ns, cJSON *obj,
@@ -403,6 +404,8 @@ update_merged(registry *rg, const resource *r, const char *ns,
 		ok(res, 200, obj, 0);
 		return;
 	}
+	if (opts && opts->field_manager && *opts->field_manager)
+		touch_managed(obj, opts->field_manager);
 	/* The last finalizer removed from a deleting object ends it. */
 	if (cur->deleting && cJSON_GetArraySize(json_at(obj,
 	    "metadata.finalizers")) == 0) {
@@ -486,7 +489,7 @@ static void
 set_managed(cJSON *obj, const char *manager, const char *operation,
     const resource *r, const cJSON *applied)
 {
-	cJSON *md = json_obj(obj, "metadata"), *mf, *e, *it;
+	cJSON *md = json_obj(obj, "metadata"), *mf, *e, *it, *found;
 	char now[32];
 	int i = 0;
 
@@ -495,13 +498,14 @@ set_managed(cJSON *obj, const char *manager, const char *operation,
 		mf = cJSON_CreateArray();
 		json_set(md, "managedFields", mf);
 	}
+	found = NULL;
 	cJSON_ArrayForEach(it, mf) {
 		const char *m = json_str(it, "manager");
 		const char *op = json_str(it, "operation");
 
 		if (m && op && strcmp(m, manager) == 0 &&
 		    strcmp(op, operation) == 0) {
-			cJSON_DeleteItemFromArray(mf, i);
+			found = it;
 			break;
 		}
 		i++;
@@ -541,7 +545,30 @@ set_managed(cJSON *obj, const char *manager, const char *operation,
 		cJSON_AddItemToObject(e, "fieldsV1", f);
 	} else
 		cJSON_AddObjectToObject(e, "fieldsV1");
-	cJSON_AddItemToArray(mf, e);
+	if (found == NULL) {
+		cJSON_AddItemToArray(mf, e);
+		return;
+	}
+	/* Same fields as before: keep the entry's time, so a no-op write
+	 * stays a no-op (update_merged stamps real changes). */
+	if (json_equal(json_at(found, "fieldsV1"), json_at(e, "fieldsV1")) &&
+	    json_str(found, "time") != NULL)
+		json_set_str(e, "time", json_str(found, "time"));
+	cJSON_ReplaceItemInArray(mf, i, e);
+}
+
+/* Stamp this manager's entry with the time of a real change. */
+static void
+touch_managed(cJSON *obj, const char *manager)
+{
+	cJSON *it;
+	char now[32];
+
+	util_now(now);
+	cJSON_ArrayForEach(it, json_at(obj, "metadata.managedFields"))
+		if (json_str(it, "manager") && strcmp(json_str(it, "manager"),
+		    manager) == 0)
+			json_set_str(it, "time", now);
 }
 
 /* Server-side apply: create, or merge the applied configuration. */

@@ -270,6 +270,7 @@ kubeconfig_path(void)
 	return b.p;
 }
 
+/* The inner member of the list entry with this name (or the first). */
 static const cJSON *
 named(const cJSON *list, const char *name, const char *inner)
 {
@@ -472,6 +473,7 @@ get_json(const char *path, const char *accept)
 	return j;
 }
 
+/* Append key=value (escaped) to a path; nothing when value is NULL. */
 static void
 query_add(struct buf *path, const char *key, const char *value)
 {
@@ -1241,6 +1243,34 @@ print_table(const cJSON *tab, int with_ns)
 	table_print(&t);
 }
 
+/* A Table of names alone, from a server that does not make Tables. */
+static cJSON *
+names_table(cJSON *doc)
+{
+	cJSON *t = cJSON_CreateObject(), *col, *rows, *row, *obj;
+	const cJSON *items = jget(doc, "items"), *el;
+
+	cJSON_AddStringToObject(t, "kind", "Table");
+	col = cJSON_CreateObject();
+	cJSON_AddStringToObject(col, "name", "Name");
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(t, "columnDefinitions"),
+	    col);
+	rows = cJSON_AddArrayToObject(t, "rows");
+	for (el = items != NULL ? items->child : doc; el != NULL;
+	    el = items != NULL ? el->next : NULL) {
+		row = cJSON_CreateObject();
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(row, "cells"),
+		    cJSON_CreateString(jstr(jget(el, "metadata"), "name") ?
+		    jstr(jget(el, "metadata"), "name") : ""));
+		obj = cJSON_AddObjectToObject(row, "object");
+		cJSON_AddItemToObject(obj, "metadata",
+		    cJSON_Duplicate(jget(el, "metadata"), 1));
+		cJSON_AddItemToArray(rows, row);
+	}
+	cJSON_Delete(doc);
+	return t;
+}
+
 /* Give list items the apiVersion and kind the server may leave out. */
 static cJSON *
 as_list(cJSON *list, const struct apires *r)
@@ -1381,6 +1411,9 @@ cmd_get(int argc, char **argv)
 	buf_free(&path);
 	if (doc == NULL)
 		return 1;
+	if (table && (jstr(doc, "kind") == NULL ||
+	    strcmp(jstr(doc, "kind"), "Table") != 0))
+		doc = names_table(doc);
 	if (table && cJSON_GetArraySize(jget(doc, "rows")) == 0) {
 		if (r->namespaced && ns != NULL)
 			fprintf(stderr, "No resources found in %s namespace.\n",
@@ -1607,6 +1640,7 @@ cmd_apply(int create)
 	return rc;
 }
 
+/* DELETE one object with background propagation, said as kubectl says it. */
 static int
 delete_one(const struct apires *r, const char *ns, const char *name)
 {
@@ -1738,6 +1772,7 @@ struct waitfor {
 	long		 code;
 };
 
+/* Does status.conditions have the awaited type with the awaited status? */
 static int
 condition_met(const struct waitfor *w, const cJSON *obj)
 {
@@ -1859,6 +1894,7 @@ wait_watch(const char *path, struct waitfor *w, long left_ms)
 	return 0;
 }
 
+/* Read --for=condition=TYPE[=VALUE] or --for=delete. */
 static int
 parse_for(struct waitfor *w)
 {
@@ -2106,6 +2142,7 @@ cmd_api_resources(void)
 	return 0;
 }
 
+/* Parse options anywhere on the line, read the kubeconfig, run the verb. */
 int
 main(int argc, char **argv)
 {

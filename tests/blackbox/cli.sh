@@ -24,14 +24,6 @@ fails() {
 	[ "$rc" -eq 1 ] || fail "$what: want exit 1, got $rc ($err)"
 }
 
-# top_of_second: sleep until just past a second boundary. volrayd stamps
-# managedFields[].time on every apply, so a no-op apply that falls in a
-# later second than the previous one is a write ("configured"); the pairs
-# of applies that expect "unchanged" start here.
-top_of_second() {
-	python3 -c 'import time; time.sleep(1.02 - time.time() % 1)'
-}
-
 # json_field FILE EXPR: a Python expression over the document d.
 json_field() {
 	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
@@ -94,7 +86,6 @@ spec:
   containers:
   - {name: c, image: busybox}
 YAML
-top_of_second
 out=$(vr apply -f "$WORK/pod.yaml")
 expect_eq "pod/p1 created
 pod/p2 created" "$out" "apply creates"
@@ -143,7 +134,6 @@ a = json.load(open(sys.argv[1])); b = yaml.safe_load(open(sys.argv[2]))
 sys.exit(a != b)' "$WORK/p1.json" "$WORK/p1.yaml" || fail "yaml != json"
 fi
 sed -e '/^  resourceVersion:/d' "$WORK/p1.yaml" >"$WORK/p1-again.yaml"
-top_of_second
 vr apply -f "$WORK/p1-again.yaml" >/dev/null || fail "apply yaml output"
 expect_eq "pod/p1 unchanged" "$(vr apply -f "$WORK/p1-again.yaml")" \
 	"yaml output applied twice"
