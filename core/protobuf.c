@@ -1134,6 +1134,7 @@ decode_map_entry(const struct msg *m, const struct field *f,
 		return -1;
 	}
 
+	/* Appended even if the key is there already: see drop_repeated_keys. */
 	map = cJSON_GetObjectItemCaseSensitive(obj, f->name);
 	if (map == NULL)
 		map = cJSON_AddObjectToObject(obj, f->name);
@@ -1142,7 +1143,6 @@ decode_map_entry(const struct msg *m, const struct field *f,
 		cJSON_Delete(val);
 		return fail(cause, "out of memory");
 	}
-	cJSON_DeleteItemFromObjectCaseSensitive(map, key->valuestring);
 	if (!cJSON_AddItemToObject(map, key->valuestring, val)) {
 		cJSON_Delete(val);
 		cJSON_Delete(key);
@@ -1226,6 +1226,66 @@ decode_field(const struct msg *m, const struct field *f, struct reader *r,
 	if (item == NULL)
 		return -1;
 	return put(obj, f, item, n == 0, cause);
+}
+
+struct keyed {
+	const char	*key;
+	size_t		 idx;
+	cJSON		*item;
+};
+
+/* Order map members by key, then by arrival. */
+static int
+keyed_cmp(const void *a, const void *b)
+{
+	const struct keyed	*x = a, *y = b;
+	int			 c;
+
+	if ((c = strcmp(x->key, y->key)) != 0)
+		return c;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * A map key sent twice keeps its last value, as in Go. Map entries are
+ * appended as they arrive and the repeats are removed here, once the whole
+ * tree is built: one sort per object, rather than a search per key, so that a
+ * body full of keys costs n log n. Go sends map keys sorted, which is checked
+ * first and needs no sort at all.
+ */
+static int
+drop_repeated_keys(cJSON *node, char **cause)
+{
+	struct keyed	*v;
+	cJSON		*c;
+	size_t		 n = 0, i;
+	int		 sorted = 1;
+
+	for (c = node->child; c != NULL; c = c->next) {
+		if ((cJSON_IsObject(c) || cJSON_IsArray(c)) &&
+		    drop_repeated_keys(c, cause) != 0)
+			return -1;
+		if (n > 0 && cJSON_IsObject(node) &&
+		    strcmp(c->prev->string, c->string) >= 0)
+			sorted = 0;
+		n++;
+	}
+	if (!cJSON_IsObject(node) || sorted)
+		return 0;
+	if ((v = calloc(n, sizeof *v)) == NULL)
+		return fail(cause, "out of memory");
+	for (c = node->child, i = 0; c != NULL; c = c->next, i++) {
+		v[i].key = c->string;
+		v[i].idx = i;
+		v[i].item = c;
+	}
+	qsort(v, n, sizeof *v, keyed_cmp);
+	for (i = 0; i + 1 < n; i++) {
+		if (strcmp(v[i].key, v[i + 1].key) == 0)
+			cJSON_Delete(cJSON_DetachItemViaPointer(node, v[i].item));
+	}
+	free(v);
+	return 0;
 }
 
 /* Find the descriptor of field number num in m, or NULL to skip it. */
@@ -1406,7 +1466,8 @@ protobuf_decode(const void *buf, size_t len, char **cause)
 		fail(&err, "out of memory");
 		goto fail;
 	}
-	if (decode_message(m, raw, rawlen, obj, 0, &err) != 0) {
+	if (decode_message(m, raw, rawlen, obj, 0, &err) != 0 ||
+	    drop_repeated_keys(obj, &err) != 0) {
 		cJSON_Delete(obj);
 		goto fail;
 	}

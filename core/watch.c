@@ -68,7 +68,7 @@ struct watch_hub {
 	size_t history;
 	size_t budget;
 	uint64_t last_rev;
-	uv_timer_t bookmark;
+	uv_timer_t *bookmark;
 	struct watch_stats stats;
 };
 
@@ -338,10 +338,12 @@ watch_hub_new(uv_loop_t *loop, store *st)
 	h->budget = DEFAULT_BUDGET;
 	h->last_rev = store_rev(st);
 	store_subscribe(st, on_event, h);
-	uv_timer_init(loop, &h->bookmark);
-	h->bookmark.data = h;
-	uv_timer_start(&h->bookmark, bookmark_tick, BOOKMARK_MS, BOOKMARK_MS);
-	uv_unref((uv_handle_t *)&h->bookmark);
+	if ((h->bookmark = malloc(sizeof *h->bookmark)) == NULL)
+		fatal("out of memory");
+	uv_timer_init(loop, h->bookmark);
+	h->bookmark->data = h;
+	uv_timer_start(h->bookmark, bookmark_tick, BOOKMARK_MS, BOOKMARK_MS);
+	uv_unref((uv_handle_t *)h->bookmark);
 	return h;
 }
 
@@ -370,8 +372,9 @@ watch_hub_free(watch_hub *h)
 {
 	if (h == NULL)
 		return;
-	uv_timer_stop(&h->bookmark);
-	uv_close((uv_handle_t *)&h->bookmark, NULL);
+	/* The timer outlives the hub until its close callback frees it. */
+	uv_timer_stop(h->bookmark);
+	uv_close((uv_handle_t *)h->bookmark, timer_closed);
 	hmap_each(h->res, free_wres, NULL);
 	hmap_free(h->res);
 	free(h);

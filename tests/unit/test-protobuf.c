@@ -468,6 +468,14 @@ static const struct fixture {
 	    "\":{\"app\":\"ext1\"},\"type\":\"ExternalName\",\"externalName\""
 	    ":\"db.example.com\"},\"status\":{\"loadBalancer\":{}}}"
 	},
+	{
+	    "kubectl create token sa1 (no --dry-run; expected written by hand)",
+	    PB("k8s\000\012(\012\030authentication.k8s.io/v1\022\014TokenRequest"
+	    "\022\032\012\020\012\000\022\000\032\000\"\000*\0002\0008\000B"
+	    "\000\022\000\032\004\012\000\022\000\032\000\"\000"),
+	    "{\"kind\":\"TokenRequest\",\"apiVersion\":\"authentication.k8s.i"
+	    "o/v1\",\"metadata\":{},\"spec\":{},\"status\":{}}"
+	},
 };
 
 #define NFIXTURES	(sizeof fixtures / sizeof fixtures[0])
@@ -1074,6 +1082,59 @@ test_wire(void)
 	free(cause);
 }
 
+/*
+ * A map with many keys, unsorted and some repeated, keeps the last value of
+ * each key; with a search per key this would take seconds, not milliseconds.
+ */
+static void
+test_many_keys(void)
+{
+	const size_t	 nkeys = 30000;
+	struct buf	 head = { .n = 0 }, tm = { .n = 0 }, ent;
+	uint8_t		*body;
+	size_t		 n, i, len;
+	cJSON		*j, *data;
+	char		*cause, key[16], val[16];
+
+	/* data entries as a ConfigMap's field 2, built straight into a buffer. */
+	if ((body = malloc(nkeys * 2 * 40)) == NULL)
+		exit(2);
+	for (n = 0, i = 0; i < nkeys + nkeys / 10; i++) {
+		ent.n = 0;
+		if (i < nkeys) {
+			snprintf(key, sizeof key, "k%06zu", nkeys - i);
+			snprintf(val, sizeof val, "v%zu", nkeys - i);
+		} else {
+			snprintf(key, sizeof key, "k%06zu", (i - nkeys) * 10 + 1);
+			snprintf(val, sizeof val, "new");
+		}
+		put_entry(&ent, 2, key, val);
+		memcpy(body + n, ent.d, ent.n);
+		n += ent.n;
+	}
+	put_raw(&head, "k8s", 4);
+	put_str(&tm, 1, "v1");
+	put_str(&tm, 2, "ConfigMap");
+	put_msg(&head, 1, &tm);
+	put_key(&head, 2, 2);
+	put_varint(&head, n);
+	len = head.n + n;
+	if ((body = realloc(body, len)) == NULL)
+		exit(2);
+	memmove(body + head.n, body, n);
+	memcpy(body, head.d, head.n);
+
+	j = decode(body, len, &cause);
+	data = cJSON_GetObjectItem(j, "data");
+	CHECK(cJSON_GetArraySize(data) == (int)nkeys);
+	CHECK_STR(str_at(j, "data.k000001"), "new");
+	CHECK_STR(str_at(j, "data.k000002"), "v2");
+	CHECK_STR(str_at(j, "data.k029991"), "new");
+	CHECK_STR(str_at(j, "data.k030000"), "v30000");
+	cJSON_Delete(j);
+	free(body);
+}
+
 /* The envelope: magic, TypeMeta, content encoding, kinds we do not know. */
 static void
 test_envelope(void)
@@ -1217,6 +1278,7 @@ main(void)
 	test_time();
 	test_special_types();
 	test_wire();
+	test_many_keys();
 	test_envelope();
 	test_robustness();
 	return check_result("test-protobuf");
