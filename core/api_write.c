@@ -10,6 +10,7 @@
 #include "api_int.h"
 #include "json.h"
 #include "log.h"
+#include "protobuf.h"
 #include "status.h"
 #include "yamljson.h"
 
@@ -35,11 +36,14 @@ decode(http_req *req, struct route *rt)
 			return NULL;
 		}
 	} else if (ct != NULL && strstr(ct, "protobuf") != NULL) {
-		api_reply_status(req, rt, status_error(415,
-		    "UnsupportedMediaType", "the body of the request was in an "
-		    "unknown format - accepted media types include: "
-		    "application/json, application/yaml"));
-		return NULL;
+		/* kubectl's typed clients (create namespace, configmap, ...). */
+		obj = protobuf_decode(req->body, req->body_len, &cause);
+		if (obj == NULL) {
+			api_reply_status(req, rt, status_bad_request("%s",
+			    cause ? cause : "invalid protobuf body"));
+			free(cause);
+			return NULL;
+		}
 	} else {
 		obj = cJSON_ParseWithLength(req->body, req->body_len);
 		if (obj == NULL) {
