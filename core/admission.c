@@ -241,10 +241,11 @@ job_mutate(cJSON *obj, const cJSON *old)
 	const char *uid = json_str(obj, "metadata.uid");
 	const char *name = json_str(obj, "metadata.name");
 
-	set_default_num(spec, "parallelism", 1);
-	if (cJSON_GetObjectItemCaseSensitive(spec, "completions") == NULL &&
-	    old == NULL)
+	/* Both unset: one pod, once. parallelism alone: a work queue. */
+	if (old == NULL && json_at(spec, "completions") == NULL &&
+	    json_at(spec, "parallelism") == NULL)
 		cJSON_AddNumberToObject(spec, "completions", 1);
+	set_default_num(spec, "parallelism", 1);
 	set_default_num(spec, "backoffLimit", 6);
 	set_default_str(spec, "completionMode", "NonIndexed");
 	if (cJSON_GetObjectItemCaseSensitive(spec, "suspend") == NULL)

@@ -187,8 +187,15 @@ enqueue_owner(struct ctrl *c, const store_obj *o)
 	int i;
 
 	for (i = 0; i < o->nowners; i++) {
+		const char *av = o->owners[i].api_version;
+		const char *slash = strchr(av, '/');
+		size_t gl = slash ? (size_t)(slash - av) : 0;
+
+		/* Same kind and the same API group ("" for the core group). */
 		if (!o->owners[i].controller ||
-		    strcmp(o->owners[i].kind, c->primary->kind) != 0)
+		    strcmp(o->owners[i].kind, c->primary->kind) != 0 ||
+		    strlen(c->primary->group) != gl ||
+		    strncmp(av, c->primary->group, gl) != 0)
 			continue;
 		if (c->primary->namespaced)
 			snprintf(key, sizeof key, "%s/%s", o->ns,

@@ -133,6 +133,7 @@ obj_new(const char *res, const char *ns, const char *name, uint64_t rev,
 	cJSON_ArrayForEach(r, refs) {
 		const char *s;
 		total += ((s = jstr(r, "uid")) ? strlen(s) : 0) + 1;
+		total += ((s = jstr(r, "apiVersion")) ? strlen(s) : 0) + 1;
 		total += ((s = jstr(r, "kind")) ? strlen(s) : 0) + 1;
 		total += ((s = jstr(r, "name")) ? strlen(s) : 0) + 1;
 	}
@@ -160,6 +161,9 @@ obj_new(const char *res, const char *ns, const char *name, uint64_t rev,
 			s = (s = jstr(r, "uid")) ? s : "";
 			l = strlen(s);
 			PUT(o->owners[i].uid, s, l);
+			s = (s = jstr(r, "apiVersion")) ? s : "";
+			l = strlen(s);
+			PUT(o->owners[i].api_version, s, l);
 			s = (s = jstr(r, "kind")) ? s : "";
 			l = strlen(s);
 			PUT(o->owners[i].kind, s, l);

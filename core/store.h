@@ -23,6 +23,7 @@ typedef struct store store;
 
 struct store_owner {
 	const char *uid;
+	const char *api_version;
 	const char *kind;
 	const char *name;
 	int controller;
