@@ -98,7 +98,8 @@ reconcile(struct ctrl *c, const char *key)
 	lua_setfield(L, -2, "name");
 	lua_pushstring(L, key);
 	lua_setfield(L, -2, "key");
-	lua_pushstring(L, c->name);
+	/* Events name their source as Kubernetes does: "job-controller". */
+	lua_pushfstring(L, "%s-controller", c->name);
 	lua_setfield(L, LUA_REGISTRYINDEX, "volray.component");
 	t0 = util_usec();
 	rc = luahost_call(L, 1, 1, &err);
@@ -106,6 +107,7 @@ reconcile(struct ctrl *c, const char *key)
 	rt->stats.reconciles++;
 	if (rc != 0) {
 		const store_obj *o;
+		char component[300];
 
 		rt->stats.errors++;
 		log_warn("controller %s: reconcile %s failed: %s", c->name, key,
@@ -119,8 +121,10 @@ reconcile(struct ctrl *c, const char *key)
 			snprintf(msg, sizeof msg, "%s", err);
 			if ((nl = strchr(msg, '\n')) != NULL)
 				*nl = '\0';
+			snprintf(component, sizeof component, "%s-controller",
+			    c->name);
 			luaapi_record_event(rt->rg, t, "Warning",
-			    "ReconcileError", msg, c->name);
+			    "ReconcileError", msg, component);
 			cJSON_Delete(t);
 		}
 		free(err);
