@@ -1,20 +1,21 @@
 #!/bin/sh
 # Reconcile throughput through the whole path: store event -> workqueue ->
-# Lua reconcile -> registry writes -> status. Creates N ReplicaSets of 3
-# replicas at once and waits until every one reports 3 replicas; prints the
-# total time, reconciles/s and the CPU split between Lua and C. The same run
-# with a no-op reconcile (from --policy-dir) shows the host's cost per call.
-# (Deployments replace ReplicaSets here once the Deployment controller and
-# simulated nodes land.)
+# Lua reconcile -> registry writes -> status. Creates N Deployments (or,
+# with KIND=replicasets, ReplicaSets) of 3 replicas at once and waits until
+# every one reports 3 up-to-date replicas (pods exist; with no simulated
+# nodes yet they cannot become available); prints the total time,
+# reconciles/s and the CPU split between the Lua VM and C. The same run
+# with no-op reconciles (from --policy-dir) shows the host's cost per call.
 #   N=1000 sh bench/reconcile.sh        SMALL=1 for a quick run
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
 N=${N:-1000}
+KIND=${KIND:-deployments}
 [ "${SMALL:-}" = 1 ] && N=50
 [ -x ./volrayd ] || make -j2 volrayd >/dev/null
 work=$(mktemp -d /var/tmp/volray-rbench.XXXXXX)
-trap 'kill $pid 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 
@@ -35,19 +36,20 @@ cpu_seconds() { # utime+stime of pid in seconds
 }
 
 create_all() {
-	python3 - "$port" "$N" <<'PY'
+	python3 - "$port" "$N" "$KIND" <<'PY'
 import http.client, json, sys, threading
-port, n = int(sys.argv[1]), int(sys.argv[2])
+port, n, plural = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+kind = {"deployments": "Deployment", "replicasets": "ReplicaSet"}[plural]
 def work(t, nt):
     c = http.client.HTTPConnection("127.0.0.1", port)
     for i in range(t, n, nt):
-        name = "rs-%d" % i
-        body = json.dumps({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+        name = "w-%d" % i
+        body = json.dumps({"apiVersion": "apps/v1", "kind": kind,
             "metadata": {"name": name},
             "spec": {"replicas": 3, "selector": {"matchLabels": {"app": name}},
                      "template": {"metadata": {"labels": {"app": name}},
                                   "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}})
-        c.request("POST", "/apis/apps/v1/namespaces/default/replicasets", body,
+        c.request("POST", "/apis/apps/v1/namespaces/default/" + plural, body,
                   {"Content-Type": "application/json"})
         r = c.getresponse(); r.read()
         assert r.status == 201, r.status
@@ -61,13 +63,16 @@ run() { # label
 	c0=$(cpu_seconds)
 	create_all
 	if [ "$1" = lua ]; then
-		until [ "$(curl -fs "http://127.0.0.1:$port/apis/apps/v1/replicasets" |
-		    python3 -c 'import json,sys; print(sum(1 for i in json.load(sys.stdin)["items"] if i.get("status",{}).get("replicas")==3))')" -ge "$N" ]; do
+		field=replicas
+		[ "$KIND" = deployments ] && field=updatedReplicas
+		until [ "$(curl -fs "http://127.0.0.1:$port/apis/apps/v1/$KIND" |
+		    python3 -c 'import json,sys; f=sys.argv[1]; print(sum(1 for i in json.load(sys.stdin)["items"] if i.get("status",{}).get(f)==3))' "$field")" -ge "$N" ] &&
+		    [ "$(metric 'volray_objects{resource="pods"}')" = $((3 * N)) ]; do
 			sleep 0.1
 		done
 	else
 		until [ "$(metric volray_reconciles_total)" -ge "$N" ] &&
-		    [ "$(metric 'volray_workqueue_depth{controller="replicaset"}')" = 0 ]; do
+		    [ "$(curl -fs "http://127.0.0.1:$port/metrics" | grep -c '^volray_workqueue_depth{.*} [1-9]')" = 0 ]; do
 			sleep 0.05
 		done
 	fi
@@ -90,14 +95,15 @@ PY
 	kill $pid; wait $pid 2>/dev/null || true
 }
 
-echo "reconcile benchmark: $N ReplicaSets x 3 replicas ($(nproc) cores)"
+echo "reconcile benchmark: $N $KIND x 3 replicas ($(nproc) cores)"
 start
 run lua
 mkdir -p "$work/noop/controllers"
-cat >"$work/noop/controllers/replicaset.lua" <<'LUA'
--- A no-op ReplicaSet controller: measures the host's cost per call.
-return { primary = "apps/v1/replicasets", owns = { "v1/pods" },
-         reconcile = function(req) return nil end }
+for c in replicaset:apps/v1/replicasets deployment:apps/v1/deployments job:batch/v1/jobs; do
+	cat >"$work/noop/controllers/${c%%:*}.lua" <<LUA
+-- A no-op controller: measures the host's cost per call.
+return { primary = "${c#*:}", reconcile = function(req) return nil end }
 LUA
+done
 start --policy-dir "$work/noop"
 run noop
