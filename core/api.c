@@ -127,8 +127,7 @@ struct durable_reply {
 	http_req *req;
 	struct route rt;
 	int code;
-	char *body;
-	const resource *r;
+	rbuf *body;
 };
 
 static void
@@ -137,32 +136,38 @@ send_durable(void *arg)
 	struct durable_reply *d = arg;
 
 	observe(&d->rt, d->code);
-	http_respond(d->req, d->code, "application/json", d->body,
-	    strlen(d->body));
-	free(d->body);
+	http_respond_rbuf(d->req, d->code, "application/json", d->body);
+	rbuf_unref(d->body);
 	free(d);
 }
 
 void
-api_reply_durable(api *a, http_req *req, struct route *rt, int code,
-    cJSON *body, uint64_t rev)
+api_reply_durable_rbuf(api *a, http_req *req, struct route *rt, int code,
+    rbuf *body, uint64_t rev)
 {
-	struct durable_reply *d;
+	struct durable_reply *d = malloc(sizeof *d);
 
-	if (rev == 0) {
-		api_reply(req, rt, code, body);
-		return;
-	}
-	d = malloc(sizeof *d);
 	if (d == NULL)
 		fatal("out of memory");
 	d->req = req;
 	d->rt = *rt;
 	d->rt.ns = d->rt.name = d->rt.sub = NULL;
 	d->code = code;
-	d->body = json_print(body);
-	cJSON_Delete(body);
+	d->body = body;
 	store_when_durable(a->st, rev, send_durable, d);
+}
+
+void
+api_reply_durable(api *a, http_req *req, struct route *rt, int code,
+    cJSON *body, uint64_t rev)
+{
+	if (rev == 0) {
+		api_reply(req, rt, code, body);
+		return;
+	}
+	api_reply_durable_rbuf(a, req, rt, code, rbuf_from_str(json_print(body)),
+	    rev);
+	cJSON_Delete(body);
 }
 
 int

@@ -42,6 +42,9 @@ void api_reply_status(http_req *, struct route *, cJSON *status);
 /* Reply once the revision is durable. */
 void api_reply_durable(api *, http_req *, struct route *, int code,
     cJSON *body, uint64_t rev);
+/* The same with stored bytes (takes the reference). */
+void api_reply_durable_rbuf(api *, http_req *, struct route *, int code,
+    rbuf *body, uint64_t rev);
 /* Whether the client asked for a Table. */
 int api_wants_table(const http_req *);
 

@@ -82,6 +82,7 @@ opts_parse(http_req *req, struct reg_opts *o, struct route *rt)
 	o->dry_run = dry != NULL && strcmp(dry, "All") == 0;
 	o->force = force != NULL && strcmp(force, "true") == 0;
 	o->validate_strict = fv != NULL && strcmp(fv, "Strict") == 0;
+	o->want_json = 1;
 	free(dry);
 	free(force);
 	free(fv);
@@ -101,7 +102,11 @@ finish(api *a, http_req *req, struct route *rt, struct reg_result *res)
 {
 	if (res->code >= 300)
 		api_reply_status(req, rt, res->body);
-	else
+	else if (res->json != NULL) {
+		cJSON_Delete(res->body);
+		api_reply_durable_rbuf(a, req, rt, res->code, res->json,
+		    res->rev);
+	} else
 		api_reply_durable(a, req, rt, res->code, res->body, res->rev);
 }
 

@@ -67,6 +67,24 @@ ok(struct reg_result *res, int code, cJSON *obj, uint64_t rev)
 	res->rev = rev;
 }
 
+/*
+ * Hand the API the bytes just stored, so it answers without serializing
+ * the object a second time.
+ */
+static void
+stored_json(registry *rg, const resource *r, const char *ns,
+    const char *name, uint64_t rev, const struct reg_opts *opts,
+    struct reg_result *res)
+{
+	const store_obj *o;
+
+	if (opts == NULL || !opts->want_json || rev == 0)
+		return;
+	o = store_get(rg->st, r->store_key, r->namespaced ? ns : "", name);
+	if (o != NULL && o->rev == rev)
+		res->json = rbuf_ref(o->json);
+}
+
 cJSON *
 registry_get(registry *rg, const resource *r, const char *ns,
     const char *name)
@@ -290,6 +308,7 @@ registry_create(registry *rg, const resource *r, const char *ns, cJSON *obj,
 		}
 	}
 	ok(res, 201, obj, rev);
+	stored_json(rg, r, ns, name, rev, opts, res);
 	return;
 failed:
 	cJSON_Delete(obj);
@@ -428,6 +447,7 @@ update_merged(registry *rg, const resource *r, const char *ns,
 	}
 	cJSON_Delete(old);
 	ok(res, 200, obj, rev);
+	stored_json(rg, r, cur->ns, name, rev, opts, res);
 	return;
 failed:
 	cJSON_Delete(old);
@@ -611,6 +631,9 @@ apply(registry *rg, const resource *r, const char *ns, const char *name,
 			if (res->rev != 0)
 				res->rev = store_put(rg->st, r->store_key,
 				    r->namespaced ? ns : "", name, res->body);
+			/* The bytes of the first put are stale now. */
+			rbuf_unref(res->json);
+			res->json = NULL;
 		}
 		cJSON_Delete(copy);
 		return;

@@ -27,12 +27,14 @@ struct reg_opts {
 	int dry_run;
 	int force;                 /* server-side apply */
 	int validate_strict;       /* fieldValidation=Strict */
+	int want_json;             /* fill reg_result.json (the caller unrefs) */
 };
 
 struct reg_result {
 	int code;       /* HTTP status: 200, 201 or the error's code */
 	cJSON *body;    /* the object, or a Status; the caller frees it */
 	uint64_t rev;   /* revision to wait on before answering (0: none) */
+	rbuf *json;     /* with want_json: the stored bytes of body, or NULL */
 };
 
 registry *registry_new(store *);
