@@ -382,6 +382,16 @@ durable(void *arg, uint64_t rev)
 	if (st->delivering)
 		return;
 	st->delivering = 1;
+	/* Acknowledge first: a writer need not wait for the fan-out. */
+	while (st->headwaiters < st->nwaiters) {
+		w = &st->waiters[st->headwaiters];
+		if (w->rev > st->durable)
+			break;
+		st->headwaiters++;
+		w->cb(w->arg);
+	}
+	if (st->headwaiters == st->nwaiters)
+		st->headwaiters = st->nwaiters = 0;
 	while (st->headpending < st->npending) {
 		e = &st->pending[st->headpending];
 		if (e->obj->rev > st->durable)
@@ -394,15 +404,6 @@ durable(void *arg, uint64_t rev)
 	}
 	if (st->headpending == st->npending)
 		st->headpending = st->npending = 0;
-	while (st->headwaiters < st->nwaiters) {
-		w = &st->waiters[st->headwaiters];
-		if (w->rev > st->durable)
-			break;
-		st->headwaiters++;
-		w->cb(w->arg);
-	}
-	if (st->headwaiters == st->nwaiters)
-		st->headwaiters = st->nwaiters = 0;
 	st->delivering = 0;
 	maybe_snapshot(st);
 }
