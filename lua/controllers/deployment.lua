@@ -112,11 +112,27 @@ local function owned_replicasets(d)
   return du.by_creation(out)
 end
 
+-- Canonical template encodings by object uid and generation: a template
+-- only changes with the generation, and encoding is most of this
+-- controller's Lua time. Bounded: cleared when it grows past the limit.
+local encodings, n_encodings = {}, 0
+
+local function template_text(obj)
+  local key = obj.metadata.uid .. "/" .. tostring(obj.metadata.generation)
+  local text = encodings[key]
+  if text == nil then
+    text = canon.encode(canon.without_hash(obj.spec.template))
+    if n_encodings >= 20000 then encodings, n_encodings = {}, 0 end
+    encodings[key], n_encodings = text, n_encodings + 1
+  end
+  return text
+end
+
 -- The ReplicaSet running d's current template: the oldest one if several.
 local function find_new_rs(d, rss)
-  local want = canon.encode(canon.without_hash(d.spec.template))
+  local want = template_text(d)
   for _, rs in ipairs(rss) do
-    if canon.encode(canon.without_hash(rs.spec.template)) == want then return rs end
+    if template_text(rs) == want then return rs end
   end
   return nil
 end
