@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -361,6 +362,66 @@ l_print(lua_State *L)
 	return 0;
 }
 
+/*
+ * Lua patterns backtrack: a pattern with many quantifiers against a long
+ * enough subject runs for hours inside C, where the instruction hook never
+ * fires. Before a pattern function runs, bound the work: with q
+ * quantifiers and a subject of n bytes the matcher can try about n^q
+ * positions, so refuse when that passes 10^9.
+ */
+static int
+pattern_guard(lua_State *L)
+{
+	size_t n, plen, i;
+	const char *p;
+	int q = 0, in_set = 0;
+
+	luaL_checklstring(L, 1, &n);
+	p = luaL_checklstring(L, 2, &plen);
+	for (i = 0; i < plen; i++) {
+		if (p[i] == '%') {
+			i++;
+			continue;
+		}
+		if (in_set) {
+			if (p[i] == ']')
+				in_set = 0;
+			continue;
+		}
+		if (p[i] == '[') {
+			in_set = 1;
+			if (i + 1 < plen && p[i + 1] == ']')
+				i++;
+			continue;
+		}
+		if (p[i] == '*' || p[i] == '+' || p[i] == '-' || p[i] == '?')
+			q++;
+	}
+	if (q > 2 && q * log10((double)n + 1) > 9)
+		return luaL_error(L, "pattern with %d quantifiers is too costly "
+		    "for a subject of %d bytes", q, (int)n);
+	lua_pushvalue(L, lua_upvalueindex(1));
+	lua_insert(L, 1);
+	lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+	return lua_gettop(L);
+}
+
+static void
+guard_patterns(lua_State *L)
+{
+	static const char *const fns[] = { "find", "match", "gmatch", "gsub",
+	    NULL };
+	int i;
+
+	lua_getglobal(L, "string");
+	for (i = 0; fns[i] != NULL; i++) {
+		lua_getfield(L, -1, fns[i]);
+		lua_pushcclosure(L, pattern_guard, 1);
+		lua_setfield(L, -2, fns[i]);
+	}
+	lua_pop(L, 1);
+}
+
 /* Build the shared base table of safe globals. */
 static void
 open_base(lua_State *L)
@@ -388,6 +449,7 @@ open_base(lua_State *L)
 	lua_pushnil(L);
 	lua_setfield(L, -2, "dump");
 	lua_pop(L, 1);
+	guard_patterns(L);
 
 	lua_newtable(L);    /* base */
 	for (i = 0; keep[i] != NULL; i++) {

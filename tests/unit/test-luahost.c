@@ -95,6 +95,10 @@ main(void)
 	put(root1, "t/loop.lua", "while true do end");
 	put(root1, "t/memory.lua", "local t = {} for i = 1, 1e8 do t[i] = string.rep('y', 4096) .. i end");
 	put(root1, "t/syntax.lua", "return (");
+	put(root1, "t/pattern.lua",
+	    "assert(('key=value'):match('^(%w+)=(%w+)$') == 'key')\n"
+	    "assert(select(2, ('a.b.c'):gsub('%.', '/')) == 2)\n"
+	    "return string.find(string.rep('a', 5000), string.rep('a*', 12) .. 'b')");
 	put(root1, "t/bytecode.lua", "\x1bLua");
 
 	h = luahost_new(roots, 2, &lim);
@@ -134,6 +138,9 @@ main(void)
 	CHECK(has(err, "memory"));
 	free(err);
 	CHECK(luahost_memory(L) < (16u << 20));
+	err = run(L, "t/pattern.lua");
+	CHECK(has(err, "too costly"));
+	free(err);
 	err = run(L, "t/syntax.lua");
 	CHECK(has(err, "syntax.lua:1"));
 	free(err);
