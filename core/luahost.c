@@ -422,6 +422,12 @@ guard_patterns(lua_State *L)
 	lua_pop(L, 1);
 }
 
+static int
+readonly_newindex(lua_State *L)
+{
+	return luaL_error(L, "the standard libraries are read-only");
+}
+
 /* Build the shared base table of safe globals. */
 static void
 open_base(lua_State *L)
@@ -456,10 +462,28 @@ open_base(lua_State *L)
 		lua_getglobal(L, keep[i]);
 		lua_setfield(L, -2, keep[i]);
 	}
+	/* Libraries are shared by every script: give each a read-only view
+	 * so one script cannot change string.find under another. */
 	for (i = 0; libs[i] != NULL; i++) {
+		lua_newtable(L);                 /* proxy */
+		lua_newtable(L);                 /* its metatable */
 		lua_getglobal(L, libs[i]);
+		lua_setfield(L, -2, "__index");
+		lua_pushcfunction(L, readonly_newindex);
+		lua_setfield(L, -2, "__newindex");
+		lua_pushboolean(L, 0);
+		lua_setfield(L, -2, "__metatable");
+		lua_setmetatable(L, -2);
 		lua_setfield(L, -2, libs[i]);
 	}
+	/* Nor through the string metatable ("":find is still fine). */
+	lua_pushliteral(L, "");
+	if (lua_getmetatable(L, -1)) {
+		lua_pushboolean(L, 0);
+		lua_setfield(L, -2, "__metatable");
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
 	lua_pushcfunction(L, l_print);
 	lua_setfield(L, -2, "print");
 	lua_pushcfunction(L, l_require);

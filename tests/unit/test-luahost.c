@@ -86,6 +86,9 @@ main(void)
 	    "  assert(absent(n), n .. ' reachable')\n"
 	    "end\n"
 	    "assert(string.dump == nil)\n"
+	    "assert(not pcall(function() string.find = nil end))\n"
+	    "assert(getmetatable('') == false)\n"
+	    "assert(('abc'):upper() == 'ABC')\n"
 	    "assert(type(table.insert) == 'function' and math.pi and utf8.char)\n"
 	    "return true");
 	put(root1, "t/unknown.lua", "return no_such_thing");
