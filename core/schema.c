@@ -2,15 +2,16 @@
  * OpenAPI v3 schema validation for custom resources. schema_compile turns
  * the JSON schema into a tree of nodes once: types become a bit mask,
  * properties a sorted array searched by bsearch, patterns compiled regexes
- * (after translating the ECMA/RE2 escapes POSIX lacks). schema_validate then
- * walks the object and the tree together in one pass that does what the API
- * server does in three: it applies defaults (also to nulls of non-nullable
- * fields and inside defaulted objects), prunes fields the schema does not
- * know, and validates. The path of a value is a chain of frames on the C
- * stack and becomes a string only when a violation is reported, so a valid
- * object costs no allocation beyond the defaults it receives. allOf, anyOf,
- * oneOf and not only validate: their branches run in a read-only mode,
- * anyOf/oneOf/not silently and stopping at the first violation.
+ * (after ere.c translates the ECMA/RE2 escapes POSIX lacks). schema_validate
+ * then walks the object and the tree together in one pass that does what the
+ * API server does in three: it applies defaults (also to nulls of
+ * non-nullable fields and inside defaulted objects), prunes fields the
+ * schema does not know, and validates. The path of a value is a chain of
+ * frames on the C stack and becomes a string only when a violation is
+ * reported, so a valid object costs no allocation beyond the defaults it
+ * receives. allOf, anyOf, oneOf and not only validate: their branches run in
+ * a read-only mode, anyOf/oneOf/not silently and stopping at the first
+ * violation.
  */
 #include <limits.h>
 #include <math.h>
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ere.h"
 #include "json.h"
 #include "schema.h"
 
@@ -517,226 +519,6 @@ find_prop(const struct schema *s, const char *name)
 	return -1;
 }
 
-static void
-utf8_put(struct sbuf *b, unsigned long cp)
-{
-	if (cp < 0x80)
-		sb_putc(b, (char)cp);
-	else if (cp < 0x800) {
-		sb_putc(b, (char)(0xc0 | (cp >> 6)));
-		sb_putc(b, (char)(0x80 | (cp & 0x3f)));
-	} else {
-		sb_putc(b, (char)(0xe0 | (cp >> 12)));
-		sb_putc(b, (char)(0x80 | ((cp >> 6) & 0x3f)));
-		sb_putc(b, (char)(0x80 | (cp & 0x3f)));
-	}
-}
-
-/* A literal character outside brackets, escaped if ERE gives it a meaning. */
-static void
-literal(struct sbuf *b, unsigned long cp)
-{
-	if (cp < 0x80 && strchr(".[]\\()*+?{}|^$", (int)cp) != NULL &&
-	    cp != 0)
-		sb_putc(b, '\\');
-	utf8_put(b, cp);
-}
-
-static int
-hexval(const char *s, int n, unsigned long *out)
-{
-	int	i;
-
-	*out = 0;
-	for (i = 0; i < n; i++) {
-		if (s[i] >= '0' && s[i] <= '9')
-			*out = *out * 16 + (unsigned long)(s[i] - '0');
-		else if ((s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'f')
-			*out = *out * 16 + (unsigned long)((s[i] | 0x20) - 'a' + 10);
-		else
-			return -1;
-	}
-	return 0;
-}
-
-/*
- * Translate a bracket expression starting after '['; *sp is left on the
- * closing ']'. In POSIX a backslash is literal inside brackets, so ECMA
- * escapes become characters or classes, and an escaped ']' or '-' is moved
- * to where POSIX reads it literally.
- */
-static int
-translate_bracket(struct sbuf *b, const char **sp)
-{
-	const char	*s = *sp;
-	size_t		 start;
-	int		 rbracket = 0, dash = 0;
-
-	if (*s == '^')
-		sb_putc(b, *s++);
-	start = b->len;
-	if (*s == ']')
-		sb_putc(b, *s++);
-	for (; *s != '\0' && *s != ']'; s++) {
-		if (s[0] == '[' && s[1] == ':') {
-			const char *end = strstr(s + 2, ":]");
-
-			if (end == NULL)
-				return -1;
-			sb_putn(b, s, (size_t)(end + 2 - s));
-			s = end + 1;
-			continue;
-		}
-		if (*s != '\\') {
-			sb_putc(b, *s);
-			continue;
-		}
-		switch (*++s) {
-		case 'd':
-			sb_puts(b, "0-9");
-			break;
-		case 'w':
-			sb_puts(b, "A-Za-z0-9_");
-			break;
-		case 's':
-			sb_puts(b, "[:space:]");
-			break;
-		case 'n':
-			sb_putc(b, '\n');
-			break;
-		case 't':
-			sb_putc(b, '\t');
-			break;
-		case 'r':
-			sb_putc(b, '\r');
-			break;
-		case ']':
-			rbracket = 1;
-			break;
-		case '-':
-			dash = 1;
-			break;
-		case '\0':
-			return -1;
-		default:
-			if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z'))
-				return -1;
-			sb_putc(b, *s);
-			break;
-		}
-	}
-	if (*s != ']')
-		return -1;
-	if (rbracket) {
-		sb_grow(b, 1);
-		memmove(b->s + start + 1, b->s + start, b->len - start + 1);
-		b->s[start] = ']';
-		b->len++;
-	}
-	if (dash)
-		sb_putc(b, '-');
-	*sp = s;
-	return 0;
-}
-
-/*
- * Translate an ECMA/RE2 pattern into POSIX ERE: \d \w \s and their negations,
- * character escapes, \uXXXX, and (?: groups. NULL if it uses something ERE
- * cannot say, such as lookaround or \p classes.
- */
-static char *
-translate(const char *s)
-{
-	struct sbuf	 b = { 0 };
-	unsigned long	 cp;
-
-	sb_puts(&b, "");
-	for (; *s != '\0'; s++) {
-		if (*s == '[') {
-			sb_putc(&b, *s++);
-			if (translate_bracket(&b, &s) != 0)
-				goto fail;
-			sb_putc(&b, ']');
-			continue;
-		}
-		if (s[0] == '(' && s[1] == '?') {
-			if (s[2] != ':')
-				goto fail;
-			sb_putc(&b, '(');
-			s += 2;
-			continue;
-		}
-		if (*s != '\\') {
-			sb_putc(&b, *s);
-			continue;
-		}
-		switch (*++s) {
-		case 'd':
-			sb_puts(&b, "[0-9]");
-			break;
-		case 'D':
-			sb_puts(&b, "[^0-9]");
-			break;
-		case 'w':
-			sb_puts(&b, "[A-Za-z0-9_]");
-			break;
-		case 'W':
-			sb_puts(&b, "[^A-Za-z0-9_]");
-			break;
-		case 's':
-			sb_puts(&b, "[[:space:]]");
-			break;
-		case 'S':
-			sb_puts(&b, "[^[:space:]]");
-			break;
-		case 'n':
-			sb_putc(&b, '\n');
-			break;
-		case 't':
-			sb_putc(&b, '\t');
-			break;
-		case 'r':
-			sb_putc(&b, '\r');
-			break;
-		case 'f':
-			sb_putc(&b, '\f');
-			break;
-		case 'v':
-			sb_putc(&b, '\v');
-			break;
-		case 'b':
-		case 'B':
-			sb_putc(&b, '\\');	/* glibc knows word boundaries */
-			sb_putc(&b, *s);
-			break;
-		case 'x':
-			if (hexval(s + 1, 2, &cp) != 0)
-				goto fail;
-			literal(&b, cp);
-			s += 2;
-			break;
-		case 'u':
-			if (hexval(s + 1, 4, &cp) != 0 || cp == 0)
-				goto fail;
-			literal(&b, cp);
-			s += 4;
-			break;
-		case '\0':
-			goto fail;
-		default:
-			if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-			    (*s >= '0' && *s <= '9'))
-				goto fail;
-			literal(&b, (unsigned char)*s);
-			break;
-		}
-	}
-	return sb_take(&b);
-fail:
-	free(b.s);
-	return NULL;
-}
-
 /* Translate and compile a pattern; the cause names the schema path. */
 static int
 compile_pattern(struct schema *s, const char *pat, const char *path,
@@ -746,7 +528,7 @@ compile_pattern(struct schema *s, const char *pat, const char *path,
 	int	 rc;
 
 	s->pattern = xstrdup(pat);
-	if ((ere = translate(pat)) == NULL)
+	if ((ere = ere_translate(pat)) == NULL)
 		return compile_fail(cause, path,
 		    "pattern '%s' cannot be expressed as POSIX ERE", pat);
 	rc = regcomp(&s->re, ere, REG_EXTENDED | REG_NOSUB);

@@ -53,11 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#if (defined(__x86_64__) || defined(__i386__)) && !defined(WAL_CRC_SOFTWARE)
-#include <nmmintrin.h>
-#define HAVE_SSE42_CRC
-#endif
-
+#include "crc32c.h"
 #include "log.h"
 #include "wal.h"
 
@@ -143,119 +139,6 @@ struct wal {
 	uint64_t durable;		/* atomic */
 };
 
-/*
- * CRC32C (Castagnoli), reflected polynomial 0x82f63b78: the SSE4.2
- * instruction when the CPU has it, else slicing-by-8 tables. Building with
- * -DWAL_CRC_SOFTWARE forces the tables, to test them on any machine.
- */
-
-static uint32_t crc_table[8][256];
-static uint32_t (*crc_fn)(uint32_t, const void *, size_t);
-static uv_once_t crc_once = UV_ONCE_INIT;
-
-/* Table-driven CRC32C, eight bytes per step (slicing-by-8). */
-static uint32_t
-crc_sw(uint32_t crc, const void *buf, size_t len)
-{
-	const unsigned char *p = buf;
-	uint64_t v;
-
-	crc = ~crc;
-	while (len > 0 && ((uintptr_t)p & 7) != 0) {
-		crc = crc_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
-		len--;
-	}
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	while (len >= 8) {
-		memcpy(&v, p, 8);
-		v ^= crc;
-		crc = crc_table[7][v & 0xff] ^
-		    crc_table[6][(v >> 8) & 0xff] ^
-		    crc_table[5][(v >> 16) & 0xff] ^
-		    crc_table[4][(v >> 24) & 0xff] ^
-		    crc_table[3][(v >> 32) & 0xff] ^
-		    crc_table[2][(v >> 40) & 0xff] ^
-		    crc_table[1][(v >> 48) & 0xff] ^
-		    crc_table[0][v >> 56];
-		p += 8;
-		len -= 8;
-	}
-#else
-	(void)v;
-#endif
-	while (len-- > 0)
-		crc = crc_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return ~crc;
-}
-
-#ifdef HAVE_SSE42_CRC
-/* CRC32C with the SSE4.2 crc32 instruction, eight bytes per instruction. */
-__attribute__((target("sse4.2"))) static uint32_t
-crc_hw(uint32_t crc, const void *buf, size_t len)
-{
-	const unsigned char *p = buf;
-	uint64_t c = ~crc, v;
-
-	while (len > 0 && ((uintptr_t)p & 7) != 0) {
-		c = _mm_crc32_u8((uint32_t)c, *p++);
-		len--;
-	}
-	while (len >= 32) {
-		memcpy(&v, p, 8);
-		c = _mm_crc32_u64(c, v);
-		memcpy(&v, p + 8, 8);
-		c = _mm_crc32_u64(c, v);
-		memcpy(&v, p + 16, 8);
-		c = _mm_crc32_u64(c, v);
-		memcpy(&v, p + 24, 8);
-		c = _mm_crc32_u64(c, v);
-		p += 32;
-		len -= 32;
-	}
-	while (len >= 8) {
-		memcpy(&v, p, 8);
-		c = _mm_crc32_u64(c, v);
-		p += 8;
-		len -= 8;
-	}
-	while (len-- > 0)
-		c = _mm_crc32_u8((uint32_t)c, *p++);
-	return ~(uint32_t)c;
-}
-#endif
-
-/* Build the tables and pick the fastest implementation this CPU runs. */
-static void
-crc_init(void)
-{
-	uint32_t c;
-	int i, j;
-
-	for (i = 0; i < 256; i++) {
-		c = i;
-		for (j = 0; j < 8; j++)
-			c = (c & 1) ? (c >> 1) ^ 0x82f63b78u : c >> 1;
-		crc_table[0][i] = c;
-	}
-	for (i = 0; i < 256; i++) {
-		for (j = 1; j < 8; j++)
-			crc_table[j][i] = (crc_table[j - 1][i] >> 8) ^
-			    crc_table[0][crc_table[j - 1][i] & 0xff];
-	}
-	crc_fn = crc_sw;
-#ifdef HAVE_SSE42_CRC
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("sse4.2"))
-		crc_fn = crc_hw;
-#endif
-}
-
-static uint32_t
-crc32c(uint32_t crc, const void *buf, size_t len)
-{
-	return crc_fn(crc, buf, len);
-}
-
 /* Little-endian encoding. */
 
 static void
@@ -331,7 +214,7 @@ rec_seal_all(char *p, size_t len)
 
 	while (off < len) {
 		n = get32((unsigned char *)p + off);
-		put32(p + off + 4, crc32c(0, p + off + REC_HDR, n));
+		put32(p + off + 4, crc32c_update(0, p + off + REC_HDR, n));
 		off += REC_HDR + n;
 	}
 }
@@ -371,7 +254,7 @@ rec_decode(const unsigned char *p, size_t avail, struct rec *r,
 		*why = "short record";
 		return -1;
 	}
-	if (crc32c(0, p + REC_HDR, n) != get32(p + 4)) {
+	if (crc32c_update(0, p + REC_HDR, n) != get32(p + 4)) {
 		*why = "bad record CRC";
 		return -1;
 	}
@@ -637,7 +520,7 @@ snap_check(const struct map *m, uint64_t rev, const char **why)
 		return -1;
 	}
 	if (get32(p + end + 12) != SNAP_END_MAGIC ||
-	    crc32c(0, p, end + 8) != get32(p + end + 8)) {
+	    crc32c_update(0, p, end + 8) != get32(p + end + 8)) {
 		*why = "bad trailer";
 		return -1;
 	}
@@ -1115,7 +998,7 @@ bw_put(struct bwriter *bw, const void *p, size_t n)
 {
 	int r;
 
-	bw->crc = crc32c(bw->crc, p, n);
+	bw->crc = crc32c_update(bw->crc, p, n);
 	if (bw->len + n > bw->cap)
 		bw_flush(bw);
 	if (n >= bw->cap) {
@@ -1161,10 +1044,10 @@ snap_write(wal_snap *s)
 		hdr[16] = WAL_PUT;
 		put32(hdr + 17, e->klen);
 		put32(b, e->val->len);
-		crc = crc32c(0, hdr + REC_HDR, 13);
-		crc = crc32c(crc, e->key, e->klen);
-		crc = crc32c(crc, b, 4);
-		crc = crc32c(crc, e->val->data, e->val->len);
+		crc = crc32c_update(0, hdr + REC_HDR, 13);
+		crc = crc32c_update(crc, e->key, e->klen);
+		crc = crc32c_update(crc, b, 4);
+		crc = crc32c_update(crc, e->val->data, e->val->len);
 		put32(hdr + 4, crc);
 		bw_put(&bw, hdr, sizeof hdr);
 		bw_put(&bw, e->key, e->klen);
@@ -1352,7 +1235,7 @@ wal_open(uv_loop_t *loop, const char *dir, wal_replay_cb replay_cb,
 	uint64_t last = 0;
 	int r;
 
-	uv_once(&crc_once, crc_init);
+	crc32c_init();
 	if ((w = calloc(1, sizeof *w)) == NULL)
 		fatal("out of memory");
 	w->loop = loop;

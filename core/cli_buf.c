@@ -1,0 +1,67 @@
+/*
+ * Memory for the client. Every allocation goes through cli_buf_realloc,
+ * which prints "out of memory" and exits rather than return NULL: volray(1)
+ * runs one command and has nothing to save. A cli_buf grows to twice what
+ * it needs whenever it is too small and keeps a NUL after its bytes, so its
+ * contents can be used as a string at any time.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_buf.h"
+
+void *
+cli_buf_realloc(void *p, size_t n)
+{
+	if ((p = realloc(p, n)) == NULL) {
+		fprintf(stderr, "volray: out of memory\n");
+		exit(1);
+	}
+	return p;
+}
+
+char *
+cli_buf_strdup(const char *s)
+{
+	return strcpy(cli_buf_realloc(NULL, strlen(s) + 1), s);
+}
+
+/* Append len bytes, doubling the room when they do not fit. */
+void
+cli_buf_add(struct cli_buf *b, const char *p, size_t len)
+{
+	if (b->len + len + 1 > b->cap) {
+		b->cap = (b->len + len + 1) * 2;
+		b->p = cli_buf_realloc(b->p, b->cap);
+	}
+	memcpy(b->p + b->len, p, len);
+	b->len += len;
+	b->p[b->len] = '\0';
+}
+
+void
+cli_buf_printf(struct cli_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		fprintf(stderr, "volray: out of memory\n");
+		exit(1);
+	}
+	cli_buf_add(b, s, n);
+	free(s);
+}
+
+void
+cli_buf_free(struct cli_buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof *b);
+}

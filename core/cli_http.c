@@ -1,0 +1,682 @@
+/*
+ * The client's side of the API, for volray(1). cli_http_open reads the
+ * kubeconfig for the server address, token, CA and namespace of the current
+ * context, and sets up one libcurl handle that every request reuses, so the
+ * connection is kept alive from request to request. Replies are read whole,
+ * except watches, which are split into lines and handed over one event at a
+ * time; lists are read in pages of 500 and joined.
+ *
+ * Resource names come from discovery (/api/v1, /apis, /apis/G/V), read once
+ * and kept: a word on the command line matches a resource's plural,
+ * singular, short name or kind, and "plural.group" picks the group, as in
+ * kubectl.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <cjson/cJSON.h>
+
+#include "cli_buf.h"
+#include "cli_http.h"
+#include "json.h"
+#include "yamljson.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "0.0.0"
+#endif
+
+#define PAGE_SIZE	"500"
+
+static struct client {
+	CURL			*curl;
+	char			*server, *token, *ca_file, *ns;
+	struct cli_buf		 ca;
+	int			 insecure;
+	long			 req_timeout_ms;
+	struct cli_http_res	*res;
+	size_t			 nres;
+	cJSON			*docs;	/* discovery documents, kept for res */
+} cl;
+
+/* Decode base64 (kubeconfig *-data fields) into b; -1 on bad input. */
+static int
+base64_decode(const char *s, struct cli_buf *b)
+{
+	static const char *alpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789+/";
+	unsigned acc = 0;
+	int bits = 0;
+	const char *p;
+	char c;
+
+	for (; *s != '\0' && *s != '='; s++) {
+		if (isspace((unsigned char)*s))
+			continue;
+		if ((p = strchr(alpha, *s)) == NULL)
+			return -1;
+		acc = (acc << 6) | (unsigned)(p - alpha);
+		if ((bits += 6) >= 8) {
+			bits -= 8;
+			c = (char)((acc >> bits) & 0xff);
+			cli_buf_add(b, &c, 1);
+		}
+	}
+	return 0;
+}
+
+/* The kubeconfig: --kubeconfig, the first of $KUBECONFIG, ~/.kube/config. */
+static char *
+kubeconfig_path(const char *kubeconfig)
+{
+	const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
+	char *list, *p, *save, *first = NULL;
+	struct cli_buf b = { 0 };
+
+	if (kubeconfig != NULL)
+		return cli_buf_strdup(kubeconfig);
+	if (env != NULL && *env != '\0') {
+		list = cli_buf_strdup(env);
+		for (p = strtok_r(list, ":", &save); p != NULL;
+		    p = strtok_r(NULL, ":", &save)) {
+			if (first == NULL)
+				first = p;
+			if (access(p, R_OK) == 0) {
+				first = p;
+				break;
+			}
+		}
+		p = cli_buf_strdup(first != NULL ? first : env);
+		free(list);
+		return p;
+	}
+	cli_buf_printf(&b, "%s/.kube/config", home != NULL ? home : ".");
+	return b.p;
+}
+
+/* The inner member of the list entry with this name (or the first). */
+static const cJSON *
+named(const cJSON *list, const char *name, const char *inner)
+{
+	const cJSON *el;
+
+	cJSON_ArrayForEach(el, list) {
+		if (name == NULL || (json_str(el, "name") != NULL &&
+		    strcmp(json_str(el, "name"), name) == 0))
+			return json_at(el, inner);
+	}
+	return NULL;
+}
+
+/* Take server, credentials and namespace from the current context. */
+static int
+kubeconfig_load(const char *kubeconfig, const char *server)
+{
+	const cJSON *cfg, *ctx, *cluster, *user, *v;
+	char *path, *cause = NULL;
+	cJSON *docs;
+	const char *s;
+
+	path = kubeconfig_path(kubeconfig);
+	if ((docs = yamljson_load_file(path, &cause)) == NULL) {
+		if (server != NULL) {
+			free(cause);
+			free(path);
+			return 0;
+		}
+		fprintf(stderr, "error: reading kubeconfig %s: %s\n"
+		    "(start volrayd and set KUBECONFIG=DATA_DIR/kubeconfig, "
+		    "or use --kubeconfig or --server)\n", path, cause);
+		free(cause);
+		free(path);
+		return -1;
+	}
+	cfg = cJSON_GetArrayItem(docs, 0);
+	s = json_str(cfg, "current-context");
+	ctx = named(json_at(cfg, "contexts"), s, "context");
+	if (ctx == NULL)
+		ctx = named(json_at(cfg, "contexts"), NULL, "context");
+	cluster = named(json_at(cfg, "clusters"), json_str(ctx, "cluster"),
+	    "cluster");
+	if (cluster == NULL)
+		cluster = named(json_at(cfg, "clusters"), NULL, "cluster");
+	user = named(json_at(cfg, "users"), json_str(ctx, "user"), "user");
+	if (server == NULL && (s = json_str(cluster, "server")) != NULL)
+		cl.server = cli_buf_strdup(s);
+	if ((s = json_str(user, "token")) != NULL)
+		cl.token = cli_buf_strdup(s);
+	if ((s = json_str(ctx, "namespace")) != NULL && *s != '\0')
+		cl.ns = cli_buf_strdup(s);
+	if ((s = json_str(cluster, "certificate-authority")) != NULL)
+		cl.ca_file = cli_buf_strdup(s);
+	if ((s = json_str(cluster, "certificate-authority-data")) != NULL &&
+	    base64_decode(s, &cl.ca) != 0) {
+		fprintf(stderr, "error: %s: bad certificate-authority-data\n",
+		    path);
+		return -1;
+	}
+	v = json_at(cluster, "insecure-skip-tls-verify");
+	cl.insecure = cJSON_IsTrue(v);
+	if (cl.server == NULL && server == NULL) {
+		fprintf(stderr, "error: %s: no server in the current context\n",
+		    path);
+		return -1;
+	}
+	cJSON_Delete(docs);
+	free(path);
+	return 0;
+}
+
+/* Read the kubeconfig (server, if given, replaces its address) and start
+ * libcurl; -1 after saying why not. */
+int
+cli_http_open(const char *kubeconfig, const char *server, long req_timeout_ms)
+{
+	cl.req_timeout_ms = req_timeout_ms;
+	if (kubeconfig_load(kubeconfig, server) != 0)
+		return -1;
+	if (server != NULL) {
+		free(cl.server);
+		cl.server = cli_buf_strdup(server);
+	}
+	while (*cl.server != '\0' && cl.server[strlen(cl.server) - 1] == '/')
+		cl.server[strlen(cl.server) - 1] = '\0';
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if ((cl.curl = curl_easy_init()) == NULL) {
+		fprintf(stderr, "error: cannot start libcurl\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Let go of the handle and of what discovery kept. */
+void
+cli_http_close(void)
+{
+	curl_easy_cleanup(cl.curl);
+	cJSON_Delete(cl.docs);
+	curl_global_cleanup();
+}
+
+/* The context's namespace, else "default". */
+const char *
+cli_http_namespace(void)
+{
+	return cl.ns != NULL ? cl.ns : "default";
+}
+
+static size_t
+on_body(char *p, size_t size, size_t n, void *arg)
+{
+	cli_buf_add(arg, p, size * n);
+	return size * n;
+}
+
+/* Set up the handle for one request; free the returned list after it. */
+static struct curl_slist *
+prepare(const char *method, const char *path, const char *ctype,
+    const char *body, const char *accept, long timeout_ms)
+{
+	struct curl_slist *h = NULL;
+	struct cli_buf b = { 0 };
+	CURL *c = cl.curl;
+
+	curl_easy_reset(c);
+	cli_buf_printf(&b, "%s%s", cl.server, path);
+	curl_easy_setopt(c, CURLOPT_URL, b.p);
+	cli_buf_free(&b);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "volray/" PACKAGE_VERSION);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+	if (timeout_ms > 0)
+		curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+	if (strcmp(method, "GET") == 0)
+		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+	else
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	if (body != NULL) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+		curl_easy_setopt(c, CURLOPT_COPYPOSTFIELDS, body);
+	}
+	cli_buf_printf(&b, "Accept: %s", accept != NULL ? accept :
+	    "application/json");
+	h = curl_slist_append(h, b.p);
+	cli_buf_free(&b);
+	if (ctype != NULL) {
+		cli_buf_printf(&b, "Content-Type: %s", ctype);
+		h = curl_slist_append(h, b.p);
+		cli_buf_free(&b);
+	}
+	if (cl.token != NULL) {
+		cli_buf_printf(&b, "Authorization: Bearer %s", cl.token);
+		h = curl_slist_append(h, b.p);
+		cli_buf_free(&b);
+	}
+	h = curl_slist_append(h, "Expect:");
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	if (cl.insecure) {
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (cl.ca_file != NULL)
+		curl_easy_setopt(c, CURLOPT_CAINFO, cl.ca_file);
+#if CURL_AT_LEAST_VERSION(7, 77, 0)
+	if (cl.ca.len > 0) {
+		struct curl_blob blob = { cl.ca.p, cl.ca.len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &blob);
+	}
+#endif
+	return h;
+}
+
+static void
+unreachable(CURLcode rc)
+{
+	fprintf(stderr, "error: cannot talk to the server at %s: %s\n",
+	    cl.server, curl_easy_strerror(rc));
+}
+
+/* Send one request and read the whole reply; code -1 if it failed. */
+void
+cli_http_request(const char *method, const char *path, const char *ctype,
+    const char *body, const char *accept, struct cli_http_resp *r)
+{
+	struct curl_slist *h;
+	CURLcode rc;
+
+	memset(r, 0, sizeof *r);
+	cli_buf_add(&r->body, "", 0);
+	h = prepare(method, path, ctype, body, accept, cl.req_timeout_ms);
+	curl_easy_setopt(cl.curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(cl.curl, CURLOPT_WRITEDATA, &r->body);
+	if ((rc = curl_easy_perform(cl.curl)) != CURLE_OK) {
+		unreachable(rc);
+		r->code = -1;
+	} else
+		curl_easy_getinfo(cl.curl, CURLINFO_RESPONSE_CODE, &r->code);
+	curl_slist_free_all(h);
+}
+
+/* Print a failed reply as kubectl does, from the Status the server sent. */
+void
+cli_http_report(const struct cli_http_resp *r)
+{
+	cJSON *st;
+	const char *msg, *reason;
+
+	if (r->code < 0)
+		return;
+	st = cJSON_Parse(r->body.p);
+	msg = json_str(st, "message");
+	reason = json_str(st, "reason");
+	if (msg != NULL && reason != NULL && *reason != '\0')
+		fprintf(stderr, "Error from server (%s): %s\n", reason, msg);
+	else if (msg != NULL)
+		fprintf(stderr, "Error from server: %s\n", msg);
+	else
+		fprintf(stderr, "Error from server: HTTP %ld: %.300s\n", r->code,
+		    r->body.p);
+	cJSON_Delete(st);
+}
+
+/* GET a JSON document; NULL (reported) unless the server answered 200. */
+cJSON *
+cli_http_get_json(const char *path, const char *accept)
+{
+	struct cli_http_resp r;
+	cJSON *j = NULL;
+
+	cli_http_request("GET", path, NULL, NULL, accept, &r);
+	if (r.code == 200 && (j = cJSON_Parse(r.body.p)) == NULL)
+		fprintf(stderr, "error: %s: the server sent bad JSON\n", path);
+	else if (r.code != 200)
+		cli_http_report(&r);
+	cli_buf_free(&r.body);
+	return j;
+}
+
+/* Append key=value (escaped) to a path; nothing when value is NULL. */
+void
+cli_http_query_add(struct cli_buf *path, const char *key, const char *value)
+{
+	char *e;
+
+	if (value == NULL)
+		return;
+	e = curl_easy_escape(cl.curl, value, 0);
+	cli_buf_printf(path, "%c%s=%s", strchr(path->p, '?') ? '&' : '?', key,
+	    e);
+	curl_free(e);
+}
+
+/* Read every page of a list (JSON or Table) into one document. */
+cJSON *
+cli_http_list(const char *path, const char *accept)
+{
+	const char *member = accept != NULL ? "rows" : "items", *cont;
+	cJSON *all = NULL, *page, *items, *el;
+	struct cli_buf p = { 0 };
+	char *token = NULL;
+
+	for (;;) {
+		p.len = 0;
+		cli_buf_printf(&p, "%s", path);
+		cli_http_query_add(&p, "limit", PAGE_SIZE);
+		cli_http_query_add(&p, "continue", token);
+		free(token);
+		token = NULL;
+		if ((page = cli_http_get_json(p.p, accept)) == NULL) {
+			cJSON_Delete(all);
+			all = NULL;
+			break;
+		}
+		cont = json_str(page, "metadata.continue");
+		if (cont != NULL && *cont != '\0')
+			token = cli_buf_strdup(cont);
+		if (all == NULL)
+			all = page;
+		else {
+			items = cJSON_GetObjectItemCaseSensitive(all, member);
+			while ((el = cJSON_DetachItemFromArray(
+			    cJSON_GetObjectItemCaseSensitive(page, member), 0))
+			    != NULL)
+				cJSON_AddItemToArray(items, el);
+			cJSON_Delete(page);
+		}
+		if (token == NULL)
+			break;
+	}
+	cli_buf_free(&p);
+	return all;
+}
+
+struct stream {
+	struct cli_buf		 line;
+	long			*code;
+	cli_http_event_cb	 cb;
+	void			*arg;
+};
+
+/* Split the watch stream into lines, one JSON event each. */
+static size_t
+on_stream(char *p, size_t size, size_t n, void *arg)
+{
+	struct stream *s = arg;
+	char *nl;
+	cJSON *ev;
+	size_t used;
+
+	cli_buf_add(&s->line, p, size * n);
+	curl_easy_getinfo(cl.curl, CURLINFO_RESPONSE_CODE, s->code);
+	if (*s->code != 200)
+		return size * n;
+	while ((nl = memchr(s->line.p, '\n', s->line.len)) != NULL) {
+		*nl = '\0';
+		ev = cJSON_Parse(s->line.p);
+		used = nl + 1 - s->line.p;
+		memmove(s->line.p, nl + 1, s->line.len - used + 1);
+		s->line.len -= used;
+		if (ev != NULL && s->cb(ev, s->arg)) {
+			cJSON_Delete(ev);
+			return 0;
+		}
+		cJSON_Delete(ev);
+	}
+	return size * n;
+}
+
+/* Follow a watch from rv until cb settles it, the stream ends or time is up. */
+int
+cli_http_watch(const char *path, const char *rv, long timeout_ms,
+    cli_http_event_cb cb, void *arg, long *code)
+{
+	struct stream s = { { 0 }, code, cb, arg };
+	struct curl_slist *h;
+	struct cli_buf p = { 0 };
+	char secs[32];
+	CURLcode rc;
+	struct cli_http_resp r;
+
+	cli_buf_printf(&p, "%s", path);
+	cli_http_query_add(&p, "watch", "true");
+	cli_http_query_add(&p, "allowWatchBookmarks", "true");
+	cli_http_query_add(&p, "resourceVersion", rv);
+	snprintf(secs, sizeof secs, "%ld", timeout_ms / 1000 + 1);
+	cli_http_query_add(&p, "timeoutSeconds", secs);
+	cli_buf_add(&s.line, "", 0);
+	h = prepare("GET", p.p, NULL, NULL, NULL, timeout_ms);
+	curl_easy_setopt(cl.curl, CURLOPT_WRITEFUNCTION, on_stream);
+	curl_easy_setopt(cl.curl, CURLOPT_WRITEDATA, &s);
+	rc = curl_easy_perform(cl.curl);
+	curl_slist_free_all(h);
+	cli_buf_free(&p);
+	if (*code != 200 && *code != 0 && *code != 410) {
+		r.code = *code;
+		r.body = s.line;
+		cli_http_report(&r);
+		cli_buf_free(&s.line);
+		return -1;
+	}
+	cli_buf_free(&s.line);
+	if (rc != CURLE_OK && rc != CURLE_WRITE_ERROR &&
+	    rc != CURLE_OPERATION_TIMEDOUT && rc != CURLE_PARTIAL_FILE &&
+	    rc != CURLE_RECV_ERROR) {
+		unreachable(rc);
+		return -1;
+	}
+	return 0;
+}
+
+/* Add the resources of one group version to the discovered set. */
+static void
+discover_gv(const char *group, const char *version, int preferred)
+{
+	struct cli_buf path = { 0 };
+	const cJSON *el;
+	struct cli_http_res *r;
+	const char *name;
+	cJSON *doc;
+
+	if (*group == '\0')
+		cli_buf_printf(&path, "/api/%s", version);
+	else
+		cli_buf_printf(&path, "/apis/%s/%s", group, version);
+	doc = cli_http_get_json(path.p, NULL);
+	cli_buf_free(&path);
+	if (doc == NULL)
+		return;
+	cJSON_AddItemToArray(cl.docs, doc);
+	cJSON_ArrayForEach(el, json_at(doc, "resources")) {
+		if ((name = json_str(el, "name")) == NULL || strchr(name, '/'))
+			continue;
+		cl.res = cli_buf_realloc(cl.res,
+		    (cl.nres + 1) * sizeof *cl.res);
+		r = &cl.res[cl.nres++];
+		r->group = group;
+		r->version = version;
+		r->name = name;
+		r->singular = json_str(el, "singularName");
+		r->kind = json_str(el, "kind");
+		r->shorts = json_at(el, "shortNames");
+		r->verbs = json_at(el, "verbs");
+		r->categories = json_at(el, "categories");
+		r->namespaced = cJSON_IsTrue(json_at(el, "namespaced"));
+		r->preferred = preferred;
+		if (r->singular == NULL || *r->singular == '\0')
+			r->singular = r->kind;
+		if (r->kind == NULL)
+			cl.nres--;
+	}
+}
+
+/* Learn every resource the server serves, preferred versions first. */
+static int
+discover(void)
+{
+	const cJSON *g, *v, *pref;
+	const char *gname, *pv, *ver;
+	cJSON *groups;
+
+	if (cl.docs != NULL)
+		return cl.nres > 0 ? 0 : -1;
+	cl.docs = cJSON_CreateArray();
+	discover_gv("", "v1", 1);
+	if (cl.nres == 0)
+		return -1;
+	if ((groups = cli_http_get_json("/apis", NULL)) == NULL)
+		return -1;
+	cJSON_AddItemToArray(cl.docs, groups);
+	cJSON_ArrayForEach(g, json_at(groups, "groups")) {
+		if ((gname = json_str(g, "name")) == NULL)
+			continue;
+		pref = json_at(g, "preferredVersion");
+		pv = json_str(pref, "version");
+		if (pv != NULL)
+			discover_gv(gname, pv, 1);
+		cJSON_ArrayForEach(v, json_at(g, "versions")) {
+			ver = json_str(v, "version");
+			if (ver != NULL && (pv == NULL || strcmp(ver, pv) != 0))
+				discover_gv(gname, ver, pv == NULL);
+		}
+	}
+	return 0;
+}
+
+/* Discover (once) and hand out the whole set. */
+int
+cli_http_discover(const struct cli_http_res **res, size_t *n)
+{
+	if (discover() != 0)
+		return -1;
+	*res = cl.res;
+	*n = cl.nres;
+	return 0;
+}
+
+static int
+has_string(const cJSON *list, const char *s)
+{
+	const cJSON *el;
+
+	cJSON_ArrayForEach(el, list)
+		if (cJSON_IsString(el) && strcasecmp(el->valuestring, s) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+group_matches(const struct cli_http_res *r, const char *g)
+{
+	size_t vl = strlen(r->version);
+
+	if (g == NULL)
+		return 1;
+	if (strcasecmp(r->group, g) == 0)
+		return 1;
+	/* plural.version.group */
+	return strncasecmp(g, r->version, vl) == 0 && g[vl] == '.' &&
+	    strcasecmp(g + vl + 1, r->group) == 0;
+}
+
+/* Find the resource a command-line word names, as kubectl does. */
+const struct cli_http_res *
+cli_http_resolve(const char *word)
+{
+	char *w = cli_buf_strdup(word), *g;
+	const struct cli_http_res *r, *found = NULL;
+	size_t i;
+
+	if (discover() != 0) {
+		free(w);
+		return NULL;
+	}
+	if ((g = strchr(w, '.')) != NULL)
+		*g++ = '\0';
+	for (i = 0; i < cl.nres && found == NULL; i++) {
+		r = &cl.res[i];
+		if (!group_matches(r, g))
+			continue;
+		if (strcasecmp(r->name, w) == 0 ||
+		    strcasecmp(r->singular, w) == 0 ||
+		    strcasecmp(r->kind, w) == 0 || has_string(r->shorts, w))
+			found = r;
+	}
+	if (found == NULL)
+		fprintf(stderr, "error: the server doesn't have a resource type "
+		    "\"%s\"\n", word);
+	free(w);
+	return found;
+}
+
+/* Find the resource of a document's apiVersion and kind. */
+const struct cli_http_res *
+cli_http_resolve_kind(const char *apiversion, const char *kind)
+{
+	const char *slash = strchr(apiversion, '/'), *g = "", *v = apiversion;
+	size_t gl = 0, i;
+
+	if (discover() != 0)
+		return NULL;
+	if (slash != NULL) {
+		g = apiversion;
+		gl = (size_t)(slash - apiversion);
+		v = slash + 1;
+	}
+	for (i = 0; i < cl.nres; i++) {
+		if (strlen(cl.res[i].group) == gl &&
+		    strncmp(cl.res[i].group, g, gl) == 0 &&
+		    strcmp(cl.res[i].version, v) == 0 &&
+		    strcmp(cl.res[i].kind, kind) == 0)
+			return &cl.res[i];
+	}
+	fprintf(stderr, "error: no matches for kind \"%s\" in version \"%s\"\n",
+	    kind, apiversion);
+	return NULL;
+}
+
+static void
+path_add(struct cli_buf *b, const char *segment)
+{
+	char *e = curl_easy_escape(cl.curl, segment, 0);
+
+	cli_buf_printf(b, "/%s", e);
+	curl_free(e);
+}
+
+/* The path of a collection, or of one object (and subresource). */
+void
+cli_http_res_path(struct cli_buf *b, const struct cli_http_res *r,
+    const char *ns, const char *name, const char *sub)
+{
+	if (*r->group == '\0')
+		cli_buf_printf(b, "/api/%s", r->version);
+	else
+		cli_buf_printf(b, "/apis/%s/%s", r->group, r->version);
+	if (r->namespaced && ns != NULL) {
+		cli_buf_printf(b, "/namespaces");
+		path_add(b, ns);
+	}
+	cli_buf_printf(b, "/%s", r->name);
+	if (name != NULL)
+		path_add(b, name);
+	if (sub != NULL)
+		cli_buf_printf(b, "/%s", sub);
+}
+
+/* kubectl's name for a type in messages: "pod", "rayjob.ray.io". */
+char *
+cli_http_res_type(const struct cli_http_res *r)
+{
+	struct cli_buf b = { 0 };
+	size_t i;
+
+	cli_buf_printf(&b, "%s%s%s", r->kind, *r->group ? "." : "", r->group);
+	for (i = 0; i < b.len; i++)
+		b.p[i] = tolower((unsigned char)b.p[i]);
+	return b.p;
+}

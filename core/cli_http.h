@@ -1,0 +1,83 @@
+/*
+ * The client's connection to the API server, for volray(1): kubeconfig,
+ * requests through one libcurl handle, watches, and discovery, which turns
+ * the words of a command line into resources and their URL paths. There is
+ * one connection per process, opened by cli_http_open.
+ */
+#ifndef VOLRAY_CLI_HTTP_H
+#define VOLRAY_CLI_HTTP_H
+
+#include <stddef.h>
+#include <cjson/cJSON.h>
+
+#include "cli_buf.h"
+
+/* A whole reply. */
+struct cli_http_resp {
+	long		code;	/* HTTP status, or -1 if the server was unreachable */
+	struct cli_buf	body;
+};
+
+/* One resource from discovery; the strings point into kept documents. */
+struct cli_http_res {
+	const char	*group, *version, *name, *singular, *kind;
+	const cJSON	*shorts, *verbs, *categories;
+	int		 namespaced, preferred;
+};
+
+/* Called with each event of a watch; nonzero ends the watch. */
+typedef int (*cli_http_event_cb)(const cJSON *ev, void *arg);
+
+/*
+ * Read the kubeconfig (--kubeconfig, else the first readable file of
+ * $KUBECONFIG, else ~/.kube/config) and set up the connection; server, if
+ * not NULL, replaces the kubeconfig's address. req_timeout_ms bounds each
+ * request (0: no bound). Returns 0, or -1 after saying why on stderr.
+ */
+int cli_http_open(const char *kubeconfig, const char *server,
+    long req_timeout_ms);
+void cli_http_close(void);
+/* The namespace of the current context, or "default". */
+const char *cli_http_namespace(void);
+
+/* Send one request and read the whole reply into r (free r->body after);
+ * r->code is -1, already reported, if the server could not be reached. */
+void cli_http_request(const char *method, const char *path, const char *ctype,
+    const char *body, const char *accept, struct cli_http_resp *r);
+/* Print a failed reply as kubectl does, from the Status the server sent. */
+void cli_http_report(const struct cli_http_resp *);
+/* GET a JSON document; NULL (reported) unless the server answered 200. */
+cJSON *cli_http_get_json(const char *path, const char *accept);
+/* Read every page of a list (JSON, or a Table when accept asks for one)
+ * into one document; NULL (reported) on failure. */
+cJSON *cli_http_list(const char *path, const char *accept);
+/* Append key=value (escaped) to a path; nothing when value is NULL. */
+void cli_http_query_add(struct cli_buf *path, const char *key,
+    const char *value);
+/*
+ * Watch path from resourceVersion rv for up to timeout_ms, handing every
+ * event to cb until it returns nonzero or the server ends the stream.
+ * *code is set to the reply's status as soon as its body starts (and left
+ * as it was if no body comes). Returns 0 when the watch ended, or expired
+ * (*code 410); -1 after reporting a failure.
+ */
+int cli_http_watch(const char *path, const char *rv, long timeout_ms,
+    cli_http_event_cb cb, void *arg, long *code);
+
+/* Every resource the server serves, preferred versions first; discovery
+ * runs once. Returns 0, or -1 after reporting a failure. */
+int cli_http_discover(const struct cli_http_res **res, size_t *n);
+/* The resource a command-line word names, as kubectl finds it; NULL
+ * (reported) if none does. */
+const struct cli_http_res *cli_http_resolve(const char *word);
+/* The resource of a document's apiVersion and kind; NULL (reported). */
+const struct cli_http_res *cli_http_resolve_kind(const char *apiversion,
+    const char *kind);
+/* Append the path of a collection (name NULL), of one object, or of one
+ * object's subresource; ns NULL for every namespace. */
+void cli_http_res_path(struct cli_buf *, const struct cli_http_res *,
+    const char *ns, const char *name, const char *sub);
+/* kubectl's name for a type in messages: "pod", "rayjob.ray.io" (free it). */
+char *cli_http_res_type(const struct cli_http_res *);
+
+#endif
