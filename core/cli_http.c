@@ -157,18 +157,22 @@ kubeconfig_load(const char *kubeconfig, const char *server)
 	    base64_decode(s, &cl.ca) != 0) {
 		fprintf(stderr, "error: %s: bad certificate-authority-data\n",
 		    path);
-		return -1;
+		goto fail;
 	}
 	v = json_at(cluster, "insecure-skip-tls-verify");
 	cl.insecure = cJSON_IsTrue(v);
 	if (cl.server == NULL && server == NULL) {
 		fprintf(stderr, "error: %s: no server in the current context\n",
 		    path);
-		return -1;
+		goto fail;
 	}
 	cJSON_Delete(docs);
 	free(path);
 	return 0;
+fail:
+	cJSON_Delete(docs);
+	free(path);
+	return -1;
 }
 
 /* Read the kubeconfig (server, if given, replaces its address) and start
@@ -442,6 +446,7 @@ cli_http_watch(const char *path, const char *rv, long timeout_ms,
 	CURLcode rc;
 	struct cli_http_resp r;
 
+	*code = 0;      /* not a previous watch's status */
 	cli_buf_printf(&p, "%s", path);
 	cli_http_query_add(&p, "watch", "true");
 	cli_http_query_add(&p, "allowWatchBookmarks", "true");
