@@ -302,6 +302,100 @@ done:
 	free(inc);
 }
 
+#define FOLLOW_MS 200
+
+/* A `logs -f` stream: the file is polled for growth until the pod ends. */
+struct follow {
+	http_req *req;
+	uv_timer_t *timer;
+	store *st;
+	char *path;
+	char *ns, *name, *uid;
+	off_t off;
+};
+
+static void
+follow_timer_closed(uv_handle_t *h)
+{
+	free(h);
+}
+
+static void
+follow_end(struct follow *f)
+{
+	uv_timer_stop(f->timer);
+	uv_close((uv_handle_t *)f->timer, follow_timer_closed);
+	http_stream_end(f->req);
+	free(f->path);
+	free(f->ns);
+	free(f->name);
+	free(f->uid);
+	free(f);
+}
+
+static void
+follow_peer_closed(http_req *req, void *arg)
+{
+	follow_end(arg);
+}
+
+/* Send what the file gained; end once the pod is gone or finished. */
+static void
+follow_tick(uv_timer_t *t)
+{
+	struct follow *f = t->data;
+	const store_obj *o = store_get(f->st, "pods", f->ns, f->name);
+	char buf[65536];
+	ssize_t n;
+	int fd, grew = 0, done = 0;
+
+	if ((fd = open(f->path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		while ((n = pread(fd, buf, sizeof buf, f->off)) > 0) {
+			if (http_stream_write_copy(f->req, buf, (size_t)n) != 0)
+				break;
+			f->off += n;
+			grew = 1;
+		}
+		close(fd);
+	}
+	if (o == NULL || strcmp(o->uid, f->uid) != 0)
+		done = 1;
+	else if (!grew) {
+		cJSON *tree = store_obj_tree(o);
+		const char *phase = json_str(tree, "status.phase");
+
+		done = phase != NULL && (strcmp(phase, "Succeeded") == 0 ||
+		    strcmp(phase, "Failed") == 0);
+		cJSON_Delete(tree);
+	}
+	if (done && !grew)
+		follow_end(f);
+}
+
+static void
+follow_start(api *a, http_req *req, const store_obj *o, const char *path,
+    const char *first, size_t len, off_t off)
+{
+	struct follow *f = calloc(1, sizeof *f);
+
+	if (f == NULL || (f->timer = malloc(sizeof *f->timer)) == NULL)
+		fatal("out of memory");
+	f->req = req;
+	f->st = a->st;
+	f->path = strdup(path);
+	f->ns = strdup(o->ns);
+	f->name = strdup(o->name);
+	f->uid = strdup(o->uid);
+	f->off = off;
+	http_req_on_close(req, follow_peer_closed, f);
+	http_stream_begin(req, 200, "text/plain");
+	if (len > 0)
+		http_stream_write_copy(req, first, len);
+	uv_timer_init(a->loop, f->timer);
+	f->timer->data = f;
+	uv_timer_start(f->timer, follow_tick, FOLLOW_MS, FOLLOW_MS);
+}
+
 /* Serve DATA_DIR/pods/NS/NAME/CONTAINER.log (empty before it exists). */
 void
 api_log(api *a, http_req *req, struct route *rt)
@@ -311,6 +405,8 @@ api_log(api *a, http_req *req, struct route *rt)
 	const cJSON *cs, *c;
 	char *container = http_query_get(req->query, "container");
 	char *tail = http_query_get(req->query, "tailLines");
+	char *followp = http_query_get(req->query, "follow");
+	int follow = followp != NULL && strcmp(followp, "true") == 0;
 	char path[4096], *data = NULL, *p;
 	struct stat sb;
 	int fd, lines;
@@ -368,7 +464,10 @@ api_log(api *a, http_req *req, struct route *rt)
 		if (fd >= 0)
 			close(fd);
 		metrics_request(rt->verb, "pods", 200, util_usec() - rt->t0);
-		http_respond(req, 200, "text/plain", "", 0);
+		if (follow)
+			follow_start(a, req, o, path, "", 0, 0);
+		else
+			http_respond(req, 200, "text/plain", "", 0);
 		goto done;
 	}
 	data = malloc(sb.st_size + 1);
@@ -393,9 +492,13 @@ api_log(api *a, http_req *req, struct route *rt)
 		p = lines == 0 ? data + got : q;
 	}
 	metrics_request(rt->verb, "pods", 200, util_usec() - rt->t0);
-	http_respond(req, 200, "text/plain", p, (size_t)(data + got - p));
+	if (follow)
+		follow_start(a, req, o, path, p, (size_t)(data + got - p), got);
+	else
+		http_respond(req, 200, "text/plain", p, (size_t)(data + got - p));
 	free(data);
 done:
 	free(container);
 	free(tail);
+	free(followp);
 }

@@ -61,7 +61,20 @@ two
 three" "$(k logs plain)" "logs"
 expect_eq "three" "$(k logs plain --tail=1)" "tailLines"
 k logs nope 2>&1 | grep -q NotFound || fail "logs of a missing pod"
-pass "pods/log"
+k logs -f plain >"$WORK/follow.out" 2>&1 &
+FPID=$!
+i=0
+until grep -q three "$WORK/follow.out"; do
+	i=$((i + 1)); [ $i -lt 200 ] || fail "follow: no initial content"; sleep 0.05
+done
+printf 'four\n' >>"$DATA/pods/default/plain/c.log"
+i=0
+until grep -q four "$WORK/follow.out"; do
+	i=$((i + 1)); [ $i -lt 200 ] || fail "follow: appended line not streamed"; sleep 0.05
+done
+k patch pod plain --subresource=status --type=merge -p '{"status":{"phase":"Succeeded"}}' >/dev/null
+wait $FPID || fail "logs -f did not end cleanly"
+pass "pods/log, with tailLines and follow"
 
 for i in 1 2 3 4 5; do
 	k create -f - >/dev/null <<YAML
