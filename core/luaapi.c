@@ -110,6 +110,23 @@ opt_selector(lua_State *L, int idx)
 	return s;
 }
 
+/* Does o pass a list's label and field selectors? */
+static int
+list_match(const store_obj *o, const selector *labels, const selector *fields)
+{
+	cJSON *t;
+	int m;
+
+	if (labels && !selector_match_labels(labels, o->labels))
+		return 0;
+	if (fields == NULL)
+		return 1;
+	t = store_obj_tree(o);
+	m = selector_match_fields(fields, t);
+	cJSON_Delete(t);
+	return m;
+}
+
 /*
  * volray.list(resource, namespace|nil, {labels=, selector=, fields=,
  * owner=uid}) -> array of objects
@@ -150,32 +167,32 @@ l_list_impl(lua_State *L)
 		owner = lua_tostring(L, -1);
 		lua_pop(L, 1);
 	}
-	n = store_list(c->st, r->store_key, ns, &objs);
-	lua_createtable(L, n < 64 ? (int)n : 64, 0);
-	for (i = 0; i < n; i++) {
-		const store_obj *o = objs[i];
+	if (owner != NULL) {
+		/* The owner index beats scanning every object of the kind. */
+		const char **keys;
 
-		if (labels && !selector_match_labels(labels, o->labels))
-			continue;
-		if (owner != NULL) {
-			int j, hit = 0;
+		n = store_dependents(c->st, owner, &keys);
+		lua_createtable(L, n < 64 ? (int)n : 64, 0);
+		for (i = 0; i < n; i++) {
+			const store_obj *o = store_get_key(c->st, keys[i]);
 
-			for (j = 0; j < o->nowners; j++)
-				if (strcmp(o->owners[j].uid, owner) == 0)
-					hit = 1;
-			if (!hit)
-				continue;
+			if (o != NULL && strcmp(o->res, r->store_key) == 0 &&
+			    (ns == NULL || strcmp(o->ns, ns) == 0) &&
+			    list_match(o, labels, fields)) {
+				luaconv_push_json(L, o->json->data, o->json->len);
+				lua_rawseti(L, -2, k++);
+			}
 		}
-		if (fields != NULL) {
-			cJSON *t = store_obj_tree(o);
-			int m = selector_match_fields(fields, t);
-
-			cJSON_Delete(t);
-			if (!m)
+	} else {
+		n = store_list(c->st, r->store_key, ns, &objs);
+		lua_createtable(L, n < 64 ? (int)n : 64, 0);
+		for (i = 0; i < n; i++) {
+			if (!list_match(objs[i], labels, fields))
 				continue;
+			luaconv_push_json(L, objs[i]->json->data,
+			    objs[i]->json->len);
+			lua_rawseti(L, -2, k++);
 		}
-		luaconv_push_json(L, o->json->data, o->json->len);
-		lua_rawseti(L, -2, k++);
 	}
 	luaconv_mark_array(L);
 	selector_free(labels);

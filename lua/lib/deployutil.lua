@@ -323,11 +323,9 @@ function M.has_progress_deadline(d)
   return present(p) and p ~= M.MAX_PROGRESS_DEADLINE
 end
 
+-- A condition of a status table (volray.get_condition takes the object).
 function M.get_condition(st, ctype)
-  for _, c in ipairs(st.conditions or {}) do
-    if c.type == ctype then return c end
-  end
-  return nil
+  return v.get_condition({ status = st }, ctype)
 end
 
 -- Put a condition into a status table; the transition time moves only

@@ -138,11 +138,9 @@ function M.restarts(pods)
   return n
 end
 
+-- A condition of a status table (volray.get_condition takes the object).
 function M.get_condition(st, ctype)
-  for _, c in ipairs(st.conditions or {}) do
-    if c.type == ctype then return c end
-  end
-  return nil
+  return v.get_condition({ status = st }, ctype)
 end
 
 function M.is_true(st, ctype)

@@ -8,20 +8,6 @@
 . "$(dirname "$0")/lib.sh"
 start_daemon
 
-# wait_eq WANT WHAT CMD...: run CMD until it prints WANT (about 10 s).
-wait_eq() {
-	want=$1 what=$2
-	shift 2
-	i=0
-	got=$("$@" 2>/dev/null || true)
-	while [ "$got" != "$want" ]; do
-		i=$((i + 1))
-		[ $i -lt 100 ] || fail "$what: want '$want', got '$got'"
-		sleep 0.1
-		got=$("$@" 2>/dev/null || true)
-	done
-}
-
 # ready SELECTOR: every Pending pod it selects becomes Running and Ready.
 ready() {
 	now=$(date -u +%Y-%m-%dT%H:%M:%SZ)

@@ -7,20 +7,6 @@
 . "$(dirname "$0")/lib.sh"
 start_daemon
 
-# wait_eq WANT WHAT CMD...: run CMD until it prints WANT (about 10 s).
-wait_eq() {
-	want=$1 what=$2
-	shift 2
-	i=0
-	got=$("$@" 2>/dev/null || true)
-	while [ "$got" != "$want" ]; do
-		i=$((i + 1))
-		[ $i -lt 100 ] || fail "$what: want '$want', got '$got'"
-		sleep 0.1
-		got=$("$@" 2>/dev/null || true)
-	done
-}
-
 # finish POD PHASE [AGO]: its container exited AGO seconds ago (default
 # an hour, so no back-off applies) and the pod is Succeeded or Failed.
 finish() {

@@ -75,6 +75,20 @@ expect_eq() {
 	[ "$1" = "$2" ] || fail "$3: want '$1', got '$2'"
 }
 
+# wait_eq WANT WHAT CMD...: run CMD until it prints WANT (about 10 s).
+wait_eq() {
+	want=$1 what=$2
+	shift 2
+	i=0
+	got=$("$@" 2>/dev/null || true)
+	while [ "$got" != "$want" ]; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "$what: want '$want', got '$got'"
+		sleep 0.1
+		got=$("$@" 2>/dev/null || true)
+	done
+}
+
 # expect_contains HAYSTACK NEEDLE WHAT
 expect_contains() {
 	case "$1" in
