@@ -160,7 +160,13 @@ l_list_impl(lua_State *L)
 
 			fields = selector_parse_fields(lua_tostring(L, -1),
 			    &cause);
-			free(cause);
+			if (fields == NULL) {
+				selector_free(labels);
+				lua_pushfstring(L, "bad field selector: %s",
+				    cause ? cause : "?");
+				free(cause);
+				return lua_error(L);
+			}
 		}
 		lua_pop(L, 1);
 		lua_getfield(L, 3, "owner");
@@ -480,8 +486,8 @@ l_quantity(lua_State *L)
 {
 	double v;
 
-	if (lua_isnumber(L, 1)) {
-		lua_pushnumber(L, lua_tonumber(L, 1));
+	if (lua_type(L, 1) == LUA_TNUMBER) {
+		lua_settop(L, 1);
 		return 1;
 	}
 	if (luaapi_quantity(luaL_checkstring(L, 1), &v) != 0) {
@@ -557,10 +563,12 @@ l_log(lua_State *L)
 {
 	const char *level = luaL_checkstring(L, 1);
 	const char *msg = luaL_checkstring(L, 2);
+	int up = (int)luaL_optinteger(L, 3, 1);
 	lua_Debug ar;
 	char where[256] = "lua";
 
-	if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar))
+	/* up: how far up the stack the caller to name is (2 from info/warn). */
+	if (lua_getstack(L, up, &ar) && lua_getinfo(L, "Sl", &ar))
 		snprintf(where, sizeof where, "%s:%d", ar.short_src,
 		    ar.currentline);
 	if (strcmp(level, "debug") == 0)
@@ -720,8 +728,8 @@ static const char *prelude =
 "  local c = v.get_condition(obj, ctype)\n"
 "  return c ~= nil and c.status == 'True'\n"
 "end\n"
-"function v.info(fmt, ...) v.log('info', string.format(fmt, ...)) end\n"
-"function v.warn(fmt, ...) v.log('warn', string.format(fmt, ...)) end\n"
+"function v.info(fmt, ...) v.log('info', string.format(fmt, ...), 2) end\n"
+"function v.warn(fmt, ...) v.log('warn', string.format(fmt, ...), 2) end\n"
 "function v.deepcopy(t)\n"
 "  if type(t) ~= 'table' then return t end\n"
 "  local c = {}\n"
