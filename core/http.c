@@ -90,6 +90,7 @@ struct wreq {
 	rbuf		*rb;
 	size_t		 len;
 	struct wreq	*next;
+	int		 nrbs;		/* rbufs held at the start of head */
 	char		 head[];
 };
 
@@ -384,6 +385,7 @@ wreq_get(http_server *srv)
 		xalloc_fail();
 	w->rb = NULL;
 	w->len = 0;
+	w->nrbs = 0;
 	return w;
 }
 
@@ -392,6 +394,8 @@ wreq_put(http_server *srv, struct wreq *w)
 {
 	rbuf_unref(w->rb);
 	w->rb = NULL;
+	while (w->nrbs > 0)
+		rbuf_unref(((rbuf **)(void *)w->head)[--w->nrbs]);
 	if (srv->nfree >= MAX_FREE_WREQS) {
 		free(w);
 		return;
@@ -1398,6 +1402,67 @@ int
 http_stream_write(http_req *req, rbuf *chunk)
 {
 	return stream_chunk(req, chunk, NULL, 0);
+}
+
+#define MANY_MAX 64
+_Static_assert(MANY_MAX * (sizeof(rbuf *) + 20) < WREQ_SIZE - 512,
+    "write_many's references and size lines must fit in a wreq");
+
+/*
+ * Several chunks in one write (one writev): the rbuf references and the
+ * chunk-size lines live in the write request's head area.
+ */
+int
+http_stream_write_many(http_req *req, rbuf **chunks, int n)
+{
+	struct conn *c = REQ_CONN(req);
+	uv_buf_t bufs[3 * MANY_MAX];
+	struct wreq *w;
+	rbuf **held;
+	char *line;
+	unsigned nb;
+	int i, k, done = 0;
+
+	if (c->closing || c->failed || !c->busy || !c->streaming ||
+	    c->head_only) {
+		for (i = 0; i < n; i++)
+			rbuf_unref(chunks[i]);
+		return c->head_only && !c->closing && !c->failed ? 0 : -1;
+	}
+	while (done < n) {
+		k = n - done < MANY_MAX ? n - done : MANY_MAX;
+		w = wreq_get(c->srv);
+		held = (rbuf **)(void *)w->head;
+		line = w->head + MANY_MAX * sizeof *held;
+		nb = 0;
+		for (i = 0; i < k; i++) {
+			rbuf *rb = chunks[done + i];
+
+			held[w->nrbs++] = rb;
+			if (rb->len == 0)
+				continue;       /* an empty chunk would end it */
+			if (c->chunked) {
+				int l = sprintf(line, "%zx\r\n", rb->len);
+
+				bufs[nb++] = uv_buf_init(line, l);
+				line += l;
+			}
+			bufs[nb++] = uv_buf_init(rb->data, rb->len);
+			if (c->chunked)
+				bufs[nb++] = uv_buf_init((char *)"\r\n", 2);
+		}
+		done += k;
+		if (nb == 0) {
+			wreq_put(c->srv, w);
+			continue;
+		}
+		if (conn_write(c, w, bufs, nb) != 0) {
+			for (i = done; i < n; i++)
+				rbuf_unref(chunks[i]);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 int

@@ -69,6 +69,8 @@ void http_stream_begin(http_req *, int status, const char *content_type);
 /* Queue a chunk (takes a reference); -1 when the connection is gone. */
 int http_stream_write(http_req *, rbuf *chunk);
 int http_stream_write_copy(http_req *, const char *data, size_t len);
+/* Queue n chunks in one write (takes the references); -1 when gone. */
+int http_stream_write_many(http_req *, rbuf **chunks, int n);
 /* Bytes queued but not yet written to the socket. */
 size_t http_stream_pending(const http_req *);
 void http_stream_end(http_req *);

@@ -63,6 +63,8 @@ struct store {
 	size_t nwaiters, capwaiters, headwaiters;
 	struct sub *subs;
 	size_t nsubs;
+	struct { void (*fn)(void *); void *arg; } flush[4];
+	size_t nflush;
 	int delivering;
 	struct store_stats stats;
 };
@@ -404,6 +406,8 @@ durable(void *arg, uint64_t rev)
 	}
 	if (st->headpending == st->npending)
 		st->headpending = st->npending = 0;
+	for (i = 0; i < st->nflush; i++)
+		st->flush[i].fn(st->flush[i].arg);
 	st->delivering = 0;
 	maybe_snapshot(st);
 }
@@ -778,6 +782,16 @@ store_subscribe(store *st, store_event_cb cb, void *arg)
 	st->subs[st->nsubs].cb = cb;
 	st->subs[st->nsubs].arg = arg;
 	st->nsubs++;
+}
+
+void
+store_subscribe_flush(store *st, void (*fn)(void *), void *arg)
+{
+	if (st->nflush == sizeof st->flush / sizeof st->flush[0])
+		fatal("store: too many flush subscribers");
+	st->flush[st->nflush].fn = fn;
+	st->flush[st->nflush].arg = arg;
+	st->nflush++;
 }
 
 size_t

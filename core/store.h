@@ -102,6 +102,8 @@ uint64_t store_delete(store *, const char *res, const char *ns,
 void store_when_durable(store *, uint64_t rev, store_durable_cb, void *arg);
 /* Subscribe to durable events, in revision order. */
 void store_subscribe(store *, store_event_cb, void *arg);
+/* Called after each batch of events made durable by one fsync. */
+void store_subscribe_flush(store *, void (*fn)(void *arg), void *arg);
 
 /* Keys ("res/ns/name") of objects with an ownerReference to uid. */
 size_t store_dependents(const store *, const char *uid, const char ***keys);

@@ -29,6 +29,7 @@
 #define DEFAULT_HISTORY 10000
 #define DEFAULT_BUDGET (16u << 20)
 #define BOOKMARK_MS 5000
+#define BATCH 64
 
 struct wevent {
 	enum store_event_type type;
@@ -59,6 +60,9 @@ struct watcher {
 	uv_timer_t *timer;
 	struct watcher *prev, *next;
 	int closed;
+	rbuf *batch[BATCH];         /* lines of the current fsync batch */
+	int nbatch;
+	int dirty;                  /* on the hub's dirty list */
 };
 
 struct watch_hub {
@@ -69,6 +73,8 @@ struct watch_hub {
 	size_t budget;
 	uint64_t last_rev;
 	uv_timer_t *bookmark;
+	struct watcher **dirty;     /* watchers with batched lines */
+	size_t ndirty, capdirty;
 	struct watch_stats stats;
 };
 
@@ -103,9 +109,18 @@ timer_closed(uv_handle_t *h)
 static void
 watcher_close(struct watcher *w)
 {
+	size_t i;
+
 	if (w->closed)
 		return;
 	w->closed = 1;
+	while (w->nbatch > 0)
+		rbuf_unref(w->batch[--w->nbatch]);
+	if (w->dirty) {
+		for (i = 0; i < w->hub->ndirty; i++)
+			if (w->hub->dirty[i] == w)
+				w->hub->dirty[i] = NULL;
+	}
 	if (w->prev)
 		w->prev->next = w->next;
 	else
@@ -216,13 +231,79 @@ send_line(struct watcher *w, rbuf *line)
 	}
 }
 
+/* Write a watcher's batched lines in one go. */
+static void
+flush_watcher(struct watcher *w)
+{
+	int n = w->nbatch;
+
+	w->nbatch = 0;
+	if (n == 0)
+		return;
+	if (http_stream_write_many(w->req, w->batch, n) != 0) {
+		watcher_close(w);
+		return;
+	}
+	w->hub->stats.events_sent += n;
+	if (http_stream_pending(w->req) > w->hub->budget) {
+		log_warn("watch: closing slow watcher of %s (%zu bytes "
+		    "queued)", w->r->store_key, http_stream_pending(w->req));
+		w->hub->stats.closed_slow++;
+		watcher_close(w);
+	}
+}
+
+/* Keep a line for the end of this fsync batch (one write per watcher). */
+static void
+batch_line(struct watcher *w, rbuf *line)
+{
+	watch_hub *h = w->hub;
+
+	if (w->nbatch == BATCH)
+		flush_watcher(w);
+	if (w->closed) {
+		rbuf_unref(line);
+		return;
+	}
+	w->batch[w->nbatch++] = line;
+	if (!w->dirty) {
+		if (h->ndirty == h->capdirty) {
+			h->capdirty = h->capdirty ? h->capdirty * 2 : 64;
+			h->dirty = realloc(h->dirty, h->capdirty *
+			    sizeof *h->dirty);
+			if (h->dirty == NULL)
+				fatal("out of memory");
+		}
+		h->dirty[h->ndirty++] = w;
+		w->dirty = 1;
+	}
+}
+
+/* The end of a durable batch: flush every watcher that has lines. */
+static void
+on_flush(void *arg)
+{
+	watch_hub *h = arg;
+	size_t i;
+
+	for (i = 0; i < h->ndirty; i++) {
+		struct watcher *w = h->dirty[i];
+
+		if (w == NULL)
+			continue;
+		w->dirty = 0;
+		flush_watcher(w);
+	}
+	h->ndirty = 0;
+}
+
 /*
  * Decide what (if anything) a watcher sees of an event, and send it, using
  * the per-event cache of encoded lines.
  */
 static void
 deliver(struct watcher *w, const struct wevent *e, rbuf *cache[2][4],
-    cJSON **tnew, cJSON **told)
+    cJSON **tnew, cJSON **told, int live)
 {
 	int mnew, mold;
 	enum store_event_type type = e->type;
@@ -246,7 +327,10 @@ deliver(struct watcher *w, const struct wevent *e, rbuf *cache[2][4],
 		return;
 	if (cache[w->table][type] == NULL)
 		cache[w->table][type] = encode(w, type, o);
-	send_line(w, rbuf_ref(cache[w->table][type]));
+	if (live)
+		batch_line(w, rbuf_ref(cache[w->table][type]));
+	else
+		send_line(w, rbuf_ref(cache[w->table][type]));
 }
 
 /* A durable store event: remember it and fan it out. */
@@ -277,7 +361,7 @@ on_event(void *arg, const store_event *se)
 	h->last_rev = se->obj->rev;
 	for (w = wr->first; w != NULL; w = next) {
 		next = w->next;
-		deliver(w, slot, cache, &tnew, &told);
+		deliver(w, slot, cache, &tnew, &told, 1);
 	}
 	for (i = 0; i < 2; i++)
 		for (j = 0; j < 4; j++)
@@ -338,6 +422,7 @@ watch_hub_new(uv_loop_t *loop, store *st)
 	h->budget = DEFAULT_BUDGET;
 	h->last_rev = store_rev(st);
 	store_subscribe(st, on_event, h);
+	store_subscribe_flush(st, on_flush, h);
 	if ((h->bookmark = malloc(sizeof *h->bookmark)) == NULL)
 		fatal("out of memory");
 	uv_timer_init(loop, h->bookmark);
@@ -377,6 +462,7 @@ watch_hub_free(watch_hub *h)
 	uv_close((uv_handle_t *)h->bookmark, timer_closed);
 	hmap_each(h->res, free_wres, NULL);
 	hmap_free(h->res);
+	free(h->dirty);
 	free(h);
 }
 
@@ -494,7 +580,7 @@ watch_open(watch_hub *h, http_req *req, struct watch_opts *o)
 
 		if (e->obj->rev <= o->rv)
 			continue;
-		deliver(w, e, cache, &tn, &to);
+		deliver(w, e, cache, &tn, &to, 0);
 		for (a = 0; a < 2; a++)
 			for (b = 0; b < 4; b++)
 				rbuf_unref(cache[a][b]);
