@@ -54,6 +54,7 @@ struct store {
 	uint64_t rev;
 	uint64_t start_rev;
 	uint64_t durable;
+	uint64_t live_bytes;       /* JSON bytes of every current version */
 	hmap *colls;
 	hmap *uids;
 	hmap *deps;
@@ -269,6 +270,10 @@ index_set(store *st, const char *res, const char *nsname, store_obj *o)
 	int i;
 
 	old = o ? hmap_put(c->objs, nskey(o), o) : hmap_del(c->objs, nsname);
+	if (o != NULL)
+		st->live_bytes += o->json->len;
+	if (old != NULL)
+		st->live_bytes -= old->json->len;
 	if (old != NULL) {
 		if (*old->uid && hmap_get(st->uids, old->uid) == old)
 			hmap_del(st->uids, old->uid);
@@ -360,7 +365,13 @@ maybe_snapshot(store *st)
 {
 	struct snapctx ctx;
 
-	if (wal_log_bytes(st->wal) < SNAPSHOT_BYTES)
+	/*
+	 * Snapshot once the log since the last one is as big as the live
+	 * data (and at least 64 MB): each snapshot then costs no more than
+	 * the writes that earned it, whatever the store's size.
+	 */
+	if (wal_log_bytes(st->wal) < SNAPSHOT_BYTES ||
+	    wal_log_bytes(st->wal) < st->live_bytes)
 		return;
 	if ((ctx.s = wal_snapshot_begin(st->wal, st->rev)) == NULL)
 		return;
