@@ -267,7 +267,7 @@ operation(const resource *r, const char *action)
 static cJSON *
 openapi_gv(const char *group, const char *version)
 {
-	cJSON *doc = cJSON_CreateObject(), *paths, *info;
+	cJSON *doc = cJSON_CreateObject(), *paths, *info, *schemas;
 	char path[512];
 	int i, found = 0;
 
@@ -298,8 +298,29 @@ openapi_gv(const char *group, const char *version)
 		cJSON_AddItemToObject(item, "patch", operation(r, "patch"));
 		cJSON_AddItemToObject(item, "delete", operation(r, "delete"));
 	}
-	cJSON_AddObjectToObject(cJSON_AddObjectToObject(doc, "components"),
-	    "schemas");
+	schemas = cJSON_AddObjectToObject(cJSON_AddObjectToObject(doc,
+	    "components"), "schemas");
+	/* A CRD's schema lets `kubectl explain` describe its fields. */
+	for (i = 0; i < resource_count(); i++) {
+		const resource *r = resource_at(i);
+		cJSON *sch, *gvks, *gvk;
+		char key[512];
+
+		if (r->openapi == NULL || strcmp(r->group, group) != 0 ||
+		    strcmp(r->version, version) != 0)
+			continue;
+		sch = cJSON_Duplicate(r->openapi, 1);
+		gvks = cJSON_CreateArray();
+		gvk = cJSON_CreateObject();
+		cJSON_AddStringToObject(gvk, "group", r->group);
+		cJSON_AddStringToObject(gvk, "kind", r->kind);
+		cJSON_AddStringToObject(gvk, "version", r->version);
+		cJSON_AddItemToArray(gvks, gvk);
+		json_set(sch, "x-kubernetes-group-version-kind", gvks);
+		snprintf(key, sizeof key, "%s.%s.%s", r->group, r->version,
+		    r->kind);
+		cJSON_AddItemToObject(schemas, key, sch);
+	}
 	if (!found) {
 		cJSON_Delete(doc);
 		return NULL;

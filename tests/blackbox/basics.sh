@@ -44,3 +44,7 @@ expect_eq dg== "$(k -n gen get secret s1 -o jsonpath='{.data.k}')" "secret data"
 expect_eq "2 nginx" "$(k -n gen get deploy web -o jsonpath='{.spec.replicas} {.spec.template.spec.containers[0].image}')" "deployment spec"
 expect_eq 1000 "$(k get pc hp -o jsonpath='{.value}')" "priorityclass value"
 pass "kubectl create generators (protobuf bodies)"
+
+k explain rayjob.spec.entrypoint | grep -q 'FIELD: *entrypoint <string>' ||
+	fail "kubectl explain of a CRD field"
+pass "kubectl explain describes custom resources"
