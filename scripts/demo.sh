@@ -3,11 +3,12 @@
 # dir, apply a sample RayJob with its Volcano Queue, show what the control
 # plane holds, and stop the daemon.
 #
-# Today the daemon is the API server and store: the RayJob is accepted,
-# validated against the upstream-compatible CRD schema, stored durably and
-# watchable. The RayJob controller, gang scheduler and node runtimes that
-# run it to completion arrive with the later issues; the demo grows with
-# them.
+# Today the daemon is the API server, store and Lua controller runtime: the
+# RayJob is accepted, validated against the upstream-compatible CRD schema,
+# stored durably and watchable, and the built-in Deployment/ReplicaSet
+# controllers (Lua) roll out a Deployment. The RayJob controller, gang
+# scheduler and node runtimes that run the job to completion arrive with
+# the later issues; the demo grows with them.
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -72,6 +73,16 @@ kubectl get queues.scheduling.volcano.sh
 kubectl get rayjobs
 echo "== the stored RayJob (defaults applied by the CRD schema)"
 kubectl get rayjobs -o yaml | sed -n '1,40p'
+echo "== the Lua controllers at work: a Deployment, then a rolling update"
+kubectl create deployment web --image=nginx:1.27 --replicas=3
+kubectl wait --for=jsonpath='{.status.updatedReplicas}'=3 deploy/web --timeout=20s >/dev/null
+kubectl get deploy,rs,pods -l app=web
+kubectl set image deploy/web nginx=nginx:1.28 >/dev/null
+kubectl wait --for=jsonpath='{.status.updatedReplicas}'=1 deploy/web --timeout=20s >/dev/null
+echo "   (maxSurge 25% lets one new pod start; the rollout goes on as pods"
+echo "    become available, which needs the node runtimes of a later issue)"
+kubectl get rs -l app=web
+kubectl describe deploy web | sed -n '/^Events:/,$p'
 echo "== stopping volrayd"
 kill -TERM $pid
 wait $pid || true
