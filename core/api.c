@@ -359,7 +359,8 @@ api_handle(http_req *req, void *arg)
 	}
 	if (rt.sub != NULL && strcmp(rt.sub, "status") != 0 &&
 	    !(strcmp(rt.r->store_key, "pods") == 0 &&
-	    (strcmp(rt.sub, "binding") == 0 || strcmp(rt.sub, "log") == 0)) &&
+	    (strcmp(rt.sub, "binding") == 0 || strcmp(rt.sub, "log") == 0 ||
+	    strcmp(rt.sub, "eviction") == 0)) &&
 	    !(strcmp(rt.r->store_key, "namespaces") == 0 &&
 	    strcmp(rt.sub, "finalize") == 0)) {
 		not_found(req, &rt, req->path);
@@ -393,6 +394,8 @@ api_handle(http_req *req, void *arg)
 			api_create(a, req, &rt);
 		else if (rt.sub != NULL && strcmp(rt.sub, "binding") == 0)
 			api_bind(a, req, &rt);
+		else if (rt.sub != NULL && strcmp(rt.sub, "eviction") == 0)
+			api_evict(a, req, &rt);
 		else
 			api_reply_status(req, &rt, status_error(405,
 			    "MethodNotAllowed", "the server does not allow "

@@ -59,5 +59,6 @@ void api_delete(api *, http_req *, struct route *);
 void api_delete_collection(api *, http_req *, struct route *);
 void api_bind(api *, http_req *, struct route *);
 void api_scale(api *, http_req *, struct route *);
+void api_evict(api *, http_req *, struct route *);
 
 #endif

@@ -328,3 +328,41 @@ api_scale(api *a, http_req *req, struct route *rt)
 	}
 	finish(a, req, rt, &res);
 }
+
+/*
+ * POST pods/NAME/eviction (kubectl drain): delete the pod as an Eviction
+ * asks. There are no PodDisruptionBudgets to consult, so it is always
+ * allowed; DeleteOptions inside the Eviction are honoured.
+ */
+void
+api_evict(api *a, http_req *req, struct route *rt)
+{
+	struct reg_opts o;
+	struct reg_result res;
+	cJSON *ev, *s;
+	const char *prop;
+
+	rt->verb = "create";
+	if ((ev = decode(req, rt)) == NULL)
+		return;
+	opts_parse(req, &o, rt);
+	o.subresource = NULL;
+	prop = json_str(ev, "deleteOptions.propagationPolicy");
+	if (prop != NULL) {
+		free((char *)o.propagation);
+		o.propagation = strdup(prop);
+	}
+	if (json_str(ev, "deleteOptions.preconditions.uid"))
+		o.precond_uid = strdup(json_str(ev,
+		    "deleteOptions.preconditions.uid"));
+	cJSON_Delete(ev);
+	registry_delete(a->rg, rt->r, rt->ns, rt->name, &o, &res);
+	opts_free(&o);
+	if (res.code >= 300) {
+		api_reply_status(req, rt, res.body);
+		return;
+	}
+	cJSON_Delete(res.body);
+	s = status_success();
+	api_reply_durable(a, req, rt, 201, s, res.rev);
+}

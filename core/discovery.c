@@ -125,6 +125,11 @@ resource_list(const char *group, const char *version)
 		}
 		if (strcmp(r->store_key, "pods") == 0) {
 			add_sub(list, r, "binding", "Binding", create);
+			add_sub(list, r, "eviction", "Eviction", create);
+			cJSON_AddStringToObject(cJSON_GetArrayItem(list,
+			    cJSON_GetArraySize(list) - 1), "group", "policy");
+			cJSON_AddStringToObject(cJSON_GetArrayItem(list,
+			    cJSON_GetArraySize(list) - 1), "version", "v1");
 			add_sub(list, r, "log", "Pod", get);
 		}
 	}

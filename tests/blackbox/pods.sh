@@ -87,3 +87,15 @@ expect_eq 5 "$(k get cm --chunk-size=2 -o name | grep -c page)" "chunked list"
 first=$(curl -fs "$API/api/v1/namespaces/default/configmaps?limit=2")
 echo "$first" | grep -q '"continue":"' || fail "no continue token"
 pass "limit and continue"
+
+# kubectl drain evicts (pods/eviction) what runs on a cordoned node.
+k create -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+YAML
+k drain n1 --ignore-daemonsets --force --timeout=20s >"$WORK/drain.out" 2>&1 || fail "drain: $(cat "$WORK/drain.out")"
+grep -q "pod/hi evicted" "$WORK/drain.out" || fail "drain did not evict hi: $(cat "$WORK/drain.out")"
+k get pod hi >/dev/null 2>&1 && fail "evicted pod still there"
+expect_eq true "$(k get node n1 -o jsonpath='{.spec.unschedulable}')" "cordoned"
+pass "kubectl drain: cordon and eviction"
