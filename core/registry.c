@@ -183,12 +183,56 @@ check_namespace(registry *rg, const resource *r, const char *ns, int create)
  * Defaults, validation and schema: the checks both create and update run.
  * Returns a Status on failure.
  */
+/*
+ * Shape rules every kind shares: labels and annotations map strings to
+ * strings, spec and status are objects. (CRD schemas check the rest of a
+ * custom resource; admission.c the rest of a built-in one.)
+ */
+static void
+check_shape(const cJSON *obj, cJSON *causes)
+{
+	static const char *maps[] = { "labels", "annotations", NULL };
+	static const char *objs[] = { "spec", "status", NULL };
+	const cJSON *m, *it;
+	char field[300];
+	int i;
+
+	for (i = 0; maps[i] != NULL; i++) {
+		m = json_at(obj, "metadata") ? cJSON_GetObjectItemCaseSensitive(
+		    json_at(obj, "metadata"), maps[i]) : NULL;
+		if (m == NULL || cJSON_IsNull(m))
+			continue;
+		snprintf(field, sizeof field, "metadata.%s", maps[i]);
+		if (!cJSON_IsObject(m)) {
+			status_add_cause(causes, "FieldValueTypeInvalid", field,
+			    "Invalid value: must be a map of strings");
+			continue;
+		}
+		cJSON_ArrayForEach(it, m)
+			if (!cJSON_IsString(it)) {
+				snprintf(field, sizeof field, "metadata.%s[%s]",
+				    maps[i], it->string);
+				status_add_cause(causes, "FieldValueTypeInvalid",
+				    field, "Invalid value: must be a string");
+			}
+	}
+	for (i = 0; objs[i] != NULL; i++) {
+		m = cJSON_GetObjectItemCaseSensitive(obj, objs[i]);
+		if (m != NULL && !cJSON_IsObject(m) && !cJSON_IsNull(m))
+			status_add_cause(causes, "FieldValueTypeInvalid",
+			    objs[i], "Invalid value: must be an object");
+	}
+}
+
 static cJSON *
 admit(registry *rg, const resource *r, cJSON *obj, const cJSON *old)
 {
 	cJSON *causes = cJSON_CreateArray();
 	char *cause = NULL;
 
+	check_shape(obj, causes);
+	if (cJSON_GetArraySize(causes) > 0)
+		return status_invalid(r, r->kind, obj_name(obj), causes);
 	admission_mutate(rg->st, r, obj, old);
 	admission_validate(rg->st, r, obj, old, causes);
 	if (r->schema != NULL)
@@ -396,10 +440,12 @@ update_merged(registry *rg, const resource *r, const char *ns,
 	if (!status_only) {
 		if ((err = admit(rg, r, obj, old)) != NULL)
 			goto failed;
-	} else if (r->schema != NULL) {
+	} else {
 		cJSON *causes = cJSON_CreateArray();
 
-		if (schema_validate(r->schema, obj, causes) > 0) {
+		check_shape(obj, causes);
+		if (cJSON_GetArraySize(causes) > 0 || (r->schema != NULL &&
+		    schema_validate(r->schema, obj, causes) > 0)) {
 			err = status_invalid(r, r->kind, name, causes);
 			goto failed;
 		}

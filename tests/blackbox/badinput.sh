@@ -29,6 +29,11 @@ code 422 POST "$API/api/v1/namespaces/default/pods" application/json '{"apiVersi
 grep -q 'spec.containers\[0\].image' "$WORK/body" || fail "422 field path"
 curl -fs -XPOST "$CM" -H 'Content-Type: application/json' -d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"real"}}' >/dev/null
 code 415 PATCH "$CM/real" text/plain '{}'
+code 422 PATCH "$CM/real" application/merge-patch+json '{"metadata":{"labels":{"a":1}}}'
+code 422 POST "$API/api/v1/namespaces/default/pods" application/json '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p2"},"spec":true}'
+curl -fs -XPOST "$API/api/v1/namespaces/default/pods" -H 'Content-Type: application/json' \
+	-d '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"sp"},"spec":{"containers":[{"name":"c","image":"x"}]}}' >/dev/null
+code 422 PATCH "$API/api/v1/namespaces/default/pods/sp/status" application/merge-patch+json '{"status":true}'
 code 409 POST "$CM" application/json '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"real"}}'
 code 409 PUT "$CM/real" application/json '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"real","resourceVersion":"1"}}'
 pass "malformed, unknown, mis-scoped, invalid and conflicting writes"
@@ -58,8 +63,8 @@ PY
 pass "413, 431 and request timeouts"
 
 after=$(curl -fs "$CM" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))')
-expect_eq $((before + 1)) "$after" "only the one valid create was stored"
+expect_eq $((before + 1)) "$after" "only the one valid configmap was stored"
 rev1=$(curl -fs "$API/metrics" | sed -n 's/^volray_store_revision //p')
-expect_eq $((rev0 + 1)) "$rev1" "failed writes did not bump the revision"
+expect_eq $((rev0 + 2)) "$rev1" "failed writes did not bump the revision"
 curl -fs "$API/readyz" >/dev/null || fail "daemon unhealthy"
 pass "bad input changed nothing and the daemon lives"
