@@ -74,6 +74,17 @@ ctrl_free(struct ctrl *c, int keep_queue)
 
 static void enqueue_all(struct ctrl *);
 
+/* One log line per event: a traceback's newlines become '|'. */
+static void
+fold_lines(char *s)
+{
+	for (; *s; s++)
+		if (*s == '\n')
+			*s = '|';
+		else if (*s == '\t')
+			*s = ' ';
+}
+
 /* Split "ns/name" (or "name" for cluster-scoped) and call reconcile. */
 static void
 reconcile(struct ctrl *c, const char *key)
@@ -110,6 +121,7 @@ reconcile(struct ctrl *c, const char *key)
 		char component[300];
 
 		rt->stats.errors++;
+		fold_lines(err);
 		log_warn("controller %s: reconcile %s failed: %s", c->name, key,
 		    err);
 		o = store_get(rt->st, c->primary->store_key, ns, name);
@@ -119,7 +131,7 @@ reconcile(struct ctrl *c, const char *key)
 
 			/* The first line of the error; the log has the rest. */
 			snprintf(msg, sizeof msg, "%s", err);
-			if ((nl = strchr(msg, '\n')) != NULL)
+			if ((nl = strchr(msg, '|')) != NULL)
 				*nl = '\0';
 			snprintf(component, sizeof component, "%s-controller",
 			    c->name);
@@ -221,6 +233,7 @@ enqueue_mapped(struct ctrl *c, int map_ref, const store_obj *o)
 	lua_rawgeti(L, LUA_REGISTRYINDEX, map_ref);
 	luaconv_push_json(L, o->json->data, o->json->len);
 	if (luahost_call(L, 1, 1, &err) != 0) {
+		fold_lines(err);
 		log_warn("controller %s: watch map failed: %s", c->name, err);
 		free(err);
 		return;
