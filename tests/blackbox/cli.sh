@@ -199,9 +199,10 @@ expect_contains "$err" "Error from server (BadRequest)" "bad container"
 fails "wait times out" wait pod/p1 --for=condition=Ready --timeout 1s
 expect_eq "error: timed out waiting for the condition on pods/p1" "$err" \
 	"wait timeout message"
+n0=$(watchers)
 vr wait pod/p1 --for=condition=Ready --timeout 20s >"$WORK/wait.out" 2>&1 &
 WAITER=$!
-sleep 0.3
+wait_watchers $((n0 + 1))
 curl -fs -X PATCH -H 'Content-Type: application/merge-patch+json' \
 	-d '{"status":{"conditions":[{"type":"Ready","status":"True"}]}}' \
 	"$API/api/v1/namespaces/default/pods/p1/status" >/dev/null ||
@@ -213,9 +214,10 @@ expect_eq "pod/p1 condition met" \
 pass "logs and wait"
 
 # --- delete by name, by selector and by file; wait for deletion
+n0=$(watchers)
 vr wait pod/p2 --for=delete --timeout 20s >"$WORK/wait.out" 2>&1 &
 WAITER=$!
-sleep 0.3
+wait_watchers $((n0 + 1))
 expect_eq 'pod "p2" deleted' "$(vr delete pod p2)" "delete by name"
 wait $WAITER || fail "wait for delete: $(cat "$WORK/wait.out")"
 expect_eq "pod/p2 deleted" "$(cat "$WORK/wait.out")" "wait --for=delete"

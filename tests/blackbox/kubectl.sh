@@ -157,10 +157,7 @@ pass "get: table, wide, -A, --show-labels, -l, --field-selector, yaml"
 k get configmaps --watch-only -o json >"$WORK/watch.json" 2>&1 &
 WPID=$!
 k get configmaps -w -o name >/dev/null 2>&1 &
-i=0
-until curl -fs "$API/metrics" | grep -q '^volray_watchers 2'; do
-	i=$((i + 1)); [ $i -lt 200 ] || fail "watchers did not connect"; sleep 0.05
-done
+wait_watchers 2
 k create -f - >/dev/null <<'YAML'
 apiVersion: v1
 kind: ConfigMap
@@ -226,8 +223,12 @@ pass "merge, json, strategic and status patches"
 # --- wait
 k wait --for=condition=Ready pod/solo --timeout=10s >/dev/null || fail "wait condition"
 k wait --for=jsonpath='{.status.phase}'=Again widget/w1 --timeout=10s >/dev/null || fail "wait jsonpath"
-(sleep 0.5; k patch deploy web --subresource=status --type=merge -p '{"status":{"readyReplicas":3}}' >/dev/null) &
-k wait --for=jsonpath='{.status.readyReplicas}'=3 deploy/web --timeout=10s >/dev/null || fail "wait for a later change"
+n0=$(watchers)
+k wait --for=jsonpath='{.status.readyReplicas}'=3 deploy/web --timeout=10s >/dev/null &
+WAITER=$!
+wait_watchers $((n0 + 1))
+k patch deploy web --subresource=status --type=merge -p '{"status":{"readyReplicas":3}}' >/dev/null
+wait $WAITER || fail "wait for a later change"
 if k wait --for=condition=Ready pod/solo2 --timeout=1s >/dev/null 2>&1; then
 	fail "wait on a missing pod succeeded"
 fi

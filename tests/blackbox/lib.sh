@@ -89,6 +89,22 @@ wait_eq() {
 	done
 }
 
+# watchers: how many watches the daemon has open.
+watchers() {
+	curl -fs "$API/metrics" | sed -n 's/^volray_watchers //p'
+}
+
+# wait_watchers N: until at least N watches are open (a background waiter
+# is watching, so what the test does next reaches it through the watch).
+wait_watchers() {
+	i=0
+	while [ "$(watchers)" -lt "$1" ]; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "fewer than $1 watchers connected"
+		sleep 0.05
+	done
+}
+
 # expect_contains HAYSTACK NEEDLE WHAT
 expect_contains() {
 	case "$1" in
