@@ -56,7 +56,11 @@ struct controller_rt {
 	struct luaapi_ctx api;
 	struct ctrl **ctrls;
 	int nctrls;
-	struct controller_stats stats;
+	struct {
+		uint64_t reconciles;
+		uint64_t errors;
+		uint64_t lua_usec;   /* wall time inside Lua reconcile calls */
+	} stats;
 };
 
 static void
@@ -517,17 +521,4 @@ controller_reload(controller_rt *rt, char **cause)
 		enqueue_all(next[i]);
 	log_info("controllers: loaded %d (%s)", n, n ? next[0]->name : "");
 	return 0;
-}
-
-void
-controller_get_stats(const controller_rt *rt, struct controller_stats *s)
-{
-	int i;
-
-	*s = rt->stats;
-	s->controllers = rt->nctrls;
-	s->queued = 0;
-	for (i = 0; i < rt->nctrls; i++)
-		s->queued += wqueue_len(rt->ctrls[i]->q);
-	s->lua_memory = rt->L ? luahost_memory(rt->L) : 0;
 }

@@ -31,14 +31,4 @@ void controller_free(controller_rt *);
  */
 int controller_reload(controller_rt *, char **cause);
 
-struct controller_stats {
-	uint64_t reconciles;
-	uint64_t errors;
-	uint64_t lua_usec;      /* wall time inside Lua reconcile calls */
-	uint64_t queued;        /* items waiting, all controllers */
-	int controllers;
-	size_t lua_memory;
-};
-void controller_get_stats(const controller_rt *, struct controller_stats *);
-
 #endif

@@ -23,17 +23,6 @@ struct gc {
 	store *st;
 };
 
-static int
-has_finalizer(const cJSON *obj, const char *f)
-{
-	const cJSON *it;
-
-	cJSON_ArrayForEach(it, json_at(obj, "metadata.finalizers"))
-		if (cJSON_IsString(it) && strcmp(it->valuestring, f) == 0)
-			return 1;
-	return 0;
-}
-
 static void
 del(gc *g, const store_obj *o, const char *prop)
 {
@@ -228,7 +217,7 @@ drain_crd(gc *g, const store_obj *crd)
 	size_t n, i, k = 0;
 	char **keys;
 
-	if (!has_finalizer(t, CRD_FINALIZER)) {
+	if (!json_has_string(t, "metadata.finalizers", CRD_FINALIZER)) {
 		cJSON_Delete(t);
 		return;
 	}
@@ -271,7 +260,7 @@ on_event(void *arg, const store_event *e)
 			    store_dependents(g->st, ow->uid, &keys) == 0) {
 				cJSON *t = store_obj_tree(ow);
 
-				if (has_finalizer(t, "foregroundDeletion"))
+				if (json_has_string(t, "metadata.finalizers", "foregroundDeletion"))
 					drop_finalizer(g, ow,
 					    "foregroundDeletion");
 				cJSON_Delete(t);
@@ -301,7 +290,7 @@ on_event(void *arg, const store_event *e)
 		if (o->deleting && (e->old == NULL || !e->old->deleting)) {
 			cJSON *t = store_obj_tree(o);
 
-			if (has_finalizer(t, "foregroundDeletion")) {
+			if (json_has_string(t, "metadata.finalizers", "foregroundDeletion")) {
 				size_t n, j;
 				char **keys = dependents(g, o->uid, &n);
 

@@ -79,6 +79,17 @@ json_del(cJSON *o, const char *key)
 	cJSON_DeleteItemFromObjectCaseSensitive(o, key);
 }
 
+int
+json_has_string(const cJSON *o, const char *path, const char *s)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, json_at(o, path))
+		if (cJSON_IsString(it) && strcmp(it->valuestring, s) == 0)
+			return 1;
+	return 0;
+}
+
 /*
  * Deep equality. cJSON_Compare visits every object member twice (once from
  * each side), which is exponential in depth; this visits each once: equal

@@ -20,6 +20,8 @@ void json_set_str(cJSON *, const char *key, const char *value);
 void json_set_num(cJSON *, const char *key, double value);
 /* Remove member key if present. */
 void json_del(cJSON *, const char *key);
+/* Does the array at a dotted path hold the string s? */
+int json_has_string(const cJSON *, const char *path, const char *s);
 /* Deep equality of two trees (numbers by value, objects unordered). */
 int json_equal(const cJSON *, const cJSON *);
 /* Print compactly into a malloc'd string. */

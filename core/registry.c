@@ -45,12 +45,6 @@ registry_free(registry *rg)
 	free(rg);
 }
 
-store *
-registry_store(const registry *rg)
-{
-	return rg->st;
-}
-
 static void
 fail(struct reg_result *res, cJSON *status)
 {
@@ -781,24 +775,13 @@ registry_patch(registry *rg, const resource *r, const char *ns,
 	update_merged(rg, r, ns, name, out, cur, opts, res);
 }
 
-static int
-has_finalizer(const cJSON *obj, const char *f)
-{
-	const cJSON *it;
-
-	cJSON_ArrayForEach(it, json_at(obj, "metadata.finalizers"))
-		if (cJSON_IsString(it) && strcmp(it->valuestring, f) == 0)
-			return 1;
-	return 0;
-}
-
 static void
 add_finalizer(cJSON *obj, const char *f)
 {
 	cJSON *md = json_obj(obj, "metadata");
 	cJSON *fin = cJSON_GetObjectItemCaseSensitive(md, "finalizers");
 
-	if (has_finalizer(obj, f))
+	if (json_has_string(obj, "metadata.finalizers", f))
 		return;
 	if (!cJSON_IsArray(fin)) {
 		fin = cJSON_CreateArray();

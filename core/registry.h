@@ -39,7 +39,6 @@ struct reg_result {
 
 registry *registry_new(store *);
 void registry_free(registry *);
-store *registry_store(const registry *);
 
 void registry_create(registry *, const resource *, const char *ns,
     cJSON *obj, const struct reg_opts *, struct reg_result *);

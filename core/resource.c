@@ -215,24 +215,6 @@ resource_find(const char *group, const char *version, const char *plural)
 }
 
 const resource *
-resource_by_kind(const char *group, const char *kind)
-{
-	const resource *found = NULL;
-	int i;
-
-	for (i = 0; i < nall; i++) {
-		if (strcmp(all[i]->kind, kind) == 0 &&
-		    strcmp(all[i]->group, group) == 0) {
-			if (all[i]->storage)
-				return all[i];
-			if (found == NULL)
-				found = all[i];
-		}
-	}
-	return found;
-}
-
-const resource *
 resource_by_gvk(const char *api_version, const char *kind)
 {
 	int i;

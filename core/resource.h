@@ -50,8 +50,6 @@ void resource_init(void);
 void resource_shutdown(void);
 const resource *resource_find(const char *group, const char *version,
     const char *plural);
-/* Find by kind in a group ("" for core), any version; prefers storage. */
-const resource *resource_by_kind(const char *group, const char *kind);
 /* Any served version of a stored resource ("deployments.apps"). */
 const resource *resource_by_store_key(const char *store_key);
 /* "apps/v1" + "Deployment" -> descriptor. */

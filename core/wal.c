@@ -1400,12 +1400,6 @@ wal_snapshot_add_rev(wal_snap *s, const char *key, size_t klen, uint64_t rev,
 	e->val = rbuf_ref(val);
 }
 
-void
-wal_snapshot_add(wal_snap *s, const char *key, size_t klen, rbuf *val)
-{
-	wal_snapshot_add_rev(s, key, klen, s->rev, val);
-}
-
 /* Hand the snapshot to its own thread, so commits go on meanwhile. */
 void
 wal_snapshot_commit(wal_snap *s)

@@ -55,14 +55,13 @@ uint64_t wal_durable_rev(const wal *);
  * record <= rev has already been appended). Add every live object, then
  * commit; the sync thread writes it beside the log, fsyncs, renames, fsyncs
  * the directory, then removes log segments and snapshots it makes obsolete.
- * wal_snapshot_add takes a reference to val; references are released on the
+ * wal_snapshot_add_rev takes a reference to val; references are released on the
  * loop thread once the snapshot is written. Only one snapshot at a time:
  * wal_snapshot_begin returns NULL while one is in progress.
  */
 wal_snap *wal_snapshot_begin(wal *, uint64_t rev);
-void wal_snapshot_add(wal_snap *, const char *key, size_t klen, rbuf *val);
-/* The same, recording the object's own revision (its resourceVersion) so
- * that recovery gives it back unchanged; wal_snapshot_add records rev. */
+/* Add one object with its own revision (its resourceVersion), so that
+ * recovery gives it back unchanged. */
 void wal_snapshot_add_rev(wal_snap *, const char *key, size_t klen,
     uint64_t rev, rbuf *val);
 void wal_snapshot_commit(wal_snap *);

@@ -214,33 +214,14 @@ encode(const struct watcher *w, enum store_event_type type,
 	}
 }
 
-/* Queue a line; close the watcher if it has fallen too far behind. */
+/*
+ * Queue lines in one write (taking the references); close the watcher if
+ * the connection is gone or it has fallen too far behind.
+ */
 static void
-send_line(struct watcher *w, rbuf *line)
+write_lines(struct watcher *w, rbuf **lines, int n)
 {
-	if (http_stream_write(w->req, line) != 0) {
-		watcher_close(w);
-		return;
-	}
-	w->hub->stats.events_sent++;
-	if (http_stream_pending(w->req) > w->hub->budget) {
-		log_warn("watch: closing slow watcher of %s (%zu bytes "
-		    "queued)", w->r->store_key, http_stream_pending(w->req));
-		w->hub->stats.closed_slow++;
-		watcher_close(w);
-	}
-}
-
-/* Write a watcher's batched lines in one go. */
-static void
-flush_watcher(struct watcher *w)
-{
-	int n = w->nbatch;
-
-	w->nbatch = 0;
-	if (n == 0)
-		return;
-	if (http_stream_write_many(w->req, w->batch, n) != 0) {
+	if (http_stream_write_many(w->req, lines, n) != 0) {
 		watcher_close(w);
 		return;
 	}
@@ -251,6 +232,23 @@ flush_watcher(struct watcher *w)
 		w->hub->stats.closed_slow++;
 		watcher_close(w);
 	}
+}
+
+static void
+send_line(struct watcher *w, rbuf *line)
+{
+	write_lines(w, &line, 1);
+}
+
+/* Write a watcher's batched lines in one go. */
+static void
+flush_watcher(struct watcher *w)
+{
+	int n = w->nbatch;
+
+	w->nbatch = 0;
+	if (n > 0)
+		write_lines(w, w->batch, n);
 }
 
 /* Keep a line for the end of this fsync batch (one write per watcher). */
@@ -470,12 +468,6 @@ void
 watch_set_history(watch_hub *h, int events)
 {
 	h->history = events > 0 ? (size_t)events : DEFAULT_HISTORY;
-}
-
-void
-watch_set_budget(watch_hub *h, size_t bytes)
-{
-	h->budget = bytes;
 }
 
 void

@@ -41,8 +41,6 @@ void watch_hub_free(watch_hub *);
 int watch_open(watch_hub *, http_req *, struct watch_opts *);
 /* Ring size per resource (tests make it small). */
 void watch_set_history(watch_hub *, int events);
-/* Byte budget of unsent output per watcher. */
-void watch_set_budget(watch_hub *, size_t bytes);
 
 struct watch_stats {
 	uint64_t watchers;
