@@ -6,7 +6,12 @@
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${TOP:=$(cd "$BENCH_DIR/.." && pwd)}"
-: "${VOLRAYD:=$TOP/volrayd}"
+# The daemon from the out-of-tree build scripts/check.sh makes, else an
+# in-tree one.
+if [ -z "${VOLRAYD:-}" ]; then
+	VOLRAYD=$TOP/build/volrayd
+	[ -x "$VOLRAYD" ] || VOLRAYD=$TOP/volrayd
+fi
 : "${SHARE_DIR:=$TOP}"
 : "${ETCD:=etcd}"
 : "${BENCH_WORK:=/var/tmp/volray-bench}"
@@ -86,7 +91,7 @@ wait_http() {
 # Start volrayd on a fresh data dir; sets VR_PORT, VR_PID, VR_URL.
 start_volrayd() {
 	[ -x "$VOLRAYD" ] || die "no volrayd at $VOLRAYD: build it first" \
-	    "(autoreconf -fi && ./configure && make volrayd), or set VOLRAYD"
+	    "(mkdir build && cd build && ../configure && make volrayd), or set VOLRAYD"
 	[ -d "$SHARE_DIR/crds" ] || die "no crds/ in $SHARE_DIR: set SHARE_DIR"
 	VR_PORT=$(free_port)
 	rm -rf "$RUN_DIR/vr"

@@ -13,7 +13,11 @@ top=$(pwd)
 N=${N:-1000}
 KIND=${KIND:-deployments}
 [ "${SMALL:-}" = 1 ] && N=50
-[ -x ./volrayd ] || make -j2 volrayd >/dev/null
+if [ -z "${VOLRAYD:-}" ]; then
+	VOLRAYD=$top/build/volrayd
+	[ -x "$VOLRAYD" ] || VOLRAYD=$top/volrayd
+fi
+[ -x "$VOLRAYD" ] || { echo "reconcile.sh: no volrayd at $VOLRAYD: build it first, or set VOLRAYD" >&2; exit 1; }
 work=$(mktemp -d /var/tmp/volray-rbench.XXXXXX)
 trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
 
@@ -21,7 +25,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 
 start() { # extra flags
 	rm -rf "$work/data"
-	./volrayd --data-dir "$work/data" --listen "127.0.0.1:$port" \
+	"$VOLRAYD" --data-dir "$work/data" --listen "127.0.0.1:$port" \
 		--no-local-node --share-dir "$top" "$@" 2>"$work/log" &
 	pid=$!
 	until curl -fs "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; do sleep 0.02; done

@@ -23,8 +23,8 @@
 
 #include "cli_buf.h"
 #include "cli_http.h"
-#include "json.h"
-#include "yamljson.h"
+#include "lib/json.h"
+#include "lib/yamljson.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0.0.0"

@@ -18,9 +18,9 @@
 
 #include "cli_buf.h"
 #include "cli_print.h"
-#include "json.h"
-#include "jsonpath.h"
-#include "yamljson.h"
+#include "lib/json.h"
+#include "lib/jsonpath.h"
+#include "lib/yamljson.h"
 
 /* Print a number as the shortest text that reads back the same. */
 static void

@@ -15,17 +15,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "api.h"
-#include "controller.h"
-#include "luahost.h"
-#include "gc.h"
-#include "http.h"
-#include "log.h"
-#include "registry.h"
-#include "resource.h"
-#include "store.h"
-#include "util.h"
-#include "watch.h"
+#include "api/api.h"
+#include "api/http.h"
+#include "api/watch.h"
+#include "ctrl/controller.h"
+#include "ctrl/luahost.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "registry/gc.h"
+#include "registry/registry.h"
+#include "registry/resource.h"
+#include "store/store.h"
 
 #ifndef PKGDATADIR
 #define PKGDATADIR "/usr/local/share/volray"
@@ -65,6 +65,67 @@ usage(FILE *f)
 	    "[--request-timeout SECONDS]\n"
 	    "               [--lua-memory MB] [--lua-instructions N] "
 	    "[--debug]\n");
+}
+
+static int
+has_crds(const char *dir)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+
+	return snprintf(path, sizeof path, "%s/crds", dir) < (int)sizeof path &&
+	    stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/*
+ * Where crds/, lua/ and policies/ are when --share-dir is not given: the
+ * source tree when this binary runs from the build tree it was built in
+ * (in-tree or out-of-tree), else beside the binary, else the installed
+ * PKGDATADIR. NULL with *cause naming every place looked in.
+ */
+static char *
+share_dir_find(char **cause)
+{
+	const char *look[3];
+	char exe[PATH_MAX], *slash, *places;
+	ssize_t n;
+	int nlook = 0, i;
+
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/')) != NULL)
+			*slash = '\0';
+#if defined(VOLRAY_SRCDIR) && defined(VOLRAY_BUILDDIR)
+		{
+			char built[PATH_MAX];
+
+			if (realpath(VOLRAY_BUILDDIR, built) != NULL &&
+			    strcmp(built, exe) == 0)
+				look[nlook++] = VOLRAY_SRCDIR;
+		}
+#endif
+		look[nlook++] = exe;
+	}
+	look[nlook++] = PKGDATADIR;
+	for (i = 0; i < nlook; i++) {
+		char real[PATH_MAX];
+
+		if (has_crds(look[i]))
+			return strdup(realpath(look[i], real) ? real : look[i]);
+	}
+	places = strdup("");
+	for (i = 0; i < nlook; i++) {
+		char *p = util_printf("%s%s%s/crds", places, i ? ", " : "",
+		    look[i]);
+
+		free(places);
+		places = p;
+	}
+	*cause = util_printf("no CRD directory found (looked in %s); give "
+	    "--share-dir DIR", places);
+	free(places);
+	return NULL;
 }
 
 static int
@@ -239,7 +300,6 @@ main(int argc, char **argv)
 
 	memset(&d, 0, sizeof d);
 	d.data_dir = strdup("/var/lib/volray");
-	d.share_dir = strdup(PKGDATADIR);
 	snprintf(d.host, sizeof d.host, "127.0.0.1");
 	d.port = 6443;
 	d.lua_memory_mb = 256;
@@ -326,6 +386,16 @@ main(int argc, char **argv)
 		    "build\n", d.host);
 		return 2;
 	}
+	if (d.share_dir == NULL && (d.share_dir = share_dir_find(&cause)) ==
+	    NULL) {
+		fprintf(stderr, "volrayd: %s\n", cause);
+		return 1;
+	}
+	if (!has_crds(d.share_dir)) {
+		fprintf(stderr, "volrayd: --share-dir %s has no crds/ "
+		    "directory\n", d.share_dir);
+		return 1;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	if (mkdir_p(d.data_dir) != 0) {
 		fprintf(stderr, "volrayd: cannot create %s: %s\n", d.data_dir,
@@ -353,6 +423,7 @@ main(int argc, char **argv)
 		log_error("volrayd: bootstrap: %s", cause ? cause : "failed");
 		return 1;
 	}
+	log_info("volrayd: CRDs, Lua and policies from %s", d.share_dir);
 	gc_sweep(d.gc);
 	{
 		char lroot[PATH_MAX], proot[PATH_MAX];

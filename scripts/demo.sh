@@ -14,14 +14,16 @@ cd "$(dirname "$0")/.."
 top=$(pwd)
 
 scripts/deps.sh
-[ -f configure ] || autoreconf -fi
-[ -f Makefile ] || ./configure
-make -j2 volrayd >/dev/null
+[ -f configure ] && [ configure -nt configure.ac ] || autoreconf -fi
+[ ! -f config.status ] || make distclean >/dev/null
+mkdir -p build
+[ -f build/Makefile ] || (cd build && ../configure >/dev/null)
+make -C build -j2 volrayd >/dev/null
 
 work=$(mktemp -d /tmp/volray-demo.XXXXXX)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-./volrayd --data-dir "$work/data" --listen "127.0.0.1:$port" \
-	--no-local-node --share-dir "$top" 2>"$work/volrayd.log" &
+build/volrayd --data-dir "$work/data" --listen "127.0.0.1:$port" \
+	--no-local-node 2>"$work/volrayd.log" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
 until curl -fs "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 &&

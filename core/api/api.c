@@ -13,13 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_int.h"
-#include "discovery.h"
-#include "json.h"
-#include "log.h"
-#include "metrics.h"
-#include "status.h"
-#include "util.h"
+#include "api/api_int.h"
+#include "api/discovery.h"
+#include "api/metrics.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "registry/status.h"
 
 api *
 api_new(uv_loop_t *loop, store *st, registry *rg, watch_hub *hub,

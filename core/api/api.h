@@ -8,10 +8,10 @@
 
 #include <uv.h>
 
-#include "http.h"
-#include "registry.h"
-#include "store.h"
-#include "watch.h"
+#include "api/http.h"
+#include "api/watch.h"
+#include "registry/registry.h"
+#include "store/store.h"
 
 typedef struct api api;
 

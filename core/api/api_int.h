@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 
-#include "api.h"
-#include "resource.h"
+#include "api/api.h"
+#include "registry/resource.h"
 
 struct api {
 	uv_loop_t *loop;

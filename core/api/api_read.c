@@ -11,14 +11,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "api_int.h"
-#include "json.h"
-#include "log.h"
-#include "metrics.h"
-#include "selector.h"
-#include "status.h"
-#include "table.h"
-#include "util.h"
+#include "api/api_int.h"
+#include "api/metrics.h"
+#include "api/table.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/selector.h"
+#include "lib/util.h"
+#include "registry/status.h"
 
 static const store_obj *
 lookup(api *a, struct route *rt)

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_int.h"
-#include "json.h"
-#include "log.h"
-#include "protobuf.h"
-#include "status.h"
-#include "yamljson.h"
+#include "api/api_int.h"
+#include "api/protobuf.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/yamljson.h"
+#include "registry/status.h"
 
 /* Decode a request body; on failure reply 400 and return NULL. */
 static cJSON *

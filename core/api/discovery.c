@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "discovery.h"
-#include "json.h"
-#include "resource.h"
+#include "api/discovery.h"
+#include "lib/json.h"
+#include "registry/resource.h"
 
 #define K8S_MINOR "32"
 

@@ -42,8 +42,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "http.h"
-#include "log.h"
+#include "api/http.h"
+#include "lib/log.h"
 
 #define MAX_HEADER	(64 * 1024)
 #define MAX_BODY	(3 * 1024 * 1024)

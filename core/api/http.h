@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <uv.h>
 
-#include "rbuf.h"
+#include "lib/rbuf.h"
 
 typedef struct http_server http_server;
 typedef struct http_req http_req;

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "metrics.h"
-#include "wal.h"
+#include "api/metrics.h"
+#include "lib/log.h"
+#include "store/wal.h"
 
 static const double buckets[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
     0.05, 0.1, 0.25, 0.5, 1, 2.5, 5 };

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "store.h"
-#include "watch.h"
+#include "api/watch.h"
+#include "store/store.h"
 
 void metrics_request(const char *verb, const char *resource, int code,
     uint64_t usec);

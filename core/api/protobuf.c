@@ -41,7 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protobuf.h"
+#include "api/protobuf.h"
 
 #define MAX_DEPTH	32
 #define MAX_FIELD	536870911	/* 2^29 - 1 */

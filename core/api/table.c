@@ -10,10 +10,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "json.h"
-#include "jsonpath.h"
-#include "table.h"
-#include "util.h"
+#include "api/table.h"
+#include "lib/json.h"
+#include "lib/jsonpath.h"
+#include "lib/util.h"
 
 struct col {
 	const char *name, *type;

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 
-#include "resource.h"
+#include "registry/resource.h"
 
 enum table_include { TABLE_NONE, TABLE_METADATA, TABLE_OBJECT };
 

@@ -19,12 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hmap.h"
-#include "json.h"
-#include "log.h"
-#include "status.h"
-#include "table.h"
-#include "watch.h"
+#include "api/table.h"
+#include "api/watch.h"
+#include "lib/hmap.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "registry/status.h"
 
 #define DEFAULT_HISTORY 10000
 #define DEFAULT_BUDGET (16u << 20)

@@ -12,10 +12,10 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "http.h"
-#include "resource.h"
-#include "selector.h"
-#include "store.h"
+#include "api/http.h"
+#include "lib/selector.h"
+#include "registry/resource.h"
+#include "store/store.h"
 
 typedef struct watch_hub watch_hub;
 

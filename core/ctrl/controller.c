@@ -18,15 +18,15 @@
 
 #include <lauxlib.h>
 
-#include "controller.h"
-#include "json.h"
-#include "log.h"
-#include "luaapi.h"
-#include "luaconv.h"
-#include "metrics.h"
-#include "resource.h"
-#include "util.h"
-#include "wqueue.h"
+#include "api/metrics.h"
+#include "ctrl/controller.h"
+#include "ctrl/luaapi.h"
+#include "ctrl/luaconv.h"
+#include "ctrl/wqueue.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "registry/resource.h"
 
 #define BATCH 64
 

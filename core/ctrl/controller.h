@@ -16,9 +16,9 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "luahost.h"
-#include "registry.h"
-#include "store.h"
+#include "ctrl/luahost.h"
+#include "registry/registry.h"
+#include "store/store.h"
 
 typedef struct controller_rt controller_rt;
 

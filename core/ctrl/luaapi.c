@@ -13,14 +13,14 @@
 
 #include <lauxlib.h>
 
-#include "json.h"
-#include "log.h"
-#include "luaapi.h"
-#include "luaconv.h"
-#include "resource.h"
-#include "selector.h"
-#include "status.h"
-#include "util.h"
+#include "ctrl/luaapi.h"
+#include "ctrl/luaconv.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/selector.h"
+#include "lib/util.h"
+#include "registry/resource.h"
+#include "registry/status.h"
 
 static struct luaapi_ctx *
 ctx_of(lua_State *L)

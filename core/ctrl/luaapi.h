@@ -12,8 +12,8 @@
 #include <cjson/cJSON.h>
 #include <lua.h>
 
-#include "registry.h"
-#include "store.h"
+#include "registry/registry.h"
+#include "store/store.h"
 
 struct luaapi_ctx {
 	registry *rg;

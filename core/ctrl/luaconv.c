@@ -12,8 +12,8 @@
 
 #include <lauxlib.h>
 
-#include "log.h"
-#include "luaconv.h"
+#include "ctrl/luaconv.h"
+#include "lib/log.h"
 
 #define ARRAY_MT "volray.array"
 #define MAX_DEPTH 200

@@ -18,9 +18,9 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
-#include "log.h"
-#include "luaconv.h"
-#include "luahost.h"
+#include "ctrl/luaconv.h"
+#include "ctrl/luahost.h"
+#include "lib/log.h"
 
 #define HOOK_EVERY 1000
 
@@ -70,10 +70,10 @@ scan(luahost *h, const char *root, const char *sub, int depth)
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(rel, sizeof rel, "%s%s%s", sub, *sub ? "/" : "",
-		    de->d_name);
-		snprintf(path, sizeof path, "%s/%s", root, rel);
-		if (stat(path, &sb) != 0)
+		if (snprintf(rel, sizeof rel, "%s%s%s", sub, *sub ? "/" : "",
+		    de->d_name) >= (int)sizeof rel ||
+		    snprintf(path, sizeof path, "%s/%s", root, rel) >=
+		    (int)sizeof path || stat(path, &sb) != 0)
 			continue;
 		if (S_ISDIR(sb.st_mode)) {
 			scan(h, root, rel, depth + 1);

@@ -29,9 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hmap.h"
-#include "log.h"
-#include "wqueue.h"
+#include "ctrl/wqueue.h"
+#include "lib/hmap.h"
+#include "lib/log.h"
 
 #define DIRTY 0x1
 #define PROCESSING 0x2

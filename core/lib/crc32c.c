@@ -16,7 +16,7 @@
 #define HAVE_SSE42_CRC
 #endif
 
-#include "crc32c.h"
+#include "lib/crc32c.h"
 
 static uint32_t crc_table[8][256];
 static uint32_t (*crc_fn)(uint32_t, const void *, size_t);

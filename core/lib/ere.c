@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ere.h"
-#include "log.h"
+#include "lib/ere.h"
+#include "lib/log.h"
 
 #define GROWTH	7	/* output bytes per input byte, at most */
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hmap.h"
-#include "log.h"
+#include "lib/hmap.h"
+#include "lib/log.h"
 
 struct hnode {
 	struct hnode *next;

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "log.h"
+#include "lib/json.h"
+#include "lib/log.h"
 
 cJSON *
 json_at(const cJSON *o, const char *path)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonpath.h"
+#include "lib/jsonpath.h"
 
 struct eval {
 	void (*fn)(const cJSON *, void *);

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "lib/log.h"
 
 static enum log_level min_level = LOG_INFO;
 static const char *names[] = {"debug", "info", "warn", "error"};

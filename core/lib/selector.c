@@ -21,7 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "selector.h"
+#include "lib/selector.h"
+#include "lib/util.h"
 
 enum op {
 	OP_EQ,
@@ -125,26 +126,6 @@ xstrndup(const char *s, size_t len)
 
 	p = xcalloc(1, len + 1);
 	memcpy(p, s, len);
-	return p;
-}
-
-/* Format a message into newly allocated memory. */
-static char * __attribute__((format(printf, 1, 2)))
-xprintf(const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*p;
-	int	 n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		abort();
-	p = xcalloc(1, (size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(p, (size_t)n + 1, fmt, ap);
-	va_end(ap);
 	return p;
 }
 
@@ -352,39 +333,39 @@ check_req(const struct req *r)
 	size_t		 i;
 
 	if ((why = check_key(r->key)) != NULL)
-		return xprintf("key: Invalid value: \"%s\": %s", r->key, why);
+		return util_printf("key: Invalid value: \"%s\": %s", r->key, why);
 	switch (r->op) {
 	case OP_IN:
 	case OP_NOTIN:
 		if (r->nvalues == 0)
-			return xprintf("for 'in', 'notin' operators, values "
+			return util_printf("for 'in', 'notin' operators, values "
 			    "set can't be empty");
 		break;
 	case OP_EQ:
 	case OP_NE:
 		if (r->nvalues != 1)
-			return xprintf("exact-match compatibility requires "
+			return util_printf("exact-match compatibility requires "
 			    "one single value");
 		break;
 	case OP_EXISTS:
 	case OP_NOTEXISTS:
 		if (r->nvalues != 0)
-			return xprintf("values set must be empty for exists "
+			return util_printf("values set must be empty for exists "
 			    "and does not exist");
 		break;
 	case OP_GT:
 	case OP_LT:
 		if (r->nvalues != 1)
-			return xprintf("for 'Gt', 'Lt' operators, exactly one "
+			return util_printf("for 'Gt', 'Lt' operators, exactly one "
 			    "value is required");
 		if (parse_int(r->values[0], &n) != 0)
-			return xprintf("for 'Gt', 'Lt' operators, the value "
+			return util_printf("for 'Gt', 'Lt' operators, the value "
 			    "must be an integer");
 		break;
 	}
 	for (i = 0; i < r->nvalues; i++) {
 		if ((why = check_value(r->values[i])) != NULL)
-			return xprintf("values[%zu]: Invalid value: \"%s\": %s",
+			return util_printf("values[%zu]: Invalid value: \"%s\": %s",
 			    i, r->values[i], why);
 	}
 	return NULL;
@@ -482,14 +463,14 @@ parse_values(struct lexer *l, struct req *r)
 
 	lex(l, &tk, CTX_VALUES);
 	if (tk.t != T_OPEN)
-		return xprintf("found '%.*s', expected: '('", tk.len, tk.p);
+		return util_printf("found '%.*s', expected: '('", tk.len, tk.p);
 	peek(l, &tk, CTX_VALUES);
 	if (tk.t == T_CLOSE) {
 		lex(l, &tk, CTX_VALUES);
 		return NULL;
 	}
 	if (tk.t != T_IDENT && tk.t != T_COMMA)
-		return xprintf("found '%.*s', expected: ',', ')' or identifier",
+		return util_printf("found '%.*s', expected: ',', ')' or identifier",
 		    tk.len, tk.p);
 	for (;;) {
 		lex(l, &tk, CTX_VALUES);
@@ -499,7 +480,7 @@ parse_values(struct lexer *l, struct req *r)
 			if (next.t == T_CLOSE)
 				break;
 			if (next.t != T_COMMA)
-				return xprintf("found '%.*s', expected: ',' or "
+				return util_printf("found '%.*s', expected: ',' or "
 				    "')'", next.len, next.p);
 		} else if (tk.t == T_COMMA) {
 			/* "(," ",)" and ",," all stand for an empty value. */
@@ -515,7 +496,7 @@ parse_values(struct lexer *l, struct req *r)
 				req_add_value(r, "", 0);
 			}
 		} else
-			return xprintf("found '%.*s', expected: ',', or "
+			return util_printf("found '%.*s', expected: ',', or "
 			    "identifier", tk.len, tk.p);
 	}
 	lex(l, &tk, CTX_VALUES);
@@ -535,7 +516,7 @@ parse_exact_value(struct lexer *l, struct req *r)
 	}
 	lex(l, &tk, CTX_VALUES);
 	if (tk.t != T_IDENT)
-		return xprintf("found '%.*s', expected: identifier", tk.len,
+		return util_printf("found '%.*s', expected: identifier", tk.len,
 		    tk.p);
 	req_add_value(r, tk.p, tk.len);
 	return NULL;
@@ -556,11 +537,11 @@ parse_requirement(struct lexer *l, struct req *r)
 		lex(l, &tk, CTX_VALUES);
 	}
 	if (tk.t != T_IDENT)
-		return xprintf("found '%.*s', expected: identifier", tk.len,
+		return util_printf("found '%.*s', expected: identifier", tk.len,
 		    tk.p);
 	r->key = xstrndup(tk.p, tk.len);
 	if ((why = check_key(r->key)) != NULL)
-		return xprintf("key: Invalid value: \"%s\": %s", r->key, why);
+		return util_printf("key: Invalid value: \"%s\": %s", r->key, why);
 
 	peek(l, &tk, CTX_VALUES);
 	if (r->op != OP_NOTEXISTS && (tk.t == T_END || tk.t == T_COMMA))
@@ -590,7 +571,7 @@ parse_requirement(struct lexer *l, struct req *r)
 		r->op = OP_LT;
 		break;
 	default:
-		return xprintf("found '%.*s', expected: in, notin, =, ==, !=, "
+		return util_printf("found '%.*s', expected: in, notin, =, ==, !=, "
 		    "gt, lt", tk.len, tk.p);
 	}
 	if (r->op == OP_IN || r->op == OP_NOTIN)
@@ -623,13 +604,13 @@ selector_parse_labels(const char *s, char **cause)
 	if (tk.t == T_END)
 		return sel;
 	if (tk.t != T_IDENT && tk.t != T_NOT) {
-		error = xprintf("found '%.*s', expected: !, identifier, or "
+		error = util_printf("found '%.*s', expected: !, identifier, or "
 		    "'end of string'", tk.len, tk.p);
 		goto fail;
 	}
 	for (;;) {
 		if ((error = parse_requirement(&l, &r)) != NULL) {
-			set_cause(cause, xprintf("unable to parse requirement: "
+			set_cause(cause, util_printf("unable to parse requirement: "
 			    "%s", error));
 			free(error);
 			error = NULL;
@@ -641,13 +622,13 @@ selector_parse_labels(const char *s, char **cause)
 		if (tk.t == T_END)
 			return sel;
 		if (tk.t != T_COMMA) {
-			error = xprintf("found '%.*s', expected: ',' or 'end "
+			error = util_printf("found '%.*s', expected: ',' or 'end "
 			    "of string'", tk.len, tk.p);
 			goto fail;
 		}
 		peek(&l, &tk, CTX_VALUES);
 		if (tk.t != T_IDENT && tk.t != T_NOT) {
-			error = xprintf("found '%.*s', expected: identifier "
+			error = util_printf("found '%.*s', expected: identifier "
 			    "after ','", tk.len, tk.p);
 			goto fail;
 		}
@@ -673,18 +654,18 @@ unescape_value(const char *s, size_t len, char **out)
 		if (s[i] == '\\') {
 			if (i + 1 == len) {
 				free(v);
-				return xprintf("invalid field selector: invalid "
+				return util_printf("invalid field selector: invalid "
 				    "escape sequence: \\");
 			}
 			i++;
 			if (s[i] != '\\' && s[i] != ',' && s[i] != '=') {
 				free(v);
-				return xprintf("invalid field selector: invalid "
+				return util_printf("invalid field selector: invalid "
 				    "escape sequence: \\%c", s[i]);
 			}
 		} else if (s[i] == ',' || s[i] == '=') {
 			free(v);
-			return xprintf("invalid field selector: unescaped "
+			return util_printf("invalid field selector: unescaped "
 			    "character in value: %c", s[i]);
 		}
 		v[n++] = s[i];
@@ -715,7 +696,7 @@ parse_term(const char *all, const char *term, size_t len, struct req *r)
 		break;
 	}
 	if (oplen == 0)
-		return xprintf("invalid selector: '%s'; can't understand '%.*s'",
+		return util_printf("invalid selector: '%s'; can't understand '%.*s'",
 		    all, (int)len, term);
 
 	/* Paths never hold spaces: forgive them around the path. */
@@ -724,7 +705,7 @@ parse_term(const char *all, const char *term, size_t len, struct req *r)
 	for (end = i; end > start && is_space(term[end - 1]); end--)
 		;
 	if (start == end)
-		return xprintf("invalid selector: '%s'; empty field path in "
+		return util_printf("invalid selector: '%s'; empty field path in "
 		    "'%.*s'", all, (int)len, term);
 	r->key = xstrndup(term + start, end - start);
 
@@ -787,15 +768,15 @@ expression_req(const cJSON *expr, struct req *r)
 	const char	*name;
 
 	if (!cJSON_IsObject(expr))
-		return xprintf("must be an object");
+		return util_printf("must be an object");
 	key = cJSON_GetObjectItemCaseSensitive(expr, "key");
 	op = cJSON_GetObjectItemCaseSensitive(expr, "operator");
 	values = cJSON_GetObjectItemCaseSensitive(expr, "values");
 
 	if (key != NULL && !cJSON_IsNull(key) && !cJSON_IsString(key))
-		return xprintf("key must be a string");
+		return util_printf("key must be a string");
 	if (op != NULL && !cJSON_IsNull(op) && !cJSON_IsString(op))
-		return xprintf("operator must be a string");
+		return util_printf("operator must be a string");
 	name = cJSON_IsString(key) ? key->valuestring : "";
 	r->key = xstrndup(name, strlen(name));
 
@@ -809,15 +790,15 @@ expression_req(const cJSON *expr, struct req *r)
 	else if (strcmp(name, "DoesNotExist") == 0)
 		r->op = OP_NOTEXISTS;
 	else
-		return xprintf("\"%s\" is not a valid label selector operator",
+		return util_printf("\"%s\" is not a valid label selector operator",
 		    name);
 
 	if (values != NULL && !cJSON_IsNull(values)) {
 		if (!cJSON_IsArray(values))
-			return xprintf("values must be an array of strings");
+			return util_printf("values must be an array of strings");
 		cJSON_ArrayForEach(v, values) {
 			if (!cJSON_IsString(v))
-				return xprintf("values must be an array of "
+				return util_printf("values must be an array of "
 				    "strings");
 			req_add_value(r, v->valuestring, strlen(v->valuestring));
 		}
@@ -840,20 +821,20 @@ selector_from_json(const cJSON *ls, char **cause)
 		return sel;
 	memset(&r, 0, sizeof r);
 	if (!cJSON_IsObject(ls)) {
-		set_cause(cause, xprintf("label selector must be an object"));
+		set_cause(cause, util_printf("label selector must be an object"));
 		goto fail;
 	}
 
 	labels = cJSON_GetObjectItemCaseSensitive(ls, "matchLabels");
 	if (labels != NULL && !cJSON_IsNull(labels)) {
 		if (!cJSON_IsObject(labels)) {
-			set_cause(cause, xprintf("matchLabels must be an "
+			set_cause(cause, util_printf("matchLabels must be an "
 			    "object"));
 			goto fail;
 		}
 		cJSON_ArrayForEach(item, labels) {
 			if (!cJSON_IsString(item)) {
-				set_cause(cause, xprintf("matchLabels: value "
+				set_cause(cause, util_printf("matchLabels: value "
 				    "of \"%s\" must be a string", item->string));
 				goto fail;
 			}
@@ -862,7 +843,7 @@ selector_from_json(const cJSON *ls, char **cause)
 			req_add_value(&r, item->valuestring,
 			    strlen(item->valuestring));
 			if ((error = check_req(&r)) != NULL) {
-				set_cause(cause, xprintf("matchLabels: %s",
+				set_cause(cause, util_printf("matchLabels: %s",
 				    error));
 				free(error);
 				goto fail;
@@ -874,13 +855,13 @@ selector_from_json(const cJSON *ls, char **cause)
 	exprs = cJSON_GetObjectItemCaseSensitive(ls, "matchExpressions");
 	if (exprs != NULL && !cJSON_IsNull(exprs)) {
 		if (!cJSON_IsArray(exprs)) {
-			set_cause(cause, xprintf("matchExpressions must be an "
+			set_cause(cause, util_printf("matchExpressions must be an "
 			    "array"));
 			goto fail;
 		}
 		cJSON_ArrayForEach(item, exprs) {
 			if ((error = expression_req(item, &r)) != NULL) {
-				set_cause(cause, xprintf("matchExpressions[%d]: "
+				set_cause(cause, util_printf("matchExpressions[%d]: "
 				    "%s", i, error));
 				free(error);
 				goto fail;

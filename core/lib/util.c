@@ -3,13 +3,15 @@
  * generator seeded once from getrandom(2): uids need to be unique, not
  * secret.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
 
-#include "util.h"
+#include "lib/log.h"
+#include "lib/util.h"
 
 static uint64_t rng_state;
 
@@ -120,5 +122,18 @@ util_age(time_t since, char out[16])
 		snprintf(out, 16, (d % 86400) / 3600 ? "%ldd%ldh" : "%ldd",
 		    d / 86400, (d % 86400) / 3600);
 	else
-		snprintf(out, 16, "%ldd", d / 86400);
+		snprintf(out, 16, "%dd", (int)(d / 86400 % 1000000));
+}
+
+char *
+util_printf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		fatal("out of memory");
+	va_end(ap);
+	return s;
 }

@@ -1,6 +1,6 @@
 /*
  * Identifiers and time: object uids, RFC 3339 timestamps, generateName
- * suffixes, and a monotonic clock for latencies.
+ * suffixes, a monotonic clock for latencies, and formatted strings.
  */
 #ifndef VOLRAY_UTIL_H
 #define VOLRAY_UTIL_H
@@ -23,5 +23,7 @@ void util_random_suffix(char *out, size_t n);
 uint64_t util_usec(void);
 /* A human age like kubectl prints it: 5s, 3m, 2m30s, 4h, 3d. */
 void util_age(time_t since, char out[16]);
+/* printf into newly allocated memory (aborts when out of memory). */
+char *util_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -23,7 +23,8 @@
 
 #include <yaml.h>
 
-#include "yamljson.h"
+#include "lib/util.h"
+#include "lib/yamljson.h"
 
 #define MAX_DEPTH	1000		/* same nesting limit as cJSON */
 #define ALIAS_BUDGET	100000		/* nodes an alias may copy freely */
@@ -65,25 +66,6 @@ checked(cJSON *n)
 	return n;
 }
 
-/* Format into a fresh buffer. */
-static char *
-xprintf(const char *fmt, ...)
-{
-	va_list	 ap;
-	int	 n;
-	char	*s;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (s = malloc((size_t)n + 1)) == NULL)
-		oom();
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	return s;
-}
-
 /* Record the first error of a parse, with its line. */
 static void
 fail(struct loader *l, size_t line, const char *fmt, ...)
@@ -96,7 +78,7 @@ fail(struct loader *l, size_t line, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	l->cause = xprintf("yaml: line %zu: %s", line, msg);
+	l->cause = util_printf("yaml: line %zu: %s", line, msg);
 }
 
 /* Turn libyaml's error state into a cause. */
@@ -425,13 +407,13 @@ key_string(struct loader *l, const cJSON *k, size_t line)
 	char	buf[64];
 
 	if (cJSON_IsString(k))
-		return xprintf("%s", k->valuestring);
+		return util_printf("%s", k->valuestring);
 	if (cJSON_IsNumber(k)) {
 		number_key(k->valuedouble, buf, sizeof buf);
-		return xprintf("%s", buf);
+		return util_printf("%s", buf);
 	}
 	if (cJSON_IsBool(k))
-		return xprintf("%s", cJSON_IsTrue(k) ? "true" : "false");
+		return util_printf("%s", cJSON_IsTrue(k) ? "true" : "false");
 	fail(l, line, "unsupported map key");
 	return NULL;
 }
@@ -772,7 +754,7 @@ yamljson_parse(const char *buf, size_t len, char **cause)
 	doc = cJSON_DetachItemFromArray(docs, 0);
 	cJSON_Delete(docs);
 	if (doc == NULL && cause != NULL)
-		*cause = xprintf("empty document");
+		*cause = util_printf("empty document");
 	return doc;
 }
 
@@ -832,12 +814,12 @@ yamljson_load_file(const char *path, char **cause)
 	free(buf);
 	if (docs == NULL) {
 		if (cause != NULL)
-			*cause = xprintf("%s: %s", path, why);
+			*cause = util_printf("%s: %s", path, why);
 		free(why);
 	}
 	return docs;
 syserr:
 	if (cause != NULL)
-		*cause = xprintf("%s: %s", path, strerror(errno));
+		*cause = util_printf("%s: %s", path, strerror(errno));
 	return NULL;
 }

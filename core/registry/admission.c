@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "admission.h"
-#include "json.h"
-#include "log.h"
-#include "status.h"
-#include "util.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "registry/admission.h"
+#include "registry/status.h"
 
 static void
 set_default_str(cJSON *o, const char *key, const char *v)

@@ -10,8 +10,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "resource.h"
-#include "store.h"
+#include "registry/resource.h"
+#include "store/store.h"
 
 /* Fill defaults into obj; old is the stored object on update, else NULL. */
 void admission_mutate(store *, const resource *, cJSON *obj, const cJSON *old);

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gc.h"
-#include "json.h"
-#include "log.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "registry/gc.h"
 
 struct gc {
 	registry *rg;

@@ -7,8 +7,8 @@
 #ifndef VOLRAY_GC_H
 #define VOLRAY_GC_H
 
-#include "registry.h"
-#include "store.h"
+#include "registry/registry.h"
+#include "store/store.h"
 
 typedef struct gc gc;
 

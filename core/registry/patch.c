@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "patch.h"
+#include "lib/json.h"
+#include "registry/patch.h"
 
 #define DIRECTIVE_PATCH		"$patch"
 #define DIRECTIVE_RETAIN	"$retainKeys"

@@ -10,19 +10,20 @@
  * garbage collector (gc.c) finishes what deletion starts.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "admission.h"
-#include "json.h"
-#include "log.h"
-#include "patch.h"
-#include "registry.h"
-#include "status.h"
-#include "util.h"
-#include "yamljson.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "lib/yamljson.h"
+#include "registry/admission.h"
+#include "registry/patch.h"
+#include "registry/registry.h"
+#include "registry/status.h"
 
 struct registry {
 	store *st;
@@ -909,8 +910,9 @@ install_crds(registry *rg, const char *dir, char **cause)
 
 	n = scandir(dir, &ents, NULL, alphasort);
 	if (n < 0) {
-		log_warn("no CRD directory %s", dir);
-		return 0;
+		*cause = util_printf("cannot read the CRD directory %s: %s", dir,
+		    strerror(errno));
+		return -1;
 	}
 	for (i = 0; i < n; i++) {
 		char path[4096];

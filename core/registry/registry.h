@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 
-#include "resource.h"
-#include "store.h"
+#include "registry/resource.h"
+#include "store/store.h"
 
 typedef struct registry registry;
 

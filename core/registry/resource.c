@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "log.h"
-#include "resource.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "registry/resource.h"
 
 struct builtin {
 	const char *group, *version, *plural, *singular, *kind;

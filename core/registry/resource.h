@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 
-#include "schema.h"
+#include "registry/schema.h"
 
 struct printer_col {
 	char *name;

@@ -22,9 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ere.h"
-#include "json.h"
-#include "schema.h"
+#include "lib/ere.h"
+#include "lib/json.h"
+#include "registry/schema.h"
 
 #define T_NULL		0x01
 #define T_BOOLEAN	0x02

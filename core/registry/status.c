@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "log.h"
-#include "resource.h"
-#include "status.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "registry/resource.h"
+#include "registry/status.h"
 
 static cJSON *
 make(int code, const char *reason, const char *msg)

@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hmap.h"
-#include "log.h"
-#include "store.h"
-#include "wal.h"
+#include "lib/hmap.h"
+#include "lib/log.h"
+#include "store/store.h"
+#include "store/wal.h"
 
 #define SNAPSHOT_BYTES (64ULL << 20)
 

@@ -17,7 +17,7 @@
 #include <cjson/cJSON.h>
 #include <uv.h>
 
-#include "rbuf.h"
+#include "lib/rbuf.h"
 
 typedef struct store store;
 

@@ -53,9 +53,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "crc32c.h"
-#include "log.h"
-#include "wal.h"
+#include "lib/crc32c.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "store/wal.h"
 
 #define REC_HDR		8			/* u32 len, u32 crc */
 #define REC_FIXED	(8 + 1 + 4 + 4)		/* rev, op, klen, vlen */
@@ -279,19 +280,6 @@ rec_decode(const unsigned char *p, size_t avail, struct rec *r,
 
 /* Small helpers. */
 
-static char *
-xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		fatal("out of memory");
-	va_end(ap);
-	return s;
-}
-
 static void
 buf_reserve(struct buf *b, size_t n)
 {
@@ -389,13 +377,13 @@ parse_name(const char *name, const char *prefix, const char *suffix,
 static char *
 seg_path(const char *dir, uint64_t start)
 {
-	return xasprintf("%s/log-%016llx.wal", dir, (unsigned long long)start);
+	return util_printf("%s/log-%016llx.wal", dir, (unsigned long long)start);
 }
 
 static char *
 snap_path(const char *dir, uint64_t rev, const char *suffix)
 {
-	return xasprintf("%s/snap-%016llx.snap%s", dir, (unsigned long long)rev,
+	return util_printf("%s/snap-%016llx.snap%s", dir, (unsigned long long)rev,
 	    suffix);
 }
 
@@ -547,7 +535,7 @@ recover_snapshot(wal *w, uint64_t *snaps, size_t nsnaps,
 	for (i = nsnaps; i-- > 0;) {
 		path = snap_path(w->dir, snaps[i], "");
 		if ((rc = map_open(path, O_RDONLY, &m)) != 0) {
-			*cause = xasprintf("%s: %s", path, strerror(-rc));
+			*cause = util_printf("%s: %s", path, strerror(-rc));
 			free(path);
 			return -1;
 		}
@@ -615,7 +603,7 @@ recover_segment(wal *w, uint64_t start, uint64_t snaprev, uint64_t *logrev,
 	int rc, torn = 0;
 
 	if ((rc = map_open(path, O_RDWR, &m)) != 0) {
-		*cause = xasprintf("%s: %s", path, strerror(-rc));
+		*cause = util_printf("%s: %s", path, strerror(-rc));
 		free(path);
 		return -1;
 	}
@@ -646,11 +634,11 @@ recover_segment(wal *w, uint64_t start, uint64_t snaprev, uint64_t *logrev,
 		torn = 1;
 	}
 	if (off < m.len && ftruncate(m.fd, off) != 0) {
-		*cause = xasprintf("truncate %s: %s", path, strerror(errno));
+		*cause = util_printf("truncate %s: %s", path, strerror(errno));
 		rc = -1;
 	} else if (fsync(m.fd) != 0) {
 		/* What was read may so far live only in the page cache. */
-		*cause = xasprintf("fsync %s: %s", path, strerror(errno));
+		*cause = util_printf("fsync %s: %s", path, strerror(errno));
 		rc = -1;
 	}
 	map_close(&m);
@@ -662,16 +650,16 @@ recover_segment(wal *w, uint64_t start, uint64_t snaprev, uint64_t *logrev,
 static int
 lock_dir(wal *w, char **cause)
 {
-	char *path = xasprintf("%s/lock", w->dir);
+	char *path = util_printf("%s/lock", w->dir);
 
 	w->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (w->lockfd < 0) {
-		*cause = xasprintf("%s: %s", path, strerror(errno));
+		*cause = util_printf("%s: %s", path, strerror(errno));
 		free(path);
 		return -1;
 	}
 	if (flock(w->lockfd, LOCK_EX | LOCK_NB) != 0) {
-		*cause = xasprintf("%s: %s", path, errno == EWOULDBLOCK ?
+		*cause = util_printf("%s: %s", path, errno == EWOULDBLOCK ?
 		    "store is in use by another process" : strerror(errno));
 		free(path);
 		return -1;
@@ -693,7 +681,7 @@ recover(wal *w, wal_replay_cb replay_cb, void *arg, uint64_t *last_rev,
 	int rc = -1, torn = 0, r;
 
 	if ((d = opendir(w->dir)) == NULL) {
-		*cause = xasprintf("%s: %s", w->dir, strerror(errno));
+		*cause = util_printf("%s: %s", w->dir, strerror(errno));
 		return -1;
 	}
 	while ((de = readdir(d)) != NULL) {
@@ -703,7 +691,7 @@ recover(wal *w, wal_replay_cb replay_cb, void *arg, uint64_t *last_rev,
 			u64_push(&snaps, &nsnaps, &csnaps, rev);
 		else if (parse_name(de->d_name, "snap-", ".snap.tmp",
 		    &rev) == 0) {
-			path = xasprintf("%s/%s", w->dir, de->d_name);
+			path = util_printf("%s/%s", w->dir, de->d_name);
 			log_warn("wal: removing unfinished snapshot %s", path);
 			if (unlink(path) != 0)
 				log_error("wal: unlink %s: %s", path,
@@ -729,7 +717,7 @@ recover(wal *w, wal_replay_cb replay_cb, void *arg, uint64_t *last_rev,
 		covered = snaprev > logrev ? snaprev : logrev;
 		if (torn && segs[i] > covered + 1) {
 			path = seg_path(w->dir, segs[i]);
-			aside = xasprintf("%s.corrupt", path);
+			aside = util_printf("%s.corrupt", path);
 			log_error("wal: %s follows a corrupt segment; "
 			    "renamed to %s", path, aside);
 			if (rename(path, aside) != 0)
@@ -746,7 +734,7 @@ recover(wal *w, wal_replay_cb replay_cb, void *arg, uint64_t *last_rev,
 		torn = r;
 	}
 	if ((r = fsync_dir(w->dir)) != 0) {
-		*cause = xasprintf("fsync %s: %s", w->dir, strerror(-r));
+		*cause = util_printf("fsync %s: %s", w->dir, strerror(-r));
 		goto out;
 	}
 	*last_rev = snaprev > logrev ? snaprev : logrev;
@@ -1119,7 +1107,7 @@ remove_obsolete(wal *w, uint64_t rev)
 		    v < rev);
 		if (!rm)
 			continue;
-		path = xasprintf("%s/%s", w->dir, de->d_name);
+		path = util_printf("%s/%s", w->dir, de->d_name);
 		if (unlink(path) != 0)
 			log_warn("wal: unlink %s: %s", path, strerror(errno));
 		else
@@ -1243,20 +1231,20 @@ wal_open(uv_loop_t *loop, const char *dir, wal_replay_cb replay_cb,
 	w->arg = arg;
 	w->fd = -1;
 	w->lockfd = -1;
-	w->dir = xasprintf("%s/store", dir);
+	w->dir = util_printf("%s/store", dir);
 	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-		*cause = xasprintf("mkdir %s: %s", dir, strerror(errno));
+		*cause = util_printf("mkdir %s: %s", dir, strerror(errno));
 		goto fail;
 	}
 	if (mkdir(w->dir, 0755) != 0 && errno != EEXIST) {
-		*cause = xasprintf("mkdir %s: %s", w->dir, strerror(errno));
+		*cause = util_printf("mkdir %s: %s", w->dir, strerror(errno));
 		goto fail;
 	}
 	if (lock_dir(w, cause) != 0 ||
 	    recover(w, replay_cb, arg, &last, cause) != 0)
 		goto fail;
 	if ((r = seg_create(w->dir, last + 1, &w->fd)) != 0) {
-		*cause = xasprintf("create log-%016llx.wal: %s",
+		*cause = util_printf("create log-%016llx.wal: %s",
 		    (unsigned long long)(last + 1), strerror(-r));
 		goto fail;
 	}
@@ -1267,12 +1255,12 @@ wal_open(uv_loop_t *loop, const char *dir, wal_replay_cb replay_cb,
 	    uv_cond_init(&w->snapcond) != 0)
 		fatal("wal: cannot create mutex");
 	if ((r = uv_async_init(loop, &w->async, async_cb)) != 0) {
-		*cause = xasprintf("uv_async_init: %s", uv_strerror(r));
+		*cause = util_printf("uv_async_init: %s", uv_strerror(r));
 		goto fail_sync;
 	}
 	w->async.data = w;
 	if ((r = uv_thread_create(&w->thread, sync_main, w)) != 0) {
-		*cause = xasprintf("cannot start sync thread: %s",
+		*cause = util_printf("cannot start sync thread: %s",
 		    uv_strerror(r));
 		uv_close((uv_handle_t *)&w->async, close_cb);
 		close(w->fd);

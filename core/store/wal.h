@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "rbuf.h"
+#include "lib/rbuf.h"
 
 enum wal_op { WAL_PUT = 1, WAL_DELETE = 2 };
 

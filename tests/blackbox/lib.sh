@@ -6,6 +6,8 @@ set -eu
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
 VOLRAYD="$top_builddir/volrayd"
+# Where volrayd finds crds/, lua/ and policies/; empty lets it find them.
+SHARE_DIR="$top_srcdir"
 SAMPLES="$top_srcdir/../shared/upstream-samples"
 TEST_NAME=$(basename "$0" .sh)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/volray-$TEST_NAME.XXXXXX")
@@ -45,7 +47,7 @@ free_port() {
 start_daemon() {
 	PORT=$(free_port)
 	"$VOLRAYD" --data-dir "$DATA" --listen "127.0.0.1:$PORT" \
-		--no-local-node --share-dir "$top_srcdir" "$@" \
+		--no-local-node ${SHARE_DIR:+--share-dir "$SHARE_DIR"} "$@" \
 		>>"$WORK/volrayd.log" 2>&1 &
 	DAEMON_PID=$!
 	API="http://127.0.0.1:$PORT"

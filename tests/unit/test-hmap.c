@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "hmap.h"
+#include "lib/hmap.h"
 
 static int
 count(const char *k, void *v, void *arg)

@@ -26,9 +26,9 @@
 #include <curl/curl.h>
 #include <uv.h>
 
+#include "api/http.h"
 #include "check.h"
-#include "http.h"
-#include "log.h"
+#include "lib/log.h"
 
 #define NCLIENTS 64
 

@@ -12,9 +12,9 @@
 #include <lauxlib.h>
 
 #include "check.h"
-#include "json.h"
-#include "luaconv.h"
-#include "luahost.h"
+#include "ctrl/luaconv.h"
+#include "ctrl/luahost.h"
+#include "lib/json.h"
 
 static char root1[] = "/tmp/volray-test-lua1.XXXXXX";
 static char root2[] = "/tmp/volray-test-lua2.XXXXXX";

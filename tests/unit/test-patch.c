@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "patch.h"
+#include "registry/patch.h"
 
 enum which { MERGE, JSON, STRATEGIC };
 

@@ -18,8 +18,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "api/protobuf.h"
 #include "check.h"
-#include "protobuf.h"
 
 #define PB(s)	s, sizeof (s) - 1
 

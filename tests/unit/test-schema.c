@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "schema.h"
-#include "yamljson.h"
+#include "lib/yamljson.h"
+#include "registry/schema.h"
 
 static schema *
 compile_yaml(const char *yaml)

@@ -9,7 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "check.h"
-#include "selector.h"
+#include "lib/selector.h"
 
 static cJSON *
 json(const char *s)

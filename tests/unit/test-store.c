@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "store.h"
+#include "store/store.h"
 
 static int events, durable_calls;
 static enum store_event_type last_type;

@@ -37,8 +37,8 @@
 #include <uv.h>
 
 #include "check.h"
-#include "log.h"
-#include "wal.h"
+#include "lib/log.h"
+#include "store/wal.h"
 
 static int quick;
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "wqueue.h"
+#include "ctrl/wqueue.h"
 
 static uint64_t
 fake_clock(void *arg)

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "yamljson.h"
+#include "lib/yamljson.h"
 
 /* Parse one document and print it as compact JSON (or "ERR: cause"). */
 static char *
