@@ -1,0 +1,49 @@
+/*
+ * RBAC: rbac.authorization.k8s.io/v1 Roles, ClusterRoles, RoleBindings and
+ * ClusterRoleBindings decide what a user may do, with kube-apiserver's
+ * semantics (verbs, apiGroups, resources and subresources, resourceNames,
+ * nonResourceURLs, "*" wildcards; members of system:masters may do
+ * anything). The API asks before it serves a request, the controllers and
+ * the scheduler ask before they act.
+ */
+#ifndef VOLRAY_RBAC_H
+#define VOLRAY_RBAC_H
+
+#include <cjson/cJSON.h>
+
+#include "lib/user.h"
+#include "registry/registry.h"
+#include "store/store.h"
+
+typedef struct rbac rbac;
+
+/* What a request wants to do (Kubernetes' authorizer.Attributes). */
+typedef struct rbac_attrs {
+	const char *verb;         /* get list watch create update patch delete
+	                             deletecollection (or bind, escalate, ...);
+	                             for non-resource requests the lowercase
+	                             HTTP method: get, post, put, ... */
+	const char *api_group;    /* "" for the core group */
+	const char *resource;     /* plural, "" for non-resource requests */
+	const char *subresource;  /* "" when none */
+	const char *ns;           /* "" for cluster-scoped or all namespaces */
+	const char *name;         /* "" when none */
+	const char *path;         /* non-resource requests: the URL path;
+	                             NULL for resource requests */
+} rbac_attrs;
+
+rbac *rbac_new(store *, registry *);
+void rbac_free(rbac *);
+/*
+ * Create the bootstrap policy (cluster-admin, admin/edit/view and their
+ * aggregation, system:* roles and bindings, the in-process components'
+ * roles) where missing, and keep it up to date.
+ */
+int rbac_bootstrap(rbac *, char **cause);
+/* 1 allowed, 0 denied. *reason (malloc'd, may be NULL) says why. */
+int rbac_authorize(rbac *, const user_info *, const rbac_attrs *,
+    char **reason);
+/* The 403 Status kube-apiserver answers for a denied request. */
+cJSON *rbac_forbidden(const user_info *, const rbac_attrs *);
+
+#endif
