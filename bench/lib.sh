@@ -100,14 +100,17 @@ start_volrayd() {
 	# "pkill volrayd" from someone's test must not end a run midway.
 	[ -x "$RUN_DIR/vrbench-server" ] ||
 	    cp "$VOLRAYD" "$RUN_DIR/vrbench-server"
+	# Plain HTTP on loopback, as etcd's baseline runs; every request
+	# still carries the admin's token (VR_AUTH, loadgen -H).
 	"$RUN_DIR/vrbench-server" --data-dir "$RUN_DIR/vr" \
-	    --listen "127.0.0.1:$VR_PORT" --no-local-node \
+	    --listen "127.0.0.1:$VR_PORT" --no-local-node --plain-http \
 	    --share-dir "$SHARE_DIR" >"$RUN_DIR/volrayd.log" 2>&1 &
 	VR_PID=$!
 	PIDS="$PIDS $VR_PID"
 	wait_http "http://127.0.0.1:$VR_PORT/readyz" 30 ok ||
 	    die "volrayd did not become ready"
 	VR_URL="http://127.0.0.1:$VR_PORT/api/v1/namespaces/default/configmaps"
+	VR_AUTH="Authorization: Bearer $(cat "$RUN_DIR/vr/pki/admin.token")"
 }
 
 stop_volrayd() {

@@ -132,6 +132,7 @@ static struct {
 	uint64_t	 k;		/* objects updated in turn */
 	size_t		 size;
 	char		 prefix[64];
+	char		 header[1024];	/* -H: one more header line, with CRLF */
 	int		 timeout;	/* whole run, seconds */
 	int		 idle;		/* watch: give up after this much quiet */
 	int		 verbose;
@@ -397,9 +398,10 @@ static void
 out_request(struct conn *c, const char *method, const char *path,
     const char *body, size_t blen)
 {
-	out_printf(c, "%s %s HTTP/1.1\r\nHost: %s:%s\r\n"
+	out_printf(c, "%s %s HTTP/1.1\r\nHost: %s:%s\r\n%s"
 	    "Content-Type: application/json\r\nAccept: application/json\r\n"
-	    "Content-Length: %zu\r\n\r\n", method, path, g.host, g.port, blen);
+	    "Content-Length: %zu\r\n\r\n", method, path, g.host, g.port,
+	    g.header, blen);
 	memcpy(out_reserve(c, blen), body, blen);
 	c->outlen += blen;
 }
@@ -957,9 +959,9 @@ http_get(const char *path)
 	if (fd < 0 || connect(fd, (struct sockaddr *)&g.addr, g.addrlen) != 0)
 		die("connect %s:%s: %s", g.host, g.port, strerror(errno));
 	buf = xmalloc(cap);
-	n = snprintf(buf, cap, "GET %s HTTP/1.1\r\nHost: %s:%s\r\n"
+	n = snprintf(buf, cap, "GET %s HTTP/1.1\r\nHost: %s:%s\r\n%s"
 	    "Accept: application/json\r\nConnection: close\r\n\r\n", path,
-	    g.host, g.port);
+	    g.host, g.port, g.header);
 	if (write(fd, buf, n) != n)
 		die("write: %s", strerror(errno));
 	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
@@ -1047,8 +1049,9 @@ watch_start(struct conn *c, const char *rev)
 	if (!g.etcd) {
 		snprintf(path, sizeof path, "%s?watch=true&resourceVersion=%s",
 		    g.path, rev);
-		out_printf(c, "GET %s HTTP/1.1\r\nHost: %s:%s\r\n"
-		    "Accept: application/json\r\n\r\n", path, g.host, g.port);
+		out_printf(c, "GET %s HTTP/1.1\r\nHost: %s:%s\r\n%s"
+		    "Accept: application/json\r\n\r\n", path, g.host, g.port,
+		    g.header);
 	} else {
 		/* The range [prefix, prefix with its last byte + 1). */
 		snprintf(path, sizeof path, "%s%s-", ETCD_PREFIX, g.prefix);
@@ -1177,7 +1180,8 @@ usage(void)
 "  --etcd-put PATH (default /v3/kv/put), --etcd-watch PATH (default /v3/watch)\n"
 "  --timeout S: give up after S seconds (default 600); --idle S: watch mode\n"
 "  stops waiting after S seconds without events (default 15); -v: verbose\n"
-"  -r R: send at most R requests (updates) per second; default: closed loop\n");
+"  -r R: send at most R requests (updates) per second; default: closed loop\n"
+"  -H 'Name: value': send this header too (e.g. Authorization: Bearer T)\n");
 	exit(2);
 }
 
@@ -1221,11 +1225,18 @@ main(int argc, char **argv)
 	strcpy(g.etcd_watch, "/v3/watch");
 	snprintf(g.prefix, sizeof g.prefix, "lg-%lx-%d",
 	    (unsigned long)time(NULL), (int)getpid());
-	while ((ch = getopt_long(argc, argv, "c:k:n:p:r:s:u:U:vw:", longopts,
+	while ((ch = getopt_long(argc, argv, "c:H:k:n:p:r:s:u:U:vw:", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			g.c = atoi(optarg);
+			break;
+		case 'H':
+			if (strlen(optarg) + 3 > sizeof g.header ||
+			    strpbrk(optarg, "\r\n") != NULL)
+				die("-H: one header line of at most %zu bytes",
+				    sizeof g.header - 3);
+			snprintf(g.header, sizeof g.header, "%s\r\n", optarg);
 			break;
 		case 'k':
 			g.k = strtoull(optarg, NULL, 10);

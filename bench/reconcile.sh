@@ -26,9 +26,16 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 start() { # extra flags
 	rm -rf "$work/data"
 	"$VOLRAYD" --data-dir "$work/data" --listen "127.0.0.1:$port" \
-		--no-local-node --share-dir "$top" "$@" 2>"$work/log" &
+		--no-local-node --plain-http --share-dir "$top" "$@" 2>"$work/log" &
 	pid=$!
 	until curl -fs "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; do sleep 0.02; done
+	AUTH="Authorization: Bearer $(cat "$work/data/pki/admin.token")"
+	export AUTH
+}
+
+# curl: the admin's token on every request.
+curl() {
+	command curl ${AUTH:+-H "$AUTH"} "$@"
 }
 
 metric() {
@@ -41,7 +48,7 @@ cpu_seconds() { # utime+stime of pid in seconds
 
 create_all() {
 	python3 - "$port" "$N" "$KIND" <<'PY'
-import http.client, json, sys, threading
+import http.client, json, os, sys, threading
 port, n, plural = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 kind = {"deployments": "Deployment", "replicasets": "ReplicaSet"}[plural]
 def work(t, nt):
@@ -54,7 +61,8 @@ def work(t, nt):
                      "template": {"metadata": {"labels": {"app": name}},
                                   "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}})
         c.request("POST", "/apis/apps/v1/namespaces/default/" + plural, body,
-                  {"Content-Type": "application/json"})
+                  {"Content-Type": "application/json",
+                   "Authorization": os.environ["AUTH"].split(": ", 1)[1]})
         r = c.getresponse(); r.read()
         assert r.status == 201, r.status
 ts = [threading.Thread(target=work, args=(t, 16)) for t in range(16)]

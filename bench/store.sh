@@ -38,9 +38,10 @@ RESULTS="$RUN_DIR/results"
 
 # run_one TARGET MODE URL CLIENTS RUN: one loadgen run, kept in TARGET-CLIENTS.
 run_one() {
-	local target=$1 mode=$2 url=$3 c=$4 r=$5 out line
+	local target=$1 mode=$2 url=$3 c=$4 r=$5 out line hdr=""
+	[ "$target" = volray ] && hdr=$VR_AUTH
 	wait_quiet
-	out=$("$LOADGEN" "$mode" -u "$url" -n "$N" -c "$c" -s "$SIZE" \
+	out=$("$LOADGEN" "$mode" ${hdr:+-H "$hdr"} -u "$url" -n "$N" -c "$c" -s "$SIZE" \
 	    -p "s$$-$target-c$c-r$r") || {
 		echo "$out"
 		die "$target at $c clients failed"

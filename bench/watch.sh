@@ -50,6 +50,7 @@ build_loadgen
 run_watch() {
 	local name=$1 url=$2 updates=$3
 	shift 3
+	case $name in volray*) set -- -H "$VR_AUTH" "$@" ;; esac
 	wait_quiet
 	"$LOADGEN" watch "$@" -u "$url" -w "$W" -U "$updates" -c "$WRITERS" \
 	    -s "$SIZE" -p "w$$-$name" >"$RUN_DIR/$name.out" || {

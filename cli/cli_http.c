@@ -35,7 +35,8 @@
 static struct client {
 	CURL			*curl;
 	char			*server, *token, *ca_file, *ns;
-	struct cli_buf		 ca;
+	char			*cert_file, *key_file;
+	struct cli_buf		 ca, cert, key;
 	int			 insecure;
 	long			 req_timeout_ms;
 	struct cli_http_res	*res;
@@ -112,6 +113,24 @@ named(const cJSON *list, const char *name, const char *inner)
 	return NULL;
 }
 
+/* A kubeconfig's FIELD (a file) or FIELD-data (base64) into *file or *data. */
+static int
+pem_field(const cJSON *obj, const char *field, char **file,
+    struct cli_buf *data, const char *path)
+{
+	char name[64];
+	const char *s;
+
+	if ((s = json_str(obj, field)) != NULL)
+		*file = cli_buf_strdup(s);
+	snprintf(name, sizeof name, "%s-data", field);
+	if ((s = json_str(obj, name)) != NULL && base64_decode(s, data) != 0) {
+		fprintf(stderr, "error: %s: bad %s\n", path, name);
+		return -1;
+	}
+	return 0;
+}
+
 /* Take server, credentials and namespace from the current context. */
 static int
 kubeconfig_load(const char *kubeconfig, const char *server)
@@ -151,14 +170,11 @@ kubeconfig_load(const char *kubeconfig, const char *server)
 		cl.token = cli_buf_strdup(s);
 	if ((s = json_str(ctx, "namespace")) != NULL && *s != '\0')
 		cl.ns = cli_buf_strdup(s);
-	if ((s = json_str(cluster, "certificate-authority")) != NULL)
-		cl.ca_file = cli_buf_strdup(s);
-	if ((s = json_str(cluster, "certificate-authority-data")) != NULL &&
-	    base64_decode(s, &cl.ca) != 0) {
-		fprintf(stderr, "error: %s: bad certificate-authority-data\n",
-		    path);
+	if (pem_field(cluster, "certificate-authority", &cl.ca_file, &cl.ca,
+	    path) != 0 || pem_field(user, "client-certificate", &cl.cert_file,
+	    &cl.cert, path) != 0 || pem_field(user, "client-key", &cl.key_file,
+	    &cl.key, path) != 0)
 		goto fail;
-	}
 	v = json_at(cluster, "insecure-skip-tls-verify");
 	cl.insecure = cJSON_IsTrue(v);
 	if (cl.server == NULL && server == NULL) {
@@ -178,15 +194,28 @@ fail:
 /* Read the kubeconfig (server, if given, replaces its address) and start
  * libcurl; -1 after saying why not. */
 int
-cli_http_open(const char *kubeconfig, const char *server, long req_timeout_ms)
+cli_http_open(const struct cli_http_conf *conf)
 {
-	cl.req_timeout_ms = req_timeout_ms;
-	if (kubeconfig_load(kubeconfig, server) != 0)
+	const char *server = conf->server;
+
+	cl.req_timeout_ms = conf->req_timeout_ms;
+	if (kubeconfig_load(conf->kubeconfig, server) != 0)
 		return -1;
 	if (server != NULL) {
 		free(cl.server);
 		cl.server = cli_buf_strdup(server);
 	}
+	if (conf->token != NULL) {
+		free(cl.token);
+		cl.token = cli_buf_strdup(conf->token);
+	}
+	if (conf->ca_file != NULL) {
+		free(cl.ca_file);
+		cl.ca_file = cli_buf_strdup(conf->ca_file);
+		cli_buf_free(&cl.ca);
+	}
+	if (conf->insecure)
+		cl.insecure = 1;
 	while (*cl.server != '\0' && cl.server[strlen(cl.server) - 1] == '/')
 		cl.server[strlen(cl.server) - 1] = '\0';
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -274,7 +303,22 @@ prepare(const char *method, const char *path, const char *ctype,
 
 		curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &blob);
 	}
+	if (cl.cert.len > 0) {
+		struct curl_blob blob = { cl.cert.p, cl.cert.len,
+		    CURL_BLOB_COPY };
+
+		curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &blob);
+	}
+	if (cl.key.len > 0) {
+		struct curl_blob blob = { cl.key.p, cl.key.len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &blob);
+	}
 #endif
+	if (cl.cert_file != NULL)
+		curl_easy_setopt(c, CURLOPT_SSLCERT, cl.cert_file);
+	if (cl.key_file != NULL)
+		curl_easy_setopt(c, CURLOPT_SSLKEY, cl.key_file);
 	return h;
 }
 

@@ -28,14 +28,24 @@ struct cli_http_res {
 /* Called with each event of a watch; nonzero ends the watch. */
 typedef int (*cli_http_event_cb)(const cJSON *ev, void *arg);
 
+/* Where to connect and as whom; NULL fields come from the kubeconfig. */
+struct cli_http_conf {
+	const char	*kubeconfig;	/* --kubeconfig */
+	const char	*server;	/* --server */
+	const char	*token;		/* --token */
+	const char	*ca_file;	/* --certificate-authority */
+	int		 insecure;	/* --insecure-skip-tls-verify */
+	long		 req_timeout_ms;	/* per request, 0: no bound */
+};
+
 /*
  * Read the kubeconfig (--kubeconfig, else the first readable file of
- * $KUBECONFIG, else ~/.kube/config) and set up the connection; server, if
- * not NULL, replaces the kubeconfig's address. req_timeout_ms bounds each
- * request (0: no bound). Returns 0, or -1 after saying why on stderr.
+ * $KUBECONFIG, else ~/.kube/config): server, CA, token or client
+ * certificate of the current context, each replaced by conf's field when
+ * that is set, and set up the connection. Returns 0, or -1 after saying
+ * why on stderr.
  */
-int cli_http_open(const char *kubeconfig, const char *server,
-    long req_timeout_ms);
+int cli_http_open(const struct cli_http_conf *);
 void cli_http_close(void);
 /* The namespace of the current context, or "default". */
 const char *cli_http_namespace(void);

@@ -39,11 +39,12 @@
 
 /* Command-line options; every verb reads the ones it uses. */
 struct opts {
-	const char	*kubeconfig, *server, *ns, *selector, *fselector;
+	const char	*ns, *selector, *fselector;
 	const char	*output, *container, *forcond;
 	const char	**files;
 	int		 nfiles, all_ns, ignore_nf, managed;
-	long		 tail, timeout_ms, req_timeout_ms;
+	long		 tail, timeout_ms;
+	struct cli_http_conf conn;	/* --kubeconfig, --server, --token, ... */
 };
 
 static struct opts o = { .tail = -1, .timeout_ms = 30000 };
@@ -52,7 +53,9 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: volray [--kubeconfig FILE] [-s URL] [-n NS] COMMAND ...\n"
+	    "usage: volray [--kubeconfig FILE] [-s URL] [--token T] "
+	    "[--certificate-authority FILE]\n"
+	    "              [--insecure-skip-tls-verify] [-n NS] COMMAND ...\n"
 	    "  get RESOURCE [NAME] [-A] [-l SEL] [--field-selector SEL]"
 	    " [-o json|yaml|name|wide|jsonpath=T]\n"
 	    "  apply -f FILE        create -f FILE\n"
@@ -891,10 +894,14 @@ int
 main(int argc, char **argv)
 {
 	enum { O_KUBECONFIG = 256, O_FSEL, O_TAIL, O_FOR, O_TIMEOUT,
-	    O_REQTIMEOUT, O_IGNORENF, O_MANAGED, O_VERSION };
+	    O_REQTIMEOUT, O_IGNORENF, O_MANAGED, O_VERSION, O_TOKEN, O_CA,
+	    O_INSECURE };
 	static const struct option longopts[] = {
 		{ "kubeconfig", required_argument, NULL, O_KUBECONFIG },
 		{ "server", required_argument, NULL, 's' },
+		{ "token", required_argument, NULL, O_TOKEN },
+		{ "certificate-authority", required_argument, NULL, O_CA },
+		{ "insecure-skip-tls-verify", no_argument, NULL, O_INSECURE },
 		{ "namespace", required_argument, NULL, 'n' },
 		{ "all-namespaces", no_argument, NULL, 'A' },
 		{ "selector", required_argument, NULL, 'l' },
@@ -920,10 +927,19 @@ main(int argc, char **argv)
 	    NULL)) != -1) {
 		switch (c) {
 		case O_KUBECONFIG:
-			o.kubeconfig = optarg;
+			o.conn.kubeconfig = optarg;
 			break;
 		case 's':
-			o.server = optarg;
+			o.conn.server = optarg;
+			break;
+		case O_TOKEN:
+			o.conn.token = optarg;
+			break;
+		case O_CA:
+			o.conn.ca_file = optarg;
+			break;
+		case O_INSECURE:
+			o.conn.insecure = 1;
 			break;
 		case 'n':
 			o.ns = optarg;
@@ -969,7 +985,7 @@ main(int argc, char **argv)
 			if (c == O_TIMEOUT)
 				o.timeout_ms = parse_duration(optarg);
 			else
-				o.req_timeout_ms = parse_duration(optarg);
+				o.conn.req_timeout_ms = parse_duration(optarg);
 			break;
 		case O_IGNORENF:
 			o.ignore_nf = 1;
@@ -1005,7 +1021,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "error: unknown output format %s\n", o.output);
 		return 1;
 	}
-	if (cli_http_open(o.kubeconfig, o.server, o.req_timeout_ms) != 0)
+	if (cli_http_open(&o.conn) != 0)
 		return 1;
 	if (strcmp(verb, "get") == 0)
 		rc = cmd_get(argc, argv);

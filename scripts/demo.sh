@@ -26,13 +26,13 @@ build/volrayd --data-dir "$work/data" --listen "127.0.0.1:$port" \
 	--no-local-node 2>"$work/volrayd.log" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
-until curl -fs "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 &&
+until curl -fs --cacert "$work/data/pki/ca.crt" "https://127.0.0.1:$port/readyz" >/dev/null 2>&1 &&
     [ -f "$work/data/kubeconfig" ]; do
 	kill -0 $pid 2>/dev/null || { cat "$work/volrayd.log"; exit 1; }
 	sleep 0.05
 done
 export KUBECONFIG="$work/data/kubeconfig"
-echo "== volrayd is up on 127.0.0.1:$port (KUBECONFIG=$KUBECONFIG)"
+echo "== volrayd is up on https://127.0.0.1:$port (KUBECONFIG=$KUBECONFIG: its CA and the admin token)"
 kubectl version 2>/dev/null | sed 's/^/   /'
 
 samples="$top/../shared/upstream-samples/kuberay"

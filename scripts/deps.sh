@@ -8,7 +8,7 @@ set -eu
 
 need="autoconf automake libtool pkg-config make gcc liblua5.4-dev \
 libuv1-dev libcurl4-openssl-dev libyaml-dev libcjson-dev libhttp-parser-dev \
-curl python3"
+libssl-dev openssl curl python3 git"
 extra=""
 [ "${VOLRAY_BENCH:-}" = 1 ] && extra="etcd-server etcd-client"
 

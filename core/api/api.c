@@ -8,10 +8,15 @@
  * which are resolved against the resource registry and dispatched by method
  * to api_read.c and api_write.c. Replies that follow a write wait for the
  * store to report the write durable (group commit) before they go out.
+ *
+ * Every request but the health checks and /version must carry credentials
+ * (a bearer token, or a client certificate the TLS layer verified); none,
+ * or a token nobody holds, is answered 401 before anything else happens.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api/api_int.h"
 #include "api/discovery.h"
@@ -61,6 +66,12 @@ void
 api_set_server(api *a, http_server *srv)
 {
 	a->srv = srv;
+}
+
+void
+api_set_authn(api *a, authn *au)
+{
+	a->authn = au;
 }
 
 void
@@ -306,6 +317,55 @@ handle_special(api *a, http_req *req, struct route *rt, const char *path)
 	not_found(req, rt, path);
 }
 
+/* Paths anyone may read, as kube-apiserver's system:public-info-viewer. */
+static int
+public_path(const char *path)
+{
+	static const char *const open[] = { "/healthz", "/livez", "/readyz",
+	    "/version" };
+	size_t i, n;
+
+	for (i = 0; i < sizeof open / sizeof open[0]; i++) {
+		n = strlen(open[i]);
+		if (strncmp(path, open[i], n) == 0 &&
+		    (path[n] == '\0' || path[n] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Establish rt->user from the request's bearer token or, failing that, its
+ * client certificate. -1 when neither is valid; as with kube-apiserver's
+ * union of authenticators, either one that succeeds is enough.
+ */
+static int
+authenticate(api *a, http_req *req, struct route *rt)
+{
+	const char *h = http_req_header(req, "Authorization"), *cn;
+	const char *const *orgs;
+	int norgs;
+
+	if (h != NULL) {
+		while (*h == ' ')
+			h++;
+		if (strncasecmp(h, "Bearer ", 7) == 0) {
+			h += 7;
+			while (*h == ' ')
+				h++;
+			if ((rt->user = authn_token(a->authn, h)) != NULL)
+				return 0;
+		}
+	}
+	if (http_req_client_cert(req, &cn, &orgs, &norgs) == 0) {
+		authn_cert(cn, orgs, norgs, &rt->cert_user, rt->cert_groups,
+		    API_MAX_GROUPS);
+		rt->user = &rt->cert_user;
+		return 0;
+	}
+	return -1;
+}
+
 void
 api_handle(http_req *req, void *arg)
 {
@@ -318,6 +378,12 @@ api_handle(http_req *req, void *arg)
 	memset(&rt, 0, sizeof rt);
 	rt.t0 = util_usec();
 	rt.verb = "get";
+	if (a->authn != NULL && !public_path(req->path) &&
+	    authenticate(a, req, &rt) != 0) {
+		api_reply_status(req, &rt, status_error(401, "Unauthorized",
+		    "Unauthorized"));
+		return;
+	}
 	n = segments(&rt, req->path, seg, 10);
 	if (n < 0) {
 		not_found(req, &rt, req->path);

@@ -10,6 +10,7 @@
 
 #include "api/http.h"
 #include "api/watch.h"
+#include "auth/authn.h"
 #include "registry/registry.h"
 #include "store/store.h"
 
@@ -24,6 +25,12 @@ void api_set_ready(api *, int ready);
 /* Refuse writes with 503 (shutting down). */
 void api_set_draining(api *, int draining);
 void api_set_server(api *, http_server *);
+/*
+ * Authenticate every request except /healthz, /livez, /readyz and
+ * /version with a (borrowed); without one every request is anonymous and
+ * allowed (unit tests only: volrayd always sets one).
+ */
+void api_set_authn(api *, authn *);
 /* POST /apis/volray.io/v1/policy/reload calls fn (0, or -1 with cause). */
 void api_set_reload(api *, int (*fn)(void *, char **), void *arg);
 

@@ -9,7 +9,10 @@
 #include <cjson/cJSON.h>
 
 #include "api/api.h"
+#include "lib/user.h"
 #include "registry/resource.h"
+
+#define API_MAX_GROUPS 33	/* a client certificate's O entries, and one */
 
 struct api {
 	uv_loop_t *loop;
@@ -22,6 +25,7 @@ struct api {
 	int draining;
 	int (*reload)(void *, char **);
 	void *reload_arg;
+	authn *authn;
 };
 
 /* One parsed request for an object or a collection. */
@@ -31,6 +35,9 @@ struct route {
 	const char *name;    /* NULL for collections */
 	const char *sub;     /* subresource or NULL */
 	const char *verb;    /* for metrics: get, list, watch, create, ... */
+	const user_info *user;	/* who asks; NULL when not authenticated */
+	user_info cert_user;	/* storage for a client certificate's user */
+	const char *cert_groups[API_MAX_GROUPS];
 	uint64_t t0;
 	char buf[1024];
 };

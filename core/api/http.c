@@ -23,6 +23,12 @@
  * reference until the write callback; the status line and headers (and
  * small copied bodies) live in a write request taken from a free list.
  *
+ * With TLS (tls.c) the socket carries ciphertext: what arrives is fed to
+ * the connection's session and the plaintext it yields takes the same path
+ * as a plain connection's input; every write is encrypted first (small
+ * buffers gathered into one record) and the ciphertext is what uv_write
+ * sends. A plain HTTP request to a TLS listener gets Go's 400 answer.
+ *
  * A connection that must close after its response (client asked, HTTP/1.0,
  * errors) is shut down for writing once the response is flushed and then
  * read and discarded for a short while before closing, so a peer still
@@ -43,6 +49,7 @@
 #include <strings.h>
 
 #include "api/http.h"
+#include "api/tls.h"
 #include "lib/log.h"
 
 #define MAX_HEADER	(64 * 1024)
@@ -101,6 +108,7 @@ struct conn {
 
 	uv_tcp_t	 tcp;
 	uv_timer_t	 timer;
+	tls_conn	*tls;		/* NULL for plain HTTP */
 	uv_shutdown_t	 shut;
 	http_parser	 parser;
 	http_server	*srv;
@@ -123,6 +131,7 @@ struct conn {
 	unsigned	 closing:1;	/* handles closed or closing */
 	unsigned	 failed:1;
 	unsigned	 peer_eof:1;	/* peer done sending: flush, close */
+	unsigned	 tls_seen:1;	/* the first TLS bytes have arrived */
 
 	http_close_cb	 close_cb;
 	void		*close_arg;
@@ -163,7 +172,9 @@ struct http_server {
 	struct conn	*conns;
 	struct wreq	*free;
 	int		 nfree;
+	tls_ctx		*tls;		/* NULL for plain HTTP */
 	char		 rbuf[READ_SIZE];
+	char		 pbuf[READ_SIZE];	/* decrypted input */
 };
 
 static int on_message_begin(http_parser *);
@@ -359,6 +370,21 @@ http_req_closed(const http_req *req)
 	return REQ_CONN(req)->closing;
 }
 
+int
+http_req_client_cert(const http_req *req, const char **cn,
+    const char *const **orgs, int *norgs)
+{
+	struct conn *c = REQ_CONN(req);
+
+	return c->tls != NULL ? tls_conn_peer(c->tls, cn, orgs, norgs) : -1;
+}
+
+void
+http_server_use_tls(http_server *srv, tls_ctx *tls)
+{
+	srv->tls = tls;
+}
+
 static void
 srv_unref(http_server *srv)
 {
@@ -418,6 +444,7 @@ conn_unref(struct conn *c)
 	free(c->hbuf);
 	free(c->hdrs);
 	free(c->body);
+	tls_conn_free(c->tls);
 	free(c);
 	srv_unref(srv);
 }
@@ -523,12 +550,12 @@ on_write(uv_write_t *req, int status)
 }
 
 /*
- * Queue a write of bufs, counted as pending until it completes. On failure
- * w is recycled, the connection is closed shortly after, and -1 returned.
+ * Queue a write of bufs to the socket as they are, counted as pending until
+ * it completes. On failure w is recycled, the connection is closed shortly
+ * after, and -1 returned.
  */
 static int
-conn_write(struct conn *c, struct wreq *w, const uv_buf_t *bufs,
-    unsigned n)
+conn_send(struct conn *c, struct wreq *w, const uv_buf_t *bufs, unsigned n)
 {
 	size_t total = 0;
 	unsigned i;
@@ -549,6 +576,71 @@ conn_write(struct conn *c, struct wreq *w, const uv_buf_t *bufs,
 		return -1;
 	}
 	return 0;
+}
+
+/* Send whatever ciphertext the TLS session has produced. */
+static int
+conn_flush_tls(struct conn *c)
+{
+	struct wreq *w;
+	uv_buf_t buf;
+	rbuf *b;
+
+	if ((b = tls_conn_take(c->tls)) == NULL)
+		return 0;
+	w = wreq_get(c->srv);
+	w->rb = b;
+	buf = uv_buf_init(b->data, b->len);
+	return conn_send(c, w, &buf, 1);
+}
+
+/*
+ * Encrypt bufs and send the ciphertext. Buffers smaller than a record are
+ * gathered first, so a response head and a small body, or a batch of
+ * watch events, cost one record rather than one each.
+ */
+static int
+conn_write_tls(struct conn *c, struct wreq *w, const uv_buf_t *bufs,
+    unsigned n)
+{
+	char stage[16384];
+	size_t used = 0;
+	unsigned i;
+	int r = 0;
+
+	for (i = 0; i < n && r == 0; i++) {
+		if (bufs[i].len > sizeof stage - used && used > 0) {
+			r = tls_conn_write(c->tls, stage, used);
+			used = 0;
+		}
+		if (r != 0)
+			break;
+		if (bufs[i].len >= sizeof stage)
+			r = tls_conn_write(c->tls, bufs[i].base, bufs[i].len);
+		else {
+			memcpy(stage + used, bufs[i].base, bufs[i].len);
+			used += bufs[i].len;
+		}
+	}
+	if (r == 0 && used > 0)
+		r = tls_conn_write(c->tls, stage, used);
+	wreq_put(c->srv, w);	/* the plaintext is copied: release it */
+	if (r != 0) {
+		log_debug("http: tls write: %s", tls_conn_error(c->tls));
+		conn_fail(c);
+		return -1;
+	}
+	return conn_flush_tls(c);
+}
+
+/* Queue bufs for the peer (encrypted on a TLS connection). */
+static int
+conn_write(struct conn *c, struct wreq *w, const uv_buf_t *bufs,
+    unsigned n)
+{
+	if (c->tls != NULL)
+		return conn_write_tls(c, w, bufs, n);
+	return conn_send(c, w, bufs, n);
 }
 
 static void
@@ -591,6 +683,10 @@ conn_shutdown(struct conn *c)
 	if (c->shutting || c->closing)
 		return;
 	c->shutting = 1;
+	if (c->tls != NULL) {
+		tls_conn_shutdown(c->tls);
+		conn_flush_tls(c);
+	}
 	c->shut.data = c;
 	r = uv_shutdown(&c->shut, (uv_stream_t *)&c->tcp, on_shutdown);
 	if (r != 0) {
@@ -875,45 +971,114 @@ on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 }
 
 /*
- * Input arrived: parse it at once when no request is outstanding (copying
- * only what is left over), otherwise hold it for later.
+ * Plaintext input: parse it at once when no request is outstanding
+ * (copying only what is left over), otherwise hold it for later.
  */
 static void
-on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+conn_input(struct conn *c, const char *data, size_t len)
 {
-	struct conn *c = s->data;
 	size_t n;
 
-	if (nread < 0) {
-		/*
-		 * A peer that only stopped sending still gets the responses
-		 * already queued; one that left with a request outstanding is
-		 * gone, and the request's owner is told.
-		 */
-		if (nread == UV_EOF && !c->busy && c->pending != 0 &&
-		    !c->closing && !c->failed) {
-			c->peer_eof = 1;
-			uv_read_stop(s);
-			c->reading = 0;
-			conn_shutdown(c);
-			return;
-		}
-		if (nread != UV_EOF)
-			log_debug("http: read: %s", uv_strerror(nread));
-		conn_close(c);
-		return;
-	}
-	if (nread == 0 || c->shutting || c->closing)
-		return;
 	if (c->busy || c->inlen > c->inoff) {
-		conn_keep(c, buf->base, nread);
+		conn_keep(c, data, len);
 		if (!c->busy)
 			conn_drain(c);
 		return;
 	}
-	n = conn_parse(c, buf->base, nread);
-	if (n < (size_t)nread && !c->shutting && !c->closing)
-		conn_keep(c, buf->base + n, nread - n);
+	n = conn_parse(c, data, len);
+	if (n < len && !c->shutting && !c->closing)
+		conn_keep(c, data + n, len - n);
+}
+
+/*
+ * The peer stopped sending (clean) or the connection broke. A peer that
+ * only stopped sending still gets the responses already queued; one that
+ * left with a request outstanding is gone, and the request's owner is told.
+ */
+static void
+conn_peer_done(struct conn *c, int clean)
+{
+	if (clean && !c->busy && c->pending != 0 && !c->closing &&
+	    !c->failed) {
+		c->peer_eof = 1;
+		uv_read_stop((uv_stream_t *)&c->tcp);
+		c->reading = 0;
+		conn_shutdown(c);
+		return;
+	}
+	conn_close(c);
+}
+
+/* Answer plain HTTP on a TLS listener as Go's server does, then close. */
+static void
+conn_plain_on_tls(struct conn *c)
+{
+	static const char msg[] = "HTTP/1.0 400 Bad Request\r\n"
+	    "Content-Type: text/plain; charset=utf-8\r\n"
+	    "Connection: close\r\n\r\n"
+	    "Client sent an HTTP request to an HTTPS server.\n";
+	struct wreq *w = wreq_get(c->srv);
+	uv_buf_t buf;
+
+	tls_conn_free(c->tls);
+	c->tls = NULL;
+	memcpy(w->head, msg, sizeof msg - 1);
+	buf = uv_buf_init(w->head, sizeof msg - 1);
+	c->close_after = 1;
+	if (conn_send(c, w, &buf, 1) == 0)
+		conn_shutdown(c);
+}
+
+/* Ciphertext arrived: decrypt what it completes and take that as input. */
+static void
+conn_input_tls(struct conn *c, const char *data, size_t len)
+{
+	ssize_t n;
+
+	if (!c->tls_seen && data[0] >= 'A' && data[0] <= 'Z') {
+		conn_plain_on_tls(c);
+		return;
+	}
+	c->tls_seen = 1;
+	if (tls_conn_feed(c->tls, data, len) != 0) {
+		conn_close(c);
+		return;
+	}
+	while (!c->closing && !c->shutting) {
+		n = tls_conn_read(c->tls, c->srv->pbuf, sizeof c->srv->pbuf);
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (n == -1)
+				log_debug("http: tls: %s",
+				    tls_conn_error(c->tls));
+			conn_flush_tls(c);	/* the alert, if any */
+			conn_peer_done(c, n == -2);
+			return;
+		}
+		conn_input(c, c->srv->pbuf, (size_t)n);
+	}
+	if (!c->closing && c->tls != NULL)
+		conn_flush_tls(c);	/* handshake messages */
+}
+
+static void
+on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+	struct conn *c = s->data;
+
+	if (nread < 0) {
+		if (nread != UV_EOF)
+			log_debug("http: read: %s", uv_strerror(nread));
+		conn_peer_done(c, nread == UV_EOF);
+		return;
+	}
+	if (nread == 0 || c->shutting || c->closing)
+		return;
+	if (c->tls != NULL)
+		conn_input_tls(c, buf->base, (size_t)nread);
+	else
+		conn_input(c, buf->base, (size_t)nread);
 }
 
 static void
@@ -960,6 +1125,8 @@ on_connection(uv_stream_t *ls, int status)
 	srv->conns = c;
 	http_parser_init(&c->parser, HTTP_REQUEST);
 	c->parser.data = c;
+	if (srv->tls != NULL)
+		c->tls = tls_conn_new(srv->tls);
 
 	if (uv_accept(ls, (uv_stream_t *)&c->tcp) != 0) {
 		conn_close(c);

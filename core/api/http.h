@@ -21,6 +21,7 @@
 #include "lib/rbuf.h"
 
 typedef struct http_server http_server;
+typedef struct tls_ctx tls_ctx;
 typedef struct http_req http_req;
 
 struct http_req {
@@ -37,6 +38,8 @@ typedef void (*http_close_cb)(http_req *, void *arg);
 
 int http_server_listen(uv_loop_t *, const char *host, int port,
     http_handler, void *arg, http_server **out, char **cause);
+/* Serve TLS on connections accepted from now on (the context is borrowed). */
+void http_server_use_tls(http_server *, tls_ctx *);
 /* Stop accepting; existing connections are closed. */
 void http_server_close(http_server *);
 /* Current number of open connections. */
@@ -76,6 +79,12 @@ size_t http_stream_pending(const http_req *);
 void http_stream_end(http_req *);
 /* Called once if the peer closes before the request is finished. */
 void http_req_on_close(http_req *, http_close_cb, void *arg);
+/*
+ * The verified client certificate's common name and organizations, or -1
+ * when the connection is plain or the client sent no certificate.
+ */
+int http_req_client_cert(const http_req *, const char **cn,
+    const char *const **orgs, int *norgs);
 /* 1 when the connection has gone; the request must still be finished. */
 int http_req_closed(const http_req *);
 

@@ -41,16 +41,16 @@ pass "malformed, unknown, mis-scoped, invalid and conflicting writes"
 head -c 4000000 /dev/zero | tr '\0' a >"$WORK/big"
 got=$(curl -s -o "$WORK/body" -w '%{http_code}' -XPOST "$CM" -H 'Content-Type: application/json' --data-binary @"$WORK/big")
 expect_eq 413 "$got" "oversized body"
-python3 - "$PORT" <<'PY' || fail "header flood"
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+python3 - <<'PY' || fail "header flood"
+import vrtest
+s = vrtest.connect()
 s.sendall(b"GET /version HTTP/1.1\r\nHost: x\r\n" + b"X-Flood: " + b"a" * 100000 + b"\r\n\r\n")
 resp = s.recv(100)
 assert b" 431 " in resp, resp
 PY
-python3 - "$PORT" <<'PY' || fail "slowloris"
-import socket, sys, time
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+python3 - <<'PY' || fail "slowloris"
+import time, vrtest
+s = vrtest.connect()
 s.sendall(b"GET /version HTTP/1.1\r\nHost: x\r\n")
 s.settimeout(10)
 t = time.time()

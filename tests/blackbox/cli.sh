@@ -245,7 +245,16 @@ expect_contains "$(cat "$WORK/out")" "node/vnode-1 " \
 fails "no kubeconfig" --kubeconfig "$WORK/none" get ns
 expect_contains "$err" "kubeconfig" "kubeconfig error"
 expect_eq "namespace/default" "$(KUBECONFIG= vr --kubeconfig /dev/null \
-	--server "$API" get ns default -o name)" "--server"
+	--server "$API" --certificate-authority "$CA" --token "$TOKEN" \
+	get ns default -o name)" "--server, --certificate-authority, --token"
+fails "no token" --kubeconfig /dev/null --server "$API" \
+	--certificate-authority "$CA" get ns default
+expect_contains "$err" "Unauthorized" "no token: 401"
+fails "wrong CA" --kubeconfig /dev/null --server "$API" --token "$TOKEN" \
+	--certificate-authority /etc/ssl/certs/ca-certificates.crt get ns default
+expect_eq "namespace/default" "$(KUBECONFIG= vr --kubeconfig /dev/null \
+	--server "$API" --insecure-skip-tls-verify --token "$TOKEN" \
+	get ns default -o name)" "--insecure-skip-tls-verify"
 fails "bad output" get ns -o bogus
 vr policy reload >"$WORK/out" 2>"$WORK/err" || fail "policy reload: $(cat "$WORK/err")"
 expect_contains "$(cat "$WORK/out")" "reloaded" "policy reload"

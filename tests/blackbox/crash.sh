@@ -6,7 +6,7 @@
 start_daemon
 
 cat >"$WORK/writer.py" <<'PY'
-import http.client, json, sys, threading, time
+import json, sys, threading, time, vrtest
 port, out, nthreads, seconds = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 lock = threading.Lock()
 acked = open(out, "w")
@@ -14,13 +14,13 @@ stop = time.time() + seconds
 def worker(t):
     i = 0
     try:
-        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        c = vrtest.https(timeout=10)
         while True:
             name = "cm-%d-%d" % (t, i)
             body = json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
                 "metadata": {"name": name}, "data": {"payload": name * 20}})
             c.request("POST", "/api/v1/namespaces/default/configmaps", body,
-                      {"Content-Type": "application/json"})
+                      dict(vrtest.HEADERS, **{"Content-Type": "application/json"}))
             r = c.getresponse()
             r.read()
             if r.status == 201:

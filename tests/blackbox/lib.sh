@@ -1,6 +1,10 @@
 # Shared helpers for black-box tests: start a real volrayd on a free
 # loopback port with a fresh data dir, point kubectl at its kubeconfig,
-# and stop it (and clean up) when the test exits.
+# and stop it (and clean up) when the test exits. The daemon serves HTTPS
+# with its own CA and wants credentials, as by default: `curl` below
+# verifies the certificate and sends the admin's token (`command curl`
+# for a request without them); Python scripts import vrtest from $WORK
+# for a verified TLS socket or an HTTPSConnection with the token.
 set -eu
 
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -50,16 +54,52 @@ start_daemon() {
 		--no-local-node ${SHARE_DIR:+--share-dir "$SHARE_DIR"} "$@" \
 		>>"$WORK/volrayd.log" 2>&1 &
 	DAEMON_PID=$!
-	API="http://127.0.0.1:$PORT"
+	API="https://127.0.0.1:$PORT"
+	CA="$DATA/pki/ca.crt"
+	for arg in "$@"; do
+		[ "$arg" != --plain-http ] || { API="http://127.0.0.1:$PORT"; CA=""; }
+	done
 	i=0
-	until curl -fs "$API/readyz" >/dev/null 2>&1 && [ -f "$DATA/kubeconfig" ]; do
+	# Readiness only: certificate checks are the tests' business.
+	until command curl -fsk "$API/readyz" >/dev/null 2>&1 && [ -f "$DATA/kubeconfig" ]; do
 		i=$((i + 1))
 		[ $i -lt 300 ] || fail "volrayd did not become ready"
 		kill -0 "$DAEMON_PID" 2>/dev/null || fail "volrayd exited"
 		sleep 0.05
 	done
 	export KUBECONFIG="$DATA/kubeconfig"
+	TOKEN=$(cat "$DATA/pki/admin.token")
+	export VOLRAY_PORT="$PORT" VOLRAY_CA="$CA" VOLRAY_TOKEN="$TOKEN"
+	export PYTHONPATH="$WORK${PYTHONPATH:+:$PYTHONPATH}"
 }
+
+CA=""
+TOKEN=""
+curl() {
+	command curl ${CA:+--cacert "$CA"} ${TOKEN:+-H "Authorization: Bearer $TOKEN"} "$@"
+}
+
+cat >"$WORK/vrtest.py" <<'PY'
+"""The test daemon over verified TLS, as the admin (see lib.sh)."""
+import http.client, os, socket, ssl
+PORT = int(os.environ["VOLRAY_PORT"])
+TOKEN = os.environ["VOLRAY_TOKEN"]
+HEADERS = {"Authorization": "Bearer " + TOKEN}
+AUTH = b"Authorization: Bearer " + TOKEN.encode() + b"\r\n"
+
+def context():
+    return ssl.create_default_context(cafile=os.environ["VOLRAY_CA"])
+
+def wrap(sock):
+    return context().wrap_socket(sock, server_hostname="127.0.0.1")
+
+def connect():
+    return wrap(socket.create_connection(("127.0.0.1", PORT)))
+
+def https(timeout=10):
+    return http.client.HTTPSConnection("127.0.0.1", PORT, timeout=timeout,
+                                       context=context())
+PY
 
 # stop_daemon [signal]: stop it (default TERM) and wait for the exit.
 stop_daemon() {

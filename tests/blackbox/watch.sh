@@ -47,13 +47,14 @@ echo "$out" | grep -q '"name":"late"' || fail "no event after bookmark request"
 pass "bookmarks for watchers that allow them"
 
 # A watcher that never reads is closed once its queue passes the budget.
-python3 - "$PORT" "$WORK/slow.ready" <<'PY' &
-import socket, sys, time
+python3 - "$WORK/slow.ready" <<'PY' &
+import socket, sys, time, vrtest
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-s.connect(("127.0.0.1", int(sys.argv[1])))
-s.sendall(b"GET /api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0 HTTP/1.1\r\nHost: x\r\n\r\n")
-open(sys.argv[2], "w").close()
+s.connect(("127.0.0.1", vrtest.PORT))
+s = vrtest.wrap(s)
+s.sendall(b"GET /api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0 HTTP/1.1\r\nHost: x\r\n" + vrtest.AUTH + b"\r\n")
+open(sys.argv[1], "w").close()
 time.sleep(60)
 PY
 SLOW=$!

@@ -1,0 +1,298 @@
+/*
+ * volrayd's flags: getopt_long over the names volrayd(8) documents, each
+ * value checked here so that a bad command line exits with status 2 before
+ * the store is opened. Also where the shipped data (crds/, lua/,
+ * policies/) is found when --share-dir is not given.
+ */
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/log.h"
+#include "lib/util.h"
+#include "volrayd.h"
+
+#ifndef PKGDATADIR
+#define PKGDATADIR "/usr/local/share/volray"
+#endif
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: volrayd [--data-dir DIR] [--listen HOST:PORT] "
+	    "[--policy-dir DIR]... [--no-local-node]\n"
+	    "               [--share-dir DIR] [--plain-http] "
+	    "[--tls-cert-file FILE --tls-private-key-file FILE]\n"
+	    "               [--tls-san NAME]... [--token-auth-file FILE] "
+	    "[--authorization-mode RBAC|AlwaysAllow]\n"
+	    "               [--batch-scheduler volcano] [--watch-history N] "
+	    "[--request-timeout SECONDS]\n"
+	    "               [--lua-memory MB] [--lua-instructions N] "
+	    "[--debug]\n");
+}
+
+int
+volrayd_has_crds(const char *dir)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+
+	return snprintf(path, sizeof path, "%s/crds", dir) < (int)sizeof path &&
+	    stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/*
+ * Where crds/, lua/ and policies/ are when --share-dir is not given: the
+ * source tree when this binary runs from the build tree it was built in
+ * (in-tree or out-of-tree), else beside the binary, else the installed
+ * PKGDATADIR. NULL with *cause naming every place looked in.
+ */
+char *
+volrayd_share_dir(char **cause)
+{
+	const char *look[3];
+	char exe[PATH_MAX], *slash, *places;
+	ssize_t n;
+	int nlook = 0, i;
+
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/')) != NULL)
+			*slash = '\0';
+#if defined(VOLRAY_SRCDIR) && defined(VOLRAY_BUILDDIR)
+		{
+			char built[PATH_MAX];
+
+			if (realpath(VOLRAY_BUILDDIR, built) != NULL &&
+			    strcmp(built, exe) == 0)
+				look[nlook++] = VOLRAY_SRCDIR;
+		}
+#endif
+		look[nlook++] = exe;
+	}
+	look[nlook++] = PKGDATADIR;
+	for (i = 0; i < nlook; i++) {
+		char real[PATH_MAX];
+
+		if (volrayd_has_crds(look[i]))
+			return strdup(realpath(look[i], real) ? real : look[i]);
+	}
+	places = strdup("");
+	for (i = 0; i < nlook; i++) {
+		char *p = util_printf("%s%s%s/crds", places, i ? ", " : "",
+		    look[i]);
+
+		free(places);
+		places = p;
+	}
+	*cause = util_printf("no CRD directory found (looked in %s); give "
+	    "--share-dir DIR", places);
+	free(places);
+	return NULL;
+}
+
+int
+volrayd_is_loopback(const char *host)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (strcmp(host, "localhost") == 0)
+		return 1;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (inet_pton(AF_INET6, host, &a6) == 1)
+		return IN6_IS_ADDR_LOOPBACK(&a6);
+	return 0;
+}
+
+static int
+parse_listen(struct volrayd_flags *d, const char *s)
+{
+	const char *colon = strrchr(s, ':');
+	size_t hl;
+
+	if (colon == NULL)
+		return -1;
+	hl = (size_t)(colon - s);
+	if (hl >= sizeof d->host)
+		return -1;
+	if (s[0] == '[' && hl >= 2 && s[hl - 1] == ']') {
+		memcpy(d->host, s + 1, hl - 2);
+		d->host[hl - 2] = '\0';
+	} else {
+		memcpy(d->host, s, hl);
+		d->host[hl] = '\0';
+	}
+	d->port = atoi(colon + 1);
+	return d->port > 0 && d->port < 65536 ? 0 : -1;
+}
+
+static void
+push(char ***list, int *n, const char *s)
+{
+	*list = realloc(*list, (*n + 1) * sizeof **list);
+	if (*list == NULL)
+		fatal("out of memory");
+	(*list)[(*n)++] = strdup(s);
+}
+
+static int
+bad(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "volrayd: ");
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	return 2;
+}
+
+int
+volrayd_flags_parse(struct volrayd_flags *f, int argc, char **argv)
+{
+	enum {
+		O_PLAIN = 256, O_CERT, O_KEY, O_SAN, O_TOKENS, O_AUTHZ,
+		O_BATCH
+	};
+	static const struct option longopts[] = {
+		{ "data-dir", required_argument, NULL, 'd' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "policy-dir", required_argument, NULL, 'p' },
+		{ "no-local-node", no_argument, NULL, 'N' },
+		{ "share-dir", required_argument, NULL, 's' },
+		{ "watch-history", required_argument, NULL, 'W' },
+		{ "request-timeout", required_argument, NULL, 'T' },
+		{ "lua-memory", required_argument, NULL, 'M' },
+		{ "lua-instructions", required_argument, NULL, 'I' },
+		{ "plain-http", no_argument, NULL, O_PLAIN },
+		{ "tls-cert-file", required_argument, NULL, O_CERT },
+		{ "tls-private-key-file", required_argument, NULL, O_KEY },
+		{ "tls-san", required_argument, NULL, O_SAN },
+		{ "token-auth-file", required_argument, NULL, O_TOKENS },
+		{ "authorization-mode", required_argument, NULL, O_AUTHZ },
+		{ "batch-scheduler", required_argument, NULL, O_BATCH },
+		{ "debug", no_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	memset(f, 0, sizeof *f);
+	f->data_dir = strdup("/var/lib/volray");
+	snprintf(f->host, sizeof f->host, "127.0.0.1");
+	f->port = 6443;
+	f->lua_memory_mb = 256;
+	f->lua_instructions = 200000000ULL;
+	while ((c = getopt_long(argc, argv, "d:l:p:Ns:W:T:M:I:DhV", longopts,
+	    NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			free(f->data_dir);
+			f->data_dir = strdup(optarg);
+			break;
+		case 'l':
+			if (parse_listen(f, optarg) != 0)
+				return bad("bad --listen %s: want HOST:PORT",
+				    optarg);
+			break;
+		case 'p':
+			push(&f->policy_dirs, &f->npolicy, optarg);
+			break;
+		case 'N':
+			f->no_local_node = 1;
+			break;
+		case 's':
+			free(f->share_dir);
+			f->share_dir = strdup(optarg);
+			break;
+		case 'W':
+			if ((f->watch_history = atoi(optarg)) < 1)
+				return bad("bad --watch-history %s", optarg);
+			break;
+		case 'T':
+			if ((f->request_timeout = atoi(optarg)) < 1)
+				return bad("bad --request-timeout %s", optarg);
+			break;
+		case 'M':
+			if ((f->lua_memory_mb = atoi(optarg)) < 4)
+				return bad("--lua-memory %s: wants megabytes, "
+				    "at least 4", optarg);
+			break;
+		case 'I':
+			f->lua_instructions = strtoull(optarg, NULL, 10);
+			if (f->lua_instructions < 100000)
+				return bad("--lua-instructions %s: wants at "
+				    "least 100000", optarg);
+			break;
+		case O_PLAIN:
+			f->plain_http = 1;
+			break;
+		case O_CERT:
+			free(f->tls_cert_file);
+			f->tls_cert_file = strdup(optarg);
+			break;
+		case O_KEY:
+			free(f->tls_key_file);
+			f->tls_key_file = strdup(optarg);
+			break;
+		case O_SAN:
+			if (*optarg == '\0')
+				return bad("--tls-san wants a name%s", "");
+			push(&f->tls_sans, &f->nsans, optarg);
+			break;
+		case O_TOKENS:
+			free(f->token_auth_file);
+			f->token_auth_file = strdup(optarg);
+			break;
+		case O_AUTHZ:
+			if (strcmp(optarg, "AlwaysAllow") == 0)
+				f->always_allow = 1;
+			else if (strcmp(optarg, "RBAC") == 0)
+				f->always_allow = 0;
+			else
+				return bad("--authorization-mode %s: want RBAC "
+				    "or AlwaysAllow", optarg);
+			break;
+		case O_BATCH:
+			if (strcmp(optarg, "volcano") != 0)
+				return bad("--batch-scheduler %s: only "
+				    "volcano is supported", optarg);
+			free(f->batch_scheduler);
+			f->batch_scheduler = strdup(optarg);
+			break;
+		case 'D':
+			log_set_level(LOG_DEBUG);
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case 'V':
+			printf("volrayd %s\n", PACKAGE_VERSION);
+			return 1;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if ((f->tls_cert_file == NULL) != (f->tls_key_file == NULL))
+		return bad("--tls-cert-file and --tls-private-key-file go "
+		    "together%s", "");
+	if (f->plain_http && (f->tls_cert_file != NULL || f->nsans > 0))
+		return bad("--plain-http turns TLS off: it takes no "
+		    "--tls-* flags%s", "");
+	if (f->plain_http && !volrayd_is_loopback(f->host))
+		return bad("--listen %s: plain HTTP is allowed only on a "
+		    "loopback address; drop --plain-http to serve HTTPS", f->host);
+	return 0;
+}
