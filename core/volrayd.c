@@ -17,6 +17,7 @@
 
 #include "api/api.h"
 #include "api/http.h"
+#include "api/limits.h"
 #include "api/tls.h"
 #include "api/watch.h"
 #include "auth/authn.h"
@@ -43,6 +44,7 @@ struct daemon {
 	controller_rt *ctrl;
 	authn *authn;
 	tls_ctx *tls;
+	limits *limits;
 	char *admin_token;
 	char *ca_file;		/* for the kubeconfig; NULL for plain HTTP */
 	api *api;
@@ -290,6 +292,13 @@ main(int argc, char **argv)
 	d.api = api_new(d.loop, d.st, d.rg, d.hub, d.f.data_dir);
 	api_set_reload(d.api, reload, &d);
 	api_set_authn(d.api, d.authn);
+	{
+		struct limits_conf lc = { d.f.max_readonly, d.f.max_mutating,
+		    d.f.user_qps, d.f.user_burst, d.f.max_watches };
+
+		d.limits = limits_new(&lc);
+		api_set_limits(d.api, d.limits);
+	}
 	if (http_server_listen(d.loop, d.f.host, d.f.port, api_handle, d.api,
 	    &d.srv, &cause) != 0) {
 		log_error("volrayd: listen %s:%d: %s", d.f.host, d.f.port,
@@ -322,6 +331,7 @@ main(int argc, char **argv)
 	uv_run(d.loop, UV_RUN_NOWAIT);
 	tls_ctx_free(d.tls);
 	authn_free(d.authn);
+	limits_free(d.limits);
 	log_info("volrayd: stopped");
 	return 0;
 }

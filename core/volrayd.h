@@ -25,6 +25,11 @@ struct volrayd_flags {
 	char *token_auth_file;
 	int always_allow;		/* --authorization-mode=AlwaysAllow */
 	char *batch_scheduler;
+	int max_readonly;		/* --max-requests-inflight */
+	int max_mutating;		/* --max-mutating-requests-inflight */
+	double user_qps;		/* --user-qps */
+	int user_burst;			/* --user-burst */
+	int max_watches;		/* --max-watches-per-user */
 };
 
 /*

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/limits.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "volrayd.h"
@@ -31,6 +32,10 @@ usage(FILE *f)
 	    "[--tls-cert-file FILE --tls-private-key-file FILE]\n"
 	    "               [--tls-san NAME]... [--token-auth-file FILE] "
 	    "[--authorization-mode RBAC|AlwaysAllow]\n"
+	    "               [--max-requests-inflight N] "
+	    "[--max-mutating-requests-inflight N]\n"
+	    "               [--user-qps QPS] [--user-burst N] "
+	    "[--max-watches-per-user N]\n"
 	    "               [--batch-scheduler volcano] [--watch-history N] "
 	    "[--request-timeout SECONDS]\n"
 	    "               [--lua-memory MB] [--lua-instructions N] "
@@ -158,7 +163,7 @@ volrayd_flags_parse(struct volrayd_flags *f, int argc, char **argv)
 {
 	enum {
 		O_PLAIN = 256, O_CERT, O_KEY, O_SAN, O_TOKENS, O_AUTHZ,
-		O_BATCH
+		O_BATCH, O_MAXRO, O_MAXRW, O_QPS, O_BURST, O_WATCHES
 	};
 	static const struct option longopts[] = {
 		{ "data-dir", required_argument, NULL, 'd' },
@@ -177,14 +182,26 @@ volrayd_flags_parse(struct volrayd_flags *f, int argc, char **argv)
 		{ "token-auth-file", required_argument, NULL, O_TOKENS },
 		{ "authorization-mode", required_argument, NULL, O_AUTHZ },
 		{ "batch-scheduler", required_argument, NULL, O_BATCH },
+		{ "max-requests-inflight", required_argument, NULL, O_MAXRO },
+		{ "max-mutating-requests-inflight", required_argument, NULL,
+		    O_MAXRW },
+		{ "user-qps", required_argument, NULL, O_QPS },
+		{ "user-burst", required_argument, NULL, O_BURST },
+		{ "max-watches-per-user", required_argument, NULL, O_WATCHES },
 		{ "debug", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
+	struct limits_conf lim = LIMITS_DEFAULT;
 	int c;
 
 	memset(f, 0, sizeof *f);
+	f->max_readonly = lim.max_readonly;
+	f->max_mutating = lim.max_mutating;
+	f->user_qps = lim.user_qps;
+	f->user_burst = lim.user_burst;
+	f->max_watches = lim.max_watches;
 	f->data_dir = strdup("/var/lib/volray");
 	snprintf(f->host, sizeof f->host, "127.0.0.1");
 	f->port = 6443;
@@ -266,6 +283,28 @@ volrayd_flags_parse(struct volrayd_flags *f, int argc, char **argv)
 				    "volcano is supported", optarg);
 			free(f->batch_scheduler);
 			f->batch_scheduler = strdup(optarg);
+			break;
+		case O_MAXRO:
+			if ((f->max_readonly = atoi(optarg)) < 1)
+				return bad("bad --max-requests-inflight %s",
+				    optarg);
+			break;
+		case O_MAXRW:
+			if ((f->max_mutating = atoi(optarg)) < 1)
+				return bad("bad --max-mutating-requests-inflight "
+				    "%s", optarg);
+			break;
+		case O_QPS:
+			if ((f->user_qps = atof(optarg)) <= 0)
+				return bad("bad --user-qps %s", optarg);
+			break;
+		case O_BURST:
+			if ((f->user_burst = atoi(optarg)) < 1)
+				return bad("bad --user-burst %s", optarg);
+			break;
+		case O_WATCHES:
+			if ((f->max_watches = atoi(optarg)) < 1)
+				return bad("bad --max-watches-per-user %s", optarg);
 			break;
 		case 'D':
 			log_set_level(LOG_DEBUG);

@@ -20,6 +20,7 @@
 
 #include "api/api_int.h"
 #include "api/discovery.h"
+#include "api/limits.h"
 #include "api/metrics.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -72,6 +73,12 @@ void
 api_set_authn(api *a, authn *au)
 {
 	a->authn = au;
+}
+
+void
+api_set_limits(api *a, limits *l)
+{
+	a->limits = l;
 }
 
 void
@@ -296,7 +303,16 @@ handle_special(api *a, http_req *req, struct route *rt, const char *path)
 	}
 	if (strcmp(path, "/metrics") == 0) {
 		char *m = metrics_render(a->st, a->hub, a->srv ?
-		    http_server_connections(a->srv) : 0);
+		    http_server_connections(a->srv) : 0), *all;
+
+		if (a->limits != NULL) {
+			all = util_printf("%s# TYPE "
+			    "volray_apiserver_rejected_requests_total counter\n"
+			    "volray_apiserver_rejected_requests_total %llu\n", m,
+			    limits_rejected(a->limits));
+			free(m);
+			m = all;
+		}
 
 		http_respond(req, 200, "text/plain; version=0.0.4", m,
 		    strlen(m));
@@ -366,6 +382,28 @@ authenticate(api *a, http_req *req, struct route *rt)
 	return -1;
 }
 
+/*
+ * Count the request against the in-flight and per-user limits. Watches
+ * and followed logs are long-running: they hold no in-flight slot, only
+ * (watches) a place in the user's watch count.
+ */
+static cJSON *
+admit(api *a, http_req *req, struct route *rt)
+{
+	const char *p = req->path;
+	size_t n = strlen(p);
+	int mutating = strcmp(req->method, "GET") != 0 &&
+	    strcmp(req->method, "HEAD") != 0;
+	int watch = !mutating && (is_true(req->query, "watch") ||
+	    ((strncmp(p, "/api/", 5) == 0 || strncmp(p, "/apis/", 6) == 0) &&
+	    strstr(p, "/watch/") != NULL));
+	int follow = !mutating && n > 4 && strcmp(p + n - 4, "/log") == 0 &&
+	    is_true(req->query, "follow");
+
+	return limits_admit(a->limits, req, rt->user, mutating, watch || follow,
+	    watch);
+}
+
 void
 api_handle(http_req *req, void *arg)
 {
@@ -374,6 +412,7 @@ api_handle(http_req *req, void *arg)
 	char *seg[10];
 	const char *group, *version, *m = req->method;
 	int n, base, watch = 0;
+	cJSON *st;
 
 	memset(&rt, 0, sizeof rt);
 	rt.t0 = util_usec();
@@ -382,6 +421,11 @@ api_handle(http_req *req, void *arg)
 	    authenticate(a, req, &rt) != 0) {
 		api_reply_status(req, &rt, status_error(401, "Unauthorized",
 		    "Unauthorized"));
+		return;
+	}
+	if (a->limits != NULL && !public_path(req->path) &&
+	    (st = admit(a, req, &rt)) != NULL) {
+		api_reply_status(req, &rt, st);
 		return;
 	}
 	n = segments(&rt, req->path, seg, 10);

@@ -31,6 +31,9 @@ void api_set_server(api *, http_server *);
  * allowed (unit tests only: volrayd always sets one).
  */
 void api_set_authn(api *, authn *);
+/* Refuse requests over these limits with 429 (borrowed; NULL: none). */
+typedef struct limits limits;
+void api_set_limits(api *, limits *);
 /* POST /apis/volray.io/v1/policy/reload calls fn (0, or -1 with cause). */
 void api_set_reload(api *, int (*fn)(void *, char **), void *arg);
 

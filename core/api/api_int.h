@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "api/api.h"
+#include "api/limits.h"
 #include "lib/user.h"
 #include "registry/resource.h"
 
@@ -26,6 +27,7 @@ struct api {
 	int (*reload)(void *, char **);
 	void *reload_arg;
 	authn *authn;
+	limits *limits;
 };
 
 /* One parsed request for an object or a collection. */

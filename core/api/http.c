@@ -135,6 +135,10 @@ struct conn {
 
 	http_close_cb	 close_cb;
 	void		*close_arg;
+	http_close_cb	 done_cb;	/* the request is finished */
+	void		*done_arg;
+	char		 xhdr[256];	/* extra response headers, CRLF-ended */
+	size_t		 xhdrlen;
 	size_t		 pending;
 	int		 err_status;
 
@@ -728,6 +732,10 @@ format_head(struct conn *c, char *buf, size_t size, int status,
 	else if (clen == -1)
 		n += snprintf(buf + n, size - n,
 		    "Transfer-Encoding: chunked\r\n");
+	if (c->xhdrlen > 0 && c->xhdrlen < size - n) {
+		memcpy(buf + n, c->xhdr, c->xhdrlen);
+		n += c->xhdrlen;
+	}
 	if (c->close_after)
 		n += snprintf(buf + n, size - n, "Connection: close\r\n");
 	else if (c->http10)
@@ -833,10 +841,16 @@ conn_reset(struct conn *c)
 static void
 request_done(struct conn *c)
 {
+	http_close_cb done = c->done_cb;
+
 	c->busy = 0;
 	c->streaming = 0;
 	c->close_cb = NULL;
 	c->close_arg = NULL;
+	c->done_cb = NULL;
+	c->xhdrlen = 0;
+	if (done != NULL)
+		done(&c->req, c->done_arg);
 	if (!c->closing) {
 		conn_reset(c);
 		if (c->close_after)
@@ -862,6 +876,8 @@ dispatch(struct conn *c)
 	c->busy = 1;
 	c->refs++;
 	c->close_cb = NULL;
+	c->done_cb = NULL;
+	c->xhdrlen = 0;
 	c->head_only = c->parser.method == HTTP_HEAD;
 	uv_timer_stop(&c->timer);
 
@@ -1663,6 +1679,31 @@ http_stream_end(http_req *req)
 		conn_write(c, w, &buf, 1);
 	}
 	request_done(c);
+}
+
+void
+http_req_on_done(http_req *req, http_close_cb cb, void *arg)
+{
+	struct conn *c = REQ_CONN(req);
+
+	c->done_cb = cb;
+	c->done_arg = arg;
+}
+
+int
+http_req_add_header(http_req *req, const char *name, const char *value)
+{
+	struct conn *c = REQ_CONN(req);
+	size_t room = sizeof c->xhdr - c->xhdrlen;
+	int n;
+
+	if (strpbrk(name, "\r\n:") != NULL || strpbrk(value, "\r\n") != NULL)
+		return -1;
+	n = snprintf(c->xhdr + c->xhdrlen, room, "%s: %s\r\n", name, value);
+	if (n < 0 || (size_t)n >= room)
+		return -1;
+	c->xhdrlen += (size_t)n;
+	return 0;
 }
 
 void

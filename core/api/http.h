@@ -77,6 +77,13 @@ int http_stream_write_many(http_req *, rbuf **chunks, int n);
 /* Bytes queued but not yet written to the socket. */
 size_t http_stream_pending(const http_req *);
 void http_stream_end(http_req *);
+/*
+ * Called once when the request is finished (answered, or its stream
+ * ended), whether or not the peer is still there.
+ */
+void http_req_on_done(http_req *, http_close_cb, void *arg);
+/* One more response header (before the response starts); -1 if no room. */
+int http_req_add_header(http_req *, const char *name, const char *value);
 /* Called once if the peer closes before the request is finished. */
 void http_req_on_close(http_req *, http_close_cb, void *arg);
 /*
