@@ -16,6 +16,9 @@ fi
 : "${ETCD:=etcd}"
 : "${BENCH_WORK:=/var/tmp/volray-bench}"
 : "${LOADGEN:=$BENCH_DIR/loadgen}"
+# TLS=1: both servers serve HTTPS (volrayd its own CA, etcd a certificate
+# made here), and loadgen verifies them; TLS=0 (default): plain HTTP.
+: "${TLS:=0}"
 
 RUN_DIR=""
 PIDS=""
@@ -80,7 +83,7 @@ free_port() {
 wait_http() {
 	local i
 	for i in $(seq 1 $(($2 * 10))); do
-		if curl -fs -m 1 "$1" 2>/dev/null | grep -q "$3"; then
+		if curl -fsk -m 1 "$1" 2>/dev/null | grep -q "$3"; then
 			return 0
 		fi
 		sleep 0.1
@@ -100,16 +103,21 @@ start_volrayd() {
 	# "pkill volrayd" from someone's test must not end a run midway.
 	[ -x "$RUN_DIR/vrbench-server" ] ||
 	    cp "$VOLRAYD" "$RUN_DIR/vrbench-server"
-	# Plain HTTP on loopback, as etcd's baseline runs; every request
-	# still carries the admin's token (VR_AUTH, loadgen -H).
+	# Plain HTTP on loopback unless TLS=1, as etcd's baseline runs; every
+	# request carries the admin's token (VR_AUTH, loadgen -H).
+	local plain=--plain-http scheme=http
+	[ "$TLS" = 1 ] && { plain=""; scheme=https; }
 	"$RUN_DIR/vrbench-server" --data-dir "$RUN_DIR/vr" \
-	    --listen "127.0.0.1:$VR_PORT" --no-local-node --plain-http \
+	    --listen "127.0.0.1:$VR_PORT" --no-local-node $plain \
 	    --share-dir "$SHARE_DIR" >"$RUN_DIR/volrayd.log" 2>&1 &
 	VR_PID=$!
 	PIDS="$PIDS $VR_PID"
-	wait_http "http://127.0.0.1:$VR_PORT/readyz" 30 ok ||
+	wait_http "$scheme://127.0.0.1:$VR_PORT/readyz" 30 ok ||
 	    die "volrayd did not become ready"
-	VR_URL="http://127.0.0.1:$VR_PORT/api/v1/namespaces/default/configmaps"
+	VR_BASE="$scheme://127.0.0.1:$VR_PORT"
+	VR_URL="$VR_BASE/api/v1/namespaces/default/configmaps"
+	VR_TLS_ARGS=""
+	[ "$TLS" = 1 ] && VR_TLS_ARGS="--cacert $RUN_DIR/vr/pki/ca.crt"
 	VR_AUTH="Authorization: Bearer $(cat "$RUN_DIR/vr/pki/admin.token")"
 }
 
@@ -139,16 +147,30 @@ start_etcd() {
 	pport=$(free_port)
 	while [ "$pport" = "$cport" ]; do pport=$(free_port); done
 	rm -rf "$RUN_DIR/etcd"
-	"$ETCD" --name bench --data-dir "$RUN_DIR/etcd" \
-	    --listen-client-urls "http://127.0.0.1:$cport" \
-	    --advertise-client-urls "http://127.0.0.1:$cport" \
+	local scheme=http tls=""
+	ETCD_TLS_ARGS=""
+	if [ "$TLS" = 1 ]; then
+		# etcd's own TLS: a P-256 certificate for 127.0.0.1, as volrayd's.
+		[ -f "$RUN_DIR/etcd.crt" ] || openssl req -x509 -newkey ec \
+		    -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+		    -keyout "$RUN_DIR/etcd.key" -out "$RUN_DIR/etcd.crt" \
+		    -subj /CN=etcd -addext subjectAltName=IP:127.0.0.1 \
+		    >/dev/null 2>&1 || die "making etcd's certificate"
+		scheme=https
+		tls="--cert-file $RUN_DIR/etcd.crt --key-file $RUN_DIR/etcd.key"
+		ETCD_TLS_ARGS="--cacert $RUN_DIR/etcd.crt"
+	fi
+	# shellcheck disable=SC2086
+	"$ETCD" --name bench --data-dir "$RUN_DIR/etcd" $tls \
+	    --listen-client-urls "$scheme://127.0.0.1:$cport" \
+	    --advertise-client-urls "$scheme://127.0.0.1:$cport" \
 	    --listen-peer-urls "http://127.0.0.1:$pport" \
 	    --initial-advertise-peer-urls "http://127.0.0.1:$pport" \
 	    --initial-cluster "bench=http://127.0.0.1:$pport" \
 	    --logger zap --log-level warn >"$RUN_DIR/etcd.log" 2>&1 &
 	ETCD_PID=$!
 	PIDS="$PIDS $ETCD_PID"
-	ETCD_URL="http://127.0.0.1:$cport"
+	ETCD_URL="$scheme://127.0.0.1:$cport"
 	wait_http "$ETCD_URL/health" 30 true || die "etcd did not become ready"
 }
 

@@ -26,8 +26,15 @@
  * for scripts. The exit status is non-zero if any request failed, any
  * answer was not 2xx or any watch event went missing.
  *
- * Build (no dependencies beyond libc):
- *   cc -O2 -Wall -o bench/loadgen bench/loadgen.c
+ *   handshake  N new connections one after another, each a full
+ *           connection set-up (TCP, and TLS for https://) and one GET of
+ *           URL with Connection: close: the set-up rate.
+ *
+ * https:// URLs speak TLS (OpenSSL) with the CA of --cacert; the handshake
+ * happens in the connect, blocking, before the socket joins the epoll set.
+ *
+ * Build (libc and OpenSSL):
+ *   cc -O2 -Wall -o bench/loadgen bench/loadgen.c -lssl -lcrypto
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -54,6 +61,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
 #define IN_CLIENT	(16 * 1024)	/* initial input buffer, clients */
 #define IN_WATCH	(64 * 1024)	/* input buffer, watchers */
 #define MAX_HEAD	(64 * 1024)
@@ -63,7 +73,7 @@
 #define HIST_N		((64 - HIST_BITS + 1) * HIST_SUB)
 #define ETCD_PREFIX	"/registry/configmaps/default/"
 
-enum mode { M_CREATE, M_ETCD, M_WATCH };
+enum mode { M_CREATE, M_ETCD, M_WATCH, M_HANDSHAKE };
 enum role { R_CLIENT, R_WATCH };
 enum phase { P_PRECREATE, P_UPDATE };
 
@@ -87,6 +97,7 @@ struct hist {
 
 struct conn {
 	int		 fd;
+	SSL		*ssl;		/* NULL for plain HTTP */
 	enum role	 role;
 	int		 dead;
 
@@ -133,6 +144,9 @@ static struct {
 	size_t		 size;
 	char		 prefix[64];
 	char		 header[1024];	/* -H: one more header line, with CRLF */
+	int		 tls;		/* https:// */
+	const char	*cacert;
+	SSL_CTX		*ssl_ctx;
 	int		 timeout;	/* whole run, seconds */
 	int		 idle;		/* watch: give up after this much quiet */
 	int		 verbose;
@@ -465,6 +479,10 @@ conn_kill(struct conn *c, const char *why)
 	if (g.verbose)
 		fprintf(stderr, "loadgen: connection closed: %s\n", why);
 	epoll_ctl(g.epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	if (c->ssl != NULL) {
+		SSL_free(c->ssl);
+		c->ssl = NULL;
+	}
 	close(c->fd);
 	c->dead = 1;
 	if (c->role == R_WATCH)
@@ -476,6 +494,77 @@ conn_kill(struct conn *c, const char *why)
 	}
 }
 
+/*
+ * Plain or TLS I/O with write(2)/read(2)'s conventions: -1 and EAGAIN when
+ * the socket would block, 0 for end of file.
+ */
+static ssize_t
+io_write(struct conn *c, const void *p, size_t n)
+{
+	int r, e;
+
+	if (c->ssl == NULL)
+		return (write(c->fd, p, n));
+	r = SSL_write(c->ssl, p, n > INT32_MAX ? INT32_MAX : (int)n);
+	if (r > 0)
+		return (r);
+	e = SSL_get_error(c->ssl, r);
+	errno = e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ ?
+	    EAGAIN : EPROTO;
+	ERR_clear_error();
+	return (-1);
+}
+
+static ssize_t
+io_read(struct conn *c, void *p, size_t n)
+{
+	int r, e;
+
+	if (c->ssl == NULL)
+		return (read(c->fd, p, n));
+	r = SSL_read(c->ssl, p, n > INT32_MAX ? INT32_MAX : (int)n);
+	if (r > 0)
+		return (r);
+	e = SSL_get_error(c->ssl, r);
+	ERR_clear_error();
+	if (e == SSL_ERROR_ZERO_RETURN)
+		return (0);
+	errno = e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ?
+	    EAGAIN : EPROTO;
+	return (-1);
+}
+
+/* A blocking connect to the target, with the TLS handshake for https. */
+static int
+dial(SSL **sslp)
+{
+	int fd, one = 1;
+	SSL *ssl;
+
+	fd = socket(g.addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die("socket: %s", strerror(errno));
+	if (connect(fd, (struct sockaddr *)&g.addr, g.addrlen) != 0)
+		die("connect %s:%s: %s", g.host, g.port, strerror(errno));
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	*sslp = NULL;
+	if (!g.tls)
+		return (fd);
+	if ((ssl = SSL_new(g.ssl_ctx)) == NULL)
+		die("SSL_new");
+	SSL_set_fd(ssl, fd);
+	SSL_set_tlsext_host_name(ssl, g.host);
+	SSL_set1_host(ssl, g.host);
+	if (SSL_connect(ssl) != 1) {
+		char buf[256];
+
+		ERR_error_string_n(ERR_get_error(), buf, sizeof buf);
+		die("TLS handshake with %s:%s: %s", g.host, g.port, buf);
+	}
+	*sslp = ssl;
+	return (fd);
+}
+
 /* Write what is pending; arm EPOLLOUT only while the socket is full. */
 static void
 conn_flush(struct conn *c)
@@ -483,7 +572,7 @@ conn_flush(struct conn *c)
 	ssize_t	n;
 
 	while (c->outoff < c->outlen) {
-		n = write(c->fd, c->out + c->outoff, c->outlen - c->outoff);
+		n = io_write(c, c->out + c->outoff, c->outlen - c->outoff);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -510,20 +599,17 @@ conn_open(enum role role)
 {
 	struct conn		*c;
 	struct epoll_event	 e;
-	int			 one = 1, fd;
+	SSL			*ssl;
+	int			 fd;
 
-	fd = socket(g.addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		die("socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&g.addr, g.addrlen) != 0)
-		die("connect %s:%s: %s", g.host, g.port, strerror(errno));
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	fd = dial(&ssl);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 
 	c = calloc(1, sizeof *c);
 	if (c == NULL)
 		die("out of memory");
 	c->fd = fd;
+	c->ssl = ssl;
 	c->role = role;
 	c->incap = role == R_WATCH ? IN_WATCH : IN_CLIENT;
 	c->in = xmalloc(c->incap);
@@ -822,30 +908,38 @@ out:
 	return (0);
 }
 
+/*
+ * Read what has arrived. A TLS session may hold decrypted bytes that epoll
+ * cannot see, so with TLS this reads until the session would block.
+ */
 static void
 conn_read(struct conn *c)
 {
 	ssize_t	n;
 
-	if (c->incap - c->inlen < 4096) {
-		c->incap *= 2;
-		c->in = xrealloc(c->in, c->incap);
-	}
-	n = read(c->fd, c->in + c->inlen, c->incap - c->inlen);
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EINTR)
+	do {
+		if (c->incap - c->inlen < 4096) {
+			c->incap *= 2;
+			c->in = xrealloc(c->in, c->incap);
+		}
+		n = io_read(c, c->in + c->inlen, c->incap - c->inlen);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			conn_kill(c, strerror(errno));
 			return;
-		conn_kill(c, strerror(errno));
-		return;
-	}
-	if (n == 0) {
-		conn_kill(c, "end of file");
-		return;
-	}
-	c->inlen += n;
-	c->now = now_ns();
-	if (conn_parse(c) != 0)
-		conn_kill(c, "protocol error or stream ended");
+		}
+		if (n == 0) {
+			conn_kill(c, "end of file");
+			return;
+		}
+		c->inlen += n;
+		c->now = now_ns();
+		if (conn_parse(c) != 0) {
+			conn_kill(c, "protocol error or stream ended");
+			return;
+		}
+	} while (c->ssl != NULL && !c->dead);
 }
 
 /* Wait for events for at most ms milliseconds and dispatch them. */
@@ -915,16 +1009,20 @@ url_parse(const char *url)
 	struct addrinfo	 hints, *ai;
 	int		 e;
 
-	if (strncmp(p, "http://", 7) != 0)
-		die("only http:// URLs: %s", url);
-	p += 7;
+	if (strncmp(p, "https://", 8) == 0) {
+		g.tls = 1;
+		p += 8;
+	} else if (strncmp(p, "http://", 7) == 0)
+		p += 7;
+	else
+		die("only http:// and https:// URLs: %s", url);
 	slash = strchr(p, '/');
 	if (slash == NULL)
 		slash = p + strlen(p);
 	colon = memchr(p, ':', slash - p);
 	if (colon == NULL) {
 		snprintf(g.host, sizeof g.host, "%.*s", (int)(slash - p), p);
-		strcpy(g.port, "80");
+		strcpy(g.port, g.tls ? "443" : "80");
 	} else {
 		snprintf(g.host, sizeof g.host, "%.*s", (int)(colon - p), p);
 		snprintf(g.port, sizeof g.port, "%.*s",
@@ -950,26 +1048,26 @@ url_parse(const char *url)
 static char *
 http_get(const char *path)
 {
-	char	*buf, *body;
-	size_t	 len = 0, cap = 65536;
-	ssize_t	 n;
-	int	 fd;
+	struct conn	 c;
+	char		*buf, *body;
+	size_t		 len = 0, cap = 65536;
+	ssize_t		 n;
 
-	fd = socket(g.addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&g.addr, g.addrlen) != 0)
-		die("connect %s:%s: %s", g.host, g.port, strerror(errno));
+	memset(&c, 0, sizeof c);
+	c.fd = dial(&c.ssl);
 	buf = xmalloc(cap);
 	n = snprintf(buf, cap, "GET %s HTTP/1.1\r\nHost: %s:%s\r\n%s"
 	    "Accept: application/json\r\nConnection: close\r\n\r\n", path,
 	    g.host, g.port, g.header);
-	if (write(fd, buf, n) != n)
+	if (io_write(&c, buf, n) != n)
 		die("write: %s", strerror(errno));
-	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+	while ((n = io_read(&c, buf + len, cap - len - 1)) > 0) {
 		len += n;
 		if (cap - len < 4096)
 			buf = xrealloc(buf, cap *= 2);
 	}
-	close(fd);
+	SSL_free(c.ssl);
+	close(c.fd);
 	buf[len] = '\0';
 	if (len < 12 || atoi(buf + 9) != 200) {
 		free(buf);
@@ -1019,6 +1117,42 @@ run_create(void)
 	    ms(g.lat.max), (unsigned long long)g.non2xx,
 	    (unsigned long long)g.errors);
 	return (g.non2xx > 0 || g.errors > 0);
+}
+
+/*
+ * Connection set-up: n new connections in a row, each connect (and TLS
+ * handshake), one GET, the answer, close. Any answer that is not 2xx
+ * counts as a failure.
+ */
+static int
+run_handshake(void)
+{
+	uint64_t	 start = now_ns(), t;
+	double		 secs;
+	uint64_t	 i, bad = 0;
+	char		*body;
+
+	for (i = 0; i < g.n; i++) {
+		t = now_ns();
+		if ((body = http_get(g.path[0] ? g.path : "/")) == NULL)
+			bad++;
+		free(body);
+		hist_add(&g.lat, now_ns() - t);
+		check_deadline(start);
+	}
+	secs = (now_ns() - start) / 1e9;
+	printf("%s: %llu connections in %.3f s: %.0f conn/s\n",
+	    g.tls ? "TLS connect + GET" : "TCP connect + GET",
+	    (unsigned long long)g.n, secs, g.n / secs);
+	printf("  latency p50 %.3f ms  p99 %.3f ms  failed %llu\n",
+	    ms(hist_quantile(&g.lat, 0.50)), ms(hist_quantile(&g.lat, 0.99)),
+	    (unsigned long long)bad);
+	printf("RESULT mode=handshake tls=%d connections=%llu seconds=%.3f "
+	    "cps=%.1f p50_ms=%.3f p99_ms=%.3f failed=%llu\n", g.tls,
+	    (unsigned long long)g.n, secs, g.n / secs,
+	    ms(hist_quantile(&g.lat, 0.50)), ms(hist_quantile(&g.lat, 0.99)),
+	    (unsigned long long)bad);
+	return (bad > 0);
 }
 
 /* The revision to start watching from: the list's metadata.resourceVersion. */
@@ -1181,7 +1315,9 @@ usage(void)
 "  --timeout S: give up after S seconds (default 600); --idle S: watch mode\n"
 "  stops waiting after S seconds without events (default 15); -v: verbose\n"
 "  -r R: send at most R requests (updates) per second; default: closed loop\n"
-"  -H 'Name: value': send this header too (e.g. Authorization: Bearer T)\n");
+"  -H 'Name: value': send this header too (e.g. Authorization: Bearer T)\n"
+"       loadgen handshake -u URL [-n connections]: connection set-up rate\n"
+"  https:// URLs use TLS; --cacert FILE: the CA to verify the server with\n");
 	exit(2);
 }
 
@@ -1194,6 +1330,7 @@ main(int argc, char **argv)
 		{ "etcd-watch", required_argument, NULL, 'W' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "idle", required_argument, NULL, 'I' },
+		{ "cacert", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char	*url = NULL;
@@ -1208,6 +1345,8 @@ main(int argc, char **argv)
 		g.mode = M_ETCD;
 	else if (strcmp(argv[1], "watch") == 0)
 		g.mode = M_WATCH;
+	else if (strcmp(argv[1], "handshake") == 0)
+		g.mode = M_HANDSHAKE;
 	else
 		usage();
 	argc--;
@@ -1281,6 +1420,9 @@ main(int argc, char **argv)
 		case 'I':
 			g.idle = atoi(optarg);
 			break;
+		case 'C':
+			g.cacert = optarg;
+			break;
 		default:
 			usage();
 		}
@@ -1292,6 +1434,19 @@ main(int argc, char **argv)
 		g.k = g.c > 100 ? g.c : 100;
 	url_parse(url);
 	signal(SIGPIPE, SIG_IGN);
+	if (g.tls) {
+		if ((g.ssl_ctx = SSL_CTX_new(TLS_client_method())) == NULL)
+			die("SSL_CTX_new");
+		SSL_CTX_set_mode(g.ssl_ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
+		    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+		SSL_CTX_set_verify(g.ssl_ctx, SSL_VERIFY_PEER, NULL);
+		if (g.cacert != NULL ?
+		    SSL_CTX_load_verify_locations(g.ssl_ctx, g.cacert, NULL) != 1 :
+		    SSL_CTX_set_default_verify_paths(g.ssl_ctx) != 1)
+			die("loading the CA %s", g.cacert ? g.cacert : "(default)");
+		/* A fresh session every time: each connection a full handshake. */
+		SSL_CTX_set_session_cache_mode(g.ssl_ctx, SSL_SESS_CACHE_OFF);
+	}
 
 	g.pad = xmalloc(g.size + 1);
 	for (i = 0; i < g.size; i++)
@@ -1303,6 +1458,8 @@ main(int argc, char **argv)
 
 	if (g.mode == M_WATCH)
 		rc = run_watch();
+	else if (g.mode == M_HANDSHAKE)
+		rc = run_handshake();
 	else
 		rc = run_create();
 	fflush(stdout);

@@ -13,6 +13,11 @@
 # when something does not work (a non-2xx answer, a server that does not
 # start), never on a figure.
 #
+# With TLS=1 both servers serve HTTPS (volrayd with its generated CA, etcd
+# with its own certificate) and the run ends with the TLS handshake rate:
+# HS_N new connections to each, one after another (a full handshake and a
+# GET /version each), with the server CPU time each connection cost.
+#
 # Environment: N (requests per run, 20000), CLIENTS ("1 16 64"), SIZE
 # (object bytes, 1024), RUNS (1), SMALL=1 (N=500, for CI), ETCD_BASELINE=0
 # (skip etcd), QUIET_WAIT (seconds to wait before each run for an idle
@@ -38,10 +43,11 @@ RESULTS="$RUN_DIR/results"
 
 # run_one TARGET MODE URL CLIENTS RUN: one loadgen run, kept in TARGET-CLIENTS.
 run_one() {
-	local target=$1 mode=$2 url=$3 c=$4 r=$5 out line hdr=""
-	[ "$target" = volray ] && hdr=$VR_AUTH
+	local target=$1 mode=$2 url=$3 c=$4 r=$5 out line hdr="" tls=$ETCD_TLS_ARGS
+	[ "$target" = volray ] && { hdr=$VR_AUTH; tls=$VR_TLS_ARGS; }
 	wait_quiet
-	out=$("$LOADGEN" "$mode" ${hdr:+-H "$hdr"} -u "$url" -n "$N" -c "$c" -s "$SIZE" \
+	# shellcheck disable=SC2086
+	out=$("$LOADGEN" "$mode" ${hdr:+-H "$hdr"} $tls -u "$url" -n "$N" -c "$c" -s "$SIZE" \
 	    -p "s$$-$target-c$c-r$r") || {
 		echo "$out"
 		die "$target at $c clients failed"
@@ -64,7 +70,7 @@ keep_median() {
 
 echo "# store: N=$N requests per run, SIZE=$SIZE bytes, CLIENTS=$CLIENTS, RUNS=$RUNS"
 start_volrayd
-echo "volrayd $(curl -fs "http://127.0.0.1:$VR_PORT/version" |
+echo "volrayd $(curl -fsk "$VR_BASE/version" |
     sed -n 's/.*"gitVersion":"\([^"]*\)".*/\1/p') on port $VR_PORT"
 have_baseline=0
 if [ "$ETCD_BASELINE" = 1 ]; then
@@ -87,12 +93,47 @@ for c in $CLIENTS; do
 	keep_median volray "$c"
 	keep_median etcd "$c"
 done
+
+# cpu_of PID: user + system CPU seconds.
+cpu_of() {
+	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f", ($14 + $15) / hz }' "/proc/$1/stat"
+}
+
+# handshakes TARGET URL PID TLS_ARGS: HS_N connections, with server CPU.
+handshakes() {
+	local out line c0 c1
+	wait_quiet
+	c0=$(cpu_of "$3")
+	# shellcheck disable=SC2086
+	out=$("$LOADGEN" handshake $4 -u "$2" -n "$HS_N") || {
+		echo "$out"
+		die "$1 handshakes failed"
+	}
+	c1=$(cpu_of "$3")
+	line=$(echo "$out" | grep '^RESULT ')
+	printf '  %-6s %8.0f conn/s  p50 %7.3f ms  p99 %7.3f ms  server CPU %6.0f us/conn\n' \
+	    "$1" "$(result_field "$line" cps)" "$(result_field "$line" p50_ms)" \
+	    "$(result_field "$line" p99_ms)" \
+	    "$(awk -v a="$c0" -v b="$c1" -v n="$HS_N" 'BEGIN { print (b - a) * 1e6 / n }')"
+}
+
+if [ "$TLS" = 1 ]; then
+	: "${HS_N:=$([ "$SMALL" = 1 ] && echo 50 || echo 2000)}"
+	echo
+	echo "# TLS handshakes: $HS_N new connections in a row, each a full handshake"
+	echo "# (ECDSA P-256, no resumption) and GET /version"
+	handshakes volray "$VR_BASE/version" "$VR_PID" "$VR_TLS_ARGS"
+	[ $have_baseline = 0 ] || handshakes etcd "$ETCD_URL/version" "$ETCD_PID" "$ETCD_TLS_ARGS"
+fi
 stop_volrayd
 [ $have_baseline = 0 ] || stop_etcd
 
 # The table: one row per client count.
 echo
 echo "# $(date -u '+%H:%M:%S UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+tls_note=""
+[ "$TLS" = 1 ] && tls_note=", both over TLS"
+echo "# store$tls_note"
 printf '%-8s | %-30s | %-30s | %s\n' "" "volray (POST ConfigMap)" \
     "etcd 3.4 (JSON gateway put)" ""
 printf '%-8s | %10s %9s %9s | %10s %9s %9s | %s\n' clients "req/s" \

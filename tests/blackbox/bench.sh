@@ -13,6 +13,7 @@ sh bench/build.sh "$LOADGEN" >/dev/null
 if command -v etcd >/dev/null 2>&1; then base=1; else base=0; fi
 export LOADGEN SMALL=1 ETCD_BASELINE=$base VOLRAYD="$top_builddir/volrayd" SHARE_DIR="$top_srcdir"
 bash bench/store.sh
+TLS=1 bash bench/store.sh
 bash bench/watch.sh
 sh bench/reconcile.sh
 echo "ok: benchmarks ran"
