@@ -141,6 +141,11 @@ create_review(registry *rg, const resource *r, cJSON *obj,
 		free(cause);
 		return;
 	}
+	if (json_str(out, "kind") != NULL && strcmp(json_str(out, "kind"),
+	    "Status") == 0) {
+		fail(res, out);
+		return;
+	}
 	ok(res, 201, out, 0);
 }
 

@@ -61,7 +61,8 @@ registry_admit_fn registry_set_admit(registry *, registry_admit_fn,
  * The handler of create-only kinds (resource->create_only: the
  * SelfSubjectAccessReview family): registry_create hands it the decoded
  * body and the user and answers 201 with what it returns, storing nothing.
- * NULL with *cause (malloc'd) answers 400.
+ * A Status it returns is the error answer; NULL with *cause (malloc'd)
+ * answers 400.
  */
 typedef cJSON *(*registry_review_fn)(void *arg, const resource *,
     const user_info *, const cJSON *body, char **cause);
