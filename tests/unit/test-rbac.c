@@ -6,16 +6,21 @@
  * system:masters; the index following a deleted binding; the bootstrap
  * policy, its reconciliation and aggregation into admin/edit/view;
  * escalation prevention (covering, bind, escalate, aggregationRule); the
- * 403 texts; the self-subject reviews (answered, never stored); and the
- * binding validation (roleRef immutable).
+ * 403 texts; the self-subject reviews (answered, never stored); the
+ * binding validation (roleRef immutable); and Lua controllers acting as
+ * system:controller:NAME-controller (a denied read or write fails like the
+ * API's 403, a controller without a binding can do nothing).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include "auth/rbac.h"
 #include "check.h"
+#include "ctrl/controller.h"
 #include "lib/json.h"
 #include "registry/resource.h"
 
@@ -639,6 +644,127 @@ test_validation(void)
 	free(msg);
 }
 
+static const char probe_lua[] =
+"local v = volray\n"
+"local c = { primary = 'v1/configmaps' }\n"
+"function c.reconcile(req)\n"
+"  if req.name:sub(1, 4) == 'out-' or req.name:sub(1, 6) == 'rogue-' then\n"
+"    return nil\n"
+"  end\n"
+"  local _, err, code = v.get('v1/secrets', req.namespace, 'x')\n"
+"  local _, err2, code2 = v.create({apiVersion = 'rbac.authorization.k8s.io/v1',\n"
+"    kind = 'RoleBinding', metadata = {name = 'grab', namespace = req.namespace},\n"
+"    roleRef = {apiGroup = 'rbac.authorization.k8s.io', kind = 'ClusterRole',\n"
+"      name = 'cluster-admin'},\n"
+"    subjects = {{kind = 'User', name = 'system:controller:probe-controller'}}})\n"
+"  assert(v.create({apiVersion = 'v1', kind = 'ConfigMap',\n"
+"    metadata = {name = 'out-' .. req.name, namespace = req.namespace},\n"
+"    data = {get = tostring(code), getmsg = tostring(err),\n"
+"      bind = tostring(code2), bindmsg = tostring(err2)}}))\n"
+"end\n"
+"return c\n";
+
+static const char rogue_lua[] =
+"local v = volray\n"
+"local c = { primary = 'v1/configmaps' }\n"
+"function c.reconcile(req)\n"
+"  if req.name:sub(1, 4) == 'out-' or req.name:sub(1, 6) == 'rogue-' then\n"
+"    return nil\n"
+"  end\n"
+"  local ok, err = v.create({apiVersion = 'v1', kind = 'ConfigMap',\n"
+"    metadata = {name = 'rogue-' .. req.name, namespace = req.namespace}})\n"
+"  if not ok then error(err) end\n"
+"end\n"
+"return c\n";
+
+static void
+put_file(const char *dir, const char *rel, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s", dir, rel);
+	if ((f = fopen(path, "w")) == NULL)
+		return;
+	fputs(text, f);
+	fclose(f);
+}
+
+static void
+test_controllers(void)
+{
+	char root[] = "/tmp/volray-test-rbac-lua.XXXXXX", sub[600], cmd[700];
+	const char *roots[1] = { root };
+	struct luahost_limits lim = { 64 << 20, 10000000 };
+	controller_rt *rt;
+	luahost *h;
+	char *cause = NULL, *name;
+	cJSON *out = NULL, *ev;
+	int i;
+
+	CHECK(mkdtemp(root) != NULL);
+	snprintf(sub, sizeof sub, "%s/controllers", root);
+	CHECK(mkdir(sub, 0700) == 0);
+	put_file(root, "controllers/probe.lua", probe_lua);
+	put_file(root, "controllers/rogue.lua", rogue_lua);
+	name = controller_user_name("probe");
+	CHECK_STR(name, "system:controller:probe-controller");
+	free(name);
+	/* probe may read and write ConfigMaps and create RoleBindings. */
+	CHECK(create("clusterroles", "", "{\"apiVersion\":\"rbac.authorizati"
+	    "on.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":{\"name\":"
+	    "\"probe\"},\"rules\":[{\"apiGroups\":[\"\"],\"resources\":[\"c"
+	    "onfigmaps\"],\"verbs\":[\"get\",\"list\",\"watch\",\"create\"]"
+	    "},{\"apiGroups\":[\"rbac.authorization.k8s.io\"],\"resources\":"
+	    "[\"rolebindings\"],\"verbs\":[\"create\"]}]}") == 201);
+	CHECK(create("clusterrolebindings", "", "{\"apiVersion\":\"rbac.auth"
+	    "orization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\",\"metadata"
+	    "\":{\"name\":\"probe\"},\"roleRef\":{\"kind\":\"ClusterRole\","
+	    "\"name\":\"probe\"},\"subjects\":[{\"kind\":\"User\",\"name\":"
+	    "\"system:controller:probe-controller\"}]}") == 201);
+	settle();
+	h = luahost_new(roots, 1, &lim);
+	rt = controller_new(loop, st, rg, h);
+	controller_set_authorizer(rt, rb);
+	CHECK(controller_reload(rt, &cause) == 0);
+	free(cause);
+	CHECK(create("configmaps", "ns2", "{\"apiVersion\":\"v1\",\"kind\":"
+	    "\"ConfigMap\",\"metadata\":{\"name\":\"in1\"}}") == 201);
+	for (i = 0; i < 500 && out == NULL; i++) {
+		uv_run(loop, UV_RUN_NOWAIT);
+		usleep(5000);
+		out = get("configmaps", "ns2", "out-in1");
+	}
+	CHECK(out != NULL);
+	CHECK_STR(json_str(out, "data.get"), "403");
+	CHECK_STR(json_str(out, "data.getmsg"), "secrets \"x\" is forbidden: "
+	    "User \"system:controller:probe-controller\" cannot get resource "
+	    "\"secrets\" in API group \"\" in the namespace \"ns2\"");
+	/* The write reached the escalation check with the controller's user. */
+	CHECK_STR(json_str(out, "data.bind"), "403");
+	CHECK(json_str(out, "data.bindmsg") != NULL && strstr(json_str(out,
+	    "data.bindmsg"), "user \"system:controller:probe-controller\" "
+	    "(groups=[\"system:authenticated\"]) is attempting to grant RBAC "
+	    "permissions not currently held") != NULL);
+	cJSON_Delete(out);
+	/* rogue has no binding: nothing written, not even its Warning. */
+	for (i = 0; i < 20; i++) {
+		uv_run(loop, UV_RUN_NOWAIT);
+		usleep(5000);
+	}
+	out = get("configmaps", "ns2", "rogue-in1");
+	CHECK(out == NULL);
+	cJSON_Delete(out);
+	ev = get("rolebindings", "ns2", "grab");
+	CHECK(ev == NULL);
+	cJSON_Delete(ev);
+	CHECK(store_count(st, "events") == 0);
+	controller_free(rt);
+	luahost_free(h);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+	CHECK(system(cmd) == 0);
+}
+
 int
 main(void)
 {
@@ -669,6 +795,7 @@ main(void)
 	test_forbidden();
 	test_reviews();
 	test_validation();
+	test_controllers();
 
 	settle();
 	store_close(st);
