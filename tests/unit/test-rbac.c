@@ -601,6 +601,18 @@ test_reviews(void)
 	free(msg);
 	CHECK(store_count(st, "selfsubjectaccessreviews.authorization.k8s.io")
 	    == 0);
+	/* AlwaysAllow: everything, reviews included; then RBAC again. */
+	CHECK(!can(&carol, "delete", "", "nodes", "", "", "n1"));
+	rbac_set_always_allow(rb, 1);
+	CHECK(can(&carol, "delete", "", "nodes", "", "", "n1"));
+	body = cJSON_Parse("{\"spec\":{\"namespace\":\"ns9\"}}");
+	out = rbac_self_rules_review(rb, &carol, body, &cause);
+	CHECK(out != NULL && json_has_string(cJSON_GetArrayItem(json_at(out,
+	    "status.resourceRules"), 0), "verbs", "*"));
+	cJSON_Delete(out);
+	cJSON_Delete(body);
+	rbac_set_always_allow(rb, 0);
+	CHECK(!can(&carol, "delete", "", "nodes", "", "", "n1"));
 	CHECK(res("selfsubjectrulesreviews")->create_only);
 	CHECK(!res("roles")->create_only);
 }
