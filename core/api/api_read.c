@@ -27,12 +27,26 @@ lookup(api *a, struct route *rt)
 	    (rt->ns ? rt->ns : "") : "", rt->name);
 }
 
+/* Reviews (SelfSubjectAccessReview, ...) are POST-only: 405 for reads. */
+static int
+refuse_review(http_req *req, struct route *rt)
+{
+	if (!rt->r->create_only)
+		return 0;
+	api_reply_status(req, rt, status_error(405, "MethodNotAllowed",
+	    "the server does not allow this method on the requested "
+	    "resource"));
+	return 1;
+}
+
 void
 api_get(api *a, http_req *req, struct route *rt)
 {
 	const store_obj *o;
 
 	rt->verb = "get";
+	if (refuse_review(req, rt))
+		return;
 	o = lookup(a, rt);
 	if (o == NULL) {
 		api_reply_status(req, rt, status_not_found(rt->r, rt->name));
@@ -142,6 +156,11 @@ api_list(api *a, http_req *req, struct route *rt)
 	uint64_t start_rev = store_rev(a->st);
 
 	rt->verb = "list";
+	if (refuse_review(req, rt)) {
+		free(lim);
+		free(cont);
+		return;
+	}
 	if (lim != NULL)
 		limit = strtoul(lim, NULL, 10);
 	free(lim);
@@ -274,6 +293,8 @@ api_watch(api *a, http_req *req, struct route *rt)
 
 	rt->verb = "watch";
 	memset(&o, 0, sizeof o);
+	if (refuse_review(req, rt))
+		goto done;
 	if (selectors(req, rt, &o.labels, &o.fields) != 0)
 		goto done;
 	if (rt->name != NULL) {

@@ -104,7 +104,8 @@ resource_list(const char *group, const char *version)
 		cJSON_AddStringToObject(e, "singularName", r->singular);
 		cJSON_AddBoolToObject(e, "namespaced", r->namespaced);
 		cJSON_AddStringToObject(e, "kind", r->kind);
-		cJSON_AddItemToObject(e, "verbs", verbs(all));
+		cJSON_AddItemToObject(e, "verbs", verbs(r->create_only ?
+		    create : all));
 		if (r->nshort > 0)
 			cJSON_AddItemToObject(e, "shortNames",
 			    strings(r->short_names, r->nshort));
@@ -289,6 +290,8 @@ openapi_gv(const char *group, const char *version)
 		    strcmp(r->version, version) != 0)
 			continue;
 		found = 1;
+		if (r->create_only)
+			continue;
 		if (*group)
 			snprintf(path, sizeof path, "/apis/%s/%s/%s%s/{name}",
 			    group, version, r->namespaced ?

@@ -3,7 +3,8 @@
  *
  * kubectl's typed clients ("kubectl create namespace", configmap, secret,
  * serviceaccount, deployment, job, cronjob, service, priorityclass, quota,
- * role, rolebinding, pdb, ingress, token) send objects in the Kubernetes
+ * role, rolebinding, pdb, ingress, token, and "kubectl auth can-i") send
+ * objects in the Kubernetes
  * protobuf encoding: the magic "k8s\0", then a runtime.Unknown message whose
  * typeMeta names the apiVersion and kind and whose raw field holds the object
  * encoded as the k8s.io/api generated.proto message for that kind. The rest
@@ -627,6 +628,59 @@ MESSAGE(token_request, "TokenRequest",
 	MSG(2, "spec", token_request_spec),
 	MSG(3, "status", opaque));
 
+/* k8s.io/api/authorization/v1: kubectl auth can-i. */
+
+MESSAGE(field_selector_requirement, "FieldSelectorRequirement",
+	STR_KEEP(1, "key"),
+	STR_KEEP(2, "operator"),
+	STRS(3, "values"));
+
+MESSAGE(field_selector_attributes, "FieldSelectorAttributes",
+	STR(1, "rawSelector"),
+	MSGS(2, "requirements", field_selector_requirement));
+
+MESSAGE(label_selector_attributes, "LabelSelectorAttributes",
+	STR(1, "rawSelector"),
+	MSGS(2, "requirements", label_selector_requirement));
+
+MESSAGE(resource_attributes, "ResourceAttributes",
+	STR(1, "namespace"),
+	STR(2, "verb"),
+	STR(3, "group"),
+	STR(4, "version"),
+	STR(5, "resource"),
+	STR(6, "subresource"),
+	STR(7, "name"),
+	MSG(8, "fieldSelector", field_selector_attributes),
+	MSG(9, "labelSelector", label_selector_attributes));
+
+MESSAGE(non_resource_attributes, "NonResourceAttributes",
+	STR(1, "path"),
+	STR(2, "verb"));
+
+MESSAGE(self_subject_access_review_spec, "SelfSubjectAccessReviewSpec",
+	MSG(1, "resourceAttributes", resource_attributes),
+	MSG(2, "nonResourceAttributes", non_resource_attributes));
+
+MESSAGE(subject_access_review_status, "SubjectAccessReviewStatus",
+	BOOL_KEEP(1, "allowed"),
+	BOOL(4, "denied"),
+	STR(2, "reason"),
+	STR(3, "evaluationError"));
+
+MESSAGE(self_subject_access_review, "SelfSubjectAccessReview",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", self_subject_access_review_spec),
+	MSG(3, "status", subject_access_review_status));
+
+MESSAGE(self_subject_rules_review_spec, "SelfSubjectRulesReviewSpec",
+	STR(1, "namespace"));
+
+MESSAGE(self_subject_rules_review, "SelfSubjectRulesReview",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", self_subject_rules_review_spec),
+	MSG(3, "status", opaque));
+
 static const struct {
 	const char		*api_version;
 	const char		*kind;
@@ -649,6 +703,10 @@ static const struct {
 	{ "policy/v1", "PodDisruptionBudget", &pdb },
 	{ "networking.k8s.io/v1", "Ingress", &ingress },
 	{ "authentication.k8s.io/v1", "TokenRequest", &token_request },
+	{ "authorization.k8s.io/v1", "SelfSubjectAccessReview",
+	    &self_subject_access_review },
+	{ "authorization.k8s.io/v1", "SelfSubjectRulesReview",
+	    &self_subject_rules_review },
 };
 
 static int	decode_message(const struct msg *, const uint8_t *, size_t,

@@ -71,6 +71,18 @@ static const struct kindcols kinds[] = {
 	    { "Holder", "string", 0 }, { "Age", "string", 0 } } },
 	{ "customresourcedefinitions.apiextensions.k8s.io", {
 	    { "Name", "string", 0 }, { "Created At", "date", 0 } } },
+	{ "roles.rbac.authorization.k8s.io", { { "Name", "string", 0 },
+	    { "Created At", "string", 0 } } },
+	{ "clusterroles.rbac.authorization.k8s.io", { { "Name", "string", 0 },
+	    { "Created At", "string", 0 } } },
+	{ "rolebindings.rbac.authorization.k8s.io", { { "Name", "string", 0 },
+	    { "Role", "string", 0 }, { "Age", "string", 0 },
+	    { "Users", "string", 1 }, { "Groups", "string", 1 },
+	    { "ServiceAccounts", "string", 1 } } },
+	{ "clusterrolebindings.rbac.authorization.k8s.io", {
+	    { "Name", "string", 0 }, { "Role", "string", 0 },
+	    { "Age", "string", 0 }, { "Users", "string", 1 },
+	    { "Groups", "string", 1 }, { "ServiceAccounts", "string", 1 } } },
 };
 
 static const struct kindcols *
@@ -481,6 +493,48 @@ cell_jsonpath(cJSON *cells, const cJSON *o, const struct printer_col *c)
 	cJSON_AddItemToArray(cells, cJSON_Duplicate(v, 1));
 }
 
+/*
+ * A binding's ROLE (kind/name) and, for -o wide, its subjects by kind
+ * joined with ", " as kubectl shows them (service accounts as ns/name).
+ */
+static void
+binding_row(cJSON *cells, const cJSON *o)
+{
+	static const char *kinds[] = { "User", "Group", "ServiceAccount" };
+	const cJSON *s;
+	char buf[1024], age[16];
+	size_t len;
+	int i;
+
+	snprintf(buf, sizeof buf, "%s/%s", json_str(o, "roleRef.kind") ?
+	    json_str(o, "roleRef.kind") : "", json_str(o, "roleRef.name") ?
+	    json_str(o, "roleRef.name") : "");
+	cell_str(cells, buf);
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
+	for (i = 0; i < 3; i++) {
+		buf[0] = '\0';
+		len = 0;
+		cJSON_ArrayForEach(s, json_at(o, "subjects")) {
+			const char *k = json_str(s, "kind");
+			const char *n = json_str(s, "name");
+			const char *ns = json_str(s, "namespace");
+
+			if (k == NULL || strcmp(k, kinds[i]) != 0)
+				continue;
+			if (i == 2)
+				len += snprintf(buf + len, len < sizeof buf ?
+				    sizeof buf - len : 0, "%s%s/%s", len ?
+				    ", " : "", ns ? ns : "", n ? n : "");
+			else
+				len += snprintf(buf + len, len < sizeof buf ?
+				    sizeof buf - len : 0, "%s%s", len ? ", " :
+				    "", n ? n : "");
+		}
+		cell_str(cells, buf);
+	}
+}
+
 /* The row's object: full, or PartialObjectMetadata. */
 static cJSON *
 row_object(const resource *r, const cJSON *obj, enum table_include inc)
@@ -560,8 +614,13 @@ table_add_row(cJSON *t, const resource *r, const cJSON *o,
 		age_of(o, "metadata.creationTimestamp", age);
 		cell_str(cells, age);
 	} else if (strcmp(k,
-	    "customresourcedefinitions.apiextensions.k8s.io") == 0) {
+	    "customresourcedefinitions.apiextensions.k8s.io") == 0 ||
+	    strcmp(k, "roles.rbac.authorization.k8s.io") == 0 ||
+	    strcmp(k, "clusterroles.rbac.authorization.k8s.io") == 0) {
 		cell_str(cells, json_str(o, "metadata.creationTimestamp"));
+	} else if (strcmp(k, "rolebindings.rbac.authorization.k8s.io") == 0 ||
+	    strcmp(k, "clusterrolebindings.rbac.authorization.k8s.io") == 0) {
+		binding_row(cells, o);
 	} else {
 		age_of(o, "metadata.creationTimestamp", age);
 		cell_str(cells, age);

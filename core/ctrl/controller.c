@@ -35,9 +35,13 @@ struct watchdef {
 	int map_ref;
 };
 
+static const char *const ctrl_groups[] = { USER_GROUP_AUTHENTICATED };
+
 struct ctrl {
 	controller_rt *rt;
 	char *name;
+	char *user_name;           /* system:controller:NAME-controller */
+	user_info user;
 	const resource *primary;
 	const resource **owns;
 	int nowns;
@@ -71,6 +75,7 @@ ctrl_free(struct ctrl *c, int keep_queue)
 	if (!keep_queue && c->q != NULL)
 		wqueue_free(c->q);
 	free(c->name);
+	free(c->user_name);
 	free(c->owns);
 	free(c->watches);
 	free(c);
@@ -116,6 +121,7 @@ reconcile(struct ctrl *c, const char *key)
 	/* Events name their source as Kubernetes does: "job-controller". */
 	lua_pushfstring(L, "%s-controller", c->name);
 	lua_setfield(L, LUA_REGISTRYINDEX, "volray.component");
+	rt->api.user = &c->user;
 	t0 = util_usec();
 	rc = luahost_call(L, 1, 1, &err);
 	rt->stats.lua_usec += util_usec() - t0;
@@ -139,14 +145,16 @@ reconcile(struct ctrl *c, const char *key)
 				*nl = '\0';
 			snprintf(component, sizeof component, "%s-controller",
 			    c->name);
-			luaapi_record_event(rt->rg, t, "Warning",
-			    "ReconcileError", msg, component);
+			luaapi_record_event(&rt->api, t, "Warning",
+			    "ReconcileError", msg, component, NULL);
 			cJSON_Delete(t);
 		}
 		free(err);
+		rt->api.user = NULL;
 		wqueue_add_rate_limited(c->q, key);
 		return;
 	}
+	rt->api.user = NULL;
 	if (lua_istable(L, -1)) {
 		lua_getfield(L, -1, "requeue_after");
 		if (lua_isnumber(L, -1)) {
@@ -232,11 +240,14 @@ enqueue_mapped(struct ctrl *c, int map_ref, const store_obj *o)
 {
 	lua_State *L = c->rt->L;
 	char *err = NULL;
-	int i, n;
+	int i, n, rc;
 
 	lua_rawgeti(L, LUA_REGISTRYINDEX, map_ref);
 	luaconv_push_json(L, o->json->data, o->json->len);
-	if (luahost_call(L, 1, 1, &err) != 0) {
+	c->rt->api.user = &c->user;
+	rc = luahost_call(L, 1, 1, &err);
+	c->rt->api.user = NULL;
+	if (rc != 0) {
 		fold_lines(err);
 		log_warn("controller %s: watch map failed: %s", c->name, err);
 		free(err);
@@ -319,6 +330,18 @@ print_metrics(FILE *f, void *arg)
 		    rt->ctrls[i]->name, wqueue_len(rt->ctrls[i]->q));
 }
 
+char *
+controller_user_name(const char *name)
+{
+	return util_printf("system:controller:%s-controller", name);
+}
+
+void
+controller_set_authorizer(controller_rt *rt, rbac *authz)
+{
+	rt->api.authz = authz;
+}
+
 controller_rt *
 controller_new(uv_loop_t *loop, store *st, registry *rg, luahost *host)
 {
@@ -382,6 +405,11 @@ ctrl_from_table(lua_State *L, const char *rel, char **cause)
 	int t = lua_gettop(L), i, n;
 
 	c->name = strndup(base, strlen(base) - 4);
+	c->user_name = controller_user_name(c->name);
+	c->user.name = c->user_name;
+	c->user.uid = "";
+	c->user.groups = ctrl_groups;
+	c->user.ngroups = 1;
 	c->reconcile_ref = LUA_NOREF;
 	if (!lua_istable(L, t)) {
 		if (asprintf(cause, "%s: a controller must return a table",
@@ -477,8 +505,21 @@ controller_reload(controller_rt *rt, char **cause)
 	files = luahost_files(rt->host, "controllers/", ".lua", &nfiles);
 	next = calloc(nfiles + 1, sizeof *next);
 	for (i = 0; i < nfiles; i++) {
-		if (luahost_dofile(L, files[i], cause) != 0 ||
-		    (next[n] = ctrl_from_table(L, files[i], cause)) == NULL)
+		/* Even loading, a script acts as its controller's user. */
+		const char *base = strrchr(files[i], '/') ?
+		    strrchr(files[i], '/') + 1 : files[i];
+		char *stem = strndup(base, strlen(base) - 4);
+		char *uname = controller_user_name(stem);
+		user_info u = { uname, "", ctrl_groups, 1 };
+		int rc;
+
+		rt->api.user = &u;
+		rc = luahost_dofile(L, files[i], cause);
+		rt->api.user = NULL;
+		free(uname);
+		free(stem);
+		if (rc != 0 || (next[n] = ctrl_from_table(L, files[i], cause)) ==
+		    NULL)
 			break;
 		next[n++]->rt = rt;
 	}

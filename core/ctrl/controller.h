@@ -9,6 +9,12 @@
  * objects enqueue what map returns. Each controller has a workqueue
  * (wqueue.c); a reconcile that errors is retried with backoff and leaves a
  * Warning Event on the object.
+ *
+ * Each controller acts as its own user, system:controller:NAME-controller
+ * in group system:authenticated: with an authorizer set, everything its
+ * script reads and writes through volray.* must be allowed to that user by
+ * RBAC (the bootstrap policy has a least-privilege ClusterRole for each
+ * controller volray ships; any other has no rights until a role is bound).
  */
 #ifndef VOLRAY_CONTROLLER_H
 #define VOLRAY_CONTROLLER_H
@@ -16,6 +22,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "auth/rbac.h"
 #include "ctrl/luahost.h"
 #include "registry/registry.h"
 #include "store/store.h"
@@ -24,6 +31,13 @@ typedef struct controller_rt controller_rt;
 
 controller_rt *controller_new(uv_loop_t *, store *, registry *, luahost *);
 void controller_free(controller_rt *);
+/*
+ * Authorize every volray.* call of the controllers with authz (NULL: no
+ * checks, the default). Call it once, before or after controller_reload.
+ */
+void controller_set_authorizer(controller_rt *, rbac *authz);
+/* "system:controller:NAME-controller", malloc'd: the user of NAME.lua. */
+char *controller_user_name(const char *name);
 /*
  * Load every controller into a new Lua state beside the current one and
  * swap on success; on failure keep the running set and return -1 with

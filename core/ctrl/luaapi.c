@@ -3,7 +3,10 @@
  * a reconcile always sees its own earlier writes. Writes build a tree from
  * the Lua table and call the registry; failures return nil plus the
  * Status message and code, never raise, so a script decides what an
- * AlreadyExists or a Conflict means for it.
+ * AlreadyExists or a Conflict means for it. Each call is authorized first
+ * (RBAC, as the controller's user): a denial is answered like the API's
+ * 403, and writes carry the user to the registry, whose admission hook
+ * checks RBAC escalation with it.
  */
 #include <math.h>
 #include <stdio.h>
@@ -55,6 +58,50 @@ luaapi_resource(const char *spec)
 	return resource_find(buf, a, b);
 }
 
+/*
+ * Authorize the running controller for verb on r. 0 when allowed (or no
+ * authorizer is set); otherwise push nil, message, 403, "Forbidden" and
+ * return 4, the values a script gets back from a refused API call.
+ */
+static int
+denied(lua_State *L, struct luaapi_ctx *c, const char *verb,
+    const resource *r, const char *sub, const char *ns, const char *name)
+{
+	rbac_attrs a;
+	char *reason = NULL;
+	cJSON *s;
+
+	if (c->authz == NULL || c->user == NULL)
+		return 0;
+	memset(&a, 0, sizeof a);
+	a.verb = verb;
+	a.api_group = r->group;
+	a.resource = r->plural;
+	a.subresource = sub ? sub : "";
+	a.ns = r->namespaced && ns ? ns : "";
+	a.name = name ? name : "";
+	if (rbac_authorize(c->authz, c->user, &a, &reason)) {
+		free(reason);
+		return 0;
+	}
+	s = rbac_forbidden_reason(c->user, &a, reason);
+	free(reason);
+	lua_pushnil(L);
+	lua_pushstring(L, json_str(s, "message"));
+	lua_pushinteger(L, 403);
+	lua_pushstring(L, "Forbidden");
+	cJSON_Delete(s);
+	return 4;
+}
+
+/* Options that carry the caller to the registry. */
+static void
+opts_for(struct luaapi_ctx *c, struct reg_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->user = c->user;
+}
+
 static const resource *
 check_resource(lua_State *L, int idx)
 {
@@ -74,9 +121,12 @@ l_get_impl(lua_State *L)
 	const resource *r = check_resource(L, 1);
 	const char *ns = luaL_optstring(L, 2, "");
 	const char *name = luaL_checkstring(L, 3);
-	const store_obj *o = store_get(c->st, r->store_key, r->namespaced ?
-	    ns : "", name);
+	const store_obj *o;
+	int n;
 
+	if ((n = denied(L, c, "get", r, NULL, ns, name)) != 0)
+		return n;
+	o = store_get(c->st, r->store_key, r->namespaced ? ns : "", name);
 	if (o == NULL) {
 		lua_pushnil(L);
 		return 1;
@@ -141,10 +191,12 @@ l_list_impl(lua_State *L)
 	const char *owner = NULL;
 	store_obj *const *objs;
 	size_t n, i;
-	int k = 1;
+	int k = 1, d;
 
 	if (ns != NULL && *ns == '\0')
 		ns = NULL;
+	if ((d = denied(L, c, "list", r, NULL, ns, NULL)) != 0)
+		return d;
 	if (lua_istable(L, 3)) {
 		lua_getfield(L, 3, "labels");
 		labels = opt_selector(L, lua_gettop(L));
@@ -258,10 +310,18 @@ l_create_impl(lua_State *L)
 	struct luaapi_ctx *c = ctx_of(L);
 	const resource *r;
 	cJSON *t = check_object(L, 1, &r);
+	const char *ns = json_str(t, "metadata.namespace");
 	struct reg_result res;
+	struct reg_opts o;
+	int n;
 
-	registry_create(c->rg, r, json_str(t, "metadata.namespace"), t, NULL,
-	    &res);
+	if ((n = denied(L, c, "create", r, NULL, ns && *ns ? ns : "default",
+	    NULL)) != 0) {
+		cJSON_Delete(t);
+		return n;
+	}
+	opts_for(c, &o);
+	registry_create(c->rg, r, ns, t, &o, &res);
 	return push_result(L, &res);
 }
 
@@ -275,12 +335,18 @@ update(lua_State *L, const char *sub)
 	struct reg_opts o;
 	const char *name = json_str(t, "metadata.name");
 	char *nm;
+	int n;
 
-	memset(&o, 0, sizeof o);
+	opts_for(c, &o);
 	o.subresource = sub;
 	if (name == NULL) {
 		cJSON_Delete(t);
 		return luaL_error(L, "object has no metadata.name");
+	}
+	if ((n = denied(L, c, "update", r, sub, json_str(t,
+	    "metadata.namespace"), name)) != 0) {
+		cJSON_Delete(t);
+		return n;
 	}
 	nm = strdup(name);
 	registry_update(c->rg, r, json_str(t, "metadata.namespace"), nm, t,
@@ -318,8 +384,13 @@ l_patch_impl(lua_State *L)
 	    "application/merge-patch+json";
 	char *cause = NULL, *body;
 	struct reg_result res;
-	cJSON *p = luaconv_to_json(L, 4, &cause);
+	struct reg_opts o;
+	cJSON *p;
+	int n;
 
+	if ((n = denied(L, c, "patch", r, NULL, ns, name)) != 0)
+		return n;
+	p = luaconv_to_json(L, 4, &cause);
 	if (p == NULL) {
 		lua_pushfstring(L, "patch cannot be encoded: %s", cause);
 		free(cause);
@@ -327,7 +398,8 @@ l_patch_impl(lua_State *L)
 	}
 	body = json_print(p);
 	cJSON_Delete(p);
-	registry_patch(c->rg, r, ns, name, ct, body, strlen(body), NULL, &res);
+	opts_for(c, &o);
+	registry_patch(c->rg, r, ns, name, ct, body, strlen(body), &o, &res);
 	free(body);
 	return push_result(L, &res);
 }
@@ -342,8 +414,11 @@ l_delete_impl(lua_State *L)
 	const char *name = luaL_checkstring(L, 3);
 	struct reg_opts o;
 	struct reg_result res;
+	int n;
 
-	memset(&o, 0, sizeof o);
+	if ((n = denied(L, c, "delete", r, NULL, ns, name)) != 0)
+		return n;
+	opts_for(c, &o);
 	if (lua_istable(L, 4)) {
 		lua_getfield(L, 4, "propagation");
 		o.propagation = lua_tostring(L, -1);
@@ -357,10 +432,12 @@ l_delete_impl(lua_State *L)
 	return 1;
 }
 
-void
-luaapi_record_event(registry *rg, const cJSON *obj, const char *type,
-    const char *reason, const char *message, const char *component)
+int
+luaapi_record_event(struct luaapi_ctx *c, const cJSON *obj, const char *type,
+    const char *reason, const char *message, const char *component,
+    char **msg)
 {
+	registry *rg = c->rg;
 	const resource *er = resource_find("", "v1", "events");
 	const char *ns = json_str(obj, "metadata.namespace");
 	const char *name = json_str(obj, "metadata.name");
@@ -369,10 +446,15 @@ luaapi_record_event(registry *rg, const cJSON *obj, const char *type,
 	uint32_t h = 2166136261u;
 	const char *p;
 	struct reg_result res;
-	cJSON *ev, *io;
+	struct reg_opts o;
+	rbac_attrs a;
+	char *why = NULL;
+	cJSON *ev, *io, *s;
 
+	if (msg != NULL)
+		*msg = NULL;
 	if (name == NULL)
-		return;
+		return 0;
 	if (ns == NULL || *ns == '\0')
 		ns = "default";
 	snprintf(key, sizeof key, "%s|%s|%s|%s", uid ? uid : name, type,
@@ -382,15 +464,35 @@ luaapi_record_event(registry *rg, const cJSON *obj, const char *type,
 	snprintf(evname, sizeof evname, "%.240s.%08x", name, h);
 	util_now(now);
 	ev = registry_get(rg, er, ns, evname);
+	/* A repeat is a patch of count and lastTimestamp, as client-go's. */
+	memset(&a, 0, sizeof a);
+	a.verb = ev != NULL ? "patch" : "create";
+	a.api_group = "";
+	a.resource = "events";
+	a.subresource = "";
+	a.ns = ns;
+	a.name = ev != NULL ? evname : "";
+	if (c->authz != NULL && c->user != NULL &&
+	    !rbac_authorize(c->authz, c->user, &a, &why)) {
+		s = rbac_forbidden_reason(c->user, &a, why);
+		if (msg != NULL)
+			*msg = strdup(json_str(s, "message"));
+		free(why);
+		cJSON_Delete(s);
+		cJSON_Delete(ev);
+		return -1;
+	}
+	free(why);
+	opts_for(c, &o);
 	if (ev != NULL) {
 		/* The same event again: count it, no new object. */
 		double n = cJSON_GetNumberValue(json_at(ev, "count"));
 
 		json_set_num(ev, "count", (n > 0 ? n : 1) + 1);
 		json_set_str(ev, "lastTimestamp", now);
-		registry_update(rg, er, ns, evname, ev, NULL, &res);
+		registry_update(rg, er, ns, evname, ev, &o, &res);
 		cJSON_Delete(res.body);
-		return;
+		return 0;
 	}
 	ev = cJSON_CreateObject();
 	cJSON_AddStringToObject(ev, "apiVersion", "v1");
@@ -417,8 +519,9 @@ luaapi_record_event(registry *rg, const cJSON *obj, const char *type,
 	json_set_str(ev, "firstTimestamp", now);
 	json_set_str(ev, "lastTimestamp", now);
 	json_set_num(ev, "count", 1);
-	registry_create(rg, er, ns, ev, NULL, &res);
+	registry_create(rg, er, ns, ev, &o, &res);
 	cJSON_Delete(res.body);
+	return 0;
 }
 
 /* volray.event(obj, "Normal"|"Warning", reason, message) */
@@ -432,6 +535,8 @@ l_event_impl(lua_State *L)
 	const char *reason = luaL_checkstring(L, 3);
 	const char *msg = luaL_optstring(L, 4, "");
 	const char *component;
+	char *why = NULL;
+	int rc;
 
 	if (t == NULL) {
 		free(cause);
@@ -443,10 +548,17 @@ l_event_impl(lua_State *L)
 	}
 	lua_getfield(L, LUA_REGISTRYINDEX, "volray.component");
 	component = lua_isstring(L, -1) ? lua_tostring(L, -1) : "volray";
-	luaapi_record_event(c->rg, t, type, reason, msg, component);
+	rc = luaapi_record_event(c, t, type, reason, msg, component, &why);
 	lua_pop(L, 1);
 	cJSON_Delete(t);
-	return 0;
+	if (rc == 0)
+		return 0;
+	lua_pushnil(L);
+	lua_pushstring(L, why ? why : "forbidden");
+	lua_pushinteger(L, 403);
+	lua_pushstring(L, "Forbidden");
+	free(why);
+	return 4;
 }
 
 int

@@ -2,7 +2,10 @@
  * The `volray` module that controllers (and later policies) call: reads
  * from the store, writes through the registry (the same validation and
  * admission as the HTTP API), Events with aggregation, and helpers for
- * owner references, conditions, time and resource quantities.
+ * owner references, conditions, time and resource quantities. With an
+ * authorizer set, every read and write is first authorized for the user
+ * the running controller acts as, and a denial fails the call as the API
+ * would (nil, the 403 Status message, 403, "Forbidden").
  * Documented for users in volray-lua(7).
  */
 #ifndef VOLRAY_LUAAPI_H
@@ -12,12 +15,16 @@
 #include <cjson/cJSON.h>
 #include <lua.h>
 
+#include "auth/rbac.h"
 #include "registry/registry.h"
 #include "store/store.h"
 
 struct luaapi_ctx {
 	registry *rg;
 	store *st;
+	rbac *authz;             /* NULL: calls are not authorized */
+	const user_info *user;   /* who the running script acts as; NULL
+	                            outside a controller's calls */
 };
 
 /* Microseconds spent in C inside volray.* calls (for metrics). */
@@ -29,10 +36,13 @@ void luaapi_open(lua_State *, void *ctx);
 const struct resource *luaapi_resource(const char *spec);
 /*
  * Record an Event about obj (aggregated: the same type, reason and message
- * on the same object bumps count and lastTimestamp).
+ * on the same object bumps count and lastTimestamp), as ctx->user: create
+ * (or, for a repeat, patch) on events in obj's namespace must be allowed.
+ * 0, or -1 with *msg (malloc'd, when msg is not NULL) if it is not.
  */
-void luaapi_record_event(registry *, const cJSON *obj, const char *type,
-    const char *reason, const char *message, const char *component);
+int luaapi_record_event(struct luaapi_ctx *, const cJSON *obj,
+    const char *type, const char *reason, const char *message,
+    const char *component, char **msg);
 /* Parse a Kubernetes quantity ("500m", "1Gi", "2") into base units. */
 int luaapi_quantity(const char *s, double *out);
 

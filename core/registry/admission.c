@@ -82,6 +82,9 @@ admission_check_name(const resource *r, const char *name)
 	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
 	    strchr(name, '/') != NULL || strchr(name, '%') != NULL)
 		return "may not be '.' or '..' and may not contain '/' or '%'";
+	/* RBAC names are path segments: "system:controller:job-controller". */
+	if (strcmp(r->group, "rbac.authorization.k8s.io") == 0)
+		return NULL;
 	if (r->builtin && !is_dns_subdomain(name))
 		return "a lowercase RFC 1123 subdomain must consist of lower "
 		    "case alphanumeric characters, '-' or '.', and must start "
@@ -374,7 +377,9 @@ admission_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
 
 	if (!r->builtin)
 		return;
-	if (strcmp(k, "pods") == 0)
+	if (strcmp(r->group, "rbac.authorization.k8s.io") == 0)
+		admission_rbac_mutate(r, obj);
+	else if (strcmp(k, "pods") == 0)
 		pod_mutate(st, obj, old);
 	else if (strcmp(k, "deployments.apps") == 0)
 		deployment_mutate(obj);
@@ -520,7 +525,9 @@ admission_validate(store *st, const resource *r, const cJSON *obj,
 	(void)st;
 	if (!r->builtin)
 		return;
-	if (strcmp(k, "pods") == 0) {
+	if (strcmp(r->group, "rbac.authorization.k8s.io") == 0)
+		admission_rbac_validate(r, obj, old, causes);
+	else if (strcmp(k, "pods") == 0) {
 		check_podspec(json_at(obj, "spec"), "spec", causes, 0);
 		if (old != NULL && !json_equal(json_at(obj, "spec.containers"),
 		    json_at(old, "spec.containers"))) {

@@ -18,6 +18,10 @@ void admission_mutate(store *, const resource *, cJSON *obj, const cJSON *old);
 /* Append a cause per violation to causes. */
 void admission_validate(store *, const resource *, const cJSON *obj,
     const cJSON *old, cJSON *causes);
+/* The same for the rbac.authorization.k8s.io kinds (admission_rbac.c). */
+void admission_rbac_mutate(const resource *, cJSON *obj);
+void admission_rbac_validate(const resource *, const cJSON *obj,
+    const cJSON *old, cJSON *causes);
 /* Check a name: 0 if valid, else a message (static) to show. */
 const char *admission_check_name(const resource *, const char *name);
 

@@ -25,8 +25,14 @@
 #include "registry/registry.h"
 #include "registry/status.h"
 
+static cJSON *check_type(const struct resource *, cJSON *);
+
 struct registry {
 	store *st;
+	registry_admit_fn admit;
+	void *admit_arg;
+	registry_review_fn review;
+	void *review_arg;
 };
 
 registry *
@@ -46,6 +52,7 @@ registry_free(registry *rg)
 	free(rg);
 }
 
+
 static void
 fail(struct reg_result *res, cJSON *status)
 {
@@ -60,6 +67,86 @@ ok(struct reg_result *res, int code, cJSON *obj, uint64_t rev)
 	res->code = code;
 	res->body = obj;
 	res->rev = rev;
+}
+
+registry_admit_fn
+registry_set_admit(registry *rg, registry_admit_fn fn, void *arg,
+    void **prev_arg)
+{
+	registry_admit_fn prev = rg->admit;
+
+	if (prev_arg != NULL)
+		*prev_arg = rg->admit_arg;
+	rg->admit = fn;
+	rg->admit_arg = arg;
+	return prev;
+}
+
+void
+registry_set_review(registry *rg, registry_review_fn fn, void *arg)
+{
+	rg->review = fn;
+	rg->review_arg = arg;
+}
+
+/* The admission hook's verdict on a write: NULL, or a Status. */
+static cJSON *
+admit_hook(registry *rg, const resource *r, const char *ns, const cJSON *old,
+    const cJSON *obj, const struct reg_opts *opts)
+{
+	if (rg->admit == NULL)
+		return NULL;
+	return rg->admit(rg->admit_arg, r, r->namespaced ? ns : "", old, obj,
+	    opts ? opts->user : NULL);
+}
+
+/* Reviews are answered on POST and never stored: no other verb. */
+static int
+review_only(const resource *r, struct reg_result *res)
+{
+	if (!r->create_only)
+		return 0;
+	fail(res, status_error(405, "MethodNotAllowed", "the server does not "
+	    "allow this method on the requested resource"));
+	return 1;
+}
+
+/*
+ * A POST to a review kind: the answer is computed, never stored. A review
+ * asks about the requester, so without one there is nothing to answer
+ * (kube-apiserver: "no user present on request").
+ */
+static void
+create_review(registry *rg, const resource *r, cJSON *obj,
+    const struct reg_opts *opts, struct reg_result *res)
+{
+	char *cause = NULL;
+	cJSON *out, *err;
+
+	if ((err = check_type(r, obj)) != NULL) {
+		cJSON_Delete(obj);
+		fail(res, err);
+		return;
+	}
+	if (rg->review == NULL || opts == NULL || opts->user == NULL) {
+		cJSON_Delete(obj);
+		fail(res, status_bad_request("no user present on request"));
+		return;
+	}
+	out = rg->review(rg->review_arg, r, opts->user, obj, &cause);
+	cJSON_Delete(obj);
+	if (out == NULL) {
+		fail(res, status_bad_request("%s", cause ? cause :
+		    "invalid review"));
+		free(cause);
+		return;
+	}
+	if (json_str(out, "kind") != NULL && strcmp(json_str(out, "kind"),
+	    "Status") == 0) {
+		fail(res, out);
+		return;
+	}
+	ok(res, 201, out, 0);
 }
 
 /*
@@ -260,6 +347,10 @@ registry_create(registry *rg, const resource *r, const char *ns, cJSON *obj,
 	uint64_t rev;
 
 	memset(res, 0, sizeof *res);
+	if (r->create_only) {
+		create_review(rg, r, obj, opts, res);
+		return;
+	}
 	/* ns may point into obj, which is edited below. */
 	if (ns != NULL) {
 		snprintf(nsbuf, sizeof nsbuf, "%s", ns);
@@ -329,6 +420,8 @@ registry_create(registry *rg, const resource *r, const char *ns, cJSON *obj,
 	if (r->has_status)
 		json_del(obj, "status");
 	if ((err = admit(rg, r, obj, NULL)) != NULL)
+		goto failed;
+	if ((err = admit_hook(rg, r, ns, NULL, obj, opts)) != NULL)
 		goto failed;
 	if (opts && opts->field_manager && *opts->field_manager)
 		set_managed(obj, opts->field_manager, "Update", r, NULL);
@@ -450,6 +543,8 @@ update_merged(registry *rg, const resource *r, const char *ns,
 	    (opts->subresource == NULL ||
 	    strcmp(opts->field_manager, "kubectl") != 0))
 		set_managed(obj, opts->field_manager, "Update", r, NULL);
+	if ((err = admit_hook(rg, r, cur->ns, old, obj, opts)) != NULL)
+		goto failed;
 	gen = cJSON_GetNumberValue(json_at(omd, "generation"));
 	if (!spec_equal(obj, old))
 		json_set_num(md, "generation", (gen > 0 ? gen : 1) + 1);
@@ -505,6 +600,10 @@ registry_update(registry *rg, const resource *r, const char *ns,
 	char nsbuf[256], namebuf[256];
 
 	memset(res, 0, sizeof *res);
+	if (review_only(r, res)) {
+		cJSON_Delete(obj);
+		return;
+	}
 	/* ns and name may point into obj, which is edited below. */
 	snprintf(nsbuf, sizeof nsbuf, "%s", r->namespaced && ns ? ns : "");
 	snprintf(namebuf, sizeof namebuf, "%s", name ? name : "");
@@ -709,6 +808,8 @@ registry_patch(registry *rg, const resource *r, const char *ns,
 	enum { MERGE, JSONP, STRATEGIC, APPLY } kind;
 
 	memset(res, 0, sizeof *res);
+	if (review_only(r, res))
+		return;
 	ns = r->namespaced ? ns : "";
 	if (ctype == NULL)
 		ctype = "";
@@ -842,6 +943,8 @@ registry_delete(registry *rg, const resource *r, const char *ns,
 	uint64_t rev;
 
 	memset(res, 0, sizeof *res);
+	if (review_only(r, res))
+		return;
 	ns = r->namespaced ? ns : "";
 	cur = store_get(rg->st, r->store_key, ns, name);
 	if (cur == NULL) {

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 
+#include "lib/user.h"
 #include "registry/resource.h"
 #include "store/store.h"
 
@@ -28,6 +29,8 @@ struct reg_opts {
 	int force;                 /* server-side apply */
 	int validate_strict;       /* fieldValidation=Strict */
 	int want_json;             /* fill reg_result.json (the caller unrefs) */
+	const user_info *user;     /* who asks; NULL: an unchecked in-process
+	                              write (bootstrap, garbage collector) */
 };
 
 struct reg_result {
@@ -39,6 +42,31 @@ struct reg_result {
 
 registry *registry_new(store *);
 void registry_free(registry *);
+
+/*
+ * The admission hook: called by create, update and patch (server-side apply
+ * included) after validation and before the store write, dry runs too, with
+ * the object as it would be stored, the stored one (NULL on create) and the
+ * requesting user (NULL for unchecked in-process writes). It returns NULL
+ * to let the write go on, or a Status (owned by the registry) to refuse
+ * it. RBAC's escalation check is one; a node or scheduler check can chain
+ * behind it (the hook that is set calls the one it replaced).
+ */
+typedef cJSON *(*registry_admit_fn)(void *arg, const resource *,
+    const char *ns, const cJSON *old, const cJSON *obj, const user_info *);
+/* Set the hook; returns the previous one (and its arg) for chaining. */
+registry_admit_fn registry_set_admit(registry *, registry_admit_fn,
+    void *arg, void **prev_arg);
+/*
+ * The handler of create-only kinds (resource->create_only: the
+ * SelfSubjectAccessReview family): registry_create hands it the decoded
+ * body and the user and answers 201 with what it returns, storing nothing.
+ * A Status it returns is the error answer; NULL with *cause (malloc'd)
+ * answers 400.
+ */
+typedef cJSON *(*registry_review_fn)(void *arg, const resource *,
+    const user_info *, const cJSON *body, char **cause);
+void registry_set_review(registry *, registry_review_fn, void *arg);
 
 void registry_create(registry *, const resource *, const char *ns,
     cJSON *obj, const struct reg_opts *, struct reg_result *);

@@ -19,6 +19,7 @@ struct builtin {
 	const char *shorts;      /* comma-separated */
 	const char *categories;
 	int old_version;         /* served, but not the storage version */
+	int create_only;         /* a review: answered, never stored */
 };
 
 static const struct builtin builtins[] = {
@@ -46,6 +47,21 @@ static const struct builtin builtins[] = {
 	{ "apiextensions.k8s.io", "v1", "customresourcedefinitions",
 	    "customresourcedefinition", "CustomResourceDefinition", 0, 1,
 	    "crd,crds", "api-extensions" },
+	{ "rbac.authorization.k8s.io", "v1", "roles", "role", "Role", 1, 0,
+	    "", "" },
+	{ "rbac.authorization.k8s.io", "v1", "clusterroles", "clusterrole",
+	    "ClusterRole", 0, 0, "", "" },
+	{ "rbac.authorization.k8s.io", "v1", "rolebindings", "rolebinding",
+	    "RoleBinding", 1, 0, "", "" },
+	{ "rbac.authorization.k8s.io", "v1", "clusterrolebindings",
+	    "clusterrolebinding", "ClusterRoleBinding", 0, 0, "", "" },
+	/* POST-only: kubectl auth can-i. */
+	{ "authorization.k8s.io", "v1", "selfsubjectaccessreviews",
+	    "selfsubjectaccessreview",
+	    "SelfSubjectAccessReview", 0, 0, "", "", 0, 1 },
+	{ "authorization.k8s.io", "v1", "selfsubjectrulesreviews",
+	    "selfsubjectrulesreview",
+	    "SelfSubjectRulesReview", 0, 0, "", "", 0, 1 },
 };
 
 static resource **all;
@@ -182,6 +198,7 @@ resource_init(void)
 		r->has_status = b->has_status;
 		r->builtin = 1;
 		r->storage = !b->old_version;
+		r->create_only = b->create_only;
 		r->short_names = split_list(b->shorts, &r->nshort);
 		r->categories = split_list(b->categories, &r->ncat);
 		fill_names(r);

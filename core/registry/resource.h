@@ -34,6 +34,9 @@ typedef struct resource {
 	int has_status;
 	int builtin;
 	int storage;       /* the storage version among a CRD's versions */
+	int create_only;   /* POST-only reviews (SelfSubjectAccessReview, ...):
+	                      registry_create answers them through the review
+	                      handler and never stores them; no other verb */
 	char **short_names;
 	int nshort;
 	char **categories;

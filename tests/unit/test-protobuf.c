@@ -206,6 +206,39 @@ static const struct fixture {
 	    "],\"apiGroups\":[\"\"],\"resources\":[\"pods\"]}]}"
 	},
 	{
+	    "kubectl auth can-i create pods -n ns1",
+	    PB("k8s\000\0122\012\027authorization.k8s.io/v1\022\027SelfSubjec"
+	    "tAccessReview\022;\012\020\012\000\022\000\032\000\042\000*\000"
+	    "2\0008\000B\000\022\035\012\033\012\003ns1\022\006create\032"
+	    "\000\042\000*\004pods2\000:\000\032\010\010\000\022\000\032"
+	    "\000 \000\032\000\042\000"),
+	    "{\"kind\":\"SelfSubjectAccessReview\",\"apiVersion\":\"authoriz"
+	    "ation.k8s.io/v1\",\"metadata\":{},\"spec\":{\"resourceAttribut"
+	    "es\":{\"namespace\":\"ns1\",\"verb\":\"create\",\"resource\":"
+	    "\"pods\"}},\"status\":{\"allowed\":false}}"
+	},
+	{
+	    "kubectl auth can-i get /healthz",
+	    PB("k8s\000\0122\012\027authorization.k8s.io/v1\022\027SelfSubjec"
+	    "tAccessReview\022/\012\020\012\000\022\000\032\000\042\000*\000"
+	    "2\0008\000B\000\022\021\022\017\012\010/healthz\022\003get\032"
+	    "\010\010\000\022\000\032\000 \000\032\000\042\000"),
+	    "{\"kind\":\"SelfSubjectAccessReview\",\"apiVersion\":\"authoriz"
+	    "ation.k8s.io/v1\",\"metadata\":{},\"spec\":{\"nonResourceAttri"
+	    "butes\":{\"path\":\"/healthz\",\"verb\":\"get\"}},\"status\":{"
+	    "\"allowed\":false}}"
+	},
+	{
+	    "kubectl auth can-i --list -n ns1",
+	    PB("k8s\000\0121\012\027authorization.k8s.io/v1\022\026SelfSubjec"
+	    "tRulesReview\022\037\012\020\012\000\022\000\032\000\042\000*"
+	    "\0002\0008\000B\000\022\005\012\003ns1\032\004\030\000\042\000"
+	    "\032\000\042\000"),
+	    "{\"kind\":\"SelfSubjectRulesReview\",\"apiVersion\":\"authoriza"
+	    "tion.k8s.io/v1\",\"metadata\":{},\"spec\":{\"namespace\":\"ns1"
+	    "\"},\"status\":{}}"
+	},
+	{
 	    "kubectl create pdb pdb1 --selector=app=x --min-available=1",
 	    PB("k8s\000\012 \012\011policy/v1\022\023PodDisruptionBudget\0228"
 	    "\012\024\012\004pdb1\022\000\032\000\"\000*\0002\0008\000B\000"
