@@ -23,6 +23,7 @@
 #include "auth/authn.h"
 #include "auth/kubeconfig.h"
 #include "auth/pki.h"
+#include "auth/rbac.h"
 #include "ctrl/controller.h"
 #include "ctrl/luahost.h"
 #include "lib/log.h"
@@ -43,6 +44,7 @@ struct daemon {
 	luahost *lua;
 	controller_rt *ctrl;
 	authn *authn;
+	rbac *rbac;
 	tls_ctx *tls;
 	limits *limits;
 	char *admin_token;
@@ -269,6 +271,17 @@ main(int argc, char **argv)
 		return 1;
 	}
 	log_info("volrayd: CRDs, Lua and policies from %s", d.f.share_dir);
+	/* RBAC before anything acts: the controllers ask it from their start. */
+	d.rbac = rbac_new(d.st, d.rg);
+	if (rbac_bootstrap(d.rbac, &cause) != 0) {
+		log_error("volrayd: RBAC bootstrap policy: %s", cause);
+		return 1;
+	}
+	if (d.f.always_allow) {
+		rbac_set_always_allow(d.rbac, 1);
+		log_warn("volrayd: --authorization-mode=AlwaysAllow: every "
+		    "authenticated user may do everything");
+	}
 	gc_sweep(d.gc);
 	{
 		char lroot[PATH_MAX], proot[PATH_MAX];
@@ -287,11 +300,13 @@ main(int argc, char **argv)
 		free(roots);
 	}
 	d.ctrl = controller_new(d.loop, d.st, d.rg, d.lua);
+	controller_set_authorizer(d.ctrl, d.rbac);
 	if (reload(&d, &cause) != 0)
 		return 1;
 	d.api = api_new(d.loop, d.st, d.rg, d.hub, d.f.data_dir);
 	api_set_reload(d.api, reload, &d);
 	api_set_authn(d.api, d.authn);
+	api_set_authorizer(d.api, d.rbac);
 	{
 		struct limits_conf lc = { d.f.max_readonly, d.f.max_mutating,
 		    d.f.user_qps, d.f.user_burst, d.f.max_watches };
@@ -332,6 +347,7 @@ main(int argc, char **argv)
 	tls_ctx_free(d.tls);
 	authn_free(d.authn);
 	limits_free(d.limits);
+	rbac_free(d.rbac);
 	log_info("volrayd: stopped");
 	return 0;
 }

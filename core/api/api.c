@@ -22,6 +22,7 @@
 #include "api/discovery.h"
 #include "api/limits.h"
 #include "api/metrics.h"
+#include "auth/rbac.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
@@ -79,6 +80,76 @@ void
 api_set_limits(api *a, limits *l)
 {
 	a->limits = l;
+}
+
+void
+api_set_authorizer(api *a, rbac *authz)
+{
+	a->authz = authz;
+}
+
+/* The verb a resource request asks for, in Kubernetes' words. */
+static const char *
+request_verb(const http_req *req, const struct route *rt, int watch)
+{
+	const char *m = req->method;
+
+	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0) {
+		if (watch)
+			return "watch";
+		return rt->name == NULL ? "list" : "get";
+	}
+	if (strcmp(m, "POST") == 0)
+		return "create";
+	if (strcmp(m, "PUT") == 0)
+		return "update";
+	if (strcmp(m, "PATCH") == 0)
+		return "patch";
+	if (strcmp(m, "DELETE") == 0)
+		return rt->name == NULL ? "deletecollection" : "delete";
+	return "";
+}
+
+/*
+ * Ask the authorizer whether rt->user may do this; answer 403 and return
+ * -1 when not. r is NULL for a non-resource path.
+ */
+static int
+authorize(api *a, http_req *req, struct route *rt, int watch)
+{
+	char verb[16], *reason = NULL;
+	rbac_attrs at;
+	size_t i;
+	int ok;
+
+	if (a->authz == NULL || rt->user == NULL)
+		return 0;
+	memset(&at, 0, sizeof at);
+	if (rt->r == NULL) {
+		for (i = 0; req->method[i] && i < sizeof verb - 1; i++)
+			verb[i] = (char)(req->method[i] | 0x20);
+		verb[i] = '\0';
+		at.verb = verb;
+		at.api_group = at.resource = at.subresource = at.ns =
+		    at.name = "";
+		at.path = req->path;
+	} else {
+		at.verb = request_verb(req, rt, watch);
+		at.api_group = rt->r->group;
+		at.resource = rt->r->plural;
+		at.subresource = rt->sub ? rt->sub : "";
+		at.ns = rt->ns ? rt->ns : "";
+		at.name = rt->name ? rt->name : "";
+		/* A namespace is its own namespace, as in kube's RequestInfo. */
+		if (strcmp(rt->r->store_key, "namespaces") == 0 && rt->name)
+			at.ns = rt->name;
+	}
+	ok = rbac_authorize(a->authz, rt->user, &at, &reason);
+	if (!ok)
+		api_reply_status(req, rt, rbac_forbidden_reason(rt->user, &at,
+		    reason));
+	free(reason);
+	return ok ? 0 : -1;
 }
 
 void
@@ -434,7 +505,8 @@ api_handle(http_req *req, void *arg)
 		return;
 	}
 	if (strcmp(req->path, "/apis/volray.io/v1/policy/reload") == 0) {
-		handle_reload(a, req, &rt);
+		if (authorize(a, req, &rt, 0) == 0)
+			handle_reload(a, req, &rt);
 		return;
 	}
 	if (n >= 3 && strcmp(seg[0], "api") == 0) {
@@ -446,7 +518,8 @@ api_handle(http_req *req, void *arg)
 		version = seg[2];
 		base = 3;
 	} else {
-		handle_special(a, req, &rt, req->path);
+		if (public_path(req->path) || authorize(a, req, &rt, 0) == 0)
+			handle_special(a, req, &rt, req->path);
 		return;
 	}
 	if (route_resource(req, &rt, seg + base, n - base, group, version,
@@ -481,6 +554,10 @@ api_handle(http_req *req, void *arg)
 		not_found(req, &rt, req->path);
 		return;
 	}
+	if (authorize(a, req, &rt, (strcmp(m, "GET") == 0 ||
+	    strcmp(m, "HEAD") == 0) && (watch || is_true(req->query,
+	    "watch"))) != 0)
+		return;
 	if (a->draining && strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) {
 		api_reply_status(req, &rt, status_error(503,
 		    "ServiceUnavailable", "the server is shutting down"));

@@ -34,6 +34,9 @@ void api_set_authn(api *, authn *);
 /* Refuse requests over these limits with 429 (borrowed; NULL: none). */
 typedef struct limits limits;
 void api_set_limits(api *, limits *);
+/* Authorize every authenticated request with RBAC (borrowed; NULL: none). */
+typedef struct rbac rbac;
+void api_set_authorizer(api *, rbac *);
 /* POST /apis/volray.io/v1/policy/reload calls fn (0, or -1 with cause). */
 void api_set_reload(api *, int (*fn)(void *, char **), void *arg);
 

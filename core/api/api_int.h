@@ -28,6 +28,7 @@ struct api {
 	void *reload_arg;
 	authn *authn;
 	limits *limits;
+	struct rbac *authz;
 };
 
 /* One parsed request for an object or a collection. */

@@ -77,6 +77,7 @@ opts_parse(http_req *req, struct reg_opts *o, struct route *rt)
 
 	memset(o, 0, sizeof *o);
 	o->subresource = rt->sub;
+	o->user = rt->user;	/* escalation checks, access reviews */
 	o->field_manager = http_query_get(req->query, "fieldManager");
 	o->propagation = http_query_get(req->query, "propagationPolicy");
 	o->dry_run = dry != NULL && strcmp(dry, "All") == 0;

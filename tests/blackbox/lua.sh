@@ -34,6 +34,12 @@ LUA
 }
 write_chaos v1
 start_daemon --policy-dir "$POL" --lua-instructions 20000000 --lua-memory 64
+# A controller of one's own acts as system:controller:chaos-controller,
+# with no rights until someone binds a role to it (volray-lua(7)); its
+# failures reach Events only if it may write them.
+k create clusterrole chaos --verb=get,list,watch,patch,create --resource=configmaps,events >/dev/null
+k create clusterrolebinding chaos --clusterrole=chaos \
+	--user=system:controller:chaos-controller >/dev/null
 
 mkcm() { # name mode
 	k create -f - >/dev/null <<YAML || fail "create $1"

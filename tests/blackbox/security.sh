@@ -62,21 +62,34 @@ expect_contains "$(cat "$WORK/err")" "You must be logged in to the server" "kube
 pass "401 without or with wrong credentials; health and /version open"
 
 # --- tokens: the admin's, the token file's
+# Authenticated, then refused by RBAC (no binding): 403 names the user.
 k get ns default -o name >/dev/null || fail "admin kubeconfig"
-k --token=alice-token-0123456789abcdef get ns default -o name >/dev/null ||
-	fail "token-file user alice"
-k --token=bob-token-0123456789abcdef get ns default -o name >/dev/null ||
-	fail "token-file user bob (no groups column)"
-pass "admin token and --token-auth-file users"
+k --token=alice-token-0123456789abcdef get ns default -o name 2>"$WORK/err" &&
+	fail "alice has no binding but got in"
+expect_contains "$(cat "$WORK/err")" 'User "alice" cannot get resource "namespaces"' "alice is authenticated"
+k --token=bob-token-0123456789abcdef get ns default -o name 2>"$WORK/err" &&
+	fail "bob has no binding but got in"
+expect_contains "$(cat "$WORK/err")" 'User "bob" cannot get' "bob (no groups column) is authenticated"
+k create rolebinding alice-view --clusterrole=view --group=qa -n default >/dev/null
+k --token=alice-token-0123456789abcdef get cm -n default -o name >/dev/null ||
+	fail "alice's group qa from the token file"
+pass "admin token and --token-auth-file users with their groups"
 
 # --- client certificates signed by the CA (CN user, O groups)
 openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
 	-keyout "$WORK/carol.key" -out "$WORK/carol.csr" -subj "/O=dev/O=ops/CN=carol" 2>/dev/null
 openssl x509 -req -in "$WORK/carol.csr" -CA "$DATA/pki/ca.crt" -CAkey "$DATA/pki/ca.key" \
 	-CAcreateserial -out "$WORK/carol.crt" -days 1 2>/dev/null || fail "signing carol"
+k create clusterrolebinding ops-view --clusterrole=view --group=ops >/dev/null
 code=$(command curl -s -o /dev/null -w '%{http_code}' --cacert "$CA" \
 	--cert "$WORK/carol.crt" --key "$WORK/carol.key" "$API/api/v1/namespaces")
-expect_eq 200 "$code" "client certificate signed by the CA"
+expect_eq 200 "$code" "client certificate signed by the CA (O=ops bound to view)"
+code=$(command curl -s -o "$WORK/body" -w '%{http_code}' --cacert "$CA" \
+	--cert "$WORK/carol.crt" --key "$WORK/carol.key" -X POST \
+	-H 'Content-Type: application/json' -d '{"metadata":{"name":"x"}}' \
+	"$API/api/v1/namespaces/default/configmaps")
+expect_eq 403 "$code" "carol may view, not create"
+expect_contains "$(cat "$WORK/body")" 'User \"carol\" cannot create' "carol's 403"
 k --token= --client-certificate="$WORK/carol.crt" --client-key="$WORK/carol.key" \
 	--username= get ns default -o name >/dev/null 2>"$WORK/err" ||
 	fail "kubectl with a client certificate: $(cat "$WORK/err")"
