@@ -28,6 +28,7 @@
 #include "ctrl/luahost.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "node/node.h"
 #include "registry/gc.h"
 #include "registry/registry.h"
 #include "registry/resource.h"
@@ -43,6 +44,7 @@ struct daemon {
 	gc *gc;
 	luahost *lua;
 	controller_rt *ctrl;
+	node_mgr *nodes;
 	authn *authn;
 	rbac *rbac;
 	tls_ctx *tls;
@@ -303,6 +305,9 @@ main(int argc, char **argv)
 	controller_set_authorizer(d.ctrl, d.rbac);
 	if (reload(&d, &cause) != 0)
 		return 1;
+	/* The node runtimes: simulated nodes (and pods bound to them). */
+	d.nodes = node_mgr_new(d.loop, d.st, d.rg);
+	node_mgr_start(d.nodes);
 	d.api = api_new(d.loop, d.st, d.rg, d.hub, d.f.data_dir);
 	api_set_reload(d.api, reload, &d);
 	api_set_authn(d.api, d.authn);

@@ -167,6 +167,24 @@ delete_opts(http_req *req, struct route *rt, struct reg_opts *o)
 	cJSON *body, *v;
 
 	opts_parse(req, o, rt);
+	{
+		char *g = http_query_get(req->query, "gracePeriodSeconds"), *end;
+
+		if (g != NULL) {
+			long v = strtol(g, &end, 10);
+
+			if (*g == '\0' || *end != '\0') {
+				api_reply_status(req, rt, status_bad_request(
+				    "invalid gracePeriodSeconds: %s", g));
+				free(g);
+				opts_free(o);
+				return -1;
+			}
+			o->grace_set = 1;
+			o->grace_period = v;
+			free(g);
+		}
+	}
 	if (req->body_len == 0)
 		return 0;
 	if ((body = cJSON_ParseWithLength(req->body, req->body_len)) == NULL) {
@@ -179,6 +197,10 @@ delete_opts(http_req *req, struct route *rt, struct reg_opts *o)
 	    cJSON_IsString(v)) {
 		free((char *)o->propagation);
 		o->propagation = strdup(v->valuestring);
+	}
+	if (cJSON_IsNumber(v = json_at(body, "gracePeriodSeconds"))) {
+		o->grace_set = 1;
+		o->grace_period = (long)v->valuedouble;
 	}
 	if (cJSON_IsTrue(json_at(body, "orphanDependents"))) {
 		free((char *)o->propagation);

@@ -33,7 +33,54 @@ struct registry {
 	void *admit_arg;
 	registry_review_fn review;
 	void *review_arg;
+	int (*pod_runtime)(void *, const char *node);
+	void *pod_runtime_arg;
 };
+
+void
+registry_set_pod_runtime(registry *rg, int (*fn)(void *, const char *),
+    void *arg)
+{
+	rg->pod_runtime = fn;
+	rg->pod_runtime_arg = arg;
+}
+
+/*
+ * The grace period a pod deletion gets: the request's, else the pod's
+ * terminationGracePeriodSeconds (default 30); 0 when no runtime on its
+ * node will stop it, so that it goes at once.
+ */
+static long
+pod_grace(registry *rg, const store_obj *cur, const cJSON *obj,
+    const struct reg_opts *opts)
+{
+	const cJSON *t;
+	long g = 30;
+
+	if (cur->node_name[0] == '\0' || rg->pod_runtime == NULL ||
+	    !rg->pod_runtime(rg->pod_runtime_arg, cur->node_name))
+		return 0;
+	if (opts != NULL && opts->grace_set)
+		g = opts->grace_period;
+	else if (cJSON_IsNumber(t = json_at(obj,
+	    "spec.terminationGracePeriodSeconds")))
+		g = (long)t->valuedouble;
+	return g < 0 ? 0 : g;
+}
+
+/* Mark a pod for graceful deletion (or shorten the grace it has). */
+static uint64_t
+mark_pod_deleting(registry *rg, const resource *r, const char *ns,
+    const char *name, cJSON *obj, long grace)
+{
+	cJSON *md = json_obj(obj, "metadata");
+	char when[32];
+
+	util_time_format(time(NULL) + grace, when);
+	json_set_str(md, "deletionTimestamp", when);
+	json_set_num(md, "deletionGracePeriodSeconds", (double)grace);
+	return store_put(rg->st, r->store_key, ns, name, obj);
+}
 
 registry *
 registry_new(store *st)
@@ -561,9 +608,14 @@ update_merged(registry *rg, const resource *r, const char *ns,
 	}
 	if (opts && opts->field_manager && *opts->field_manager)
 		touch_managed(obj, opts->field_manager);
-	/* The last finalizer removed from a deleting object ends it. */
+	/*
+	 * The last finalizer removed from a deleting object ends it, unless
+	 * a grace period still runs (a pod that its node is stopping).
+	 */
 	if (cur->deleting && cJSON_GetArraySize(json_at(obj,
-	    "metadata.finalizers")) == 0) {
+	    "metadata.finalizers")) == 0 &&
+	    cJSON_GetNumberValue(json_at(omd,
+	    "deletionGracePeriodSeconds")) <= 0) {
 		json_del(md, "finalizers");
 		rev = finish_delete(rg, r, cur->ns, name, obj);
 		cJSON_Delete(old);
@@ -975,6 +1027,31 @@ registry_delete(registry *rg, const resource *r, const char *ns,
 		rev = orphan_dependents(rg, cur->uid);
 		cur = store_get(rg->st, r->store_key, ns, name);
 		(void)rev;
+	}
+	if (strcmp(r->store_key, "pods") == 0) {
+		long grace = pod_grace(rg, cur, obj, opts);
+		const cJSON *had = json_at(md, "deletionGracePeriodSeconds");
+
+		if (cur->deleting && cJSON_IsNumber(had) &&
+		    had->valuedouble > 0 && grace < had->valuedouble) {
+			/* A shorter grace period (0: force) overrides. */
+			if (grace == 0 && cur->nfinalizers == 0) {
+				rev = finish_delete(rg, r, ns, name, obj);
+				ok(res, 200, obj, rev);
+				return;
+			}
+			rev = mark_pod_deleting(rg, r, ns, name, obj, grace);
+			ok(res, 200, obj, rev);
+			return;
+		}
+		if (!cur->deleting && grace > 0) {
+			if (prop != NULL && strcmp(prop, "Foreground") == 0 &&
+			    ndeps > 0)
+				add_finalizer(obj, "foregroundDeletion");
+			rev = mark_pod_deleting(rg, r, ns, name, obj, grace);
+			ok(res, 200, obj, rev);
+			return;
+		}
 	}
 	if (cur->deleting) {
 		/* Already terminating: nothing more to start. */

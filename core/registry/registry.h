@@ -29,6 +29,8 @@ struct reg_opts {
 	int force;                 /* server-side apply */
 	int validate_strict;       /* fieldValidation=Strict */
 	int want_json;             /* fill reg_result.json (the caller unrefs) */
+	int grace_set;             /* delete: grace_period was given */
+	long grace_period;         /* delete: seconds (pods), 0: at once */
 	const user_info *user;     /* who asks; NULL: an unchecked in-process
 	                              write (bootstrap, garbage collector) */
 };
@@ -101,6 +103,15 @@ void registry_remove(registry *, const resource *, const char *ns,
 /* GET as a tree (for in-process readers); NULL if absent. */
 cJSON *registry_get(registry *, const resource *, const char *ns,
     const char *name);
+
+/*
+ * Pods on a node whose runtime answers 1 here are deleted gracefully:
+ * marked with deletionTimestamp and deletionGracePeriodSeconds, and
+ * removed by the runtime once their containers have stopped. Other pods
+ * (on no node, or a node nothing runs) are removed at once.
+ */
+void registry_set_pod_runtime(registry *, int (*has_runtime)(void *arg,
+    const char *node), void *arg);
 
 /* Create the objects every cluster starts with, and install CRD files. */
 int registry_bootstrap(registry *, const char *crd_dir, char **cause);

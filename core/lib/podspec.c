@@ -1,0 +1,340 @@
+/*
+ * Pod resource arithmetic and node matching. Quantities are parsed into
+ * doubles and rounded up into integer base units (millicores for cpu,
+ * bytes for memory), as Kubernetes' resource.Quantity rounds MilliValue
+ * and Value. Extended resources ("nvidia.com/gpu") live in a small array
+ * by name; anything beyond PODSPEC_MAX_EXT distinct names is ignored.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/json.h"
+#include "lib/podspec.h"
+
+int
+quantity_parse(const char *s, double *out)
+{
+	static const struct { const char *suf; double mul; } sufs[] = {
+		{ "Ki", 1024.0 }, { "Mi", 1048576.0 }, { "Gi", 1073741824.0 },
+		{ "Ti", 1099511627776.0 }, { "Pi", 1125899906842624.0 },
+		{ "Ei", 1152921504606846976.0 }, { "n", 1e-9 }, { "u", 1e-6 },
+		{ "m", 1e-3 }, { "k", 1e3 }, { "M", 1e6 }, { "G", 1e9 },
+		{ "T", 1e12 }, { "P", 1e15 }, { "E", 1e18 }, { NULL, 0 } };
+	char *end;
+	double v;
+	int i;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	v = strtod(s, &end);
+	if (end == s || !isfinite(v))
+		return -1;
+	if (*end == '\0') {
+		*out = v;
+		return 0;
+	}
+	for (i = 0; sufs[i].suf != NULL; i++) {
+		if (strcmp(end, sufs[i].suf) == 0) {
+			*out = v * sufs[i].mul;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int
+quantity_json(const cJSON *v, double *out)
+{
+	if (cJSON_IsNumber(v)) {
+		*out = v->valuedouble;
+		return 0;
+	}
+	if (cJSON_IsString(v))
+		return quantity_parse(v->valuestring, out);
+	return -1;
+}
+
+static int64_t
+round_up(double v)
+{
+	double c = ceil(v - 1e-9);
+
+	return c > 9e18 ? INT64_MAX : c < 0 ? 0 : (int64_t)c;
+}
+
+static int64_t *
+slot(struct podspec_res *r, const char *name, int create)
+{
+	int i;
+
+	if (strcmp(name, "cpu") == 0)
+		return &r->cpu;
+	if (strcmp(name, "memory") == 0)
+		return &r->memory;
+	if (strcmp(name, "pods") == 0)
+		return &r->pods;
+	for (i = 0; i < r->next; i++)
+		if (strcmp(r->ext[i].name, name) == 0)
+			return &r->ext[i].value;
+	if (!create || r->next == PODSPEC_MAX_EXT ||
+	    strlen(name) >= sizeof r->ext[0].name)
+		return NULL;
+	snprintf(r->ext[r->next].name, sizeof r->ext[0].name, "%s", name);
+	r->ext[r->next].value = 0;
+	return &r->ext[r->next++].value;
+}
+
+int64_t
+podspec_res_get(const struct podspec_res *r, const char *name)
+{
+	int64_t *p = slot((struct podspec_res *)r, name, 0);
+
+	return p != NULL ? *p : 0;
+}
+
+/* Read a resource list ({"cpu": "500m", ...}) into r. */
+static void
+read_list(const cJSON *list, struct podspec_res *r)
+{
+	const cJSON *it;
+	double v;
+	int64_t *p;
+
+	cJSON_ArrayForEach(it, list) {
+		if (it->string == NULL || quantity_json(it, &v) != 0 ||
+		    (p = slot(r, it->string, 1)) == NULL)
+			continue;
+		*p = strcmp(it->string, "cpu") == 0 ? round_up(v * 1000) :
+		    round_up(v);
+	}
+}
+
+/* A container's requests, a missing request taken from its limit. */
+static void
+container_requests(const cJSON *c, struct podspec_res *r)
+{
+	struct podspec_res lim;
+	int i;
+
+	memset(r, 0, sizeof *r);
+	memset(&lim, 0, sizeof lim);
+	read_list(json_at(c, "resources.requests"), r);
+	read_list(json_at(c, "resources.limits"), &lim);
+	if (json_at(c, "resources.requests.cpu") == NULL)
+		r->cpu = lim.cpu;
+	if (json_at(c, "resources.requests.memory") == NULL)
+		r->memory = lim.memory;
+	/* Extended resource names have dots too: by name, never as paths. */
+	for (i = 0; i < lim.next; i++) {
+		int64_t *p = slot(r, lim.ext[i].name, 1);
+
+		if (p != NULL && *p == 0)
+			*p = lim.ext[i].value;
+	}
+}
+
+void
+podspec_res_add(struct podspec_res *a, const struct podspec_res *b, int sign)
+{
+	int i;
+
+	a->cpu += sign * b->cpu;
+	a->memory += sign * b->memory;
+	a->pods += sign * b->pods;
+	for (i = 0; i < b->next; i++) {
+		int64_t *p = slot(a, b->ext[i].name, 1);
+
+		if (p != NULL)
+			*p += sign * b->ext[i].value;
+	}
+}
+
+/* a = max(a, b) per resource. */
+static void
+res_max(struct podspec_res *a, const struct podspec_res *b)
+{
+	int i;
+
+	if (b->cpu > a->cpu)
+		a->cpu = b->cpu;
+	if (b->memory > a->memory)
+		a->memory = b->memory;
+	for (i = 0; i < b->next; i++) {
+		int64_t *p = slot(a, b->ext[i].name, 1);
+
+		if (p != NULL && b->ext[i].value > *p)
+			*p = b->ext[i].value;
+	}
+}
+
+void
+podspec_requests(const cJSON *pod, struct podspec_res *out)
+{
+	struct podspec_res c, init;
+	const cJSON *it;
+
+	memset(out, 0, sizeof *out);
+	memset(&init, 0, sizeof init);
+	cJSON_ArrayForEach(it, json_at(pod, "spec.containers")) {
+		container_requests(it, &c);
+		podspec_res_add(out, &c, 1);
+	}
+	cJSON_ArrayForEach(it, json_at(pod, "spec.initContainers")) {
+		container_requests(it, &c);
+		res_max(&init, &c);
+	}
+	res_max(out, &init);
+	/* Pod overhead (RuntimeClass) adds to the requests. */
+	if (json_at(pod, "spec.overhead") != NULL) {
+		memset(&c, 0, sizeof c);
+		read_list(json_at(pod, "spec.overhead"), &c);
+		podspec_res_add(out, &c, 1);
+	}
+	out->pods = 1;
+}
+
+void
+podspec_allocatable(const cJSON *node, struct podspec_res *out)
+{
+	const cJSON *list = json_at(node, "status.allocatable");
+	const cJSON *ann = json_at(node, "metadata.annotations");
+	double v;
+
+	memset(out, 0, sizeof *out);
+	if (list == NULL || cJSON_GetArraySize(list) == 0)
+		list = json_at(node, "status.capacity");
+	if (list != NULL && cJSON_GetArraySize(list) > 0) {
+		read_list(list, out);
+		if (json_at(list, "pods") == NULL)
+			out->pods = 110;
+		return;
+	}
+	/* Annotation keys have dots: look them up whole, not as paths. */
+	if (quantity_json(cJSON_GetObjectItemCaseSensitive(ann,
+	    "volray.io/cpu"), &v) == 0)
+		out->cpu = round_up(v * 1000);
+	if (quantity_json(cJSON_GetObjectItemCaseSensitive(ann,
+	    "volray.io/memory"), &v) == 0)
+		out->memory = round_up(v);
+	out->pods = quantity_json(cJSON_GetObjectItemCaseSensitive(ann,
+	    "volray.io/pods"), &v) == 0 ? round_up(v) : 110;
+}
+
+const char *
+podspec_res_exceeds(const struct podspec_res *want,
+    const struct podspec_res *free)
+{
+	int i;
+
+	if (want->pods > free->pods)
+		return "pods";
+	if (want->cpu > free->cpu)
+		return "cpu";
+	if (want->memory > free->memory)
+		return "memory";
+	for (i = 0; i < want->next; i++)
+		if (want->ext[i].value > 0 &&
+		    want->ext[i].value > podspec_res_get(free, want->ext[i].name))
+			return want->ext[i].name;
+	return NULL;
+}
+
+static int
+in_values(const cJSON *values, const char *v)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, values)
+		if (cJSON_IsString(it) && strcmp(it->valuestring, v) == 0)
+			return 1;
+	return 0;
+}
+
+/* One NodeSelectorRequirement against a value (NULL when the key is absent). */
+static int
+requirement(const cJSON *req, const char *v)
+{
+	const char *op = json_str(req, "operator");
+	const cJSON *values = json_at(req, "values");
+	const cJSON *first = cJSON_GetArrayItem(values, 0);
+	char *end;
+	long long a, b;
+
+	if (op == NULL)
+		return 0;
+	if (strcmp(op, "In") == 0)
+		return v != NULL && in_values(values, v);
+	if (strcmp(op, "NotIn") == 0)
+		return v == NULL || !in_values(values, v);
+	if (strcmp(op, "Exists") == 0)
+		return v != NULL;
+	if (strcmp(op, "DoesNotExist") == 0)
+		return v == NULL;
+	if ((strcmp(op, "Gt") == 0 || strcmp(op, "Lt") == 0) && v != NULL &&
+	    cJSON_IsString(first)) {
+		a = strtoll(v, &end, 10);
+		if (*end != '\0' || *v == '\0')
+			return 0;
+		b = strtoll(first->valuestring, &end, 10);
+		if (*end != '\0')
+			return 0;
+		return op[0] == 'G' ? a > b : a < b;
+	}
+	return 0;
+}
+
+/* A NodeSelectorTerm: every expression and field holds; an empty term none. */
+static int
+term_matches(const cJSON *term, const cJSON *labels, const char *name)
+{
+	const cJSON *exprs = json_at(term, "matchExpressions");
+	const cJSON *fields = json_at(term, "matchFields");
+	const cJSON *it;
+
+	if (cJSON_GetArraySize(exprs) == 0 && cJSON_GetArraySize(fields) == 0)
+		return 0;
+	cJSON_ArrayForEach(it, exprs) {
+		const char *key = json_str(it, "key");
+		const cJSON *v = key ? cJSON_GetObjectItemCaseSensitive(labels,
+		    key) : NULL;
+
+		if (key == NULL || !requirement(it, cJSON_IsString(v) ?
+		    v->valuestring : NULL))
+			return 0;
+	}
+	cJSON_ArrayForEach(it, fields) {
+		const char *key = json_str(it, "key");
+
+		if (key == NULL || strcmp(key, "metadata.name") != 0 ||
+		    !requirement(it, name))
+			return 0;
+	}
+	return 1;
+}
+
+int
+podspec_node_matches(const cJSON *pod, const cJSON *node)
+{
+	const cJSON *labels = json_at(node, "metadata.labels");
+	const char *name = json_str(node, "metadata.name");
+	const cJSON *sel = json_at(pod, "spec.nodeSelector"), *it, *req;
+
+	cJSON_ArrayForEach(it, sel) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(labels,
+		    it->string);
+
+		if (!cJSON_IsString(it) || !cJSON_IsString(v) ||
+		    strcmp(it->valuestring, v->valuestring) != 0)
+			return 0;
+	}
+	req = json_at(pod, "spec.affinity.nodeAffinity."
+	    "requiredDuringSchedulingIgnoredDuringExecution");
+	if (req == NULL)
+		return 1;
+	cJSON_ArrayForEach(it, json_at(req, "nodeSelectorTerms"))
+		if (term_matches(it, labels, name ? name : ""))
+			return 1;
+	return 0;
+}

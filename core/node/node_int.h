@@ -1,0 +1,151 @@
+/*
+ * Internals shared by the node runtimes: the node manager (nodes.c), the
+ * pod worker common to every runtime (podworker.c, podstatus.c) and the
+ * runtimes themselves (sim.c). A runtime only starts and stops container
+ * instances and reports how each one ended; the pod worker decides
+ * everything a kubelet decides (admission, init order, restarts and
+ * back-off, graceful termination, status).
+ */
+#ifndef VOLRAY_NODE_INT_H
+#define VOLRAY_NODE_INT_H
+
+#include <stdint.h>
+#include <cjson/cJSON.h>
+#include <uv.h>
+
+#include "lib/hmap.h"
+#include "lib/podspec.h"
+#include "node/node.h"
+#include "node/wheel.h"
+#include "registry/registry.h"
+#include "store/store.h"
+
+struct node;
+struct node_pod;
+struct node_ctr;
+
+/* What a runtime does; the pod worker calls these, never the reverse. */
+struct node_runtime {
+	const char *name;
+	/*
+	 * Start one instance of the container. When it ends, the runtime
+	 * calls node_ctr_exited. -1 with *why ("RunContainerError: ...")
+	 * when it cannot start.
+	 */
+	int (*start)(struct node *, struct node_pod *, struct node_ctr *,
+	    char **why);
+	/*
+	 * Stop a running instance: a polite request (SIGTERM), a hard stop
+	 * after grace_ms. node_ctr_exited follows, at once or later.
+	 */
+	void (*stop)(struct node *, struct node_pod *, struct node_ctr *,
+	    uint64_t grace_ms);
+};
+
+extern const struct node_runtime node_sim_runtime;
+
+enum ctr_state { CTR_WAITING, CTR_RUNNING, CTR_TERMINATED };
+
+struct ctr_end {
+	int exit_code;
+	char reason[64];
+	char started[32];
+	char finished[32];
+};
+
+struct node_ctr {
+	struct node_pod *pod;
+	char *name;
+	char *image;
+	int init;			/* an init container */
+	enum ctr_state state;
+	char reason[64];		/* waiting reason */
+	char message[256];
+	char started[32];		/* running since */
+	struct ctr_end end;		/* state terminated */
+	struct ctr_end last;		/* lastState.terminated */
+	int has_last;
+	int restarts;
+	uint64_t run_ms;		/* loop time the instance started */
+	uint64_t backoff_ms;		/* delay before the next restart */
+	wheel_timer timer;		/* back-off */
+	void *rt;			/* the runtime's handle, when running */
+	int instance;			/* how many times started */
+};
+
+enum pod_phase { POD_PENDING, POD_RUNNING, POD_SUCCEEDED, POD_FAILED };
+
+struct node_pod {
+	struct node *node;
+	char *key;			/* "ns/name" */
+	char *ns, *name, *uid;
+	cJSON *obj;			/* the pod as last seen */
+	struct node_ctr *ctrs;		/* init containers first */
+	int nctrs, ninit;
+	int next_init;			/* init containers done so far */
+	enum pod_phase phase;
+	char reason[64];		/* pod-level: OutOfcpu, NodeAffinity */
+	char message[512];
+	char start_time[32];
+	char ip[46];
+	int restart_policy;		/* 'A'lways, 'O'nFailure, 'N'ever */
+	struct podspec_res req;
+	int counted;			/* req is in node->used */
+	int terminating;
+	int removed;			/* gone from the store: no writes */
+	int stopping;			/* inside a loop of runtime stops */
+	wheel_timer kill_timer;
+	int dirty;
+	struct node_pod *dirty_next;
+	cJSON *conds;			/* condition -> lastTransitionTime */
+};
+
+struct node {
+	node_mgr *m;
+	char *name;
+	const struct node_runtime *rt;
+	struct podspec_res alloc;
+	struct podspec_res used;
+	char ip[46];
+	hmap *pods;			/* uid -> node_pod */
+	wheel_timer lease_timer;
+	uint64_t lease_period_ms;
+	int lease_created;
+	int failing;			/* volray.io/sim-fail: no heartbeat */
+	unsigned idx;
+};
+
+struct node_mgr {
+	uv_loop_t *loop;
+	store *st;
+	registry *rg;
+	wheel *wheel;
+	hmap *nodes;			/* name -> node */
+	hmap *pods;			/* uid -> node_pod, every managed pod */
+	uv_check_t flush;
+	struct node_pod *dirty;
+	unsigned next_node_idx;
+	unsigned next_ip;
+	struct node_stats stats;
+};
+
+/* podworker.c */
+struct node_pod *node_pod_new(struct node *, const store_obj *, cJSON *obj);
+void node_pod_sync(struct node_pod *);
+void node_pod_terminate(struct node_pod *, uint64_t grace_ms);
+/* The pod is gone from the store: stop everything, write nothing. */
+void node_pod_forget(struct node_pod *);
+void node_pod_free(struct node_pod *);
+void node_pod_dirty(struct node_pod *);
+/* A container instance ended (any runtime). */
+void node_ctr_exited(struct node_ctr *, int exit_code, const char *reason);
+/* Write the status of every dirty pod (once per loop turn). */
+void node_flush(node_mgr *);
+
+/* podstatus.c: the status a kubelet would write for this pod. */
+cJSON *node_pod_status(struct node_pod *, const cJSON *old_status);
+
+/* nodes.c */
+const char *node_annotation(const cJSON *obj, const char *key);
+
+#endif

@@ -1,0 +1,571 @@
+/*
+ * The node manager. It follows the store's durable events: a Node
+ * labelled volray.io/runtime=virtual is taken in charge (its status made
+ * Ready with capacity, allocatable, addresses and node info; a Lease in
+ * kube-node-lease renewed every 10 s, each node at its own offset in the
+ * period so that thousands of nodes cost a steady trickle of writes, not
+ * a burst); a pod bound to a managed node gets a pod worker; a pod marked
+ * for deletion is terminated with its grace period; a deleted node's pods
+ * are removed at once. Status writes collected during a loop turn are
+ * flushed from a check handle at its end.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "node/node_int.h"
+
+#define LEASE_PERIOD_MS	10000
+#define LEASE_SECONDS	40
+#define LEASE_NS	"kube-node-lease"
+
+const char *
+node_annotation(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(json_at(obj,
+	    "metadata.annotations"), key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static const char *
+node_label(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(json_at(obj,
+	    "metadata.labels"), key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* The runtime that serves a Node object, or NULL. */
+static const struct node_runtime *
+runtime_for(const cJSON *obj)
+{
+	const char *rt = node_label(obj, "volray.io/runtime");
+
+	if (rt != NULL && strcmp(rt, "virtual") == 0)
+		return &node_sim_runtime;
+	return NULL;
+}
+
+/* A Lease's MicroTime: RFC 3339 with microseconds. */
+static void
+micro_now(char out[40])
+{
+	struct timeval tv;
+	struct tm tm;
+
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	if (snprintf(out, 40, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, (int)tv.tv_usec) >= 40)
+		out[0] = '\0';
+}
+
+static uint32_t
+name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static void
+write_result(const char *what, const char *name, struct reg_result *res)
+{
+	if (res->code >= 300 && res->code != 409)
+		log_warn("node %s: %s: code %d", name, what, res->code);
+	cJSON_Delete(res->body);
+}
+
+/* Renew (or create) the node's Lease, then come back in a period. */
+static void
+on_lease(wheel_timer *t)
+{
+	struct node *n = t->data;
+	node_mgr *m = n->m;
+	const resource *r = resource_find("coordination.k8s.io", "v1",
+	    "leases");
+	const store_obj *no = store_get(m->st, "nodes", "", n->name);
+	struct reg_result res;
+	char now[40];
+	cJSON *l;
+
+	wheel_add(m->wheel, &n->lease_timer, n->lease_period_ms, on_lease, n);
+	if (n->failing || no == NULL)
+		return;
+	micro_now(now);
+	l = registry_get(m->rg, r, LEASE_NS, n->name);
+	if (l == NULL) {
+		cJSON *md, *own, *o;
+
+		l = cJSON_CreateObject();
+		cJSON_AddStringToObject(l, "apiVersion", "coordination.k8s.io/v1");
+		cJSON_AddStringToObject(l, "kind", "Lease");
+		md = json_obj(l, "metadata");
+		json_set_str(md, "name", n->name);
+		json_set_str(md, "namespace", LEASE_NS);
+		own = cJSON_AddArrayToObject(md, "ownerReferences");
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "apiVersion", "v1");
+		cJSON_AddStringToObject(o, "kind", "Node");
+		cJSON_AddStringToObject(o, "name", n->name);
+		cJSON_AddStringToObject(o, "uid", no->uid);
+		cJSON_AddItemToArray(own, o);
+		json_set_str(json_obj(l, "spec"), "holderIdentity", n->name);
+		json_set_num(json_obj(l, "spec"), "leaseDurationSeconds",
+		    LEASE_SECONDS);
+		json_set_str(json_obj(l, "spec"), "renewTime", now);
+		registry_create(m->rg, r, LEASE_NS, l, NULL, &res);
+	} else {
+		json_set_str(json_obj(l, "spec"), "renewTime", now);
+		registry_update(m->rg, r, LEASE_NS, n->name, l, NULL, &res);
+	}
+	if (res.code < 300)
+		m->stats.lease_writes++;
+	write_result("lease", n->name, &res);
+}
+
+static cJSON *
+condition(const char *type, const char *status, const char *reason,
+    const char *message, const char *now, const cJSON *old)
+{
+	cJSON *c = cJSON_CreateObject();
+	const cJSON *it;
+	const char *since = now;
+
+	cJSON_ArrayForEach(it, json_at(old, "conditions"))
+		if (json_str(it, "type") && strcmp(json_str(it, "type"), type) ==
+		    0 && json_str(it, "status") && strcmp(json_str(it, "status"),
+		    status) == 0 && json_str(it, "lastTransitionTime"))
+			since = json_str(it, "lastTransitionTime");
+	cJSON_AddStringToObject(c, "type", type);
+	cJSON_AddStringToObject(c, "status", status);
+	cJSON_AddStringToObject(c, "lastHeartbeatTime", since);
+	cJSON_AddStringToObject(c, "lastTransitionTime", since);
+	cJSON_AddStringToObject(c, "reason", reason);
+	cJSON_AddStringToObject(c, "message", message);
+	return c;
+}
+
+static void
+put_list(cJSON *st, const char *key, const struct podspec_res *r)
+{
+	cJSON *l = cJSON_CreateObject();
+	char buf[64];
+	int i;
+
+	snprintf(buf, sizeof buf, "%lldm", (long long)r->cpu);
+	if (r->cpu % 1000 == 0)
+		snprintf(buf, sizeof buf, "%lld", (long long)(r->cpu / 1000));
+	cJSON_AddStringToObject(l, "cpu", buf);
+	snprintf(buf, sizeof buf, "%lld", (long long)r->memory);
+	if (r->memory % 1024 == 0)
+		snprintf(buf, sizeof buf, "%lldKi", (long long)(r->memory /
+		    1024));
+	cJSON_AddStringToObject(l, "memory", buf);
+	snprintf(buf, sizeof buf, "%lld", (long long)r->pods);
+	cJSON_AddStringToObject(l, "pods", buf);
+	for (i = 0; i < r->next; i++) {
+		snprintf(buf, sizeof buf, "%lld", (long long)r->ext[i].value);
+		cJSON_AddStringToObject(l, r->ext[i].name, buf);
+	}
+	cJSON_AddItemToObject(st, key, l);
+}
+
+/* The status the kubelet keeps on its Node, written when it changes. */
+static void
+write_node_status(node_mgr *m, struct node *n, const store_obj *o)
+{
+	const resource *r = resource_find("", "v1", "nodes");
+	cJSON *t = store_obj_tree(o), *old, *st, *conds, *addr, *a, *info;
+	struct reg_opts opts;
+	struct reg_result res;
+	char now[32];
+
+	util_now(now);
+	old = json_at(t, "status");
+	st = cJSON_CreateObject();
+	if (json_at(old, "capacity") != NULL)
+		cJSON_AddItemToObject(st, "capacity",
+		    cJSON_Duplicate(json_at(old, "capacity"), 1));
+	else
+		put_list(st, "capacity", &n->alloc);
+	if (json_at(old, "allocatable") != NULL)
+		cJSON_AddItemToObject(st, "allocatable",
+		    cJSON_Duplicate(json_at(old, "allocatable"), 1));
+	else
+		put_list(st, "allocatable", &n->alloc);
+	conds = cJSON_AddArrayToObject(st, "conditions");
+	cJSON_AddItemToArray(conds, condition("MemoryPressure", "False",
+	    "KubeletHasSufficientMemory", "kubelet has sufficient memory "
+	    "available", now, old));
+	cJSON_AddItemToArray(conds, condition("DiskPressure", "False",
+	    "KubeletHasNoDiskPressure", "kubelet has no disk pressure", now,
+	    old));
+	cJSON_AddItemToArray(conds, condition("PIDPressure", "False",
+	    "KubeletHasSufficientPID", "kubelet has sufficient PID available",
+	    now, old));
+	cJSON_AddItemToArray(conds, condition("Ready", "True", "KubeletReady",
+	    "kubelet is posting ready status", now, old));
+	addr = cJSON_AddArrayToObject(st, "addresses");
+	a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "type", "InternalIP");
+	cJSON_AddStringToObject(a, "address", n->ip);
+	cJSON_AddItemToArray(addr, a);
+	a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "type", "Hostname");
+	cJSON_AddStringToObject(a, "address", n->name);
+	cJSON_AddItemToArray(addr, a);
+	json_set_num(json_obj(json_obj(st, "daemonEndpoints"),
+	    "kubeletEndpoint"), "Port", 10250);
+	info = json_obj(st, "nodeInfo");
+	json_set_str(info, "architecture", "amd64");
+	json_set_str(info, "operatingSystem", "linux");
+	json_set_str(info, "osImage", "volray simulated node");
+	json_set_str(info, "kernelVersion", "");
+	json_set_str(info, "kubeletVersion", "v1.32.0-volray");
+	json_set_str(info, "kubeProxyVersion", "");
+	json_set_str(info, "containerRuntimeVersion", "volray-sim://" VERSION);
+	json_set_str(info, "machineID", "");
+	json_set_str(info, "systemUUID", "");
+	json_set_str(info, "bootID", "");
+	if (json_equal(st, old)) {
+		cJSON_Delete(st);
+		cJSON_Delete(t);
+		return;
+	}
+	json_del(t, "status");
+	cJSON_AddItemToObject(t, "status", st);
+	memset(&opts, 0, sizeof opts);
+	opts.subresource = "status";
+	registry_update(m->rg, r, "", n->name, t, &opts, &res);
+	write_result("status", n->name, &res);
+}
+
+/* The first InternalIP of a Node, else one made up from its index. */
+static void
+node_ip(struct node *n, const cJSON *obj)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, json_at(obj, "status.addresses"))
+		if (json_str(it, "type") && strcmp(json_str(it, "type"),
+		    "InternalIP") == 0 && json_str(it, "address")) {
+			snprintf(n->ip, sizeof n->ip, "%s",
+			    json_str(it, "address"));
+			return;
+		}
+	snprintf(n->ip, sizeof n->ip, "10.0.%u.%u", (n->idx >> 8) & 255,
+	    n->idx & 255);
+}
+
+static struct node *
+manage(node_mgr *m, const store_obj *o, const cJSON *obj,
+    const struct node_runtime *rt)
+{
+	struct node *n = calloc(1, sizeof *n);
+
+	if (n == NULL || (n->pods = hmap_new()) == NULL)
+		fatal("out of memory");
+	n->m = m;
+	n->name = strdup(o->name);
+	n->rt = rt;
+	n->idx = ++m->next_node_idx;
+	n->lease_period_ms = LEASE_PERIOD_MS;
+	podspec_allocatable(obj, &n->alloc);
+	node_ip(n, obj);
+	hmap_put(m->nodes, n->name, n);
+	m->stats.nodes++;
+	/* Spread first heartbeats over the period: no burst at start. */
+	wheel_add(m->wheel, &n->lease_timer, name_hash(n->name) %
+	    LEASE_PERIOD_MS, on_lease, n);
+	log_debug("node %s: managed (%s runtime)", n->name, rt->name);
+	return n;
+}
+
+static int
+collect_pod(const char *key, void *value, void *arg)
+{
+	struct node_pod ***list = arg;
+
+	(void)key;
+	*(*list)++ = value;
+	return 0;
+}
+
+/* Stop managing a node; its pods are forgotten (deleted elsewhere). */
+static void
+unmanage(node_mgr *m, struct node *n)
+{
+	size_t count = hmap_count(n->pods), i;
+	struct node_pod **pods = calloc(count + 1, sizeof *pods), **end = pods;
+
+	if (pods == NULL)
+		fatal("out of memory");
+	hmap_each(n->pods, collect_pod, &end);
+	for (i = 0; i < count; i++)
+		node_pod_forget(pods[i]);
+	free(pods);
+	wheel_cancel(m->wheel, &n->lease_timer);
+	hmap_del(m->nodes, n->name);
+	hmap_free(n->pods);
+	free(n->name);
+	free(n);
+	m->stats.nodes--;
+}
+
+static void
+remove_pod_now(node_mgr *m, const char *ns, const char *name)
+{
+	const resource *r = resource_find("", "v1", "pods");
+	struct reg_opts o;
+	struct reg_result res;
+
+	memset(&o, 0, sizeof o);
+	o.grace_set = 1;
+	o.grace_period = 0;
+	registry_delete(m->rg, r, ns, name, &o, &res);
+	if (res.code >= 300 && res.code != 404)
+		log_warn("node: removing pod %s/%s: code %d", ns, name,
+		    res.code);
+	cJSON_Delete(res.body);
+}
+
+static void
+node_event(node_mgr *m, const store_event *ev)
+{
+	struct node *n = hmap_get(m->nodes, ev->obj->name);
+	const struct node_runtime *rt;
+	cJSON *t;
+
+	if (ev->type == STORE_DELETED) {
+		store_obj *const *pods;
+		size_t np, i;
+		char **keys;
+
+		if (n != NULL)
+			unmanage(m, n);
+		/* Pods bound to a node that is gone go at once (pod GC). */
+		np = store_list(m->st, "pods", NULL, &pods);
+		keys = calloc(np + 1, sizeof *keys);
+		for (i = 0; i < np; i++)
+			if (strcmp(pods[i]->node_name, ev->obj->name) == 0)
+				keys[i] = util_printf("%s/%s", pods[i]->ns,
+				    pods[i]->name);
+		for (i = 0; i < np; i++) {
+			char *slash;
+
+			if (keys[i] == NULL)
+				continue;
+			slash = strchr(keys[i], '/');
+			*slash = '\0';
+			remove_pod_now(m, keys[i], slash + 1);
+			free(keys[i]);
+		}
+		free(keys);
+		return;
+	}
+	t = store_obj_tree(ev->obj);
+	rt = runtime_for(t);
+	if (rt == NULL) {
+		if (n != NULL)
+			unmanage(m, n);
+		cJSON_Delete(t);
+		return;
+	}
+	if (n == NULL)
+		n = manage(m, ev->obj, t, rt);
+	else
+		podspec_allocatable(t, &n->alloc);
+	n->failing = node_annotation(t, "volray.io/sim-fail") != NULL &&
+	    strcmp(node_annotation(t, "volray.io/sim-fail"), "true") == 0;
+	cJSON_Delete(t);
+	write_node_status(m, n, ev->obj);
+}
+
+/* A pod bound to a managed node that we have not seen: take it on. */
+static void
+adopt_pod(node_mgr *m, struct node *n, const store_obj *o)
+{
+	cJSON *t = store_obj_tree(o);
+	const char *phase = json_str(t, "status.phase");
+	struct node_pod *p;
+
+	if (phase != NULL && (strcmp(phase, "Succeeded") == 0 ||
+	    strcmp(phase, "Failed") == 0)) {
+		cJSON_Delete(t);
+		return;
+	}
+	if (o->deleting) {
+		/* Nothing of it runs here: it can go at once. */
+		cJSON_Delete(t);
+		remove_pod_now(m, o->ns, o->name);
+		return;
+	}
+	p = node_pod_new(n, o, t);
+	node_pod_sync(p);
+}
+
+static void
+pod_event(node_mgr *m, const store_event *ev)
+{
+	const store_obj *o = ev->obj;
+	struct node_pod *p = hmap_get(m->pods, o->uid);
+	struct node *n;
+
+	if (p != NULL) {
+		if (ev->type == STORE_DELETED)
+			node_pod_forget(p);
+		else if (o->deleting) {
+			cJSON *t = store_obj_tree(o);
+			double g = cJSON_GetNumberValue(json_at(t,
+			    "metadata.deletionGracePeriodSeconds"));
+
+			cJSON_Delete(t);
+			node_pod_terminate(p, g > 0 ? (uint64_t)(g * 1000) : 0);
+		}
+		return;
+	}
+	if (ev->type == STORE_DELETED || o->node_name[0] == '\0' ||
+	    (n = hmap_get(m->nodes, o->node_name)) == NULL)
+		return;
+	adopt_pod(m, n, o);
+}
+
+static void
+on_event(void *arg, const store_event *ev)
+{
+	node_mgr *m = arg;
+
+	if (strcmp(ev->obj->res, "pods") == 0)
+		pod_event(m, ev);
+	else if (strcmp(ev->obj->res, "nodes") == 0)
+		node_event(m, ev);
+}
+
+static void
+on_check(uv_check_t *h)
+{
+	node_mgr *m = h->data;
+
+	if (m->dirty != NULL)
+		node_flush(m);
+}
+
+/* Whether pods on this node have a runtime to stop them (registry hook). */
+static int
+has_runtime(void *arg, const char *node)
+{
+	node_mgr *m = arg;
+
+	return hmap_get(m->nodes, node) != NULL;
+}
+
+node_mgr *
+node_mgr_new(uv_loop_t *loop, store *st, registry *rg)
+{
+	node_mgr *m = calloc(1, sizeof *m);
+
+	if (m == NULL || (m->nodes = hmap_new()) == NULL ||
+	    (m->pods = hmap_new()) == NULL)
+		fatal("out of memory");
+	m->loop = loop;
+	m->st = st;
+	m->rg = rg;
+	m->wheel = wheel_new(loop);
+	uv_check_init(loop, &m->flush);
+	m->flush.data = m;
+	uv_check_start(&m->flush, on_check);
+	uv_unref((uv_handle_t *)&m->flush);
+	store_subscribe(st, on_event, m);
+	registry_set_pod_runtime(rg, has_runtime, m);
+	return m;
+}
+
+void
+node_mgr_start(node_mgr *m)
+{
+	const resource *nsr = resource_find("", "v1", "namespaces");
+	store_obj *const *objs;
+	struct reg_result res;
+	size_t n, i;
+	cJSON *ns;
+
+	if (store_get(m->st, "namespaces", "", LEASE_NS) == NULL) {
+		ns = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
+		    "\"metadata\":{\"name\":\"" LEASE_NS "\"}}");
+		registry_create(m->rg, nsr, "", ns, NULL, &res);
+		write_result("namespace " LEASE_NS, "-", &res);
+	}
+	n = store_list(m->st, "nodes", NULL, &objs);
+	{
+		/* The list changes under the writes below: copy the names. */
+		char **names = calloc(n + 1, sizeof *names);
+
+		for (i = 0; i < n; i++)
+			names[i] = strdup(objs[i]->name);
+		for (i = 0; i < n; i++) {
+			const store_obj *o = store_get(m->st, "nodes", "",
+			    names[i]);
+			store_event ev = { STORE_MODIFIED, (store_obj *)o, NULL };
+
+			if (o != NULL)
+				node_event(m, &ev);
+			free(names[i]);
+		}
+		free(names);
+	}
+	n = store_list(m->st, "pods", NULL, &objs);
+	{
+		char **keys = calloc(n + 1, sizeof *keys);
+
+		for (i = 0; i < n; i++)
+			if (objs[i]->node_name[0] != '\0' &&
+			    hmap_get(m->nodes, objs[i]->node_name) != NULL)
+				keys[i] = util_printf("%s/%s", objs[i]->ns,
+				    objs[i]->name);
+		for (i = 0; i < n; i++) {
+			const store_obj *o;
+			char *slash;
+
+			if (keys[i] == NULL)
+				continue;
+			slash = strchr(keys[i], '/');
+			*slash = '\0';
+			o = store_get(m->st, "pods", keys[i], slash + 1);
+			if (o != NULL && hmap_get(m->pods, o->uid) == NULL &&
+			    hmap_get(m->nodes, o->node_name) != NULL)
+				adopt_pod(m, hmap_get(m->nodes, o->node_name),
+				    o);
+			free(keys[i]);
+		}
+		free(keys);
+	}
+	log_info("node: %llu nodes managed, %llu pods",
+	    (unsigned long long)m->stats.nodes,
+	    (unsigned long long)m->stats.pods);
+}
+
+void
+node_mgr_free(node_mgr *m)
+{
+	if (m == NULL)
+		return;
+	uv_check_stop(&m->flush);
+	wheel_free(m->wheel);
+}
+
+void
+node_mgr_stats(const node_mgr *m, struct node_stats *out)
+{
+	*out = m->stats;
+}

@@ -1,0 +1,265 @@
+/*
+ * The pod status a kubelet writes, built from the pod worker's state:
+ * phase, the conditions Initialized, Ready, ContainersReady and
+ * PodScheduled (each keeping its lastTransitionTime while its status
+ * holds), host and pod IPs, startTime, qosClass, and a status per init and
+ * main container: state waiting (reason, message), running (startedAt) or
+ * terminated (exitCode, reason, startedAt, finishedAt), lastState, ready,
+ * started, restartCount, image and a containerID. A pod refused at
+ * admission has only phase Failed, reason and message.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/json.h"
+#include "lib/util.h"
+#include "node/node_int.h"
+
+static const char *
+phase_name(enum pod_phase ph)
+{
+	switch (ph) {
+	case POD_PENDING:
+		return "Pending";
+	case POD_RUNNING:
+		return "Running";
+	case POD_SUCCEEDED:
+		return "Succeeded";
+	default:
+		return "Failed";
+	}
+}
+
+static int
+ctr_ready(const struct node_ctr *c)
+{
+	return c->state == CTR_RUNNING;
+}
+
+/* The lastTransitionTime of a condition: kept while its status holds. */
+static const char *
+transition(struct node_pod *p, const cJSON *old, const char *type,
+    const char *status)
+{
+	const cJSON *it, *mine = cJSON_GetObjectItemCaseSensitive(p->conds, type);
+	char now[32];
+
+	if (mine != NULL && strcmp(json_str(mine, "status"), status) == 0)
+		return json_str(mine, "time");
+	cJSON_ArrayForEach(it, json_at(old, "conditions")) {
+		const char *t = json_str(it, "type"), *s = json_str(it, "status");
+
+		if (t != NULL && s != NULL && strcmp(t, type) == 0 &&
+		    strcmp(s, status) == 0 && json_str(it, "lastTransitionTime")) {
+			util_now(now);
+			snprintf(now, sizeof now, "%s",
+			    json_str(it, "lastTransitionTime"));
+			goto keep;
+		}
+	}
+	util_now(now);
+keep:
+	cJSON_DeleteItemFromObjectCaseSensitive(p->conds, type);
+	mine = cJSON_AddObjectToObject(p->conds, type);
+	cJSON_AddStringToObject((cJSON *)mine, "status", status);
+	cJSON_AddStringToObject((cJSON *)mine, "time", now);
+	return json_str(mine, "time");
+}
+
+static void
+add_cond(cJSON *conds, struct node_pod *p, const cJSON *old, const char *type,
+    int ok, const char *reason, const char *message)
+{
+	cJSON *c = cJSON_CreateObject();
+	const char *status = ok ? "True" : "False";
+
+	cJSON_AddStringToObject(c, "type", type);
+	cJSON_AddStringToObject(c, "status", status);
+	cJSON_AddNullToObject(c, "lastProbeTime");
+	cJSON_AddStringToObject(c, "lastTransitionTime",
+	    transition(p, old, type, status));
+	if (!ok && reason != NULL) {
+		cJSON_AddStringToObject(c, "reason", reason);
+		if (message != NULL && *message)
+			cJSON_AddStringToObject(c, "message", message);
+	}
+	cJSON_AddItemToArray(conds, c);
+}
+
+/* "containers with unready status: [a b]" and the like. */
+static void
+names_of(const struct node_pod *p, int from, int to, int want_ready,
+    char *out, size_t size, const char *what)
+{
+	size_t n;
+	int i, first = 1;
+
+	n = (size_t)snprintf(out, size, "containers with %s status: [", what);
+	for (i = from; i < to && n < size; i++) {
+		const struct node_ctr *c = &p->ctrs[i];
+		int done = want_ready ? ctr_ready(c) : (c->state ==
+		    CTR_TERMINATED && c->end.exit_code == 0);
+
+		if (done)
+			continue;
+		n += (size_t)snprintf(out + n, size - n, "%s%s", first ? "" : " ",
+		    c->name);
+		first = 0;
+	}
+	if (n < size)
+		snprintf(out + n, size - n, "]");
+}
+
+static cJSON *
+end_state(const struct ctr_end *e, const char *cid)
+{
+	cJSON *t = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(t, "exitCode", e->exit_code);
+	cJSON_AddStringToObject(t, "reason", e->reason);
+	cJSON_AddStringToObject(t, "startedAt", e->started);
+	cJSON_AddStringToObject(t, "finishedAt", e->finished);
+	if (cid != NULL)
+		cJSON_AddStringToObject(t, "containerID", cid);
+	return t;
+}
+
+static cJSON *
+ctr_status(const struct node_pod *p, const struct node_ctr *c)
+{
+	cJSON *s = cJSON_CreateObject(), *state = cJSON_CreateObject(), *w;
+	char cid[256], lastcid[256];
+
+	snprintf(cid, sizeof cid, "volray://%s/%s/%d", p->uid, c->name,
+	    c->instance);
+	snprintf(lastcid, sizeof lastcid, "volray://%s/%s/%d", p->uid, c->name,
+	    c->instance - 1);
+	cJSON_AddStringToObject(s, "name", c->name);
+	cJSON_AddStringToObject(s, "image", c->image);
+	cJSON_AddStringToObject(s, "imageID", "");
+	if (c->instance > 0 && !(c->state == CTR_WAITING && !c->has_last))
+		cJSON_AddStringToObject(s, "containerID", c->state ==
+		    CTR_WAITING ? lastcid : cid);
+	cJSON_AddBoolToObject(s, "ready", !c->init && ctr_ready(c));
+	cJSON_AddNumberToObject(s, "restartCount", c->restarts);
+	cJSON_AddBoolToObject(s, "started", c->state == CTR_RUNNING);
+	switch (c->state) {
+	case CTR_WAITING:
+		w = cJSON_AddObjectToObject(state, "waiting");
+		cJSON_AddStringToObject(w, "reason", c->reason);
+		if (c->message[0])
+			cJSON_AddStringToObject(w, "message", c->message);
+		break;
+	case CTR_RUNNING:
+		w = cJSON_AddObjectToObject(state, "running");
+		cJSON_AddStringToObject(w, "startedAt", c->started);
+		break;
+	case CTR_TERMINATED:
+		cJSON_AddItemToObject(state, "terminated", end_state(&c->end,
+		    cid));
+		break;
+	}
+	cJSON_AddItemToObject(s, "state", state);
+	w = cJSON_AddObjectToObject(s, "lastState");
+	if (c->has_last)
+		cJSON_AddItemToObject(w, "terminated", end_state(&c->last,
+		    lastcid));
+	return s;
+}
+
+/* Guaranteed, Burstable or BestEffort, from requests and limits. */
+static const char *
+qos_class(const cJSON *pod)
+{
+	const cJSON *it;
+	int any = 0, guaranteed = 1;
+	const char *keys[] = { "cpu", "memory" };
+	size_t k;
+
+	cJSON_ArrayForEach(it, json_at(pod, "spec.containers")) {
+		const cJSON *req = json_at(it, "resources.requests");
+		const cJSON *lim = json_at(it, "resources.limits");
+
+		if (cJSON_GetArraySize(req) > 0 || cJSON_GetArraySize(lim) > 0)
+			any = 1;
+		for (k = 0; k < 2; k++) {
+			const cJSON *l = cJSON_GetObjectItemCaseSensitive(lim,
+			    keys[k]);
+			const cJSON *r = cJSON_GetObjectItemCaseSensitive(req,
+			    keys[k]);
+			double lv, rv;
+
+			if (l == NULL || quantity_json(l, &lv) != 0) {
+				guaranteed = 0;
+				continue;
+			}
+			if (r != NULL && (quantity_json(r, &rv) != 0 ||
+			    rv != lv))
+				guaranteed = 0;
+		}
+	}
+	return !any ? "BestEffort" : guaranteed ? "Guaranteed" : "Burstable";
+}
+
+cJSON *
+node_pod_status(struct node_pod *p, const cJSON *old)
+{
+	cJSON *st = cJSON_CreateObject(), *conds, *ips, *arr;
+	const cJSON *sched = NULL, *it;
+	char msg[1024];
+	int i, inited = p->next_init >= p->ninit, ready = 1;
+
+	cJSON_AddStringToObject(st, "phase", phase_name(p->phase));
+	if (p->start_time[0] == '\0') {
+		/* Refused at admission: no containers ever ran. */
+		if (p->reason[0])
+			cJSON_AddStringToObject(st, "reason", p->reason);
+		if (p->message[0])
+			cJSON_AddStringToObject(st, "message", p->message);
+		return st;
+	}
+	for (i = p->ninit; i < p->nctrs; i++)
+		if (!ctr_ready(&p->ctrs[i]))
+			ready = 0;
+	if (p->phase != POD_RUNNING)
+		ready = 0;
+	conds = cJSON_AddArrayToObject(st, "conditions");
+	names_of(p, 0, p->ninit, 0, msg, sizeof msg, "incomplete");
+	add_cond(conds, p, old, "Initialized", inited,
+	    "ContainersNotInitialized", msg);
+	names_of(p, p->ninit, p->nctrs, 1, msg, sizeof msg, "unready");
+	add_cond(conds, p, old, "Ready", ready, p->phase >= POD_SUCCEEDED ?
+	    "PodCompleted" : "ContainersNotReady", p->phase >= POD_SUCCEEDED ?
+	    "" : msg);
+	add_cond(conds, p, old, "ContainersReady", ready, p->phase >=
+	    POD_SUCCEEDED ? "PodCompleted" : "ContainersNotReady", p->phase >=
+	    POD_SUCCEEDED ? "" : msg);
+	/* PodScheduled is the scheduler's (or binding's): keep it as it is. */
+	cJSON_ArrayForEach(it, json_at(old, "conditions"))
+		if (json_str(it, "type") && strcmp(json_str(it, "type"),
+		    "PodScheduled") == 0)
+			sched = it;
+	if (sched != NULL)
+		cJSON_AddItemToArray(conds, cJSON_Duplicate(sched, 1));
+	else
+		add_cond(conds, p, old, "PodScheduled", 1, NULL, NULL);
+	cJSON_AddStringToObject(st, "hostIP", p->node->ip);
+	ips = cJSON_AddArrayToObject(st, "hostIPs");
+	cJSON_AddItemToArray(ips, cJSON_CreateObject());
+	cJSON_AddStringToObject(cJSON_GetArrayItem(ips, 0), "ip", p->node->ip);
+	cJSON_AddStringToObject(st, "podIP", p->ip);
+	ips = cJSON_AddArrayToObject(st, "podIPs");
+	cJSON_AddItemToArray(ips, cJSON_CreateObject());
+	cJSON_AddStringToObject(cJSON_GetArrayItem(ips, 0), "ip", p->ip);
+	cJSON_AddStringToObject(st, "startTime", p->start_time);
+	if (p->ninit > 0) {
+		arr = cJSON_AddArrayToObject(st, "initContainerStatuses");
+		for (i = 0; i < p->ninit; i++)
+			cJSON_AddItemToArray(arr, ctr_status(p, &p->ctrs[i]));
+	}
+	arr = cJSON_AddArrayToObject(st, "containerStatuses");
+	for (i = p->ninit; i < p->nctrs; i++)
+		cJSON_AddItemToArray(arr, ctr_status(p, &p->ctrs[i]));
+	cJSON_AddStringToObject(st, "qosClass", qos_class(p->obj));
+	return st;
+}

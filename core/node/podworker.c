@@ -1,0 +1,560 @@
+/*
+ * The pod worker: what a kubelet does with a pod bound to its node,
+ * whatever actually runs the containers.
+ *
+ *  - Admission: the pod must match the node (nodeSelector, required node
+ *    affinity; else Failed/NodeAffinity) and fit in what the node has left
+ *    (else Failed/OutOfcpu, OutOfmemory, OutOfpods, ...).
+ *  - Init containers run one at a time, in order; each must exit 0 before
+ *    the next starts, and the main containers start together after the
+ *    last.
+ *  - restartPolicy: Always restarts every exit, OnFailure non-zero exits,
+ *    Never none. Restarts wait the kubelet's back-off: none the first time,
+ *    then 10 s doubling to 5 min, forgotten once an instance has run for
+ *    10 min; the container shows waiting/CrashLoopBackOff meanwhile.
+ *  - The phase follows: Pending until the main containers start, Running,
+ *    then Succeeded when every container ended 0 with nothing to restart,
+ *    Failed when one ended otherwise.
+ *  - Termination (deletionTimestamp set): containers are stopped with the
+ *    grace period, then the pod is removed from the store.
+ *
+ * Status is not written as things happen: a change marks the pod dirty, and
+ * node_flush writes each dirty pod once per loop turn, and only when its
+ * status differs from the stored one.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "node/node_int.h"
+
+#define BACKOFF_FIRST_MS	10000
+#define BACKOFF_MAX_MS		300000
+#define BACKOFF_RESET_MS	600000
+
+static void ctr_start(struct node_pod *, struct node_ctr *);
+static void pod_finish_termination(struct node_pod *);
+static void flush_one(node_mgr *, struct node_pod *);
+
+void
+node_pod_dirty(struct node_pod *p)
+{
+	node_mgr *m = p->node->m;
+
+	if (p->dirty || p->removed)
+		return;
+	p->dirty = 1;
+	p->dirty_next = m->dirty;
+	m->dirty = p;
+}
+
+static void
+ctr_init(struct node_pod *p, struct node_ctr *c, const cJSON *spec, int init)
+{
+	const char *img = json_str(spec, "image");
+
+	memset(c, 0, sizeof *c);
+	c->pod = p;
+	c->init = init;
+	c->name = strdup(json_str(spec, "name") ? json_str(spec, "name") : "");
+	c->image = strdup(img ? img : "");
+	c->state = CTR_WAITING;
+	snprintf(c->reason, sizeof c->reason, "%s",
+	    init || p->ninit == 0 ? "ContainerCreating" : "PodInitializing");
+}
+
+struct node_pod *
+node_pod_new(struct node *n, const store_obj *o, cJSON *obj)
+{
+	struct node_pod *p = calloc(1, sizeof *p);
+	const cJSON *init = json_at(obj, "spec.initContainers");
+	const cJSON *main = json_at(obj, "spec.containers"), *it;
+	const char *rp = json_str(obj, "spec.restartPolicy");
+	int i = 0;
+
+	if (p == NULL)
+		fatal("out of memory");
+	p->node = n;
+	p->obj = obj;
+	p->ns = strdup(o->ns);
+	p->name = strdup(o->name);
+	p->uid = strdup(o->uid);
+	p->key = util_printf("%s/%s", o->ns, o->name);
+	p->restart_policy = rp == NULL ? 'A' : rp[0];
+	p->ninit = cJSON_GetArraySize(init);
+	p->nctrs = p->ninit + cJSON_GetArraySize(main);
+	p->ctrs = calloc(p->nctrs > 0 ? p->nctrs : 1, sizeof *p->ctrs);
+	if (p->ctrs == NULL)
+		fatal("out of memory");
+	cJSON_ArrayForEach(it, init)
+		ctr_init(p, &p->ctrs[i++], it, 1);
+	cJSON_ArrayForEach(it, main)
+		ctr_init(p, &p->ctrs[i++], it, 0);
+	p->conds = cJSON_CreateObject();
+	podspec_requests(obj, &p->req);
+	hmap_put(n->pods, p->uid, p);
+	hmap_put(n->m->pods, p->uid, p);
+	n->m->stats.pods++;
+	return p;
+}
+
+void
+node_pod_free(struct node_pod *p)
+{
+	node_mgr *m = p->node->m;
+	int i;
+
+	for (i = 0; i < p->nctrs; i++) {
+		wheel_cancel(m->wheel, &p->ctrs[i].timer);
+		free(p->ctrs[i].name);
+		free(p->ctrs[i].image);
+	}
+	wheel_cancel(m->wheel, &p->kill_timer);
+	if (p->counted)
+		podspec_res_add(&p->node->used, &p->req, -1);
+	hmap_del(p->node->pods, p->uid);
+	hmap_del(m->pods, p->uid);
+	m->stats.pods--;
+	/* A dirty pod stays on the list until the flush, which skips it. */
+	if (p->dirty) {
+		struct node_pod **pp;
+
+		for (pp = &m->dirty; *pp != NULL; pp = &(*pp)->dirty_next)
+			if (*pp == p) {
+				*pp = p->dirty_next;
+				break;
+			}
+	}
+	cJSON_Delete(p->obj);
+	cJSON_Delete(p->conds);
+	free(p->ctrs);
+	free(p->key);
+	free(p->ns);
+	free(p->name);
+	free(p->uid);
+	free(p);
+}
+
+/* A terminal pod no longer holds the node's resources. */
+static void
+release(struct node_pod *p)
+{
+	if (p->counted) {
+		podspec_res_add(&p->node->used, &p->req, -1);
+		p->counted = 0;
+	}
+}
+
+static void
+fail_pod(struct node_pod *p, const char *reason, const char *message)
+{
+	int i;
+
+	p->phase = POD_FAILED;
+	snprintf(p->reason, sizeof p->reason, "%s", reason);
+	snprintf(p->message, sizeof p->message, "%s", message);
+	for (i = 0; i < p->nctrs; i++)
+		if (p->ctrs[i].state == CTR_WAITING)
+			wheel_cancel(p->node->m->wheel, &p->ctrs[i].timer);
+	release(p);
+	node_pod_dirty(p);
+}
+
+/* Node-side admission, once: 0 admitted, -1 failed (status says why). */
+static int
+admit(struct node_pod *p)
+{
+	struct node *n = p->node;
+	struct podspec_res free_res = n->alloc;
+	const cJSON *nodeobj;
+	const char *short_of;
+	char msg[512];
+
+	nodeobj = NULL;
+	{
+		const store_obj *no = store_get(n->m->st, "nodes", "", n->name);
+		cJSON *t = no ? store_obj_tree(no) : NULL;
+		int match = t == NULL || podspec_node_matches(p->obj, t);
+
+		cJSON_Delete(t);
+		(void)nodeobj;
+		if (!match) {
+			fail_pod(p, "NodeAffinity", "Pod Predicate NodeAffinity "
+			    "failed");
+			return -1;
+		}
+	}
+	podspec_res_add(&free_res, &n->used, -1);
+	if ((short_of = podspec_res_exceeds(&p->req, &free_res)) != NULL) {
+		char reason[80];
+
+		snprintf(reason, sizeof reason, "OutOf%s", short_of);
+		snprintf(msg, sizeof msg, "Pod Node didn't have enough "
+		    "resource: %s, requested: %lld, used: %lld, capacity: %lld",
+		    short_of, (long long)podspec_res_get(&p->req, short_of),
+		    (long long)podspec_res_get(&n->used, short_of),
+		    (long long)podspec_res_get(&n->alloc, short_of));
+		fail_pod(p, reason, msg);
+		return -1;
+	}
+	podspec_res_add(&n->used, &p->req, 1);
+	p->counted = 1;
+	util_now(p->start_time);
+	/* 10.64.0.0/10, skipping addresses that end in .0 or .255. */
+	do
+		n->m->next_ip++;
+	while ((n->m->next_ip & 255) == 0 || (n->m->next_ip & 255) == 255);
+	snprintf(p->ip, sizeof p->ip, "10.%u.%u.%u",
+	    64 + ((n->m->next_ip >> 16) & 63), (n->m->next_ip >> 8) & 255,
+	    n->m->next_ip & 255);
+	return 0;
+}
+
+static void
+on_backoff(wheel_timer *t)
+{
+	struct node_ctr *c = t->data;
+
+	if (c->pod->terminating || c->pod->phase >= POD_SUCCEEDED)
+		return;
+	ctr_start(c->pod, c);
+}
+
+static void
+ctr_start(struct node_pod *p, struct node_ctr *c)
+{
+	struct node *n = p->node;
+	char *why = NULL;
+
+	if (c->instance > 0)
+		c->restarts++;
+	c->instance++;
+	c->state = CTR_RUNNING;
+	c->reason[0] = c->message[0] = '\0';
+	util_now(c->started);
+	c->run_ms = uv_now(n->m->loop);
+	n->m->stats.starts++;
+	node_pod_dirty(p);
+	if (n->rt->start(n, p, c, &why) != 0) {
+		log_info("node %s: pod %s container %s: %s", n->name, p->key,
+		    c->name, why ? why : "cannot start");
+		free(why);
+		node_ctr_exited(c, 128, "ContainerCannotRun");
+	}
+}
+
+/* Whether every main container is running (or the pod has none). */
+static int
+main_started(const struct node_pod *p)
+{
+	int i;
+
+	for (i = p->ninit; i < p->nctrs; i++)
+		if (p->ctrs[i].instance == 0)
+			return 0;
+	return 1;
+}
+
+/* Start what should run now: the next init container, or every main one. */
+void
+node_pod_sync(struct node_pod *p)
+{
+	int i;
+
+	if (p->terminating || p->phase >= POD_SUCCEEDED)
+		return;
+	if (!p->counted && p->start_time[0] == '\0') {
+		if (admit(p) != 0)
+			return;
+		node_pod_dirty(p);
+	}
+	if (p->next_init < p->ninit) {
+		struct node_ctr *c = &p->ctrs[p->next_init];
+
+		if (c->state == CTR_WAITING && !c->timer.armed)
+			ctr_start(p, c);
+		return;
+	}
+	for (i = p->ninit; i < p->nctrs; i++) {
+		struct node_ctr *c = &p->ctrs[i];
+
+		if (c->state == CTR_WAITING && !c->timer.armed)
+			ctr_start(p, c);
+	}
+	if (p->phase == POD_PENDING && main_started(p)) {
+		p->phase = POD_RUNNING;
+		node_pod_dirty(p);
+	}
+	if (p->nctrs == p->ninit && p->phase == POD_PENDING) {
+		/* No main containers: nothing to run. */
+		p->phase = POD_SUCCEEDED;
+		release(p);
+		node_pod_dirty(p);
+	}
+}
+
+static int
+wants_restart(const struct node_pod *p, const struct node_ctr *c, int code)
+{
+	if (p->restart_policy == 'A')
+		return 1;
+	if (p->restart_policy == 'O')
+		return code != 0;
+	return 0;
+}
+
+/* Wait out the back-off, then start the container again. */
+static void
+schedule_restart(struct node_pod *p, struct node_ctr *c)
+{
+	node_mgr *m = p->node->m;
+	uint64_t ran = uv_now(m->loop) - c->run_ms, delay;
+
+	if (ran >= BACKOFF_RESET_MS)
+		c->backoff_ms = 0;
+	delay = c->backoff_ms;
+	c->backoff_ms = delay == 0 ? BACKOFF_FIRST_MS :
+	    delay * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : delay * 2;
+	c->last = c->end;
+	c->has_last = 1;
+	c->state = CTR_WAITING;
+	if (delay == 0) {
+		ctr_start(p, c);
+		return;
+	}
+	snprintf(c->reason, sizeof c->reason, "CrashLoopBackOff");
+	snprintf(c->message, sizeof c->message, "back-off %llus restarting "
+	    "failed container=%s pod=%s_%s(%s)",
+	    (unsigned long long)(delay / 1000), c->name, p->name, p->ns,
+	    p->uid);
+	wheel_add(m->wheel, &c->timer, delay, on_backoff, c);
+	node_pod_dirty(p);
+}
+
+/* Every main container ended and none restarts: the pod is done. */
+static void
+check_done(struct node_pod *p)
+{
+	int i, failed = 0;
+
+	for (i = p->ninit; i < p->nctrs; i++) {
+		const struct node_ctr *c = &p->ctrs[i];
+
+		if (c->state != CTR_TERMINATED)
+			return;
+		if (c->end.exit_code != 0)
+			failed = 1;
+	}
+	p->phase = failed ? POD_FAILED : POD_SUCCEEDED;
+	release(p);
+	node_pod_dirty(p);
+}
+
+static int
+running(const struct node_pod *p)
+{
+	int i, n = 0;
+
+	for (i = 0; i < p->nctrs; i++)
+		n += p->ctrs[i].state == CTR_RUNNING;
+	return n;
+}
+
+void
+node_ctr_exited(struct node_ctr *c, int code, const char *reason)
+{
+	struct node_pod *p = c->pod;
+
+	c->rt = NULL;
+	c->state = CTR_TERMINATED;
+	c->end.exit_code = code;
+	snprintf(c->end.reason, sizeof c->end.reason, "%s", reason ? reason :
+	    code == 0 ? "Completed" : "Error");
+	snprintf(c->end.started, sizeof c->end.started, "%s", c->started);
+	util_now(c->end.finished);
+	node_pod_dirty(p);
+	/* Inside a stop loop the loop finishes; the pod must outlive it. */
+	if (p->stopping)
+		return;
+	if (p->removed && running(p) == 0) {
+		node_pod_free(p);
+		return;
+	}
+	if (p->terminating) {
+		if (running(p) == 0)
+			pod_finish_termination(p);
+		return;
+	}
+	if (p->phase >= POD_SUCCEEDED)
+		return;
+	if (c->init) {
+		if (code == 0) {
+			p->next_init++;
+			node_pod_sync(p);
+		} else if (p->restart_policy == 'N')
+			fail_pod(p, "", "");
+		else
+			schedule_restart(p, c);
+		return;
+	}
+	if (wants_restart(p, c, code))
+		schedule_restart(p, c);
+	else
+		check_done(p);
+}
+
+/* The grace period ran out and a runtime has not reported an exit. */
+static void
+on_kill_timeout(wheel_timer *t)
+{
+	struct node_pod *p = t->data;
+	int i;
+
+	for (i = 0; i < p->nctrs; i++)
+		if (p->ctrs[i].state == CTR_RUNNING)
+			node_ctr_exited(&p->ctrs[i], 137, "Error");
+}
+
+void
+node_pod_terminate(struct node_pod *p, uint64_t grace_ms)
+{
+	node_mgr *m = p->node->m;
+	int i, n = 0;
+
+	if (p->terminating && grace_ms > 0)
+		return;
+	/* A second, shorter grace period (0: now) replaces the first. */
+	p->terminating = 1;
+	p->stopping = 1;
+	for (i = 0; i < p->nctrs; i++) {
+		struct node_ctr *c = &p->ctrs[i];
+
+		wheel_cancel(m->wheel, &c->timer);
+		if (c->state == CTR_RUNNING) {
+			n++;
+			p->node->rt->stop(p->node, p, c, grace_ms);
+		}
+	}
+	p->stopping = 0;
+	if (running(p) == 0) {
+		pod_finish_termination(p);
+		return;
+	}
+	if (n > 0)
+		wheel_add(m->wheel, &p->kill_timer, grace_ms + 2000,
+		    on_kill_timeout, p);
+}
+
+/*
+ * Everything has stopped: remove the pod (a delete with no grace period,
+ * as the kubelet sends; finalizers, if any, still hold it).
+ */
+static void
+pod_finish_termination(struct node_pod *p)
+{
+	node_mgr *m = p->node->m;
+	const resource *r = resource_find("", "v1", "pods");
+	struct reg_opts o;
+	struct reg_result res;
+	char *ns = strdup(p->ns), *name = strdup(p->name);
+	int i, failed = 0;
+
+	/*
+	 * The last status first, in a terminal phase as the kubelet leaves
+	 * it (a finalizer may keep the pod around for others to read).
+	 */
+	if (p->phase < POD_SUCCEEDED) {
+		for (i = p->ninit; i < p->nctrs; i++)
+			if (p->ctrs[i].state != CTR_TERMINATED ||
+			    p->ctrs[i].end.exit_code != 0)
+				failed = 1;
+		p->phase = failed ? POD_FAILED : POD_SUCCEEDED;
+		node_pod_dirty(p);
+	}
+	if (p->dirty)
+		flush_one(m, p);
+	release(p);
+	wheel_cancel(m->wheel, &p->kill_timer);
+	node_pod_free(p);
+	memset(&o, 0, sizeof o);
+	o.grace_set = 1;
+	o.grace_period = 0;
+	registry_delete(m->rg, r, ns, name, &o, &res);
+	if (res.code >= 300 && res.code != 404)
+		log_warn("node: removing pod %s/%s: code %d", ns, name,
+		    res.code);
+	cJSON_Delete(res.body);
+	free(ns);
+	free(name);
+}
+
+void
+node_pod_forget(struct node_pod *p)
+{
+	int i, n = 0;
+
+	p->removed = 1;
+	p->stopping = 1;
+	for (i = 0; i < p->nctrs; i++) {
+		struct node_ctr *c = &p->ctrs[i];
+
+		wheel_cancel(p->node->m->wheel, &c->timer);
+		if (c->state == CTR_RUNNING) {
+			n++;
+			p->node->rt->stop(p->node, p, c, 0);
+		}
+	}
+	p->stopping = 0;
+	/* Exits still to come free it; with none running, free it now. */
+	(void)n;
+	if (running(p) == 0)
+		node_pod_free(p);
+}
+
+/* Write one pod's status if it changed. */
+static void
+flush_one(node_mgr *m, struct node_pod *p)
+{
+	const resource *r = resource_find("", "v1", "pods");
+	const store_obj *o = store_get(m->st, "pods", p->ns, p->name);
+	struct reg_opts opts;
+	struct reg_result res;
+	cJSON *t, *st;
+
+	if (o == NULL || strcmp(o->uid, p->uid) != 0)
+		return;
+	t = store_obj_tree(o);
+	st = node_pod_status(p, json_at(t, "status"));
+	if (json_equal(st, json_at(t, "status"))) {
+		cJSON_Delete(st);
+		cJSON_Delete(t);
+		return;
+	}
+	json_del(t, "status");
+	cJSON_AddItemToObject(t, "status", st);
+	memset(&opts, 0, sizeof opts);
+	opts.subresource = "status";
+	registry_update(m->rg, r, p->ns, p->name, t, &opts, &res);
+	if (res.code >= 300)
+		log_warn("node %s: status of %s: code %d", p->node->name, p->key,
+		    res.code);
+	else
+		m->stats.status_writes++;
+	cJSON_Delete(res.body);
+}
+
+void
+node_flush(node_mgr *m)
+{
+	struct node_pod *p;
+
+	while ((p = m->dirty) != NULL) {
+		m->dirty = p->dirty_next;
+		p->dirty = 0;
+		p->dirty_next = NULL;
+		flush_one(m, p);
+	}
+}

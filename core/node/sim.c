@@ -1,0 +1,139 @@
+/*
+ * The simulated runtime: a container "runs" for the pod's
+ * volray.io/sim-duration (a Go duration: 500ms, 30s, 2m, 1h30m; absent:
+ * until stopped) and then exits with volray.io/sim-exit-code (default 0).
+ * A container may have its own, as volray.io/sim-duration.NAME and
+ * volray.io/sim-exit-code.NAME; init containers without one exit 0 at
+ * once. Stopping a simulated container ends it at once with 143, as a
+ * process that dies of SIGTERM. Nothing runs: every end is a timer on the
+ * node manager's wheel.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/json.h"
+#include "lib/log.h"
+#include "node/node_int.h"
+
+struct sim_ctr {
+	wheel_timer timer;
+	struct node_ctr *c;
+	int exit_code;
+};
+
+/* A Go duration ("1h30m", "500ms", "2.5s") in milliseconds; -1 if bad. */
+static int64_t
+parse_duration(const char *s)
+{
+	static const struct { const char *unit; double ms; } units[] = {
+		{ "ms", 1 }, { "us", 1e-3 }, { "ns", 1e-6 }, { "h", 3600e3 },
+		{ "m", 60e3 }, { "s", 1e3 }, { NULL, 0 } };
+	double total = 0;
+	char *end;
+	int i;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	if (strcmp(s, "0") == 0)
+		return 0;
+	while (*s != '\0') {
+		double v = strtod(s, &end);
+
+		if (end == s || v < 0)
+			return -1;
+		s = end;
+		for (i = 0; units[i].unit != NULL; i++) {
+			size_t n = strlen(units[i].unit);
+
+			if (strncmp(s, units[i].unit, n) == 0 &&
+			    !(n == 1 && s[0] == 'm' && s[1] == 's')) {
+				total += v * units[i].ms;
+				s += n;
+				break;
+			}
+		}
+		if (units[i].unit == NULL)
+			return -1;
+	}
+	return (int64_t)(total + 0.5);
+}
+
+/* The container's own annotation, else the pod's. */
+static const char *
+setting(const struct node_pod *p, const struct node_ctr *c, const char *key)
+{
+	char k[320];
+	const char *v;
+
+	snprintf(k, sizeof k, "%s.%s", key, c->name);
+	if ((v = node_annotation(p->obj, k)) != NULL)
+		return v;
+	return node_annotation(p->obj, key);
+}
+
+static void
+on_end(wheel_timer *t)
+{
+	struct sim_ctr *s = t->data;
+	struct node_ctr *c = s->c;
+	int code = s->exit_code;
+
+	free(s);
+	c->rt = NULL;
+	node_ctr_exited(c, code, NULL);
+}
+
+static int
+sim_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
+{
+	const char *d = setting(p, c, "volray.io/sim-duration");
+	const char *e = setting(p, c, "volray.io/sim-exit-code");
+	struct sim_ctr *s;
+	int64_t ms;
+
+	(void)why;
+	if ((s = calloc(1, sizeof *s)) == NULL)
+		fatal("out of memory");
+	s->c = c;
+	s->exit_code = e != NULL ? atoi(e) : 0;
+	c->rt = s;
+	if (c->init) {
+		/* Init containers end at once unless told otherwise by name. */
+		char k[320];
+
+		snprintf(k, sizeof k, "volray.io/sim-duration.%s", c->name);
+		d = node_annotation(p->obj, k);
+		if (d == NULL)
+			d = "0";
+	}
+	ms = d != NULL ? parse_duration(d) : -1;
+	if (d != NULL && ms < 0)
+		log_info("node %s: pod %s: bad volray.io/sim-duration %s; the "
+		    "container runs until stopped", n->name, p->key, d);
+	if (ms >= 0)
+		wheel_add(n->m->wheel, &s->timer, (uint64_t)ms, on_end, s);
+	return 0;
+}
+
+static void
+sim_stop(struct node *n, struct node_pod *p, struct node_ctr *c,
+    uint64_t grace_ms)
+{
+	struct sim_ctr *s = c->rt;
+
+	(void)p;
+	(void)grace_ms;
+	if (s == NULL)
+		return;
+	wheel_cancel(n->m->wheel, &s->timer);
+	free(s);
+	c->rt = NULL;
+	node_ctr_exited(c, 143, "Error");
+}
+
+const struct node_runtime node_sim_runtime = {
+	"virtual",
+	sim_start,
+	sim_stop,
+};
