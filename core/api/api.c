@@ -262,16 +262,6 @@ route_resource(http_req *req, struct route *rt, char **seg, int n,
 	return 0;
 }
 
-static int
-is_true(const char *query, const char *key)
-{
-	char *v = http_query_get(query, key);
-	int t = v != NULL && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
-
-	free(v);
-	return t;
-}
-
 static void
 handle_special(api *a, http_req *req, struct route *rt, const char *path)
 {
@@ -444,7 +434,7 @@ api_handle(http_req *req, void *arg)
 	}
 	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0) {
 		if (rt.name == NULL) {
-			if (watch || is_true(req->query, "watch"))
+			if (watch || http_query_bool(req->query, "watch", 0))
 				api_watch(a, req, &rt);
 			else
 				api_list(a, req, &rt);

@@ -72,7 +72,6 @@ static void
 opts_parse(http_req *req, struct reg_opts *o, struct route *rt)
 {
 	char *dry = http_query_get(req->query, "dryRun");
-	char *force = http_query_get(req->query, "force");
 	char *fv = http_query_get(req->query, "fieldValidation");
 
 	memset(o, 0, sizeof *o);
@@ -80,11 +79,10 @@ opts_parse(http_req *req, struct reg_opts *o, struct route *rt)
 	o->field_manager = http_query_get(req->query, "fieldManager");
 	o->propagation = http_query_get(req->query, "propagationPolicy");
 	o->dry_run = dry != NULL && strcmp(dry, "All") == 0;
-	o->force = force != NULL && strcmp(force, "true") == 0;
+	o->force = http_query_bool(req->query, "force", 0);
 	o->validate_strict = fv != NULL && strcmp(fv, "Strict") == 0;
 	o->want_json = 1;
 	free(dry);
-	free(force);
 	free(fv);
 }
 
@@ -166,6 +164,10 @@ delete_opts(http_req *req, struct route *rt, struct reg_opts *o)
 	cJSON *body, *v;
 
 	opts_parse(req, o, rt);
+	if (http_query_bool(req->query, "orphanDependents", 0)) {
+		free((char *)o->propagation);
+		o->propagation = strdup("Orphan");
+	}
 	if (req->body_len == 0)
 		return 0;
 	if ((body = cJSON_ParseWithLength(req->body, req->body_len)) == NULL) {
