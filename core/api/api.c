@@ -280,7 +280,8 @@ handle_special(api *a, http_req *req, struct route *rt, const char *path)
 			reply_text(req, 503, "not ready");
 		return;
 	}
-	if (strcmp(path, "/version") == 0) {
+	/* The Python client's VersionApi asks for /version/. */
+	if (strcmp(path, "/version") == 0 || strcmp(path, "/version/") == 0) {
 		api_reply(req, rt, 200, discovery_version());
 		return;
 	}
