@@ -46,8 +46,12 @@ PY
 "$PY" - <<'PY' || fail "CRUD through the Python client"
 from kc import *
 
+# Discovery as the client asks for it: /version/ and /api/v1/.
 v = client.VersionApi().get_code(_request_timeout=T)
 expect("1", v.major, "version major")
+names = [r.name for r in core.get_api_resources(_request_timeout=T).resources]
+if "configmaps" not in names or "pods/status" not in names:
+    fail("APIResourceList from /api/v1/: %s" % names)
 core.create_namespace({"metadata": {"name": "py"}}, _request_timeout=T)
 
 cm = core.create_namespaced_config_map("py", client.V1ConfigMap(
@@ -105,7 +109,7 @@ core.delete_namespaced_pod("p1", "py", _request_timeout=T,
                                propagation_policy="Background"))
 print("ok")
 PY
-pass "ConfigMap and Pod create/read/replace/patch/list/delete, 404/409 as ApiException"
+pass "discovery; ConfigMap and Pod create/read/replace/patch/list/delete, 404/409 as ApiException"
 
 # --- a custom object: the KubeRay sample RayCluster
 "$PY" - "$SAMPLES/kuberay/ray-cluster.sample.yaml" <<'PY' || fail "RayCluster through CustomObjectsApi"
