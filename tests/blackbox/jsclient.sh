@@ -13,8 +13,9 @@
 . "$(dirname "$0")/lib.sh"
 
 JS="$top_builddir/tests/js"
-command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 ||
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	fail "node and npm are needed (scripts/deps.sh installs npm)"
+fi
 if ! cmp -s "$top_srcdir/tests/js/package-lock.json" \
     "$JS/node_modules/.volray-lock.json" 2>/dev/null; then
 	mkdir -p "$JS"
