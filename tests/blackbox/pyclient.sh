@@ -88,6 +88,20 @@ core.delete_namespaced_config_map("c1", "py", _request_timeout=T)
 expect((404, "NotFound"), status_of(core.read_namespaced_config_map,
     "c1", "py"), "read after delete")
 
+# orphan_dependents=True goes in the query (orphanDependents=True): the
+# dependent stays, without its owner reference.
+parent = core.create_namespaced_config_map("py", {"metadata": {"name": "parent"}},
+                                           _request_timeout=T)
+core.create_namespaced_config_map("py", {"metadata": {"name": "child",
+    "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap",
+                         "name": "parent", "uid": parent.metadata.uid}]}},
+    _request_timeout=T)
+core.delete_namespaced_config_map("parent", "py", orphan_dependents=True,
+                                  _request_timeout=T)
+child = core.read_namespaced_config_map("child", "py", _request_timeout=T)
+expect(None, child.metadata.owner_references, "orphaned child's ownerReferences")
+core.delete_namespaced_config_map("child", "py", _request_timeout=T)
+
 pod = core.create_namespaced_pod("py", {
     "apiVersion": "v1", "kind": "Pod",
     "metadata": {"name": "p1", "labels": {"app": "py"}},
@@ -109,7 +123,7 @@ core.delete_namespaced_pod("p1", "py", _request_timeout=T,
                                propagation_policy="Background"))
 print("ok")
 PY
-pass "discovery; ConfigMap and Pod create/read/replace/patch/list/delete, 404/409 as ApiException"
+pass "discovery; ConfigMap and Pod create/read/replace/patch/list/delete, orphan_dependents, 404/409 as ApiException"
 
 # --- a custom object: the KubeRay sample RayCluster
 "$PY" - "$SAMPLES/kuberay/ray-cluster.sample.yaml" <<'PY' || fail "RayCluster through CustomObjectsApi"
