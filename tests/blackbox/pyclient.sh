@@ -118,12 +118,17 @@ expect("Pending", st.status.phase, "pods/status")
 pods = core.list_pod_for_all_namespaces(field_selector="metadata.namespace=py",
                                         _request_timeout=T)
 expect(["p1"], [p.metadata.name for p in pods.items], "pods by field")
+# follow=True (as the client sends it) streams the log until the pod ends.
+log = core.read_namespaced_pod_log("p1", "py", follow=True,
+                                   _preload_content=False, _request_timeout=T)
+expect("chunked", log.headers.get("Transfer-Encoding"), "followed log")
 core.delete_namespaced_pod("p1", "py", _request_timeout=T,
                            body=client.V1DeleteOptions(
                                propagation_policy="Background"))
+expect(b"", log.read(), "log of a pod without output, to its end")
 print("ok")
 PY
-pass "discovery; ConfigMap and Pod create/read/replace/patch/list/delete, orphan_dependents, 404/409 as ApiException"
+pass "discovery; ConfigMap and Pod create/read/replace/patch/list/delete, orphan_dependents, log follow, 404/409 as ApiException"
 
 # --- a custom object: the KubeRay sample RayCluster
 "$PY" - "$SAMPLES/kuberay/ray-cluster.sample.yaml" <<'PY' || fail "RayCluster through CustomObjectsApi"
