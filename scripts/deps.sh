@@ -8,7 +8,7 @@ set -eu
 
 need="autoconf automake libtool pkg-config make gcc liblua5.4-dev \
 libuv1-dev libcurl4-openssl-dev libyaml-dev libcjson-dev libhttp-parser-dev \
-libssl-dev openssl curl python3 git"
+libssl-dev openssl curl python3 git python3-kubernetes"
 extra=""
 [ "${VOLRAY_BENCH:-}" = 1 ] && extra="etcd-server etcd-client"
 
@@ -25,6 +25,9 @@ missing() {
 need_missing=$(missing $need)
 # kubectl: any kubectl on PATH will do; Debian's kubernetes-client otherwise.
 command -v kubectl >/dev/null 2>&1 || need_missing="$need_missing kubernetes-client"
+# npm (and node) for tests/blackbox/jsclient.sh, which installs the pinned
+# JavaScript client itself; any npm on PATH will do, Debian's otherwise.
+command -v npm >/dev/null 2>&1 || need_missing="$need_missing npm"
 # shellcheck disable=SC2086
 extra_missing=$(missing $extra)
 [ -z "$need_missing$extra_missing" ] && exit 0

@@ -340,16 +340,6 @@ route_resource(http_req *req, struct route *rt, char **seg, int n,
 	return 0;
 }
 
-static int
-is_true(const char *query, const char *key)
-{
-	char *v = http_query_get(query, key);
-	int t = v != NULL && (strcmp(v, "true") == 0 || strcmp(v, "1") == 0);
-
-	free(v);
-	return t;
-}
-
 static void
 handle_special(api *a, http_req *req, struct route *rt, const char *path)
 {
@@ -368,7 +358,8 @@ handle_special(api *a, http_req *req, struct route *rt, const char *path)
 			reply_text(req, 503, "not ready");
 		return;
 	}
-	if (strcmp(path, "/version") == 0) {
+	/* The Python client's VersionApi asks for /version/. */
+	if (strcmp(path, "/version") == 0 || strcmp(path, "/version/") == 0) {
 		api_reply(req, rt, 200, discovery_version());
 		return;
 	}
@@ -465,11 +456,11 @@ admit(api *a, http_req *req, struct route *rt)
 	size_t n = strlen(p);
 	int mutating = strcmp(req->method, "GET") != 0 &&
 	    strcmp(req->method, "HEAD") != 0;
-	int watch = !mutating && (is_true(req->query, "watch") ||
+	int watch = !mutating && (http_query_bool(req->query, "watch", 0) ||
 	    ((strncmp(p, "/api/", 5) == 0 || strncmp(p, "/apis/", 6) == 0) &&
 	    strstr(p, "/watch/") != NULL));
 	int follow = !mutating && n > 4 && strcmp(p + n - 4, "/log") == 0 &&
-	    is_true(req->query, "follow");
+	    http_query_bool(req->query, "follow", 0);
 
 	return limits_admit(a->limits, req, rt->user, mutating, watch || follow,
 	    watch);
@@ -555,8 +546,8 @@ api_handle(http_req *req, void *arg)
 		return;
 	}
 	if (authorize(a, req, &rt, (strcmp(m, "GET") == 0 ||
-	    strcmp(m, "HEAD") == 0) && (watch || is_true(req->query,
-	    "watch"))) != 0)
+	    strcmp(m, "HEAD") == 0) && (watch || http_query_bool(req->query,
+	    "watch", 0))) != 0)
 		return;
 	if (a->draining && strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) {
 		api_reply_status(req, &rt, status_error(503,
@@ -565,7 +556,7 @@ api_handle(http_req *req, void *arg)
 	}
 	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0) {
 		if (rt.name == NULL) {
-			if (watch || is_true(req->query, "watch"))
+			if (watch || http_query_bool(req->query, "watch", 0))
 				api_watch(a, req, &rt);
 			else
 				api_list(a, req, &rt);

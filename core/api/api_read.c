@@ -5,6 +5,7 @@
  * selectors parse only the objects they look at.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,22 @@ api_get(api *a, http_req *req, struct route *rt)
 	}
 	metrics_request(rt->verb, rt->r->store_key, 200, util_usec() - rt->t0);
 	http_respond_rbuf(req, 200, "application/json", o->json);
+}
+
+/*
+ * An integer option from the query, into *out when given; a malformed one
+ * is answered 400 as kube-apiserver answers it, and -1 returned.
+ */
+static int
+int_param(http_req *req, struct route *rt, const char *key, long long *out)
+{
+	char *cause = NULL;
+
+	if (http_query_int(req->query, key, out, &cause) >= 0)
+		return 0;
+	api_reply_status(req, rt, status_bad_request("%s", cause));
+	free(cause);
+	return -1;
 }
 
 /* Parse both selectors of a request; on error reply and return -1. */
@@ -144,8 +161,8 @@ api_list(api *a, http_req *req, struct route *rt)
 	selector *labels, *fields;
 	store_obj *const *objs;
 	size_t n, i = 0, lo, hi, mid, count = 0, limit = 0;
-	char *lim = http_query_get(req->query, "limit");
-	char *cont = http_query_get(req->query, "continue");
+	long long lim = 0, timeout = 0;
+	char *cont;
 	char rv[32], token[1300] = "", cns[600], cname[600];
 	const char *nsf;
 	int table = api_wants_table(req);
@@ -156,18 +173,17 @@ api_list(api *a, http_req *req, struct route *rt)
 	uint64_t start_rev = store_rev(a->st);
 
 	rt->verb = "list";
-	if (refuse_review(req, rt)) {
-		free(lim);
-		free(cont);
+	if (refuse_review(req, rt))
 		return;
-	}
-	if (lim != NULL)
-		limit = strtoul(lim, NULL, 10);
-	free(lim);
-	if (selectors(req, rt, &labels, &fields) != 0) {
-		free(cont);
+	/* timeoutSeconds is checked as kube-apiserver checks it, and unused. */
+	if (int_param(req, rt, "limit", &lim) != 0 ||
+	    int_param(req, rt, "timeoutSeconds", &timeout) != 0)
 		return;
-	}
+	if (lim > 0)
+		limit = (size_t)lim;
+	if (selectors(req, rt, &labels, &fields) != 0)
+		return;
+	cont = http_query_get(req->query, "continue");
 	nsf = rt->r->namespaced ? rt->ns : NULL;
 	if (nsf == NULL && fields != NULL && rt->r->namespaced)
 		nsf = selector_field_equals(fields, "metadata.namespace");
@@ -229,6 +245,9 @@ api_list(api *a, http_req *req, struct route *rt)
 		if (*token)
 			json_set_str(json_obj(t, "metadata"), "continue",
 			    token);
+		if (*token && labels == NULL && fields == NULL)
+			cJSON_AddNumberToObject(json_obj(t, "metadata"),
+			    "remainingItemCount", (double)(n - i));
 		api_reply(req, rt, 200, t);
 		goto done;
 	}
@@ -266,6 +285,9 @@ api_list(api *a, http_req *req, struct route *rt)
 		if (i < n && last != NULL) {
 			token_encode(last, token, sizeof token);
 			fprintf(f, ",\"continue\":\"%s\"", token);
+			if (labels == NULL && fields == NULL)
+				fprintf(f, ",\"remainingItemCount\":%zu",
+				    n - i);
 		}
 		fprintf(f, "},\"items\":[");
 		fwrite(ib, 1, il, f);
@@ -286,15 +308,18 @@ void
 api_watch(api *a, http_req *req, struct route *rt)
 {
 	struct watch_opts o;
-	char *rv = http_query_get(req->query, "resourceVersion");
-	char *to = http_query_get(req->query, "timeoutSeconds");
-	char *bm = http_query_get(req->query, "allowWatchBookmarks");
-	char *inc = http_query_get(req->query, "includeObject");
+	char *rv, *inc;
+	long long lim = 0, timeout = 0;
 
 	rt->verb = "watch";
 	memset(&o, 0, sizeof o);
 	if (refuse_review(req, rt))
-		goto done;
+		return;
+	if (int_param(req, rt, "timeoutSeconds", &timeout) != 0 ||
+	    int_param(req, rt, "limit", &lim) != 0)
+		return;
+	rv = http_query_get(req->query, "resourceVersion");
+	inc = http_query_get(req->query, "includeObject");
 	if (selectors(req, rt, &o.labels, &o.fields) != 0)
 		goto done;
 	if (rt->name != NULL) {
@@ -310,16 +335,15 @@ api_watch(api *a, http_req *req, struct route *rt)
 	o.ns = rt->r->namespaced ? rt->ns : NULL;
 	o.initial = rv == NULL || *rv == '\0' || strcmp(rv, "0") == 0;
 	o.rv = rv ? strtoull(rv, NULL, 10) : 0;
-	o.bookmarks = bm != NULL && strcmp(bm, "true") == 0;
-	o.timeout_s = to ? atoi(to) : 0;
+	o.bookmarks = http_query_bool(req->query, "allowWatchBookmarks", 0);
+	o.timeout_s = timeout <= 0 ? 0 : timeout < INT_MAX ? (int)timeout :
+	    INT_MAX;
 	o.table = api_wants_table(req);
 	o.table_include = table_include_parse(inc);
 	metrics_request(rt->verb, rt->r->store_key, 200, 0);
 	watch_open(a->hub, req, &o);
 done:
 	free(rv);
-	free(to);
-	free(bm);
 	free(inc);
 }
 
@@ -424,16 +448,18 @@ api_log(api *a, http_req *req, struct route *rt)
 	const store_obj *o;
 	cJSON *tree;
 	const cJSON *cs, *c;
-	char *container = http_query_get(req->query, "container");
-	char *tail = http_query_get(req->query, "tailLines");
-	char *followp = http_query_get(req->query, "follow");
-	int follow = followp != NULL && strcmp(followp, "true") == 0;
+	char *container;
+	int follow = http_query_bool(req->query, "follow", 0);
+	long long lines = -1;
 	char path[4096], *data = NULL, *p;
 	struct stat sb;
-	int fd, lines;
+	int fd;
 	ssize_t got;
 
 	rt->verb = "get";
+	if (int_param(req, rt, "tailLines", &lines) != 0)
+		return;
+	container = http_query_get(req->query, "container");
 	o = lookup(a, rt);
 	if (o == NULL) {
 		api_reply_status(req, rt, status_not_found(rt->r, rt->name));
@@ -498,7 +524,7 @@ api_log(api *a, http_req *req, struct route *rt)
 		got = 0;
 	data[got] = '\0';
 	p = data;
-	if (tail != NULL && (lines = atoi(tail)) >= 0) {
+	if (lines >= 0) {
 		/* Walk back over the last `lines` newline-terminated lines. */
 		char *q = data + got;
 		int seen = 0;
@@ -520,6 +546,4 @@ api_log(api *a, http_req *req, struct route *rt)
 	free(data);
 done:
 	free(container);
-	free(tail);
-	free(followp);
 }

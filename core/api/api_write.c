@@ -72,7 +72,6 @@ static void
 opts_parse(http_req *req, struct reg_opts *o, struct route *rt)
 {
 	char *dry = http_query_get(req->query, "dryRun");
-	char *force = http_query_get(req->query, "force");
 	char *fv = http_query_get(req->query, "fieldValidation");
 
 	memset(o, 0, sizeof *o);
@@ -81,11 +80,10 @@ opts_parse(http_req *req, struct reg_opts *o, struct route *rt)
 	o->field_manager = http_query_get(req->query, "fieldManager");
 	o->propagation = http_query_get(req->query, "propagationPolicy");
 	o->dry_run = dry != NULL && strcmp(dry, "All") == 0;
-	o->force = force != NULL && strcmp(force, "true") == 0;
+	o->force = http_query_bool(req->query, "force", 0);
 	o->validate_strict = fv != NULL && strcmp(fv, "Strict") == 0;
 	o->want_json = 1;
 	free(dry);
-	free(force);
 	free(fv);
 }
 
@@ -168,22 +166,25 @@ delete_opts(http_req *req, struct route *rt, struct reg_opts *o)
 
 	opts_parse(req, o, rt);
 	{
-		char *g = http_query_get(req->query, "gracePeriodSeconds"), *end;
+		long long g;
+		char *cause = NULL;
+		int rc = http_query_int(req->query, "gracePeriodSeconds", &g,
+		    &cause);
 
-		if (g != NULL) {
-			long v = strtol(g, &end, 10);
-
-			if (*g == '\0' || *end != '\0') {
-				api_reply_status(req, rt, status_bad_request(
-				    "invalid gracePeriodSeconds: %s", g));
-				free(g);
-				opts_free(o);
-				return -1;
-			}
-			o->grace_set = 1;
-			o->grace_period = v;
-			free(g);
+		if (rc < 0) {
+			api_reply_status(req, rt, status_bad_request("%s", cause));
+			free(cause);
+			opts_free(o);
+			return -1;
 		}
+		if (rc > 0) {
+			o->grace_set = 1;
+			o->grace_period = (long)g;
+		}
+	}
+	if (http_query_bool(req->query, "orphanDependents", 0)) {
+		free((char *)o->propagation);
+		o->propagation = strdup("Orphan");
 	}
 	if (req->body_len == 0)
 		return 0;

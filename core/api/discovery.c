@@ -231,7 +231,8 @@ discovery_document(const char *path)
 	}
 	if (strcmp(path, "/apis") == 0 || strcmp(path, "/apis/") == 0)
 		return group_list();
-	if (strcmp(path, "/api/v1") == 0)
+	/* The Python client's get_api_resources asks for /api/v1/. */
+	if (strcmp(path, "/api/v1") == 0 || strcmp(path, "/api/v1/") == 0)
 		return resource_list("", "v1");
 	if (sscanf(path, "/apis/%255[^/]/%63[^/]", group, version) == 2)
 		return resource_list(group, version);

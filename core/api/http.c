@@ -355,6 +355,66 @@ http_query_get(const char *query, const char *key)
 	return NULL;
 }
 
+/*
+ * A boolean parameter as kube-apiserver decodes one into its options
+ * (runtime.Convert_Slice_string_To_bool): "0" and "false" in any case are
+ * false, every other value, the empty one included, is true. It never
+ * refuses a value, so neither do we.
+ */
+int
+http_query_bool(const char *query, const char *key, int def)
+{
+	char *v = http_query_get(query, key);
+	int b;
+
+	if (v == NULL)
+		return def;
+	b = !(strcmp(v, "0") == 0 || strcasecmp(v, "false") == 0);
+	free(v);
+	return b;
+}
+
+/*
+ * An integer parameter as strconv.ParseInt(v, 10, 64) reads it: an optional
+ * sign and decimal digits, nothing else, within int64. The cause is worded
+ * as Go's error, which kube-apiserver returns in its 400.
+ */
+int
+http_query_int(const char *query, const char *key, long long *out,
+    char **cause)
+{
+	char *v = http_query_get(query, key);
+	const char *p, *why = NULL;
+	unsigned long long acc = 0, max = 9223372036854775807ULL;
+	int neg = 0;
+
+	if (v == NULL)
+		return 0;
+	p = v;
+	if (*p == '+' || *p == '-')
+		neg = *p++ == '-';
+	if (*p == '\0')
+		why = "invalid syntax";
+	for (; why == NULL && *p != '\0'; p++) {
+		if (*p < '0' || *p > '9')
+			why = "invalid syntax";
+		else if (acc > (max + neg - (unsigned)(*p - '0')) / 10)
+			why = "value out of range";
+		else
+			acc = acc * 10 + (unsigned)(*p - '0');
+	}
+	if (why != NULL) {
+		if (cause != NULL && asprintf(cause, "strconv.ParseInt: "
+		    "parsing \"%s\": %s", v, why) < 0)
+			xalloc_fail();
+		free(v);
+		return -1;
+	}
+	*out = neg ? (long long)(0 - acc) : (long long)acc;
+	free(v);
+	return 1;
+}
+
 const char *
 http_req_header(const http_req *req, const char *name)
 {

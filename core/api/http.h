@@ -60,6 +60,13 @@ void http_set_max_connections(int);
 const char *http_req_header(const http_req *, const char *name);
 /* Query parameter, percent-decoded, malloc'd; NULL when absent. */
 char *http_query_get(const char *query, const char *key);
+/* A boolean parameter as kube-apiserver reads it: absent is def, "0" and
+ * "false" (any case) are 0, anything else is 1. */
+int http_query_bool(const char *query, const char *key, int def);
+/* An int64 parameter as Go's strconv.ParseInt: 1 and *out set, 0 when
+ * absent, -1 with Go's error text in *cause (malloc'd) when malformed. */
+int http_query_int(const char *query, const char *key, long long *out,
+    char **cause);
 
 void http_respond(http_req *, int status, const char *content_type,
     const char *body, size_t len);

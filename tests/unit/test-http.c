@@ -609,6 +609,61 @@ test_query(void)
 	free(v);
 }
 
+/* Booleans and integers as kube-apiserver decodes its query options. */
+static void
+test_query_typed(void)
+{
+	static const char *const truthy[] = { "1", "t", "T", "true", "True",
+	    "TRUE", "", "yes", "maybe", "2", "f", "F" };
+	static const char *const falsy[] = { "0", "false", "False", "FALSE",
+	    "fAlSe" };
+	char q[64], *cause = NULL;
+	long long n = 42;
+	size_t i;
+
+	for (i = 0; i < sizeof truthy / sizeof truthy[0]; i++) {
+		snprintf(q, sizeof q, "a=1&watch=%s", truthy[i]);
+		CHECK(http_query_bool(q, "watch", 0) == 1);
+	}
+	for (i = 0; i < sizeof falsy / sizeof falsy[0]; i++) {
+		snprintf(q, sizeof q, "watch=%s&b=2", falsy[i]);
+		CHECK(http_query_bool(q, "watch", 1) == 0);
+	}
+	CHECK(http_query_bool("watch", "watch", 0) == 1);
+	CHECK(http_query_bool("watch=%46alse", "watch", 1) == 0);
+	CHECK(http_query_bool("x=1", "watch", 0) == 0);
+	CHECK(http_query_bool("x=1", "watch", 1) == 1);
+
+	CHECK(http_query_int("x=1", "limit", &n, &cause) == 0 && n == 42);
+	CHECK(http_query_int("limit=500", "limit", &n, &cause) == 1 &&
+	    n == 500);
+	CHECK(http_query_int("limit=-7", "limit", &n, &cause) == 1 && n == -7);
+	CHECK(http_query_int("limit=%2B7", "limit", &n, &cause) == 1 &&
+	    n == 7);
+	CHECK(http_query_int("limit=9223372036854775807", "limit", &n,
+	    &cause) == 1 && n == 9223372036854775807LL);
+	CHECK(http_query_int("limit=-9223372036854775808", "limit", &n,
+	    &cause) == 1 && n == -9223372036854775807LL - 1);
+	CHECK(cause == NULL);
+	CHECK(http_query_int("limit=abc", "limit", &n, &cause) == -1);
+	CHECK_STR(cause, "strconv.ParseInt: parsing \"abc\": invalid syntax");
+	free(cause);
+	cause = NULL;
+	CHECK(http_query_int("limit=", "limit", &n, &cause) == -1);
+	CHECK_STR(cause, "strconv.ParseInt: parsing \"\": invalid syntax");
+	free(cause);
+	cause = NULL;
+	CHECK(http_query_int("limit=12x", "limit", &n, NULL) == -1);
+	CHECK(http_query_int("limit=-", "limit", &n, NULL) == -1);
+	CHECK(http_query_int("limit=%201", "limit", &n, NULL) == -1);
+	CHECK(http_query_int("limit=9223372036854775808", "limit", &n,
+	    &cause) == -1);
+	CHECK_STR(cause, "strconv.ParseInt: parsing "
+	    "\"9223372036854775808\": value out of range");
+	free(cause);
+	CHECK(n == -9223372036854775807LL - 1);
+}
+
 static void
 test_get(void)
 {
@@ -1155,6 +1210,7 @@ main(int argc, char **argv)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	shared = rbuf_new("{\"shared\":true}\n", 16);
 	test_query();
+	test_query_typed();
 
 	http_set_timeouts(1000, 1500);
 	uv_loop_init(&loop);
