@@ -23,6 +23,7 @@
 
 #include "cli_buf.h"
 #include "cli_http.h"
+#include "cli_node.h"
 #include "cli_print.h"
 #include "lib/json.h"
 #include "lib/yamljson.h"
@@ -45,6 +46,7 @@ struct opts {
 	int		 nfiles, all_ns, ignore_nf, managed;
 	long		 tail, timeout_ms;
 	struct cli_http_conf conn;	/* --kubeconfig, --server, --token, ... */
+	struct cli_node_opts node;	/* node add: --virtual, --count, ... */
 };
 
 static struct opts o = { .tail = -1, .timeout_ms = 30000 };
@@ -64,7 +66,10 @@ usage(FILE *f)
 	    "  logs POD [-c CONTAINER] [--tail N]\n"
 	    "  wait RESOURCE/NAME --for=condition=COND[=VALUE]|delete"
 	    " [--timeout DURATION]\n"
-	    "  policy reload        version        api-resources [-o name|wide]\n");
+	    "  policy reload        version        api-resources [-o name|wide]\n"
+	    "  node add --virtual --count N --cpu C --memory M [--pods P]"
+	    " [--labels k=v,...]\n"
+	    "       [--taints k=v:Effect,...] [--name-prefix P]\n");
 }
 
 static long
@@ -895,13 +900,22 @@ main(int argc, char **argv)
 {
 	enum { O_KUBECONFIG = 256, O_FSEL, O_TAIL, O_FOR, O_TIMEOUT,
 	    O_REQTIMEOUT, O_IGNORENF, O_MANAGED, O_VERSION, O_TOKEN, O_CA,
-	    O_INSECURE };
+	    O_INSECURE, O_VIRTUAL, O_COUNT, O_CPU, O_MEMORY, O_PODS, O_LABELS,
+	    O_TAINTS, O_PREFIX };
 	static const struct option longopts[] = {
 		{ "kubeconfig", required_argument, NULL, O_KUBECONFIG },
 		{ "server", required_argument, NULL, 's' },
 		{ "token", required_argument, NULL, O_TOKEN },
 		{ "certificate-authority", required_argument, NULL, O_CA },
 		{ "insecure-skip-tls-verify", no_argument, NULL, O_INSECURE },
+		{ "virtual", no_argument, NULL, O_VIRTUAL },
+		{ "count", required_argument, NULL, O_COUNT },
+		{ "cpu", required_argument, NULL, O_CPU },
+		{ "memory", required_argument, NULL, O_MEMORY },
+		{ "pods", required_argument, NULL, O_PODS },
+		{ "labels", required_argument, NULL, O_LABELS },
+		{ "taints", required_argument, NULL, O_TAINTS },
+		{ "name-prefix", required_argument, NULL, O_PREFIX },
 		{ "namespace", required_argument, NULL, 'n' },
 		{ "all-namespaces", no_argument, NULL, 'A' },
 		{ "selector", required_argument, NULL, 'l' },
@@ -940,6 +954,34 @@ main(int argc, char **argv)
 			break;
 		case O_INSECURE:
 			o.conn.insecure = 1;
+			break;
+		case O_VIRTUAL:
+			o.node.is_virtual = 1;
+			break;
+		case O_COUNT:
+			o.node.count = strtol(optarg, &end, 10);
+			if (*end != '\0' || *optarg == '\0') {
+				fprintf(stderr, "error: bad --count %s\n", optarg);
+				return 2;
+			}
+			break;
+		case O_CPU:
+			o.node.cpu = optarg;
+			break;
+		case O_MEMORY:
+			o.node.memory = optarg;
+			break;
+		case O_PODS:
+			o.node.pods = optarg;
+			break;
+		case O_LABELS:
+			o.node.labels = optarg;
+			break;
+		case O_TAINTS:
+			o.node.taints = optarg;
+			break;
+		case O_PREFIX:
+			o.node.prefix = optarg;
 			break;
 		case 'n':
 			o.ns = optarg;
@@ -1034,6 +1076,8 @@ main(int argc, char **argv)
 		rc = cmd_logs(argc, argv);
 	else if (strcmp(verb, "wait") == 0)
 		rc = cmd_wait(argc, argv);
+	else if (strcmp(verb, "node") == 0)
+		rc = cli_node(argc, argv, &o.node);
 	else if (strcmp(verb, "policy") == 0)
 		rc = cmd_policy(argc, argv);
 	else if (strcmp(verb, "version") == 0)

@@ -261,3 +261,21 @@ expect_contains "$(cat "$WORK/out")" "reloaded" "policy reload"
 # Once at start, once for the request.
 [ "$(grep -c "reloaded Lua scripts" "$WORK/volrayd.log")" -ge 2 ] || fail "daemon did not reload"
 pass "errors and policy reload"
+
+# node add --virtual: simulated nodes in one request each.
+vr node add --virtual --count 3 --cpu 8 --memory 32Gi --pods 20 --name-prefix sim \
+	--labels zone=a,tier=gpu --taints gpu=true:NoSchedule >"$WORK/out" ||
+	fail "node add"
+expect_eq 3 "$(grep -c ' created$' "$WORK/out")" "node add output"
+k wait --for=condition=Ready node/sim-0 node/sim-2 --timeout=10s >/dev/null ||
+	fail "added nodes not Ready"
+expect_eq "8 20" "$(k get node sim-1 -o jsonpath='{.status.allocatable.cpu} {.status.allocatable.pods}')" "allocatable"
+expect_eq "a gpu" "$(k get node sim-1 -o jsonpath='{.metadata.labels.zone} {.metadata.labels.tier}')" "labels"
+expect_eq "gpu true NoSchedule" "$(k get node sim-1 -o jsonpath='{.spec.taints[0].key} {.spec.taints[0].value} {.spec.taints[0].effect}')" "taints"
+vr node add --virtual --count 2 --cpu 1 --memory 1Gi --name-prefix sim >/dev/null || fail "node add again"
+k get node sim-3 sim-4 >/dev/null || fail "a second add does not continue the names"
+rc=0; vr node add --virtual --count 2 --cpu 1 >/dev/null 2>&1 || rc=$?
+expect_eq 2 "$rc" "node add without --memory is a usage error"
+rc=0; vr node add --virtual --count 1 --cpu 1 --memory 1Gi --taints gpu:Sometimes >/dev/null 2>&1 || rc=$?
+expect_eq 2 "$rc" "a bad taint effect is a usage error"
+pass "node add --virtual"

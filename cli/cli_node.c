@@ -1,0 +1,183 @@
+/*
+ * node add --virtual: each Node gets the label volray.io/runtime=virtual,
+ * kubernetes.io/hostname, the --labels given, the --taints as spec.taints,
+ * and its capacity as the annotations volray.io/cpu, volray.io/memory and
+ * volray.io/pods that volrayd's node manager turns into status. Names are
+ * PREFIX-0, PREFIX-1, ...; a name already taken is skipped, so running
+ * the command again adds nodes rather than failing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli_buf.h"
+#include "cli_http.h"
+#include "cli_node.h"
+#include "lib/json.h"
+#include "lib/podspec.h"
+
+static int
+usage(const char *why)
+{
+	fprintf(stderr, "error: %s\nusage: volray node add --virtual --count N "
+	    "--cpu C --memory M [--pods P]\n"
+	    "       [--labels k=v,...] [--taints k=v:Effect,...] "
+	    "[--name-prefix P]\n", why);
+	return 2;
+}
+
+/* "k=v,k2=v2" into obj; -1 on a malformed pair. */
+static int
+parse_labels(const char *s, cJSON *obj)
+{
+	char *copy = strdup(s), *save, *tok;
+	int rc = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+
+		if (eq == NULL || eq == tok) {
+			rc = -1;
+			break;
+		}
+		*eq = '\0';
+		json_set_str(obj, tok, eq + 1);
+	}
+	free(copy);
+	return rc;
+}
+
+/* "k=v:Effect,k:Effect" into a taints array; -1 when malformed. */
+static int
+parse_taints(const char *s, cJSON *arr)
+{
+	char *copy = strdup(s), *save, *tok;
+	int rc = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strrchr(tok, ':'), *eq;
+		cJSON *t;
+
+		if (colon == NULL || colon == tok || (strcmp(colon + 1,
+		    "NoSchedule") != 0 && strcmp(colon + 1, "PreferNoSchedule")
+		    != 0 && strcmp(colon + 1, "NoExecute") != 0)) {
+			rc = -1;
+			break;
+		}
+		*colon = '\0';
+		t = cJSON_CreateObject();
+		if ((eq = strchr(tok, '=')) != NULL) {
+			*eq = '\0';
+			cJSON_AddStringToObject(t, "value", eq + 1);
+		}
+		cJSON_AddStringToObject(t, "key", tok);
+		cJSON_AddStringToObject(t, "effect", colon + 1);
+		cJSON_AddItemToArray(arr, t);
+	}
+	free(copy);
+	return rc;
+}
+
+static cJSON *
+node_doc(const struct cli_node_opts *n, const char *name)
+{
+	cJSON *d = cJSON_CreateObject(), *md, *labels, *ann;
+
+	cJSON_AddStringToObject(d, "apiVersion", "v1");
+	cJSON_AddStringToObject(d, "kind", "Node");
+	md = json_obj(d, "metadata");
+	json_set_str(md, "name", name);
+	labels = json_obj(md, "labels");
+	if (n->labels != NULL)
+		parse_labels(n->labels, labels);
+	json_set_str(labels, "volray.io/runtime", "virtual");
+	json_set_str(labels, "kubernetes.io/hostname", name);
+	ann = json_obj(md, "annotations");
+	json_set_str(ann, "volray.io/cpu", n->cpu);
+	json_set_str(ann, "volray.io/memory", n->memory);
+	json_set_str(ann, "volray.io/pods", n->pods ? n->pods : "110");
+	if (n->taints != NULL)
+		parse_taints(n->taints, cJSON_AddArrayToObject(json_obj(d,
+		    "spec"), "taints"));
+	return d;
+}
+
+static int
+node_add(const struct cli_node_opts *n)
+{
+	const char *prefix = n->prefix ? n->prefix : "vnode";
+	long made = 0, i;
+	char name[256], first[256] = "", last[256] = "";
+	double q;
+	cJSON *probe;
+
+	if (!n->is_virtual)
+		return usage("only --virtual nodes can be added");
+	if (n->count < 1)
+		return usage("--count wants a number of nodes, at least 1");
+	if (n->cpu == NULL || quantity_parse(n->cpu, &q) != 0 || q <= 0)
+		return usage("--cpu wants a quantity such as 4 or 500m");
+	if (n->memory == NULL || quantity_parse(n->memory, &q) != 0 || q <= 0)
+		return usage("--memory wants a quantity such as 8Gi");
+	if (n->pods != NULL && (quantity_parse(n->pods, &q) != 0 || q < 1))
+		return usage("--pods wants a number");
+	probe = cJSON_CreateObject();
+	if (n->labels != NULL && parse_labels(n->labels, probe) != 0) {
+		cJSON_Delete(probe);
+		return usage("--labels wants k=v,...");
+	}
+	if (n->taints != NULL && parse_taints(n->taints, probe) != 0) {
+		cJSON_Delete(probe);
+		return usage("--taints wants key[=value]:NoSchedule|"
+		    "PreferNoSchedule|NoExecute,...");
+	}
+	cJSON_Delete(probe);
+	for (i = 0; made < n->count; i++) {
+		struct cli_http_resp rsp;
+		cJSON *d;
+		char *body;
+
+		snprintf(name, sizeof name, "%s-%ld", prefix, i);
+		d = node_doc(n, name);
+		body = cJSON_PrintUnformatted(d);
+		cJSON_Delete(d);
+		cli_http_request("POST", "/api/v1/nodes", "application/json",
+		    body, NULL, &rsp);
+		free(body);
+		if (rsp.code == 409) {
+			cli_buf_free(&rsp.body);
+			continue;	/* taken: try the next name */
+		}
+		if (rsp.code != 201) {
+			cli_http_report(&rsp);
+			cli_buf_free(&rsp.body);
+			if (made > 0)
+				fprintf(stderr, "volray: %ld of %ld nodes were "
+				    "created (%s .. %s)\n", made, n->count, first,
+				    last);
+			return 1;
+		}
+		cli_buf_free(&rsp.body);
+		if (made++ == 0)
+			snprintf(first, sizeof first, "%s", name);
+		snprintf(last, sizeof last, "%s", name);
+		if (n->count <= 10)
+			printf("node/%s created\n", name);
+	}
+	if (n->count > 10)
+		printf("%ld virtual nodes created (%s .. %s)\n", made, first,
+		    last);
+	return 0;
+}
+
+int
+cli_node(int argc, char **argv, const struct cli_node_opts *n)
+{
+	if (argc == 1 && strcmp(argv[0], "add") == 0)
+		return node_add(n);
+	return usage("volray node add ... (the only node verb)");
+}
