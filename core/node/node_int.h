@@ -79,7 +79,9 @@ struct node_pod {
 	struct node *node;
 	char *key;			/* "ns/name" */
 	char *ns, *name, *uid;
-	cJSON *obj;			/* the pod as last seen */
+	cJSON *obj;			/* the pod, until it is admitted */
+	cJSON *ann;			/* metadata.annotations, kept */
+	char qos[16];			/* status.qosClass */
 	struct node_ctr *ctrs;		/* init containers first */
 	int nctrs, ninit;
 	int next_init;			/* init containers done so far */
@@ -144,6 +146,10 @@ void node_flush(node_mgr *);
 
 /* podstatus.c: the status a kubelet would write for this pod. */
 cJSON *node_pod_status(struct node_pod *, const cJSON *old_status);
+/* Guaranteed, Burstable or BestEffort. */
+const char *node_pod_qos(const cJSON *pod);
+/* One of the pod's annotations, or NULL. */
+const char *node_pod_annotation(const struct node_pod *, const char *key);
 
 /* nodes.c */
 const char *node_annotation(const cJSON *obj, const char *key);

@@ -21,6 +21,7 @@
 #include "node/node_int.h"
 
 #define LEASE_PERIOD_MS	10000
+#define LEASE_SLOTS	100
 #define LEASE_SECONDS	40
 #define LEASE_NS	"kube-node-lease"
 
@@ -285,9 +286,13 @@ manage(node_mgr *m, const store_obj *o, const cJSON *obj,
 	node_ip(n, obj);
 	hmap_put(m->nodes, n->name, n);
 	m->stats.nodes++;
-	/* Spread first heartbeats over the period: no burst at start. */
-	wheel_add(m->wheel, &n->lease_timer, name_hash(n->name) %
-	    LEASE_PERIOD_MS, on_lease, n);
+	/*
+	 * Spread the heartbeats over the period, in LEASE_SLOTS slots: no
+	 * burst at start, and the renewals of one slot share a group commit
+	 * (5,000 nodes: 50 writes per fsync, 10 fsyncs a second).
+	 */
+	wheel_add(m->wheel, &n->lease_timer, (name_hash(n->name) %
+	    LEASE_SLOTS) * (LEASE_PERIOD_MS / LEASE_SLOTS), on_lease, n);
 	log_debug("node %s: managed (%s runtime)", n->name, rt->name);
 	return n;
 }

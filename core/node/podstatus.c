@@ -168,8 +168,8 @@ ctr_status(const struct node_pod *p, const struct node_ctr *c)
 }
 
 /* Guaranteed, Burstable or BestEffort, from requests and limits. */
-static const char *
-qos_class(const cJSON *pod)
+const char *
+node_pod_qos(const cJSON *pod)
 {
 	const cJSON *it;
 	int any = 0, guaranteed = 1;
@@ -260,6 +260,6 @@ node_pod_status(struct node_pod *p, const cJSON *old)
 	arr = cJSON_AddArrayToObject(st, "containerStatuses");
 	for (i = p->ninit; i < p->nctrs; i++)
 		cJSON_AddItemToArray(arr, ctr_status(p, &p->ctrs[i]));
-	cJSON_AddStringToObject(st, "qosClass", qos_class(p->obj));
+	cJSON_AddStringToObject(st, "qosClass", p->qos);
 	return st;
 }

@@ -39,6 +39,14 @@ static void ctr_start(struct node_pod *, struct node_ctr *);
 static void pod_finish_termination(struct node_pod *);
 static void flush_one(node_mgr *, struct node_pod *);
 
+const char *
+node_pod_annotation(const struct node_pod *p, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(p->ann, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
 void
 node_pod_dirty(struct node_pod *p)
 {
@@ -95,6 +103,8 @@ node_pod_new(struct node *n, const store_obj *o, cJSON *obj)
 		ctr_init(p, &p->ctrs[i++], it, 0);
 	p->conds = cJSON_CreateObject();
 	podspec_requests(obj, &p->req);
+	snprintf(p->qos, sizeof p->qos, "%s", node_pod_qos(obj));
+	p->ann = cJSON_Duplicate(json_at(obj, "metadata.annotations"), 1);
 	hmap_put(n->pods, p->uid, p);
 	hmap_put(n->m->pods, p->uid, p);
 	n->m->stats.pods++;
@@ -129,6 +139,7 @@ node_pod_free(struct node_pod *p)
 			}
 	}
 	cJSON_Delete(p->obj);
+	cJSON_Delete(p->ann);
 	cJSON_Delete(p->conds);
 	free(p->ctrs);
 	free(p->key);
@@ -266,8 +277,13 @@ node_pod_sync(struct node_pod *p)
 
 	if (p->terminating || p->phase >= POD_SUCCEEDED)
 		return;
-	if (!p->counted && p->start_time[0] == '\0') {
-		if (admit(p) != 0)
+	if (p->obj != NULL) {
+		/* Admitted or not, the whole object is not needed again. */
+		int rc = admit(p);
+
+		cJSON_Delete(p->obj);
+		p->obj = NULL;
+		if (rc != 0)
 			return;
 		node_pod_dirty(p);
 	}

@@ -67,9 +67,9 @@ setting(const struct node_pod *p, const struct node_ctr *c, const char *key)
 	const char *v;
 
 	snprintf(k, sizeof k, "%s.%s", key, c->name);
-	if ((v = node_annotation(p->obj, k)) != NULL)
+	if ((v = node_pod_annotation(p, k)) != NULL)
 		return v;
-	return node_annotation(p->obj, key);
+	return node_pod_annotation(p, key);
 }
 
 static void
@@ -103,7 +103,7 @@ sim_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 		char k[320];
 
 		snprintf(k, sizeof k, "volray.io/sim-duration.%s", c->name);
-		d = node_annotation(p->obj, k);
+		d = node_pod_annotation(p, k);
 		if (d == NULL)
 			d = "0";
 	}
