@@ -307,6 +307,19 @@ main(int argc, char **argv)
 		return 1;
 	/* The node runtimes: simulated nodes (and pods bound to them). */
 	d.nodes = node_mgr_new(d.loop, d.st, d.rg);
+	{
+		char host[256] = "";
+
+		if (!d.f.no_local_node && (gethostname(host, sizeof host - 1) !=
+		    0 || host[0] == '\0'))
+			snprintf(host, sizeof host, "localhost");
+		/* A Node name is a lowercase DNS name. */
+		for (char *c = host; *c; c++)
+			if (*c >= 'A' && *c <= 'Z')
+				*c = (char)(*c - 'A' + 'a');
+		node_mgr_set_local(d.nodes, d.f.data_dir, d.f.no_local_node ?
+		    NULL : host);
+	}
 	node_mgr_start(d.nodes);
 	d.api = api_new(d.loop, d.st, d.rg, d.hub, d.f.data_dir);
 	api_set_reload(d.api, reload, &d);
@@ -345,6 +358,7 @@ main(int argc, char **argv)
 	uv_run(d.loop, UV_RUN_DEFAULT);
 
 	/* Drain: no new connections, flush the log, answer what is durable. */
+	node_mgr_shutdown(d.nodes);
 	http_server_close(d.srv);
 	store_close(d.st);
 	uv_walk(d.loop, on_closed_walk, NULL);

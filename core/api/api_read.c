@@ -450,6 +450,7 @@ api_log(api *a, http_req *req, struct route *rt)
 	const cJSON *cs, *c;
 	char *container;
 	int follow = http_query_bool(req->query, "follow", 0);
+	int previous = http_query_bool(req->query, "previous", 0);
 	long long lines = -1;
 	char path[4096], *data = NULL, *p;
 	struct stat sb;
@@ -467,6 +468,13 @@ api_log(api *a, http_req *req, struct route *rt)
 	}
 	tree = store_obj_tree(o);
 	cs = json_at(tree, "spec.containers");
+	if (container != NULL && *container != '\0') {
+		/* Init containers have logs too. */
+		cJSON_ArrayForEach(c, json_at(tree, "spec.initContainers"))
+			if (json_str(c, "name") &&
+			    strcmp(json_str(c, "name"), container) == 0)
+				cs = json_at(tree, "spec.initContainers");
+	}
 	if (container == NULL || *container == '\0') {
 		free(container);
 		container = NULL;
@@ -504,9 +512,15 @@ api_log(api *a, http_req *req, struct route *rt)
 		}
 	}
 	cJSON_Delete(tree);
-	snprintf(path, sizeof path, "%s/pods/%s/%s/%s.log", a->data_dir, o->ns,
-	    o->name, container);
+	snprintf(path, sizeof path, "%s/pods/%s/%s/%s%s.log", a->data_dir, o->ns,
+	    o->name, container, previous ? ".previous" : "");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && previous) {
+		api_reply_status(req, rt, status_bad_request("previous "
+		    "terminated container \"%s\" in pod \"%s\" not found",
+		    container, rt->name));
+		goto done;
+	}
 	if (fd < 0 || fstat(fd, &sb) != 0) {
 		if (fd >= 0)
 			close(fd);

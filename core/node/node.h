@@ -1,7 +1,8 @@
 /*
  * The kubelet's side of volray: a node manager that takes charge of the
- * Nodes a runtime serves (today: every Node labelled
- * volray.io/runtime=virtual, simulated), keeps them Ready with a Lease
+ * Nodes a runtime serves (every Node labelled volray.io/runtime=virtual,
+ * simulated, and this machine's own, which runs containers' commands as
+ * processes), keeps them Ready with a Lease
  * heartbeat in kube-node-lease, and runs the pods bound to them through
  * the real pod lifecycle (admission, init containers, restarts with the
  * kubelet's back-off, graceful termination, status).
@@ -26,6 +27,13 @@ struct node_stats {
 };
 
 node_mgr *node_mgr_new(uv_loop_t *, store *, registry *);
+/*
+ * Where pods' directories and logs go (DATA_DIR), and the name this
+ * machine registers as the local node (NULL: none). Before start.
+ */
+void node_mgr_set_local(node_mgr *, const char *data_dir, const char *name);
+/* volrayd is stopping: kill every process of the local node's pods. */
+void node_mgr_shutdown(node_mgr *);
 void node_mgr_free(node_mgr *);
 /* Take charge of the managed Nodes and their pods already stored. */
 void node_mgr_start(node_mgr *);

@@ -40,15 +40,22 @@ struct node_runtime {
 	 */
 	void (*stop)(struct node *, struct node_pod *, struct node_ctr *,
 	    uint64_t grace_ms);
+	int host_network;	/* pods share the node's address */
 };
 
 extern const struct node_runtime node_sim_runtime;
+extern const struct node_runtime node_local_runtime;
+
+/* local.c: kill what a previous run left; kill everything at exit. */
+void node_local_reap(const char *data_dir);
+void node_local_kill_all(void);
 
 enum ctr_state { CTR_WAITING, CTR_RUNNING, CTR_TERMINATED };
 
 struct ctr_end {
 	int exit_code;
 	char reason[64];
+	char message[256];
 	char started[32];
 	char finished[32];
 };
@@ -129,6 +136,8 @@ struct node_mgr {
 	unsigned next_node_idx;
 	unsigned next_ip;
 	struct node_stats stats;
+	char *data_dir;			/* pod directories, logs */
+	char *local_name;		/* the local node, or NULL */
 };
 
 /* podworker.c */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lib/json.h"
 #include "lib/log.h"
@@ -43,14 +44,22 @@ node_label(const cJSON *obj, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* The runtime that serves a Node object, or NULL. */
+/*
+ * The runtime that serves a Node object, or NULL. Only the node this
+ * daemon registered runs processes: labelling another Node "local" does
+ * not make this machine run its pods.
+ */
 static const struct node_runtime *
-runtime_for(const cJSON *obj)
+runtime_for(node_mgr *m, const cJSON *obj)
 {
 	const char *rt = node_label(obj, "volray.io/runtime");
+	const char *name = json_str(obj, "metadata.name");
 
 	if (rt != NULL && strcmp(rt, "virtual") == 0)
 		return &node_sim_runtime;
+	if (rt != NULL && strcmp(rt, "local") == 0 && m->local_name != NULL &&
+	    name != NULL && strcmp(name, m->local_name) == 0)
+		return &node_local_runtime;
 	return NULL;
 }
 
@@ -231,11 +240,15 @@ write_node_status(node_mgr *m, struct node *n, const store_obj *o)
 	info = json_obj(st, "nodeInfo");
 	json_set_str(info, "architecture", "amd64");
 	json_set_str(info, "operatingSystem", "linux");
-	json_set_str(info, "osImage", "volray simulated node");
+	json_set_str(info, "osImage", n->rt == &node_local_runtime ?
+	    "volray local node (no images, no isolation)" :
+	    "volray simulated node");
 	json_set_str(info, "kernelVersion", "");
 	json_set_str(info, "kubeletVersion", "v1.32.0-volray");
 	json_set_str(info, "kubeProxyVersion", "");
-	json_set_str(info, "containerRuntimeVersion", "volray-sim://" VERSION);
+	json_set_str(info, "containerRuntimeVersion", n->rt ==
+	    &node_local_runtime ? "volray-local://" VERSION :
+	    "volray-sim://" VERSION);
 	json_set_str(info, "machineID", "");
 	json_set_str(info, "systemUUID", "");
 	json_set_str(info, "bootID", "");
@@ -265,8 +278,11 @@ node_ip(struct node *n, const cJSON *obj)
 			    json_str(it, "address"));
 			return;
 		}
-	snprintf(n->ip, sizeof n->ip, "10.0.%u.%u", (n->idx >> 8) & 255,
-	    n->idx & 255);
+	if (n->rt == &node_local_runtime)
+		snprintf(n->ip, sizeof n->ip, "127.0.0.1");
+	else
+		snprintf(n->ip, sizeof n->ip, "10.0.%u.%u", (n->idx >> 8) & 255,
+		    n->idx & 255);
 }
 
 static struct node *
@@ -284,6 +300,7 @@ manage(node_mgr *m, const store_obj *o, const cJSON *obj,
 	n->lease_period_ms = LEASE_PERIOD_MS;
 	podspec_allocatable(obj, &n->alloc);
 	node_ip(n, obj);
+	log_info("node %s: managed by the %s runtime", n->name, rt->name);
 	hmap_put(m->nodes, n->name, n);
 	m->stats.nodes++;
 	/*
@@ -293,7 +310,6 @@ manage(node_mgr *m, const store_obj *o, const cJSON *obj,
 	 */
 	wheel_add(m->wheel, &n->lease_timer, (name_hash(n->name) %
 	    LEASE_SLOTS) * (LEASE_PERIOD_MS / LEASE_SLOTS), on_lease, n);
-	log_debug("node %s: managed (%s runtime)", n->name, rt->name);
 	return n;
 }
 
@@ -380,7 +396,7 @@ node_event(node_mgr *m, const store_event *ev)
 		return;
 	}
 	t = store_obj_tree(ev->obj);
-	rt = runtime_for(t);
+	rt = runtime_for(m, t);
 	if (rt == NULL) {
 		if (n != NULL)
 			unmanage(m, n);
@@ -496,6 +512,74 @@ node_mgr_new(uv_loop_t *loop, store *st, registry *rg)
 	return m;
 }
 
+/* This machine's CPUs and memory, as Node annotations. */
+static void
+local_capacity(char *cpu, char *mem, size_t size)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned long long kb = 0;
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f != NULL && fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+			break;
+	if (f != NULL)
+		fclose(f);
+	snprintf(cpu, size, "%ld", n > 0 ? n : 1);
+	snprintf(mem, size, "%lluKi", kb);
+}
+
+/* Create (or bring up to date) the Node for this machine. */
+static void
+register_local(node_mgr *m)
+{
+	const resource *r = resource_find("", "v1", "nodes");
+	char cpu[32], mem[32];
+	struct reg_result res;
+	cJSON *t = registry_get(m->rg, r, "", m->local_name), *md, *l, *a;
+	int create = t == NULL;
+
+	local_capacity(cpu, mem, sizeof cpu);
+	if (create) {
+		t = cJSON_CreateObject();
+		cJSON_AddStringToObject(t, "apiVersion", "v1");
+		cJSON_AddStringToObject(t, "kind", "Node");
+		json_set_str(json_obj(t, "metadata"), "name", m->local_name);
+	}
+	md = json_obj(t, "metadata");
+	l = json_obj(md, "labels");
+	json_set_str(l, "volray.io/runtime", "local");
+	json_set_str(l, "kubernetes.io/hostname", m->local_name);
+	json_set_str(l, "kubernetes.io/os", "linux");
+	json_set_str(l, "kubernetes.io/arch", "amd64");
+	a = json_obj(md, "annotations");
+	json_set_str(a, "volray.io/cpu", cpu);
+	json_set_str(a, "volray.io/memory", mem);
+	if (create)
+		registry_create(m->rg, r, "", t, NULL, &res);
+	else
+		registry_update(m->rg, r, "", m->local_name, t, NULL, &res);
+	/* The registry owns t now. */
+	write_result("registering the local node", m->local_name, &res);
+}
+
+void
+node_mgr_set_local(node_mgr *m, const char *data_dir, const char *name)
+{
+	free(m->data_dir);
+	m->data_dir = strdup(data_dir);
+	free(m->local_name);
+	m->local_name = name != NULL ? strdup(name) : NULL;
+}
+
+void
+node_mgr_shutdown(node_mgr *m)
+{
+	(void)m;
+	node_local_kill_all();
+}
+
 void
 node_mgr_start(node_mgr *m)
 {
@@ -511,6 +595,10 @@ node_mgr_start(node_mgr *m)
 		registry_create(m->rg, nsr, "", ns, NULL, &res);
 		write_result("namespace " LEASE_NS, "-", &res);
 	}
+	if (m->data_dir != NULL)
+		node_local_reap(m->data_dir);
+	if (m->local_name != NULL)
+		register_local(m);
 	n = store_list(m->st, "nodes", NULL, &objs);
 	{
 		/* The list changes under the writes below: copy the names. */

@@ -117,6 +117,8 @@ end_state(const struct ctr_end *e, const char *cid)
 
 	cJSON_AddNumberToObject(t, "exitCode", e->exit_code);
 	cJSON_AddStringToObject(t, "reason", e->reason);
+	if (e->message[0])
+		cJSON_AddStringToObject(t, "message", e->message);
 	cJSON_AddStringToObject(t, "startedAt", e->started);
 	cJSON_AddStringToObject(t, "finishedAt", e->finished);
 	if (cid != NULL)

@@ -221,6 +221,8 @@ admit(struct node_pod *p)
 	snprintf(p->ip, sizeof p->ip, "10.%u.%u.%u",
 	    64 + ((n->m->next_ip >> 16) & 63), (n->m->next_ip >> 8) & 255,
 	    n->m->next_ip & 255);
+	if (n->rt->host_network)
+		snprintf(p->ip, sizeof p->ip, "%s", n->ip);
 	return 0;
 }
 
@@ -250,10 +252,23 @@ ctr_start(struct node_pod *p, struct node_ctr *c)
 	n->m->stats.starts++;
 	node_pod_dirty(p);
 	if (n->rt->start(n, p, c, &why) != 0) {
+		/* "Reason: message", as the runtime words it. */
+		char reason[64] = "ContainerCannotRun";
+		const char *colon = why ? strchr(why, ':') : NULL;
+
 		log_info("node %s: pod %s container %s: %s", n->name, p->key,
 		    c->name, why ? why : "cannot start");
+		if (colon != NULL && colon - why < (long)sizeof reason) {
+			snprintf(reason, sizeof reason, "%.*s", (int)(colon - why),
+			    why);
+			colon++;
+			while (*colon == ' ')
+				colon++;
+		}
+		snprintf(c->message, sizeof c->message, "%s", colon ? colon :
+		    why ? why : "");
 		free(why);
-		node_ctr_exited(c, 128, "ContainerCannotRun");
+		node_ctr_exited(c, 128, reason);
 	}
 }
 
@@ -389,6 +404,9 @@ node_ctr_exited(struct node_ctr *c, int code, const char *reason)
 	c->end.exit_code = code;
 	snprintf(c->end.reason, sizeof c->end.reason, "%s", reason ? reason :
 	    code == 0 ? "Completed" : "Error");
+	/* A start that failed left its message in c->message. */
+	snprintf(c->end.message, sizeof c->end.message, "%s", c->message);
+	c->message[0] = '\0';
 	snprintf(c->end.started, sizeof c->end.started, "%s", c->started);
 	util_now(c->end.finished);
 	node_pod_dirty(p);

@@ -136,4 +136,5 @@ const struct node_runtime node_sim_runtime = {
 	"virtual",
 	sim_start,
 	sim_stop,
+	0,
 };

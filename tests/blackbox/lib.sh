@@ -10,6 +10,7 @@ set -eu
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
 VOLRAYD="$top_builddir/volrayd"
+# LOCAL_NODE=1 lets volrayd register this machine as a node.
 # Where volrayd finds crds/, lua/ and policies/; empty lets it find them.
 SHARE_DIR="$top_srcdir"
 SAMPLES="$top_srcdir/../shared/upstream-samples"
@@ -50,8 +51,10 @@ free_port() {
 # start_daemon [extra volrayd flags]: start and wait until /readyz is 200.
 start_daemon() {
 	PORT=$(free_port)
+	nolocal=--no-local-node
+	[ "${LOCAL_NODE:-0}" != 1 ] || nolocal=""
 	"$VOLRAYD" --data-dir "$DATA" --listen "127.0.0.1:$PORT" \
-		--no-local-node ${SHARE_DIR:+--share-dir "$SHARE_DIR"} "$@" \
+		$nolocal ${SHARE_DIR:+--share-dir "$SHARE_DIR"} "$@" \
 		>>"$WORK/volrayd.log" 2>&1 &
 	DAEMON_PID=$!
 	API="https://127.0.0.1:$PORT"

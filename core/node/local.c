@@ -1,0 +1,750 @@
+/*
+ * The local runtime: the machine volrayd runs on as a real node. Each
+ * container's command and args run as a process (uv_spawn) as the user
+ * volrayd runs as, in its own session and process group, with the pod's
+ * environment, its working directory and volumes under the pod's
+ * directory DATA_DIR/pods/NS/NAME/, and stdout and stderr appended to
+ * CONTAINER.log there (the previous instance's log is kept as
+ * CONTAINER.previous.log), which pods/log serves.
+ *
+ * No images are pulled and nothing is isolated: `image` is recorded only.
+ * A pod's filesystem paths are rewritten into its directory: a volume at
+ * mountPath /etc/config is materialised in ROOT/etc/config (ROOT =
+ * DATA_DIR/pods/NS/NAME/root), a workingDir /app becomes ROOT/app, and
+ * the environment has VOLRAY_POD_ROOT=ROOT so a command can find them.
+ *
+ * Stopping sends SIGTERM to the process group, then SIGKILL after the
+ * grace period; when the main process ends, whatever is left of its group
+ * is killed, so nothing outlives its container. Every running process has
+ * a pid file (CONTAINER.pid: pid and start time) so that after a crash the
+ * next volrayd finds and kills what the last one left (the pod worker then
+ * restarts the containers as their restartPolicy says).
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "node/node_int.h"
+
+struct local_ctr {
+	uv_process_t proc;
+	struct node *n;
+	struct node_ctr *c;		/* NULL once it has exited */
+	pid_t pid;
+	wheel_timer kill_timer;
+	char pidfile[PATH_MAX];
+	struct local_ctr *prev, *next;
+};
+
+static struct local_ctr *running;
+
+/* A path from a format; -1 when it does not fit. */
+static int __attribute__((format(printf, 3, 4)))
+pathf(char *out, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, size, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/* mkdir -p, mode 0700 for what it creates. */
+static int
+mkdirs(const char *path)
+{
+	char buf[PATH_MAX], *p;
+
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+		return -1;
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(buf, 0700) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* A process's start time (field 22 of /proc/PID/stat), 0 if gone. */
+static unsigned long long
+proc_start(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	if (fgets(buf, sizeof buf, f) != NULL && (p = strrchr(buf, ')')) !=
+	    NULL) {
+		for (i = 0; i < 20 && p != NULL; i++)
+			p = strchr(p + 1, ' ');
+		if (p != NULL)
+			t = strtoull(p + 1, NULL, 10);
+	}
+	fclose(f);
+	return t;
+}
+
+static void
+pod_dir(const struct node *n, const struct node_pod *p, char *out,
+    size_t size)
+{
+	pathf(out, size, "%s/pods/%s/%s", n->m->data_dir, p->ns, p->name);
+}
+
+/* Write a file under root at rel (a volume's item), making directories. */
+static int
+write_file(const char *dir, const char *rel, const char *data, size_t len)
+{
+	char path[PATH_MAX], *slash;
+	int fd;
+
+	if (strstr(rel, "..") != NULL || rel[0] == '/' ||
+	    snprintf(path, sizeof path, "%s/%s", dir, rel) >= (int)sizeof path)
+		return -1;
+	if ((slash = strrchr(path, '/')) != NULL) {
+		*slash = '\0';
+		mkdirs(path);
+		*slash = '/';
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (write(fd, data, len) != (ssize_t)len) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+/* A Secret's value, base64-decoded into buf; -1 if bad. */
+static int
+b64_decode(const char *in, char **out, size_t *len)
+{
+	static const char tbl[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t n = strlen(in), o = 0;
+	unsigned v = 0;
+	int bits = 0;
+	char *b = malloc(n + 1);
+	const char *p;
+
+	if (b == NULL)
+		return -1;
+	for (p = in; *p; p++) {
+		const char *q;
+
+		if (*p == '=' || *p == '\n' || *p == '\r')
+			continue;
+		if ((q = strchr(tbl, *p)) == NULL) {
+			free(b);
+			return -1;
+		}
+		v = (v << 6) | (unsigned)(q - tbl);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			b[o++] = (char)((v >> bits) & 255);
+		}
+	}
+	b[o] = '\0';
+	*out = b;
+	*len = o;
+	return 0;
+}
+
+static cJSON *
+get_obj(struct node *n, const char *res, const char *ns, const char *name)
+{
+	const store_obj *o = store_get(n->m->st, res, ns, name);
+
+	return o != NULL ? store_obj_tree(o) : NULL;
+}
+
+/* A value of a ConfigMap (data, binaryData) or a Secret (decoded). */
+static char *
+key_value(struct node *n, const char *res, const char *ns, const char *name,
+    const char *key, size_t *len)
+{
+	cJSON *t = get_obj(n, res, ns, name);
+	const cJSON *v;
+	char *out = NULL;
+
+	if (t == NULL)
+		return NULL;
+	v = cJSON_GetObjectItemCaseSensitive(json_at(t, "data"), key);
+	if (cJSON_IsString(v)) {
+		if (strcmp(res, "secrets") == 0) {
+			if (b64_decode(v->valuestring, &out, len) != 0)
+				out = NULL;
+		} else {
+			out = strdup(v->valuestring);
+			*len = strlen(out);
+		}
+	} else if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(json_at(t,
+	    "binaryData"), key)) && b64_decode(v->valuestring, &out, len) != 0)
+		out = NULL;
+	cJSON_Delete(t);
+	return out;
+}
+
+/* metadata.name, spec.nodeName, status.podIP, metadata.labels['k'] ... */
+static char *
+field_value(const cJSON *pod, const struct node_pod *p, const char *path)
+{
+	char key[256];
+	const char *v;
+
+	if (strcmp(path, "status.podIP") == 0)
+		return strdup(p->ip);
+	if (strcmp(path, "status.hostIP") == 0)
+		return strdup(p->node->ip);
+	if (sscanf(path, "metadata.labels['%255[^']']", key) == 1 ||
+	    sscanf(path, "metadata.annotations['%255[^']']", key) == 1) {
+		const cJSON *m = json_at(pod, path[9] == 'l' ?
+		    "metadata.labels" : "metadata.annotations");
+		const cJSON *e = cJSON_GetObjectItemCaseSensitive(m, key);
+
+		return cJSON_IsString(e) ? strdup(e->valuestring) : strdup("");
+	}
+	v = json_str(pod, path);
+	return strdup(v != NULL ? v : "");
+}
+
+struct env {
+	char **kv;
+	int n, cap;
+};
+
+static void
+env_set(struct env *e, const char *k, const char *v)
+{
+	size_t kl = strlen(k);
+	int i;
+
+	for (i = 0; i < e->n; i++)
+		if (strncmp(e->kv[i], k, kl) == 0 && e->kv[i][kl] == '=') {
+			free(e->kv[i]);
+			e->kv[i] = util_printf("%s=%s", k, v);
+			return;
+		}
+	if (e->n + 2 > e->cap) {
+		e->cap = e->cap ? e->cap * 2 : 32;
+		if ((e->kv = realloc(e->kv, e->cap * sizeof *e->kv)) == NULL)
+			fatal("out of memory");
+	}
+	e->kv[e->n++] = util_printf("%s=%s", k, v);
+	e->kv[e->n] = NULL;
+}
+
+static const char *
+env_get(const struct env *e, const char *k, size_t kl)
+{
+	int i;
+
+	for (i = 0; i < e->n; i++)
+		if (strncmp(e->kv[i], k, kl) == 0 && e->kv[i][kl] == '=')
+			return e->kv[i] + kl + 1;
+	return NULL;
+}
+
+/* Kubernetes' $(VAR) expansion: defined names expand, $$ is a $. */
+static char *
+expand(const struct env *e, const char *s)
+{
+	size_t cap = strlen(s) * 2 + 16, n = 0;
+	char *out = malloc(cap);
+	const char *p, *end, *v;
+
+	if (out == NULL)
+		fatal("out of memory");
+	for (p = s; *p; p++) {
+		size_t need;
+
+		if (p[0] == '$' && p[1] == '$') {
+			v = "$";
+			p++;
+		} else if (p[0] == '$' && p[1] == '(' &&
+		    (end = strchr(p + 2, ')')) != NULL &&
+		    (v = env_get(e, p + 2, (size_t)(end - p - 2))) != NULL)
+			p = end;
+		else {
+			if (n + 2 > cap && (out = realloc(out, cap *= 2)) ==
+			    NULL)
+				fatal("out of memory");
+			out[n++] = *p;
+			continue;
+		}
+		need = n + strlen(v) + 1;
+		if (need > cap && (out = realloc(out, cap = need * 2)) == NULL)
+			fatal("out of memory");
+		memcpy(out + n, v, strlen(v));
+		n += strlen(v);
+	}
+	out[n] = '\0';
+	return out;
+}
+
+/* The environment of one container: volrayd's PATH, the pod's, its own. */
+static int
+build_env(struct node *n, struct node_pod *p, const cJSON *pod,
+    const cJSON *spec, const char *root, struct env *e, char **why)
+{
+	const cJSON *it;
+	const char *path = getenv("PATH");
+
+	env_set(e, "PATH", path ? path : "/usr/local/bin:/usr/bin:/bin");
+	env_set(e, "HOSTNAME", p->name);
+	env_set(e, "HOME", root);
+	env_set(e, "VOLRAY_POD_ROOT", root);
+	cJSON_ArrayForEach(it, json_at(spec, "envFrom")) {
+		const char *prefix = json_str(it, "prefix");
+		const char *cm = json_str(it, "configMapRef.name");
+		const char *sec = json_str(it, "secretRef.name");
+		cJSON *t = cm ? get_obj(n, "configmaps", p->ns, cm) :
+		    sec ? get_obj(n, "secrets", p->ns, sec) : NULL;
+		const cJSON *kv;
+
+		if (t == NULL) {
+			if (!cJSON_IsTrue(json_at(it, cm ? "configMapRef.optional" :
+			    "secretRef.optional"))) {
+				*why = util_printf("CreateContainerConfigError: "
+				    "%s \"%s\" not found", cm ? "configmap" :
+				    "secret", cm ? cm : sec ? sec : "");
+				return -1;
+			}
+			continue;
+		}
+		cJSON_ArrayForEach(kv, json_at(t, "data")) {
+			char *k = util_printf("%s%s", prefix ? prefix : "",
+			    kv->string), *v = NULL;
+			size_t len;
+
+			if (!cJSON_IsString(kv)) {
+				free(k);
+				continue;
+			}
+			if (sec != NULL && b64_decode(kv->valuestring, &v, &len) ==
+			    0)
+				env_set(e, k, v);
+			else if (sec == NULL)
+				env_set(e, k, kv->valuestring);
+			free(v);
+			free(k);
+		}
+		cJSON_Delete(t);
+	}
+	cJSON_ArrayForEach(it, json_at(spec, "env")) {
+		const char *name = json_str(it, "name");
+		const cJSON *vf = json_at(it, "valueFrom");
+		char *v = NULL;
+		size_t len;
+
+		if (name == NULL)
+			continue;
+		if (vf == NULL) {
+			v = expand(e, json_str(it, "value") ? json_str(it,
+			    "value") : "");
+		} else if (json_at(vf, "fieldRef") != NULL) {
+			v = field_value(pod, p, json_str(vf, "fieldRef.fieldPath") ?
+			    json_str(vf, "fieldRef.fieldPath") : "");
+		} else {
+			const char *kind = json_at(vf, "configMapKeyRef") ?
+			    "configMapKeyRef" : "secretKeyRef";
+			const cJSON *ref = json_at(vf, kind);
+			const char *rn = json_str(ref, "name");
+			const char *rk = json_str(ref, "key");
+
+			v = rn && rk ? key_value(n, kind[0] == 'c' ? "configmaps" :
+			    "secrets", p->ns, rn, rk, &len) : NULL;
+			if (v == NULL && !cJSON_IsTrue(json_at(ref, "optional"))) {
+				*why = util_printf("CreateContainerConfigError: "
+				    "couldn't find key %s in %s %s/%s",
+				    rk ? rk : "", kind[0] == 'c' ? "ConfigMap" :
+				    "Secret", p->ns, rn ? rn : "");
+				return -1;
+			}
+		}
+		if (v != NULL)
+			env_set(e, name, v);
+		free(v);
+	}
+	return 0;
+}
+
+/* Materialise the volumes the container mounts under root. */
+static int
+mount_volumes(struct node *n, struct node_pod *p, const cJSON *pod,
+    const cJSON *spec, const char *root, char **why)
+{
+	const cJSON *m, *vol = NULL, *it;
+
+	cJSON_ArrayForEach(m, json_at(spec, "volumeMounts")) {
+		const char *vname = json_str(m, "name");
+		const char *mp = json_str(m, "mountPath");
+		char dir[PATH_MAX];
+
+		if (vname == NULL || mp == NULL || strstr(mp, "..") != NULL)
+			continue;
+		cJSON_ArrayForEach(vol, json_at(pod, "spec.volumes"))
+			if (json_str(vol, "name") && strcmp(json_str(vol, "name"),
+			    vname) == 0)
+				break;
+		if (vol == NULL)
+			continue;
+		if (pathf(dir, sizeof dir, "%s%s%s", root, mp[0] == '/' ? "" :
+		    "/", mp) != 0)
+			continue;
+		if (mkdirs(dir) != 0) {
+			*why = util_printf("CreateContainerError: %s: %s", dir,
+			    strerror(errno));
+			return -1;
+		}
+		if (json_at(vol, "configMap") != NULL ||
+		    json_at(vol, "secret") != NULL) {
+			int secret = json_at(vol, "secret") != NULL;
+			const char *src = secret ? json_str(vol, "secret.secretName") :
+			    json_str(vol, "configMap.name");
+			cJSON *t = src ? get_obj(n, secret ? "secrets" :
+			    "configmaps", p->ns, src) : NULL;
+			const cJSON *items = json_at(vol, secret ? "secret.items" :
+			    "configMap.items"), *kv;
+
+			if (t == NULL) {
+				if (cJSON_IsTrue(json_at(vol, secret ?
+				    "secret.optional" : "configMap.optional")))
+					continue;
+				*why = util_printf("CreateContainerConfigError: "
+				    "%s \"%s\" not found", secret ? "secret" :
+				    "configmap", src ? src : "");
+				return -1;
+			}
+			cJSON_ArrayForEach(kv, json_at(t, "data")) {
+				const char *rel = kv->string;
+				char *v = NULL;
+				size_t len = 0;
+
+				if (!cJSON_IsString(kv))
+					continue;
+				if (items != NULL) {
+					rel = NULL;
+					cJSON_ArrayForEach(it, items)
+						if (json_str(it, "key") &&
+						    strcmp(json_str(it, "key"),
+						    kv->string) == 0)
+							rel = json_str(it, "path");
+					if (rel == NULL)
+						continue;
+				}
+				if (secret && b64_decode(kv->valuestring, &v,
+				    &len) != 0)
+					continue;
+				if (!secret) {
+					v = strdup(kv->valuestring);
+					len = strlen(v);
+				}
+				write_file(dir, rel, v, len);
+				free(v);
+			}
+			cJSON_Delete(t);
+		} else if (json_at(vol, "downwardAPI") != NULL) {
+			cJSON_ArrayForEach(it, json_at(vol, "downwardAPI.items")) {
+				const char *rel = json_str(it, "path");
+				const char *fp = json_str(it, "fieldRef.fieldPath");
+				char *v;
+
+				if (rel == NULL || fp == NULL)
+					continue;
+				v = field_value(pod, p, fp);
+				write_file(dir, rel, v, strlen(v));
+				free(v);
+			}
+		}
+		/* emptyDir and anything else: the directory is the volume. */
+	}
+	return 0;
+}
+
+static void
+unlink_ctr(struct local_ctr *l)
+{
+	if (l->prev != NULL)
+		l->prev->next = l->next;
+	else if (running == l)
+		running = l->next;
+	if (l->next != NULL)
+		l->next->prev = l->prev;
+	l->prev = l->next = NULL;
+}
+
+static void
+on_closed(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+static void
+on_exit_cb(uv_process_t *proc, int64_t status, int sig)
+{
+	struct local_ctr *l = proc->data;
+	struct node_ctr *c = l->c;
+	int code = sig != 0 ? 128 + sig : (int)status;
+
+	/* Nothing of the container may outlive its main process. */
+	kill(-l->pid, SIGKILL);
+	unlink(l->pidfile);
+	wheel_cancel(l->n->m->wheel, &l->kill_timer);
+	unlink_ctr(l);
+	l->c = NULL;
+	uv_close((uv_handle_t *)proc, on_closed);
+	if (c != NULL) {
+		c->rt = NULL;
+		node_ctr_exited(c, code, sig == SIGKILL ? "Error" : NULL);
+	}
+}
+
+static int
+local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
+{
+	const store_obj *o = store_get(n->m->st, "pods", p->ns, p->name);
+	cJSON *pod = o ? store_obj_tree(o) : NULL;
+	const cJSON *spec = NULL, *it;
+	char dir[PATH_MAX], root[PATH_MAX], cwd[PATH_MAX], logp[PATH_MAX];
+	char prev[PATH_MAX], **argv = NULL;
+	struct env env = { 0 };
+	uv_process_options_t opts;
+	uv_stdio_container_t stdio[3];
+	struct local_ctr *l;
+	int argc = 0, fd = -1, devnull = -1, rc = -1, r, i;
+	FILE *pf;
+
+	if (pod == NULL) {
+		*why = util_printf("the pod is gone");
+		return -1;
+	}
+	cJSON_ArrayForEach(it, json_at(pod, c->init ? "spec.initContainers" :
+	    "spec.containers"))
+		if (json_str(it, "name") && strcmp(json_str(it, "name"),
+		    c->name) == 0)
+			spec = it;
+	pod_dir(n, p, dir, sizeof dir);
+	pathf(root, sizeof root, "%s/root", dir);
+	if (spec == NULL || mkdirs(root) != 0) {
+		*why = util_printf("RunContainerError: %s", spec == NULL ?
+		    "no such container" : strerror(errno));
+		goto out;
+	}
+	if (cJSON_GetArraySize(json_at(spec, "command")) == 0 &&
+	    cJSON_GetArraySize(json_at(spec, "args")) == 0) {
+		*why = util_printf("RunContainerError: container %s has no "
+		    "command: the local node runs commands, not images",
+		    c->name);
+		goto out;
+	}
+	if (build_env(n, p, pod, spec, root, &env, why) != 0 ||
+	    mount_volumes(n, p, pod, spec, root, why) != 0)
+		goto out;
+	argv = calloc(cJSON_GetArraySize(json_at(spec, "command")) +
+	    cJSON_GetArraySize(json_at(spec, "args")) + 1, sizeof *argv);
+	cJSON_ArrayForEach(it, json_at(spec, "command"))
+		if (cJSON_IsString(it))
+			argv[argc++] = expand(&env, it->valuestring);
+	cJSON_ArrayForEach(it, json_at(spec, "args"))
+		if (cJSON_IsString(it))
+			argv[argc++] = expand(&env, it->valuestring);
+	argv[argc] = NULL;
+	if (json_str(spec, "workingDir") != NULL) {
+		pathf(cwd, sizeof cwd, "%s/%s", root, json_str(spec,
+		    "workingDir"));
+		mkdirs(cwd);
+	} else
+		pathf(cwd, sizeof cwd, "%s", root);
+	pathf(logp, sizeof logp, "%s/%s.log", dir, c->name);
+	if (c->instance > 1) {
+		pathf(prev, sizeof prev, "%s/%s.previous.log", dir, c->name);
+		rename(logp, prev);
+	}
+	fd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || devnull < 0) {
+		*why = util_printf("RunContainerError: %s: %s", logp,
+		    strerror(errno));
+		goto out;
+	}
+	if ((l = calloc(1, sizeof *l)) == NULL)
+		fatal("out of memory");
+	memset(&opts, 0, sizeof opts);
+	stdio[0].flags = UV_INHERIT_FD;
+	stdio[0].data.fd = devnull;
+	stdio[1].flags = UV_INHERIT_FD;
+	stdio[1].data.fd = fd;
+	stdio[2].flags = UV_INHERIT_FD;
+	stdio[2].data.fd = fd;
+	opts.file = argv[0];
+	opts.args = argv;
+	opts.env = env.kv;
+	opts.cwd = cwd;
+	opts.stdio = stdio;
+	opts.stdio_count = 3;
+	/* Its own session, so the whole group can be signalled. */
+	opts.flags = UV_PROCESS_DETACHED;
+	opts.exit_cb = on_exit_cb;
+	l->proc.data = l;
+	l->n = n;
+	l->c = c;
+	r = uv_spawn(n->m->loop, &l->proc, &opts);
+	if (r != 0) {
+		*why = util_printf("RunContainerError: exec %s: %s", argv[0],
+		    uv_strerror(r));
+		free(l);
+		goto out;
+	}
+	l->pid = l->proc.pid;
+	pathf(l->pidfile, sizeof l->pidfile, "%s/%s.pid", dir, c->name);
+	if ((pf = fopen(l->pidfile, "w")) != NULL) {
+		fprintf(pf, "%d %llu %s\n", (int)l->pid, proc_start(l->pid),
+		    p->uid);
+		fclose(pf);
+	}
+	l->next = running;
+	if (running != NULL)
+		running->prev = l;
+	running = l;
+	c->rt = l;
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (devnull >= 0)
+		close(devnull);
+	for (i = 0; i < argc; i++)
+		free(argv[i]);
+	free(argv);
+	for (i = 0; i < env.n; i++)
+		free(env.kv[i]);
+	free(env.kv);
+	cJSON_Delete(pod);
+	return rc;
+}
+
+static void
+on_kill(wheel_timer *t)
+{
+	struct local_ctr *l = t->data;
+
+	log_info("node %s: grace period over, killing process group %d",
+	    l->n->name, (int)l->pid);
+	kill(-l->pid, SIGKILL);
+}
+
+static void
+local_stop(struct node *n, struct node_pod *p, struct node_ctr *c,
+    uint64_t grace_ms)
+{
+	struct local_ctr *l = c->rt;
+
+	(void)p;
+	if (l == NULL)
+		return;
+	if (grace_ms == 0) {
+		kill(-l->pid, SIGKILL);
+		return;
+	}
+	kill(-l->pid, SIGTERM);
+	wheel_add(n->m->wheel, &l->kill_timer, grace_ms, on_kill, l);
+}
+
+/* Kill every process a previous volrayd left behind (pid files). */
+void
+node_local_reap(const char *data_dir)
+{
+	char base[PATH_MAX], d1[PATH_MAX], d2[PATH_MAX], f[PATH_MAX];
+	DIR *a, *b, *c;
+	struct dirent *ea, *eb, *ec;
+
+	pathf(base, sizeof base, "%s/pods", data_dir);
+	if ((a = opendir(base)) == NULL)
+		return;
+	while ((ea = readdir(a)) != NULL) {
+		if (ea->d_name[0] == '.')
+			continue;
+		if (pathf(d1, sizeof d1, "%s/%s", base, ea->d_name) != 0)
+			continue;
+		if ((b = opendir(d1)) == NULL)
+			continue;
+		while ((eb = readdir(b)) != NULL) {
+			if (eb->d_name[0] == '.')
+				continue;
+			if (pathf(d2, sizeof d2, "%s/%s", d1, eb->d_name) != 0)
+				continue;
+			if ((c = opendir(d2)) == NULL)
+				continue;
+			while ((ec = readdir(c)) != NULL) {
+				size_t len = strlen(ec->d_name);
+				unsigned long long st;
+				int pid = 0;
+				FILE *pf;
+
+				if (len < 5 || strcmp(ec->d_name + len - 4,
+				    ".pid") != 0)
+					continue;
+				if (pathf(f, sizeof f, "%s/%s", d2, ec->d_name) != 0)
+					continue;
+				if ((pf = fopen(f, "r")) != NULL) {
+					if (fscanf(pf, "%d %llu", &pid, &st) == 2 &&
+					    pid > 1 && proc_start(pid) == st) {
+						log_info("node: killing process "
+						    "group %d left by the last "
+						    "run (%s)", pid, f);
+						kill(-pid, SIGKILL);
+					}
+					fclose(pf);
+				}
+				unlink(f);
+			}
+			closedir(c);
+		}
+		closedir(b);
+	}
+	closedir(a);
+}
+
+/* volrayd is stopping: no process of its containers stays behind. */
+void
+node_local_kill_all(void)
+{
+	struct local_ctr *l;
+
+	for (l = running; l != NULL; l = l->next) {
+		kill(-l->pid, SIGKILL);
+		unlink(l->pidfile);
+	}
+}
+
+const struct node_runtime node_local_runtime = {
+	"local",
+	local_start,
+	local_stop,
+	1,
+};

@@ -1,0 +1,147 @@
+#!/bin/sh
+# The local node: this machine registers as a Node (volray.io/runtime=local)
+# and runs containers' commands as real processes. A process's stdout and
+# stderr reach kubectl logs and its exit code the status; env comes from
+# ConfigMaps, Secrets and the downward API; a ConfigMap volume is a
+# directory of files; a failing container is restarted (kubectl logs -p
+# shows the previous instance); deleting a pod SIGTERMs its process, which
+# a trap may log; a kill -9 of volrayd leaves no orphan after the restart;
+# SIGTERM to volrayd leaves no process behind.
+. "$(dirname "$0")/lib.sh"
+LOCAL_NODE=1
+start_daemon
+NODE=$(hostname | tr 'A-Z' 'a-z')
+
+k wait --for=condition=Ready "node/$NODE" --timeout=10s >/dev/null || fail "local node not Ready"
+expect_eq local "$(k get node "$NODE" -o jsonpath='{.metadata.labels.volray\.io/runtime}')" "local runtime label"
+expect_eq "$(nproc)" "$(k get node "$NODE" -o jsonpath='{.status.capacity.cpu}')" "capacity cpu = nproc"
+pass "this machine is a Ready node with its CPUs"
+
+k create configmap cfg --from-literal=greeting=hello --from-literal=file.txt=contents >/dev/null
+k create secret generic sec --from-literal=password=s3cret >/dev/null
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: hello, labels: {app: demo}}
+spec:
+  nodeName: $NODE
+  restartPolicy: Never
+  volumes: [{name: v, configMap: {name: cfg}}]
+  containers:
+  - name: c
+    image: busybox
+    command: [sh, -c]
+    args:
+    - |
+      echo "\$GREETING from \$MY_POD (\$APP) pw=\$PW x=\$(X)"
+      echo to-stderr >&2
+      cat "\$VOLRAY_POD_ROOT/etc/cfg/file.txt"; echo
+      exit 3
+    env:
+    - {name: X, value: expanded}
+    - {name: GREETING, valueFrom: {configMapKeyRef: {name: cfg, key: greeting}}}
+    - {name: PW, valueFrom: {secretKeyRef: {name: sec, key: password}}}
+    - {name: MY_POD, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
+    - {name: APP, valueFrom: {fieldRef: {fieldPath: "metadata.labels['app']"}}}
+    volumeMounts: [{name: v, mountPath: /etc/cfg}]
+YAML
+k wait --for=jsonpath='{.status.phase}'=Failed pod/hello --timeout=15s >/dev/null || fail "hello did not end"
+expect_eq 3 "$(k get pod hello -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode}')" "exit code"
+logs=$(k logs hello)
+expect_contains "$logs" "hello from hello (demo) pw=s3cret x=expanded" "env in the process"
+expect_contains "$logs" "to-stderr" "stderr in the log"
+expect_contains "$logs" "contents" "ConfigMap volume file"
+expect_eq "contents" "$(k logs hello --tail=1)" "--tail"
+pass "a real process: logs (stdout and stderr), exit code, env, ConfigMap volume"
+
+# No command: the local node runs commands, not images.
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: imageonly}
+spec:
+  nodeName: $NODE
+  restartPolicy: Never
+  containers: [{name: c, image: nginx}]
+YAML
+k wait --for=jsonpath='{.status.containerStatuses[0].state.terminated.reason}'=RunContainerError \
+	pod/imageonly --timeout=10s >/dev/null || fail "a pod without a command"
+expect_contains "$(k get pod imageonly -o jsonpath='{.status.containerStatuses[0].state.terminated.message}')" \
+	"runs commands, not images" "no-command message"
+pass "a container without a command fails with a clear reason"
+
+# Restarts: OnFailure restarts at once, then backs off; -p shows the last run.
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: flaky}
+spec:
+  nodeName: $NODE
+  restartPolicy: OnFailure
+  containers:
+  - {name: c, image: busybox, command: [sh, -c, 'echo "run at \$(date +%s%N)"; exit 1']}
+YAML
+k wait --for=jsonpath='{.status.containerStatuses[0].state.waiting.reason}'=CrashLoopBackOff \
+	pod/flaky --timeout=10s >/dev/null || fail "no back-off"
+expect_eq 1 "$(k get pod flaky -o jsonpath='{.status.containerStatuses[0].restartCount}')" "restartCount"
+cur=$(k logs flaky)
+prev=$(k logs flaky -p)
+expect_contains "$prev" "run at" "previous log"
+[ "$cur" != "$prev" ] || fail "the previous log is the current one"
+pass "restart with back-off; logs -p shows the previous instance"
+
+# Graceful deletion: SIGTERM reaches the process, which logs it.
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: trap}
+spec:
+  nodeName: $NODE
+  terminationGracePeriodSeconds: 10
+  containers:
+  - name: c
+    image: busybox
+    command: [sh, -c, 'trap "echo got SIGTERM >> \$VOLRAY_POD_ROOT/../term.txt; exit 0" TERM; echo ready; while true; do sleep 0.1; done']
+YAML
+k wait --for=condition=Ready pod/trap --timeout=10s >/dev/null || fail "trap not Ready"
+i=0
+until k logs trap 2>/dev/null | grep -q ready; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "trap never started"; sleep 0.1
+done
+k delete pod trap --timeout=20s >/dev/null || fail "delete trap"
+grep -q "got SIGTERM" "$DATA/pods/default/trap/term.txt" || fail "the process did not get SIGTERM"
+pass "graceful deletion: SIGTERM, the trap ran, then the pod was removed"
+
+# kill -9 of volrayd: its processes are found and killed at the next start.
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: sleeper}
+spec:
+  nodeName: $NODE
+  containers:
+  - {name: c, image: busybox, command: [sh, -c, 'exec sleep 1000']}
+YAML
+k wait --for=condition=Ready pod/sleeper --timeout=10s >/dev/null || fail "sleeper not Ready"
+pid=$(cut -d' ' -f1 "$DATA/pods/default/sleeper/c.pid")
+kill -0 "$pid" || fail "no sleeper process"
+stop_daemon KILL
+kill -0 "$pid" 2>/dev/null || fail "the process died with volrayd (it should only be reaped at restart)"
+start_daemon
+i=0
+while kill -0 "$pid" 2>/dev/null; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "orphan $pid still alive after the restart"; sleep 0.05
+done
+k wait --for=condition=Ready pod/sleeper --timeout=10s >/dev/null || fail "sleeper not restarted"
+pid2=$(cut -d' ' -f1 "$DATA/pods/default/sleeper/c.pid")
+[ "$pid2" != "$pid" ] || fail "the same process after a restart"
+pass "kill -9 of volrayd: the orphan is killed at restart, the container started again"
+
+# SIGTERM to volrayd: nothing stays behind.
+stop_daemon
+# Killed before volrayd exits; init reaps it a moment later.
+i=0
+while kill -0 "$pid2" 2>/dev/null && ! grep -q '^[^ ]* ([^)]*) Z' "/proc/$pid2/stat" 2>/dev/null; do
+	i=$((i + 1)); [ $i -lt 40 ] || fail "process $pid2 outlived volrayd's SIGTERM"; sleep 0.05
+done
+pass "SIGTERM to volrayd leaves no process"
