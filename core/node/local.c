@@ -742,9 +742,110 @@ node_local_kill_all(void)
 	}
 }
 
+/* An exec probe: a process in the container's environment, output dropped. */
+struct exec_run {
+	uv_process_t proc;
+	struct node *n;
+	wheel_timer timer;
+	void (*done)(void *, int);
+	void *arg;
+	int timed_out;
+};
+
+static void
+exec_timeout(wheel_timer *t)
+{
+	struct exec_run *e = t->data;
+
+	e->timed_out = 1;
+	kill(-e->proc.pid, SIGKILL);
+}
+
+static void
+exec_exit(uv_process_t *proc, int64_t status, int sig)
+{
+	struct exec_run *e = proc->data;
+
+	kill(-proc->pid, SIGKILL);
+	wheel_cancel(e->n->m->wheel, &e->timer);
+	e->done(e->arg, status == 0 && sig == 0 && !e->timed_out);
+	uv_close((uv_handle_t *)proc, on_closed);
+}
+
+static void
+local_exec(struct node *n, struct node_pod *p, struct node_ctr *c,
+    const cJSON *command, uint64_t timeout_ms, void (*done)(void *, int),
+    void *arg)
+{
+	const store_obj *o = store_get(n->m->st, "pods", p->ns, p->name);
+	cJSON *pod = o ? store_obj_tree(o) : NULL;
+	const cJSON *spec = NULL, *it;
+	char dir[PATH_MAX], root[PATH_MAX], *why = NULL, **argv = NULL;
+	struct env env = { 0 };
+	uv_process_options_t opts;
+	uv_stdio_container_t stdio[3];
+	struct exec_run *e = NULL;
+	int argc = 0, devnull = -1, ok = 0, i;
+
+	cJSON_ArrayForEach(it, json_at(pod, "spec.containers"))
+		if (json_str(it, "name") && strcmp(json_str(it, "name"),
+		    c->name) == 0)
+			spec = it;
+	pod_dir(n, p, dir, sizeof dir);
+	pathf(root, sizeof root, "%s/root", dir);
+	if (spec == NULL || cJSON_GetArraySize(command) == 0 ||
+	    build_env(n, p, pod, spec, root, &env, &why) != 0 ||
+	    (devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
+		goto out;
+	argv = calloc(cJSON_GetArraySize(command) + 1, sizeof *argv);
+	cJSON_ArrayForEach(it, command)
+		if (cJSON_IsString(it))
+			argv[argc++] = expand(&env, it->valuestring);
+	if ((e = calloc(1, sizeof *e)) == NULL)
+		fatal("out of memory");
+	memset(&opts, 0, sizeof opts);
+	for (i = 0; i < 3; i++) {
+		stdio[i].flags = UV_INHERIT_FD;
+		stdio[i].data.fd = devnull;
+	}
+	opts.file = argv[0];
+	opts.args = argv;
+	opts.env = env.kv;
+	opts.cwd = root;
+	opts.stdio = stdio;
+	opts.stdio_count = 3;
+	opts.flags = UV_PROCESS_DETACHED;
+	opts.exit_cb = exec_exit;
+	e->proc.data = e;
+	e->n = n;
+	e->done = done;
+	e->arg = arg;
+	if (argc == 0 || uv_spawn(n->m->loop, &e->proc, &opts) != 0) {
+		free(e);
+		e = NULL;
+		goto out;
+	}
+	wheel_add(n->m->wheel, &e->timer, timeout_ms, exec_timeout, e);
+	ok = 1;
+out:
+	if (devnull >= 0)
+		close(devnull);
+	for (i = 0; i < argc; i++)
+		free(argv[i]);
+	free(argv);
+	for (i = 0; i < env.n; i++)
+		free(env.kv[i]);
+	free(env.kv);
+	free(why);
+	cJSON_Delete(pod);
+	if (!ok)
+		done(arg, 0);
+}
+
 const struct node_runtime node_local_runtime = {
 	"local",
 	local_start,
 	local_stop,
 	1,
+	local_exec,
 };

@@ -41,7 +41,24 @@ struct node_runtime {
 	void (*stop)(struct node *, struct node_pod *, struct node_ctr *,
 	    uint64_t grace_ms);
 	int host_network;	/* pods share the node's address */
+	/*
+	 * Run an exec probe's command in the container's environment; done
+	 * (ok 1 for exit 0) follows once, within timeout_ms. NULL: probes
+	 * always pass (the simulated runtime).
+	 */
+	void (*exec)(struct node *, struct node_pod *, struct node_ctr *,
+	    const cJSON *command, uint64_t timeout_ms,
+	    void (*done)(void *arg, int ok), void *arg);
 };
+
+enum { PROBE_STARTUP, PROBE_LIVENESS, PROBE_READINESS, PROBE_TYPES };
+struct probe;
+
+/* probe.c */
+void node_probes_init(struct node_ctr *, const cJSON *spec);
+void node_probes_start(struct node_ctr *);
+void node_probes_stop(struct node_ctr *);
+void node_probes_free(struct node_ctr *);
 
 extern const struct node_runtime node_sim_runtime;
 extern const struct node_runtime node_local_runtime;
@@ -78,6 +95,10 @@ struct node_ctr {
 	wheel_timer timer;		/* back-off */
 	void *rt;			/* the runtime's handle, when running */
 	int instance;			/* how many times started */
+	struct probe *probes[PROBE_TYPES];
+	cJSON *ports;			/* the container's ports (probes) */
+	int probe_ready;		/* readiness passed (or none) */
+	int startup_ok;			/* startup passed (or none) */
 };
 
 enum pod_phase { POD_PENDING, POD_RUNNING, POD_SUCCEEDED, POD_FAILED };

@@ -33,7 +33,7 @@ phase_name(enum pod_phase ph)
 static int
 ctr_ready(const struct node_ctr *c)
 {
-	return c->state == CTR_RUNNING;
+	return c->state == CTR_RUNNING && c->probe_ready && c->startup_ok;
 }
 
 /* The lastTransitionTime of a condition: kept while its status holds. */
@@ -144,7 +144,8 @@ ctr_status(const struct node_pod *p, const struct node_ctr *c)
 		    CTR_WAITING ? lastcid : cid);
 	cJSON_AddBoolToObject(s, "ready", !c->init && ctr_ready(c));
 	cJSON_AddNumberToObject(s, "restartCount", c->restarts);
-	cJSON_AddBoolToObject(s, "started", c->state == CTR_RUNNING);
+	cJSON_AddBoolToObject(s, "started", c->state == CTR_RUNNING &&
+	    c->startup_ok);
 	switch (c->state) {
 	case CTR_WAITING:
 		w = cJSON_AddObjectToObject(state, "waiting");

@@ -72,6 +72,7 @@ ctr_init(struct node_pod *p, struct node_ctr *c, const cJSON *spec, int init)
 	c->state = CTR_WAITING;
 	snprintf(c->reason, sizeof c->reason, "%s",
 	    init || p->ninit == 0 ? "ContainerCreating" : "PodInitializing");
+	node_probes_init(c, spec);
 }
 
 struct node_pod *
@@ -119,6 +120,7 @@ node_pod_free(struct node_pod *p)
 
 	for (i = 0; i < p->nctrs; i++) {
 		wheel_cancel(m->wheel, &p->ctrs[i].timer);
+		node_probes_free(&p->ctrs[i]);
 		free(p->ctrs[i].name);
 		free(p->ctrs[i].image);
 	}
@@ -250,6 +252,7 @@ ctr_start(struct node_pod *p, struct node_ctr *c)
 	util_now(c->started);
 	c->run_ms = uv_now(n->m->loop);
 	n->m->stats.starts++;
+	node_probes_start(c);
 	node_pod_dirty(p);
 	if (n->rt->start(n, p, c, &why) != 0) {
 		/* "Reason: message", as the runtime words it. */
@@ -400,6 +403,7 @@ node_ctr_exited(struct node_ctr *c, int code, const char *reason)
 	struct node_pod *p = c->pod;
 
 	c->rt = NULL;
+	node_probes_stop(c);
 	c->state = CTR_TERMINATED;
 	c->end.exit_code = code;
 	snprintf(c->end.reason, sizeof c->end.reason, "%s", reason ? reason :

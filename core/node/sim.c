@@ -137,4 +137,5 @@ const struct node_runtime node_sim_runtime = {
 	sim_start,
 	sim_stop,
 	0,
+	NULL,
 };

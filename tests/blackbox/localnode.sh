@@ -90,6 +90,59 @@ expect_contains "$prev" "run at" "previous log"
 [ "$cur" != "$prev" ] || fail "the previous log is the current one"
 pass "restart with back-off; logs -p shows the previous instance"
 
+# Probes: readiness gates Ready (exec and httpGet), liveness restarts.
+HPORT=$(free_port)
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: gated}
+spec:
+  nodeName: $NODE
+  containers:
+  - name: c
+    image: busybox
+    command: [sh, -c, 'while true; do sleep 0.2; done']
+    readinessProbe:
+      exec: {command: [sh, -c, 'test -f "\$VOLRAY_POD_ROOT/ready"']}
+      periodSeconds: 1
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  nodeName: $NODE
+  containers:
+  - name: c
+    image: python
+    command: [python3, -m, http.server, "$HPORT", --bind, 127.0.0.1]
+    ports: [{name: http, containerPort: $HPORT}]
+    readinessProbe: {httpGet: {path: /, port: http}, periodSeconds: 1}
+    livenessProbe: {tcpSocket: {port: $HPORT}, periodSeconds: 1, initialDelaySeconds: 1}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: dying}
+spec:
+  nodeName: $NODE
+  containers:
+  - name: c
+    image: busybox
+    command: [sh, -c, 'while true; do sleep 0.2; done']
+    livenessProbe: {exec: {command: ["false"]}, periodSeconds: 1, failureThreshold: 2}
+YAML
+k wait --for=jsonpath='{.status.phase}'=Running pod/gated --timeout=10s >/dev/null || fail "gated not running"
+k wait --for=condition=Ready pod/web --timeout=20s >/dev/null || fail "httpGet readiness"
+expect_eq False "$(k get pod gated -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" "not ready before the file"
+: >"$DATA/pods/default/gated/root/ready"
+k wait --for=condition=Ready pod/gated --timeout=10s >/dev/null || fail "exec readiness did not pass"
+rm "$DATA/pods/default/gated/root/ready"
+k wait --for=condition=Ready=false pod/gated --timeout=10s >/dev/null || fail "readiness did not fail again"
+k wait --for=jsonpath='{.status.containerStatuses[0].restartCount}'=1 pod/dying --timeout=20s >/dev/null ||
+	fail "liveness did not restart the container"
+expect_eq 0 "$(k get pod web -o jsonpath='{.status.containerStatuses[0].restartCount}')" "a live web server is not restarted"
+k delete pod gated web dying --grace-period=1 --timeout=20s >/dev/null || fail "deleting probed pods"
+pass "probes: exec and httpGet readiness gate Ready, a failing liveness probe restarts"
+
 # Graceful deletion: SIGTERM reaches the process, which logs it.
 k apply -f - >/dev/null <<YAML
 apiVersion: v1

@@ -1,0 +1,414 @@
+/*
+ * Container probes as the kubelet runs them: a startup probe first (the
+ * others wait until it has succeeded), then liveness and readiness, each
+ * an exec, httpGet or tcpSocket check every periodSeconds after
+ * initialDelaySeconds, failing after timeoutSeconds. successThreshold
+ * successes in a row make a readiness probe pass, failureThreshold
+ * failures make it fail; a failed liveness or startup probe stops the
+ * container, which is then restarted as its restartPolicy says. Readiness
+ * gates the container's ready flag and so the pod's Ready condition.
+ *
+ * httpGet and tcpSocket connect to the pod's address (127.0.0.1 on the
+ * local node) with libuv; exec runs the command through the runtime (on
+ * the local node: a process in the container's environment). A simulated
+ * container passes every probe.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <http_parser.h>
+
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "node/node_int.h"
+
+static const char *const kinds[] = { "startupProbe", "livenessProbe",
+    "readinessProbe" };
+
+struct probe {
+	struct node_ctr *c;
+	int type;			/* PROBE_STARTUP, ... */
+	cJSON *spec;
+	int successes, failures;
+	wheel_timer timer;
+	struct probe_run *run;		/* in flight */
+};
+
+/*
+ * One check in flight: over TCP (httpGet, tcpSocket) or through the
+ * runtime (exec). Abandoned (pr NULL) when the container stops first.
+ */
+struct probe_run {
+	struct probe *pr;		/* NULL once abandoned */
+	int exec;
+	uv_tcp_t tcp;
+	uv_connect_t conn;
+	uv_write_t wr;
+	wheel_timer timeout;
+	http_parser parser;
+	char req[1024];
+	char buf[4096];
+	int http;
+	int done;
+};
+
+static int
+num(const cJSON *spec, const char *key, int def, int min)
+{
+	const cJSON *v = json_at(spec, key);
+	int n = cJSON_IsNumber(v) ? (int)v->valuedouble : def;
+
+	return n < min ? min : n;
+}
+
+static void probe_schedule(struct probe *, uint64_t ms);
+
+static int
+started(const struct node_ctr *c)
+{
+	return c->probes[PROBE_STARTUP] == NULL || c->startup_ok;
+}
+
+/* What a check's outcome does. */
+static void
+outcome(struct probe *pr, int ok)
+{
+	struct node_ctr *c = pr->c;
+	struct node_pod *p = c->pod;
+	int success_t = pr->type == PROBE_READINESS ? num(pr->spec,
+	    "successThreshold", 1, 1) : 1;
+	int failure_t = num(pr->spec, "failureThreshold", 3, 1);
+
+	if (ok) {
+		pr->failures = 0;
+		pr->successes++;
+	} else {
+		pr->successes = 0;
+		pr->failures++;
+	}
+	switch (pr->type) {
+	case PROBE_READINESS:
+		if (ok && pr->successes >= success_t && !c->probe_ready) {
+			c->probe_ready = 1;
+			node_pod_dirty(p);
+		} else if (!ok && pr->failures >= failure_t && c->probe_ready) {
+			c->probe_ready = 0;
+			node_pod_dirty(p);
+		}
+		break;
+	case PROBE_STARTUP:
+		if (ok) {
+			c->startup_ok = 1;
+			node_pod_dirty(p);
+			if (c->probes[PROBE_LIVENESS] != NULL)
+				probe_schedule(c->probes[PROBE_LIVENESS],
+				    (uint64_t)num(c->probes[PROBE_LIVENESS]->spec,
+				    "initialDelaySeconds", 0, 0) * 1000);
+			if (c->probes[PROBE_READINESS] != NULL)
+				probe_schedule(c->probes[PROBE_READINESS],
+				    (uint64_t)num(c->probes[PROBE_READINESS]->spec,
+				    "initialDelaySeconds", 0, 0) * 1000);
+			return;	/* a startup probe is done once it passes */
+		}
+		/* FALLTHROUGH */
+	case PROBE_LIVENESS:
+		if (!ok && pr->failures >= failure_t) {
+			log_info("node %s: pod %s container %s: %s failed %d "
+			    "times, restarting it", p->node->name, p->key,
+			    c->name, kinds[pr->type], pr->failures);
+			pr->failures = 0;
+			p->node->rt->stop(p->node, p, c, 2000);
+			return;
+		}
+		break;
+	}
+	probe_schedule(pr, (uint64_t)num(pr->spec, "periodSeconds", 10, 1) *
+	    1000);
+}
+
+static void
+run_free(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+/* End a TCP check: report once, close, and free when libuv is done. */
+static void
+run_end(struct probe_run *r, int ok)
+{
+	struct probe *pr = r->pr;
+
+	if (r->done)
+		return;
+	r->done = 1;
+	if (pr != NULL) {
+		wheel_cancel(pr->c->pod->node->m->wheel, &r->timeout);
+		pr->run = NULL;
+		r->pr = NULL;
+	}
+	if (r->exec)
+		free(r);
+	else
+		uv_close((uv_handle_t *)&r->tcp, run_free);
+	if (pr != NULL)
+		outcome(pr, ok);
+}
+
+static void
+on_timeout(wheel_timer *t)
+{
+	run_end(t->data, 0);
+}
+
+static int
+on_status(http_parser *hp)
+{
+	struct probe_run *r = hp->data;
+
+	run_end(r, hp->status_code >= 200 && hp->status_code < 400);
+	return 1;	/* stop parsing */
+}
+
+static void
+on_alloc(uv_handle_t *h, size_t n, uv_buf_t *buf)
+{
+	struct probe_run *r = h->data;
+
+	(void)n;
+	*buf = uv_buf_init(r->buf, sizeof r->buf);
+}
+
+static void
+on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+	struct probe_run *r = s->data;
+	static http_parser_settings settings;
+
+	settings.on_headers_complete = on_status;
+	if (n < 0) {
+		run_end(r, 0);
+		return;
+	}
+	if (n > 0)
+		http_parser_execute(&r->parser, &settings, buf->base, (size_t)n);
+	if (!r->done && HTTP_PARSER_ERRNO(&r->parser) != HPE_OK &&
+	    HTTP_PARSER_ERRNO(&r->parser) != HPE_CB_headers_complete)
+		run_end(r, 0);
+}
+
+static void
+on_written(uv_write_t *w, int status)
+{
+	struct probe_run *r = w->data;
+
+	if (status < 0)
+		run_end(r, 0);
+}
+
+static void
+on_connect(uv_connect_t *req, int status)
+{
+	struct probe_run *r = req->data;
+	uv_buf_t b;
+
+	if (r->done)
+		return;
+	if (status < 0 || !r->http) {
+		run_end(r, status == 0);
+		return;
+	}
+	http_parser_init(&r->parser, HTTP_RESPONSE);
+	r->parser.data = r;
+	b = uv_buf_init(r->req, strlen(r->req));
+	r->wr.data = r;
+	if (uv_write(&r->wr, (uv_stream_t *)&r->tcp, &b, 1, on_written) != 0 ||
+	    uv_read_start((uv_stream_t *)&r->tcp, on_alloc, on_read) != 0)
+		run_end(r, 0);
+}
+
+/* A named or numbered port of the container. */
+static int
+port_of(const cJSON *pod_ports, const cJSON *v)
+{
+	const cJSON *it;
+
+	if (cJSON_IsNumber(v))
+		return (int)v->valuedouble;
+	if (cJSON_IsString(v)) {
+		cJSON_ArrayForEach(it, pod_ports)
+			if (json_str(it, "name") && strcmp(json_str(it, "name"),
+			    v->valuestring) == 0)
+				return (int)cJSON_GetNumberValue(json_at(it,
+				    "containerPort"));
+		return atoi(v->valuestring);
+	}
+	return 0;
+}
+
+/* The runtime's answer to an exec check (r may have been abandoned). */
+static void
+exec_done(void *arg, int ok)
+{
+	run_end(arg, ok);
+}
+
+static void
+on_probe(wheel_timer *t)
+{
+	struct probe *pr = t->data;
+	struct node_ctr *c = pr->c;
+	struct node_pod *p = c->pod;
+	struct node *n = p->node;
+	const cJSON *spec = pr->spec, *h;
+	uint64_t timeout = (uint64_t)num(spec, "timeoutSeconds", 1, 1) * 1000;
+	struct sockaddr_in addr;
+	struct probe_run *r;
+	const char *host;
+	int port;
+
+	if (c->state != CTR_RUNNING || pr->run != NULL)
+		return;
+	if (n->rt->exec == NULL) {
+		/* A simulated container passes every probe. */
+		outcome(pr, 1);
+		return;
+	}
+	if (json_at(spec, "exec") != NULL) {
+		if ((r = calloc(1, sizeof *r)) == NULL)
+			fatal("out of memory");
+		r->pr = pr;
+		r->exec = 1;
+		pr->run = r;
+		n->rt->exec(n, p, c, json_at(spec, "exec.command"), timeout,
+		    exec_done, r);
+		return;
+	}
+	h = json_at(spec, "httpGet");
+	if (h == NULL)
+		h = json_at(spec, "tcpSocket");
+	if (h == NULL) {
+		outcome(pr, 1);	/* grpc and others: not checked */
+		return;
+	}
+	port = port_of(c->ports, json_at(h, "port"));
+	host = json_str(h, "host") ? json_str(h, "host") : p->ip;
+	if (port <= 0 || port > 65535 || uv_ip4_addr(host, port, &addr) != 0) {
+		outcome(pr, 0);
+		return;
+	}
+	if ((r = calloc(1, sizeof *r)) == NULL)
+		fatal("out of memory");
+	r->pr = pr;
+	r->http = json_at(spec, "httpGet") != NULL;
+	if (r->http) {
+		const cJSON *hd;
+		size_t len;
+
+		len = (size_t)snprintf(r->req, sizeof r->req, "GET %s HTTP/1.1\r\n"
+		    "Host: %s:%d\r\nUser-Agent: kube-probe/1.32\r\n"
+		    "Connection: close\r\n", json_str(h, "path") ?
+		    json_str(h, "path") : "/", host, port);
+		cJSON_ArrayForEach(hd, json_at(h, "httpHeaders"))
+			if (len < sizeof r->req && json_str(hd, "name") &&
+			    json_str(hd, "value"))
+				len += (size_t)snprintf(r->req + len,
+				    sizeof r->req - len, "%s: %s\r\n",
+				    json_str(hd, "name"), json_str(hd, "value"));
+		if (len < sizeof r->req)
+			snprintf(r->req + len, sizeof r->req - len, "\r\n");
+	}
+	pr->run = r;
+	uv_tcp_init(n->m->loop, &r->tcp);
+	r->tcp.data = r;
+	r->conn.data = r;
+	wheel_add(n->m->wheel, &r->timeout, timeout, on_timeout, r);
+	if (uv_tcp_connect(&r->conn, &r->tcp, (struct sockaddr *)&addr,
+	    on_connect) != 0)
+		run_end(r, 0);
+}
+
+static void
+probe_schedule(struct probe *pr, uint64_t ms)
+{
+	wheel_add(pr->c->pod->node->m->wheel, &pr->timer, ms, on_probe, pr);
+}
+
+void
+node_probes_init(struct node_ctr *c, const cJSON *spec)
+{
+	int i;
+
+	c->ports = cJSON_Duplicate(json_at(spec, "ports"), 1);
+	for (i = 0; i < PROBE_TYPES; i++) {
+		const cJSON *s = json_at(spec, kinds[i]);
+		struct probe *pr;
+
+		if (s == NULL || c->init)
+			continue;
+		if ((pr = calloc(1, sizeof *pr)) == NULL)
+			fatal("out of memory");
+		pr->c = c;
+		pr->type = i;
+		pr->spec = cJSON_Duplicate(s, 1);
+		c->probes[i] = pr;
+	}
+}
+
+void
+node_probes_start(struct node_ctr *c)
+{
+	int i;
+
+	c->probe_ready = c->probes[PROBE_READINESS] == NULL;
+	c->startup_ok = c->probes[PROBE_STARTUP] == NULL;
+	for (i = 0; i < PROBE_TYPES; i++) {
+		struct probe *pr = c->probes[i];
+
+		if (pr == NULL)
+			continue;
+		pr->successes = pr->failures = 0;
+		if (i == PROBE_STARTUP || started(c))
+			probe_schedule(pr, (uint64_t)num(pr->spec,
+			    "initialDelaySeconds", 0, 0) * 1000);
+	}
+}
+
+void
+node_probes_stop(struct node_ctr *c)
+{
+	int i;
+
+	c->probe_ready = 0;
+	for (i = 0; i < PROBE_TYPES; i++) {
+		struct probe *pr = c->probes[i];
+
+		if (pr == NULL)
+			continue;
+		wheel_cancel(c->pod->node->m->wheel, &pr->timer);
+		if (pr->run != NULL) {
+			/* Abandon the check in flight: it will not report. */
+			wheel_cancel(c->pod->node->m->wheel, &pr->run->timeout);
+			pr->run->pr = NULL;
+		}
+		pr->run = NULL;
+	}
+}
+
+void
+node_probes_free(struct node_ctr *c)
+{
+	int i;
+
+	node_probes_stop(c);
+	for (i = 0; i < PROBE_TYPES; i++) {
+		if (c->probes[i] == NULL)
+			continue;
+		cJSON_Delete(c->probes[i]->spec);
+		free(c->probes[i]);
+		c->probes[i] = NULL;
+	}
+	cJSON_Delete(c->ports);
+	c->ports = NULL;
+}
