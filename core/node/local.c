@@ -39,10 +39,18 @@
 #include "lib/util.h"
 #include "node/node_int.h"
 
+struct local_ctr;
+
+/* A preStop hook in flight; l is NULL once the container has exited. */
+struct prestop {
+	struct local_ctr *l;
+};
+
 struct local_ctr {
 	uv_process_t proc;
 	struct node *n;
 	struct node_ctr *c;		/* NULL once it has exited */
+	struct prestop *prestop;	/* a preStop hook in flight */
 	pid_t pid;
 	wheel_timer kill_timer;
 	char pidfile[PATH_MAX];
@@ -513,6 +521,8 @@ on_exit_cb(uv_process_t *proc, int64_t status, int sig)
 
 	/* Nothing of the container may outlive its main process. */
 	kill(-l->pid, SIGKILL);
+	if (l->prestop != NULL)
+		l->prestop->l = NULL;
 	unlink(l->pidfile);
 	wheel_cancel(l->n->m->wheel, &l->kill_timer);
 	unlink_ctr(l);
@@ -658,21 +668,62 @@ on_kill(wheel_timer *t)
 	kill(-l->pid, SIGKILL);
 }
 
+static void local_exec(struct node *, struct node_pod *, struct node_ctr *,
+    const cJSON *, uint64_t, void (*)(void *, int), void *);
+
+static void
+prestop_done(void *arg, int ok)
+{
+	struct prestop *ps = arg;
+	struct local_ctr *l = ps->l;
+
+	(void)ok;
+	free(ps);
+	if (l == NULL)
+		return;
+	l->prestop = NULL;
+	kill(-l->pid, SIGTERM);
+}
+
+/*
+ * Stop a container: its preStop exec hook first (within the grace
+ * period), then SIGTERM, and SIGKILL when the grace period is over.
+ */
 static void
 local_stop(struct node *n, struct node_pod *p, struct node_ctr *c,
     uint64_t grace_ms)
 {
 	struct local_ctr *l = c->rt;
+	const store_obj *o;
+	cJSON *pod;
+	const cJSON *it, *hook = NULL;
 
-	(void)p;
 	if (l == NULL)
 		return;
 	if (grace_ms == 0) {
 		kill(-l->pid, SIGKILL);
 		return;
 	}
-	kill(-l->pid, SIGTERM);
 	wheel_add(n->m->wheel, &l->kill_timer, grace_ms, on_kill, l);
+	if (l->prestop != NULL)
+		return;		/* the hook's end sends SIGTERM */
+	o = store_get(n->m->st, "pods", p->ns, p->name);
+	pod = o != NULL ? store_obj_tree(o) : NULL;
+	cJSON_ArrayForEach(it, json_at(pod, "spec.containers"))
+		if (json_str(it, "name") && strcmp(json_str(it, "name"),
+		    c->name) == 0)
+			hook = json_at(it, "lifecycle.preStop.exec.command");
+	if (hook != NULL && !c->init) {
+		struct prestop *ps = calloc(1, sizeof *ps);
+
+		if (ps == NULL)
+			fatal("out of memory");
+		ps->l = l;
+		l->prestop = ps;
+		local_exec(n, p, c, hook, grace_ms, prestop_done, ps);
+	} else
+		kill(-l->pid, SIGTERM);
+	cJSON_Delete(pod);
 }
 
 /* Kill every process a previous volrayd left behind (pid files). */

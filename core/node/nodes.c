@@ -562,6 +562,9 @@ register_local(node_mgr *m)
 		registry_update(m->rg, r, "", m->local_name, t, NULL, &res);
 	/* The registry owns t now. */
 	write_result("registering the local node", m->local_name, &res);
+	log_info("node %s: the local node runs containers' commands as "
+	    "processes of this user; no images, no isolation, and resource "
+	    "limits are recorded, not enforced", m->local_name);
 }
 
 void

@@ -155,6 +155,8 @@ spec:
   - name: c
     image: busybox
     command: [sh, -c, 'trap "echo got SIGTERM >> \$VOLRAY_POD_ROOT/../term.txt; exit 0" TERM; echo ready; while true; do sleep 0.1; done']
+    lifecycle:
+      preStop: {exec: {command: [sh, -c, 'echo preStop >> "\$VOLRAY_POD_ROOT/../term.txt"']}}
 YAML
 k wait --for=condition=Ready pod/trap --timeout=10s >/dev/null || fail "trap not Ready"
 i=0
@@ -162,8 +164,9 @@ until k logs trap 2>/dev/null | grep -q ready; do
 	i=$((i + 1)); [ $i -lt 100 ] || fail "trap never started"; sleep 0.1
 done
 k delete pod trap --timeout=20s >/dev/null || fail "delete trap"
-grep -q "got SIGTERM" "$DATA/pods/default/trap/term.txt" || fail "the process did not get SIGTERM"
-pass "graceful deletion: SIGTERM, the trap ran, then the pod was removed"
+expect_eq "preStop
+got SIGTERM" "$(cat "$DATA/pods/default/trap/term.txt")" "preStop, then SIGTERM"
+pass "graceful deletion: the preStop hook, SIGTERM, the trap ran, then the pod was removed"
 
 # kill -9 of volrayd: its processes are found and killed at the next start.
 k apply -f - >/dev/null <<YAML
