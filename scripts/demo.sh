@@ -1,14 +1,15 @@
 #!/bin/sh
 # The volray demo: start volrayd on an embedded store in a temporary data
-# dir, apply a sample RayJob with its Volcano Queue, show what the control
-# plane holds, and stop the daemon.
+# dir (HTTPS, its own CA, the admin's token in the kubeconfig), with this
+# machine as a node; add simulated nodes; apply a sample RayJob with its
+# Volcano Queue (validated and stored); run a real word count as a
+# batch/v1 Job on the local node, wait for it to complete and print its
+# output (the counts and their total); show the cleanup; stop the daemon.
+# Exits non-zero if the job does not complete.
 #
-# Today the daemon is the API server, store and Lua controller runtime: the
-# RayJob is accepted, validated against the upstream-compatible CRD schema,
-# stored durably and watchable, and the built-in Deployment/ReplicaSet
-# controllers (Lua) roll out a Deployment. The RayJob controller, gang
-# scheduler and node runtimes that run the job to completion arrive with
-# the later issues; the demo grows with them.
+# Until the scheduler and the KubeRay controllers land (the next issues),
+# the word count runs as a plain Job pinned to the local node with
+# spec.nodeName, and the RayJob is accepted and stored, not yet run.
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -23,7 +24,7 @@ make -C build -j2 volrayd >/dev/null
 work=$(mktemp -d /tmp/volray-demo.XXXXXX)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 build/volrayd --data-dir "$work/data" --listen "127.0.0.1:$port" \
-	--no-local-node 2>"$work/volrayd.log" &
+	2>"$work/volrayd.log" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
 until curl -fs --cacert "$work/data/pki/ca.crt" "https://127.0.0.1:$port/readyz" >/dev/null 2>&1 &&
@@ -34,6 +35,12 @@ done
 export KUBECONFIG="$work/data/kubeconfig"
 echo "== volrayd is up on https://127.0.0.1:$port (KUBECONFIG=$KUBECONFIG: its CA and the admin token)"
 kubectl version 2>/dev/null | sed 's/^/   /'
+node=$(hostname | tr 'A-Z' 'a-z')
+kubectl wait --for=condition=Ready "node/$node" --timeout=20s >/dev/null
+echo "== simulated nodes beside this machine"
+build/volray node add --virtual --count 3 --cpu 16 --memory 64Gi --labels pool=sim
+kubectl wait --for=condition=Ready node -l pool=sim --timeout=20s >/dev/null
+kubectl get nodes
 
 samples="$top/../shared/upstream-samples/kuberay"
 manifest="$samples/ray-job.volcano-scheduler-queue.yaml"
@@ -73,18 +80,61 @@ kubectl apply -f "$manifest"
 echo "== kubectl get queues,rayjobs"
 kubectl get queues.scheduling.volcano.sh
 kubectl get rayjobs
-echo "== the stored RayJob (defaults applied by the CRD schema)"
-kubectl get rayjobs -o yaml | sed -n '1,40p'
-echo "== the Lua controllers at work: a Deployment, then a rolling update"
-kubectl create deployment web --image=nginx:1.27 --replicas=3
-kubectl wait --for=jsonpath='{.status.updatedReplicas}'=3 deploy/web --timeout=20s >/dev/null
-kubectl get deploy,rs,pods -l app=web
-kubectl set image deploy/web nginx=nginx:1.28 >/dev/null
-kubectl wait --for=jsonpath='{.status.updatedReplicas}'=1 deploy/web --timeout=20s >/dev/null
-echo "   (maxSurge 25% lets one new pod start; the rollout goes on as pods"
-echo "    become available, which needs the node runtimes of a later issue)"
-kubectl get rs -l app=web
-kubectl describe deploy web | sed -n '/^Events:/,$p'
+echo "== the stored RayJob (validated against the CRD schema; it runs once the"
+echo "   scheduler and the KubeRay controllers land)"
+kubectl get rayjob rayjob-sample-0 -o jsonpath='   entrypoint: {.spec.entrypoint}{"\n"}   queue: {.metadata.labels.volcano\.sh/queue-name}{"\n"}   workers: {.spec.rayClusterSpec.workerGroupSpecs[0].replicas}{"\n"}'
+echo "== a real word count, as a Job on the local node ($node)"
+kubectl apply -f - <<YAML
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: wordcount-input}
+data:
+  input.txt: |
+    The quick brown fox jumps over the lazy dog.
+    The dog barks, the fox runs, and the quick fox is gone.
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: wordcount}
+spec:
+  backoffLimit: 2
+  template:
+    spec:
+      nodeName: $node
+      restartPolicy: Never
+      volumes: [{name: input, configMap: {name: wordcount-input}}]
+      containers:
+      - name: count
+        image: python:3
+        command: [python3, -c]
+        args:
+        - |
+          import collections, os, re
+          text = open(os.environ["VOLRAY_POD_ROOT"] + "/data/input.txt").read()
+          words = re.findall(r"[a-z]+", text.lower())
+          for word, n in collections.Counter(words).most_common():
+              print(f"{word:>6} {n}")
+          print(f" total {len(words)}")
+        volumeMounts: [{name: input, mountPath: /data}]
+YAML
+if ! kubectl wait --for=condition=Complete job/wordcount --timeout=60s >/dev/null; then
+	echo "== the word count did not complete"
+	kubectl describe job wordcount
+	kubectl logs job/wordcount || true
+	exit 1
+fi
+kubectl get job,pods -l job-name=wordcount
+echo "== kubectl logs job/wordcount"
+kubectl logs job/wordcount
+echo "== a simulated pod on a virtual node: Pending -> Running -> Completed"
+kubectl run sleepy --image=busybox --restart=Never \
+	--overrides='{"spec":{"nodeName":"vnode-0"}}' --annotations=volray.io/sim-duration=1s >/dev/null
+kubectl wait --for=jsonpath='{.status.phase}'=Succeeded pod/sleepy --timeout=20s >/dev/null
+kubectl get pod sleepy -o wide
+echo "== cleanup: deleting the Job takes its pods (garbage collection)"
+kubectl delete job wordcount
+kubectl wait --for=delete pod -l job-name=wordcount --timeout=20s >/dev/null 2>&1 || true
+kubectl get pods
 echo "== stopping volrayd"
 kill -TERM $pid
 wait $pid || true
