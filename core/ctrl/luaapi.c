@@ -20,6 +20,7 @@
 #include "ctrl/luaconv.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/podspec.h"
 #include "lib/selector.h"
 #include "lib/util.h"
 #include "registry/resource.h"
@@ -561,36 +562,6 @@ l_event_impl(lua_State *L)
 	return 4;
 }
 
-int
-luaapi_quantity(const char *s, double *out)
-{
-	static const struct { const char *suf; double mul; } sufs[] = {
-		{ "Ki", 1024.0 }, { "Mi", 1048576.0 }, { "Gi", 1073741824.0 },
-		{ "Ti", 1099511627776.0 }, { "Pi", 1125899906842624.0 },
-		{ "Ei", 1152921504606846976.0 }, { "n", 1e-9 }, { "u", 1e-6 },
-		{ "m", 1e-3 }, { "k", 1e3 }, { "M", 1e6 }, { "G", 1e9 },
-		{ "T", 1e12 }, { "P", 1e15 }, { "E", 1e18 }, { NULL, 0 } };
-	char *end;
-	double v;
-	int i;
-
-	if (s == NULL || *s == '\0')
-		return -1;
-	v = strtod(s, &end);
-	if (end == s)
-		return -1;
-	if (*end == '\0') {
-		*out = v;
-		return 0;
-	}
-	for (i = 0; sufs[i].suf != NULL; i++) {
-		if (strcmp(end, sufs[i].suf) == 0) {
-			*out = v * sufs[i].mul;
-			return 0;
-		}
-	}
-	return -1;
-}
 
 /* volray.quantity("500m") -> 0.5; ("1Gi") -> 1073741824 */
 static int
@@ -602,7 +573,7 @@ l_quantity(lua_State *L)
 		lua_settop(L, 1);
 		return 1;
 	}
-	if (luaapi_quantity(luaL_checkstring(L, 1), &v) != 0) {
+	if (quantity_parse(luaL_checkstring(L, 1), &v) != 0) {
 		lua_pushnil(L);
 		lua_pushfstring(L, "invalid quantity '%s'", lua_tostring(L, 1));
 		return 2;
@@ -622,7 +593,7 @@ l_milli(lua_State *L)
 
 	if (lua_isnumber(L, 1))
 		v = lua_tonumber(L, 1);
-	else if (luaapi_quantity(luaL_checkstring(L, 1), &v) != 0) {
+	else if (quantity_parse(luaL_checkstring(L, 1), &v) != 0) {
 		lua_pushnil(L);
 		return 1;
 	}

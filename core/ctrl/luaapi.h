@@ -43,7 +43,5 @@ const struct resource *luaapi_resource(const char *spec);
 int luaapi_record_event(struct luaapi_ctx *, const cJSON *obj,
     const char *type, const char *reason, const char *message,
     const char *component, char **msg);
-/* Parse a Kubernetes quantity ("500m", "1Gi", "2") into base units. */
-int luaapi_quantity(const char *s, double *out);
 
 #endif

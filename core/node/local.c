@@ -494,6 +494,34 @@ mount_volumes(struct node *n, struct node_pod *p, const cJSON *pod,
 	return 0;
 }
 
+/*
+ * Spawn argv in a session and process group of its own (so the whole group
+ * can be signalled), stdin from in_fd, stdout and stderr to out_fd.
+ */
+static int
+spawn_group(uv_loop_t *loop, uv_process_t *proc, char **argv, char **env,
+    const char *cwd, int in_fd, int out_fd, uv_exit_cb exit_cb)
+{
+	uv_process_options_t opts;
+	uv_stdio_container_t stdio[3];
+	int i;
+
+	memset(&opts, 0, sizeof opts);
+	for (i = 0; i < 3; i++) {
+		stdio[i].flags = UV_INHERIT_FD;
+		stdio[i].data.fd = i == 0 ? in_fd : out_fd;
+	}
+	opts.file = argv[0];
+	opts.args = argv;
+	opts.env = env;
+	opts.cwd = cwd;
+	opts.stdio = stdio;
+	opts.stdio_count = 3;
+	opts.flags = UV_PROCESS_DETACHED;
+	opts.exit_cb = exit_cb;
+	return uv_spawn(loop, proc, &opts);
+}
+
 static void
 unlink_ctr(struct local_ctr *l)
 {
@@ -543,8 +571,6 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 	char dir[PATH_MAX], root[PATH_MAX], cwd[PATH_MAX], logp[PATH_MAX];
 	char prev[PATH_MAX], **argv = NULL;
 	struct env env = { 0 };
-	uv_process_options_t opts;
-	uv_stdio_container_t stdio[3];
 	struct local_ctr *l;
 	int argc = 0, fd = -1, devnull = -1, rc = -1, r, i;
 	FILE *pf;
@@ -604,26 +630,11 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 	}
 	if ((l = calloc(1, sizeof *l)) == NULL)
 		fatal("out of memory");
-	memset(&opts, 0, sizeof opts);
-	stdio[0].flags = UV_INHERIT_FD;
-	stdio[0].data.fd = devnull;
-	stdio[1].flags = UV_INHERIT_FD;
-	stdio[1].data.fd = fd;
-	stdio[2].flags = UV_INHERIT_FD;
-	stdio[2].data.fd = fd;
-	opts.file = argv[0];
-	opts.args = argv;
-	opts.env = env.kv;
-	opts.cwd = cwd;
-	opts.stdio = stdio;
-	opts.stdio_count = 3;
-	/* Its own session, so the whole group can be signalled. */
-	opts.flags = UV_PROCESS_DETACHED;
-	opts.exit_cb = on_exit_cb;
 	l->proc.data = l;
 	l->n = n;
 	l->c = c;
-	r = uv_spawn(n->m->loop, &l->proc, &opts);
+	r = spawn_group(n->m->loop, &l->proc, argv, env.kv, cwd, devnull, fd,
+	    on_exit_cb);
 	if (r != 0) {
 		*why = util_printf("RunContainerError: exec %s: %s", argv[0],
 		    uv_strerror(r));
@@ -833,8 +844,6 @@ local_exec(struct node *n, struct node_pod *p, struct node_ctr *c,
 	const cJSON *spec = NULL, *it;
 	char dir[PATH_MAX], root[PATH_MAX], *why = NULL, **argv = NULL;
 	struct env env = { 0 };
-	uv_process_options_t opts;
-	uv_stdio_container_t stdio[3];
 	struct exec_run *e = NULL;
 	int argc = 0, devnull = -1, ok = 0, i;
 
@@ -854,24 +863,12 @@ local_exec(struct node *n, struct node_pod *p, struct node_ctr *c,
 			argv[argc++] = expand(&env, it->valuestring);
 	if ((e = calloc(1, sizeof *e)) == NULL)
 		fatal("out of memory");
-	memset(&opts, 0, sizeof opts);
-	for (i = 0; i < 3; i++) {
-		stdio[i].flags = UV_INHERIT_FD;
-		stdio[i].data.fd = devnull;
-	}
-	opts.file = argv[0];
-	opts.args = argv;
-	opts.env = env.kv;
-	opts.cwd = root;
-	opts.stdio = stdio;
-	opts.stdio_count = 3;
-	opts.flags = UV_PROCESS_DETACHED;
-	opts.exit_cb = exec_exit;
 	e->proc.data = e;
 	e->n = n;
 	e->done = done;
 	e->arg = arg;
-	if (argc == 0 || uv_spawn(n->m->loop, &e->proc, &opts) != 0) {
+	if (argc == 0 || spawn_group(n->m->loop, &e->proc, argv, env.kv, root,
+	    devnull, devnull, exec_exit) != 0) {
 		free(e);
 		e = NULL;
 		goto out;
