@@ -27,6 +27,8 @@ struct node_stats {
 
 node_mgr *node_mgr_new(uv_loop_t *, store *, registry *);
 void node_mgr_free(node_mgr *);
+/* The Leases' duration (default 40 s), renewed every quarter of it. */
+void node_mgr_set_lease_duration(node_mgr *, int seconds);
 /* Take charge of the managed Nodes and their pods already stored. */
 void node_mgr_start(node_mgr *);
 void node_mgr_stats(const node_mgr *, struct node_stats *);

@@ -128,6 +128,7 @@ struct node_mgr {
 	struct node_pod *dirty;
 	unsigned next_node_idx;
 	unsigned next_ip;
+	int lease_seconds;		/* leaseDurationSeconds; renewed at 1/4 */
 	struct node_stats stats;
 };
 
