@@ -379,9 +379,11 @@ volrayd_flags_parse(struct volrayd_flags *f, int argc, char **argv)
 				long v = strtol(optarg, &end, 10);
 
 				if (*optarg == '\0' || *end != '\0' || v < 0)
-					return bad("--default-*-toleration-"
-					    "seconds %s: want seconds, 0 or "
-					    "more", optarg);
+					return bad(c == O_NOTREADY ?
+					    "--default-not-ready-toleration-"
+					    "seconds %s: want 0 or more" :
+					    "--default-unreachable-toleration-"
+					    "seconds %s: want 0 or more", optarg);
 				if (c == O_NOTREADY)
 					f->not_ready_seconds = v;
 				else
