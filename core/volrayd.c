@@ -28,7 +28,9 @@
 #include "ctrl/luahost.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "node/lifecycle.h"
 #include "node/node.h"
+#include "registry/admission.h"
 #include "registry/gc.h"
 #include "registry/registry.h"
 #include "registry/resource.h"
@@ -45,6 +47,7 @@ struct daemon {
 	luahost *lua;
 	controller_rt *ctrl;
 	node_mgr *nodes;
+	lifecycle *life;
 	authn *authn;
 	rbac *rbac;
 	tls_ctx *tls;
@@ -260,6 +263,8 @@ main(int argc, char **argv)
 	log_info("volrayd: store at revision %llu",
 	    (unsigned long long)store_rev(d.st));
 	d.rg = registry_new(d.st);
+	admission_set_toleration_seconds(d.f.not_ready_seconds,
+	    d.f.unreachable_seconds);
 	d.hub = watch_hub_new(d.loop, d.st);
 	if (d.f.watch_history > 0)
 		watch_set_history(d.hub, d.f.watch_history);
@@ -307,6 +312,7 @@ main(int argc, char **argv)
 		return 1;
 	/* The node runtimes: simulated nodes (and pods bound to them). */
 	d.nodes = node_mgr_new(d.loop, d.st, d.rg);
+	node_mgr_set_lease_duration(d.nodes, d.f.node_lease_seconds);
 	{
 		char host[256] = "";
 
@@ -321,6 +327,9 @@ main(int argc, char **argv)
 		    NULL : host);
 	}
 	node_mgr_start(d.nodes);
+	/* Node health for every Node: Unknown, taints, evictions. */
+	d.life = lifecycle_new(d.loop, d.st, d.rg, d.f.node_grace_ms);
+	lifecycle_start(d.life);
 	d.api = api_new(d.loop, d.st, d.rg, d.hub, d.f.data_dir);
 	api_set_reload(d.api, reload, &d);
 	api_set_authn(d.api, d.authn);

@@ -30,6 +30,10 @@ struct volrayd_flags {
 	double user_qps;		/* --user-qps */
 	int user_burst;			/* --user-burst */
 	int max_watches;		/* --max-watches-per-user */
+	unsigned long long node_grace_ms; /* --node-monitor-grace-period */
+	int node_lease_seconds;		/* --node-lease-duration-seconds */
+	long not_ready_seconds;		/* --default-not-ready-toleration-seconds */
+	long unreachable_seconds;	/* --default-unreachable-toleration-seconds */
 };
 
 /*

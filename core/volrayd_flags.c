@@ -39,6 +39,10 @@ usage(FILE *f)
 	    "               [--batch-scheduler volcano] [--watch-history N] "
 	    "[--request-timeout SECONDS]\n"
 	    "               [--lua-memory MB] [--lua-instructions N] "
+	    "[--node-monitor-grace-period DURATION]\n"
+	    "               [--node-lease-duration-seconds N] "
+	    "[--default-not-ready-toleration-seconds N]\n"
+	    "               [--default-unreachable-toleration-seconds N] "
 	    "[--debug]\n");
 }
 
@@ -149,6 +153,41 @@ push(char ***list, int *n, const char *s)
 	(*list)[(*n)++] = strdup(s);
 }
 
+/*
+ * A duration as Kubernetes' flags take it ("40s", "500ms", "1m30s", "1.5h"):
+ * milliseconds, or -1 when it is malformed or not positive.
+ */
+static long long
+parse_duration(const char *s)
+{
+	double total = 0, v;
+	char *end;
+
+	if (*s == '\0')
+		return -1;
+	while (*s != '\0') {
+		v = strtod(s, &end);
+		if (end == s || v < 0)
+			return -1;
+		s = end;
+		if (strncmp(s, "ms", 2) == 0) {
+			s += 2;
+		} else if (*s == 's') {
+			v *= 1000;
+			s++;
+		} else if (*s == 'm') {
+			v *= 60000;
+			s++;
+		} else if (*s == 'h') {
+			v *= 3600000;
+			s++;
+		} else
+			return -1;
+		total += v;
+	}
+	return total >= 1 && total < 1e15 ? (long long)total : -1;
+}
+
 static int
 bad(const char *fmt, const char *arg)
 {
@@ -163,7 +202,8 @@ volrayd_flags_parse(struct volrayd_flags *f, int argc, char **argv)
 {
 	enum {
 		O_PLAIN = 256, O_CERT, O_KEY, O_SAN, O_TOKENS, O_AUTHZ,
-		O_BATCH, O_MAXRO, O_MAXRW, O_QPS, O_BURST, O_WATCHES
+		O_BATCH, O_MAXRO, O_MAXRW, O_QPS, O_BURST, O_WATCHES,
+		O_GRACE, O_LEASE, O_NOTREADY, O_UNREACH
 	};
 	static const struct option longopts[] = {
 		{ "data-dir", required_argument, NULL, 'd' },
@@ -188,12 +228,21 @@ volrayd_flags_parse(struct volrayd_flags *f, int argc, char **argv)
 		{ "user-qps", required_argument, NULL, O_QPS },
 		{ "user-burst", required_argument, NULL, O_BURST },
 		{ "max-watches-per-user", required_argument, NULL, O_WATCHES },
+		{ "node-monitor-grace-period", required_argument, NULL, O_GRACE },
+		{ "node-lease-duration-seconds", required_argument, NULL,
+		    O_LEASE },
+		{ "default-not-ready-toleration-seconds", required_argument,
+		    NULL, O_NOTREADY },
+		{ "default-unreachable-toleration-seconds", required_argument,
+		    NULL, O_UNREACH },
 		{ "debug", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct limits_conf lim = LIMITS_DEFAULT;
+	long long ms;
+	char *end;
 	int c;
 
 	memset(f, 0, sizeof *f);
@@ -207,6 +256,10 @@ volrayd_flags_parse(struct volrayd_flags *f, int argc, char **argv)
 	f->port = 6443;
 	f->lua_memory_mb = 256;
 	f->lua_instructions = 200000000ULL;
+	f->node_grace_ms = 40000;
+	f->node_lease_seconds = 40;
+	f->not_ready_seconds = 300;
+	f->unreachable_seconds = 300;
 	while ((c = getopt_long(argc, argv, "d:l:p:Ns:W:T:M:I:DhV", longopts,
 	    NULL)) != -1) {
 		switch (c) {
@@ -305,6 +358,37 @@ volrayd_flags_parse(struct volrayd_flags *f, int argc, char **argv)
 		case O_WATCHES:
 			if ((f->max_watches = atoi(optarg)) < 1)
 				return bad("bad --max-watches-per-user %s", optarg);
+			break;
+		case O_GRACE:
+			if ((ms = parse_duration(optarg)) < 0)
+				return bad("--node-monitor-grace-period %s: want "
+				    "a duration such as 40s or 500ms", optarg);
+			f->node_grace_ms = (unsigned long long)ms;
+			break;
+		case O_LEASE:
+			f->node_lease_seconds = (int)strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' ||
+			    f->node_lease_seconds < 1 ||
+			    f->node_lease_seconds > 3600)
+				return bad("--node-lease-duration-seconds %s: "
+				    "want 1 to 3600", optarg);
+			break;
+		case O_NOTREADY:
+		case O_UNREACH:
+			{
+				long v = strtol(optarg, &end, 10);
+
+				if (*optarg == '\0' || *end != '\0' || v < 0)
+					return bad(c == O_NOTREADY ?
+					    "--default-not-ready-toleration-"
+					    "seconds %s: want 0 or more" :
+					    "--default-unreachable-toleration-"
+					    "seconds %s: want 0 or more", optarg);
+				if (c == O_NOTREADY)
+					f->not_ready_seconds = v;
+				else
+					f->unreachable_seconds = v;
+			}
 			break;
 		case 'D':
 			log_set_level(LOG_DEBUG);

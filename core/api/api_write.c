@@ -379,6 +379,12 @@ api_evict(api *a, http_req *req, struct route *rt)
 	if (json_str(ev, "deleteOptions.preconditions.uid"))
 		o.precond_uid = strdup(json_str(ev,
 		    "deleteOptions.preconditions.uid"));
+	/* kubectl drain --grace-period sends it here. */
+	if (cJSON_IsNumber(json_at(ev, "deleteOptions.gracePeriodSeconds"))) {
+		o.grace_set = 1;
+		o.grace_period = (long)json_at(ev,
+		    "deleteOptions.gracePeriodSeconds")->valuedouble;
+	}
 	cJSON_Delete(ev);
 	registry_delete(a->rg, rt->r, rt->ns, rt->name, &o, &res);
 	opts_free(&o);

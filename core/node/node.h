@@ -35,6 +35,8 @@ void node_mgr_set_local(node_mgr *, const char *data_dir, const char *name);
 /* volrayd is stopping: kill every process of the local node's pods. */
 void node_mgr_shutdown(node_mgr *);
 void node_mgr_free(node_mgr *);
+/* The Leases' duration (default 40 s), renewed every quarter of it. */
+void node_mgr_set_lease_duration(node_mgr *, int seconds);
 /* Take charge of the managed Nodes and their pods already stored. */
 void node_mgr_start(node_mgr *);
 void node_mgr_stats(const node_mgr *, struct node_stats *);

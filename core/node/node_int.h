@@ -156,6 +156,7 @@ struct node_mgr {
 	struct node_pod *dirty;
 	unsigned next_node_idx;
 	unsigned next_ip;
+	int lease_seconds;		/* leaseDurationSeconds; renewed at 1/4 */
 	struct node_stats stats;
 	char *data_dir;			/* pod directories, logs */
 	char *local_name;		/* the local node, or NULL */

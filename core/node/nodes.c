@@ -21,9 +21,8 @@
 #include "lib/util.h"
 #include "node/node_int.h"
 
-#define LEASE_PERIOD_MS	10000
 #define LEASE_SLOTS	100
-#define LEASE_SECONDS	40
+#define LEASE_SECONDS	40		/* renewed every quarter of it */
 #define LEASE_NS	"kube-node-lease"
 
 const char *
@@ -132,7 +131,7 @@ on_lease(wheel_timer *t)
 		cJSON_AddItemToArray(own, o);
 		json_set_str(json_obj(l, "spec"), "holderIdentity", n->name);
 		json_set_num(json_obj(l, "spec"), "leaseDurationSeconds",
-		    LEASE_SECONDS);
+		    m->lease_seconds);
 		json_set_str(json_obj(l, "spec"), "renewTime", now);
 		registry_create(m->rg, r, LEASE_NS, l, NULL, &res);
 	} else {
@@ -297,7 +296,7 @@ manage(node_mgr *m, const store_obj *o, const cJSON *obj,
 	n->name = strdup(o->name);
 	n->rt = rt;
 	n->idx = ++m->next_node_idx;
-	n->lease_period_ms = LEASE_PERIOD_MS;
+	n->lease_period_ms = (uint64_t)m->lease_seconds * 250;
 	podspec_allocatable(obj, &n->alloc);
 	node_ip(n, obj);
 	log_info("node %s: managed by the %s runtime", n->name, rt->name);
@@ -309,7 +308,7 @@ manage(node_mgr *m, const store_obj *o, const cJSON *obj,
 	 * (5,000 nodes: 50 writes per fsync, 10 fsyncs a second).
 	 */
 	wheel_add(m->wheel, &n->lease_timer, (name_hash(n->name) %
-	    LEASE_SLOTS) * (LEASE_PERIOD_MS / LEASE_SLOTS), on_lease, n);
+	    LEASE_SLOTS) * (n->lease_period_ms / LEASE_SLOTS), on_lease, n);
 	return n;
 }
 
@@ -366,6 +365,7 @@ node_event(node_mgr *m, const store_event *ev)
 {
 	struct node *n = hmap_get(m->nodes, ev->obj->name);
 	const struct node_runtime *rt;
+	int was_failing;
 	cJSON *t;
 
 	if (ev->type == STORE_DELETED) {
@@ -407,10 +407,19 @@ node_event(node_mgr *m, const store_event *ev)
 		n = manage(m, ev->obj, t, rt);
 	else
 		podspec_allocatable(t, &n->alloc);
+	was_failing = n->failing;
 	n->failing = node_annotation(t, "volray.io/sim-fail") != NULL &&
 	    strcmp(node_annotation(t, "volray.io/sim-fail"), "true") == 0;
 	cJSON_Delete(t);
-	write_node_status(m, n, ev->obj);
+	/*
+	 * A failing node posts nothing (the lifecycle controller marks it
+	 * Unknown); one that comes back renews its Lease at once, then
+	 * writes Ready=True over the controller's Unknown.
+	 */
+	if (was_failing && !n->failing)
+		on_lease(&n->lease_timer);
+	if (!n->failing)
+		write_node_status(m, n, ev->obj);
 }
 
 /* A pod bound to a managed node that we have not seen: take it on. */
@@ -502,6 +511,7 @@ node_mgr_new(uv_loop_t *loop, store *st, registry *rg)
 	m->loop = loop;
 	m->st = st;
 	m->rg = rg;
+	m->lease_seconds = LEASE_SECONDS;
 	m->wheel = wheel_new(loop);
 	uv_check_init(loop, &m->flush);
 	m->flush.data = m;
@@ -581,6 +591,13 @@ node_mgr_shutdown(node_mgr *m)
 {
 	(void)m;
 	node_local_kill_all();
+}
+
+void
+node_mgr_set_lease_duration(node_mgr *m, int seconds)
+{
+	if (seconds > 0)
+		m->lease_seconds = seconds;
 }
 
 void

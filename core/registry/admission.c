@@ -186,6 +186,60 @@ podspec_defaults(cJSON *spec)
 		container_defaults(c);
 }
 
+/* DefaultTolerationSeconds: how long pods stay on a not-ready node. */
+static long not_ready_seconds = 300, unreachable_seconds = 300;
+
+void
+admission_set_toleration_seconds(long not_ready, long unreachable)
+{
+	not_ready_seconds = not_ready;
+	unreachable_seconds = unreachable;
+}
+
+/*
+ * As kube-apiserver's DefaultTolerationSeconds plugin: a pod that does
+ * not tolerate node.kubernetes.io/not-ready (or unreachable) NoExecute
+ * gets a toleration of it for the default seconds (a toleration with no
+ * key, or no effect, counts).
+ */
+static void
+default_tolerations(cJSON *spec)
+{
+	static const char *const keys[] = { "node.kubernetes.io/not-ready",
+	    "node.kubernetes.io/unreachable" };
+	long secs[2] = { not_ready_seconds, unreachable_seconds };
+	cJSON *tols = cJSON_GetObjectItemCaseSensitive(spec, "tolerations");
+	const cJSON *it;
+	int i, have;
+
+	for (i = 0; i < 2; i++) {
+		cJSON *t;
+
+		have = 0;
+		cJSON_ArrayForEach(it, tols) {
+			const char *k = json_str(it, "key");
+			const char *e = json_str(it, "effect");
+
+			if ((k == NULL || *k == '\0' || strcmp(k, keys[i]) ==
+			    0) && (e == NULL || *e == '\0' ||
+			    strcmp(e, "NoExecute") == 0))
+				have = 1;
+		}
+		if (have)
+			continue;
+		if (!cJSON_IsArray(tols)) {
+			json_del(spec, "tolerations");
+			tols = cJSON_AddArrayToObject(spec, "tolerations");
+		}
+		t = cJSON_CreateObject();
+		cJSON_AddStringToObject(t, "key", keys[i]);
+		cJSON_AddStringToObject(t, "operator", "Exists");
+		cJSON_AddStringToObject(t, "effect", "NoExecute");
+		cJSON_AddNumberToObject(t, "tolerationSeconds", secs[i]);
+		cJSON_AddItemToArray(tols, t);
+	}
+}
+
 static void
 pod_mutate(store *st, cJSON *obj, const cJSON *old)
 {
@@ -207,6 +261,7 @@ pod_mutate(store *st, cJSON *obj, const cJSON *old)
 		    "PreemptLowerPriority");
 		if (json_at(spec, "enableServiceLinks") == NULL)
 			cJSON_AddTrueToObject(spec, "enableServiceLinks");
+		default_tolerations(spec);
 		status = json_obj(obj, "status");
 		set_default_str(status, "phase", "Pending");
 		set_default_str(status, "qosClass", "BestEffort");

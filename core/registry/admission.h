@@ -1,7 +1,8 @@
 /*
  * Admission for built-in kinds: the defaults a cluster fills in (Pod
  * restartPolicy, dnsPolicy, imagePullPolicy, priority from
- * priorityClassName, schedulerName; Deployment and Job defaults; Service
+ * priorityClassName, schedulerName, the not-ready and unreachable
+ * tolerations of DefaultTolerationSeconds; Deployment and Job defaults; Service
  * cluster IPs; Namespace finalizers) and the validation kubectl users rely
  * on (required fields, name formats, selector/template agreement).
  */
@@ -22,6 +23,12 @@ void admission_validate(store *, const resource *, const cJSON *obj,
 void admission_rbac_mutate(const resource *, cJSON *obj);
 void admission_rbac_validate(const resource *, const cJSON *obj,
     const cJSON *old, cJSON *causes);
+/*
+ * The tolerationSeconds of the not-ready and unreachable tolerations every
+ * new pod gets (--default-not-ready-toleration-seconds and
+ * --default-unreachable-toleration-seconds; 300 each by default).
+ */
+void admission_set_toleration_seconds(long not_ready, long unreachable);
 /* Check a name: 0 if valid, else a message (static) to show. */
 const char *admission_check_name(const resource *, const char *name);
 
