@@ -34,6 +34,7 @@
 #include "registry/gc.h"
 #include "registry/registry.h"
 #include "registry/resource.h"
+#include "sched/sched.h"
 #include "store/store.h"
 #include "volrayd.h"
 
@@ -47,6 +48,7 @@ struct daemon {
 	luahost *lua;
 	controller_rt *ctrl;
 	node_mgr *nodes;
+	sched *sched;
 	lifecycle *life;
 	authn *authn;
 	rbac *rbac;
@@ -330,6 +332,9 @@ main(int argc, char **argv)
 	/* Node health for every Node: Unknown, taints, evictions. */
 	d.life = lifecycle_new(d.loop, d.st, d.rg, d.f.node_grace_ms);
 	lifecycle_start(d.life);
+	/* The scheduler: binds pending pods to the nodes above. */
+	d.sched = sched_new(d.loop, d.st, d.rg);
+	sched_start(d.sched);
 	d.api = api_new(d.loop, d.st, d.rg, d.hub, d.f.data_dir);
 	api_set_reload(d.api, reload, &d);
 	api_set_authn(d.api, d.authn);

@@ -338,3 +338,46 @@ podspec_node_matches(const cJSON *pod, const cJSON *node)
 			return 1;
 	return 0;
 }
+
+/* Whether one toleration tolerates one taint (Kubernetes' ToleratesTaint). */
+static int
+tolerates(const cJSON *tol, const cJSON *taint)
+{
+	const char *tk = json_str(tol, "key"), *op = json_str(tol, "operator");
+	const char *te = json_str(tol, "effect"), *tv = json_str(tol, "value");
+	const char *k = json_str(taint, "key"), *v = json_str(taint, "value");
+	const char *e = json_str(taint, "effect");
+
+	if (te != NULL && *te && (e == NULL || strcmp(te, e) != 0))
+		return 0;
+	if (tk != NULL && *tk && (k == NULL || strcmp(tk, k) != 0))
+		return 0;
+	if (op != NULL && strcmp(op, "Exists") == 0)
+		return 1;
+	/* Equal (the default): an empty key matches only with Exists. */
+	if (tk == NULL || *tk == '\0')
+		return 0;
+	return strcmp(tv ? tv : "", v ? v : "") == 0;
+}
+
+const cJSON *
+podspec_untolerated(const cJSON *pod, const cJSON *node)
+{
+	const cJSON *taint, *tol;
+
+	cJSON_ArrayForEach(taint, json_at(node, "spec.taints")) {
+		const char *e = json_str(taint, "effect");
+		int ok = 0;
+
+		if (e == NULL || strcmp(e, "PreferNoSchedule") == 0)
+			continue;
+		cJSON_ArrayForEach(tol, json_at(pod, "spec.tolerations"))
+			if (tolerates(tol, taint)) {
+				ok = 1;
+				break;
+			}
+		if (!ok)
+			return taint;
+	}
+	return NULL;
+}

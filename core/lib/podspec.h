@@ -57,5 +57,10 @@ int64_t podspec_res_get(const struct podspec_res *, const char *name);
  * affinity.
  */
 int podspec_node_matches(const cJSON *pod, const cJSON *node);
+/*
+ * The first taint of the node with effect NoSchedule or NoExecute that
+ * the pod does not tolerate, or NULL (PreferNoSchedule never blocks).
+ */
+const cJSON *podspec_untolerated(const cJSON *pod, const cJSON *node);
 
 #endif

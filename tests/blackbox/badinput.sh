@@ -32,7 +32,7 @@ code 415 PATCH "$CM/real" text/plain '{}'
 code 422 PATCH "$CM/real" application/merge-patch+json '{"metadata":{"labels":{"a":1}}}'
 code 422 POST "$API/api/v1/namespaces/default/pods" application/json '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p2"},"spec":true}'
 curl -fs -XPOST "$API/api/v1/namespaces/default/pods" -H 'Content-Type: application/json' \
-	-d '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"sp"},"spec":{"containers":[{"name":"c","image":"x"}]}}' >/dev/null
+	-d '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"sp"},"spec":{"schedulerName":"none","containers":[{"name":"c","image":"x"}]}}' >/dev/null
 code 422 PATCH "$API/api/v1/namespaces/default/pods/sp/status" application/merge-patch+json '{"status":true}'
 code 409 POST "$CM" application/json '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"real"}}'
 code 409 PUT "$CM/real" application/json '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"real","resourceVersion":"1"}}'

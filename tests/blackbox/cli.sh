@@ -51,7 +51,7 @@ apiVersion: v1
 kind: Node
 metadata:
   name: vnode-1
-  labels: {volray.io/runtime: virtual}
+  labels: {zone: a}   # no runtime serves it: pods stay Pending
 YAML
 expect_eq "node/vnode-1 created" "$(vr apply -f "$WORK/node.yaml")" "apply node"
 expect_eq "$(k get nodes | head -n 1)" "$(vr get nodes | head -n 1)" \

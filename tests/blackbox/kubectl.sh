@@ -60,7 +60,7 @@ apiVersion: v1
 kind: Node
 metadata:
   name: node-a
-  labels: {volray.io/runtime: virtual, zone: z1}
+  labels: {zone: z1}   # no runtime serves it: pods stay Pending
 YAML
 
 # --- apply: create, then update
