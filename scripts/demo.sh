@@ -3,13 +3,14 @@
 # dir (HTTPS, its own CA, the admin's token in the kubeconfig), with this
 # machine as a node; add simulated nodes; apply a sample RayJob with its
 # Volcano Queue (validated and stored); run a real word count as a
-# batch/v1 Job on the local node, wait for it to complete and print its
-# output (the counts and their total); show the cleanup; stop the daemon.
+# batch/v1 Job that the scheduler places on the local node, wait for it to
+# complete and print its output (the counts and their total); spread a
+# Deployment over the simulated nodes; show the cleanup; stop the daemon.
 # Exits non-zero if the job does not complete.
 #
-# Until the scheduler and the KubeRay controllers land (the next issues),
-# the word count runs as a plain Job pinned to the local node with
-# spec.nodeName, and the RayJob is accepted and stored, not yet run.
+# Until the KubeRay controllers land (a later issue), the word count runs
+# as a plain Job that the scheduler places on the local node (nodeSelector),
+# and the RayJob is accepted and stored, not yet run.
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -100,7 +101,7 @@ spec:
   backoffLimit: 2
   template:
     spec:
-      nodeName: $node
+      nodeSelector: {kubernetes.io/hostname: $node}   # the scheduler places it
       restartPolicy: Never
       volumes: [{name: input, configMap: {name: wordcount-input}}]
       containers:
@@ -126,11 +127,23 @@ fi
 kubectl get job,pods -l job-name=wordcount
 echo "== kubectl logs job/wordcount"
 kubectl logs job/wordcount
-echo "== a simulated pod on a virtual node: Pending -> Running -> Completed"
-kubectl run sleepy --image=busybox --restart=Never \
-	--overrides='{"spec":{"nodeName":"vnode-0"}}' --annotations=volray.io/sim-duration=1s >/dev/null
-kubectl wait --for=jsonpath='{.status.phase}'=Succeeded pod/sleepy --timeout=20s >/dev/null
-kubectl get pod sleepy -o wide
+echo "== a Deployment on the simulated nodes, spread by the scheduler"
+kubectl apply -f - <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 6
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      nodeSelector: {pool: sim}
+      containers:
+      - {name: nginx, image: nginx:1.27, resources: {requests: {cpu: "2", memory: 1Gi}}}
+YAML
+kubectl wait --for=jsonpath='{.status.availableReplicas}'=6 deploy/web --timeout=30s >/dev/null
+kubectl get pods -l app=web -o wide
 echo "== cleanup: deleting the Job takes its pods (garbage collection)"
 kubectl delete job wordcount
 kubectl wait --for=delete pod -l job-name=wordcount --timeout=20s >/dev/null 2>&1 || true
