@@ -8,8 +8,10 @@
  * group's minMember is 1), every placement of the job is undone and its
  * tasks wait, told why. Placements that stand are returned for dispatch.
  *
- * Every task scans every node: the free-capacity index and the plugins'
- * extension points arrive with the rest of the framework.
+ * Each task scores at most enough() feasible nodes, from where the last
+ * scan stopped (kube-scheduler's percentageOfNodesToScore); the
+ * free-capacity index and the plugins' extension points arrive with the
+ * rest of the framework.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,29 +46,57 @@ task_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* The best node for t, or NULL with *why set. */
+/*
+ * How many feasible nodes to score before choosing, as kube-scheduler's
+ * percentageOfNodesToScore: 50% of a small cluster down to 5% of a large
+ * one, at least 100.
+ */
+static int
+enough(int nnodes)
+{
+	int pct = 50 - nnodes / 125, want;
+
+	if (pct < 5)
+		pct = 5;
+	want = nnodes * pct / 100;
+	return want < 100 ? (nnodes < 100 ? nnodes : 100) : want;
+}
+
+/*
+ * The best node for t, or NULL with *why set. The scan starts where the
+ * last one stopped, so successive tasks spread over the cluster and each
+ * scores only enough() feasible nodes.
+ */
 static struct sched_node *
 place(struct sched_session *ss, struct sched_task *t)
 {
-	int counts[FIT_NREASONS] = { 0 }, i;
+	int counts[FIT_NREASONS] = { 0 }, i, seen, feasible = 0;
+	int want = enough(ss->nnodes);
 	struct sched_node *best = NULL;
 	double best_score = 0;
 
-	for (i = 0; i < ss->nnodes; i++) {
-		struct sched_node *n = &ss->nodes[i];
-		enum fit_reason r = predicate_fit(t, n);
+	for (seen = 0; seen < ss->nnodes && feasible < want; seen++) {
+		struct sched_node *n;
+		enum fit_reason r;
+
+		i = (ss->next_node + seen) % ss->nnodes;
+		n = &ss->nodes[i];
+		r = predicate_fit(t, n);
 		double sc;
 
 		if (r != FIT_OK) {
 			counts[r]++;
 			continue;
 		}
+		feasible++;
 		sc = predicate_score(t, n);
 		if (best == NULL || sc > best_score) {
 			best = n;
 			best_score = sc;
 		}
 	}
+	if (ss->nnodes > 0)
+		ss->next_node = (ss->next_node + seen) % ss->nnodes;
 	if (best == NULL) {
 		free(t->why);
 		t->why = predicate_message(ss->nnodes, counts);

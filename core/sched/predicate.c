@@ -23,12 +23,20 @@ predicate_fit(const struct sched_task *t, const struct sched_node *n)
 
 	if (n->unschedulable)
 		return FIT_UNSCHEDULABLE;
-	if (!podspec_node_matches(t->obj, n->obj))
-		return FIT_SELECTOR;
-	if (podspec_untolerated(t->obj, n->obj) != NULL)
+	/* Resources first: the cheap check that fails most often. */
+	if ((short_of = podspec_res_exceeds(&t->req, &n->idle)) != NULL)
+		goto short_of;
+	if (n->has_taints && podspec_untolerated(t->obj, n->obj) != NULL)
 		return FIT_TAINT;
-	if ((short_of = podspec_res_exceeds(&t->req, &n->idle)) == NULL)
-		return FIT_OK;
+	if (t->has_selector && !podspec_node_matches(t->obj, n->obj))
+		return FIT_SELECTOR;
+	return FIT_OK;
+short_of:
+	/* Report as kube-scheduler's filter order does: taints, affinity. */
+	if (n->has_taints && podspec_untolerated(t->obj, n->obj) != NULL)
+		return FIT_TAINT;
+	if (t->has_selector && !podspec_node_matches(t->obj, n->obj))
+		return FIT_SELECTOR;
 	if (strcmp(short_of, "cpu") == 0)
 		return FIT_CPU;
 	if (strcmp(short_of, "memory") == 0)

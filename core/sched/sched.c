@@ -1,7 +1,9 @@
 /*
  * The scheduling cycle. A timer runs one every second, and a store event
  * that brings new pending work (a pod to schedule, a node that changed)
- * starts one 20 ms later, so a burst of creates is placed in one cycle.
+ * starts one 20 ms later (or four times the last cycle's length, when that
+ * is longer), so a burst of creates is placed in a few cycles and the API
+ * keeps most of the loop.
  * A cycle opens the session, runs allocate, binds the placements through
  * the registry's pods/binding path (all in this loop turn: one group
  * commit), and writes PodScheduled=False with the reason to each pod that
@@ -148,8 +150,15 @@ on_event(void *arg, const store_event *ev)
 	    o->node_name[0] == '\0') || strcmp(o->res, "nodes") == 0 ||
 	    (strcmp(o->res, "pods") == 0 && ev->type == STORE_DELETED &&
 	    o->node_name[0] != '\0')) {
+		/*
+		 * Wait at least four times what the last cycle took, so that
+		 * cycles take at most a fifth of the loop while writes pour in.
+		 */
+		uint64_t wait = s->stats.last_cycle_us * 4 / 1000;
+
 		s->pending_work = 1;
-		uv_timer_start(&s->soon, on_soon, SOON_MS, 0);
+		uv_timer_start(&s->soon, on_soon, wait > SOON_MS ? (wait < PERIOD_MS ?
+		    wait : PERIOD_MS) : SOON_MS, 0);
 	}
 }
 

@@ -29,6 +29,7 @@ struct sched_node {
 					   kube-scheduler's defaults (scores) */
 	int unschedulable;
 	int ready;
+	int has_taints;
 };
 
 enum task_state { TASK_PENDING, TASK_ALLOCATED, TASK_BOUND };
@@ -40,6 +41,7 @@ struct sched_task {
 	cJSON *obj;			/* the cached Pod */
 	struct podspec_res req;
 	long long priority;
+	int has_selector;		/* nodeSelector or node affinity */
 	enum task_state state;
 	struct sched_node *node;	/* allocated or bound to */
 	struct sched_job *job;
@@ -68,6 +70,7 @@ struct sched_session {
 	struct sched_task *tasks;
 	int ntasks;
 	hmap *node_index;		/* name -> node */
+	int next_node;			/* where the next scan starts */
 };
 
 /* A parsed object kept across cycles until its revision changes. */

@@ -194,6 +194,8 @@ session_open(struct sched *s, struct sched_session *ss)
 		sn->ready = 1;
 		sn->unschedulable = cJSON_IsTrue(json_at(c->obj,
 		    "spec.unschedulable"));
+		sn->has_taints = cJSON_GetArraySize(json_at(c->obj,
+		    "spec.taints")) > 0;
 	}
 	ss->nnodes = k;
 	for (i = 0; i < (size_t)k; i++)
@@ -232,6 +234,8 @@ session_open(struct sched *s, struct sched_session *ss)
 		t->req = c->res;
 		t->priority = (long long)cJSON_GetNumberValue(json_at(c->obj,
 		    "spec.priority"));
+		t->has_selector = json_at(c->obj, "spec.nodeSelector") != NULL ||
+		    json_at(c->obj, "spec.affinity.nodeAffinity") != NULL;
 		job_add_task(job_of(s, ss, o, c->obj), t);
 	}
 	sweep(s->pods_cache);

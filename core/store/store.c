@@ -262,6 +262,8 @@ deps_remove(store *st, const char *owner_uid, const char *key)
 }
 
 /* Put a version into the indexes (replacing any previous one), or remove. */
+static int cmp_obj(const void *, const void *);
+
 static store_obj *
 index_set(store *st, const char *res, const char *nsname, store_obj *o)
 {
@@ -285,6 +287,26 @@ index_set(store *st, const char *res, const char *nsname, store_obj *o)
 			hmap_put(st->uids, o->uid, o);
 		for (i = 0; i < o->nowners; i++)
 			deps_add(st, o->owners[i].uid, o->key);
+	}
+	if (o != NULL && old != NULL && !c->dirty && c->sorted != NULL) {
+		/*
+		 * A new version of an object keeps its place in the sorted
+		 * list: swap the pointer rather than sorting again (a status
+		 * write must not cost the next list a sort of everything).
+		 */
+		size_t lo = 0, hi = c->nsorted, mid;
+
+		while (lo < hi) {
+			mid = (lo + hi) / 2;
+			if (cmp_obj(&c->sorted[mid], &old) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < c->nsorted && c->sorted[lo] == old) {
+			c->sorted[lo] = o;
+			return old;
+		}
 	}
 	c->dirty = 1;
 	return old;
