@@ -46,7 +46,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cJSON_Delete(causes);
 	causes = cJSON_CreateArray();
 	(void)schema_validate(sc, obj, causes);
-	if (n == 0)
+	if (n == 0 && !fuzz_has_dupkeys(once))
 		FUZZ_ASSERT(json_equal(obj, once));
 	cJSON_Delete(once);
 	cJSON_Delete(causes);

@@ -18,6 +18,11 @@ fz=$src/tests/fuzz
 work=tests/fuzz/work/$name
 arts=tests/fuzz/artifacts
 mkdir -p "$work" "$arts"
+# One fuzzer at a time, even under make -j: the runs queue on this lock.
+if command -v flock >/dev/null 2>&1; then
+	exec 9>tests/fuzz/run.lock
+	flock 9
+fi
 
 set -- -error_exitcode=1 -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 \
 	-artifact_prefix="$arts/$name-"
