@@ -24,4 +24,30 @@ if ! make -j2 check; then
 	done
 	exit 1
 fi
+cd ..
+
+# Fuzz smoke test: every libFuzzer target replays its regression inputs
+# and fuzzes for FUZZ_SECONDS (3) in build-fuzz/. Only when clang can build
+# libFuzzer programs (configure checks), and not with VOLRAY_FUZZ=0. A
+# failure here is a crash, a sanitizer report or a failed property, with
+# the input in build-fuzz/tests/fuzz/artifacts/.
+if [ "${VOLRAY_FUZZ:-1}" != 0 ] && command -v clang >/dev/null 2>&1; then
+	mkdir -p build-fuzz
+	cd build-fuzz
+	if [ -f Makefile ] || ../configure --enable-fuzz >configure.out 2>&1; then
+		make -j2 >/dev/null
+		if ! FUZZ_SECONDS=${FUZZ_SECONDS:-3} make -j1 check; then
+			for log in tests/fuzz/*.log; do
+				[ -f "$log" ] || continue
+				case "$log" in *test-suite.log) continue ;; esac
+				grep -q 'ERROR\|SUMMARY\|assertion' "$log" &&
+					{ echo "===== $log"; tail -n 60 "$log"; }
+			done
+			exit 1
+		fi
+	else
+		echo "check: clang cannot build libFuzzer targets; fuzz smoke test skipped"
+	fi
+	cd ..
+fi
 echo "check: all tests passed"

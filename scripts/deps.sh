@@ -4,11 +4,13 @@
 # lists what is missing and carries on, so configure can name the problem.
 # With VOLRAY_BENCH=1 it also installs etcd, the benchmarks' baseline; that
 # part is best effort (the benchmarks run without a baseline otherwise).
+# clang is always on the list: it brings libFuzzer, and check.sh runs a
+# short fuzz smoke test (build-fuzz/, ./configure --enable-fuzz) with it.
 set -eu
 
 need="autoconf automake libtool pkg-config make gcc liblua5.4-dev \
 libuv1-dev libcurl4-openssl-dev libyaml-dev libcjson-dev libhttp-parser-dev \
-libssl-dev openssl curl python3 git python3-kubernetes"
+libssl-dev openssl curl python3 git python3-kubernetes clang"
 extra=""
 [ "${VOLRAY_BENCH:-}" = 1 ] && extra="etcd-server etcd-client"
 

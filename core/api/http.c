@@ -98,7 +98,8 @@ struct wreq {
 	size_t		 len;
 	struct wreq	*next;
 	int		 nrbs;		/* rbufs held at the start of head */
-	char		 head[];
+	/* Aligned for the rbuf pointers http_stream_write_many keeps there. */
+	_Alignas(void *) char head[];
 };
 
 #define WREQ_HEAD (WREQ_SIZE - offsetof(struct wreq, head))

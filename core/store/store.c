@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "lib/hmap.h"
+#include "lib/json.h"
 #include "lib/log.h"
 #include "store/store.h"
 #include "store/wal.h"
@@ -734,8 +735,7 @@ write_version(store *st, const char *res, const char *ns, const char *name,
 	store_obj *o;
 
 	set_rv(obj, ++st->rev);
-	if ((s = cJSON_PrintUnformatted(obj)) == NULL)
-		fatal("out of memory");
+	s = json_print(obj);	/* numbers exactly */
 	json = rbuf_from_str(s);
 	o = obj_new(res, ns, name, st->rev, json, obj);
 	klen = (size_t)snprintf(key, sizeof key, "%s/%s/%s", res, ns, name);

@@ -599,7 +599,7 @@ recover_segment(wal *w, uint64_t start, uint64_t snaprev, uint64_t *logrev,
 	struct map m;
 	struct rec r;
 	size_t off = 0;
-	ssize_t sz;
+	ssize_t sz = 0;
 	int rc, torn = 0;
 
 	if ((rc = map_open(path, O_RDWR, &m)) != 0) {
@@ -607,7 +607,8 @@ recover_segment(wal *w, uint64_t start, uint64_t snaprev, uint64_t *logrev,
 		free(path);
 		return -1;
 	}
-	for (;;) {
+	/* An empty segment maps to no pointer at all: nothing to replay. */
+	while (m.p != NULL) {
 		if ((sz = rec_decode(m.p + off, m.len - off, &r, &why)) < 0)
 			break;
 		if (sz == 0) {
