@@ -226,6 +226,13 @@ cli_http_open(const struct cli_http_conf *conf)
 	return 0;
 }
 
+/* The kubeconfig file the client reads (free it). */
+char *
+cli_http_kubeconfig(const struct cli_http_conf *conf)
+{
+	return kubeconfig_path(conf->kubeconfig);
+}
+
 /* Let go of the handle and of what discovery kept. */
 void
 cli_http_close(void)
@@ -483,6 +490,14 @@ int
 cli_http_watch(const char *path, const char *rv, long timeout_ms,
     cli_http_event_cb cb, void *arg, long *code)
 {
+	return cli_http_watch_as(path, rv, timeout_ms, NULL, cb, arg, code);
+}
+
+/* The same, asking for objects as accept says (a Table, for get -w). */
+int
+cli_http_watch_as(const char *path, const char *rv, long timeout_ms,
+    const char *accept, cli_http_event_cb cb, void *arg, long *code)
+{
 	struct stream s = { { 0 }, code, cb, arg };
 	struct curl_slist *h;
 	struct cli_buf p = { 0 };
@@ -498,7 +513,7 @@ cli_http_watch(const char *path, const char *rv, long timeout_ms,
 	snprintf(secs, sizeof secs, "%ld", timeout_ms / 1000 + 1);
 	cli_http_query_add(&p, "timeoutSeconds", secs);
 	cli_buf_add(&s.line, "", 0);
-	h = prepare("GET", p.p, NULL, NULL, NULL, timeout_ms);
+	h = prepare("GET", p.p, NULL, NULL, accept, timeout_ms);
 	curl_easy_setopt(cl.curl, CURLOPT_WRITEFUNCTION, on_stream);
 	curl_easy_setopt(cl.curl, CURLOPT_WRITEDATA, &s);
 	rc = curl_easy_perform(cl.curl);

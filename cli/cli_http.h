@@ -47,6 +47,8 @@ struct cli_http_conf {
  */
 int cli_http_open(const struct cli_http_conf *);
 void cli_http_close(void);
+/* The path of the kubeconfig cli_http_open reads for conf (free it). */
+char *cli_http_kubeconfig(const struct cli_http_conf *conf);
 /* The namespace of the current context, or "default". */
 const char *cli_http_namespace(void);
 
@@ -73,6 +75,9 @@ void cli_http_query_add(struct cli_buf *path, const char *key,
  */
 int cli_http_watch(const char *path, const char *rv, long timeout_ms,
     cli_http_event_cb cb, void *arg, long *code);
+/* The same with an Accept header (NULL: JSON), such as a Table's. */
+int cli_http_watch_as(const char *path, const char *rv, long timeout_ms,
+    const char *accept, cli_http_event_cb cb, void *arg, long *code);
 
 /* Every resource the server serves, preferred versions first; discovery
  * runs once. Returns 0, or -1 after reporting a failure. */

@@ -391,6 +391,17 @@ template_out(const char *t, const cJSON *obj)
 	return 0;
 }
 
+/* Join custom-columns matches with commas. */
+static void
+add_match(const cJSON *m, void *arg)
+{
+	struct cli_buf *b = arg;
+	char *s = cell_text(m);
+
+	cli_buf_printf(b, "%s%s", b->len > 0 ? "," : "", s);
+	free(s);
+}
+
 /* Append a row; the table takes over its cells. */
 void
 cli_print_cols_add(struct cli_print_cols *t, char **row)
@@ -416,33 +427,45 @@ text_width(const char *s)
 	return n;
 }
 
-/* Print the table as kubectl does: left-aligned, three spaces apart. */
+/*
+ * Print the rows as kubectl's tabwriter does: left-aligned, three spaces
+ * apart, no column narrower than six. With keep, the widths are
+ * remembered and only grow, so that rows printed later (get -w) line up.
+ */
 void
 cli_print_cols_flush(struct cli_print_cols *t)
 {
-	size_t *w = cli_buf_realloc(NULL, t->ncol * sizeof *w), r;
+	size_t r, w;
 	const char *s;
 	int c;
 
-	for (c = 0; c < t->ncol; c++) {
-		w[c] = 0;
-		for (r = 0; r < t->nrow; r++)
-			if (text_width(t->cell[r * t->ncol + c]) > w[c])
-				w[c] = text_width(t->cell[r * t->ncol + c]);
-	}
+	if (t->w == NULL)
+		t->w = calloc(t->ncol, sizeof *t->w);
+	for (c = 0; c < t->ncol; c++)
+		for (r = 0; r < t->nrow; r++) {
+			w = text_width(t->cell[r * t->ncol + c]) + 3;
+			if (w > t->w[c])
+				t->w[c] = w < 6 ? 6 : w;
+		}
 	for (r = 0; r < t->nrow; r++) {
 		for (c = 0; c < t->ncol; c++) {
 			s = t->cell[r * t->ncol + c];
 			fputs(s, stdout);
 			if (c < t->ncol - 1)
-				indent(stdout, (int)(w[c] - text_width(s)) + 3);
+				indent(stdout, (int)(t->w[c] - text_width(s)));
 		}
 		fputc('\n', stdout);
 	}
 	for (r = 0; r < t->nrow * t->ncol; r++)
 		free(t->cell[r]);
 	free(t->cell);
-	free(w);
+	t->cell = NULL;
+	t->nrow = 0;
+	if (!t->keep) {
+		free(t->w);
+		t->w = NULL;
+	}
+	fflush(stdout);
 }
 
 static char *
@@ -455,49 +478,162 @@ upper(const char *s)
 	return u;
 }
 
-/* Print a meta.k8s.io Table; priority columns only when wide. */
+static int
+shown(const cJSON *col, int wide)
+{
+	const cJSON *pr = json_at(col, "priority");
+
+	return wide || pr == NULL || pr->valuedouble == 0;
+}
+
+static int
+str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Labels as kubectl shows them: k=v,... sorted by key, or <none>. */
+char *
+cli_print_labels(const cJSON *labels, const char *sep)
+{
+	struct cli_buf b = { 0 };
+	const cJSON *el;
+	char **kv;
+	size_t n = 0, i;
+
+	kv = cli_buf_realloc(NULL, (cJSON_GetArraySize(labels) + 1) *
+	    sizeof *kv);
+	cJSON_ArrayForEach(el, labels) {
+		b.len = 0;
+		cli_buf_printf(&b, "%s=%s", el->string, cJSON_IsString(el) ?
+		    el->valuestring : "");
+		kv[n++] = cli_buf_strdup(b.p);
+	}
+	qsort(kv, n, sizeof *kv, str_cmp);
+	b.len = 0;
+	cli_buf_add(&b, "", 0);
+	for (i = 0; i < n; i++) {
+		cli_buf_printf(&b, "%s%s", i > 0 ? sep : "", kv[i]);
+		free(kv[i]);
+	}
+	free(kv);
+	if (n == 0)
+		cli_buf_printf(&b, "<none>");
+	return b.p;
+}
+
+/* Add a meta.k8s.io Table's rows (and its header) to t, which sets ncol. */
 void
-cli_print_table(const cJSON *tab, int with_ns, int wide)
+cli_print_table_add(struct cli_print_cols *t, const cJSON *tab,
+    const struct cli_print_topts *to, int header)
 {
 	const cJSON *cols = json_at(tab, "columnDefinitions"), *col, *row;
 	int ncol = 0, i, c;
-	struct cli_print_cols t = { 0 };
+	struct cli_buf name = { 0 };
 	char **cells;
 	const char *ns;
 
 	cJSON_ArrayForEach(col, cols)
-		if (wide || json_at(col, "priority") == NULL ||
-		    json_at(col, "priority")->valuedouble == 0)
-			ncol++;
-	t.ncol = ncol + (with_ns ? 1 : 0);
-	cells = cli_buf_realloc(NULL, t.ncol * sizeof *cells);
-	c = 0;
-	if (with_ns)
-		cells[c++] = cli_buf_strdup("NAMESPACE");
-	cJSON_ArrayForEach(col, cols)
-		if (wide || json_at(col, "priority") == NULL ||
-		    json_at(col, "priority")->valuedouble == 0)
-			cells[c++] = upper(json_str(col, "name") ?
-			    json_str(col, "name") : "");
-	cli_print_cols_add(&t, cells);
+		ncol += shown(col, to->wide);
+	t->ncol = ncol + (to->with_ns ? 1 : 0) + (to->show_labels ? 1 : 0);
+	cells = cli_buf_realloc(NULL, t->ncol * sizeof *cells);
+	if (header) {
+		c = 0;
+		if (to->with_ns)
+			cells[c++] = cli_buf_strdup("NAMESPACE");
+		cJSON_ArrayForEach(col, cols)
+			if (shown(col, to->wide))
+				cells[c++] = upper(json_str(col, "name") ?
+				    json_str(col, "name") : "");
+		if (to->show_labels)
+			cells[c++] = cli_buf_strdup("LABELS");
+		cli_print_cols_add(t, cells);
+	}
 	cJSON_ArrayForEach(row, json_at(tab, "rows")) {
 		c = 0;
-		if (with_ns) {
+		if (to->with_ns) {
 			ns = json_str(row, "object.metadata.namespace");
 			cells[c++] = cli_buf_strdup(ns != NULL ? ns : "");
 		}
 		i = 0;
 		cJSON_ArrayForEach(col, cols) {
-			if (wide || json_at(col, "priority") == NULL ||
-			    json_at(col, "priority")->valuedouble == 0)
-				cells[c++] = cell_text(cJSON_GetArrayItem(
+			if (shown(col, to->wide)) {
+				cells[c] = cell_text(cJSON_GetArrayItem(
 				    json_at(row, "cells"), i));
+				if (i == 0 && to->prefix != NULL) {
+					name.len = 0;
+					cli_buf_printf(&name, "%s/%s",
+					    to->prefix, cells[c]);
+					free(cells[c]);
+					cells[c] = cli_buf_strdup(name.p);
+				}
+				c++;
+			}
 			i++;
+		}
+		if (to->show_labels)
+			cells[c++] = cli_print_labels(json_at(row,
+			    "object.metadata.labels"), ",");
+		cli_print_cols_add(t, cells);
+	}
+	free(cells);
+	cli_buf_free(&name);
+}
+
+/* Print a meta.k8s.io Table. */
+void
+cli_print_table(const cJSON *tab, const struct cli_print_topts *to)
+{
+	struct cli_print_cols t = { 0 };
+
+	cli_print_table_add(&t, tab, to, 1);
+	cli_print_cols_flush(&t);
+}
+
+/* -o custom-columns=HEADER:PATH,...: the columns of each object. */
+int
+cli_print_custom(const cJSON *doc, const char *spec)
+{
+	struct cli_print_cols t = { 0 };
+	char *copy = cli_buf_strdup(spec), *save, *tok, *colon, **paths;
+	const cJSON *items = json_at(doc, "items"), *el;
+	char **cells;
+	int c, n = 0;
+
+	paths = cli_buf_realloc(NULL, (strlen(spec) + 1) * sizeof *paths);
+	cells = cli_buf_realloc(NULL, (strlen(spec) + 1) * sizeof *cells);
+	for (tok = strtok_r(copy, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		if ((colon = strchr(tok, ':')) == NULL || colon[1] == '\0') {
+			fprintf(stderr, "error: custom-columns format: "
+			    "expected HEADER:PATH, got %s\n", tok);
+			free(copy), free(paths), free(cells);
+			for (c = 0; c < n; c++)
+				free(t.cell[c]);
+			free(t.cell);
+			return -1;
+		}
+		*colon = '\0';
+		cells[n] = cli_buf_strdup(tok);
+		paths[n++] = colon + 1;
+	}
+	t.ncol = n;
+	cli_print_cols_add(&t, cells);
+	for (el = items != NULL ? items->child : doc; el != NULL;
+	    el = items != NULL ? el->next : NULL) {
+		for (c = 0; c < n; c++) {
+			struct cli_buf b = { 0 };
+
+			cli_buf_add(&b, "", 0);
+			jsonpath_each(el, paths[c], add_match, &b);
+			cells[c] = b.len > 0 ? b.p : (free(b.p),
+			    cli_buf_strdup("<none>"));
 		}
 		cli_print_cols_add(&t, cells);
 	}
-	free(cells);
 	cli_print_cols_flush(&t);
+	free(copy), free(paths), free(cells);
+	return 0;
 }
 
 /* A Table of names alone, from a server that does not make Tables. */
@@ -604,5 +740,6 @@ cli_print_known(const char *s)
 {
 	return s == NULL || strcmp(s, "json") == 0 || strcmp(s, "yaml") == 0 ||
 	    strcmp(s, "name") == 0 || strcmp(s, "wide") == 0 ||
-	    strncmp(s, "jsonpath=", 9) == 0;
+	    strncmp(s, "jsonpath=", 9) == 0 ||
+	    strncmp(s, "custom-columns=", 15) == 0;
 }
