@@ -15,6 +15,7 @@
 #include "cli_buf.h"
 #include "cli_cmd.h"
 #include "cli_http.h"
+#include "cli_res.h"
 #include "cli_obj.h"
 #include "cli_opt.h"
 #include "lib/json.h"
@@ -34,9 +35,9 @@ resource_version(const char *json)
 
 /* Print "type/name how" for a document the server took. */
 static void
-said(const struct cli_http_res *r, const char *name, const char *how)
+said(const struct cli_res *r, const char *name, const char *how)
 {
-	char *type = cli_http_res_type(r);
+	char *type = cli_res_type(r);
 
 	printf("%s/%s %s\n", type, name, how);
 	free(type);
@@ -46,7 +47,7 @@ said(const struct cli_http_res *r, const char *name, const char *how)
 static int
 create_one(cJSON *doc)
 {
-	const struct cli_http_res *r;
+	const struct cli_res *r;
 	const char *ns, *name;
 	struct cli_buf path = { 0 };
 	char *body;
@@ -54,7 +55,7 @@ create_one(cJSON *doc)
 
 	if ((r = cli_obj_of_doc(doc, &ns, &name)) == NULL)
 		return CLI_FAIL;
-	cli_http_res_path(&path, r, ns, NULL, NULL);
+	cli_res_path(&path, r, ns, NULL, NULL);
 	body = cJSON_PrintUnformatted(doc);
 	made = cli_obj_send("POST", path.p, "application/json", body);
 	free(body);
@@ -72,7 +73,7 @@ create_one(cJSON *doc)
 static int
 apply_one(cJSON *doc)
 {
-	const struct cli_http_res *r;
+	const struct cli_res *r;
 	const char *ns, *name, *how;
 	struct cli_buf path = { 0 };
 	char *body, *before = NULL, *after;
@@ -85,7 +86,7 @@ apply_one(cJSON *doc)
 		    r->kind);
 		return CLI_FAIL;
 	}
-	cli_http_res_path(&path, r, ns, name, NULL);
+	cli_res_path(&path, r, ns, name, NULL);
 	cli_http_request("GET", path.p, NULL, NULL, NULL, &rsp);
 	if (rsp.code == 200)
 		before = resource_version(rsp.body.p);
@@ -126,7 +127,7 @@ apply_one(cJSON *doc)
 static int
 replace_one(cJSON *doc)
 {
-	const struct cli_http_res *r;
+	const struct cli_res *r;
 	const char *ns, *name;
 	struct cli_buf path = { 0 };
 	cJSON *cur, *done;
@@ -139,7 +140,7 @@ replace_one(cJSON *doc)
 		    r->kind);
 		return CLI_FAIL;
 	}
-	cli_http_res_path(&path, r, ns, name, NULL);
+	cli_res_path(&path, r, ns, name, NULL);
 	if ((cur = cli_http_get_json(path.p, NULL)) == NULL) {
 		cli_buf_free(&path);
 		return CLI_FAIL;

@@ -18,6 +18,7 @@
 #include "cli_buf.h"
 #include "cli_cmd.h"
 #include "cli_http.h"
+#include "cli_res.h"
 #include "cli_obj.h"
 #include "cli_opt.h"
 #include "lib/json.h"
@@ -80,7 +81,7 @@ wait_event(const cJSON *ev, void *arg)
 
 /* Wait until one object meets w (or is gone); CLI_OK or CLI_FAIL. */
 static int
-wait_object(const struct cli_http_res *r, const char *ns, const char *name,
+wait_object(const struct cli_res *r, const char *ns, const char *name,
     struct waitfor *w, long deadline)
 {
 	struct cli_buf path = { 0 }, list = { 0 }, sel = { 0 };
@@ -90,8 +91,8 @@ wait_object(const struct cli_http_res *r, const char *ns, const char *name,
 	int rc = CLI_FAIL;
 	cJSON *obj;
 
-	cli_http_res_path(&path, r, ns, name, NULL);
-	cli_http_res_path(&list, r, ns, NULL, NULL);
+	cli_res_path(&path, r, ns, name, NULL);
+	cli_res_path(&list, r, ns, NULL, NULL);
 	cli_buf_printf(&sel, "metadata.name=%s", name);
 	cli_http_query_add(&list, "fieldSelector", sel.p);
 	w->met = w->gone = w->expired = 0;
@@ -185,7 +186,7 @@ delete_body(void)
 
 /* DELETE one object, said as kubectl says it; with --wait, until gone. */
 static int
-delete_one(const struct cli_http_res *r, const char *ns, const char *name,
+delete_one(const struct cli_res *r, const char *ns, const char *name,
     const char *body)
 {
 	struct cli_buf path = { 0 };
@@ -194,7 +195,7 @@ delete_one(const struct cli_http_res *r, const char *ns, const char *name,
 	char *type;
 	int rc;
 
-	cli_http_res_path(&path, r, ns, name, NULL);
+	cli_res_path(&path, r, ns, name, NULL);
 	cli_http_request("DELETE", path.p, "application/json", body, NULL,
 	    &rsp);
 	cli_buf_free(&path);
@@ -208,7 +209,7 @@ delete_one(const struct cli_http_res *r, const char *ns, const char *name,
 		return CLI_FAIL;
 	}
 	cli_buf_free(&rsp.body);
-	type = cli_http_res_type(r);
+	type = cli_res_type(r);
 	printf("%s \"%s\" deleted\n", type, name);
 	fflush(stdout);
 	free(type);
@@ -225,7 +226,7 @@ delete_one(const struct cli_http_res *r, const char *ns, const char *name,
 static int
 delete_files(const char *body)
 {
-	const struct cli_http_res *r;
+	const struct cli_res *r;
 	const char *ns, *name;
 	cJSON *docs, *doc;
 	int rc;
@@ -247,7 +248,7 @@ delete_files(const char *body)
 int
 cli_delete_run(int argc, char **argv)
 {
-	const struct cli_http_res *r;
+	const struct cli_res *r;
 	const char *name, *ns;
 	struct cli_buf path = { 0 };
 	int rest, rc, i;
@@ -285,7 +286,7 @@ cli_delete_run(int argc, char **argv)
 		    "name was specified (give names, -l SELECTOR or --all)");
 		goto out;
 	}
-	cli_http_res_path(&path, r, ns, NULL, NULL);
+	cli_res_path(&path, r, ns, NULL, NULL);
 	cli_http_query_add(&path, "labelSelector", cli_opts.selector);
 	cli_http_query_add(&path, "fieldSelector", cli_opts.fselector);
 	docs = cli_http_list(path.p, NULL);
@@ -337,7 +338,7 @@ int
 cli_delete_wait(int argc, char **argv)
 {
 	struct waitfor w = { 0 };
-	const struct cli_http_res *r;
+	const struct cli_res *r;
 	const char *name;
 	char *type;
 	int rest, rc;
@@ -354,7 +355,7 @@ cli_delete_wait(int argc, char **argv)
 	rc = wait_object(r, cli_obj_ns(r), name, &w, cli_obj_now_ms() +
 	    cli_opts.timeout_ms);
 	if (rc == CLI_OK) {
-		type = cli_http_res_type(r);
+		type = cli_res_type(r);
 		printf("%s/%s %s\n", type, name, w.deletion ? "deleted" :
 		    "condition met");
 		free(type);

@@ -23,9 +23,11 @@
 #include "cli_cmd.h"
 #include "cli_describe.h"
 #include "cli_http.h"
+#include "cli_res.h"
 #include "cli_obj.h"
 #include "cli_opt.h"
 #include "cli_print.h"
+#include "cli_table.h"
 #include "lib/json.h"
 
 #define LAST_APPLIED	"kubectl.kubernetes.io/last-applied-configuration"
@@ -154,7 +156,7 @@ void
 cli_describe_labels(struct cli_buf *b, int level, const char *title,
     const cJSON *labels)
 {
-	char *s = cli_print_labels(labels, "\n"), *p, *nl;
+	char *s = cli_table_labels(labels, "\n"), *p, *nl;
 	int first = 1;
 
 	for (p = s; p != NULL; p = nl) {
@@ -363,9 +365,9 @@ event_cmp(const void *a, const void *b)
 
 /* The Events: section, from the events about obj. */
 static void
-events(struct cli_buf *b, const struct cli_http_res *r, const cJSON *obj)
+events(struct cli_buf *b, const struct cli_res *r, const cJSON *obj)
 {
-	const struct cli_http_res *er = cli_http_resolve("events");
+	const struct cli_res *er = cli_res_resolve("events");
 	struct cli_buf path = { 0 }, sel = { 0 }, age = { 0 }, from = { 0 };
 	const char *ns = json_str(obj, "metadata.namespace"), *last, *uid;
 	const cJSON *el, **v;
@@ -384,7 +386,7 @@ events(struct cli_buf *b, const struct cli_http_res *r, const cJSON *obj)
 	uid = json_str(obj, "metadata.uid");
 	if (uid != NULL && strcmp(r->kind, "Node") != 0)
 		cli_buf_printf(&sel, ",involvedObject.uid=%s", uid);
-	cli_http_res_path(&path, er, ns, NULL, NULL);
+	cli_res_path(&path, er, ns, NULL, NULL);
 	cli_http_query_add(&path, "fieldSelector", sel.p);
 	list = cli_http_list(path.p, NULL);
 	cli_buf_free(&path);
@@ -440,85 +442,15 @@ events(struct cli_buf *b, const struct cli_http_res *r, const cJSON *obj)
 	cJSON_Delete(list);
 }
 
-/* kubectl's pod describer, the fields it prints for a pod like ours. */
-static void
-pod(struct cli_buf *b, const cJSON *p)
-{
-	static const char *const cond_cols[] = { "type", "status" };
-	const cJSON *spec = json_at(p, "spec"), *st = json_at(p, "status"), *el;
-	const char *node = json_str(spec, "nodeName"), *s;
-	char *t, *v;
-
-	cli_describe_w(b, 0, "Name:\t%s\n", json_str(p, "metadata.name"));
-	cli_describe_w(b, 0, "Namespace:\t%s\n",
-	    json_str(p, "metadata.namespace"));
-	if (json_at(spec, "priority") != NULL) {
-		v = cli_describe_value(json_at(spec, "priority"));
-		cli_describe_w(b, 0, "Priority:\t%s\n", v);
-		free(v);
-	}
-	if ((s = json_str(spec, "priorityClassName")) != NULL)
-		cli_describe_w(b, 0, "Priority Class Name:\t%s\n", s);
-	if ((s = json_str(spec, "serviceAccountName")) != NULL)
-		cli_describe_w(b, 0, "Service Account:\t%s\n", s);
-	if (node == NULL)
-		cli_describe_w(b, 0, "Node:\t<none>\n");
-	else
-		cli_describe_w(b, 0, "Node:\t%s/%s\n", node,
-		    json_str(st, "hostIP") ? json_str(st, "hostIP") : "");
-	if ((s = json_str(st, "startTime")) != NULL) {
-		t = cli_describe_time(s);
-		cli_describe_w(b, 0, "Start Time:\t%s\n", t);
-		free(t);
-	}
-	cli_describe_labels(b, 0, "Labels", json_at(p, "metadata.labels"));
-	cli_describe_annotations(b, 0, json_at(p, "metadata.annotations"));
-	if (json_str(p, "metadata.deletionTimestamp") != NULL) {
-		t = cli_describe_time(json_str(p, "metadata.deletionTimestamp"));
-		cli_describe_w(b, 0, "Status:\tTerminating (lasts %s)\n", t);
-		free(t);
-	} else
-		cli_describe_w(b, 0, "Status:\t%s\n", json_str(st, "phase") ?
-		    json_str(st, "phase") : "");
-	if ((s = json_str(st, "reason")) != NULL)
-		cli_describe_w(b, 0, "Reason:\t%s\n", s);
-	if ((s = json_str(st, "message")) != NULL)
-		cli_describe_w(b, 0, "Message:\t%s\n", s);
-	cli_describe_w(b, 0, "IP:\t%s\n", json_str(st, "podIP") ?
-	    json_str(st, "podIP") : "");
-	if (cJSON_GetArraySize(json_at(st, "podIPs")) == 0)
-		cli_describe_w(b, 0, "IPs:\t<none>\n");
-	else {
-		cli_describe_w(b, 0, "IPs:\n");
-		cJSON_ArrayForEach(el, json_at(st, "podIPs"))
-			cli_describe_w(b, 1, "IP:\t%s\n", json_str(el, "ip"));
-	}
-	cJSON_ArrayForEach(el, json_at(p, "metadata.ownerReferences"))
-		if (cJSON_IsTrue(json_at(el, "controller")))
-			cli_describe_w(b, 0, "Controlled By:\t%s/%s\n",
-			    json_str(el, "kind"), json_str(el, "name"));
-	if (cJSON_GetArraySize(json_at(spec, "initContainers")) > 0)
-		cli_describe_containers(b, "Init Containers",
-		    json_at(spec, "initContainers"),
-		    json_at(st, "initContainerStatuses"), "");
-	cli_describe_containers(b, "Containers", json_at(spec, "containers"),
-	    json_at(st, "containerStatuses"), "");
-	if (cJSON_GetArraySize(json_at(st, "conditions")) > 0)
-		cli_describe_conditions(b, json_at(st, "conditions"),
-		    cond_cols, 2, 1);
-	cli_describe_spec_tail(b, 0, spec, json_str(st, "qosClass") != NULL ?
-	    json_str(st, "qosClass") : "BestEffort");
-}
-
 /* Describe one object of r. */
 static void
-describe_one(const struct cli_http_res *r, const cJSON *obj)
+describe_one(const struct cli_res *r, const cJSON *obj)
 {
 	struct cli_buf b = { 0 };
 
 	cli_buf_add(&b, "", 0);
 	if (*r->group == '\0' && strcmp(r->kind, "Pod") == 0)
-		pod(&b, obj);
+		cli_describe_pod(&b, obj);
 	else if (*r->group == '\0' && strcmp(r->kind, "Node") == 0)
 		cli_describe_node(&b, obj);
 	else if (strcmp(r->group, "apps") == 0 &&
@@ -553,7 +485,7 @@ describe_one(const struct cli_http_res *r, const cJSON *obj)
 int
 cli_describe_run(int argc, char **argv)
 {
-	const struct cli_http_res *r;
+	const struct cli_res *r;
 	struct cli_buf path = { 0 };
 	const char *name, *ns;
 	int rest, rc, i, n = 0;
@@ -565,7 +497,7 @@ cli_describe_run(int argc, char **argv)
 		return rc;
 	ns = cli_obj_ns(r);
 	if (name == NULL) {
-		cli_http_res_path(&path, r, ns, NULL, NULL);
+		cli_res_path(&path, r, ns, NULL, NULL);
 		cli_http_query_add(&path, "labelSelector", cli_opts.selector);
 		obj = cli_http_list(path.p, NULL);
 		cli_buf_free(&path);
@@ -584,7 +516,7 @@ cli_describe_run(int argc, char **argv)
 	}
 	for (i = rest - 1; i < argc; i++) {
 		path.len = 0;
-		cli_http_res_path(&path, r, ns, i == rest - 1 ? name : argv[i],
+		cli_res_path(&path, r, ns, i == rest - 1 ? name : argv[i],
 		    NULL);
 		if ((obj = cli_http_get_json(path.p, NULL)) == NULL) {
 			rc = CLI_FAIL;

@@ -40,7 +40,14 @@ void cli_describe_template(struct cli_buf *, const cJSON *template);
 void cli_describe_conditions(struct cli_buf *, const cJSON *conditions,
     const char *const *cols, int ncols, int pod_style);
 
-/* The kinds with describers of their own (cli_describe_kinds.c). */
+/* "Title:" then "k:\tv" lines of a map of quantities at level + 1,
+ * binary ones as Kubernetes prints them back ("8388608Ki" as "8Gi"). */
+void cli_describe_quantities(struct cli_buf *, int level, const char *title,
+    const cJSON *map);
+
+/* The kinds with describers of their own (cli_describe_pod.c and
+ * cli_describe_kinds.c). */
+void cli_describe_pod(struct cli_buf *, const cJSON *pod);
 void cli_describe_node(struct cli_buf *, const cJSON *node);
 void cli_describe_deployment(struct cli_buf *, const cJSON *deployment);
 void cli_describe_job(struct cli_buf *, const cJSON *job);

@@ -16,6 +16,7 @@
 #include "cli_buf.h"
 #include "cli_cmd.h"
 #include "cli_http.h"
+#include "cli_res.h"
 #include "cli_obj.h"
 #include "cli_opt.h"
 #include "lib/json.h"
@@ -23,7 +24,7 @@
 
 /* The objects a verb changes: one resource, several names. */
 struct targets {
-	const struct cli_http_res	*r;
+	const struct cli_res	*r;
 	const char			**names;
 	int				 n;
 };
@@ -70,7 +71,7 @@ targets_of(const char *verb, int argc, char **argv, struct targets *t,
 
 /* PATCH one object (or subresource) and say what happened. */
 static int
-patch_one(const struct cli_http_res *r, const char *name, const char *sub,
+patch_one(const struct cli_res *r, const char *name, const char *sub,
     const char *ctype, const char *body, const char *done,
     const char *unchanged)
 {
@@ -80,14 +81,14 @@ patch_one(const struct cli_http_res *r, const char *name, const char *sub,
 	char *type;
 	int rc = CLI_FAIL;
 
-	cli_http_res_path(&path, r, ns, name, sub);
+	cli_res_path(&path, r, ns, name, sub);
 	if ((before = cli_http_get_json(path.p, NULL)) == NULL)
 		goto out;
 	if ((after = cli_obj_send("PATCH", path.p, ctype, body)) == NULL)
 		goto out;
 	rv0 = json_str(before, "metadata.resourceVersion");
 	rv1 = json_str(after, "metadata.resourceVersion");
-	type = cli_http_res_type(r);
+	type = cli_res_type(r);
 	printf("%s/%s %s\n", type, name, rv0 != NULL && rv1 != NULL &&
 	    strcmp(rv0, rv1) == 0 ? unchanged : done);
 	free(type);
@@ -188,7 +189,7 @@ keys_run(const char *verb, const char *member, int argc, char **argv)
 		}
 	for (k = 0; k < t.n; k++) {
 		path.len = 0;
-		cli_http_res_path(&path, t.r, cli_obj_ns(t.r), t.names[k],
+		cli_res_path(&path, t.r, cli_obj_ns(t.r), t.names[k],
 		    NULL);
 		if ((obj = cli_http_get_json(path.p, NULL)) == NULL) {
 			rc = CLI_FAIL;
@@ -227,7 +228,7 @@ keys_run(const char *verb, const char *member, int argc, char **argv)
 			}
 			free(key);
 		}
-		type = cli_http_res_type(t.r);
+		type = cli_res_type(t.r);
 		if (!changed)
 			printf("%s/%s not %s\n", type, t.names[k],
 			    strcmp(verb, "label") == 0 ? "labeled" :

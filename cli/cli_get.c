@@ -15,15 +15,17 @@
 #include "cli_buf.h"
 #include "cli_cmd.h"
 #include "cli_http.h"
+#include "cli_res.h"
 #include "cli_obj.h"
 #include "cli_opt.h"
 #include "cli_print.h"
+#include "cli_table.h"
 #include "lib/json.h"
 #include "lib/jsonpath.h"
 
 /* What get prints: one kind's objects. */
 struct kind {
-	const struct cli_http_res	*r;
+	const struct cli_res	*r;
 	const char			*ns;
 	cJSON				*doc;	/* a Table, or a List */
 };
@@ -86,7 +88,7 @@ sort_doc(cJSON *doc)
 
 /* Give list items the apiVersion and kind the server may leave out. */
 static void
-fill_kinds(cJSON *list, const struct cli_http_res *r)
+fill_kinds(cJSON *list, const struct cli_res *r)
 {
 	struct cli_buf av = { 0 };
 	cJSON *el;
@@ -104,12 +106,12 @@ fill_kinds(cJSON *list, const struct cli_http_res *r)
 
 /* The path of a kind's collection with the selectors and sort option. */
 static void
-list_path(struct cli_buf *p, const struct cli_http_res *r, const char *ns,
+list_path(struct cli_buf *p, const struct cli_res *r, const char *ns,
     const char *name)
 {
 	struct cli_buf sel = { 0 };
 
-	cli_http_res_path(p, r, ns, NULL, NULL);
+	cli_res_path(p, r, ns, NULL, NULL);
 	cli_http_query_add(p, "labelSelector", cli_opts.selector);
 	if (name != NULL) {
 		cli_buf_printf(&sel, "metadata.name=%s%s%s", name,
@@ -142,7 +144,7 @@ read_kind(struct kind *k, char **names, int nnames)
 	}
 	for (i = 0; i < nnames; i++) {
 		path.len = 0;
-		cli_http_res_path(&path, k->r, k->ns, names[i], NULL);
+		cli_res_path(&path, k->r, k->ns, names[i], NULL);
 		if (cli_opts.sort_by != NULL && is_table())
 			cli_http_query_add(&path, "includeObject", "Object");
 		if ((one = cli_http_get_json(path.p, accept)) == NULL) {
@@ -151,7 +153,7 @@ read_kind(struct kind *k, char **names, int nnames)
 		}
 		if (is_table() && (json_str(one, "kind") == NULL ||
 		    strcmp(json_str(one, "kind"), "Table") != 0))
-			one = cli_print_name_table(one);
+			one = cli_table_of_names(one);
 		if (!is_table()) {
 			el = one;
 			one = cJSON_CreateObject();
@@ -176,9 +178,9 @@ read_kind(struct kind *k, char **names, int nnames)
 /* Print the kinds' tables, a blank line apart; empty ones are left out. */
 static void
 print_tables(struct kind *kinds, int n, int prefixed, int named,
-    struct cli_print_cols *t)
+    struct cli_table *t)
 {
-	struct cli_print_topts to = { 0 };
+	struct cli_table_opts to = { 0 };
 	int i, printed = 0;
 	char *type;
 
@@ -187,19 +189,19 @@ print_tables(struct kind *kinds, int n, int prefixed, int named,
 			continue;
 		if (json_str(kinds[i].doc, "kind") == NULL ||
 		    strcmp(json_str(kinds[i].doc, "kind"), "Table") != 0)
-			kinds[i].doc = cli_print_name_table(kinds[i].doc);
+			kinds[i].doc = cli_table_of_names(kinds[i].doc);
 		sort_doc(kinds[i].doc);
 		if (cJSON_GetArraySize(json_at(kinds[i].doc, "rows")) == 0)
 			continue;
-		type = cli_http_res_type(kinds[i].r);
+		type = cli_res_type(kinds[i].r);
 		to.with_ns = kinds[i].r->namespaced && kinds[i].ns == NULL;
 		to.wide = cli_opts.output != NULL;
 		to.show_labels = cli_opts.show_labels;
 		to.prefix = prefixed ? type : NULL;
 		if (printed++ > 0)
 			fputc('\n', stdout);
-		cli_print_table_add(t, kinds[i].doc, &to, 1);
-		cli_print_cols_flush(t);
+		cli_table_add_kube(t, kinds[i].doc, &to, 1);
+		cli_table_flush(t);
 		free(type);
 	}
 	if (printed == 0 && n > 0 && !named) {
@@ -230,7 +232,7 @@ print_objects(struct kind *kinds, int n, int single)
 		fill_kinds(kinds[i].doc, kinds[i].r);
 		sort_doc(kinds[i].doc);
 		if (strcmp(cli_opts.output, "name") == 0) {
-			type = cli_http_res_type(kinds[i].r);
+			type = cli_res_type(kinds[i].r);
 			rc |= cli_print_objects(kinds[i].doc, "name", type, 0);
 			free(type);
 			continue;
@@ -248,7 +250,7 @@ print_objects(struct kind *kinds, int n, int single)
 	if (single && cJSON_GetArraySize(items) == 1)
 		doc = cJSON_DetachItemFromArray(items, 0);
 	if (strncmp(cli_opts.output, "custom-columns=", 15) == 0)
-		rc = cli_print_custom(doc, cli_opts.output + 15);
+		rc = cli_table_custom(doc, cli_opts.output + 15);
 	else
 		rc = cli_print_objects(doc, cli_opts.output, "", cli_opts.managed);
 	if (doc != all)
@@ -259,8 +261,8 @@ print_objects(struct kind *kinds, int n, int single)
 
 /* What a watch prints with. */
 struct watching {
-	const struct cli_http_res	*r;
-	struct cli_print_cols		*t;
+	const struct cli_res	*r;
+	struct cli_table		*t;
 	char				*rv;
 	int				 expired;
 };
@@ -270,7 +272,7 @@ static int
 watch_event(const cJSON *ev, void *arg)
 {
 	struct watching *w = arg;
-	struct cli_print_topts to = { 0 };
+	struct cli_table_opts to = { 0 };
 	const char *type = json_str(ev, "type"), *rv;
 	const cJSON *obj = json_at(ev, "object");
 	cJSON *copy;
@@ -296,14 +298,14 @@ watch_event(const cJSON *ev, void *arg)
 		to.with_ns = w->r->namespaced && cli_opts.all_ns;
 		to.wide = cli_opts.output != NULL;
 		to.show_labels = cli_opts.show_labels;
-		cli_print_table_add(w->t, obj, &to, w->t->w == NULL);
-		cli_print_cols_flush(w->t);
+		cli_table_add_kube(w->t, obj, &to, w->t->w == NULL);
+		cli_table_flush(w->t);
 		return 0;
 	}
 	copy = cJSON_Duplicate(obj, 1);
-	t = cli_http_res_type(w->r);
+	t = cli_res_type(w->r);
 	if (strncmp(cli_opts.output, "custom-columns=", 15) == 0)
-		cli_print_custom(copy, cli_opts.output + 15);
+		cli_table_custom(copy, cli_opts.output + 15);
 	else
 		cli_print_objects(copy, cli_opts.output, t, cli_opts.managed);
 	if (strcmp(cli_opts.output, "json") == 0 ||
@@ -318,7 +320,7 @@ watch_event(const cJSON *ev, void *arg)
 /* -w: follow one kind from the list's resourceVersion until interrupted,
  * or until the server says the version is too old (exit 1, as kubectl). */
 static int
-watch_kind(struct kind *k, const char *name, struct cli_print_cols *t)
+watch_kind(struct kind *k, const char *name, struct cli_table *t)
 {
 	struct watching w = { k->r, t, NULL, 0 };
 	struct cli_buf path = { 0 };
@@ -350,7 +352,7 @@ watch_kind(struct kind *k, const char *name, struct cli_print_cols *t)
 int
 cli_get_run(int argc, char **argv)
 {
-	struct cli_print_cols t = { 0 };
+	struct cli_table t = { 0 };
 	struct kind *kinds = NULL;
 	char *types, *save, *tok, **names = NULL;
 	int n = 0, nnames = 0, i, rc = CLI_OK, slashed, single;
@@ -392,7 +394,7 @@ cli_get_run(int argc, char **argv)
 		for (tok = strtok_r(types, ",", &save); tok != NULL;
 		    tok = strtok_r(NULL, ",", &save)) {
 			memset(&kinds[n], 0, sizeof kinds[n]);
-			if ((kinds[n].r = cli_http_resolve(tok)) == NULL) {
+			if ((kinds[n].r = cli_res_resolve(tok)) == NULL) {
 				free(types);
 				free(kinds);
 				return CLI_FAIL;

@@ -14,10 +14,12 @@
 #include "cli_buf.h"
 #include "cli_cmd.h"
 #include "cli_http.h"
+#include "cli_res.h"
 #include "cli_node.h"
 #include "cli_obj.h"
 #include "cli_opt.h"
 #include "cli_print.h"
+#include "cli_table.h"
 #include "lib/json.h"
 
 #ifndef PACKAGE_VERSION
@@ -30,7 +32,7 @@
 int
 cli_misc_logs(int argc, char **argv)
 {
-	const struct cli_http_res *r;
+	const struct cli_res *r;
 	struct cli_buf path = { 0 };
 	const char *name = argv[0], *slash;
 	struct cli_http_resp rsp;
@@ -45,9 +47,9 @@ cli_misc_logs(int argc, char **argv)
 			return cli_opt_usage("logs", "logs reads pods only");
 		name = slash + 1;
 	}
-	if ((r = cli_http_resolve("pods")) == NULL)
+	if ((r = cli_res_resolve("pods")) == NULL)
 		return CLI_FAIL;
-	cli_http_res_path(&path, r, cli_obj_ns(r), name, "log");
+	cli_res_path(&path, r, cli_obj_ns(r), name, "log");
 	cli_http_query_add(&path, "container", cli_opts.container);
 	if (cli_opts.tail >= 0) {
 		snprintf(tail, sizeof tail, "%ld", cli_opts.tail);
@@ -114,7 +116,7 @@ cli_misc_version(int argc, char **argv)
 static int
 res_cmp(const void *a, const void *b)
 {
-	const struct cli_http_res *x = a, *y = b;
+	const struct cli_res *x = a, *y = b;
 	int c = strcmp(x->group, y->group);
 
 	return c != 0 ? c : strcmp(x->name, y->name);
@@ -136,13 +138,13 @@ join(const cJSON *list)
 
 /* Add a row of seven cells, dropping VERBS and CATEGORIES unless wide. */
 static void
-api_row(struct cli_print_cols *t, char **cells)
+api_row(struct cli_table *t, char **cells)
 {
 	int i;
 
 	for (i = t->ncol; i < 7; i++)
 		free(cells[i]);
-	cli_print_cols_add(t, cells);
+	cli_table_add(t, cells);
 }
 
 /* api-resources: the resources discovery found, preferred versions only. */
@@ -152,9 +154,9 @@ cli_misc_api_resources(int argc, char **argv)
 	static const char *const head[] = { "NAME", "SHORTNAMES",
 	    "APIVERSION", "NAMESPACED", "KIND", "VERBS", "CATEGORIES" };
 	const char *out = cli_opts.output;
-	const struct cli_http_res *all;
-	struct cli_http_res *sorted, *r;
-	struct cli_print_cols t = { 0 };
+	const struct cli_res *all;
+	struct cli_res *sorted, *r;
+	struct cli_table t = { 0 };
 	struct cli_buf av = { 0 };
 	char *cells[7];
 	size_t i, n = 0, nall;
@@ -165,7 +167,7 @@ cli_misc_api_resources(int argc, char **argv)
 	if (out != NULL && strcmp(out, "name") != 0 && strcmp(out, "wide") != 0)
 		return cli_opt_usage("api-resources", "-o must be name or "
 		    "wide, not %s", out);
-	if (cli_http_discover(&all, &nall) != 0)
+	if (cli_res_discover(&all, &nall) != 0)
 		return CLI_FAIL;
 	sorted = cli_buf_realloc(NULL, (nall + 1) * sizeof *sorted);
 	for (i = 0; i < nall; i++)
@@ -197,7 +199,7 @@ cli_misc_api_resources(int argc, char **argv)
 		cells[6] = join(r->categories);
 		api_row(&t, cells);
 	}
-	cli_print_cols_flush(&t);
+	cli_table_flush(&t);
 	cli_buf_free(&av);
 	free(sorted);
 	return CLI_OK;

@@ -1,6 +1,6 @@
 /*
  * The objects volray(1) verbs act on. A command line names a resource by
- * a word discovery knows (cli_http_resolve) and objects by name; -f files
+ * a word discovery knows (cli_res_resolve) and objects by name; -f files
  * give whole documents, which carry their own apiVersion, kind, name and
  * namespace. Both come here to be turned into a resource, a namespace and
  * a name.
@@ -38,7 +38,7 @@ cli_obj_prepend(cJSON *obj, const char *key, const char *value)
 
 /* The namespace a namespaced resource is used in: -n, else the context's. */
 const char *
-cli_obj_ns(const struct cli_http_res *r)
+cli_obj_ns(const struct cli_res *r)
 {
 	if (!r->namespaced)
 		return NULL;
@@ -48,7 +48,7 @@ cli_obj_ns(const struct cli_http_res *r)
 /* Split "TYPE/NAME" or take TYPE NAME... from the arguments. */
 int
 cli_obj_target(const char *verb, int argc, char **argv,
-    const struct cli_http_res **r, const char **name, int *rest)
+    const struct cli_res **r, const char **name, int *rest)
 {
 	char *slash, *type;
 
@@ -65,7 +65,7 @@ cli_obj_target(const char *verb, int argc, char **argv,
 		*name = argv[1];
 		*rest = 2;
 	}
-	*r = cli_http_resolve(type);
+	*r = cli_res_resolve(type);
 	free(type);
 	return *r != NULL ? CLI_OK : CLI_FAIL;
 }
@@ -147,14 +147,14 @@ fail:
 }
 
 /* The resource, namespace and name a document is about. */
-const struct cli_http_res *
+const struct cli_res *
 cli_obj_of_doc(cJSON *doc, const char **ns, const char **name)
 {
-	const struct cli_http_res *r;
+	const struct cli_res *r;
 	const char *dns;
 	cJSON *md;
 
-	r = cli_http_resolve_kind(json_str(doc, "apiVersion"),
+	r = cli_res_kind(json_str(doc, "apiVersion"),
 	    json_str(doc, "kind"));
 	if (r == NULL)
 		return NULL;

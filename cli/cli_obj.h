@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "cli_http.h"
+#include "cli_res.h"
 
 #define CLI_TABLE_ACCEPT "application/json;as=Table;v=v1;g=meta.k8s.io"
 
@@ -19,16 +19,16 @@
  * CLI_FAIL when the server has none of that name (both reported).
  */
 int cli_obj_target(const char *verb, int argc, char **argv,
-    const struct cli_http_res **r, const char **name, int *rest);
+    const struct cli_res **r, const char **name, int *rest);
 /* The namespace a resource is used in: -n, else the context's; NULL for
  * a cluster-scoped resource. */
-const char *cli_obj_ns(const struct cli_http_res *);
+const char *cli_obj_ns(const struct cli_res *);
 /* Every document of the -f files, Lists spread out; NULL (reported) on
  * failure, with *rc CLI_USAGE when no file was given. */
 cJSON *cli_obj_load(const char *verb, int *rc);
 /* The resource, namespace and name a document is about (the namespace
  * filled in); NULL (reported) if there is none. */
-const struct cli_http_res *cli_obj_of_doc(cJSON *doc, const char **ns,
+const struct cli_res *cli_obj_of_doc(cJSON *doc, const char **ns,
     const char **name);
 /* Send a request with a JSON (or patch) body; the reply's object if the
  * server answered 2xx, else NULL after reporting its reason. */

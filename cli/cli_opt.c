@@ -300,19 +300,42 @@ fail:
 	return rc;
 }
 
-/* One option's line of help: "  -l, --selector SEL   help". */
-static void
-help_opt(FILE *f, const struct cli_opt *o)
+/* An option as help shows it: "-l, --selector SELECTOR" (free it). */
+static char *
+opt_words(const struct cli_opt *o)
 {
 	struct cli_buf b = { 0 };
 
-	if (o->letter != 0)
-		cli_buf_printf(&b, "-%c, ", o->letter);
-	cli_buf_printf(&b, "--%s", o->name);
+	cli_buf_printf(&b, "%s%c%s--%s", o->letter ? "-" : "",
+	    o->letter ? o->letter : ' ', o->letter ? ", " : "   ", o->name);
 	if (o->arg != NULL)
 		cli_buf_printf(&b, " %s", o->arg);
-	fprintf(f, "  %-34s %s\n", b.p, o->help);
-	cli_buf_free(&b);
+	return b.p;
+}
+
+/* The widest option of a table, for lining up help. */
+static int
+opt_width(const struct cli_opt *t, int w)
+{
+	char *s;
+
+	for (; t != NULL && t->name != NULL; t++) {
+		s = opt_words(t);
+		if ((int)strlen(s) > w)
+			w = (int)strlen(s);
+		free(s);
+	}
+	return w;
+}
+
+/* One option's line of help: "  -l, --selector SEL   help". */
+static void
+help_opt(FILE *f, const struct cli_opt *o, int w)
+{
+	char *s = opt_words(o);
+
+	fprintf(f, "  %-*s  %s\n", w, s, o->help);
+	free(s);
 }
 
 /* Print a verb's usage, summary and options. */
@@ -320,15 +343,16 @@ void
 cli_opt_help(FILE *f, const struct cli_verb *v)
 {
 	const struct cli_opt *o;
+	int w = opt_width(v->opts, opt_width(cli_opt_global, 0));
 
 	fprintf(f, "usage: volray %s%s%s\n\n%s\n", v->name, *v->args ? " " : "",
 	    v->args, v->summary);
 	if (v->opts != NULL && v->opts->name != NULL) {
 		fputs("\nOptions:\n", f);
 		for (o = v->opts; o->name != NULL; o++)
-			help_opt(f, o);
+			help_opt(f, o, w);
 	}
 	fputs("\nGlobal options:\n", f);
 	for (o = cli_opt_global; o->name != NULL; o++)
-		help_opt(f, o);
+		help_opt(f, o, w);
 }

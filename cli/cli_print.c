@@ -1,7 +1,7 @@
 /*
  * Output of the client, volray(1), in kubectl's formats. The default is a
- * meta.k8s.io Table that the server filled in, laid out in columns three
- * spaces apart (-o wide adds the columns of non-zero priority); -o json is
+ * meta.k8s.io Table that the server filled in, which cli_table.c lays out
+ * (-o wide adds the columns of non-zero priority); -o json is
  * indented four spaces with members sorted; -o yaml is written block style
  * by the emitter here, which quotes only the strings a YAML 1.1 reader
  * would otherwise take for something else; -o name prints TYPE/NAME;
@@ -310,8 +310,8 @@ yaml_out(FILE *f, const cJSON *v)
 }
 
 /* Text of a table cell or JSONPath match as kubectl shows it. */
-static char *
-cell_text(const cJSON *v)
+char *
+cli_print_cell(const cJSON *v)
 {
 	char *s;
 	size_t len;
@@ -341,7 +341,7 @@ static void
 print_match(const cJSON *m, void *arg)
 {
 	int *n = arg;
-	char *s = cell_text(m);
+	char *s = cli_print_cell(m);
 
 	printf("%s%s", (*n)++ > 0 ? " " : "", s);
 	free(s);
@@ -389,279 +389,6 @@ template_out(const char *t, const cJSON *obj)
 		t = end + 1;
 	}
 	return 0;
-}
-
-/* Join custom-columns matches with commas. */
-static void
-add_match(const cJSON *m, void *arg)
-{
-	struct cli_buf *b = arg;
-	char *s = cell_text(m);
-
-	cli_buf_printf(b, "%s%s", b->len > 0 ? "," : "", s);
-	free(s);
-}
-
-/* Append a row; the table takes over its cells. */
-void
-cli_print_cols_add(struct cli_print_cols *t, char **row)
-{
-	int i;
-
-	t->cell = cli_buf_realloc(t->cell,
-	    (t->nrow + 1) * t->ncol * sizeof *t->cell);
-	for (i = 0; i < t->ncol; i++)
-		t->cell[t->nrow * t->ncol + i] = row[i];
-	t->nrow++;
-}
-
-/* Width of UTF-8 text in characters. */
-static size_t
-text_width(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s != '\0'; s++)
-		if (((unsigned char)*s & 0xc0) != 0x80)
-			n++;
-	return n;
-}
-
-/*
- * Print the rows as kubectl's tabwriter does: left-aligned, three spaces
- * apart, no column narrower than six. With keep, the widths are
- * remembered and only grow, so that rows printed later (get -w) line up.
- */
-void
-cli_print_cols_flush(struct cli_print_cols *t)
-{
-	size_t r, w;
-	const char *s;
-	int c;
-
-	if (t->w == NULL)
-		t->w = calloc(t->ncol, sizeof *t->w);
-	for (c = 0; c < t->ncol; c++)
-		for (r = 0; r < t->nrow; r++) {
-			w = text_width(t->cell[r * t->ncol + c]) + 3;
-			if (w > t->w[c])
-				t->w[c] = w < 6 ? 6 : w;
-		}
-	for (r = 0; r < t->nrow; r++) {
-		for (c = 0; c < t->ncol; c++) {
-			s = t->cell[r * t->ncol + c];
-			fputs(s, stdout);
-			if (c < t->ncol - 1)
-				indent(stdout, (int)(t->w[c] - text_width(s)));
-		}
-		fputc('\n', stdout);
-	}
-	for (r = 0; r < t->nrow * t->ncol; r++)
-		free(t->cell[r]);
-	free(t->cell);
-	t->cell = NULL;
-	t->nrow = 0;
-	if (!t->keep) {
-		free(t->w);
-		t->w = NULL;
-	}
-	fflush(stdout);
-}
-
-static char *
-upper(const char *s)
-{
-	char *u = cli_buf_strdup(s), *p;
-
-	for (p = u; *p != '\0'; p++)
-		*p = toupper((unsigned char)*p);
-	return u;
-}
-
-static int
-shown(const cJSON *col, int wide)
-{
-	const cJSON *pr = json_at(col, "priority");
-
-	return wide || pr == NULL || pr->valuedouble == 0;
-}
-
-static int
-str_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Labels as kubectl shows them: k=v,... sorted by key, or <none>. */
-char *
-cli_print_labels(const cJSON *labels, const char *sep)
-{
-	struct cli_buf b = { 0 };
-	const cJSON *el;
-	char **kv;
-	size_t n = 0, i;
-
-	kv = cli_buf_realloc(NULL, (cJSON_GetArraySize(labels) + 1) *
-	    sizeof *kv);
-	cJSON_ArrayForEach(el, labels) {
-		b.len = 0;
-		cli_buf_printf(&b, "%s=%s", el->string, cJSON_IsString(el) ?
-		    el->valuestring : "");
-		kv[n++] = cli_buf_strdup(b.p);
-	}
-	qsort(kv, n, sizeof *kv, str_cmp);
-	b.len = 0;
-	cli_buf_add(&b, "", 0);
-	for (i = 0; i < n; i++) {
-		cli_buf_printf(&b, "%s%s", i > 0 ? sep : "", kv[i]);
-		free(kv[i]);
-	}
-	free(kv);
-	if (n == 0)
-		cli_buf_printf(&b, "<none>");
-	return b.p;
-}
-
-/* Add a meta.k8s.io Table's rows (and its header) to t, which sets ncol. */
-void
-cli_print_table_add(struct cli_print_cols *t, const cJSON *tab,
-    const struct cli_print_topts *to, int header)
-{
-	const cJSON *cols = json_at(tab, "columnDefinitions"), *col, *row;
-	int ncol = 0, i, c;
-	struct cli_buf name = { 0 };
-	char **cells;
-	const char *ns;
-
-	cJSON_ArrayForEach(col, cols)
-		ncol += shown(col, to->wide);
-	t->ncol = ncol + (to->with_ns ? 1 : 0) + (to->show_labels ? 1 : 0);
-	cells = cli_buf_realloc(NULL, t->ncol * sizeof *cells);
-	if (header) {
-		c = 0;
-		if (to->with_ns)
-			cells[c++] = cli_buf_strdup("NAMESPACE");
-		cJSON_ArrayForEach(col, cols)
-			if (shown(col, to->wide))
-				cells[c++] = upper(json_str(col, "name") ?
-				    json_str(col, "name") : "");
-		if (to->show_labels)
-			cells[c++] = cli_buf_strdup("LABELS");
-		cli_print_cols_add(t, cells);
-	}
-	cJSON_ArrayForEach(row, json_at(tab, "rows")) {
-		c = 0;
-		if (to->with_ns) {
-			ns = json_str(row, "object.metadata.namespace");
-			cells[c++] = cli_buf_strdup(ns != NULL ? ns : "");
-		}
-		i = 0;
-		cJSON_ArrayForEach(col, cols) {
-			if (shown(col, to->wide)) {
-				cells[c] = cell_text(cJSON_GetArrayItem(
-				    json_at(row, "cells"), i));
-				if (i == 0 && to->prefix != NULL) {
-					name.len = 0;
-					cli_buf_printf(&name, "%s/%s",
-					    to->prefix, cells[c]);
-					free(cells[c]);
-					cells[c] = cli_buf_strdup(name.p);
-				}
-				c++;
-			}
-			i++;
-		}
-		if (to->show_labels)
-			cells[c++] = cli_print_labels(json_at(row,
-			    "object.metadata.labels"), ",");
-		cli_print_cols_add(t, cells);
-	}
-	free(cells);
-	cli_buf_free(&name);
-}
-
-/* Print a meta.k8s.io Table. */
-void
-cli_print_table(const cJSON *tab, const struct cli_print_topts *to)
-{
-	struct cli_print_cols t = { 0 };
-
-	cli_print_table_add(&t, tab, to, 1);
-	cli_print_cols_flush(&t);
-}
-
-/* -o custom-columns=HEADER:PATH,...: the columns of each object. */
-int
-cli_print_custom(const cJSON *doc, const char *spec)
-{
-	struct cli_print_cols t = { 0 };
-	char *copy = cli_buf_strdup(spec), *save, *tok, *colon, **paths;
-	const cJSON *items = json_at(doc, "items"), *el;
-	char **cells;
-	int c, n = 0;
-
-	paths = cli_buf_realloc(NULL, (strlen(spec) + 1) * sizeof *paths);
-	cells = cli_buf_realloc(NULL, (strlen(spec) + 1) * sizeof *cells);
-	for (tok = strtok_r(copy, ",", &save); tok != NULL;
-	    tok = strtok_r(NULL, ",", &save)) {
-		if ((colon = strchr(tok, ':')) == NULL || colon[1] == '\0') {
-			fprintf(stderr, "error: custom-columns format: "
-			    "expected HEADER:PATH, got %s\n", tok);
-			free(copy), free(paths), free(cells);
-			for (c = 0; c < n; c++)
-				free(t.cell[c]);
-			free(t.cell);
-			return -1;
-		}
-		*colon = '\0';
-		cells[n] = cli_buf_strdup(tok);
-		paths[n++] = colon + 1;
-	}
-	t.ncol = n;
-	cli_print_cols_add(&t, cells);
-	for (el = items != NULL ? items->child : doc; el != NULL;
-	    el = items != NULL ? el->next : NULL) {
-		for (c = 0; c < n; c++) {
-			struct cli_buf b = { 0 };
-
-			cli_buf_add(&b, "", 0);
-			jsonpath_each(el, paths[c], add_match, &b);
-			cells[c] = b.len > 0 ? b.p : (free(b.p),
-			    cli_buf_strdup("<none>"));
-		}
-		cli_print_cols_add(&t, cells);
-	}
-	cli_print_cols_flush(&t);
-	free(copy), free(paths), free(cells);
-	return 0;
-}
-
-/* A Table of names alone, from a server that does not make Tables. */
-cJSON *
-cli_print_name_table(cJSON *doc)
-{
-	cJSON *t = cJSON_CreateObject(), *col, *rows, *row, *obj;
-	const cJSON *items = json_at(doc, "items"), *el;
-
-	cJSON_AddStringToObject(t, "kind", "Table");
-	col = cJSON_CreateObject();
-	cJSON_AddStringToObject(col, "name", "Name");
-	cJSON_AddItemToArray(cJSON_AddArrayToObject(t, "columnDefinitions"),
-	    col);
-	rows = cJSON_AddArrayToObject(t, "rows");
-	for (el = items != NULL ? items->child : doc; el != NULL;
-	    el = items != NULL ? el->next : NULL) {
-		row = cJSON_CreateObject();
-		cJSON_AddItemToArray(cJSON_AddArrayToObject(row, "cells"),
-		    cJSON_CreateString(json_str(el, "metadata.name") ?
-		    json_str(el, "metadata.name") : ""));
-		obj = cJSON_AddObjectToObject(row, "object");
-		cJSON_AddItemToObject(obj, "metadata",
-		    cJSON_Duplicate(json_at(el, "metadata"), 1));
-		cJSON_AddItemToArray(rows, row);
-	}
-	cJSON_Delete(doc);
-	return t;
 }
 
 static int
@@ -734,7 +461,7 @@ cli_print_objects(cJSON *doc, const char *output, const char *type, int managed)
 	return 0;
 }
 
-/* The -o formats cli_print_objects and cli_print_table know. */
+/* The -o formats cli_print_objects and cli_table know. */
 int
 cli_print_known(const char *s)
 {
