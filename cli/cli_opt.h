@@ -24,7 +24,7 @@ struct cli_opts {
 	const char	*cascade;
 	const char	**files;
 	int		 nfiles, all_ns, ignore_nf, managed, watch;
-	int		 show_labels, overwrite, wait, all, help, list;
+	int		 show_labels, overwrite, wait, all, help, client_only;
 	long		 tail, timeout_ms, replicas, grace;
 	struct cli_http_conf conn;	/* --kubeconfig, --server, --token, ... */
 	struct cli_node_opts node;	/* node add: --virtual, --count, ... */

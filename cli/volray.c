@@ -111,7 +111,7 @@ static const struct cli_opt node_opts[] = {
 	END
 };
 static const struct cli_opt version_opts[] = {
-	O("client", 0, FLAG, list, NULL, "only the client's version"), END
+	O("client", 0, FLAG, client_only, NULL, "only the client's version"), END
 };
 
 static int run_help(int, char **);
@@ -224,7 +224,7 @@ main(int argc, char **argv)
 		free(argv);
 		return CLI_OK;
 	}
-	if (v->run == cli_misc_version && cli_opts.list) {
+	if (v->run == cli_misc_version && cli_opts.client_only) {
 		printf("Client Version: v%s\n", PACKAGE_VERSION);
 		free(argv);
 		return CLI_OK;
