@@ -5,11 +5,8 @@
  * connection is kept alive from request to request. Replies are read whole,
  * except watches, which are split into lines and handed over one event at a
  * time; lists are read in pages of 500 and joined.
- *
- * Resource names come from discovery (/api/v1, /apis, /apis/G/V), read once
- * and kept: a word on the command line matches a resource's plural,
- * singular, short name or kind, and "plural.group" picks the group, as in
- * kubectl.
+ * Discovery, which turns command-line words into resources, is in
+ * cli_res.c.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -23,6 +20,7 @@
 
 #include "cli_buf.h"
 #include "cli_http.h"
+#include "cli_res.h"
 #include "lib/json.h"
 #include "lib/yamljson.h"
 
@@ -39,9 +37,6 @@ static struct client {
 	struct cli_buf		 ca, cert, key;
 	int			 insecure;
 	long			 req_timeout_ms;
-	struct cli_http_res	*res;
-	size_t			 nres;
-	cJSON			*docs;	/* discovery documents, kept for res */
 } cl;
 
 /* Decode base64 (kubeconfig *-data fields) into b; -1 on bad input. */
@@ -226,12 +221,19 @@ cli_http_open(const struct cli_http_conf *conf)
 	return 0;
 }
 
+/* The kubeconfig file the client reads (free it). */
+char *
+cli_http_kubeconfig(const struct cli_http_conf *conf)
+{
+	return kubeconfig_path(conf->kubeconfig);
+}
+
 /* Let go of the handle and of what discovery kept. */
 void
 cli_http_close(void)
 {
 	curl_easy_cleanup(cl.curl);
-	cJSON_Delete(cl.docs);
+	cli_res_free();
 	curl_global_cleanup();
 }
 
@@ -483,6 +485,14 @@ int
 cli_http_watch(const char *path, const char *rv, long timeout_ms,
     cli_http_event_cb cb, void *arg, long *code)
 {
+	return cli_http_watch_as(path, rv, timeout_ms, NULL, cb, arg, code);
+}
+
+/* The same, asking for objects as accept says (a Table, for get -w). */
+int
+cli_http_watch_as(const char *path, const char *rv, long timeout_ms,
+    const char *accept, cli_http_event_cb cb, void *arg, long *code)
+{
 	struct stream s = { { 0 }, code, cb, arg };
 	struct curl_slist *h;
 	struct cli_buf p = { 0 };
@@ -498,7 +508,7 @@ cli_http_watch(const char *path, const char *rv, long timeout_ms,
 	snprintf(secs, sizeof secs, "%ld", timeout_ms / 1000 + 1);
 	cli_http_query_add(&p, "timeoutSeconds", secs);
 	cli_buf_add(&s.line, "", 0);
-	h = prepare("GET", p.p, NULL, NULL, NULL, timeout_ms);
+	h = prepare("GET", p.p, NULL, NULL, accept, timeout_ms);
 	curl_easy_setopt(cl.curl, CURLOPT_WRITEFUNCTION, on_stream);
 	curl_easy_setopt(cl.curl, CURLOPT_WRITEDATA, &s);
 	rc = curl_easy_perform(cl.curl);
@@ -519,213 +529,4 @@ cli_http_watch(const char *path, const char *rv, long timeout_ms,
 		return -1;
 	}
 	return 0;
-}
-
-/* Add the resources of one group version to the discovered set. */
-static void
-discover_gv(const char *group, const char *version, int preferred)
-{
-	struct cli_buf path = { 0 };
-	const cJSON *el;
-	struct cli_http_res *r;
-	const char *name;
-	cJSON *doc;
-
-	if (*group == '\0')
-		cli_buf_printf(&path, "/api/%s", version);
-	else
-		cli_buf_printf(&path, "/apis/%s/%s", group, version);
-	doc = cli_http_get_json(path.p, NULL);
-	cli_buf_free(&path);
-	if (doc == NULL)
-		return;
-	cJSON_AddItemToArray(cl.docs, doc);
-	cJSON_ArrayForEach(el, json_at(doc, "resources")) {
-		if ((name = json_str(el, "name")) == NULL || strchr(name, '/'))
-			continue;
-		cl.res = cli_buf_realloc(cl.res,
-		    (cl.nres + 1) * sizeof *cl.res);
-		r = &cl.res[cl.nres++];
-		r->group = group;
-		r->version = version;
-		r->name = name;
-		r->singular = json_str(el, "singularName");
-		r->kind = json_str(el, "kind");
-		r->shorts = json_at(el, "shortNames");
-		r->verbs = json_at(el, "verbs");
-		r->categories = json_at(el, "categories");
-		r->namespaced = cJSON_IsTrue(json_at(el, "namespaced"));
-		r->preferred = preferred;
-		if (r->singular == NULL || *r->singular == '\0')
-			r->singular = r->kind;
-		if (r->kind == NULL)
-			cl.nres--;
-	}
-}
-
-/* Learn every resource the server serves, preferred versions first. */
-static int
-discover(void)
-{
-	const cJSON *g, *v, *pref;
-	const char *gname, *pv, *ver;
-	cJSON *groups;
-
-	if (cl.docs != NULL)
-		return cl.nres > 0 ? 0 : -1;
-	cl.docs = cJSON_CreateArray();
-	discover_gv("", "v1", 1);
-	if (cl.nres == 0)
-		return -1;
-	if ((groups = cli_http_get_json("/apis", NULL)) == NULL)
-		return -1;
-	cJSON_AddItemToArray(cl.docs, groups);
-	cJSON_ArrayForEach(g, json_at(groups, "groups")) {
-		if ((gname = json_str(g, "name")) == NULL)
-			continue;
-		pref = json_at(g, "preferredVersion");
-		pv = json_str(pref, "version");
-		if (pv != NULL)
-			discover_gv(gname, pv, 1);
-		cJSON_ArrayForEach(v, json_at(g, "versions")) {
-			ver = json_str(v, "version");
-			if (ver != NULL && (pv == NULL || strcmp(ver, pv) != 0))
-				discover_gv(gname, ver, pv == NULL);
-		}
-	}
-	return 0;
-}
-
-/* Discover (once) and hand out the whole set. */
-int
-cli_http_discover(const struct cli_http_res **res, size_t *n)
-{
-	if (discover() != 0)
-		return -1;
-	*res = cl.res;
-	*n = cl.nres;
-	return 0;
-}
-
-static int
-has_string(const cJSON *list, const char *s)
-{
-	const cJSON *el;
-
-	cJSON_ArrayForEach(el, list)
-		if (cJSON_IsString(el) && strcasecmp(el->valuestring, s) == 0)
-			return 1;
-	return 0;
-}
-
-static int
-group_matches(const struct cli_http_res *r, const char *g)
-{
-	size_t vl = strlen(r->version);
-
-	if (g == NULL)
-		return 1;
-	if (strcasecmp(r->group, g) == 0)
-		return 1;
-	/* plural.version.group */
-	return strncasecmp(g, r->version, vl) == 0 && g[vl] == '.' &&
-	    strcasecmp(g + vl + 1, r->group) == 0;
-}
-
-/* Find the resource a command-line word names, as kubectl does. */
-const struct cli_http_res *
-cli_http_resolve(const char *word)
-{
-	char *w = cli_buf_strdup(word), *g;
-	const struct cli_http_res *r, *found = NULL;
-	size_t i;
-
-	if (discover() != 0) {
-		free(w);
-		return NULL;
-	}
-	if ((g = strchr(w, '.')) != NULL)
-		*g++ = '\0';
-	for (i = 0; i < cl.nres && found == NULL; i++) {
-		r = &cl.res[i];
-		if (!group_matches(r, g))
-			continue;
-		if (strcasecmp(r->name, w) == 0 ||
-		    strcasecmp(r->singular, w) == 0 ||
-		    strcasecmp(r->kind, w) == 0 || has_string(r->shorts, w))
-			found = r;
-	}
-	if (found == NULL)
-		fprintf(stderr, "error: the server doesn't have a resource type "
-		    "\"%s\"\n", word);
-	free(w);
-	return found;
-}
-
-/* Find the resource of a document's apiVersion and kind. */
-const struct cli_http_res *
-cli_http_resolve_kind(const char *apiversion, const char *kind)
-{
-	const char *slash = strchr(apiversion, '/'), *g = "", *v = apiversion;
-	size_t gl = 0, i;
-
-	if (discover() != 0)
-		return NULL;
-	if (slash != NULL) {
-		g = apiversion;
-		gl = (size_t)(slash - apiversion);
-		v = slash + 1;
-	}
-	for (i = 0; i < cl.nres; i++) {
-		if (strlen(cl.res[i].group) == gl &&
-		    strncmp(cl.res[i].group, g, gl) == 0 &&
-		    strcmp(cl.res[i].version, v) == 0 &&
-		    strcmp(cl.res[i].kind, kind) == 0)
-			return &cl.res[i];
-	}
-	fprintf(stderr, "error: no matches for kind \"%s\" in version \"%s\"\n",
-	    kind, apiversion);
-	return NULL;
-}
-
-static void
-path_add(struct cli_buf *b, const char *segment)
-{
-	char *e = curl_easy_escape(cl.curl, segment, 0);
-
-	cli_buf_printf(b, "/%s", e);
-	curl_free(e);
-}
-
-/* The path of a collection, or of one object (and subresource). */
-void
-cli_http_res_path(struct cli_buf *b, const struct cli_http_res *r,
-    const char *ns, const char *name, const char *sub)
-{
-	if (*r->group == '\0')
-		cli_buf_printf(b, "/api/%s", r->version);
-	else
-		cli_buf_printf(b, "/apis/%s/%s", r->group, r->version);
-	if (r->namespaced && ns != NULL) {
-		cli_buf_printf(b, "/namespaces");
-		path_add(b, ns);
-	}
-	cli_buf_printf(b, "/%s", r->name);
-	if (name != NULL)
-		path_add(b, name);
-	if (sub != NULL)
-		cli_buf_printf(b, "/%s", sub);
-}
-
-/* kubectl's name for a type in messages: "pod", "rayjob.ray.io". */
-char *
-cli_http_res_type(const struct cli_http_res *r)
-{
-	struct cli_buf b = { 0 };
-	size_t i;
-
-	cli_buf_printf(&b, "%s%s%s", r->kind, *r->group ? "." : "", r->group);
-	for (i = 0; i < b.len; i++)
-		b.p[i] = tolower((unsigned char)b.p[i]);
-	return b.p;
 }

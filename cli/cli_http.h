@@ -1,8 +1,7 @@
 /*
  * The client's connection to the API server, for volray(1): kubeconfig,
- * requests through one libcurl handle, watches, and discovery, which turns
- * the words of a command line into resources and their URL paths. There is
- * one connection per process, opened by cli_http_open.
+ * requests through one libcurl handle, and watches.
+ * There is one connection per process, opened by cli_http_open.
  */
 #ifndef VOLRAY_CLI_HTTP_H
 #define VOLRAY_CLI_HTTP_H
@@ -16,13 +15,6 @@
 struct cli_http_resp {
 	long		code;	/* HTTP status, or -1 if the server was unreachable */
 	struct cli_buf	body;
-};
-
-/* One resource from discovery; the strings point into kept documents. */
-struct cli_http_res {
-	const char	*group, *version, *name, *singular, *kind;
-	const cJSON	*shorts, *verbs, *categories;
-	int		 namespaced, preferred;
 };
 
 /* Called with each event of a watch; nonzero ends the watch. */
@@ -47,6 +39,8 @@ struct cli_http_conf {
  */
 int cli_http_open(const struct cli_http_conf *);
 void cli_http_close(void);
+/* The path of the kubeconfig cli_http_open reads for conf (free it). */
+char *cli_http_kubeconfig(const struct cli_http_conf *conf);
 /* The namespace of the current context, or "default". */
 const char *cli_http_namespace(void);
 
@@ -73,21 +67,8 @@ void cli_http_query_add(struct cli_buf *path, const char *key,
  */
 int cli_http_watch(const char *path, const char *rv, long timeout_ms,
     cli_http_event_cb cb, void *arg, long *code);
-
-/* Every resource the server serves, preferred versions first; discovery
- * runs once. Returns 0, or -1 after reporting a failure. */
-int cli_http_discover(const struct cli_http_res **res, size_t *n);
-/* The resource a command-line word names, as kubectl finds it; NULL
- * (reported) if none does. */
-const struct cli_http_res *cli_http_resolve(const char *word);
-/* The resource of a document's apiVersion and kind; NULL (reported). */
-const struct cli_http_res *cli_http_resolve_kind(const char *apiversion,
-    const char *kind);
-/* Append the path of a collection (name NULL), of one object, or of one
- * object's subresource; ns NULL for every namespace. */
-void cli_http_res_path(struct cli_buf *, const struct cli_http_res *,
-    const char *ns, const char *name, const char *sub);
-/* kubectl's name for a type in messages: "pod", "rayjob.ray.io" (free it). */
-char *cli_http_res_type(const struct cli_http_res *);
+/* The same with an Accept header (NULL: JSON), such as a Table's. */
+int cli_http_watch_as(const char *path, const char *rv, long timeout_ms,
+    const char *accept, cli_http_event_cb cb, void *arg, long *code);
 
 #endif

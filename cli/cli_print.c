@@ -1,7 +1,7 @@
 /*
  * Output of the client, volray(1), in kubectl's formats. The default is a
- * meta.k8s.io Table that the server filled in, laid out in columns three
- * spaces apart (-o wide adds the columns of non-zero priority); -o json is
+ * meta.k8s.io Table that the server filled in, which cli_table.c lays out
+ * (-o wide adds the columns of non-zero priority); -o json is
  * indented four spaces with members sorted; -o yaml is written block style
  * by the emitter here, which quotes only the strings a YAML 1.1 reader
  * would otherwise take for something else; -o name prints TYPE/NAME;
@@ -310,8 +310,8 @@ yaml_out(FILE *f, const cJSON *v)
 }
 
 /* Text of a table cell or JSONPath match as kubectl shows it. */
-static char *
-cell_text(const cJSON *v)
+char *
+cli_print_cell(const cJSON *v)
 {
 	char *s;
 	size_t len;
@@ -341,7 +341,7 @@ static void
 print_match(const cJSON *m, void *arg)
 {
 	int *n = arg;
-	char *s = cell_text(m);
+	char *s = cli_print_cell(m);
 
 	printf("%s%s", (*n)++ > 0 ? " " : "", s);
 	free(s);
@@ -389,143 +389,6 @@ template_out(const char *t, const cJSON *obj)
 		t = end + 1;
 	}
 	return 0;
-}
-
-/* Append a row; the table takes over its cells. */
-void
-cli_print_cols_add(struct cli_print_cols *t, char **row)
-{
-	int i;
-
-	t->cell = cli_buf_realloc(t->cell,
-	    (t->nrow + 1) * t->ncol * sizeof *t->cell);
-	for (i = 0; i < t->ncol; i++)
-		t->cell[t->nrow * t->ncol + i] = row[i];
-	t->nrow++;
-}
-
-/* Width of UTF-8 text in characters. */
-static size_t
-text_width(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s != '\0'; s++)
-		if (((unsigned char)*s & 0xc0) != 0x80)
-			n++;
-	return n;
-}
-
-/* Print the table as kubectl does: left-aligned, three spaces apart. */
-void
-cli_print_cols_flush(struct cli_print_cols *t)
-{
-	size_t *w = cli_buf_realloc(NULL, t->ncol * sizeof *w), r;
-	const char *s;
-	int c;
-
-	for (c = 0; c < t->ncol; c++) {
-		w[c] = 0;
-		for (r = 0; r < t->nrow; r++)
-			if (text_width(t->cell[r * t->ncol + c]) > w[c])
-				w[c] = text_width(t->cell[r * t->ncol + c]);
-	}
-	for (r = 0; r < t->nrow; r++) {
-		for (c = 0; c < t->ncol; c++) {
-			s = t->cell[r * t->ncol + c];
-			fputs(s, stdout);
-			if (c < t->ncol - 1)
-				indent(stdout, (int)(w[c] - text_width(s)) + 3);
-		}
-		fputc('\n', stdout);
-	}
-	for (r = 0; r < t->nrow * t->ncol; r++)
-		free(t->cell[r]);
-	free(t->cell);
-	free(w);
-}
-
-static char *
-upper(const char *s)
-{
-	char *u = cli_buf_strdup(s), *p;
-
-	for (p = u; *p != '\0'; p++)
-		*p = toupper((unsigned char)*p);
-	return u;
-}
-
-/* Print a meta.k8s.io Table; priority columns only when wide. */
-void
-cli_print_table(const cJSON *tab, int with_ns, int wide)
-{
-	const cJSON *cols = json_at(tab, "columnDefinitions"), *col, *row;
-	int ncol = 0, i, c;
-	struct cli_print_cols t = { 0 };
-	char **cells;
-	const char *ns;
-
-	cJSON_ArrayForEach(col, cols)
-		if (wide || json_at(col, "priority") == NULL ||
-		    json_at(col, "priority")->valuedouble == 0)
-			ncol++;
-	t.ncol = ncol + (with_ns ? 1 : 0);
-	cells = cli_buf_realloc(NULL, t.ncol * sizeof *cells);
-	c = 0;
-	if (with_ns)
-		cells[c++] = cli_buf_strdup("NAMESPACE");
-	cJSON_ArrayForEach(col, cols)
-		if (wide || json_at(col, "priority") == NULL ||
-		    json_at(col, "priority")->valuedouble == 0)
-			cells[c++] = upper(json_str(col, "name") ?
-			    json_str(col, "name") : "");
-	cli_print_cols_add(&t, cells);
-	cJSON_ArrayForEach(row, json_at(tab, "rows")) {
-		c = 0;
-		if (with_ns) {
-			ns = json_str(row, "object.metadata.namespace");
-			cells[c++] = cli_buf_strdup(ns != NULL ? ns : "");
-		}
-		i = 0;
-		cJSON_ArrayForEach(col, cols) {
-			if (wide || json_at(col, "priority") == NULL ||
-			    json_at(col, "priority")->valuedouble == 0)
-				cells[c++] = cell_text(cJSON_GetArrayItem(
-				    json_at(row, "cells"), i));
-			i++;
-		}
-		cli_print_cols_add(&t, cells);
-	}
-	free(cells);
-	cli_print_cols_flush(&t);
-}
-
-/* A Table of names alone, from a server that does not make Tables. */
-cJSON *
-cli_print_name_table(cJSON *doc)
-{
-	cJSON *t = cJSON_CreateObject(), *col, *rows, *row, *obj;
-	const cJSON *items = json_at(doc, "items"), *el;
-
-	cJSON_AddStringToObject(t, "kind", "Table");
-	col = cJSON_CreateObject();
-	cJSON_AddStringToObject(col, "name", "Name");
-	cJSON_AddItemToArray(cJSON_AddArrayToObject(t, "columnDefinitions"),
-	    col);
-	rows = cJSON_AddArrayToObject(t, "rows");
-	for (el = items != NULL ? items->child : doc; el != NULL;
-	    el = items != NULL ? el->next : NULL) {
-		row = cJSON_CreateObject();
-		cJSON_AddItemToArray(cJSON_AddArrayToObject(row, "cells"),
-		    cJSON_CreateString(json_str(el, "metadata.name") ?
-		    json_str(el, "metadata.name") : ""));
-		obj = cJSON_AddObjectToObject(row, "object");
-		cJSON_AddItemToObject(obj, "metadata",
-		    cJSON_Duplicate(json_at(el, "metadata"), 1));
-		cJSON_AddItemToArray(rows, row);
-	}
-	cJSON_Delete(doc);
-	return t;
 }
 
 static int
@@ -598,11 +461,12 @@ cli_print_objects(cJSON *doc, const char *output, const char *type, int managed)
 	return 0;
 }
 
-/* The -o formats cli_print_objects and cli_print_table know. */
+/* The -o formats cli_print_objects and cli_table know. */
 int
 cli_print_known(const char *s)
 {
 	return s == NULL || strcmp(s, "json") == 0 || strcmp(s, "yaml") == 0 ||
 	    strcmp(s, "name") == 0 || strcmp(s, "wide") == 0 ||
-	    strncmp(s, "jsonpath=", 9) == 0;
+	    strncmp(s, "jsonpath=", 9) == 0 ||
+	    strncmp(s, "custom-columns=", 15) == 0;
 }

@@ -8,26 +8,8 @@
 #include <stddef.h>
 #include <cjson/cJSON.h>
 
-/* Rows of text laid out in columns, row 0 being the header; set ncol,
- * then add rows. */
-struct cli_print_cols {
-	int	 ncol;
-	size_t	 nrow;
-	char	**cell;
-};
-
-/* Add a row of ncol malloc'd cells, which the table takes over. */
-void cli_print_cols_add(struct cli_print_cols *, char **row);
-/* Print the rows as kubectl does (left-aligned, three spaces apart) and
- * free them. */
-void cli_print_cols_flush(struct cli_print_cols *);
-
-/* Print a meta.k8s.io Table, with a NAMESPACE column first if with_ns;
- * columns of non-zero priority only if wide. */
-void cli_print_table(const cJSON *table, int with_ns, int wide);
-/* A Table of names alone made from an object or a list, which it frees:
- * for a server that does not make Tables. */
-cJSON *cli_print_name_table(cJSON *doc);
+/* Text of a table cell or JSONPath match as kubectl shows it (free it). */
+char *cli_print_cell(const cJSON *);
 
 /* Is output an -o format known here (NULL: the default table)? */
 int cli_print_known(const char *output);

@@ -1,0 +1,36 @@
+/*
+ * The verbs of volray(1), one function each, grouped by file: cli_get.c
+ * (get), cli_apply.c (apply, create, replace), cli_delete.c (delete,
+ * wait), cli_edit.c (patch, label, annotate, scale), cli_describe.c
+ * (describe), cli_misc.c (logs, policy, version, api-resources,
+ * kubeconfig, completion). Each takes the words left after option parsing
+ * and returns an exit status: CLI_OK, CLI_FAIL or CLI_USAGE.
+ */
+#ifndef VOLRAY_CLI_CMD_H
+#define VOLRAY_CLI_CMD_H
+
+#include "cli_opt.h"
+
+int cli_get_run(int argc, char **argv);
+int cli_apply_run(int argc, char **argv);
+int cli_apply_create(int argc, char **argv);
+int cli_apply_replace(int argc, char **argv);
+int cli_delete_run(int argc, char **argv);
+int cli_delete_wait(int argc, char **argv);
+int cli_edit_patch(int argc, char **argv);
+int cli_edit_label(int argc, char **argv);
+int cli_edit_annotate(int argc, char **argv);
+int cli_edit_scale(int argc, char **argv);
+int cli_describe_run(int argc, char **argv);
+int cli_misc_logs(int argc, char **argv);
+int cli_misc_policy(int argc, char **argv);
+int cli_misc_version(int argc, char **argv);
+int cli_misc_api_resources(int argc, char **argv);
+int cli_misc_kubeconfig(int argc, char **argv);
+int cli_misc_completion(int argc, char **argv);
+int cli_misc_node(int argc, char **argv);
+
+/* The verb table of volray.c, for help and completion. */
+extern const struct cli_verb cli_verbs[];
+
+#endif

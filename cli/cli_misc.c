@@ -1,0 +1,303 @@
+/*
+ * The smaller verbs of volray(1): logs, policy reload, version,
+ * api-resources, node (cli_node.c does the work), kubeconfig and
+ * completion. completion writes a bash function whose verbs and flags come
+ * from the verb table, so it cannot drift from the parser either; kinds
+ * and names it asks the server for when the user presses tab.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli_buf.h"
+#include "cli_cmd.h"
+#include "cli_http.h"
+#include "cli_res.h"
+#include "cli_node.h"
+#include "cli_obj.h"
+#include "cli_opt.h"
+#include "cli_print.h"
+#include "cli_table.h"
+#include "lib/json.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "0.0.0"
+#endif
+
+#define RELOAD_PATH	"/apis/volray.io/v1/policy/reload"
+
+/* logs: a container's log as the server keeps it. */
+int
+cli_misc_logs(int argc, char **argv)
+{
+	const struct cli_res *r;
+	struct cli_buf path = { 0 };
+	const char *name = argv[0], *slash;
+	struct cli_http_resp rsp;
+	char tail[32];
+
+	if (argc != 1)
+		return cli_opt_usage("logs", "logs takes one pod name");
+	if ((slash = strchr(name, '/')) != NULL) {
+		if (strncmp(name, "pod/", 4) != 0 &&
+		    strncmp(name, "pods/", 5) != 0 &&
+		    strncmp(name, "po/", 3) != 0)
+			return cli_opt_usage("logs", "logs reads pods only");
+		name = slash + 1;
+	}
+	if ((r = cli_res_resolve("pods")) == NULL)
+		return CLI_FAIL;
+	cli_res_path(&path, r, cli_obj_ns(r), name, "log");
+	cli_http_query_add(&path, "container", cli_opts.container);
+	if (cli_opts.tail >= 0) {
+		snprintf(tail, sizeof tail, "%ld", cli_opts.tail);
+		cli_http_query_add(&path, "tailLines", tail);
+	}
+	cli_http_request("GET", path.p, NULL, NULL, "*/*", &rsp);
+	cli_buf_free(&path);
+	if (rsp.code != 200) {
+		cli_http_report(&rsp);
+		cli_buf_free(&rsp.body);
+		return CLI_FAIL;
+	}
+	fwrite(rsp.body.p, 1, rsp.body.len, stdout);
+	cli_buf_free(&rsp.body);
+	return CLI_OK;
+}
+
+/* policy reload: ask the daemon to reload Lua policies and scheduler.yaml. */
+int
+cli_misc_policy(int argc, char **argv)
+{
+	struct cli_http_resp rsp;
+	const char *msg;
+	cJSON *st;
+
+	if (argc != 1 || strcmp(argv[0], "reload") != 0)
+		return cli_opt_usage("policy", "usage: volray policy reload");
+	cli_http_request("POST", RELOAD_PATH, "application/json", "{}", NULL,
+	    &rsp);
+	if (rsp.code < 200 || rsp.code > 299) {
+		cli_http_report(&rsp);
+		if (rsp.code == 404 || rsp.code == 405)
+			fprintf(stderr, "volray: this server has no policy "
+			    "reload endpoint; send volrayd SIGHUP instead\n");
+		cli_buf_free(&rsp.body);
+		return CLI_FAIL;
+	}
+	st = cJSON_Parse(rsp.body.p);
+	msg = json_str(st, "message");
+	printf("%s\n", msg != NULL && *msg != '\0' ? msg : "policies reloaded");
+	cJSON_Delete(st);
+	cli_buf_free(&rsp.body);
+	return CLI_OK;
+}
+
+/* version: this client's and the server's. */
+int
+cli_misc_version(int argc, char **argv)
+{
+	const char *gv;
+	cJSON *v;
+
+	if (argc != 0)
+		return cli_opt_usage("version", "version takes no arguments");
+	printf("Client Version: v%s\n", PACKAGE_VERSION);
+	if ((v = cli_http_get_json("/version", NULL)) == NULL)
+		return CLI_FAIL;
+	gv = json_str(v, "gitVersion");
+	printf("Server Version: %s\n", gv != NULL ? gv : "unknown");
+	cJSON_Delete(v);
+	return CLI_OK;
+}
+
+static int
+res_cmp(const void *a, const void *b)
+{
+	const struct cli_res *x = a, *y = b;
+	int c = strcmp(x->group, y->group);
+
+	return c != 0 ? c : strcmp(x->name, y->name);
+}
+
+static char *
+join(const cJSON *list)
+{
+	struct cli_buf b = { 0 };
+	const cJSON *el;
+
+	cli_buf_add(&b, "", 0);
+	cJSON_ArrayForEach(el, list)
+		if (cJSON_IsString(el))
+			cli_buf_printf(&b, "%s%s", b.len ? "," : "",
+			    el->valuestring);
+	return b.p;
+}
+
+/* Add a row of seven cells, dropping VERBS and CATEGORIES unless wide. */
+static void
+api_row(struct cli_table *t, char **cells)
+{
+	int i;
+
+	for (i = t->ncol; i < 7; i++)
+		free(cells[i]);
+	cli_table_add(t, cells);
+}
+
+/* api-resources: the resources discovery found, preferred versions only. */
+int
+cli_misc_api_resources(int argc, char **argv)
+{
+	static const char *const head[] = { "NAME", "SHORTNAMES",
+	    "APIVERSION", "NAMESPACED", "KIND", "VERBS", "CATEGORIES" };
+	const char *out = cli_opts.output;
+	const struct cli_res *all;
+	struct cli_res *sorted, *r;
+	struct cli_table t = { 0 };
+	struct cli_buf av = { 0 };
+	char *cells[7];
+	size_t i, n = 0, nall;
+
+	if (argc != 0)
+		return cli_opt_usage("api-resources", "api-resources takes no "
+		    "arguments");
+	if (out != NULL && strcmp(out, "name") != 0 && strcmp(out, "wide") != 0)
+		return cli_opt_usage("api-resources", "-o must be name or "
+		    "wide, not %s", out);
+	if (cli_res_discover(&all, &nall) != 0)
+		return CLI_FAIL;
+	sorted = cli_buf_realloc(NULL, (nall + 1) * sizeof *sorted);
+	for (i = 0; i < nall; i++)
+		if (all[i].preferred)
+			sorted[n++] = all[i];
+	qsort(sorted, n, sizeof *sorted, res_cmp);
+	if (out != NULL && strcmp(out, "name") == 0) {
+		for (i = 0; i < n; i++)
+			printf("%s%s%s\n", sorted[i].name,
+			    *sorted[i].group ? "." : "", sorted[i].group);
+		free(sorted);
+		return CLI_OK;
+	}
+	t.ncol = out != NULL ? 7 : 5;
+	for (i = 0; i < 7; i++)
+		cells[i] = cli_buf_strdup(head[i]);
+	api_row(&t, cells);
+	for (i = 0; i < n; i++) {
+		r = &sorted[i];
+		av.len = 0;
+		cli_buf_printf(&av, "%s%s%s", r->group, *r->group ? "/" : "",
+		    r->version);
+		cells[0] = cli_buf_strdup(r->name);
+		cells[1] = join(r->shorts);
+		cells[2] = cli_buf_strdup(av.p);
+		cells[3] = cli_buf_strdup(r->namespaced ? "true" : "false");
+		cells[4] = cli_buf_strdup(r->kind);
+		cells[5] = join(r->verbs);
+		cells[6] = join(r->categories);
+		api_row(&t, cells);
+	}
+	cli_table_flush(&t);
+	cli_buf_free(&av);
+	free(sorted);
+	return CLI_OK;
+}
+
+/* node add ...: simulated nodes (cli_node.c). */
+int
+cli_misc_node(int argc, char **argv)
+{
+	return cli_node(argc, argv, &cli_opts.node);
+}
+
+/* kubeconfig: print the kubeconfig file this client reads. */
+int
+cli_misc_kubeconfig(int argc, char **argv)
+{
+	char *path = cli_http_kubeconfig(&cli_opts.conn), buf[65536];
+	size_t n;
+	FILE *f;
+
+	if (argc != 0) {
+		free(path);
+		return cli_opt_usage("kubeconfig", "kubeconfig takes no "
+		    "arguments");
+	}
+	if ((f = fopen(path, "r")) == NULL) {
+		fprintf(stderr, "error: reading kubeconfig %s: %m\n", path);
+		free(path);
+		return CLI_FAIL;
+	}
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+		fwrite(buf, 1, n, stdout);
+	fclose(f);
+	free(path);
+	return CLI_OK;
+}
+
+/* The bash completion function; verbs and flags from the verb table. */
+int
+cli_misc_completion(int argc, char **argv)
+{
+	const struct cli_verb *v;
+	const struct cli_opt *o;
+
+	if (argc != 1 || strcmp(argv[0], "bash") != 0)
+		return cli_opt_usage("completion", "usage: volray completion "
+		    "bash");
+	printf("# bash completion for volray; load with\n"
+	    "#   source <(volray completion bash)\n"
+	    "_volray_flags() {\n\tcase $1 in\n");
+	for (v = cli_verbs; v->name != NULL; v++) {
+		printf("\t%s) echo", v->name);
+		for (o = v->opts; o != NULL && o->name != NULL; o++)
+			printf(" --%s", o->name);
+		printf(" ;;\n");
+	}
+	printf("\tesac\n\techo");
+	for (o = cli_opt_global; o->name != NULL; o++)
+		printf(" --%s", o->name);
+	printf("\n}\n\n_volray() {\n"
+	    "\tlocal cur=${COMP_WORDS[COMP_CWORD]} verb= kind= ns= i w\n"
+	    "\tfor ((i = 1; i < COMP_CWORD; i++)); do\n"
+	    "\t\tw=${COMP_WORDS[i]}\n"
+	    "\t\tcase $w in\n"
+	    "\t\t-n|--namespace) ns=\"-n ${COMP_WORDS[i+1]}\"; i=$((i + 1)) ;;\n"
+	    "\t\t-*) ;;\n"
+	    "\t\t*) if [ -z \"$verb\" ]; then verb=$w; "
+	    "elif [ -z \"$kind\" ]; then kind=$w; fi ;;\n"
+	    "\t\tesac\n\tdone\n"
+	    "\tcase $cur in -*)\n"
+	    "\t\tCOMPREPLY=($(compgen -W \"$(_volray_flags \"$verb\")\" -- "
+	    "\"$cur\")); return ;;\n\tesac\n"
+	    "\tif [ -z \"$verb\" ]; then\n"
+	    "\t\tCOMPREPLY=($(compgen -W \"");
+	for (v = cli_verbs; v->name != NULL; v++)
+		printf("%s%s", v == cli_verbs ? "" : " ", v->name);
+	printf("\" -- \"$cur\")); return\n\tfi\n"
+	    "\tcase $verb in\n"
+	    "\thelp) COMPREPLY=($(compgen -W \"");
+	for (v = cli_verbs; v->name != NULL; v++)
+		printf("%s%s", v == cli_verbs ? "" : " ", v->name);
+	printf("\" -- \"$cur\")) ;;\n"
+	    "\tpolicy) COMPREPLY=($(compgen -W reload -- \"$cur\")) ;;\n"
+	    "\tnode) COMPREPLY=($(compgen -W add -- \"$cur\")) ;;\n"
+	    "\tcompletion) COMPREPLY=($(compgen -W bash -- \"$cur\")) ;;\n"
+	    "\tlogs) COMPREPLY=($(compgen -W \"$(volray $ns get pods "
+	    "-o 'jsonpath={.items[*].metadata.name}' 2>/dev/null)\" -- "
+	    "\"$cur\")) ;;\n"
+	    "\tget|describe|delete|patch|label|annotate|scale|wait)\n"
+	    "\t\tif [ -z \"$kind\" ]; then\n"
+	    "\t\t\tCOMPREPLY=($(compgen -W \"$(volray api-resources -o name "
+	    "2>/dev/null | sed 's/\\..*//')\" -- \"$cur\"))\n"
+	    "\t\telse\n"
+	    "\t\t\tCOMPREPLY=($(compgen -W \"$(volray $ns get \"$kind\" "
+	    "-o 'jsonpath={.items[*].metadata.name}' 2>/dev/null)\" -- "
+	    "\"$cur\"))\n"
+	    "\t\tfi ;;\n"
+	    "\tesac\n}\n"
+	    "complete -F _volray volray\n");
+	return CLI_OK;
+}

@@ -1,0 +1,235 @@
+/*
+ * The objects volray(1) verbs act on. A command line names a resource by
+ * a word discovery knows (cli_res_resolve) and objects by name; -f files
+ * give whole documents, which carry their own apiVersion, kind, name and
+ * namespace. Both come here to be turned into a resource, a namespace and
+ * a name.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli_buf.h"
+#include "cli_obj.h"
+#include "cli_opt.h"
+#include "lib/json.h"
+#include "lib/yamljson.h"
+
+long
+cli_obj_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* Put key: value in front of an object's members. */
+void
+cli_obj_prepend(cJSON *obj, const char *key, const char *value)
+{
+	cJSON *v = cJSON_CreateString(value);
+
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+	v->string = cli_buf_strdup(key);
+	cJSON_InsertItemInArray(obj, 0, v);
+}
+
+/* The namespace a namespaced resource is used in: -n, else the context's. */
+const char *
+cli_obj_ns(const struct cli_res *r)
+{
+	if (!r->namespaced)
+		return NULL;
+	return cli_opts.ns != NULL ? cli_opts.ns : cli_http_namespace();
+}
+
+/* Split "TYPE/NAME" or take TYPE NAME... from the arguments. */
+int
+cli_obj_target(const char *verb, int argc, char **argv,
+    const struct cli_res **r, const char **name, int *rest)
+{
+	char *slash, *type;
+
+	*name = NULL;
+	*rest = 1;
+	if (argc < 1)
+		return cli_opt_usage(verb, "you must specify the type of "
+		    "resource");
+	type = cli_buf_strdup(argv[0]);
+	if ((slash = strchr(type, '/')) != NULL) {
+		*slash = '\0';
+		*name = argv[0] + (slash - type) + 1;
+	} else if (argc > 1) {
+		*name = argv[1];
+		*rest = 2;
+	}
+	*r = cli_res_resolve(type);
+	free(type);
+	return *r != NULL ? CLI_OK : CLI_FAIL;
+}
+
+/* Spread one file's documents (Lists as their items) into all. */
+static int
+add_docs(cJSON *all, cJSON *docs, const char *file)
+{
+	cJSON *doc, *items, *el;
+
+	while ((doc = cJSON_DetachItemFromArray(docs, 0)) != NULL) {
+		if (cJSON_IsNull(doc)) {
+			cJSON_Delete(doc);
+			continue;
+		}
+		if (!cJSON_IsObject(doc) || json_str(doc, "kind") == NULL ||
+		    json_str(doc, "apiVersion") == NULL) {
+			fprintf(stderr, "error: %s: every document needs "
+			    "apiVersion and kind\n", file);
+			cJSON_Delete(doc);
+			return -1;
+		}
+		if (strcmp(json_str(doc, "kind"), "List") == 0) {
+			items = cJSON_GetObjectItemCaseSensitive(doc, "items");
+			while ((el = cJSON_DetachItemFromArray(items, 0)) !=
+			    NULL)
+				cJSON_AddItemToArray(all, el);
+			cJSON_Delete(doc);
+		} else
+			cJSON_AddItemToArray(all, doc);
+	}
+	return 0;
+}
+
+/* Load the documents of every -f file, with List items spread out. */
+cJSON *
+cli_obj_load(const char *verb, int *rc)
+{
+	cJSON *all = cJSON_CreateArray(), *docs;
+	struct cli_buf in = { 0 };
+	char *cause = NULL, chunk[65536];
+	const char *file;
+	size_t n;
+	int i;
+
+	*rc = CLI_FAIL;
+	if (cli_opts.nfiles == 0) {
+		*rc = cli_opt_usage(verb, "must specify -f FILE");
+		goto fail;
+	}
+	for (i = 0; i < cli_opts.nfiles; i++) {
+		file = cli_opts.files[i];
+		if (strcmp(file, "-") == 0) {
+			in.len = 0;
+			cli_buf_add(&in, "", 0);
+			while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0)
+				cli_buf_add(&in, chunk, n);
+			docs = yamljson_parse_all(in.p, in.len, &cause);
+		} else
+			docs = yamljson_load_file(file, &cause);
+		if (docs == NULL) {
+			fprintf(stderr, "error: %s: %s\n", file, cause);
+			free(cause);
+			goto fail;
+		}
+		if (add_docs(all, docs, file) != 0) {
+			cJSON_Delete(docs);
+			goto fail;
+		}
+		cJSON_Delete(docs);
+	}
+	cli_buf_free(&in);
+	*rc = CLI_OK;
+	return all;
+fail:
+	cli_buf_free(&in);
+	cJSON_Delete(all);
+	return NULL;
+}
+
+/* The resource, namespace and name a document is about. */
+const struct cli_res *
+cli_obj_of_doc(cJSON *doc, const char **ns, const char **name)
+{
+	const struct cli_res *r;
+	const char *dns;
+	cJSON *md;
+
+	r = cli_res_kind(json_str(doc, "apiVersion"),
+	    json_str(doc, "kind"));
+	if (r == NULL)
+		return NULL;
+	if ((md = cJSON_GetObjectItemCaseSensitive(doc, "metadata")) == NULL)
+		md = cJSON_AddObjectToObject(doc, "metadata");
+	*name = json_str(md, "name");
+	*ns = NULL;
+	if (!r->namespaced)
+		return r;
+	dns = json_str(md, "namespace");
+	if (dns != NULL && cli_opts.ns != NULL && strcmp(dns, cli_opts.ns) != 0) {
+		fprintf(stderr, "error: the namespace from the provided object "
+		    "\"%s\" does not match the namespace \"%s\"\n", dns,
+		    cli_opts.ns);
+		return NULL;
+	}
+	if (dns == NULL) {
+		cJSON_AddStringToObject(md, "namespace", cli_obj_ns(r));
+		dns = json_str(md, "namespace");
+	}
+	*ns = dns;
+	return r;
+}
+
+/* Send a request; the reply's object on 2xx, else NULL (reported). */
+cJSON *
+cli_obj_send(const char *method, const char *path, const char *ctype,
+    const char *body)
+{
+	struct cli_http_resp rsp;
+	cJSON *j = NULL;
+
+	cli_http_request(method, path, ctype, body, NULL, &rsp);
+	if (rsp.code >= 200 && rsp.code <= 299) {
+		if ((j = cJSON_Parse(rsp.body.p)) == NULL)
+			j = cJSON_CreateObject();
+	} else
+		cli_http_report(&rsp);
+	cli_buf_free(&rsp.body);
+	return j;
+}
+
+/* kubectl's HumanDuration of the time since an RFC 3339 timestamp. */
+char *
+cli_obj_age(const char *ts)
+{
+	struct tm tm = { 0 };
+	struct cli_buf b = { 0 };
+	long s, m, h, d;
+
+	if (ts == NULL || strptime(ts, "%Y-%m-%dT%H:%M:%S", &tm) == NULL)
+		return cli_buf_strdup("<unknown>");
+	s = (long)(time(NULL) - timegm(&tm));
+	if (s < -1)
+		return cli_buf_strdup("<invalid>");
+	if (s < 0)
+		s = 0;
+	m = s / 60, h = s / 3600, d = h / 24;
+	if (s < 120)
+		cli_buf_printf(&b, "%lds", s);
+	else if (m < 10 && s % 60 != 0)
+		cli_buf_printf(&b, "%ldm%lds", m, s % 60);
+	else if (m < 180)
+		cli_buf_printf(&b, "%ldm", m);
+	else if (h < 8 && m % 60 != 0)
+		cli_buf_printf(&b, "%ldh%ldm", h, m % 60);
+	else if (h < 48)
+		cli_buf_printf(&b, "%ldh", h);
+	else if (h < 192 && h % 24 != 0)
+		cli_buf_printf(&b, "%ldd%ldh", d, h % 24);
+	else if (d < 730)
+		cli_buf_printf(&b, "%ldd", d);
+	else if (d < 2920 && d % 365 != 0)
+		cli_buf_printf(&b, "%ldy%ldd", d / 365, d % 365);
+	else
+		cli_buf_printf(&b, "%ldy", d / 365);
+	return b.p;
+}
