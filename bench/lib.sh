@@ -142,12 +142,7 @@ have_etcd() {
 
 # Start a one-member etcd with default fsync settings; sets ETCD_URL.
 start_etcd() {
-	local cport pport
-	cport=$(free_port)
-	pport=$(free_port)
-	while [ "$pport" = "$cport" ]; do pport=$(free_port); done
-	rm -rf "$RUN_DIR/etcd"
-	local scheme=http tls=""
+	local cport pport scheme=http tls="" try i
 	ETCD_TLS_ARGS=""
 	if [ "$TLS" = 1 ]; then
 		# etcd's own TLS: a P-256 certificate for 127.0.0.1, as volrayd's.
@@ -160,18 +155,36 @@ start_etcd() {
 		tls="--cert-file $RUN_DIR/etcd.crt --key-file $RUN_DIR/etcd.key"
 		ETCD_TLS_ARGS="--cacert $RUN_DIR/etcd.crt"
 	fi
-	# shellcheck disable=SC2086
-	"$ETCD" --name bench --data-dir "$RUN_DIR/etcd" $tls \
-	    --listen-client-urls "$scheme://127.0.0.1:$cport" \
-	    --advertise-client-urls "$scheme://127.0.0.1:$cport" \
-	    --listen-peer-urls "http://127.0.0.1:$pport" \
-	    --initial-advertise-peer-urls "http://127.0.0.1:$pport" \
-	    --initial-cluster "bench=http://127.0.0.1:$pport" \
-	    --logger zap --log-level warn >"$RUN_DIR/etcd.log" 2>&1 &
-	ETCD_PID=$!
-	PIDS="$PIDS $ETCD_PID"
-	ETCD_URL="$scheme://127.0.0.1:$cport"
-	wait_http "$ETCD_URL/health" 30 true || die "etcd did not become ready"
+	# A free port can be taken by another program before etcd binds it
+	# (tests run in parallel): try again with new ports when etcd dies.
+	for try in 1 2 3; do
+		cport=$(free_port)
+		pport=$(free_port)
+		while [ "$pport" = "$cport" ]; do pport=$(free_port); done
+		rm -rf "$RUN_DIR/etcd"
+		# shellcheck disable=SC2086
+		"$ETCD" --name bench --data-dir "$RUN_DIR/etcd" $tls \
+		    --listen-client-urls "$scheme://127.0.0.1:$cport" \
+		    --advertise-client-urls "$scheme://127.0.0.1:$cport" \
+		    --listen-peer-urls "http://127.0.0.1:$pport" \
+		    --initial-advertise-peer-urls "http://127.0.0.1:$pport" \
+		    --initial-cluster "bench=http://127.0.0.1:$pport" \
+		    --logger zap --log-level warn >"$RUN_DIR/etcd.log" 2>&1 &
+		ETCD_PID=$!
+		ETCD_URL="$scheme://127.0.0.1:$cport"
+		for i in $(seq 1 300); do
+			if curl -fsk -m 1 "$ETCD_URL/health" 2>/dev/null | grep -q true; then
+				PIDS="$PIDS $ETCD_PID"
+				return 0
+			fi
+			kill -0 "$ETCD_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill "$ETCD_PID" 2>/dev/null || true
+		wait "$ETCD_PID" 2>/dev/null || true
+		grep -q "address already in use" "$RUN_DIR/etcd.log" || break
+	done
+	die "etcd did not become ready"
 }
 
 stop_etcd() {
