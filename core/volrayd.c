@@ -330,7 +330,8 @@ main(int argc, char **argv)
 	}
 	node_mgr_start(d.nodes);
 	/* Node health for every Node: Unknown, taints, evictions. */
-	d.life = lifecycle_new(d.loop, d.st, d.rg, d.f.node_grace_ms);
+	d.life = lifecycle_new(d.loop, d.st, d.rg, node_mgr_wheel(d.nodes),
+	    d.f.node_grace_ms);
 	lifecycle_start(d.life);
 	/* The scheduler: binds pending pods to the nodes above. */
 	d.sched = sched_new(d.loop, d.st, d.rg);

@@ -735,7 +735,8 @@ on_event(void *arg, const store_event *ev)
 }
 
 lifecycle *
-lifecycle_new(uv_loop_t *loop, store *st, registry *rg, uint64_t grace_ms)
+lifecycle_new(uv_loop_t *loop, store *st, registry *rg, struct wheel *w,
+    uint64_t grace_ms)
 {
 	struct lifecycle *lc = calloc(1, sizeof *lc);
 
@@ -746,7 +747,7 @@ lifecycle_new(uv_loop_t *loop, store *st, registry *rg, uint64_t grace_ms)
 	lc->st = st;
 	lc->rg = rg;
 	lc->grace_ms = grace_ms > 0 ? grace_ms : LIFECYCLE_GRACE_MS;
-	lc->wheel = wheel_new(loop);
+	lc->wheel = w;
 	store_subscribe(st, on_event, lc);
 	return lc;
 }
@@ -837,7 +838,6 @@ lifecycle_free(lifecycle *lc)
 {
 	if (lc == NULL)
 		return;
-	wheel_free(lc->wheel);
 	hmap_each(lc->nodes, free_node, NULL);
 	hmap_each(lc->buckets, free_bucket, NULL);
 	hmap_free(lc->nodes);

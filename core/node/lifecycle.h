@@ -21,8 +21,13 @@ typedef struct lifecycle lifecycle;
 
 #define LIFECYCLE_GRACE_MS	40000	/* --node-monitor-grace-period */
 
-/* grace_ms: how long a Lease may go unrenewed before the node is Unknown. */
-lifecycle *lifecycle_new(uv_loop_t *, store *, registry *, uint64_t grace_ms);
+/*
+ * grace_ms: how long a Lease may go unrenewed before the node is Unknown.
+ * Timeouts run on w, the node manager's wheel (borrowed).
+ */
+struct wheel;
+lifecycle *lifecycle_new(uv_loop_t *, store *, registry *, struct wheel *w,
+    uint64_t grace_ms);
 /* Take in the Nodes, Leases and pods already stored; the grace starts now. */
 void lifecycle_start(lifecycle *);
 void lifecycle_free(lifecycle *);

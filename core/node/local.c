@@ -23,9 +23,9 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -741,55 +741,31 @@ local_stop(struct node *n, struct node_pod *p, struct node_ctr *c,
 void
 node_local_reap(const char *data_dir)
 {
-	char base[PATH_MAX], d1[PATH_MAX], d2[PATH_MAX], f[PATH_MAX];
-	DIR *a, *b, *c;
-	struct dirent *ea, *eb, *ec;
+	char pattern[PATH_MAX];
+	glob_t g;
+	size_t i;
 
-	pathf(base, sizeof base, "%s/pods", data_dir);
-	if ((a = opendir(base)) == NULL)
+	if (pathf(pattern, sizeof pattern, "%s/pods/*/*/*.pid", data_dir) != 0 ||
+	    glob(pattern, 0, NULL, &g) != 0)
 		return;
-	while ((ea = readdir(a)) != NULL) {
-		if (ea->d_name[0] == '.')
-			continue;
-		if (pathf(d1, sizeof d1, "%s/%s", base, ea->d_name) != 0)
-			continue;
-		if ((b = opendir(d1)) == NULL)
-			continue;
-		while ((eb = readdir(b)) != NULL) {
-			if (eb->d_name[0] == '.')
-				continue;
-			if (pathf(d2, sizeof d2, "%s/%s", d1, eb->d_name) != 0)
-				continue;
-			if ((c = opendir(d2)) == NULL)
-				continue;
-			while ((ec = readdir(c)) != NULL) {
-				size_t len = strlen(ec->d_name);
-				unsigned long long st;
-				int pid = 0;
-				FILE *pf;
+	for (i = 0; i < g.gl_pathc; i++) {
+		unsigned long long st;
+		int pid = 0;
+		FILE *pf = fopen(g.gl_pathv[i], "r");
 
-				if (len < 5 || strcmp(ec->d_name + len - 4,
-				    ".pid") != 0)
-					continue;
-				if (pathf(f, sizeof f, "%s/%s", d2, ec->d_name) != 0)
-					continue;
-				if ((pf = fopen(f, "r")) != NULL) {
-					if (fscanf(pf, "%d %llu", &pid, &st) == 2 &&
-					    pid > 1 && proc_start(pid) == st) {
-						log_info("node: killing process "
-						    "group %d left by the last "
-						    "run (%s)", pid, f);
-						kill(-pid, SIGKILL);
-					}
-					fclose(pf);
-				}
-				unlink(f);
+		/* The recorded start time tells our process from a reused pid. */
+		if (pf != NULL) {
+			if (fscanf(pf, "%d %llu", &pid, &st) == 2 && pid > 1 &&
+			    proc_start(pid) == st) {
+				log_info("node: killing process group %d left by "
+				    "the last run (%s)", pid, g.gl_pathv[i]);
+				kill(-pid, SIGKILL);
 			}
-			closedir(c);
+			fclose(pf);
 		}
-		closedir(b);
+		unlink(g.gl_pathv[i]);
 	}
-	closedir(a);
+	globfree(&g);
 }
 
 /* volrayd is stopping: no process of its containers stays behind. */

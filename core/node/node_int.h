@@ -184,5 +184,7 @@ const char *node_pod_annotation(const struct node_pod *, const char *key);
 
 /* nodes.c */
 const char *node_annotation(const cJSON *obj, const char *key);
+/* Delete a pod with no grace period (finalizers still hold it). */
+void node_remove_pod(node_mgr *, const char *ns, const char *name);
 
 #endif

@@ -343,8 +343,9 @@ unmanage(node_mgr *m, struct node *n)
 	m->stats.nodes--;
 }
 
-static void
-remove_pod_now(node_mgr *m, const char *ns, const char *name)
+/* Remove a pod at once: the delete with no grace period a kubelet sends. */
+void
+node_remove_pod(node_mgr *m, const char *ns, const char *name)
 {
 	const resource *r = resource_find("", "v1", "pods");
 	struct reg_opts o;
@@ -389,7 +390,7 @@ node_event(node_mgr *m, const store_event *ev)
 				continue;
 			slash = strchr(keys[i], '/');
 			*slash = '\0';
-			remove_pod_now(m, keys[i], slash + 1);
+			node_remove_pod(m, keys[i], slash + 1);
 			free(keys[i]);
 		}
 		free(keys);
@@ -438,7 +439,7 @@ adopt_pod(node_mgr *m, struct node *n, const store_obj *o)
 	if (o->deleting) {
 		/* Nothing of it runs here: it can go at once. */
 		cJSON_Delete(t);
-		remove_pod_now(m, o->ns, o->name);
+		node_remove_pod(m, o->ns, o->name);
 		return;
 	}
 	p = node_pod_new(n, o, t);
@@ -584,6 +585,12 @@ node_mgr_set_local(node_mgr *m, const char *data_dir, const char *name)
 	m->data_dir = strdup(data_dir);
 	free(m->local_name);
 	m->local_name = name != NULL ? strdup(name) : NULL;
+}
+
+struct wheel *
+node_mgr_wheel(node_mgr *m)
+{
+	return m->wheel;
 }
 
 void

@@ -46,19 +46,16 @@ transition(struct node_pod *p, const cJSON *old, const char *type,
 
 	if (mine != NULL && strcmp(json_str(mine, "status"), status) == 0)
 		return json_str(mine, "time");
+	/* First sight after a restart: the stored status still holds. */
+	util_now(now);
 	cJSON_ArrayForEach(it, json_at(old, "conditions")) {
 		const char *t = json_str(it, "type"), *s = json_str(it, "status");
 
 		if (t != NULL && s != NULL && strcmp(t, type) == 0 &&
-		    strcmp(s, status) == 0 && json_str(it, "lastTransitionTime")) {
-			util_now(now);
+		    strcmp(s, status) == 0 && json_str(it, "lastTransitionTime"))
 			snprintf(now, sizeof now, "%s",
 			    json_str(it, "lastTransitionTime"));
-			goto keep;
-		}
 	}
-	util_now(now);
-keep:
 	cJSON_DeleteItemFromObjectCaseSensitive(p->conds, type);
 	mine = cJSON_AddObjectToObject(p->conds, type);
 	cJSON_AddStringToObject((cJSON *)mine, "status", status);

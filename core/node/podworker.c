@@ -494,9 +494,6 @@ static void
 pod_finish_termination(struct node_pod *p)
 {
 	node_mgr *m = p->node->m;
-	const resource *r = resource_find("", "v1", "pods");
-	struct reg_opts o;
-	struct reg_result res;
 	char *ns = strdup(p->ns), *name = strdup(p->name);
 	int i, failed = 0;
 
@@ -517,14 +514,7 @@ pod_finish_termination(struct node_pod *p)
 	release(p);
 	wheel_cancel(m->wheel, &p->kill_timer);
 	node_pod_free(p);
-	memset(&o, 0, sizeof o);
-	o.grace_set = 1;
-	o.grace_period = 0;
-	registry_delete(m->rg, r, ns, name, &o, &res);
-	if (res.code >= 300 && res.code != 404)
-		log_warn("node: removing pod %s/%s: code %d", ns, name,
-		    res.code);
-	cJSON_Delete(res.body);
+	node_remove_pod(m, ns, name);
 	free(ns);
 	free(name);
 }
