@@ -62,11 +62,9 @@ function G.job_starving(ssn, job)
   return job.ready + job.waiting < job.min_available
 end
 
-function G.job_order(ssn, a, b)
-  local ra, rb = ready(a), ready(b)
-  if ra == rb then return 0 end
-  if not ra then return -1 end
-  return 1
+-- Jobs that are not ready yet first (an order key: lower first).
+function G.job_order_key(ssn, job)
+  return ready(job) and 1 or 0
 end
 
 local occupied
@@ -116,7 +114,7 @@ local function fit_error(job)
 end
 
 function G.close(ssn)
-  for _, job in ipairs(ssn.jobs) do
+  for _, job in ipairs(ssn:active_jobs()) do
     if job.podgroup and job.phase ~= "Pending" and job.task_num > 0 then
       if ready(job) then
         ssn:job_condition(job, "Scheduled",

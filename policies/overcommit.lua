@@ -21,11 +21,9 @@ local idle, inqueue
 function O.open(ssn, args)
   local used = res.new()
   inqueue = res.new()
-  for _, job in ipairs(ssn.jobs) do
-    res.add(used, job.allocated)
-    if job.phase == "Inqueue" and job.min_resources ~= nil then
-      res.add(inqueue, res.sub_floor(job.min_resources, job.allocated))
-    end
+  for _, q in pairs(ssn.queues) do
+    res.add(used, q.allocated)
+    res.add(inqueue, q.inqueue)
   end
   idle = res.sub(res.scale(ssn.total, args["overcommit-factor"]), used)
 end

@@ -11,18 +11,13 @@
 -- Arguments: none.
 local P = {}
 
-local function cmp(a, b)
-  if a > b then return -1 end
-  if a < b then return 1 end
-  return 0
+-- Order keys (lower first), computed once per job or task.
+function P.job_order_key(ssn, job)
+  return -job.priority
 end
 
-function P.job_order(ssn, a, b)
-  return cmp(a.priority, b.priority)
-end
-
-function P.task_order(ssn, a, b)
-  return cmp(a.priority, b.priority)
+function P.task_order_key(ssn, task)
+  return -task.priority
 end
 
 function P.preemptable(ssn, preemptor, candidates)

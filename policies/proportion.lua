@@ -80,20 +80,12 @@ function P.open(ssn)
       inqueue = res.new(), elastic = res.new(), share = 0,
     }
   end
-  for _, job in ipairs(ssn.jobs) do
-    local a = attrs[job.queue]
-    if a ~= nil then
-      res.add(a.allocated, job.allocated)
-      res.add(a.request, job.request)
-      if job.min_resources ~= nil then
-        if job.phase == "Inqueue" then
-          res.add(a.inqueue, job.min_resources)
-        elseif job.phase == "Running" and job.ready >= job.min_available then
-          res.add(a.inqueue, res.sub_floor(job.min_resources, job.allocated))
-        end
-        res.add(a.elastic, res.sub_floor(job.allocated, job.min_resources))
-      end
-    end
+  for name, q in pairs(ssn.queues) do
+    local a = attrs[name]
+    res.add(a.allocated, q.allocated)
+    res.add(a.request, q.request)
+    res.add(a.inqueue, q.inqueue)
+    res.add(a.elastic, q.elastic)
   end
   -- The tree: children by parent; a parent asks for what its subtree asks.
   local children = {}
@@ -130,14 +122,10 @@ function P.open(ssn)
   distribute("root", total)
 end
 
-function P.queue_order(ssn, a, b)
-  if a.priority ~= b.priority then
-    return a.priority > b.priority and -1 or 1
-  end
-  local sa, sb = attrs[a.name].share, attrs[b.name].share
-  if sa < sb then return -1 end
-  if sa > sb then return 1 end
-  return 0
+-- Higher spec.priority first, then the smaller share (an order key,
+-- recomputed whenever a task of the queue is allocated or given back).
+function P.queue_order_key(ssn, queue)
+  return -queue.priority, attrs[queue.name].share
 end
 
 function P.overused(ssn, queue)

@@ -35,6 +35,7 @@ const char *const ep_names[EP_N] = {
 	"preemptable", "reclaimable", "victim",
 	"predicate", "batch_predicate", "node_order", "batch_node_order",
 	"best_node", "on_allocate", "on_deallocate",
+	"job_order_key", "queue_order_key", "task_order_key",
 };
 
 /* Volcano's flag names and the points each one gates. */
@@ -42,14 +43,16 @@ static const struct {
 	const char *flag;
 	uint32_t points;
 } flags[] = {
-	{ "enableJobOrder", 1u << EP_JOB_ORDER },
+	{ "enableJobOrder", (1u << EP_JOB_ORDER) | (1u << EP_JOB_ORDER_KEY) },
 	{ "enableJobReady", 1u << EP_JOB_READY },
 	{ "enableJobPipelined", 1u << EP_JOB_PIPELINED },
 	{ "enableJobStarving", 1u << EP_JOB_STARVING },
 	{ "enableJobEnqueued", (1u << EP_JOB_ENQUEUEABLE) |
 	    (1u << EP_JOB_ENQUEUED) },
-	{ "enableTaskOrder", 1u << EP_TASK_ORDER },
-	{ "enableQueueOrder", 1u << EP_QUEUE_ORDER },
+	{ "enableTaskOrder", (1u << EP_TASK_ORDER) |
+	    (1u << EP_TASK_ORDER_KEY) },
+	{ "enableQueueOrder", (1u << EP_QUEUE_ORDER) |
+	    (1u << EP_QUEUE_ORDER_KEY) },
 	{ "enablePreemptable", 1u << EP_PREEMPTABLE },
 	{ "enableReclaimable", 1u << EP_RECLAIMABLE },
 	{ "enablePreemptive", 1u << EP_PREEMPTIVE },

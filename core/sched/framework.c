@@ -1,8 +1,9 @@
 /*
  * How the tiers combine the plugins' extension points (Volcano's table):
  *
- *   job/queue/task order   first non-zero comparison wins; fallback
- *                          creation time, then uid
+ *   job/queue/task order   first non-zero comparison (or differing
+ *                          order key) wins; fallback creation time,
+ *                          then uid
  *   job_valid              first failure
  *   job_ready              AND over all, default true
  *   job_pipelined,         votes -1/0/1: any -1 -> false; at the end of
@@ -70,35 +71,125 @@ fallback(const char *ca, const char *cb, const char *ua, const char *ub)
 	return 0;
 }
 
+/*
+ * Order keys: a plugin may give, instead of a comparison, a key of up to
+ * MAX_KEYS numbers per object (lower first, compared in turn); the key is
+ * computed once and again only after its object changed (a job's tasks,
+ * a queue's allocations, a task's status), so ordering thousands of jobs
+ * costs one Lua call per job, not one per comparison.
+ */
+static const struct okey *
+order_key(struct session *ss, struct plugin *pl, int ep, void *obj)
+{
+	lua_State *L = ss->L;
+	struct okey **keys, *o;
+	uint32_t ver;
+	int k = (int)(pl - ss->pol->plugins), i;
+
+	switch (ep) {
+	case EP_JOB_ORDER_KEY:
+		keys = &((struct s_job *)obj)->keys;
+		ver = ((struct s_job *)obj)->ver;
+		break;
+	case EP_QUEUE_ORDER_KEY:
+		keys = &((struct s_queue *)obj)->keys;
+		ver = ((struct s_queue *)obj)->ver;
+		break;
+	default:
+		keys = &((struct s_task *)obj)->keys;
+		ver = ((struct s_task *)obj)->ver;
+		break;
+	}
+	if (*keys == NULL && (*keys = calloc((size_t)ss->pol->nplugins,
+	    sizeof **keys)) == NULL)
+		fatal("out of memory");
+	o = &(*keys)[k];
+	if (o->ver == ver + 1)
+		return o;
+	o->ver = ver + 1;
+	o->n = 0;
+	switch (ep) {
+	case EP_JOB_ORDER_KEY: view_push_job(ss, obj); break;
+	case EP_QUEUE_ORDER_KEY: view_push_queue(ss, obj); break;
+	default: view_push_task(ss, obj); break;
+	}
+	if (plugin_call(ss, pl, ep, 1, MAX_KEYS) != 0)
+		return o;
+	for (i = 0; i < MAX_KEYS; i++) {
+		int idx = -MAX_KEYS + i;
+
+		if (lua_type(L, idx) != LUA_TNUMBER)
+			break;
+		o->k[o->n++] = lua_tonumber(L, idx);
+	}
+	lua_pop(L, MAX_KEYS);
+	return o;
+}
+
+static int
+key_cmp(const struct okey *a, const struct okey *b)
+{
+	int i, n = a->n < b->n ? a->n : b->n;
+
+	for (i = 0; i < n; i++)
+		if (a->k[i] != b->k[i])
+			return a->k[i] < b->k[i] ? -1 : 1;
+	return 0;
+}
+
+/* The plugins' verdict on a vs b: <0, 0 or >0. */
+static int
+order(struct session *ss, int ep, int key_ep, void *a, void *b,
+    void (*push)(struct session *, void *))
+{
+	struct plugin *pl;
+
+	for (pl = ss->pol->plugins; pl < ss->pol->plugins + ss->pol->nplugins;
+	    pl++) {
+		int r;
+
+		if (ss->failed[pl - ss->pol->plugins])
+			continue;
+		if (pl->has[key_ep]) {
+			if ((r = key_cmp(order_key(ss, pl, key_ep, a),
+			    order_key(ss, pl, key_ep, b))) != 0)
+				return r;
+			continue;
+		}
+		if (!pl->has[ep])
+			continue;
+		push(ss, a);
+		push(ss, b);
+		if (plugin_call(ss, pl, ep, 2, 1) != 0)
+			continue;
+		if ((r = result_int(ss->L)) != 0)
+			return r;
+	}
+	return 0;
+}
+
+static void push_job(struct session *ss, void *x) { view_push_job(ss, x); }
+static void push_queue(struct session *ss, void *x) { view_push_queue(ss, x); }
+static void push_task(struct session *ss, void *x) { view_push_task(ss, x); }
+
 int
 fw_job_less(struct session *ss, struct s_job *a, struct s_job *b)
 {
-	EACH_PLUGIN(ss, pl, EP_JOB_ORDER) {
-		int r;
+	int r = order(ss, EP_JOB_ORDER, EP_JOB_ORDER_KEY, a, b, push_job);
 
-		view_push_job(ss, a);
-		view_push_job(ss, b);
-		if (plugin_call(ss, pl, EP_JOB_ORDER, 2, 1) != 0)
-			continue;
-		if ((r = result_int(ss->L)) != 0)
-			return r < 0;
-	}
+	if (r != 0)
+		return r < 0;
 	return fallback(a->created, b->created, a->key, b->key);
 }
 
 int
 fw_queue_less(struct session *ss, struct s_queue *a, struct s_queue *b)
 {
-	EACH_PLUGIN(ss, pl, EP_QUEUE_ORDER) {
-		int r;
+	int r = order(ss, EP_QUEUE_ORDER, EP_QUEUE_ORDER_KEY, a, b,
+	    push_queue);
 
-		view_push_queue(ss, a);
-		view_push_queue(ss, b);
-		if (plugin_call(ss, pl, EP_QUEUE_ORDER, 2, 1) != 0)
-			continue;
-		if ((r = result_int(ss->L)) != 0)
-			return r < 0;
-	}
+	if (r != 0)
+		return r < 0;
 	return fallback(json_str(a->obj, "metadata.creationTimestamp"),
 	    json_str(b->obj, "metadata.creationTimestamp"), a->name,
 	    b->name);
@@ -107,16 +198,10 @@ fw_queue_less(struct session *ss, struct s_queue *a, struct s_queue *b)
 int
 fw_task_less(struct session *ss, struct s_task *a, struct s_task *b)
 {
-	EACH_PLUGIN(ss, pl, EP_TASK_ORDER) {
-		int r;
+	int r = order(ss, EP_TASK_ORDER, EP_TASK_ORDER_KEY, a, b, push_task);
 
-		view_push_task(ss, a);
-		view_push_task(ss, b);
-		if (plugin_call(ss, pl, EP_TASK_ORDER, 2, 1) != 0)
-			continue;
-		if ((r = result_int(ss->L)) != 0)
-			return r < 0;
-	}
+	if (r != 0)
+		return r < 0;
 	return fallback(a->created, b->created, a->name, b->name);
 }
 

@@ -684,6 +684,12 @@ view_push_queue(struct session *ss, struct s_queue *q)
 	push_res_field(L, q->obj, "spec.deserved", "deserved");
 	push_res(L, &q->allocated);
 	lua_setfield(L, -2, "allocated");
+	push_res(L, &q->request);
+	lua_setfield(L, -2, "request");
+	push_res(L, &q->inqueue);
+	lua_setfield(L, -2, "inqueue");
+	push_res(L, &q->elastic);
+	lua_setfield(L, -2, "elastic");
 }
 
 /* ------------------------------------------------------------------ */
@@ -736,6 +742,43 @@ l_ssn_tasks(lua_State *L)
 		view_push_task(ss, j->tasks[i]);
 		lua_rawseti(L, -2, i + 1);
 	}
+	return 1;
+}
+
+/* ssn:active_jobs() -> the jobs that had work or changed this session */
+static int
+l_ssn_active_jobs(lua_State *L)
+{
+	struct session *ss = ssn_of(L);
+	int i, n = 0;
+
+	lua_newtable(L);
+	for (i = 0; i < ss->njobs; i++)
+		if (ss->jobs[i]->active) {
+			view_push_job(ss, ss->jobs[i]);
+			lua_rawseti(L, -2, ++n);
+		}
+	return 1;
+}
+
+/* ssn.jobs, built when first read: every job's view. */
+static int
+l_ssn_index(lua_State *L)
+{
+	struct session *ss;
+	int i;
+
+	if (lua_type(L, 2) != LUA_TSTRING || strcmp(lua_tostring(L, 2),
+	    "jobs") != 0)
+		return 0;
+	ss = ssn_of(L);
+	lua_createtable(L, ss->njobs, 0);
+	for (i = 0; i < ss->njobs; i++) {
+		view_push_job(ss, ss->jobs[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	lua_pushvalue(L, -1);
+	lua_setfield(L, 1, "jobs");
 	return 1;
 }
 
@@ -831,12 +874,10 @@ plugins_session_open(struct session *ss)
 	lua_newtable(L);
 	lua_pushlightuserdata(L, ss);
 	lua_setfield(L, -2, "_session");
-	lua_createtable(L, ss->njobs, 0);
-	for (i = 0; i < ss->njobs; i++) {
-		view_push_job(ss, ss->jobs[i]);
-		lua_rawseti(L, -2, i + 1);
-	}
-	lua_setfield(L, -2, "jobs");
+	lua_createtable(L, 0, 1);
+	lua_pushcfunction(L, l_ssn_index);
+	lua_setfield(L, -2, "__index");
+	lua_setmetatable(L, -2);
 	lua_createtable(L, 0, ss->nqueues);
 	for (i = 0; i < ss->nqueues; i++) {
 		view_push_queue(ss, &ss->queues[i]);
@@ -852,6 +893,8 @@ plugins_session_open(struct session *ss)
 	lua_setfield(L, -2, "tasks");
 	lua_pushcfunction(L, l_ssn_node);
 	lua_setfield(L, -2, "node");
+	lua_pushcfunction(L, l_ssn_active_jobs);
+	lua_setfield(L, -2, "active_jobs");
 	lua_pushcfunction(L, l_ssn_job_condition);
 	lua_setfield(L, -2, "job_condition");
 	lua_pushcfunction(L, l_ssn_use_predicates);
@@ -873,11 +916,13 @@ plugins_session_close(struct session *ss)
 	lua_State *L = ss->L;
 	int i;
 
-	/* ssn.jobs as the session left them. */
-	for (i = 0; i < ss->njobs; i++) {
-		view_push_job(ss, ss->jobs[i]);
-		lua_pop(L, 1);
-	}
+	/* Views as the session left them. */
+	for (i = 0; i < ss->njobs; i++)
+		if (ss->jobs[i]->view != 0 &&
+		    ss->jobs[i]->view_ver != ss->jobs[i]->ver) {
+			view_push_job(ss, ss->jobs[i]);
+			lua_pop(L, 1);
+		}
 	for (i = 0; i < ss->pol->nplugins; i++)
 		plugin_call(ss, &ss->pol->plugins[i], EP_CLOSE, 0, 0);
 	/* Views point into the session: make them inert. */

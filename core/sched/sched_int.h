@@ -36,6 +36,7 @@ enum ep {
 	EP_PREEMPTABLE, EP_RECLAIMABLE, EP_VICTIM,
 	EP_PREDICATE, EP_BATCH_PREDICATE, EP_NODE_ORDER, EP_BATCH_NODE_ORDER,
 	EP_BEST_NODE, EP_ON_ALLOCATE, EP_ON_DEALLOCATE,
+	EP_JOB_ORDER_KEY, EP_QUEUE_ORDER_KEY, EP_TASK_ORDER_KEY,
 	EP_N
 };
 
@@ -88,6 +89,14 @@ int ts_allocated(enum task_status);
 struct s_task;
 struct s_job;
 
+/* An order key a plugin computed, cached until its object changes. */
+#define MAX_KEYS 4
+struct okey {
+	uint32_t ver;			/* of the object when computed, +1 */
+	int n;
+	double k[MAX_KEYS];
+};
+
 struct s_node {
 	const char *name;
 	cJSON *obj;
@@ -112,6 +121,12 @@ struct s_queue {
 	const char *parent;
 	const char *state;		/* Open, Closing, Closed, Unknown */
 	struct podspec_res allocated;	/* this session's allocated-set */
+	struct podspec_res request;	/* allocated-set + pending */
+	struct podspec_res inqueue;	/* admitted jobs' minimum not yet
+					   allocated */
+	struct podspec_res elastic;	/* allocated beyond the minimum */
+	uint32_t ver;			/* bumped when allocated changes */
+	struct okey *keys;		/* per plugin */
 	int view;
 	int idx;
 };
@@ -131,6 +146,8 @@ struct s_task {
 	struct s_job *job;
 	char *why;			/* why it stays pending */
 	char *nominated;		/* pipelined by preempt/reclaim */
+	uint32_t ver;
+	struct okey *keys;		/* per plugin */
 	int view;
 	int idx;
 };
@@ -168,6 +185,8 @@ struct s_job {
 	char *fit_msg;			/* why a task did not fit */
 	char *cond_type, *cond_reason, *cond_msg;	/* ssn:job_condition */
 	uint32_t ver, view_ver;
+	struct okey *keys;		/* per plugin */
+	int active;			/* had work or changed this session */
 	int view;
 	int idx;
 };

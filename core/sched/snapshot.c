@@ -184,19 +184,25 @@ task_set_status(struct s_task *t, enum task_status s)
 		rc->n[t->status]--;
 		if (ts_allocated(t->status)) {
 			podspec_res_add(&j->allocated, &t->req, -1);
-			if (j->queue)
+			if (j->queue) {
 				podspec_res_add(&j->queue->allocated, &t->req, -1);
+				j->queue->ver++;
+			}
 		}
 		j->n[s]++;
 		rc->n[s]++;
 		if (ts_allocated(s)) {
 			podspec_res_add(&j->allocated, &t->req, 1);
-			if (j->queue)
+			if (j->queue) {
 				podspec_res_add(&j->queue->allocated, &t->req, 1);
+				j->queue->ver++;
+			}
 		}
 		j->ver++;
+		j->active = 1;
 	}
 	t->status = s;
+	t->ver++;
 }
 
 void
@@ -554,6 +560,41 @@ add_pod(void *arg, cJSON *pod)
 	}
 }
 
+/* A job's part in its queue's totals, as proportion reads them. */
+static void
+queue_account(struct s_queue *q, const struct s_job *j)
+{
+	int i;
+
+	podspec_res_add(&q->allocated, &j->allocated, 1);
+	for (i = 0; i < j->ntasks; i++)
+		if (ts_allocated(j->tasks[i]->status) ||
+		    j->tasks[i]->status == TS_PENDING)
+			podspec_res_add(&q->request, &j->tasks[i]->req, 1);
+	if (!j->has_min_res)
+		return;
+	if (strcmp(j->phase, "Inqueue") == 0)
+		podspec_res_add(&q->inqueue, &j->min_res, 1);
+	else if (strcmp(j->phase, "Running") == 0) {
+		struct podspec_res left = j->min_res;
+
+		podspec_res_add(&left, &j->allocated, -1);
+		if (left.cpu > 0)
+			q->inqueue.cpu += left.cpu;
+		if (left.memory > 0)
+			q->inqueue.memory += left.memory;
+	}
+	{
+		struct podspec_res extra = j->allocated;
+
+		podspec_res_add(&extra, &j->min_res, -1);
+		if (extra.cpu > 0)
+			q->elastic.cpu += extra.cpu;
+		if (extra.memory > 0)
+			q->elastic.memory += extra.memory;
+	}
+}
+
 static int
 job_has_tasks(const struct s_job *j)
 {
@@ -598,7 +639,8 @@ session_open(struct session *ss, struct policy *pol,
 		j->queue = hmap_get(ss->queue_index, j->queue_name);
 		job_recount(j);
 		if (j->queue != NULL)
-			podspec_res_add(&j->queue->allocated, &j->allocated, 1);
+			queue_account(j->queue, j);
+		j->active = j->n[TS_PENDING] > 0 || j->n[TS_PIPELINED] > 0;
 		if (!job_has_tasks(j) && j->pg == NULL) {
 			hmap_del(ss->job_index, j->key);
 			free(j->key);
@@ -635,11 +677,13 @@ session_free(struct session *ss)
 		free(j->cond_type);
 		free(j->cond_reason);
 		free(j->cond_msg);
+		free(j->keys);
 		free(j);
 	}
 	for (i = 0; i < ss->ntasks; i++) {
 		free(ss->tasks[i]->why);
 		free(ss->tasks[i]->nominated);
+		free(ss->tasks[i]->keys);
 		free(ss->tasks[i]);
 	}
 	for (i = 0; i < ss->nnodes; i++)
@@ -648,6 +692,8 @@ session_free(struct session *ss)
 		free(ss->evicts[i].reason);
 	for (i = 0; i < ss->nown; i++)
 		free(ss->own[i]);
+	for (i = 0; i < ss->nqueues; i++)
+		free(ss->queues[i].keys);
 	for (i = 0; i < ss->nevents; i++)
 		free(ss->events[i]);
 	free(ss->events);
