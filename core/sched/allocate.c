@@ -266,3 +266,43 @@ action_backfill(struct session *ss)
 		}
 	}
 }
+
+/*
+ * firstfit: the floor the benchmark compares allocate with. Every job in
+ * snapshot order, every pending task on the first node (from the first)
+ * whose idle resources and C predicates fit it, a job kept only if it
+ * reaches its minMember. No plugin is called.
+ */
+void
+action_firstfit(struct session *ss)
+{
+	int i, k, n;
+
+	for (i = 0; i < ss->njobs; i++) {
+		struct s_job *j = ss->jobs[i];
+		struct statement st;
+
+		if (j->queue == NULL || j->n[TS_PENDING] == 0)
+			continue;
+		stmt_init(&st, ss);
+		for (k = 0; k < j->ntasks; k++) {
+			struct s_task *t = j->tasks[k];
+
+			if (t->status != TS_PENDING)
+				continue;
+			for (n = 0; n < ss->nnodes; n++)
+				if (res_less_equal(&t->req, &ss->nodes[n].idle) &&
+				    predicate_static(ss, t, &ss->nodes[n]) ==
+				    FIT_OK)
+					break;
+			if (n == ss->nnodes)
+				break;
+			stmt_allocate(&st, t, &ss->nodes[n]);
+		}
+		if (j->n[TS_ALLOCATED] + j->n[TS_BOUND] + j->n[TS_RUNNING] +
+		    j->n[TS_SUCCEEDED] >= j->min_member)
+			stmt_commit(&st);
+		else
+			stmt_discard(&st);
+	}
+}

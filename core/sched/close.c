@@ -37,6 +37,7 @@ session_run(struct session *ss)
 		case ACT_BACKFILL: action_backfill(ss); break;
 		case ACT_PREEMPT: action_preempt(ss); break;
 		case ACT_RECLAIM: action_reclaim(ss); break;
+		case ACT_FIRSTFIT: action_firstfit(ss); break;
 		}
 	plugins_session_close(ss);
 }

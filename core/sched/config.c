@@ -67,7 +67,7 @@ static const struct {
 };
 
 static const char *const action_names[] = {
-	"enqueue", "allocate", "backfill", "preempt", "reclaim",
+	"enqueue", "allocate", "backfill", "preempt", "reclaim", "firstfit",
 };
 
 /* The line where needle first appears at or after from (1-based). */

@@ -971,7 +971,15 @@ plugin_call(struct session *ss, struct plugin *pl, int ep, int nargs,
 		lua_insert(L, base + 1);
 		nargs++;
 	}
-	if (luahost_call(L, nargs + 1, nres, &err) != 0) {
+	{
+		uint64_t t0 = util_usec();
+		int rc = luahost_call(L, nargs + 1, nres, &err);
+
+		ss->lua_us += util_usec() - t0;
+		if (rc == 0)
+			return 0;
+	}
+	{
 		char *m = util_printf("plugin %s failed in %s (%s): %s; skipped "
 		    "for the rest of this session", pl->name, ep_names[ep],
 		    pl->file, err);
@@ -985,5 +993,4 @@ plugin_call(struct session *ss, struct plugin *pl, int ep, int nargs,
 		lua_settop(L, base);
 		return -1;
 	}
-	return 0;
 }

@@ -67,6 +67,43 @@ static const char *const storage[][2] = {
 /* ------------------------------------------------------------------ */
 /* The store as a snapshot source.                                     */
 
+/*
+ * A bound pod changes often (the kubelet's status) but the scheduler
+ * reads few of its fields after binding: its node, phase and deletion.
+ * Take those from the store's extracted fields instead of parsing the
+ * new version. 0 when the pod must be parsed again (another uid, or
+ * still pending: its spec and annotations matter then). Writes never use
+ * these trees for bound pods (see fresh()).
+ */
+static int
+refresh_bound_pod(cJSON *tree, const store_obj *o)
+{
+	const char *uid = json_str(tree, "metadata.uid");
+	const char *node = json_str(tree, "spec.nodeName");
+
+	if (uid == NULL || strcmp(uid, o->uid) != 0 || o->node_name[0] == '\0')
+		return 0;
+	if (node == NULL || strcmp(node, o->node_name) != 0)
+		json_set_str(json_obj(tree, "spec"), "nodeName", o->node_name);
+	if (o->phase[0] != '\0')
+		json_set_str(json_obj(tree, "status"), "phase", o->phase);
+	if (o->deleting && json_at(tree, "metadata.deletionTimestamp") == NULL)
+		json_set_str(json_obj(tree, "metadata"), "deletionTimestamp",
+		    "1970-01-01T00:00:00Z");
+	return 1;
+}
+
+/* The stored object now, for a write (the cache may lag for bound pods). */
+static cJSON *
+fresh(struct sched *s, const char *res, const cJSON *cached)
+{
+	const store_obj *o = store_get(s->st, res, json_str(cached,
+	    "metadata.namespace") ? json_str(cached, "metadata.namespace") : "",
+	    json_str(cached, "metadata.name"));
+
+	return o != NULL ? store_obj_tree(o) : NULL;
+}
+
 static void
 store_source_list(void *arg, const char *res,
     void (*fn)(void *, cJSON *), void *fnarg)
@@ -75,12 +112,14 @@ store_source_list(void *arg, const char *res,
 	store_obj *const *objs;
 	const char *sres = NULL;
 	size_t n, i;
+	int pods;
 
 	for (i = 0; i < sizeof storage / sizeof *storage; i++)
 		if (strcmp(storage[i][0], res) == 0)
 			sres = storage[i][1];
 	if (sres == NULL)
 		return;
+	pods = strcmp(sres, "pods") == 0;
 	n = store_list(s->st, sres, NULL, &objs);
 	for (i = 0; i < n; i++) {
 		const store_obj *o = objs[i];
@@ -92,7 +131,10 @@ store_source_list(void *arg, const char *res,
 				fatal("out of memory");
 			hmap_put(s->cache, c->key, c);
 		}
-		if (c->obj == NULL || c->rev != o->rev) {
+		if (c->obj != NULL && c->rev != o->rev && pods &&
+		    refresh_bound_pod(c->obj, o))
+			c->rev = o->rev;
+		else if (c->obj == NULL || c->rev != o->rev) {
 			cJSON_Delete(c->obj);
 			c->obj = store_obj_tree(o);
 			c->rev = o->rev;
@@ -265,8 +307,12 @@ dispatch(struct sched *s, struct session *ss)
 		struct reg_opts o;
 		struct reg_result res;
 
-		pod_condition(s, t->obj, "DisruptionTarget", "True",
-		    "PreemptionByScheduler", ss->evicts[i].reason, NULL);
+		cJSON *cur = fresh(s, "pods", t->obj);
+
+		if (cur != NULL)
+			pod_condition(s, cur, "DisruptionTarget", "True",
+			    "PreemptionByScheduler", ss->evicts[i].reason, NULL);
+		cJSON_Delete(cur);
 		record_event(s, t->obj, "Normal", "Preempted",
 		    ss->evicts[i].reason);
 		memset(&o, 0, sizeof o);
@@ -391,6 +437,8 @@ apply_outcome(struct sched *s, struct session *ss)
 	}
 }
 
+static void on_soon(uv_timer_t *);
+
 /* ------------------------------------------------------------------ */
 /* Policy files.                                                       */
 
@@ -429,6 +477,11 @@ sched_reload(sched *s, char **cause)
 	log_info("scheduler: policy %s: %d actions, %d plugins",
 	    p->conf.path, p->conf.nactions, p->nplugins);
 	uv_timer_set_repeat(&s->timer, (uint64_t)p->conf.period_ms);
+	/* A new policy may place what the old one left: a cycle soon. */
+	if (uv_is_active((uv_handle_t *)&s->timer) && !s->pending_work) {
+		s->pending_work = 1;
+		uv_timer_start(&s->soon, on_soon, SOON_MS, 0);
+	}
 	return 0;
 }
 
@@ -440,21 +493,36 @@ cycle(struct sched *s)
 {
 	struct sched_source src = { store_source_list, s };
 	struct session ss;
-	uint64_t t0 = util_usec();
+	uint64_t t0 = util_usec(), t1, t2, t3, t4;
 
 	s->pending_work = 0;
 	if (s->pol == NULL)
 		return;
 	session_open(&ss, s->pol, &src);
+	t1 = util_usec();
 	session_run(&ss);
+	t2 = util_usec();
 	dispatch(s, &ss);
+	t3 = util_usec();
 	tell_pending(s, &ss);
 	apply_outcome(s, &ss);
+	t4 = util_usec();
+	if (ss.nbinds > 0 || t4 - t0 > 100000)
+		log_info("scheduler: cycle: %d nodes, %d jobs, %d tasks: "
+		    "snapshot %llu ms, actions %llu ms (Lua %llu ms), %d binds "
+		    "%llu ms, status %llu ms", ss.nnodes, ss.njobs, ss.ntasks,
+		    (unsigned long long)(t1 - t0) / 1000,
+		    (unsigned long long)(t2 - t1) / 1000,
+		    (unsigned long long)ss.lua_us / 1000, ss.nbinds,
+		    (unsigned long long)(t3 - t2) / 1000,
+		    (unsigned long long)(t4 - t3) / 1000);
 	s->stats.plugin_failures += (uint64_t)ss.nevents;
+	s->stats.lua_us += ss.lua_us;
 	session_free(&ss);
 	sweep(s);
 	s->stats.cycles++;
 	s->stats.last_cycle_us = util_usec() - t0;
+	s->stats.cycle_us += s->stats.last_cycle_us;
 }
 
 static void
@@ -517,12 +585,17 @@ print_metrics(FILE *f, void *arg)
 	    "# TYPE volray_scheduler_plugin_failures_total counter\n"
 	    "volray_scheduler_plugin_failures_total %llu\n"
 	    "# TYPE volray_scheduler_last_cycle_seconds gauge\n"
-	    "volray_scheduler_last_cycle_seconds %.6f\n",
+	    "volray_scheduler_last_cycle_seconds %.6f\n"
+	    "# TYPE volray_scheduler_cycle_seconds_total counter\n"
+	    "volray_scheduler_cycle_seconds_total %.6f\n"
+	    "# TYPE volray_scheduler_lua_seconds_total counter\n"
+	    "volray_scheduler_lua_seconds_total %.6f\n",
 	    (unsigned long long)s->stats.cycles,
 	    (unsigned long long)s->stats.binds,
 	    (unsigned long long)s->stats.evictions,
 	    (unsigned long long)s->stats.plugin_failures,
-	    (double)s->stats.last_cycle_us / 1e6);
+	    (double)s->stats.last_cycle_us / 1e6,
+	    (double)s->stats.cycle_us / 1e6, (double)s->stats.lua_us / 1e6);
 }
 
 sched *

@@ -26,6 +26,8 @@ struct sched_stats {
 	uint64_t evictions;
 	uint64_t unschedulable;		/* pods told why they wait */
 	uint64_t plugin_failures;
+	uint64_t lua_us;		/* inside plugin calls, all cycles */
+	uint64_t cycle_us;		/* all cycles */
 	uint64_t last_cycle_us;
 };
 

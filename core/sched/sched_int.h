@@ -54,7 +54,8 @@ struct tier_conf {
 
 #define MAX_ACTIONS 8
 enum action {
-	ACT_ENQUEUE, ACT_ALLOCATE, ACT_BACKFILL, ACT_PREEMPT, ACT_RECLAIM
+	ACT_ENQUEUE, ACT_ALLOCATE, ACT_BACKFILL, ACT_PREEMPT, ACT_RECLAIM,
+	ACT_FIRSTFIT
 };
 
 struct sched_conf {
@@ -235,6 +236,7 @@ struct session {
 	uint32_t *failed;		/* per plugin: failed this session */
 	char **events;			/* plugin failures to report */
 	int nevents;
+	uint64_t lua_us;		/* time inside plugin calls */
 	/* Arena: strings and objects the session owns. */
 	void **own;
 	int nown, capown;
@@ -355,6 +357,8 @@ void action_allocate(struct session *);
 void action_backfill(struct session *);
 void action_preempt(struct session *);
 void action_reclaim(struct session *);
+/* The benchmark's floor: greedy first fit, no plugins. */
+void action_firstfit(struct session *);
 /* allocate.c: the best node for t among the fitting ones, or NULL with
    t->why; *pipeline set when it fits only future idle. */
 struct s_node *allocate_pick(struct session *, struct s_task *,
