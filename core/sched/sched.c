@@ -38,6 +38,7 @@ struct cached {
 	char *key;
 	uint64_t rev;
 	cJSON *obj;
+	void *memo;			/* the snapshot's derived data */
 	int seen;
 };
 
@@ -106,7 +107,7 @@ fresh(struct sched *s, const char *res, const cJSON *cached)
 
 static void
 store_source_list(void *arg, const char *res,
-    void (*fn)(void *, cJSON *), void *fnarg)
+    void (*fn)(void *, cJSON *, void **), void *fnarg)
 {
 	struct sched *s = arg;
 	store_obj *const *objs;
@@ -136,11 +137,13 @@ store_source_list(void *arg, const char *res,
 			c->rev = o->rev;
 		else if (c->obj == NULL || c->rev != o->rev) {
 			cJSON_Delete(c->obj);
+			free(c->memo);
+			c->memo = NULL;
 			c->obj = store_obj_tree(o);
 			c->rev = o->rev;
 		}
 		c->seen = 1;
-		fn(fnarg, c->obj);
+		fn(fnarg, c->obj, &c->memo);
 	}
 }
 
@@ -169,6 +172,7 @@ sweep(struct sched *s)
 	for (i = 0; drop + i < end; i++) {
 		hmap_del(s->cache, drop[i]->key);
 		cJSON_Delete(drop[i]->obj);
+		free(drop[i]->memo);
 		free(drop[i]->key);
 		free(drop[i]);
 	}

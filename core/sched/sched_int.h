@@ -246,9 +246,11 @@ struct session {
 struct sched_source {
 	/* Call fn for each object of resource ("nodes", "pods",
 	   "podgroups", "queues", "priorityclasses"); the tree stays valid
-	   for the session. */
+	   for the session. memo, when not NULL, is a slot the snapshot may
+	   fill with one malloc'd block derived from the tree; the source
+	   frees it when the tree changes. */
 	void (*list)(void *arg, const char *res,
-	    void (*fn)(void *fnarg, cJSON *obj), void *fnarg);
+	    void (*fn)(void *fnarg, cJSON *obj, void **memo), void *fnarg);
 	void *arg;
 };
 
