@@ -31,6 +31,7 @@
 #include "lib/util.h"
 #include "node/lifecycle.h"
 #include "node/node.h"
+#include "ray/ray.h"
 #include "registry/admission.h"
 #include "registry/gc.h"
 #include "registry/registry.h"
@@ -50,6 +51,7 @@ struct daemon {
 	controller_rt *ctrl;
 	luahttp *http;
 	node_mgr *nodes;
+	ray *ray;
 	sched *sched;
 	lifecycle *life;
 	authn *authn;
@@ -202,6 +204,20 @@ controller_token(void *arg, const char *user)
 	struct daemon *d = arg;
 
 	return authn_mint_token(d->authn, user, "");
+}
+
+/* The API's service and pod proxies reach the Ray heads. */
+static int
+proxy_dashboard(void *arg, http_req *req, const char *ns, const char *pod,
+    int port, const char *path)
+{
+	return ray_dashboard(arg, req, ns, pod, port, path);
+}
+
+static int
+proxy_serves(void *arg, const char *ns, const char *pod, int port)
+{
+	return ray_serves(arg, ns, pod, port);
 }
 
 static void
@@ -357,6 +373,9 @@ main(int argc, char **argv)
 		    NULL : host);
 	}
 	node_mgr_start(d.nodes);
+	/* Ray heads: the Jobs and Serve APIs of every head pod served here. */
+	d.ray = ray_new(d.loop, d.st, d.nodes);
+	ray_start(d.ray);
 	/* Node health for every Node: Unknown, taints, evictions. */
 	d.life = lifecycle_new(d.loop, d.st, d.rg, node_mgr_wheel(d.nodes),
 	    d.f.node_grace_ms);
@@ -368,6 +387,7 @@ main(int argc, char **argv)
 	api_set_reload(d.api, reload, &d);
 	api_set_authn(d.api, d.authn);
 	api_set_authorizer(d.api, d.rbac);
+	api_set_proxy(d.api, proxy_dashboard, proxy_serves, d.ray);
 	{
 		struct limits_conf lc = { d.f.max_readonly, d.f.max_mutating,
 		    d.f.user_qps, d.f.user_burst, d.f.max_watches };
@@ -407,6 +427,7 @@ main(int argc, char **argv)
 	uv_run(d.loop, UV_RUN_DEFAULT);
 
 	/* Drain: no new connections, flush the log, answer what is durable. */
+	ray_shutdown(d.ray);
 	node_mgr_shutdown(d.nodes);
 	http_server_close(d.srv);
 	store_close(d.st);
