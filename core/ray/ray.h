@@ -18,6 +18,7 @@
 
 #include "api/http.h"
 #include "node/node.h"
+#include "registry/registry.h"
 #include "store/store.h"
 
 typedef struct ray ray;
@@ -34,6 +35,15 @@ void ray_shutdown(ray *);
  */
 int ray_dashboard(ray *, http_req *, const char *ns, const char *pod,
     int port, const char *path);
+/*
+ * Give every process of the local node's pods `ray` first on PATH
+ * (bin_dir) and the daemon's API (api_url, ca_file) with a token for its
+ * namespace's identity, which mint makes (podenv.c; volrayd(8)).
+ */
+typedef char *(*ray_mint_fn)(void *arg, const char *user,
+    const char *groups);
+void ray_set_pod_env(ray *, registry *, const char *bin_dir,
+    const char *api_url, const char *ca_file, ray_mint_fn mint, void *arg);
 /* Whether pod ns/name is a head that serves port right now. */
 int ray_serves(ray *, const char *ns, const char *pod, int port);
 
