@@ -275,8 +275,10 @@ head_update(ray *r, const store_obj *o)
 		h->sim_serve_duration = cJSON_IsString(a) ?
 		    strdup(a->valuestring) : NULL;
 	}
-	if (first && h->runtime != NULL)
+	if (first && h->runtime != NULL) {
+		mkdirs(h->dir);
 		load(h);
+	}
 	if (o->deleting)
 		head_dies(h, "is being deleted");
 	else if (phase != NULL && (strcmp(phase, "Failed") == 0 ||
