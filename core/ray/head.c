@@ -9,11 +9,13 @@
  * whose node goes away fails its unfinished jobs, as Ray's do when the
  * head dies; a deleted head is forgotten.
  *
- * The job table is saved, coalesced, to DATA_DIR/pods/NS/NAME/
- * ray-jobs.json (with the pod's uid, so a new pod of the same name starts
- * empty) and read back when the head is first seen after a restart.
+ * Every change of a job is a line appended to DATA_DIR/pods/NS/NAME/
+ * ray-jobs.jsonl, whose first line names the pod's uid (so a new pod of
+ * the same name starts empty); the journal is read back when the head is
+ * first seen after a restart.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +27,6 @@
 #include "lib/util.h"
 #include "ray/ray_int.h"
 
-#define SAVE_DELAY_MS	50
 #define DEFAULT_PORT	8265
 
 static void head_handle(http_req *, void *);
@@ -64,63 +65,128 @@ mkdirs(const char *path)
 }
 
 static void
-save_now(wheel_timer *t)
+write_line(struct ray_head *h, int fd, cJSON *t)
 {
-	struct ray_head *h = t->data;
-	cJSON *doc = cJSON_CreateObject();
-	char *path, *tmp, *s;
-	FILE *f;
+	char *s = json_print(t), *line = util_printf("%s\n", s);
+	size_t n = strlen(line);
 
-	json_set_str(doc, "uid", h->uid);
-	json_set(doc, "jobs", ray_jobs_save(h));
-	s = json_print(doc);
-	cJSON_Delete(doc);
-	mkdirs(h->dir);
-	path = util_printf("%s/ray-jobs.json", h->dir);
-	tmp = util_printf("%s.tmp", path);
-	if ((f = fopen(tmp, "w")) == NULL || fputs(s, f) < 0 ||
-	    fclose(f) != 0 || rename(tmp, path) != 0)
-		log_warn("ray: saving %s: %s", path, strerror(errno));
-	free(path);
-	free(tmp);
+	if (write(fd, line, n) != (ssize_t)n)
+		log_warn("ray: %s/%s: writing the job journal: %s", h->ns,
+		    h->name, strerror(errno));
+	free(line);
 	free(s);
 }
 
-void
-ray_head_save_soon(struct ray_head *h)
+static char *
+journal_path(const struct ray_head *h)
 {
-	if (!h->save_timer.armed)
-		wheel_add(h->r->wheel, &h->save_timer, SAVE_DELAY_MS, save_now,
-		    h);
+	return util_printf("%s/ray-jobs.jsonl", h->dir);
 }
 
+/* Rewrite the journal as one record per job (after a load, or grown). */
+static void
+compact(struct ray_head *h)
+{
+	char *path = journal_path(h), *tmp = util_printf("%s.tmp", path);
+	cJSON *head = cJSON_CreateObject();
+	int fd, i;
+
+	if (h->journal >= 0)
+		close(h->journal);
+	h->journal = -1;
+	mkdirs(h->dir);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		json_set_str(head, "uid", h->uid);
+		write_line(h, fd, head);
+		for (i = 0; i < h->njobs; i++) {
+			cJSON *t = ray_job_record(h->order[i]);
+
+			write_line(h, fd, t);
+			cJSON_Delete(t);
+		}
+		if (close(fd) != 0 || rename(tmp, path) != 0)
+			log_warn("ray: %s: %s", path, strerror(errno));
+	}
+	cJSON_Delete(head);
+	h->journal = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	h->journal_lines = h->njobs;
+	free(path);
+	free(tmp);
+}
+
+/*
+ * Jobs change state a few times each: every change is one appended line,
+ * so a submission costs the same with 10 jobs or 100,000; the journal is
+ * rewritten once it holds twice as many lines as there are jobs.
+ */
+void
+ray_head_journal(struct ray_head *h, cJSON *rec)
+{
+	if (h->loading) {
+		cJSON_Delete(rec);
+		return;
+	}
+	if (h->journal < 0 || h->journal_lines > 2 * h->njobs + 1024)
+		compact(h);
+	if (h->journal >= 0) {
+		write_line(h, h->journal, rec);
+		h->journal_lines++;
+	}
+	cJSON_Delete(rec);
+}
+
+/* Read the journal back: the last record of each job wins. */
 static void
 load(struct ray_head *h)
 {
-	char *path = util_printf("%s/ray-jobs.json", h->dir), *buf;
+	char *path = journal_path(h), *line = NULL;
 	FILE *f = fopen(path, "r");
-	cJSON *doc;
-	long n;
+	cJSON *byid = cJSON_CreateObject(), *all = cJSON_CreateArray(), *t, *it;
+	size_t cap = 0;
+	int first = 1, ok = 0;
 
 	free(path);
-	if (f == NULL)
-		return;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	if (n <= 0 || (buf = calloc(1, (size_t)n + 1)) == NULL) {
+	while (f != NULL && getline(&line, &cap, f) > 0) {
+		const char *id;
+
+		if ((t = cJSON_Parse(line)) == NULL)
+			continue;	/* a torn last line */
+		if (first) {
+			first = 0;
+			ok = json_str(t, "uid") != NULL && strcmp(json_str(t,
+			    "uid"), h->uid) == 0;
+			cJSON_Delete(t);
+			if (!ok)
+				break;
+			continue;
+		}
+		if ((id = json_str(t, "submission_id")) == NULL) {
+			cJSON_Delete(t);
+			continue;
+		}
+		if (cJSON_IsTrue(json_at(t, "deleted"))) {
+			cJSON_DeleteItemFromObjectCaseSensitive(byid, id);
+			cJSON_Delete(t);
+		} else if (cJSON_GetObjectItemCaseSensitive(byid, id) != NULL)
+			cJSON_ReplaceItemInObjectCaseSensitive(byid, id, t);
+		else
+			cJSON_AddItemToObject(byid, id, t);
+	}
+	free(line);
+	if (f != NULL)
 		fclose(f);
-		return;
+	if (ok) {
+		while ((it = byid->child) != NULL)
+			cJSON_AddItemToArray(all, cJSON_DetachItemViaPointer(byid,
+			    it));
+		h->loading = 1;
+		ray_jobs_load(h, all);
+		h->loading = 0;
 	}
-	if (fread(buf, 1, (size_t)n, f) == (size_t)n &&
-	    (doc = cJSON_Parse(buf)) != NULL) {
-		if (json_str(doc, "uid") && strcmp(json_str(doc, "uid"),
-		    h->uid) == 0)
-			ray_jobs_load(h, json_at(doc, "jobs"));
-		cJSON_Delete(doc);
-	}
-	free(buf);
-	fclose(f);
+	cJSON_Delete(byid);
+	cJSON_Delete(all);
+	compact(h);
 }
 
 /* The dashboard port of a head pod's tree. */
@@ -208,6 +274,7 @@ head_new(ray *r, const store_obj *o)
 	h->dir = node_mgr_pod_dir(r->nodes, o->ns, o->name);
 	h->jobs = hmap_new();
 	h->port = DEFAULT_PORT;
+	h->journal = -1;
 	hmap_put(r->heads, h->uid, h);
 	return h;
 }
@@ -216,11 +283,9 @@ static void
 head_free(struct ray_head *h)
 {
 	listen_stop(h);
-	if (h->save_timer.armed) {
-		wheel_cancel(h->r->wheel, &h->save_timer);
-		save_now(&h->save_timer);
-	}
 	ray_jobs_free(h);
+	if (h->journal >= 0)
+		close(h->journal);
 	ray_serve_free(h);
 	hmap_del(h->r->heads, h->uid);
 	hmap_free(h->jobs);
@@ -366,10 +431,6 @@ stop_one(const char *k, void *v, void *arg)
 	(void)k;
 	(void)arg;
 	listen_stop(h);
-	if (h->save_timer.armed) {
-		wheel_cancel(h->r->wheel, &h->save_timer);
-		save_now(&h->save_timer);
-	}
 	return 0;
 }
 

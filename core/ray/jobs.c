@@ -89,7 +89,7 @@ set_status(struct ray_job *j, enum job_status s, const char *msg,
 		    ++j->head->next_driver & 0xff);
 	if (s >= JOB_STOPPED)
 		j->end_ms = now_ms();
-	ray_head_save_soon(j->head);
+	ray_head_journal(j->head, ray_job_record(j));
 }
 
 static void
@@ -307,8 +307,9 @@ start_local(struct ray_job *j)
 	free(cause);
 }
 
+/* The simulation's settings, from the job's metadata. */
 static void
-start(struct ray_job *j)
+sim_settings(struct ray_job *j)
 {
 	const cJSON *md = json_at(j->req, "metadata");
 	const cJSON *dv = cJSON_GetObjectItemCaseSensitive(md,
@@ -316,13 +317,18 @@ start(struct ray_job *j)
 	const cJSON *ev = cJSON_GetObjectItemCaseSensitive(md,
 	    "volray.io/sim-exit-code");
 
+	j->sim_ms = cJSON_IsString(dv) ? parse_duration(dv->valuestring) : -1;
+	j->sim_exit = cJSON_IsString(ev) ? atoi(ev->valuestring) : 0;
+}
+
+static void
+start(struct ray_job *j)
+{
 	if (j->head->runtime != NULL && strcmp(j->head->runtime, "local") ==
 	    0) {
 		start_local(j);
 		return;
 	}
-	j->sim_ms = cJSON_IsString(dv) ? parse_duration(dv->valuestring) : -1;
-	j->sim_exit = cJSON_IsString(ev) ? atoi(ev->valuestring) : 0;
 	wheel_add(j->head->r->wheel, &j->timer, SIM_START_MS, on_sim_start, j);
 }
 
@@ -473,6 +479,7 @@ ray_job_submit(struct ray_head *h, const cJSON *b, struct ray_job **out,
 	json_del(j->req, "submission_id");
 	json_del(j->req, "job_id");
 	j->start_ms = now_ms();
+	sim_settings(j);
 	set_status(j, JOB_PENDING, NULL, NULL);
 	log_info("ray: %s/%s: job %s submitted: %s", h->ns, h->name, j->id,
 	    j->entrypoint);
@@ -539,8 +546,14 @@ ray_job_delete(struct ray_job *j, char **text)
 			h->njobs--;
 			break;
 		}
+	{
+		cJSON *t = cJSON_CreateObject();
+
+		json_set_str(t, "submission_id", j->id);
+		json_set(t, "deleted", cJSON_CreateTrue());
+		ray_head_journal(h, t);
+	}
 	job_free(j);
-	ray_head_save_soon(h);
 	return 0;
 }
 
@@ -632,22 +645,15 @@ ray_jobs_free(struct ray_head *h)
 }
 
 cJSON *
-ray_jobs_save(struct ray_head *h)
+ray_job_record(const struct ray_job *j)
 {
-	cJSON *all = cJSON_CreateArray();
-	int i;
+	cJSON *t = ray_job_details(j);
 
-	for (i = 0; i < h->njobs; i++) {
-		struct ray_job *j = h->order[i];
-		cJSON *t = ray_job_details(j);
-
-		json_set(t, "request", cJSON_Duplicate(j->req, 1));
-		if (j->sim_ms >= 0)
-			json_set_num(t, "sim_ms", (double)j->sim_ms);
-		json_set_num(t, "sim_exit", j->sim_exit);
-		cJSON_AddItemToArray(all, t);
-	}
-	return all;
+	json_set(t, "request", cJSON_Duplicate(j->req, 1));
+	if (j->sim_ms >= 0)
+		json_set_num(t, "sim_ms", (double)j->sim_ms);
+	json_set_num(t, "sim_exit", j->sim_exit);
+	return t;
 }
 
 /*
