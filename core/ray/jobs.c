@@ -92,26 +92,25 @@ set_status(struct ray_job *j, enum job_status s, const char *msg,
 	ray_head_journal(j->head, ray_job_record(j));
 }
 
-static void
-log_append(struct ray_job *j, const char *text)
-{
-	int fd = open(j->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-	    0600);
-
-	if (fd < 0)
-		return;
-	if (write(fd, text, strlen(text)) < 0)
-		log_warn("ray: %s: %s", j->log_path, strerror(errno));
-	close(fd);
-}
-
 char *
 ray_job_logs(const struct ray_job *j)
 {
-	FILE *f = fopen(j->log_path, "r");
+	FILE *f;
 	char *buf;
 	long n;
 
+	/* A simulated job's log is its story, kept in no file. */
+	if (j->simulated) {
+		if (j->driver_id == NULL)
+			return strdup("");
+		if (!j->has_exit || j->stopping)
+			return util_printf("volray: simulating entrypoint: %s\n",
+			    j->entrypoint);
+		return util_printf("volray: simulating entrypoint: %s\n"
+		    "volray: simulated entrypoint ended with exit code %d\n",
+		    j->entrypoint, j->exit_code);
+	}
+	f = fopen(j->log_path, "r");
 	if (f == NULL)
 		return strdup("");
 	fseek(f, 0, SEEK_END);
@@ -182,11 +181,7 @@ static void
 on_sim_end(wheel_timer *t)
 {
 	struct ray_job *j = t->data;
-	char line[128];
 
-	snprintf(line, sizeof line, "volray: simulated entrypoint ended with "
-	    "exit code %d\n", j->sim_exit);
-	log_append(j, line);
 	finish(j, j->sim_exit);
 }
 
@@ -194,13 +189,8 @@ static void
 on_sim_start(wheel_timer *t)
 {
 	struct ray_job *j = t->data;
-	char *line;
 
 	set_status(j, JOB_RUNNING, NULL, NULL);
-	line = util_printf("volray: simulating entrypoint: %s\n",
-	    j->entrypoint);
-	log_append(j, line);
-	free(line);
 	if (j->sim_ms >= 0)
 		wheel_add(j->head->r->wheel, &j->timer, (uint64_t)j->sim_ms,
 		    on_sim_end, j);
@@ -329,6 +319,7 @@ start(struct ray_job *j)
 		start_local(j);
 		return;
 	}
+	j->simulated = 1;
 	wheel_add(j->head->r->wheel, &j->timer, SIM_START_MS, on_sim_start, j);
 }
 
@@ -710,9 +701,11 @@ ray_jobs_load(struct ray_head *h, const cJSON *saved)
 			if (n > h->next_driver)
 				h->next_driver = n;
 		}
+		j->simulated = h->runtime == NULL || strcmp(h->runtime,
+		    "local") != 0;
 		if (ray_job_terminal(j))
 			continue;
-		if (h->runtime != NULL && strcmp(h->runtime, "local") == 0) {
+		if (!j->simulated) {
 			set_status(j, JOB_FAILED, "Job supervisor actor died: "
 			    "volrayd restarted and its entrypoint process was "
 			    "killed.", "JOB_SUPERVISOR_ACTOR_DIED");

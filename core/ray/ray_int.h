@@ -36,6 +36,7 @@ struct ray_job {
 	int64_t sim_ms;			/* simulated duration, -1: forever */
 	int sim_exit;
 	int stopping;
+	int simulated;			/* on a virtual node: no process, no file */
 };
 
 struct serve_app;
