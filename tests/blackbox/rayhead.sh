@@ -31,6 +31,15 @@ end
 function c.reconcile(req)
   local cm = v.get("v1/configmaps", req.namespace, req.name)
   local d = cm and cm.data
+  if d ~= nil and d.url ~= nil and d.final == nil then
+    -- Any URL: the answer or the error, as volray.http gives them.
+    local resp, err = v.http{ url = d.url, timeout = tonumber(d.timeout),
+      headers = { ["X-Test"] = "yes" } }
+    if resp == nil and err == "pending" then return nil end
+    put(req, { final = resp and (tostring(resp.status) .. " " .. resp.body)
+      or ("error: " .. err) })
+    return nil
+  end
   if d == nil or d.svc == nil or d.final ~= nil then return nil end
   local base = v.service_url(req.namespace, d.svc, d.port)
   if d.submitted == nil then
@@ -215,6 +224,39 @@ expect_eq "$API/api/v1/namespaces/default/services/vhead-svc:8265/proxy" \
 expect_eq SUCCEEDED "$(status "$V" lua-1)" "the job the controller submitted"
 pass "a Lua controller submits and follows a Ray job with volray.http through the service proxy, as its own user"
 
+# Elsewhere volray.http sends only what the script gives; errors and
+# timeouts come back as nil and libcurl's text.
+HPORT=$(free_port)
+python3 - "$HPORT" >"$WORK/http.log" 2>&1 <<'PY' &
+import http.server, sys, time
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path == "/slow":
+            time.sleep(30)
+        body = ("auth=%s x-test=%s" % (self.headers.get("Authorization"), self.headers.get("X-Test"))).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+PY
+HPID=$!
+i=0
+until command curl -fs "http://127.0.0.1:$HPORT/" >/dev/null 2>&1; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "test HTTP server did not start"; sleep 0.05
+done
+k create configmap lua-foreign --from-literal=url="http://127.0.0.1:$HPORT/x" >/dev/null
+k create configmap lua-refused --from-literal=url="http://127.0.0.1:1/" >/dev/null
+k create configmap lua-slow --from-literal=url="http://127.0.0.1:$HPORT/slow" --from-literal=timeout=0.5 >/dev/null
+# (values with spaces: kubectl wait --for=jsonpath cannot compare them)
+wait_eq "200 auth=None x-test=yes" "volray.http elsewhere" k get cm lua-foreign -o jsonpath='{.data.final}'
+wait_eq "error: Couldn't connect to server" "volray.http refused" k get cm lua-refused -o jsonpath='{.data.final}'
+wait_eq "error: Timeout was reached" "volray.http timeout" k get cm lua-slow -o jsonpath='{.data.final}'
+kill $HPID 2>/dev/null || true
+pass "volray.http elsewhere: only the script's headers (no token), connection errors and timeouts as nil, text"
+
 # A deleted head fails its unfinished jobs (the head's saved job table).
 submit "$V" '{"entrypoint": "sleep", "submission_id": "v-orphan"}' >/dev/null || fail "submit v-orphan"
 wait_eq RUNNING "v-orphan running" status "$V" v-orphan
@@ -330,3 +372,14 @@ wait_eq SUCCEEDED "a finished job after a restart" status "$P2" keep
 wait_eq SUCCEEDED "a simulated job goes on after a restart" status "$P2" later
 expect_eq SUCCEEDED "$(status "$L" l-ok)" "a local head's finished job after a restart"
 pass "job tables survive a restart of volrayd"
+
+# A head whose node goes away fails its unfinished jobs.
+submit "$P2" '{"entrypoint": "c", "submission_id": "v-node"}' >/dev/null
+wait_eq RUNNING "v-node running" status "$P2" v-node
+k delete node rv-0 >/dev/null
+# The pod goes with its node (404) or stays unserved (503).
+gone() { c=$(code "$1"); case $c in 404|503) echo gone ;; *) echo "$c" ;; esac; }
+wait_eq gone "no dashboard once the head's node is gone" gone "$P2/api/jobs/"
+expect_eq "FAILED JOB_SUPERVISOR_ACTOR_DIED" "$(python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])][1:]; j=[x for x in r if x["submission_id"] == "v-node"][-1]; print(j["status"], j["error_type"], "lost its node" in j["message"])' \
+	"$DATA/pods/default/vhead2/ray-jobs.jsonl" | cut -d' ' -f1-2)" "a job of a head whose node is gone"
+pass "a head whose node is deleted fails its running jobs"
