@@ -28,6 +28,7 @@
 #include "ray/ray_int.h"
 
 #define DEFAULT_PORT	8265
+#define DEFAULT_AGENT_PORT 52365
 
 static void head_handle(http_req *, void *);
 
@@ -189,19 +190,14 @@ load(struct ray_head *h)
 	compact(h);
 }
 
-/* The dashboard port of a head pod's tree. */
+/* The value of --flag=N or --flag N in the containers' command lines. */
 static int
-dashboard_port(const cJSON *pod)
+flag_port(const cJSON *pod, const char *flag, int def)
 {
-	const cJSON *c, *p, *a;
-	int port = 0;
+	const cJSON *c, *a;
+	size_t fl = strlen(flag);
+	int port;
 
-	cJSON_ArrayForEach(c, json_at(pod, "spec.containers"))
-		cJSON_ArrayForEach(p, json_at(c, "ports"))
-			if (json_str(p, "name") && strcmp(json_str(p, "name"),
-			    "dashboard") == 0 && cJSON_IsNumber(json_at(p,
-			    "containerPort")))
-				return json_at(p, "containerPort")->valueint;
 	cJSON_ArrayForEach(c, json_at(pod, "spec.containers")) {
 		const char *lists[] = { "command", "args" };
 		int i, next = 0;
@@ -213,51 +209,86 @@ dashboard_port(const cJSON *pod)
 
 				if (next && (port = atoi(s)) > 0)
 					return port;
-				next = strcmp(s, "--dashboard-port") == 0;
-				/* Inside a shell line too: "... --dashboard-port=8265 ..." */
-				if ((q = strstr(s, "--dashboard-port=")) != NULL &&
-				    (port = atoi(q + 17)) > 0)
-					return port;
-				if ((q = strstr(s, "--dashboard-port ")) != NULL &&
-				    (port = atoi(q + 17)) > 0)
-					return port;
+				next = strcmp(s, flag) == 0;
+				/* Inside a shell line too: "... --flag=8265 ..." */
+				for (q = strstr(s, flag); q != NULL; q = strstr(q +
+				    1, flag))
+					if ((q[fl] == '=' || q[fl] == ' ') &&
+					    (port = atoi(q + fl + 1)) > 0)
+						return port;
 			}
 	}
-	return DEFAULT_PORT;
+	return def;
+}
+
+/* The dashboard port of a head pod's tree. */
+static int
+dashboard_port(const cJSON *pod)
+{
+	const cJSON *c, *p;
+
+	cJSON_ArrayForEach(c, json_at(pod, "spec.containers"))
+		cJSON_ArrayForEach(p, json_at(c, "ports"))
+			if (json_str(p, "name") && strcmp(json_str(p, "name"),
+			    "dashboard") == 0 && cJSON_IsNumber(json_at(p,
+			    "containerPort")))
+				return json_at(p, "containerPort")->valueint;
+	return flag_port(pod, "--dashboard-port", DEFAULT_PORT);
+}
+
+static void
+listener_stop(struct ray_head *h, struct listener *l)
+{
+	if (l->srv != NULL) {
+		http_server_close(l->srv);
+		l->srv = NULL;
+		log_info("ray: %s/%s: %s no longer on 127.0.0.1:%d", h->ns,
+		    h->name, l->what, l->port);
+	}
+	l->port = 0;
+	l->clash = 0;
+}
+
+/* Listen on 127.0.0.1:port; a port in use is one warning, not a retry loop. */
+static void
+listener_start(struct ray_head *h, struct listener *l, int port)
+{
+	char *cause = NULL;
+
+	if ((l->srv != NULL && l->port == port) || l->clash == port)
+		return;
+	listener_stop(h, l);
+	if (http_server_listen(h->r->loop, "127.0.0.1", port, head_handle, h,
+	    &l->srv, &cause) != 0) {
+		log_warn("ray: %s/%s: cannot serve the %s on 127.0.0.1:%d: %s "
+		    "(it stays reachable through the API's service proxy)",
+		    h->ns, h->name, l->what, port, cause ? cause : "error");
+		free(cause);
+		l->srv = NULL;
+		l->clash = port;
+		return;
+	}
+	l->port = port;
+	log_info("ray: %s/%s: %s on http://127.0.0.1:%d", h->ns, h->name,
+	    l->what, port);
 }
 
 static void
 listen_stop(struct ray_head *h)
 {
-	if (h->listener != NULL) {
-		http_server_close(h->listener);
-		h->listener = NULL;
-		log_info("ray: %s/%s: dashboard no longer on 127.0.0.1:%d",
-		    h->ns, h->name, h->listen_port);
-	}
+	listener_stop(h, &h->dash);
+	listener_stop(h, &h->agent);
 }
 
+/*
+ * A local head's dashboard, and its agent port (--dashboard-agent-listen-
+ * port, 52365) for KubeRay's probes of /api/local_raylet_healthz.
+ */
 static void
 listen_start(struct ray_head *h)
 {
-	char *cause = NULL;
-
-	if (h->listener != NULL && h->listen_port == h->port)
-		return;
-	listen_stop(h);
-	if (http_server_listen(h->r->loop, "127.0.0.1", h->port, head_handle,
-	    h, &h->listener, &cause) != 0) {
-		log_warn("ray: %s/%s: cannot serve the dashboard on "
-		    "127.0.0.1:%d: %s (it stays reachable through the API's "
-		    "service proxy)", h->ns, h->name, h->port, cause ? cause :
-		    "error");
-		free(cause);
-		h->listener = NULL;
-		return;
-	}
-	h->listen_port = h->port;
-	log_info("ray: %s/%s: dashboard on http://127.0.0.1:%d", h->ns,
-	    h->name, h->port);
+	listener_start(h, &h->dash, h->port);
+	listener_start(h, &h->agent, h->agent_port);
 }
 
 static struct ray_head *
@@ -275,6 +306,8 @@ head_new(ray *r, const store_obj *o)
 	h->jobs = hmap_new();
 	h->port = DEFAULT_PORT;
 	h->journal = -1;
+	h->dash.what = "dashboard";
+	h->agent.what = "dashboard agent";
 	hmap_put(r->heads, h->uid, h);
 	return h;
 }
@@ -332,6 +365,8 @@ head_update(ray *r, const store_obj *o)
 	}
 	h->runtime = node_mgr_runtime(r->nodes, h->node);
 	h->port = dashboard_port(t);
+	h->agent_port = flag_port(t, "--dashboard-agent-listen-port",
+	    DEFAULT_AGENT_PORT);
 	{
 		const cJSON *a = cJSON_GetObjectItemCaseSensitive(json_at(t,
 		    "metadata.annotations"), "volray.io/sim-serve-duration");
@@ -454,6 +489,7 @@ head_handle(http_req *req, void *arg)
 {
 	struct ray_head *h = arg;
 
+	/* The agent's port answers as the dashboard does. */
 	if (ray_dashboard(h->r, req, h->ns, h->name, h->port, req->path) != 0)
 		http_respond(req, 503, "text/plain; charset=utf-8",
 		    "the Ray head is not running\n", 28);

@@ -41,6 +41,14 @@ struct ray_job {
 
 struct serve_app;
 
+/* One of a local head's 127.0.0.1 listeners. */
+struct listener {
+	const char *what;		/* "dashboard", "dashboard agent" */
+	http_server *srv;
+	int port;			/* listening on it */
+	int clash;			/* in use by someone else: warned */
+};
+
 struct ray_head {
 	ray *r;
 	char *ns, *name, *uid;
@@ -54,8 +62,8 @@ struct ray_head {
 	struct ray_job **order;		/* in submission order */
 	int njobs, cap;
 	unsigned next_driver;		/* job ids 01000000, 02000000, ... */
-	http_server *listener;		/* 127.0.0.1:port, local heads */
-	int listen_port;
+	int agent_port;			/* --dashboard-agent-listen-port */
+	struct listener dash, agent;	/* 127.0.0.1, local heads */
 	int journal;			/* ray-jobs.jsonl, append; -1: closed */
 	int journal_lines;
 	int loading;			/* reading the journal: no appends */
