@@ -396,6 +396,35 @@ num_arg(const char *flag, const char *v)
 	return d;
 }
 
+/*
+ * Ray's common options that change nothing here (output style, TLS
+ * verification and headers of a real dashboard); 1 when argv[*i] is one.
+ */
+static int
+ignored(int argc, char **argv, int *i)
+{
+	static const char *const valued[] = { "--log-style", "--log-color",
+	    "--headers", "--verify", NULL };
+	int k;
+
+	if (strcmp(argv[*i], "-v") == 0 || strcmp(argv[*i], "--verbose") == 0)
+		return 1;
+	for (k = 0; valued[k] != NULL; k++) {
+		size_t n = strlen(valued[k]);
+
+		if (strncmp(argv[*i], valued[k], n) != 0)
+			continue;
+		if (argv[*i][n] == '=')
+			return 1;
+		if (argv[*i][n] == '\0') {
+			if (*i + 1 < argc)
+				++*i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* --flag VALUE or --flag=VALUE at argv[*i]; NULL when it is not flag. */
 static const char *
 opt(int argc, char **argv, int *i, const char *flag)
@@ -456,6 +485,8 @@ job_submit(int argc, char **argv)
 		    NULL)
 			cJSON_AddItemToObject(body, "entrypoint_resources",
 			    json_arg("--entrypoint-resources", v));
+		else if (ignored(argc, argv, &i))
+			continue;
 		else if (argv[i][0] == '-') {
 			fprintf(stderr, "Error: No such option: %s\n", argv[i]);
 			return 2;
@@ -534,6 +565,8 @@ job_other(const char *verb, int argc, char **argv)
 		else if (strcmp(verb, "stop") == 0 && strcmp(argv[i],
 		    "--no-wait") == 0)
 			no_wait = 1;
+		else if (ignored(argc, argv, &i))
+			continue;
 		else if (argv[i][0] == '-') {
 			fprintf(stderr, "Error: No such option: %s\n", argv[i]);
 			return 2;
