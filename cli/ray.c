@@ -124,6 +124,15 @@ service_proxy(struct conn *k, const char *host, const char *port)
 	return 1;
 }
 
+/* host:6379, the GCS port KubeRay's RAY_ADDRESS names. */
+static int
+gcs_address(const char *addr)
+{
+	const char *c = strrchr(addr, ':');
+
+	return c != NULL && strcmp(c + 1, "6379") == 0;
+}
+
 static void
 conn_open(struct conn *k, const char *addr)
 {
@@ -140,7 +149,19 @@ conn_open(struct conn *k, const char *addr)
 		addr = getenv("RAY_ADDRESS");
 	if (addr == NULL || *addr == '\0' || strcmp(addr, "auto") == 0)
 		addr = "http://127.0.0.1:8265";
-	if (strstr(addr, "://") == NULL) {
+	if (strncmp(addr, "ray://", 6) == 0 || (strstr(addr, "://") == NULL &&
+	    gcs_address(addr))) {
+		/*
+		 * A GCS (host:6379) or Ray Client (ray://host:10001) address,
+		 * as KubeRay gives RAY_ADDRESS: Ray's SDK asks the GCS for
+		 * the dashboard; here it is the head's default one.
+		 */
+		const char *h = strncmp(addr, "ray://", 6) == 0 ? addr + 6 : addr;
+		size_t hl = strcspn(h, ":/");
+
+		if (asprintf(&k->shown, "http://%.*s:8265", (int)hl, h) < 0)
+			exit(1);
+	} else if (strstr(addr, "://") == NULL) {
 		if (asprintf(&k->shown, "http://%s", addr) < 0)
 			exit(1);
 	} else

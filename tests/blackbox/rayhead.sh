@@ -322,6 +322,7 @@ spec:
       ray job logs --address http://lhead-svc.default.svc.cluster.local:8265 --follow cli-1
       ray job submit --address http://lhead-svc.default.svc.cluster.local:8265 --no-wait -- sh -c 'exit 4'
       RAY_DASHBOARD_ADDRESS=lhead-svc.default.svc:8265 ray job status cli-1
+      RAY_ADDRESS=lhead-svc.default.svc.cluster.local:6379 ray job status cli-1 | grep -q "Job 'cli-1' succeeded" && echo gcs-address-ok
       ray job status --address http://lhead-svc:8265 nope; echo status-rc=\$?
       ray job submit --address http://lhead-svc:8265 -- false; echo fail-rc=\$?
       echo "token=\$VOLRAY_TOKEN"
@@ -335,6 +336,7 @@ expect_contains "$logs" "Job 'cli-1' succeeded" "ray job submit success line"
 expect_contains "$logs" "submit-rc=0" "submit exit code"
 expect_contains "$logs" "Job 'raysubmit_" "a generated submission id"
 expect_contains "$logs" "status-rc=1" "status of an unknown job exits 1"
+expect_contains "$logs" "gcs-address-ok" "RAY_ADDRESS naming the GCS port means the dashboard"
 expect_contains "$logs" "failed with exit code 1" "a failing entrypoint"
 expect_contains "$logs" "fail-rc=1" "submit of a failing job exits 1"
 expect_eq SUCCEEDED "$(status "$L" cli-1)" "the job the ray command submitted"
