@@ -260,6 +260,8 @@ pass "volray.http elsewhere: only the script's headers (no token), connection er
 # A deleted head fails its unfinished jobs (the head's saved job table).
 submit "$V" '{"entrypoint": "sleep", "submission_id": "v-orphan"}' >/dev/null || fail "submit v-orphan"
 wait_eq RUNNING "v-orphan running" status "$V" v-orphan
+expect_eq 400 "$(code "$V/api/jobs/v-orphan" -X DELETE)" "deleting a running job"
+expect_contains "$(cat "$WORK/body")" "non-terminal state RUNNING" "deleting a running job: why"
 k delete pod vhead --wait=true >/dev/null
 wait_eq 503 "no dashboard once the head is gone" code "$V/api/jobs/"
 # The head's journal: one line per change of a job, the last one wins.
@@ -325,6 +327,8 @@ spec:
       RAY_ADDRESS=lhead-svc.default.svc.cluster.local:6379 ray job status cli-1 | grep -q "Job 'cli-1' succeeded" && echo gcs-address-ok
       ray job status --address http://lhead-svc:8265 nope; echo status-rc=\$?
       ray job submit --address http://lhead-svc:8265 -- false; echo fail-rc=\$?
+      mkdir -p wd && echo working-dir-file > wd/f.txt
+      ray job submit --address http://lhead-svc:8265 --working-dir wd -- cat f.txt
       echo "token=\$VOLRAY_TOKEN"
 YAML
 k wait --for=jsonpath='{.status.phase}'=Succeeded pod/submitter --timeout=30s >/dev/null ||
@@ -339,6 +343,7 @@ expect_contains "$logs" "status-rc=1" "status of an unknown job exits 1"
 expect_contains "$logs" "gcs-address-ok" "RAY_ADDRESS naming the GCS port means the dashboard"
 expect_contains "$logs" "failed with exit code 1" "a failing entrypoint"
 expect_contains "$logs" "fail-rc=1" "submit of a failing job exits 1"
+expect_contains "$logs" "working-dir-file" "--working-dir: the job runs in that directory"
 expect_eq SUCCEEDED "$(status "$L" cli-1)" "the job the ray command submitted"
 pass "ray inside a local pod: submit (followed), logs --follow, status, exit codes; service DNS names reach the head"
 
