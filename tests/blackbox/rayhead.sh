@@ -173,6 +173,7 @@ PV="$API/api/v1/namespaces/default/pods/vhead:8265/proxy"
 expect_eq SUCCEEDED "$(status "$PV" v-ok)" "pods/proxy"
 expect_eq SUCCEEDED "$(status "$API/api/v1/namespaces/default/services/http:vhead-svc:dashboard/proxy" v-ok)" \
 	"scheme:name:portname"
+expect_eq SUCCEEDED "$(status "$API/api/v1/namespaces/default/services/vhead-svc/proxy" v-ok)" "the name alone"
 expect_eq 503 "$(code "$API/api/v1/namespaces/default/pods/vhead:6379/proxy/api/jobs/")" "a port the head does not serve"
 expect_eq 404 "$(code "$API/api/v1/namespaces/default/services/nosuch:8265/proxy/api/jobs/")" "no such service"
 k create service clusterip nohead --tcp=8265:8265 >/dev/null
