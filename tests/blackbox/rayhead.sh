@@ -328,6 +328,8 @@ spec:
       RAY_ADDRESS=lhead-svc.default.svc.cluster.local:6379 ray job status cli-1 | grep -q "Job 'cli-1' succeeded" && echo gcs-address-ok
       ray job status --address http://lhead-svc:8265 nope; echo status-rc=\$?
       ray job submit --address http://lhead-svc:8265 -- false; echo fail-rc=\$?
+      ray health-check --address lhead-svc.default.svc.cluster.local:6379 && echo health-up
+      ray health-check --address nosuch.default.svc.cluster.local:6379 || echo health-down
       mkdir -p wd && echo working-dir-file > wd/f.txt
       ray job submit --address http://lhead-svc:8265 --working-dir wd -- cat f.txt
       echo "token=\$VOLRAY_TOKEN"
@@ -345,6 +347,8 @@ expect_contains "$logs" "gcs-address-ok" "RAY_ADDRESS naming the GCS port means 
 expect_contains "$logs" "failed with exit code 1" "a failing entrypoint"
 expect_contains "$logs" "fail-rc=1" "submit of a failing job exits 1"
 expect_contains "$logs" "working-dir-file" "--working-dir: the job runs in that directory"
+expect_contains "$logs" "health-up" "ray health-check of a running head"
+expect_contains "$logs" "health-down" "ray health-check of no head"
 expect_eq SUCCEEDED "$(status "$L" cli-1)" "the job the ray command submitted"
 pass "ray inside a local pod: submit (followed), logs --follow, status, exit codes; service DNS names reach the head"
 
