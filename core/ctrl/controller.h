@@ -36,6 +36,12 @@ void controller_free(controller_rt *);
  * checks, the default). Call it once, before or after controller_reload.
  */
 void controller_set_authorizer(controller_rt *, rbac *authz);
+/*
+ * Give the controllers volray.http (borrowed): a response wakes the key
+ * of the controller that asked. Before the first reconcile.
+ */
+typedef struct luahttp luahttp;
+void controller_set_http(controller_rt *, luahttp *);
 /* "system:controller:NAME-controller", malloc'd: the user of NAME.lua. */
 char *controller_user_name(const char *name);
 /*

@@ -18,6 +18,7 @@
 
 #include "ctrl/luaapi.h"
 #include "ctrl/luaconv.h"
+#include "ctrl/luahttp.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/podspec.h"
@@ -839,6 +840,7 @@ luaapi_open(lua_State *L, void *arg)
 	luaL_newlibtable(L, fns);
 	lua_pushlightuserdata(L, arg);
 	luaL_setfuncs(L, fns, 1);
+	luahttp_open(L, arg);
 	luaconv_push_null(L);
 	lua_setfield(L, -2, "null");
 	if (luaL_loadbufferx(L, prelude, strlen(prelude), "=volray", "t") !=

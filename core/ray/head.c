@@ -1,0 +1,496 @@
+/*
+ * The Ray heads this daemon serves. Every store event on a pod labelled
+ * ray.io/node-type=head updates its head: the node it is on (and so its
+ * runtime, local or virtual), whether it is Running, and its dashboard
+ * port (the container port named "dashboard", else --dashboard-port in
+ * the Ray container's command line, else 8265). While a local head is
+ * Running its dashboard also listens on 127.0.0.1:PORT; a port another
+ * program holds is a logged warning. A head that is deleted, fails, or
+ * whose node goes away fails its unfinished jobs, as Ray's do when the
+ * head dies; a deleted head is forgotten.
+ *
+ * Every change of a job is a line appended to DATA_DIR/pods/NS/NAME/
+ * ray-jobs.jsonl, whose first line names the pod's uid (so a new pod of
+ * the same name starts empty); the journal is read back when the head is
+ * first seen after a restart.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "ray/ray_int.h"
+
+#define DEFAULT_PORT	8265
+#define DEFAULT_AGENT_PORT 52365
+
+static void head_handle(http_req *, void *);
+
+static int
+is_head(const store_obj *o)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o->labels,
+	    "ray.io/node-type");
+
+	return cJSON_IsString(v) && strcmp(v->valuestring, "head") == 0;
+}
+
+struct ray_head *
+ray_head_find(ray *r, const char *ns, const char *name)
+{
+	const store_obj *o = store_get(r->st, "pods", ns, name);
+
+	return o != NULL ? hmap_get(r->heads, o->uid) : NULL;
+}
+
+/* mkdir -p with mode 0700. */
+static void
+mkdirs(const char *path)
+{
+	char buf[4096], *p;
+
+	snprintf(buf, sizeof buf, "%s", path);
+	for (p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(buf, 0700);
+			*p = '/';
+		}
+	mkdir(buf, 0700);
+}
+
+static void
+write_line(struct ray_head *h, int fd, cJSON *t)
+{
+	char *s = json_print(t), *line = util_printf("%s\n", s);
+	size_t n = strlen(line);
+
+	if (write(fd, line, n) != (ssize_t)n)
+		log_warn("ray: %s/%s: writing the job journal: %s", h->ns,
+		    h->name, strerror(errno));
+	free(line);
+	free(s);
+}
+
+static char *
+journal_path(const struct ray_head *h)
+{
+	return util_printf("%s/ray-jobs.jsonl", h->dir);
+}
+
+/* Rewrite the journal as one record per job (after a load, or grown). */
+static void
+compact(struct ray_head *h)
+{
+	char *path = journal_path(h), *tmp = util_printf("%s.tmp", path);
+	cJSON *head = cJSON_CreateObject();
+	int fd, i;
+
+	if (h->journal >= 0)
+		close(h->journal);
+	h->journal = -1;
+	mkdirs(h->dir);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		json_set_str(head, "uid", h->uid);
+		write_line(h, fd, head);
+		for (i = 0; i < h->njobs; i++) {
+			cJSON *t = ray_job_record(h->order[i]);
+
+			write_line(h, fd, t);
+			cJSON_Delete(t);
+		}
+		if (close(fd) != 0 || rename(tmp, path) != 0)
+			log_warn("ray: %s: %s", path, strerror(errno));
+	}
+	cJSON_Delete(head);
+	h->journal = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	h->journal_lines = h->njobs;
+	free(path);
+	free(tmp);
+}
+
+/*
+ * Jobs change state a few times each: every change is one appended line,
+ * so a submission costs the same with 10 jobs or 100,000; the journal is
+ * rewritten once it holds twice as many lines as there are jobs.
+ */
+void
+ray_head_journal(struct ray_head *h, cJSON *rec)
+{
+	if (h->loading) {
+		cJSON_Delete(rec);
+		return;
+	}
+	if (h->journal < 0 || h->journal_lines > 2 * h->njobs + 1024)
+		compact(h);
+	if (h->journal >= 0) {
+		write_line(h, h->journal, rec);
+		h->journal_lines++;
+	}
+	cJSON_Delete(rec);
+}
+
+/* Read the journal back: the last record of each job wins. */
+static void
+load(struct ray_head *h)
+{
+	char *path = journal_path(h), *line = NULL;
+	FILE *f = fopen(path, "r");
+	cJSON *byid = cJSON_CreateObject(), *all = cJSON_CreateArray(), *t, *it;
+	size_t cap = 0;
+	int first = 1, ok = 0;
+
+	free(path);
+	while (f != NULL && getline(&line, &cap, f) > 0) {
+		const char *id;
+
+		if ((t = cJSON_Parse(line)) == NULL)
+			continue;	/* a torn last line */
+		if (first) {
+			first = 0;
+			ok = json_str(t, "uid") != NULL && strcmp(json_str(t,
+			    "uid"), h->uid) == 0;
+			cJSON_Delete(t);
+			if (!ok)
+				break;
+			continue;
+		}
+		if ((id = json_str(t, "submission_id")) == NULL) {
+			cJSON_Delete(t);
+			continue;
+		}
+		if (cJSON_IsTrue(json_at(t, "deleted"))) {
+			cJSON_DeleteItemFromObjectCaseSensitive(byid, id);
+			cJSON_Delete(t);
+		} else if (cJSON_GetObjectItemCaseSensitive(byid, id) != NULL)
+			cJSON_ReplaceItemInObjectCaseSensitive(byid, id, t);
+		else
+			cJSON_AddItemToObject(byid, id, t);
+	}
+	free(line);
+	if (f != NULL)
+		fclose(f);
+	if (ok) {
+		while ((it = byid->child) != NULL)
+			cJSON_AddItemToArray(all, cJSON_DetachItemViaPointer(byid,
+			    it));
+		h->loading = 1;
+		ray_jobs_load(h, all);
+		h->loading = 0;
+	}
+	cJSON_Delete(byid);
+	cJSON_Delete(all);
+	compact(h);
+}
+
+/* The value of --flag=N or --flag N in the containers' command lines. */
+static int
+flag_port(const cJSON *pod, const char *flag, int def)
+{
+	const cJSON *c, *a;
+	size_t fl = strlen(flag);
+	int port;
+
+	cJSON_ArrayForEach(c, json_at(pod, "spec.containers")) {
+		const char *lists[] = { "command", "args" };
+		int i, next = 0;
+
+		for (i = 0; i < 2; i++)
+			cJSON_ArrayForEach(a, json_at(c, lists[i])) {
+				const char *s = cJSON_IsString(a) ? a->valuestring :
+				    "", *q;
+
+				if (next && (port = atoi(s)) > 0)
+					return port;
+				next = strcmp(s, flag) == 0;
+				/* Inside a shell line too: "... --flag=8265 ..." */
+				for (q = strstr(s, flag); q != NULL; q = strstr(q +
+				    1, flag))
+					if ((q[fl] == '=' || q[fl] == ' ') &&
+					    (port = atoi(q + fl + 1)) > 0)
+						return port;
+			}
+	}
+	return def;
+}
+
+/* The dashboard port of a head pod's tree. */
+static int
+dashboard_port(const cJSON *pod)
+{
+	const cJSON *c, *p;
+
+	cJSON_ArrayForEach(c, json_at(pod, "spec.containers"))
+		cJSON_ArrayForEach(p, json_at(c, "ports"))
+			if (json_str(p, "name") && strcmp(json_str(p, "name"),
+			    "dashboard") == 0 && cJSON_IsNumber(json_at(p,
+			    "containerPort")))
+				return json_at(p, "containerPort")->valueint;
+	return flag_port(pod, "--dashboard-port", DEFAULT_PORT);
+}
+
+static void
+listener_stop(struct ray_head *h, struct listener *l)
+{
+	if (l->srv != NULL) {
+		http_server_close(l->srv);
+		l->srv = NULL;
+		log_info("ray: %s/%s: %s no longer on 127.0.0.1:%d", h->ns,
+		    h->name, l->what, l->port);
+	}
+	l->port = 0;
+	l->clash = 0;
+}
+
+/* Listen on 127.0.0.1:port; a port in use is one warning, not a retry loop. */
+static void
+listener_start(struct ray_head *h, struct listener *l, int port)
+{
+	char *cause = NULL;
+
+	if ((l->srv != NULL && l->port == port) || l->clash == port)
+		return;
+	listener_stop(h, l);
+	if (http_server_listen(h->r->loop, "127.0.0.1", port, head_handle, h,
+	    &l->srv, &cause) != 0) {
+		log_warn("ray: %s/%s: cannot serve the %s on 127.0.0.1:%d: %s "
+		    "(it stays reachable through the API's service proxy)",
+		    h->ns, h->name, l->what, port, cause ? cause : "error");
+		free(cause);
+		l->srv = NULL;
+		l->clash = port;
+		return;
+	}
+	l->port = port;
+	log_info("ray: %s/%s: %s on http://127.0.0.1:%d", h->ns, h->name,
+	    l->what, port);
+}
+
+static void
+listen_stop(struct ray_head *h)
+{
+	listener_stop(h, &h->dash);
+	listener_stop(h, &h->agent);
+}
+
+/*
+ * A local head's dashboard, and its agent port (--dashboard-agent-listen-
+ * port, 52365) for KubeRay's probes of /api/local_raylet_healthz.
+ */
+static void
+listen_start(struct ray_head *h)
+{
+	listener_start(h, &h->dash, h->port);
+	listener_start(h, &h->agent, h->agent_port);
+}
+
+static struct ray_head *
+head_new(ray *r, const store_obj *o)
+{
+	struct ray_head *h = calloc(1, sizeof *h);
+
+	if (h == NULL)
+		fatal("out of memory");
+	h->r = r;
+	h->ns = strdup(o->ns);
+	h->name = strdup(o->name);
+	h->uid = strdup(o->uid);
+	h->dir = node_mgr_pod_dir(r->nodes, o->ns, o->name);
+	h->jobs = hmap_new();
+	h->port = DEFAULT_PORT;
+	h->journal = -1;
+	h->dash.what = "dashboard";
+	h->agent.what = "dashboard agent";
+	hmap_put(r->heads, h->uid, h);
+	return h;
+}
+
+static void
+head_free(struct ray_head *h)
+{
+	listen_stop(h);
+	ray_jobs_free(h);
+	if (h->journal >= 0)
+		close(h->journal);
+	ray_serve_free(h);
+	hmap_del(h->r->heads, h->uid);
+	hmap_free(h->jobs);
+	free(h->ns);
+	free(h->name);
+	free(h->uid);
+	free(h->node);
+	free(h->dir);
+	free(h->sim_serve_duration);
+	free(h);
+}
+
+/* The head died (why): its unfinished jobs fail; it serves nothing. */
+static void
+head_dies(struct ray_head *h, const char *why)
+{
+	char *msg;
+
+	h->running = 0;
+	listen_stop(h);
+	if (h->dead)
+		return;
+	h->dead = 1;
+	msg = util_printf("Job supervisor actor died: the Ray head pod %s/%s "
+	    "%s.", h->ns, h->name, why);
+	ray_jobs_fail_all(h, msg);
+	free(msg);
+}
+
+/* A head pod's new version. */
+static void
+head_update(ray *r, const store_obj *o)
+{
+	struct ray_head *h = hmap_get(r->heads, o->uid);
+	cJSON *t = store_obj_tree(o);
+	const char *phase = json_str(t, "status.phase");
+	int first = h == NULL;
+
+	if (h == NULL)
+		h = head_new(r, o);
+	if (h->node == NULL || strcmp(h->node, o->node_name) != 0) {
+		free(h->node);
+		h->node = strdup(o->node_name);
+	}
+	h->runtime = node_mgr_runtime(r->nodes, h->node);
+	h->port = dashboard_port(t);
+	h->agent_port = flag_port(t, "--dashboard-agent-listen-port",
+	    DEFAULT_AGENT_PORT);
+	{
+		const cJSON *a = cJSON_GetObjectItemCaseSensitive(json_at(t,
+		    "metadata.annotations"), "volray.io/sim-serve-duration");
+
+		free(h->sim_serve_duration);
+		h->sim_serve_duration = cJSON_IsString(a) ?
+		    strdup(a->valuestring) : NULL;
+	}
+	if (first && h->runtime != NULL) {
+		mkdirs(h->dir);
+		load(h);
+	}
+	if (o->deleting)
+		head_dies(h, "is being deleted");
+	else if (phase != NULL && (strcmp(phase, "Failed") == 0 ||
+	    strcmp(phase, "Succeeded") == 0))
+		head_dies(h, strcmp(phase, "Failed") == 0 ? "failed" :
+		    "exited");
+	else if (h->runtime != NULL && phase != NULL &&
+	    strcmp(phase, "Running") == 0 && !h->dead) {
+		h->running = 1;
+		if (strcmp(h->runtime, "local") == 0)
+			listen_start(h);
+	} else
+		h->running = 0;
+	cJSON_Delete(t);
+}
+
+static int
+on_node_gone_one(const char *k, void *v, void *arg)
+{
+	struct ray_head *h = v;
+	const char *node = arg;
+
+	(void)k;
+	if (h->node != NULL && strcmp(h->node, node) == 0)
+		head_dies(h, "lost its node");
+	return 0;
+}
+
+static void
+on_event(void *arg, const store_event *e)
+{
+	ray *r = arg;
+	const store_obj *o = e->obj;
+	struct ray_head *h;
+
+	if (strcmp(o->res, "nodes") == 0) {
+		if (e->type == STORE_DELETED)
+			hmap_each(r->heads, on_node_gone_one, (void *)o->name);
+		return;
+	}
+	if (strcmp(o->res, "pods") != 0 || !is_head(o))
+		return;
+	if (e->type == STORE_DELETED) {
+		if ((h = hmap_get(r->heads, o->uid)) != NULL) {
+			head_dies(h, "was deleted");
+			head_free(h);
+		}
+		return;
+	}
+	head_update(r, o);
+}
+
+ray *
+ray_new(uv_loop_t *loop, store *st, node_mgr *nodes)
+{
+	ray *r = calloc(1, sizeof *r);
+
+	if (r == NULL)
+		fatal("out of memory");
+	r->loop = loop;
+	r->st = st;
+	r->nodes = nodes;
+	r->wheel = node_mgr_wheel(nodes);
+	r->heads = hmap_new();
+	return r;
+}
+
+void
+ray_start(ray *r)
+{
+	store_obj *const *objs;
+	size_t n = store_list(r->st, "pods", NULL, &objs), i;
+
+	for (i = 0; i < n; i++)
+		if (is_head(objs[i]))
+			head_update(r, objs[i]);
+	store_subscribe(r->st, on_event, r);
+}
+
+static int
+stop_one(const char *k, void *v, void *arg)
+{
+	struct ray_head *h = v;
+
+	(void)k;
+	(void)arg;
+	listen_stop(h);
+	return 0;
+}
+
+void
+ray_shutdown(ray *r)
+{
+	hmap_each(r->heads, stop_one, NULL);
+}
+
+int
+ray_serves(ray *r, const char *ns, const char *pod, int port)
+{
+	struct ray_head *h = ray_head_find(r, ns, pod);
+
+	return h != NULL && h->running && h->port == port;
+}
+
+/* A request on a local head's own 127.0.0.1 listener. */
+static void
+head_handle(http_req *req, void *arg)
+{
+	struct ray_head *h = arg;
+
+	/* The agent's port answers as the dashboard does. */
+	if (ray_dashboard(h->r, req, h->ns, h->name, h->port, req->path) != 0)
+		http_respond(req, 503, "text/plain; charset=utf-8",
+		    "the Ray head is not running\n", 28);
+}
