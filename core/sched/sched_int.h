@@ -224,6 +224,7 @@ struct session {
 	} w;
 	struct s_node **cand;		/* scratch: candidate nodes */
 	double *scores;
+	int ncand;			/* scored by the last allocate_pick */
 	/* Decisions. */
 	struct decision_bind *binds;
 	int nbinds, capbinds;
