@@ -285,9 +285,15 @@ on_event(void *arg, const store_event *e)
 			if (e->old != NULL)
 				enqueue_owner(c, e->old);
 		}
-		for (j = 0; j < c->nwatches; j++)
-			if (strcmp(res, c->watches[j].r->store_key) == 0)
-				enqueue_mapped(c, c->watches[j].map_ref, e->obj);
+		/* The old object too: a change can move it away from a key
+		 * (a PodGroup that changes queue concerns both queues). */
+		for (j = 0; j < c->nwatches; j++) {
+			if (strcmp(res, c->watches[j].r->store_key) != 0)
+				continue;
+			enqueue_mapped(c, c->watches[j].map_ref, e->obj);
+			if (e->old != NULL)
+				enqueue_mapped(c, c->watches[j].map_ref, e->old);
+		}
 	}
 }
 

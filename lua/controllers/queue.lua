@@ -1,0 +1,114 @@
+-- Queue: keep each Volcano Queue's state and counts right.
+-- A queue is Open unless someone closed it: the annotation
+-- volray.io/queue-state=Closed (what `volray queue close` sets; Open or
+-- no annotation opens it again), or a parent queue that is Closing or
+-- Closed. A closed queue stays Closing while any PodGroup names it, then
+-- becomes Closed; turning away new PodGroups is the scheduler's part.
+-- status.pending / inqueue / running / unknown / completed count the
+-- PodGroups in the queue by phase (a PodGroup without spec.queue is in
+-- "default"; one without a phase yet counts as pending). Queues form a
+-- tree by spec.parent ("root" when empty); a parent that does not exist
+-- gets a Warning event on the queue. status.allocated is the scheduler's
+-- and is left as it is.
+local v = volray
+
+local QUEUES = "scheduling.volcano.sh/v1beta1/queues"
+local PODGROUPS = "scheduling.volcano.sh/v1beta1/podgroups"
+local STATE_KEY = "volray.io/queue-state"
+local ROOT = "root"
+
+local function queue_of(pg)
+  local q = pg.spec and pg.spec.queue
+  if q == nil or q == "" then return "default" end
+  return q
+end
+
+local function parent_of(q)
+  if q.metadata.name == ROOT then return nil end
+  local p = q.spec and q.spec.parent
+  if p == nil or p == "" then return ROOT end
+  return p
+end
+
+-- The queues whose parent is the named one (to tell them it changed).
+local function children(name)
+  local out = {}
+  for _, q in ipairs(v.list(QUEUES)) do
+    if parent_of(q) == name then out[#out + 1] = q.metadata.name end
+  end
+  return out
+end
+
+local controller = {
+  primary = QUEUES,
+  watches = {
+    { resource = PODGROUPS, map = queue_of },
+    { resource = QUEUES, map = function(q) return children(q.metadata.name) end },
+  },
+}
+
+local PHASE_COUNT = { Pending = "pending", Inqueue = "inqueue", Running = "running",
+  Unknown = "unknown", Completed = "completed" }
+
+function controller.reconcile(req)
+  local q = v.get(QUEUES, nil, req.name)
+  if q == nil or q.metadata.deletionTimestamp ~= nil then return nil end
+  local name = q.metadata.name
+
+  local counts = { pending = 0, inqueue = 0, running = 0, unknown = 0, completed = 0 }
+  local groups = 0
+  for _, pg in ipairs(v.list(PODGROUPS)) do
+    if queue_of(pg) == name then
+      groups = groups + 1
+      local phase = pg.status and pg.status.phase
+      local key = PHASE_COUNT[phase or "Pending"]
+      if key ~= nil then counts[key] = counts[key] + 1 end
+    end
+  end
+
+  -- Closed by its own annotation or by a closed parent.
+  local want = (q.metadata.annotations or {})[STATE_KEY]
+  local closed = false
+  if want == "Closed" then
+    closed = true
+  elseif want ~= nil and want ~= "Open" then
+    v.event(q, "Warning", "InvalidState", string.format(
+      "annotation %s=%q: the state is Open or Closed; the queue stays as it was",
+      STATE_KEY, want))
+    closed = q.status ~= nil and (q.status.state == "Closed" or q.status.state == "Closing")
+  end
+  local pname = parent_of(q)
+  if pname ~= nil then
+    local parent = v.get(QUEUES, nil, pname)
+    if pname == name then
+      v.event(q, "Warning", "InvalidParent", "a queue cannot be its own parent")
+    elseif parent == nil then
+      v.event(q, "Warning", "ParentNotFound", string.format(
+        "parent queue %q does not exist", pname))
+    elseif parent.status and (parent.status.state == "Closed" or
+        parent.status.state == "Closing") then
+      closed = true
+    end
+  end
+  local state = "Open"
+  if closed then state = groups > 0 and "Closing" or "Closed" end
+
+  local st = q.status or {}
+  local changed = st.state ~= state
+  for k, n in pairs(counts) do
+    if (st[k] or 0) ~= n then changed = true end
+  end
+  if not changed then return nil end
+  if st.state ~= state then
+    v.event(q, "Normal", state, string.format("queue %s is %s", name, state))
+  end
+  st.state = state
+  for k, n in pairs(counts) do st[k] = n end
+  q.status = st
+  local _, err, code = v.update_status(q)
+  if code == 409 then return { requeue = true } end
+  if err ~= nil and code ~= 404 then error("status: " .. tostring(err), 0) end
+  return nil
+end
+
+return controller
