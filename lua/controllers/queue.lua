@@ -99,7 +99,8 @@ function controller.reconcile(req)
     if (st[k] or 0) ~= n then changed = true end
   end
   if not changed then return nil end
-  if st.state ~= state then
+  -- An event when the state moves (not for a new queue's first Open).
+  if st.state ~= nil and st.state ~= state then
     v.event(q, "Normal", state, string.format("queue %s is %s", name, state))
   end
   st.state = state
