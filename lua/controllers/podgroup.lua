@@ -49,7 +49,9 @@ end
 
 local controller = {
   primary = PODGROUPS,
-  watches = { { resource = "v1/pods", map = map_pod } },
+  -- Only volcano's pods cross into Lua: the selector is matched in C.
+  watches = { { resource = "v1/pods", map = map_pod,
+    fields = "spec.schedulerName=volcano" } },
 }
 
 -- The pods waiting for the group of this uid.

@@ -44,7 +44,8 @@ end
 local controller = {
   primary = QUEUES,
   watches = {
-    { resource = PODGROUPS, map = queue_of },
+    -- previous: a PodGroup that moves to another queue leaves this one.
+    { resource = PODGROUPS, map = queue_of, previous = true },
     { resource = QUEUES, map = function(q) return children(q.metadata.name) end },
   },
 }
