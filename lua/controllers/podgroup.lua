@@ -49,9 +49,11 @@ end
 
 local controller = {
   primary = PODGROUPS,
-  -- Only volcano's pods cross into Lua: the selector is matched in C.
+  -- Only volcano's pods without a group cross into Lua: the selector is
+  -- matched in C (a missing annotation equals "").
   watches = { { resource = "v1/pods", map = map_pod,
-    fields = "spec.schedulerName=volcano" } },
+    fields = "spec.schedulerName=volcano," ..
+      "metadata.annotations.scheduling\\.k8s\\.io/group-name=" } },
 }
 
 -- The pods waiting for the group of this uid.
