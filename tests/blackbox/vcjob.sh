@@ -192,6 +192,32 @@ k wait --for=delete pod -l volcano.sh/job-name=test-job --timeout=30s >/dev/null
 	fail "the sample's pods outlived it"
 pass "the upstream sample job.yaml runs six pods, and goes with its pods"
 
+# The controller keeps no state of its own: a job carries on after a
+# restart of the daemon from what the store says.
+k create -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: survivor}
+spec:
+  tasks:
+  - name: w
+    replicas: 2
+    template:
+      metadata: {annotations: {volray.io/sim-duration: 3s}}
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox}]
+YAML
+wait_phase survivor Running
+stop_daemon
+start_daemon
+before=$(watchers)
+admit_podgroups &
+wait_watchers $((before + 1))
+wait_phase survivor Completed
+expect_eq 2 "$(k get vcjob survivor -o jsonpath='{.status.succeeded}')" "pods that succeeded across the restart"
+pass "a running vcjob completes after a restart of volrayd"
+
 if grep -q "controller [a-z]*: reconcile .*forbidden" "$WORK/volrayd.log"; then
 	grep "controller [a-z]*: reconcile .*forbidden" "$WORK/volrayd.log" | head -n 3
 	fail "a controller was refused something"
