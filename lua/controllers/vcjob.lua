@@ -401,10 +401,28 @@ local function kill_target(job, e, pods, target, update)
   return write_status(job, new)
 end
 
+-- What the scheduler says of the PodGroup, on the job: its latest true
+-- condition other than Scheduled (Unschedulable, with the gang's reason).
+local function podgroup_event(job, pg)
+  local latest
+  for _, c in ipairs(pg and pg.status and pg.status.conditions or {}) do
+    if c.status == "True" and (latest == nil or
+        (c.lastTransitionTime or "") > (latest.lastTransitionTime or "")) then
+      latest = c
+    end
+  end
+  if latest ~= nil and latest.type ~= "Scheduled" then
+    v.event(job, "Warning", "PodGroupPending", string.format(
+      "PodGroup %s:%s %s, reason: %s", job.metadata.namespace, job.metadata.name,
+      string.lower(tostring(latest.type)), tostring(latest.message or "")))
+  end
+end
+
 -- Volcano's SyncJob: keep the PodGroup right; once the scheduler admitted
 -- it, make the missing pods and delete surplus or out-of-sync ones.
 local function sync_job(job, e, pods, update)
   local pg = ensure_podgroup(job, e)
+  podgroup_event(job, pg)
   local pg_phase = pg and pg.status and pg.status.phase or ""
   if pg_phase == "" or pg_phase == "Pending" then
     local new = v.deepcopy(job.status)

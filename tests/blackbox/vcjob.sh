@@ -3,8 +3,9 @@
 # nodes: a job's PodGroup <job>-<uid> and pods <job>-<task>-<i> with
 # Volcano's annotations, labels and VC_TASK_INDEX; Pending -> Running ->
 # Completed; PodFailed -> RestartJob up to maxRetry, then Failed;
-# PodEvicted -> AbortJob; TaskCompleted -> CompleteJob; a bad job is a
-# Warning event; Volcano's upstream sample job.yaml runs unchanged.
+# PodEvicted -> AbortJob; TaskCompleted -> CompleteJob; a bad job and an
+# unschedulable PodGroup are Warning events; Volcano's upstream sample
+# job.yaml runs unchanged; a job survives a restart of volrayd.
 #
 # Volcano's job controller makes pods only once the scheduler's enqueue
 # action has admitted the PodGroup (Pending -> Inqueue). Until core/sched/
@@ -178,6 +179,31 @@ msg() { k get events --field-selector involvedObject.name=bad,reason=InvalidJob 
 wait_eq "job 'minAvailable' should not be greater than total replicas in tasks" "the InvalidJob event" msg
 expect_eq "" "$(k get pods -l volcano.sh/job-name=bad -o name)" "no pods for a bad job"
 pass "a job that cannot run is a Warning event, and makes no pods"
+
+# The scheduler's word on a PodGroup reaches its job. The condition is
+# written here as Volcano's gang plugin writes it at session close.
+k create -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: stuck}
+spec:
+  tasks:
+  - name: w
+    replicas: 1
+    template:
+      spec:
+        containers: [{name: c, image: busybox, resources: {requests: {cpu: "100"}}}]
+YAML
+pg="stuck-$(k get vcjob stuck -o jsonpath='{.metadata.uid}')"
+k wait --for=jsonpath='{.status.phase}'=Inqueue "podgroup/$pg" --timeout=10s >/dev/null ||
+	fail "stuck's PodGroup was not admitted"
+k patch podgroup "$pg" --subresource=status --type=merge -p '{"status":{"conditions":[{"type":"Unschedulable","status":"True","reason":"NotEnoughResources","message":"1/1 tasks in gang unschedulable: pod group is not ready, 1 Pending, 1 minAvailable","lastTransitionTime":"2026-12-01T00:00:00Z"}]}}' >/dev/null
+msg() { k get events --field-selector involvedObject.name=stuck,reason=PodGroupPending -o jsonpath='{.items[*].message}'; }
+wait_eq "PodGroup default:stuck unschedulable, reason: 1/1 tasks in gang unschedulable: pod group is not ready, 1 Pending, 1 minAvailable" \
+	"the PodGroupPending event" msg
+expect_eq Pending "$(jphase stuck)" "a job that cannot be placed stays Pending"
+k delete vcjob stuck >/dev/null
+pass "an unschedulable PodGroup is a PodGroupPending Warning on its job"
 
 # Volcano's own sample, read from the upstream copy, unchanged: six nginx
 # pods (1 CPU each), minAvailable 3, run until deleted.
