@@ -42,11 +42,11 @@ local controller = {
 
 local KNOWN_EVENTS = { ["*"] = true, PodFailed = true, PodEvicted = true,
   PodPending = true, PodRunning = true, TaskCompleted = true, TaskFailed = true,
-  JobUnknown = true, Unknown = true, OutOfSync = true, CommandIssued = true,
-  JobUpdated = true }
+  Unknown = true, OutOfSync = true, CommandIssued = true, JobUpdated = true }
 local KNOWN_ACTIONS = { AbortJob = true, RestartJob = true, RestartTask = true,
-  RestartPod = true, TerminateJob = true, CompleteJob = true, ResumeJob = true,
-  SyncJob = true, EnqueueJob = true, RestartPartition = true }
+  RestartPod = true, RestartPartition = true, TerminateJob = true,
+  CompleteJob = true, ResumeJob = true, ManualResumeJob = true, SyncJob = true,
+  EnqueueJob = true }
 
 local function present(x)
   return x ~= nil and x ~= v.null
