@@ -8,7 +8,8 @@
 -- run or finished, Running, then Completed when every pod finished and
 -- at least minAvailable succeeded (else Failed). Policies (on the job or
 -- a task) turn what happens to pods (PodFailed, PodEvicted,
--- TaskCompleted, "*" for any) or a container exit code into actions:
+-- TaskCompleted, Unknown when the scheduler lost the gang, "*" for any)
+-- or a container exit code into actions:
 -- RestartJob kills every pod and starts a new version of the job, at most
 -- maxRetry times (then Failed); RestartTask / RestartPod kill only those
 -- pods; AbortJob, TerminateJob and CompleteJob kill the running pods and
@@ -619,7 +620,13 @@ local function execute(job, e, pods)
   local phase = job.status.state.phase
   local action, ev = "SyncJob", nil
   if phase == "Pending" or phase == "Running" then
-    action, ev = choose_action(e, pod_events(job, e, pods))
+    local events = pod_events(job, e, pods)
+    -- A gang that ran and no longer fits: the scheduler says Unknown.
+    local pg = v.get(PODGROUPS, job.metadata.namespace, pg_name(job))
+    if pg ~= nil and pg.status and pg.status.phase == "Unknown" then
+      events[#events + 1] = { event = "Unknown" }
+    end
+    action, ev = choose_action(e, events)
   end
   if phase == "Pending" then
     local r = common_action(job, e, pods, action, ev)
