@@ -121,6 +121,16 @@ wait_eq 'annotation volray.io/queue-state="Shut": the state is Open or Closed; t
 expect_eq Open "$(q orphan '{.status.state}')" "a bad state value changes nothing"
 pass "a missing parent and a bad state value are Warning events"
 
+# Volcano's upstream sample of hierarchical queues (named by annotation):
+# accepted unchanged, each under root, Open.
+k apply -f "$SAMPLES/volcano/hierarchical-jobs_queues.yaml" >/dev/null || fail "the upstream queues were refused"
+for qn in root-eng-prod root-eng-dev root-sci-prod root-sci-dev; do
+	k wait --for=jsonpath='{.status.state}'=Open "queue/$qn" --timeout=10s >/dev/null ||
+		fail "$qn is not Open"
+done
+expect_contains "$("$VR" queue list | tr -s ' ')" "root-sci-dev 1 Open root 0 0 0 0 0" "an upstream queue in queue list"
+pass "the upstream hierarchical queues sample is accepted, its queues Open under root"
+
 set +e
 "$VR" queue get nosuch 2>"$WORK/err"; rc=$?
 set -e
