@@ -124,6 +124,31 @@ expect_eq "podgroup-$rsuid" "$groups" "both replicas in the ReplicaSet's group"
 wait_eq 1 "queue test counts the group" sh -c "kubectl get queue test -o jsonpath='{.status.pending} {.status.inqueue} {.status.running}' | awk '{print \$1 + \$2 + \$3}'"
 pass "upstream deployment samples: the ReplicaSet's pods share podgroup-<rs uid> in queue test"
 
+# A batch/v1 Job's annotation sets its pods' minMember.
+k create -f - >/dev/null <<'YAML'
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: gang
+  annotations: {scheduling.volcano.sh/group-min-member: "2"}
+spec:
+  parallelism: 2
+  completions: 2
+  template:
+    metadata: {annotations: {volray.io/sim-duration: 1h}}
+    spec:
+      schedulerName: volcano
+      restartPolicy: Never
+      containers: [{name: c, image: busybox, resources: {requests: {cpu: 200m}}}]
+YAML
+juid=$(k get job gang -o jsonpath='{.metadata.uid}')
+k wait --for=jsonpath='{.spec.minMember}'=2 "podgroup/podgroup-$juid" --timeout=10s >/dev/null ||
+	fail "no PodGroup with minMember 2 for the Job"
+expect_eq "400m Job/gang" \
+	"$(k get podgroup "podgroup-$juid" -o jsonpath='{.spec.minResources.cpu} {.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}')" \
+	"the Job's PodGroup: two pods' requests, owned by the Job"
+pass "a Job's group-min-member annotation is its pods' PodGroup's minMember"
+
 desc=$("$VR" describe podgroup "podgroup-$rsuid") || fail "describe podgroup exit $?"
 expect_contains "$desc" "Min Member:" "describe podgroup shows the spec"
 expect_contains "$desc" "Pods:" "describe podgroup has a Pods section"
