@@ -50,10 +50,11 @@ end
 local controller = {
   primary = PODGROUPS,
   -- Only volcano's pods without a group cross into Lua: the selector is
-  -- matched in C (a missing annotation equals "").
+  -- matched in C (a missing annotation equals ""; a path segment may hold
+  -- dots, as the annotation key does).
   watches = { { resource = "v1/pods", map = map_pod,
     fields = "spec.schedulerName=volcano," ..
-      "metadata.annotations.scheduling\\.k8s\\.io/group-name=" } },
+      "metadata.annotations.scheduling.k8s.io/group-name=" } },
 }
 
 -- The pods waiting for the group of this uid.
