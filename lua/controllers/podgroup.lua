@@ -24,8 +24,8 @@ local COPIED = { "volcano.sh/preemptable", "volcano.sh/cooldown-time",
   "volcano.sh/revocable-zone", "volcano.sh/jdb-min-available",
   "volcano.sh/jdb-max-unavailable" }
 -- Owner kinds whose annotations a group inherits, and where they live.
-local OWNER_RESOURCES = { ReplicaSet = "apps/v1/replicasets",
-  Job = "batch/v1/jobs" }
+local OWNER_RESOURCES = { ["apps/v1 ReplicaSet"] = "apps/v1/replicasets",
+  ["batch/v1 Job"] = "batch/v1/jobs" }
 
 -- Whether a pod needs an implicit PodGroup.
 local function wants_group(pod)
@@ -77,7 +77,7 @@ local function min_member(pod, pg_name)
   local ref = v.controller_of(pod)
   local ann
   if ref ~= nil then
-    local res = OWNER_RESOURCES[ref.kind]
+    local res = OWNER_RESOURCES[tostring(ref.apiVersion) .. " " .. tostring(ref.kind)]
     local owner = res and v.get(res, pod.metadata.namespace, ref.name)
     ann = owner and owner.metadata.annotations or {}
   else
