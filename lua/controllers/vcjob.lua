@@ -8,7 +8,8 @@
 -- run or finished, Running, then Completed when every pod finished and
 -- at least minAvailable succeeded (else Failed). Policies (on the job or
 -- a task) turn what happens to pods (PodFailed, PodEvicted,
--- TaskCompleted, Unknown when the scheduler lost the gang, "*" for any)
+-- TaskCompleted, TaskFailed when a task's containers restarted its
+-- maxRetry times, Unknown when the scheduler lost the gang, "*" for any)
 -- or a container exit code into actions:
 -- RestartJob kills every pod and starts a new version of the job, at most
 -- maxRetry times (then Failed); RestartTask / RestartPod kill only those
@@ -72,6 +73,7 @@ local function effective(job)
       return nil, "'minAvailable' is greater than 'replicas' in task: " .. name
     end
     e.tasks[i] = { name = name, replicas = replicas, min = min,
+      maxRetry = present(t.maxRetry) and t.maxRetry ~= 0 and t.maxRetry or 3,
       template = t.template or {}, policies = t.policies or {} }
     e.total = e.total + replicas
     task_min = task_min + min
@@ -474,7 +476,7 @@ local function pod_events(job, e, pods)
   local version = job.status.version or 0
   local running = job.status.state.phase == "Running"
   for _, t in ipairs(e.tasks) do
-    local succeeded = 0
+    local succeeded, restarts = 0, 0
     for i = 0, t.replicas - 1 do
       local name = pod_name(job, t.name, i)
       local p = pods[name]
@@ -491,11 +493,20 @@ local function pod_events(job, e, pods)
             exit_code = term and term.exitCode or nil }
         elseif ph == "Succeeded" then
           succeeded = succeeded + 1
+        else
+          local st = p.status or {}
+          for _, list in ipairs({ st.initContainerStatuses or {}, st.containerStatuses or {} }) do
+            for _, cs in ipairs(list) do restarts = restarts + (cs.restartCount or 0) end
+          end
         end
       end
     end
     if t.replicas > 0 and succeeded >= t.replicas then
       out[#out + 1] = { event = "TaskCompleted", task = t.name }
+    end
+    -- Containers of the task's live pods restarted maxRetry times (-1: no limit).
+    if t.replicas > 0 and t.maxRetry ~= -1 and restarts >= t.maxRetry then
+      out[#out + 1] = { event = "TaskFailed", task = t.name }
     end
   end
   return out

@@ -3,7 +3,8 @@
 # nodes: a job's PodGroup <job>-<uid> and pods <job>-<task>-<i> with
 # Volcano's annotations, labels and VC_TASK_INDEX; Pending -> Running ->
 # Completed; PodFailed -> RestartJob up to maxRetry, then Failed;
-# PodEvicted -> AbortJob; TaskCompleted -> CompleteJob; a bad job and an
+# PodEvicted -> AbortJob; TaskCompleted -> CompleteJob; TaskFailed ->
+# TerminateJob; a bad job and an
 # unschedulable PodGroup are Warning events; Volcano's upstream sample
 # job.yaml runs unchanged; a job survives a restart of volrayd.
 #
@@ -165,6 +166,27 @@ k wait --for=delete pod/master-worker-0 pod/master-worker-1 --timeout=20s >/dev/
 	fail "CompleteJob left the workers"
 expect_eq Succeeded "$(k get pod master-master-0 -o jsonpath='{.status.phase}')" "the master pod is kept"
 pass "a task's TaskCompleted -> CompleteJob ends the job and its other pods"
+
+k create -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: crashy}
+spec:
+  tasks:
+  - name: w
+    replicas: 1
+    maxRetry: 1
+    policies: [{event: TaskFailed, action: TerminateJob}]
+    template:
+      metadata: {annotations: {volray.io/sim-duration: 200ms, volray.io/sim-exit-code: "1"}}
+      spec:
+        restartPolicy: OnFailure
+        containers: [{name: c, image: busybox}]
+YAML
+wait_phase crashy Terminated
+k wait --for=delete pod/crashy-w-0 --timeout=20s >/dev/null || fail "TerminateJob left the pod"
+expect_eq "Pending Running Terminating Terminated" "$(k get vcjob crashy -o jsonpath='{.status.conditions[*].status}')" "terminate's phases"
+pass "a task whose containers restarted maxRetry times is TaskFailed -> TerminateJob: Terminated"
 
 k create -f - >/dev/null <<'YAML'
 apiVersion: batch.volcano.sh/v1alpha1
