@@ -208,7 +208,7 @@ EVENTS
 "metadata: {name: 'system:controller:queue-controller'}\n"
 "rules:\n"
 "- {apiGroups: [scheduling.volcano.sh], resources: [queues],\n"
-"  verbs: " READ "}\n"
+"  verbs: [get, list, watch, patch]}\n"
 "- {apiGroups: [scheduling.volcano.sh], resources: [queues/status],\n"
 "  verbs: [update]}\n"
 "- {apiGroups: [scheduling.volcano.sh], resources: [podgroups],\n"

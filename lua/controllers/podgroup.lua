@@ -8,7 +8,9 @@
 -- own annotation when it has no owner), the queue of the pod's
 -- annotation scheduling.volcano.sh/queue-name (else the default queue),
 -- the pod's priorityClassName, and minResources = the pod's requests x
--- minMember. The pod is then annotated with the group's name.
+-- minMember; it carries the pod's labels (Volcano copies two of them; all
+-- of them let a scheduler plugin order such groups by their pods' labels).
+-- The pod is then annotated with the group's name.
 -- A PodGroup without status.phase is set Pending; from there the
 -- scheduler moves it (Inqueue, Running, Completed, Unknown).
 local v = volray
@@ -19,7 +21,7 @@ local GROUP_NAME = "scheduling.k8s.io/group-name"
 local QUEUE_NAME = "scheduling.volcano.sh/queue-name"
 local MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
 local PREFIX = "podgroup-"
--- Pod annotations and labels Volcano's controller copies onto the group.
+-- Pod annotations Volcano's controller copies onto the group.
 local COPIED = { "volcano.sh/preemptable", "volcano.sh/cooldown-time",
   "volcano.sh/revocable-zone", "volcano.sh/jdb-min-available",
   "volcano.sh/jdb-max-unavailable" }
@@ -113,7 +115,7 @@ local function build_group(pod, name)
       namespace = pod.metadata.namespace,
       ownerReferences = owners,
       annotations = {},
-      labels = {},
+      labels = v.deepcopy(labels),
     },
     spec = {
       minMember = n,
@@ -122,10 +124,7 @@ local function build_group(pod, name)
       queue = ann[QUEUE_NAME],
     },
   }
-  for _, k in ipairs(COPIED) do
-    pg.metadata.annotations[k] = ann[k]
-    pg.metadata.labels[k] = labels[k]
-  end
+  for _, k in ipairs(COPIED) do pg.metadata.annotations[k] = ann[k] end
   return pg
 end
 

@@ -100,10 +100,31 @@ k wait --for=jsonpath='{.status.state}'=Closing queue/default --timeout=10s >/de
 k delete podgroup pg1 >/dev/null
 k wait --for=jsonpath='{.status.state}'=Closed queue/default --timeout=10s >/dev/null ||
 	fail "default did not become Closed"
-k annotate queue default volray.io/queue-state- >/dev/null
+k annotate queue default volray.io/queue-state=Open --overwrite >/dev/null
 k wait --for=jsonpath='{.status.state}'=Open queue/default --timeout=10s >/dev/null ||
-	fail "default did not open when the annotation went"
-pass "kubectl annotate volray.io/queue-state=Closed closes a queue; removing it opens it"
+	fail "default did not open by the annotation"
+pass "kubectl annotate volray.io/queue-state=Closed closes a queue, =Open opens it"
+
+# Without the annotation the state is what status.state says, as with
+# Volcano's controller: a client that writes it directly is obeyed.
+k annotate queue default volray.io/queue-state- >/dev/null
+k patch queue team-dev --subresource=status --type=merge -p '{"status":{"state":"Closed"}}' >/dev/null
+# The controller keeps it closed: with a PodGroup in it, Closing.
+k create -f - >/dev/null <<'YAML'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: pg2, namespace: default}
+spec: {minMember: 1, queue: team-dev}
+YAML
+k wait --for=jsonpath='{.status.state}'=Closing queue/team-dev --timeout=10s >/dev/null ||
+	fail "team-dev closed by its status is not Closing with a PodGroup: $(q team-dev '{.status.state}')"
+k delete podgroup pg2 >/dev/null
+k wait --for=jsonpath='{.status.state}'=Closed queue/team-dev --timeout=10s >/dev/null ||
+	fail "team-dev did not become Closed again"
+"$VR" queue open team-dev >/dev/null
+k wait --for=jsonpath='{.status.state}'=Open queue/team-dev --timeout=10s >/dev/null ||
+	fail "team-dev did not open"
+pass "a queue closed by writing status.state stays closed until opened"
 
 events() { # queue reason
 	k get events --field-selector "involvedObject.name=$1,reason=$2" -o jsonpath='{.items[*].message}'
