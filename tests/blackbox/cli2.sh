@@ -62,6 +62,9 @@ vr node add --virtual --count 1 --cpu 4 --memory 8Gi --name-prefix vn \
 	--labels zone=a >/dev/null || fail "node add"
 k wait --for=condition=Ready node/vn-0 --timeout=10s >/dev/null ||
 	fail "node not Ready"
+# describe node shows the Lease: both clients must find it there.
+k wait --for=create lease/vn-0 -n kube-node-lease --timeout=30s >/dev/null ||
+	fail "node has no Lease"
 cat >"$WORK/objs.yaml" <<'YAML'
 apiVersion: v1
 kind: Pod
