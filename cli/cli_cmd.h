@@ -3,8 +3,9 @@
  * (get), cli_apply.c (apply, create, replace), cli_delete.c (delete,
  * wait), cli_edit.c (patch, label, annotate, scale), cli_describe.c
  * (describe), cli_misc.c (logs, policy, version, api-resources,
- * kubeconfig, completion). Each takes the words left after option parsing
- * and returns an exit status: CLI_OK, CLI_FAIL or CLI_USAGE.
+ * kubeconfig, completion), cli_queue.c (queue). Each takes the words left
+ * after option parsing and returns an exit status: CLI_OK, CLI_FAIL or
+ * CLI_USAGE.
  */
 #ifndef VOLRAY_CLI_CMD_H
 #define VOLRAY_CLI_CMD_H
@@ -29,6 +30,7 @@ int cli_misc_api_resources(int argc, char **argv);
 int cli_misc_kubeconfig(int argc, char **argv);
 int cli_misc_completion(int argc, char **argv);
 int cli_misc_node(int argc, char **argv);
+int cli_queue_run(int argc, char **argv);
 
 /* The verb table of volray.c, for help and completion. */
 extern const struct cli_verb cli_verbs[];

@@ -474,6 +474,8 @@ describe_one(const struct cli_res *r, const cJSON *obj)
 	else {
 		head(&b, obj);
 		generic(&b, 0, obj, "");
+		if (strcmp(r->group, "scheduling.volcano.sh") == 0)
+			cli_describe_volcano(&b, r->kind, obj);
 	}
 	events(&b, r, obj);
 	cli_describe_flush(&b);

@@ -149,6 +149,9 @@ const struct cli_verb cli_verbs[] = {
 	    cli_delete_wait, 0 },
 	{ "node", "add --virtual --count N --cpu C --memory M",
 	    "Add simulated nodes.", node_opts, cli_misc_node, 0 },
+	{ "queue", "list | get NAME | open NAME | close NAME",
+	    "List Volcano queues, show one, or open or close it.", NULL,
+	    cli_queue_run, 0 },
 	{ "policy", "reload | check DIR | test [DIR]",
 	    "Reload the daemon's policies; check or test a policy directory "
 	    "offline.", NULL, cli_misc_policy, 1 },

@@ -193,6 +193,43 @@ EVENTS
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
+"metadata: {name: 'system:controller:podgroup-controller'}\n"
+"rules:\n"
+"- {apiGroups: [scheduling.volcano.sh], resources: [podgroups],\n"
+"  verbs: [get, list, watch, create]}\n"
+"- {apiGroups: [scheduling.volcano.sh], resources: [podgroups/status],\n"
+"  verbs: [update]}\n"
+"- {apiGroups: [''], resources: [pods], verbs: [list, watch, patch]}\n"
+"- {apiGroups: [apps], resources: [replicasets], verbs: [get]}\n"
+"- {apiGroups: [batch], resources: [jobs], verbs: [get]}\n"
+EVENTS
+"---\n"
+"kind: ClusterRole\n"
+"metadata: {name: 'system:controller:queue-controller'}\n"
+"rules:\n"
+"- {apiGroups: [scheduling.volcano.sh], resources: [queues],\n"
+"  verbs: [get, list, watch, patch]}\n"
+"- {apiGroups: [scheduling.volcano.sh], resources: [queues/status],\n"
+"  verbs: [update]}\n"
+"- {apiGroups: [scheduling.volcano.sh], resources: [podgroups],\n"
+"  verbs: [list, watch]}\n"
+EVENTS
+"---\n"
+"kind: ClusterRole\n"
+"metadata: {name: 'system:controller:vcjob-controller'}\n"
+"rules:\n"
+"- {apiGroups: [batch.volcano.sh], resources: [jobs], verbs: " READ "}\n"
+"- {apiGroups: [batch.volcano.sh], resources: [jobs/status],\n"
+"  verbs: [update]}\n"
+"- {apiGroups: [''], resources: [pods],\n"
+"  verbs: [list, watch, create, patch, delete]}\n"
+"- {apiGroups: [scheduling.volcano.sh], resources: [podgroups],\n"
+"  verbs: [get, list, watch, create, update, delete]}\n"
+"- {apiGroups: [scheduling.k8s.io], resources: [priorityclasses],\n"
+"  verbs: [get]}\n"
+EVENTS
+"---\n"
+"kind: ClusterRole\n"
 "metadata: {name: 'system:controller:generic-garbage-collector'}\n"
 "rules:\n"
 "- apiGroups: ['*']\n"
@@ -264,6 +301,9 @@ static const char *const components[] = {
 	"system:controller:deployment-controller",
 	"system:controller:replicaset-controller",
 	"system:controller:job-controller",
+	"system:controller:podgroup-controller",
+	"system:controller:queue-controller",
+	"system:controller:vcjob-controller",
 	"system:controller:generic-garbage-collector",
 	"system:controller:clusterrole-aggregation-controller",
 	"system:kube-scheduler",

@@ -26,6 +26,7 @@
 #include "ctrl/wqueue.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/selector.h"
 #include "lib/util.h"
 #include "registry/resource.h"
 
@@ -34,6 +35,8 @@
 struct watchdef {
 	const resource *r;
 	int map_ref;
+	selector *fields;	/* only objects that match reach map */
+	int previous;		/* map the object before a change too */
 };
 
 static const char *const ctrl_groups[] = { USER_GROUP_AUTHENTICATED };
@@ -71,6 +74,8 @@ struct controller_rt {
 static void
 ctrl_free(struct ctrl *c, int keep_queue)
 {
+	int i;
+
 	if (c == NULL)
 		return;
 	if (!keep_queue && c->q != NULL)
@@ -78,6 +83,8 @@ ctrl_free(struct ctrl *c, int keep_queue)
 	free(c->name);
 	free(c->user_name);
 	free(c->owns);
+	for (i = 0; i < c->nwatches; i++)
+		selector_free(c->watches[i].fields);
 	free(c->watches);
 	free(c);
 }
@@ -239,15 +246,30 @@ enqueue_owner(struct ctrl *c, const store_obj *o)
 	}
 }
 
-/* Ask a watch's map function which keys an object concerns. */
+/* Ask a watch's map function which keys an object concerns; an object
+ * its field selector refuses never crosses into Lua. */
 static void
-enqueue_mapped(struct ctrl *c, int map_ref, const store_obj *o)
+enqueue_mapped(struct ctrl *c, const struct watchdef *w, const store_obj *o)
 {
 	lua_State *L = c->rt->L;
 	char *err = NULL;
 	int i, n, rc;
 
-	lua_rawgeti(L, LUA_REGISTRYINDEX, map_ref);
+	if (w->fields != NULL) {
+		cJSON *t;
+		int ok;
+
+		if (!selector_fields_may_match(w->fields, o->json->data,
+		    o->json->len))
+			return;
+		t = store_obj_tree(o);
+		ok = selector_match_fields(w->fields, t);
+
+		cJSON_Delete(t);
+		if (!ok)
+			return;
+	}
+	lua_rawgeti(L, LUA_REGISTRYINDEX, w->map_ref);
 	luaconv_push_json(L, o->json->data, o->json->len);
 	c->rt->api.user = &c->user;
 	rc = luahost_call(L, 1, 1, &err);
@@ -290,9 +312,18 @@ on_event(void *arg, const store_event *e)
 			if (e->old != NULL)
 				enqueue_owner(c, e->old);
 		}
-		for (j = 0; j < c->nwatches; j++)
-			if (strcmp(res, c->watches[j].r->store_key) == 0)
-				enqueue_mapped(c, c->watches[j].map_ref, e->obj);
+		/* With previous, the old object too: a change can move it
+		 * away from a key (a PodGroup that changes queue concerns
+		 * both queues). */
+		for (j = 0; j < c->nwatches; j++) {
+			const struct watchdef *w = &c->watches[j];
+
+			if (strcmp(res, w->r->store_key) != 0)
+				continue;
+			enqueue_mapped(c, w, e->obj);
+			if (w->previous && e->old != NULL)
+				enqueue_mapped(c, w, e->old);
+		}
 	}
 }
 
@@ -498,6 +529,36 @@ ctrl_from_table(lua_State *L, const char *rel, char **cause)
 			}
 			c->watches[c->nwatches].map_ref = luaL_ref(L,
 			    LUA_REGISTRYINDEX);
+			lua_getfield(L, -1, "previous");
+			c->watches[c->nwatches].previous = lua_toboolean(L, -1);
+			lua_pop(L, 1);
+			lua_getfield(L, -1, "fields");
+			if (lua_isstring(L, -1)) {
+				char *why = NULL;
+
+				c->watches[c->nwatches].fields =
+				    selector_parse_fields(lua_tostring(L, -1),
+				    &why);
+				if (c->watches[c->nwatches].fields == NULL) {
+					if (asprintf(cause, "%s: watches[%d]."
+					    "fields: %s", rel, i, why ? why :
+					    "bad field selector") < 0)
+						*cause = NULL;
+					free(why);
+					c->nwatches++;
+					lua_pop(L, 3);
+					goto fail;
+				}
+			} else if (!lua_isnil(L, -1)) {
+				if (asprintf(cause, "%s: watches[%d].fields "
+				    "must be a field selector string", rel, i)
+				    < 0)
+					*cause = NULL;
+				c->nwatches++;
+				lua_pop(L, 3);
+				goto fail;
+			}
+			lua_pop(L, 1);
 			c->nwatches++;
 			lua_pop(L, 1);
 		}

@@ -181,7 +181,7 @@ list_match(const store_obj *o, const selector *labels, const selector *fields)
 
 /*
  * volray.list(resource, namespace|nil, {labels=, selector=, fields=,
- * owner=uid}) -> array of objects
+ * owner=uid, uid=uid}) -> array of objects
  */
 static int
 l_list_impl(lua_State *L)
@@ -190,7 +190,7 @@ l_list_impl(lua_State *L)
 	const resource *r = check_resource(L, 1);
 	const char *ns = r->namespaced ? luaL_optstring(L, 2, NULL) : NULL;
 	selector *labels = NULL, *fields = NULL;
-	const char *owner = NULL;
+	const char *owner = NULL, *uid = NULL;
 	store_obj *const *objs;
 	size_t n, i;
 	int k = 1, d;
@@ -226,8 +226,22 @@ l_list_impl(lua_State *L)
 		lua_getfield(L, 3, "owner");
 		owner = lua_tostring(L, -1);
 		lua_pop(L, 1);
+		lua_getfield(L, 3, "uid");
+		uid = lua_tostring(L, -1);
+		lua_pop(L, 1);
 	}
-	if (owner != NULL) {
+	if (uid != NULL) {
+		/* At most one object has the uid: the uid index finds it. */
+		const store_obj *o = store_get_uid(c->st, uid);
+
+		lua_createtable(L, 1, 0);
+		if (o != NULL && strcmp(o->res, r->store_key) == 0 &&
+		    (ns == NULL || strcmp(o->ns, ns) == 0) &&
+		    list_match(o, labels, fields)) {
+			luaconv_push_json(L, o->json->data, o->json->len);
+			lua_rawseti(L, -2, k++);
+		}
+	} else if (owner != NULL) {
 		/* The owner index beats scanning every object of the kind. */
 		const char **keys;
 

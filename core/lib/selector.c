@@ -16,6 +16,7 @@
  * when there is none. A field that is an object or an array has no text form
  * and is passed as NULL too, so it never equals a value.
  */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1013,6 +1014,43 @@ selector_match_fields(const selector *sel, const cJSON *obj)
 	for (i = 0; i < sel->nreqs; i++) {
 		v = scalar_text(lookup(obj, sel->reqs[i].key), buf, sizeof buf);
 		if (!req_match(&sel->reqs[i], v))
+			return 0;
+	}
+	return 1;
+}
+
+/* Whether a plain value's text can be found verbatim in JSON text. */
+static int
+plain_value(const char *v)
+{
+	if (*v == '\0')
+		return 0;
+	for (; *v != '\0'; v++)
+		if (!isalnum((unsigned char)*v) && *v != '-' && *v != '.' &&
+		    *v != '_' && *v != '/' && *v != ':')
+			return 0;
+	return 1;
+}
+
+/*
+ * A quick test on an object's serialized JSON before it is parsed: 0 when
+ * an equality of a field selector asks for a plain value that the text
+ * does not contain at all (so the object cannot match), else 1.
+ */
+int
+selector_fields_may_match(const selector *sel, const char *json, size_t len)
+{
+	size_t i;
+
+	if (sel == NULL)
+		return 1;
+	for (i = 0; i < sel->nreqs; i++) {
+		const struct req *r = &sel->reqs[i];
+
+		if (r->op == OP_EQ && r->nvalues == 1 &&
+		    plain_value(r->values[0]) &&
+		    memmem(json, len, r->values[0], strlen(r->values[0])) ==
+		    NULL)
 			return 0;
 	}
 	return 1;

@@ -26,5 +26,8 @@ int selector_match_fields(const selector *, const cJSON *obj);
 /* If the selector requires field path == value exactly, return that value. */
 const char *selector_field_equals(const selector *, const char *path);
 void selector_free(selector *);
+/* 0 when a field selector's plain equality value is nowhere in the JSON
+ * text, so the object cannot match; 1 when it may (then parse and match). */
+int selector_fields_may_match(const selector *, const char *json, size_t len);
 
 #endif

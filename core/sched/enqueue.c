@@ -4,6 +4,11 @@
  * jobs in JobOrder, one job per queue turn; a job is admitted when its
  * queue is Open and it has no minResources or JobEnqueueable passes
  * (proportion: the queue's capability; overcommit: the cluster's room).
+ * A group of one (minMember 1, as the implicit group of a bare pod) has
+ * nothing to reserve and is admitted at once: counting its minResources
+ * against the cluster while its queue is at its deserved share is how
+ * Volcano's one-pod groups hold a budget they cannot use (jobs stuck
+ * Inqueue with free capacity, volcano#3910).
  * The JobEnqueued handlers hear of each admission.
  */
 #include <stdlib.h>
@@ -48,11 +53,13 @@ action_enqueue(struct session *ss)
 		if (strcmp(q->state, "Open") != 0)
 			j->enqueue_msg = util_printf("queue %s is %s", q->name,
 			    q->state);
-		else if (!j->has_min_res || fw_job_enqueueable(ss, j)) {
+		else if (!j->has_min_res || j->min_member <= 1 ||
+		    fw_job_enqueueable(ss, j)) {
 			j->enqueued = 1;
 			j->phase = "Inqueue";
 			j->ver++;
-			fw_job_enqueued(ss, j);
+			if (j->min_member > 1)
+				fw_job_enqueued(ss, j);
 		} else
 			j->enqueue_msg = util_printf("queue resource quota "
 			    "insufficient");

@@ -470,15 +470,35 @@ apply_outcome(struct sched *s, struct session *ss)
 			    j->enqueue_msg);
 	}
 	for (i = 0; i < out.nqueues; i++) {
+		/* A merge patch of status.allocated alone: the Queue
+		   controller writes the state and the counts. */
 		struct s_queue *q = out.queues[i].q;
-		cJSON *st = cJSON_Duplicate(json_at(q->obj, "status"), 1);
+		const resource *r = resource_find("scheduling.volcano.sh",
+		    "v1beta1", "queues");
+		cJSON *patch, *alloc = out.queues[i].allocated;
+		struct reg_opts o;
+		struct reg_result rr;
+		char *body;
 
-		if (st == NULL)
-			st = cJSON_CreateObject();
-		json_set(st, "allocated", out.queues[i].allocated);
 		out.queues[i].allocated = NULL;
-		write_status(s, "queues", "scheduling.volcano.sh", "v1beta1",
-		    q->obj, st);
+		if (r == NULL || json_equal(json_at(q->obj, "status.allocated"),
+		    alloc)) {
+			cJSON_Delete(alloc);
+			continue;
+		}
+		patch = cJSON_CreateObject();
+		json_set(json_obj(patch, "status"), "allocated", alloc);
+		body = cJSON_PrintUnformatted(patch);
+		memset(&o, 0, sizeof o);
+		o.subresource = "status";
+		registry_patch(s->rg, r, "", q->name,
+		    "application/merge-patch+json", body, strlen(body), &o, &rr);
+		if (rr.code >= 300 && rr.code != 404)
+			log_warn("scheduler: status of queue %s: code %d",
+			    q->name, rr.code);
+		cJSON_Delete(rr.body);
+		cJSON_Delete(patch);
+		free(body);
 	}
 	outcome_free(&out);
 	/* Plugins that failed: a Warning on the root queue. */

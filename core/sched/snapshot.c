@@ -646,8 +646,8 @@ queue_account(struct s_queue *q, const struct s_job *j)
 		if (ts_allocated(j->tasks[i]->status) ||
 		    j->tasks[i]->status == TS_PENDING)
 			podspec_res_add(&q->request, &j->tasks[i]->req, 1);
-	if (!j->has_min_res)
-		return;
+	if (!j->has_min_res || j->min_member <= 1)
+		return;		/* a group of one reserves nothing */
 	if (strcmp(j->phase, "Inqueue") == 0)
 		podspec_res_add(&q->inqueue, &j->min_res, 1);
 	else if (strcmp(j->phase, "Running") == 0) {

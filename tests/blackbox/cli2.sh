@@ -46,11 +46,25 @@ same() {
 		fail "$what: volray differs from kubectl: $(cat "$WORK/diff")"
 }
 
+# same_but WHAT SECTION ARGS...: as same, but for a section volray adds
+# (its one <none> line, when the section is empty).
+same_but() {
+	what=$1 section=$2
+	shift 2
+	k "$@" 2>&1 | norm >"$WORK/k.out"
+	vr "$@" 2>&1 | norm | grep -v "^$section: *<none>$" >"$WORK/v.out"
+	diff -u "$WORK/k.out" "$WORK/v.out" >"$WORK/diff" ||
+		fail "$what: volray differs from kubectl: $(cat "$WORK/diff")"
+}
+
 # --- objects to look at: a virtual node, pods, a deployment, a job, a RayCluster
 vr node add --virtual --count 1 --cpu 4 --memory 8Gi --name-prefix vn \
 	--labels zone=a >/dev/null || fail "node add"
 k wait --for=condition=Ready node/vn-0 --timeout=10s >/dev/null ||
 	fail "node not Ready"
+# describe node shows the Lease: both clients must find it there.
+k wait --for=create lease/vn-0 -n kube-node-lease --timeout=30s >/dev/null ||
+	fail "node has no Lease"
 cat >"$WORK/objs.yaml" <<'YAML'
 apiVersion: v1
 kind: Pod
@@ -142,7 +156,7 @@ same "describe node" describe node vn-0
 same "describe deployment" describe deployment d1
 same "describe job" describe job j1
 same "describe raycluster (generic)" describe raycluster rc1
-same "describe queue (cluster-scoped generic)" describe queue default
+same_but "describe queue (cluster-scoped generic)" PodGroups describe queue default
 same "describe namespace" describe namespace default
 vr describe pod pc | grep -q '^Events:' || fail "describe has Events"
 vr describe deployment d1 | grep -Eq '^  Normal +ScalingReplicaSet ' ||

@@ -413,6 +413,32 @@ test_field_equals(void)
 }
 
 static void
+test_fields_may_match(void)
+{
+	static const char pod[] = "{\"spec\":{\"schedulerName\":\"volcano\"}}";
+	cJSON		*tree = cJSON_Parse(pod);
+	selector	*s;
+
+	s = selector_parse_fields("spec.schedulerName=volcano", NULL);
+	CHECK(selector_fields_may_match(s, pod, sizeof pod - 1) == 1);
+	CHECK(selector_fields_may_match(s, "{\"spec\":{}}", 11) == 0);
+	selector_free(s);
+	/* Only a hint: text that has the value somewhere may still not match. */
+	s = selector_parse_fields("metadata.name=volcano", NULL);
+	CHECK(selector_fields_may_match(s, pod, sizeof pod - 1) == 1);
+	CHECK(selector_match_fields(s, tree) == 0);
+	selector_free(s);
+	/* Inequalities, and values JSON would escape, are not checked. */
+	s = selector_parse_fields("spec.schedulerName!=x,metadata.name=a\\,b",
+	    NULL);
+	CHECK(s != NULL);
+	CHECK(selector_fields_may_match(s, "{}", 2) == 1);
+	selector_free(s);
+	CHECK(selector_fields_may_match(NULL, "{}", 2) == 1);
+	cJSON_Delete(tree);
+}
+
+static void
 test_json(void)
 {
 	const char	*both = "{\"matchLabels\":{\"app\":\"web\","
@@ -505,6 +531,7 @@ main(void)
 	test_fields();
 	test_field_errors();
 	test_field_equals();
+	test_fields_may_match();
 	test_json();
 	return check_result("test-selector");
 }

@@ -1,0 +1,242 @@
+/*
+ * volray queue: Volcano's queues from the terminal. list prints one row
+ * per queue with its counts of PodGroups by phase (status, kept by the
+ * queue controller); get shows one queue whole: weight, capability,
+ * guarantee, deserved, allocated, reclaimable, state, counts and the
+ * PodGroups in it by phase (read from the PodGroups themselves); open and
+ * close set the annotation volray.io/queue-state that the queue controller
+ * acts on (a closed queue is Closing while PodGroups remain, then Closed).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli_buf.h"
+#include "cli_cmd.h"
+#include "cli_http.h"
+#include "cli_table.h"
+#include "lib/json.h"
+
+#define QUEUES		"/apis/scheduling.volcano.sh/v1beta1/queues"
+#define PODGROUPS	"/apis/scheduling.volcano.sh/v1beta1/podgroups"
+#define STATE_KEY	"volray.io/queue-state"
+
+static const char *const counts[] = { "pending", "inqueue", "running",
+    "unknown", "completed" };
+static const char *const phases[] = { "Pending", "Inqueue", "Running",
+    "Unknown", "Completed" };
+#define NCOUNTS	(sizeof counts / sizeof counts[0])
+
+static int
+usage(const char *why)
+{
+	return cli_opt_usage("queue", "%s\nusage: volray queue list | get NAME "
+	    "| open NAME | close NAME", why);
+}
+
+static char *
+num(const cJSON *o, const char *path)
+{
+	const cJSON *n = json_at(o, path);
+	struct cli_buf b = { 0 };
+
+	cli_buf_printf(&b, "%.0f", cJSON_IsNumber(n) ? n->valuedouble : 0);
+	return b.p;
+}
+
+static char *
+str(const cJSON *o, const char *path, const char *dflt)
+{
+	const char *s = json_str(o, path);
+
+	return cli_buf_strdup(s != NULL && *s != '\0' ? s : dflt);
+}
+
+/* A parent as the controller reads it: root for every queue but root. */
+static const char *
+parent_of(const cJSON *q)
+{
+	const char *p = json_str(q, "spec.parent");
+
+	if (strcmp(json_str(q, "metadata.name"), "root") == 0)
+		return "";
+	return p != NULL && *p != '\0' ? p : "root";
+}
+
+static int
+queue_list(void)
+{
+	static const char *const head[] = { "NAME", "WEIGHT", "STATE",
+	    "PARENT", "PENDING", "INQUEUE", "RUNNING", "UNKNOWN",
+	    "COMPLETED" };
+	struct cli_table t = { 0 };
+	char *cells[9];
+	const cJSON *q;
+	cJSON *list;
+	size_t i;
+
+	if ((list = cli_http_list(QUEUES, NULL)) == NULL)
+		return CLI_FAIL;
+	t.ncol = 9;
+	for (i = 0; i < 9; i++)
+		cells[i] = cli_buf_strdup(head[i]);
+	cli_table_add(&t, cells);
+	cJSON_ArrayForEach(q, json_at(list, "items")) {
+		cells[0] = str(q, "metadata.name", "");
+		cells[1] = num(q, "spec.weight");
+		cells[2] = str(q, "status.state", "<none>");
+		cells[3] = cli_buf_strdup(*parent_of(q) ? parent_of(q) :
+		    "<none>");
+		for (i = 0; i < NCOUNTS; i++) {
+			struct cli_buf p = { 0 };
+
+			cli_buf_printf(&p, "status.%s", counts[i]);
+			cells[4 + i] = num(q, p.p);
+			cli_buf_free(&p);
+		}
+		cli_table_add(&t, cells);
+	}
+	cli_table_flush(&t);
+	cJSON_Delete(list);
+	return CLI_OK;
+}
+
+/* "cpu=4, memory=8Gi", or <none>. */
+static void
+resources(const char *title, const cJSON *map)
+{
+	const cJSON *el;
+	int n = 0;
+
+	printf("%-13s", title);
+	cJSON_ArrayForEach(el, map) {
+		char *v = cJSON_IsString(el) ? cli_buf_strdup(el->valuestring) :
+		    NULL;
+
+		if (v == NULL) {
+			struct cli_buf b = { 0 };
+
+			cli_buf_printf(&b, "%g", el->valuedouble);
+			v = b.p;
+		}
+		printf("%s%s=%s", n++ ? ", " : "", el->string, v);
+		free(v);
+	}
+	printf("%s\n", n == 0 ? "<none>" : "");
+}
+
+static int
+queue_get(const char *name)
+{
+	struct cli_buf path = { 0 };
+	const cJSON *pg, *rec;
+	cJSON *q, *pgs;
+	size_t i;
+	int n;
+
+	cli_buf_printf(&path, "%s/%s", QUEUES, name);
+	q = cli_http_get_json(path.p, NULL);
+	cli_buf_free(&path);
+	if (q == NULL)
+		return CLI_FAIL;
+	if ((pgs = cli_http_list(PODGROUPS, NULL)) == NULL) {
+		cJSON_Delete(q);
+		return CLI_FAIL;
+	}
+	rec = json_at(q, "spec.reclaimable");
+	printf("%-13s%s\n", "Name:", name);
+	printf("%-13s%s\n", "Parent:", *parent_of(q) ? parent_of(q) :
+	    "<none>");
+	printf("%-13s%.0f\n", "Weight:", cJSON_IsNumber(json_at(q,
+	    "spec.weight")) ? json_at(q, "spec.weight")->valuedouble : 1);
+	if (cJSON_IsNumber(json_at(q, "spec.priority")))
+		printf("%-13s%.0f\n", "Priority:",
+		    json_at(q, "spec.priority")->valuedouble);
+	printf("%-13s%s\n", "Reclaimable:", cJSON_IsFalse(rec) ? "false" :
+	    "true");
+	printf("%-13s%s\n", "State:", json_str(q, "status.state") ?
+	    json_str(q, "status.state") : "<none>");
+	resources("Capability:", json_at(q, "spec.capability"));
+	resources("Guarantee:", json_at(q, "spec.guarantee.resource"));
+	resources("Deserved:", json_at(q, "spec.deserved"));
+	resources("Allocated:", json_at(q, "status.allocated"));
+	printf("PodGroups:  ");
+	for (i = 0; i < NCOUNTS; i++) {
+		struct cli_buf p = { 0 };
+		char *c;
+
+		cli_buf_printf(&p, "status.%s", counts[i]);
+		c = num(q, p.p);
+		printf(" %s %s%s", counts[i], c, i + 1 < NCOUNTS ? "," : "\n");
+		free(c);
+		cli_buf_free(&p);
+	}
+	/* The PodGroups themselves, by phase; no phase yet is Pending. */
+	for (i = 0; i < NCOUNTS; i++) {
+		n = 0;
+		cJSON_ArrayForEach(pg, json_at(pgs, "items")) {
+			const char *qn = json_str(pg, "spec.queue");
+			const char *ph = json_str(pg, "status.phase");
+
+			if (strcmp(qn != NULL && *qn ? qn : "default", name) !=
+			    0 || strcmp(ph != NULL && *ph ? ph : "Pending",
+			    phases[i]) != 0)
+				continue;
+			if (n++ == 0)
+				printf("  %s:\n", phases[i]);
+			printf("    %s/%s\n", json_str(pg, "metadata.namespace"),
+			    json_str(pg, "metadata.name"));
+		}
+	}
+	cJSON_Delete(pgs);
+	cJSON_Delete(q);
+	return CLI_OK;
+}
+
+/* open NAME / close NAME: the annotation the queue controller acts on. */
+static int
+queue_set_state(const char *name, const char *state)
+{
+	struct cli_buf path = { 0 }, body = { 0 };
+	struct cli_http_resp r;
+
+	cli_buf_printf(&path, "%s/%s", QUEUES, name);
+	cli_buf_printf(&body, "{\"metadata\":{\"annotations\":{\"%s\":\"%s\"}}}",
+	    STATE_KEY, state);
+	cli_http_request("PATCH", path.p, "application/merge-patch+json",
+	    body.p, NULL, &r);
+	cli_buf_free(&path);
+	cli_buf_free(&body);
+	if (r.code != 200) {
+		cli_http_report(&r);
+		cli_buf_free(&r.body);
+		return CLI_FAIL;
+	}
+	cli_buf_free(&r.body);
+	printf("queue.scheduling.volcano.sh/%s %s\n", name,
+	    strcmp(state, "Open") == 0 ? "opened" : "closed");
+	return CLI_OK;
+}
+
+int
+cli_queue_run(int argc, char **argv)
+{
+	if (argc == 0)
+		return usage("queue needs a subcommand");
+	if (strcmp(argv[0], "list") == 0) {
+		if (argc != 1)
+			return usage("queue list takes no arguments");
+		return queue_list();
+	}
+	if (strcmp(argv[0], "get") != 0 && strcmp(argv[0], "open") != 0 &&
+	    strcmp(argv[0], "close") != 0)
+		return usage("unknown queue subcommand");
+	if (argc != 2)
+		return usage("a queue name, and only one, is needed");
+	if (strcmp(argv[0], "get") == 0)
+		return queue_get(argv[1]);
+	return queue_set_state(argv[1], strcmp(argv[0], "open") == 0 ?
+	    "Open" : "Closed");
+}

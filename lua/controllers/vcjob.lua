@@ -1,0 +1,688 @@
+-- Volcano Job (batch.volcano.sh/v1alpha1): a gang of tasks, each a pod
+-- template run `replicas` times as pods <job>-<task>-<index>, scheduled
+-- together through one PodGroup <job>-<uid> (minMember = minAvailable,
+-- minTaskMember per task, minResources the requests of the first
+-- minAvailable pods). Pods are made once the scheduler has admitted the
+-- PodGroup (phase Inqueue or later), as Volcano does.
+-- The job moves through Volcano's phases: Pending until minAvailable pods
+-- run or finished, Running, then Completed when every pod finished and
+-- at least minAvailable succeeded (else Failed). Policies (on the job or
+-- a task) turn what happens to pods (PodFailed, PodEvicted,
+-- TaskCompleted, TaskFailed when a task's containers restarted its
+-- maxRetry times, Unknown when the scheduler lost the gang, "*" for any)
+-- or a container exit code into actions:
+-- RestartJob kills every pod and starts a new version of the job, at most
+-- maxRetry times (then Failed); RestartTask / RestartPod kill only those
+-- pods; AbortJob, TerminateJob and CompleteJob kill the running pods and
+-- end in Aborted, Terminated and Completed. A pod without a matching
+-- policy is simply left as it ended (or, when it vanished, made again).
+-- Volcano reacts to pod events; this controller looks at the pods as they
+-- are on each pass, and acts on pods of the job's current version only.
+local v = volray
+local podreq = require("podreq")
+
+local JOBS = "batch.volcano.sh/v1alpha1/jobs"
+local PODGROUPS = "scheduling.volcano.sh/v1beta1/podgroups"
+local GROUP_NAME = "scheduling.k8s.io/group-name"
+local TASK_SPEC = "volcano.sh/task-spec"
+local TASK_INDEX = "volcano.sh/task-index"
+local JOB_NAME = "volcano.sh/job-name"
+local JOB_NAMESPACE = "volcano.sh/job-namespace"
+local QUEUE_NAME = "volcano.sh/queue-name"
+local JOB_VERSION = "volcano.sh/job-version"
+local TEMPLATE = "volcano.sh/template-uid"
+local RETRY_COUNT = "volcano.sh/job-retry-count"
+local OUT_OF_SYNC = "volcano.sh/controller-out-of-sync"
+-- Job annotations and labels that Volcano passes on to pods.
+local PASSED = { "volcano.sh/preemptable", "volcano.sh/cooldown-time",
+  "volcano.sh/revocable-zone" }
+
+local controller = {
+  primary = JOBS,
+  owns = { "v1/pods", PODGROUPS },
+}
+
+local KNOWN_EVENTS = { ["*"] = true, PodFailed = true, PodEvicted = true,
+  PodPending = true, PodRunning = true, TaskCompleted = true, TaskFailed = true,
+  Unknown = true, OutOfSync = true, CommandIssued = true, JobUpdated = true }
+local KNOWN_ACTIONS = { AbortJob = true, RestartJob = true, RestartTask = true,
+  RestartPod = true, RestartPartition = true, TerminateJob = true,
+  CompleteJob = true, ResumeJob = true, ManualResumeJob = true, SyncJob = true,
+  EnqueueJob = true }
+
+local function present(x)
+  return x ~= nil and x ~= v.null
+end
+
+-- The spec with Volcano's admission defaults filled in, or nil and why.
+local function effective(job)
+  local s = job.spec or {}
+  local e = { tasks = {}, total = 0 }
+  local names, task_min = {}, 0
+  if not present(s.tasks) or #s.tasks == 0 then
+    return nil, "No task specified in job spec"
+  end
+  for i, t in ipairs(s.tasks) do
+    local name = present(t.name) and t.name or ("default" .. (i - 1))
+    if names[name] then return nil, "duplicated task name " .. name end
+    names[name] = true
+    local replicas = t.replicas or 0
+    if replicas < 0 then return nil, "'replicas' < 0 in task: " .. name end
+    local min = present(t.minAvailable) and t.minAvailable or replicas
+    if min > replicas then
+      return nil, "'minAvailable' is greater than 'replicas' in task: " .. name
+    end
+    e.tasks[i] = { name = name, replicas = replicas, min = min,
+      maxRetry = present(t.maxRetry) and t.maxRetry ~= 0 and t.maxRetry or 3,
+      template = t.template or {}, policies = t.policies or {} }
+    e.total = e.total + replicas
+    task_min = task_min + min
+  end
+  e.minAvailable = (present(s.minAvailable) and s.minAvailable > 0) and s.minAvailable or task_min
+  if e.minAvailable > e.total then
+    return nil, "job 'minAvailable' should not be greater than total replicas in tasks"
+  end
+  e.minSuccess = present(s.minSuccess) and s.minSuccess or nil
+  e.maxRetry = present(s.maxRetry) and s.maxRetry or 3
+  e.queue = present(s.queue) and s.queue ~= "" and s.queue or "default"
+  e.schedulerName = present(s.schedulerName) and s.schedulerName ~= "" and s.schedulerName or "volcano"
+  e.policies = s.policies or {}
+  local lists = { e.policies }
+  for _, t in ipairs(e.tasks) do lists[#lists + 1] = t.policies end
+  for _, list in ipairs(lists) do
+    for _, p in ipairs(list) do
+      if present(p.action) and not KNOWN_ACTIONS[p.action] then
+        return nil, "invalid policy action " .. tostring(p.action)
+      end
+      local evs = p.events or {}
+      if present(p.event) then evs = { p.event, table.unpack(evs) } end
+      for _, ev in ipairs(evs) do
+        if not KNOWN_EVENTS[ev] then return nil, "invalid policy event " .. tostring(ev) end
+      end
+      if #evs > 0 and present(p.exitCode) then
+        return nil, "must not specify event and exitCode simultaneously"
+      end
+    end
+  end
+  return e
+end
+
+-- Deep equality of two decoded JSON values.
+local function same(a, b)
+  if type(a) ~= "table" or type(b) ~= "table" then return a == b end
+  for k, x in pairs(a) do
+    if not same(x, b[k]) then return false end
+  end
+  for k in pairs(b) do
+    if a[k] == nil then return false end
+  end
+  return true
+end
+
+local function pod_name(job, task, i)
+  return string.format("%s-%s-%d", job.metadata.name, task, i)
+end
+
+local function pg_name(job)
+  return job.metadata.name .. "-" .. job.metadata.uid
+end
+
+local function ann(p, k)
+  return (p.metadata.annotations or {})[k]
+end
+
+local function version_of(p)
+  return tonumber(ann(p, JOB_VERSION) or "") or -1
+end
+
+local function phase_of(p)
+  return p.status and p.status.phase or "Pending"
+end
+
+local function owned_pods(job)
+  local out = {}
+  for _, p in ipairs(v.list("v1/pods", job.metadata.namespace, { owner = job.metadata.uid })) do
+    if v.is_controlled_by(p, job) then out[p.metadata.name] = p end
+  end
+  return out
+end
+
+local function new_pod(job, e, t, i)
+  local tmpl = t.template
+  local md = tmpl.metadata or {}
+  local spec = v.deepcopy(tmpl.spec or {})
+  local index = tostring(i)
+  if not present(spec.schedulerName) or spec.schedulerName == "" then
+    spec.schedulerName = e.schedulerName
+  end
+  if (not present(spec.priorityClassName) or spec.priorityClassName == "") and
+      present(job.spec.priorityClassName) and job.spec.priorityClassName ~= "" then
+    spec.priorityClassName = job.spec.priorityClassName
+  end
+  -- The env plugin: each container learns its index.
+  if (job.spec.plugins or {}).env ~= nil then
+    for _, list in ipairs({ spec.containers or {}, spec.initContainers or {} }) do
+      for _, c in ipairs(list) do
+        c.env = c.env or v.array()
+        c.env[#c.env + 1] = { name = "VK_TASK_INDEX", value = index }
+        c.env[#c.env + 1] = { name = "VC_TASK_INDEX", value = index }
+      end
+    end
+  end
+  local annotations = v.deepcopy(md.annotations or {})
+  local labels = v.deepcopy(md.labels or {})
+  annotations[TASK_INDEX] = index
+  annotations[TASK_SPEC] = t.name
+  annotations[GROUP_NAME] = pg_name(job)
+  annotations[JOB_NAME] = job.metadata.name
+  annotations[QUEUE_NAME] = e.queue
+  annotations[JOB_VERSION] = tostring(job.status.version or 0)
+  annotations[TEMPLATE] = job.metadata.name .. "-" .. t.name
+  annotations[RETRY_COUNT] = tostring(job.status.retryCount or 0)
+  local jann, jlab = job.metadata.annotations or {}, job.metadata.labels or {}
+  for _, k in ipairs(PASSED) do
+    if jann[k] ~= nil then annotations[k] = jann[k] end
+  end
+  for _, k in ipairs({ "volcano.sh/preemptable", "volcano.sh/cooldown-time" }) do
+    if jlab[k] ~= nil then labels[k] = jlab[k] end
+  end
+  labels[TASK_INDEX] = index
+  labels[JOB_NAME] = job.metadata.name
+  labels[TASK_SPEC] = t.name
+  labels[JOB_NAMESPACE] = job.metadata.namespace
+  labels[QUEUE_NAME] = e.queue
+  return {
+    apiVersion = "v1",
+    kind = "Pod",
+    metadata = {
+      name = pod_name(job, t.name, i),
+      namespace = job.metadata.namespace,
+      labels = labels,
+      annotations = annotations,
+      ownerReferences = v.array({ v.owner_ref(job) }),
+    },
+    spec = spec,
+  }
+end
+
+-- minResources: the requests of minAvailable pods, first each task's own
+-- minAvailable, then the rest from the tasks in order (Volcano sorts them
+-- by priority class; tasks here keep their order within equal priority).
+local function min_resources(e)
+  local acc, count = {}, 0
+  for _, t in ipairs(e.tasks) do
+    local n = math.min(t.min, e.minAvailable - count)
+    if n > 0 then
+      podreq.add(acc, t.template.spec or {}, n)
+      count = count + n
+    end
+  end
+  for _, t in ipairs(e.tasks) do
+    if count >= e.minAvailable then break end
+    local n = math.min(t.replicas - t.min, e.minAvailable - count)
+    if n > 0 then
+      podreq.add(acc, t.template.spec or {}, n)
+      count = count + n
+    end
+  end
+  return podreq.to_list(acc)
+end
+
+-- Make the job's PodGroup, or bring its spec up to date; returns it.
+local function ensure_podgroup(job, e)
+  local ns, name = job.metadata.namespace, pg_name(job)
+  local min_task = {}
+  for _, t in ipairs(e.tasks) do min_task[t.name] = t.min end
+  local want = {
+    minMember = e.minAvailable,
+    minTaskMember = min_task,
+    queue = e.queue,
+    minResources = min_resources(e),
+    priorityClassName = job.spec.priorityClassName,
+  }
+  local pg = v.get(PODGROUPS, ns, name)
+  if pg == nil then
+    local created, err, code = v.create({
+      apiVersion = "scheduling.volcano.sh/v1beta1",
+      kind = "PodGroup",
+      metadata = {
+        name = name, namespace = ns,
+        annotations = v.deepcopy(job.metadata.annotations or {}),
+        labels = v.deepcopy(job.metadata.labels or {}),
+        ownerReferences = v.array({ v.owner_ref(job) }),
+      },
+      spec = want,
+    })
+    if created == nil and code ~= 409 then
+      v.event(job, "Warning", "PodGroupError", "Failed to create PodGroup, err: " .. tostring(err))
+      error("creating PodGroup " .. name .. ": " .. tostring(err), 0)
+    end
+    return created or v.get(PODGROUPS, ns, name)
+  end
+  local s = pg.spec or {}
+  local same = s.minMember == want.minMember and
+    (s.priorityClassName or "") == (want.priorityClassName or "") and
+    same(s.minResources or {}, want.minResources or {})
+  for k, n in pairs(min_task) do
+    if (s.minTaskMember or {})[k] ~= n then same = false end
+  end
+  if same then return pg end
+  s.minMember, s.minTaskMember = want.minMember, want.minTaskMember
+  s.minResources, s.priorityClassName = want.minResources, want.priorityClassName
+  pg.spec = s
+  local updated, err, code = v.update(pg)
+  if updated == nil and code ~= 409 and code ~= 404 then
+    error("updating PodGroup " .. name .. ": " .. tostring(err), 0)
+  end
+  return updated or pg
+end
+
+local function delete_podgroup(job)
+  local ok, err, code = v.delete(PODGROUPS, job.metadata.namespace, pg_name(job))
+  if not ok and code ~= 404 then error("deleting PodGroup: " .. tostring(err), 0) end
+end
+
+-- Mark a pod out of sync (its later events mean nothing) and delete it.
+local function kill_pod(job, p)
+  local ns, name = job.metadata.namespace, p.metadata.name
+  if ann(p, OUT_OF_SYNC) == nil then
+    local _, err, code = v.patch("v1/pods", ns, name,
+      { metadata = { annotations = { [OUT_OF_SYNC] = "" } } })
+    if err ~= nil then
+      if code == 404 then return end
+      error("marking pod " .. name .. ": " .. tostring(err), 0)
+    end
+  end
+  local ok, err, code = v.delete("v1/pods", ns, name)
+  if not ok and code ~= 404 then
+    v.event(job, "Warning", "FailedDelete", "Error deleting pods: " .. tostring(err))
+    error("deleting pod " .. name .. ": " .. tostring(err), 0)
+  end
+end
+
+local function fresh_counts()
+  return { pending = 0, running = 0, succeeded = 0, failed = 0, terminating = 0,
+    unknown = 0, tasks = {} }
+end
+
+local function count(c, p)
+  local ph = phase_of(p)
+  local key = ({ Pending = "pending", Running = "running", Succeeded = "succeeded",
+    Failed = "failed" })[ph] or "unknown"
+  c[key] = c[key] + 1
+  local task = ann(p, TASK_SPEC)
+  if task ~= nil then
+    c.tasks[task] = c.tasks[task] or { phase = {} }
+    local tp = c.tasks[task].phase
+    tp[ph] = (tp[ph] or 0) + 1
+  end
+end
+
+-- A status with these counts (the rest copied from the job).
+local function status_with(job, e, c)
+  local old = job.status or {}
+  return {
+    state = v.deepcopy(old.state or {}),
+    pending = c.pending, running = c.running, succeeded = c.succeeded,
+    failed = c.failed, terminating = c.terminating, unknown = c.unknown,
+    version = old.version or 0,
+    retryCount = old.retryCount or 0,
+    minAvailable = e.minAvailable,
+    taskStatusCount = next(c.tasks) and c.tasks or nil,
+    conditions = old.conditions,
+    controlledResources = old.controlledResources,
+  }
+end
+
+-- Write the status when it changed; a new phase gets its time and condition.
+local function write_status(job, new)
+  local old = job.status or {}
+  local moved = (old.state or {}).phase ~= new.state.phase
+  if not moved and same(old, new) then return nil end
+  if moved then
+    local now = v.now()
+    new.state.lastTransitionTime = now
+    local conds = v.array()
+    for _, c in ipairs(new.conditions or {}) do
+      if c.status ~= new.state.phase then conds[#conds + 1] = c end
+    end
+    conds[#conds + 1] = { status = new.state.phase, lastTransitionTime = now }
+    new.conditions = conds
+    local kind = (new.state.phase == "Failed" or new.state.phase == "Aborted") and "Warning" or "Normal"
+    v.event(job, kind, new.state.phase, "Job " .. job.metadata.name .. " is " .. new.state.phase)
+  end
+  job.status = new
+  local _, err, code = v.update_status(job)
+  if code == 409 then return { requeue = true } end
+  if err ~= nil and code ~= 404 then error("status: " .. tostring(err), 0) end
+  return nil
+end
+
+local SOFT = { Succeeded = true, Failed = true }
+
+-- Volcano's KillJob: delete the job's pods but those in a retained phase
+-- (at the last retry, finished pods are always kept), drop its PodGroup,
+-- and let update decide the phase. bump starts a new version.
+local function kill_job(job, e, pods, retain, update, bump)
+  local st = job.status
+  if bump then st.version = (st.version or 0) + 1 end
+  if (st.retryCount or 0) >= e.maxRetry - 1 then retain = SOFT end
+  local c = fresh_counts()
+  for _, p in pairs(pods) do
+    if p.metadata.deletionTimestamp ~= nil then
+      c.terminating = c.terminating + 1
+    elseif not retain[phase_of(p)] then
+      kill_pod(job, p)
+      c.terminating = c.terminating + 1
+    else
+      count(c, p)
+    end
+  end
+  local new = status_with(job, e, c)
+  if update ~= nil then update(new) end
+  delete_podgroup(job)
+  return write_status(job, new)
+end
+
+-- Volcano's KillTarget: delete the pods of one task, or one pod.
+local function kill_target(job, e, pods, target, update)
+  local c = fresh_counts()
+  for name, p in pairs(pods) do
+    local hit = ann(p, TASK_SPEC) == target.task and
+      (target.pod == nil or target.pod == name)
+    if p.metadata.deletionTimestamp ~= nil then
+      c.terminating = c.terminating + 1
+    elseif hit then
+      kill_pod(job, p)
+      c.terminating = c.terminating + 1
+    else
+      count(c, p)
+    end
+  end
+  local new = status_with(job, e, c)
+  if update ~= nil then update(new) end
+  return write_status(job, new)
+end
+
+-- What the scheduler says of the PodGroup, on the job: its latest true
+-- condition other than Scheduled (Unschedulable, with the gang's reason).
+local function podgroup_event(job, pg)
+  local latest
+  for _, c in ipairs(pg and pg.status and pg.status.conditions or {}) do
+    if c.status == "True" and (latest == nil or
+        (c.lastTransitionTime or "") > (latest.lastTransitionTime or "")) then
+      latest = c
+    end
+  end
+  if latest ~= nil and latest.type ~= "Scheduled" then
+    v.event(job, "Warning", "PodGroupPending", string.format(
+      "PodGroup %s:%s %s, reason: %s", job.metadata.namespace, job.metadata.name,
+      string.lower(tostring(latest.type)), tostring(latest.message or "")))
+  end
+end
+
+-- Volcano's SyncJob: keep the PodGroup right; once the scheduler admitted
+-- it, make the missing pods and delete surplus or out-of-sync ones.
+local function sync_job(job, e, pods, update)
+  local pg = ensure_podgroup(job, e)
+  podgroup_event(job, pg)
+  local pg_phase = pg and pg.status and pg.status.phase or ""
+  if pg_phase == "" or pg_phase == "Pending" then
+    local new = v.deepcopy(job.status)
+    new.minAvailable = e.minAvailable
+    for _, k in ipairs({ "pending", "running", "succeeded", "failed", "terminating", "unknown" }) do
+      new[k] = new[k] or 0
+    end
+    if update ~= nil then update(new) end
+    return write_status(job, new)
+  end
+  local c = fresh_counts()
+  local expected = {}
+  for _, t in ipairs(e.tasks) do
+    for i = 0, t.replicas - 1 do
+      local name = pod_name(job, t.name, i)
+      expected[name] = true
+      local p = pods[name]
+      if p == nil then
+        local created, err, code = v.create(new_pod(job, e, t, i))
+        if created == nil and code ~= 409 then
+          v.event(job, "Warning", "FailedCreate", "Error creating pods: " .. tostring(err))
+          error("creating pod " .. name .. ": " .. tostring(err), 0)
+        end
+        if created ~= nil then count(c, created) end
+      elseif p.metadata.deletionTimestamp ~= nil then
+        c.terminating = c.terminating + 1
+      else
+        if ann(p, OUT_OF_SYNC) ~= nil then kill_pod(job, p) end
+        count(c, p)
+      end
+    end
+  end
+  for name, p in pairs(pods) do
+    if not expected[name] and p.metadata.deletionTimestamp == nil then
+      kill_pod(job, p)
+      c.terminating = c.terminating + 1
+    end
+  end
+  local new = status_with(job, e, c)
+  if update ~= nil then update(new) end
+  return write_status(job, new)
+end
+
+-- What happened to the job's pods of its current version, as Volcano's
+-- events: a list of {event, task, pod, exit_code}.
+local function pod_events(job, e, pods)
+  local out = {}
+  local version = job.status.version or 0
+  local running = job.status.state.phase == "Running"
+  for _, t in ipairs(e.tasks) do
+    local succeeded, restarts = 0, 0
+    for i = 0, t.replicas - 1 do
+      local name = pod_name(job, t.name, i)
+      local p = pods[name]
+      if p == nil then
+        if running then out[#out + 1] = { event = "PodEvicted", task = t.name, pod = name } end
+      elseif version_of(p) == version and ann(p, OUT_OF_SYNC) == nil then
+        local ph = phase_of(p)
+        if p.metadata.deletionTimestamp ~= nil then
+          out[#out + 1] = { event = "PodEvicted", task = t.name, pod = name }
+        elseif ph == "Failed" then
+          local cs = p.status and p.status.containerStatuses or {}
+          local term = cs[1] and cs[1].state and cs[1].state.terminated
+          out[#out + 1] = { event = "PodFailed", task = t.name, pod = name,
+            exit_code = term and term.exitCode or nil }
+        elseif ph == "Succeeded" then
+          succeeded = succeeded + 1
+        else
+          local st = p.status or {}
+          for _, list in ipairs({ st.initContainerStatuses or {}, st.containerStatuses or {} }) do
+            for _, cs in ipairs(list) do restarts = restarts + (cs.restartCount or 0) end
+          end
+        end
+      end
+    end
+    if t.replicas > 0 and succeeded >= t.replicas then
+      out[#out + 1] = { event = "TaskCompleted", task = t.name }
+    end
+    -- Containers of the task's live pods restarted maxRetry times (-1: no limit).
+    if t.replicas > 0 and t.maxRetry ~= -1 and restarts >= t.maxRetry then
+      out[#out + 1] = { event = "TaskFailed", task = t.name }
+    end
+  end
+  return out
+end
+
+local function policy_matches(p, ev)
+  local evs = {}
+  if present(p.event) then evs[#evs + 1] = p.event end
+  for _, x in ipairs(p.events or {}) do evs[#evs + 1] = x end
+  for _, x in ipairs(evs) do
+    if x == ev.event or x == "*" then return true end
+  end
+  return present(p.exitCode) and ev.event == "PodFailed" and p.exitCode == ev.exit_code
+end
+
+-- Volcano's applyPolicies: the task's policies first, then the job's;
+-- the first event with a matching policy decides.
+local function choose_action(e, events)
+  for _, ev in ipairs(events) do
+    for _, t in ipairs(e.tasks) do
+      if t.name == ev.task then
+        for _, p in ipairs(t.policies) do
+          if policy_matches(p, ev) then return p.action, ev end
+        end
+      end
+    end
+    for _, p in ipairs(e.policies) do
+      if policy_matches(p, ev) then return p.action, ev end
+    end
+  end
+  return "SyncJob", nil
+end
+
+local function set_phase(phase)
+  return function(st) st.state.phase = phase end
+end
+
+local function restart(phase)
+  return function(st)
+    st.state.phase = phase
+    st.retryCount = (st.retryCount or 0) + 1
+  end
+end
+
+local function when_drained(phase)
+  return function(st)
+    if st.terminating == 0 and st.pending == 0 and st.running == 0 then
+      st.state.phase = phase
+    end
+  end
+end
+
+-- The actions every live state (Pending, Running) takes the same way.
+local function common_action(job, e, pods, action, ev)
+  if action == "RestartJob" then
+    return kill_job(job, e, pods, {}, restart("Restarting"), true)
+  elseif action == "RestartTask" or action == "RestartPod" then
+    local target = { task = ev and ev.task, pod = action == "RestartPod" and ev and ev.pod or nil }
+    return kill_target(job, e, pods, target, restart("Restarting"))
+  elseif action == "AbortJob" then
+    return kill_job(job, e, pods, SOFT, set_phase("Aborting"), true)
+  elseif action == "CompleteJob" then
+    return kill_job(job, e, pods, SOFT, set_phase("Completing"), true)
+  elseif action == "TerminateJob" then
+    return kill_job(job, e, pods, SOFT, set_phase("Terminating"), true)
+  end
+  return false
+end
+
+local function pending_update(e)
+  return function(st)
+    if e.minAvailable <= st.running + st.succeeded + st.failed then
+      st.state.phase = "Running"
+    end
+  end
+end
+
+local function running_update(e)
+  return function(st)
+    if e.total == 0 then return end
+    if e.minSuccess ~= nil and st.succeeded >= e.minSuccess then
+      st.state.phase = "Completed"
+      return
+    end
+    if st.succeeded + st.failed == e.total then
+      local task_min = 0
+      for _, t in ipairs(e.tasks) do task_min = task_min + t.min end
+      if e.minAvailable >= task_min then
+        for _, t in ipairs(e.tasks) do
+          local tc = st.taskStatusCount and st.taskStatusCount[t.name]
+          if tc ~= nil and (tc.phase.Succeeded or 0) < t.min then
+            st.state.phase = "Failed"
+            return
+          end
+        end
+      end
+      if e.minSuccess ~= nil and st.succeeded < e.minSuccess then
+        st.state.phase = "Failed"
+      elseif st.succeeded >= e.minAvailable then
+        st.state.phase = "Completed"
+      else
+        st.state.phase = "Failed"
+      end
+      return
+    end
+    if st.pending > e.total - e.minAvailable then st.state.phase = "Pending" end
+  end
+end
+
+local function restarting_update(e)
+  return function(st)
+    if (st.retryCount or 0) >= e.maxRetry then
+      st.state.phase = "Failed"
+      return
+    end
+    if e.total - st.terminating >= st.minAvailable then st.state.phase = "Pending" end
+  end
+end
+
+-- One pass of Volcano's state machine for the job's current phase.
+local function execute(job, e, pods)
+  local phase = job.status.state.phase
+  local action, ev = "SyncJob", nil
+  if phase == "Pending" or phase == "Running" then
+    local events = pod_events(job, e, pods)
+    -- A gang that ran and no longer fits: the scheduler says Unknown.
+    local pg = v.get(PODGROUPS, job.metadata.namespace, pg_name(job))
+    if pg ~= nil and pg.status and pg.status.phase == "Unknown" then
+      events[#events + 1] = { event = "Unknown" }
+    end
+    action, ev = choose_action(e, events)
+  end
+  if phase == "Pending" then
+    local r = common_action(job, e, pods, action, ev)
+    if r ~= false then return r end
+    return sync_job(job, e, pods, pending_update(e))
+  elseif phase == "Running" then
+    local r = common_action(job, e, pods, action, ev)
+    if r ~= false then return r end
+    return sync_job(job, e, pods, running_update(e))
+  elseif phase == "Restarting" then
+    return sync_job(job, e, pods, restarting_update(e))
+  elseif phase == "Aborting" then
+    return kill_job(job, e, pods, SOFT, when_drained("Aborted"), false)
+  elseif phase == "Completing" then
+    return kill_job(job, e, pods, SOFT, when_drained("Completed"), false)
+  elseif phase == "Terminating" then
+    return kill_job(job, e, pods, SOFT, when_drained("Terminated"), false)
+  end
+  -- Aborted, Completed, Failed, Terminated: nothing runs any more.
+  return kill_job(job, e, pods, SOFT, nil, false)
+end
+
+function controller.reconcile(req)
+  local job = v.get(JOBS, req.namespace, req.name)
+  if job == nil or job.metadata.deletionTimestamp ~= nil then return nil end
+  local e, why = effective(job)
+  if e == nil then
+    v.event(job, "Warning", "InvalidJob", why)
+    return nil
+  end
+  job.status = job.status or {}
+  job.status.state = job.status.state or {}
+  if not present(job.status.state.phase) or job.status.state.phase == "" then
+    -- initJobStatus: a new job is Pending.
+    local new = v.deepcopy(job.status)
+    new.state.phase = "Pending"
+    new.minAvailable = e.minAvailable
+    new.version = new.version or 0
+    new.retryCount = new.retryCount or 0
+    local r = write_status(job, new)
+    if r ~= nil then return r end
+    job = v.get(JOBS, req.namespace, req.name)
+    if job == nil then return nil end
+  end
+  return execute(job, e, owned_pods(job))
+end
+
+return controller

@@ -1,0 +1,68 @@
+#!/bin/sh
+# A controller's watches (volray-lua(7)): map names the primary keys a
+# watched object concerns; `fields` keeps objects its field selector
+# refuses out of Lua altogether; `previous = true` maps the object as it
+# was before a change too, so the key it left hears of it.
+. "$(dirname "$0")/lib.sh"
+POL="$WORK/policies"
+mkdir -p "$POL/controllers"
+cat >"$POL/controllers/mirror.lua" <<'LUA'
+-- Test controller: ConfigMap NAME counts the Secrets of type
+-- volray.io/mirror labelled target=NAME in its namespace.
+local v = volray
+local function target(s) return s.metadata.namespace .. "/" .. s.metadata.labels.target end
+local c = {
+  primary = "v1/configmaps",
+  watches = { { resource = "v1/secrets", fields = "type=volray.io/mirror",
+    previous = true, map = target } },
+}
+function c.reconcile(req)
+  local n = 0
+  for _, s in ipairs(v.list("v1/secrets", req.namespace, { fields = "type=volray.io/mirror" })) do
+    if s.metadata.labels.target == req.name then n = n + 1 end
+  end
+  local cm = v.get("v1/configmaps", req.namespace, req.name)
+  if cm == nil then
+    local _, err = v.create({ apiVersion = "v1", kind = "ConfigMap",
+      metadata = { name = req.name, namespace = req.namespace },
+      data = { count = tostring(n) } })
+    if err then error(err) end
+  elseif (cm.data or {}).count ~= tostring(n) then
+    local _, err = v.patch("v1/configmaps", req.namespace, req.name,
+      { data = { count = tostring(n) } })
+    if err then error(err) end
+  end
+  return nil
+end
+return c
+LUA
+start_daemon --policy-dir "$POL"
+k create clusterrole mirror --verb=get,list,watch,create,patch --resource=configmaps,secrets >/dev/null
+k create clusterrolebinding mirror --clusterrole=mirror --user=system:controller:mirror-controller >/dev/null
+
+secret() { # name type target
+	k create -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Secret
+metadata: {name: $1, labels: {target: $3}}
+type: $2
+YAML
+}
+count() { k get configmap "$1" -o jsonpath='{.data.count}'; }
+
+secret s1 volray.io/mirror a
+wait_eq 1 "configmap a" count a
+pass "a watched object enqueues the key its map names"
+
+# s2 is not of the type: map never sees it. s3 is, and comes after, so
+# once c exists the controller has had s2's event too.
+secret s2 Opaque b
+secret s3 volray.io/mirror c
+wait_eq 1 "configmap c" count c
+expect_eq "" "$(k get configmap b -o name --ignore-not-found)" "an object the field selector refuses reaches no map"
+pass "watches.fields keeps other objects out of Lua"
+
+k label secret s1 target=d --overwrite >/dev/null
+wait_eq 1 "configmap d" count d
+wait_eq 0 "configmap a after s1 left it" count a
+pass "watches.previous: the key an object no longer maps to is enqueued too"

@@ -1,0 +1,275 @@
+#!/bin/sh
+# The Volcano Job controller (lua/controllers/vcjob.lua) on simulated
+# nodes: a job's PodGroup <job>-<uid> and pods <job>-<task>-<i> with
+# Volcano's annotations, labels and VC_TASK_INDEX; Pending -> Running ->
+# Completed; PodFailed -> RestartJob up to maxRetry, then Failed;
+# PodEvicted -> AbortJob; TaskCompleted -> CompleteJob; TaskFailed ->
+# TerminateJob; a bad job and an
+# unschedulable PodGroup are Warning events; Volcano's upstream sample
+# job.yaml runs unchanged; a job survives a restart of volrayd.
+#
+# Volcano's job controller makes pods only once the scheduler's enqueue
+# action has admitted the PodGroup (Pending -> Inqueue). Until core/sched/
+# has enqueue, admit_podgroups below stands in for it: it watches
+# PodGroups and moves each Pending one to Inqueue with a JSON patch whose
+# test op makes it a no-op when the scheduler got there first.
+. "$(dirname "$0")/lib.sh"
+start_daemon
+VR="$top_builddir/volray"
+
+"$VR" node add --virtual --count 3 --cpu 4 --memory 8Gi >/dev/null || fail "node add"
+k wait --for=condition=Ready node/vnode-0 node/vnode-1 node/vnode-2 --timeout=10s >/dev/null
+
+admit_podgroups() {
+	k get podgroups -A -w -o jsonpath='{.metadata.namespace} {.metadata.name} {.status.phase}{"\n"}' |
+	while read -r ns name phase; do
+		[ "$phase" = Pending ] || continue
+		k -n "$ns" patch podgroup "$name" --subresource=status --type=json \
+			-p '[{"op":"test","path":"/status/phase","value":"Pending"},{"op":"replace","path":"/status/phase","value":"Inqueue"}]' \
+			>/dev/null 2>&1 || true
+	done
+}
+before=$(watchers)
+admit_podgroups &
+wait_watchers $((before + 1))
+
+jphase() { k get vcjob "$1" -o jsonpath='{.status.state.phase}'; }
+wait_phase() { # job phase
+	k wait --for=jsonpath='{.status.state.phase}'="$2" "vcjob/$1" --timeout=30s >/dev/null ||
+		fail "job $1 did not reach $2: $(jphase "$1")"
+}
+ann() { # pod key
+	k get pod "$1" -o jsonpath="{.metadata.annotations.$(echo "$2" | sed 's/\./\\./g')}"
+}
+
+k create -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: done}
+spec:
+  plugins: {env: []}
+  tasks:
+  - name: ps
+    replicas: 1
+    template:
+      metadata: {annotations: {volray.io/sim-duration: 2s}}
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox, resources: {requests: {cpu: 500m}}}]
+  - name: worker
+    replicas: 2
+    minAvailable: 1
+    template:
+      metadata: {annotations: {volray.io/sim-duration: 2s}, labels: {role: worker}}
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox, resources: {requests: {cpu: "1", memory: 1Gi}}}]
+YAML
+uid=$(k get vcjob done -o jsonpath='{.metadata.uid}')
+pg="done-$uid"
+k wait --for=jsonpath='{.spec.minMember}'=2 "podgroup/$pg" --timeout=10s >/dev/null ||
+	fail "no PodGroup $pg with minMember 2"
+expect_eq "default 1 1 1500m 1Gi Job/done" \
+	"$(k get podgroup "$pg" -o jsonpath='{.spec.queue} {.spec.minTaskMember.ps} {.spec.minTaskMember.worker} {.spec.minResources.cpu} {.spec.minResources.memory} {.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}')" \
+	"the job's PodGroup"
+wait_phase done Running
+pods=$(k get pods -l volcano.sh/job-name=done -o jsonpath='{.items[*].metadata.name}')
+expect_eq "done-ps-0 done-worker-0 done-worker-1" "$pods" "pod names"
+expect_eq "$pg worker 1 done 0 default" \
+	"$(ann done-worker-1 scheduling.k8s.io/group-name) $(ann done-worker-1 volcano.sh/task-spec) $(ann done-worker-1 volcano.sh/task-index) $(ann done-worker-1 volcano.sh/job-name) $(ann done-worker-1 volcano.sh/job-version) $(ann done-worker-1 volcano.sh/queue-name)" \
+	"a pod's annotations"
+expect_eq "worker 1 done default worker volcano" \
+	"$(k get pod done-worker-1 -o jsonpath='{.metadata.labels.volcano\.sh/task-spec} {.metadata.labels.volcano\.sh/task-index} {.metadata.labels.volcano\.sh/job-name} {.metadata.labels.volcano\.sh/job-namespace} {.metadata.labels.role} {.spec.schedulerName}')" \
+	"a pod's labels and scheduler"
+expect_eq "1 1" "$(k get pod done-worker-1 -o jsonpath='{.spec.containers[0].env[?(@.name=="VC_TASK_INDEX")].value} {.spec.containers[0].env[?(@.name=="VK_TASK_INDEX")].value}')" \
+	"the env plugin's index"
+expect_eq "Job/done" "$(k get pod done-ps-0 -o jsonpath='{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}')" "pods owned by the job"
+wait_phase done Completed
+expect_eq "3 0 0 2" "$(k get vcjob done -o jsonpath='{.status.succeeded} {.status.failed} {.status.running} {.status.minAvailable}')" \
+	"the completed job's counts"
+expect_eq "Pending Running Completed" "$(k get vcjob done -o jsonpath='{.status.conditions[*].status}')" "its conditions"
+k wait --for=delete "podgroup/$pg" --timeout=10s >/dev/null || fail "a finished job keeps its PodGroup"
+pass "a two-task vcjob: PodGroup, pods, annotations, env; Pending -> Running -> Completed"
+
+head=$(k get vcjob | head -1 | tr -s ' ')
+expect_eq "NAME STATUS MINAVAILABLE RUNNINGS AGE" "$head" "kubectl get vcjob columns"
+pass "kubectl get vcjob prints Volcano's columns"
+
+k create -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: flaky}
+spec:
+  maxRetry: 2
+  policies: [{event: PodFailed, action: RestartJob}]
+  tasks:
+  - name: w
+    replicas: 2
+    template:
+      metadata: {annotations: {volray.io/sim-duration: 300ms, volray.io/sim-exit-code: "3"}}
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox}]
+YAML
+wait_phase flaky Failed
+expect_eq "2 2" "$(k get vcjob flaky -o jsonpath='{.status.retryCount} {.status.version}')" "retries and versions"
+reasons=$(k get events --field-selector involvedObject.name=flaky,reason=Restarting -o jsonpath='{.items[*].reason}')
+expect_eq Restarting "$reasons" "a Restarting event"
+# At the last retry Volcano keeps the failed pods: those of version 1.
+expect_eq "1 1" "$(ann flaky-w-0 volcano.sh/job-version) $(ann flaky-w-1 volcano.sh/job-version)" "the pods kept"
+expect_eq "Failed Failed" "$(k get pods flaky-w-0 flaky-w-1 -o jsonpath='{.items[*].status.phase}')" "they failed"
+pass "PodFailed -> RestartJob restarts the job maxRetry times, then it is Failed"
+
+k create -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: evict}
+spec:
+  policies: [{event: PodEvicted, action: AbortJob}]
+  tasks:
+  - name: w
+    replicas: 2
+    template:
+      spec:
+        containers: [{name: c, image: busybox}]
+YAML
+wait_phase evict Running
+k wait --for=jsonpath='{.status.phase}'=Running pod/evict-w-0 pod/evict-w-1 --timeout=20s >/dev/null
+k delete pod evict-w-0 --wait=false >/dev/null
+wait_phase evict Aborted
+k wait --for=delete pod/evict-w-1 --timeout=20s >/dev/null || fail "AbortJob left a running pod"
+expect_eq "Pending Running Aborting Aborted" "$(k get vcjob evict -o jsonpath='{.status.conditions[*].status}')" "abort's phases"
+pass "PodEvicted -> AbortJob: Aborting, its pods deleted, Aborted"
+
+k create -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: master}
+spec:
+  tasks:
+  - name: master
+    replicas: 1
+    policies: [{event: TaskCompleted, action: CompleteJob}]
+    template:
+      metadata: {annotations: {volray.io/sim-duration: 1s}}
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox}]
+  - name: worker
+    replicas: 2
+    template:
+      spec:
+        containers: [{name: c, image: busybox}]
+YAML
+wait_phase master Completed
+k wait --for=delete pod/master-worker-0 pod/master-worker-1 --timeout=20s >/dev/null ||
+	fail "CompleteJob left the workers"
+expect_eq Succeeded "$(k get pod master-master-0 -o jsonpath='{.status.phase}')" "the master pod is kept"
+pass "a task's TaskCompleted -> CompleteJob ends the job and its other pods"
+
+k create -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: crashy}
+spec:
+  tasks:
+  - name: w
+    replicas: 1
+    maxRetry: 1
+    policies: [{event: TaskFailed, action: TerminateJob}]
+    template:
+      metadata: {annotations: {volray.io/sim-duration: 200ms, volray.io/sim-exit-code: "1"}}
+      spec:
+        restartPolicy: OnFailure
+        containers: [{name: c, image: busybox}]
+YAML
+wait_phase crashy Terminated
+k wait --for=delete pod/crashy-w-0 --timeout=20s >/dev/null || fail "TerminateJob left the pod"
+expect_eq "Pending Running Terminating Terminated" "$(k get vcjob crashy -o jsonpath='{.status.conditions[*].status}')" "terminate's phases"
+pass "a task whose containers restarted maxRetry times is TaskFailed -> TerminateJob: Terminated"
+
+k create -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: bad}
+spec:
+  minAvailable: 5
+  tasks:
+  - {name: w, replicas: 1, template: {spec: {containers: [{name: c, image: busybox}]}}}
+YAML
+msg() { k get events --field-selector involvedObject.name=bad,reason=InvalidJob -o jsonpath='{.items[*].message}'; }
+wait_eq "job 'minAvailable' should not be greater than total replicas in tasks" "the InvalidJob event" msg
+expect_eq "" "$(k get pods -l volcano.sh/job-name=bad -o name)" "no pods for a bad job"
+pass "a job that cannot run is a Warning event, and makes no pods"
+
+# The scheduler's word on a PodGroup reaches its job. The condition is
+# written here as Volcano's gang plugin writes it at session close.
+k create -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: stuck}
+spec:
+  tasks:
+  - name: w
+    replicas: 1
+    template:
+      spec:
+        containers: [{name: c, image: busybox, resources: {requests: {cpu: "100"}}}]
+YAML
+pg="stuck-$(k get vcjob stuck -o jsonpath='{.metadata.uid}')"
+k wait --for=jsonpath='{.status.phase}'=Inqueue "podgroup/$pg" --timeout=10s >/dev/null ||
+	fail "stuck's PodGroup was not admitted"
+k patch podgroup "$pg" --subresource=status --type=merge -p '{"status":{"conditions":[{"type":"Unschedulable","status":"True","reason":"NotEnoughResources","message":"1/1 tasks in gang unschedulable: pod group is not ready, 1 Pending, 1 minAvailable","lastTransitionTime":"2026-12-01T00:00:00Z"}]}}' >/dev/null
+msg() { k get events --field-selector involvedObject.name=stuck,reason=PodGroupPending -o jsonpath='{.items[*].message}'; }
+wait_eq "PodGroup default:stuck unschedulable, reason: 1/1 tasks in gang unschedulable: pod group is not ready, 1 Pending, 1 minAvailable" \
+	"the PodGroupPending event" msg
+expect_eq Pending "$(jphase stuck)" "a job that cannot be placed stays Pending"
+k delete vcjob stuck >/dev/null
+pass "an unschedulable PodGroup is a PodGroupPending Warning on its job"
+
+# Volcano's own sample, read from the upstream copy, unchanged: six nginx
+# pods (1 CPU each), minAvailable 3, run until deleted.
+k apply -f "$SAMPLES/volcano/job.yaml" >/dev/null || fail "the upstream job.yaml was refused"
+wait_phase test-job Running
+k wait --for=jsonpath='{.status.running}'=6 vcjob/test-job --timeout=30s >/dev/null ||
+	fail "test-job does not run six pods: $(k get vcjob test-job -o jsonpath='{.status}')"
+expect_eq "3 5 default" "$(k get vcjob test-job -o jsonpath='{.status.minAvailable} {.spec.maxRetry} {.spec.queue}')" "the sample's spec"
+expect_eq 6 "$(k get pods -l volcano.sh/job-name=test-job --field-selector=status.phase=Running -o name | wc -l | tr -d ' ')" "running pods"
+k delete vcjob test-job >/dev/null
+k wait --for=delete pod -l volcano.sh/job-name=test-job --timeout=30s >/dev/null ||
+	fail "the sample's pods outlived it"
+pass "the upstream sample job.yaml runs six pods, and goes with its pods"
+
+# The controller keeps no state of its own: a job carries on after a
+# restart of the daemon from what the store says.
+k create -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: survivor}
+spec:
+  tasks:
+  - name: w
+    replicas: 2
+    template:
+      metadata: {annotations: {volray.io/sim-duration: 3s}}
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox}]
+YAML
+wait_phase survivor Running
+stop_daemon
+start_daemon
+before=$(watchers)
+admit_podgroups &
+wait_watchers $((before + 1))
+wait_phase survivor Completed
+expect_eq 2 "$(k get vcjob survivor -o jsonpath='{.status.succeeded}')" "pods that succeeded across the restart"
+pass "a running vcjob completes after a restart of volrayd"
+
+if grep -q "controller [a-z]*: reconcile .*forbidden" "$WORK/volrayd.log"; then
+	grep "controller [a-z]*: reconcile .*forbidden" "$WORK/volrayd.log" | head -n 3
+	fail "a controller was refused something"
+fi
+errors=$(grep -c "controller vcjob: reconcile" "$WORK/volrayd.log" || true)
+expect_eq 0 "$errors" "vcjob reconcile errors"
+pass "the vcjob controller worked under its own role, without an error"
