@@ -310,6 +310,7 @@ main(int argc, char **argv)
 	}
 	d.ctrl = controller_new(d.loop, d.st, d.rg, d.lua);
 	controller_set_authorizer(d.ctrl, d.rbac);
+	controller_set_batch_scheduler(d.ctrl, d.f.batch_scheduler);
 	if (reload(&d, &cause) != 0)
 		return 1;
 	/* The node runtimes: simulated nodes (and pods bound to them). */

@@ -36,6 +36,12 @@ void controller_free(controller_rt *);
  * checks, the default). Call it once, before or after controller_reload.
  */
 void controller_set_authorizer(controller_rt *, rbac *authz);
+/*
+ * The batch scheduler volrayd was started with (--batch-scheduler; NULL
+ * for none), shown to scripts as volray.config.batch_scheduler from the
+ * next controller_reload on. The string must outlive the runtime.
+ */
+void controller_set_batch_scheduler(controller_rt *, const char *name);
 /* "system:controller:NAME-controller", malloc'd: the user of NAME.lua. */
 char *controller_user_name(const char *name);
 /*
