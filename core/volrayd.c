@@ -26,6 +26,7 @@
 #include "auth/rbac.h"
 #include "ctrl/controller.h"
 #include "ctrl/luahost.h"
+#include "ctrl/luahttp.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "node/lifecycle.h"
@@ -47,6 +48,7 @@ struct daemon {
 	gc *gc;
 	luahost *lua;
 	controller_rt *ctrl;
+	luahttp *http;
 	node_mgr *nodes;
 	sched *sched;
 	lifecycle *life;
@@ -176,6 +178,30 @@ write_kubeconfig(struct daemon *d, char **cause)
 	    cause);
 	free(server);
 	return rc;
+}
+
+/* The URL the daemon's own components reach its API on. */
+static char *
+self_url(struct daemon *d)
+{
+	const char *host = d->f.host;
+	int port = http_server_port(d->srv);
+
+	if (strcmp(host, "0.0.0.0") == 0)
+		host = "127.0.0.1";
+	else if (strcmp(host, "::") == 0)
+		host = "::1";
+	return util_printf(strchr(host, ':') ? "%s://[%s]:%d" : "%s://%s:%d",
+	    d->f.plain_http ? "http" : "https", host, port);
+}
+
+/* A controller's token for its own HTTP calls: its user, no more. */
+static char *
+controller_token(void *arg, const char *user)
+{
+	struct daemon *d = arg;
+
+	return authn_mint_token(d->authn, user, "");
 }
 
 static void
@@ -311,6 +337,8 @@ main(int argc, char **argv)
 	d.ctrl = controller_new(d.loop, d.st, d.rg, d.lua);
 	controller_set_authorizer(d.ctrl, d.rbac);
 	controller_set_batch_scheduler(d.ctrl, d.f.batch_scheduler);
+	d.http = luahttp_new(d.loop);
+	controller_set_http(d.ctrl, d.http);
 	if (reload(&d, &cause) != 0)
 		return 1;
 	/* The node runtimes: simulated nodes (and pods bound to them). */
@@ -357,6 +385,12 @@ main(int argc, char **argv)
 	if (d.tls != NULL)
 		http_server_use_tls(d.srv, d.tls);
 	api_set_server(d.api, d.srv);
+	{
+		char *self = self_url(&d);
+
+		luahttp_set_self(d.http, self, d.ca_file, controller_token, &d);
+		free(self);
+	}
 	uv_signal_init(d.loop, &d.sigterm);
 	uv_signal_init(d.loop, &d.sigint);
 	uv_signal_init(d.loop, &d.sighup);

@@ -310,3 +310,23 @@ authn_admin_token(authn *a, const char *dir, char **cause)
 	authn_add_token(a, buf, AUTHN_ADMIN_USER, "", USER_GROUP_MASTERS);
 	return strdup(buf);
 }
+
+/*
+ * A fresh random token for an in-process identity (a controller's HTTP
+ * calls, the pods of a namespace), accepted from now on and forgotten at
+ * exit: nothing holds it across a restart.
+ */
+char *
+authn_mint_token(authn *a, const char *user, const char *groups)
+{
+	unsigned char raw[32];
+	char buf[65];
+	int i;
+
+	if (RAND_bytes(raw, sizeof raw) != 1)
+		return NULL;
+	for (i = 0; i < 32; i++)
+		snprintf(buf + 2 * i, 3, "%02x", raw[i]);
+	authn_add_token(a, buf, user, "", groups ? groups : "");
+	return strdup(buf);
+}

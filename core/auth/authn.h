@@ -29,6 +29,11 @@ int authn_load_token_file(authn *, const char *path, char **cause);
  * use; it is added to the accepted tokens. NULL with *cause.
  */
 char *authn_admin_token(authn *, const char *dir, char **cause);
+/*
+ * A new random token for user in groups (comma-separated, may be ""),
+ * accepted until exit; malloc'd, NULL without randomness.
+ */
+char *authn_mint_token(authn *, const char *user, const char *groups);
 /* The user a bearer token belongs to, or NULL (compared in constant time). */
 const user_info *authn_token(const authn *, const char *token);
 /*

@@ -22,6 +22,7 @@
 #include "ctrl/controller.h"
 #include "ctrl/luaapi.h"
 #include "ctrl/luaconv.h"
+#include "ctrl/luahttp.h"
 #include "ctrl/wqueue.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -122,6 +123,8 @@ reconcile(struct ctrl *c, const char *key)
 	lua_pushfstring(L, "%s-controller", c->name);
 	lua_setfield(L, LUA_REGISTRYINDEX, "volray.component");
 	rt->api.user = &c->user;
+	rt->api.owner = c->name;
+	rt->api.key = key;
 	t0 = util_usec();
 	rc = luahost_call(L, 1, 1, &err);
 	rt->stats.lua_usec += util_usec() - t0;
@@ -151,10 +154,12 @@ reconcile(struct ctrl *c, const char *key)
 		}
 		free(err);
 		rt->api.user = NULL;
+		rt->api.owner = rt->api.key = NULL;
 		wqueue_add_rate_limited(c->q, key);
 		return;
 	}
 	rt->api.user = NULL;
+	rt->api.owner = rt->api.key = NULL;
 	if (lua_istable(L, -1)) {
 		lua_getfield(L, -1, "requeue_after");
 		if (lua_isnumber(L, -1)) {
@@ -334,6 +339,25 @@ char *
 controller_user_name(const char *name)
 {
 	return util_printf("system:controller:%s-controller", name);
+}
+
+/* A response to a controller's volray.http call arrived: look again. */
+static void
+http_wake(void *arg, const char *owner, const char *key)
+{
+	controller_rt *rt = arg;
+	int i;
+
+	for (i = 0; i < rt->nctrls; i++)
+		if (strcmp(rt->ctrls[i]->name, owner) == 0)
+			wqueue_add(rt->ctrls[i]->q, key);
+}
+
+void
+controller_set_http(controller_rt *rt, luahttp *h)
+{
+	rt->api.http = h;
+	luahttp_set_wake(h, http_wake, rt);
 }
 
 void

@@ -42,6 +42,12 @@ void controller_set_authorizer(controller_rt *, rbac *authz);
  * next controller_reload on. The string must outlive the runtime.
  */
 void controller_set_batch_scheduler(controller_rt *, const char *name);
+/*
+ * Give the controllers volray.http (borrowed): a response wakes the key
+ * of the controller that asked. Before the first reconcile.
+ */
+typedef struct luahttp luahttp;
+void controller_set_http(controller_rt *, luahttp *);
 /* "system:controller:NAME-controller", malloc'd: the user of NAME.lua. */
 char *controller_user_name(const char *name);
 /*

@@ -19,6 +19,7 @@
 #include "ctrl/luaapi.h"
 #include "ctrl/luaconfig.h"
 #include "ctrl/luaconv.h"
+#include "ctrl/luahttp.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/podspec.h"
@@ -840,6 +841,7 @@ luaapi_open(lua_State *L, void *arg)
 	luaL_newlibtable(L, fns);
 	lua_pushlightuserdata(L, arg);
 	luaL_setfuncs(L, fns, 1);
+	luahttp_open(L, arg);
 	luaconv_push_null(L);
 	lua_setfield(L, -2, "null");
 	luaconfig_open(L, ((struct luaapi_ctx *)arg)->batch_scheduler);

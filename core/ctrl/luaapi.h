@@ -26,6 +26,9 @@ struct luaapi_ctx {
 	const user_info *user;   /* who the running script acts as; NULL
 	                            outside a controller's calls */
 	const char *batch_scheduler; /* volrayd --batch-scheduler, or NULL */
+	struct luahttp *http;    /* volray.http (NULL: not available) */
+	const char *owner;       /* the running controller's name, and */
+	const char *key;         /* the key it reconciles (NULL outside) */
 };
 
 /* Microseconds spent in C inside volray.* calls (for metrics). */

@@ -59,6 +59,20 @@ struct local_ctr {
 
 static struct local_ctr *running;
 
+/* A process of a pod beside its containers (node_proc_start). */
+struct node_proc {
+	uv_process_t proc;
+	node_mgr *m;
+	pid_t pid;
+	wheel_timer kill_timer;
+	char pidfile[PATH_MAX];
+	node_proc_done done;
+	void *arg;
+	node_proc *prev, *next;
+};
+
+static node_proc *procs;	/* every node_proc running */
+
 /* A path from a format; -1 when it does not fit. */
 static int __attribute__((format(printf, 3, 4)))
 pathf(char *out, size_t size, const char *fmt, ...)
@@ -314,7 +328,16 @@ expand(const struct env *e, const char *s)
 	return out;
 }
 
-/* The environment of one container: volrayd's PATH, the pod's, its own. */
+static void
+hook_set(void *e, const char *k, const char *v)
+{
+	env_set(e, k, v);
+}
+
+/*
+ * The environment of one container: volrayd's PATH, what the node
+ * manager's hook adds, the pod's, its own.
+ */
 static int
 build_env(struct node *n, struct node_pod *p, const cJSON *pod,
     const cJSON *spec, const char *root, struct env *e, char **why)
@@ -326,6 +349,8 @@ build_env(struct node *n, struct node_pod *p, const cJSON *pod,
 	env_set(e, "HOSTNAME", p->name);
 	env_set(e, "HOME", root);
 	env_set(e, "VOLRAY_POD_ROOT", root);
+	if (n->m->env_hook != NULL)
+		n->m->env_hook(n->m->env_arg, p->ns, p->name, hook_set, e);
 	cJSON_ArrayForEach(it, json_at(spec, "envFrom")) {
 		const char *prefix = json_str(it, "prefix");
 		const char *cm = json_str(it, "configMapRef.name");
@@ -773,10 +798,15 @@ void
 node_local_kill_all(void)
 {
 	struct local_ctr *l;
+	node_proc *np;
 
 	for (l = running; l != NULL; l = l->next) {
 		kill(-l->pid, SIGKILL);
 		unlink(l->pidfile);
+	}
+	for (np = procs; np != NULL; np = np->next) {
+		kill(-np->pid, SIGKILL);
+		unlink(np->pidfile);
 	}
 }
 
@@ -864,6 +894,132 @@ out:
 	cJSON_Delete(pod);
 	if (!ok)
 		done(arg, 0);
+}
+
+
+static void
+proc_exit(uv_process_t *proc, int64_t status, int sig)
+{
+	node_proc *np = proc->data;
+	int code = sig != 0 ? 128 + sig : (int)status;
+
+	kill(-np->pid, SIGKILL);
+	unlink(np->pidfile);
+	wheel_cancel(np->m->wheel, &np->kill_timer);
+	if (np->prev != NULL)
+		np->prev->next = np->next;
+	else
+		procs = np->next;
+	if (np->next != NULL)
+		np->next->prev = np->prev;
+	np->done(np->arg, code);
+	uv_close((uv_handle_t *)proc, on_closed);
+}
+
+node_proc *
+node_proc_start(node_mgr *m, const char *ns, const char *pod,
+    const char *ctr, const char *id, char *const *argv, char *const *extra,
+    const char *log_path, node_proc_done done, void *arg, char **cause)
+{
+	const store_obj *o = store_get(m->st, "pods", ns, pod);
+	struct node_pod *p = o != NULL ? hmap_get(m->pods, o->uid) : NULL;
+	cJSON *tree = NULL;
+	const cJSON *spec = NULL, *it;
+	char dir[PATH_MAX], root[PATH_MAX];
+	struct env env = { 0 };
+	node_proc *np = NULL;
+	int fd = -1, devnull = -1, i, r;
+	FILE *pf;
+
+	*cause = NULL;
+	if (p == NULL || p->node->rt != &node_local_runtime) {
+		*cause = util_printf("pod %s/%s does not run on the local node",
+		    ns, pod);
+		return NULL;
+	}
+	tree = store_obj_tree(o);
+	cJSON_ArrayForEach(it, json_at(tree, "spec.containers"))
+		if (spec == NULL || (ctr != NULL && json_str(it, "name") &&
+		    strcmp(json_str(it, "name"), ctr) == 0))
+			spec = it;
+	pod_dir(p->node, p, dir, sizeof dir);
+	pathf(root, sizeof root, "%s/root", dir);
+	if (mkdirs(root) != 0 || build_env(p->node, p, tree, spec, root, &env,
+	    cause) != 0) {
+		if (*cause == NULL)
+			*cause = util_printf("%s: %s", root, strerror(errno));
+		goto out;
+	}
+	for (i = 0; extra != NULL && extra[i] != NULL; i++) {
+		const char *eq = strchr(extra[i], '=');
+		char *k;
+
+		if (eq == NULL)
+			continue;
+		k = strndup(extra[i], (size_t)(eq - extra[i]));
+		env_set(&env, k, eq + 1);
+		free(k);
+	}
+	fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || devnull < 0) {
+		*cause = util_printf("%s: %s", log_path, strerror(errno));
+		goto out;
+	}
+	if ((np = calloc(1, sizeof *np)) == NULL)
+		fatal("out of memory");
+	np->proc.data = np;
+	np->m = m;
+	np->done = done;
+	np->arg = arg;
+	r = spawn_group(m->loop, &np->proc, (char **)argv, env.kv, root,
+	    devnull, fd, proc_exit);
+	if (r != 0) {
+		*cause = util_printf("exec %s: %s", argv[0], uv_strerror(r));
+		free(np);
+		np = NULL;
+		goto out;
+	}
+	np->pid = np->proc.pid;
+	pathf(np->pidfile, sizeof np->pidfile, "%s/%s.pid", dir, id);
+	if ((pf = fopen(np->pidfile, "w")) != NULL) {
+		fprintf(pf, "%d %llu %s\n", (int)np->pid, proc_start(np->pid),
+		    p->uid);
+		fclose(pf);
+	}
+	np->next = procs;
+	if (procs != NULL)
+		procs->prev = np;
+	procs = np;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (devnull >= 0)
+		close(devnull);
+	for (i = 0; i < env.n; i++)
+		free(env.kv[i]);
+	free(env.kv);
+	cJSON_Delete(tree);
+	return np;
+}
+
+static void
+proc_kill(wheel_timer *t)
+{
+	node_proc *np = t->data;
+
+	kill(-np->pid, SIGKILL);
+}
+
+void
+node_proc_stop(node_proc *np, uint64_t grace_ms)
+{
+	if (grace_ms == 0) {
+		kill(-np->pid, SIGKILL);
+		return;
+	}
+	kill(-np->pid, SIGTERM);
+	wheel_add(np->m->wheel, &np->kill_timer, grace_ms, proc_kill, np);
 }
 
 const struct node_runtime node_local_runtime = {

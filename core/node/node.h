@@ -42,5 +42,37 @@ void node_mgr_set_lease_duration(node_mgr *, int seconds);
 /* Take charge of the managed Nodes and their pods already stored. */
 void node_mgr_start(node_mgr *);
 void node_mgr_stats(const node_mgr *, struct node_stats *);
+/* "local" or "virtual" for a Node this manager serves, else NULL. */
+const char *node_mgr_runtime(node_mgr *, const char *node_name);
+/* DATA_DIR/pods/NS/NAME (malloc'd): a pod's directory on the local node. */
+char *node_mgr_pod_dir(node_mgr *, const char *ns, const char *name);
+
+/*
+ * More environment for every process the local node starts (containers,
+ * exec probes, node_proc_start): hook calls set(env, NAME, VALUE) for
+ * each; the pod's own env still wins. One hook; NULL removes it.
+ */
+typedef void (*node_env_set_fn)(void *env, const char *name,
+    const char *value);
+typedef void (*node_env_hook)(void *arg, const char *ns, const char *pod,
+    node_env_set_fn set, void *env);
+void node_mgr_set_env_hook(node_mgr *, node_env_hook, void *arg);
+
+/*
+ * A process run on behalf of a pod on the local node, beside its
+ * containers: argv with the environment of the pod's container ctr (NULL:
+ * the first) plus env ("NAME=VALUE", NULL-terminated, may be NULL), in the
+ * pod's root directory, in a process group of its own, output appended to
+ * log_path, with a pid file (DATA_DIR/pods/NS/NAME/ID.pid) so a restarted
+ * daemon kills what the last one left. When it ends, done(arg, code)
+ * follows (code 128+N for signal N) and the handle is freed.
+ */
+typedef struct node_proc node_proc;
+typedef void (*node_proc_done)(void *arg, int code);
+node_proc *node_proc_start(node_mgr *, const char *ns, const char *pod,
+    const char *ctr, const char *id, char *const *argv, char *const *env,
+    const char *log_path, node_proc_done done, void *arg, char **cause);
+/* SIGTERM to its process group, SIGKILL after grace_ms (0: at once). */
+void node_proc_stop(node_proc *, uint64_t grace_ms);
 
 #endif

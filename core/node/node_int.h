@@ -160,6 +160,8 @@ struct node_mgr {
 	struct node_stats stats;
 	char *data_dir;			/* pod directories, logs */
 	char *local_name;		/* the local node, or NULL */
+	node_env_hook env_hook;		/* more env for local processes */
+	void *env_arg;
 };
 
 /* podworker.c */

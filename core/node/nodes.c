@@ -587,6 +587,29 @@ node_mgr_set_local(node_mgr *m, const char *data_dir, const char *name)
 	m->local_name = name != NULL ? strdup(name) : NULL;
 }
 
+const char *
+node_mgr_runtime(node_mgr *m, const char *node_name)
+{
+	struct node *n = node_name != NULL ? hmap_get(m->nodes, node_name) :
+	    NULL;
+
+	return n != NULL ? n->rt->name : NULL;
+}
+
+char *
+node_mgr_pod_dir(node_mgr *m, const char *ns, const char *name)
+{
+	return util_printf("%s/pods/%s/%s", m->data_dir ? m->data_dir : ".",
+	    ns, name);
+}
+
+void
+node_mgr_set_env_hook(node_mgr *m, node_env_hook hook, void *arg)
+{
+	m->env_hook = hook;
+	m->env_arg = arg;
+}
+
 struct wheel *
 node_mgr_wheel(node_mgr *m)
 {
