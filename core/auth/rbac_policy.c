@@ -216,6 +216,8 @@ EVENTS
 "- {apiGroups: [batch], resources: [jobs],\n"
 "  verbs: [get, list, watch, create, delete]}\n"
 "- {apiGroups: [''], resources: [pods], verbs: [list]}\n"
+"- {apiGroups: [''], resources: [services/proxy],\n"
+"  verbs: [get, create]}\n"
 "- {apiGroups: [scheduling.volcano.sh], resources: [podgroups],\n"
 "  verbs: [get, list, watch, create, patch]}\n"
 EVENTS
@@ -229,6 +231,8 @@ EVENTS
 "  verbs: [get, list, watch, create, delete]}\n"
 "- {apiGroups: [''], resources: [services],\n"
 "  verbs: [get, list, watch, create, patch]}\n"
+"- {apiGroups: [''], resources: [services/proxy],\n"
+"  verbs: [get, update]}\n"
 "- {apiGroups: [''], resources: [pods], verbs: [list]}\n"
 EVENTS
 "---\n"
