@@ -161,12 +161,14 @@ local function reconcile_group(rc, group, pods, key)
     return nil, true
   elseif diff < 0 and rc.spec.enableInTreeAutoscaling ~= true then
     -- The least useful replicas first (judged by their first pod).
-    table.sort(keep, function(a, b)
-      local l = podutil.sort_for_deletion({ a[1], b[1] })
-      return l[1] == a[1]
-    end)
+    local firsts, rep_of = {}, {}
+    for _, rep in ipairs(keep) do
+      firsts[#firsts + 1] = rep[1]
+      rep_of[rep[1]] = rep
+    end
+    podutil.sort_for_deletion(firsts)
     for i = 1, math.min(-diff, MAX_BURST) do
-      local f = delete_all(rc, keep[i], scope, "scaling down")
+      local f = delete_all(rc, rep_of[firsts[i]], scope, "scaling down")
       if f then return f, true end
     end
     return nil, true
