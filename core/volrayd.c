@@ -31,6 +31,7 @@
 #include "lib/util.h"
 #include "node/lifecycle.h"
 #include "node/node.h"
+#include "ray/ray.h"
 #include "registry/admission.h"
 #include "registry/gc.h"
 #include "registry/registry.h"
@@ -50,6 +51,7 @@ struct daemon {
 	controller_rt *ctrl;
 	luahttp *http;
 	node_mgr *nodes;
+	ray *ray;
 	sched *sched;
 	lifecycle *life;
 	authn *authn;
@@ -185,7 +187,7 @@ static char *
 self_url(struct daemon *d)
 {
 	const char *host = d->f.host;
-	int port = http_server_port(d->srv);
+	int port = d->srv != NULL ? http_server_port(d->srv) : d->f.port;
 
 	if (strcmp(host, "0.0.0.0") == 0)
 		host = "127.0.0.1";
@@ -202,6 +204,55 @@ controller_token(void *arg, const char *user)
 	struct daemon *d = arg;
 
 	return authn_mint_token(d->authn, user, "");
+}
+
+/* A token for the identity of a namespace's local pods (podenv.c). */
+static char *
+pod_token(void *arg, const char *user, const char *groups)
+{
+	struct daemon *d = arg;
+
+	return authn_mint_token(d->authn, user, groups);
+}
+
+/*
+ * Where `ray` is: libexec/ in the build tree when this volrayd runs from
+ * it, else $(pkglibexecdir).
+ */
+static const char *
+ray_bin_dir(void)
+{
+#ifdef VOLRAY_BUILDDIR
+	static char dir[PATH_MAX];
+	char self[PATH_MAX], built[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+	if (n > 0) {
+		self[n] = '\0';
+		if (realpath(VOLRAY_BUILDDIR, built) != NULL &&
+		    strncmp(self, built, strlen(built)) == 0 &&
+		    self[strlen(built)] == '/') {
+			snprintf(dir, sizeof dir, "%s/libexec", built);
+			if (access(dir, X_OK) == 0)
+				return dir;
+		}
+	}
+#endif
+	return PKGLIBEXECDIR;
+}
+
+/* The API's service and pod proxies reach the Ray heads. */
+static int
+proxy_dashboard(void *arg, http_req *req, const char *ns, const char *pod,
+    int port, const char *path)
+{
+	return ray_dashboard(arg, req, ns, pod, port, path);
+}
+
+static int
+proxy_serves(void *arg, const char *ns, const char *pod, int port)
+{
+	return ray_serves(arg, ns, pod, port);
 }
 
 static void
@@ -357,7 +408,17 @@ main(int argc, char **argv)
 		node_mgr_set_local(d.nodes, d.f.data_dir, d.f.no_local_node ?
 		    NULL : host);
 	}
+	/* Ray heads: the Jobs and Serve APIs of every head pod served here. */
+	d.ray = ray_new(d.loop, d.st, d.nodes);
+	{
+		char *self = self_url(&d);
+
+		ray_set_pod_env(d.ray, d.rg, ray_bin_dir(), self, d.ca_file,
+		    pod_token, &d);
+		free(self);
+	}
 	node_mgr_start(d.nodes);
+	ray_start(d.ray);
 	/* Node health for every Node: Unknown, taints, evictions. */
 	d.life = lifecycle_new(d.loop, d.st, d.rg, node_mgr_wheel(d.nodes),
 	    d.f.node_grace_ms);
@@ -369,6 +430,7 @@ main(int argc, char **argv)
 	api_set_reload(d.api, reload, &d);
 	api_set_authn(d.api, d.authn);
 	api_set_authorizer(d.api, d.rbac);
+	api_set_proxy(d.api, proxy_dashboard, proxy_serves, d.ray);
 	{
 		struct limits_conf lc = { d.f.max_readonly, d.f.max_mutating,
 		    d.f.user_qps, d.f.user_burst, d.f.max_watches };
@@ -408,6 +470,7 @@ main(int argc, char **argv)
 	uv_run(d.loop, UV_RUN_DEFAULT);
 
 	/* Drain: no new connections, flush the log, answer what is durable. */
+	ray_shutdown(d.ray);
 	node_mgr_shutdown(d.nodes);
 	http_server_close(d.srv);
 	store_close(d.st);

@@ -9,6 +9,8 @@
  * to api_read.c and api_write.c. Replies that follow a write wait for the
  * store to report the write durable (group commit) before they go out.
  *
+ * Service and pod proxy paths go to proxy.c before all of that.
+ *
  * Every request but the health checks and /version must carry credentials
  * (a bearer token, or a client certificate the TLS layer verified); none,
  * or a token nobody holds, is answered 401 before anything else happens.
@@ -490,6 +492,8 @@ api_handle(http_req *req, void *arg)
 		api_reply_status(req, &rt, st);
 		return;
 	}
+	if (api_proxy(a, req, &rt))
+		return;
 	n = segments(&rt, req->path, seg, 10);
 	if (n < 0) {
 		not_found(req, &rt, req->path);

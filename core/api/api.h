@@ -37,6 +37,16 @@ void api_set_limits(api *, limits *);
 /* Authorize every authenticated request with RBAC (borrowed; NULL: none). */
 typedef struct rbac rbac;
 void api_set_authorizer(api *, rbac *);
+/*
+ * The targets of the service and pod proxies (/api/v1/namespaces/NS/
+ * services/NAME:PORT/proxy/PATH): serves says whether pod ns/name serves
+ * port here; fn answers the request for path (0) or declines (-1).
+ */
+typedef int (*api_proxy_fn)(void *arg, http_req *, const char *ns,
+    const char *pod, int port, const char *path);
+typedef int (*api_proxy_serves_fn)(void *arg, const char *ns,
+    const char *pod, int port);
+void api_set_proxy(api *, api_proxy_fn, api_proxy_serves_fn, void *arg);
 /* POST /apis/volray.io/v1/policy/reload calls fn (0, or -1 with cause). */
 void api_set_reload(api *, int (*fn)(void *, char **), void *arg);
 

@@ -29,6 +29,9 @@ struct api {
 	authn *authn;
 	limits *limits;
 	struct rbac *authz;
+	api_proxy_fn proxy;		/* the in-process proxy targets */
+	api_proxy_serves_fn proxy_serves;
+	void *proxy_arg;
 };
 
 /* One parsed request for an object or a collection. */
@@ -57,6 +60,9 @@ void api_reply_durable_rbuf(api *, http_req *, struct route *, int code,
     rbuf *body, uint64_t rev);
 /* Whether the client asked for a Table. */
 int api_wants_table(const http_req *);
+
+/* proxy.c: 1 when the path is a service or pod proxy (answered). */
+int api_proxy(api *, http_req *, struct route *);
 
 void api_get(api *, http_req *, struct route *);
 void api_list(api *, http_req *, struct route *);

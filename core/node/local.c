@@ -919,7 +919,7 @@ proc_exit(uv_process_t *proc, int64_t status, int sig)
 node_proc *
 node_proc_start(node_mgr *m, const char *ns, const char *pod,
     const char *ctr, const char *id, char *const *argv, char *const *extra,
-    const char *log_path, node_proc_done done, void *arg, char **cause)
+    const char *cwd, const char *log_path, node_proc_done done, void *arg, char **cause)
 {
 	const store_obj *o = store_get(m->st, "pods", ns, pod);
 	struct node_pod *p = o != NULL ? hmap_get(m->pods, o->uid) : NULL;
@@ -972,8 +972,8 @@ node_proc_start(node_mgr *m, const char *ns, const char *pod,
 	np->m = m;
 	np->done = done;
 	np->arg = arg;
-	r = spawn_group(m->loop, &np->proc, (char **)argv, env.kv, root,
-	    devnull, fd, proc_exit);
+	r = spawn_group(m->loop, &np->proc, (char **)argv, env.kv,
+	    cwd != NULL ? cwd : root, devnull, fd, proc_exit);
 	if (r != 0) {
 		*cause = util_printf("exec %s: %s", argv[0], uv_strerror(r));
 		free(np);

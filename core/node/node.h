@@ -61,8 +61,8 @@ void node_mgr_set_env_hook(node_mgr *, node_env_hook, void *arg);
 /*
  * A process run on behalf of a pod on the local node, beside its
  * containers: argv with the environment of the pod's container ctr (NULL:
- * the first) plus env ("NAME=VALUE", NULL-terminated, may be NULL), in the
- * pod's root directory, in a process group of its own, output appended to
+ * the first) plus env ("NAME=VALUE", NULL-terminated, may be NULL), in cwd
+ * (NULL: the pod's root directory), in a process group of its own, output appended to
  * log_path, with a pid file (DATA_DIR/pods/NS/NAME/ID.pid) so a restarted
  * daemon kills what the last one left. When it ends, done(arg, code)
  * follows (code 128+N for signal N) and the handle is freed.
@@ -71,7 +71,7 @@ typedef struct node_proc node_proc;
 typedef void (*node_proc_done)(void *arg, int code);
 node_proc *node_proc_start(node_mgr *, const char *ns, const char *pod,
     const char *ctr, const char *id, char *const *argv, char *const *env,
-    const char *log_path, node_proc_done done, void *arg, char **cause);
+    const char *cwd, const char *log_path, node_proc_done done, void *arg, char **cause);
 /* SIGTERM to its process group, SIGKILL after grace_ms (0: at once). */
 void node_proc_stop(node_proc *, uint64_t grace_ms);
 

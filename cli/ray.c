@@ -1,0 +1,672 @@
+/*
+ * ray: the Ray command line, for pods on volray's local node, where no
+ * Ray is installed. `ray job submit|status|logs|stop|delete|list` speak
+ * the Ray dashboard's Jobs REST API (served by volrayd for every head
+ * pod) with Ray's flags, output lines and exit codes; `ray start ...
+ * --block` blocks until SIGTERM so KubeRay's head and worker command
+ * lines run unchanged; `ray stop` does nothing.
+ *
+ * The dashboard address is --address, else RAY_API_SERVER_ADDRESS, else
+ * RAY_DASHBOARD_ADDRESS, else RAY_ADDRESS, else http://127.0.0.1:8265
+ * (http://HOST:PORT or HOST:PORT). Service host names do not resolve on
+ * the local node, so when volrayd gave this pod its API
+ * (VOLRAY_API_SERVER, VOLRAY_CA_FILE, VOLRAY_TOKEN, VOLRAY_NAMESPACE),
+ * SVC.NS.svc.cluster.local:PORT, SVC.NS.svc:PORT, and SVC.NS:PORT or
+ * SVC:PORT that do not resolve are reached through the API server's
+ * service proxy instead. Documented in ray(1).
+ */
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+
+#define RAY_VERSION "2.46.0"
+
+struct conn {
+	CURL *c;
+	char *base;		/* URL the API paths are appended to */
+	char *shown;		/* the address as the user gave it */
+	char *ca;		/* CA file, for the service proxy */
+	char *auth;		/* "Authorization: Bearer ..." or NULL */
+};
+
+struct buf {
+	char *p;
+	size_t n;
+};
+
+static size_t
+on_data(char *p, size_t size, size_t n, void *arg)
+{
+	struct buf *b = arg;
+	char *q = realloc(b->p, b->n + size * n + 1);
+
+	if (q == NULL)
+		return 0;
+	b->p = q;
+	memcpy(b->p + b->n, p, size * n);
+	b->n += size * n;
+	b->p[b->n] = '\0';
+	return size * n;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+	    "usage: ray job submit [--address A] [--submission-id ID] "
+	    "[--no-wait]\n"
+	    "                      [--runtime-env-json J] [--metadata-json J] "
+	    "[--working-dir D]\n"
+	    "                      [--entrypoint-num-cpus N] "
+	    "[--entrypoint-num-gpus N]\n"
+	    "                      [--entrypoint-memory N] "
+	    "[--entrypoint-resources J] -- ENTRYPOINT...\n"
+	    "       ray job status|stop|delete [--address A] ID\n"
+	    "       ray job logs [--address A] [--follow] ID\n"
+	    "       ray job list [--address A]\n"
+	    "       ray start [--head | --address A] [--block] [...]\n"
+	    "       ray stop\n"
+	    "       ray --version\n");
+	exit(2);
+}
+
+static int
+resolves(const char *host)
+{
+	struct addrinfo *ai = NULL;
+	int ok = getaddrinfo(host, NULL, NULL, &ai) == 0;
+
+	if (ai != NULL)
+		freeaddrinfo(ai);
+	return ok;
+}
+
+/* Map a service host name to the API server's service proxy. */
+static int
+service_proxy(struct conn *k, const char *host, const char *port)
+{
+	const char *api = getenv("VOLRAY_API_SERVER");
+	const char *myns = getenv("VOLRAY_NAMESPACE");
+	const char *tok = getenv("VOLRAY_TOKEN");
+	char svc[256], ns[256], rest[256];
+	int n;
+
+	if (api == NULL || *api == '\0')
+		return 0;
+	n = sscanf(host, "%255[^.].%255[^.].%255s", svc, ns, rest);
+	if (n == 3 && strcmp(rest, "svc") != 0 &&
+	    strcmp(rest, "svc.cluster.local") != 0)
+		return 0;
+	if (n == 2 && resolves(host))
+		return 0;
+	if (n == 1) {
+		if (resolves(host) || myns == NULL)
+			return 0;
+		snprintf(ns, sizeof ns, "%s", myns);
+	}
+	if (n < 1)
+		return 0;
+	if (asprintf(&k->base, "%s/api/v1/namespaces/%s/services/%s:%s/proxy",
+	    api, ns, svc, port) < 0)
+		exit(1);
+	if (getenv("VOLRAY_CA_FILE") != NULL)
+		k->ca = strdup(getenv("VOLRAY_CA_FILE"));
+	if (tok != NULL && asprintf(&k->auth, "Authorization: Bearer %s",
+	    tok) < 0)
+		exit(1);
+	return 1;
+}
+
+static void
+conn_open(struct conn *k, const char *addr)
+{
+	char host[256], port[16] = "8265";
+	const char *p;
+	size_t n;
+
+	memset(k, 0, sizeof k[0]);
+	if (addr == NULL || *addr == '\0')
+		addr = getenv("RAY_API_SERVER_ADDRESS");
+	if (addr == NULL || *addr == '\0')
+		addr = getenv("RAY_DASHBOARD_ADDRESS");
+	if (addr == NULL || *addr == '\0')
+		addr = getenv("RAY_ADDRESS");
+	if (addr == NULL || *addr == '\0' || strcmp(addr, "auto") == 0)
+		addr = "http://127.0.0.1:8265";
+	if (strstr(addr, "://") == NULL) {
+		if (asprintf(&k->shown, "http://%s", addr) < 0)
+			exit(1);
+	} else
+		k->shown = strdup(addr);
+	n = strlen(k->shown);
+	while (n > 0 && k->shown[n - 1] == '/')
+		k->shown[--n] = '\0';
+	p = strstr(k->shown, "://") + 3;
+	if (sscanf(p, "%255[^:/]:%15[0-9]", host, port) < 1)
+		host[0] = '\0';
+	if (strncmp(k->shown, "http://", 7) != 0 || !service_proxy(k, host,
+	    port))
+		k->base = strdup(k->shown);
+	k->c = curl_easy_init();
+	if (k->c == NULL)
+		exit(1);
+}
+
+/*
+ * One request; returns the HTTP status with the body in *out, or exits 1
+ * as Ray's SDK fails when the server cannot be reached.
+ */
+static long
+call(struct conn *k, const char *method, const char *path, const char *body,
+    char **out)
+{
+	struct buf b = { NULL, 0 };
+	struct curl_slist *h = NULL;
+	char *url, err[CURL_ERROR_SIZE] = "";
+	long code = 0;
+	CURLcode rc;
+
+	if (asprintf(&url, "%s%s", k->base, path) < 0)
+		exit(1);
+	curl_easy_reset(k->c);
+	curl_easy_setopt(k->c, CURLOPT_URL, url);
+	curl_easy_setopt(k->c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(k->c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(k->c, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(k->c, CURLOPT_ERRORBUFFER, err);
+	curl_easy_setopt(k->c, CURLOPT_TIMEOUT, 60L);
+	if (k->ca != NULL)
+		curl_easy_setopt(k->c, CURLOPT_CAINFO, k->ca);
+	if (k->auth != NULL)
+		h = curl_slist_append(h, k->auth);
+	if (body != NULL) {
+		h = curl_slist_append(h, "Content-Type: application/json");
+		curl_easy_setopt(k->c, CURLOPT_POSTFIELDS, body);
+	}
+	curl_easy_setopt(k->c, CURLOPT_HTTPHEADER, h);
+	rc = curl_easy_perform(k->c);
+	curl_slist_free_all(h);
+	free(url);
+	if (rc != CURLE_OK) {
+		fprintf(stderr, "ConnectionError: Failed to connect to Ray at "
+		    "address: %s (%s).\n", k->shown, err[0] ? err :
+		    curl_easy_strerror(rc));
+		exit(1);
+	}
+	curl_easy_getinfo(k->c, CURLINFO_RESPONSE_CODE, &code);
+	*out = b.p != NULL ? b.p : strdup("");
+	return code;
+}
+
+/* A call that must answer 200; otherwise Ray's SDK error and exit 1. */
+static cJSON *
+call_ok(struct conn *k, const char *method, const char *path,
+    const char *body)
+{
+	char *out;
+	long code = call(k, method, path, body, &out);
+	cJSON *t;
+
+	if (code != 200) {
+		fprintf(stderr, "RuntimeError: Request failed with status code "
+		    "%ld: %s.\n", code, out);
+		exit(1);
+	}
+	t = cJSON_Parse(out);
+	free(out);
+	if (t == NULL) {
+		fprintf(stderr, "RuntimeError: the answer of %s%s is not JSON\n",
+		    k->shown, path);
+		exit(1);
+	}
+	return t;
+}
+
+static void
+banner(const char *msg)
+{
+	size_t i, n = strlen(msg);
+
+	printf("\n");
+	for (i = 0; i < n; i++)
+		putchar('-');
+	printf("\n%s\n", msg);
+	for (i = 0; i < n; i++)
+		putchar('-');
+	printf("\n\n");
+}
+
+static const char *
+str(const cJSON *t, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(t, k);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static cJSON *
+job_info(struct conn *k, const char *id)
+{
+	char *path;
+	cJSON *t;
+
+	if (asprintf(&path, "/api/jobs/%s", id) < 0)
+		exit(1);
+	t = call_ok(k, "GET", path, NULL);
+	free(path);
+	return t;
+}
+
+/* Ray's _log_job_status: a line per status; returns the status. */
+static char *
+log_status(struct conn *k, const char *id)
+{
+	cJSON *t = job_info(k, id);
+	const char *st = str(t, "status"), *msg = str(t, "message");
+	char line[512], *out = strdup(st ? st : "");
+
+	if (st != NULL && strcmp(st, "SUCCEEDED") == 0) {
+		snprintf(line, sizeof line, "Job '%s' succeeded", id);
+		banner(line);
+	} else if (st != NULL && strcmp(st, "STOPPED") == 0)
+		printf("Job '%s' was stopped\n", id);
+	else if (st != NULL && strcmp(st, "FAILED") == 0) {
+		snprintf(line, sizeof line, "Job '%s' failed", id);
+		banner(line);
+		if (msg != NULL)
+			printf("Status message: %s\n", msg);
+	} else {
+		printf("Status for job '%s': %s\n", id, st ? st : "");
+		if (msg != NULL)
+			printf("Status message: %s\n", msg);
+	}
+	fflush(stdout);
+	cJSON_Delete(t);
+	return out;
+}
+
+static int
+terminal(const char *st)
+{
+	return st != NULL && (strcmp(st, "SUCCEEDED") == 0 ||
+	    strcmp(st, "FAILED") == 0 || strcmp(st, "STOPPED") == 0);
+}
+
+/* Print the job's logs as they grow until it is over. */
+static void
+follow(struct conn *k, const char *id)
+{
+	char *path;
+	size_t shown = 0;
+
+	if (asprintf(&path, "/api/jobs/%s/logs", id) < 0)
+		exit(1);
+	for (;;) {
+		cJSON *info = job_info(k, id), *t;
+		int over = terminal(str(info, "status"));
+		const char *logs;
+
+		cJSON_Delete(info);
+		t = call_ok(k, "GET", path, NULL);
+		logs = str(t, "logs");
+		if (logs != NULL && strlen(logs) > shown) {
+			fputs(logs + shown, stdout);
+			fflush(stdout);
+			shown = strlen(logs);
+		}
+		cJSON_Delete(t);
+		if (over)
+			break;
+		usleep(200 * 1000);
+	}
+	free(path);
+}
+
+/* shlex.join: words that need it are single-quoted. */
+static char *
+shell_join(int argc, char **argv)
+{
+	size_t cap = 16, n = 0;
+	char *s = malloc(cap);
+	int i;
+
+	s[0] = '\0';
+	for (i = 0; i < argc; i++) {
+		const char *w = argv[i], *p;
+		int plain = *w != '\0' && strspn(w, "abcdefghijklmnopqrstuvwxyz"
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_") ==
+		    strlen(w);
+
+		if (n + strlen(w) * 4 + 4 > cap) {
+			cap = (n + strlen(w) * 4 + 4) * 2;
+			s = realloc(s, cap);
+		}
+		if (i > 0)
+			s[n++] = ' ';
+		if (plain) {
+			memcpy(s + n, w, strlen(w));
+			n += strlen(w);
+		} else {
+			s[n++] = '\'';
+			for (p = w; *p; p++) {
+				if (*p == '\'') {
+					memcpy(s + n, "'\"'\"'", 5);
+					n += 5;
+				} else
+					s[n++] = *p;
+			}
+			s[n++] = '\'';
+		}
+		s[n] = '\0';
+	}
+	return s;
+}
+
+static cJSON *
+json_arg(const char *flag, const char *v)
+{
+	cJSON *t = cJSON_Parse(v);
+
+	if (t == NULL || !cJSON_IsObject(t)) {
+		fprintf(stderr, "Error: Invalid value for '%s': not a JSON "
+		    "object: %s\n", flag, v);
+		exit(2);
+	}
+	return t;
+}
+
+static double
+num_arg(const char *flag, const char *v)
+{
+	char *end;
+	double d = strtod(v, &end);
+
+	if (*v == '\0' || *end != '\0' || d < 0) {
+		fprintf(stderr, "Error: Invalid value for '%s': '%s' is not a "
+		    "valid float.\n", flag, v);
+		exit(2);
+	}
+	return d;
+}
+
+/* --flag VALUE or --flag=VALUE at argv[*i]; NULL when it is not flag. */
+static const char *
+opt(int argc, char **argv, int *i, const char *flag)
+{
+	size_t n = strlen(flag);
+
+	if (strncmp(argv[*i], flag, n) != 0)
+		return NULL;
+	if (argv[*i][n] == '=')
+		return argv[*i] + n + 1;
+	if (argv[*i][n] != '\0')
+		return NULL;
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "Error: Option '%s' requires an argument.\n",
+		    flag);
+		exit(2);
+	}
+	return argv[++*i];
+}
+
+static int
+job_submit(int argc, char **argv)
+{
+	const char *addr = NULL, *sid = NULL, *v, *wd = NULL;
+	cJSON *body = cJSON_CreateObject(), *renv = NULL, *t;
+	char *s, *st, line[512];
+	const char *id;
+	struct conn k;
+	int i, no_wait = 0, rc = 0;
+
+	for (i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if ((v = opt(argc, argv, &i, "--address")) != NULL)
+			addr = v;
+		else if ((v = opt(argc, argv, &i, "--submission-id")) != NULL ||
+		    (v = opt(argc, argv, &i, "--job-id")) != NULL)
+			sid = v;
+		else if (strcmp(argv[i], "--no-wait") == 0)
+			no_wait = 1;
+		else if ((v = opt(argc, argv, &i, "--runtime-env-json")) != NULL)
+			renv = json_arg("--runtime-env-json", v);
+		else if ((v = opt(argc, argv, &i, "--metadata-json")) != NULL)
+			cJSON_AddItemToObject(body, "metadata",
+			    json_arg("--metadata-json", v));
+		else if ((v = opt(argc, argv, &i, "--working-dir")) != NULL)
+			wd = v;
+		else if ((v = opt(argc, argv, &i, "--entrypoint-num-cpus")) !=
+		    NULL)
+			cJSON_AddNumberToObject(body, "entrypoint_num_cpus",
+			    num_arg("--entrypoint-num-cpus", v));
+		else if ((v = opt(argc, argv, &i, "--entrypoint-num-gpus")) !=
+		    NULL)
+			cJSON_AddNumberToObject(body, "entrypoint_num_gpus",
+			    num_arg("--entrypoint-num-gpus", v));
+		else if ((v = opt(argc, argv, &i, "--entrypoint-memory")) != NULL)
+			cJSON_AddNumberToObject(body, "entrypoint_memory",
+			    num_arg("--entrypoint-memory", v));
+		else if ((v = opt(argc, argv, &i, "--entrypoint-resources")) !=
+		    NULL)
+			cJSON_AddItemToObject(body, "entrypoint_resources",
+			    json_arg("--entrypoint-resources", v));
+		else if (argv[i][0] == '-') {
+			fprintf(stderr, "Error: No such option: %s\n", argv[i]);
+			return 2;
+		} else
+			break;
+	}
+	if (i < argc && strcmp(argv[i], "--") == 0)
+		i++;
+	if (i >= argc) {
+		fprintf(stderr, "Error: Missing argument 'ENTRYPOINT...'.\n");
+		return 2;
+	}
+	s = shell_join(argc - i, argv + i);
+	cJSON_AddStringToObject(body, "entrypoint", s);
+	free(s);
+	if (sid != NULL)
+		cJSON_AddStringToObject(body, "submission_id", sid);
+	if (wd != NULL) {
+		char real[4096];
+
+		if (renv == NULL)
+			renv = cJSON_CreateObject();
+		cJSON_DeleteItemFromObject(renv, "working_dir");
+		cJSON_AddStringToObject(renv, "working_dir",
+		    strstr(wd, "://") == NULL && realpath(wd, real) != NULL ?
+		    real : wd);
+	}
+	if (renv != NULL)
+		cJSON_AddItemToObject(body, "runtime_env", renv);
+	conn_open(&k, addr);
+	printf("Job submission server address: %s\n", k.shown);
+	s = cJSON_PrintUnformatted(body);
+	t = call_ok(&k, "POST", "/api/jobs/", s);
+	free(s);
+	id = str(t, "submission_id");
+	if (id == NULL)
+		id = str(t, "job_id");
+	snprintf(line, sizeof line, "Job '%s' submitted successfully",
+	    id ? id : "");
+	banner(line);
+	printf("Next steps\n  Query the logs of the job:\n    ray job logs %s\n"
+	    "  Query the status of the job:\n    ray job status %s\n"
+	    "  Request the job to be stopped:\n    ray job stop %s\n\n", id, id,
+	    id);
+	fflush(stdout);
+	if (!no_wait) {
+		printf("Tailing logs until the job exits (disable with "
+		    "--no-wait):\n");
+		fflush(stdout);
+		follow(&k, id);
+		st = log_status(&k, id);
+		rc = strcmp(st, "FAILED") == 0;
+		free(st);
+	}
+	cJSON_Delete(t);
+	cJSON_Delete(body);
+	return rc;
+}
+
+/* status, logs, stop, delete, list. */
+static int
+job_other(const char *verb, int argc, char **argv)
+{
+	const char *addr = NULL, *id = NULL, *v;
+	int i, follow_logs = 0, no_wait = 0;
+	struct conn k;
+	char *path, *st;
+	cJSON *t, *it;
+
+	for (i = 0; i < argc; i++) {
+		if ((v = opt(argc, argv, &i, "--address")) != NULL)
+			addr = v;
+		else if (strcmp(verb, "logs") == 0 && (strcmp(argv[i],
+		    "--follow") == 0 || strcmp(argv[i], "-f") == 0))
+			follow_logs = 1;
+		else if (strcmp(verb, "stop") == 0 && strcmp(argv[i],
+		    "--no-wait") == 0)
+			no_wait = 1;
+		else if (argv[i][0] == '-') {
+			fprintf(stderr, "Error: No such option: %s\n", argv[i]);
+			return 2;
+		} else if (id == NULL && strcmp(verb, "list") != 0)
+			id = argv[i];
+		else {
+			fprintf(stderr, "Error: Got unexpected extra argument "
+			    "(%s)\n", argv[i]);
+			return 2;
+		}
+	}
+	if (id == NULL && strcmp(verb, "list") != 0) {
+		fprintf(stderr, "Error: Missing argument 'JOB_ID'.\n");
+		return 2;
+	}
+	conn_open(&k, addr);
+	printf("Job submission server address: %s\n", k.shown);
+	fflush(stdout);
+	if (strcmp(verb, "status") == 0) {
+		free(log_status(&k, id));
+	} else if (strcmp(verb, "logs") == 0) {
+		if (follow_logs)
+			follow(&k, id);
+		else {
+			if (asprintf(&path, "/api/jobs/%s/logs", id) < 0)
+				return 1;
+			t = call_ok(&k, "GET", path, NULL);
+			fputs(str(t, "logs") ? str(t, "logs") : "", stdout);
+			cJSON_Delete(t);
+			free(path);
+		}
+	} else if (strcmp(verb, "stop") == 0) {
+		printf("Attempting to stop job '%s'\n", id);
+		if (asprintf(&path, "/api/jobs/%s/stop", id) < 0)
+			return 1;
+		cJSON_Delete(call_ok(&k, "POST", path, NULL));
+		free(path);
+		if (no_wait)
+			return 0;
+		printf("Waiting for job '%s' to exit (disable with --no-wait):\n",
+		    id);
+		for (;;) {
+			t = job_info(&k, id);
+			if (terminal(str(t, "status"))) {
+				cJSON_Delete(t);
+				break;
+			}
+			printf("Job has not exited yet. Status: %s\n", str(t,
+			    "status") ? str(t, "status") : "");
+			fflush(stdout);
+			cJSON_Delete(t);
+			usleep(200 * 1000);
+		}
+		free(log_status(&k, id));
+	} else if (strcmp(verb, "delete") == 0) {
+		if (asprintf(&path, "/api/jobs/%s", id) < 0)
+			return 1;
+		cJSON_Delete(call_ok(&k, "DELETE", path, NULL));
+		free(path);
+		printf("Job '%s' deleted successfully\n", id);
+	} else {
+		t = call_ok(&k, "GET", "/api/jobs/", NULL);
+		printf("Jobs:\n");
+		cJSON_ArrayForEach(it, t) {
+			st = (char *)str(it, "status");
+			printf("  %s: %s: %s\n", str(it, "submission_id") ?
+			    str(it, "submission_id") : "", st ? st : "",
+			    str(it, "entrypoint") ? str(it, "entrypoint") : "");
+		}
+		cJSON_Delete(t);
+	}
+	fflush(stdout);
+	return 0;
+}
+
+static volatile sig_atomic_t stopped;
+
+static void
+on_term(int sig)
+{
+	(void)sig;
+	stopped = 1;
+}
+
+/* ray start: the head's and workers' APIs are volrayd's; just block. */
+static int
+start(int argc, char **argv)
+{
+	int i, block = 0, head = 0;
+
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--block") == 0)
+			block = 1;
+		else if (strcmp(argv[i], "--head") == 0)
+			head = 1;
+	}
+	printf("Ray runtime started (volray: the %s's dashboard and Jobs API "
+	    "are served by volrayd).\n", head ? "head" : "worker");
+	fflush(stdout);
+	if (!block)
+		return 0;
+	printf("--block\nThis command will now block forever until "
+	    "terminated by a signal.\n");
+	fflush(stdout);
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	while (!stopped)
+		pause();
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
+		printf("ray, version %s (volray)\n", RAY_VERSION);
+		return 0;
+	}
+	if (argc < 2)
+		usage();
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (strcmp(argv[1], "start") == 0)
+		return start(argc - 2, argv + 2);
+	if (strcmp(argv[1], "stop") == 0)
+		return 0;
+	if (strcmp(argv[1], "job") != 0 || argc < 3)
+		usage();
+	if (strcmp(argv[2], "submit") == 0)
+		return job_submit(argc - 3, argv + 3);
+	if (strcmp(argv[2], "status") == 0 || strcmp(argv[2], "logs") == 0 ||
+	    strcmp(argv[2], "stop") == 0 || strcmp(argv[2], "delete") == 0 ||
+	    strcmp(argv[2], "list") == 0)
+		return job_other(argv[2], argc - 3, argv + 3);
+	usage();
+	return 2;
+}

@@ -1,0 +1,286 @@
+/*
+ * The API server's proxies, as kube-apiserver serves them:
+ *   /api/v1/namespaces/NS/services/[SCHEME:]NAME[:PORT]/proxy/PATH
+ *   /api/v1/namespaces/NS/pods/[SCHEME:]NAME[:PORT]/proxy/PATH
+ * authorized as the request's verb (get, create, update, patch, delete)
+ * on services/proxy or pods/proxy with the NAME token as the name. A
+ * Service's port (number or name) maps to its targetPort on the Running
+ * pods its selector picks (a named targetPort through the pods' container
+ * ports); the request goes to the first of them whose in-process server
+ * serves that port (the Ray heads, api_set_proxy). No such pod is a 503
+ * as kube-apiserver answers when a service has no endpoints, or when the
+ * connection to the pod is refused. Nothing is forwarded over a network:
+ * every target served here lives in this process.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_int.h"
+#include "auth/rbac.h"
+#include "lib/json.h"
+#include "registry/status.h"
+
+static const char *
+method_verb(const char *m)
+{
+	if (strcmp(m, "POST") == 0)
+		return "create";
+	if (strcmp(m, "PUT") == 0)
+		return "update";
+	if (strcmp(m, "PATCH") == 0)
+		return "patch";
+	if (strcmp(m, "DELETE") == 0)
+		return "delete";
+	return "get";
+}
+
+/* Split [scheme:]name[:port] (in buf) into name and port ("" if none). */
+static void
+split_target(char *buf, char **name, char **port)
+{
+	char *a = strchr(buf, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+
+	if (b != NULL) {		/* scheme:name:port */
+		*a = *b = '\0';
+		*name = a + 1;
+		*port = b + 1;
+	} else if (a != NULL) {		/* name:port */
+		*a = '\0';
+		*name = buf;
+		*port = a + 1;
+	} else {
+		*name = buf;
+		*port = "";
+	}
+}
+
+static int
+is_number(const char *s)
+{
+	return *s != '\0' && strspn(s, "0123456789") == strlen(s);
+}
+
+/* The container port of pod named name, or 0. */
+static int
+named_port(const cJSON *pod, const char *name)
+{
+	const cJSON *c, *p;
+
+	cJSON_ArrayForEach(c, json_at(pod, "spec.containers"))
+		cJSON_ArrayForEach(p, json_at(c, "ports"))
+			if (json_str(p, "name") && strcmp(json_str(p, "name"),
+			    name) == 0 && cJSON_IsNumber(json_at(p,
+			    "containerPort")))
+				return json_at(p, "containerPort")->valueint;
+	return 0;
+}
+
+static int
+pod_running(const cJSON *pod)
+{
+	const char *ph = json_str(pod, "status.phase");
+
+	return ph != NULL && strcmp(ph, "Running") == 0 &&
+	    json_at(pod, "metadata.deletionTimestamp") == NULL;
+}
+
+static int
+selects(const cJSON *sel, const cJSON *labels)
+{
+	const cJSON *kv, *v;
+
+	if (cJSON_GetArraySize(sel) == 0)
+		return 0;
+	cJSON_ArrayForEach(kv, sel) {
+		v = cJSON_GetObjectItemCaseSensitive(labels, kv->string);
+		if (!cJSON_IsString(kv) || !cJSON_IsString(v) ||
+		    strcmp(v->valuestring, kv->valuestring) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+static void
+refused(http_req *req, struct route *rt, const cJSON *pod, int port)
+{
+	const char *ip = json_str(pod, "status.podIP");
+
+	api_reply_status(req, rt, status_error(503, "ServiceUnavailable",
+	    "error trying to reach service: dial tcp %s:%d: connect: "
+	    "connection refused", ip ? ip : "<nil>", port));
+}
+
+/* Send to ns/pod's port, or answer 503. */
+static void
+forward(api *a, http_req *req, struct route *rt, const cJSON *pod,
+    int port, const char *path)
+{
+	const char *ns = json_str(pod, "metadata.namespace");
+	const char *name = json_str(pod, "metadata.name");
+
+	if (a->proxy != NULL && a->proxy_serves(a->proxy_arg, ns, name, port) &&
+	    a->proxy(a->proxy_arg, req, ns, name, port, path) == 0)
+		return;
+	refused(req, rt, pod, port);
+}
+
+static void
+proxy_service(api *a, http_req *req, struct route *rt, const char *ns,
+    const char *name, const char *port, const char *path)
+{
+	const resource *sr = resource_find("", "v1", "services");
+	const store_obj *o = store_get(a->st, "services", ns, name);
+	cJSON *svc, *first = NULL;
+	const cJSON *sp = NULL, *it, *tp;
+	store_obj *const *pods;
+	size_t n, i;
+	int served = 0;
+
+	if (o == NULL) {
+		api_reply_status(req, rt, status_not_found(sr, name));
+		return;
+	}
+	svc = store_obj_tree(o);
+	cJSON_ArrayForEach(it, json_at(svc, "spec.ports")) {
+		const cJSON *pn = json_at(it, "port");
+
+		if (*port == '\0' || (is_number(port) && cJSON_IsNumber(pn) &&
+		    pn->valueint == atoi(port)) || (json_str(it, "name") &&
+		    strcmp(json_str(it, "name"), port) == 0)) {
+			sp = it;
+			break;
+		}
+	}
+	if (sp == NULL) {
+		api_reply_status(req, rt, status_error(503,
+		    "ServiceUnavailable", "no endpoints available for service "
+		    "\"%s:%s\"", name, port));
+		cJSON_Delete(svc);
+		return;
+	}
+	tp = json_at(sp, "targetPort");
+	if (tp == NULL)
+		tp = json_at(sp, "port");
+	n = store_list(a->st, "pods", ns, &pods);
+	for (i = 0; i < n && !served; i++) {
+		cJSON *pod;
+		int target;
+
+		if (!selects(json_at(svc, "spec.selector"), pods[i]->labels))
+			continue;
+		pod = store_obj_tree(pods[i]);
+		target = cJSON_IsNumber(tp) ? tp->valueint : cJSON_IsString(tp) ?
+		    (is_number(tp->valuestring) ? atoi(tp->valuestring) :
+		    named_port(pod, tp->valuestring)) : 0;
+		if (!pod_running(pod) || target <= 0) {
+			cJSON_Delete(pod);
+			continue;
+		}
+		if (a->proxy != NULL && a->proxy_serves(a->proxy_arg, ns,
+		    pods[i]->name, target)) {
+			char *pname = strdup(pods[i]->name);
+
+			/* The handler may write to the store: pods may move. */
+			if (a->proxy(a->proxy_arg, req, ns, pname, target,
+			    path) == 0)
+				served = 1;
+			free(pname);
+		}
+		if (!served && first == NULL) {
+			first = pod;
+			json_set_num(first, "volray_target", target);
+		} else
+			cJSON_Delete(pod);
+		if (served)
+			break;
+		n = store_list(a->st, "pods", ns, &pods);
+	}
+	if (!served && first != NULL)
+		refused(req, rt, first, json_at(first,
+		    "volray_target")->valueint);
+	else if (!served)
+		api_reply_status(req, rt, status_error(503,
+		    "ServiceUnavailable", "no endpoints available for service "
+		    "\"%s\"", name));
+	cJSON_Delete(first);
+	cJSON_Delete(svc);
+}
+
+static void
+proxy_pod(api *a, http_req *req, struct route *rt, const char *ns,
+    const char *name, const char *port, const char *path)
+{
+	const resource *pr = resource_find("", "v1", "pods");
+	const store_obj *o = store_get(a->st, "pods", ns, name);
+	cJSON *pod;
+	int p;
+
+	if (o == NULL) {
+		api_reply_status(req, rt, status_not_found(pr, name));
+		return;
+	}
+	pod = store_obj_tree(o);
+	p = *port == '\0' ? 80 : is_number(port) ? atoi(port) :
+	    named_port(pod, port);
+	if (!pod_running(pod))
+		api_reply_status(req, rt, status_error(503,
+		    "ServiceUnavailable", "error trying to reach service: pod "
+		    "%s is not running", name));
+	else
+		forward(a, req, rt, pod, p, path);
+	cJSON_Delete(pod);
+}
+
+int
+api_proxy(api *a, http_req *req, struct route *rt)
+{
+	const char *p = req->path, *slash;
+	char ns[256], res[16], target[512], *name, *port, *reason = NULL;
+	const char *rest;
+	rbac_attrs at;
+	int n = 0;
+
+	if (strncmp(p, "/api/v1/namespaces/", 19) != 0)
+		return 0;
+	if (sscanf(p + 19, "%255[^/]/%15[^/]/%511[^/]%n", ns, res, target,
+	    &n) != 3 || (strcmp(res, "services") != 0 &&
+	    strcmp(res, "pods") != 0))
+		return 0;
+	rest = p + 19 + n;
+	if (strncmp(rest, "/proxy", 6) != 0 || (rest[6] != '\0' &&
+	    rest[6] != '/'))
+		return 0;
+	rest += 6;
+	slash = *rest == '\0' ? "/" : rest;
+	rt->verb = method_verb(req->method);
+	memset(&at, 0, sizeof at);
+	at.verb = rt->verb;
+	at.api_group = "";
+	at.resource = res;
+	at.subresource = "proxy";
+	at.ns = ns;
+	at.name = target;
+	if (a->authz != NULL && rt->user != NULL &&
+	    !rbac_authorize(a->authz, rt->user, &at, &reason)) {
+		api_reply_status(req, rt, rbac_forbidden_reason(rt->user, &at,
+		    reason));
+		free(reason);
+		return 1;
+	}
+	free(reason);
+	split_target(target, &name, &port);
+	if (res[0] == 's')
+		proxy_service(a, req, rt, ns, name, port, slash);
+	else
+		proxy_pod(a, req, rt, ns, name, port, slash);
+	return 1;
+}
+
+void
+api_set_proxy(api *a, api_proxy_fn fn, api_proxy_serves_fn serves, void *arg)
+{
+	a->proxy = fn;
+	a->proxy_serves = serves;
+	a->proxy_arg = arg;
+}

@@ -1,0 +1,50 @@
+/*
+ * Ray without Ray: every Ray head pod (label ray.io/node-type: head) on a
+ * node this daemon runs serves the Ray dashboard's Jobs API and Serve REST
+ * API from volrayd itself. Jobs run as real processes in the head pod's
+ * directory on the local node and are simulated on virtual nodes (their
+ * metadata's volray.io/sim-duration and volray.io/sim-exit-code); Serve
+ * applications are simulated everywhere. The API reaches a head through
+ * the API server's service and pod proxies (api/proxy.c calls
+ * ray_dashboard); a head on the local node is also served on
+ * 127.0.0.1:<dashboard port> in plain HTTP while it is Running there.
+ * Job state is kept in the head pod's directory and survives a restart
+ * of volrayd. Documented in volrayd(8), "RAY HEADS".
+ */
+#ifndef VOLRAY_RAY_H
+#define VOLRAY_RAY_H
+
+#include <uv.h>
+
+#include "api/http.h"
+#include "node/node.h"
+#include "registry/registry.h"
+#include "store/store.h"
+
+typedef struct ray ray;
+
+ray *ray_new(uv_loop_t *, store *, node_mgr *);
+/* Take charge of the head pods already stored; follow the store. */
+void ray_start(ray *);
+/* Stop listening; jobs are left as they are (the files keep them). */
+void ray_shutdown(ray *);
+/*
+ * Answer a dashboard request (path "/api/jobs/...", query in req) for
+ * port of pod ns/name. 0 when answered; -1 when that pod serves nothing
+ * on that port here (the caller answers as for a refused connection).
+ */
+int ray_dashboard(ray *, http_req *, const char *ns, const char *pod,
+    int port, const char *path);
+/*
+ * Give every process of the local node's pods `ray` first on PATH
+ * (bin_dir) and the daemon's API (api_url, ca_file) with a token for its
+ * namespace's identity, which mint makes (podenv.c; volrayd(8)).
+ */
+typedef char *(*ray_mint_fn)(void *arg, const char *user,
+    const char *groups);
+void ray_set_pod_env(ray *, registry *, const char *bin_dir,
+    const char *api_url, const char *ca_file, ray_mint_fn mint, void *arg);
+/* Whether pod ns/name is a head that serves port right now. */
+int ray_serves(ray *, const char *ns, const char *pod, int port);
+
+#endif

@@ -1,0 +1,112 @@
+/*
+ * Internals of core/ray/: the heads (head.c), their jobs (jobs.c), the
+ * Jobs API's HTTP side (jobsapi.c) and Serve applications (serve.c).
+ */
+#ifndef VOLRAY_RAY_INT_H
+#define VOLRAY_RAY_INT_H
+
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+#include "lib/hmap.h"
+#include "node/node.h"
+#include "node/wheel.h"
+#include "ray/ray.h"
+
+enum job_status {
+	JOB_PENDING, JOB_RUNNING, JOB_STOPPED, JOB_SUCCEEDED, JOB_FAILED
+};
+
+struct ray_head;
+
+struct ray_job {
+	struct ray_head *head;
+	char *id;			/* submission_id */
+	char *driver_id;		/* job_id ("02000000"), once running */
+	char *entrypoint;
+	cJSON *req;			/* the submission's other fields */
+	enum job_status status;
+	char *message;
+	char *error_type;		/* NULL when none */
+	uint64_t start_ms, end_ms;	/* Unix ms; end 0 until terminal */
+	int exit_code, has_exit;
+	char *log_path;
+	node_proc *proc;		/* local: the running entrypoint */
+	wheel_timer timer;		/* simulated: start and end */
+	int64_t sim_ms;			/* simulated duration, -1: forever */
+	int sim_exit;
+	int stopping;
+};
+
+struct serve_app;
+
+struct ray_head {
+	ray *r;
+	char *ns, *name, *uid;
+	char *node;			/* spec.nodeName */
+	const char *runtime;		/* "local", "virtual" or NULL */
+	int running;			/* phase Running, not deleting */
+	int dead;			/* deleting, Failed or Succeeded */
+	int port;			/* dashboard port */
+	char *dir;			/* the pod's directory */
+	hmap *jobs;			/* submission_id -> job */
+	struct ray_job **order;		/* in submission order */
+	int njobs, cap;
+	unsigned next_driver;		/* job ids 01000000, 02000000, ... */
+	http_server *listener;		/* 127.0.0.1:port, local heads */
+	int listen_port;
+	wheel_timer save_timer;
+	cJSON *serve_config;		/* the last PUT body */
+	struct serve_app *apps;
+	uint64_t serve_ms;		/* simulated deploy time */
+	char *sim_serve_duration;
+};
+
+struct ray {
+	uv_loop_t *loop;
+	store *st;
+	node_mgr *nodes;
+	wheel *wheel;
+	hmap *heads;			/* uid -> head */
+};
+
+/* head.c */
+struct ray_head *ray_head_find(ray *, const char *ns, const char *name);
+/* Save the job table soon (coalesced). */
+void ray_head_save_soon(struct ray_head *);
+
+/* jobs.c */
+const char *ray_job_status_name(enum job_status);
+int ray_job_terminal(const struct ray_job *);
+/*
+ * Submit: 0, or an HTTP status with *text (Ray's answer, malloc'd) when
+ * refused; *out is the new job.
+ */
+int ray_job_submit(struct ray_head *, const cJSON *body, struct ray_job **out,
+    char **text);
+struct ray_job *ray_job_find(struct ray_head *, const char *id);
+/* Stop: 1 if it was running (it will be STOPPED), 0 if already over. */
+int ray_job_stop(struct ray_job *);
+/* Delete a terminal job: 0, or -1 (non-terminal: *text says why). */
+int ray_job_delete(struct ray_job *, char **text);
+/* Ray's JobDetails for the job (new tree). */
+cJSON *ray_job_details(const struct ray_job *);
+/* The job's log text so far (malloc'd, "" when none). */
+char *ray_job_logs(const struct ray_job *);
+/* The head is gone: every job not over fails with why. */
+void ray_jobs_fail_all(struct ray_head *, const char *why);
+/* Free every job (no state changes). */
+void ray_jobs_free(struct ray_head *);
+/* The table as JSON, and back (jobs that were running are resolved). */
+cJSON *ray_jobs_save(struct ray_head *);
+void ray_jobs_load(struct ray_head *, const cJSON *saved);
+
+/* serve.c */
+/* PUT, GET, DELETE /api/serve/applications/: HTTP status, body. */
+int ray_serve_put(struct ray_head *, const char *body, size_t len,
+    char **text);
+cJSON *ray_serve_get(struct ray_head *);
+void ray_serve_delete(struct ray_head *);
+void ray_serve_free(struct ray_head *);
+
+#endif

@@ -1,0 +1,248 @@
+/*
+ * Ray Serve's REST API, simulated: PUT /api/serve/applications/ takes a
+ * serveConfigV2-style body ({"applications": [{"name", "route_prefix",
+ * "import_path", "deployments": [...]}, ...], ...}) and replaces the set
+ * of applications, as Serve's declarative API does. An application that
+ * is new or whose config changed is DEPLOYING (its deployments UPDATING)
+ * for the head's volray.io/sim-serve-duration annotation (default 1s),
+ * then RUNNING (HEALTHY); unchanged ones keep their state. GET answers
+ * ServeInstanceDetails as Ray's dashboard does; DELETE removes them all.
+ * Status is computed when asked, so no timer runs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "ray/ray_int.h"
+
+#define DEFAULT_DEPLOY_MS 1000
+
+struct serve_app {
+	char *name;
+	cJSON *config;			/* the application's part of the body */
+	uint64_t deployed_ms;		/* Unix ms of the last (re)deploy */
+	uint64_t ready_ms;		/* RUNNING from then on */
+	struct serve_app *next;
+};
+
+static uint64_t
+now_ms(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
+}
+
+/* A Go duration of whole units ("1s", "500ms", "2m") in ms; def if bad. */
+static uint64_t
+deploy_ms(const struct ray_head *h)
+{
+	const char *s = h->sim_serve_duration;
+	char *end;
+	double v;
+
+	if (s == NULL)
+		return DEFAULT_DEPLOY_MS;
+	v = strtod(s, &end);
+	if (end == s || v < 0)
+		return DEFAULT_DEPLOY_MS;
+	if (strcmp(end, "ms") == 0)
+		return (uint64_t)v;
+	if (strcmp(end, "s") == 0)
+		return (uint64_t)(v * 1000);
+	if (strcmp(end, "m") == 0)
+		return (uint64_t)(v * 60000);
+	return DEFAULT_DEPLOY_MS;
+}
+
+static void
+app_free(struct serve_app *a)
+{
+	free(a->name);
+	cJSON_Delete(a->config);
+	free(a);
+}
+
+void
+ray_serve_free(struct ray_head *h)
+{
+	struct serve_app *a, *next;
+
+	for (a = h->apps; a != NULL; a = next) {
+		next = a->next;
+		app_free(a);
+	}
+	h->apps = NULL;
+	cJSON_Delete(h->serve_config);
+	h->serve_config = NULL;
+}
+
+void
+ray_serve_delete(struct ray_head *h)
+{
+	ray_serve_free(h);
+}
+
+/* Check a PUT body as Serve's schema would; NULL or the error text. */
+static char *
+check_config(const cJSON *b)
+{
+	const cJSON *apps = json_at(b, "applications"), *a, *o;
+	char *names = NULL;
+
+	if (!cJSON_IsObject(b))
+		return strdup("ValidationError: the config must be a JSON "
+		    "object");
+	if (!cJSON_IsArray(apps))
+		return strdup("ValidationError: 1 validation error for "
+		    "ServeDeploySchema\napplications\n  field required "
+		    "(type=value_error.missing)");
+	cJSON_ArrayForEach(a, apps) {
+		const char *name = json_str(a, "name");
+
+		if (!cJSON_IsObject(a) || json_str(a, "import_path") == NULL) {
+			free(names);
+			return strdup("ValidationError: 1 validation error for "
+			    "ServeDeploySchema\napplications -> import_path\n  "
+			    "field required (type=value_error.missing)");
+		}
+		cJSON_ArrayForEach(o, apps) {
+			const char *other = json_str(o, "name");
+
+			if (o == a)
+				break;
+			if (strcmp(other ? other : "default", name ? name :
+			    "default") == 0)
+				return util_printf("ValidationError: Found "
+				    "duplicate application name '%s'. Please "
+				    "ensure each application's name is unique.",
+				    name ? name : "default");
+		}
+	}
+	return NULL;
+}
+
+int
+ray_serve_put(struct ray_head *h, const char *body, size_t len, char **text)
+{
+	cJSON *b = cJSON_ParseWithLength(body, len);
+	const cJSON *c;
+	struct serve_app *old = h->apps, *next = NULL, **tail = &next, *a, **pp;
+	char *err;
+	uint64_t now = now_ms();
+
+	if (b == NULL) {
+		*text = strdup("json.decoder.JSONDecodeError: the request body "
+		    "is not valid JSON");
+		return 400;
+	}
+	if ((err = check_config(b)) != NULL) {
+		cJSON_Delete(b);
+		*text = err;
+		return 400;
+	}
+	cJSON_ArrayForEach(c, json_at(b, "applications")) {
+		const char *name = json_str(c, "name") ? json_str(c, "name") :
+		    "default";
+
+		for (pp = &old; *pp != NULL; pp = &(*pp)->next)
+			if (strcmp((*pp)->name, name) == 0)
+				break;
+		if ((a = *pp) != NULL) {
+			*pp = a->next;
+			if (!json_equal(a->config, c)) {
+				cJSON_Delete(a->config);
+				a->config = cJSON_Duplicate(c, 1);
+				a->deployed_ms = now;
+				a->ready_ms = now + deploy_ms(h);
+			}
+		} else {
+			if ((a = calloc(1, sizeof *a)) == NULL)
+				fatal("out of memory");
+			a->name = strdup(name);
+			a->config = cJSON_Duplicate(c, 1);
+			a->deployed_ms = now;
+			a->ready_ms = now + deploy_ms(h);
+		}
+		a->next = NULL;
+		*tail = a;
+		tail = &a->next;
+	}
+	/* Applications left out of the new config are deleted. */
+	while (old != NULL) {
+		a = old->next;
+		app_free(old);
+		old = a;
+	}
+	h->apps = next;
+	cJSON_Delete(h->serve_config);
+	h->serve_config = b;
+	*text = NULL;
+	return 200;
+}
+
+static cJSON *
+app_details(const struct serve_app *a, uint64_t now)
+{
+	cJSON *t = cJSON_CreateObject(), *deps = cJSON_CreateObject(), *d;
+	const cJSON *dc;
+	int running = now >= a->ready_ms;
+	const char *rp = json_str(a->config, "route_prefix");
+
+	json_set_str(t, "name", a->name);
+	json_set_str(t, "route_prefix", rp ? rp : "/");
+	json_set(t, "docs_path", cJSON_CreateNull());
+	json_set_str(t, "status", running ? "RUNNING" : "DEPLOYING");
+	json_set_str(t, "message", "");
+	json_set_num(t, "last_deployed_time_s", (double)a->deployed_ms / 1000);
+	json_set(t, "deployed_app_config", cJSON_Duplicate(a->config, 1));
+	json_set_str(t, "source", "declarative");
+	cJSON_ArrayForEach(dc, json_at(a->config, "deployments")) {
+		const char *name = json_str(dc, "name");
+		const cJSON *n = json_at(dc, "num_replicas");
+
+		if (name == NULL)
+			continue;
+		d = cJSON_CreateObject();
+		json_set_str(d, "name", name);
+		json_set_str(d, "status", running ? "HEALTHY" : "UPDATING");
+		json_set_str(d, "status_trigger", running ?
+		    "CONFIG_UPDATE_COMPLETED" : "CONFIG_UPDATE_STARTED");
+		json_set_str(d, "message", "");
+		json_set(d, "deployment_config", cJSON_Duplicate(dc, 1));
+		json_set_num(d, "target_num_replicas", cJSON_IsNumber(n) ?
+		    n->valuedouble : 1);
+		json_set(d, "required_resources", cJSON_CreateObject());
+		json_set(d, "replicas", cJSON_CreateArray());
+		json_set(deps, name, d);
+	}
+	json_set(t, "deployments", deps);
+	return t;
+}
+
+cJSON *
+ray_serve_get(struct ray_head *h)
+{
+	cJSON *t = cJSON_CreateObject(), *apps = cJSON_CreateObject(), *ho;
+	const struct serve_app *a;
+	uint64_t now = now_ms();
+
+	json_set(t, "controller_info", cJSON_CreateObject());
+	json_set_str(t, "proxy_location", "EveryNode");
+	ho = cJSON_CreateObject();
+	json_set_str(ho, "host", "0.0.0.0");
+	json_set_num(ho, "port", 8000);
+	json_set(t, "http_options", ho);
+	json_set(t, "proxies", cJSON_CreateObject());
+	json_set_str(t, "deploy_mode", "MULTI_APP");
+	for (a = h->apps; a != NULL; a = a->next)
+		json_set(apps, a->name, app_details(a, now));
+	json_set(t, "applications", apps);
+	json_set(t, "target_capacity", cJSON_CreateNull());
+	return t;
+}
