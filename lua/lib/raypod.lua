@@ -202,6 +202,8 @@ end
 
 -- The Ray container's command and args: KubeRay's bash wrapper around the
 -- user's args (if any) and `ray start`, unless the pod asks to keep its own.
+-- bash -c, as KubeRay with ENABLE_LOGIN_SHELL=false: a login shell would
+-- reset PATH from /etc/profile and lose the `ray` that local pods get.
 function M.set_command(pod, container, start_cmd)
   if (pod.metadata.annotations or {})[M.OVERWRITE_CMD] == "true" then return end
   local user = {}
@@ -211,7 +213,7 @@ function M.set_command(pod, container, start_cmd)
     cmd = cmd == "" and start_cmd or (cmd .. " && " .. start_cmd)
   end
   if not present(container.command) or #container.command == 0 then
-    container.command = v.array({ "/bin/bash", "-lc", "--" })
+    container.command = v.array({ "/bin/bash", "-c", "--" })
   end
   container.args = v.array({ M.ULIMIT .. "; " .. cmd })
 end

@@ -104,9 +104,6 @@ function M.job(job)
   if not selector and not present(s.rayClusterSpec) then
     return "one of RayClusterSpec or ClusterSelector must be set"
   end
-  if mode ~= "InteractiveMode" and (not present(s.entrypoint) or s.entrypoint == "") then
-    return "entrypoint is required unless submissionMode is InteractiveMode"
-  end
   if present(s.activeDeadlineSeconds) and s.activeDeadlineSeconds <= 0 then
     return string.format("activeDeadlineSeconds must be a positive integer, got %d", s.activeDeadlineSeconds)
   end

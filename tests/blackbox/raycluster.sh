@@ -42,7 +42,7 @@ expect_eq "yes $rc head headgroup $rc-head kuberay-operator" \
 	"head pod labels"
 expect_eq "RayCluster $rc true" "$(k get pod "$head" -o jsonpath='{.metadata.ownerReferences[0].kind} {.metadata.ownerReferences[0].name} {.metadata.ownerReferences[0].controller}')" "head pod owner"
 args=$(k get pod "$head" -o jsonpath='{.spec.containers[0].command} {.spec.containers[0].args[0]}')
-expect_contains "$args" '["/bin/bash","-lc","--"]' "head command"
+expect_contains "$args" '["/bin/bash","-c","--"]' "head command"
 expect_contains "$args" "ulimit -n 65536; ray start --head --block" "head args"
 expect_contains "$args" "--dashboard-host=0.0.0.0" "head args"
 expect_contains "$args" "--metrics-export-port=8080" "head args"
