@@ -53,7 +53,7 @@ $3
       template:
         spec:
           nodeSelector: {volray.io/runtime: virtual}
-          containers: [{name: ray-worker, image: rayproject/ray:2.46.0, resources: {requests: {cpu: "1", memory: 1Gi}}}]
+          containers: [{name: ray-worker, image: rayproject/ray:2.46.0, resources: {requests: {cpu: "${WORKER_CPU:-1}", memory: 1Gi}}}]
 YAML
 }
 
@@ -304,9 +304,8 @@ expect_contains "$logs" "hello" "the sidecar follows the real entrypoint's outpu
 pass "SidecarMode: the head's submitter container runs the job to Complete"
 
 # --- kill -9 mid-Initializing: one cluster, one submission
-rayjob crash HTTPMode '  metadata: {volray.io/sim-duration: 1s}'
 # Its worker fits nowhere yet, so the cluster is not ready.
-k patch rayjob crash --type=json -p '[{"op":"replace","path":"/spec/rayClusterSpec/workerGroupSpecs/0/template/spec/containers/0/resources/requests/cpu","value":"40"}]' >/dev/null
+WORKER_CPU=40 rayjob crash HTTPMode '  metadata: {volray.io/sim-duration: 1s}'
 wait_state crash Initializing
 c1=$(jst crash rayClusterName)
 id1=$(jst crash jobId)
