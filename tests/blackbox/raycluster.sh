@@ -233,3 +233,22 @@ pass "Volcano: PodGroup first, pods annotated, schedulerName volcano"
 k delete raycluster $rc >/dev/null
 wait_eq "" "pods collected with the cluster" k get pods -l ray.io/cluster=$rc -o name
 pass "deleting the RayCluster takes its pods"
+
+# --- volrayd --batch-scheduler=volcano: every Ray object gets a PodGroup
+stop_daemon
+start_daemon --batch-scheduler=volcano
+k apply -f - >/dev/null <<'YAML'
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: plain}
+spec:
+  headGroupSpec:
+    template: {spec: {containers: [{name: ray-head, image: rayproject/ray, resources: {requests: {cpu: 500m, memory: 1Gi}}}]}}
+  workerGroupSpecs:
+  - {groupName: g, replicas: 2, template: {spec: {containers: [{name: w, image: rayproject/ray, resources: {requests: {cpu: "1", memory: 1Gi}}}]}}}
+YAML
+wait_eq "3 2500m 3Gi" "PodGroup of a RayCluster without labels" \
+	k get podgroup ray-plain-pg -o jsonpath='{.spec.minMember} {.spec.minResources.cpu} {.spec.minResources.memory}'
+k wait --for=jsonpath='{.status.state}'=ready raycluster/plain --timeout=20s >/dev/null || fail "plain cluster ready"
+expect_eq "volcano ray-plain-pg" "$(k get pod "$(head_pod plain)" -o jsonpath='{.spec.schedulerName} {.metadata.annotations.scheduling\.k8s\.io/group-name}')" "plain head pod"
+pass "--batch-scheduler=volcano: a RayCluster without labels is gang-scheduled"
