@@ -215,7 +215,6 @@ EVENTS
 "  verbs: [get, list, watch, create, patch, delete]}\n"
 "- {apiGroups: [batch], resources: [jobs],\n"
 "  verbs: [get, list, watch, create, delete]}\n"
-"- {apiGroups: [''], resources: [pods], verbs: [list]}\n"
 "- {apiGroups: [''], resources: [services/proxy],\n"
 "  verbs: [get, create]}\n"
 "- {apiGroups: [scheduling.volcano.sh], resources: [podgroups],\n"

@@ -17,8 +17,9 @@
 -- suspend deletes them the same way (Suspending, Suspended) and resuming
 -- starts over. When finished, deletionRules (the most impactful overdue
 -- first) or shutdownAfterJobFinishes with ttlSecondsAfterFinished delete
--- what they say. Deleting a RayJob asks the head to stop an unfinished
--- job (best effort) before the finalizer goes.
+-- what they say, and the PodGroup is recomputed from what is left.
+-- Deleting a RayJob asks the head to stop an unfinished job (best effort)
+-- before the finalizer goes.
 local v = volray
 local canon = require("canon")
 local dash = require("raydashboard")
@@ -336,8 +337,18 @@ local function run_policy(job, policy)
   end
 end
 
+-- A finished job's PodGroup describes the cluster that is left (after
+-- DeleteWorkers, only the head), not the gang it started with.
+local function resync_podgroup(job, st)
+  if jc.uses_selector(job) or not raypg.enabled(job) or not present(st.rayClusterName) then return end
+  local rc = v.get(jc.RC, job.metadata.namespace, st.rayClusterName)
+  if rc == nil or rc.metadata.deletionTimestamp ~= nil then return end
+  raypg.sync(job, raypg.cluster_gang(rc.spec))
+end
+
 -- Complete and Failed: the deletion rules, or shutdownAfterJobFinishes.
 local function finished(job, st, now)
+  resync_podgroup(job, st)
   local ended = present(st.endTime) and v.time(st.endTime) or now
   local ds = job.spec.deletionStrategy
   if present(ds) and present(ds.deletionRules) then
