@@ -109,7 +109,7 @@ start_volrayd() {
 	[ "$TLS" = 1 ] && { plain=""; scheme=https; }
 	"$RUN_DIR/vrbench-server" --data-dir "$RUN_DIR/vr" \
 	    --listen "127.0.0.1:$VR_PORT" --no-local-node $plain \
-	    --share-dir "$SHARE_DIR" >"$RUN_DIR/volrayd.log" 2>&1 &
+	    --share-dir "$SHARE_DIR" ${VR_EXTRA_ARGS:-} >"$RUN_DIR/volrayd.log" 2>&1 &
 	VR_PID=$!
 	PIDS="$PIDS $VR_PID"
 	wait_http "$scheme://127.0.0.1:$VR_PORT/readyz" 30 ok ||

@@ -274,12 +274,18 @@ stop(struct daemon *d)
 	uv_stop(d->loop);
 }
 
-/* Reload Lua controllers (and, later, policies): all or nothing. */
+/*
+ * Reload the scheduler's policy and the Lua controllers. Each is built
+ * beside the running set and swapped only if it loads; a refused one
+ * keeps what runs.
+ */
 static int
 reload(void *arg, char **cause)
 {
 	struct daemon *d = arg;
 
+	if (d->sched != NULL && sched_reload(d->sched, cause) != 0)
+		return -1;
 	if (controller_reload(d->ctrl, cause) != 0) {
 		log_error("volrayd: reload failed, keeping the running set: %s",
 		    *cause);
@@ -390,8 +396,12 @@ main(int argc, char **argv)
 	controller_set_batch_scheduler(d.ctrl, d.f.batch_scheduler);
 	d.http = luahttp_new(d.loop);
 	controller_set_http(d.ctrl, d.http);
-	if (reload(&d, &cause) != 0)
+	/* The scheduler: binds pending pods to nodes (started below). */
+	d.sched = sched_new(d.loop, d.st, d.rg, d.lua);
+	if (reload(&d, &cause) != 0) {
+		log_error("volrayd: %s", cause);
 		return 1;
+	}
 	/* The node runtimes: simulated nodes (and pods bound to them). */
 	d.nodes = node_mgr_new(d.loop, d.st, d.rg);
 	node_mgr_set_lease_duration(d.nodes, d.f.node_lease_seconds);
@@ -423,8 +433,6 @@ main(int argc, char **argv)
 	d.life = lifecycle_new(d.loop, d.st, d.rg, node_mgr_wheel(d.nodes),
 	    d.f.node_grace_ms);
 	lifecycle_start(d.life);
-	/* The scheduler: binds pending pods to the nodes above. */
-	d.sched = sched_new(d.loop, d.st, d.rg);
 	sched_start(d.sched);
 	d.api = api_new(d.loop, d.st, d.rg, d.hub, d.f.data_dir);
 	api_set_reload(d.api, reload, &d);

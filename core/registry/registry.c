@@ -1229,6 +1229,9 @@ set_condition(cJSON *obj, const char *type, const char *status)
 		    0) {
 			json_set_str(it, "status", status);
 			json_set_str(it, "lastTransitionTime", now);
+			/* The reason and message were the old status's. */
+			json_del(it, "reason");
+			json_del(it, "message");
 			return;
 		}
 	}

@@ -1,17 +1,19 @@
 /*
- * The allocate action: jobs in order (higher priority first, then older,
- * then by key), each job's pending tasks in order (higher priority first,
- * then by name); each task goes to the node that fits it with the best
- * score, and the node's idle resources shrink at once so the next task
- * sees them. A job is placed all or nothing: unless its bound tasks plus
- * the ones just placed reach its minMember (the gang rule; an implicit
- * group's minMember is 1), every placement of the job is undone and its
- * tasks wait, told why. Placements that stand are returned for dispatch.
+ * The allocate action, as Volcano's: queues in QueueOrder, each queue's
+ * jobs in JobOrder, each job's pending tasks (not BestEffort) in
+ * TaskOrder. Pop a queue (dropped while Overused), pop its best job and
+ * run its tasks in a fresh statement: a task the queue may not take
+ * (Allocatable) is skipped; the others go through the predicates (C, then
+ * Lua on the survivors) against future idle, prefer a node where the
+ * request fits idle, take the best score and are allocated (fits idle) or
+ * pipelined (fits only once releasing pods are gone). The first task that
+ * fits nowhere ends the job's turn. Once the job is ready with tasks
+ * left, it goes back to its queue's heap for another turn. After the
+ * turn: ready -> commit; pipelined -> keep the reservation; else discard.
+ * The queue goes back to be re-ranked by its new share.
  *
- * Each task scores at most enough() feasible nodes, from where the last
- * scan stopped (kube-scheduler's percentageOfNodesToScore); the
- * free-capacity index and the plugins' extension points arrive with the
- * rest of the framework.
+ * The node scan starts where the last one stopped and stops after
+ * enough() feasible nodes (kube-scheduler's percentageOfNodesToScore).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,37 +22,6 @@
 #include "lib/util.h"
 #include "sched/sched_int.h"
 
-static int
-job_cmp(const void *a, const void *b)
-{
-	const struct sched_job *x = *(struct sched_job *const *)a;
-	const struct sched_job *y = *(struct sched_job *const *)b;
-	int c;
-
-	if (x->priority != y->priority)
-		return x->priority > y->priority ? -1 : 1;
-	if (x->created != NULL && y->created != NULL &&
-	    (c = strcmp(x->created, y->created)) != 0)
-		return c;
-	return strcmp(x->key, y->key);
-}
-
-static int
-task_cmp(const void *a, const void *b)
-{
-	const struct sched_task *x = *(struct sched_task *const *)a;
-	const struct sched_task *y = *(struct sched_task *const *)b;
-
-	if (x->priority != y->priority)
-		return x->priority > y->priority ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-/*
- * How many feasible nodes to score before choosing, as kube-scheduler's
- * percentageOfNodesToScore: 50% of a small cluster down to 5% of a large
- * one, at least 100.
- */
 static int
 enough(int nnodes)
 {
@@ -62,107 +33,276 @@ enough(int nnodes)
 	return want < 100 ? (nnodes < 100 ? nnodes : 100) : want;
 }
 
-/*
- * The best node for t, or NULL with *why set. The scan starts where the
- * last one stopped, so successive tasks spread over the cluster and each
- * scores only enough() feasible nodes.
- */
-static struct sched_node *
-place(struct sched_session *ss, struct sched_task *t)
+struct s_node *
+allocate_pick(struct session *ss, struct s_task *t, int allow_pipeline,
+    int *pipeline)
 {
-	int counts[FIT_NREASONS] = { 0 }, i, seen, feasible = 0;
-	int want = enough(ss->nnodes);
-	struct sched_node *best = NULL;
+	int counts[FIT_NREASONS] = { 0 }, i, seen, nc = 0, nidle = 0;
+	int want = enough(ss->nnodes), lua_rejects = 0;
+	struct s_node *best = NULL;
+	char *lua_reason = NULL;
 	double best_score = 0;
 
-	for (seen = 0; seen < ss->nnodes && feasible < want; seen++) {
-		struct sched_node *n;
-		enum fit_reason r;
+	*pipeline = 0;
+	if (ss->cand == NULL) {
+		ss->cand = calloc((size_t)ss->nnodes + 1, sizeof *ss->cand);
+		ss->scores = calloc((size_t)ss->nnodes + 1, sizeof *ss->scores);
+		if (ss->cand == NULL || ss->scores == NULL)
+			fatal("out of memory");
+	}
+	for (seen = 0; seen < ss->nnodes && nc < want; seen++) {
+		struct s_node *n = &ss->nodes[(ss->next_node + seen) %
+		    ss->nnodes];
+		enum fit_reason r = predicate_static(ss, t, n);
+		struct podspec_res fi;
 
-		i = (ss->next_node + seen) % ss->nnodes;
-		n = &ss->nodes[i];
-		r = predicate_fit(t, n);
-		double sc;
-
-		if (r != FIT_OK) {
-			counts[r]++;
-			continue;
+		if (r == FIT_OK) {
+			if (res_less_equal(&t->req, &n->idle)) {
+				/* Idle fits first in the list. */
+				ss->cand[nc] = ss->cand[nidle];
+				ss->cand[nidle++] = n;
+				nc++;
+				continue;
+			}
+			node_future_idle(n, &fi);
+			r = predicate_resources(t, allow_pipeline ? &fi :
+			    &n->idle);
+			if (r == FIT_OK) {
+				ss->cand[nc++] = n;
+				continue;
+			}
 		}
-		feasible++;
-		sc = predicate_score(t, n);
-		if (best == NULL || sc > best_score) {
-			best = n;
-			best_score = sc;
-		}
+		counts[r]++;
 	}
 	if (ss->nnodes > 0)
 		ss->next_node = (ss->next_node + seen) % ss->nnodes;
-	if (best == NULL) {
-		free(t->why);
-		t->why = predicate_message(ss->nnodes, counts);
+	if (nc > 0 && (fw_defines(ss, EP_PREDICATE) ||
+	    fw_defines(ss, EP_BATCH_PREDICATE))) {
+		int before = nc, k;
+
+		nc = fw_predicate(ss, t, ss->cand, nc, &lua_rejects,
+		    &lua_reason);
+		counts[FIT_LUA] += before - nc;
+		/* Recount the idle ones among the survivors. */
+		for (i = k = 0; i < nc; i++)
+			if (res_less_equal(&t->req, &ss->cand[i]->idle)) {
+				struct s_node *x = ss->cand[k];
+
+				ss->cand[k++] = ss->cand[i];
+				ss->cand[i] = x;
+			}
+		nidle = k;
 	}
+	if (nc == 0) {
+		free(t->why);
+		t->why = predicate_message(ss->nnodes, counts, lua_reason);
+		free(lua_reason);
+		return NULL;
+	}
+	free(lua_reason);
+	/* Prefer nodes where it fits now; else a pipelined reservation. */
+	if (nidle > 0)
+		nc = nidle;
+	else
+		*pipeline = 1;
+	for (i = 0; i < nc; i++)
+		ss->scores[i] = predicate_score(ss, t, ss->cand[i]);
+	if (fw_defines(ss, EP_NODE_ORDER) || fw_defines(ss, EP_BATCH_NODE_ORDER))
+		fw_node_order(ss, t, ss->cand, nc, ss->scores);
+	for (i = 0; i < nc; i++)
+		if (best == NULL || ss->scores[i] > best_score) {
+			best = ss->cand[i];
+			best_score = ss->scores[i];
+		}
+	free(t->why);
+	t->why = NULL;
 	return best;
 }
 
 int
-allocate_run(struct sched_session *ss, struct sched_task ***binds_out)
+job_schedulable(struct session *ss, struct s_job *j)
 {
-	struct sched_task **binds = calloc(ss->ntasks + 1, sizeof *binds);
-	struct sched_task **placed = calloc(ss->ntasks + 1, sizeof *placed);
-	int nbinds = 0, i, k;
+	if (j->queue == NULL || j->invalid)
+		return 0;
+	if (config_has_action(&ss->pol->conf, ACT_ENQUEUE) && j->pg != NULL &&
+	    strcmp(j->phase, "Pending") == 0 && !j->enqueued)
+		return 0;
+	return 1;
+}
 
-	if (binds == NULL || placed == NULL)
+static int
+has_pending(const struct s_job *j, int best_effort)
+{
+	int i;
+
+	for (i = 0; i < j->ntasks; i++)
+		if (j->tasks[i]->status == TS_PENDING &&
+		    j->tasks[i]->best_effort == best_effort)
+			return 1;
+	return 0;
+}
+
+void
+action_allocate(struct session *ss)
+{
+	struct pq queues, *jobs = calloc((size_t)ss->nqueues + 1, sizeof *jobs);
+	struct pq *tasks = calloc((size_t)ss->njobs + 1, sizeof *tasks);
+	char *in_pq = calloc((size_t)ss->nqueues + 1, 1);
+	int i, k;
+
+	if (jobs == NULL || tasks == NULL || in_pq == NULL)
 		fatal("out of memory");
-	qsort(ss->jobs, (size_t)ss->njobs, sizeof *ss->jobs, job_cmp);
+	pq_init(&queues, ss, pq_less_queue);
+	for (i = 0; i < ss->nqueues; i++)
+		pq_init(&jobs[i], ss, pq_less_job);
 	for (i = 0; i < ss->njobs; i++) {
-		struct sched_job *j = ss->jobs[i];
-		int nplaced = 0, pending = 0;
+		struct s_job *j = ss->jobs[i];
 
-		if (j->ntasks == 0)
+		if (!job_schedulable(ss, j) || !has_pending(j, 0))
 			continue;
-		qsort(j->tasks, (size_t)j->ntasks, sizeof *j->tasks, task_cmp);
-		for (k = 0; k < j->ntasks; k++) {
-			struct sched_task *t = j->tasks[k];
-			struct sched_node *n = place(ss, t);
+		if (!fw_job_valid(ss, j))
+			continue;
+		pq_push(&jobs[j->queue->idx], j);
+		if (!in_pq[j->queue->idx]) {
+			in_pq[j->queue->idx] = 1;
+			pq_push(&queues, j->queue);
+		}
+	}
+	while (queues.n > 0) {
+		struct s_queue *q = pq_pop(&queues);
+		struct pq *tq;
+		struct statement st;
+		struct s_job *j;
 
-			if (n == NULL) {
-				pending++;
+		if (fw_overused(ss, q))
+			continue;
+		if ((j = pq_pop(&jobs[q->idx])) == NULL)
+			continue;
+		tq = &tasks[j->idx];
+		if (tq->ss == NULL) {
+			pq_init(tq, ss, pq_less_task);
+			for (k = 0; k < j->ntasks; k++)
+				if (j->tasks[k]->status == TS_PENDING &&
+				    !j->tasks[k]->best_effort)
+					pq_push(tq, j->tasks[k]);
+		}
+		stmt_init(&st, ss);
+		while (tq->n > 0) {
+			struct s_task *t = pq_pop(tq);
+			struct s_node *n;
+			int pipe;
+
+			if (!fw_allocatable(ss, q, t)) {
+				/* Say the node's reason when there is one. */
+				if (allocate_pick(ss, t, 1, &pipe) != NULL) {
+					free(t->why);
+					t->why = util_printf("queue %s: the task "
+					    "would exceed the queue's deserved "
+					    "share (%s)", q->name, q->state);
+				}
 				continue;
 			}
-			t->state = TASK_ALLOCATED;
-			t->node = n;
-			predicate_account(n, &t->req, 1);
-			placed[nplaced++] = t;
+			if ((n = allocate_pick(ss, t, 1, &pipe)) == NULL) {
+				free(j->fit_msg);
+				j->fit_msg = strdup(t->why);
+				break;
+			}
+			if (pipe)
+				stmt_pipeline(&st, t, n);
+			else
+				stmt_allocate(&st, t, n);
+			if (tq->n > 0 && fw_job_ready(ss, j)) {
+				pq_push(&jobs[q->idx], j);
+				break;
+			}
 		}
-		if (j->bound + nplaced >= j->min_member) {
-			for (k = 0; k < nplaced; k++)
-				binds[nbinds++] = placed[k];
-			continue;
-		}
-		if (j->podgroup == NULL)
-			continue;	/* a bare pod: its own reason says it */
-		/* Not enough for the gang: give everything back. */
-		for (k = 0; k < nplaced; k++) {
-			struct sched_task *t = placed[k];
-
-			predicate_account(t->node, &t->req, -1);
-			t->state = TASK_PENDING;
-			t->node = NULL;
-		}
-		for (k = 0; k < j->ntasks; k++) {
-			struct sched_task *t = j->tasks[k];
-			char *gang = util_printf("%d/%d tasks in gang "
-			    "unschedulable: pod group is not ready, %d Pending, "
-			    "%d minAvailable%s%s", j->ntasks, j->ntasks,
-			    j->ntasks, j->min_member, t->why ? "; " : "",
-			    t->why ? t->why : "");
-
-			free(t->why);
-			t->why = gang;
-		}
-		(void)pending;
+		if (fw_job_ready(ss, j))
+			stmt_commit(&st);
+		else if (fw_job_pipelined(ss, j))
+			stmt_keep(&st);
+		else
+			stmt_discard(&st);
+		pq_push(&queues, q);
 	}
-	free(placed);
-	*binds_out = binds;
-	return nbinds;
+	pq_free(&queues);
+	for (i = 0; i < ss->nqueues; i++)
+		pq_free(&jobs[i]);
+	for (i = 0; i < ss->njobs; i++)
+		pq_free(&tasks[i]);
+	free(jobs);
+	free(tasks);
+	free(in_pq);
+}
+
+/*
+ * Backfill: BestEffort tasks (no requests) of admitted jobs go to the
+ * first node the predicates accept, allocated at once.
+ */
+void
+action_backfill(struct session *ss)
+{
+	int i, k;
+
+	for (i = 0; i < ss->njobs; i++) {
+		struct s_job *j = ss->jobs[i];
+
+		if (!job_schedulable(ss, j) || !has_pending(j, 1))
+			continue;
+		if (!fw_job_valid(ss, j))
+			continue;
+		for (k = 0; k < j->ntasks; k++) {
+			struct s_task *t = j->tasks[k];
+			struct statement st;
+			struct s_node *n;
+			int pipe;
+
+			if (t->status != TS_PENDING || !t->best_effort)
+				continue;
+			if ((n = allocate_pick(ss, t, 0, &pipe)) == NULL)
+				continue;
+			stmt_init(&st, ss);
+			stmt_allocate(&st, t, n);
+			stmt_commit(&st);
+		}
+	}
+}
+
+/*
+ * firstfit: the floor the benchmark compares allocate with. Every job in
+ * snapshot order, every pending task on the first node (from the first)
+ * whose idle resources and C predicates fit it, a job kept only if it
+ * reaches its minMember. No plugin is called.
+ */
+void
+action_firstfit(struct session *ss)
+{
+	int i, k, n;
+
+	for (i = 0; i < ss->njobs; i++) {
+		struct s_job *j = ss->jobs[i];
+		struct statement st;
+
+		if (j->queue == NULL || j->n[TS_PENDING] == 0)
+			continue;
+		stmt_init(&st, ss);
+		for (k = 0; k < j->ntasks; k++) {
+			struct s_task *t = j->tasks[k];
+
+			if (t->status != TS_PENDING)
+				continue;
+			for (n = 0; n < ss->nnodes; n++)
+				if (res_less_equal(&t->req, &ss->nodes[n].idle) &&
+				    predicate_static(ss, t, &ss->nodes[n]) ==
+				    FIT_OK)
+					break;
+			if (n == ss->nnodes)
+				break;
+			stmt_allocate(&st, t, &ss->nodes[n]);
+		}
+		if (j->n[TS_ALLOCATED] + j->n[TS_BOUND] + j->n[TS_RUNNING] +
+		    j->n[TS_SUCCEEDED] >= j->min_member)
+			stmt_commit(&st);
+		else
+			stmt_discard(&st);
+	}
 }

@@ -1,42 +1,42 @@
 /*
- * Predicates and scores in C, the fast path every placement takes: a node
- * fits a task when it is schedulable, matches the pod's nodeSelector and
- * required node affinity, carries no NoSchedule/NoExecute taint the pod
- * does not tolerate, and has the task's requests idle (cpu, memory, pod
- * count, extended resources). The score favours the least requested
- * node, balanced between cpu and memory, as kube-scheduler's defaults do.
- * The reasons of the nodes that did not fit are counted into
- * kube-scheduler's message for the pod.
+ * Predicates and scores in C, the fast path every placement takes. With
+ * the predicates plugin on, a node fits a task when it is schedulable,
+ * matches the pod's nodeSelector and required node affinity, carries no
+ * NoSchedule/NoExecute taint the pod does not tolerate, and satisfies the
+ * pod's required pod (anti-)affinity on kubernetes.io/hostname; the
+ * resources (cpu, memory, pod count, extended resources) are always
+ * checked, against idle or future idle as the action decides. Scores,
+ * each 0..100 times the weight its plugin's arguments give:
+ * least-requested and balanced allocation (kube-scheduler's, counting a
+ * request of zero as 100m / 200 MiB), preferred node affinity, taint
+ * toleration (PreferNoSchedule), and binpack (Volcano's). The reasons of
+ * the nodes that did not fit are counted into kube-scheduler's message.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/json.h"
 #include "lib/log.h"
+#include "lib/selector.h"
 #include "lib/util.h"
 #include "sched/sched_int.h"
 
-enum fit_reason
-predicate_fit(const struct sched_task *t, const struct sched_node *n)
-{
-	const char *short_of;
+#define HOSTNAME_KEY "kubernetes.io/hostname"
 
-	if (n->unschedulable)
-		return FIT_UNSCHEDULABLE;
-	/* Resources first: the cheap check that fails most often. */
-	if ((short_of = podspec_res_exceeds(&t->req, &n->idle)) != NULL)
-		goto short_of;
-	if (n->has_taints && podspec_untolerated(t->obj, n->obj) != NULL)
-		return FIT_TAINT;
-	if (t->has_selector && !podspec_node_matches(t->obj, n->obj))
-		return FIT_SELECTOR;
-	return FIT_OK;
-short_of:
-	/* Report as kube-scheduler's filter order does: taints, affinity. */
-	if (n->has_taints && podspec_untolerated(t->obj, n->obj) != NULL)
-		return FIT_TAINT;
-	if (t->has_selector && !podspec_node_matches(t->obj, n->obj))
-		return FIT_SELECTOR;
+int
+res_less_equal(const struct podspec_res *a, const struct podspec_res *b)
+{
+	return podspec_res_exceeds(a, b) == NULL;
+}
+
+enum fit_reason
+predicate_resources(const struct s_task *t, const struct podspec_res *avail)
+{
+	const char *short_of = podspec_res_exceeds(&t->req, avail);
+
+	if (short_of == NULL)
+		return FIT_OK;
 	if (strcmp(short_of, "cpu") == 0)
 		return FIT_CPU;
 	if (strcmp(short_of, "memory") == 0)
@@ -46,13 +46,77 @@ short_of:
 	return FIT_EXT;
 }
 
+/* Does any pod placed on n match the term's selector (same namespace)? */
+static int
+term_matches_node(const cJSON *term, const struct s_task *t,
+    const struct s_node *n)
+{
+	const char *key = json_str(term, "topologyKey");
+	selector *sel;
+	char *cause = NULL;
+	int i, hit = 0;
+
+	if (key == NULL || strcmp(key, HOSTNAME_KEY) != 0)
+		return -1;	/* another topology: not judged here */
+	if ((sel = selector_from_json(json_at(term, "labelSelector"),
+	    &cause)) == NULL) {
+		free(cause);
+		return 0;
+	}
+	for (i = 0; i < n->ntasks && !hit; i++) {
+		const struct s_task *o = n->tasks[i];
+
+		if (o == t || o->status == TS_RELEASING ||
+		    strcmp(o->ns, t->ns) != 0)
+			continue;
+		hit = selector_match_labels(sel, json_at(o->obj,
+		    "metadata.labels"));
+	}
+	selector_free(sel);
+	return hit;
+}
+
+static enum fit_reason
+pod_affinity(const struct s_task *t, const struct s_node *n)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, json_at(t->obj, "spec.affinity.podAntiAffinity."
+	    "requiredDuringSchedulingIgnoredDuringExecution"))
+		if (term_matches_node(it, t, n) == 1)
+			return FIT_ANTI_AFFINITY;
+	cJSON_ArrayForEach(it, json_at(t->obj, "spec.affinity.podAffinity."
+	    "requiredDuringSchedulingIgnoredDuringExecution"))
+		if (term_matches_node(it, t, n) == 0)
+			return FIT_AFFINITY;
+	return FIT_OK;
+}
+
+enum fit_reason
+predicate_static(struct session *ss, const struct s_task *t,
+    const struct s_node *n)
+{
+	if (!ss->c_predicates)
+		return FIT_OK;
+	if (n->unschedulable)
+		return FIT_UNSCHEDULABLE;
+	if (n->has_taints && podspec_untolerated(t->obj, n->obj) != NULL)
+		return FIT_TAINT;
+	if (t->has_selector && !podspec_node_matches(t->obj, n->obj))
+		return FIT_SELECTOR;
+	if (t->has_pod_affinity)
+		return pod_affinity(t, n);
+	return FIT_OK;
+}
+
 static double
 ratio(int64_t free_after, int64_t alloc)
 {
-	return alloc > 0 ? (double)free_after / (double)alloc : 0;
+	double r = alloc > 0 ? (double)free_after / (double)alloc : 0;
+
+	return r < 0 ? 0 : r;
 }
 
-/* kube-scheduler scores a pod without requests as 100m cpu, 200 MiB. */
 #define NONZERO_CPU	100
 #define NONZERO_MEMORY	(200LL << 20)
 
@@ -62,26 +126,113 @@ nz(int64_t v, int64_t def)
 	return v > 0 ? v : def;
 }
 
-void
-predicate_account(struct sched_node *n, const struct podspec_res *req,
-    int sign)
+/* Preferred node affinity: matched weight over total, 0..100. */
+static double
+affinity_score(const struct s_task *t, const struct s_node *n)
 {
-	podspec_res_add(&n->idle, req, -sign);
-	n->nz_cpu += sign * nz(req->cpu, NONZERO_CPU);
-	n->nz_memory += sign * nz(req->memory, NONZERO_MEMORY);
+	const cJSON *it;
+	double total = 0, hit = 0;
+
+	cJSON_ArrayForEach(it, json_at(t->obj, "spec.affinity.nodeAffinity."
+	    "preferredDuringSchedulingIgnoredDuringExecution")) {
+		double w = cJSON_GetNumberValue(json_at(it, "weight"));
+		cJSON *probe;
+
+		if (!(w > 0))
+			continue;
+		total += w;
+		/* Check the preference as a required term of a probe pod. */
+		{
+			cJSON *aff, *na, *req, *terms;
+
+			probe = cJSON_CreateObject();
+			aff = cJSON_AddObjectToObject(cJSON_AddObjectToObject(
+			    probe, "spec"), "affinity");
+			na = cJSON_AddObjectToObject(aff, "nodeAffinity");
+			req = cJSON_AddObjectToObject(na,
+			    "requiredDuringSchedulingIgnoredDuringExecution");
+			terms = cJSON_AddArrayToObject(req, "nodeSelectorTerms");
+			cJSON_AddItemToArray(terms, cJSON_Duplicate(json_at(it,
+			    "preference"), 1));
+		}
+		if (podspec_node_matches(probe, n->obj))
+			hit += w;
+		cJSON_Delete(probe);
+	}
+	return total > 0 ? hit / total * 100 : 0;
+}
+
+static double
+taint_score(const struct s_task *t, const struct s_node *n)
+{
+	const cJSON *it, *tol;
+	int bad = 0;
+
+	cJSON_ArrayForEach(it, json_at(n->obj, "spec.taints")) {
+		const char *eff = json_str(it, "effect");
+		int ok = 0;
+
+		if (eff == NULL || strcmp(eff, "PreferNoSchedule") != 0)
+			continue;
+		cJSON_ArrayForEach(tol, json_at(t->obj, "spec.tolerations")) {
+			const char *k = json_str(tol, "key");
+			const char *op = json_str(tol, "operator");
+			const char *te = json_str(tol, "effect");
+
+			if ((k == NULL || *k == '\0' || (json_str(it, "key") &&
+			    strcmp(k, json_str(it, "key")) == 0)) &&
+			    (te == NULL || *te == '\0' ||
+			    strcmp(te, eff) == 0) && (op == NULL ||
+			    strcmp(op, "Exists") == 0 || (json_str(tol,
+			    "value") && json_str(it, "value") &&
+			    strcmp(json_str(tol, "value"), json_str(it,
+			    "value")) == 0)))
+				ok = 1;
+		}
+		bad += !ok;
+	}
+	return bad > 4 ? 0 : 100 - bad * 25;
 }
 
 double
-predicate_score(const struct sched_task *t, const struct sched_node *n)
+predicate_score(struct session *ss, const struct s_task *t,
+    const struct s_node *n)
 {
-	double cpu = ratio(n->alloc.cpu - n->nz_cpu - nz(t->req.cpu,
-	    NONZERO_CPU), n->alloc.cpu);
-	double mem = ratio(n->alloc.memory - n->nz_memory - nz(t->req.memory,
-	    NONZERO_MEMORY), n->alloc.memory);
-	double least = (cpu + mem) * 50;		/* 0..100 */
-	double balanced = 100 - (cpu > mem ? cpu - mem : mem - cpu) * 100;
+	const struct score_weights *w = &ss->w;
+	double s = 0;
 
-	return least + balanced;
+	if (w->least > 0 || w->balanced > 0) {
+		double cpu = ratio(n->alloc.cpu - n->nz_cpu - nz(t->req.cpu,
+		    NONZERO_CPU), n->alloc.cpu);
+		double mem = ratio(n->alloc.memory - n->nz_memory -
+		    nz(t->req.memory, NONZERO_MEMORY), n->alloc.memory);
+
+		s += w->least * (cpu + mem) * 50;
+		s += w->balanced * (100 - (cpu > mem ? cpu - mem : mem - cpu) *
+		    100);
+	}
+	if (w->affinity > 0 && t->has_selector)
+		s += w->affinity * affinity_score(t, n);
+	if (w->taint > 0 && n->has_taints)
+		s += w->taint * taint_score(t, n);
+	if (w->binpack > 0) {
+		double sum = 0, ws = 0;
+
+		if (w->bp_cpu > 0 && t->req.cpu > 0 && n->alloc.cpu > 0) {
+			sum += w->bp_cpu * (double)(n->used.cpu + t->req.cpu) /
+			    (double)n->alloc.cpu;
+			ws += w->bp_cpu;
+		}
+		if (w->bp_memory > 0 && t->req.memory > 0 &&
+		    n->alloc.memory > 0) {
+			sum += w->bp_memory * (double)(n->used.memory +
+			    t->req.memory) / (double)n->alloc.memory;
+			ws += w->bp_memory;
+		}
+		if (ws > 0)
+			s += sum / ws * 100 * w->binpack;
+	}
+	return s;
 }
 
 struct reason_count {
@@ -97,7 +248,8 @@ by_word(const void *a, const void *b)
 }
 
 char *
-predicate_message(int nnodes, const int counts[FIT_NREASONS])
+predicate_message(int nnodes, const int counts[FIT_NREASONS],
+    const char *lua_reason)
 {
 	static const char *const words[FIT_NREASONS] = {
 		"", "Insufficient cpu", "Insufficient memory", "Too many pods",
@@ -105,6 +257,10 @@ predicate_message(int nnodes, const int counts[FIT_NREASONS])
 		"node(s) didn't match Pod's node affinity/selector",
 		"node(s) had untolerated taint",
 		"node(s) were unschedulable",
+		"node(s) didn't match the requested node name",
+		"node(s) didn't match pod anti-affinity rules",
+		"node(s) didn't match pod affinity rules",
+		"",
 	};
 	struct reason_count rc[FIT_NREASONS];
 	char *msg = util_printf("0/%d nodes are available", nnodes), *next;
@@ -113,7 +269,8 @@ predicate_message(int nnodes, const int counts[FIT_NREASONS])
 	/* kube-scheduler lists the reasons sorted by their text. */
 	for (i = 1; i < FIT_NREASONS; i++)
 		if (counts[i] > 0) {
-			rc[n].word = words[i];
+			rc[n].word = i == FIT_LUA ? (lua_reason ? lua_reason :
+			    "node(s) rejected by a policy") : words[i];
 			rc[n++].n = counts[i];
 		}
 	qsort(rc, (size_t)n, sizeof rc[0], by_word);

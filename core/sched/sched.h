@@ -1,15 +1,12 @@
 /*
- * The scheduler: binds every pod whose schedulerName is volcano or the
- * default to a node, in cycles. Each cycle opens a session on a snapshot
- * (Ready nodes, jobs = PodGroups or bare pods, their tasks), runs the
- * allocate action (C predicates and scores; a job's tasks bound all or
- * nothing against its PodGroup's minMember), writes the binds of the
- * cycle together (one group commit), and tells every pod left pending why,
- * in kube-scheduler's words. Cycles run every second and start early when
- * new pending pods arrive.
- *
- * This is the framework's first part: queues, the other actions
- * (enqueue, backfill, preempt, reclaim) and the Lua plugins come next.
+ * The scheduler: Volcano's framework in C with its policies in Lua. Each
+ * cycle opens a session on a snapshot of the store (Ready nodes, queues,
+ * PodGroups and their pods), runs the actions scheduler.yaml names
+ * (enqueue, allocate, backfill, preempt, reclaim) with the plugins of its
+ * tiers (policies/NAME.lua and each --policy-dir), and applies the
+ * decisions through the registry: binds, evictions, PodGroup and Queue
+ * status, the reasons of pods left pending, events. Every pod whose
+ * schedulerName is volcano, default-scheduler or unset is scheduled.
  */
 #ifndef VOLRAY_SCHED_H
 #define VOLRAY_SCHED_H
@@ -17,6 +14,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "ctrl/luahost.h"
 #include "registry/registry.h"
 #include "store/store.h"
 
@@ -25,11 +23,18 @@ typedef struct sched sched;
 struct sched_stats {
 	uint64_t cycles;
 	uint64_t binds;
+	uint64_t evictions;
 	uint64_t unschedulable;		/* pods told why they wait */
+	uint64_t plugin_failures;
+	uint64_t lua_us;		/* inside plugin calls, all cycles */
+	uint64_t cycle_us;		/* all cycles */
 	uint64_t last_cycle_us;
 };
 
-sched *sched_new(uv_loop_t *, store *, registry *);
+sched *sched_new(uv_loop_t *, store *, registry *, luahost *);
+/* Load (or reload) scheduler.yaml and its plugins from the host's roots;
+   on error the running policy stays and *cause says why. */
+int sched_reload(sched *, char **cause);
 void sched_start(sched *);
 void sched_stats_get(const sched *, struct sched_stats *);
 

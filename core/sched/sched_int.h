@@ -1,120 +1,439 @@
 /*
- * Internals of the scheduler: the session a cycle works on (a snapshot of
- * schedulable nodes, jobs and their tasks as plain C structs), built by
- * session.c from a cache of parsed objects that only re-reads what
- * changed since the last cycle; the C predicates and scores (predicate.c);
- * the allocate action (allocate.c); and the driver that runs cycles and
- * dispatches their binds (sched.c).
+ * Internals of the scheduler, Volcano's framework in C.
+ *
+ * A session works on a snapshot of plain C structs: schedulable nodes with
+ * their accounting (idle, used, releasing, pipelined), queues, jobs (a
+ * PodGroup, or the implicit group of a bare pod) and their tasks (pods)
+ * in the reference's task states. The snapshot comes from a source: the
+ * daemon's store (snapshot.c, with a cache that re-parses only what
+ * changed) or a scripted cluster (`volray policy test`). Plugins are Lua
+ * tables (plugins.c) called through the tier rules of framework.c;
+ * actions (enqueue.c, allocate.c, backfill.c, preempt.c, reclaim.c)
+ * change the session through statements (statement.c); close.c turns the
+ * session into decisions (binds, evictions, status and condition writes,
+ * events) that the caller applies.
  */
 #ifndef VOLRAY_SCHED_INT_H
 #define VOLRAY_SCHED_INT_H
 
 #include <stdint.h>
 #include <cjson/cJSON.h>
-#include <uv.h>
+#include <lua.h>
 
 #include "lib/hmap.h"
 #include "lib/podspec.h"
-#include "registry/registry.h"
-#include "sched/sched.h"
-#include "store/store.h"
 
-/* A schedulable node: Ready, with what is free on it. */
-struct sched_node {
+/* ------------------------------------------------------------------ */
+/* Configuration (config.c): scheduler.yaml in Volcano's format.       */
+
+/* The extension points, in the order of the Lua names in plugins.c. */
+enum ep {
+	EP_OPEN, EP_CLOSE,
+	EP_JOB_ORDER, EP_QUEUE_ORDER, EP_TASK_ORDER,
+	EP_JOB_VALID, EP_JOB_READY, EP_JOB_PIPELINED, EP_JOB_STARVING,
+	EP_JOB_ENQUEUEABLE, EP_JOB_ENQUEUED,
+	EP_OVERUSED, EP_ALLOCATABLE, EP_PREEMPTIVE,
+	EP_PREEMPTABLE, EP_RECLAIMABLE, EP_VICTIM,
+	EP_PREDICATE, EP_BATCH_PREDICATE, EP_NODE_ORDER, EP_BATCH_NODE_ORDER,
+	EP_BEST_NODE, EP_ON_ALLOCATE, EP_ON_DEALLOCATE,
+	EP_JOB_ORDER_KEY, EP_QUEUE_ORDER_KEY, EP_TASK_ORDER_KEY,
+	EP_N
+};
+
+struct plugin_conf {
+	char *name;
+	cJSON *arguments;		/* as written (object), never NULL */
+	uint32_t enabled;		/* bit per enum ep */
+	int line;			/* in the config file */
+};
+
+struct tier_conf {
+	struct plugin_conf *plugins;
+	int nplugins;
+};
+
+#define MAX_ACTIONS 8
+enum action {
+	ACT_ENQUEUE, ACT_ALLOCATE, ACT_BACKFILL, ACT_PREEMPT, ACT_RECLAIM,
+	ACT_FIRSTFIT
+};
+
+struct sched_conf {
+	enum action actions[MAX_ACTIONS];
+	int nactions;
+	struct tier_conf *tiers;
+	int ntiers;
+	cJSON *configurations;		/* [{name, arguments}] or NULL */
+	int period_ms;
+	char *path;			/* where it was read from */
+};
+
+/* Parse; -1 with *cause ("file:line: message") on error. */
+int config_parse(const char *path, const char *buf, size_t len,
+    struct sched_conf *, char **cause);
+void config_free(struct sched_conf *);
+int config_has_action(const struct sched_conf *, enum action);
+extern const char *const ep_names[EP_N];
+
+/* ------------------------------------------------------------------ */
+/* The snapshot.                                                       */
+
+enum task_status {
+	TS_PENDING, TS_ALLOCATED, TS_PIPELINED, TS_BINDING, TS_BOUND,
+	TS_RUNNING, TS_RELEASING, TS_SUCCEEDED, TS_FAILED, TS_UNKNOWN,
+	TS_N
+};
+extern const char *const task_status_names[TS_N];
+/* Allocated-set: Allocated, Binding, Bound, Running. */
+int ts_allocated(enum task_status);
+
+struct s_task;
+struct s_job;
+
+/* An order key a plugin computed, cached until its object changes. */
+#define MAX_KEYS 4
+struct okey {
+	uint32_t ver;			/* of the object when computed, +1 */
+	int n;
+	double k[MAX_KEYS];
+};
+
+struct s_node {
 	const char *name;
-	cJSON *obj;			/* the cached Node (labels, taints) */
-	struct podspec_res alloc;
-	struct podspec_res idle;	/* alloc - used by bound pods */
-	int64_t nz_cpu, nz_memory;	/* used, counting zero requests as
-					   kube-scheduler's defaults (scores) */
-	int unschedulable;
-	int ready;
-	int has_taints;
-};
-
-enum task_state { TASK_PENDING, TASK_ALLOCATED, TASK_BOUND };
-
-struct sched_job;
-
-struct sched_task {
-	const char *ns, *name, *uid;
-	cJSON *obj;			/* the cached Pod */
-	struct podspec_res req;
-	long long priority;
-	int has_selector;		/* nodeSelector or node affinity */
-	enum task_state state;
-	struct sched_node *node;	/* allocated or bound to */
-	struct sched_job *job;
-	char *why;			/* why it stays pending (malloc'd) */
-};
-
-/* A job: a PodGroup's pods, or one bare pod as an implicit group. */
-struct sched_job {
-	char *key;			/* "ns/podgroup" or "ns/pod:uid" */
-	char *podgroup;			/* NULL for an implicit group */
-	const char *ns;
-	int min_member;
-	long long priority;
-	const char *created;
-	struct sched_task **tasks;
-	int ntasks, captasks;
-	int bound;			/* tasks already running or bound */
-};
-
-struct sched_session {
-	struct sched_node *nodes;
-	int nnodes;
-	struct sched_job **jobs;
-	int njobs;
-	hmap *job_index;		/* key -> job */
-	struct sched_task *tasks;
-	int ntasks;
-	hmap *node_index;		/* name -> node */
-	int next_node;			/* where the next scan starts */
-};
-
-/* A parsed object kept across cycles until its revision changes. */
-struct sched_cached {
-	char *key;
-	uint64_t rev;
 	cJSON *obj;
-	struct podspec_res res;		/* node: allocatable; pod: requests */
-	int seen;			/* in this cycle's list */
+	struct podspec_res alloc;
+	struct podspec_res idle, used, releasing, pipelined;
+	int64_t nz_cpu, nz_memory;	/* used, with kube-scheduler's
+					   defaults for zero requests */
+	int unschedulable, has_taints;
+	struct s_task **tasks;		/* on the node: for victims */
+	int ntasks, captasks;
+	int idx;
+	uint32_t ver, view_ver;		/* accounting changes; the Lua view */
+	int view;			/* index in the view table, 0 none */
 };
 
-struct sched {
-	uv_loop_t *loop;
-	store *st;
-	registry *rg;
-	uv_timer_t timer;
-	uv_timer_t soon;
-	hmap *nodes_cache;		/* name -> sched_cached */
-	hmap *pods_cache;		/* uid -> sched_cached */
-	struct sched_stats stats;
-	int pending_work;
-	int running;
+struct s_queue {
+	const char *name;
+	cJSON *obj;			/* NULL for a synthesised queue */
+	int weight;
+	long long priority;
+	int reclaimable;
+	const char *parent;
+	const char *state;		/* Open, Closing, Closed, Unknown */
+	struct podspec_res allocated;	/* this session's allocated-set */
+	struct podspec_res request;	/* allocated-set + pending */
+	struct podspec_res inqueue;	/* admitted jobs' minimum not yet
+					   allocated */
+	struct podspec_res elastic;	/* allocated beyond the minimum */
+	uint32_t ver;			/* bumped when allocated changes */
+	struct okey *keys;		/* per plugin */
+	int view;
+	int idx;
 };
 
-/* session.c */
-void session_open(struct sched *, struct sched_session *);
-void session_close(struct sched_session *);
+struct s_task {
+	const char *ns, *name, *uid;
+	cJSON *obj;
+	struct podspec_res req;
+	int best_effort;		/* requests nothing (but a pod slot) */
+	long long priority;
+	int has_selector, has_pod_affinity, critical, preemptable;
+	const char *role;		/* volcano.sh/task-spec, or "" */
+	const char *node_name;		/* bound to (from the store) */
+	const char *created;
+	enum task_status status;
+	struct s_node *node;		/* allocated, pipelined or bound */
+	struct s_job *job;
+	char *why;			/* why it stays pending */
+	char *nominated;		/* pipelined by preempt/reclaim */
+	uint32_t ver;
+	struct okey *keys;		/* per plugin */
+	int view;
+	int idx;
+};
 
-/* predicate.c: 0 when the task fits the node, else a reason key. */
+struct role_count {
+	const char *role;
+	int min;			/* minTaskMember, 0 if none */
+	int n[TS_N];
+};
+
+struct s_job {
+	char *key;			/* "ns/name" */
+	const char *name, *ns, *uid, *created;
+	cJSON *pg;			/* the PodGroup, or NULL (implicit) */
+	const char *phase;		/* PodGroup status.phase */
+	struct s_queue *queue;
+	const char *queue_name;
+	long long priority;
+	int min_member;
+	struct podspec_res min_res;
+	int has_min_res;
+	struct s_task **tasks;
+	int ntasks, captasks;
+	int n[TS_N];			/* tasks per status */
+	struct role_count *roles;
+	int nroles;
+	struct podspec_res allocated;	/* allocated-set requests */
+	struct podspec_res total_req;	/* every task's requests */
+	int preemptable;
+	/* Session outcome. */
+	int invalid;			/* JobValid failed */
+	char *invalid_reason, *invalid_msg;
+	int enqueued;			/* admitted this session */
+	char *enqueue_msg;		/* why enqueue refused it */
+	char *fit_msg;			/* why a task did not fit */
+	char *cond_type, *cond_reason, *cond_msg;	/* ssn:job_condition */
+	uint32_t ver, view_ver;
+	struct okey *keys;		/* per plugin */
+	int active;			/* had work or changed this session */
+	int view;
+	int idx;
+};
+
+/* ------------------------------------------------------------------ */
+/* The session.                                                        */
+
+struct plugin;
+struct policy;
+
+struct decision_bind { struct s_task *t; struct s_node *n; };
+struct decision_evict { struct s_task *t; char *reason; };
+
+struct session {
+	struct policy *pol;
+	lua_State *L;
+	struct s_node *nodes;
+	int nnodes;
+	struct s_queue *queues;
+	int nqueues;
+	struct s_job **jobs;
+	int njobs;
+	struct s_task **tasks;
+	int ntasks;
+	hmap *node_index, *queue_index, *job_index;
+	struct podspec_res total;	/* allocatable of the session's nodes */
+	int next_node;			/* round robin start of node scans */
+	/* C fast paths turned on by the predicates/nodeorder/binpack
+	   plugins' open(). */
+	int c_predicates;
+	struct score_weights {
+		double least, balanced, affinity, taint;
+		double binpack, bp_cpu, bp_memory;
+	} w;
+	struct s_node **cand;		/* scratch: candidate nodes */
+	double *scores;
+	/* Decisions. */
+	struct decision_bind *binds;
+	int nbinds, capbinds;
+	struct decision_evict *evicts;
+	int nevicts, capevicts;
+	/* Lua side. */
+	int ssn_ref;			/* the ssn table */
+	int views_ref;			/* view cache table */
+	int nviews;
+	uint32_t *failed;		/* per plugin: failed this session */
+	char **events;			/* plugin failures to report */
+	int nevents;
+	uint64_t lua_us;		/* time inside plugin calls */
+	/* Arena: strings and objects the session owns. */
+	void **own;
+	int nown, capown;
+};
+
+/* A source of objects for a snapshot. */
+struct sched_source {
+	/* Call fn for each object of resource ("nodes", "pods",
+	   "podgroups", "queues", "priorityclasses"); the tree stays valid
+	   for the session. */
+	void (*list)(void *arg, const char *res,
+	    void (*fn)(void *fnarg, cJSON *obj), void *fnarg);
+	void *arg;
+};
+
+/* snapshot.c */
+void session_open(struct session *, struct policy *,
+    const struct sched_source *);
+void session_free(struct session *);
+void session_own(struct session *, void *);
+struct s_job *session_job(struct session *, const char *key);
+void job_recount(struct s_job *);
+void task_set_status(struct s_task *, enum task_status);
+void node_add_task(struct s_node *, struct s_task *);
+void node_remove_task(struct s_node *, struct s_task *);
+/* A ResourceList ({cpu: "2", memory: 4Gi}) as resources. */
+void res_from_list(const cJSON *list, struct podspec_res *out);
+/* idle + releasing - pipelined */
+void node_future_idle(const struct s_node *, struct podspec_res *);
+
+/* statement.c */
+struct stmt_op {
+	int kind;			/* STMT_ALLOCATE, PIPELINE, EVICT */
+	struct s_task *t;
+	struct s_node *n;
+	enum task_status prev;
+	char *reason;
+};
+enum { STMT_ALLOCATE, STMT_PIPELINE, STMT_EVICT };
+struct statement {
+	struct session *ss;
+	struct stmt_op *ops;
+	int nops, capops;
+};
+void stmt_init(struct statement *, struct session *);
+void stmt_allocate(struct statement *, struct s_task *, struct s_node *);
+void stmt_pipeline(struct statement *, struct s_task *, struct s_node *);
+void stmt_evict(struct statement *, struct s_task *, const char *reason);
+void stmt_commit(struct statement *);
+void stmt_discard(struct statement *);
+/* Keep the changes in the session only (a pipelined reservation). */
+void stmt_keep(struct statement *);
+
+/* pq.c: a binary heap ordered by the plugins' order functions. */
+struct pq {
+	void **a;
+	int n, cap;
+	struct session *ss;
+	int (*less)(struct session *, void *, void *);
+};
+void pq_init(struct pq *, struct session *,
+    int (*less)(struct session *, void *, void *));
+void pq_push(struct pq *, void *);
+void *pq_pop(struct pq *);
+void pq_free(struct pq *);
+int pq_less_job(struct session *, void *, void *);
+int pq_less_queue(struct session *, void *, void *);
+int pq_less_task(struct session *, void *, void *);
+
+/* framework.c: the tier rules over the plugins' extension points. */
+int fw_job_less(struct session *, struct s_job *, struct s_job *);
+int fw_queue_less(struct session *, struct s_queue *, struct s_queue *);
+int fw_task_less(struct session *, struct s_task *, struct s_task *);
+int fw_job_valid(struct session *, struct s_job *);
+int fw_job_ready(struct session *, struct s_job *);
+int fw_job_pipelined(struct session *, struct s_job *);
+int fw_job_starving(struct session *, struct s_job *);
+int fw_job_enqueueable(struct session *, struct s_job *);
+void fw_job_enqueued(struct session *, struct s_job *);
+int fw_overused(struct session *, struct s_queue *);
+int fw_allocatable(struct session *, struct s_queue *, struct s_task *);
+int fw_preemptive(struct session *, struct s_queue *, struct s_task *);
+/* Filter victims in place by the Preemptable/Reclaimable rule. */
+int fw_victims(struct session *, int ep, struct s_task *preemptor,
+    struct s_task **cands, int n);
+/* Lua predicates on the nodes that passed C's; compacts nodes, returns
+   how many are left, counting rejections into *lua_rejects. */
+int fw_predicate(struct session *, struct s_task *, struct s_node **nodes,
+    int n, int *lua_rejects, char **lua_reason);
+/* Lua node scores added to scores[i]. */
+void fw_node_order(struct session *, struct s_task *, struct s_node **nodes,
+    int n, double *scores);
+void fw_on_allocate(struct session *, struct s_task *);
+void fw_on_deallocate(struct session *, struct s_task *);
+int fw_defines(struct session *, int ep);
+
+/* predicate.c: C predicates and scores. */
 enum fit_reason {
 	FIT_OK, FIT_CPU, FIT_MEMORY, FIT_PODS, FIT_EXT, FIT_SELECTOR,
-	FIT_TAINT, FIT_UNSCHEDULABLE, FIT_NREASONS
+	FIT_TAINT, FIT_UNSCHEDULABLE, FIT_NODENAME, FIT_ANTI_AFFINITY,
+	FIT_AFFINITY, FIT_LUA, FIT_NREASONS
 };
-enum fit_reason predicate_fit(const struct sched_task *,
-    const struct sched_node *);
-/* Higher is better: least-requested and balanced allocation, 0..200. */
-double predicate_score(const struct sched_task *, const struct sched_node *);
-/* Count t on n (sign 1) or take it back (-1), idle and score usage. */
-void predicate_account(struct sched_node *, const struct podspec_res *,
-    int sign);
-/* kube-scheduler's "0/5 nodes are available: ..." (malloc'd). */
-char *predicate_message(int nnodes, const int counts[FIT_NREASONS]);
+/* Everything but resources (those depend on idle vs future idle). */
+enum fit_reason predicate_static(struct session *, const struct s_task *,
+    const struct s_node *);
+/* The first resource that does not fit in avail, as a reason. */
+enum fit_reason predicate_resources(const struct s_task *,
+    const struct podspec_res *avail);
+double predicate_score(struct session *, const struct s_task *,
+    const struct s_node *);
+char *predicate_message(int nnodes, const int counts[FIT_NREASONS],
+    const char *lua_reason);
+int res_less_equal(const struct podspec_res *, const struct podspec_res *);
 
-/* allocate.c: place pending tasks; fills binds (tasks to dispatch). */
-int allocate_run(struct sched_session *, struct sched_task ***binds);
+/* actions */
+void action_enqueue(struct session *);
+void action_allocate(struct session *);
+void action_backfill(struct session *);
+void action_preempt(struct session *);
+void action_reclaim(struct session *);
+/* The benchmark's floor: greedy first fit, no plugins. */
+void action_firstfit(struct session *);
+/* allocate.c: the best node for t among the fitting ones, or NULL with
+   t->why; *pipeline set when it fits only future idle. */
+struct s_node *allocate_pick(struct session *, struct s_task *,
+    int allow_pipeline, int *pipeline);
+/* preempt.c: evict victims (of the Preemptable or Reclaimable rule,
+   picked by filter) on the best node until t fits, then pipeline t
+   there. 1 when it did. */
+int preempt_for(struct session *, struct statement *, struct s_task *,
+    int ep, int (*filter)(struct s_task *preemptor, struct s_task *victim));
+void preempt_jobs(struct session *, int ep,
+    int (*filter)(struct s_task *, struct s_task *), int skip_overused);
+/* Jobs admitted to allocate: enqueued (or no enqueue action), valid. */
+int job_schedulable(struct session *, struct s_job *);
+
+/* ------------------------------------------------------------------ */
+/* Policy (plugins.c): config + a Lua state with the loaded plugins.   */
+
+struct plugin {
+	char *name;
+	char *file;
+	int tier;
+	struct plugin_conf *conf;
+	int ref;			/* the plugin table */
+	int args_ref;			/* resolved arguments */
+	int has[EP_N];			/* defines the function and enabled */
+};
+
+struct policy {
+	lua_State *L;
+	struct sched_conf conf;
+	struct plugin *plugins;
+	int nplugins;
+	int tramp_ref;			/* batch trampoline */
+	char *loaded_at;
+	char **warnings;
+	int nwarnings;
+};
+
+struct luahost;
+/* Build from the host's roots: scheduler.yaml and NAME.lua plugins.
+   NULL with *cause on error. */
+struct policy *policy_load(struct luahost *, char **cause);
+void policy_free(struct policy *);
+
+/* plugins.c: Lua views and calls. */
+void plugins_session_open(struct session *);
+void plugins_session_close(struct session *);
+void view_push_job(struct session *, struct s_job *);
+void view_push_task(struct session *, struct s_task *);
+void view_push_node(struct session *, struct s_node *);
+void view_push_queue(struct session *, struct s_queue *);
+/* Call plugin p's function for ep with nargs pushed; 0 ok (nres
+   results pushed), -1 failed (plugin skipped for the session). */
+int plugin_call(struct session *, struct plugin *, int ep, int nargs,
+    int nres);
+
+/* close.c: what the session decided about PodGroups and queues. */
+struct pg_update {
+	struct s_job *job;
+	cJSON *status;			/* the new status, owned */
+};
+struct queue_update {
+	struct s_queue *q;
+	cJSON *allocated;		/* owned */
+};
+struct sched_outcome {
+	struct pg_update *pgs;
+	int npgs;
+	struct queue_update *queues;
+	int nqueues;
+};
+void session_outcome(struct session *, struct sched_outcome *);
+void outcome_free(struct sched_outcome *);
+
+/* Run one whole session: actions in the config's order. */
+void session_run(struct session *);
 
 #endif

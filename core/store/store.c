@@ -194,6 +194,13 @@ obj_new(const char *res, const char *ns, const char *name, uint64_t rev,
 	o->nfinalizers = cJSON_IsArray(fin) ? cJSON_GetArraySize(fin) : 0;
 	o->deleting = cJSON_GetObjectItemCaseSensitive(md,
 	    "deletionTimestamp") != NULL;
+	{
+		const char *ph = jstr(cJSON_GetObjectItemCaseSensitive(tree,
+		    "status"), "phase");
+
+		if (ph != NULL)
+			snprintf(o->phase, sizeof o->phase, "%s", ph);
+	}
 	return o;
 }
 

@@ -45,6 +45,7 @@ typedef struct store_obj {
 	int nowners;
 	int nfinalizers;
 	int deleting;      /* metadata.deletionTimestamp is set */
+	char phase[16];    /* status.phase (truncated), or "" */
 	char *strs;        /* storage for the strings above */
 } store_obj;
 

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# The scheduler at scale (issue 7's benchmark). NODES simulated nodes (32
+# cpu, 128 Gi), QUEUES weighted queues (weight 1..QUEUES), PODS pending
+# pods in gang PodGroups of GANG members (minMember GANG, 1 cpu / 1 Gi
+# each). Everything is created while the scheduler's policy has only the
+# enqueue action (PodGroups are admitted, nothing is bound); then the
+# policy file is swapped and reloaded and the clock starts: time until
+# every pod is bound, pods/s, the longest session, the share of session
+# time spent in Lua, RSS, and the p99 of GET /readyz from a client polling
+# it meanwhile (the loop must stay responsive). Run twice in the same
+# script: the default plugins (priority, gang, conformance; overcommit,
+# drf, predicates, proportion, nodeorder) and the floor, a plain greedy
+# first fit in C (actions: firstfit). Figures only.
+#   bash bench/sched.sh                       NODES=5000 PODS=50000
+#   SMALL=1 bash bench/sched.sh               a quick run
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+: "${SMALL:=0}"
+if [ "$SMALL" = 1 ]; then
+	: "${NODES:=100}" "${PODS:=1000}"
+else
+	: "${NODES:=5000}" "${PODS:=50000}"
+fi
+: "${GANG:=10}" "${QUEUES:=10}" "${WRITERS:=16}"
+
+bench_init
+POL="$RUN_DIR/policy"
+mkdir -p "$POL"
+echo "# sched: NODES=$NODES PODS=$PODS GANG=$GANG QUEUES=$QUEUES"
+
+cat >"$RUN_DIR/drive.py" <<'PY'
+import http.client, json, os, sys, threading, time
+port, token = int(os.environ["VR_PORT"]), os.environ["VR_TOKEN"]
+H = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
+nodes, pods, gang, queues, writers = (int(os.environ[k]) for k in
+    ("NODES", "PODS", "GANG", "QUEUES", "WRITERS"))
+
+def conn():
+    return http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+
+def request(c, method, path, body=None):
+    c.request(method, path, json.dumps(body) if body is not None else None, H)
+    r = c.getresponse()
+    return r.status, r.read()
+
+def create_all(path, n, make):
+    errors = []
+    def work(t):
+        c = conn()
+        for i in range(t, n, writers):
+            code, data = request(c, "POST", path(i) if callable(path) else path, make(i))
+            if code != 201:
+                errors.append((code, data[:200]))
+                return
+    ts = [threading.Thread(target=work, args=(t,)) for t in range(writers)]
+    t0 = time.time()
+    for t in ts: t.start()
+    for t in ts: t.join()
+    if errors:
+        sys.exit("create failed: %r" % (errors[0],))
+    return time.time() - t0
+
+def metric(name):
+    c = conn()
+    code, data = request(c, "GET", "/metrics")
+    for line in data.decode().splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return 0.0
+
+def setup():
+    create_all("/api/v1/nodes", nodes, lambda i: {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "vn-%05d" % i,
+                     "labels": {"volray.io/runtime": "virtual"},
+                     "annotations": {"volray.io/cpu": "32", "volray.io/memory": "128Gi",
+                                     "volray.io/pods": "110"}}})
+    create_all("/apis/scheduling.volcano.sh/v1beta1/queues", queues, lambda i: {
+        "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+        "metadata": {"name": "q%d" % i}, "spec": {"weight": i + 1}})
+    groups = pods // gang
+    create_all("/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups", groups,
+        lambda i: {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                   "metadata": {"name": "pg-%05d" % i},
+                   "spec": {"minMember": gang, "queue": "q%d" % (i % queues),
+                            "minResources": {"cpu": str(gang), "memory": "%dGi" % gang}}})
+    secs = create_all("/api/v1/namespaces/default/pods", pods, lambda i: {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p-%06d" % i,
+                     "annotations": {"scheduling.k8s.io/group-name": "pg-%05d" % (i // gang),
+                                     "volray.io/sim-duration": "1h"}},
+        "spec": {"schedulerName": "volcano",
+                 "containers": [{"name": "c", "image": "busybox",
+                                 "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}})
+    print("created %d nodes, %d queues, %d podgroups, %d pods (pods at %.0f/s)"
+          % (nodes, queues, groups, pods, pods / secs))
+
+def run():
+    lat, stop = [], threading.Event()
+    def poll():
+        c = conn()
+        while not stop.is_set():
+            t = time.time()
+            request(c, "GET", "/readyz")
+            lat.append(time.time() - t)
+            time.sleep(0.01)
+    b0, lua0, cyc0 = (metric("volray_scheduler_" + m) for m in
+        ("binds_total", "lua_seconds_total", "cycle_seconds_total"))
+    p = threading.Thread(target=poll, daemon=True)
+    p.start()
+    c = conn()
+    path = os.environ["POLICY_FILE"]
+    conf = open(path).read().replace('actions: "enqueue"',
+                                     'actions: "%s"' % os.environ["ACTIONS"])
+    t0 = time.time()
+    open(path, "w").write(conf)
+    code, data = request(c, "POST", "/apis/volray.io/v1/policy/reload", {})
+    if code >= 300:
+        sys.exit("reload: %d %s" % (code, data[:300]))
+    longest = 0.0
+    while True:
+        b = metric("volray_scheduler_binds_total") - b0
+        longest = max(longest, metric("volray_scheduler_last_cycle_seconds"))
+        if b >= pods:
+            break
+        if time.time() - t0 > float(os.environ.get("TIMEOUT", "600")):
+            code, data = request(c, "GET", "/api/v1/namespaces/default/pods/p-000000")
+            st = json.loads(data).get("status", {})
+            code, data = request(c, "GET", "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups/pg-00000")
+            sys.exit("only %d of %d bound after %s s; p-000000: %s; pg-00000: %s"
+                     % (b, pods, os.environ.get("TIMEOUT", "600"), st.get("conditions"),
+                        json.loads(data).get("status")))
+        time.sleep(0.05)
+    secs = time.time() - t0
+    stop.set()
+    lua = metric("volray_scheduler_lua_seconds_total") - lua0
+    cyc = metric("volray_scheduler_cycle_seconds_total") - cyc0
+    lat.sort()
+    p99 = lat[int(len(lat) * 0.99)] * 1000 if lat else 0
+    print("RESULT bound=%d seconds=%.2f pods_per_s=%.0f longest_session_s=%.2f "
+          "lua_share=%.0f%% readyz_p99_ms=%.1f readyz_samples=%d"
+          % (pods, secs, pods / secs, longest, 100 * lua / cyc if cyc else 0, p99, len(lat)))
+
+{"setup": setup, "run": run}[sys.argv[1]]()
+PY
+
+rss_mb() { awk '/^VmRSS:/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
+
+one_run() { # label actions
+	cp "$SHARE_DIR/policies/scheduler.yaml" "$POL/scheduler.yaml"
+	sed -i 's/^actions: .*/actions: "enqueue"/' "$POL/scheduler.yaml"
+	VR_EXTRA_ARGS="--policy-dir $POL" start_volrayd
+	export VR_PORT VR_TOKEN NODES PODS GANG QUEUES WRITERS
+	VR_TOKEN=$(cat "$RUN_DIR/vr/pki/admin.token")
+	python3 "$RUN_DIR/drive.py" setup || die "setup"
+	sleep 3	# let enqueue admit the PodGroups (a few cycles)
+	echo "== $1 (actions: $2)"
+	POLICY_FILE="$POL/scheduler.yaml" ACTIONS="$2" python3 "$RUN_DIR/drive.py" run ||
+		die "run"
+	echo "RSS $(rss_mb "$VR_PID") MB"
+	# VERBOSE=1: the sessions of the run, as volrayd logged them.
+	[ "${VERBOSE:-0}" = 0 ] || grep "scheduler: cycle" "$RUN_DIR/volrayd.log" | tail -n 8
+	stop_volrayd
+}
+one_run plugins "enqueue, allocate, backfill"
+one_run floor "firstfit"

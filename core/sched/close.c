@@ -1,0 +1,194 @@
+/*
+ * Running a session and what it decided. session_run opens the plugins,
+ * runs the configured actions in order and closes the plugins (gang
+ * writes its conditions then, through ssn:job_condition). session_outcome
+ * turns the session into the status the PodGroups and queues should
+ * have, as Volcano's session close does:
+ *
+ *   scheduled = tasks Binding, Bound, Running, Succeeded or Failed
+ *   scheduled >= minMember -> Completed when every task finished, else
+ *                             Running
+ *   otherwise              -> Unknown if it was Running, else Inqueue
+ *                             when admitted, else Pending
+ *
+ * with the counts running/succeeded/failed and the gang's condition, and
+ * each queue's allocated resources. The caller compares with what is
+ * stored and writes only what changed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "sched/sched_int.h"
+
+void
+session_run(struct session *ss)
+{
+	int i;
+
+	plugins_session_open(ss);
+	for (i = 0; i < ss->pol->conf.nactions; i++)
+		switch (ss->pol->conf.actions[i]) {
+		case ACT_ENQUEUE: action_enqueue(ss); break;
+		case ACT_ALLOCATE: action_allocate(ss); break;
+		case ACT_BACKFILL: action_backfill(ss); break;
+		case ACT_PREEMPT: action_preempt(ss); break;
+		case ACT_RECLAIM: action_reclaim(ss); break;
+		case ACT_FIRSTFIT: action_firstfit(ss); break;
+		}
+	plugins_session_close(ss);
+}
+
+/* A ResourceList in Kubernetes' quantities. */
+static cJSON *
+res_list(const struct podspec_res *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	char buf[64];
+	int i;
+
+	if (r->cpu % 1000 == 0)
+		snprintf(buf, sizeof buf, "%lld", (long long)(r->cpu / 1000));
+	else
+		snprintf(buf, sizeof buf, "%lldm", (long long)r->cpu);
+	cJSON_AddStringToObject(o, "cpu", buf);
+	if (r->memory % (1LL << 30) == 0 && r->memory != 0)
+		snprintf(buf, sizeof buf, "%lldGi",
+		    (long long)(r->memory >> 30));
+	else if (r->memory % (1LL << 20) == 0 && r->memory != 0)
+		snprintf(buf, sizeof buf, "%lldMi",
+		    (long long)(r->memory >> 20));
+	else
+		snprintf(buf, sizeof buf, "%lld", (long long)r->memory);
+	cJSON_AddStringToObject(o, "memory", buf);
+	for (i = 0; i < r->next; i++) {
+		snprintf(buf, sizeof buf, "%lld", (long long)r->ext[i].value);
+		cJSON_AddStringToObject(o, r->ext[i].name, buf);
+	}
+	if (r->pods > 0) {
+		snprintf(buf, sizeof buf, "%lld", (long long)r->pods);
+		cJSON_AddStringToObject(o, "pods", buf);
+	}
+	return o;
+}
+
+/*
+ * Set the condition of that type to True (keeping lastTransitionTime
+ * when it already was) and drop its opposite (Scheduled <->
+ * Unschedulable).
+ */
+static void
+set_condition(cJSON *st, const char *type, const char *reason,
+    const char *msg)
+{
+	const char *other = strcmp(type, "Scheduled") == 0 ? "Unschedulable" :
+	    "Scheduled";
+	cJSON *conds = cJSON_GetObjectItemCaseSensitive(st, "conditions");
+	cJSON *it, *c = NULL;
+	char now[32];
+	int i;
+
+	if (!cJSON_IsArray(conds)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(st, "conditions");
+		conds = cJSON_AddArrayToObject(st, "conditions");
+	}
+	for (i = cJSON_GetArraySize(conds) - 1; i >= 0; i--) {
+		it = cJSON_GetArrayItem(conds, i);
+		if (json_str(it, "type") && strcmp(json_str(it, "type"),
+		    other) == 0)
+			cJSON_DeleteItemFromArray(conds, i);
+	}
+	cJSON_ArrayForEach(it, conds)
+		if (json_str(it, "type") && strcmp(json_str(it, "type"),
+		    type) == 0)
+			c = it;
+	if (c != NULL && json_str(c, "reason") && json_str(c, "message") &&
+	    strcmp(json_str(c, "reason"), reason) == 0 &&
+	    strcmp(json_str(c, "message"), msg) == 0)
+		return;
+	util_now(now);
+	if (c == NULL) {
+		c = cJSON_CreateObject();
+		cJSON_AddItemToArray(conds, c);
+		json_set_str(c, "lastTransitionTime", now);
+	}
+	json_set_str(c, "type", type);
+	json_set_str(c, "status", "True");
+	json_set_str(c, "reason", reason);
+	json_set_str(c, "message", msg);
+}
+
+static cJSON *
+pg_status(struct s_job *j)
+{
+	const cJSON *old = json_at(j->pg, "status");
+	cJSON *st = old ? cJSON_Duplicate(old, 1) : cJSON_CreateObject();
+	int scheduled = j->n[TS_BINDING] + j->n[TS_BOUND] + j->n[TS_RUNNING] +
+	    j->n[TS_SUCCEEDED] + j->n[TS_FAILED] + j->n[TS_ALLOCATED];
+	int finished = j->n[TS_SUCCEEDED] + j->n[TS_FAILED];
+	const char *was = json_str(old, "phase"), *phase;
+
+	if (scheduled >= j->min_member && j->ntasks > 0)
+		phase = finished == j->ntasks ? "Completed" : "Running";
+	else if (was != NULL && strcmp(was, "Running") == 0 &&
+	    j->min_member > 0)
+		phase = "Unknown";
+	else if (j->enqueued || (was != NULL && strcmp(was, "Pending") != 0 &&
+	    strcmp(was, "Completed") != 0 && strcmp(was, "Unknown") != 0))
+		phase = "Inqueue";
+	else if (was != NULL && strcmp(was, "Pending") != 0)
+		phase = was;
+	else
+		phase = "Pending";
+	json_set_str(st, "phase", phase);
+	json_set_num(st, "running", j->n[TS_RUNNING] + j->n[TS_BOUND] +
+	    j->n[TS_BINDING] + j->n[TS_ALLOCATED]);
+	json_set_num(st, "succeeded", j->n[TS_SUCCEEDED]);
+	json_set_num(st, "failed", j->n[TS_FAILED]);
+	if (j->cond_type != NULL)
+		set_condition(st, j->cond_type, j->cond_reason, j->cond_msg);
+	return st;
+}
+
+void
+session_outcome(struct session *ss, struct sched_outcome *out)
+{
+	int i;
+
+	memset(out, 0, sizeof *out);
+	out->pgs = calloc((size_t)ss->njobs + 1, sizeof *out->pgs);
+	out->queues = calloc((size_t)ss->nqueues + 1, sizeof *out->queues);
+	for (i = 0; i < ss->njobs; i++) {
+		struct s_job *j = ss->jobs[i];
+
+		if (j->pg == NULL || j->queue == NULL)
+			continue;
+		out->pgs[out->npgs].job = j;
+		out->pgs[out->npgs++].status = pg_status(j);
+	}
+	for (i = 0; i < ss->nqueues; i++) {
+		struct s_queue *q = &ss->queues[i];
+
+		if (q->obj == NULL)
+			continue;
+		out->queues[out->nqueues].q = q;
+		out->queues[out->nqueues++].allocated = res_list(&q->allocated);
+	}
+}
+
+void
+outcome_free(struct sched_outcome *out)
+{
+	int i;
+
+	for (i = 0; i < out->npgs; i++)
+		cJSON_Delete(out->pgs[i].status);
+	for (i = 0; i < out->nqueues; i++)
+		cJSON_Delete(out->queues[i].allocated);
+	free(out->pgs);
+	free(out->queues);
+	memset(out, 0, sizeof *out);
+}

@@ -1,0 +1,66 @@
+/*
+ * The enqueue action: admit Pending PodGroups (phase Inqueue) so that
+ * allocate considers them. Queues in QueueOrder, each queue's Pending
+ * jobs in JobOrder, one job per queue turn; a job is admitted when its
+ * queue is Open and it has no minResources or JobEnqueueable passes
+ * (proportion: the queue's capability; overcommit: the cluster's room).
+ * The JobEnqueued handlers hear of each admission.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/log.h"
+#include "lib/util.h"
+#include "sched/sched_int.h"
+
+void
+action_enqueue(struct session *ss)
+{
+	struct pq queues, *jobs = calloc((size_t)ss->nqueues + 1, sizeof *jobs);
+	char *in_pq = calloc((size_t)ss->nqueues + 1, 1);
+	int i;
+
+	if (jobs == NULL || in_pq == NULL)
+		fatal("out of memory");
+	pq_init(&queues, ss, pq_less_queue);
+	for (i = 0; i < ss->nqueues; i++)
+		pq_init(&jobs[i], ss, pq_less_job);
+	for (i = 0; i < ss->njobs; i++) {
+		struct s_job *j = ss->jobs[i];
+
+		if (j->queue == NULL || j->pg == NULL ||
+		    strcmp(j->phase, "Pending") != 0)
+			continue;
+		pq_push(&jobs[j->queue->idx], j);
+		if (!in_pq[j->queue->idx]) {
+			in_pq[j->queue->idx] = 1;
+			pq_push(&queues, j->queue);
+		}
+	}
+	while (queues.n > 0) {
+		struct s_queue *q = pq_pop(&queues);
+		struct s_job *j = pq_pop(&jobs[q->idx]);
+
+		if (j == NULL)
+			continue;
+		free(j->enqueue_msg);
+		j->enqueue_msg = NULL;
+		if (strcmp(q->state, "Open") != 0)
+			j->enqueue_msg = util_printf("queue %s is %s", q->name,
+			    q->state);
+		else if (!j->has_min_res || fw_job_enqueueable(ss, j)) {
+			j->enqueued = 1;
+			j->phase = "Inqueue";
+			j->ver++;
+			fw_job_enqueued(ss, j);
+		} else
+			j->enqueue_msg = util_printf("queue resource quota "
+			    "insufficient");
+		pq_push(&queues, q);
+	}
+	pq_free(&queues);
+	for (i = 0; i < ss->nqueues; i++)
+		pq_free(&jobs[i]);
+	free(jobs);
+	free(in_pq);
+}

@@ -1,0 +1,542 @@
+/*
+ * How the tiers combine the plugins' extension points (Volcano's table):
+ *
+ *   job/queue/task order   first non-zero comparison (or differing
+ *                          order key) wins; fallback creation time,
+ *                          then uid
+ *   job_valid              first failure
+ *   job_ready              AND over all, default true
+ *   job_pipelined,         votes -1/0/1: any -1 -> false; at the end of
+ *   job_enqueueable          a tier any +1 -> true; all abstain -> next
+ *                          tier; default true
+ *   job_starving           the first tier that has one decides (AND)
+ *   overused               OR
+ *   allocatable,           AND
+ *   preemptive
+ *   preemptable,           within a tier intersect the lists of the
+ *   reclaimable              plugins that answer; empty -> next tier
+ *   predicate              first rejection
+ *   node_order             summed
+ *   on_allocate/deallocate every plugin
+ *
+ * Every call goes through plugin_call, which skips a plugin that failed
+ * earlier in the session.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "sched/sched_int.h"
+
+#define EACH_PLUGIN(ss, pl, ep)						\
+	for (struct plugin *pl = (ss)->pol->plugins;			\
+	    pl < (ss)->pol->plugins + (ss)->pol->nplugins; pl++)	\
+		if (pl->has[ep] && !(ss)->failed[pl - (ss)->pol->plugins])
+
+int
+fw_defines(struct session *ss, int ep)
+{
+	EACH_PLUGIN(ss, pl, ep)
+		return 1;
+	return 0;
+}
+
+static int
+result_int(lua_State *L)
+{
+	int r = (int)lua_tointeger(L, -1);
+
+	if (lua_isboolean(L, -1))
+		r = lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Orders.                                                             */
+
+static int
+fallback(const char *ca, const char *cb, const char *ua, const char *ub)
+{
+	int c;
+
+	if (ca != NULL && cb != NULL && (c = strcmp(ca, cb)) != 0)
+		return c < 0;
+	if (ua != NULL && ub != NULL)
+		return strcmp(ua, ub) < 0;
+	return 0;
+}
+
+/*
+ * Order keys: a plugin may give, instead of a comparison, a key of up to
+ * MAX_KEYS numbers per object (lower first, compared in turn); the key is
+ * computed once and again only after its object changed (a job's tasks,
+ * a queue's allocations, a task's status), so ordering thousands of jobs
+ * costs one Lua call per job, not one per comparison.
+ */
+static const struct okey *
+order_key(struct session *ss, struct plugin *pl, int ep, void *obj)
+{
+	lua_State *L = ss->L;
+	struct okey **keys, *o;
+	uint32_t ver;
+	int k = (int)(pl - ss->pol->plugins), i;
+
+	switch (ep) {
+	case EP_JOB_ORDER_KEY:
+		keys = &((struct s_job *)obj)->keys;
+		ver = ((struct s_job *)obj)->ver;
+		break;
+	case EP_QUEUE_ORDER_KEY:
+		keys = &((struct s_queue *)obj)->keys;
+		ver = ((struct s_queue *)obj)->ver;
+		break;
+	default:
+		keys = &((struct s_task *)obj)->keys;
+		ver = ((struct s_task *)obj)->ver;
+		break;
+	}
+	if (*keys == NULL && (*keys = calloc((size_t)ss->pol->nplugins,
+	    sizeof **keys)) == NULL)
+		fatal("out of memory");
+	o = &(*keys)[k];
+	if (o->ver == ver + 1)
+		return o;
+	o->ver = ver + 1;
+	o->n = 0;
+	switch (ep) {
+	case EP_JOB_ORDER_KEY: view_push_job(ss, obj); break;
+	case EP_QUEUE_ORDER_KEY: view_push_queue(ss, obj); break;
+	default: view_push_task(ss, obj); break;
+	}
+	if (plugin_call(ss, pl, ep, 1, MAX_KEYS) != 0)
+		return o;
+	for (i = 0; i < MAX_KEYS; i++) {
+		int idx = -MAX_KEYS + i;
+
+		if (lua_type(L, idx) != LUA_TNUMBER)
+			break;
+		o->k[o->n++] = lua_tonumber(L, idx);
+	}
+	lua_pop(L, MAX_KEYS);
+	return o;
+}
+
+static int
+key_cmp(const struct okey *a, const struct okey *b)
+{
+	int i, n = a->n < b->n ? a->n : b->n;
+
+	for (i = 0; i < n; i++)
+		if (a->k[i] != b->k[i])
+			return a->k[i] < b->k[i] ? -1 : 1;
+	return 0;
+}
+
+/* The plugins' verdict on a vs b: <0, 0 or >0. */
+static int
+order(struct session *ss, int ep, int key_ep, void *a, void *b,
+    void (*push)(struct session *, void *))
+{
+	struct plugin *pl;
+
+	for (pl = ss->pol->plugins; pl < ss->pol->plugins + ss->pol->nplugins;
+	    pl++) {
+		int r;
+
+		if (ss->failed[pl - ss->pol->plugins])
+			continue;
+		if (pl->has[key_ep]) {
+			if ((r = key_cmp(order_key(ss, pl, key_ep, a),
+			    order_key(ss, pl, key_ep, b))) != 0)
+				return r;
+			continue;
+		}
+		if (!pl->has[ep])
+			continue;
+		push(ss, a);
+		push(ss, b);
+		if (plugin_call(ss, pl, ep, 2, 1) != 0)
+			continue;
+		if ((r = result_int(ss->L)) != 0)
+			return r;
+	}
+	return 0;
+}
+
+static void push_job(struct session *ss, void *x) { view_push_job(ss, x); }
+static void push_queue(struct session *ss, void *x) { view_push_queue(ss, x); }
+static void push_task(struct session *ss, void *x) { view_push_task(ss, x); }
+
+int
+fw_job_less(struct session *ss, struct s_job *a, struct s_job *b)
+{
+	int r = order(ss, EP_JOB_ORDER, EP_JOB_ORDER_KEY, a, b, push_job);
+
+	if (r != 0)
+		return r < 0;
+	return fallback(a->created, b->created, a->key, b->key);
+}
+
+int
+fw_queue_less(struct session *ss, struct s_queue *a, struct s_queue *b)
+{
+	int r = order(ss, EP_QUEUE_ORDER, EP_QUEUE_ORDER_KEY, a, b,
+	    push_queue);
+
+	if (r != 0)
+		return r < 0;
+	return fallback(json_str(a->obj, "metadata.creationTimestamp"),
+	    json_str(b->obj, "metadata.creationTimestamp"), a->name,
+	    b->name);
+}
+
+int
+fw_task_less(struct session *ss, struct s_task *a, struct s_task *b)
+{
+	int r = order(ss, EP_TASK_ORDER, EP_TASK_ORDER_KEY, a, b, push_task);
+
+	if (r != 0)
+		return r < 0;
+	return fallback(a->created, b->created, a->name, b->name);
+}
+
+/* ------------------------------------------------------------------ */
+/* Job predicates.                                                     */
+
+int
+fw_job_valid(struct session *ss, struct s_job *j)
+{
+	lua_State *L = ss->L;
+
+	EACH_PLUGIN(ss, pl, EP_JOB_VALID) {
+		view_push_job(ss, j);
+		if (plugin_call(ss, pl, EP_JOB_VALID, 1, 3) != 0)
+			continue;
+		if (lua_isboolean(L, -3) && !lua_toboolean(L, -3)) {
+			free(j->invalid_reason);
+			free(j->invalid_msg);
+			j->invalid_reason = strdup(luaL_optstring(L, -2,
+			    "NotValid"));
+			j->invalid_msg = strdup(luaL_optstring(L, -1, ""));
+			lua_pop(L, 3);
+			j->invalid = 1;
+			return 0;
+		}
+		lua_pop(L, 3);
+	}
+	return 1;
+}
+
+static int
+bool_and(struct session *ss, struct s_job *j, int ep)
+{
+	EACH_PLUGIN(ss, pl, ep) {
+		view_push_job(ss, j);
+		if (plugin_call(ss, pl, ep, 1, 1) != 0)
+			continue;
+		lua_State *L = ss->L;
+		int ok = lua_toboolean(L, -1);
+
+		lua_pop(L, 1);
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
+int
+fw_job_ready(struct session *ss, struct s_job *j)
+{
+	return bool_and(ss, j, EP_JOB_READY);
+}
+
+static int
+votes(struct session *ss, struct s_job *j, int ep)
+{
+	int tier = -1, permit = 0;
+
+	EACH_PLUGIN(ss, pl, ep) {
+		int r;
+
+		if (pl->tier != tier) {
+			if (permit)
+				return 1;
+			tier = pl->tier;
+		}
+		view_push_job(ss, j);
+		if (plugin_call(ss, pl, ep, 1, 1) != 0)
+			continue;
+		r = result_int(ss->L);
+		if (r < 0)
+			return 0;
+		if (r > 0)
+			permit = 1;
+	}
+	return 1;
+}
+
+int
+fw_job_pipelined(struct session *ss, struct s_job *j)
+{
+	return votes(ss, j, EP_JOB_PIPELINED);
+}
+
+int
+fw_job_enqueueable(struct session *ss, struct s_job *j)
+{
+	return votes(ss, j, EP_JOB_ENQUEUEABLE);
+}
+
+void
+fw_job_enqueued(struct session *ss, struct s_job *j)
+{
+	EACH_PLUGIN(ss, pl, EP_JOB_ENQUEUED) {
+		view_push_job(ss, j);
+		plugin_call(ss, pl, EP_JOB_ENQUEUED, 1, 0);
+	}
+}
+
+int
+fw_job_starving(struct session *ss, struct s_job *j)
+{
+	int tier = -1, decided = 0, result = 1;
+
+	EACH_PLUGIN(ss, pl, EP_JOB_STARVING) {
+		if (pl->tier != tier) {
+			if (decided)
+				return result;
+			tier = pl->tier;
+		}
+		view_push_job(ss, j);
+		if (plugin_call(ss, pl, EP_JOB_STARVING, 1, 1) != 0)
+			continue;
+		decided = 1;
+		if (!lua_toboolean(ss->L, -1))
+			result = 0;
+		lua_pop(ss->L, 1);
+	}
+	return decided ? result : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Queue predicates.                                                   */
+
+int
+fw_overused(struct session *ss, struct s_queue *q)
+{
+	EACH_PLUGIN(ss, pl, EP_OVERUSED) {
+		int r;
+
+		view_push_queue(ss, q);
+		if (plugin_call(ss, pl, EP_OVERUSED, 1, 1) != 0)
+			continue;
+		r = lua_toboolean(ss->L, -1);
+		lua_pop(ss->L, 1);
+		if (r)
+			return 1;
+	}
+	return 0;
+}
+
+static int
+queue_task_and(struct session *ss, int ep, struct s_queue *q,
+    struct s_task *t)
+{
+	EACH_PLUGIN(ss, pl, ep) {
+		int r;
+
+		view_push_queue(ss, q);
+		view_push_task(ss, t);
+		if (plugin_call(ss, pl, ep, 2, 1) != 0)
+			continue;
+		r = lua_toboolean(ss->L, -1);
+		lua_pop(ss->L, 1);
+		if (!r)
+			return 0;
+	}
+	return 1;
+}
+
+int
+fw_allocatable(struct session *ss, struct s_queue *q, struct s_task *t)
+{
+	return queue_task_and(ss, EP_ALLOCATABLE, q, t);
+}
+
+int
+fw_preemptive(struct session *ss, struct s_queue *q, struct s_task *t)
+{
+	return queue_task_and(ss, EP_PREEMPTIVE, q, t);
+}
+
+/* ------------------------------------------------------------------ */
+/* Victims.                                                            */
+
+int
+fw_victims(struct session *ss, int ep, struct s_task *preemptor,
+    struct s_task **cands, int n)
+{
+	lua_State *L = ss->L;
+	int *marks = calloc((size_t)n + 1, sizeof *marks);
+	int *mine = calloc((size_t)n + 1, sizeof *mine);
+	int tier, i, k = 0;
+
+	if (marks == NULL || mine == NULL)
+		fatal("out of memory");
+	for (tier = 0; tier < ss->pol->conf.ntiers && k == 0; tier++) {
+		int answered = 0;
+
+		memset(marks, 0, (size_t)n * sizeof *marks);
+		EACH_PLUGIN(ss, pl, ep) {
+			if (pl->tier != tier)
+				continue;
+			view_push_task(ss, preemptor);
+			lua_createtable(L, n, 0);
+			for (i = 0; i < n; i++) {
+				view_push_task(ss, cands[i]);
+				lua_rawseti(L, -2, i + 1);
+			}
+			if (plugin_call(ss, pl, ep, 2, 1) != 0)
+				continue;
+			if (!lua_istable(L, -1)) {
+				lua_pop(L, 1);	/* abstains */
+				continue;
+			}
+			memset(mine, 0, (size_t)n * sizeof *mine);
+			lua_pushnil(L);
+			while (lua_next(L, -2) != 0) {
+				void *p = NULL;
+
+				if (lua_istable(L, -1)) {
+					lua_getfield(L, -1, "_ptr");
+					p = lua_touserdata(L, -1);
+					lua_pop(L, 1);
+				}
+				for (i = 0; i < n; i++)
+					if (cands[i] == p)
+						mine[i] = 1;
+				lua_pop(L, 1);
+			}
+			lua_pop(L, 1);
+			for (i = 0; i < n; i++)
+				if (mine[i] && marks[i] == answered)
+					marks[i]++;
+			answered++;
+		}
+		if (answered == 0)
+			continue;
+		for (i = 0; i < n; i++)
+			if (marks[i] == answered)
+				k++;
+		if (k > 0) {
+			k = 0;
+			for (i = 0; i < n; i++)
+				if (marks[i] == answered)
+					cands[k++] = cands[i];
+		}
+	}
+	free(marks);
+	free(mine);
+	return k;
+}
+
+/* ------------------------------------------------------------------ */
+/* Nodes.                                                              */
+
+static void
+push_nodes(struct session *ss, struct s_node **nodes, int n)
+{
+	int i;
+
+	lua_createtable(ss->L, n, 0);
+	for (i = 0; i < n; i++) {
+		view_push_node(ss, nodes[i]);
+		lua_rawseti(ss->L, -2, i + 1);
+	}
+}
+
+int
+fw_predicate(struct session *ss, struct s_task *t, struct s_node **nodes,
+    int n, int *rejects, char **reason)
+{
+	lua_State *L = ss->L;
+	int ep, i, k;
+
+	for (ep = EP_PREDICATE; ep <= EP_BATCH_PREDICATE; ep++)
+		EACH_PLUGIN(ss, pl, ep) {
+			if (n == 0)
+				return 0;
+			view_push_task(ss, t);
+			push_nodes(ss, nodes, n);
+			if (plugin_call(ss, pl, ep, 2, 1) != 0)
+				continue;
+			if (!lua_istable(L, -1)) {
+				lua_pop(L, 1);
+				continue;
+			}
+			for (i = k = 0; i < n; i++) {
+				lua_rawgeti(L, -1, i + 1);
+				if (lua_type(L, -1) == LUA_TSTRING) {
+					if (*reason == NULL)
+						*reason = strdup(lua_tostring(L,
+						    -1));
+					(*rejects)++;
+				} else
+					nodes[k++] = nodes[i];
+				lua_pop(L, 1);
+			}
+			lua_pop(L, 1);
+			n = k;
+		}
+	return n;
+}
+
+void
+fw_node_order(struct session *ss, struct s_task *t, struct s_node **nodes,
+    int n, double *scores)
+{
+	lua_State *L = ss->L;
+	int ep, i;
+
+	for (ep = EP_NODE_ORDER; ep <= EP_BATCH_NODE_ORDER; ep++)
+		EACH_PLUGIN(ss, pl, ep) {
+			view_push_task(ss, t);
+			push_nodes(ss, nodes, n);
+			if (plugin_call(ss, pl, ep, 2, 1) != 0)
+				continue;
+			if (lua_istable(L, -1))
+				for (i = 0; i < n; i++) {
+					lua_rawgeti(L, -1, i + 1);
+					if (lua_isnumber(L, -1))
+						scores[i] += lua_tonumber(L, -1);
+					lua_pop(L, 1);
+				}
+			lua_pop(L, 1);
+		}
+}
+
+static void
+handlers(struct session *ss, struct s_task *t, int ep)
+{
+	EACH_PLUGIN(ss, pl, ep) {
+		view_push_task(ss, t);
+		plugin_call(ss, pl, ep, 1, 0);
+	}
+}
+
+void
+fw_on_allocate(struct session *ss, struct s_task *t)
+{
+	handlers(ss, t, EP_ON_ALLOCATE);
+}
+
+void
+fw_on_deallocate(struct session *ss, struct s_task *t)
+{
+	handlers(ss, t, EP_ON_DEALLOCATE);
+}

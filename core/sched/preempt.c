@@ -1,0 +1,186 @@
+/*
+ * The preempt action (within a queue) and the eviction step it shares
+ * with reclaim (across queues). For each starving job's pending tasks, in
+ * JobOrder and TaskOrder: the nodes that pass the predicates (resources
+ * aside), best score first; on each, the candidate victims (Bound or
+ * Running, preemptable, of another job; the action's filter decides the
+ * queue) go through the plugins' Preemptable or Reclaimable rule; if what
+ * they free plus the node's future idle covers the task, victims are
+ * evicted lowest first (reverse TaskOrder) until it fits, and the task is
+ * pipelined there with nominatedNodeName. A job's statement is committed
+ * when the job is then pipelined (gang: enough reserved), else undone.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/log.h"
+#include "lib/util.h"
+#include "sched/sched_int.h"
+
+struct scored {
+	struct s_node *n;
+	double score;
+};
+
+static int
+by_score(const void *a, const void *b)
+{
+	double x = ((const struct scored *)a)->score;
+	double y = ((const struct scored *)b)->score;
+
+	return x > y ? -1 : x < y;
+}
+
+static struct session *sort_ss;
+
+static int
+victim_cmp(const void *a, const void *b)
+{
+	struct s_task *x = *(struct s_task *const *)a;
+	struct s_task *y = *(struct s_task *const *)b;
+
+	/* The last in TaskOrder (the least important) goes first. */
+	if (fw_task_less(sort_ss, y, x))
+		return -1;
+	if (fw_task_less(sort_ss, x, y))
+		return 1;
+	return 0;
+}
+
+int
+preempt_for(struct session *ss, struct statement *st, struct s_task *t,
+    int ep, int (*filter)(struct s_task *, struct s_task *))
+{
+	struct scored *nodes = calloc((size_t)ss->nnodes + 1, sizeof *nodes);
+	struct s_task **victims = NULL;
+	int nn = 0, i, k, done = 0;
+
+	if (nodes == NULL)
+		fatal("out of memory");
+	for (i = 0; i < ss->nnodes; i++) {
+		struct s_node *n = &ss->nodes[i];
+
+		if (predicate_static(ss, t, n) != FIT_OK ||
+		    !res_less_equal(&t->req, &n->alloc))
+			continue;
+		nodes[nn].n = n;
+		nodes[nn++].score = predicate_score(ss, t, n);
+	}
+	qsort(nodes, (size_t)nn, sizeof *nodes, by_score);
+	for (i = 0; i < nn && !done; i++) {
+		struct s_node *n = nodes[i].n;
+		struct podspec_res avail;
+		int nv = 0;
+
+		free(victims);
+		victims = calloc((size_t)n->ntasks + 1, sizeof *victims);
+		for (k = 0; k < n->ntasks; k++) {
+			struct s_task *v = n->tasks[k];
+
+			if ((v->status == TS_RUNNING || v->status == TS_BOUND) &&
+			    v->preemptable && v->job != NULL &&
+			    v->job != t->job && filter(t, v))
+				victims[nv++] = v;
+		}
+		if (nv == 0 || (nv = fw_victims(ss, ep, t, victims, nv)) == 0)
+			continue;
+		node_future_idle(n, &avail);
+		for (k = 0; k < nv; k++)
+			podspec_res_add(&avail, &victims[k]->req, 1);
+		if (!res_less_equal(&t->req, &avail))
+			continue;
+		sort_ss = ss;
+		qsort(victims, (size_t)nv, sizeof *victims, victim_cmp);
+		for (k = 0; k < nv; k++) {
+			char *why;
+
+			node_future_idle(n, &avail);
+			if (res_less_equal(&t->req, &avail))
+				break;
+			why = util_printf("%s for %s/%s",
+			    ep == EP_PREEMPTABLE ? "preempted" : "reclaimed",
+			    t->ns, t->name);
+			stmt_evict(st, victims[k], why);
+			free(why);
+		}
+		stmt_pipeline(st, t, n);
+		free(t->nominated);
+		t->nominated = strdup(n->name);
+		done = 1;
+	}
+	free(victims);
+	free(nodes);
+	return done;
+}
+
+static int
+same_queue(struct s_task *preemptor, struct s_task *victim)
+{
+	return victim->job->queue == preemptor->job->queue;
+}
+
+static int
+starving_pending(struct session *ss, struct s_job *j)
+{
+	int i;
+
+	if (!job_schedulable(ss, j) || !fw_job_starving(ss, j))
+		return 0;
+	for (i = 0; i < j->ntasks; i++)
+		if (j->tasks[i]->status == TS_PENDING &&
+		    !j->tasks[i]->best_effort)
+			return 1;
+	return 0;
+}
+
+/* Shared by preempt and reclaim: one statement per preemptor job. */
+void
+preempt_jobs(struct session *ss, int ep,
+    int (*filter)(struct s_task *, struct s_task *), int skip_overused)
+{
+	struct pq jobs;
+	struct s_job *j;
+	int i;
+
+	pq_init(&jobs, ss, pq_less_job);
+	for (i = 0; i < ss->njobs; i++)
+		if (starving_pending(ss, ss->jobs[i]) &&
+		    (!skip_overused || !fw_overused(ss, ss->jobs[i]->queue)))
+			pq_push(&jobs, ss->jobs[i]);
+	while ((j = pq_pop(&jobs)) != NULL) {
+		struct statement st;
+		struct pq tasks;
+		struct s_task *t;
+		int k;
+
+		if (!fw_job_valid(ss, j))
+			continue;
+		pq_init(&tasks, ss, pq_less_task);
+		for (k = 0; k < j->ntasks; k++)
+			if (j->tasks[k]->status == TS_PENDING &&
+			    !j->tasks[k]->best_effort)
+				pq_push(&tasks, j->tasks[k]);
+		stmt_init(&st, ss);
+		while ((t = pq_pop(&tasks)) != NULL) {
+			if (ep == EP_PREEMPTABLE &&
+			    !fw_preemptive(ss, j->queue, t))
+				continue;
+			if (!preempt_for(ss, &st, t, ep, filter))
+				break;
+			if (!fw_job_starving(ss, j))
+				break;
+		}
+		pq_free(&tasks);
+		if (fw_job_pipelined(ss, j))
+			stmt_commit(&st);
+		else
+			stmt_discard(&st);
+	}
+	pq_free(&jobs);
+}
+
+void
+action_preempt(struct session *ss)
+{
+	preempt_jobs(ss, EP_PREEMPTABLE, same_queue, 0);
+}

@@ -1,0 +1,712 @@
+/*
+ * The session snapshot, built from a source of objects (the daemon's
+ * store or a scripted cluster). Nodes enter when their Ready condition is
+ * True; queues as they are, with `root` and `default` made up when they
+ * do not exist yet; a job per PodGroup, with its queue, minMember,
+ * minTaskMember, minResources and the priority of its priorityClassName;
+ * a task per pod volray schedules (schedulerName volcano, the default or
+ * unset) in the reference's states. A pod without a PodGroup annotation
+ * joins `podgroup-<owner uid>` (the PodGroup Volcano's controller makes)
+ * or, until that exists, an implicit job of the same name with
+ * minMember 1 (or scheduling.volcano.sh/group-min-member) in the queue of
+ * scheduling.volcano.sh/queue-name. Every pod on a node takes its
+ * requests from the node: idle and used, or releasing while it is being
+ * deleted.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "sched/sched_int.h"
+
+#define GROUP_ANNOTATION	"scheduling.k8s.io/group-name"
+#define MIN_MEMBER_ANNOTATION	"scheduling.volcano.sh/group-min-member"
+#define QUEUE_ANNOTATION	"scheduling.volcano.sh/queue-name"
+#define TASK_SPEC_ANNOTATION	"volcano.sh/task-spec"
+#define PREEMPTABLE_ANNOTATION	"volcano.sh/preemptable"
+#define TASK_PRIORITY_ANNOTATION "volcano.sh/task-priority"
+
+const char *const task_status_names[TS_N] = {
+	"Pending", "Allocated", "Pipelined", "Binding", "Bound", "Running",
+	"Releasing", "Succeeded", "Failed", "Unknown",
+};
+
+int
+ts_allocated(enum task_status s)
+{
+	return s == TS_ALLOCATED || s == TS_BINDING || s == TS_BOUND ||
+	    s == TS_RUNNING;
+}
+
+void
+session_own(struct session *ss, void *p)
+{
+	if (ss->nown == ss->capown) {
+		ss->capown = ss->capown ? ss->capown * 2 : 256;
+		if ((ss->own = realloc(ss->own, ss->capown *
+		    sizeof *ss->own)) == NULL)
+			fatal("out of memory");
+	}
+	ss->own[ss->nown++] = p;
+}
+
+static void *
+grow(void *p, int *cap, int n, size_t size)
+{
+	if (n < *cap)
+		return p;
+	*cap = *cap ? *cap * 2 : 8;
+	if ((p = realloc(p, (size_t)*cap * size)) == NULL)
+		fatal("out of memory");
+	return p;
+}
+
+/* ------------------------------------------------------------------ */
+
+static int
+node_ready(const cJSON *node)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, json_at(node, "status.conditions"))
+		if (json_str(it, "type") && strcmp(json_str(it, "type"),
+		    "Ready") == 0)
+			return json_str(it, "status") != NULL &&
+			    strcmp(json_str(it, "status"), "True") == 0;
+	return 0;
+}
+
+static int
+ours(const cJSON *pod)
+{
+	const char *s = json_str(pod, "spec.schedulerName");
+
+	return s == NULL || strcmp(s, "volcano") == 0 ||
+	    strcmp(s, "default-scheduler") == 0;
+}
+
+static const char *
+annotation(const cJSON *obj, const char *key)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(json_at(obj,
+	    "metadata.annotations"), key);
+
+	return cJSON_IsString(a) ? a->valuestring : NULL;
+}
+
+void
+node_future_idle(const struct s_node *n, struct podspec_res *out)
+{
+	*out = n->idle;
+	podspec_res_add(out, &n->releasing, 1);
+	podspec_res_add(out, &n->pipelined, -1);
+}
+
+/* kube-scheduler scores a pod without requests as 100m cpu, 200 MiB. */
+#define NONZERO_CPU	100
+#define NONZERO_MEMORY	(200LL << 20)
+
+static int64_t
+nz(int64_t v, int64_t def)
+{
+	return v > 0 ? v : def;
+}
+
+void
+node_add_task(struct s_node *n, struct s_task *t)
+{
+	if (t->status == TS_PIPELINED)
+		podspec_res_add(&n->pipelined, &t->req, 1);
+	else {
+		if (t->status == TS_RELEASING)
+			podspec_res_add(&n->releasing, &t->req, 1);
+		podspec_res_add(&n->idle, &t->req, -1);
+		podspec_res_add(&n->used, &t->req, 1);
+		n->nz_cpu += nz(t->req.cpu, NONZERO_CPU);
+		n->nz_memory += nz(t->req.memory, NONZERO_MEMORY);
+	}
+	n->tasks = grow(n->tasks, &n->captasks, n->ntasks, sizeof *n->tasks);
+	n->tasks[n->ntasks++] = t;
+	n->ver++;
+}
+
+void
+node_remove_task(struct s_node *n, struct s_task *t)
+{
+	int i;
+
+	if (t->status == TS_PIPELINED)
+		podspec_res_add(&n->pipelined, &t->req, -1);
+	else {
+		if (t->status == TS_RELEASING)
+			podspec_res_add(&n->releasing, &t->req, -1);
+		podspec_res_add(&n->idle, &t->req, 1);
+		podspec_res_add(&n->used, &t->req, -1);
+		n->nz_cpu -= nz(t->req.cpu, NONZERO_CPU);
+		n->nz_memory -= nz(t->req.memory, NONZERO_MEMORY);
+	}
+	for (i = n->ntasks - 1; i >= 0; i--)
+		if (n->tasks[i] == t) {
+			n->tasks[i] = n->tasks[--n->ntasks];
+			break;
+		}
+	n->ver++;
+}
+
+static struct role_count *
+role_of(struct s_job *j, const char *role)
+{
+	int i;
+
+	for (i = 0; i < j->nroles; i++)
+		if (strcmp(j->roles[i].role, role) == 0)
+			return &j->roles[i];
+	j->roles = realloc(j->roles, (j->nroles + 1) * sizeof *j->roles);
+	if (j->roles == NULL)
+		fatal("out of memory");
+	memset(&j->roles[j->nroles], 0, sizeof *j->roles);
+	j->roles[j->nroles].role = role;
+	return &j->roles[j->nroles++];
+}
+
+/* Move t to status s, keeping the job's counts and allocated right. */
+void
+task_set_status(struct s_task *t, enum task_status s)
+{
+	struct s_job *j = t->job;
+
+	if (j != NULL) {
+		struct role_count *rc = role_of(j, t->role);
+
+		j->n[t->status]--;
+		rc->n[t->status]--;
+		if (ts_allocated(t->status)) {
+			podspec_res_add(&j->allocated, &t->req, -1);
+			if (j->queue) {
+				podspec_res_add(&j->queue->allocated, &t->req, -1);
+				j->queue->ver++;
+			}
+		}
+		j->n[s]++;
+		rc->n[s]++;
+		if (ts_allocated(s)) {
+			podspec_res_add(&j->allocated, &t->req, 1);
+			if (j->queue) {
+				podspec_res_add(&j->queue->allocated, &t->req, 1);
+				j->queue->ver++;
+			}
+		}
+		j->ver++;
+		j->active = 1;
+	}
+	t->status = s;
+	t->ver++;
+}
+
+void
+job_recount(struct s_job *j)
+{
+	int i;
+
+	memset(j->n, 0, sizeof j->n);
+	memset(&j->allocated, 0, sizeof j->allocated);
+	memset(&j->total_req, 0, sizeof j->total_req);
+	for (i = 0; i < j->nroles; i++)
+		memset(j->roles[i].n, 0, sizeof j->roles[i].n);
+	for (i = 0; i < j->ntasks; i++) {
+		struct s_task *t = j->tasks[i];
+
+		j->n[t->status]++;
+		role_of(j, t->role)->n[t->status]++;
+		podspec_res_add(&j->total_req, &t->req, 1);
+		if (ts_allocated(t->status))
+			podspec_res_add(&j->allocated, &t->req, 1);
+	}
+	j->ver++;
+}
+
+/* ------------------------------------------------------------------ */
+
+struct build {
+	struct session *ss;
+	hmap *prio;			/* PriorityClass name -> value */
+	long long prio_default;
+	int nnodes_cap, nqueues_cap, njobs_cap, ntasks_cap;
+};
+
+static void
+add_node(void *arg, cJSON *obj)
+{
+	struct build *b = arg;
+	struct session *ss = b->ss;
+	struct s_node *n;
+
+	if (!node_ready(obj) || json_str(obj, "metadata.name") == NULL)
+		return;
+	ss->nodes = grow(ss->nodes, &b->nnodes_cap, ss->nnodes,
+	    sizeof *ss->nodes);
+	n = &ss->nodes[ss->nnodes];
+	memset(n, 0, sizeof *n);
+	n->idx = ss->nnodes++;
+	n->name = json_str(obj, "metadata.name");
+	n->obj = obj;
+	podspec_allocatable(obj, &n->alloc);
+	n->idle = n->alloc;
+	n->unschedulable = cJSON_IsTrue(json_at(obj, "spec.unschedulable"));
+	n->has_taints = cJSON_GetArraySize(json_at(obj, "spec.taints")) > 0;
+}
+
+void
+res_from_list(const cJSON *list, struct podspec_res *out)
+{
+	/* A ResourceList, read as a pod's requests would be. */
+	cJSON *pod = cJSON_CreateObject(), *c, *cs;
+
+	memset(out, 0, sizeof *out);
+	if (!cJSON_IsObject(list) || cJSON_GetArraySize(list) == 0) {
+		cJSON_Delete(pod);
+		return;
+	}
+	cs = cJSON_AddArrayToObject(json_obj(pod, "spec"), "containers");
+	c = cJSON_CreateObject();
+	cJSON_AddItemToArray(cs, c);
+	json_set(json_obj(c, "resources"), "requests", cJSON_Duplicate(list, 1));
+	podspec_requests(pod, out);
+	out->pods = 0;
+	cJSON_Delete(pod);
+}
+
+static void
+add_queue_obj(struct build *b, cJSON *obj, const char *name)
+{
+	struct session *ss = b->ss;
+	struct s_queue *q;
+	const cJSON *w;
+
+	if (hmap_get(ss->queue_index, name) != NULL)
+		return;
+	ss->queues = grow(ss->queues, &b->nqueues_cap, ss->nqueues,
+	    sizeof *ss->queues);
+	q = &ss->queues[ss->nqueues];
+	memset(q, 0, sizeof *q);
+	q->idx = ss->nqueues++;
+	q->name = name;
+	q->obj = obj;
+	w = json_at(obj, "spec.weight");
+	q->weight = cJSON_IsNumber(w) && w->valuedouble >= 1 ?
+	    (int)w->valuedouble : 1;
+	w = json_at(obj, "spec.priority");
+	q->priority = cJSON_IsNumber(w) ? (long long)w->valuedouble : 0;
+	q->reclaimable = !cJSON_IsFalse(json_at(obj, "spec.reclaimable"));
+	if (strcmp(name, "root") == 0 && obj == NULL)
+		q->reclaimable = 0;
+	q->parent = json_str(obj, "spec.parent");
+	q->state = json_str(obj, "status.state");
+	if (q->state == NULL)
+		q->state = "Open";
+}
+
+static void
+add_queue(void *arg, cJSON *obj)
+{
+	const char *name = json_str(obj, "metadata.name");
+
+	if (name != NULL)
+		add_queue_obj(arg, obj, name);
+}
+
+static void
+add_prio(void *arg, cJSON *obj)
+{
+	struct build *b = arg;
+	const char *name = json_str(obj, "metadata.name");
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "value");
+	long long *x;
+
+	if (name == NULL || !cJSON_IsNumber(v))
+		return;
+	if ((x = malloc(sizeof *x)) == NULL)
+		fatal("out of memory");
+	*x = (long long)v->valuedouble;
+	session_own(b->ss, x);
+	hmap_put(b->prio, name, x);
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(obj, "globalDefault")))
+		b->prio_default = *x;
+}
+
+static long long
+prio_of(struct build *b, const char *class)
+{
+	const long long *x;
+
+	if (class == NULL || *class == '\0')
+		return b->prio_default;
+	if ((x = hmap_get(b->prio, class)) != NULL)
+		return *x;
+	if (strcmp(class, "system-cluster-critical") == 0)
+		return 2000000000;
+	if (strcmp(class, "system-node-critical") == 0)
+		return 2000001000;
+	return b->prio_default;
+}
+
+static struct s_job *
+new_job(struct build *b, const char *ns, const char *name)
+{
+	struct session *ss = b->ss;
+	struct s_job *j = calloc(1, sizeof *j);
+
+	if (j == NULL)
+		fatal("out of memory");
+	j->key = util_printf("%s/%s", ns, name);
+	j->ns = ns;
+	j->name = name;
+	j->min_member = 1;
+	j->preemptable = 1;
+	j->idx = ss->njobs;
+	ss->jobs = grow(ss->jobs, &b->njobs_cap, ss->njobs, sizeof *ss->jobs);
+	ss->jobs[ss->njobs++] = j;
+	hmap_put(ss->job_index, j->key, j);
+	return j;
+}
+
+static void
+add_podgroup(void *arg, cJSON *obj)
+{
+	struct build *b = arg;
+	const char *ns = json_str(obj, "metadata.namespace");
+	const char *name = json_str(obj, "metadata.name");
+	const cJSON *mm, *mtm, *it;
+	struct s_job *j;
+
+	if (ns == NULL || name == NULL)
+		return;
+	j = new_job(b, ns, name);
+	j->pg = obj;
+	j->uid = json_str(obj, "metadata.uid");
+	j->created = json_str(obj, "metadata.creationTimestamp");
+	j->phase = json_str(obj, "status.phase");
+	if (j->phase == NULL)
+		j->phase = "Pending";
+	j->queue_name = json_str(obj, "spec.queue");
+	if (j->queue_name == NULL || *j->queue_name == '\0')
+		j->queue_name = "default";
+	mm = json_at(obj, "spec.minMember");
+	j->min_member = cJSON_IsNumber(mm) ? (int)mm->valuedouble : 1;
+	if (j->min_member < 0)
+		j->min_member = 0;
+	j->priority = prio_of(b, json_str(obj, "spec.priorityClassName"));
+	mtm = json_at(obj, "spec.minTaskMember");
+	cJSON_ArrayForEach(it, mtm)
+		if (cJSON_IsNumber(it) && it->string != NULL)
+			role_of(j, it->string)->min = (int)it->valuedouble;
+	it = json_at(obj, "spec.minResources");
+	if (cJSON_IsObject(it) && cJSON_GetArraySize(it) > 0) {
+		res_from_list(it, &j->min_res);
+		j->has_min_res = 1;
+	}
+	if (annotation(obj, PREEMPTABLE_ANNOTATION) != NULL &&
+	    strcmp(annotation(obj, PREEMPTABLE_ANNOTATION), "false") == 0)
+		j->preemptable = 0;
+}
+
+static enum task_status
+status_of(const cJSON *pod, const char *node)
+{
+	const char *ph = json_str(pod, "status.phase");
+
+	if (ph != NULL && strcmp(ph, "Succeeded") == 0)
+		return TS_SUCCEEDED;
+	if (ph != NULL && strcmp(ph, "Failed") == 0)
+		return TS_FAILED;
+	if (json_at(pod, "metadata.deletionTimestamp") != NULL)
+		return TS_RELEASING;
+	if (node == NULL || *node == '\0')
+		return TS_PENDING;
+	if (ph != NULL && strcmp(ph, "Running") == 0)
+		return TS_RUNNING;
+	if (ph != NULL && strcmp(ph, "Unknown") == 0)
+		return TS_UNKNOWN;
+	return TS_BOUND;
+}
+
+/* The controller owner's uid, or NULL. */
+static const char *
+controller_uid(const cJSON *pod)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, json_at(pod, "metadata.ownerReferences"))
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it,
+		    "controller")))
+			return json_str(it, "uid");
+	return NULL;
+}
+
+static struct s_job *
+job_of_pod(struct build *b, const cJSON *pod, const char *ns, const char *uid)
+{
+	struct session *ss = b->ss;
+	const char *g = annotation(pod, GROUP_ANNOTATION), *owner, *mm, *q;
+	char *key, *name;
+	struct s_job *j;
+
+	if (g != NULL && *g != '\0') {
+		key = util_printf("%s/%s", ns, g);
+		j = hmap_get(ss->job_index, key);
+		free(key);
+		return j;	/* NULL: its PodGroup does not exist (yet) */
+	}
+	owner = controller_uid(pod);
+	name = util_printf("podgroup-%s", owner ? owner : uid);
+	key = util_printf("%s/%s", ns, name);
+	j = hmap_get(ss->job_index, key);
+	free(key);
+	if (j != NULL) {
+		free(name);
+		return j;
+	}
+	session_own(ss, name);
+	j = new_job(b, ns, name);
+	j->uid = owner ? owner : uid;
+	j->created = json_str(pod, "metadata.creationTimestamp");
+	j->phase = "Inqueue";		/* nothing to wait for */
+	mm = annotation(pod, MIN_MEMBER_ANNOTATION);
+	if (mm != NULL && atoi(mm) > 0)
+		j->min_member = atoi(mm);
+	q = annotation(pod, QUEUE_ANNOTATION);
+	j->queue_name = q != NULL && *q ? q : "default";
+	j->priority = prio_of(b, json_str(pod, "spec.priorityClassName"));
+	return j;
+}
+
+static int
+is_critical(const cJSON *pod, const char *ns)
+{
+	const char *pc = json_str(pod, "spec.priorityClassName");
+
+	return strcmp(ns, "kube-system") == 0 || (pc != NULL &&
+	    (strcmp(pc, "system-cluster-critical") == 0 ||
+	    strcmp(pc, "system-node-critical") == 0));
+}
+
+static void
+add_pod(void *arg, cJSON *pod)
+{
+	struct build *b = arg;
+	struct session *ss = b->ss;
+	const char *ns = json_str(pod, "metadata.namespace");
+	const char *name = json_str(pod, "metadata.name");
+	const char *uid = json_str(pod, "metadata.uid");
+	const char *node = json_str(pod, "spec.nodeName");
+	const char *pa;
+	struct s_node *sn = node ? hmap_get(ss->node_index, node) : NULL;
+	enum task_status st = status_of(pod, node);
+	struct s_job *j = NULL;
+	struct s_task *t;
+	const cJSON *prio;
+
+	if (ns == NULL || name == NULL || uid == NULL)
+		return;
+	if (ours(pod))
+		j = job_of_pod(b, pod, ns, uid);
+	/* Someone else's pending pod, or a finished pod outside any job. */
+	if ((j == NULL && (sn == NULL || st >= TS_SUCCEEDED)) ||
+	    (j == NULL && st == TS_PENDING))
+		return;
+	if ((t = calloc(1, sizeof *t)) == NULL)
+		fatal("out of memory");
+	ss->tasks = grow(ss->tasks, &b->ntasks_cap, ss->ntasks,
+	    sizeof *ss->tasks);
+	t->idx = ss->ntasks;
+	ss->tasks[ss->ntasks++] = t;
+	t->ns = ns;
+	t->name = name;
+	t->uid = uid;
+	t->obj = pod;
+	t->node_name = node;
+	t->created = json_str(pod, "metadata.creationTimestamp");
+	podspec_requests(pod, &t->req);
+	t->best_effort = t->req.cpu == 0 && t->req.memory == 0 &&
+	    t->req.next == 0;
+	prio = json_at(pod, "spec.priority");
+	t->priority = cJSON_IsNumber(prio) ? (long long)prio->valuedouble : 1;
+	if ((pa = annotation(pod, TASK_PRIORITY_ANNOTATION)) != NULL)
+		t->priority = atoll(pa);
+	t->has_selector = json_at(pod, "spec.nodeSelector") != NULL ||
+	    json_at(pod, "spec.affinity.nodeAffinity") != NULL;
+	t->has_pod_affinity = json_at(pod, "spec.affinity.podAffinity") !=
+	    NULL || json_at(pod, "spec.affinity.podAntiAffinity") != NULL;
+	t->critical = is_critical(pod, ns);
+	pa = annotation(pod, PREEMPTABLE_ANNOTATION);
+	t->preemptable = pa == NULL || strcmp(pa, "false") != 0;
+	t->role = annotation(pod, TASK_SPEC_ANNOTATION);
+	if (t->role == NULL)
+		t->role = "";
+	t->status = st;
+	if (sn != NULL && st != TS_SUCCEEDED && st != TS_FAILED) {
+		t->node = sn;
+		node_add_task(sn, t);
+	}
+	if (j != NULL) {
+		j->tasks = grow(j->tasks, &j->captasks, j->ntasks,
+		    sizeof *j->tasks);
+		j->tasks[j->ntasks++] = t;
+		t->job = j;
+		if (j->pg == NULL && j->ntasks == 1)
+			j->preemptable = t->preemptable;
+	}
+}
+
+/* A job's part in its queue's totals, as proportion reads them. */
+static void
+queue_account(struct s_queue *q, const struct s_job *j)
+{
+	int i;
+
+	podspec_res_add(&q->allocated, &j->allocated, 1);
+	for (i = 0; i < j->ntasks; i++)
+		if (ts_allocated(j->tasks[i]->status) ||
+		    j->tasks[i]->status == TS_PENDING)
+			podspec_res_add(&q->request, &j->tasks[i]->req, 1);
+	if (!j->has_min_res)
+		return;
+	if (strcmp(j->phase, "Inqueue") == 0)
+		podspec_res_add(&q->inqueue, &j->min_res, 1);
+	else if (strcmp(j->phase, "Running") == 0) {
+		struct podspec_res left = j->min_res;
+
+		podspec_res_add(&left, &j->allocated, -1);
+		if (left.cpu > 0)
+			q->inqueue.cpu += left.cpu;
+		if (left.memory > 0)
+			q->inqueue.memory += left.memory;
+	}
+	{
+		struct podspec_res extra = j->allocated;
+
+		podspec_res_add(&extra, &j->min_res, -1);
+		if (extra.cpu > 0)
+			q->elastic.cpu += extra.cpu;
+		if (extra.memory > 0)
+			q->elastic.memory += extra.memory;
+	}
+}
+
+static int
+job_has_tasks(const struct s_job *j)
+{
+	return j->ntasks > 0 || j->pg != NULL;
+}
+
+void
+session_open(struct session *ss, struct policy *pol,
+    const struct sched_source *src)
+{
+	struct build b;
+	int i, k;
+
+	memset(ss, 0, sizeof *ss);
+	memset(&b, 0, sizeof b);
+	b.ss = ss;
+	b.prio = hmap_new();
+	ss->pol = pol;
+	ss->node_index = hmap_new();
+	ss->queue_index = hmap_new();
+	ss->job_index = hmap_new();
+
+	src->list(src->arg, "nodes", add_node, &b);
+	for (i = 0; i < ss->nnodes; i++) {
+		hmap_put(ss->node_index, ss->nodes[i].name, &ss->nodes[i]);
+		podspec_res_add(&ss->total, &ss->nodes[i].alloc, 1);
+	}
+	src->list(src->arg, "queues", add_queue, &b);
+	add_queue_obj(&b, NULL, "root");
+	add_queue_obj(&b, NULL, "default");
+	for (i = 0; i < ss->nqueues; i++)
+		hmap_put(ss->queue_index, ss->queues[i].name, &ss->queues[i]);
+	src->list(src->arg, "priorityclasses", add_prio, &b);
+	src->list(src->arg, "podgroups", add_podgroup, &b);
+	src->list(src->arg, "pods", add_pod, &b);
+	hmap_free(b.prio);
+
+	/* Jobs with a queue; counts and the queues' allocated. */
+	for (i = k = 0; i < ss->njobs; i++) {
+		struct s_job *j = ss->jobs[i];
+
+		j->queue = hmap_get(ss->queue_index, j->queue_name);
+		job_recount(j);
+		if (j->queue != NULL)
+			queue_account(j->queue, j);
+		j->active = j->n[TS_PENDING] > 0 || j->n[TS_PIPELINED] > 0;
+		if (!job_has_tasks(j) && j->pg == NULL) {
+			hmap_del(ss->job_index, j->key);
+			free(j->key);
+			free(j);
+			continue;
+		}
+		j->idx = k;
+		ss->jobs[k++] = j;
+	}
+	ss->njobs = k;
+}
+
+struct s_job *
+session_job(struct session *ss, const char *key)
+{
+	return hmap_get(ss->job_index, key);
+}
+
+void
+session_free(struct session *ss)
+{
+	int i;
+
+	for (i = 0; i < ss->njobs; i++) {
+		struct s_job *j = ss->jobs[i];
+
+		free(j->key);
+		free(j->tasks);
+		free(j->roles);
+		free(j->invalid_reason);
+		free(j->invalid_msg);
+		free(j->enqueue_msg);
+		free(j->fit_msg);
+		free(j->cond_type);
+		free(j->cond_reason);
+		free(j->cond_msg);
+		free(j->keys);
+		free(j);
+	}
+	for (i = 0; i < ss->ntasks; i++) {
+		free(ss->tasks[i]->why);
+		free(ss->tasks[i]->nominated);
+		free(ss->tasks[i]->keys);
+		free(ss->tasks[i]);
+	}
+	for (i = 0; i < ss->nnodes; i++)
+		free(ss->nodes[i].tasks);
+	for (i = 0; i < ss->nevicts; i++)
+		free(ss->evicts[i].reason);
+	for (i = 0; i < ss->nown; i++)
+		free(ss->own[i]);
+	for (i = 0; i < ss->nqueues; i++)
+		free(ss->queues[i].keys);
+	for (i = 0; i < ss->nevents; i++)
+		free(ss->events[i]);
+	free(ss->events);
+	free(ss->own);
+	free(ss->jobs);
+	free(ss->tasks);
+	free(ss->nodes);
+	free(ss->queues);
+	free(ss->binds);
+	free(ss->evicts);
+	free(ss->failed);
+	hmap_free(ss->node_index);
+	hmap_free(ss->queue_index);
+	hmap_free(ss->job_index);
+	memset(ss, 0, sizeof *ss);
+}

@@ -1,0 +1,176 @@
+#!/bin/sh
+# Scheduler policies from a --policy-dir: a custom Lua plugin (a job order
+# by label and a predicate that rejects nodes by label) changes the
+# outcome as written; a hot reload (the file changes) swaps it; a broken
+# policy is refused and the running one stays; a plugin that throws does
+# not stop scheduling; priority preemption spares non-preemptable pods;
+# reclaim between queues by deserved share.
+. "$(dirname "$0")/lib.sh"
+POL="$WORK/policies"
+mkdir -p "$POL"
+cat >"$POL/scheduler.yaml" <<'YAML'
+actions: "enqueue, allocate, backfill, preempt, reclaim"
+tiers:
+- plugins:
+  - name: urgent-first
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: no-dirty
+    arguments: {label: dirty}
+YAML
+cat >"$POL/urgent-first.lua" <<'LUA'
+-- Test plugin: jobs whose pods carry urgent=yes go first.
+local P = {}
+function P.job_order(ssn, a, b)
+  local ua, ub = a.labels.urgent == "yes", b.labels.urgent == "yes"
+  if ua == ub then return 0 end
+  return ua and -1 or 1
+end
+return P
+LUA
+write_nodirty() { # label
+	cat >"$POL/no-dirty.lua" <<LUA
+-- Test plugin: never on a node labelled <label>=true.
+local P = { arguments = { label = { type = "string", default = "dirty" } } }
+local label
+function P.open(ssn, args) label = args.label end
+function P.predicate(ssn, task, node)
+  if node.labels[label] == "true" then return "node(s) were $1" end
+  return nil
+end
+return P
+LUA
+}
+write_nodirty dirty
+start_daemon --policy-dir "$POL"
+VR="$top_builddir/volray"
+
+bare() { # name cpu [labels-yaml] [annotations-yaml]
+	k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  labels: {${3:-}}
+  annotations: {volray.io/sim-duration: 1h, ${4:-}}
+spec:
+  schedulerName: volcano
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "$2"}}}]
+YAML
+}
+node_of() { k get pod "$1" -o jsonpath='{.spec.nodeName}'; }
+why() { k get pod "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'; }
+
+# --- job order by label, predicate by label ---------------------------
+bare plain 2
+bare urgent 2 "urgent: \"yes\""
+"$VR" node add --virtual --count 1 --cpu 2 --memory 4Gi --name-prefix dirty --labels dirty=true >/dev/null
+wait_eq "0/1 nodes are available: 1 node(s) were dirty." "the Lua predicate's reason" why urgent
+"$VR" node add --virtual --count 1 --cpu 2 --memory 4Gi --name-prefix clean >/dev/null
+wait_eq clean-0 "the urgent job went first" node_of urgent
+expect_eq "" "$(node_of plain)" "the plain one waits (the only clean node is full)"
+pass "a custom plugin orders jobs by label and rejects nodes by label"
+
+# --- hot reload: the file changes, the new predicate applies ----------
+write_nodirty sticky
+k label node dirty-0 sticky=true >/dev/null
+# dirty-0 is still dirty=true, but the predicate now reads its argument
+# (label: dirty) -- swap the argument in scheduler.yaml too.
+sed -i 's/arguments: {label: dirty}/arguments: {label: sticky}/' "$POL/scheduler.yaml"
+wait_eq "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were sticky." \
+	"the reloaded predicate's reason" why plain
+pass "editing the policy files reloads them"
+
+# --- a broken policy is refused, the running one stays -----------------
+cp "$POL/scheduler.yaml" "$WORK/good.yaml"
+sed -i 's/label: sticky/colour: blue/' "$POL/scheduler.yaml"
+out=$("$VR" policy reload 2>&1) && fail "a bad argument was accepted: $out"
+case "$out" in
+*"scheduler.yaml:"*"unknown argument colour"*) ;;
+*) fail "refusal names file, line and argument: $out" ;;
+esac
+expect_eq "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were sticky." "$(why plain)" \
+	"the running policy stays"
+cp "$WORK/good.yaml" "$POL/scheduler.yaml"
+"$VR" policy reload >/dev/null || fail "the good policy reloads"
+pass "a broken policy is refused with file and line; the running one stays"
+k delete pods --all --wait=true >/dev/null
+
+# --- a throwing plugin does not stop scheduling ------------------------
+cat >"$POL/urgent-first.lua" <<'LUA'
+-- Test plugin: throws whenever it is asked about a node.
+local P = {}
+function P.predicate(ssn, task, node) error("boom in predicate") end
+return P
+LUA
+"$VR" policy reload >/dev/null || fail "reload the throwing plugin"
+bare after-a 1
+bare after-b 1
+wait_eq clean-0 "scheduling goes on" node_of after-a
+wait_eq clean-0 "both pods" node_of after-b
+fails() { curl -s "$API/metrics" | awk '/^volray_scheduler_plugin_failures_total/ {print ($2 > 0) ? "yes" : "no"}'; }
+wait_eq yes "the failure is counted" fails
+grep -q 'plugin urgent-first failed in predicate (.*urgent-first.lua).*boom in predicate' "$WORK/volrayd.log" ||
+	fail "the log names plugin, point, file and error"
+pass "a throwing plugin is skipped for the session; scheduling goes on"
+k delete pods --all --wait=true >/dev/null
+k delete node dirty-0 >/dev/null
+
+# --- priority preemption ------------------------------------------------
+k apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: low}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+YAML
+prio_pod() { # name class [annotations]
+	k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  annotations: {volray.io/sim-duration: 1h, ${3:-}}
+spec:
+  schedulerName: volcano
+  priorityClassName: $2
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+YAML
+}
+prio_pod keep low 'volcano.sh/preemptable: "false"'
+prio_pod victim low
+wait_eq clean-0 "low pods run" node_of victim
+prio_pod vip high
+wait_eq clean-0 "the high-priority pod is bound after preemption" node_of vip
+gone() { k get pod victim -o name 2>/dev/null | wc -l | tr -d ' '; }
+expect_eq 0 "$(gone)" "the preemptable low pod was evicted"
+expect_eq clean-0 "$(node_of keep)" "the non-preemptable one stays"
+pass "priority preemption evicts a lower-priority pod and spares non-preemptable ones"
+k delete pods --all --wait=true >/dev/null
+
+# --- reclaim between queues ---------------------------------------------
+for q in qa qb; do
+	k apply -f - >/dev/null <<YAML
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: $q}
+spec: {weight: 1, reclaimable: true}
+YAML
+done
+for i in 0 1; do bare a-$i 1 "" "scheduling.volcano.sh/queue-name: qa"; done
+wait_eq clean-0 "qa takes the whole node" node_of a-1
+for i in 0 1; do bare b-$i 1 "" "scheduling.volcano.sh/queue-name: qb"; done
+bound_b() { k get pods -o jsonpath='{range .items[*]}{.metadata.name} {.spec.nodeName}{"\n"}{end}' | grep -c '^b-.* clean-0'; }
+wait_eq 1 "qb reclaims its share" bound_b
+left() { k get pods -o name | grep -c 'pod/a-'; }
+expect_eq 1 "$(left)" "qa keeps its deserved half"
+pass "reclaim: a queue below its deserved share takes it back from one above"
