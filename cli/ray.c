@@ -124,6 +124,15 @@ service_proxy(struct conn *k, const char *host, const char *port)
 	return 1;
 }
 
+/* host:6379, the GCS port KubeRay's RAY_ADDRESS names. */
+static int
+gcs_address(const char *addr)
+{
+	const char *c = strrchr(addr, ':');
+
+	return c != NULL && strcmp(c + 1, "6379") == 0;
+}
+
 static void
 conn_open(struct conn *k, const char *addr)
 {
@@ -140,7 +149,19 @@ conn_open(struct conn *k, const char *addr)
 		addr = getenv("RAY_ADDRESS");
 	if (addr == NULL || *addr == '\0' || strcmp(addr, "auto") == 0)
 		addr = "http://127.0.0.1:8265";
-	if (strstr(addr, "://") == NULL) {
+	if (strncmp(addr, "ray://", 6) == 0 || (strstr(addr, "://") == NULL &&
+	    gcs_address(addr))) {
+		/*
+		 * A GCS (host:6379) or Ray Client (ray://host:10001) address,
+		 * as KubeRay gives RAY_ADDRESS: Ray's SDK asks the GCS for
+		 * the dashboard; here it is the head's default one.
+		 */
+		const char *h = strncmp(addr, "ray://", 6) == 0 ? addr + 6 : addr;
+		size_t hl = strcspn(h, ":/");
+
+		if (asprintf(&k->shown, "http://%.*s:8265", (int)hl, h) < 0)
+			exit(1);
+	} else if (strstr(addr, "://") == NULL) {
 		if (asprintf(&k->shown, "http://%s", addr) < 0)
 			exit(1);
 	} else
@@ -396,6 +417,35 @@ num_arg(const char *flag, const char *v)
 	return d;
 }
 
+/*
+ * Ray's common options that change nothing here (output style, TLS
+ * verification and headers of a real dashboard); 1 when argv[*i] is one.
+ */
+static int
+ignored(int argc, char **argv, int *i)
+{
+	static const char *const valued[] = { "--log-style", "--log-color",
+	    "--headers", "--verify", NULL };
+	int k;
+
+	if (strcmp(argv[*i], "-v") == 0 || strcmp(argv[*i], "--verbose") == 0)
+		return 1;
+	for (k = 0; valued[k] != NULL; k++) {
+		size_t n = strlen(valued[k]);
+
+		if (strncmp(argv[*i], valued[k], n) != 0)
+			continue;
+		if (argv[*i][n] == '=')
+			return 1;
+		if (argv[*i][n] == '\0') {
+			if (*i + 1 < argc)
+				++*i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* --flag VALUE or --flag=VALUE at argv[*i]; NULL when it is not flag. */
 static const char *
 opt(int argc, char **argv, int *i, const char *flag)
@@ -456,6 +506,8 @@ job_submit(int argc, char **argv)
 		    NULL)
 			cJSON_AddItemToObject(body, "entrypoint_resources",
 			    json_arg("--entrypoint-resources", v));
+		else if (ignored(argc, argv, &i))
+			continue;
 		else if (argv[i][0] == '-') {
 			fprintf(stderr, "Error: No such option: %s\n", argv[i]);
 			return 2;
@@ -534,6 +586,8 @@ job_other(const char *verb, int argc, char **argv)
 		else if (strcmp(verb, "stop") == 0 && strcmp(argv[i],
 		    "--no-wait") == 0)
 			no_wait = 1;
+		else if (ignored(argc, argv, &i))
+			continue;
 		else if (argv[i][0] == '-') {
 			fprintf(stderr, "Error: No such option: %s\n", argv[i]);
 			return 2;

@@ -223,7 +223,7 @@ static const char *
 ray_bin_dir(void)
 {
 #ifdef VOLRAY_BUILDDIR
-	static char dir[PATH_MAX];
+	static char dir[PATH_MAX + 16];
 	char self[PATH_MAX], built[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
 

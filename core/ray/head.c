@@ -9,11 +9,13 @@
  * whose node goes away fails its unfinished jobs, as Ray's do when the
  * head dies; a deleted head is forgotten.
  *
- * The job table is saved, coalesced, to DATA_DIR/pods/NS/NAME/
- * ray-jobs.json (with the pod's uid, so a new pod of the same name starts
- * empty) and read back when the head is first seen after a restart.
+ * Every change of a job is a line appended to DATA_DIR/pods/NS/NAME/
+ * ray-jobs.jsonl, whose first line names the pod's uid (so a new pod of
+ * the same name starts empty); the journal is read back when the head is
+ * first seen after a restart.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +27,8 @@
 #include "lib/util.h"
 #include "ray/ray_int.h"
 
-#define SAVE_DELAY_MS	50
 #define DEFAULT_PORT	8265
+#define DEFAULT_AGENT_PORT 52365
 
 static void head_handle(http_req *, void *);
 
@@ -64,78 +66,138 @@ mkdirs(const char *path)
 }
 
 static void
-save_now(wheel_timer *t)
+write_line(struct ray_head *h, int fd, cJSON *t)
 {
-	struct ray_head *h = t->data;
-	cJSON *doc = cJSON_CreateObject();
-	char *path, *tmp, *s;
-	FILE *f;
+	char *s = json_print(t), *line = util_printf("%s\n", s);
+	size_t n = strlen(line);
 
-	json_set_str(doc, "uid", h->uid);
-	json_set(doc, "jobs", ray_jobs_save(h));
-	s = json_print(doc);
-	cJSON_Delete(doc);
-	mkdirs(h->dir);
-	path = util_printf("%s/ray-jobs.json", h->dir);
-	tmp = util_printf("%s.tmp", path);
-	if ((f = fopen(tmp, "w")) == NULL || fputs(s, f) < 0 ||
-	    fclose(f) != 0 || rename(tmp, path) != 0)
-		log_warn("ray: saving %s: %s", path, strerror(errno));
-	free(path);
-	free(tmp);
+	if (write(fd, line, n) != (ssize_t)n)
+		log_warn("ray: %s/%s: writing the job journal: %s", h->ns,
+		    h->name, strerror(errno));
+	free(line);
 	free(s);
 }
 
-void
-ray_head_save_soon(struct ray_head *h)
+static char *
+journal_path(const struct ray_head *h)
 {
-	if (!h->save_timer.armed)
-		wheel_add(h->r->wheel, &h->save_timer, SAVE_DELAY_MS, save_now,
-		    h);
+	return util_printf("%s/ray-jobs.jsonl", h->dir);
 }
 
+/* Rewrite the journal as one record per job (after a load, or grown). */
+static void
+compact(struct ray_head *h)
+{
+	char *path = journal_path(h), *tmp = util_printf("%s.tmp", path);
+	cJSON *head = cJSON_CreateObject();
+	int fd, i;
+
+	if (h->journal >= 0)
+		close(h->journal);
+	h->journal = -1;
+	mkdirs(h->dir);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		json_set_str(head, "uid", h->uid);
+		write_line(h, fd, head);
+		for (i = 0; i < h->njobs; i++) {
+			cJSON *t = ray_job_record(h->order[i]);
+
+			write_line(h, fd, t);
+			cJSON_Delete(t);
+		}
+		if (close(fd) != 0 || rename(tmp, path) != 0)
+			log_warn("ray: %s: %s", path, strerror(errno));
+	}
+	cJSON_Delete(head);
+	h->journal = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	h->journal_lines = h->njobs;
+	free(path);
+	free(tmp);
+}
+
+/*
+ * Jobs change state a few times each: every change is one appended line,
+ * so a submission costs the same with 10 jobs or 100,000; the journal is
+ * rewritten once it holds twice as many lines as there are jobs.
+ */
+void
+ray_head_journal(struct ray_head *h, cJSON *rec)
+{
+	if (h->loading) {
+		cJSON_Delete(rec);
+		return;
+	}
+	if (h->journal < 0 || h->journal_lines > 2 * h->njobs + 1024)
+		compact(h);
+	if (h->journal >= 0) {
+		write_line(h, h->journal, rec);
+		h->journal_lines++;
+	}
+	cJSON_Delete(rec);
+}
+
+/* Read the journal back: the last record of each job wins. */
 static void
 load(struct ray_head *h)
 {
-	char *path = util_printf("%s/ray-jobs.json", h->dir), *buf;
+	char *path = journal_path(h), *line = NULL;
 	FILE *f = fopen(path, "r");
-	cJSON *doc;
-	long n;
+	cJSON *byid = cJSON_CreateObject(), *all = cJSON_CreateArray(), *t, *it;
+	size_t cap = 0;
+	int first = 1, ok = 0;
 
 	free(path);
-	if (f == NULL)
-		return;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	if (n <= 0 || (buf = calloc(1, (size_t)n + 1)) == NULL) {
+	while (f != NULL && getline(&line, &cap, f) > 0) {
+		const char *id;
+
+		if ((t = cJSON_Parse(line)) == NULL)
+			continue;	/* a torn last line */
+		if (first) {
+			first = 0;
+			ok = json_str(t, "uid") != NULL && strcmp(json_str(t,
+			    "uid"), h->uid) == 0;
+			cJSON_Delete(t);
+			if (!ok)
+				break;
+			continue;
+		}
+		if ((id = json_str(t, "submission_id")) == NULL) {
+			cJSON_Delete(t);
+			continue;
+		}
+		if (cJSON_IsTrue(json_at(t, "deleted"))) {
+			cJSON_DeleteItemFromObjectCaseSensitive(byid, id);
+			cJSON_Delete(t);
+		} else if (cJSON_GetObjectItemCaseSensitive(byid, id) != NULL)
+			cJSON_ReplaceItemInObjectCaseSensitive(byid, id, t);
+		else
+			cJSON_AddItemToObject(byid, id, t);
+	}
+	free(line);
+	if (f != NULL)
 		fclose(f);
-		return;
+	if (ok) {
+		while ((it = byid->child) != NULL)
+			cJSON_AddItemToArray(all, cJSON_DetachItemViaPointer(byid,
+			    it));
+		h->loading = 1;
+		ray_jobs_load(h, all);
+		h->loading = 0;
 	}
-	if (fread(buf, 1, (size_t)n, f) == (size_t)n &&
-	    (doc = cJSON_Parse(buf)) != NULL) {
-		if (json_str(doc, "uid") && strcmp(json_str(doc, "uid"),
-		    h->uid) == 0)
-			ray_jobs_load(h, json_at(doc, "jobs"));
-		cJSON_Delete(doc);
-	}
-	free(buf);
-	fclose(f);
+	cJSON_Delete(byid);
+	cJSON_Delete(all);
+	compact(h);
 }
 
-/* The dashboard port of a head pod's tree. */
+/* The value of --flag=N or --flag N in the containers' command lines. */
 static int
-dashboard_port(const cJSON *pod)
+flag_port(const cJSON *pod, const char *flag, int def)
 {
-	const cJSON *c, *p, *a;
-	int port = 0;
+	const cJSON *c, *a;
+	size_t fl = strlen(flag);
+	int port;
 
-	cJSON_ArrayForEach(c, json_at(pod, "spec.containers"))
-		cJSON_ArrayForEach(p, json_at(c, "ports"))
-			if (json_str(p, "name") && strcmp(json_str(p, "name"),
-			    "dashboard") == 0 && cJSON_IsNumber(json_at(p,
-			    "containerPort")))
-				return json_at(p, "containerPort")->valueint;
 	cJSON_ArrayForEach(c, json_at(pod, "spec.containers")) {
 		const char *lists[] = { "command", "args" };
 		int i, next = 0;
@@ -147,51 +209,86 @@ dashboard_port(const cJSON *pod)
 
 				if (next && (port = atoi(s)) > 0)
 					return port;
-				next = strcmp(s, "--dashboard-port") == 0;
-				/* Inside a shell line too: "... --dashboard-port=8265 ..." */
-				if ((q = strstr(s, "--dashboard-port=")) != NULL &&
-				    (port = atoi(q + 17)) > 0)
-					return port;
-				if ((q = strstr(s, "--dashboard-port ")) != NULL &&
-				    (port = atoi(q + 17)) > 0)
-					return port;
+				next = strcmp(s, flag) == 0;
+				/* Inside a shell line too: "... --flag=8265 ..." */
+				for (q = strstr(s, flag); q != NULL; q = strstr(q +
+				    1, flag))
+					if ((q[fl] == '=' || q[fl] == ' ') &&
+					    (port = atoi(q + fl + 1)) > 0)
+						return port;
 			}
 	}
-	return DEFAULT_PORT;
+	return def;
+}
+
+/* The dashboard port of a head pod's tree. */
+static int
+dashboard_port(const cJSON *pod)
+{
+	const cJSON *c, *p;
+
+	cJSON_ArrayForEach(c, json_at(pod, "spec.containers"))
+		cJSON_ArrayForEach(p, json_at(c, "ports"))
+			if (json_str(p, "name") && strcmp(json_str(p, "name"),
+			    "dashboard") == 0 && cJSON_IsNumber(json_at(p,
+			    "containerPort")))
+				return json_at(p, "containerPort")->valueint;
+	return flag_port(pod, "--dashboard-port", DEFAULT_PORT);
+}
+
+static void
+listener_stop(struct ray_head *h, struct listener *l)
+{
+	if (l->srv != NULL) {
+		http_server_close(l->srv);
+		l->srv = NULL;
+		log_info("ray: %s/%s: %s no longer on 127.0.0.1:%d", h->ns,
+		    h->name, l->what, l->port);
+	}
+	l->port = 0;
+	l->clash = 0;
+}
+
+/* Listen on 127.0.0.1:port; a port in use is one warning, not a retry loop. */
+static void
+listener_start(struct ray_head *h, struct listener *l, int port)
+{
+	char *cause = NULL;
+
+	if ((l->srv != NULL && l->port == port) || l->clash == port)
+		return;
+	listener_stop(h, l);
+	if (http_server_listen(h->r->loop, "127.0.0.1", port, head_handle, h,
+	    &l->srv, &cause) != 0) {
+		log_warn("ray: %s/%s: cannot serve the %s on 127.0.0.1:%d: %s "
+		    "(it stays reachable through the API's service proxy)",
+		    h->ns, h->name, l->what, port, cause ? cause : "error");
+		free(cause);
+		l->srv = NULL;
+		l->clash = port;
+		return;
+	}
+	l->port = port;
+	log_info("ray: %s/%s: %s on http://127.0.0.1:%d", h->ns, h->name,
+	    l->what, port);
 }
 
 static void
 listen_stop(struct ray_head *h)
 {
-	if (h->listener != NULL) {
-		http_server_close(h->listener);
-		h->listener = NULL;
-		log_info("ray: %s/%s: dashboard no longer on 127.0.0.1:%d",
-		    h->ns, h->name, h->listen_port);
-	}
+	listener_stop(h, &h->dash);
+	listener_stop(h, &h->agent);
 }
 
+/*
+ * A local head's dashboard, and its agent port (--dashboard-agent-listen-
+ * port, 52365) for KubeRay's probes of /api/local_raylet_healthz.
+ */
 static void
 listen_start(struct ray_head *h)
 {
-	char *cause = NULL;
-
-	if (h->listener != NULL && h->listen_port == h->port)
-		return;
-	listen_stop(h);
-	if (http_server_listen(h->r->loop, "127.0.0.1", h->port, head_handle,
-	    h, &h->listener, &cause) != 0) {
-		log_warn("ray: %s/%s: cannot serve the dashboard on "
-		    "127.0.0.1:%d: %s (it stays reachable through the API's "
-		    "service proxy)", h->ns, h->name, h->port, cause ? cause :
-		    "error");
-		free(cause);
-		h->listener = NULL;
-		return;
-	}
-	h->listen_port = h->port;
-	log_info("ray: %s/%s: dashboard on http://127.0.0.1:%d", h->ns,
-	    h->name, h->port);
+	listener_start(h, &h->dash, h->port);
+	listener_start(h, &h->agent, h->agent_port);
 }
 
 static struct ray_head *
@@ -208,6 +305,9 @@ head_new(ray *r, const store_obj *o)
 	h->dir = node_mgr_pod_dir(r->nodes, o->ns, o->name);
 	h->jobs = hmap_new();
 	h->port = DEFAULT_PORT;
+	h->journal = -1;
+	h->dash.what = "dashboard";
+	h->agent.what = "dashboard agent";
 	hmap_put(r->heads, h->uid, h);
 	return h;
 }
@@ -216,11 +316,9 @@ static void
 head_free(struct ray_head *h)
 {
 	listen_stop(h);
-	if (h->save_timer.armed) {
-		wheel_cancel(h->r->wheel, &h->save_timer);
-		save_now(&h->save_timer);
-	}
 	ray_jobs_free(h);
+	if (h->journal >= 0)
+		close(h->journal);
 	ray_serve_free(h);
 	hmap_del(h->r->heads, h->uid);
 	hmap_free(h->jobs);
@@ -267,6 +365,8 @@ head_update(ray *r, const store_obj *o)
 	}
 	h->runtime = node_mgr_runtime(r->nodes, h->node);
 	h->port = dashboard_port(t);
+	h->agent_port = flag_port(t, "--dashboard-agent-listen-port",
+	    DEFAULT_AGENT_PORT);
 	{
 		const cJSON *a = cJSON_GetObjectItemCaseSensitive(json_at(t,
 		    "metadata.annotations"), "volray.io/sim-serve-duration");
@@ -275,8 +375,10 @@ head_update(ray *r, const store_obj *o)
 		h->sim_serve_duration = cJSON_IsString(a) ?
 		    strdup(a->valuestring) : NULL;
 	}
-	if (first && h->runtime != NULL)
+	if (first && h->runtime != NULL) {
+		mkdirs(h->dir);
 		load(h);
+	}
 	if (o->deleting)
 		head_dies(h, "is being deleted");
 	else if (phase != NULL && (strcmp(phase, "Failed") == 0 ||
@@ -364,10 +466,6 @@ stop_one(const char *k, void *v, void *arg)
 	(void)k;
 	(void)arg;
 	listen_stop(h);
-	if (h->save_timer.armed) {
-		wheel_cancel(h->r->wheel, &h->save_timer);
-		save_now(&h->save_timer);
-	}
 	return 0;
 }
 
@@ -391,6 +489,7 @@ head_handle(http_req *req, void *arg)
 {
 	struct ray_head *h = arg;
 
+	/* The agent's port answers as the dashboard does. */
 	if (ray_dashboard(h->r, req, h->ns, h->name, h->port, req->path) != 0)
 		http_respond(req, 503, "text/plain; charset=utf-8",
 		    "the Ray head is not running\n", 28);

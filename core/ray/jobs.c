@@ -89,29 +89,28 @@ set_status(struct ray_job *j, enum job_status s, const char *msg,
 		    ++j->head->next_driver & 0xff);
 	if (s >= JOB_STOPPED)
 		j->end_ms = now_ms();
-	ray_head_save_soon(j->head);
-}
-
-static void
-log_append(struct ray_job *j, const char *text)
-{
-	int fd = open(j->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-	    0600);
-
-	if (fd < 0)
-		return;
-	if (write(fd, text, strlen(text)) < 0)
-		log_warn("ray: %s: %s", j->log_path, strerror(errno));
-	close(fd);
+	ray_head_journal(j->head, ray_job_record(j));
 }
 
 char *
 ray_job_logs(const struct ray_job *j)
 {
-	FILE *f = fopen(j->log_path, "r");
+	FILE *f;
 	char *buf;
 	long n;
 
+	/* A simulated job's log is its story, kept in no file. */
+	if (j->simulated) {
+		if (j->driver_id == NULL)
+			return strdup("");
+		if (!j->has_exit || j->stopping)
+			return util_printf("volray: simulating entrypoint: %s\n",
+			    j->entrypoint);
+		return util_printf("volray: simulating entrypoint: %s\n"
+		    "volray: simulated entrypoint ended with exit code %d\n",
+		    j->entrypoint, j->exit_code);
+	}
+	f = fopen(j->log_path, "r");
 	if (f == NULL)
 		return strdup("");
 	fseek(f, 0, SEEK_END);
@@ -182,11 +181,7 @@ static void
 on_sim_end(wheel_timer *t)
 {
 	struct ray_job *j = t->data;
-	char line[128];
 
-	snprintf(line, sizeof line, "volray: simulated entrypoint ended with "
-	    "exit code %d\n", j->sim_exit);
-	log_append(j, line);
 	finish(j, j->sim_exit);
 }
 
@@ -194,13 +189,8 @@ static void
 on_sim_start(wheel_timer *t)
 {
 	struct ray_job *j = t->data;
-	char *line;
 
 	set_status(j, JOB_RUNNING, NULL, NULL);
-	line = util_printf("volray: simulating entrypoint: %s\n",
-	    j->entrypoint);
-	log_append(j, line);
-	free(line);
 	if (j->sim_ms >= 0)
 		wheel_add(j->head->r->wheel, &j->timer, (uint64_t)j->sim_ms,
 		    on_sim_end, j);
@@ -307,8 +297,9 @@ start_local(struct ray_job *j)
 	free(cause);
 }
 
+/* The simulation's settings, from the job's metadata. */
 static void
-start(struct ray_job *j)
+sim_settings(struct ray_job *j)
 {
 	const cJSON *md = json_at(j->req, "metadata");
 	const cJSON *dv = cJSON_GetObjectItemCaseSensitive(md,
@@ -316,13 +307,19 @@ start(struct ray_job *j)
 	const cJSON *ev = cJSON_GetObjectItemCaseSensitive(md,
 	    "volray.io/sim-exit-code");
 
+	j->sim_ms = cJSON_IsString(dv) ? parse_duration(dv->valuestring) : -1;
+	j->sim_exit = cJSON_IsString(ev) ? atoi(ev->valuestring) : 0;
+}
+
+static void
+start(struct ray_job *j)
+{
 	if (j->head->runtime != NULL && strcmp(j->head->runtime, "local") ==
 	    0) {
 		start_local(j);
 		return;
 	}
-	j->sim_ms = cJSON_IsString(dv) ? parse_duration(dv->valuestring) : -1;
-	j->sim_exit = cJSON_IsString(ev) ? atoi(ev->valuestring) : 0;
+	j->simulated = 1;
 	wheel_add(j->head->r->wheel, &j->timer, SIM_START_MS, on_sim_start, j);
 }
 
@@ -473,6 +470,7 @@ ray_job_submit(struct ray_head *h, const cJSON *b, struct ray_job **out,
 	json_del(j->req, "submission_id");
 	json_del(j->req, "job_id");
 	j->start_ms = now_ms();
+	sim_settings(j);
 	set_status(j, JOB_PENDING, NULL, NULL);
 	log_info("ray: %s/%s: job %s submitted: %s", h->ns, h->name, j->id,
 	    j->entrypoint);
@@ -539,8 +537,14 @@ ray_job_delete(struct ray_job *j, char **text)
 			h->njobs--;
 			break;
 		}
+	{
+		cJSON *t = cJSON_CreateObject();
+
+		json_set_str(t, "submission_id", j->id);
+		json_set(t, "deleted", cJSON_CreateTrue());
+		ray_head_journal(h, t);
+	}
 	job_free(j);
-	ray_head_save_soon(h);
 	return 0;
 }
 
@@ -632,22 +636,15 @@ ray_jobs_free(struct ray_head *h)
 }
 
 cJSON *
-ray_jobs_save(struct ray_head *h)
+ray_job_record(const struct ray_job *j)
 {
-	cJSON *all = cJSON_CreateArray();
-	int i;
+	cJSON *t = ray_job_details(j);
 
-	for (i = 0; i < h->njobs; i++) {
-		struct ray_job *j = h->order[i];
-		cJSON *t = ray_job_details(j);
-
-		json_set(t, "request", cJSON_Duplicate(j->req, 1));
-		if (j->sim_ms >= 0)
-			json_set_num(t, "sim_ms", (double)j->sim_ms);
-		json_set_num(t, "sim_exit", j->sim_exit);
-		cJSON_AddItemToArray(all, t);
-	}
-	return all;
+	json_set(t, "request", cJSON_Duplicate(j->req, 1));
+	if (j->sim_ms >= 0)
+		json_set_num(t, "sim_ms", (double)j->sim_ms);
+	json_set_num(t, "sim_exit", j->sim_exit);
+	return t;
 }
 
 /*
@@ -704,9 +701,11 @@ ray_jobs_load(struct ray_head *h, const cJSON *saved)
 			if (n > h->next_driver)
 				h->next_driver = n;
 		}
+		j->simulated = h->runtime == NULL || strcmp(h->runtime,
+		    "local") != 0;
 		if (ray_job_terminal(j))
 			continue;
-		if (h->runtime != NULL && strcmp(h->runtime, "local") == 0) {
+		if (!j->simulated) {
 			set_status(j, JOB_FAILED, "Job supervisor actor died: "
 			    "volrayd restarted and its entrypoint process was "
 			    "killed.", "JOB_SUPERVISOR_ACTOR_DIED");

@@ -36,9 +36,18 @@ struct ray_job {
 	int64_t sim_ms;			/* simulated duration, -1: forever */
 	int sim_exit;
 	int stopping;
+	int simulated;			/* on a virtual node: no process, no file */
 };
 
 struct serve_app;
+
+/* One of a local head's 127.0.0.1 listeners. */
+struct listener {
+	const char *what;		/* "dashboard", "dashboard agent" */
+	http_server *srv;
+	int port;			/* listening on it */
+	int clash;			/* in use by someone else: warned */
+};
 
 struct ray_head {
 	ray *r;
@@ -53,9 +62,11 @@ struct ray_head {
 	struct ray_job **order;		/* in submission order */
 	int njobs, cap;
 	unsigned next_driver;		/* job ids 01000000, 02000000, ... */
-	http_server *listener;		/* 127.0.0.1:port, local heads */
-	int listen_port;
-	wheel_timer save_timer;
+	int agent_port;			/* --dashboard-agent-listen-port */
+	struct listener dash, agent;	/* 127.0.0.1, local heads */
+	int journal;			/* ray-jobs.jsonl, append; -1: closed */
+	int journal_lines;
+	int loading;			/* reading the journal: no appends */
 	cJSON *serve_config;		/* the last PUT body */
 	struct serve_app *apps;
 	uint64_t serve_ms;		/* simulated deploy time */
@@ -72,8 +83,8 @@ struct ray {
 
 /* head.c */
 struct ray_head *ray_head_find(ray *, const char *ns, const char *name);
-/* Save the job table soon (coalesced). */
-void ray_head_save_soon(struct ray_head *);
+/* Append a job's record (taken) to the head's journal. */
+void ray_head_journal(struct ray_head *, cJSON *record);
 
 /* jobs.c */
 const char *ray_job_status_name(enum job_status);
@@ -97,9 +108,10 @@ char *ray_job_logs(const struct ray_job *);
 void ray_jobs_fail_all(struct ray_head *, const char *why);
 /* Free every job (no state changes). */
 void ray_jobs_free(struct ray_head *);
-/* The table as JSON, and back (jobs that were running are resolved). */
-cJSON *ray_jobs_save(struct ray_head *);
-void ray_jobs_load(struct ray_head *, const cJSON *saved);
+/* A job as the journal keeps it; the saved records back into jobs (the
+ * jobs that were running are resolved). */
+cJSON *ray_job_record(const struct ray_job *);
+void ray_jobs_load(struct ray_head *, const cJSON *records);
 
 /* serve.c */
 /* PUT, GET, DELETE /api/serve/applications/: HTTP status, body. */
