@@ -5,13 +5,17 @@
 # the same kind of connection as the baseline (what TLS, HTTP and the
 # client cost without the proxy, authorization, selector and job table).
 # The head is a pod on a virtual node; the jobs are simulated and run for
-# 10 s, so the table grows by N running jobs.
-#   N=5000 sh bench/rayhead.sh        SMALL=1 for a quick run
+# 10 s, so the table grows by N running jobs. Then a Lua controller's
+# volray.http: M ConfigMaps, each reconciled into one GET of the job's
+# status through the service proxy and a patch of the ConfigMap with the
+# answer, against the same controller patching without the HTTP call.
+#   N=5000 M=1000 sh bench/rayhead.sh        SMALL=1 for a quick run
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
 N=${N:-5000}
-[ "${SMALL:-}" = 1 ] && N=200
+M=${M:-1000}
+[ "${SMALL:-}" = 1 ] && N=200 && M=100
 if [ -z "${VOLRAYD:-}" ]; then
 	VOLRAYD=$top/build/volrayd
 	[ -x "$VOLRAYD" ] || VOLRAYD=$top/volrayd
@@ -22,8 +26,30 @@ work=$(mktemp -d /var/tmp/volray-raybench.XXXXXX)
 pid=""
 trap '[ -z "$pid" ] || kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mkdir -p "$work/pol/controllers"
+cat >"$work/pol/controllers/raybench.lua" <<'LUA'
+-- Bench controller: a ConfigMap with data.job gets data.status, the Ray
+-- job's status read with volray.http (data.http = "1") or a constant.
+local v = volray
+local c = { primary = "v1/configmaps" }
+function c.reconcile(req)
+  local cm = v.get("v1/configmaps", req.namespace, req.name)
+  local d = cm and cm.data
+  if d == nil or d.job == nil or d.status ~= nil then return nil end
+  local st = "none"
+  if d.http == "1" then
+    local resp, err = v.http{ url = v.service_url(req.namespace,
+      "bench-head-svc", 8265) .. "/api/jobs/" .. d.job }
+    if resp == nil and err == "pending" then return nil end
+    st = resp and resp.json and resp.json.status or ("error " .. tostring(err))
+  end
+  v.patch("v1/configmaps", req.namespace, req.name, { data = { status = st } })
+  return nil
+end
+return c
+LUA
 "$VOLRAYD" --data-dir "$work/data" --listen "127.0.0.1:$port" --no-local-node \
-	--share-dir "$top" 2>"$work/log" &
+	--share-dir "$top" --policy-dir "$work/pol" 2>"$work/log" &
 pid=$!
 until [ -f "$work/data/kubeconfig" ] && command curl -fsk "https://127.0.0.1:$port/readyz" >/dev/null 2>&1; do
 	kill -0 $pid 2>/dev/null || { cat "$work/log" >&2; exit 1; }
@@ -89,3 +115,32 @@ jobs=$(command curl -fs --cacert "$CA" -H "Authorization: Bearer $TOKEN" "$P/api
 	python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
 [ "$jobs" = "$N" ] || { echo "rayhead.sh: $jobs jobs listed, want $N" >&2; exit 1; }
 echo "jobs listed: $jobs; volrayd RSS $(awk '/VmRSS/ {print $2 " " $3}' /proc/$pid/status)"
+
+kubectl create clusterrole raybench --verb=get,list,watch,patch --resource=configmaps >/dev/null
+kubectl create clusterrole raybench-proxy --verb=get --resource=services/proxy >/dev/null
+kubectl create clusterrolebinding raybench --clusterrole=raybench --user=system:controller:raybench-controller >/dev/null
+kubectl create clusterrolebinding raybench-proxy --clusterrole=raybench-proxy --user=system:controller:raybench-controller >/dev/null
+# lua NAME HTTP: M ConfigMaps at once, the time until each has its status.
+lua() {
+	python3 - "$M" "$1" "$2" >"$work/cms.json" <<'PY'
+import json, sys
+m, name, http = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+print(json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "%s-%d" % (name, i),
+     "labels": {"run": name}}, "data": {"job": "b-%d" % (i % 100), "http": http}} for i in range(m)]}))
+PY
+	t0=$(date +%s.%N)
+	want=none
+	[ "$2" = 0 ] || want='PENDING|RUNNING|SUCCEEDED'
+	kubectl create --validate=false -f "$work/cms.json" >/dev/null
+	until [ "$(kubectl get cm -l run="$1" -o jsonpath='{range .items[*]}{.data.status}{"\n"}{end}' |
+	    grep -cxE "$want")" = "$M" ]; do
+		kill -0 $pid 2>/dev/null || { echo "rayhead.sh: volrayd died" >&2; exit 1; }
+		sleep 0.2
+	done
+	t1=$(date +%s.%N)
+	python3 -c 'import sys; m, t0, t1 = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]); print("%-28s %6d objects  %7.3f s %8.0f/s" % (sys.argv[4], m, t1 - t0, m / (t1 - t0)))' \
+		"$M" "$t0" "$t1" "$3"
+}
+lua plain 0 "Lua reconcile + patch"
+lua http 1 "+ volray.http GET (proxy)"

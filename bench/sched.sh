@@ -154,10 +154,13 @@ one_run() { # label actions
 	export VR_PORT VR_TOKEN NODES PODS GANG QUEUES WRITERS
 	VR_TOKEN=$(cat "$RUN_DIR/vr/pki/admin.token")
 	python3 "$RUN_DIR/drive.py" setup || die "setup"
+	# PERF=FILE: profile the daemon during the run (perf record -g).
+	[ -z "${PERF:-}" ] || { perf record -F 999 -g -p "$VR_PID" -o "$PERF.$1" >/dev/null 2>&1 & PERF_PID=$!; }
 	sleep 3	# let enqueue admit the PodGroups (a few cycles)
 	echo "== $1 (actions: $2)"
 	POLICY_FILE="$POL/scheduler.yaml" ACTIONS="$2" python3 "$RUN_DIR/drive.py" run ||
 		die "run"
+	[ -z "${PERF:-}" ] || { kill -INT "$PERF_PID"; wait "$PERF_PID" 2>/dev/null || true; }
 	echo "RSS $(rss_mb "$VR_PID") MB"
 	# VERBOSE=1: the sessions of the run, as volrayd logged them.
 	[ "${VERBOSE:-0}" = 0 ] || grep "scheduler: cycle" "$RUN_DIR/volrayd.log" | tail -n 8

@@ -4,7 +4,8 @@
  * the Ray dashboard's Jobs REST API (served by volrayd for every head
  * pod) with Ray's flags, output lines and exit codes; `ray start ...
  * --block` blocks until SIGTERM so KubeRay's head and worker command
- * lines run unchanged; `ray stop` does nothing.
+ * lines run unchanged; `ray health-check` asks whether the head answers
+ * (KubeRay's wait-gcs-ready init container); `ray stop` does nothing.
  *
  * The dashboard address is --address, else RAY_API_SERVER_ADDRESS, else
  * RAY_DASHBOARD_ADDRESS, else RAY_ADDRESS, else http://127.0.0.1:8265
@@ -72,6 +73,7 @@ usage(void)
 	    "       ray job logs [--address A] [--follow] ID\n"
 	    "       ray job list [--address A]\n"
 	    "       ray start [--head | --address A] [--block] [...]\n"
+	    "       ray health-check [--address HOST:PORT]\n"
 	    "       ray stop\n"
 	    "       ray --version\n");
 	exit(2);
@@ -222,6 +224,35 @@ call(struct conn *k, const char *method, const char *path, const char *body,
 		exit(1);
 	}
 	curl_easy_getinfo(k->c, CURLINFO_RESPONSE_CODE, &code);
+	*out = b.p != NULL ? b.p : strdup("");
+	return code;
+}
+
+/* A GET whose failure to connect is a status of 0, not an exit. */
+static long
+call_quiet(struct conn *k, const char *path, char **out)
+{
+	struct buf b = { NULL, 0 };
+	struct curl_slist *h = NULL;
+	char *url;
+	long code = 0;
+
+	if (asprintf(&url, "%s%s", k->base, path) < 0)
+		exit(1);
+	curl_easy_reset(k->c);
+	curl_easy_setopt(k->c, CURLOPT_URL, url);
+	curl_easy_setopt(k->c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(k->c, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(k->c, CURLOPT_TIMEOUT, 10L);
+	if (k->ca != NULL)
+		curl_easy_setopt(k->c, CURLOPT_CAINFO, k->ca);
+	if (k->auth != NULL)
+		h = curl_slist_append(h, k->auth);
+	curl_easy_setopt(k->c, CURLOPT_HTTPHEADER, h);
+	if (curl_easy_perform(k->c) == CURLE_OK)
+		curl_easy_getinfo(k->c, CURLINFO_RESPONSE_CODE, &code);
+	curl_slist_free_all(h);
+	free(url);
 	*out = b.p != NULL ? b.p : strdup("");
 	return code;
 }
@@ -699,6 +730,37 @@ start(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * ray health-check --address HOST:6379: whether the head answers, as
+ * KubeRay's wait-gcs-ready init container asks (the GCS is volrayd; its
+ * port means the head's dashboard). 0 when it does, 1 otherwise.
+ */
+static int
+health_check(int argc, char **argv)
+{
+	const char *addr = NULL, *v;
+	struct conn k;
+	char *out = NULL;
+	long code;
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		if ((v = opt(argc, argv, &i, "--address")) != NULL)
+			addr = v;
+		else if (ignored(argc, argv, &i) || opt(argc, argv, &i,
+		    "--component") != NULL)
+			continue;
+		else {
+			fprintf(stderr, "Error: No such option: %s\n", argv[i]);
+			return 2;
+		}
+	}
+	conn_open(&k, addr);
+	code = call_quiet(&k, "/api/gcs_healthz", &out);
+	free(out);
+	return code == 200 ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -713,6 +775,8 @@ main(int argc, char **argv)
 		return start(argc - 2, argv + 2);
 	if (strcmp(argv[1], "stop") == 0)
 		return 0;
+	if (strcmp(argv[1], "health-check") == 0)
+		return health_check(argc - 2, argv + 2);
 	if (strcmp(argv[1], "job") != 0 || argc < 3)
 		usage();
 	if (strcmp(argv[2], "submit") == 0)

@@ -149,9 +149,9 @@ const struct cli_verb cli_verbs[] = {
 	    cli_delete_wait, 0 },
 	{ "node", "add --virtual --count N --cpu C --memory M",
 	    "Add simulated nodes.", node_opts, cli_misc_node, 0 },
-	{ "policy", "reload",
-	    "Reload the daemon's Lua policies and scheduler.yaml.", NULL,
-	    cli_misc_policy, 0 },
+	{ "policy", "reload | check DIR | test [DIR]",
+	    "Reload the daemon's policies; check or test a policy directory "
+	    "offline.", NULL, cli_misc_policy, 1 },
 	{ "api-resources", "", "List the resources the server serves.",
 	    api_opts, cli_misc_api_resources, 0 },
 	{ "version", "", "Print the client's and the server's version.",

@@ -203,7 +203,7 @@ controller_token(void *arg, const char *user)
 {
 	struct daemon *d = arg;
 
-	return authn_mint_token(d->authn, user, "");
+	return authn_mint_token(d->authn, user, USER_GROUP_COMPONENTS);
 }
 
 /* A token for the identity of a namespace's local pods (podenv.c). */

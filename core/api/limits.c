@@ -70,13 +70,15 @@ limits_free(limits *l)
 	free(l);
 }
 
+/* Administrators and the daemon's own components: no per-user rate. */
 static int
 is_master(const user_info *u)
 {
 	int i;
 
 	for (i = 0; i < u->ngroups; i++)
-		if (strcmp(u->groups[i], USER_GROUP_MASTERS) == 0)
+		if (strcmp(u->groups[i], USER_GROUP_MASTERS) == 0 ||
+		    strcmp(u->groups[i], USER_GROUP_COMPONENTS) == 0)
 			return 1;
 	return 0;
 }

@@ -135,7 +135,7 @@ proxy_service(api *a, http_req *req, struct route *rt, const char *ns,
 	const cJSON *sp = NULL, *it, *tp;
 	store_obj *const *pods;
 	size_t n, i;
-	int served = 0;
+	int served = 0, first_target = 0;
 
 	if (o == NULL) {
 		api_reply_status(req, rt, status_not_found(sr, name));
@@ -177,28 +177,19 @@ proxy_service(api *a, http_req *req, struct route *rt, const char *ns,
 			cJSON_Delete(pod);
 			continue;
 		}
+		/* A target answers at once and writes nothing: pods stays valid. */
 		if (a->proxy != NULL && a->proxy_serves(a->proxy_arg, ns,
-		    pods[i]->name, target)) {
-			char *pname = strdup(pods[i]->name);
-
-			/* The handler may write to the store: pods may move. */
-			if (a->proxy(a->proxy_arg, req, ns, pname, target,
-			    path) == 0)
-				served = 1;
-			free(pname);
-		}
+		    pods[i]->name, target) && a->proxy(a->proxy_arg, req, ns,
+		    pods[i]->name, target, path) == 0)
+			served = 1;
 		if (!served && first == NULL) {
 			first = pod;
-			json_set_num(first, "volray_target", target);
+			first_target = target;
 		} else
 			cJSON_Delete(pod);
-		if (served)
-			break;
-		n = store_list(a->st, "pods", ns, &pods);
 	}
 	if (!served && first != NULL)
-		refused(req, rt, first, json_at(first,
-		    "volray_target")->valueint);
+		refused(req, rt, first, first_target);
 	else if (!served)
 		api_reply_status(req, rt, status_error(503,
 		    "ServiceUnavailable", "no endpoints available for service "

@@ -18,5 +18,12 @@ typedef struct user_info {
 #define USER_GROUP_MASTERS		"system:masters"
 #define USER_GROUP_AUTHENTICATED	"system:authenticated"
 #define USER_GROUP_UNAUTHENTICATED	"system:unauthenticated"
+/*
+ * The daemon's own components when they call its API over HTTP (the Lua
+ * controllers' volray.http): RBAC decides what they may do, but the
+ * per-user request rate does not apply, as it does not to their
+ * in-process volray.* calls.
+ */
+#define USER_GROUP_COMPONENTS		"system:volray:components"
 
 #endif

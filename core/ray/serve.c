@@ -93,7 +93,6 @@ static char *
 check_config(const cJSON *b)
 {
 	const cJSON *apps = json_at(b, "applications"), *a, *o;
-	char *names = NULL;
 
 	if (!cJSON_IsObject(b))
 		return strdup("ValidationError: the config must be a JSON "
@@ -105,12 +104,10 @@ check_config(const cJSON *b)
 	cJSON_ArrayForEach(a, apps) {
 		const char *name = json_str(a, "name");
 
-		if (!cJSON_IsObject(a) || json_str(a, "import_path") == NULL) {
-			free(names);
+		if (!cJSON_IsObject(a) || json_str(a, "import_path") == NULL)
 			return strdup("ValidationError: 1 validation error for "
 			    "ServeDeploySchema\napplications -> import_path\n  "
 			    "field required (type=value_error.missing)");
-		}
 		cJSON_ArrayForEach(o, apps) {
 			const char *other = json_str(o, "name");
 

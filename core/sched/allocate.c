@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "sched/sched_int.h"
@@ -114,9 +115,106 @@ allocate_pick(struct session *ss, struct s_task *t, int allow_pipeline,
 			best = ss->cand[i];
 			best_score = ss->scores[i];
 		}
+	ss->ncand = *pipeline ? 0 : nc;
 	free(t->why);
 	t->why = NULL;
 	return best;
+}
+
+/*
+ * The tasks of one job are usually alike (one template). Within a job's
+ * turn, the nodes scored for the first task serve the next ones of the
+ * same shape: only the node just used is scored again, and a node that no
+ * longer has room leaves the list. With Lua predicates or scores, or pod
+ * affinity, every task is placed on its own.
+ */
+struct cand_cache {
+	const struct s_task *like;
+	struct s_node **n;
+	double *score;
+	int nc, cap;
+};
+
+static int
+same_res(const struct podspec_res *a, const struct podspec_res *b)
+{
+	int i;
+
+	if (a->cpu != b->cpu || a->memory != b->memory || a->pods != b->pods ||
+	    a->next != b->next)
+		return 0;
+	for (i = 0; i < a->next; i++)
+		if (strcmp(a->ext[i].name, b->ext[i].name) != 0 ||
+		    a->ext[i].value != b->ext[i].value)
+			return 0;
+	return 1;
+}
+
+static int
+same_shape(const struct s_task *a, const struct s_task *b)
+{
+	return same_res(&a->req, &b->req) && !a->has_pod_affinity &&
+	    !b->has_pod_affinity && json_equal(json_at(a->obj,
+	    "spec.tolerations"), json_at(b->obj, "spec.tolerations")) &&
+	    json_equal(json_at(a->obj, "spec.nodeSelector"), json_at(b->obj,
+	    "spec.nodeSelector")) && json_equal(json_at(a->obj,
+	    "spec.affinity"), json_at(b->obj, "spec.affinity"));
+}
+
+static struct s_node *
+pick(struct session *ss, struct cand_cache *cc, struct s_task *t, int *pipe)
+{
+	struct s_node *n;
+	int i, best = -1;
+
+	*pipe = 0;
+	if (cc->like != NULL && cc->nc > 0 && same_shape(cc->like, t)) {
+		for (i = 0; i < cc->nc; i++) {
+			if (!res_less_equal(&t->req, &cc->n[i]->idle)) {
+				cc->n[i] = cc->n[--cc->nc];
+				cc->score[i--] = cc->score[cc->nc];
+				continue;
+			}
+			if (best < 0 || cc->score[i] > cc->score[best])
+				best = i;
+		}
+		if (best >= 0) {
+			free(t->why);
+			t->why = NULL;
+			return cc->n[best];
+		}
+	}
+	cc->like = NULL;
+	if ((n = allocate_pick(ss, t, 1, pipe)) == NULL || *pipe ||
+	    fw_defines(ss, EP_PREDICATE) || fw_defines(ss, EP_BATCH_PREDICATE) ||
+	    fw_defines(ss, EP_NODE_ORDER) || fw_defines(ss, EP_BATCH_NODE_ORDER))
+		return n;
+	if (ss->ncand > cc->cap) {
+		cc->cap = ss->ncand;
+		cc->n = realloc(cc->n, (size_t)cc->cap * sizeof *cc->n);
+		cc->score = realloc(cc->score, (size_t)cc->cap *
+		    sizeof *cc->score);
+		if (cc->n == NULL || cc->score == NULL)
+			fatal("out of memory");
+	}
+	memcpy(cc->n, ss->cand, (size_t)ss->ncand * sizeof *cc->n);
+	memcpy(cc->score, ss->scores, (size_t)ss->ncand * sizeof *cc->score);
+	cc->nc = ss->ncand;
+	cc->like = t;
+	return n;
+}
+
+/* The node n just took a task like cc->like: score it again. */
+static void
+rescore(struct session *ss, struct cand_cache *cc, struct s_node *n)
+{
+	int i;
+
+	if (cc->like == NULL)
+		return;
+	for (i = 0; i < cc->nc; i++)
+		if (cc->n[i] == n)
+			cc->score[i] = predicate_score(ss, cc->like, n);
 }
 
 int
@@ -148,10 +246,12 @@ action_allocate(struct session *ss)
 	struct pq queues, *jobs = calloc((size_t)ss->nqueues + 1, sizeof *jobs);
 	struct pq *tasks = calloc((size_t)ss->njobs + 1, sizeof *tasks);
 	char *in_pq = calloc((size_t)ss->nqueues + 1, 1);
+	struct cand_cache cc;
 	int i, k;
 
 	if (jobs == NULL || tasks == NULL || in_pq == NULL)
 		fatal("out of memory");
+	memset(&cc, 0, sizeof cc);
 	pq_init(&queues, ss, pq_less_queue);
 	for (i = 0; i < ss->nqueues; i++)
 		pq_init(&jobs[i], ss, pq_less_job);
@@ -187,6 +287,7 @@ action_allocate(struct session *ss)
 					pq_push(tq, j->tasks[k]);
 		}
 		stmt_init(&st, ss);
+		cc.like = NULL;
 		while (tq->n > 0) {
 			struct s_task *t = pq_pop(tq);
 			struct s_node *n;
@@ -202,7 +303,7 @@ action_allocate(struct session *ss)
 				}
 				continue;
 			}
-			if ((n = allocate_pick(ss, t, 1, &pipe)) == NULL) {
+			if ((n = pick(ss, &cc, t, &pipe)) == NULL) {
 				free(j->fit_msg);
 				j->fit_msg = strdup(t->why);
 				break;
@@ -211,6 +312,7 @@ action_allocate(struct session *ss)
 				stmt_pipeline(&st, t, n);
 			else
 				stmt_allocate(&st, t, n);
+			rescore(ss, &cc, n);
 			if (tq->n > 0 && fw_job_ready(ss, j)) {
 				pq_push(&jobs[q->idx], j);
 				break;
@@ -232,6 +334,8 @@ action_allocate(struct session *ss)
 	free(jobs);
 	free(tasks);
 	free(in_pq);
+	free(cc.n);
+	free(cc.score);
 }
 
 /*

@@ -32,12 +32,14 @@
 #include "sched/sched_int.h"
 
 #define SOON_MS		20
+#define BIND_CHUNK	2000		/* binds per loop turn */
 #define EVENT_EVERY_S	60
 
 struct cached {
 	char *key;
 	uint64_t rev;
 	cJSON *obj;
+	void *memo;			/* the snapshot's derived data */
 	int seen;
 };
 
@@ -52,6 +54,12 @@ struct sched {
 	uv_timer_t soon;
 	hmap *cache;			/* "res|key" -> struct cached */
 	hmap *events;			/* object|reason -> last time */
+	/* Binds of the last session, written BIND_CHUNK per loop turn so
+	   the API is served between chunks; no cycle runs until they are
+	   all written. */
+	struct pending_bind { char *ns, *name, *node; } *binds;
+	int nbinds, next_bind;
+	uv_timer_t bind_timer;
 	struct sched_stats stats;
 	int pending_work;
 };
@@ -106,7 +114,7 @@ fresh(struct sched *s, const char *res, const cJSON *cached)
 
 static void
 store_source_list(void *arg, const char *res,
-    void (*fn)(void *, cJSON *), void *fnarg)
+    void (*fn)(void *, cJSON *, void **), void *fnarg)
 {
 	struct sched *s = arg;
 	store_obj *const *objs;
@@ -136,11 +144,13 @@ store_source_list(void *arg, const char *res,
 			c->rev = o->rev;
 		else if (c->obj == NULL || c->rev != o->rev) {
 			cJSON_Delete(c->obj);
+			free(c->memo);
+			c->memo = NULL;
 			c->obj = store_obj_tree(o);
 			c->rev = o->rev;
 		}
 		c->seen = 1;
-		fn(fnarg, c->obj);
+		fn(fnarg, c->obj, &c->memo);
 	}
 }
 
@@ -169,6 +179,7 @@ sweep(struct sched *s)
 	for (i = 0; drop + i < end; i++) {
 		hmap_del(s->cache, drop[i]->key);
 		cJSON_Delete(drop[i]->obj);
+		free(drop[i]->memo);
 		free(drop[i]->key);
 		free(drop[i]);
 	}
@@ -276,30 +287,73 @@ pod_condition(struct sched *s, const cJSON *cur, const char *type,
 	cJSON_Delete(res.body);
 }
 
+static void on_soon(uv_timer_t *);
+
+/* Write the next chunk of binds; then the next chunk, or a cycle. */
+static void
+on_bind_chunk(uv_timer_t *h)
+{
+	struct sched *s = h->data;
+	int end = s->next_bind + BIND_CHUNK;
+
+	if (end > s->nbinds)
+		end = s->nbinds;
+	for (; s->next_bind < end; s->next_bind++) {
+		struct pending_bind *b = &s->binds[s->next_bind];
+		struct reg_result res;
+
+		registry_bind(s->rg, b->ns, b->name, b->node, &res);
+		if (res.code >= 300) {
+			const char *msg = json_str(res.body, "message");
+			char *why = util_printf("Binding rejected: %s", msg ?
+			    msg : "error");
+			const store_obj *o = store_get(s->st, "pods", b->ns,
+			    b->name);
+			cJSON *cur = o != NULL ? store_obj_tree(o) : NULL;
+
+			log_info("scheduler: binding %s/%s to %s: %s", b->ns,
+			    b->name, b->node, why);
+			if (cur != NULL)
+				pod_condition(s, cur, "PodScheduled", "False",
+				    "SchedulerError", why, NULL);
+			cJSON_Delete(cur);
+			free(why);
+		} else
+			s->stats.binds++;
+		cJSON_Delete(res.body);
+		free(b->ns);
+		free(b->name);
+		free(b->node);
+	}
+	if (s->next_bind < s->nbinds) {
+		uv_timer_start(&s->bind_timer, on_bind_chunk, 0, 0);
+		return;
+	}
+	free(s->binds);
+	s->binds = NULL;
+	s->nbinds = s->next_bind = 0;
+	/* What did not fit may fit now; what failed is taken again. */
+	s->pending_work = 1;
+	uv_timer_start(&s->soon, on_soon, SOON_MS, 0);
+}
+
 static void
 dispatch(struct sched *s, struct session *ss)
 {
 	int i;
 
-	for (i = 0; i < ss->nbinds; i++) {
-		struct s_task *t = ss->binds[i].t;
-		struct s_node *n = ss->binds[i].n;
-		struct reg_result res;
-
-		registry_bind(s->rg, t->ns, t->name, n->name, &res);
-		if (res.code >= 300) {
-			const char *msg = json_str(res.body, "message");
-			char *why = util_printf("Binding rejected: %s", msg ?
-			    msg : "error");
-
-			log_info("scheduler: binding %s/%s to %s: %s", t->ns,
-			    t->name, n->name, why);
-			pod_condition(s, t->obj, "PodScheduled", "False",
-			    "SchedulerError", why, NULL);
-			free(why);
-		} else
-			s->stats.binds++;
-		cJSON_Delete(res.body);
+	if (ss->nbinds > 0) {
+		if ((s->binds = calloc((size_t)ss->nbinds, sizeof *s->binds)) ==
+		    NULL)
+			fatal("out of memory");
+		for (i = 0; i < ss->nbinds; i++) {
+			s->binds[i].ns = strdup(ss->binds[i].t->ns);
+			s->binds[i].name = strdup(ss->binds[i].t->name);
+			s->binds[i].node = strdup(ss->binds[i].n->name);
+		}
+		s->nbinds = ss->nbinds;
+		s->next_bind = 0;
+		on_bind_chunk(&s->bind_timer);
 	}
 	for (i = 0; i < ss->nevicts; i++) {
 		struct s_task *t = ss->evicts[i].t;
@@ -437,8 +491,6 @@ apply_outcome(struct sched *s, struct session *ss)
 	}
 }
 
-static void on_soon(uv_timer_t *);
-
 /* ------------------------------------------------------------------ */
 /* Policy files.                                                       */
 
@@ -495,6 +547,11 @@ cycle(struct sched *s)
 	struct session ss;
 	uint64_t t0 = util_usec(), t1, t2, t3, t4;
 
+	if (s->nbinds > 0) {
+		/* The last session's binds are still being written. */
+		s->pending_work = 1;
+		return;
+	}
 	s->pending_work = 0;
 	if (s->pol == NULL)
 		return;
@@ -612,7 +669,8 @@ sched_new(uv_loop_t *loop, store *st, registry *rg, luahost *lua)
 	s->lua = lua;
 	uv_timer_init(loop, &s->timer);
 	uv_timer_init(loop, &s->soon);
-	s->timer.data = s->soon.data = s;
+	uv_timer_init(loop, &s->bind_timer);
+	s->timer.data = s->soon.data = s->bind_timer.data = s;
 	store_subscribe(st, on_event, s);
 	metrics_add_source(print_metrics, s);
 	return s;

@@ -224,6 +224,7 @@ struct session {
 	} w;
 	struct s_node **cand;		/* scratch: candidate nodes */
 	double *scores;
+	int ncand;			/* scored by the last allocate_pick */
 	/* Decisions. */
 	struct decision_bind *binds;
 	int nbinds, capbinds;
@@ -246,9 +247,11 @@ struct session {
 struct sched_source {
 	/* Call fn for each object of resource ("nodes", "pods",
 	   "podgroups", "queues", "priorityclasses"); the tree stays valid
-	   for the session. */
+	   for the session. memo, when not NULL, is a slot the snapshot may
+	   fill with one malloc'd block derived from the tree; the source
+	   frees it when the tree changes. */
 	void (*list)(void *arg, const char *res,
-	    void (*fn)(void *fnarg, cJSON *obj), void *fnarg);
+	    void (*fn)(void *fnarg, cJSON *obj, void **memo), void *fnarg);
 	void *arg;
 };
 

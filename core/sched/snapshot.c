@@ -236,12 +236,43 @@ struct build {
 	int nnodes_cap, nqueues_cap, njobs_cap, ntasks_cap;
 };
 
+/*
+ * What the snapshot derives from an object, kept by the source beside the
+ * parsed tree until the object changes (the quantities are the costly
+ * part); pointers point into that tree. With no memo slot it is derived
+ * again into the session.
+ */
+static void *
+memo_get(struct session *ss, void **memo, size_t size, int *fresh)
+{
+	void *m;
+
+	if (memo != NULL && *memo != NULL) {
+		*fresh = 0;
+		return *memo;
+	}
+	if ((m = calloc(1, size)) == NULL)
+		fatal("out of memory");
+	if (memo != NULL)
+		*memo = m;
+	else
+		session_own(ss, m);
+	*fresh = 1;
+	return m;
+}
+
+struct node_memo {
+	struct podspec_res alloc;
+};
+
 static void
-add_node(void *arg, cJSON *obj)
+add_node(void *arg, cJSON *obj, void **memo)
 {
 	struct build *b = arg;
 	struct session *ss = b->ss;
 	struct s_node *n;
+	struct node_memo *m;
+	int fresh;
 
 	if (!node_ready(obj) || json_str(obj, "metadata.name") == NULL)
 		return;
@@ -252,7 +283,10 @@ add_node(void *arg, cJSON *obj)
 	n->idx = ss->nnodes++;
 	n->name = json_str(obj, "metadata.name");
 	n->obj = obj;
-	podspec_allocatable(obj, &n->alloc);
+	m = memo_get(ss, memo, sizeof *m, &fresh);
+	if (fresh)
+		podspec_allocatable(obj, &m->alloc);
+	n->alloc = m->alloc;
 	n->idle = n->alloc;
 	n->unschedulable = cJSON_IsTrue(json_at(obj, "spec.unschedulable"));
 	n->has_taints = cJSON_GetArraySize(json_at(obj, "spec.taints")) > 0;
@@ -309,7 +343,7 @@ add_queue_obj(struct build *b, cJSON *obj, const char *name)
 }
 
 static void
-add_queue(void *arg, cJSON *obj)
+add_queue(void *arg, cJSON *obj, void **memo)
 {
 	const char *name = json_str(obj, "metadata.name");
 
@@ -318,7 +352,7 @@ add_queue(void *arg, cJSON *obj)
 }
 
 static void
-add_prio(void *arg, cJSON *obj)
+add_prio(void *arg, cJSON *obj, void **memo)
 {
 	struct build *b = arg;
 	const char *name = json_str(obj, "metadata.name");
@@ -372,10 +406,17 @@ new_job(struct build *b, const char *ns, const char *name)
 	return j;
 }
 
+struct pg_memo {
+	struct podspec_res min_res;
+	int has_min_res;
+};
+
 static void
-add_podgroup(void *arg, cJSON *obj)
+add_podgroup(void *arg, cJSON *obj, void **memo)
 {
 	struct build *b = arg;
+	struct pg_memo *m;
+	int fresh;
 	const char *ns = json_str(obj, "metadata.namespace");
 	const char *name = json_str(obj, "metadata.name");
 	const cJSON *mm, *mtm, *it;
@@ -402,11 +443,16 @@ add_podgroup(void *arg, cJSON *obj)
 	cJSON_ArrayForEach(it, mtm)
 		if (cJSON_IsNumber(it) && it->string != NULL)
 			role_of(j, it->string)->min = (int)it->valuedouble;
-	it = json_at(obj, "spec.minResources");
-	if (cJSON_IsObject(it) && cJSON_GetArraySize(it) > 0) {
-		res_from_list(it, &j->min_res);
-		j->has_min_res = 1;
+	m = memo_get(b->ss, memo, sizeof *m, &fresh);
+	if (fresh) {
+		it = json_at(obj, "spec.minResources");
+		if (cJSON_IsObject(it) && cJSON_GetArraySize(it) > 0) {
+			res_from_list(it, &m->min_res);
+			m->has_min_res = 1;
+		}
 	}
+	j->min_res = m->min_res;
+	j->has_min_res = m->has_min_res;
 	if (annotation(obj, PREEMPTABLE_ANNOTATION) != NULL &&
 	    strcmp(annotation(obj, PREEMPTABLE_ANNOTATION), "false") == 0)
 		j->preemptable = 0;
@@ -492,25 +538,63 @@ is_critical(const cJSON *pod, const char *ns)
 	    strcmp(pc, "system-node-critical") == 0));
 }
 
+struct pod_memo {
+	struct podspec_res req;
+	long long priority;
+	const char *role, *created;
+	unsigned ours:1, best_effort:1, has_selector:1, has_pod_affinity:1,
+	    critical:1, preemptable:1;
+};
+
 static void
-add_pod(void *arg, cJSON *pod)
+pod_derive(const cJSON *pod, const char *ns, struct pod_memo *m)
+{
+	const cJSON *prio = json_at(pod, "spec.priority");
+	const char *pa;
+
+	m->ours = ours(pod);
+	m->created = json_str(pod, "metadata.creationTimestamp");
+	podspec_requests(pod, &m->req);
+	m->best_effort = m->req.cpu == 0 && m->req.memory == 0 &&
+	    m->req.next == 0;
+	m->priority = cJSON_IsNumber(prio) ? (long long)prio->valuedouble : 1;
+	if ((pa = annotation(pod, TASK_PRIORITY_ANNOTATION)) != NULL)
+		m->priority = atoll(pa);
+	m->has_selector = json_at(pod, "spec.nodeSelector") != NULL ||
+	    json_at(pod, "spec.affinity.nodeAffinity") != NULL;
+	m->has_pod_affinity = json_at(pod, "spec.affinity.podAffinity") !=
+	    NULL || json_at(pod, "spec.affinity.podAntiAffinity") != NULL;
+	m->critical = is_critical(pod, ns);
+	pa = annotation(pod, PREEMPTABLE_ANNOTATION);
+	m->preemptable = pa == NULL || strcmp(pa, "false") != 0;
+	m->role = annotation(pod, TASK_SPEC_ANNOTATION);
+	if (m->role == NULL)
+		m->role = "";
+}
+
+static void
+add_pod(void *arg, cJSON *pod, void **memo)
 {
 	struct build *b = arg;
 	struct session *ss = b->ss;
-	const char *ns = json_str(pod, "metadata.namespace");
-	const char *name = json_str(pod, "metadata.name");
-	const char *uid = json_str(pod, "metadata.uid");
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+	const char *ns = json_str(md, "namespace");
+	const char *name = json_str(md, "name");
+	const char *uid = json_str(md, "uid");
 	const char *node = json_str(pod, "spec.nodeName");
-	const char *pa;
 	struct s_node *sn = node ? hmap_get(ss->node_index, node) : NULL;
 	enum task_status st = status_of(pod, node);
 	struct s_job *j = NULL;
+	struct pod_memo *m;
 	struct s_task *t;
-	const cJSON *prio;
+	int fresh;
 
 	if (ns == NULL || name == NULL || uid == NULL)
 		return;
-	if (ours(pod))
+	m = memo_get(ss, memo, sizeof *m, &fresh);
+	if (fresh)
+		pod_derive(pod, ns, m);
+	if (m->ours)
 		j = job_of_pod(b, pod, ns, uid);
 	/* Someone else's pending pod, or a finished pod outside any job. */
 	if ((j == NULL && (sn == NULL || st >= TS_SUCCEEDED)) ||
@@ -527,24 +611,15 @@ add_pod(void *arg, cJSON *pod)
 	t->uid = uid;
 	t->obj = pod;
 	t->node_name = node;
-	t->created = json_str(pod, "metadata.creationTimestamp");
-	podspec_requests(pod, &t->req);
-	t->best_effort = t->req.cpu == 0 && t->req.memory == 0 &&
-	    t->req.next == 0;
-	prio = json_at(pod, "spec.priority");
-	t->priority = cJSON_IsNumber(prio) ? (long long)prio->valuedouble : 1;
-	if ((pa = annotation(pod, TASK_PRIORITY_ANNOTATION)) != NULL)
-		t->priority = atoll(pa);
-	t->has_selector = json_at(pod, "spec.nodeSelector") != NULL ||
-	    json_at(pod, "spec.affinity.nodeAffinity") != NULL;
-	t->has_pod_affinity = json_at(pod, "spec.affinity.podAffinity") !=
-	    NULL || json_at(pod, "spec.affinity.podAntiAffinity") != NULL;
-	t->critical = is_critical(pod, ns);
-	pa = annotation(pod, PREEMPTABLE_ANNOTATION);
-	t->preemptable = pa == NULL || strcmp(pa, "false") != 0;
-	t->role = annotation(pod, TASK_SPEC_ANNOTATION);
-	if (t->role == NULL)
-		t->role = "";
+	t->created = m->created;
+	t->req = m->req;
+	t->best_effort = m->best_effort;
+	t->priority = m->priority;
+	t->has_selector = m->has_selector;
+	t->has_pod_affinity = m->has_pod_affinity;
+	t->critical = m->critical;
+	t->preemptable = m->preemptable;
+	t->role = m->role;
 	t->status = st;
 	if (sn != NULL && st != TS_SUCCEEDED && st != TS_FAILED) {
 		t->node = sn;

@@ -16,4 +16,5 @@ bash bench/store.sh
 TLS=1 bash bench/store.sh
 bash bench/watch.sh
 sh bench/reconcile.sh
+bash bench/sched.sh
 echo "ok: benchmarks ran"

@@ -173,6 +173,7 @@ PV="$API/api/v1/namespaces/default/pods/vhead:8265/proxy"
 expect_eq SUCCEEDED "$(status "$PV" v-ok)" "pods/proxy"
 expect_eq SUCCEEDED "$(status "$API/api/v1/namespaces/default/services/http:vhead-svc:dashboard/proxy" v-ok)" \
 	"scheme:name:portname"
+expect_eq SUCCEEDED "$(status "$API/api/v1/namespaces/default/services/vhead-svc/proxy" v-ok)" "the name alone"
 expect_eq 503 "$(code "$API/api/v1/namespaces/default/pods/vhead:6379/proxy/api/jobs/")" "a port the head does not serve"
 expect_eq 404 "$(code "$API/api/v1/namespaces/default/services/nosuch:8265/proxy/api/jobs/")" "no such service"
 k create service clusterip nohead --tcp=8265:8265 >/dev/null
@@ -260,6 +261,8 @@ pass "volray.http elsewhere: only the script's headers (no token), connection er
 # A deleted head fails its unfinished jobs (the head's saved job table).
 submit "$V" '{"entrypoint": "sleep", "submission_id": "v-orphan"}' >/dev/null || fail "submit v-orphan"
 wait_eq RUNNING "v-orphan running" status "$V" v-orphan
+expect_eq 400 "$(code "$V/api/jobs/v-orphan" -X DELETE)" "deleting a running job"
+expect_contains "$(cat "$WORK/body")" "non-terminal state RUNNING" "deleting a running job: why"
 k delete pod vhead --wait=true >/dev/null
 wait_eq 503 "no dashboard once the head is gone" code "$V/api/jobs/"
 # The head's journal: one line per change of a job, the last one wins.
@@ -325,6 +328,10 @@ spec:
       RAY_ADDRESS=lhead-svc.default.svc.cluster.local:6379 ray job status cli-1 | grep -q "Job 'cli-1' succeeded" && echo gcs-address-ok
       ray job status --address http://lhead-svc:8265 nope; echo status-rc=\$?
       ray job submit --address http://lhead-svc:8265 -- false; echo fail-rc=\$?
+      ray health-check --address lhead-svc.default.svc.cluster.local:6379 && echo health-up
+      ray health-check --address nosuch.default.svc.cluster.local:6379 || echo health-down
+      mkdir -p wd && echo working-dir-file > wd/f.txt
+      ray job submit --address http://lhead-svc:8265 --working-dir wd -- cat f.txt
       echo "token=\$VOLRAY_TOKEN"
 YAML
 k wait --for=jsonpath='{.status.phase}'=Succeeded pod/submitter --timeout=30s >/dev/null ||
@@ -339,6 +346,9 @@ expect_contains "$logs" "status-rc=1" "status of an unknown job exits 1"
 expect_contains "$logs" "gcs-address-ok" "RAY_ADDRESS naming the GCS port means the dashboard"
 expect_contains "$logs" "failed with exit code 1" "a failing entrypoint"
 expect_contains "$logs" "fail-rc=1" "submit of a failing job exits 1"
+expect_contains "$logs" "working-dir-file" "--working-dir: the job runs in that directory"
+expect_contains "$logs" "health-up" "ray health-check of a running head"
+expect_contains "$logs" "health-down" "ray health-check of no head"
 expect_eq SUCCEEDED "$(status "$L" cli-1)" "the job the ray command submitted"
 pass "ray inside a local pod: submit (followed), logs --follow, status, exit codes; service DNS names reach the head"
 

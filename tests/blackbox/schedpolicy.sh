@@ -4,7 +4,8 @@
 # outcome as written; a hot reload (the file changes) swaps it; a broken
 # policy is refused and the running one stays; a plugin that throws does
 # not stop scheduling; priority preemption spares non-preemptable pods;
-# reclaim between queues by deserved share.
+# reclaim between queues by deserved share; Volcano's scheduler configs
+# load unchanged; the KubeCon task-priority sample orders by priority.
 . "$(dirname "$0")/lib.sh"
 POL="$WORK/policies"
 mkdir -p "$POL"
@@ -174,3 +175,38 @@ wait_eq 1 "qb reclaims its share" bound_b
 left() { k get pods -o name | grep -c 'pod/a-'; }
 expect_eq 1 "$(left)" "qa keeps its deserved half"
 pass "reclaim: a queue below its deserved share takes it back from one above"
+k delete pods --all --wait=true >/dev/null
+
+# --- Volcano's own scheduler configs load unchanged ---------------------
+for conf in "$SAMPLES"/volcano/*.conf; do
+	cp "$conf" "$POL/scheduler.yaml"
+	out=$("$VR" policy reload 2>&1) || fail "$(basename "$conf") refused: $out"
+done
+# volcano-scheduler-ci.conf names plugins volray does not have: skipped
+# with a warning that names them.
+grep -q 'plugin sla: no sla.lua in the policy directories; skipped' "$WORK/volrayd.log" ||
+	fail "the unknown plugin was not reported"
+pass "Volcano's scheduler configs load unchanged (unknown plugins skipped with a warning)"
+
+# --- the KubeCon task-priority sample ---------------------------------
+# Its PriorityClass high-pri (1000): of two pods that both want the only
+# free node, the one of higher priority gets it.
+k apply -f "$SAMPLES/volcano/kubecon-2019-china_task-priority_high-priority.yaml" >/dev/null ||
+	fail "the sample PriorityClass"
+k cordon clean-0 >/dev/null
+prio_pod normal-pod low
+k apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: high-pod
+  annotations: {volray.io/sim-duration: 1h}
+spec:
+  schedulerName: volcano
+  priorityClassName: high-pri
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "2"}}}]
+YAML
+k uncordon clean-0 >/dev/null
+wait_eq clean-0 "the high-priority pod gets the node" node_of high-pod
+expect_eq "" "$(node_of normal-pod)" "the lower-priority pod waits"
+pass "the KubeCon task-priority sample: higher priority goes first"

@@ -1,0 +1,370 @@
+/*
+ * `volray policy test` and `volray policy check`: the framework run
+ * in-process, with no daemon. check loads a policy directory's
+ * scheduler.yaml and plugins over the built-in ones exactly as volrayd
+ * would and reports the first error. test runs the spec files
+ * (NAME.spec.yaml) of a directory: each case is a scripted cluster
+ * (Nodes, Queues, PodGroups, PriorityClasses, Pods as manifests), an
+ * optional scheduler configuration, and the binds, pipelines and
+ * evictions one session must decide:
+ *
+ *   cases:
+ *   - name: a gang that does not fit is not bound at all
+ *     config: {actions: "enqueue, allocate", tiers: [...]}   # optional
+ *     cluster:
+ *     - {kind: Node, metadata: {name: n1},
+ *        status: {allocatable: {cpu: "4", memory: 8Gi}}}
+ *     - {kind: Pod, metadata: {name: p1}, spec: {...}}
+ *     expect:
+ *       binds: {p1: n1}          # exactly these (unlisted: not bound)
+ *       pipelined: [p2]          # when given, exactly these
+ *       evicted: [v1]            # when given, exactly these
+ *
+ * Convenience defaults: a Node without conditions is Ready; objects get
+ * the namespace default, a uid and creation times in the order written;
+ * a Pod without status is Pending.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctrl/luahost.h"
+#include "lib/json.h"
+#include "lib/util.h"
+#include "lib/yamljson.h"
+#include "sched/policytest.h"
+#include "sched/sched_int.h"
+
+static const struct luahost_limits limits = { 256u << 20, 200000000ULL };
+
+struct scripted {
+	cJSON *objs;			/* the case's cluster (array) */
+};
+
+static const char *
+kind_res(const char *kind)
+{
+	static const char *const map[][2] = {
+		{ "Node", "nodes" }, { "Pod", "pods" },
+		{ "PodGroup", "podgroups" }, { "Queue", "queues" },
+		{ "PriorityClass", "priorityclasses" },
+	};
+	size_t i;
+
+	for (i = 0; kind != NULL && i < sizeof map / sizeof *map; i++)
+		if (strcmp(map[i][0], kind) == 0)
+			return map[i][1];
+	return NULL;
+}
+
+static void
+scripted_list(void *arg, const char *res,
+    void (*fn)(void *, cJSON *, void **), void *fnarg)
+{
+	struct scripted *sc = arg;
+	cJSON *o;
+
+	cJSON_ArrayForEach(o, sc->objs) {
+		const char *r = kind_res(json_str(o, "kind"));
+
+		if (r != NULL && strcmp(r, res) == 0)
+			fn(fnarg, o, NULL);
+	}
+}
+
+/* Fill in what a cluster would have set; -1 with *cause. */
+static int
+complete(cJSON *objs, char **cause)
+{
+	cJSON *o;
+	int i = 0;
+
+	cJSON_ArrayForEach(o, objs) {
+		const char *kind = json_str(o, "kind");
+		cJSON *md = json_obj(o, "metadata");
+		char uid[37], ts[32];
+
+		if (kind_res(kind) == NULL || json_str(md, "name") == NULL) {
+			*cause = util_printf("cluster item %d: want a Node, Pod, "
+			    "PodGroup, Queue or PriorityClass with a name", i + 1);
+			return -1;
+		}
+		if (json_str(md, "uid") == NULL) {
+			util_uuid(uid);
+			json_set_str(md, "uid", uid);
+		}
+		if (json_str(md, "creationTimestamp") == NULL) {
+			snprintf(ts, sizeof ts, "2026-01-01T%02d:%02d:%02dZ",
+			    i / 3600 % 24, i / 60 % 60, i % 60);
+			json_set_str(md, "creationTimestamp", ts);
+		}
+		if (strcmp(kind, "Pod") == 0 || strcmp(kind, "PodGroup") == 0)
+			if (json_str(md, "namespace") == NULL)
+				json_set_str(md, "namespace", "default");
+		if (strcmp(kind, "Node") == 0 &&
+		    json_at(o, "status.conditions") == NULL) {
+			cJSON *conds = cJSON_AddArrayToObject(json_obj(o,
+			    "status"), "conditions"), *c = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(c, "type", "Ready");
+			cJSON_AddStringToObject(c, "status", "True");
+			cJSON_AddItemToArray(conds, c);
+		}
+		if (strcmp(kind, "Pod") == 0 && json_str(o, "status.phase") == NULL)
+			json_set_str(json_obj(o, "status"), "phase", "Pending");
+		i++;
+	}
+	return 0;
+}
+
+static luahost *
+host_for(const char *share, const char *dir, const char *extra)
+{
+	char lroot[4096], proot[4096];
+	const char *roots[4];
+	int n = 0;
+
+	snprintf(lroot, sizeof lroot, "%s/lua", share);
+	snprintf(proot, sizeof proot, "%s/policies", share);
+	roots[n++] = lroot;
+	roots[n++] = proot;
+	if (dir != NULL)
+		roots[n++] = dir;
+	if (extra != NULL)
+		roots[n++] = extra;
+	return luahost_new(roots, n, &limits);
+}
+
+int
+policycheck_run(const char *share, const char *dir, FILE *out, char **cause)
+{
+	luahost *h = host_for(share, dir, NULL);
+	struct policy *p = policy_load(h, cause);
+	int i;
+
+	if (p == NULL) {
+		luahost_free(h);
+		return -1;
+	}
+	for (i = 0; i < p->nwarnings; i++)
+		fprintf(out, "warning: %s\n", p->warnings[i]);
+	fprintf(out, "%s: %d actions, %d plugins:", p->conf.path,
+	    p->conf.nactions, p->nplugins);
+	for (i = 0; i < p->nplugins; i++)
+		fprintf(out, " %s", p->plugins[i].name);
+	fprintf(out, "\n");
+	policy_free(p);
+	luahost_free(h);
+	return 0;
+}
+
+/* The names in an expect list or map, sorted, as one string. */
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *
+joined(char **v, int n)
+{
+	char *s = strdup(""), *next;
+	int i;
+
+	qsort(v, (size_t)n, sizeof *v, cmp_str);
+	for (i = 0; i < n; i++) {
+		next = util_printf("%s%s%s", s, i ? " " : "", v[i]);
+		free(s);
+		s = next;
+	}
+	return s;
+}
+
+static char *
+expected(const cJSON *e, int map)
+{
+	char **v = calloc((size_t)cJSON_GetArraySize(e) + 1, sizeof *v);
+	const cJSON *it;
+	char *s;
+	int n = 0, i;
+
+	cJSON_ArrayForEach(it, e) {
+		if (map)
+			v[n++] = util_printf("%s=%s", it->string,
+			    cJSON_IsString(it) ? it->valuestring : "?");
+		else
+			v[n++] = strdup(cJSON_IsString(it) ? it->valuestring :
+			    "?");
+	}
+	s = joined(v, n);
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	return s;
+}
+
+/* One case; 0 pass, 1 fail (message printed), -1 error in the spec. */
+static int
+run_case(const char *share, const char *dir, const char *file,
+    const cJSON *c, FILE *out)
+{
+	const char *name = json_str(c, "name");
+	const cJSON *expect = cJSON_GetObjectItemCaseSensitive(c, "expect");
+	const cJSON *conf = cJSON_GetObjectItemCaseSensitive(c, "config");
+	struct scripted sc = { cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(
+	    c, "cluster"), 1) };
+	struct sched_source src = { scripted_list, &sc };
+	char tmp[] = "/tmp/volray-policytest.XXXXXX", *cause = NULL;
+	char *got[3] = { NULL, NULL, NULL }, *want[3] = { NULL, NULL, NULL };
+	static const char *const what[3] = { "binds", "pipelined", "evicted" };
+	struct session ss;
+	struct policy *p;
+	luahost *h;
+	int rc = 0, i, k;
+
+	if (name == NULL)
+		name = "(unnamed)";
+	if (!cJSON_IsArray(sc.objs) || complete(sc.objs, &cause) != 0) {
+		fprintf(out, "FAIL %s: %s: %s\n", file, name, cause ? cause :
+		    "cluster: want a list of objects");
+		free(cause);
+		cJSON_Delete(sc.objs);
+		return 1;
+	}
+	if (conf != NULL) {
+		char path[sizeof tmp + 32];
+		char *text = cJSON_Print(conf);
+		FILE *f;
+
+		if (mkdtemp(tmp) == NULL)
+			return -1;
+		snprintf(path, sizeof path, "%s/scheduler.yaml", tmp);
+		if ((f = fopen(path, "w")) != NULL) {
+			fputs(text, f);
+			fclose(f);
+		}
+		free(text);
+	}
+	h = host_for(share, dir, conf != NULL ? tmp : NULL);
+	if ((p = policy_load(h, &cause)) == NULL) {
+		fprintf(out, "FAIL %s: %s: the policy does not load: %s\n", file,
+		    name, cause);
+		free(cause);
+		rc = 1;
+		goto out;
+	}
+	session_open(&ss, p, &src);
+	session_run(&ss);
+	{
+		char **v = calloc((size_t)ss.ntasks + 1, sizeof *v);
+		int n = 0;
+
+		for (i = 0; i < ss.nbinds; i++)
+			v[n++] = util_printf("%s=%s", ss.binds[i].t->name,
+			    ss.binds[i].n->name);
+		got[0] = joined(v, n);
+		for (i = 0; i < n; i++)
+			free(v[i]);
+		n = 0;
+		for (i = 0; i < ss.ntasks; i++)
+			if (ss.tasks[i]->status == TS_PIPELINED)
+				v[n++] = strdup(ss.tasks[i]->name);
+		got[1] = joined(v, n);
+		for (i = 0; i < n; i++)
+			free(v[i]);
+		n = 0;
+		for (i = 0; i < ss.nevicts; i++)
+			v[n++] = strdup(ss.evicts[i].t->name);
+		got[2] = joined(v, n);
+		for (i = 0; i < n; i++)
+			free(v[i]);
+		free(v);
+	}
+	for (i = 0; i < ss.nevents; i++)
+		fprintf(out, "     %s\n", ss.events[i]);
+	session_free(&ss);
+	policy_free(p);
+	for (k = 0; k < 3; k++) {
+		const cJSON *e = cJSON_GetObjectItemCaseSensitive(expect, what[k]);
+
+		if (e == NULL && k > 0)
+			continue;
+		want[k] = e != NULL ? expected(e, k == 0) : strdup("");
+		if (strcmp(want[k], got[k]) != 0) {
+			if (rc == 0)
+				fprintf(out, "FAIL %s: %s\n", file, name);
+			fprintf(out, "     %s: want [%s], got [%s]\n", what[k],
+			    want[k], got[k]);
+			rc = 1;
+		}
+	}
+	if (rc == 0)
+		fprintf(out, "ok   %s: %s\n", file, name);
+out:
+	for (k = 0; k < 3; k++) {
+		free(got[k]);
+		free(want[k]);
+	}
+	luahost_free(h);
+	cJSON_Delete(sc.objs);
+	if (conf != NULL) {
+		char path[sizeof tmp + 32];
+
+		snprintf(path, sizeof path, "%s/scheduler.yaml", tmp);
+		unlink(path);
+		rmdir(tmp);
+	}
+	return rc;
+}
+
+static int
+is_spec(const struct dirent *de)
+{
+	size_t n = strlen(de->d_name);
+
+	return n > 10 && strcmp(de->d_name + n - 10, ".spec.yaml") == 0;
+}
+
+int
+policytest_run(const char *share, const char *dir, FILE *out, char **cause)
+{
+	char pdir[4096];
+	const char *where = dir;
+	struct dirent **list;
+	int n, i, failed = 0, cases = 0;
+
+	if (where == NULL) {
+		snprintf(pdir, sizeof pdir, "%s/policies", share);
+		where = pdir;
+	}
+	if ((n = scandir(where, &list, is_spec, alphasort)) < 0) {
+		*cause = util_printf("%s: cannot read the directory", where);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		char path[4600], *why = NULL;
+		cJSON *doc, *c;
+
+		snprintf(path, sizeof path, "%s/%s", where, list[i]->d_name);
+		if ((doc = yamljson_load_file(path, &why)) == NULL) {
+			fprintf(out, "FAIL %s: %s\n", list[i]->d_name, why);
+			free(why);
+			failed++;
+			free(list[i]);
+			continue;
+		}
+		cJSON_ArrayForEach(c, json_at(cJSON_GetArrayItem(doc, 0),
+		    "cases")) {
+			cases++;
+			if (run_case(share, dir, list[i]->d_name, c, out) != 0)
+				failed++;
+		}
+		cJSON_Delete(doc);
+		free(list[i]);
+	}
+	free(list);
+	fprintf(out, "%d cases, %d failed\n", cases, failed);
+	return failed;
+}

@@ -1,0 +1,71 @@
+#!/bin/sh
+# volray policy test and policy check, offline (no daemon): the built-in
+# plugins' spec files pass; a user's policy directory with its own plugin
+# and spec runs over the built-in ones; a wrong expectation fails with
+# exit 1 and says what was wanted and got; policy check accepts a good
+# directory and refuses a bad one with file and line.
+. "$(dirname "$0")/lib.sh"
+VR="$top_builddir/volray"
+
+out=$("$VR" policy test 2>&1) || fail "built-in specs: $out"
+case "$out" in
+*"0 failed"*) ;;
+*) fail "summary: $out" ;;
+esac
+n=$(printf '%s\n' "$out" | grep -c '^ok ')
+[ "$n" -ge 10 ] || fail "only $n built-in cases"
+pass "the built-in plugins' specs pass ($n cases)"
+
+D="$WORK/mine"
+mkdir -p "$D"
+cat >"$D/scheduler.yaml" <<'YAML'
+actions: "allocate"
+tiers:
+- plugins:
+  - name: keep-off
+    arguments: {label: broken}
+  - name: predicates
+YAML
+cat >"$D/keep-off.lua" <<'LUA'
+-- Test plugin: never on a node whose <label> label is "true".
+local P = { arguments = { label = { type = "string", default = "maintenance" } } }
+local label
+function P.open(ssn, args) label = args.label end
+function P.predicate(ssn, task, node)
+  if node.labels[label] == "true" then return "node(s) were " .. label end
+end
+return P
+LUA
+spec() { # expected-node
+	cat >"$D/keep-off.spec.yaml" <<YAML
+cases:
+- name: the broken node is avoided
+  cluster:
+  - {kind: Node, metadata: {name: bad, labels: {broken: "true"}}, status: {allocatable: {cpu: "8", memory: 8Gi}}}
+  - {kind: Node, metadata: {name: good}, status: {allocatable: {cpu: "1", memory: 8Gi}}}
+  - {kind: Pod, metadata: {name: p}, spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+  expect:
+    binds: {p: $1}
+YAML
+}
+spec good
+out=$("$VR" policy test "$D" 2>&1) || fail "the user's spec: $out"
+expect_eq "ok   keep-off.spec.yaml: the broken node is avoided" "$(printf '%s\n' "$out" | head -n 1)" "its case line"
+spec bad
+if out=$("$VR" policy test "$D" 2>&1); then fail "a wrong expectation passed: $out"; fi
+case "$out" in
+*"FAIL keep-off.spec.yaml: the broken node is avoided"*"binds: want [p=bad], got [p=good]"*) ;;
+*) fail "the failure says what was wanted and got: $out" ;;
+esac
+pass "a policy directory's own plugin and spec; a wrong expectation fails with want/got"
+
+out=$("$VR" policy check "$D" 2>&1) || fail "check a good dir: $out"
+case "$out" in *"2 plugins: keep-off predicates"*) ;; *) fail "check output: $out" ;; esac
+sed -i 's/label: broken/colour: red/' "$D/scheduler.yaml"
+if out=$("$VR" policy check "$D" 2>&1); then fail "a bad argument passed the check"; fi
+case "$out" in *"scheduler.yaml:4: plugin keep-off: unknown argument colour"*) ;;
+*) fail "check names file and line: $out" ;; esac
+echo 'return {' >"$D/keep-off.lua"
+if out=$("$VR" policy check "$D" 2>&1); then fail "a syntax error passed the check"; fi
+case "$out" in *"keep-off.lua:"*) ;; *) fail "syntax error names the file: $out" ;; esac
+pass "policy check: a good directory loads; a bad argument or script is refused with file:line"
