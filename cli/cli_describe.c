@@ -254,11 +254,13 @@ smart_label(const char *f)
 	cli_buf_add(&b, "", 0);
 	for (p = f; *p != '\0'; p = q) {
 		/* A part: a run of capitals (less the one starting the next
-		 * word), or one capital and lower-case letters, or a dash. */
+		 * word), or one capital and lower-case letters, or a run of
+		 * dashes, which kubectl keeps: "gcs-server" is "Gcs - Server". */
 		q = p + 1;
-		if (*p == '-')
-			continue;
-		if (isupper((unsigned char)*p)) {
+		if (*p == '-') {
+			while (*q == '-')
+				q++;
+		} else if (isupper((unsigned char)*p)) {
 			while (isupper((unsigned char)*q))
 				q++;
 			if (q - p > 1 && islower((unsigned char)*q))

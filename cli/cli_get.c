@@ -6,6 +6,7 @@
  * -w then follows a watch from the list's resourceVersion and prints each
  * change as it comes, lined up with the rows already printed.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +37,47 @@ is_table(void)
 	return cli_opts.output == NULL || strcmp(cli_opts.output, "wide") == 0;
 }
 
+/*
+ * kubectl's order for text (sortorder.NaturalLess): runs of digits compare
+ * as numbers, so resourceVersion "99" comes before "100".
+ */
+static int
+natural_cmp(const char *a, const char *b)
+{
+	while (*a != '\0' && *b != '\0') {
+		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+			const char *ea = a, *eb = b;
+			size_t la, lb;
+			int c;
+
+			while (*a == '0' && isdigit((unsigned char)a[1]))
+				a++;
+			while (*b == '0' && isdigit((unsigned char)b[1]))
+				b++;
+			for (ea = a; isdigit((unsigned char)*ea); ea++)
+				;
+			for (eb = b; isdigit((unsigned char)*eb); eb++)
+				;
+			la = (size_t)(ea - a);
+			lb = (size_t)(eb - b);
+			if (la != lb)
+				return la < lb ? -1 : 1;
+			if ((c = strncmp(a, b, la)) != 0)
+				return c;
+			a = ea;
+			b = eb;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++;
+		b++;
+	}
+	return (*a != '\0') - (*b != '\0');
+}
+
 /* Compare two objects by the --sort-by path: missing first, numbers by
- * value, the rest as text. */
+ * value, the rest as text in kubectl's natural order. */
 static int
 sort_cmp(const void *a, const void *b)
 {
@@ -59,7 +99,7 @@ sort_cmp(const void *a, const void *b)
 		    (x->valuedouble < y->valuedouble);
 	sx = cJSON_IsString(x) ? x->valuestring : cJSON_PrintUnformatted(x);
 	sy = cJSON_IsString(y) ? y->valuestring : cJSON_PrintUnformatted(y);
-	c = strcmp(sx, sy);
+	c = natural_cmp(sx, sy);
 	if (!cJSON_IsString(x))
 		free(sx);
 	if (!cJSON_IsString(y))

@@ -393,6 +393,7 @@ main(int argc, char **argv)
 	}
 	d.ctrl = controller_new(d.loop, d.st, d.rg, d.lua);
 	controller_set_authorizer(d.ctrl, d.rbac);
+	controller_set_batch_scheduler(d.ctrl, d.f.batch_scheduler);
 	d.http = luahttp_new(d.loop);
 	controller_set_http(d.ctrl, d.http);
 	/* The scheduler: binds pending pods to nodes (started below). */

@@ -230,6 +230,49 @@ EVENTS
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
+"metadata: {name: 'system:controller:raycluster-controller'}\n"
+"rules:\n"
+"- {apiGroups: [ray.io], resources: [rayclusters], verbs: " READ "}\n"
+"- {apiGroups: [ray.io], resources: [rayclusters/status], verbs: [update]}\n"
+"- {apiGroups: [''], resources: [pods],\n"
+"  verbs: [list, watch, create, delete]}\n"
+"- {apiGroups: [''], resources: [services],\n"
+"  verbs: [get, list, watch, create]}\n"
+"- {apiGroups: [scheduling.volcano.sh], resources: [podgroups],\n"
+"  verbs: [get, list, watch, create, patch]}\n"
+EVENTS
+"---\n"
+"kind: ClusterRole\n"
+"metadata: {name: 'system:controller:rayjob-controller'}\n"
+"rules:\n"
+"- {apiGroups: [ray.io], resources: [rayjobs],\n"
+"  verbs: [get, list, watch, patch, delete]}\n"
+"- {apiGroups: [ray.io], resources: [rayjobs/status], verbs: [update]}\n"
+"- {apiGroups: [ray.io], resources: [rayclusters],\n"
+"  verbs: [get, list, watch, create, patch, delete]}\n"
+"- {apiGroups: [batch], resources: [jobs],\n"
+"  verbs: [get, list, watch, create, delete]}\n"
+"- {apiGroups: [''], resources: [services/proxy],\n"
+"  verbs: [get, create]}\n"
+"- {apiGroups: [scheduling.volcano.sh], resources: [podgroups],\n"
+"  verbs: [get, list, watch, create, patch]}\n"
+EVENTS
+"---\n"
+"kind: ClusterRole\n"
+"metadata: {name: 'system:controller:rayservice-controller'}\n"
+"rules:\n"
+"- {apiGroups: [ray.io], resources: [rayservices], verbs: " READ "}\n"
+"- {apiGroups: [ray.io], resources: [rayservices/status], verbs: [update]}\n"
+"- {apiGroups: [ray.io], resources: [rayclusters],\n"
+"  verbs: [get, list, watch, create, delete]}\n"
+"- {apiGroups: [''], resources: [services],\n"
+"  verbs: [get, list, watch, create, patch]}\n"
+"- {apiGroups: [''], resources: [services/proxy],\n"
+"  verbs: [get, update]}\n"
+"- {apiGroups: [''], resources: [pods], verbs: [list]}\n"
+EVENTS
+"---\n"
+"kind: ClusterRole\n"
 "metadata: {name: 'system:controller:generic-garbage-collector'}\n"
 "rules:\n"
 "- apiGroups: ['*']\n"
@@ -304,6 +347,9 @@ static const char *const components[] = {
 	"system:controller:podgroup-controller",
 	"system:controller:queue-controller",
 	"system:controller:vcjob-controller",
+	"system:controller:raycluster-controller",
+	"system:controller:rayjob-controller",
+	"system:controller:rayservice-controller",
 	"system:controller:generic-garbage-collector",
 	"system:controller:clusterrole-aggregation-controller",
 	"system:kube-scheduler",

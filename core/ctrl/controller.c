@@ -397,6 +397,12 @@ controller_set_authorizer(controller_rt *rt, rbac *authz)
 	rt->api.authz = authz;
 }
 
+void
+controller_set_batch_scheduler(controller_rt *rt, const char *name)
+{
+	rt->api.batch_scheduler = name;
+}
+
 controller_rt *
 controller_new(uv_loop_t *loop, store *st, registry *rg, luahost *host)
 {

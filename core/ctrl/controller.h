@@ -37,6 +37,12 @@ void controller_free(controller_rt *);
  */
 void controller_set_authorizer(controller_rt *, rbac *authz);
 /*
+ * The batch scheduler volrayd was started with (--batch-scheduler; NULL
+ * for none), shown to scripts as volray.config.batch_scheduler from the
+ * next controller_reload on. The string must outlive the runtime.
+ */
+void controller_set_batch_scheduler(controller_rt *, const char *name);
+/*
  * Give the controllers volray.http (borrowed): a response wakes the key
  * of the controller that asked. Before the first reconcile.
  */

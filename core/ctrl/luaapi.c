@@ -17,6 +17,7 @@
 #include <lauxlib.h>
 
 #include "ctrl/luaapi.h"
+#include "ctrl/luaconfig.h"
 #include "ctrl/luaconv.h"
 #include "ctrl/luahttp.h"
 #include "lib/json.h"
@@ -857,6 +858,7 @@ luaapi_open(lua_State *L, void *arg)
 	luahttp_open(L, arg);
 	luaconv_push_null(L);
 	lua_setfield(L, -2, "null");
+	luaconfig_open(L, ((struct luaapi_ctx *)arg)->batch_scheduler);
 	if (luaL_loadbufferx(L, prelude, strlen(prelude), "=volray", "t") !=
 	    LUA_OK)
 		fatal("volray prelude: %s", lua_tostring(L, -1));

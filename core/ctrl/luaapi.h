@@ -25,6 +25,7 @@ struct luaapi_ctx {
 	rbac *authz;             /* NULL: calls are not authorized */
 	const user_info *user;   /* who the running script acts as; NULL
 	                            outside a controller's calls */
+	const char *batch_scheduler; /* volrayd --batch-scheduler, or NULL */
 	struct luahttp *http;    /* volray.http (NULL: not available) */
 	const char *owner;       /* the running controller's name, and */
 	const char *key;         /* the key it reconciles (NULL outside) */

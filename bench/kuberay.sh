@@ -1,0 +1,130 @@
+#!/bin/sh
+# KubeRay end to end at scale: N RayJobs (head + 2 workers each, a
+# simulated 10 s entrypoint, shutdownAfterJobFinishes) submitted at once
+# on NODES simulated nodes, half through each of two Volcano queues, so
+# every job is gang-scheduled through its PodGroup. HTTPMode: the RayJob
+# controller submits to the head's dashboard itself (a submitter pod on a
+# simulated node runs nothing). Prints the time until every RayJob is
+# Complete and every cluster and pod is gone, the API writes per RayJob
+# (store revisions), volrayd's peak RSS and CPU, and the share of that CPU
+# spent in Lua (the VM, and C called from it).
+#   sh bench/kuberay.sh                 N=1000 NODES=500
+#   N=200 NODES=100 sh bench/kuberay.sh a smaller run
+set -eu
+cd "$(dirname "$0")/.."
+top=$(pwd)
+N=${N:-1000}
+NODES=${NODES:-500}
+DURATION=${DURATION:-10s}
+if [ -z "${VOLRAYD:-}" ]; then
+	VOLRAYD=$top/build/volrayd
+	[ -x "$VOLRAYD" ] || VOLRAYD=$top/volrayd
+fi
+VOLRAY=$(dirname "$VOLRAYD")/volray
+[ -x "$VOLRAYD" ] && [ -x "$VOLRAY" ] || { echo "kuberay.sh: build volrayd and volray first, or set VOLRAYD" >&2; exit 1; }
+work=$(mktemp -d /var/tmp/volray-kbench.XXXXXX)
+pid=""
+trap '[ -z "$pid" ] || kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+
+"$VOLRAYD" --data-dir "$work/data" --listen "127.0.0.1:$port" --no-local-node \
+	--share-dir "$top" 2>"$work/log" &
+pid=$!
+until curl -fsk "https://127.0.0.1:$port/readyz" >/dev/null 2>&1 && [ -f "$work/data/kubeconfig" ]; do sleep 0.02; done
+CA="$work/data/pki/ca.crt"
+export CA
+export KUBECONFIG="$work/data/kubeconfig"
+TOKEN=$(cat "$work/data/pki/admin.token")
+export TOKEN
+
+metric() {
+	curl -fs --cacert "$CA" -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$port/metrics" | sed -n "s/^$1 //p"
+}
+# Writes to the store: puts and deletes.
+writes() {
+	curl -fs --cacert "$CA" -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$port/metrics" |
+		awk '/^volray_store_writes_total/ {n += $2} END {print n + 0}'
+}
+cpu_seconds() {
+	awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$pid/stat"
+}
+
+"$VOLRAY" node add --virtual --count "$NODES" --cpu 16 --memory 64Gi >/dev/null
+kubectl wait --for=condition=Ready node --all --timeout=120s >/dev/null
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: q1}
+spec: {weight: 1}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: q2}
+spec: {weight: 1}
+YAML
+
+echo "kuberay benchmark: $N RayJobs x (head + 2 workers), $DURATION entrypoint, $NODES simulated nodes, 2 queues ($(nproc) cores)"
+w0=$(writes)
+c0=$(cpu_seconds)
+l0=$(metric volray_lua_seconds_total)
+a0=$(metric volray_lua_api_seconds_total)
+t0=$(date +%s.%N)
+python3 - "$port" "$N" "$DURATION" <<'PY'
+import http.client, json, os, ssl, sys, threading
+port, n, duration = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+ctx = ssl.create_default_context(cafile=os.environ["CA"])
+auth = "Bearer " + os.environ["TOKEN"]
+def pod(name):
+    return {"spec": {"containers": [{"name": name, "image": "rayproject/ray:2.46.0",
+            "resources": {"requests": {"cpu": "1", "memory": "2Gi"}}}]}}
+def work(t, nt):
+    c = http.client.HTTPSConnection("127.0.0.1", port, context=ctx)
+    for i in range(t, n, nt):
+        body = json.dumps({"apiVersion": "ray.io/v1", "kind": "RayJob",
+            "metadata": {"name": "job-%d" % i, "labels": {"volcano.sh/queue-name": "q%d" % (1 + i % 2)}},
+            "spec": {"submissionMode": "HTTPMode", "entrypoint": "python work.py",
+                     "metadata": {"volray.io/sim-duration": duration},
+                     "shutdownAfterJobFinishes": True,
+                     "rayClusterSpec": {"headGroupSpec": {"rayStartParams": {}, "template": pod("ray-head")},
+                                        "workerGroupSpecs": [{"groupName": "w", "replicas": 2,
+                                                              "rayStartParams": {}, "template": pod("ray-worker")}]}}})
+        c.request("POST", "/apis/ray.io/v1/namespaces/default/rayjobs", body,
+                  {"Content-Type": "application/json", "Authorization": auth})
+        r = c.getresponse(); r.read()
+        assert r.status == 201, (r.status, r.read())
+ts = [threading.Thread(target=work, args=(t, 16)) for t in range(16)]
+[t.start() for t in ts]; [t.join() for t in ts]
+PY
+t_sub=$(date +%s.%N)
+rss=0
+# Done: every RayJob Complete, no RayCluster and no pod left.
+while :; do
+	r=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
+	[ "$r" -le "$rss" ] || rss=$r
+	done_n=$(curl -fs --cacert "$CA" -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$port/apis/ray.io/v1/rayjobs" |
+		python3 -c 'import json,sys; print(sum(1 for i in json.load(sys.stdin)["items"] if i.get("status",{}).get("jobDeploymentStatus")=="Complete"))')
+	clusters=$(metric 'volray_objects{resource="rayclusters.ray.io"}')
+	pods=$(metric 'volray_objects{resource="pods"}')
+	[ "$done_n" = "$N" ] && [ "${clusters:-0}" = 0 ] && [ "${pods:-0}" = 0 ] && break
+	printf '\r  complete %5d/%d  clusters %5s  pods %5s ' "$done_n" "$N" "${clusters:-0}" "${pods:-0}" >&2
+	[ -z "${DEBUG:-}" ] || kubectl get pods,rayjobs,podgroups -o wide >&2
+	sleep 1
+done
+echo >&2
+t1=$(date +%s.%N)
+w1=$(writes)
+c1=$(cpu_seconds)
+l1=$(metric volray_lua_seconds_total)
+a1=$(metric volray_lua_api_seconds_total)
+python3 - "$N" "$t0" "$t_sub" "$t1" "$w0" "$w1" "$c0" "$c1" "$l0" "$l1" "$a0" "$a1" "$rss" <<'PY'
+import sys
+n = int(sys.argv[1])
+t0, ts, t1, w0, w1, c0, c1, l0, l1, a0, a1, rss = map(float, sys.argv[2:])
+cpu, lua, api = c1 - c0, l1 - l0, a1 - a0
+print("submitted in %.1f s; all Complete and cleaned up after %.1f s" % (ts - t0, t1 - t0))
+print("API writes %d (%.1f per RayJob); peak RSS %.0f MB" % (w1 - w0, (w1 - w0) / n, rss / 1024))
+print("volrayd CPU %.1f s; in reconciles %.1f s (%.0f%%): Lua VM %.1f s (%.0f%%), C called from Lua %.1f s" %
+      (cpu, lua, 100 * lua / cpu if cpu else 0, lua - api, 100 * (lua - api) / cpu if cpu else 0, api))
+PY
+kill $pid; wait $pid 2>/dev/null || true
+pid=""

@@ -1,0 +1,429 @@
+-- RayCluster: run a Ray head pod, its Service `<cluster>-head-svc` and
+-- the worker groups, as KubeRay's RayCluster controller does. Each worker
+-- group keeps clamp(replicas, minReplicas, maxReplicas) replicas of
+-- numOfHosts pods (none while the group or the cluster is suspended);
+-- pods named in scaleStrategy.workersToDelete go first, finished or
+-- broken pods are deleted and replaced on the next pass, surplus pods are
+-- removed least useful first. Suspension is two steps: the condition
+-- RayClusterSuspending is recorded, then every pod is deleted, and only
+-- when none is left is the cluster RayClusterSuspended; clearing suspend
+-- has no effect until then. Creates and deletes are remembered
+-- (expectations) so a read that lags behind never makes extra pods. With
+-- Volcano (see raypodgroup.lua) the PodGroup is made before the pods.
+-- status carries KubeRay's fields and conditions; `state` is ready once
+-- every desired pod runs and is ready.
+local v = volray
+local canon = require("canon")
+local exp = require("expectations")
+local podutil = require("podutil")
+local raypod = require("raypod")
+local raypg = require("raypodgroup")
+local validate = require("rayvalidate")
+local cond = require("raycond")
+
+local RC = "ray.io/v1/rayclusters"
+local REQUEUE_SHORT = 2    -- after an error or a status change
+local REQUEUE_LONG = 300   -- otherwise
+local MAX_BURST = 200      -- pod creations or deletions per pass
+
+local controller = {
+  primary = RC,
+  owns = { "v1/pods", "v1/services", raypg.PODGROUPS },
+}
+
+-- A failure of this pass: it becomes ReplicaFailure and a short requeue.
+local function failure(reason, message)
+  return { reason = reason, message = message }
+end
+
+local function owned(resource, rc)
+  local out = {}
+  for _, o in ipairs(v.list(resource, rc.metadata.namespace, { owner = rc.metadata.uid })) do
+    if v.is_controlled_by(o, rc) then out[#out + 1] = o end
+  end
+  return out
+end
+
+local function create_pod(rc, node_type, spec, scope, extra)
+  local pod = raypod.build(rc, node_type, spec, extra, raypg.for_cluster(rc))
+  local out, err = v.create(pod)
+  local what = node_type == "head" and "HeadPod" or "WorkerPod"
+  if out == nil then
+    v.event(rc, "Warning", "FailedToCreate" .. what, "Failed to create " .. node_type .. " Pod: " .. tostring(err))
+    return failure("FailedCreate" .. what, tostring(err))
+  end
+  exp.expect_create(scope, out.metadata.name)
+  v.event(rc, "Normal", "Created" .. what, "Created " .. node_type .. " Pod " ..
+    rc.metadata.namespace .. "/" .. out.metadata.name)
+  return nil
+end
+
+local function delete_pod(rc, pod, scope, why)
+  local name = pod.metadata.name
+  local ok, err, code = v.delete("v1/pods", rc.metadata.namespace, name)
+  local what = pod.metadata.labels[raypod.NODE_TYPE] == "head" and "HeadPod" or "WorkerPod"
+  if not ok and code ~= 404 then
+    v.event(rc, "Warning", "FailedToDelete" .. what, "Failed to delete Pod " .. name .. ": " .. tostring(err))
+    return failure("FailedDelete" .. what, tostring(err))
+  end
+  exp.expect_delete(scope, name)
+  v.event(rc, "Normal", "Deleted" .. what, "Deleted Pod " .. rc.metadata.namespace .. "/" .. name ..
+    (why and ("; " .. why) or ""))
+  return nil
+end
+
+local function active(pods)
+  local out = {}
+  for _, p in ipairs(pods) do
+    if not podutil.is_terminating(p) then out[#out + 1] = p end
+  end
+  return out
+end
+
+-- Replicas of a group: lists of pods sharing a replica name (a pod alone
+-- when numOfHosts is 1), newest replica last.
+local function replicas_of(pods, hosts)
+  local by, order = {}, {}
+  for _, p in ipairs(pods) do
+    local key = hosts > 1 and (p.metadata.labels[raypod.REPLICA] or p.metadata.name) or p.metadata.name
+    if by[key] == nil then
+      by[key] = {}
+      order[#order + 1] = key
+    end
+    table.insert(by[key], p)
+  end
+  local out = {}
+  for _, k in ipairs(order) do out[#out + 1] = by[k] end
+  return out
+end
+
+local function delete_all(rc, pods, scope, why)
+  for _, p in ipairs(pods) do
+    local f = delete_pod(rc, p, scope, why)
+    if f then return f end
+  end
+  return nil
+end
+
+-- Bring one worker group to its desired size. Returns a failure or nil,
+-- and whether the pass should look again soon.
+local function reconcile_group(rc, group, pods, key)
+  local scope = key .. "/" .. group.groupName
+  if not exp.satisfied(scope, pods) then return nil, true end
+  local live = active(pods)
+  if group.suspend == true or rc.spec.suspend == true then
+    return delete_all(rc, live, scope, "worker group suspended"), #pods > 0
+  end
+  local hosts = group.numOfHosts or 1
+  -- Unhealthy pods (or incomplete multi-host replicas) go first, whole
+  -- replicas at a time; nothing is created in the same pass.
+  local broken = false
+  for _, rep in ipairs(replicas_of(live, hosts)) do
+    local bad = #rep < hosts
+    for _, p in ipairs(rep) do
+      if raypod.unhealthy(p) then bad = true end
+    end
+    if bad then
+      broken = true
+      local f = delete_all(rc, rep, scope, "unhealthy: it is finished or its Ray container exited")
+      if f then return f, true end
+    end
+  end
+  if broken then return nil, true end
+  -- Pods named in workersToDelete, whatever replicas says.
+  local doomed = {}
+  local strategy = group.scaleStrategy or {}
+  for _, name in ipairs(strategy.workersToDelete or {}) do doomed[name] = true end
+  local keep = {}
+  for _, rep in ipairs(replicas_of(live, hosts)) do
+    local hit = false
+    for _, p in ipairs(rep) do
+      if doomed[p.metadata.name] then hit = true end
+    end
+    if hit then
+      local f = delete_all(rc, rep, scope, "named in scaleStrategy.workersToDelete")
+      if f then return f, true end
+    else
+      keep[#keep + 1] = rep
+    end
+  end
+  local want = raypg.desired_workers(group, rc.spec.enableInTreeAutoscaling == true) // hosts
+  local diff = want - #keep
+  if diff > 0 then
+    for _ = 1, math.min(diff, MAX_BURST) do
+      local replica = hosts > 1 and (group.groupName .. "-" .. v.random_suffix()) or nil
+      for h = 0, hosts - 1 do
+        local extra = replica and { [raypod.REPLICA] = replica, [raypod.HOST_INDEX] = tostring(h) } or nil
+        local f = create_pod(rc, "worker", group, scope, extra)
+        if f then return f, true end
+      end
+    end
+    return nil, true
+  elseif diff < 0 and rc.spec.enableInTreeAutoscaling ~= true then
+    -- The least useful replicas first (judged by their first pod).
+    local firsts, rep_of = {}, {}
+    for _, rep in ipairs(keep) do
+      firsts[#firsts + 1] = rep[1]
+      rep_of[rep[1]] = rep
+    end
+    podutil.sort_for_deletion(firsts)
+    for i = 1, math.min(-diff, MAX_BURST) do
+      local f = delete_all(rc, rep_of[firsts[i]], scope, "scaling down")
+      if f then return f, true end
+    end
+    return nil, true
+  end
+  return nil, false
+end
+
+-- Delete every pod, then report whether none is left.
+local function suspend_pods(rc, pods, key)
+  local live = active(pods)
+  for _, p in ipairs(live) do
+    local scope = key .. "/" .. (p.metadata.labels[raypod.GROUP] or "")
+    local f = delete_pod(rc, p, scope, "cluster suspended")
+    if f then return f, false end
+  end
+  return nil, #pods == 0
+end
+
+local function reconcile_head(rc, heads, key)
+  local scope = key .. "/head"
+  if not exp.satisfied(scope, heads) then return nil, true end
+  local live = active(heads)
+  if #live == 0 then
+    return create_pod(rc, "head", rc.spec.headGroupSpec, scope), true
+  end
+  if #live > 1 then
+    return failure("MultipleHeadPods", string.format("%d head pods exist; a RayCluster has one", #live)), true
+  end
+  if raypod.unhealthy(live[1]) then
+    local f = delete_pod(rc, live[1], scope, "unhealthy: it is finished or its Ray container exited")
+    return f or failure("HeadPodUnhealthy", "the head Pod " .. live[1].metadata.name ..
+      " was unhealthy; it is deleted and will be recreated"), true
+  end
+  return nil, false
+end
+
+local function reconcile_service(rc)
+  local name = raypod.head_service_name(rc)
+  local svc = v.get("v1/services", rc.metadata.namespace, name)
+  if svc ~= nil then return svc, nil end
+  local out, err, code = v.create(raypod.head_service(rc))
+  if out == nil and code ~= 409 then
+    v.event(rc, "Warning", "FailedToCreateHeadService", tostring(err))
+    return nil, failure("FailedCreateHeadService", tostring(err))
+  end
+  if out ~= nil then
+    v.event(rc, "Normal", "CreatedService", "Created service " .. rc.metadata.namespace .. "/" .. name)
+  end
+  return out, nil
+end
+
+-- Split a cluster's pods into the head's and each group's.
+local function sort_pods(pods)
+  local heads, groups = {}, {}
+  for _, p in ipairs(pods) do
+    local l = p.metadata.labels or {}
+    if l[raypod.NODE_TYPE] == "head" then
+      heads[#heads + 1] = p
+    else
+      local g = l[raypod.GROUP] or ""
+      groups[g] = groups[g] or {}
+      table.insert(groups[g], p)
+    end
+  end
+  return heads, groups
+end
+
+-- The pods, the suspension steps, the head, the groups. Returns a
+-- failure or nil, and whether to look again soon.
+local function reconcile_pods(rc, key)
+  local st = rc.status
+  local heads, groups = sort_pods(owned("v1/pods", rc))
+  local suspending = cond.is_true(st, "RayClusterSuspending")
+  local suspended = cond.is_true(st, "RayClusterSuspended")
+  if rc.spec.suspend == true and not suspending and not suspended then
+    cond.set(st, "RayClusterSuspending", "True", "RayClusterSuspending", "suspending: deleting every Pod")
+    v.event(rc, "Normal", "Suspending", "Suspending the RayCluster")
+    return nil, true
+  end
+  if suspending then
+    local all = {}
+    for _, p in ipairs(heads) do all[#all + 1] = p end
+    for _, list in pairs(groups) do for _, p in ipairs(list) do all[#all + 1] = p end end
+    local f, done = suspend_pods(rc, all, key)
+    if f then return f, true end
+    if not done then return nil, true end
+    cond.set(st, "RayClusterSuspending", "False", "RayClusterSuspending", "every Pod is deleted")
+    cond.set(st, "RayClusterSuspended", "True", "RayClusterSuspended", "the RayCluster is suspended")
+    v.event(rc, "Normal", "Suspended", "Suspended the RayCluster")
+    return nil, false
+  end
+  if suspended then
+    if rc.spec.suspend == true then return nil, false end
+    cond.set(st, "RayClusterSuspended", "False", "RayClusterResumed", "the RayCluster is resumed")
+    v.event(rc, "Normal", "Resumed", "Resumed the RayCluster")
+  end
+  local f, soon = reconcile_head(rc, heads, key)
+  if f then return f, true end
+  for _, group in ipairs(rc.spec.workerGroupSpecs or {}) do
+    local gf, gsoon = reconcile_group(rc, group, groups[group.groupName] or {}, key)
+    if gf then return gf, true end
+    soon = soon or gsoon
+  end
+  -- Pods of groups that no longer exist in the spec.
+  local named = {}
+  for _, g in ipairs(rc.spec.workerGroupSpecs or {}) do named[g.groupName] = true end
+  for g, list in pairs(groups) do
+    if not named[g] then
+      local df = delete_all(rc, active(list), key .. "/" .. g, "its worker group is gone")
+      if df then return df, true end
+    end
+  end
+  return nil, soon
+end
+
+local function count_fields(rc, pods)
+  local st = rc.status
+  local heads, groups = sort_pods(pods)
+  local desired, min, max = 0, 0, 0
+  local autoscaling = rc.spec.enableInTreeAutoscaling == true
+  local gang_members, res = raypg.cluster_gang(rc.spec)
+  for _, g in ipairs(rc.spec.workerGroupSpecs or {}) do
+    local hosts = g.numOfHosts or 1
+    desired = desired + raypg.desired_workers(g, autoscaling)
+    if g.suspend ~= true then
+      min = min + (g.minReplicas or 0) * hosts
+      max = math.min(2147483647, max + (g.maxReplicas or 2147483647) * hosts)
+    end
+  end
+  local ready, available, running_pods = 0, 0, 0
+  for _, list in pairs(groups) do
+    for _, p in ipairs(active(list)) do
+      if podutil.phase(p) == "Running" then available = available + 1 end
+      if raypod.running_ready(p) then ready = ready + 1 end
+    end
+  end
+  local live_heads = active(heads)
+  local head = live_heads[1]
+  local nlive = #live_heads
+  for _, list in pairs(groups) do nlive = nlive + #active(list) end
+  running_pods = ready + ((head and raypod.running_ready(head)) and 1 or 0)
+  st.desiredWorkerReplicas = desired
+  st.minWorkerReplicas = min
+  st.maxWorkerReplicas = max
+  st.readyWorkerReplicas = ready
+  st.availableWorkerReplicas = available
+  local q = raypg.quantities(res)
+  st.desiredCPU = q.cpu or "0"
+  st.desiredMemory = q.memory or "0"
+  st.desiredGPU = q["nvidia.com/gpu"] or "0"
+  st.desiredTPU = q["google.com/tpu"] or "0"
+  return head, gang_members, nlive == desired + 1 and running_pods == desired + 1
+end
+
+local function compute_status(rc, svc, fail)
+  local st = rc.status
+  local pods = owned("v1/pods", rc)
+  local head, _, all_ready = count_fields(rc, pods)
+  st.head = st.head or {}
+  st.head.podName = head and head.metadata.name or nil
+  st.head.podIP = head and head.status and head.status.podIP or nil
+  st.head.serviceName = raypod.head_service_name(rc)
+  local ip = svc and svc.spec and svc.spec.clusterIP
+  if ip == "None" then ip = st.head.podIP end
+  st.head.serviceIP = ip
+  local endpoints = {}
+  for _, p in ipairs(svc and svc.spec and svc.spec.ports or {}) do
+    if p.name then endpoints[p.name] = tostring(p.nodePort or p.port) end
+  end
+  st.endpoints = next(endpoints) and endpoints or nil
+  if head and raypod.running_ready(head) then
+    cond.set(st, "HeadPodReady", "True", "HeadPodRunningAndReady", "Head Pod is running and ready")
+  elseif head then
+    cond.set(st, "HeadPodReady", "False", "HeadPodNotReady", "Head Pod " .. head.metadata.name .. " is not ready")
+  else
+    cond.set(st, "HeadPodReady", "False", "HeadPodNotFound", "Head Pod not found")
+  end
+  if not cond.is_true(st, "RayClusterProvisioned") then
+    if all_ready then
+      cond.set(st, "RayClusterProvisioned", "True", "AllPodRunningAndReadyFirstTime",
+        "All Ray Pods are ready for the first time")
+    else
+      cond.set(st, "RayClusterProvisioned", "False", "RayClusterPodsProvisioning",
+        "RayCluster Pods are being provisioned for first time")
+    end
+  end
+  if fail then
+    cond.set(st, "ReplicaFailure", "True", fail.reason, fail.message)
+  else
+    cond.remove(st, "ReplicaFailure")
+  end
+  local state = st.state
+  if cond.is_true(st, "RayClusterSuspended") then
+    state = "suspended"
+  elseif fail == nil and all_ready and rc.spec.suspend ~= true then
+    state = "ready"
+  end
+  if state ~= st.state then
+    st.state = state
+    st.stateTransitionTimes = st.stateTransitionTimes or {}
+    st.stateTransitionTimes[state] = v.now()
+  end
+  st.reason = fail and fail.message or nil
+  st.observedGeneration = rc.metadata.generation
+end
+
+-- The status as it compares: without the time of the last write.
+local function status_text(st)
+  local copy = {}
+  for k, x in pairs(st or {}) do
+    if k ~= "lastUpdateTime" then copy[k] = x end
+  end
+  return canon.encode(copy)
+end
+
+function controller.reconcile(req)
+  local rc = v.get(RC, req.namespace, req.name)
+  if rc == nil then
+    exp.forget(req.key .. "/")
+    return nil
+  end
+  if rc.metadata.deletionTimestamp ~= nil then return nil end
+  local managed = rc.spec.managedBy
+  if managed ~= nil and managed ~= v.null and managed ~= validate.OPERATOR then return nil end
+  local bad = validate.cluster(rc)
+  if bad then
+    local meta = validate.name("RayCluster", rc.metadata.name, validate.MAX_CLUSTER_NAME)
+    v.event(rc, "Warning", meta and "InvalidRayClusterMetadata" or "InvalidRayClusterSpec", bad)
+    return nil
+  end
+  rc.status = rc.status or {}
+  local before = status_text(rc.status)
+  local fail, soon
+  local l = rc.metadata.labels or {}
+  -- The PodGroup of a cluster a RayJob made is the RayJob's to keep.
+  if raypg.enabled(rc) and l[raypod.ORIGIN_CRD] ~= "RayJob" then
+    local members, res = raypg.cluster_gang(rc.spec)
+    raypg.sync(rc, members, res)
+  end
+  local svc
+  svc, fail = reconcile_service(rc)
+  if fail == nil then fail, soon = reconcile_pods(rc, req.key) end
+  compute_status(rc, svc, fail)
+  local changed = status_text(rc.status) ~= before
+  if changed then
+    rc.status.lastUpdateTime = v.now()
+    local out, err, code = v.update_status(rc)
+    if out == nil then
+      if code == 409 then return { requeue = true } end
+      if code == 404 then return nil end
+      error("updating RayCluster status: " .. tostring(err), 0)
+    end
+  end
+  if fail or changed or soon then return { requeue_after = REQUEUE_SHORT } end
+  return { requeue_after = REQUEUE_LONG }
+end
+
+return controller

@@ -1,0 +1,323 @@
+-- Ray pods and the head Service, built as KubeRay builds them. A pod
+-- comes from its group's template with the Ray labels (which users cannot
+-- override), an owner reference to the RayCluster, and a Ray container
+-- (the first one) whose command runs `ray start`: on the head
+-- `ray start --head --block --dashboard-host=0.0.0.0 ...`, on a worker
+-- `ray start --address=<head-svc FQDN>:<gcs port> --block ...`, each flag
+-- from rayStartParams ("true" becomes a bare flag) after KubeRay's
+-- defaults, num-cpus and memory from the container's resources. The
+-- container also gets KubeRay's environment (RAY_ADDRESS, RAY_PORT,
+-- RAY_CLUSTER_NAME, KUBERAY_GEN_RAY_START_CMD, ...) and, on the head, the
+-- default ports it lacks (gcs-server 6379, dashboard 8265, client 10001,
+-- metrics 8080), which the head Service then exposes.
+local v = volray
+local M = {}
+
+M.CLUSTER = "ray.io/cluster"
+M.NODE_TYPE = "ray.io/node-type"
+M.GROUP = "ray.io/group"
+M.IDENTIFIER = "ray.io/identifier"
+M.IS_RAY_NODE = "ray.io/is-ray-node"
+M.CREATED_BY = "app.kubernetes.io/created-by"
+M.APP_NAME = "app.kubernetes.io/name"
+M.REPLICA = "ray.io/worker-group-replica-name"
+M.HOST_INDEX = "ray.io/replica-host-index"
+M.ORIGIN_NAME = "ray.io/originated-from-cr-name"
+M.ORIGIN_CRD = "ray.io/originated-from-crd"
+M.OVERWRITE_CMD = "ray.io/overwrite-container-cmd"
+M.HEAD_GROUP = "headgroup"
+M.OPERATOR = "kuberay-operator"
+
+-- Default ports by name, and the rayStartParams key that moves each.
+M.PORTS = {
+  { name = "gcs-server", param = "port", port = 6379 },
+  { name = "dashboard", param = "dashboard-port", port = 8265 },
+  { name = "client", param = "ray-client-server-port", port = 10001 },
+  { name = "metrics", param = "metrics-export-port", port = 8080 },
+}
+M.DASHBOARD_AGENT_PORT = "52365"
+M.ULIMIT = "ulimit -n 65536"
+
+local function present(x)
+  return x ~= nil and x ~= v.null
+end
+
+function M.head_service_name(cluster)
+  local hs = cluster.spec.headGroupSpec and cluster.spec.headGroupSpec.headService
+  local name = hs and hs.metadata and hs.metadata.name
+  if present(name) and name ~= "" then return name end
+  return cluster.metadata.name .. "-head-svc"
+end
+
+-- The head Service's DNS name inside the cluster.
+function M.head_fqdn(cluster)
+  return M.head_service_name(cluster) .. "." .. cluster.metadata.namespace .. ".svc.cluster.local"
+end
+
+-- A port number from rayStartParams or its default.
+function M.port(params, name)
+  for _, p in ipairs(M.PORTS) do
+    if p.name == name then
+      local s = params and params[p.param]
+      local n = s and math.tointeger(tonumber(s))
+      return n or p.port
+    end
+  end
+  return nil
+end
+
+-- The labels every Ray pod of a group carries.
+function M.labels(cluster, node_type, group)
+  local name = cluster.metadata.name
+  return {
+    [M.CLUSTER] = name,
+    [M.NODE_TYPE] = node_type,
+    [M.GROUP] = group,
+    [M.IDENTIFIER] = name .. "-" .. node_type,
+    [M.IS_RAY_NODE] = "yes",
+    [M.APP_NAME] = "kuberay",
+    [M.CREATED_BY] = M.OPERATOR,
+  }
+end
+
+-- The selector of a group's pods (or of the head).
+function M.selector(cluster, node_type, group)
+  local s = { [M.CLUSTER] = cluster.metadata.name, [M.NODE_TYPE] = node_type }
+  if group ~= nil then s[M.GROUP] = group end
+  return s
+end
+
+local function sorted_keys(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys)
+  return keys
+end
+
+-- A quantity's value rounded up to a whole number (cores, bytes).
+local function whole(q)
+  if not present(q) then return nil end
+  local n = volray.quantity(tostring(q))
+  if n == nil or n <= 0 then return nil end
+  return math.tointeger(math.ceil(n - 1e-9)) or math.ceil(n)
+end
+
+local function resource(container, name)
+  local r = container.resources or {}
+  local x = r.limits and r.limits[name]
+  if not present(x) then x = r.requests and r.requests[name] end
+  return x
+end
+
+-- rayStartParams with KubeRay's defaults filled in.
+function M.start_params(cluster, node_type, group_spec, container)
+  local p = {}
+  for k, x in pairs(group_spec.rayStartParams or {}) do p[k] = tostring(x) end
+  if node_type == "head" then
+    if p["dashboard-host"] == nil then p["dashboard-host"] = "0.0.0.0" end
+  else
+    if p.address == nil then
+      local hp = M.port(cluster.spec.headGroupSpec.rayStartParams, "gcs-server")
+      p.address = M.head_fqdn(cluster) .. ":" .. hp
+    end
+  end
+  if p["metrics-export-port"] == nil then p["metrics-export-port"] = "8080" end
+  if p["dashboard-agent-listen-port"] == nil then p["dashboard-agent-listen-port"] = M.DASHBOARD_AGENT_PORT end
+  if p.block == nil then p.block = "true" end
+  if p["num-cpus"] == nil then
+    local cpu = whole(resource(container, "cpu"))
+    if cpu then p["num-cpus"] = tostring(cpu) end
+  end
+  if p.memory == nil then
+    local mem = whole(resource(container, "memory"))
+    if mem then p.memory = string.format("%d", mem) end
+  end
+  if p["num-gpus"] == nil then
+    local gpu = whole(resource(container, "nvidia.com/gpu"))
+    if gpu then p["num-gpus"] = tostring(gpu) end
+  end
+  return p
+end
+
+-- `ray start ...` for a node type and its parameters.
+function M.start_command(node_type, params)
+  local parts = { "ray start" }
+  if node_type == "head" then parts[#parts + 1] = "--head" end
+  for _, k in ipairs(sorted_keys(params)) do
+    local x = params[k]
+    if x:lower() == "true" then
+      parts[#parts + 1] = "--" .. k
+    elseif x:lower() ~= "false" then
+      parts[#parts + 1] = "--" .. k .. "=" .. x
+    end
+  end
+  return table.concat(parts, " ")
+end
+
+local function set_env(container, name, value, value_from)
+  container.env = container.env or v.array()
+  for _, e in ipairs(container.env) do
+    if e.name == name then return end
+  end
+  local e = { name = name }
+  if value_from then e.valueFrom = value_from else e.value = value end
+  container.env[#container.env + 1] = e
+end
+
+-- KubeRay's environment of the Ray container.
+function M.add_env(cluster, node_type, container, start_cmd)
+  local hp = M.port(cluster.spec.headGroupSpec.rayStartParams, "gcs-server")
+  set_env(container, "RAY_CLUSTER_NAME", cluster.metadata.name)
+  set_env(container, "RAY_CLOUD_INSTANCE_ID", nil, { fieldRef = { fieldPath = "metadata.name" } })
+  set_env(container, "RAY_PORT", tostring(hp))
+  if node_type == "head" then
+    set_env(container, "RAY_ADDRESS", "127.0.0.1:" .. hp)
+  else
+    set_env(container, "FQ_RAY_IP", M.head_fqdn(cluster))
+    set_env(container, "RAY_IP", M.head_service_name(cluster))
+    set_env(container, "RAY_ADDRESS", M.head_fqdn(cluster) .. ":" .. hp)
+  end
+  set_env(container, "KUBERAY_GEN_RAY_START_CMD", start_cmd)
+  set_env(container, "RAY_USAGE_STATS_KUBERAY_IN_USE", "1")
+  local crd = (cluster.metadata.labels or {})[M.ORIGIN_CRD] or "RayCluster"
+  set_env(container, "RAY_USAGE_STATS_EXTRA_TAGS", "kuberay_version=volray;kuberay_crd=" .. crd)
+  set_env(container, "REDIS_PASSWORD", "")
+  set_env(container, "RAY_DASHBOARD_ENABLE_K8S_DISK_USAGE", "1")
+end
+
+-- Add the default ports the head container lacks (by name or number).
+function M.add_head_ports(container, params)
+  container.ports = container.ports or v.array()
+  for _, d in ipairs(M.PORTS) do
+    local want = M.port(params, d.name)
+    local have = false
+    for _, p in ipairs(container.ports) do
+      if p.name == d.name or p.containerPort == want then have = true end
+    end
+    if not have then
+      container.ports[#container.ports + 1] = { name = d.name, containerPort = want, protocol = "TCP" }
+    end
+  end
+end
+
+-- The Ray container's command and args: KubeRay's bash wrapper around the
+-- user's args (if any) and `ray start`, unless the pod asks to keep its own.
+-- bash -c, as KubeRay with ENABLE_LOGIN_SHELL=false: a login shell would
+-- reset PATH from /etc/profile and lose the `ray` that local pods get.
+function M.set_command(pod, container, start_cmd)
+  if (pod.metadata.annotations or {})[M.OVERWRITE_CMD] == "true" then return end
+  local user = {}
+  for _, a in ipairs(container.args or {}) do user[#user + 1] = a end
+  local cmd = table.concat(user, " ")
+  if not cmd:find("ray start", 1, true) then
+    cmd = cmd == "" and start_cmd or (cmd .. " && " .. start_cmd)
+  end
+  if not present(container.command) or #container.command == 0 then
+    container.command = v.array({ "/bin/bash", "-c", "--" })
+  end
+  container.args = v.array({ M.ULIMIT .. "; " .. cmd })
+end
+
+-- A Ray pod of the cluster: node_type "head" or "worker", group_spec the
+-- headGroupSpec or a workerGroupSpec, extra labels (replica name, host
+-- index) and a PodGroup to join (nil for none).
+function M.build(cluster, node_type, group_spec, extra_labels, pg)
+  local template = group_spec.template or {}
+  local md = template.metadata or {}
+  local group = node_type == "head" and M.HEAD_GROUP or group_spec.groupName
+  local labels = v.deepcopy(md.labels or {})
+  for k, x in pairs(extra_labels or {}) do labels[k] = x end
+  for k, x in pairs(M.labels(cluster, node_type, group)) do labels[k] = x end
+  local prefix = node_type == "head" and (cluster.metadata.name .. "-head-")
+    or (cluster.metadata.name .. "-" .. group .. "-worker-")
+  local pod = {
+    apiVersion = "v1",
+    kind = "Pod",
+    metadata = {
+      generateName = prefix,
+      namespace = cluster.metadata.namespace,
+      labels = labels,
+      annotations = v.deepcopy(md.annotations or {}),
+      ownerReferences = v.array({ v.owner_ref(cluster) }),
+    },
+    spec = v.deepcopy(template.spec or {}),
+  }
+  local containers = pod.spec.containers or {}
+  local ray = containers[1]
+  if ray ~= nil then
+    local params = M.start_params(cluster, node_type, group_spec, ray)
+    local cmd = M.start_command(node_type, params)
+    M.set_command(pod, ray, cmd)
+    M.add_env(cluster, node_type, ray, cmd)
+    if node_type == "head" then M.add_head_ports(ray, group_spec.rayStartParams) end
+  end
+  if pg ~= nil then pg.annotate(pod, group) end
+  return pod
+end
+
+-- The head Service: headless unless serviceType asks otherwise, ports
+-- from the head container, selecting the head pod.
+function M.head_service(cluster)
+  local hg = cluster.spec.headGroupSpec
+  local base = hg.headService and v.deepcopy(hg.headService) or {}
+  local spec = base.spec or {}
+  local ports = v.array()
+  local container = ((hg.template or {}).spec or {}).containers
+  container = container and container[1] or {}
+  local cports = v.deepcopy(container.ports or {})
+  M.add_head_ports({ ports = cports }, hg.rayStartParams)
+  for _, p in ipairs(cports) do
+    if present(p.name) then
+      ports[#ports + 1] = { name = p.name, port = p.containerPort, targetPort = p.containerPort,
+        protocol = p.protocol or "TCP", appProtocol = "tcp" }
+    end
+  end
+  if not present(spec.ports) or #spec.ports == 0 then spec.ports = ports end
+  spec.selector = M.selector(cluster, "head")
+  local stype = hg.serviceType
+  if present(stype) and stype ~= "" then
+    spec.type = stype
+  elseif not present(spec.type) then
+    spec.type = "ClusterIP"
+    if not present(spec.clusterIP) then spec.clusterIP = "None" end
+  end
+  if spec.clusterIP == "None" then spec.publishNotReadyAddresses = true end
+  local labels = v.deepcopy((base.metadata or {}).labels or {})
+  labels[M.CLUSTER] = cluster.metadata.name
+  labels[M.NODE_TYPE] = "head"
+  labels[M.IDENTIFIER] = cluster.metadata.name .. "-head"
+  labels[M.APP_NAME] = "kuberay"
+  labels[M.CREATED_BY] = M.OPERATOR
+  return {
+    apiVersion = "v1",
+    kind = "Service",
+    metadata = {
+      name = M.head_service_name(cluster),
+      namespace = cluster.metadata.namespace,
+      labels = labels,
+      annotations = v.deepcopy((base.metadata or {}).annotations or {}),
+      ownerReferences = v.array({ v.owner_ref(cluster) }),
+    },
+    spec = spec,
+  }
+end
+
+-- Is a Ray pod beyond repair: finished, or its Ray container ended with
+-- restartPolicy Never (it will not come back)?
+function M.unhealthy(pod)
+  local phase = pod.status and pod.status.phase
+  if phase == "Failed" or phase == "Succeeded" then return true end
+  if pod.spec.restartPolicy == "Never" then
+    local ray = pod.spec.containers and pod.spec.containers[1]
+    for _, cs in ipairs(pod.status and pod.status.containerStatuses or {}) do
+      if ray and cs.name == ray.name and cs.state and cs.state.terminated then return true end
+    end
+  end
+  return false
+end
+
+function M.running_ready(pod)
+  return pod.status ~= nil and pod.status.phase == "Running" and v.is_true(pod, "Ready")
+end
+
+return M
