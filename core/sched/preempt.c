@@ -82,15 +82,22 @@ preempt_for(struct session *ss, struct statement *st, struct s_task *t,
 			    v->job != t->job && filter(t, v))
 				victims[nv++] = v;
 		}
-		if (nv == 0 || (nv = fw_victims(ss, ep, t, victims, nv)) == 0)
+		if (nv == 0)
+			continue;
+		/*
+		 * Least important first, before the plugins choose: a rule
+		 * that accepts victims in order (gang: while the job keeps its
+		 * minimum) then spares the ones that matter more.
+		 */
+		sort_ss = ss;
+		qsort(victims, (size_t)nv, sizeof *victims, victim_cmp);
+		if ((nv = fw_victims(ss, ep, t, victims, nv)) == 0)
 			continue;
 		node_future_idle(n, &avail);
 		for (k = 0; k < nv; k++)
 			podspec_res_add(&avail, &victims[k]->req, 1);
 		if (!res_less_equal(&t->req, &avail))
 			continue;
-		sort_ss = ss;
-		qsort(victims, (size_t)nv, sizeof *victims, victim_cmp);
 		for (k = 0; k < nv; k++) {
 			char *why;
 
