@@ -663,7 +663,8 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 	if (r != 0) {
 		*why = util_printf("RunContainerError: exec %s: %s", argv[0],
 		    uv_strerror(r));
-		free(l);
+		/* A failed uv_spawn still left the handle in the loop's list. */
+		uv_close((uv_handle_t *)&l->proc, on_closed);
 		goto out;
 	}
 	l->pid = l->proc.pid;
@@ -873,10 +874,13 @@ local_exec(struct node *n, struct node_pod *p, struct node_ctr *c,
 	e->n = n;
 	e->done = done;
 	e->arg = arg;
-	if (argc == 0 || spawn_group(n->m->loop, &e->proc, argv, env.kv, root,
-	    devnull, devnull, exec_exit) != 0) {
+	if (argc == 0) {
 		free(e);
-		e = NULL;
+		goto out;
+	}
+	if (spawn_group(n->m->loop, &e->proc, argv, env.kv, root, devnull,
+	    devnull, exec_exit) != 0) {
+		uv_close((uv_handle_t *)&e->proc, on_closed);
 		goto out;
 	}
 	wheel_add(n->m->wheel, &e->timer, timeout_ms, exec_timeout, e);
@@ -976,7 +980,7 @@ node_proc_start(node_mgr *m, const char *ns, const char *pod,
 	    cwd != NULL ? cwd : root, devnull, fd, proc_exit);
 	if (r != 0) {
 		*cause = util_printf("exec %s: %s", argv[0], uv_strerror(r));
-		free(np);
+		uv_close((uv_handle_t *)&np->proc, on_closed);
 		np = NULL;
 		goto out;
 	}

@@ -251,11 +251,9 @@ expect_eq shared "$(jst selected rayClusterName)" "selected cluster"
 [ -n "$(k get raycluster shared -o name)" ] || fail "the selected cluster stays"
 pass "clusterSelector: the job runs on the existing cluster, which stays"
 
-# --- the upstream samples are accepted and start, on the simulated nodes
-# (the local node is cordoned: it cannot run their images' programs)
+# --- the upstream samples are accepted and start
 ns=upstream
 k create namespace $ns >/dev/null
-k cordon "$node" >/dev/null
 for f in "$SAMPLES"/kuberay/ray-job.*.yaml; do
 	out=$(k apply -n $ns -f "$f" 2>&1) || fail "upstream $(basename "$f") refused: $out"
 done
@@ -293,7 +291,6 @@ wait_eq "volcano ray-$vj-pg" "cluster pods join the RayJob's PodGroup" \
 	k get pods -n $ns -l ray.io/cluster="$vc",ray.io/node-type=head -o jsonpath='{.items[0].spec.schedulerName} {.items[0].metadata.annotations.scheduling\.k8s\.io/group-name}'
 expect_eq "" "$(k get podgroup -n $ns "ray-$vc-pg" -o name 2>/dev/null)" "no second PodGroup for the cluster"
 k delete namespace $ns --wait=false >/dev/null
-k uncordon "$node" >/dev/null
 pass "Volcano: the RayJob's PodGroup, submitter in minResources only"
 
 # --- SidecarMode: a real entrypoint (python prints hello) beside a local head
