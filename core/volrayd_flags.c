@@ -105,41 +105,6 @@ push(char ***list, int *n, const char *s)
 	(*list)[(*n)++] = strdup(s);
 }
 
-/*
- * A duration as Kubernetes' flags take it ("40s", "500ms", "1m30s", "1.5h"):
- * milliseconds, or -1 when it is malformed or not positive.
- */
-static long long
-parse_duration(const char *s)
-{
-	double total = 0, v;
-	char *end;
-
-	if (*s == '\0')
-		return -1;
-	while (*s != '\0') {
-		v = strtod(s, &end);
-		if (end == s || v < 0)
-			return -1;
-		s = end;
-		if (strncmp(s, "ms", 2) == 0) {
-			s += 2;
-		} else if (*s == 's') {
-			v *= 1000;
-			s++;
-		} else if (*s == 'm') {
-			v *= 60000;
-			s++;
-		} else if (*s == 'h') {
-			v *= 3600000;
-			s++;
-		} else
-			return -1;
-		total += v;
-	}
-	return total >= 1 && total < 1e15 ? (long long)total : -1;
-}
-
 static int
 bad(const char *fmt, const char *arg)
 {
@@ -312,7 +277,7 @@ volrayd_flags_parse(struct volrayd_flags *f, int argc, char **argv)
 				return bad("bad --max-watches-per-user %s", optarg);
 			break;
 		case O_GRACE:
-			if ((ms = parse_duration(optarg)) < 0)
+			if ((ms = util_duration_ms(optarg)) < 1)
 				return bad("--node-monitor-grace-period %s: want "
 				    "a duration such as 40s or 500ms", optarg);
 			f->node_grace_ms = (unsigned long long)ms;

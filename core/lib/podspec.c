@@ -95,8 +95,8 @@ podspec_res_get(const struct podspec_res *r, const char *name)
 }
 
 /* Read a resource list ({"cpu": "500m", ...}) into r. */
-static void
-read_list(const cJSON *list, struct podspec_res *r)
+void
+podspec_read_list(const cJSON *list, struct podspec_res *r)
 {
 	const cJSON *it;
 	double v;
@@ -120,8 +120,8 @@ container_requests(const cJSON *c, struct podspec_res *r)
 
 	memset(r, 0, sizeof *r);
 	memset(&lim, 0, sizeof lim);
-	read_list(json_at(c, "resources.requests"), r);
-	read_list(json_at(c, "resources.limits"), &lim);
+	podspec_read_list(json_at(c, "resources.requests"), r);
+	podspec_read_list(json_at(c, "resources.limits"), &lim);
 	if (json_at(c, "resources.requests.cpu") == NULL)
 		r->cpu = lim.cpu;
 	if (json_at(c, "resources.requests.memory") == NULL)
@@ -189,7 +189,7 @@ podspec_requests(const cJSON *pod, struct podspec_res *out)
 	/* Pod overhead (RuntimeClass) adds to the requests. */
 	if (json_at(pod, "spec.overhead") != NULL) {
 		memset(&c, 0, sizeof c);
-		read_list(json_at(pod, "spec.overhead"), &c);
+		podspec_read_list(json_at(pod, "spec.overhead"), &c);
 		podspec_res_add(out, &c, 1);
 	}
 	out->pods = 1;
@@ -206,7 +206,7 @@ podspec_allocatable(const cJSON *node, struct podspec_res *out)
 	if (list == NULL || cJSON_GetArraySize(list) == 0)
 		list = json_at(node, "status.capacity");
 	if (list != NULL && cJSON_GetArraySize(list) > 0) {
-		read_list(list, out);
+		podspec_read_list(list, out);
 		if (json_at(list, "pods") == NULL)
 			out->pods = 110;
 		return;

@@ -32,6 +32,9 @@ int quantity_parse(const char *, double *out);
 /* A quantity given as a JSON string or number; -1 if absent or bad. */
 int quantity_json(const cJSON *, double *out);
 
+/* Add a ResourceList ({"cpu": "500m", "memory": "1Gi", ...}) into r
+   (cpu in millicores, others in base units). */
+void podspec_read_list(const cJSON *list, struct podspec_res *r);
 /* The pod's effective requests (pods = 1). */
 void podspec_requests(const cJSON *pod, struct podspec_res *out);
 /*

@@ -137,3 +137,39 @@ util_printf(const char *fmt, ...)
 	va_end(ap);
 	return s;
 }
+
+int64_t
+util_duration_ms(const char *s)
+{
+	static const struct { const char *unit; double ms; } units[] = {
+		{ "ms", 1 }, { "us", 1e-3 }, { "ns", 1e-6 }, { "h", 3600e3 },
+		{ "m", 60e3 }, { "s", 1e3 }, { NULL, 0 } };
+	double total = 0;
+	char *end;
+	int i;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	if (strcmp(s, "0") == 0)
+		return 0;
+	while (*s != '\0') {
+		double v = strtod(s, &end);
+
+		if (end == s || v < 0)
+			return -1;
+		s = end;
+		for (i = 0; units[i].unit != NULL; i++) {
+			size_t n = strlen(units[i].unit);
+
+			if (strncmp(s, units[i].unit, n) == 0 &&
+			    !(n == 1 && s[0] == 'm' && s[1] == 's')) {
+				total += v * units[i].ms;
+				s += n;
+				break;
+			}
+		}
+		if (units[i].unit == NULL)
+			return -1;
+	}
+	return (int64_t)(total + 0.5);
+}

@@ -565,6 +565,43 @@ on_closed(uv_handle_t *h)
 	free(h->data);
 }
 
+/*
+ * Spawn argv as spawn_group does with stdin from /dev/null and stdout and
+ * stderr appended to log_path, and record "pid start-time pod-uid" in
+ * pidfile so that a restarted volrayd reaps it. proc->data is the caller's
+ * struct: on failure it is given back (freed; through uv_close once
+ * uv_spawn has seen the handle, which stays in the loop's list even when
+ * the spawn fails) and *why says what failed.
+ */
+static int
+spawn_logged(uv_loop_t *loop, uv_process_t *proc, char **argv, char **env,
+    const char *cwd, const char *log_path, uv_exit_cb exit_cb,
+    const char *pidfile, const char *uid, char **why)
+{
+	int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC), r = -1;
+	FILE *pf;
+
+	if (fd < 0 || devnull < 0) {
+		*why = util_printf("%s: %s", fd < 0 ? log_path : "/dev/null",
+		    strerror(errno));
+		free(proc->data);
+	} else if ((r = spawn_group(loop, proc, argv, env, cwd, devnull, fd,
+	    exit_cb)) != 0) {
+		*why = util_printf("exec %s: %s", argv[0], uv_strerror(r));
+		uv_close((uv_handle_t *)proc, on_closed);
+	} else if ((pf = fopen(pidfile, "w")) != NULL) {
+		fprintf(pf, "%d %llu %s\n", (int)proc->pid,
+		    proc_start(proc->pid), uid);
+		fclose(pf);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (devnull >= 0)
+		close(devnull);
+	return r == 0 ? 0 : -1;
+}
+
 static void
 on_exit_cb(uv_process_t *proc, int64_t status, int sig)
 {
@@ -594,11 +631,10 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 	cJSON *pod = o ? store_obj_tree(o) : NULL;
 	const cJSON *spec = NULL, *it;
 	char dir[PATH_MAX], root[PATH_MAX], cwd[PATH_MAX], logp[PATH_MAX];
-	char prev[PATH_MAX], **argv = NULL;
+	char prev[PATH_MAX], **argv = NULL, *err = NULL;
 	struct env env = { 0 };
 	struct local_ctr *l;
-	int argc = 0, fd = -1, devnull = -1, rc = -1, r, i;
-	FILE *pf;
+	int argc = 0, rc = -1, i;
 
 	if (pod == NULL) {
 		*why = util_printf("the pod is gone");
@@ -646,34 +682,19 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 		pathf(prev, sizeof prev, "%s/%s.previous.log", dir, c->name);
 		rename(logp, prev);
 	}
-	fd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || devnull < 0) {
-		*why = util_printf("RunContainerError: %s: %s", logp,
-		    strerror(errno));
-		goto out;
-	}
 	if ((l = calloc(1, sizeof *l)) == NULL)
 		fatal("out of memory");
 	l->proc.data = l;
 	l->n = n;
 	l->c = c;
-	r = spawn_group(n->m->loop, &l->proc, argv, env.kv, cwd, devnull, fd,
-	    on_exit_cb);
-	if (r != 0) {
-		*why = util_printf("RunContainerError: exec %s: %s", argv[0],
-		    uv_strerror(r));
-		/* A failed uv_spawn still left the handle in the loop's list. */
-		uv_close((uv_handle_t *)&l->proc, on_closed);
+	pathf(l->pidfile, sizeof l->pidfile, "%s/%s.pid", dir, c->name);
+	if (spawn_logged(n->m->loop, &l->proc, argv, env.kv, cwd, logp,
+	    on_exit_cb, l->pidfile, p->uid, &err) != 0) {
+		*why = util_printf("RunContainerError: %s", err);
+		free(err);
 		goto out;
 	}
 	l->pid = l->proc.pid;
-	pathf(l->pidfile, sizeof l->pidfile, "%s/%s.pid", dir, c->name);
-	if ((pf = fopen(l->pidfile, "w")) != NULL) {
-		fprintf(pf, "%d %llu %s\n", (int)l->pid, proc_start(l->pid),
-		    p->uid);
-		fclose(pf);
-	}
 	l->next = running;
 	if (running != NULL)
 		running->prev = l;
@@ -681,10 +702,6 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 	c->rt = l;
 	rc = 0;
 out:
-	if (fd >= 0)
-		close(fd);
-	if (devnull >= 0)
-		close(devnull);
 	for (i = 0; i < argc; i++)
 		free(argv[i]);
 	free(argv);
@@ -932,8 +949,7 @@ node_proc_start(node_mgr *m, const char *ns, const char *pod,
 	char dir[PATH_MAX], root[PATH_MAX];
 	struct env env = { 0 };
 	node_proc *np = NULL;
-	int fd = -1, devnull = -1, i, r;
-	FILE *pf;
+	int i;
 
 	*cause = NULL;
 	if (p == NULL || p->node->rt != &node_local_runtime) {
@@ -964,42 +980,25 @@ node_proc_start(node_mgr *m, const char *ns, const char *pod,
 		env_set(&env, k, eq + 1);
 		free(k);
 	}
-	fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || devnull < 0) {
-		*cause = util_printf("%s: %s", log_path, strerror(errno));
-		goto out;
-	}
 	if ((np = calloc(1, sizeof *np)) == NULL)
 		fatal("out of memory");
 	np->proc.data = np;
 	np->m = m;
 	np->done = done;
 	np->arg = arg;
-	r = spawn_group(m->loop, &np->proc, (char **)argv, env.kv,
-	    cwd != NULL ? cwd : root, devnull, fd, proc_exit);
-	if (r != 0) {
-		*cause = util_printf("exec %s: %s", argv[0], uv_strerror(r));
-		uv_close((uv_handle_t *)&np->proc, on_closed);
+	pathf(np->pidfile, sizeof np->pidfile, "%s/%s.pid", dir, id);
+	if (spawn_logged(m->loop, &np->proc, (char **)argv, env.kv,
+	    cwd != NULL ? cwd : root, log_path, proc_exit, np->pidfile, p->uid,
+	    cause) != 0) {
 		np = NULL;
 		goto out;
 	}
 	np->pid = np->proc.pid;
-	pathf(np->pidfile, sizeof np->pidfile, "%s/%s.pid", dir, id);
-	if ((pf = fopen(np->pidfile, "w")) != NULL) {
-		fprintf(pf, "%d %llu %s\n", (int)np->pid, proc_start(np->pid),
-		    p->uid);
-		fclose(pf);
-	}
 	np->next = procs;
 	if (procs != NULL)
 		procs->prev = np;
 	procs = np;
 out:
-	if (fd >= 0)
-		close(fd);
-	if (devnull >= 0)
-		close(devnull);
 	for (i = 0; i < env.n; i++)
 		free(env.kv[i]);
 	free(env.kv);

@@ -14,6 +14,7 @@
 
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/util.h"
 #include "node/node_int.h"
 
 struct sim_ctr {
@@ -21,43 +22,6 @@ struct sim_ctr {
 	struct node_ctr *c;
 	int exit_code;
 };
-
-/* A Go duration ("1h30m", "500ms", "2.5s") in milliseconds; -1 if bad. */
-static int64_t
-parse_duration(const char *s)
-{
-	static const struct { const char *unit; double ms; } units[] = {
-		{ "ms", 1 }, { "us", 1e-3 }, { "ns", 1e-6 }, { "h", 3600e3 },
-		{ "m", 60e3 }, { "s", 1e3 }, { NULL, 0 } };
-	double total = 0;
-	char *end;
-	int i;
-
-	if (s == NULL || *s == '\0')
-		return -1;
-	if (strcmp(s, "0") == 0)
-		return 0;
-	while (*s != '\0') {
-		double v = strtod(s, &end);
-
-		if (end == s || v < 0)
-			return -1;
-		s = end;
-		for (i = 0; units[i].unit != NULL; i++) {
-			size_t n = strlen(units[i].unit);
-
-			if (strncmp(s, units[i].unit, n) == 0 &&
-			    !(n == 1 && s[0] == 'm' && s[1] == 's')) {
-				total += v * units[i].ms;
-				s += n;
-				break;
-			}
-		}
-		if (units[i].unit == NULL)
-			return -1;
-	}
-	return (int64_t)(total + 0.5);
-}
 
 /* The container's own annotation, else the pod's. */
 static const char *
@@ -107,7 +71,7 @@ sim_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 		if (d == NULL)
 			d = "0";
 	}
-	ms = d != NULL ? parse_duration(d) : -1;
+	ms = d != NULL ? util_duration_ms(d) : -1;
 	if (d != NULL && ms < 0)
 		log_info("node %s: pod %s: bad volray.io/sim-duration %s; the "
 		    "container runs until stopped", n->name, p->key, d);

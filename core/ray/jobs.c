@@ -196,43 +196,6 @@ on_sim_start(wheel_timer *t)
 		    on_sim_end, j);
 }
 
-/* A Go duration ("1h30m", "500ms", "2.5s") in ms; -1 if bad. */
-static int64_t
-parse_duration(const char *s)
-{
-	static const struct { const char *unit; double ms; } units[] = {
-		{ "ms", 1 }, { "us", 1e-3 }, { "ns", 1e-6 }, { "h", 3600e3 },
-		{ "m", 60e3 }, { "s", 1e3 }, { NULL, 0 } };
-	double total = 0;
-	char *end;
-	int i;
-
-	if (s == NULL || *s == '\0')
-		return -1;
-	if (strcmp(s, "0") == 0)
-		return 0;
-	while (*s != '\0') {
-		double v = strtod(s, &end);
-
-		if (end == s || v < 0)
-			return -1;
-		s = end;
-		for (i = 0; units[i].unit != NULL; i++) {
-			size_t n = strlen(units[i].unit);
-
-			if (strncmp(s, units[i].unit, n) == 0 &&
-			    !(n == 1 && s[0] == 'm' && s[1] == 's')) {
-				total += v * units[i].ms;
-				s += n;
-				break;
-			}
-		}
-		if (units[i].unit == NULL)
-			return -1;
-	}
-	return (int64_t)(total + 0.5);
-}
-
 /* The environment a local entrypoint gets on top of the head's. */
 static char **
 job_env(struct ray_job *j)
@@ -307,7 +270,7 @@ sim_settings(struct ray_job *j)
 	const cJSON *ev = cJSON_GetObjectItemCaseSensitive(md,
 	    "volray.io/sim-exit-code");
 
-	j->sim_ms = cJSON_IsString(dv) ? parse_duration(dv->valuestring) : -1;
+	j->sim_ms = cJSON_IsString(dv) ? util_duration_ms(dv->valuestring) : -1;
 	j->sim_exit = cJSON_IsString(ev) ? atoi(ev->valuestring) : 0;
 }
 

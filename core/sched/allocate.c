@@ -303,11 +303,8 @@ action_allocate(struct session *ss)
 				}
 				continue;
 			}
-			if ((n = pick(ss, &cc, t, &pipe)) == NULL) {
-				free(j->fit_msg);
-				j->fit_msg = strdup(t->why);
-				break;
-			}
+			if ((n = pick(ss, &cc, t, &pipe)) == NULL)
+				break;	/* the rest cannot make a gang now */
 			if (pipe)
 				stmt_pipeline(&st, t, n);
 			else

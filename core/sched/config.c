@@ -98,29 +98,13 @@ err(char **cause, const char *path, int line, const char *fmt,
 	return -1;
 }
 
-/* "1s", "500ms", "2m"; -1 if bad. */
-static int
+/* A duration ("1s", "500ms") or a number of seconds; -1 if bad. */
+static int64_t
 duration_ms(const cJSON *v)
 {
-	const char *s;
-	char *end;
-	double x;
-
 	if (cJSON_IsNumber(v))
-		return (int)(v->valuedouble * 1000);
-	if (!cJSON_IsString(v))
-		return -1;
-	s = v->valuestring;
-	x = strtod(s, &end);
-	if (end == s || x < 0)
-		return -1;
-	if (strcmp(end, "ms") == 0)
-		return (int)x;
-	if (strcmp(end, "s") == 0 || *end == '\0')
-		return (int)(x * 1000);
-	if (strcmp(end, "m") == 0)
-		return (int)(x * 60000);
-	return -1;
+		return (int64_t)(v->valuedouble * 1000);
+	return cJSON_IsString(v) ? util_duration_ms(v->valuestring) : -1;
 }
 
 int
@@ -267,7 +251,7 @@ config_parse(const char *path, const char *buf, size_t len,
 		c->configurations = cJSON_Duplicate(p, 1);
 	if ((period = cJSON_GetObjectItemCaseSensitive(doc,
 	    "schedulePeriod")) != NULL) {
-		int ms = duration_ms(period);
+		int64_t ms = duration_ms(period);
 
 		if (ms < 10 || ms > 600000) {
 			err(cause, path, line_of(buf, len, "schedulePeriod", 0),

@@ -386,19 +386,41 @@ push_res(lua_State *L, const struct podspec_res *r)
 	}
 }
 
+/* The struct behind a view (NULL once its session closed) and its kind. */
+static void *
+view_ptr(lua_State *L, int idx, int *kind)
+{
+	void *p;
+
+	lua_getfield(L, idx, "_ptr");
+	p = lua_touserdata(L, -1);
+	lua_getfield(L, idx, "_kind");
+	*kind = (int)lua_tointeger(L, -1);
+	lua_pop(L, 2);
+	return p;
+}
+
+/* The job behind the view argument at idx, or a Lua error. */
+static struct s_job *
+check_job(lua_State *L, int idx, const char *fn)
+{
+	struct s_job *j;
+	int kind;
+
+	luaL_checktype(L, idx, LUA_TTABLE);
+	if ((j = view_ptr(L, idx, &kind)) == NULL || kind != VIEW_JOB)
+		luaL_error(L, "%s: want a job of this session", fn);
+	return j;
+}
+
 /* The object behind a view, for its lazily converted fields. */
 static const cJSON *
 view_obj(lua_State *L, int idx)
 {
 	int kind;
-	void *p;
+	void *p = view_ptr(L, idx, &kind);
 	const cJSON *o = NULL;
 
-	lua_getfield(L, idx, "_ptr");
-	p = lua_touserdata(L, -1);
-	lua_getfield(L, idx, "_kind");
-	kind = (int)lua_tointeger(L, -1);
-	lua_pop(L, 2);
 	if (p == NULL)
 		return NULL;
 	switch (kind) {
@@ -657,7 +679,8 @@ push_res_field(lua_State *L, const cJSON *obj, const char *path,
 
 	if (!cJSON_IsObject(list) || cJSON_GetArraySize(list) == 0)
 		return;
-	res_from_list(list, &r);
+	memset(&r, 0, sizeof r);
+	podspec_read_list(list, &r);
 	push_res(L, &r);
 	lua_setfield(L, -2, key);
 }
@@ -728,15 +751,9 @@ static int
 l_ssn_tasks(lua_State *L)
 {
 	struct session *ss = ssn_of(L);
-	struct s_job *j;
+	struct s_job *j = check_job(L, 2, "ssn:tasks");
 	int i;
 
-	luaL_checktype(L, 2, LUA_TTABLE);
-	lua_getfield(L, 2, "_ptr");
-	j = lua_touserdata(L, -1);
-	lua_getfield(L, 2, "_kind");
-	if (j == NULL || lua_tointeger(L, -1) != VIEW_JOB)
-		return luaL_error(L, "ssn:tasks: want a job");
 	lua_createtable(L, j->ntasks, 0);
 	for (i = 0; i < j->ntasks; i++) {
 		view_push_task(ss, j->tasks[i]);
@@ -803,12 +820,7 @@ l_ssn_job_condition(lua_State *L)
 	struct s_job *j;
 
 	ssn_of(L);
-	luaL_checktype(L, 2, LUA_TTABLE);
-	lua_getfield(L, 2, "_ptr");
-	j = lua_touserdata(L, -1);
-	lua_getfield(L, 2, "_kind");
-	if (j == NULL || lua_tointeger(L, -1) != VIEW_JOB)
-		return luaL_error(L, "ssn:job_condition: want a job");
+	j = check_job(L, 2, "ssn:job_condition");
 	free(j->cond_type);
 	free(j->cond_reason);
 	free(j->cond_msg);

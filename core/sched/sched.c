@@ -53,7 +53,8 @@ struct sched {
 	uv_timer_t timer;
 	uv_timer_t soon;
 	hmap *cache;			/* "res|key" -> struct cached */
-	hmap *events;			/* object|reason -> last time */
+	hmap *events;			/* object|reason -> struct event_seen */
+	time_t events_swept;
 	/* Binds of the last session, written BIND_CHUNK per loop turn so
 	   the API is served between chunks; no cycle runs until they are
 	   all written. */
@@ -189,6 +190,12 @@ sweep(struct sched *s)
 /* ------------------------------------------------------------------ */
 /* Applying decisions.                                                 */
 
+/* When an object last got an event of a reason from the scheduler. */
+struct event_seen {
+	char *key;			/* "ns/name|reason" */
+	time_t last;
+};
+
 static void
 record_event(struct sched *s, const cJSON *obj, const char *type,
     const char *reason, const char *msg)
@@ -197,21 +204,55 @@ record_event(struct sched *s, const cJSON *obj, const char *type,
 	char *key = util_printf("%s/%s|%s", json_str(obj, "metadata.namespace") ?
 	    json_str(obj, "metadata.namespace") : "",
 	    json_str(obj, "metadata.name"), reason);
-	time_t now = time(NULL), *last = hmap_get(s->events, key);
+	struct event_seen *e = hmap_get(s->events, key);
+	time_t now = time(NULL);
 
-	if (last != NULL && now - *last < EVENT_EVERY_S) {
+	if (e != NULL) {
 		free(key);
-		return;
-	}
-	if (last == NULL) {
-		if ((last = malloc(sizeof *last)) == NULL)
+		if (now - e->last < EVENT_EVERY_S)
+			return;
+	} else {
+		if ((e = malloc(sizeof *e)) == NULL)
 			fatal("out of memory");
-		hmap_put(s->events, key, last);
-		/* hmap keeps the key pointer: it lives as long as the entry. */
-	} else
-		free(key);
-	*last = now;
+		e->key = key;
+		hmap_put(s->events, e->key, e);
+	}
+	e->last = now;
 	luaapi_record_event(&c, obj, type, reason, msg, "volcano", NULL);
+}
+
+static int
+stale_event(const char *key, void *value, void *arg)
+{
+	struct event_seen *e = value;
+	struct event_seen ***drop = arg;
+
+	(void)key;
+	if (time(NULL) - e->last >= EVENT_EVERY_S)
+		*(*drop)++ = e;
+	return 0;
+}
+
+/* Forget what is past the aggregation window (once a minute). */
+static void
+sweep_events(struct sched *s)
+{
+	struct event_seen **drop, **end;
+	size_t i;
+
+	if (time(NULL) - s->events_swept < EVENT_EVERY_S)
+		return;
+	s->events_swept = time(NULL);
+	if ((drop = calloc(hmap_count(s->events) + 1, sizeof *drop)) == NULL)
+		fatal("out of memory");
+	end = drop;
+	hmap_each(s->events, stale_event, &end);
+	for (i = 0; drop + i < end; i++) {
+		hmap_del(s->events, drop[i]->key);
+		free(drop[i]->key);
+		free(drop[i]);
+	}
+	free(drop);
 }
 
 static int
@@ -597,6 +638,7 @@ cycle(struct sched *s)
 	s->stats.lua_us += ss.lua_us;
 	session_free(&ss);
 	sweep(s);
+	sweep_events(s);
 	s->stats.cycles++;
 	s->stats.last_cycle_us = util_usec() - t0;
 	s->stats.cycle_us += s->stats.last_cycle_us;

@@ -140,7 +140,6 @@ struct s_task {
 	long long priority;
 	int has_selector, has_pod_affinity, critical, preemptable;
 	const char *role;		/* volcano.sh/task-spec, or "" */
-	const char *node_name;		/* bound to (from the store) */
 	const char *created;
 	enum task_status status;
 	struct s_node *node;		/* allocated, pipelined or bound */
@@ -176,14 +175,12 @@ struct s_job {
 	struct role_count *roles;
 	int nroles;
 	struct podspec_res allocated;	/* allocated-set requests */
-	struct podspec_res total_req;	/* every task's requests */
 	int preemptable;
 	/* Session outcome. */
 	int invalid;			/* JobValid failed */
 	char *invalid_reason, *invalid_msg;
 	int enqueued;			/* admitted this session */
 	char *enqueue_msg;		/* why enqueue refused it */
-	char *fit_msg;			/* why a task did not fit */
 	char *cond_type, *cond_reason, *cond_msg;	/* ssn:job_condition */
 	uint32_t ver, view_ver;
 	struct okey *keys;		/* per plugin */
@@ -260,13 +257,9 @@ void session_open(struct session *, struct policy *,
     const struct sched_source *);
 void session_free(struct session *);
 void session_own(struct session *, void *);
-struct s_job *session_job(struct session *, const char *key);
-void job_recount(struct s_job *);
 void task_set_status(struct s_task *, enum task_status);
 void node_add_task(struct s_node *, struct s_task *);
 void node_remove_task(struct s_node *, struct s_task *);
-/* A ResourceList ({cpu: "2", memory: 4Gi}) as resources. */
-void res_from_list(const cJSON *list, struct podspec_res *out);
 /* idle + releasing - pipelined */
 void node_future_idle(const struct s_node *, struct podspec_res *);
 

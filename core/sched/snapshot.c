@@ -205,14 +205,13 @@ task_set_status(struct s_task *t, enum task_status s)
 	t->ver++;
 }
 
-void
+static void
 job_recount(struct s_job *j)
 {
 	int i;
 
 	memset(j->n, 0, sizeof j->n);
 	memset(&j->allocated, 0, sizeof j->allocated);
-	memset(&j->total_req, 0, sizeof j->total_req);
 	for (i = 0; i < j->nroles; i++)
 		memset(j->roles[i].n, 0, sizeof j->roles[i].n);
 	for (i = 0; i < j->ntasks; i++) {
@@ -220,7 +219,6 @@ job_recount(struct s_job *j)
 
 		j->n[t->status]++;
 		role_of(j, t->role)->n[t->status]++;
-		podspec_res_add(&j->total_req, &t->req, 1);
 		if (ts_allocated(t->status))
 			podspec_res_add(&j->allocated, &t->req, 1);
 	}
@@ -290,26 +288,6 @@ add_node(void *arg, cJSON *obj, void **memo)
 	n->idle = n->alloc;
 	n->unschedulable = cJSON_IsTrue(json_at(obj, "spec.unschedulable"));
 	n->has_taints = cJSON_GetArraySize(json_at(obj, "spec.taints")) > 0;
-}
-
-void
-res_from_list(const cJSON *list, struct podspec_res *out)
-{
-	/* A ResourceList, read as a pod's requests would be. */
-	cJSON *pod = cJSON_CreateObject(), *c, *cs;
-
-	memset(out, 0, sizeof *out);
-	if (!cJSON_IsObject(list) || cJSON_GetArraySize(list) == 0) {
-		cJSON_Delete(pod);
-		return;
-	}
-	cs = cJSON_AddArrayToObject(json_obj(pod, "spec"), "containers");
-	c = cJSON_CreateObject();
-	cJSON_AddItemToArray(cs, c);
-	json_set(json_obj(c, "resources"), "requests", cJSON_Duplicate(list, 1));
-	podspec_requests(pod, out);
-	out->pods = 0;
-	cJSON_Delete(pod);
 }
 
 static void
@@ -447,7 +425,7 @@ add_podgroup(void *arg, cJSON *obj, void **memo)
 	if (fresh) {
 		it = json_at(obj, "spec.minResources");
 		if (cJSON_IsObject(it) && cJSON_GetArraySize(it) > 0) {
-			res_from_list(it, &m->min_res);
+			podspec_read_list(it, &m->min_res);
 			m->has_min_res = 1;
 		}
 	}
@@ -610,7 +588,6 @@ add_pod(void *arg, cJSON *pod, void **memo)
 	t->name = name;
 	t->uid = uid;
 	t->obj = pod;
-	t->node_name = node;
 	t->created = m->created;
 	t->req = m->req;
 	t->best_effort = m->best_effort;
@@ -670,18 +647,12 @@ queue_account(struct s_queue *q, const struct s_job *j)
 	}
 }
 
-static int
-job_has_tasks(const struct s_job *j)
-{
-	return j->ntasks > 0 || j->pg != NULL;
-}
-
 void
 session_open(struct session *ss, struct policy *pol,
     const struct sched_source *src)
 {
 	struct build b;
-	int i, k;
+	int i;
 
 	memset(ss, 0, sizeof *ss);
 	memset(&b, 0, sizeof b);
@@ -707,8 +678,8 @@ session_open(struct session *ss, struct policy *pol,
 	src->list(src->arg, "pods", add_pod, &b);
 	hmap_free(b.prio);
 
-	/* Jobs with a queue; counts and the queues' allocated. */
-	for (i = k = 0; i < ss->njobs; i++) {
+	/* Jobs with a queue; counts and the queues' totals. */
+	for (i = 0; i < ss->njobs; i++) {
 		struct s_job *j = ss->jobs[i];
 
 		j->queue = hmap_get(ss->queue_index, j->queue_name);
@@ -716,22 +687,7 @@ session_open(struct session *ss, struct policy *pol,
 		if (j->queue != NULL)
 			queue_account(j->queue, j);
 		j->active = j->n[TS_PENDING] > 0 || j->n[TS_PIPELINED] > 0;
-		if (!job_has_tasks(j) && j->pg == NULL) {
-			hmap_del(ss->job_index, j->key);
-			free(j->key);
-			free(j);
-			continue;
-		}
-		j->idx = k;
-		ss->jobs[k++] = j;
 	}
-	ss->njobs = k;
-}
-
-struct s_job *
-session_job(struct session *ss, const char *key)
-{
-	return hmap_get(ss->job_index, key);
 }
 
 void
@@ -748,7 +704,6 @@ session_free(struct session *ss)
 		free(j->invalid_reason);
 		free(j->invalid_msg);
 		free(j->enqueue_msg);
-		free(j->fit_msg);
 		free(j->cond_type);
 		free(j->cond_reason);
 		free(j->cond_msg);
