@@ -12,8 +12,10 @@
  * turn: ready -> commit; pipelined -> keep the reservation; else discard.
  * The queue goes back to be re-ranked by its new share.
  *
- * The node scan starts where the last one stopped and stops after
- * enough() feasible nodes (kube-scheduler's percentageOfNodesToScore).
+ * The node scan walks the free-capacity index (capindex.c: full nodes
+ * are skipped, not checked), starts where the last one stopped and
+ * stops after enough() feasible nodes (kube-scheduler's
+ * percentageOfNodesToScore).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,12 +36,61 @@ enough(int nnodes)
 	return want < 100 ? (nnodes < 100 ? nnodes : 100) : want;
 }
 
+/*
+ * Why a task fits nowhere, in kube-scheduler's counts: every node is
+ * checked (static predicates, then resources). Only on failure, and
+ * once per task shape in a session (failures of one shape repeat for
+ * every pending job like it).
+ */
+static int same_shape(const struct s_task *, const struct s_task *);
+
+static void
+count_reasons(struct session *ss, struct s_task *t, int allow_pipeline,
+    int counts[FIT_NREASONS])
+{
+	struct why_memo *m;
+	int i;
+
+	memset(counts, 0, FIT_NREASONS * sizeof counts[0]);
+	for (i = 0; i < ss->nwhy; i++)
+		if (ss->why[i].allow_pipeline == allow_pipeline &&
+		    same_shape(ss->why[i].like, t)) {
+			memcpy(counts, ss->why[i].counts, sizeof ss->why[i].counts);
+			return;
+		}
+	for (i = 0; i < ss->nnodes; i++) {
+		struct s_node *n = &ss->nodes[i];
+		enum fit_reason r = predicate_static(ss, t, n);
+		struct podspec_res fi;
+
+		if (r == FIT_OK) {
+			node_future_idle(n, &fi);
+			r = predicate_resources(t, allow_pipeline &&
+			    !res_less_equal(&t->req, &n->idle) ? &fi :
+			    &n->idle);
+		}
+		counts[r]++;
+	}
+	counts[FIT_OK] = 0;
+	if (ss->nwhy == ss->capwhy) {
+		ss->capwhy = ss->capwhy ? 2 * ss->capwhy : 8;
+		ss->why = realloc(ss->why, (size_t)ss->capwhy * sizeof *ss->why);
+		if (ss->why == NULL)
+			fatal("out of memory");
+	}
+	m = &ss->why[ss->nwhy++];
+	m->like = t;
+	m->allow_pipeline = allow_pipeline;
+	memcpy(m->counts, counts, sizeof m->counts);
+}
+
 struct s_node *
 allocate_pick(struct session *ss, struct s_task *t, int allow_pipeline,
     int *pipeline)
 {
-	int counts[FIT_NREASONS] = { 0 }, i, seen, nc = 0, nidle = 0;
+	int counts[FIT_NREASONS] = { 0 }, i, nc = 0, nidle = 0;
 	int want = enough(ss->nnodes), lua_rejects = 0;
+	int start = ss->next_node, from = start, to = ss->nnodes, last = -1;
 	struct s_node *best = NULL;
 	char *lua_reason = NULL;
 	double best_score = 0;
@@ -51,32 +102,40 @@ allocate_pick(struct session *ss, struct s_task *t, int allow_pipeline,
 		if (ss->cand == NULL || ss->scores == NULL)
 			fatal("out of memory");
 	}
-	for (seen = 0; seen < ss->nnodes && nc < want; seen++) {
-		struct s_node *n = &ss->nodes[(ss->next_node + seen) %
-		    ss->nnodes];
-		enum fit_reason r = predicate_static(ss, t, n);
+	/* The nodes whose free capacity may hold it, from where the last
+	   scan stopped, round the ring once. */
+	while (nc < want) {
+		int k = capindex_next(&ss->cap, from, to, &t->req);
+		struct s_node *n;
+		enum fit_reason r;
 		struct podspec_res fi;
 
-		if (r == FIT_OK) {
-			if (res_less_equal(&t->req, &n->idle)) {
-				/* Idle fits first in the list. */
-				ss->cand[nc] = ss->cand[nidle];
-				ss->cand[nidle++] = n;
-				nc++;
-				continue;
-			}
-			node_future_idle(n, &fi);
-			r = predicate_resources(t, allow_pipeline ? &fi :
-			    &n->idle);
-			if (r == FIT_OK) {
-				ss->cand[nc++] = n;
-				continue;
-			}
+		if (k < 0) {
+			if (to != ss->nnodes || start == 0)
+				break;
+			from = 0;
+			to = start;
+			continue;
 		}
-		counts[r]++;
+		from = k + 1;
+		last = k;
+		n = &ss->nodes[k];
+		if (predicate_static(ss, t, n) != FIT_OK)
+			continue;
+		if (res_less_equal(&t->req, &n->idle)) {
+			/* Idle fits first in the list. */
+			ss->cand[nc] = ss->cand[nidle];
+			ss->cand[nidle++] = n;
+			nc++;
+			continue;
+		}
+		node_future_idle(n, &fi);
+		r = predicate_resources(t, allow_pipeline ? &fi : &n->idle);
+		if (r == FIT_OK)
+			ss->cand[nc++] = n;
 	}
-	if (ss->nnodes > 0)
-		ss->next_node = (ss->next_node + seen) % ss->nnodes;
+	if (last >= 0)
+		ss->next_node = (last + 1) % ss->nnodes;
 	if (nc > 0 && (fw_defines(ss, EP_PREDICATE) ||
 	    fw_defines(ss, EP_BATCH_PREDICATE))) {
 		int before = nc, k;
@@ -95,6 +154,11 @@ allocate_pick(struct session *ss, struct s_task *t, int allow_pipeline,
 		nidle = k;
 	}
 	if (nc == 0) {
+		int lua = counts[FIT_LUA];
+
+		count_reasons(ss, t, allow_pipeline, counts);
+		/* The nodes Lua refused passed C's checks: they are its. */
+		counts[FIT_LUA] = lua;
 		free(t->why);
 		t->why = predicate_message(ss->nnodes, counts, lua_reason);
 		free(lua_reason);
@@ -370,8 +434,9 @@ action_backfill(struct session *ss)
 
 /*
  * firstfit: the floor the benchmark compares allocate with. Every job in
- * snapshot order, every pending task on the first node (from the first)
- * whose idle resources and C predicates fit it, a job kept only if it
+ * snapshot order, every pending task on the first node (from the first,
+ * through the same free-capacity index) whose idle resources and C
+ * predicates fit it, a job kept only if it
  * reaches its minMember. No plugin is called.
  */
 void
@@ -391,12 +456,14 @@ action_firstfit(struct session *ss)
 
 			if (t->status != TS_PENDING)
 				continue;
-			for (n = 0; n < ss->nnodes; n++)
+			for (n = capindex_next(&ss->cap, 0, ss->nnodes, &t->req);
+			    n >= 0; n = capindex_next(&ss->cap, n + 1,
+			    ss->nnodes, &t->req))
 				if (res_less_equal(&t->req, &ss->nodes[n].idle) &&
 				    predicate_static(ss, t, &ss->nodes[n]) ==
 				    FIT_OK)
 					break;
-			if (n == ss->nnodes)
+			if (n < 0)
 				break;
 			stmt_allocate(&st, t, &ss->nodes[n]);
 		}

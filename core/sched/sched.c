@@ -10,8 +10,15 @@
  * PodGroup and Queue status, and Warning events (at most one per object
  * and reason a minute). Only what changed is written.
  *
- * The snapshot source is the store, through a cache of parsed objects
- * that re-parses an object only when its revision changed. The policy
+ * A session leaves the loop: the loop takes a referenced copy of the
+ * versions it will read (nodes, queues, priority classes, PodGroups,
+ * pods: the versions are immutable, a copy costs a pointer each), a
+ * worker thread builds the snapshot from them through a cache of parsed
+ * objects (re-parsed only when the revision changed; only that thread
+ * touches it while a session is in flight) and runs the actions, and
+ * the loop applies the outcome when it comes back. The API is served
+ * meanwhile; what changed meanwhile is seen by the next session, and a
+ * bind for a pod deleted meanwhile fails like any stale bind. The policy
  * (scheduler.yaml and the plugins) is reloaded on SIGHUP and `volray
  * policy reload` (with the controllers), and when one of its files
  * changes; a policy that does not load is refused and the running one
@@ -34,6 +41,15 @@
 #define SOON_MS		20
 #define BIND_CHUNK	2000		/* binds per loop turn */
 #define EVENT_EVERY_S	60
+
+#define NSTORAGE	5
+static const char *const storage[NSTORAGE][2] = {
+	{ "nodes", "nodes" },
+	{ "pods", "pods" },
+	{ "podgroups", "podgroups.scheduling.volcano.sh" },
+	{ "queues", "queues.scheduling.volcano.sh" },
+	{ "priorityclasses", "priorityclasses.scheduling.k8s.io" },
+};
 
 struct cached {
 	char *key;
@@ -61,17 +77,26 @@ struct sched {
 	struct pending_bind { char *ns, *name, *node; } *binds;
 	int nbinds, next_bind;
 	uv_timer_t bind_timer;
+	/* The session in flight: opened on the loop (the snapshot reads
+	   the store and the cache), run on a worker thread (it touches
+	   nothing but its own structures and the policy's Lua states),
+	   applied on the loop when it comes back. Until then no cycle
+	   starts, the cache is not swept, and a policy replaced by a
+	   reload waits in `retired` to be freed. */
+	struct session *running;
+	struct policy *run_pol, *retired;
+	struct captured { store_obj **objs; size_t n; } captured[NSTORAGE];
+	uv_work_t work;
+	uint64_t t_open, t_capture, t_snap, t_run;
+	/* Decided on the thread, written on the loop: the status updates
+	   that differ from the stored ones, and the pods to tell why. */
+	struct sched_outcome out;
+	struct tell { struct s_task *t; char *msg; } *tells;
+	int ntells, captells, npending;
 	struct sched_stats stats;
 	int pending_work;
 };
 
-static const char *const storage[][2] = {
-	{ "nodes", "nodes" },
-	{ "pods", "pods" },
-	{ "podgroups", "podgroups.scheduling.volcano.sh" },
-	{ "queues", "queues.scheduling.volcano.sh" },
-	{ "priorityclasses", "priorityclasses.scheduling.k8s.io" },
-};
 
 /* ------------------------------------------------------------------ */
 /* The store as a snapshot source.                                     */
@@ -113,25 +138,24 @@ fresh(struct sched *s, const char *res, const cJSON *cached)
 	return o != NULL ? store_obj_tree(o) : NULL;
 }
 
+/* Runs on the session's thread: reads only the captured versions. */
 static void
 store_source_list(void *arg, const char *res,
     void (*fn)(void *, cJSON *, void **), void *fnarg)
 {
 	struct sched *s = arg;
-	store_obj *const *objs;
-	const char *sres = NULL;
-	size_t n, i;
+	const struct captured *cap = NULL;
+	size_t i;
 	int pods;
 
-	for (i = 0; i < sizeof storage / sizeof *storage; i++)
+	for (i = 0; i < NSTORAGE; i++)
 		if (strcmp(storage[i][0], res) == 0)
-			sres = storage[i][1];
-	if (sres == NULL)
+			cap = &s->captured[i];
+	if (cap == NULL)
 		return;
-	pods = strcmp(sres, "pods") == 0;
-	n = store_list(s->st, sres, NULL, &objs);
-	for (i = 0; i < n; i++) {
-		const store_obj *o = objs[i];
+	pods = strcmp(res, "pods") == 0;
+	for (i = 0; i < cap->n; i++) {
+		const store_obj *o = cap->objs[i];
 		struct cached *c = hmap_get(s->cache, o->key);
 
 		if (c == NULL) {
@@ -152,6 +176,31 @@ store_source_list(void *arg, const char *res,
 		}
 		c->seen = 1;
 		fn(fnarg, c->obj, &c->memo);
+	}
+}
+
+/* On the loop: a referenced copy of what the snapshot will read. */
+static void
+capture(struct sched *s)
+{
+	int i;
+
+	for (i = 0; i < NSTORAGE; i++)
+		s->captured[i].n = store_list_refs(s->st, storage[i][1],
+		    &s->captured[i].objs);
+}
+
+static void
+release(struct sched *s)
+{
+	size_t i, k;
+
+	for (i = 0; i < NSTORAGE; i++) {
+		for (k = 0; k < s->captured[i].n; k++)
+			store_obj_unref(s->captured[i].objs[k]);
+		free(s->captured[i].objs);
+		s->captured[i].objs = NULL;
+		s->captured[i].n = 0;
 	}
 }
 
@@ -419,10 +468,30 @@ dispatch(struct sched *s, struct session *ss)
 }
 
 static void
-tell_pending(struct sched *s, struct session *ss)
+add_tell(struct sched *s, struct s_task *t, char *msg)
+{
+	if (s->ntells == s->captells) {
+		s->captells = s->captells ? 2 * s->captells : 64;
+		s->tells = realloc(s->tells, (size_t)s->captells *
+		    sizeof *s->tells);
+		if (s->tells == NULL)
+			fatal("out of memory");
+	}
+	s->tells[s->ntells].t = t;
+	s->tells[s->ntells++].msg = msg;
+}
+
+/*
+ * On the thread: why each pending pod waits, kept only where its cached
+ * version does not say so already (a pipelined pod: msg NULL, told about
+ * its nominated node).
+ */
+static void
+decide_pending(struct sched *s, struct session *ss)
 {
 	int i;
 
+	s->npending = 0;
 	for (i = 0; i < ss->ntasks; i++) {
 		struct s_task *t = ss->tasks[i];
 		struct s_job *j = t->job;
@@ -433,10 +502,7 @@ tell_pending(struct sched *s, struct session *ss)
 			continue;
 		if (t->status == TS_PIPELINED) {
 			if (t->nominated != NULL)
-				pod_condition(s, t->obj, "PodScheduled", "False",
-				    "Unschedulable", "waiting for preempted or "
-				    "reclaimed pods to release their resources",
-				    t->nominated);
+				add_tell(s, t, NULL);
 			continue;
 		}
 		if (j->invalid)
@@ -457,11 +523,58 @@ tell_pending(struct sched *s, struct session *ss)
 			msg = strdup(t->why);
 		if (msg == NULL)
 			continue;
-		pod_condition(s, t->obj, "PodScheduled", "False",
-		    "Unschedulable", msg, NULL);
-		s->stats.unschedulable++;
-		free(msg);
+		s->npending++;
+		if (cond_is(t->obj, "PodScheduled", "False", "Unschedulable",
+		    msg)) {
+			free(msg);
+			continue;
+		}
+		add_tell(s, t, msg);
 	}
+}
+
+/* On the loop: write what decide_pending found. */
+static void
+tell_pending(struct sched *s)
+{
+	int i;
+
+	for (i = 0; i < s->ntells; i++) {
+		struct tell *tl = &s->tells[i];
+
+		if (tl->msg == NULL)
+			pod_condition(s, tl->t->obj, "PodScheduled", "False",
+			    "Unschedulable", "waiting for preempted or "
+			    "reclaimed pods to release their resources",
+			    tl->t->nominated);
+		else
+			pod_condition(s, tl->t->obj, "PodScheduled", "False",
+			    "Unschedulable", tl->msg, NULL);
+		free(tl->msg);
+	}
+	s->ntells = 0;
+	s->stats.unschedulable += (uint64_t)s->npending;
+}
+
+/* On the thread: PodGroup and Queue status, dropped where unchanged. */
+static void
+decide_outcome(struct sched *s, struct session *ss)
+{
+	int i;
+
+	session_outcome(ss, &s->out);
+	for (i = 0; i < s->out.npgs; i++)
+		if (json_equal(json_at(s->out.pgs[i].job->pg, "status"),
+		    s->out.pgs[i].status)) {
+			cJSON_Delete(s->out.pgs[i].status);
+			s->out.pgs[i].status = NULL;
+		}
+	for (i = 0; i < s->out.nqueues; i++)
+		if (json_equal(json_at(s->out.queues[i].q->obj,
+		    "status.allocated"), s->out.queues[i].allocated)) {
+			cJSON_Delete(s->out.queues[i].allocated);
+			s->out.queues[i].allocated = NULL;
+		}
 }
 
 static void
@@ -473,7 +586,7 @@ write_status(struct sched *s, const char *res, const char *group,
 	struct reg_opts o;
 	struct reg_result rr;
 
-	if (r == NULL || json_equal(json_at(cur, "status"), status)) {
+	if (r == NULL || status == NULL) {
 		cJSON_Delete(status);
 		return;
 	}
@@ -492,10 +605,10 @@ write_status(struct sched *s, const char *res, const char *group,
 static void
 apply_outcome(struct sched *s, struct session *ss)
 {
-	struct sched_outcome out;
+	struct sched_outcome out = s->out;
 	int i;
 
-	session_outcome(ss, &out);
+	memset(&s->out, 0, sizeof s->out);
 	for (i = 0; i < out.npgs; i++) {
 		struct s_job *j = out.pgs[i].job;
 
@@ -522,8 +635,7 @@ apply_outcome(struct sched *s, struct session *ss)
 		char *body;
 
 		out.queues[i].allocated = NULL;
-		if (r == NULL || json_equal(json_at(q->obj, "status.allocated"),
-		    alloc)) {
+		if (r == NULL || alloc == NULL) {
 			cJSON_Delete(alloc);
 			continue;
 		}
@@ -584,7 +696,10 @@ sched_reload(sched *s, char **cause)
 		    "%s", *cause);
 		return -1;
 	}
-	policy_free(s->pol);
+	if (s->running != NULL && s->run_pol == s->pol)
+		s->retired = s->pol;
+	else
+		policy_free(s->pol);
 	s->pol = p;
 	s->pol_mtime = newest_mtime(s);
 	log_info("scheduler: policy %s: %d actions, %d plugins",
@@ -601,47 +716,96 @@ sched_reload(sched *s, char **cause)
 /* ------------------------------------------------------------------ */
 /* Cycles.                                                             */
 
+/*
+ * On a worker thread: the snapshot (from the captured versions, through
+ * the cache, which only this thread touches while a session is in
+ * flight), the cache sweep, the actions and the close.
+ */
+static void
+run_session(uv_work_t *w)
+{
+	struct sched *s = w->data;
+	struct sched_source src = { store_source_list, s };
+	uint64_t t0 = util_usec(), t1;
+	int i;
+
+	for (i = 0; i < NSTORAGE; i++)
+		store_sort(s->captured[i].objs, s->captured[i].n);
+	session_open(s->running, s->run_pol, &src);
+	sweep(s);
+	t1 = util_usec();
+	s->t_snap = t1 - t0;
+	session_run(s->running);
+	decide_outcome(s, s->running);
+	decide_pending(s, s->running);
+	s->t_run = util_usec() - t1;
+}
+
+/* Back on the loop: apply what the session decided. */
+static void
+session_done(uv_work_t *w, int status)
+{
+	struct sched *s = w->data;
+	struct session *ss = s->running;
+	uint64_t t2 = util_usec(), t3, t4;
+
+	(void)status;
+	release(s);
+	dispatch(s, ss);
+	t3 = util_usec();
+	tell_pending(s);
+	apply_outcome(s, ss);
+	t4 = util_usec();
+	if (ss->nbinds > 0 || t4 - s->t_open > 100000)
+		log_info("scheduler: cycle: %d nodes, %d jobs, %d tasks: "
+		    "capture %llu ms, snapshot %llu ms, actions %llu ms (Lua "
+		    "%llu ms), %d binds %llu ms, status %llu ms", ss->nnodes,
+		    ss->njobs, ss->ntasks,
+		    (unsigned long long)s->t_capture / 1000,
+		    (unsigned long long)s->t_snap / 1000,
+		    (unsigned long long)s->t_run / 1000,
+		    (unsigned long long)ss->lua_us / 1000, ss->nbinds,
+		    (unsigned long long)(t3 - t2) / 1000,
+		    (unsigned long long)(t4 - t3) / 1000);
+	s->stats.plugin_failures += (uint64_t)ss->nevents;
+	s->stats.lua_us += ss->lua_us;
+	session_free(ss);
+	free(ss);
+	s->running = NULL;
+	s->run_pol = NULL;
+	policy_free(s->retired);
+	s->retired = NULL;
+	sweep_events(s);
+	s->stats.cycles++;
+	s->stats.last_cycle_us = s->t_capture + s->t_snap + s->t_run +
+	    (util_usec() - t2);
+	s->stats.cycle_us += s->stats.last_cycle_us;
+	if (s->pending_work && s->nbinds == 0)
+		uv_timer_start(&s->soon, on_soon, SOON_MS, 0);
+}
+
 static void
 cycle(struct sched *s)
 {
-	struct sched_source src = { store_source_list, s };
-	struct session ss;
-	uint64_t t0 = util_usec(), t1, t2, t3, t4;
-
-	if (s->nbinds > 0) {
-		/* The last session's binds are still being written. */
+	if (s->nbinds > 0 || s->running != NULL) {
+		/* The last session is still running or being written. */
 		s->pending_work = 1;
 		return;
 	}
 	s->pending_work = 0;
 	if (s->pol == NULL)
 		return;
-	session_open(&ss, s->pol, &src);
-	t1 = util_usec();
-	session_run(&ss);
-	t2 = util_usec();
-	dispatch(s, &ss);
-	t3 = util_usec();
-	tell_pending(s, &ss);
-	apply_outcome(s, &ss);
-	t4 = util_usec();
-	if (ss.nbinds > 0 || t4 - t0 > 100000)
-		log_info("scheduler: cycle: %d nodes, %d jobs, %d tasks: "
-		    "snapshot %llu ms, actions %llu ms (Lua %llu ms), %d binds "
-		    "%llu ms, status %llu ms", ss.nnodes, ss.njobs, ss.ntasks,
-		    (unsigned long long)(t1 - t0) / 1000,
-		    (unsigned long long)(t2 - t1) / 1000,
-		    (unsigned long long)ss.lua_us / 1000, ss.nbinds,
-		    (unsigned long long)(t3 - t2) / 1000,
-		    (unsigned long long)(t4 - t3) / 1000);
-	s->stats.plugin_failures += (uint64_t)ss.nevents;
-	s->stats.lua_us += ss.lua_us;
-	session_free(&ss);
-	sweep(s);
-	sweep_events(s);
-	s->stats.cycles++;
-	s->stats.last_cycle_us = util_usec() - t0;
-	s->stats.cycle_us += s->stats.last_cycle_us;
+	if ((s->running = calloc(1, sizeof *s->running)) == NULL)
+		fatal("out of memory");
+	s->run_pol = s->pol;
+	s->t_open = util_usec();
+	capture(s);
+	s->t_capture = util_usec() - s->t_open;
+	s->work.data = s;
+	if (uv_queue_work(s->loop, &s->work, run_session, session_done) != 0) {
+		run_session(&s->work);
+		session_done(&s->work, 0);
+	}
 }
 
 static void

@@ -98,6 +98,8 @@ struct okey {
 	double k[MAX_KEYS];
 };
 
+struct capindex;
+
 struct s_node {
 	const char *name;
 	cJSON *obj;
@@ -111,7 +113,24 @@ struct s_node {
 	int idx;
 	uint32_t ver, view_ver;		/* accounting changes; the Lua view */
 	int view;			/* index in the view table, 0 none */
+	struct capindex *cx;		/* the free-capacity index, once built */
 };
+
+/* Nodes by free capacity (capindex.c). */
+struct cap_free {
+	int64_t cpu, memory, pods;
+};
+struct capindex {
+	struct cap_free *max;		/* segment tree, 1-based, 2*size */
+	int n, size;
+};
+void capindex_build(struct capindex *, struct s_node *, int);
+void capindex_update(struct capindex *, const struct s_node *);
+/* The first node index in [from, to) whose free capacity may hold req
+   (cpu, memory, pods); -1 if none. */
+int capindex_next(const struct capindex *, int from, int to,
+    const struct podspec_res *req);
+void capindex_free(struct capindex *);
 
 struct s_queue {
 	const char *name;
@@ -198,6 +217,13 @@ struct policy;
 struct decision_bind { struct s_task *t; struct s_node *n; };
 struct decision_evict { struct s_task *t; char *reason; };
 
+/* Why a node does not take a task (predicate.c). */
+enum fit_reason {
+	FIT_OK, FIT_CPU, FIT_MEMORY, FIT_PODS, FIT_EXT, FIT_SELECTOR,
+	FIT_TAINT, FIT_UNSCHEDULABLE, FIT_NODENAME, FIT_ANTI_AFFINITY,
+	FIT_AFFINITY, FIT_LUA, FIT_NREASONS
+};
+
 struct session {
 	struct policy *pol;
 	lua_State *L;
@@ -210,6 +236,7 @@ struct session {
 	struct s_task **tasks;
 	int ntasks;
 	hmap *node_index, *queue_index, *job_index;
+	struct capindex cap;		/* nodes by free capacity */
 	struct podspec_res total;	/* allocatable of the session's nodes */
 	int next_node;			/* round robin start of node scans */
 	/* C fast paths turned on by the predicates/nodeorder/binpack
@@ -222,6 +249,13 @@ struct session {
 	struct s_node **cand;		/* scratch: candidate nodes */
 	double *scores;
 	int ncand;			/* scored by the last allocate_pick */
+	/* Reasons counted for a task that fit nowhere, by task shape. */
+	struct why_memo {
+		const struct s_task *like;
+		int allow_pipeline;
+		int counts[FIT_NREASONS];
+	} *why;
+	int nwhy, capwhy;
 	/* Decisions. */
 	struct decision_bind *binds;
 	int nbinds, capbinds;
@@ -330,11 +364,6 @@ void fw_on_deallocate(struct session *, struct s_task *);
 int fw_defines(struct session *, int ep);
 
 /* predicate.c: C predicates and scores. */
-enum fit_reason {
-	FIT_OK, FIT_CPU, FIT_MEMORY, FIT_PODS, FIT_EXT, FIT_SELECTOR,
-	FIT_TAINT, FIT_UNSCHEDULABLE, FIT_NODENAME, FIT_ANTI_AFFINITY,
-	FIT_AFFINITY, FIT_LUA, FIT_NREASONS
-};
 /* Everything but resources (those depend on idle vs future idle). */
 enum fit_reason predicate_static(struct session *, const struct s_task *,
     const struct s_node *);

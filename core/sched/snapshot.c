@@ -130,6 +130,8 @@ node_add_task(struct s_node *n, struct s_task *t)
 	n->tasks = grow(n->tasks, &n->captasks, n->ntasks, sizeof *n->tasks);
 	n->tasks[n->ntasks++] = t;
 	n->ver++;
+	if (n->cx != NULL)
+		capindex_update(n->cx, n);
 }
 
 void
@@ -153,6 +155,8 @@ node_remove_task(struct s_node *n, struct s_task *t)
 			break;
 		}
 	n->ver++;
+	if (n->cx != NULL)
+		capindex_update(n->cx, n);
 }
 
 static struct role_count *
@@ -688,6 +692,7 @@ session_open(struct session *ss, struct policy *pol,
 			queue_account(j->queue, j);
 		j->active = j->n[TS_PENDING] > 0 || j->n[TS_PIPELINED] > 0;
 	}
+	capindex_build(&ss->cap, ss->nodes, ss->nnodes);
 }
 
 void
@@ -735,6 +740,10 @@ session_free(struct session *ss)
 	free(ss->binds);
 	free(ss->evicts);
 	free(ss->failed);
+	capindex_free(&ss->cap);
+	free(ss->why);
+	free(ss->cand);
+	free(ss->scores);
 	hmap_free(ss->node_index);
 	hmap_free(ss->queue_index);
 	hmap_free(ss->job_index);

@@ -608,6 +608,43 @@ cmp_obj(const void *a, const void *b)
 	return r ? r : strcmp(x->name, y->name);
 }
 
+struct refs {
+	store_obj **objs;
+	size_t n;
+};
+
+static int
+collect_ref(const char *key, void *value, void *arg)
+{
+	struct refs *r = arg;
+
+	(void)key;
+	r->objs[r->n++] = store_obj_ref(value);
+	return 0;
+}
+
+size_t
+store_list_refs(store *st, const char *res, store_obj ***out)
+{
+	struct coll *c = hmap_get(st->colls, res);
+	struct refs r = { NULL, 0 };
+
+	*out = NULL;
+	if (c == NULL || hmap_count(c->objs) == 0)
+		return 0;
+	if ((r.objs = malloc(hmap_count(c->objs) * sizeof *r.objs)) == NULL)
+		fatal("out of memory");
+	hmap_each(c->objs, collect_ref, &r);
+	*out = r.objs;
+	return r.n;
+}
+
+void
+store_sort(store_obj **objs, size_t n)
+{
+	qsort(objs, n, sizeof *objs, cmp_obj);
+}
+
 size_t
 store_list(store *st, const char *res, const char *ns,
     store_obj *const **out)

@@ -84,6 +84,14 @@ const store_obj *store_get_uid(const store *, const char *uid);
  */
 size_t store_list(store *, const char *res, const char *ns,
     store_obj *const **out);
+/*
+ * Every object of one resource, unordered, each with a reference taken:
+ * a copy that stays valid across writes (for reading off the loop: the
+ * versions are immutable). The caller unrefs each and frees the array.
+ */
+size_t store_list_refs(store *, const char *res, store_obj ***out);
+/* Sort such a copy in (namespace, name) order; touches only the copy. */
+void store_sort(store_obj **, size_t);
 size_t store_count(const store *, const char *res);
 /* Visit every resource name that has objects. */
 void store_each_res(const store *, void (*fn)(const char *res, size_t n,

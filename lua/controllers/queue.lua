@@ -12,9 +12,11 @@
 -- "default"; one without a phase yet counts as pending). Queues form a
 -- tree by spec.parent ("root" when empty); a parent that does not exist
 -- gets a Warning event on the queue. status.allocated is the scheduler's
--- and is left as it is. A queue is recounted at once when it has not been
--- for a second, else a second after the last count, so a burst of
--- thousands of PodGroups costs one count per queue per second.
+-- and is left as it is. The counts come from one tally of every
+-- PodGroup by queue and phase, taken again when a PodGroup changed since
+-- the last one and that one is at least a second old (a queue that sees a
+-- younger, outdated tally waits for the next), so a burst of thousands of
+-- PodGroups costs one pass a second for all the queues together.
 local v = volray
 
 local QUEUES = "scheduling.volcano.sh/v1beta1/queues"
@@ -45,17 +47,23 @@ local function children(name)
   return out
 end
 
+-- Bumped by every PodGroup event: a tally taken at another generation
+-- may be out of date.
+local pg_gen = 0
+
 local controller = {
   primary = QUEUES,
   watches = {
     -- previous: a PodGroup that moves to another queue leaves this one.
-    { resource = PODGROUPS, map = queue_of, previous = true },
+    { resource = PODGROUPS, previous = true,
+      map = function(pg) pg_gen = pg_gen + 1; return queue_of(pg) end },
     { resource = QUEUES, map = function(q) return children(q.metadata.name) end },
   },
 }
 
--- When each queue was last counted (this state only: a reload counts all).
-local counted_at = {}
+-- The last tally: queue name -> { counts, groups }, when, at which
+-- generation (this state only: a reload counts again).
+local tally, tally_at, tally_gen = nil, 0, -1
 local MIN_INTERVAL = 1.0
 
 local PHASE_COUNT = { Pending = "pending", Inqueue = "inqueue", Running = "running",
@@ -83,30 +91,37 @@ local function write_status(q, state, counts)
   return nil
 end
 
+local function new_count()
+  return { counts = { pending = 0, inqueue = 0, running = 0, unknown = 0, completed = 0 },
+    groups = 0 }
+end
+
+local function take_tally(now)
+  tally, tally_at, tally_gen = {}, now, pg_gen
+  for _, pg in ipairs(v.list(PODGROUPS)) do
+    local name = queue_of(pg)
+    local t = tally[name]
+    if t == nil then t = new_count(); tally[name] = t end
+    t.groups = t.groups + 1
+    local key = PHASE_COUNT[(pg.status and pg.status.phase) or "Pending"]
+    if key ~= nil then t.counts[key] = t.counts[key] + 1 end
+  end
+end
+
 function controller.reconcile(req)
   local now = v.time()
-  local since = now - (counted_at[req.name] or 0)
-  if since < MIN_INTERVAL then return { requeue_after = MIN_INTERVAL - since } end
-  local q = v.get(QUEUES, nil, req.name)
-  if q == nil or q.metadata.deletionTimestamp ~= nil then
-    counted_at[req.name] = nil
-    return nil
-  end
-  local name = q.metadata.name
-  counted_at[name] = now
-
-  -- spec.queue defaults to "default" in the CRD, so every stored PodGroup
-  -- has one and the selector (matched in C) finds this queue's.
-  local counts = { pending = 0, inqueue = 0, running = 0, unknown = 0, completed = 0 }
-  local groups = 0
-  for _, pg in ipairs(v.list(PODGROUPS, nil, { fields = "spec.queue=" .. name })) do
-    if queue_of(pg) == name then
-      groups = groups + 1
-      local phase = pg.status and pg.status.phase
-      local key = PHASE_COUNT[phase or "Pending"]
-      if key ~= nil then counts[key] = counts[key] + 1 end
+  if tally == nil or tally_gen ~= pg_gen then
+    local age = now - tally_at
+    if tally ~= nil and age < MIN_INTERVAL then
+      return { requeue_after = MIN_INTERVAL - age }
     end
+    take_tally(now)
   end
+  local q = v.get(QUEUES, nil, req.name)
+  if q == nil or q.metadata.deletionTimestamp ~= nil then return nil end
+  local name = q.metadata.name
+  local t = tally[name] or new_count()
+  local counts, groups = t.counts, t.groups
 
   -- Closed by its annotation, by its status (no annotation), or by a
   -- closed parent.
@@ -150,7 +165,6 @@ function controller.reconcile(req)
   local _, err, code = v.patch(QUEUES, nil, name,
     { metadata = { annotations = { [BY_PARENT] = mark and "true" or v.null } } })
   if err ~= nil and code ~= 404 then error("marking " .. name .. ": " .. tostring(err), 0) end
-  counted_at[name] = nil
   return nil
 end
 

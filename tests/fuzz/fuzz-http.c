@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include <ftw.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <uv.h>
@@ -81,6 +82,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	fuzz_quiet();
+	/* As volrayd: a peer gone mid-write is an EPIPE, not a signal. */
+	signal(SIGPIPE, SIG_IGN);
 	snprintf(dir, sizeof dir, "%s/volray-fuzz-http-%ld", tmp,
 	    (long)getpid());
 	cleanup();

@@ -1,0 +1,121 @@
+/*
+ * The session's index of nodes by free capacity: a segment tree over the
+ * node array whose every entry holds, per resource (cpu, memory, pods),
+ * the most any node below it has free. A node's "free" is the larger of
+ * its idle and its future idle (idle + releasing - pipelined), so one
+ * index serves both allocation and pipelining; the exact fit is still
+ * checked by the caller. Finding the next node at or after a position
+ * that may fit a request skips every subtree that cannot: full nodes
+ * cost nothing, where a scan paid a fit check for each of them.
+ *
+ * Extended resources are not indexed (the caller's fit check sees them).
+ * Updates come from node_add_task / node_remove_task once the index is
+ * built: O(log n) each.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "lib/log.h"
+#include "sched/sched_int.h"
+
+static int64_t
+max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+static void
+leaf_of(const struct s_node *n, struct cap_free *out)
+{
+	struct podspec_res fi;
+
+	node_future_idle(n, &fi);
+	out->cpu = max64(n->idle.cpu, fi.cpu);
+	out->memory = max64(n->idle.memory, fi.memory);
+	out->pods = max64(n->idle.pods, fi.pods);
+}
+
+static void
+pull(struct capindex *cx, int i)
+{
+	const struct cap_free *l = &cx->max[2 * i], *r = &cx->max[2 * i + 1];
+
+	cx->max[i].cpu = max64(l->cpu, r->cpu);
+	cx->max[i].memory = max64(l->memory, r->memory);
+	cx->max[i].pods = max64(l->pods, r->pods);
+}
+
+void
+capindex_build(struct capindex *cx, struct s_node *nodes, int n)
+{
+	int i;
+
+	cx->n = n;
+	for (cx->size = 1; cx->size < n; cx->size *= 2)
+		;
+	cx->max = malloc(2 * (size_t)cx->size * sizeof *cx->max);
+	if (cx->max == NULL)
+		fatal("out of memory");
+	for (i = 0; i < cx->size; i++) {
+		struct cap_free *leaf = &cx->max[cx->size + i];
+
+		if (i < n) {
+			leaf_of(&nodes[i], leaf);
+			nodes[i].cx = cx;
+		} else
+			leaf->cpu = leaf->memory = leaf->pods = INT64_MIN;
+	}
+	for (i = cx->size - 1; i >= 1; i--)
+		pull(cx, i);
+}
+
+void
+capindex_update(struct capindex *cx, const struct s_node *n)
+{
+	int i = cx->size + n->idx;
+
+	leaf_of(n, &cx->max[i]);
+	for (i /= 2; i >= 1; i /= 2)
+		pull(cx, i);
+}
+
+static int
+may_fit(const struct cap_free *f, const struct podspec_res *req)
+{
+	return req->cpu <= f->cpu && req->memory <= f->memory &&
+	    req->pods <= f->pods;
+}
+
+/* First leaf in [from, to) under entry i (covering [lo, hi)) that may fit. */
+static int
+find(const struct capindex *cx, int i, int lo, int hi, int from, int to,
+    const struct podspec_res *req)
+{
+	int mid, got;
+
+	if (hi <= from || lo >= to || !may_fit(&cx->max[i], req))
+		return -1;
+	if (hi - lo == 1)
+		return lo;
+	mid = (lo + hi) / 2;
+	if ((got = find(cx, 2 * i, lo, mid, from, to, req)) >= 0)
+		return got;
+	return find(cx, 2 * i + 1, mid, hi, from, to, req);
+}
+
+int
+capindex_next(const struct capindex *cx, int from, int to,
+    const struct podspec_res *req)
+{
+	if (cx->n == 0 || from >= to)
+		return -1;
+	return find(cx, 1, 0, cx->size, from, to, req);
+}
+
+void
+capindex_free(struct capindex *cx)
+{
+	free(cx->max);
+	cx->max = NULL;
+	cx->n = cx->size = 0;
+}
