@@ -155,7 +155,7 @@ one_run() { # label actions
 	VR_TOKEN=$(cat "$RUN_DIR/vr/pki/admin.token")
 	python3 "$RUN_DIR/drive.py" setup || die "setup"
 	# PERF=FILE: profile the daemon during the run (perf record -g).
-	[ -z "${PERF:-}" ] || { perf record -F 999 -g -p "$VR_PID" -o "$PERF.$1" >/dev/null 2>&1 & PERF_PID=$!; }
+	[ -z "${PERF:-}" ] || { perf record -F 999 ${PERF_ARGS:--g} -p "$VR_PID" -o "$PERF.$1" >/dev/null 2>&1 & PERF_PID=$!; }
 	sleep 3	# let enqueue admit the PodGroups (a few cycles)
 	echo "== $1 (actions: $2)"
 	POLICY_FILE="$POL/scheduler.yaml" ACTIONS="$2" python3 "$RUN_DIR/drive.py" run ||

@@ -4,7 +4,8 @@
  * the last cycle when that is longer, so a burst of creates is a few
  * cycles and the API keeps most of the loop), and applies what the
  * session decided through the registry, as an API client would: binds
- * through pods/binding (all in one loop turn: one group commit), evictions
+ * through pods/binding (10 ms of writes a loop turn, each slice one group
+ * commit, so the API answers between slices), evictions
  * as a DisruptionTarget condition then a graceful delete, nominated
  * nodes, PodScheduled=False with the reason for pods left pending,
  * PodGroup and Queue status, and Warning events (at most one per object
@@ -39,7 +40,7 @@
 #include "sched/sched_int.h"
 
 #define SOON_MS		20
-#define BIND_CHUNK	2000		/* binds per loop turn */
+#define DRAIN_US	10000		/* writes a loop turn, in time */
 #define EVENT_EVERY_S	60
 
 #define NSTORAGE	5
@@ -71,12 +72,13 @@ struct sched {
 	hmap *cache;			/* "res|key" -> struct cached */
 	hmap *events;			/* object|reason -> struct event_seen */
 	time_t events_swept;
-	/* Binds of the last session, written BIND_CHUNK per loop turn so
-	   the API is served between chunks; no cycle runs until they are
-	   all written. */
-	struct pending_bind { char *ns, *name, *node; } *binds;
-	int nbinds, next_bind;
-	uv_timer_t bind_timer;
+	/* Writing the outcome of the session back: binds, then pending
+	   pods' reasons, PodGroup and Queue status, DRAIN_US of writes a
+	   loop turn so the API is served between slices (and each slice is
+	   one group commit); no cycle runs until all is written. */
+	uv_timer_t drain_timer;
+	int drain_step, drain_at;
+	uint64_t t_done, t_binds;
 	/* The session in flight: opened on the loop (the snapshot reads
 	   the store and the cache), run on a worker thread (it touches
 	   nothing but its own structures and the policy's Lua states),
@@ -379,72 +381,39 @@ pod_condition(struct sched *s, const cJSON *cur, const char *type,
 
 static void on_soon(uv_timer_t *);
 
-/* Write the next chunk of binds; then the next chunk, or a cycle. */
+/* One bind of the session; a refused one is told to its pod. */
 static void
-on_bind_chunk(uv_timer_t *h)
+write_bind(struct sched *s, const struct decision_bind *b)
 {
-	struct sched *s = h->data;
-	int end = s->next_bind + BIND_CHUNK;
+	struct reg_result res;
 
-	if (end > s->nbinds)
-		end = s->nbinds;
-	for (; s->next_bind < end; s->next_bind++) {
-		struct pending_bind *b = &s->binds[s->next_bind];
-		struct reg_result res;
+	registry_bind(s->rg, b->t->ns, b->t->name, b->n->name, &res);
+	if (res.code >= 300) {
+		const char *msg = json_str(res.body, "message");
+		char *why = util_printf("Binding rejected: %s", msg ? msg :
+		    "error");
+		const store_obj *o = store_get(s->st, "pods", b->t->ns,
+		    b->t->name);
+		cJSON *cur = o != NULL ? store_obj_tree(o) : NULL;
 
-		registry_bind(s->rg, b->ns, b->name, b->node, &res);
-		if (res.code >= 300) {
-			const char *msg = json_str(res.body, "message");
-			char *why = util_printf("Binding rejected: %s", msg ?
-			    msg : "error");
-			const store_obj *o = store_get(s->st, "pods", b->ns,
-			    b->name);
-			cJSON *cur = o != NULL ? store_obj_tree(o) : NULL;
-
-			log_info("scheduler: binding %s/%s to %s: %s", b->ns,
-			    b->name, b->node, why);
-			if (cur != NULL)
-				pod_condition(s, cur, "PodScheduled", "False",
-				    "SchedulerError", why, NULL);
-			cJSON_Delete(cur);
-			free(why);
-		} else
-			s->stats.binds++;
-		cJSON_Delete(res.body);
-		free(b->ns);
-		free(b->name);
-		free(b->node);
-	}
-	if (s->next_bind < s->nbinds) {
-		uv_timer_start(&s->bind_timer, on_bind_chunk, 0, 0);
-		return;
-	}
-	free(s->binds);
-	s->binds = NULL;
-	s->nbinds = s->next_bind = 0;
-	/* What did not fit may fit now; what failed is taken again. */
-	s->pending_work = 1;
-	uv_timer_start(&s->soon, on_soon, SOON_MS, 0);
+		log_info("scheduler: binding %s/%s to %s: %s", b->t->ns,
+		    b->t->name, b->n->name, why);
+		if (cur != NULL)
+			pod_condition(s, cur, "PodScheduled", "False",
+			    "SchedulerError", why, NULL);
+		cJSON_Delete(cur);
+		free(why);
+	} else
+		s->stats.binds++;
+	cJSON_Delete(res.body);
 }
 
+/* Evictions: few, at once, before the binds. */
 static void
-dispatch(struct sched *s, struct session *ss)
+write_evictions(struct sched *s, struct session *ss)
 {
 	int i;
 
-	if (ss->nbinds > 0) {
-		if ((s->binds = calloc((size_t)ss->nbinds, sizeof *s->binds)) ==
-		    NULL)
-			fatal("out of memory");
-		for (i = 0; i < ss->nbinds; i++) {
-			s->binds[i].ns = strdup(ss->binds[i].t->ns);
-			s->binds[i].name = strdup(ss->binds[i].t->name);
-			s->binds[i].node = strdup(ss->binds[i].n->name);
-		}
-		s->nbinds = ss->nbinds;
-		s->next_bind = 0;
-		on_bind_chunk(&s->bind_timer);
-	}
 	for (i = 0; i < ss->nevicts; i++) {
 		struct s_task *t = ss->evicts[i].t;
 		const resource *r = resource_find("", "v1", "pods");
@@ -533,27 +502,19 @@ decide_pending(struct sched *s, struct session *ss)
 	}
 }
 
-/* On the loop: write what decide_pending found. */
+/* On the loop: write one of what decide_pending found. */
 static void
-tell_pending(struct sched *s)
+write_tell(struct sched *s, struct tell *tl)
 {
-	int i;
-
-	for (i = 0; i < s->ntells; i++) {
-		struct tell *tl = &s->tells[i];
-
-		if (tl->msg == NULL)
-			pod_condition(s, tl->t->obj, "PodScheduled", "False",
-			    "Unschedulable", "waiting for preempted or "
-			    "reclaimed pods to release their resources",
-			    tl->t->nominated);
-		else
-			pod_condition(s, tl->t->obj, "PodScheduled", "False",
-			    "Unschedulable", tl->msg, NULL);
-		free(tl->msg);
-	}
-	s->ntells = 0;
-	s->stats.unschedulable += (uint64_t)s->npending;
+	if (tl->msg == NULL)
+		pod_condition(s, tl->t->obj, "PodScheduled", "False",
+		    "Unschedulable", "waiting for preempted or reclaimed pods "
+		    "to release their resources", tl->t->nominated);
+	else
+		pod_condition(s, tl->t->obj, "PodScheduled", "False",
+		    "Unschedulable", tl->msg, NULL);
+	free(tl->msg);
+	tl->msg = NULL;
 }
 
 /* On the thread: PodGroup and Queue status, dropped where unchanged. */
@@ -603,65 +564,50 @@ write_status(struct sched *s, const char *res, const char *group,
 }
 
 static void
-apply_outcome(struct sched *s, struct session *ss)
+write_pg(struct sched *s, struct pg_update *u)
 {
-	struct sched_outcome out = s->out;
-	int i;
+	struct s_job *j = u->job;
 
-	memset(&s->out, 0, sizeof s->out);
-	for (i = 0; i < out.npgs; i++) {
-		struct s_job *j = out.pgs[i].job;
+	write_status(s, "podgroups", "scheduling.volcano.sh", "v1beta1", j->pg,
+	    u->status);
+	u->status = NULL;
+	if (j->cond_type != NULL && strcmp(j->cond_type, "Unschedulable") == 0)
+		record_event(s, j->pg, "Warning", "Unschedulable", j->cond_msg);
+	if (j->enqueue_msg != NULL)
+		record_event(s, j->pg, "Warning", "NotEnqueued",
+		    j->enqueue_msg);
+}
 
-		write_status(s, "podgroups", "scheduling.volcano.sh", "v1beta1",
-		    j->pg, out.pgs[i].status);
-		out.pgs[i].status = NULL;
-		if (j->cond_type != NULL &&
-		    strcmp(j->cond_type, "Unschedulable") == 0)
-			record_event(s, j->pg, "Warning", "Unschedulable",
-			    j->cond_msg);
-		if (j->enqueue_msg != NULL)
-			record_event(s, j->pg, "Warning", "NotEnqueued",
-			    j->enqueue_msg);
+/* A merge patch of status.allocated alone: the Queue controller writes
+   the state and the counts. */
+static void
+write_queue(struct sched *s, struct queue_update *u)
+{
+	const resource *r = resource_find("scheduling.volcano.sh", "v1beta1",
+	    "queues");
+	cJSON *patch, *alloc = u->allocated;
+	struct reg_opts o;
+	struct reg_result rr;
+	char *body;
+
+	u->allocated = NULL;
+	if (r == NULL || alloc == NULL) {
+		cJSON_Delete(alloc);
+		return;
 	}
-	for (i = 0; i < out.nqueues; i++) {
-		/* A merge patch of status.allocated alone: the Queue
-		   controller writes the state and the counts. */
-		struct s_queue *q = out.queues[i].q;
-		const resource *r = resource_find("scheduling.volcano.sh",
-		    "v1beta1", "queues");
-		cJSON *patch, *alloc = out.queues[i].allocated;
-		struct reg_opts o;
-		struct reg_result rr;
-		char *body;
-
-		out.queues[i].allocated = NULL;
-		if (r == NULL || alloc == NULL) {
-			cJSON_Delete(alloc);
-			continue;
-		}
-		patch = cJSON_CreateObject();
-		json_set(json_obj(patch, "status"), "allocated", alloc);
-		body = cJSON_PrintUnformatted(patch);
-		memset(&o, 0, sizeof o);
-		o.subresource = "status";
-		registry_patch(s->rg, r, "", q->name,
-		    "application/merge-patch+json", body, strlen(body), &o, &rr);
-		if (rr.code >= 300 && rr.code != 404)
-			log_warn("scheduler: status of queue %s: code %d",
-			    q->name, rr.code);
-		cJSON_Delete(rr.body);
-		cJSON_Delete(patch);
-		free(body);
-	}
-	outcome_free(&out);
-	/* Plugins that failed: a Warning on the root queue. */
-	for (i = 0; i < ss->nevents; i++) {
-		struct s_queue *root = hmap_get(ss->queue_index, "root");
-
-		if (root != NULL && root->obj != NULL)
-			record_event(s, root->obj, "Warning", "PluginFailed",
-			    ss->events[i]);
-	}
+	patch = cJSON_CreateObject();
+	json_set(json_obj(patch, "status"), "allocated", alloc);
+	body = cJSON_PrintUnformatted(patch);
+	memset(&o, 0, sizeof o);
+	o.subresource = "status";
+	registry_patch(s->rg, r, "", u->q->name, "application/merge-patch+json",
+	    body, strlen(body), &o, &rr);
+	if (rr.code >= 300 && rr.code != 404)
+		log_warn("scheduler: status of queue %s: code %d", u->q->name,
+		    rr.code);
+	cJSON_Delete(rr.body);
+	cJSON_Delete(patch);
+	free(body);
 }
 
 /* ------------------------------------------------------------------ */
@@ -741,22 +687,80 @@ run_session(uv_work_t *w)
 	s->t_run = util_usec() - t1;
 }
 
-/* Back on the loop: apply what the session decided. */
+static void session_finish(struct sched *);
+
+/*
+ * One slice of the outcome: binds, then the pending pods' reasons, then
+ * PodGroup and Queue status, until DRAIN_US have passed; the next slice
+ * in the next loop turn.
+ */
+static void
+drain(uv_timer_t *h)
+{
+	struct sched *s = h->data;
+	struct session *ss = s->running;
+	uint64_t t0 = util_usec();
+	int n = 0;
+
+	for (;;) {
+		int count[] = { ss->nbinds, s->ntells, s->out.npgs,
+		    s->out.nqueues };
+		int *at = &s->drain_at;
+
+		if (s->drain_step == 4)
+			break;
+		if (*at == count[s->drain_step]) {
+			if (s->drain_step == 0)
+				s->t_binds = util_usec() - s->t_done;
+			s->drain_step++;
+			*at = 0;
+			continue;
+		}
+		if ((++n & 31) == 0 && util_usec() - t0 > DRAIN_US) {
+			uv_timer_start(&s->drain_timer, drain, 0, 0);
+			return;
+		}
+		switch (s->drain_step) {
+		case 0: write_bind(s, &ss->binds[*at]); break;
+		case 1: write_tell(s, &s->tells[*at]); break;
+		case 2: write_pg(s, &s->out.pgs[*at]); break;
+		case 3: write_queue(s, &s->out.queues[*at]); break;
+		}
+		(*at)++;
+	}
+	session_finish(s);
+}
+
+/* Back on the loop: write what the session decided, slice by slice. */
 static void
 session_done(uv_work_t *w, int status)
 {
 	struct sched *s = w->data;
-	struct session *ss = s->running;
-	uint64_t t2 = util_usec(), t3, t4;
 
 	(void)status;
 	release(s);
-	dispatch(s, ss);
-	t3 = util_usec();
-	tell_pending(s);
-	apply_outcome(s, ss);
-	t4 = util_usec();
-	if (ss->nbinds > 0 || t4 - s->t_open > 100000)
+	s->t_done = util_usec();
+	write_evictions(s, s->running);
+	s->drain_step = s->drain_at = 0;
+	drain(&s->drain_timer);
+}
+
+static void
+session_finish(struct sched *s)
+{
+	struct session *ss = s->running;
+	uint64_t took = util_usec() - s->t_done;
+	int i;
+
+	/* Plugins that failed: a Warning on the root queue. */
+	for (i = 0; i < ss->nevents; i++) {
+		struct s_queue *root = hmap_get(ss->queue_index, "root");
+
+		if (root != NULL && root->obj != NULL)
+			record_event(s, root->obj, "Warning", "PluginFailed",
+			    ss->events[i]);
+	}
+	if (ss->nbinds > 0 || util_usec() - s->t_open > 100000)
 		log_info("scheduler: cycle: %d nodes, %d jobs, %d tasks: "
 		    "capture %llu ms, snapshot %llu ms, actions %llu ms (Lua "
 		    "%llu ms), %d binds %llu ms, status %llu ms", ss->nnodes,
@@ -765,10 +769,17 @@ session_done(uv_work_t *w, int status)
 		    (unsigned long long)s->t_snap / 1000,
 		    (unsigned long long)s->t_run / 1000,
 		    (unsigned long long)ss->lua_us / 1000, ss->nbinds,
-		    (unsigned long long)(t3 - t2) / 1000,
-		    (unsigned long long)(t4 - t3) / 1000);
+		    (unsigned long long)s->t_binds / 1000,
+		    (unsigned long long)(took - s->t_binds) / 1000);
 	s->stats.plugin_failures += (uint64_t)ss->nevents;
 	s->stats.lua_us += ss->lua_us;
+	s->stats.unschedulable += (uint64_t)s->npending;
+	/* What did not fit may fit now; what failed is taken again. */
+	if (ss->nbinds > 0)
+		s->pending_work = 1;
+	outcome_free(&s->out);
+	memset(&s->out, 0, sizeof s->out);
+	s->ntells = 0;
 	session_free(ss);
 	free(ss);
 	s->running = NULL;
@@ -777,17 +788,16 @@ session_done(uv_work_t *w, int status)
 	s->retired = NULL;
 	sweep_events(s);
 	s->stats.cycles++;
-	s->stats.last_cycle_us = s->t_capture + s->t_snap + s->t_run +
-	    (util_usec() - t2);
+	s->stats.last_cycle_us = s->t_capture + s->t_snap + s->t_run;
 	s->stats.cycle_us += s->stats.last_cycle_us;
-	if (s->pending_work && s->nbinds == 0)
+	if (s->pending_work)
 		uv_timer_start(&s->soon, on_soon, SOON_MS, 0);
 }
 
 static void
 cycle(struct sched *s)
 {
-	if (s->nbinds > 0 || s->running != NULL) {
+	if (s->running != NULL) {
 		/* The last session is still running or being written. */
 		s->pending_work = 1;
 		return;
@@ -895,8 +905,8 @@ sched_new(uv_loop_t *loop, store *st, registry *rg, luahost *lua)
 	s->lua = lua;
 	uv_timer_init(loop, &s->timer);
 	uv_timer_init(loop, &s->soon);
-	uv_timer_init(loop, &s->bind_timer);
-	s->timer.data = s->soon.data = s->bind_timer.data = s;
+	uv_timer_init(loop, &s->drain_timer);
+	s->timer.data = s->soon.data = s->drain_timer.data = s;
 	store_subscribe(st, on_event, s);
 	metrics_add_source(print_metrics, s);
 	return s;
