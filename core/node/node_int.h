@@ -153,7 +153,9 @@ struct node_mgr {
 	hmap *nodes;			/* name -> node */
 	hmap *pods;			/* uid -> node_pod, every managed pod */
 	uv_check_t flush;
-	struct node_pod *dirty;
+	uv_idle_t flush_more;		/* keeps the loop turning while dirty
+					   pods wait for the next slice */
+	struct node_pod *dirty, **dirty_tail;	/* in the order they changed */
 	unsigned next_node_idx;
 	unsigned next_ip;
 	int lease_seconds;		/* leaseDurationSeconds; renewed at 1/4 */
@@ -174,7 +176,8 @@ void node_pod_free(struct node_pod *);
 void node_pod_dirty(struct node_pod *);
 /* A container instance ended (any runtime). */
 void node_ctr_exited(struct node_ctr *, int exit_code, const char *reason);
-/* Write the status of every dirty pod (once per loop turn). */
+/* Write the status of dirty pods, oldest first, for at most a slice of
+   time (once per loop turn). */
 void node_flush(node_mgr *);
 
 /* podstatus.c: the status a kubelet would write for this pod. */

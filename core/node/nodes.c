@@ -484,12 +484,21 @@ on_event(void *arg, const store_event *ev)
 }
 
 static void
+on_flush_more(uv_idle_t *h)
+{
+	uv_idle_stop(h);
+}
+
+static void
 on_check(uv_check_t *h)
 {
 	node_mgr *m = h->data;
 
 	if (m->dirty != NULL)
 		node_flush(m);
+	/* What the slice left: the next turn, without waiting in poll. */
+	if (m->dirty != NULL)
+		uv_idle_start(&m->flush_more, on_flush_more);
 }
 
 /* Whether pods on this node have a runtime to stop them (registry hook). */
@@ -513,11 +522,14 @@ node_mgr_new(uv_loop_t *loop, store *st, registry *rg)
 	m->st = st;
 	m->rg = rg;
 	m->lease_seconds = LEASE_SECONDS;
+	m->dirty_tail = &m->dirty;
 	m->wheel = wheel_new(loop);
 	uv_check_init(loop, &m->flush);
 	m->flush.data = m;
 	uv_check_start(&m->flush, on_check);
 	uv_unref((uv_handle_t *)&m->flush);
+	uv_idle_init(loop, &m->flush_more);
+	uv_unref((uv_handle_t *)&m->flush_more);
 	store_subscribe(st, on_event, m);
 	registry_set_pod_runtime(rg, has_runtime, m);
 	return m;
@@ -704,6 +716,7 @@ node_mgr_free(node_mgr *m)
 	if (m == NULL)
 		return;
 	uv_check_stop(&m->flush);
+	uv_idle_stop(&m->flush_more);
 	wheel_free(m->wheel);
 }
 

@@ -55,8 +55,9 @@ node_pod_dirty(struct node_pod *p)
 	if (p->dirty || p->removed)
 		return;
 	p->dirty = 1;
-	p->dirty_next = m->dirty;
-	m->dirty = p;
+	p->dirty_next = NULL;
+	*m->dirty_tail = p;
+	m->dirty_tail = &p->dirty_next;
 }
 
 static void
@@ -137,6 +138,8 @@ node_pod_free(struct node_pod *p)
 		for (pp = &m->dirty; *pp != NULL; pp = &(*pp)->dirty_next)
 			if (*pp == p) {
 				*pp = p->dirty_next;
+				if (m->dirty_tail == &p->dirty_next)
+					m->dirty_tail = pp;
 				break;
 			}
 	}
@@ -574,13 +577,25 @@ flush_one(node_mgr *m, struct node_pod *p)
 	cJSON_Delete(res.body);
 }
 
+/*
+ * At most FLUSH_US of status writes a loop turn (each turn is one group
+ * commit): thousands of pods started at once are written over a few
+ * turns and the API answers between them.
+ */
+#define FLUSH_US	10000
+
 void
 node_flush(node_mgr *m)
 {
 	struct node_pod *p;
+	uint64_t t0 = util_usec();
+	int n = 0;
 
 	while ((p = m->dirty) != NULL) {
-		m->dirty = p->dirty_next;
+		if ((++n & 31) == 0 && util_usec() - t0 > FLUSH_US)
+			break;
+		if ((m->dirty = p->dirty_next) == NULL)
+			m->dirty_tail = &m->dirty;
 		p->dirty = 0;
 		p->dirty_next = NULL;
 		flush_one(m, p);

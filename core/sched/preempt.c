@@ -9,6 +9,8 @@
  * evicted lowest first (reverse TaskOrder) until it fits, and the task is
  * pipelined there with nominatedNodeName. A job's statement is committed
  * when the job is then pipelined (gang: enough reserved), else undone.
+ * Preempt then runs the same step within each starving job (its own
+ * lower-priority tasks as victims).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -78,8 +80,7 @@ preempt_for(struct session *ss, struct statement *st, struct s_task *t,
 			struct s_task *v = n->tasks[k];
 
 			if ((v->status == TS_RUNNING || v->status == TS_BOUND) &&
-			    v->preemptable && v->job != NULL &&
-			    v->job != t->job && filter(t, v))
+			    v->preemptable && v->job != NULL && filter(t, v))
 				victims[nv++] = v;
 		}
 		if (nv == 0)
@@ -123,7 +124,14 @@ preempt_for(struct session *ss, struct statement *st, struct s_task *t,
 static int
 same_queue(struct s_task *preemptor, struct s_task *victim)
 {
-	return victim->job->queue == preemptor->job->queue;
+	return victim->job != preemptor->job &&
+	    victim->job->queue == preemptor->job->queue;
+}
+
+static int
+same_job(struct s_task *preemptor, struct s_task *victim)
+{
+	return victim->job == preemptor->job;
 }
 
 static int
@@ -186,8 +194,57 @@ preempt_jobs(struct session *ss, int ep,
 	pq_free(&jobs);
 }
 
+/*
+ * Then within each starving job, as Volcano's second phase: its pending
+ * tasks in TaskOrder may take the place of its own running tasks that the
+ * plugins let go (priority: of a lower task priority; gang: while the job
+ * keeps its minimum). One statement per task, committed; the job's turn
+ * ends at the first task that finds no room.
+ */
+static void
+preempt_within_jobs(struct session *ss)
+{
+	struct pq jobs;
+	struct s_job *j;
+	int i;
+
+	pq_init(&jobs, ss, pq_less_job);
+	for (i = 0; i < ss->njobs; i++)
+		if (starving_pending(ss, ss->jobs[i]))
+			pq_push(&jobs, ss->jobs[i]);
+	while ((j = pq_pop(&jobs)) != NULL) {
+		struct pq tasks;
+		struct s_task *t;
+		int k;
+
+		if (!fw_job_valid(ss, j))
+			continue;
+		pq_init(&tasks, ss, pq_less_task);
+		for (k = 0; k < j->ntasks; k++)
+			if (j->tasks[k]->status == TS_PENDING &&
+			    !j->tasks[k]->best_effort)
+				pq_push(&tasks, j->tasks[k]);
+		while ((t = pq_pop(&tasks)) != NULL) {
+			struct statement st;
+			int assigned;
+
+			if (!fw_preemptive(ss, j->queue, t))
+				continue;
+			stmt_init(&st, ss);
+			assigned = preempt_for(ss, &st, t, EP_PREEMPTABLE,
+			    same_job);
+			stmt_commit(&st);
+			if (!assigned)
+				break;
+		}
+		pq_free(&tasks);
+	}
+	pq_free(&jobs);
+}
+
 void
 action_preempt(struct session *ss)
 {
 	preempt_jobs(ss, EP_PREEMPTABLE, same_queue, 0);
+	preempt_within_jobs(ss);
 }
