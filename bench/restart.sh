@@ -106,6 +106,8 @@ t0=$(date +%s.%N)
     --share-dir "$SHARE_DIR" >>"$RUN_DIR/volrayd.log" 2>&1 &
 VR_PID=$!
 PIDS="$PIDS $VR_PID"
+# PERF=FILE: profile the restarted daemon until the new pod is bound.
+[ -z "${PERF:-}" ] || { perf record -F 499 ${PERF_ARGS:--g} -p "$VR_PID" -o "$PERF" >/dev/null 2>&1 & PERF_PID=$!; }
 until curl -sf -H "$VR_AUTH" "http://127.0.0.1:$VR_PORT/readyz" >/dev/null 2>&1; do
 	kill -0 "$VR_PID" 2>/dev/null || die "volrayd died after the restart"
 	sleep 0.05
@@ -113,6 +115,16 @@ done
 t1=$(date +%s.%N)
 echo "RESULT restart_to_ready_s=$(echo "$t1 - $t0" | bc)"
 python3 "$RUN_DIR/drive.py" probe || die "probe"
+[ -z "${PERF:-}" ] || { kill -INT "$PERF_PID"; wait "$PERF_PID" 2>/dev/null || true; }
 echo "RSS $(rss_mb "$VR_PID") MB"
-grep "scheduler: cycle" "$RUN_DIR/volrayd.log" | tail -n 3
+# The restart's milestones as volrayd logged them.
+grep -E "wal: |volrayd: store|volrayd: serving|scheduler: cycle" \
+    "$RUN_DIR/volrayd.log" | tail -n 8
+# HOLD=SECONDS: keep the daemon up that long after the probe (to profile
+# its steady state: pid in $RUN_DIR/pid).
+if [ -n "${HOLD:-}" ]; then
+	echo "$VR_PID" >"$RUN_DIR/pid"
+	echo "holding pid $VR_PID for $HOLD s"
+	sleep "$HOLD"
+fi
 stop_volrayd

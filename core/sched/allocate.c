@@ -437,7 +437,8 @@ action_backfill(struct session *ss)
  * snapshot order, every pending task on the first node (from the first,
  * through the same free-capacity index) whose idle resources and C
  * predicates fit it, a job kept only if it
- * reaches its minMember. No plugin is called.
+ * reaches its minMember. No plugin is called (not even the event
+ * handlers of allocations).
  */
 void
 action_firstfit(struct session *ss)
@@ -451,6 +452,7 @@ action_firstfit(struct session *ss)
 		if (j->queue == NULL || j->n[TS_PENDING] == 0)
 			continue;
 		stmt_init(&st, ss);
+		st.quiet = 1;
 		for (k = 0; k < j->ntasks; k++) {
 			struct s_task *t = j->tasks[k];
 

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "api/metrics.h"
 #include "ctrl/luaapi.h"
@@ -42,6 +43,7 @@
 #define SOON_MS		20
 #define DRAIN_US	10000		/* writes a loop turn, in time */
 #define EVENT_EVERY_S	60
+#define IDLE_CYCLE_S	60
 
 #define NSTORAGE	5
 static const char *const storage[NSTORAGE][2] = {
@@ -95,6 +97,12 @@ struct sched {
 	struct sched_outcome out;
 	struct tell { struct s_task *t; char *msg; } *tells;
 	int ntells, captells, npending;
+	struct session *to_free;	/* the last session, freed off the loop */
+	/* A cycle whose inputs did not change since the last one would
+	   decide the same: skipped, but one runs at least every
+	   IDLE_CYCLE_S (for what plugins may base on time). */
+	int inputs_changed;
+	time_t last_cycle;
 	struct sched_stats stats;
 	int pending_work;
 };
@@ -647,6 +655,7 @@ sched_reload(sched *s, char **cause)
 	else
 		policy_free(s->pol);
 	s->pol = p;
+	s->inputs_changed = 1;
 	s->pol_mtime = newest_mtime(s);
 	log_info("scheduler: policy %s: %d actions, %d plugins",
 	    p->conf.path, p->conf.nactions, p->nplugins);
@@ -675,6 +684,11 @@ run_session(uv_work_t *w)
 	uint64_t t0 = util_usec(), t1;
 	int i;
 
+	if (s->to_free != NULL) {
+		session_free(s->to_free);
+		free(s->to_free);
+		s->to_free = NULL;
+	}
 	for (i = 0; i < NSTORAGE; i++)
 		store_sort(s->captured[i].objs, s->captured[i].n);
 	session_open(s->running, s->run_pol, &src);
@@ -780,8 +794,13 @@ session_finish(struct sched *s)
 	outcome_free(&s->out);
 	memset(&s->out, 0, sizeof s->out);
 	s->ntells = 0;
-	session_free(ss);
-	free(ss);
+	/* Freeing 100,000 tasks takes a while: the next session's thread
+	   does it. */
+	if (s->to_free != NULL) {
+		session_free(s->to_free);
+		free(s->to_free);
+	}
+	s->to_free = ss;
 	s->running = NULL;
 	s->run_pol = NULL;
 	policy_free(s->retired);
@@ -805,6 +824,14 @@ cycle(struct sched *s)
 	s->pending_work = 0;
 	if (s->pol == NULL)
 		return;
+	if (!s->inputs_changed && time(NULL) - s->last_cycle < IDLE_CYCLE_S) {
+		/* Nothing changed since the last session: the same outcome. */
+		s->stats.cycles++;
+		s->stats.skipped++;
+		return;
+	}
+	s->inputs_changed = 0;
+	s->last_cycle = time(NULL);
 	if ((s->running = calloc(1, sizeof *s->running)) == NULL)
 		fatal("out of memory");
 	s->run_pol = s->pol;
@@ -845,7 +872,11 @@ on_event(void *arg, const store_event *ev)
 {
 	struct sched *s = arg;
 	const store_obj *o = ev->obj;
+	int i;
 
+	for (i = 0; i < NSTORAGE && !s->inputs_changed; i++)
+		if (strcmp(o->res, storage[i][1]) == 0)
+			s->inputs_changed = 1;
 	if (s->pending_work)
 		return;
 	if ((strcmp(o->res, "pods") == 0 && ev->type == STORE_ADDED &&
@@ -871,6 +902,8 @@ print_metrics(FILE *f, void *arg)
 
 	fprintf(f, "# TYPE volray_scheduler_cycles_total counter\n"
 	    "volray_scheduler_cycles_total %llu\n"
+	    "# TYPE volray_scheduler_cycles_skipped_total counter\n"
+	    "volray_scheduler_cycles_skipped_total %llu\n"
 	    "# TYPE volray_scheduler_binds_total counter\n"
 	    "volray_scheduler_binds_total %llu\n"
 	    "# TYPE volray_scheduler_evictions_total counter\n"
@@ -884,6 +917,7 @@ print_metrics(FILE *f, void *arg)
 	    "# TYPE volray_scheduler_lua_seconds_total counter\n"
 	    "volray_scheduler_lua_seconds_total %.6f\n",
 	    (unsigned long long)s->stats.cycles,
+	    (unsigned long long)s->stats.skipped,
 	    (unsigned long long)s->stats.binds,
 	    (unsigned long long)s->stats.evictions,
 	    (unsigned long long)s->stats.plugin_failures,

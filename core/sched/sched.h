@@ -21,7 +21,8 @@
 typedef struct sched sched;
 
 struct sched_stats {
-	uint64_t cycles;
+	uint64_t cycles;		/* sessions run, and skipped ones */
+	uint64_t skipped;		/* inputs unchanged since the last */
 	uint64_t binds;
 	uint64_t evictions;
 	uint64_t unschedulable;		/* pods told why they wait */

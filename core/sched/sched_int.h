@@ -310,6 +310,7 @@ struct statement {
 	struct session *ss;
 	struct stmt_op *ops;
 	int nops, capops;
+	int quiet;			/* no event handlers (the firstfit floor) */
 };
 void stmt_init(struct statement *, struct session *);
 void stmt_allocate(struct statement *, struct s_task *, struct s_node *);

@@ -13,6 +13,7 @@
  * requests from the node: idle and used, or releasing while it is being
  * deleted.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -473,42 +474,9 @@ controller_uid(const cJSON *pod)
 	return NULL;
 }
 
-static struct s_job *
-job_of_pod(struct build *b, const cJSON *pod, const char *ns, const char *uid)
-{
-	struct session *ss = b->ss;
-	const char *g = annotation(pod, GROUP_ANNOTATION), *owner, *mm, *q;
-	char *key, *name;
-	struct s_job *j;
-
-	if (g != NULL && *g != '\0') {
-		key = util_printf("%s/%s", ns, g);
-		j = hmap_get(ss->job_index, key);
-		free(key);
-		return j;	/* NULL: its PodGroup does not exist (yet) */
-	}
-	owner = controller_uid(pod);
-	name = util_printf("podgroup-%s", owner ? owner : uid);
-	key = util_printf("%s/%s", ns, name);
-	j = hmap_get(ss->job_index, key);
-	free(key);
-	if (j != NULL) {
-		free(name);
-		return j;
-	}
-	session_own(ss, name);
-	j = new_job(b, ns, name);
-	j->uid = owner ? owner : uid;
-	j->created = json_str(pod, "metadata.creationTimestamp");
-	j->phase = "Inqueue";		/* nothing to wait for */
-	mm = annotation(pod, MIN_MEMBER_ANNOTATION);
-	if (mm != NULL && atoi(mm) > 0)
-		j->min_member = atoi(mm);
-	q = annotation(pod, QUEUE_ANNOTATION);
-	j->queue_name = q != NULL && *q ? q : "default";
-	j->priority = prio_of(b, json_str(pod, "spec.priorityClassName"));
-	return j;
-}
+struct pod_memo;
+static struct s_job *job_of_pod(struct build *, const cJSON *,
+    const struct pod_memo *);
 
 static int
 is_critical(const cJSON *pod, const char *ns)
@@ -520,13 +488,53 @@ is_critical(const cJSON *pod, const char *ns)
 	    strcmp(pc, "system-node-critical") == 0));
 }
 
+/*
+ * What a pod's version says, derived once per version (the strings point
+ * into the cached tree, which lives as long as the memo; a bound pod's
+ * cheap refresh changes only its node, phase and deletion).
+ */
 struct pod_memo {
 	struct podspec_res req;
 	long long priority;
+	const char *ns, *name, *uid;
 	const char *role, *created;
+	const char *group;		/* the group-name annotation */
+	const char *owner;		/* the controller owner's uid */
 	unsigned ours:1, best_effort:1, has_selector:1, has_pod_affinity:1,
 	    critical:1, preemptable:1;
 };
+
+static struct s_job *
+job_of_pod(struct build *b, const cJSON *pod, const struct pod_memo *m)
+{
+	struct session *ss = b->ss;
+	const char *mm, *q;
+	char key[600], *name;
+	struct s_job *j;
+
+	if (m->group != NULL && *m->group != '\0') {
+		snprintf(key, sizeof key, "%s/%s", m->ns, m->group);
+		return hmap_get(ss->job_index, key);	/* NULL: its PodGroup
+							   does not exist (yet) */
+	}
+	snprintf(key, sizeof key, "%s/podgroup-%s", m->ns, m->owner ? m->owner :
+	    m->uid);
+	if ((j = hmap_get(ss->job_index, key)) != NULL)
+		return j;
+	name = util_printf("podgroup-%s", m->owner ? m->owner : m->uid);
+	session_own(ss, name);
+	j = new_job(b, m->ns, name);
+	j->uid = m->owner ? m->owner : m->uid;
+	j->created = m->created;
+	j->phase = "Inqueue";		/* nothing to wait for */
+	mm = annotation(pod, MIN_MEMBER_ANNOTATION);
+	if (mm != NULL && atoi(mm) > 0)
+		j->min_member = atoi(mm);
+	q = annotation(pod, QUEUE_ANNOTATION);
+	j->queue_name = q != NULL && *q ? q : "default";
+	j->priority = prio_of(b, json_str(pod, "spec.priorityClassName"));
+	return j;
+}
 
 static void
 pod_derive(const cJSON *pod, const char *ns, struct pod_memo *m)
@@ -536,6 +544,8 @@ pod_derive(const cJSON *pod, const char *ns, struct pod_memo *m)
 
 	m->ours = ours(pod);
 	m->created = json_str(pod, "metadata.creationTimestamp");
+	m->group = annotation(pod, GROUP_ANNOTATION);
+	m->owner = controller_uid(pod);
 	podspec_requests(pod, &m->req);
 	m->best_effort = m->req.cpu == 0 && m->req.memory == 0 &&
 	    m->req.next == 0;
@@ -559,25 +569,33 @@ add_pod(void *arg, cJSON *pod, void **memo)
 {
 	struct build *b = arg;
 	struct session *ss = b->ss;
-	const cJSON *md = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
-	const char *ns = json_str(md, "namespace");
-	const char *name = json_str(md, "name");
-	const char *uid = json_str(md, "uid");
 	const char *node = json_str(pod, "spec.nodeName");
 	struct s_node *sn = node ? hmap_get(ss->node_index, node) : NULL;
 	enum task_status st = status_of(pod, node);
+	const char *ns, *name, *uid;
 	struct s_job *j = NULL;
 	struct pod_memo *m;
 	struct s_task *t;
 	int fresh;
 
+	m = memo_get(ss, memo, sizeof *m, &fresh);
+	if (fresh) {
+		const cJSON *md = cJSON_GetObjectItemCaseSensitive(pod,
+		    "metadata");
+
+		m->ns = json_str(md, "namespace");
+		m->name = json_str(md, "name");
+		m->uid = json_str(md, "uid");
+		if (m->ns != NULL)
+			pod_derive(pod, m->ns, m);
+	}
+	ns = m->ns;
+	name = m->name;
+	uid = m->uid;
 	if (ns == NULL || name == NULL || uid == NULL)
 		return;
-	m = memo_get(ss, memo, sizeof *m, &fresh);
-	if (fresh)
-		pod_derive(pod, ns, m);
 	if (m->ours)
-		j = job_of_pod(b, pod, ns, uid);
+		j = job_of_pod(b, pod, m);
 	/* Someone else's pending pod, or a finished pod outside any job. */
 	if ((j == NULL && (sn == NULL || st >= TS_SUCCEEDED)) ||
 	    (j == NULL && st == TS_PENDING))

@@ -48,7 +48,8 @@ stmt_allocate(struct statement *st, struct s_task *t, struct s_node *n)
 	task_set_status(t, TS_ALLOCATED);
 	t->node = n;
 	node_add_task(n, t);
-	fw_on_allocate(st->ss, t);
+	if (!st->quiet)
+		fw_on_allocate(st->ss, t);
 }
 
 void
@@ -58,7 +59,8 @@ stmt_pipeline(struct statement *st, struct s_task *t, struct s_node *n)
 	task_set_status(t, TS_PIPELINED);
 	t->node = n;
 	node_add_task(n, t);
-	fw_on_allocate(st->ss, t);
+	if (!st->quiet)
+		fw_on_allocate(st->ss, t);
 }
 
 void
@@ -72,7 +74,8 @@ stmt_evict(struct statement *st, struct s_task *t, const char *reason)
 	task_set_status(t, TS_RELEASING);
 	if (t->node != NULL)
 		node_add_task(t->node, t);
-	fw_on_deallocate(st->ss, t);
+	if (!st->quiet)
+		fw_on_deallocate(st->ss, t);
 }
 
 static void
@@ -86,7 +89,8 @@ undo(struct statement *st, struct stmt_op *op)
 		node_remove_task(op->n, t);
 		t->node = NULL;
 		task_set_status(t, op->prev);
-		fw_on_deallocate(st->ss, t);
+		if (!st->quiet)
+			fw_on_deallocate(st->ss, t);
 		break;
 	case STMT_EVICT:
 		if (op->n != NULL)
@@ -94,7 +98,8 @@ undo(struct statement *st, struct stmt_op *op)
 		task_set_status(t, op->prev);
 		if (op->n != NULL)
 			node_add_task(op->n, t);
-		fw_on_allocate(st->ss, t);
+		if (!st->quiet)
+			fw_on_allocate(st->ss, t);
 		break;
 	}
 }
