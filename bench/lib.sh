@@ -70,7 +70,7 @@ build_loadgen() {
 free_port() {
 	local p i
 	for i in $(seq 1 100); do
-		p=$((20000 + RANDOM % 30000))
+		p=$((20000 + RANDOM % 12000))	# below the ephemeral range
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			echo "$p"
 			return 0

@@ -6,11 +6,13 @@
  * by name; anything beyond PODSPEC_MAX_EXT distinct names is ignored.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/json.h"
+#include "lib/log.h"
 #include "lib/podspec.h"
 
 int
@@ -64,6 +66,42 @@ round_up(double v)
 	return c > 9e18 ? INT64_MAX : c < 0 ? 0 : (int64_t)c;
 }
 
+/*
+ * Extended resource names, interned: a resource vector holds a pointer,
+ * not a copy (sessions make hundreds of thousands of vectors a cycle).
+ * Few distinct names exist; a mutex because the scheduler's session
+ * thread reads resources too.
+ */
+#define EXT_NAME_MAX	64
+
+static const char *
+intern(const char *name)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static char **names;
+	static size_t n, cap;
+	const char *out = NULL;
+	size_t i;
+
+	pthread_mutex_lock(&mu);
+	for (i = 0; i < n && out == NULL; i++)
+		if (strcmp(names[i], name) == 0)
+			out = names[i];
+	if (out == NULL) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			if ((names = realloc(names, cap * sizeof *names)) ==
+			    NULL)
+				fatal("out of memory");
+		}
+		if ((names[n] = strdup(name)) == NULL)
+			fatal("out of memory");
+		out = names[n++];
+	}
+	pthread_mutex_unlock(&mu);
+	return out;
+}
+
 static int64_t *
 slot(struct podspec_res *r, const char *name, int create)
 {
@@ -79,9 +117,9 @@ slot(struct podspec_res *r, const char *name, int create)
 		if (strcmp(r->ext[i].name, name) == 0)
 			return &r->ext[i].value;
 	if (!create || r->next == PODSPEC_MAX_EXT ||
-	    strlen(name) >= sizeof r->ext[0].name)
+	    strlen(name) >= EXT_NAME_MAX)
 		return NULL;
-	snprintf(r->ext[r->next].name, sizeof r->ext[0].name, "%s", name);
+	r->ext[r->next].name = intern(name);
 	r->ext[r->next].value = 0;
 	return &r->ext[r->next++].value;
 }

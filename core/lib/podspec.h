@@ -22,7 +22,9 @@ struct podspec_res {
 	int64_t pods;
 	int next;
 	struct {
-		char name[64];
+		const char *name;	/* interned: lives as long as the
+					   process, the same pointer for the
+					   same name */
 		int64_t value;
 	} ext[PODSPEC_MAX_EXT];
 };

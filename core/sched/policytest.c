@@ -61,7 +61,8 @@ kind_res(const char *kind)
 
 static void
 scripted_list(void *arg, const char *res,
-    void (*fn)(void *, cJSON *, void **), void *fnarg)
+    void (*fn)(void *, cJSON *, void **, const struct sched_meta *),
+    void *fnarg)
 {
 	struct scripted *sc = arg;
 	cJSON *o;
@@ -70,7 +71,7 @@ scripted_list(void *arg, const char *res,
 		const char *r = kind_res(json_str(o, "kind"));
 
 		if (r != NULL && strcmp(r, res) == 0)
-			fn(fnarg, o, NULL);
+			fn(fnarg, o, NULL, NULL);
 	}
 }
 

@@ -275,14 +275,23 @@ struct session {
 };
 
 /* A source of objects for a snapshot. */
+/* What a store keeps beside a pod's version (NULL: read the tree). */
+struct sched_meta {
+	const char *node_name;		/* "" when unbound */
+	const char *phase;		/* "" when none */
+	int deleting;
+};
+
 struct sched_source {
 	/* Call fn for each object of resource ("nodes", "pods",
 	   "podgroups", "queues", "priorityclasses"); the tree stays valid
 	   for the session. memo, when not NULL, is a slot the snapshot may
 	   fill with one malloc'd block derived from the tree; the source
-	   frees it when the tree changes. */
+	   frees it when the tree changes (not for a bound pod's node, phase
+	   and deletion, which meta, when not NULL, says). */
 	void (*list)(void *arg, const char *res,
-	    void (*fn)(void *fnarg, cJSON *obj, void **memo), void *fnarg);
+	    void (*fn)(void *fnarg, cJSON *obj, void **memo,
+	    const struct sched_meta *meta), void *fnarg);
 	void *arg;
 };
 

@@ -269,7 +269,8 @@ struct node_memo {
 };
 
 static void
-add_node(void *arg, cJSON *obj, void **memo)
+add_node(void *arg, cJSON *obj, void **memo,
+    const struct sched_meta *meta)
 {
 	struct build *b = arg;
 	struct session *ss = b->ss;
@@ -326,7 +327,8 @@ add_queue_obj(struct build *b, cJSON *obj, const char *name)
 }
 
 static void
-add_queue(void *arg, cJSON *obj, void **memo)
+add_queue(void *arg, cJSON *obj, void **memo,
+    const struct sched_meta *meta)
 {
 	const char *name = json_str(obj, "metadata.name");
 
@@ -335,7 +337,8 @@ add_queue(void *arg, cJSON *obj, void **memo)
 }
 
 static void
-add_prio(void *arg, cJSON *obj, void **memo)
+add_prio(void *arg, cJSON *obj, void **memo,
+    const struct sched_meta *meta)
 {
 	struct build *b = arg;
 	const char *name = json_str(obj, "metadata.name");
@@ -395,7 +398,8 @@ struct pg_memo {
 };
 
 static void
-add_podgroup(void *arg, cJSON *obj, void **memo)
+add_podgroup(void *arg, cJSON *obj, void **memo,
+    const struct sched_meta *meta)
 {
 	struct build *b = arg;
 	struct pg_memo *m;
@@ -461,6 +465,27 @@ status_of(const cJSON *pod, const char *node)
 	return TS_BOUND;
 }
 
+/* The same from what the store extracted (no tree walk). */
+static enum task_status
+status_of_meta(const struct sched_meta *m)
+{
+	const char *ph = m->phase;
+
+	if (strcmp(ph, "Succeeded") == 0)
+		return TS_SUCCEEDED;
+	if (strcmp(ph, "Failed") == 0)
+		return TS_FAILED;
+	if (m->deleting)
+		return TS_RELEASING;
+	if (*m->node_name == '\0')
+		return TS_PENDING;
+	if (strcmp(ph, "Running") == 0)
+		return TS_RUNNING;
+	if (strcmp(ph, "Unknown") == 0)
+		return TS_UNKNOWN;
+	return TS_BOUND;
+}
+
 /* The controller owner's uid, or NULL. */
 static const char *
 controller_uid(const cJSON *pod)
@@ -473,10 +498,6 @@ controller_uid(const cJSON *pod)
 			return json_str(it, "uid");
 	return NULL;
 }
-
-struct pod_memo;
-static struct s_job *job_of_pod(struct build *, const cJSON *,
-    const struct pod_memo *);
 
 static int
 is_critical(const cJSON *pod, const char *ns)
@@ -500,12 +521,14 @@ struct pod_memo {
 	const char *role, *created;
 	const char *group;		/* the group-name annotation */
 	const char *owner;		/* the controller owner's uid */
+	/* For the implicit group of a pod without one. */
+	const char *min_member, *queue, *prio_class;
 	unsigned ours:1, best_effort:1, has_selector:1, has_pod_affinity:1,
 	    critical:1, preemptable:1;
 };
 
 static struct s_job *
-job_of_pod(struct build *b, const cJSON *pod, const struct pod_memo *m)
+job_of_pod(struct build *b, const struct pod_memo *m)
 {
 	struct session *ss = b->ss;
 	const char *mm, *q;
@@ -527,12 +550,12 @@ job_of_pod(struct build *b, const cJSON *pod, const struct pod_memo *m)
 	j->uid = m->owner ? m->owner : m->uid;
 	j->created = m->created;
 	j->phase = "Inqueue";		/* nothing to wait for */
-	mm = annotation(pod, MIN_MEMBER_ANNOTATION);
+	mm = m->min_member;
 	if (mm != NULL && atoi(mm) > 0)
 		j->min_member = atoi(mm);
-	q = annotation(pod, QUEUE_ANNOTATION);
+	q = m->queue;
 	j->queue_name = q != NULL && *q ? q : "default";
-	j->priority = prio_of(b, json_str(pod, "spec.priorityClassName"));
+	j->priority = prio_of(b, m->prio_class);
 	return j;
 }
 
@@ -546,6 +569,9 @@ pod_derive(const cJSON *pod, const char *ns, struct pod_memo *m)
 	m->created = json_str(pod, "metadata.creationTimestamp");
 	m->group = annotation(pod, GROUP_ANNOTATION);
 	m->owner = controller_uid(pod);
+	m->min_member = annotation(pod, MIN_MEMBER_ANNOTATION);
+	m->queue = annotation(pod, QUEUE_ANNOTATION);
+	m->prio_class = json_str(pod, "spec.priorityClassName");
 	podspec_requests(pod, &m->req);
 	m->best_effort = m->req.cpu == 0 && m->req.memory == 0 &&
 	    m->req.next == 0;
@@ -565,13 +591,17 @@ pod_derive(const cJSON *pod, const char *ns, struct pod_memo *m)
 }
 
 static void
-add_pod(void *arg, cJSON *pod, void **memo)
+add_pod(void *arg, cJSON *pod, void **memo,
+    const struct sched_meta *meta)
 {
 	struct build *b = arg;
 	struct session *ss = b->ss;
-	const char *node = json_str(pod, "spec.nodeName");
-	struct s_node *sn = node ? hmap_get(ss->node_index, node) : NULL;
-	enum task_status st = status_of(pod, node);
+	const char *node = meta != NULL ? meta->node_name :
+	    json_str(pod, "spec.nodeName");
+	struct s_node *sn = node && *node ? hmap_get(ss->node_index, node) :
+	    NULL;
+	enum task_status st = meta != NULL ? status_of_meta(meta) :
+	    status_of(pod, node);
 	const char *ns, *name, *uid;
 	struct s_job *j = NULL;
 	struct pod_memo *m;
@@ -595,7 +625,7 @@ add_pod(void *arg, cJSON *pod, void **memo)
 	if (ns == NULL || name == NULL || uid == NULL)
 		return;
 	if (m->ours)
-		j = job_of_pod(b, pod, m);
+		j = job_of_pod(b, m);
 	/* Someone else's pending pod, or a finished pod outside any job. */
 	if ((j == NULL && (sn == NULL || st >= TS_SUCCEEDED)) ||
 	    (j == NULL && st == TS_PENDING))
