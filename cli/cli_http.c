@@ -530,3 +530,59 @@ cli_http_watch_as(const char *path, const char *rv, long timeout_ms,
 	}
 	return 0;
 }
+
+struct passthru {
+	FILE		*out;
+	struct cli_buf	 err;
+	long		*code;
+};
+
+/* Copy a 200 reply's bytes out as they come; keep any other reply. */
+static size_t
+on_passthru(char *p, size_t size, size_t n, void *arg)
+{
+	struct passthru *t = arg;
+
+	curl_easy_getinfo(cl.curl, CURLINFO_RESPONSE_CODE, t->code);
+	if (*t->code != 200) {
+		cli_buf_add(&t->err, p, size * n);
+		return size * n;
+	}
+	if (fwrite(p, 1, size * n, t->out) != size * n)
+		return 0;
+	fflush(t->out);
+	return size * n;
+}
+
+/* GET a stream (a followed log) and copy it to out until it ends. */
+int
+cli_http_stream(const char *path, const char *accept, FILE *out)
+{
+	long code = 0;
+	struct passthru t = { out, { 0 }, &code };
+	struct curl_slist *h;
+	struct cli_http_resp r;
+	CURLcode rc;
+
+	cli_buf_add(&t.err, "", 0);
+	h = prepare("GET", path, NULL, NULL, accept, 0);
+	curl_easy_setopt(cl.curl, CURLOPT_WRITEFUNCTION, on_passthru);
+	curl_easy_setopt(cl.curl, CURLOPT_WRITEDATA, &t);
+	rc = curl_easy_perform(cl.curl);
+	curl_slist_free_all(h);
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(cl.curl, CURLINFO_RESPONSE_CODE, &code);
+	if (code != 200 && code != 0) {
+		r.code = code;
+		r.body = t.err;
+		cli_http_report(&r);
+		cli_buf_free(&t.err);
+		return -1;
+	}
+	cli_buf_free(&t.err);
+	if (rc != CURLE_OK && rc != CURLE_PARTIAL_FILE) {
+		unreachable(rc);
+		return -1;
+	}
+	return 0;
+}

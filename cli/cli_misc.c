@@ -30,7 +30,47 @@
 
 #define RELOAD_PATH	"/apis/volray.io/v1/policy/reload"
 
-/* logs: a container's log as the server keeps it. */
+/* The query of pods/log from the options, as kubectl sends them. */
+static int
+logs_query(struct cli_buf *path)
+{
+	char n[32];
+	long ms;
+
+	cli_http_query_add(path, "container", cli_opts.container);
+	if (cli_opts.follow)
+		cli_http_query_add(path, "follow", "true");
+	if (cli_opts.previous)
+		cli_http_query_add(path, "previous", "true");
+	if (cli_opts.tail >= 0) {
+		snprintf(n, sizeof n, "%ld", cli_opts.tail);
+		cli_http_query_add(path, "tailLines", n);
+	}
+	if (cli_opts.since != NULL && cli_opts.since_time != NULL)
+		return cli_opt_usage("logs", "at most one of --since and "
+		    "--since-time may be given");
+	if (cli_opts.since != NULL) {
+		if ((ms = cli_opt_duration(cli_opts.since)) <= 0)
+			return cli_opt_usage("logs", "invalid argument \"%s\" "
+			    "for \"--since\" flag: want a duration such as 5m",
+			    cli_opts.since);
+		snprintf(n, sizeof n, "%ld", (ms + 999) / 1000);
+		cli_http_query_add(path, "sinceSeconds", n);
+	}
+	cli_http_query_add(path, "sinceTime", cli_opts.since_time);
+	if (cli_opts.timestamps)
+		cli_http_query_add(path, "timestamps", "true");
+	if (cli_opts.limit_bytes >= 0) {
+		if (cli_opts.limit_bytes == 0)
+			return cli_opt_usage("logs", "--limit-bytes must be "
+			    "greater than 0");
+		snprintf(n, sizeof n, "%ld", cli_opts.limit_bytes);
+		cli_http_query_add(path, "limitBytes", n);
+	}
+	return CLI_OK;
+}
+
+/* logs: a container's log as the server keeps it; with -f, followed. */
 int
 cli_misc_logs(int argc, char **argv)
 {
@@ -38,7 +78,7 @@ cli_misc_logs(int argc, char **argv)
 	struct cli_buf path = { 0 };
 	const char *name = argv[0], *slash;
 	struct cli_http_resp rsp;
-	char tail[32];
+	int rc;
 
 	if (argc != 1)
 		return cli_opt_usage("logs", "logs takes one pod name");
@@ -52,10 +92,15 @@ cli_misc_logs(int argc, char **argv)
 	if ((r = cli_res_resolve("pods")) == NULL)
 		return CLI_FAIL;
 	cli_res_path(&path, r, cli_obj_ns(r), name, "log");
-	cli_http_query_add(&path, "container", cli_opts.container);
-	if (cli_opts.tail >= 0) {
-		snprintf(tail, sizeof tail, "%ld", cli_opts.tail);
-		cli_http_query_add(&path, "tailLines", tail);
+	if ((rc = logs_query(&path)) != CLI_OK) {
+		cli_buf_free(&path);
+		return rc;
+	}
+	if (cli_opts.follow) {
+		rc = cli_http_stream(path.p, "*/*", stdout) == 0 ? CLI_OK :
+		    CLI_FAIL;
+		cli_buf_free(&path);
+		return rc;
 	}
 	cli_http_request("GET", path.p, NULL, NULL, "*/*", &rsp);
 	cli_buf_free(&path);

@@ -17,7 +17,7 @@
 #include "cli_opt.h"
 
 struct cli_opts cli_opts = { .tail = -1, .timeout_ms = 30000,
-    .replicas = -1, .grace = -1 };
+    .replicas = -1, .grace = -1, .limit_bytes = -1 };
 
 const struct cli_opt cli_opt_global[] = {
 	{ "kubeconfig", 0, CLI_OPT_STR, &cli_opts.conn.kubeconfig, "FILE",

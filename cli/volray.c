@@ -53,9 +53,23 @@ static const struct cli_opt get_opts[] = {
 	    "keep metadata.managedFields in json and yaml"),
 	END
 };
-static const struct cli_opt files_opts[] = { OPT_FILES, END };
+#define OPT_RECURSIVE O("recursive", 'R', FLAG, recursive, NULL, \
+	"with -f DIR, the files of its subdirectories too")
+
+static const struct cli_opt files_opts[] = { OPT_FILES, OPT_RECURSIVE, END };
+static const struct cli_opt apply_opts[] = {
+	OPT_FILES, OPT_RECURSIVE,
+	O("server-side", 0, FLAG, server_side, NULL,
+	    "server-side apply instead of kubectl's client-side apply"),
+	O("field-manager", 0, STR, field_manager, "NAME",
+	    "the manager of the fields set (volray with --server-side, "
+	    "else volray-client-side-apply)"),
+	O("force-conflicts", 0, FLAG, force_conflicts, NULL,
+	    "with --server-side, take fields other managers own"),
+	END
+};
 static const struct cli_opt delete_opts[] = {
-	OPT_FILES, OPT_SELECTOR, OPT_FSELECTOR,
+	OPT_FILES, OPT_RECURSIVE, OPT_SELECTOR, OPT_FSELECTOR,
 	O("all", 0, FLAG, all, NULL, "every object of the resource"),
 	O("ignore-not-found", 0, FLAG, ignore_nf, NULL,
 	    "an object that does not exist is not an error"),
@@ -87,11 +101,23 @@ static const struct cli_opt scale_opts[] = {
 static const struct cli_opt logs_opts[] = {
 	O("container", 'c', STR, container, "NAME", "the container to read"),
 	O("tail", 0, LONG, tail, "N", "only the last N lines"),
+	O("follow", 'f', FLAG, follow, NULL,
+	    "go on printing lines as they come, until the container ends"),
+	O("previous", 'p', FLAG, previous, NULL,
+	    "the log of the container's previous run"),
+	O("since", 0, STR, since, "DURATION",
+	    "only lines newer than this, as 5s, 2m or 3h"),
+	O("since-time", 0, STR, since_time, "TIME",
+	    "only lines after this RFC 3339 time"),
+	O("timestamps", 0, FLAG, timestamps, NULL,
+	    "start each line with its RFC 3339 time"),
+	O("limit-bytes", 0, LONG, limit_bytes, "N",
+	    "stop after N bytes of log"),
 	END
 };
 static const struct cli_opt wait_opts[] = {
 	O("for", 0, STR, forcond, "CONDITION",
-	    "condition=TYPE[=VALUE] or delete"),
+	    "condition=TYPE[=VALUE], jsonpath='{PATH}'[=VALUE] or delete"),
 	OPT_TIMEOUT, END
 };
 static const struct cli_opt api_opts[] = {
@@ -123,8 +149,8 @@ const struct cli_verb cli_verbs[] = {
 	{ "describe", "RESOURCE [NAME...] | RESOURCE/NAME",
 	    "Show objects in detail, with their events.", describe_opts,
 	    cli_describe_run, 0 },
-	{ "apply", "-f FILE...",
-	    "Create or update objects by server-side apply.", files_opts,
+	{ "apply", "-f FILE|DIR|-...",
+	    "Create or update objects as kubectl apply does.", apply_opts,
 	    cli_apply_run, 0 },
 	{ "create", "-f FILE...", "Create objects; existing ones are errors.",
 	    files_opts, cli_apply_create, 0 },
