@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli_buf.h"
+#include "cli_color.h"
 #include "cli_http.h"
 #include "cli_res.h"
 #include "lib/json.h"
@@ -327,7 +328,8 @@ prepare(const char *method, const char *path, const char *ctype,
 static void
 unreachable(CURLcode rc)
 {
-	fprintf(stderr, "error: cannot talk to the server at %s: %s\n",
+	cli_color_error();
+	fprintf(stderr, "cannot talk to the server at %s: %s\n",
 	    cl.server, curl_easy_strerror(rc));
 }
 
@@ -364,13 +366,13 @@ cli_http_report(const struct cli_http_resp *r)
 	st = cJSON_Parse(r->body.p);
 	msg = json_str(st, "message");
 	reason = json_str(st, "reason");
+	cli_color_prefix(stderr, "Error from server");
 	if (msg != NULL && reason != NULL && *reason != '\0')
-		fprintf(stderr, "Error from server (%s): %s\n", reason, msg);
+		fprintf(stderr, " (%s): %s\n", reason, msg);
 	else if (msg != NULL)
-		fprintf(stderr, "Error from server: %s\n", msg);
+		fprintf(stderr, ": %s\n", msg);
 	else
-		fprintf(stderr, "Error from server: HTTP %ld: %.300s\n", r->code,
-		    r->body.p);
+		fprintf(stderr, ": HTTP %ld: %.300s\n", r->code, r->body.p);
 	cJSON_Delete(st);
 }
 

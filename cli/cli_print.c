@@ -309,6 +309,12 @@ yaml_out(FILE *f, const cJSON *v)
 		fputc('\n', f);
 }
 
+void
+cli_print_yaml(FILE *f, const cJSON *v)
+{
+	yaml_out(f, v);
+}
+
 /* Text of a table cell or JSONPath match as kubectl shows it. */
 char *
 cli_print_cell(const cJSON *v)

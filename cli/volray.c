@@ -136,6 +136,21 @@ static const struct cli_opt node_opts[] = {
 	    "names are PREFIX-0, PREFIX-1, ... (vnode)"),
 	END
 };
+static const struct cli_opt policy_opts[] = {
+	O("output", 'o', STR, output, "FORMAT",
+	    "policy list as json, yaml or wide (with the arguments)"), END
+};
+static const struct cli_opt rayjob_opts[] = {
+	O("follow", 'f', FLAG, follow, NULL,
+	    "go on printing the logs until the Ray job ends"), END
+};
+static const struct cli_opt kubeconfig_opts[] = {
+	O("merge", 0, FLAG, merge, NULL,
+	    "add its cluster, user and context to FILE, keeping the others"),
+	O("set-current", 0, FLAG, set_current, NULL,
+	    "with --merge, make its context FILE's current-context"),
+	END
+};
 static const struct cli_opt version_opts[] = {
 	O("client", 0, FLAG, client_only, NULL, "only the client's version"), END
 };
@@ -178,15 +193,19 @@ const struct cli_verb cli_verbs[] = {
 	{ "queue", "list | get NAME | open NAME | close NAME",
 	    "List Volcano queues, show one, or open or close it.", NULL,
 	    cli_queue_run, 0 },
-	{ "policy", "reload | check DIR | test [DIR]",
-	    "Reload the daemon's policies; check or test a policy directory "
-	    "offline.", NULL, cli_misc_policy, 1 },
+	{ "policy", "list | reload | check DIR | test [DIR]",
+	    "List or reload the daemon's policies; check or test a policy "
+	    "directory offline.", policy_opts, cli_policy_run, 1 },
+	{ "rayjob", "logs NAME [-f]",
+	    "Print a RayJob's Ray job logs, read from its head.", rayjob_opts,
+	    cli_rayjob_run, 0 },
 	{ "api-resources", "", "List the resources the server serves.",
 	    api_opts, cli_misc_api_resources, 0 },
 	{ "version", "", "Print the client's and the server's version.",
 	    version_opts, cli_misc_version, 0 },
-	{ "kubeconfig", "", "Print the kubeconfig this client reads.", NULL,
-	    cli_misc_kubeconfig, 1 },
+	{ "kubeconfig", "[--merge [FILE] [--set-current]]",
+	    "Print the kubeconfig this client reads, or merge it into FILE "
+	    "(~/.kube/config).", kubeconfig_opts, cli_kubeconfig_run, 1 },
 	{ "completion", "bash", "Print a bash completion script.", NULL,
 	    cli_misc_completion, 1 },
 	{ "help", "[VERB]", "Print the help of a verb, or the list of verbs.",

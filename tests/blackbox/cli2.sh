@@ -8,24 +8,9 @@
 # a refused request or an unreachable server; and help, printed from the
 # tables that parse the options, against the man page.
 . "$(dirname "$0")/lib.sh"
-VR="$top_builddir/volray"
+. "$(dirname "$0")/clilib.sh"
 MAN="$top_srcdir/man/volray.1"
-[ -x "$VR" ] || fail "no volray binary at $VR"
 start_daemon
-
-vr() {
-	"$VR" --request-timeout 20s "$@"
-}
-
-# status WANT WHAT ARGS: volray must exit WANT; stderr left in $err.
-status() {
-	want=$1 what=$2
-	shift 2
-	rc=0
-	vr "$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
-	err=$(cat "$WORK/err")
-	[ "$rc" -eq "$want" ] || fail "$what: want exit $want, got $rc ($err)"
-}
 
 # norm: spaces squeezed and ages (5s, 3m12s, 2d) replaced, so that two
 # outputs taken a moment apart compare.

@@ -7,13 +7,8 @@
 # a Volcano Queue (a custom resource: JSON merge patch). Then -f DIR,
 # -R, -f -, multi-document YAML, JSON Lists, and --server-side.
 . "$(dirname "$0")/lib.sh"
-VR="$top_builddir/volray"
-[ -x "$VR" ] || fail "no volray binary at $VR"
+. "$(dirname "$0")/clilib.sh"
 start_daemon
-
-vr() {
-	"$VR" --request-timeout 20s "$@"
-}
 
 LA='{.metadata.annotations.kubectl\.kubernetes\.io/last-applied-configuration}'
 
