@@ -2,7 +2,7 @@
 # The man pages are the manual: mandoc -Tlint finds no warning or error
 # in any of them, and every flag volrayd --help shows is documented in
 # volrayd(8) (.It Fl) and every flag documented there is in --help.
-# (volray's own verbs and flags are checked against volray(1) by cli2.sh.)
+# The same for volray: each verb's --help against volray(1).
 . "$(dirname "$0")/lib.sh"
 command -v mandoc >/dev/null 2>&1 || fail "mandoc is missing (scripts/deps.sh installs it)"
 
@@ -31,3 +31,56 @@ if extra:
 sys.exit(1 if missing or extra else 0)
 PY
 pass "every volrayd flag in --help is in volrayd(8), and the reverse"
+
+# volray: every flag of every verb's --help (and the global ones) is in
+# volray(1) on an .It line, and every flag there is in some --help.
+VR="$top_builddir/volray"
+"$VR" help >"$WORK/verbs" || fail "volray help"
+: >"$WORK/vhelp"
+for verb in $(sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p' "$WORK/verbs"); do
+	"$VR" "$verb" --help >>"$WORK/vhelp" || fail "volray $verb --help"
+	grep -Eq "^\.(It|Ic|Cm) ((Ic|Cm) )?$verb( |\$)" "$top_srcdir/man/volray.1" ||
+		fail "volray(1) has no entry for the verb $verb"
+done
+[ "$(grep -c '^usage: volray' "$WORK/vhelp")" -ge 20 ] || fail "too few verbs in volray help"
+python3 - "$WORK/vhelp" "$top_srcdir/man/volray.1" <<'PY' || fail "volray --help and volray(1) disagree"
+import re, sys
+helps = set(re.findall(r"--([a-z][a-z-]*)", open(sys.argv[1]).read()))
+man = open(sys.argv[2]).read()
+documented = set()
+for line in re.findall(r"^\.It (.*)$", man, re.M):
+    for m in re.findall(r"Fl \\-((?:[a-z]|\\-)+)", line):
+        documented.add(m.replace("\\-", "-"))
+missing = sorted(helps - documented - {"help", "version"})
+extra = sorted(documented - helps - {"help", "version"})
+if missing:
+    print("in volray VERB --help, not in volray(1):", missing)
+if extra:
+    print("in volray(1), not in any volray VERB --help:", extra)
+sys.exit(1 if missing or extra else 0)
+PY
+pass "every volray flag in VERB --help is in volray(1), and the reverse"
+
+# volray-scheduler.yaml(5): every argument a plugin in policies/ declares,
+# with its type and default, and every action the scheduler knows.
+python3 - "$top_srcdir/policies" "$top_srcdir/man/volray-scheduler.yaml.5" <<'PY' || fail "plugins' arguments and volray-scheduler.yaml(5) disagree"
+import glob, os, re, sys
+man = open(sys.argv[2]).read()
+bad = []
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.lua"))):
+    name = os.path.basename(f)[:-4]
+    if not re.search(r"^\.It Li %s$" % re.escape(name), man, re.M):
+        bad.append("plugin %s has no entry" % name)
+    for arg, typ, default in re.findall(
+            r'\["([^"]+)"\]\s*=\s*\{\s*type\s*=\s*"(\w+)",\s*default\s*=\s*("[^"]*"|[\w.]+)', open(f).read()):
+        default = "empty" if default == '""' else default.strip('"')
+        want = ".It Li %s No (%s, default %s)" % (arg, typ, default)
+        if want not in man:
+            bad.append("%s: want the line %r" % (name, want))
+for action in ("enqueue", "allocate", "backfill", "preempt", "reclaim"):
+    if not re.search(r"^\.It Li %s$" % action, man, re.M):
+        bad.append("action %s has no entry" % action)
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+pass "every plugin argument with its default, and every action, is in volray-scheduler.yaml(5)"
