@@ -25,7 +25,7 @@
 static void
 put_number(struct cli_buf *b, double d)
 {
-	char s[64];
+	char s[64], *e;
 	int p;
 
 	if (!isfinite(d)) {
@@ -48,6 +48,9 @@ put_number(struct cli_buf *b, double d)
 				break;
 		}
 	}
+	/* Go writes e-07 as e-7. */
+	if ((e = strstr(s, "e-0")) != NULL || (e = strstr(s, "e+0")) != NULL)
+		memmove(e + 2, e + 3, strlen(e + 3) + 1);
 	cli_buf_add(b, s, strlen(s));
 }
 

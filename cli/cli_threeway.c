@@ -294,12 +294,17 @@ fail:
 	return NULL;
 }
 
-/* Join the delta's elements of a keyed list into the deletions'. */
+/*
+ * Join the delta's elements of a keyed list into the deletions', then put
+ * them in the file's order (order, the $setElementOrder list) with the
+ * deletions last, as kubectl's patch has them.
+ */
 static void
-join_keyed(struct tw *t, cJSON *dl, const cJSON *pl, const char *key)
+join_keyed(struct tw *t, cJSON *dl, const cJSON *pl, const char *key,
+    const cJSON *order)
 {
-	const cJSON *pe;
-	cJSON *de;
+	const cJSON *pe, *oe;
+	cJSON *de, *tmp;
 
 	cJSON_ArrayForEach(pe, pl) {
 		de = (cJSON *)find_keyed(dl, key,
@@ -309,6 +314,36 @@ join_keyed(struct tw *t, cJSON *dl, const cJSON *pl, const char *key)
 		else
 			cJSON_AddItemToArray(dl, cJSON_Duplicate(pe, 1));
 	}
+	if (order == NULL)
+		return;
+	tmp = cJSON_CreateArray();
+	cJSON_ArrayForEach(oe, order)
+		if ((de = (cJSON *)find_keyed(dl, key,
+		    cJSON_GetObjectItemCaseSensitive(oe, key))) != NULL)
+			cJSON_AddItemToArray(tmp,
+			    cJSON_DetachItemViaPointer(dl, de));
+	while (dl->child != NULL)
+		cJSON_AddItemToArray(tmp,
+		    cJSON_DetachItemViaPointer(dl, dl->child));
+	while (tmp->child != NULL)
+		cJSON_AddItemToArray(dl,
+		    cJSON_DetachItemViaPointer(tmp, tmp->child));
+	cJSON_Delete(tmp);
+}
+
+/* The $setElementOrder list of field in p, else in d. */
+static const cJSON *
+order_of(const cJSON *d, const cJSON *p, const char *field)
+{
+	struct cli_buf k = { 0 };
+	const cJSON *o;
+
+	cli_buf_printf(&k, "$setElementOrder/%s", field);
+	o = cJSON_GetObjectItemCaseSensitive(p, k.p);
+	if (o == NULL)
+		o = cJSON_GetObjectItemCaseSensitive(d, k.p);
+	cli_buf_free(&k);
+	return o;
 }
 
 /* Join patch p into d (both diffs; d is changed), as kubectl's mergeMap
@@ -332,7 +367,8 @@ join_map(struct tw *t, cJSON *d, const cJSON *p)
 		if (dv != NULL && cJSON_IsArray(dv) && cJSON_IsArray(pv)) {
 			push(t, pv->string);
 			if (list_rule(t, &key) && key != NULL) {
-				join_keyed(t, dv, pv, key);
+				join_keyed(t, dv, pv, key,
+				    order_of(d, p, pv->string));
 				pop(t);
 				continue;
 			}
