@@ -13,8 +13,10 @@
  * element, a removed element becomes {"key": ..., "$patch": "delete"}, a
  * removed value of a set (finalizers) goes into
  * "$deleteFromPrimitiveList/<field>", and "$setElementOrder/<field>" keeps
- * the file's order. Which lists merge, and by what key, comes from the
- * server's own table (registry/patch.c), so the two always agree. For
+ * the file's order; a Deployment's strategy and each volume carry
+ * "$retainKeys" (the fields they keep). Which lists merge, and by what
+ * key, comes from the server's own table (registry/patch.c), so the two
+ * always agree. For
  * custom resources it is a JSON merge patch, every list replaced whole.
  */
 #include <stdio.h>
@@ -44,8 +46,9 @@ struct tw {
 };
 
 static cJSON	*diff_map(struct tw *, const cJSON *, const cJSON *,
-		    enum mode);
+		    enum mode, int);
 static cJSON	*join_map(struct tw *, cJSON *, const cJSON *);
+static int	 retains_keys(const struct tw *, int);
 
 static void
 push(struct tw *t, const char *field)
@@ -81,6 +84,14 @@ same_type(const cJSON *a, const cJSON *b)
 	    (tb == cJSON_True || tb == cJSON_False))
 		return 1;
 	return ta == tb;
+}
+
+static int
+key_cmp(const void *a, const void *b)
+{
+	const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+
+	return strcmp(x->string, y->string);
 }
 
 /* The element of a keyed list whose key equals v. */
@@ -144,7 +155,8 @@ diff_keyed(struct tw *t, cJSON *res, const char *field, const cJSON *o,
 			same = 0;
 		i++;
 		if ((oe = find_keyed(o, key, kv)) != NULL) {
-			if ((sub = diff_map(t, oe, me, mode)) == NULL) {
+			if ((sub = diff_map(t, oe, me, mode,
+			    retains_keys(t, 1))) == NULL) {
 				cJSON_Delete(plist);
 				return -1;
 			}
@@ -246,10 +258,61 @@ diff_list(struct tw *t, cJSON *res, const char *field, const cJSON *o,
 	return 0;
 }
 
-/* The diff of two maps in one mode (a new object, maybe empty); NULL with
- * t->cause on failure. */
+/*
+ * Does the map at the current path (each element of the list there, with
+ * elements set) take kubectl's $retainKeys, which clears the fields the
+ * file no longer names: a Deployment's spec.strategy ("retainKeys") and
+ * each of a pod spec's volumes ("merge,retainKeys")? These are the
+ * fields of k8s.io/api that have the strategy.
+ */
+static int
+retains_keys(const struct tw *t, int elements)
+{
+	if (t->kind == NULL || t->depth > MAX_DEPTH || t->depth < 2)
+		return 0;
+	if (elements)
+		return strcmp(t->path[t->depth - 1], "volumes") == 0 &&
+		    strcmp(t->path[t->depth - 2], "spec") == 0;
+	return strcmp(t->kind, "Deployment") == 0 && t->depth == 2 &&
+	    strcmp(t->path[0], "spec") == 0 &&
+	    strcmp(t->path[1], "strategy") == 0;
+}
+
+/* Add kubectl's $retainKeys (m's keys with values, sorted) to a map's
+ * diff when it changes something or o has a field m has not. */
+static void
+add_retain_keys(cJSON *res, const cJSON *o, const cJSON *m)
+{
+	const cJSON *el, **keys;
+	cJSON *list;
+	int n = 0, i, extra = 0;
+
+	cJSON_ArrayForEach(el, o)
+		if (!cJSON_IsNull(el) &&
+		    cJSON_GetObjectItemCaseSensitive(m, el->string) == NULL)
+			extra = 1;
+	if (res->child == NULL && !extra)
+		return;
+	keys = cli_buf_realloc(NULL, (cJSON_GetArraySize(m) + 1) *
+	    sizeof *keys);
+	cJSON_ArrayForEach(el, m)
+		if (!cJSON_IsNull(el))
+			keys[n++] = el;
+	qsort(keys, n, sizeof *keys, key_cmp);
+	if (n > 0) {
+		list = cJSON_AddArrayToObject(res, "$retainKeys");
+		for (i = 0; i < n; i++)
+			cJSON_AddItemToArray(list,
+			    cJSON_CreateString(keys[i]->string));
+	}
+	free(keys);
+}
+
+/* The diff of two maps in one mode (a new object, maybe empty), with
+ * $retainKeys when retain is set; NULL with t->cause on failure. */
 static cJSON *
-diff_map(struct tw *t, const cJSON *o, const cJSON *m, enum mode mode)
+diff_map(struct tw *t, const cJSON *o, const cJSON *m, enum mode mode,
+    int retain)
 {
 	cJSON *res = cJSON_CreateObject(), *sub;
 	const cJSON *mv, *ov;
@@ -265,7 +328,7 @@ diff_map(struct tw *t, const cJSON *o, const cJSON *m, enum mode mode)
 		}
 		if (cJSON_IsObject(mv)) {
 			push(t, mv->string);
-			sub = diff_map(t, ov, mv, mode);
+			sub = diff_map(t, ov, mv, mode, retains_keys(t, 0));
 			pop(t);
 			if (sub == NULL)
 				goto fail;
@@ -288,6 +351,8 @@ diff_map(struct tw *t, const cJSON *o, const cJSON *m, enum mode mode)
 			if (cJSON_GetObjectItemCaseSensitive(m, ov->string) ==
 			    NULL)
 				cJSON_AddNullToObject(res, ov->string);
+	if (retain)
+		add_retain_keys(res, o, m);
 	return res;
 fail:
 	cJSON_Delete(res);
@@ -389,11 +454,11 @@ cli_threeway_patch(const cJSON *original, const cJSON *modified,
 	cJSON *delta, *deletions;
 
 	*cause = NULL;
-	if ((delta = diff_map(&t, current, modified, DELTA)) == NULL) {
+	if ((delta = diff_map(&t, current, modified, DELTA, 0)) == NULL) {
 		*cause = t.cause;
 		return NULL;
 	}
-	if ((deletions = diff_map(&t, original, modified, DELETIONS)) ==
+	if ((deletions = diff_map(&t, original, modified, DELETIONS, 0)) ==
 	    NULL) {
 		cJSON_Delete(delta);
 		*cause = t.cause;

@@ -109,7 +109,12 @@ vr apply -f "$WORK/d.yaml" >/dev/null
 expect_eq "main side/A B C" "$(containers)" "volray adds them back"
 k apply -f "$WORK/d2.yaml" >/dev/null
 expect_eq "main/A C" "$(containers)" "kubectl removes what volray applied"
-pass "Deployment: strategic merge both ways (containers and env by name)"
+# $retainKeys: a strategy switched to Recreate loses its rollingUpdate.
+sed 's/^  replicas: 2$/  replicas: 2\n  strategy: {type: Recreate}/' "$WORK/d.yaml" >"$WORK/d3.yaml"
+vr apply -f "$WORK/d3.yaml" >/dev/null || fail "apply Recreate"
+expect_eq '{"type":"Recreate"}' "$(k get deploy web -o jsonpath='{.spec.strategy}')" \
+	"strategy with \$retainKeys"
+pass "Deployment: strategic merge both ways (containers and env by name, \$retainKeys)"
 
 sed 's/, memory: 8Gi//; s/labels: {team: a}/labels: {}/' "$WORK/q.yaml" >"$WORK/q2.yaml"
 k label queue q1 extra=kept >/dev/null

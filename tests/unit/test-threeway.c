@@ -3,9 +3,9 @@
  * annotation is encoded as Go's encoding/json writes it (sorted keys,
  * HTML-safe escapes, a trailing newline), and the three-way patch
  * (cli_threeway.c) equals what kubectl 1.32 sent for the same original,
- * file and live object: a ConfigMap and a Deployment (strategic merge,
- * with $setElementOrder, $patch: delete and $deleteFromPrimitiveList) and
- * a Volcano Queue (JSON merge patch). kubectl's patches were captured with
+ * file and live object: a ConfigMap and Deployments (strategic merge,
+ * with $setElementOrder, $patch: delete, $retainKeys) and a Volcano
+ * Queue (JSON merge patch). kubectl's patches were captured with
  * `kubectl apply -v=8` against volrayd.
  */
 #include <stdio.h>
@@ -83,7 +83,8 @@ test_modified(void)
  * added by kubectl annotate; d2.yaml (a container added before main,
  * side and env B removed, replicas dropped, a finalizer added) over
  * d.yaml after kubectl set env C=3; q2.yaml over q.yaml after kubectl
- * label. */
+ * label; v2.yaml over v.yaml (strategy RollingUpdate to Recreate, a
+ * volume's configMap to a secret: $retainKeys). */
 static void
 test_kubectl_patches(void)
 {
@@ -227,6 +228,82 @@ test_kubectl_patches(void)
 	    "\\\"spec\\\":{\\\"capability\\\":{\\\"cpu\\\":\\\"4\\\"},"
 	    "\\\"weight\\\":4}}\\n\"},\"labels\":null},\"spec\":{\"capabi"
 	    "lity\":{\"memory\":null},\"weight\":4}}");
+	same_patch("v",
+	    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metada"
+	    "ta\":{\"annotations\":{},\"name\":\"vol\",\"namespace\":\"de"
+	    "fault\"},\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\""
+	    "vol\"}},\"strategy\":{\"rollingUpdate\":{\"maxSurge\":1},\"t"
+	    "ype\":\"RollingUpdate\"},\"template\":{\"metadata\":{\"label"
+	    "s\":{\"app\":\"vol\"}},\"spec\":{\"containers\":[{\"image\":"
+	    "\"busybox\",\"name\":\"c\"}],\"volumes\":[{\"configMap\":{\""
+	    "name\":\"cm\"},\"name\":\"a\"},{\"emptyDir\":{},\"name\":\"b"
+	    "\"}]}}}}\n",
+	    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metada"
+	    "ta\":{\"name\":\"vol\",\"namespace\":\"default\"},\"spec\":{"
+	    "\"selector\":{\"matchLabels\":{\"app\":\"vol\"}},\"strategy"
+	    "\":{\"type\":\"Recreate\"},\"template\":{\"metadata\":{\"lab"
+	    "els\":{\"app\":\"vol\"}},\"spec\":{\"containers\":[{\"name\""
+	    ":\"c\",\"image\":\"busybox\"}],\"volumes\":[{\"name\":\"a\","
+	    "\"secret\":{\"secretName\":\"s\"}},{\"name\":\"b\",\"emptyDi"
+	    "r\":{}}]}}}}",
+	    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metada"
+	    "ta\":{\"annotations\":{\"deployment.kubernetes.io/revision\""
+	    ":\"1\",\"kubectl.kubernetes.io/last-applied-configuration\":"
+	    "\"{\\\"apiVersion\\\":\\\"apps/v1\\\",\\\"kind\\\":\\\"Deplo"
+	    "yment\\\",\\\"metadata\\\":{\\\"annotations\\\":{},\\\"name"
+	    "\\\":\\\"vol\\\",\\\"namespace\\\":\\\"default\\\"},\\\"spec"
+	    "\\\":{\\\"selector\\\":{\\\"matchLabels\\\":{\\\"app\\\":"
+	    "\\\"vol\\\"}},\\\"strategy\\\":{\\\"rollingUpdate\\\":{\\\"m"
+	    "axSurge\\\":1},\\\"type\\\":\\\"RollingUpdate\\\"},\\\"templ"
+	    "ate\\\":{\\\"metadata\\\":{\\\"labels\\\":{\\\"app\\\":\\\"v"
+	    "ol\\\"}},\\\"spec\\\":{\\\"containers\\\":[{\\\"image\\\":"
+	    "\\\"busybox\\\",\\\"name\\\":\\\"c\\\"}],\\\"volumes\\\":[{"
+	    "\\\"configMap\\\":{\\\"name\\\":\\\"cm\\\"},\\\"name\\\":"
+	    "\\\"a\\\"},{\\\"emptyDir\\\":{},\\\"name\\\":\\\"b\\\"}]}}}}"
+	    "\\n\"},\"creationTimestamp\":\"2026-12-01T15:14:13Z\",\"gene"
+	    "ration\":1,\"name\":\"vol\",\"namespace\":\"default\",\"reso"
+	    "urceVersion\":\"131\",\"uid\":\"49c57a85-95af-45ce-a018-c441"
+	    "a3bad825\"},\"spec\":{\"progressDeadlineSeconds\":600,\"repl"
+	    "icas\":1,\"revisionHistoryLimit\":10,\"selector\":{\"matchLa"
+	    "bels\":{\"app\":\"vol\"}},\"strategy\":{\"rollingUpdate\":{"
+	    "\"maxSurge\":1,\"maxUnavailable\":\"25%\"},\"type\":\"Rollin"
+	    "gUpdate\"},\"template\":{\"metadata\":{\"labels\":{\"app\":"
+	    "\"vol\"}},\"spec\":{\"containers\":[{\"image\":\"busybox\","
+	    "\"imagePullPolicy\":\"Always\",\"name\":\"c\",\"resources\":"
+	    "{},\"terminationMessagePath\":\"/dev/termination-log\",\"ter"
+	    "minationMessagePolicy\":\"File\"}],\"dnsPolicy\":\"ClusterFi"
+	    "rst\",\"restartPolicy\":\"Always\",\"schedulerName\":\"defau"
+	    "lt-scheduler\",\"securityContext\":{},\"terminationGracePeri"
+	    "odSeconds\":30,\"volumes\":[{\"configMap\":{\"name\":\"cm\"}"
+	    ",\"name\":\"a\"},{\"emptyDir\":{},\"name\":\"b\"}]}}},\"stat"
+	    "us\":{\"conditions\":[{\"lastTransitionTime\":\"2026-12-01T1"
+	    "5:14:13Z\",\"lastUpdateTime\":\"2026-12-01T15:14:13Z\",\"mes"
+	    "sage\":\"ReplicaSet \\\"vol-6bf68444d9\\\" is progressing.\""
+	    ",\"reason\":\"ReplicaSetUpdated\",\"status\":\"True\",\"type"
+	    "\":\"Progressing\"},{\"lastTransitionTime\":\"2026-12-01T15:"
+	    "14:13Z\",\"lastUpdateTime\":\"2026-12-01T15:14:13Z\",\"messa"
+	    "ge\":\"Deployment does not have minimum availability.\",\"re"
+	    "ason\":\"MinimumReplicasUnavailable\",\"status\":\"False\","
+	    "\"type\":\"Available\"}],\"observedGeneration\":1,\"replicas"
+	    "\":1,\"unavailableReplicas\":1,\"updatedReplicas\":1}}",
+	    "Deployment",
+	    "{\"metadata\":{\"annotations\":{\"kubectl.kubernetes.io/last"
+	    "-applied-configuration\":\"{\\\"apiVersion\\\":\\\"apps/v1"
+	    "\\\",\\\"kind\\\":\\\"Deployment\\\",\\\"metadata\\\":{\\\"a"
+	    "nnotations\\\":{},\\\"name\\\":\\\"vol\\\",\\\"namespace\\\""
+	    ":\\\"default\\\"},\\\"spec\\\":{\\\"selector\\\":{\\\"matchL"
+	    "abels\\\":{\\\"app\\\":\\\"vol\\\"}},\\\"strategy\\\":{\\\"t"
+	    "ype\\\":\\\"Recreate\\\"},\\\"template\\\":{\\\"metadata\\\""
+	    ":{\\\"labels\\\":{\\\"app\\\":\\\"vol\\\"}},\\\"spec\\\":{"
+	    "\\\"containers\\\":[{\\\"image\\\":\\\"busybox\\\",\\\"name"
+	    "\\\":\\\"c\\\"}],\\\"volumes\\\":[{\\\"name\\\":\\\"a\\\","
+	    "\\\"secret\\\":{\\\"secretName\\\":\\\"s\\\"}},{\\\"emptyDir"
+	    "\\\":{},\\\"name\\\":\\\"b\\\"}]}}}}\\n\"}},\"spec\":{\"stra"
+	    "tegy\":{\"$retainKeys\":[\"type\"],\"rollingUpdate\":null,\""
+	    "type\":\"Recreate\"},\"template\":{\"spec\":{\"$setElementOr"
+	    "der/volumes\":[{\"name\":\"a\"},{\"name\":\"b\"}],\"volumes"
+	    "\":[{\"$retainKeys\":[\"name\",\"secret\"],\"configMap\":nul"
+	    "l,\"name\":\"a\",\"secret\":{\"secretName\":\"s\"}}]}}}}");
 }
 
 int
