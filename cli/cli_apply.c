@@ -17,12 +17,13 @@
 
 #include "cli_buf.h"
 #include "cli_cmd.h"
+#include "cli_color.h"
 #include "cli_http.h"
 #include "cli_lastapplied.h"
-#include "cli_threeway.h"
-#include "cli_res.h"
 #include "cli_obj.h"
 #include "cli_opt.h"
+#include "cli_res.h"
+#include "cli_threeway.h"
 #include "lib/json.h"
 
 #define APPLY_CTYPE	"application/apply-patch+yaml"
@@ -192,7 +193,7 @@ apply_client_once(const struct cli_res *r, const char *ns, const char *name,
 	cJSON_Delete(orig);
 	cJSON_Delete(live);
 	if (patch == NULL) {
-		fprintf(stderr, "error: %s/%s: %s\n", r->name, name, cause);
+		cli_color_errorf("%s/%s: %s\n", r->name, name, cause);
 		free(cause);
 		return CLI_FAIL;
 	}
@@ -238,7 +239,7 @@ apply_one(cJSON *doc)
 	if ((r = cli_obj_of_doc(doc, &ns, &name)) == NULL)
 		return CLI_FAIL;
 	if (name == NULL || *name == '\0') {
-		fprintf(stderr, "error: a %s to apply needs metadata.name\n",
+		cli_color_errorf("a %s to apply needs metadata.name\n",
 		    r->kind);
 		return CLI_FAIL;
 	}
@@ -255,7 +256,7 @@ apply_one(cJSON *doc)
 			break;
 	}
 	if (rc != CLI_OK && code == 409)
-		fprintf(stderr, "error: %s/%s: still conflicting after %d "
+		cli_color_errorf("%s/%s: still conflicting after %d "
 		    "tries\n", r->name, name, APPLY_TRIES);
 	cJSON_Delete(modified);
 	cli_buf_free(&path);
@@ -275,7 +276,7 @@ replace_one(cJSON *doc)
 	if ((r = cli_obj_of_doc(doc, &ns, &name)) == NULL)
 		return CLI_FAIL;
 	if (name == NULL || *name == '\0') {
-		fprintf(stderr, "error: a %s to replace needs metadata.name\n",
+		cli_color_errorf("a %s to replace needs metadata.name\n",
 		    r->kind);
 		return CLI_FAIL;
 	}

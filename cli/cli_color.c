@@ -7,6 +7,7 @@
  * and the prefix of error lines. Widths are measured without the escape
  * sequences, so columns line up either way.
  */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -86,4 +87,15 @@ cli_color_error(void)
 {
 	cli_color_prefix(stderr, "error");
 	fputs(": ", stderr);
+}
+
+void
+cli_color_errorf(const char *fmt, ...)
+{
+	va_list ap;
+
+	cli_color_error();
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 }

@@ -16,6 +16,9 @@ const char *cli_color_status(const char *word);
 #define CLI_COLOR_RESET "\033[0m"
 /* Write "error: " to stderr, in red when stderr gets colour. */
 void cli_color_error(void);
+/* An error line: "error: " (as cli_color_error) and the message. */
+void cli_color_errorf(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 /* Write prefix (such as "Error from server") to f, red when f gets
  * colour. */
 void cli_color_prefix(FILE *f, const char *prefix);

@@ -16,12 +16,12 @@
 #include <cjson/cJSON.h>
 
 #include "cli_buf.h"
-#include "cli_color.h"
 #include "cli_cmd.h"
+#include "cli_color.h"
 #include "cli_http.h"
-#include "cli_res.h"
 #include "cli_obj.h"
 #include "cli_opt.h"
+#include "cli_res.h"
 #include "lib/json.h"
 #include "lib/jsonpath.h"
 
@@ -161,7 +161,7 @@ wait_object(const struct cli_res *r, const char *ns, const char *name,
 		if (w->met || (w->gone && w->deletion))
 			break;
 		if (w->gone) {
-			fprintf(stderr, "error: %s/%s was deleted\n", r->name,
+			cli_color_errorf("%s/%s was deleted\n", r->name,
 			    name);
 			goto out;
 		}

@@ -121,7 +121,7 @@ pem_field(const cJSON *obj, const char *field, char **file,
 		*file = cli_buf_strdup(s);
 	snprintf(name, sizeof name, "%s-data", field);
 	if ((s = json_str(obj, name)) != NULL && base64_decode(s, data) != 0) {
-		fprintf(stderr, "error: %s: bad %s\n", path, name);
+		cli_color_errorf("%s: bad %s\n", path, name);
 		return -1;
 	}
 	return 0;
@@ -143,7 +143,7 @@ kubeconfig_load(const char *kubeconfig, const char *server)
 			free(path);
 			return 0;
 		}
-		fprintf(stderr, "error: reading kubeconfig %s: %s\n"
+		cli_color_errorf("reading kubeconfig %s: %s\n"
 		    "(start volrayd and set KUBECONFIG=DATA_DIR/kubeconfig, "
 		    "or use --kubeconfig or --server)\n", path, cause);
 		free(cause);
@@ -174,7 +174,7 @@ kubeconfig_load(const char *kubeconfig, const char *server)
 	v = json_at(cluster, "insecure-skip-tls-verify");
 	cl.insecure = cJSON_IsTrue(v);
 	if (cl.server == NULL && server == NULL) {
-		fprintf(stderr, "error: %s: no server in the current context\n",
+		cli_color_errorf("%s: no server in the current context\n",
 		    path);
 		goto fail;
 	}
@@ -216,7 +216,7 @@ cli_http_open(const struct cli_http_conf *conf)
 		cl.server[strlen(cl.server) - 1] = '\0';
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if ((cl.curl = curl_easy_init()) == NULL) {
-		fprintf(stderr, "error: cannot start libcurl\n");
+		cli_color_errorf("cannot start libcurl\n");
 		return -1;
 	}
 	return 0;
@@ -385,7 +385,7 @@ cli_http_get_json(const char *path, const char *accept)
 
 	cli_http_request("GET", path, NULL, NULL, accept, &r);
 	if (r.code == 200 && (j = cJSON_Parse(r.body.p)) == NULL)
-		fprintf(stderr, "error: %s: the server sent bad JSON\n", path);
+		cli_color_errorf("%s: the server sent bad JSON\n", path);
 	else if (r.code != 200)
 		cli_http_report(&r);
 	cli_buf_free(&r.body);

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "cli_buf.h"
+#include "cli_color.h"
 #include "cli_obj.h"
 #include "cli_opt.h"
 #include "lib/json.h"
@@ -88,7 +89,7 @@ add_docs(cJSON *all, cJSON *docs, const char *file)
 		}
 		if (!cJSON_IsObject(doc) || json_str(doc, "kind") == NULL ||
 		    json_str(doc, "apiVersion") == NULL) {
-			fprintf(stderr, "error: %s: every document needs "
+			cli_color_errorf("%s: every document needs "
 			    "apiVersion and kind\n", file);
 			cJSON_Delete(doc);
 			return -1;
@@ -124,7 +125,7 @@ load_file(cJSON *all, const char *file)
 	} else
 		docs = yamljson_load_file(file, &cause);
 	if (docs == NULL) {
-		fprintf(stderr, "error: %s: %s\n", file, cause);
+		cli_color_errorf("%s: %s\n", file, cause);
 		free(cause);
 		return -1;
 	}
@@ -173,7 +174,7 @@ load_path(cJSON *all, const char *path, int top)
 	if (!top && !cli_opts.recursive)
 		return 0;
 	if ((n = scandir(path, &ents, NULL, name_cmp)) < 0) {
-		fprintf(stderr, "error: %s: %s\n", path, strerror(errno));
+		cli_color_errorf("%s: %s\n", path, strerror(errno));
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
@@ -208,7 +209,7 @@ cli_obj_load(const char *verb, int *rc)
 			return NULL;
 		}
 	if (cJSON_GetArraySize(all) == 0) {
-		fprintf(stderr, "error: no objects passed to %s\n", verb);
+		cli_color_errorf("no objects passed to %s\n", verb);
 		cJSON_Delete(all);
 		return NULL;
 	}
@@ -236,7 +237,7 @@ cli_obj_of_doc(cJSON *doc, const char **ns, const char **name)
 		return r;
 	dns = json_str(md, "namespace");
 	if (dns != NULL && cli_opts.ns != NULL && strcmp(dns, cli_opts.ns) != 0) {
-		fprintf(stderr, "error: the namespace from the provided object "
+		cli_color_errorf("the namespace from the provided object "
 		    "\"%s\" does not match the namespace \"%s\"\n", dns,
 		    cli_opts.ns);
 		return NULL;

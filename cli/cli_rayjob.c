@@ -18,6 +18,7 @@
 
 #include "cli_buf.h"
 #include "cli_cmd.h"
+#include "cli_color.h"
 #include "cli_http.h"
 #include "cli_obj.h"
 #include "cli_opt.h"
@@ -131,7 +132,7 @@ cli_rayjob_run(int argc, char **argv)
 		return CLI_FAIL;
 	id = json_str(rj, "status.jobId");
 	if (id == NULL || *id == '\0' || head_path(rj, ns, &head) != 0)
-		fprintf(stderr, "error: rayjob %s has no Ray job yet (no "
+		cli_color_errorf("rayjob %s has no Ray job yet (no "
 		    "status.jobId and head)\n", argv[1]);
 	else
 		rc = show_logs(head.p, id);

@@ -263,7 +263,7 @@ cli_table_custom(const cJSON *doc, const char *spec)
 	for (tok = strtok_r(copy, ",", &save); tok != NULL;
 	    tok = strtok_r(NULL, ",", &save)) {
 		if ((colon = strchr(tok, ':')) == NULL || colon[1] == '\0') {
-			fprintf(stderr, "error: custom-columns format: "
+			cli_color_errorf("custom-columns format: "
 			    "expected HEADER:PATH, got %s\n", tok);
 			free(copy), free(paths), free(cells);
 			for (c = 0; c < n; c++)

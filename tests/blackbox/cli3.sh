@@ -197,6 +197,10 @@ script -qec "$VR get pods nope" /dev/null >"$WORK/tty" </dev/null || true
 grep -q "${ESC}\[31mError from server" "$WORK/tty" || fail "error prefix not red on a terminal: $(cat -v "$WORK/tty")"
 NO_COLOR=1 script -qec "$VR get pods nope" /dev/null >"$WORK/tty" </dev/null || true
 grep -q "$ESC" "$WORK/tty" && fail "coloured error with NO_COLOR"
+script -qec "$VR get frobs" /dev/null >"$WORK/tty" </dev/null || true
+grep -q "${ESC}\[31merror${ESC}\[0m: the server doesn't have a resource type" "$WORK/tty" ||
+	fail "client error prefix not red on a terminal: $(cat -v "$WORK/tty")"
+vr get frobs 2>&1 | grep -q "^error: the server" || fail "plain error prefix off a terminal"
 # Columns line up the same with and without colour.
 script -qec "$VR get pods" /dev/null </dev/null | sed "s/${ESC}\[[0-9;]*m//g; s/\r//" >"$WORK/tty"
 expect_eq "$(awk '{print index($0, "STATUS")}' "$WORK/plain" | head -n 1)" \
