@@ -3,7 +3,8 @@
  * propagation policy of --cascade, --grace-period) for named objects,
  * those a selector matches, or a file's documents; with --wait it then
  * waits, as wait --for=delete does, until each is gone. wait reads the
- * object, then follows a watch on that one name and reads it again
+ * object (with --for=create, the list of that one name while it is not
+ * there), then follows a watch on that one name and reads it again
  * whenever the watch ends or expires (410), until the condition holds or
  * the time is up.
  */
@@ -28,6 +29,7 @@
 /* What wait waits for. */
 struct waitfor {
 	int		 deletion;	/* --for=delete */
+	int		 creation;	/* --for=create */
 	char		*cond, *value;	/* --for=condition=COND[=VALUE] */
 	char		*path;		/* --for=jsonpath=PATH[=VALUE] */
 	int		 met, gone, expired;
@@ -101,12 +103,12 @@ wait_event(const cJSON *ev, void *arg)
 		w->rv = cli_buf_strdup(rv);
 	}
 	if (strcmp(type, "DELETED") == 0) {
-		w->gone = 1;
-		return 1;
+		w->gone = !w->creation;
+		return w->gone;
 	}
 	if (strcmp(type, "BOOKMARK") == 0)
 		return 0;
-	if (!w->deletion && condition_met(w, obj))
+	if (!w->deletion && (w->creation || condition_met(w, obj)))
 		w->met = 1;
 	return w->met;
 }
@@ -134,6 +136,13 @@ wait_object(const struct cli_res *r, const char *ns, const char *name,
 			cli_buf_free(&rsp.body);
 			break;
 		}
+		if (rsp.code == 404 && w->creation) {
+			/* Not there yet: watch the name from the list's
+			 * revision for its ADDED. */
+			cli_buf_free(&rsp.body);
+			cli_http_request("GET", list.p, NULL, NULL, NULL, &rsp);
+		} else if (rsp.code == 200)
+			w->met = w->creation;
 		if (rsp.code != 200) {
 			cli_http_report(&rsp);
 			cli_buf_free(&rsp.body);
@@ -141,7 +150,8 @@ wait_object(const struct cli_res *r, const char *ns, const char *name,
 		}
 		obj = cJSON_Parse(rsp.body.p);
 		cli_buf_free(&rsp.body);
-		w->met = !w->deletion && condition_met(w, obj);
+		if (!w->deletion && !w->creation)
+			w->met = condition_met(w, obj);
 		free(w->rv);
 		rv = json_str(obj, "metadata.resourceVersion");
 		w->rv = cli_buf_strdup(rv != NULL ? rv : "0");
@@ -389,7 +399,8 @@ parse_jsonpath(struct waitfor *w, const char *in)
 	return CLI_OK;
 }
 
-/* Read --for=condition=TYPE[=VALUE], --for=jsonpath=... or --for=delete. */
+/* Read --for=condition=TYPE[=VALUE], --for=jsonpath=..., --for=create or
+ * --for=delete. */
 static int
 parse_for(struct waitfor *w)
 {
@@ -403,11 +414,16 @@ parse_for(struct waitfor *w)
 		w->deletion = 1;
 		return CLI_OK;
 	}
+	if (strcmp(f, "create") == 0) {
+		w->creation = 1;
+		return CLI_OK;
+	}
 	if (strncmp(f, "jsonpath=", 9) == 0)
 		return parse_jsonpath(w, f + 9);
 	if (strncmp(f, "condition=", 10) != 0 || f[10] == '\0')
 		return cli_opt_usage("wait", "unknown --for %s: want "
-		    "condition=COND[=VALUE], jsonpath=PATH[=VALUE] or delete",
+		    "condition=COND[=VALUE], jsonpath=PATH[=VALUE], create or "
+		    "delete",
 		    f);
 	w->cond = cli_buf_strdup(f + 10);
 	if ((eq = strchr(w->cond, '=')) != NULL) {

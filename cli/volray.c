@@ -117,7 +117,8 @@ static const struct cli_opt logs_opts[] = {
 };
 static const struct cli_opt wait_opts[] = {
 	O("for", 0, STR, forcond, "CONDITION",
-	    "condition=TYPE[=VALUE], jsonpath='{PATH}'[=VALUE] or delete"),
+	    "condition=TYPE[=VALUE], jsonpath='{PATH}'[=VALUE], create or "
+	    "delete"),
 	OPT_TIMEOUT, END
 };
 static const struct cli_opt api_opts[] = {

@@ -99,7 +99,15 @@ waiter=$!
 wait_watchers 1
 k patch configmap gate --type=merge -p '{"data":{"state":"open"}}' >/dev/null
 wait $waiter || fail "wait did not see the change: $(cat "$WORK/wait.out")"
-pass "wait --for=jsonpath: value, existence, timeout (exit 1), a change seen through the watch"
+# --for=create: an object made after the call started.
+vr wait configmap/later --for=create --timeout 15s >"$WORK/wait.out" 2>&1 &
+waiter=$!
+wait_watchers 1
+k create configmap later >/dev/null
+wait $waiter || fail "wait --for=create: $(cat "$WORK/wait.out")"
+expect_eq "configmap/later condition met" "$(cat "$WORK/wait.out")" "wait --for=create"
+status 1 "wait --for=create timing out" wait configmap/never --for=create --timeout 1s
+pass "wait --for=jsonpath: value, existence, timeout (exit 1), a change seen through the watch; --for=create"
 
 # --- policy list
 vr policy list >"$WORK/policies" || fail "policy list"
