@@ -7,7 +7,8 @@
  * server-side apply patch under --field-manager (default "volray"). Each
  * is reported as kubectl reports it: created, configured or unchanged.
  * create POSTs; replace GETs (for a clear NotFound) then PUTs the
- * document whole.
+ * document whole; with --save-config both write the annotation, as
+ * kubectl's do.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,22 @@ said(const struct cli_res *r, const char *name, const char *how)
 	free(type);
 }
 
+/* The body of create and replace: the document, with --save-config its
+ * last-applied annotation too (as kubectl's), so apply can follow. */
+static char *
+saved_body(const cJSON *doc)
+{
+	cJSON *m;
+	char *body;
+
+	if (!cli_opts.save_config)
+		return cJSON_PrintUnformatted(doc);
+	m = cli_lastapplied_modified(doc);
+	body = cJSON_PrintUnformatted(m);
+	cJSON_Delete(m);
+	return body;
+}
+
 /* create: POST one document to its collection. */
 static int
 create_one(cJSON *doc)
@@ -66,7 +83,7 @@ create_one(cJSON *doc)
 	if ((r = cli_obj_of_doc(doc, &ns, &name)) == NULL)
 		return CLI_FAIL;
 	cli_res_path(&path, r, ns, NULL, NULL);
-	body = cJSON_PrintUnformatted(doc);
+	body = saved_body(doc);
 	made = cli_obj_send("POST", path.p, "application/json", body);
 	free(body);
 	cli_buf_free(&path);
@@ -183,7 +200,8 @@ apply_client_once(const struct cli_res *r, const char *ns, const char *name,
 		fprintf(stderr, "Warning: resource %s%s%s/%s is missing the %s "
 		    "annotation which is required by volray apply. volray "
 		    "apply should only be used on resources created "
-		    "declaratively by either volray create or volray apply. "
+		    "declaratively by either volray create --save-config or "
+		    "volray apply. "
 		    "The missing annotation will be patched automatically.\n",
 		    r->name, *r->group ? "." : "", r->group, name,
 		    CLI_LASTAPPLIED);
@@ -286,7 +304,7 @@ replace_one(cJSON *doc)
 		return CLI_FAIL;
 	}
 	cJSON_Delete(cur);
-	body = cJSON_PrintUnformatted(doc);
+	body = saved_body(doc);
 	done = cli_obj_send("PUT", path.p, "application/json", body);
 	free(body);
 	cli_buf_free(&path);

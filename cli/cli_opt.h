@@ -28,6 +28,7 @@ struct cli_opts {
 	int		 show_labels, overwrite, wait, all, help, client_only;
 	int		 recursive, server_side, force_conflicts, follow;
 	int		 previous, timestamps, no_color, merge, set_current;
+	int		 save_config;
 	long		 tail, timeout_ms, replicas, grace, limit_bytes;
 	struct cli_http_conf conn;	/* --kubeconfig, --server, --token, ... */
 	struct cli_node_opts node;	/* node add: --virtual, --count, ... */

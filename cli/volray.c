@@ -56,7 +56,13 @@ static const struct cli_opt get_opts[] = {
 #define OPT_RECURSIVE O("recursive", 'R', FLAG, recursive, NULL, \
 	"with -f DIR, the files of its subdirectories too")
 
-static const struct cli_opt files_opts[] = { OPT_FILES, OPT_RECURSIVE, END };
+static const struct cli_opt files_opts[] = {
+	OPT_FILES, OPT_RECURSIVE,
+	O("save-config", 0, FLAG, save_config, NULL,
+	    "keep the configuration in kubectl's last-applied annotation, "
+	    "for apply"),
+	END
+};
 static const struct cli_opt apply_opts[] = {
 	OPT_FILES, OPT_RECURSIVE,
 	O("server-side", 0, FLAG, server_side, NULL,

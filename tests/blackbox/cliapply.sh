@@ -140,7 +140,20 @@ vr apply -f "$WORK/made.yaml" >"$WORK/out" 2>"$WORK/err" || fail "apply over cre
 expect_contains "$(cat "$WORK/err")" "is missing the kubectl.kubernetes.io/last-applied-configuration annotation" \
 	"warning for an object without the annotation"
 expect_eq "1 2" "$(k get cm made -o jsonpath='{.data.a} {.data.b}')" "others' fields kept"
-pass "apply over an object made by create"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: saved}\ndata: {a: "1", b: "2"}\n' >"$WORK/saved.yaml"
+vr create --save-config -f "$WORK/saved.yaml" >/dev/null || fail "create --save-config"
+k get cm saved -o jsonpath="$LA" >"$WORK/v.ann"
+k delete cm saved >/dev/null
+k create --save-config -f "$WORK/saved.yaml" >/dev/null
+cmp -s "$WORK/v.ann" "$(k get cm saved -o jsonpath="$LA" >"$WORK/k.ann"; echo "$WORK/k.ann")" ||
+	fail "create --save-config annotation differs from kubectl's"
+k delete cm saved >/dev/null
+vr create --save-config -f "$WORK/saved.yaml" >/dev/null
+sed -i 's/, b: "2"//' "$WORK/saved.yaml"
+vr apply -f "$WORK/saved.yaml" >"$WORK/out" 2>"$WORK/err" || fail "apply after create --save-config"
+expect_eq "" "$(cat "$WORK/err")" "no warning after create --save-config"
+expect_eq "1/" "$(k get cm saved -o jsonpath='{.data.a}/{.data.b}')" "apply removed b"
+pass "apply over an object made by create, create --save-config"
 
 # --- paths: a directory (not its subdirectories), -R, stdin, Lists
 mkdir -p "$WORK/dir/sub"
