@@ -10,11 +10,14 @@ out=$(mandoc -Tlint -Wwarning "$top_srcdir"/man/*.[0-9] 2>&1) || fail "mandoc: $
 expect_eq "" "$out" "mandoc -Tlint -Wwarning"
 pass "mandoc -Tlint: no warnings in man/"
 
-"$VOLRAYD" --help >"$WORK/help" || fail "volrayd --help"
-python3 - "$WORK/help" "$top_srcdir/man/volrayd.8" <<'PY' || fail "volrayd --help and volrayd(8) disagree"
-import re, sys
+# same_flags HELP PAGE: every --flag in the file HELP is on an .It line of
+# the man page PAGE, and every flag on one there is in HELP.
+same_flags() {
+	python3 - "$1" "$2" <<'PY'
+import os, re, sys
 helps = set(re.findall(r"--([a-z][a-z-]*)", open(sys.argv[1]).read()))
 man = open(sys.argv[2]).read()
+page = os.path.basename(sys.argv[2])
 # mdoc's Fl adds one dash: "Fl \-data\-dir" is --data-dir. An .It line
 # may name several flags ("Fl \-a , Fl \-b").
 documented = set()
@@ -25,15 +28,20 @@ for line in re.findall(r"^\.It (.*)$", man, re.M):
 missing = sorted(helps - documented - {"help", "version"})
 extra = sorted(documented - helps - {"help", "version"})
 if missing:
-    print("in --help, not in volrayd(8):", missing)
+    print("in --help, not in %s:" % page, missing)
 if extra:
-    print("in volrayd(8), not in --help:", extra)
+    print("in %s, not in --help:" % page, extra)
 sys.exit(1 if missing or extra else 0)
 PY
+}
+
+"$VOLRAYD" --help >"$WORK/help" || fail "volrayd --help"
+same_flags "$WORK/help" "$top_srcdir/man/volrayd.8" || fail "volrayd --help and volrayd(8) disagree"
 pass "every volrayd flag in --help is in volrayd(8), and the reverse"
 
 # volray: every flag of every verb's --help (and the global ones) is in
-# volray(1) on an .It line, and every flag there is in some --help.
+# volray(1), and every flag there is in some verb's --help; every verb has
+# its entry.
 VR="$top_builddir/volray"
 "$VR" help >"$WORK/verbs" || fail "volray help"
 : >"$WORK/vhelp"
@@ -43,22 +51,7 @@ for verb in $(sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p' "$WORK/verbs"); do
 		fail "volray(1) has no entry for the verb $verb"
 done
 [ "$(grep -c '^usage: volray' "$WORK/vhelp")" -ge 20 ] || fail "too few verbs in volray help"
-python3 - "$WORK/vhelp" "$top_srcdir/man/volray.1" <<'PY' || fail "volray --help and volray(1) disagree"
-import re, sys
-helps = set(re.findall(r"--([a-z][a-z-]*)", open(sys.argv[1]).read()))
-man = open(sys.argv[2]).read()
-documented = set()
-for line in re.findall(r"^\.It (.*)$", man, re.M):
-    for m in re.findall(r"Fl \\-((?:[a-z]|\\-)+)", line):
-        documented.add(m.replace("\\-", "-"))
-missing = sorted(helps - documented - {"help", "version"})
-extra = sorted(documented - helps - {"help", "version"})
-if missing:
-    print("in volray VERB --help, not in volray(1):", missing)
-if extra:
-    print("in volray(1), not in any volray VERB --help:", extra)
-sys.exit(1 if missing or extra else 0)
-PY
+same_flags "$WORK/vhelp" "$top_srcdir/man/volray.1" || fail "volray VERB --help and volray(1) disagree"
 pass "every volray flag in VERB --help is in volray(1), and the reverse"
 
 # volray-scheduler.yaml(5): every argument a plugin in policies/ declares,
