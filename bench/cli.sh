@@ -4,7 +4,8 @@
 # in the namespace (the median of RUNS runs each, output to /dev/null),
 # and of APPLIES sequential `volray apply -f` calls, each creating its
 # own ConfigMap from its own file, against the same with `kubectl apply
-# -f`. volrayd serves HTTPS with its own CA and the admin's token, from
+# -f`, then both again with every file changed (each client's three-way
+# patch: volray's client-side apply is kubectl's). volrayd serves HTTPS with its own CA and the admin's token, from
 # the kubeconfig it writes, which both clients read (kubectl sends tokens
 # over TLS only). Figures only; it fails only when something does not
 # work. Knobs: PODS (10000), APPLIES (100), RUNS (5), QUIET_WAIT.
@@ -109,3 +110,16 @@ n=$("$VOLRAY" get configmaps -l bench=apply -o name | wc -l)
 printf 'apply -f x %d (sequential, new objects): volray %.2f s (%.1f ms each), kubectl %.2f s (%.1f ms each), kubectl/volray %.1fx\n' \
 	"$APPLIES" "$va" "$(echo "$va * 1000 / $APPLIES" | bc -l)" "$ka" \
 	"$(echo "$ka * 1000 / $APPLIES" | bc -l)" "$(echo "$ka / $va" | bc -l)"
+
+# The same files changed (a key removed, one added): each client's
+# three-way patch of its own objects.
+sed -i 's/^  key: value-\(.*\)/  other: changed-\1/' "$RUN_DIR"/apply/*.yaml
+wait_quiet
+s=$(now); applies "$VOLRAY" volray; vc=$(echo "$(now) - $s" | bc)
+wait_quiet
+s=$(now); applies "$KUBECTL" kubectl; kc=$(echo "$(now) - $s" | bc)
+[ -z "$("$VOLRAY" get configmaps -l bench=apply -o 'jsonpath={.items[*].data.key}')" ] ||
+	die "a removed key is still there"
+printf 'apply -f x %d (sequential, changed: configured): volray %.2f s (%.1f ms each), kubectl %.2f s (%.1f ms each), kubectl/volray %.1fx\n' \
+	"$APPLIES" "$vc" "$(echo "$vc * 1000 / $APPLIES" | bc -l)" "$kc" \
+	"$(echo "$kc * 1000 / $APPLIES" | bc -l)" "$(echo "$kc / $vc" | bc -l)"

@@ -2,8 +2,9 @@
  * The verbs of volray(1), one function each, grouped by file: cli_get.c
  * (get), cli_apply.c (apply, create, replace), cli_delete.c (delete,
  * wait), cli_edit.c (patch, label, annotate, scale), cli_describe.c
- * (describe), cli_misc.c (logs, policy, version, api-resources,
- * kubeconfig, completion), cli_queue.c (queue). Each takes the words left
+ * (describe), cli_misc.c (logs, version, api-resources, completion),
+ * cli_kubeconfig.c (kubeconfig), cli_policy.c (policy), cli_queue.c (queue), cli_rayjob.c
+ * (rayjob logs). Each takes the words left
  * after option parsing and returns an exit status: CLI_OK, CLI_FAIL or
  * CLI_USAGE.
  */
@@ -24,13 +25,14 @@ int cli_edit_annotate(int argc, char **argv);
 int cli_edit_scale(int argc, char **argv);
 int cli_describe_run(int argc, char **argv);
 int cli_misc_logs(int argc, char **argv);
-int cli_misc_policy(int argc, char **argv);
+int cli_policy_run(int argc, char **argv);
 int cli_misc_version(int argc, char **argv);
 int cli_misc_api_resources(int argc, char **argv);
-int cli_misc_kubeconfig(int argc, char **argv);
+int cli_kubeconfig_run(int argc, char **argv);
 int cli_misc_completion(int argc, char **argv);
 int cli_misc_node(int argc, char **argv);
 int cli_queue_run(int argc, char **argv);
+int cli_rayjob_run(int argc, char **argv);
 
 /* The verb table of volray.c, for help and completion. */
 extern const struct cli_verb cli_verbs[];

@@ -3,7 +3,8 @@
  * propagation policy of --cascade, --grace-period) for named objects,
  * those a selector matches, or a file's documents; with --wait it then
  * waits, as wait --for=delete does, until each is gone. wait reads the
- * object, then follows a watch on that one name and reads it again
+ * object (with --for=create, the list of that one name while it is not
+ * there), then follows a watch on that one name and reads it again
  * whenever the watch ends or expires (410), until the condition holds or
  * the time is up.
  */
@@ -17,28 +18,61 @@
 
 #include "cli_buf.h"
 #include "cli_cmd.h"
+#include "cli_color.h"
 #include "cli_http.h"
-#include "cli_res.h"
 #include "cli_obj.h"
 #include "cli_opt.h"
+#include "cli_res.h"
 #include "lib/json.h"
+#include "lib/jsonpath.h"
 
 /* What wait waits for. */
 struct waitfor {
 	int		 deletion;	/* --for=delete */
+	int		 creation;	/* --for=create */
 	char		*cond, *value;	/* --for=condition=COND[=VALUE] */
+	char		*path;		/* --for=jsonpath=PATH[=VALUE] */
 	int		 met, gone, expired;
 	char		*rv;
 	long		 code;
 };
 
-/* Does status.conditions have the awaited type with the awaited status? */
+/* Does the jsonpath match (with the awaited value, if one was given)? A
+ * map or a list is never a value, as in kubectl. */
+static int
+jsonpath_met(const struct waitfor *w, const cJSON *obj)
+{
+	const cJSON *m = jsonpath_first(obj, w->path);
+	char num[64];
+
+	if (m == NULL)
+		return 0;
+	if (w->value == NULL)
+		return 1;
+	if (cJSON_IsString(m))
+		return strcmp(m->valuestring, w->value) == 0;
+	if (cJSON_IsBool(m))
+		return strcmp(cJSON_IsTrue(m) ? "true" : "false", w->value) == 0;
+	if (cJSON_IsNumber(m)) {
+		snprintf(num, sizeof num, "%.17g", m->valuedouble);
+		if (m->valuedouble == (double)(long long)m->valuedouble)
+			snprintf(num, sizeof num, "%lld",
+			    (long long)m->valuedouble);
+		return strcmp(num, w->value) == 0;
+	}
+	return cJSON_IsNull(m) && strcmp(w->value, "<nil>") == 0;
+}
+
+/* Does status.conditions have the awaited type with the awaited status,
+ * or the jsonpath its value? */
 static int
 condition_met(const struct waitfor *w, const cJSON *obj)
 {
 	const cJSON *c;
 	const char *status;
 
+	if (w->path != NULL)
+		return jsonpath_met(w, obj);
 	cJSON_ArrayForEach(c, json_at(obj, "status.conditions")) {
 		if (json_str(c, "type") == NULL ||
 		    strcasecmp(json_str(c, "type"), w->cond) != 0)
@@ -69,12 +103,12 @@ wait_event(const cJSON *ev, void *arg)
 		w->rv = cli_buf_strdup(rv);
 	}
 	if (strcmp(type, "DELETED") == 0) {
-		w->gone = 1;
-		return 1;
+		w->gone = !w->creation;
+		return w->gone;
 	}
 	if (strcmp(type, "BOOKMARK") == 0)
 		return 0;
-	if (!w->deletion && condition_met(w, obj))
+	if (!w->deletion && (w->creation || condition_met(w, obj)))
 		w->met = 1;
 	return w->met;
 }
@@ -102,6 +136,13 @@ wait_object(const struct cli_res *r, const char *ns, const char *name,
 			cli_buf_free(&rsp.body);
 			break;
 		}
+		if (rsp.code == 404 && w->creation) {
+			/* Not there yet: watch the name from the list's
+			 * revision for its ADDED. */
+			cli_buf_free(&rsp.body);
+			cli_http_request("GET", list.p, NULL, NULL, NULL, &rsp);
+		} else if (rsp.code == 200)
+			w->met = w->creation;
 		if (rsp.code != 200) {
 			cli_http_report(&rsp);
 			cli_buf_free(&rsp.body);
@@ -109,7 +150,8 @@ wait_object(const struct cli_res *r, const char *ns, const char *name,
 		}
 		obj = cJSON_Parse(rsp.body.p);
 		cli_buf_free(&rsp.body);
-		w->met = !w->deletion && condition_met(w, obj);
+		if (!w->deletion && !w->creation)
+			w->met = condition_met(w, obj);
 		free(w->rv);
 		rv = json_str(obj, "metadata.resourceVersion");
 		w->rv = cli_buf_strdup(rv != NULL ? rv : "0");
@@ -129,12 +171,13 @@ wait_object(const struct cli_res *r, const char *ns, const char *name,
 		if (w->met || (w->gone && w->deletion))
 			break;
 		if (w->gone) {
-			fprintf(stderr, "error: %s/%s was deleted\n", r->name,
+			cli_color_errorf("%s/%s was deleted\n", r->name,
 			    name);
 			goto out;
 		}
 		if (deadline - cli_obj_now_ms() <= 0) {
-			fprintf(stderr, "error: timed out waiting for the "
+			cli_color_error();
+			fprintf(stderr, "timed out waiting for the "
 			    "condition on %s/%s\n", r->name, name);
 			goto out;
 		}
@@ -307,7 +350,57 @@ out:
 	return rc;
 }
 
-/* Read --for=condition=TYPE[=VALUE] or --for=delete. */
+/*
+ * Read the PATH[=VALUE] of --for=jsonpath= as kubectl 1.32 does: the path
+ * with or without its braces (with them it may hold a filter's ==), one
+ * '=' before the value, quotes around the value dropped; without a value,
+ * any match will do.
+ */
+static int
+parse_jsonpath(struct waitfor *w, const char *in)
+{
+	struct cli_buf b = { 0 };
+	const char *end, *v = NULL;
+	size_t n;
+
+	if (*in == '{') {
+		if ((end = strrchr(in, '}')) == NULL)
+			return cli_opt_usage("wait", "unclosed jsonpath in "
+			    "--for %s", cli_opts.forcond);
+		end++;
+	} else
+		end = in + strcspn(in, "=");
+	if (*end == '=')
+		v = end + 1;
+	else if (*end != '\0' || end == in)
+		return cli_opt_usage("wait", "format for --for=jsonpath must be "
+		    "JSONPath expression or JSONPath expression and a value");
+	if (v != NULL && strchr(v, '=') != NULL && *in != '{')
+		return cli_opt_usage("wait", "format for --for=jsonpath must be "
+		    "JSONPath expression or JSONPath expression and a value");
+	if (*in == '{')
+		cli_buf_printf(&b, "%.*s", (int)(end - in), in);
+	else
+		cli_buf_printf(&b, "{%s%.*s}", *in == '.' ? "" : ".",
+		    (int)(end - in), in);
+	if (v != NULL) {
+		n = strlen(v);
+		if (n >= 2 && (v[0] == '\'' || v[0] == '"') && v[n - 1] == v[0])
+			w->value = cli_buf_strdup(v + 1), w->value[n - 2] = '\0';
+		else
+			w->value = cli_buf_strdup(v);
+		if (*w->value == '\0') {
+			cli_buf_free(&b);
+			return cli_opt_usage("wait", "jsonpath wait has to have a "
+			    "value after equal sign");
+		}
+	}
+	w->path = b.p;
+	return CLI_OK;
+}
+
+/* Read --for=condition=TYPE[=VALUE], --for=jsonpath=..., --for=create or
+ * --for=delete. */
 static int
 parse_for(struct waitfor *w)
 {
@@ -321,9 +414,17 @@ parse_for(struct waitfor *w)
 		w->deletion = 1;
 		return CLI_OK;
 	}
+	if (strcmp(f, "create") == 0) {
+		w->creation = 1;
+		return CLI_OK;
+	}
+	if (strncmp(f, "jsonpath=", 9) == 0)
+		return parse_jsonpath(w, f + 9);
 	if (strncmp(f, "condition=", 10) != 0 || f[10] == '\0')
 		return cli_opt_usage("wait", "unknown --for %s: want "
-		    "condition=COND[=VALUE] or delete", f);
+		    "condition=COND[=VALUE], jsonpath=PATH[=VALUE], create or "
+		    "delete",
+		    f);
 	w->cond = cli_buf_strdup(f + 10);
 	if ((eq = strchr(w->cond, '=')) != NULL) {
 		*eq = '\0';
@@ -363,6 +464,7 @@ cli_delete_wait(int argc, char **argv)
 out:
 	free(w.cond);
 	free(w.value);
+	free(w.path);
 	free(w.rv);
 	return rc;
 }

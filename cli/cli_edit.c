@@ -15,10 +15,11 @@
 
 #include "cli_buf.h"
 #include "cli_cmd.h"
+#include "cli_color.h"
 #include "cli_http.h"
-#include "cli_res.h"
 #include "cli_obj.h"
 #include "cli_opt.h"
+#include "cli_res.h"
 #include "lib/json.h"
 #include "lib/yamljson.h"
 
@@ -209,7 +210,7 @@ keys_run(const char *verb, const char *member, int argc, char **argv)
 				if (cJSON_IsString(have) &&
 				    strcmp(have->valuestring, eq) != 0 &&
 				    !cli_opts.overwrite) {
-					fprintf(stderr, "error: '%s' already "
+					cli_color_errorf("'%s' already "
 					    "has a value (%s), and --overwrite "
 					    "is false\n", key, have->valuestring);
 					free(key);

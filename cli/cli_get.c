@@ -15,11 +15,12 @@
 
 #include "cli_buf.h"
 #include "cli_cmd.h"
+#include "cli_color.h"
 #include "cli_http.h"
-#include "cli_res.h"
 #include "cli_obj.h"
 #include "cli_opt.h"
 #include "cli_print.h"
+#include "cli_res.h"
 #include "cli_table.h"
 #include "lib/json.h"
 #include "lib/jsonpath.h"
@@ -377,7 +378,7 @@ watch_kind(struct kind *k, const char *name, struct cli_table *t)
 			break;
 		}
 		if (w.expired || code == 410) {
-			fprintf(stderr, "error: the watch of %s expired: the "
+			cli_color_errorf("the watch of %s expired: the "
 			    "resourceVersion %s is too old\n", k->r->name, w.rv);
 			rc = CLI_FAIL;
 			break;

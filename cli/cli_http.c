@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli_buf.h"
+#include "cli_color.h"
 #include "cli_http.h"
 #include "cli_res.h"
 #include "lib/json.h"
@@ -120,7 +121,7 @@ pem_field(const cJSON *obj, const char *field, char **file,
 		*file = cli_buf_strdup(s);
 	snprintf(name, sizeof name, "%s-data", field);
 	if ((s = json_str(obj, name)) != NULL && base64_decode(s, data) != 0) {
-		fprintf(stderr, "error: %s: bad %s\n", path, name);
+		cli_color_errorf("%s: bad %s\n", path, name);
 		return -1;
 	}
 	return 0;
@@ -142,7 +143,7 @@ kubeconfig_load(const char *kubeconfig, const char *server)
 			free(path);
 			return 0;
 		}
-		fprintf(stderr, "error: reading kubeconfig %s: %s\n"
+		cli_color_errorf("reading kubeconfig %s: %s\n"
 		    "(start volrayd and set KUBECONFIG=DATA_DIR/kubeconfig, "
 		    "or use --kubeconfig or --server)\n", path, cause);
 		free(cause);
@@ -173,7 +174,7 @@ kubeconfig_load(const char *kubeconfig, const char *server)
 	v = json_at(cluster, "insecure-skip-tls-verify");
 	cl.insecure = cJSON_IsTrue(v);
 	if (cl.server == NULL && server == NULL) {
-		fprintf(stderr, "error: %s: no server in the current context\n",
+		cli_color_errorf("%s: no server in the current context\n",
 		    path);
 		goto fail;
 	}
@@ -215,7 +216,7 @@ cli_http_open(const struct cli_http_conf *conf)
 		cl.server[strlen(cl.server) - 1] = '\0';
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if ((cl.curl = curl_easy_init()) == NULL) {
-		fprintf(stderr, "error: cannot start libcurl\n");
+		cli_color_errorf("cannot start libcurl\n");
 		return -1;
 	}
 	return 0;
@@ -327,7 +328,8 @@ prepare(const char *method, const char *path, const char *ctype,
 static void
 unreachable(CURLcode rc)
 {
-	fprintf(stderr, "error: cannot talk to the server at %s: %s\n",
+	cli_color_error();
+	fprintf(stderr, "cannot talk to the server at %s: %s\n",
 	    cl.server, curl_easy_strerror(rc));
 }
 
@@ -364,13 +366,13 @@ cli_http_report(const struct cli_http_resp *r)
 	st = cJSON_Parse(r->body.p);
 	msg = json_str(st, "message");
 	reason = json_str(st, "reason");
+	cli_color_prefix(stderr, "Error from server");
 	if (msg != NULL && reason != NULL && *reason != '\0')
-		fprintf(stderr, "Error from server (%s): %s\n", reason, msg);
+		fprintf(stderr, " (%s): %s\n", reason, msg);
 	else if (msg != NULL)
-		fprintf(stderr, "Error from server: %s\n", msg);
+		fprintf(stderr, ": %s\n", msg);
 	else
-		fprintf(stderr, "Error from server: HTTP %ld: %.300s\n", r->code,
-		    r->body.p);
+		fprintf(stderr, ": HTTP %ld: %.300s\n", r->code, r->body.p);
 	cJSON_Delete(st);
 }
 
@@ -383,7 +385,7 @@ cli_http_get_json(const char *path, const char *accept)
 
 	cli_http_request("GET", path, NULL, NULL, accept, &r);
 	if (r.code == 200 && (j = cJSON_Parse(r.body.p)) == NULL)
-		fprintf(stderr, "error: %s: the server sent bad JSON\n", path);
+		cli_color_errorf("%s: the server sent bad JSON\n", path);
 	else if (r.code != 200)
 		cli_http_report(&r);
 	cli_buf_free(&r.body);
@@ -525,6 +527,62 @@ cli_http_watch_as(const char *path, const char *rv, long timeout_ms,
 	if (rc != CURLE_OK && rc != CURLE_WRITE_ERROR &&
 	    rc != CURLE_OPERATION_TIMEDOUT && rc != CURLE_PARTIAL_FILE &&
 	    rc != CURLE_RECV_ERROR) {
+		unreachable(rc);
+		return -1;
+	}
+	return 0;
+}
+
+struct passthru {
+	FILE		*out;
+	struct cli_buf	 err;
+	long		*code;
+};
+
+/* Copy a 200 reply's bytes out as they come; keep any other reply. */
+static size_t
+on_passthru(char *p, size_t size, size_t n, void *arg)
+{
+	struct passthru *t = arg;
+
+	curl_easy_getinfo(cl.curl, CURLINFO_RESPONSE_CODE, t->code);
+	if (*t->code != 200) {
+		cli_buf_add(&t->err, p, size * n);
+		return size * n;
+	}
+	if (fwrite(p, 1, size * n, t->out) != size * n)
+		return 0;
+	fflush(t->out);
+	return size * n;
+}
+
+/* GET a stream (a followed log) and copy it to out until it ends. */
+int
+cli_http_stream(const char *path, const char *accept, FILE *out)
+{
+	long code = 0;
+	struct passthru t = { out, { 0 }, &code };
+	struct curl_slist *h;
+	struct cli_http_resp r;
+	CURLcode rc;
+
+	cli_buf_add(&t.err, "", 0);
+	h = prepare("GET", path, NULL, NULL, accept, 0);
+	curl_easy_setopt(cl.curl, CURLOPT_WRITEFUNCTION, on_passthru);
+	curl_easy_setopt(cl.curl, CURLOPT_WRITEDATA, &t);
+	rc = curl_easy_perform(cl.curl);
+	curl_slist_free_all(h);
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(cl.curl, CURLINFO_RESPONSE_CODE, &code);
+	if (code != 200 && code != 0) {
+		r.code = code;
+		r.body = t.err;
+		cli_http_report(&r);
+		cli_buf_free(&t.err);
+		return -1;
+	}
+	cli_buf_free(&t.err);
+	if (rc != CURLE_OK && rc != CURLE_PARTIAL_FILE) {
 		unreachable(rc);
 		return -1;
 	}

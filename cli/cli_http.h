@@ -7,6 +7,7 @@
 #define VOLRAY_CLI_HTTP_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <cjson/cJSON.h>
 
 #include "cli_buf.h"
@@ -70,5 +71,9 @@ int cli_http_watch(const char *path, const char *rv, long timeout_ms,
 /* The same with an Accept header (NULL: JSON), such as a Table's. */
 int cli_http_watch_as(const char *path, const char *rv, long timeout_ms,
     const char *accept, cli_http_event_cb cb, void *arg, long *code);
+/* GET path and copy the reply to out as it arrives, with no time limit
+ * (logs -f): until the server ends it or the user interrupts. Returns 0,
+ * or -1 after reporting a refusal or a broken connection. */
+int cli_http_stream(const char *path, const char *accept, FILE *out);
 
 #endif

@@ -1,7 +1,6 @@
 /*
- * The smaller verbs of volray(1): logs, policy reload|check|test, version,
- * api-resources, node (cli_node.c does the work), kubeconfig and
- * completion. completion writes a bash function whose verbs and flags come
+ * The smaller verbs of volray(1): logs, version, api-resources, node
+ * (cli_node.c does the work) and completion. completion writes a bash function whose verbs and flags come
  * from the verb table, so it cannot drift from the parser either; kinds
  * and names it asks the server for when the user presses tab.
  */
@@ -21,16 +20,52 @@
 #include "cli_print.h"
 #include "cli_table.h"
 #include "lib/json.h"
-#include "lib/sharedir.h"
-#include "sched/policytest.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0.0.0"
 #endif
 
-#define RELOAD_PATH	"/apis/volray.io/v1/policy/reload"
+/* The query of pods/log from the options, as kubectl sends them. */
+static int
+logs_query(struct cli_buf *path)
+{
+	char n[32];
+	long ms;
 
-/* logs: a container's log as the server keeps it. */
+	cli_http_query_add(path, "container", cli_opts.container);
+	if (cli_opts.follow)
+		cli_http_query_add(path, "follow", "true");
+	if (cli_opts.previous)
+		cli_http_query_add(path, "previous", "true");
+	if (cli_opts.tail >= 0) {
+		snprintf(n, sizeof n, "%ld", cli_opts.tail);
+		cli_http_query_add(path, "tailLines", n);
+	}
+	if (cli_opts.since != NULL && cli_opts.since_time != NULL)
+		return cli_opt_usage("logs", "at most one of --since and "
+		    "--since-time may be given");
+	if (cli_opts.since != NULL) {
+		if ((ms = cli_opt_duration(cli_opts.since)) <= 0)
+			return cli_opt_usage("logs", "invalid argument \"%s\" "
+			    "for \"--since\" flag: want a duration such as 5m",
+			    cli_opts.since);
+		snprintf(n, sizeof n, "%ld", (ms + 999) / 1000);
+		cli_http_query_add(path, "sinceSeconds", n);
+	}
+	cli_http_query_add(path, "sinceTime", cli_opts.since_time);
+	if (cli_opts.timestamps)
+		cli_http_query_add(path, "timestamps", "true");
+	if (cli_opts.limit_bytes >= 0) {
+		if (cli_opts.limit_bytes == 0)
+			return cli_opt_usage("logs", "--limit-bytes must be "
+			    "greater than 0");
+		snprintf(n, sizeof n, "%ld", cli_opts.limit_bytes);
+		cli_http_query_add(path, "limitBytes", n);
+	}
+	return CLI_OK;
+}
+
+/* logs: a container's log as the server keeps it; with -f, followed. */
 int
 cli_misc_logs(int argc, char **argv)
 {
@@ -38,7 +73,7 @@ cli_misc_logs(int argc, char **argv)
 	struct cli_buf path = { 0 };
 	const char *name = argv[0], *slash;
 	struct cli_http_resp rsp;
-	char tail[32];
+	int rc;
 
 	if (argc != 1)
 		return cli_opt_usage("logs", "logs takes one pod name");
@@ -52,10 +87,15 @@ cli_misc_logs(int argc, char **argv)
 	if ((r = cli_res_resolve("pods")) == NULL)
 		return CLI_FAIL;
 	cli_res_path(&path, r, cli_obj_ns(r), name, "log");
-	cli_http_query_add(&path, "container", cli_opts.container);
-	if (cli_opts.tail >= 0) {
-		snprintf(tail, sizeof tail, "%ld", cli_opts.tail);
-		cli_http_query_add(&path, "tailLines", tail);
+	if ((rc = logs_query(&path)) != CLI_OK) {
+		cli_buf_free(&path);
+		return rc;
+	}
+	if (cli_opts.follow) {
+		rc = cli_http_stream(path.p, "*/*", stdout) == 0 ? CLI_OK :
+		    CLI_FAIL;
+		cli_buf_free(&path);
+		return rc;
 	}
 	cli_http_request("GET", path.p, NULL, NULL, "*/*", &rsp);
 	cli_buf_free(&path);
@@ -66,71 +106,6 @@ cli_misc_logs(int argc, char **argv)
 	}
 	fwrite(rsp.body.p, 1, rsp.body.len, stdout);
 	cli_buf_free(&rsp.body);
-	return CLI_OK;
-}
-
-/* policy check DIR / policy test [DIR]: the framework in this process. */
-static int
-policy_offline(const char *verb, const char *dir)
-{
-	char *share, *cause = NULL;
-	int rc;
-
-	if ((share = share_dir_find(&cause)) == NULL) {
-		fprintf(stderr, "volray: %s\n", cause);
-		free(cause);
-		return CLI_FAIL;
-	}
-	if (strcmp(verb, "check") == 0)
-		rc = policycheck_run(share, dir, stdout, &cause);
-	else
-		rc = policytest_run(share, dir, stdout, &cause);
-	free(share);
-	if (rc < 0) {
-		fprintf(stderr, "volray: policy %s: %s\n", verb, cause);
-		free(cause);
-		return CLI_FAIL;
-	}
-	return rc == 0 ? CLI_OK : CLI_FAIL;
-}
-
-/*
- * policy reload: ask the daemon to reload Lua policies and scheduler.yaml.
- * policy check DIR, policy test [DIR]: offline, no daemon needed.
- */
-int
-cli_misc_policy(int argc, char **argv)
-{
-	struct cli_http_resp rsp;
-	const char *msg;
-	cJSON *st;
-
-	if (argc == 2 && strcmp(argv[0], "check") == 0)
-		return policy_offline("check", argv[1]);
-	if ((argc == 1 || argc == 2) && strcmp(argv[0], "test") == 0)
-		return policy_offline("test", argc == 2 ? argv[1] : NULL);
-	if (argc != 1 || strcmp(argv[0], "reload") != 0)
-		return cli_opt_usage("policy", "usage: volray policy reload | "
-		    "check DIR | test [DIR]");
-	if (cli_http_open(&cli_opts.conn) != 0)
-		return CLI_FAIL;
-	cli_http_request("POST", RELOAD_PATH, "application/json", "{}", NULL,
-	    &rsp);
-	if (rsp.code < 200 || rsp.code > 299) {
-		cli_http_report(&rsp);
-		if (rsp.code == 404 || rsp.code == 405)
-			fprintf(stderr, "volray: this server has no policy "
-			    "reload endpoint; send volrayd SIGHUP instead\n");
-		cli_buf_free(&rsp.body);
-		cli_http_close();
-		return CLI_FAIL;
-	}
-	st = cJSON_Parse(rsp.body.p);
-	msg = json_str(st, "message");
-	printf("%s\n", msg != NULL && *msg != '\0' ? msg : "policies reloaded");
-	cJSON_Delete(st);
-	cli_buf_free(&rsp.body);
-	cli_http_close();
 	return CLI_OK;
 }
 
@@ -251,31 +226,6 @@ cli_misc_node(int argc, char **argv)
 	return cli_node(argc, argv, &cli_opts.node);
 }
 
-/* kubeconfig: print the kubeconfig file this client reads. */
-int
-cli_misc_kubeconfig(int argc, char **argv)
-{
-	char *path = cli_http_kubeconfig(&cli_opts.conn), buf[65536];
-	size_t n;
-	FILE *f;
-
-	if (argc != 0) {
-		free(path);
-		return cli_opt_usage("kubeconfig", "kubeconfig takes no "
-		    "arguments");
-	}
-	if ((f = fopen(path, "r")) == NULL) {
-		fprintf(stderr, "error: reading kubeconfig %s: %m\n", path);
-		free(path);
-		return CLI_FAIL;
-	}
-	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-		fwrite(buf, 1, n, stdout);
-	fclose(f);
-	free(path);
-	return CLI_OK;
-}
-
 /* The bash completion function; verbs and flags from the verb table. */
 int
 cli_misc_completion(int argc, char **argv)
@@ -321,8 +271,12 @@ cli_misc_completion(int argc, char **argv)
 	for (v = cli_verbs; v->name != NULL; v++)
 		printf("%s%s", v == cli_verbs ? "" : " ", v->name);
 	printf("\" -- \"$cur\")) ;;\n"
-	    "\tpolicy) COMPREPLY=($(compgen -W \"reload check test\" -- \"$cur\")) ;;\n"
+	    "\tpolicy) COMPREPLY=($(compgen -W \"list reload check test\" -- \"$cur\")) ;;\n"
 	    "\tnode) COMPREPLY=($(compgen -W add -- \"$cur\")) ;;\n"
+	    "\trayjob) if [ -z \"$kind\" ]; then COMPREPLY=($(compgen -W logs "
+	    "-- \"$cur\")); else COMPREPLY=($(compgen -W \"$(volray $ns get "
+	    "rayjobs -o 'jsonpath={.items[*].metadata.name}' 2>/dev/null)\" "
+	    "-- \"$cur\")); fi ;;\n"
 	    "\tcompletion) COMPREPLY=($(compgen -W bash -- \"$cur\")) ;;\n"
 	    "\tlogs) COMPREPLY=($(compgen -W \"$(volray $ns get pods "
 	    "-o 'jsonpath={.items[*].metadata.name}' 2>/dev/null)\" -- "

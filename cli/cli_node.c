@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli_buf.h"
+#include "cli_color.h"
 #include "cli_http.h"
 #include "cli_node.h"
 #include "lib/json.h"
@@ -21,7 +22,7 @@
 static int
 usage(const char *why)
 {
-	fprintf(stderr, "error: %s\nusage: volray node add --virtual --count N "
+	cli_color_errorf("%s\nusage: volray node add --virtual --count N "
 	    "--cpu C --memory M [--pods P]\n"
 	    "       [--labels k=v,...] [--taints k=v:Effect,...] "
 	    "[--name-prefix P]\n", why);

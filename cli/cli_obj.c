@@ -3,14 +3,20 @@
  * a word discovery knows (cli_res_resolve) and objects by name; -f files
  * give whole documents, which carry their own apiVersion, kind, name and
  * namespace. Both come here to be turned into a resource, a namespace and
- * a name.
+ * a name. A -f path may be a file, - for standard input, or a directory
+ * (its subdirectories too with -R).
  */
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli_buf.h"
+#include "cli_color.h"
 #include "cli_obj.h"
 #include "cli_opt.h"
 #include "lib/json.h"
@@ -83,7 +89,7 @@ add_docs(cJSON *all, cJSON *docs, const char *file)
 		}
 		if (!cJSON_IsObject(doc) || json_str(doc, "kind") == NULL ||
 		    json_str(doc, "apiVersion") == NULL) {
-			fprintf(stderr, "error: %s: every document needs "
+			cli_color_errorf("%s: every document needs "
 			    "apiVersion and kind\n", file);
 			cJSON_Delete(doc);
 			return -1;
@@ -100,50 +106,115 @@ add_docs(cJSON *all, cJSON *docs, const char *file)
 	return 0;
 }
 
-/* Load the documents of every -f file, with List items spread out. */
+/* Read standard input or one file into all. */
+static int
+load_file(cJSON *all, const char *file)
+{
+	struct cli_buf in = { 0 };
+	char *cause = NULL, chunk[65536];
+	cJSON *docs;
+	size_t n;
+	int rc;
+
+	if (strcmp(file, "-") == 0) {
+		cli_buf_add(&in, "", 0);
+		while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0)
+			cli_buf_add(&in, chunk, n);
+		docs = yamljson_parse_all(in.p, in.len, &cause);
+		cli_buf_free(&in);
+	} else
+		docs = yamljson_load_file(file, &cause);
+	if (docs == NULL) {
+		cli_color_errorf("%s: %s\n", file, cause);
+		free(cause);
+		return -1;
+	}
+	rc = add_docs(all, docs, file);
+	cJSON_Delete(docs);
+	return rc;
+}
+
+/* Does a file found in a directory have one of kubectl's extensions? */
+static int
+manifest_name(const char *name)
+{
+	static const char *const ext[] = { ".json", ".yaml", ".yml" };
+	size_t i, n = strlen(name), e;
+
+	for (i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+		e = strlen(ext[i]);
+		if (n > e && strcmp(name + n - e, ext[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int
+name_cmp(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+/*
+ * Load a -f path as kubectl walks it: a file whatever its name; in a
+ * directory, the .json, .yaml and .yml files in name order, and the
+ * subdirectories' only with -R.
+ */
+static int
+load_path(cJSON *all, const char *path, int top)
+{
+	struct dirent **ents;
+	struct cli_buf sub = { 0 };
+	struct stat st;
+	int n, i, rc = 0;
+
+	if (strcmp(path, "-") == 0 || stat(path, &st) != 0 ||
+	    !S_ISDIR(st.st_mode))
+		return top || manifest_name(path) ? load_file(all, path) : 0;
+	if (!top && !cli_opts.recursive)
+		return 0;
+	if ((n = scandir(path, &ents, NULL, name_cmp)) < 0) {
+		cli_color_errorf("%s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (rc == 0 && ents[i]->d_name[0] != '.') {
+			sub.len = 0;
+			cli_buf_printf(&sub, "%s/%s", path, ents[i]->d_name);
+			rc = load_path(all, sub.p, 0);
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	cli_buf_free(&sub);
+	return rc;
+}
+
+/* Load the documents of every -f path, with List items spread out. */
 cJSON *
 cli_obj_load(const char *verb, int *rc)
 {
-	cJSON *all = cJSON_CreateArray(), *docs;
-	struct cli_buf in = { 0 };
-	char *cause = NULL, chunk[65536];
-	const char *file;
-	size_t n;
+	cJSON *all = cJSON_CreateArray();
 	int i;
 
 	*rc = CLI_FAIL;
 	if (cli_opts.nfiles == 0) {
 		*rc = cli_opt_usage(verb, "must specify -f FILE");
-		goto fail;
+		cJSON_Delete(all);
+		return NULL;
 	}
-	for (i = 0; i < cli_opts.nfiles; i++) {
-		file = cli_opts.files[i];
-		if (strcmp(file, "-") == 0) {
-			in.len = 0;
-			cli_buf_add(&in, "", 0);
-			while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0)
-				cli_buf_add(&in, chunk, n);
-			docs = yamljson_parse_all(in.p, in.len, &cause);
-		} else
-			docs = yamljson_load_file(file, &cause);
-		if (docs == NULL) {
-			fprintf(stderr, "error: %s: %s\n", file, cause);
-			free(cause);
-			goto fail;
+	for (i = 0; i < cli_opts.nfiles; i++)
+		if (load_path(all, cli_opts.files[i], 1) != 0) {
+			cJSON_Delete(all);
+			return NULL;
 		}
-		if (add_docs(all, docs, file) != 0) {
-			cJSON_Delete(docs);
-			goto fail;
-		}
-		cJSON_Delete(docs);
+	if (cJSON_GetArraySize(all) == 0) {
+		cli_color_errorf("no objects passed to %s\n", verb);
+		cJSON_Delete(all);
+		return NULL;
 	}
-	cli_buf_free(&in);
 	*rc = CLI_OK;
 	return all;
-fail:
-	cli_buf_free(&in);
-	cJSON_Delete(all);
-	return NULL;
 }
 
 /* The resource, namespace and name a document is about. */
@@ -166,7 +237,7 @@ cli_obj_of_doc(cJSON *doc, const char **ns, const char **name)
 		return r;
 	dns = json_str(md, "namespace");
 	if (dns != NULL && cli_opts.ns != NULL && strcmp(dns, cli_opts.ns) != 0) {
-		fprintf(stderr, "error: the namespace from the provided object "
+		cli_color_errorf("the namespace from the provided object "
 		    "\"%s\" does not match the namespace \"%s\"\n", dns,
 		    cli_opts.ns);
 		return NULL;

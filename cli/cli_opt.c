@@ -14,10 +14,11 @@
 #include <string.h>
 
 #include "cli_buf.h"
+#include "cli_color.h"
 #include "cli_opt.h"
 
 struct cli_opts cli_opts = { .tail = -1, .timeout_ms = 30000,
-    .replicas = -1, .grace = -1 };
+    .replicas = -1, .grace = -1, .limit_bytes = -1 };
 
 const struct cli_opt cli_opt_global[] = {
 	{ "kubeconfig", 0, CLI_OPT_STR, &cli_opts.conn.kubeconfig, "FILE",
@@ -36,6 +37,8 @@ const struct cli_opt cli_opt_global[] = {
 	{ "request-timeout", 0, CLI_OPT_DURATION,
 	    &cli_opts.conn.req_timeout_ms, "DURATION",
 	    "give up on a request after this long" },
+	{ "no-color", 0, CLI_OPT_FLAG, &cli_opts.no_color, NULL,
+	    "no colour even on a terminal (as NO_COLOR=1)" },
 	{ "help", 'h', CLI_OPT_FLAG, &cli_opts.help, NULL,
 	    "print this help" },
 	{ NULL, 0, 0, NULL, NULL, NULL }
@@ -47,7 +50,7 @@ cli_opt_usage(const char *verb, const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("error: ", stderr);
+	cli_color_error();
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

@@ -21,11 +21,15 @@
 struct cli_opts {
 	const char	*ns, *selector, *fselector, *output, *container;
 	const char	*forcond, *sort_by, *patch, *patch_type, *subresource;
-	const char	*cascade;
+	const char	*cascade, *field_manager, *since, *since_time;
+	const char	*color;
 	const char	**files;
 	int		 nfiles, all_ns, ignore_nf, managed, watch;
 	int		 show_labels, overwrite, wait, all, help, client_only;
-	long		 tail, timeout_ms, replicas, grace;
+	int		 recursive, server_side, force_conflicts, follow;
+	int		 previous, timestamps, no_color, merge, set_current;
+	int		 save_config;
+	long		 tail, timeout_ms, replicas, grace, limit_bytes;
 	struct cli_http_conf conn;	/* --kubeconfig, --server, --token, ... */
 	struct cli_node_opts node;	/* node add: --virtual, --count, ... */
 };

@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli_buf.h"
+#include "cli_color.h"
 #include "cli_print.h"
 #include "lib/json.h"
 #include "lib/jsonpath.h"
@@ -309,6 +310,12 @@ yaml_out(FILE *f, const cJSON *v)
 		fputc('\n', f);
 }
 
+void
+cli_print_yaml(FILE *f, const cJSON *v)
+{
+	yaml_out(f, v);
+}
+
 /* Text of a table cell or JSONPath match as kubectl shows it. */
 char *
 cli_print_cell(const cJSON *v)
@@ -360,7 +367,7 @@ template_out(const char *t, const cJSON *obj)
 			continue;
 		}
 		if ((end = strchr(t, '}')) == NULL) {
-			fprintf(stderr, "error: unclosed { in the template\n");
+			cli_color_errorf("unclosed { in the template\n");
 			return -1;
 		}
 		expr = t + 1;
@@ -379,7 +386,7 @@ template_out(const char *t, const cJSON *obj)
 			if (*expr == '$')
 				expr++;
 			if (*expr != '.' && *expr != '[') {
-				fprintf(stderr, "error: unsupported template "
+				cli_color_errorf("unsupported template "
 				    "expression: %.*s\n", (int)(end - t + 1), t);
 				return -1;
 			}

@@ -6,11 +6,14 @@
 #define VOLRAY_CLI_PRINT_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <cjson/cJSON.h>
 
 /* Text of a table cell or JSONPath match as kubectl shows it (free it). */
 char *cli_print_cell(const cJSON *);
 
+/* A value as YAML, block style, its members in their order. */
+void cli_print_yaml(FILE *, const cJSON *);
 /* Is output an -o format known here (NULL: the default table)? */
 int cli_print_known(const char *output);
 /*

@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli_buf.h"
+#include "cli_color.h"
 #include "cli_http.h"
 #include "cli_res.h"
 #include "lib/json.h"
@@ -169,7 +170,7 @@ cli_res_resolve(const char *word)
 			found = r;
 	}
 	if (found == NULL)
-		fprintf(stderr, "error: the server doesn't have a resource type "
+		cli_color_errorf("the server doesn't have a resource type "
 		    "\"%s\"\n", word);
 	free(w);
 	return found;
@@ -196,7 +197,7 @@ cli_res_kind(const char *apiversion, const char *kind)
 		    strcmp(res_v[i].kind, kind) == 0)
 			return &res_v[i];
 	}
-	fprintf(stderr, "error: no matches for kind \"%s\" in version \"%s\"\n",
+	cli_color_errorf("no matches for kind \"%s\" in version \"%s\"\n",
 	    kind, apiversion);
 	return NULL;
 }

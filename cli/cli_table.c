@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli_buf.h"
+#include "cli_color.h"
 #include "cli_print.h"
 #include "cli_table.h"
 #include "lib/json.h"
@@ -55,17 +56,35 @@ text_width(const char *s)
 	return n;
 }
 
+/* Note which columns hold statuses, by the headers of row 0 (the first
+ * flush's; later flushes of a kept table have no header). */
+static void
+find_status_columns(struct cli_table *t)
+{
+	static const char *const heads[] = { "STATUS", "PHASE", "STATE",
+	    "JOB STATUS", "DEPLOYMENT STATUS" };
+	size_t i;
+	int c;
+
+	t->headed = 1;
+	for (c = 0; c < t->ncol && c < 64 && t->nrow > 0; c++)
+		for (i = 0; i < sizeof heads / sizeof heads[0]; i++)
+			if (strcmp(t->cell[c], heads[i]) == 0)
+				t->status_cols |= 1ull << c;
+}
+
 /*
  * Print the rows as kubectl's tabwriter does: left-aligned, three spaces
  * apart, no column narrower than six. With keep, the widths are
  * remembered and only grow, so that rows printed later (get -w) line up.
+ * Status cells are coloured on a terminal (cli_color.c).
  */
 void
 cli_table_flush(struct cli_table *t)
 {
 	size_t r, w;
-	const char *s;
-	int c;
+	const char *s, *sgr;
+	int c, first;
 
 	if (t->w == NULL)
 		t->w = calloc(t->ncol, sizeof *t->w);
@@ -75,10 +94,19 @@ cli_table_flush(struct cli_table *t)
 			if (w > t->w[c])
 				t->w[c] = w < 6 ? 6 : w;
 		}
+	first = !t->headed;
+	if (first)
+		find_status_columns(t);
 	for (r = 0; r < t->nrow; r++) {
 		for (c = 0; c < t->ncol; c++) {
 			s = t->cell[r * t->ncol + c];
-			fputs(s, stdout);
+			if ((r > 0 || !first) && c < 64 &&
+			    (t->status_cols & (1ull << c)) &&
+			    cli_color_on(stdout) &&
+			    (sgr = cli_color_status(s)) != NULL)
+				printf("%s%s" CLI_COLOR_RESET, sgr, s);
+			else
+				fputs(s, stdout);
 			if (c < t->ncol - 1)
 				printf("%*s", (int)(t->w[c] - text_width(s)), "");
 		}
@@ -92,6 +120,8 @@ cli_table_flush(struct cli_table *t)
 	if (!t->keep) {
 		free(t->w);
 		t->w = NULL;
+		t->headed = 0;
+		t->status_cols = 0;
 	}
 	fflush(stdout);
 }
@@ -233,7 +263,7 @@ cli_table_custom(const cJSON *doc, const char *spec)
 	for (tok = strtok_r(copy, ",", &save); tok != NULL;
 	    tok = strtok_r(NULL, ",", &save)) {
 		if ((colon = strchr(tok, ':')) == NULL || colon[1] == '\0') {
-			fprintf(stderr, "error: custom-columns format: "
+			cli_color_errorf("custom-columns format: "
 			    "expected HEADER:PATH, got %s\n", tok);
 			free(copy), free(paths), free(cells);
 			for (c = 0; c < n; c++)

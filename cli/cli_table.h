@@ -16,6 +16,8 @@ struct cli_table {
 	char	**cell;
 	size_t	*w;	/* column widths, kept between flushes with keep */
 	int	 keep;
+	int	 headed;	/* the header was flushed (status columns found) */
+	unsigned long long status_cols;	/* columns coloured by status */
 };
 
 /* How to print a Table. */

@@ -53,9 +53,29 @@ static const struct cli_opt get_opts[] = {
 	    "keep metadata.managedFields in json and yaml"),
 	END
 };
-static const struct cli_opt files_opts[] = { OPT_FILES, END };
+#define OPT_RECURSIVE O("recursive", 'R', FLAG, recursive, NULL, \
+	"with -f DIR, the files of its subdirectories too")
+
+static const struct cli_opt files_opts[] = {
+	OPT_FILES, OPT_RECURSIVE,
+	O("save-config", 0, FLAG, save_config, NULL,
+	    "keep the configuration in kubectl's last-applied annotation, "
+	    "for apply"),
+	END
+};
+static const struct cli_opt apply_opts[] = {
+	OPT_FILES, OPT_RECURSIVE,
+	O("server-side", 0, FLAG, server_side, NULL,
+	    "server-side apply instead of kubectl's client-side apply"),
+	O("field-manager", 0, STR, field_manager, "NAME",
+	    "the manager of the fields set (volray with --server-side, "
+	    "else volray-client-side-apply)"),
+	O("force-conflicts", 0, FLAG, force_conflicts, NULL,
+	    "with --server-side, take fields other managers own"),
+	END
+};
 static const struct cli_opt delete_opts[] = {
-	OPT_FILES, OPT_SELECTOR, OPT_FSELECTOR,
+	OPT_FILES, OPT_RECURSIVE, OPT_SELECTOR, OPT_FSELECTOR,
 	O("all", 0, FLAG, all, NULL, "every object of the resource"),
 	O("ignore-not-found", 0, FLAG, ignore_nf, NULL,
 	    "an object that does not exist is not an error"),
@@ -87,11 +107,24 @@ static const struct cli_opt scale_opts[] = {
 static const struct cli_opt logs_opts[] = {
 	O("container", 'c', STR, container, "NAME", "the container to read"),
 	O("tail", 0, LONG, tail, "N", "only the last N lines"),
+	O("follow", 'f', FLAG, follow, NULL,
+	    "go on printing lines as they come, until the container ends"),
+	O("previous", 'p', FLAG, previous, NULL,
+	    "the log of the container's previous run"),
+	O("since", 0, STR, since, "DURATION",
+	    "only lines newer than this, as 5s, 2m or 3h"),
+	O("since-time", 0, STR, since_time, "TIME",
+	    "only lines after this RFC 3339 time"),
+	O("timestamps", 0, FLAG, timestamps, NULL,
+	    "start each line with its RFC 3339 time"),
+	O("limit-bytes", 0, LONG, limit_bytes, "N",
+	    "stop after N bytes of log"),
 	END
 };
 static const struct cli_opt wait_opts[] = {
 	O("for", 0, STR, forcond, "CONDITION",
-	    "condition=TYPE[=VALUE] or delete"),
+	    "condition=TYPE[=VALUE], jsonpath='{PATH}'[=VALUE], create or "
+	    "delete"),
 	OPT_TIMEOUT, END
 };
 static const struct cli_opt api_opts[] = {
@@ -110,6 +143,21 @@ static const struct cli_opt node_opts[] = {
 	    "names are PREFIX-0, PREFIX-1, ... (vnode)"),
 	END
 };
+static const struct cli_opt policy_opts[] = {
+	O("output", 'o', STR, output, "FORMAT",
+	    "policy list as json, yaml or wide (with the arguments)"), END
+};
+static const struct cli_opt rayjob_opts[] = {
+	O("follow", 'f', FLAG, follow, NULL,
+	    "go on printing the logs until the Ray job ends"), END
+};
+static const struct cli_opt kubeconfig_opts[] = {
+	O("merge", 0, FLAG, merge, NULL,
+	    "add its cluster, user and context to FILE, keeping the others"),
+	O("set-current", 0, FLAG, set_current, NULL,
+	    "with --merge, make its context FILE's current-context"),
+	END
+};
 static const struct cli_opt version_opts[] = {
 	O("client", 0, FLAG, client_only, NULL, "only the client's version"), END
 };
@@ -123,8 +171,8 @@ const struct cli_verb cli_verbs[] = {
 	{ "describe", "RESOURCE [NAME...] | RESOURCE/NAME",
 	    "Show objects in detail, with their events.", describe_opts,
 	    cli_describe_run, 0 },
-	{ "apply", "-f FILE...",
-	    "Create or update objects by server-side apply.", files_opts,
+	{ "apply", "-f FILE|DIR|-...",
+	    "Create or update objects as kubectl apply does.", apply_opts,
 	    cli_apply_run, 0 },
 	{ "create", "-f FILE...", "Create objects; existing ones are errors.",
 	    files_opts, cli_apply_create, 0 },
@@ -152,15 +200,19 @@ const struct cli_verb cli_verbs[] = {
 	{ "queue", "list | get NAME | open NAME | close NAME",
 	    "List Volcano queues, show one, or open or close it.", NULL,
 	    cli_queue_run, 0 },
-	{ "policy", "reload | check DIR | test [DIR]",
-	    "Reload the daemon's policies; check or test a policy directory "
-	    "offline.", NULL, cli_misc_policy, 1 },
+	{ "policy", "list | reload | check DIR | test [DIR]",
+	    "List or reload the daemon's policies; check or test a policy "
+	    "directory offline.", policy_opts, cli_policy_run, 1 },
+	{ "rayjob", "logs NAME [-f]",
+	    "Print a RayJob's Ray job logs, read from its head.", rayjob_opts,
+	    cli_rayjob_run, 0 },
 	{ "api-resources", "", "List the resources the server serves.",
 	    api_opts, cli_misc_api_resources, 0 },
 	{ "version", "", "Print the client's and the server's version.",
 	    version_opts, cli_misc_version, 0 },
-	{ "kubeconfig", "", "Print the kubeconfig this client reads.", NULL,
-	    cli_misc_kubeconfig, 1 },
+	{ "kubeconfig", "[--merge [FILE] [--set-current]]",
+	    "Print the kubeconfig this client reads, or merge it into FILE "
+	    "(~/.kube/config).", kubeconfig_opts, cli_kubeconfig_run, 1 },
 	{ "completion", "bash", "Print a bash completion script.", NULL,
 	    cli_misc_completion, 1 },
 	{ "help", "[VERB]", "Print the help of a verb, or the list of verbs.",

@@ -436,6 +436,7 @@ main(int argc, char **argv)
 	sched_start(d.sched);
 	d.api = api_new(d.loop, d.st, d.rg, d.hub, d.f.data_dir);
 	api_set_reload(d.api, reload, &d);
+	api_set_policy_sources(d.api, d.ctrl, d.sched);
 	api_set_authn(d.api, d.authn);
 	api_set_authorizer(d.api, d.rbac);
 	api_set_proxy(d.api, proxy_dashboard, proxy_serves, d.ray);

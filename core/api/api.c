@@ -504,6 +504,11 @@ api_handle(http_req *req, void *arg)
 			handle_reload(a, req, &rt);
 		return;
 	}
+	if (strcmp(req->path, "/apis/volray.io/v1/policy") == 0) {
+		if (authorize(a, req, &rt, 0) == 0)
+			api_policy_info(a, req, &rt);
+		return;
+	}
 	if (n >= 3 && strcmp(seg[0], "api") == 0) {
 		group = "";
 		version = seg[1];

@@ -49,5 +49,10 @@ typedef int (*api_proxy_serves_fn)(void *arg, const char *ns,
 void api_set_proxy(api *, api_proxy_fn, api_proxy_serves_fn, void *arg);
 /* POST /apis/volray.io/v1/policy/reload calls fn (0, or -1 with cause). */
 void api_set_reload(api *, int (*fn)(void *, char **), void *arg);
+/* GET /apis/volray.io/v1/policy lists what these two run (either may be
+ * NULL); see policyinfo.c. */
+struct controller_rt;
+struct sched;
+void api_set_policy_sources(api *, struct controller_rt *, struct sched *);
 
 #endif

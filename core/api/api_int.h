@@ -32,6 +32,8 @@ struct api {
 	api_proxy_fn proxy;		/* the in-process proxy targets */
 	api_proxy_serves_fn proxy_serves;
 	void *proxy_arg;
+	struct controller_rt *policy_ctrl;	/* policyinfo.c */
+	struct sched *policy_sched;
 };
 
 /* One parsed request for an object or a collection. */
@@ -76,5 +78,7 @@ void api_delete_collection(api *, http_req *, struct route *);
 void api_bind(api *, http_req *, struct route *);
 void api_scale(api *, http_req *, struct route *);
 void api_evict(api *, http_req *, struct route *);
+/* policyinfo.c: GET /apis/volray.io/v1/policy. */
+void api_policy_info(api *, http_req *, struct route *);
 
 #endif

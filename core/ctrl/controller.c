@@ -53,6 +53,8 @@ struct ctrl {
 	int nwatches;
 	int reconcile_ref;
 	wqueue *q;
+	char *file;                /* the script, after overrides */
+	char loaded_at[32];        /* RFC 3339, when it was loaded */
 };
 
 struct controller_rt {
@@ -81,6 +83,7 @@ ctrl_free(struct ctrl *c, int keep_queue)
 	if (!keep_queue && c->q != NULL)
 		wqueue_free(c->q);
 	free(c->name);
+	free(c->file);
 	free(c->user_name);
 	free(c->owns);
 	for (i = 0; i < c->nwatches; i++)
@@ -612,6 +615,9 @@ controller_reload(controller_rt *rt, char **cause)
 		if (rc != 0 || (next[n] = ctrl_from_table(L, files[i], cause)) ==
 		    NULL)
 			break;
+		next[n]->file = strdup(luahost_path(rt->host, files[i]) != NULL ?
+		    luahost_path(rt->host, files[i]) : files[i]);
+		util_now(next[n]->loaded_at);
 		next[n++]->rt = rt;
 	}
 	for (j = 0; j < nfiles; j++)
@@ -652,5 +658,17 @@ controller_reload(controller_rt *rt, char **cause)
 	for (i = 0; i < n; i++)
 		enqueue_all(next[i]);
 	log_info("controllers: loaded %d (%s)", n, n ? next[0]->name : "");
+	return 0;
+}
+
+int
+controller_info(const controller_rt *rt, int i, const char **name,
+    const char **file, const char **loaded_at)
+{
+	if (i < 0 || i >= rt->nctrls)
+		return -1;
+	*name = rt->ctrls[i]->name;
+	*file = rt->ctrls[i]->file != NULL ? rt->ctrls[i]->file : "";
+	*loaded_at = rt->ctrls[i]->loaded_at;
 	return 0;
 }

@@ -56,5 +56,12 @@ char *controller_user_name(const char *name);
  * *cause naming the file and line.
  */
 int controller_reload(controller_rt *, char **cause);
+/*
+ * The i-th running controller (from 0): its name, its script's path and
+ * the RFC 3339 time it was loaded, valid until the next reload. Returns
+ * 0, or -1 past the last (volray policy list).
+ */
+int controller_info(const controller_rt *, int i, const char **name,
+    const char **file, const char **loaded_at);
 
 #endif

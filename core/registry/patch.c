@@ -1125,22 +1125,50 @@ smp_value(struct smp *s, const cJSON *orig, const cJSON *patch, int *deleted)
 	return (v);
 }
 
+/* Does a strategic merge patch know the lists of this kind? */
+static int
+kind_known(const char *kind)
+{
+	size_t	i;
+
+	for (i = 0; kind != NULL &&
+	    i < sizeof known_kinds / sizeof known_kinds[0]; i++) {
+		if (strcmp(kind, known_kinds[i]) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+int
+patch_list_rule(const char *kind, const char *const *path, int depth,
+    const char **key)
+{
+	const struct listrule	*r;
+	struct smp		 s;
+	int			 i;
+
+	memset(&s, 0, sizeof s);
+	s.kind = kind;
+	s.known = kind_known(kind);
+	for (i = 0; i < depth; i++)
+		path_push(&s, path[i]);
+	if ((r = find_rule(&s)) == NULL)
+		return (0);
+	*key = r->key;
+	return (1);
+}
+
 cJSON *
 patch_strategic(const cJSON *target, const cJSON *patch, const char *kind,
     char **cause)
 {
 	struct smp	 s;
 	cJSON		*res;
-	size_t		 i;
 	int		 del;
 
 	memset(&s, 0, sizeof s);
 	s.kind = kind;
-	for (i = 0; kind != NULL &&
-	    i < sizeof known_kinds / sizeof known_kinds[0]; i++) {
-		if (strcmp(kind, known_kinds[i]) == 0)
-			s.known = 1;
-	}
+	s.known = kind_known(kind);
 	if (!cJSON_IsObject(patch)) {
 		set_cause(cause, "strategic merge patch must be a JSON object");
 		return (NULL);

@@ -19,5 +19,14 @@ cJSON *patch_json(const cJSON *target, const cJSON *ops, char **cause);
  */
 cJSON *patch_strategic(const cJSON *target, const cJSON *patch,
     const char *kind, char **cause);
+/*
+ * How a strategic merge patch of kind treats the list at path (its field
+ * names, outermost first; list elements add none): 1 when it merges, with
+ * *key the merge key (NULL: a set of primitives, as finalizers), 0 when it
+ * is replaced whole. Clients computing a patch (volray apply) use it to
+ * agree with the server.
+ */
+int patch_list_rule(const char *kind, const char *const *path, int depth,
+    const char **key);
 
 #endif

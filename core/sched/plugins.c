@@ -1006,3 +1006,37 @@ plugin_call(struct session *ss, struct plugin *pl, int ep, int nargs,
 		return -1;
 	}
 }
+
+/* The loaded set as GET /apis/volray.io/v1/policy shows it: each plugin
+ * with its file, tier and arguments after defaults, and the config. */
+cJSON *
+policy_info(const struct policy *p)
+{
+	cJSON *o = cJSON_CreateObject(), *list, *pl, *args, *c;
+	char *cause = NULL;
+	int i;
+
+	list = cJSON_AddArrayToObject(o, "plugins");
+	for (i = 0; p != NULL && i < p->nplugins; i++) {
+		pl = cJSON_CreateObject();
+		cJSON_AddStringToObject(pl, "name", p->plugins[i].name);
+		cJSON_AddStringToObject(pl, "file", p->plugins[i].file);
+		cJSON_AddStringToObject(pl, "loadedAt", p->loaded_at);
+		cJSON_AddNumberToObject(pl, "tier", p->plugins[i].tier + 1);
+		lua_rawgeti(p->L, LUA_REGISTRYINDEX, p->plugins[i].args_ref);
+		args = luaconv_to_json(p->L, -1, &cause);
+		lua_pop(p->L, 1);
+		free(cause);
+		cause = NULL;
+		if (!cJSON_IsObject(args)) {
+			cJSON_Delete(args);
+			args = cJSON_CreateObject();
+		}
+		cJSON_AddItemToObject(pl, "arguments", args);
+		cJSON_AddItemToArray(list, pl);
+	}
+	c = cJSON_AddObjectToObject(o, "config");
+	cJSON_AddStringToObject(c, "file", p != NULL ? p->conf.path : "");
+	cJSON_AddStringToObject(c, "loadedAt", p != NULL ? p->loaded_at : "");
+	return o;
+}

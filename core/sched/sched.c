@@ -675,6 +675,12 @@ sched_reload(sched *s, char **cause)
 	return 0;
 }
 
+cJSON *
+sched_policy_info(const sched *s)
+{
+	return policy_info(s->pol);
+}
+
 /* ------------------------------------------------------------------ */
 /* Cycles.                                                             */
 

@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 #include <uv.h>
+#include <cjson/cJSON.h>
 
 #include "ctrl/luahost.h"
 #include "registry/registry.h"
@@ -38,5 +39,7 @@ sched *sched_new(uv_loop_t *, store *, registry *, luahost *);
 int sched_reload(sched *, char **cause);
 void sched_start(sched *);
 void sched_stats_get(const sched *, struct sched_stats *);
+/* The running policy's plugins and config as JSON (policy_info). */
+cJSON *sched_policy_info(const sched *);
 
 #endif

@@ -437,6 +437,9 @@ struct luahost;
    NULL with *cause on error. */
 struct policy *policy_load(struct luahost *, char **cause);
 void policy_free(struct policy *);
+/* {plugins: [{name, file, loadedAt, tier, arguments}], config: {file,
+   loadedAt}} of the loaded set (p may be NULL). */
+cJSON *policy_info(const struct policy *p);
 
 /* plugins.c: Lua views and calls. */
 void plugins_session_open(struct session *);

@@ -8,24 +8,9 @@
 # a refused request or an unreachable server; and help, printed from the
 # tables that parse the options, against the man page.
 . "$(dirname "$0")/lib.sh"
-VR="$top_builddir/volray"
+. "$(dirname "$0")/clilib.sh"
 MAN="$top_srcdir/man/volray.1"
-[ -x "$VR" ] || fail "no volray binary at $VR"
 start_daemon
-
-vr() {
-	"$VR" --request-timeout 20s "$@"
-}
-
-# status WANT WHAT ARGS: volray must exit WANT; stderr left in $err.
-status() {
-	want=$1 what=$2
-	shift 2
-	rc=0
-	vr "$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
-	err=$(cat "$WORK/err")
-	[ "$rc" -eq "$want" ] || fail "$what: want exit $want, got $rc ($err)"
-}
 
 # norm: spaces squeezed and ages (5s, 3m12s, 2d) replaced, so that two
 # outputs taken a moment apart compare.
@@ -144,8 +129,27 @@ k wait --for=condition=Ready pod/pa --timeout=15s >/dev/null ||
 wait_eq "replicaset.apps" "d1's replica set" \
 	sh -c 'kubectl get rs -l app=d1 -o name | cut -d/ -f1'
 wait_eq 1 "j1's pod" sh -c 'kubectl get pods -l job-name=j1 -o name | wc -l' 
-# Let the controllers' events and status settle before comparing.
-sleep 1
+# Before comparing, every object must be in the state that describe
+# shows (and the events that go with it written): waited for, not slept.
+k wait --for=condition=Ready pod/pb --timeout=15s >/dev/null || fail "pb not Ready"
+k wait --for=condition=PodScheduled=False pod/pc --timeout=15s >/dev/null ||
+	fail "pc not told why it waits"
+k wait --for=jsonpath='{.status.availableReplicas}'=1 deployment/d1 --timeout=15s \
+	>/dev/null || fail "d1 not available"
+k wait --for=condition=Ready pod -l app=d1 --timeout=15s >/dev/null || fail "d1's pod not Ready"
+k wait --for=jsonpath='{.status.ready}'=1 job/j1 --timeout=15s >/dev/null ||
+	fail "j1's pod not ready"
+k wait --for=jsonpath='{.status.state}'=ready raycluster/rc1 --timeout=20s >/dev/null ||
+	fail "rc1 not ready"
+k wait --for=condition=Ready pod -l ray.io/cluster=rc1 --timeout=15s >/dev/null ||
+	fail "rc1's pods not Ready"
+# The queue's counts: every PodGroup Running but pc's.
+pc_uid=$(k get pod pc -o jsonpath='{.metadata.uid}')
+wait_eq 0 "PodGroups still starting" sh -c 'kubectl get podgroups -A -o json |
+	python3 -c "import json, sys
+d = json.load(sys.stdin)
+print(sum(1 for p in d[\"items\"] if p.get(\"status\", {}).get(\"phase\") != \"Running\"
+          and not p[\"metadata\"][\"name\"].endswith(sys.argv[1])))" "$0"' "$pc_uid"
 
 # --- describe: the same fields, events and layout as kubectl
 same "describe pod" describe pod pa

@@ -1,0 +1,142 @@
+/*
+ * volray rayjob logs NAME [-f]: a RayJob's Ray job logs, read from its
+ * cluster's head through the API server's service proxy as the Ray
+ * dashboard serves them (GET /api/jobs/ID/logs, core/ray/jobsapi.c). The
+ * job id and the head come from the RayJob's status: status.jobId, and
+ * status.dashboardURL (SERVICE.NAMESPACE.svc...:PORT) or else
+ * status.rayClusterName's "-head-svc" on port 8265, as rayjob.lua sets
+ * them. With -f the logs are read again every 200 ms and what is new
+ * printed, until the job is SUCCEEDED, FAILED or STOPPED, as `ray job
+ * logs --follow` does.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli_buf.h"
+#include "cli_cmd.h"
+#include "cli_color.h"
+#include "cli_http.h"
+#include "cli_obj.h"
+#include "cli_opt.h"
+#include "cli_res.h"
+#include "lib/json.h"
+
+#define POLL_US		200000
+
+/* The proxy path of the head's dashboard, from the RayJob's status. */
+static int
+head_path(const cJSON *rj, const char *ns, struct cli_buf *b)
+{
+	const char *url = json_str(rj, "status.dashboardURL");
+	const char *cluster = json_str(rj, "status.rayClusterName");
+	const char *dot, *colon;
+	struct cli_buf svc = { 0 };
+
+	if (url != NULL && strncmp(url, "http://", 7) == 0)
+		url += 7;
+	if (url != NULL && *url != '\0' && (colon = strrchr(url, ':')) !=
+	    NULL) {
+		dot = strchr(url, '.');
+		if (dot == NULL || dot > colon)
+			dot = colon;
+		cli_buf_printf(&svc, "%.*s:%s", (int)(dot - url), url,
+		    colon + 1);
+		if (dot < colon && strchr(dot + 1, '.') != NULL)
+			cli_buf_printf(b, "/api/v1/namespaces/%.*s",
+			    (int)(strchr(dot + 1, '.') - dot - 1), dot + 1);
+		else
+			cli_buf_printf(b, "/api/v1/namespaces/%s", ns);
+	} else if (cluster != NULL && *cluster != '\0') {
+		cli_buf_printf(&svc, "%s-head-svc:8265", cluster);
+		cli_buf_printf(b, "/api/v1/namespaces/%s", ns);
+	} else
+		return -1;
+	cli_buf_printf(b, "/services/%s/proxy", svc.p);
+	cli_buf_free(&svc);
+	return 0;
+}
+
+static int
+terminal(const char *st)
+{
+	return st != NULL && (strcmp(st, "SUCCEEDED") == 0 ||
+	    strcmp(st, "FAILED") == 0 || strcmp(st, "STOPPED") == 0);
+}
+
+/* Print the logs once, or as they grow until the job is over. */
+static int
+show_logs(const char *head, const char *id)
+{
+	struct cli_buf logs = { 0 }, info = { 0 };
+	size_t shown = 0, n;
+	const char *s;
+	cJSON *t;
+	int over;
+
+	cli_buf_printf(&logs, "%s/api/jobs/%s/logs", head, id);
+	cli_buf_printf(&info, "%s/api/jobs/%s", head, id);
+	for (;;) {
+		over = 1;
+		if (cli_opts.follow) {
+			if ((t = cli_http_get_json(info.p, NULL)) == NULL)
+				goto fail;
+			over = terminal(json_str(t, "status"));
+			cJSON_Delete(t);
+		}
+		if ((t = cli_http_get_json(logs.p, NULL)) == NULL)
+			goto fail;
+		if ((s = json_str(t, "logs")) != NULL && (n = strlen(s)) >
+		    shown) {
+			fwrite(s + shown, 1, n - shown, stdout);
+			fflush(stdout);
+			shown = n;
+		}
+		cJSON_Delete(t);
+		if (over)
+			break;
+		usleep(POLL_US);
+	}
+	cli_buf_free(&logs);
+	cli_buf_free(&info);
+	return CLI_OK;
+fail:
+	cli_buf_free(&logs);
+	cli_buf_free(&info);
+	return CLI_FAIL;
+}
+
+/* rayjob logs NAME. */
+int
+cli_rayjob_run(int argc, char **argv)
+{
+	const struct cli_res *r;
+	struct cli_buf path = { 0 }, head = { 0 };
+	const char *ns, *id;
+	cJSON *rj;
+	int rc = CLI_FAIL;
+
+	if (argc != 2 || strcmp(argv[0], "logs") != 0)
+		return cli_opt_usage("rayjob", "usage: volray rayjob logs NAME "
+		    "[-f]");
+	if ((r = cli_res_kind("ray.io/v1", "RayJob")) == NULL)
+		return CLI_FAIL;
+	ns = cli_obj_ns(r);
+	cli_res_path(&path, r, ns, argv[1], NULL);
+	rj = cli_http_get_json(path.p, NULL);
+	cli_buf_free(&path);
+	if (rj == NULL)
+		return CLI_FAIL;
+	id = json_str(rj, "status.jobId");
+	if (id == NULL || *id == '\0' || head_path(rj, ns, &head) != 0)
+		cli_color_errorf("rayjob %s has no Ray job yet (no "
+		    "status.jobId and head)\n", argv[1]);
+	else
+		rc = show_logs(head.p, id);
+	cli_buf_free(&head);
+	cJSON_Delete(rj);
+	return rc;
+}

@@ -1,0 +1,70 @@
+/*
+ * GET /apis/volray.io/v1/policy: what the daemon runs, for `volray policy
+ * list`. A read-only, non-resource path beside POST .../policy/reload and
+ * authorized as it is (RBAC nonResourceURLs, verb get). The document:
+ *   {"kind": "PolicyInfo", "apiVersion": "volray.io/v1",
+ *    "controllers": [{"name", "file", "loadedAt"}],
+ *    "plugins": [{"name", "file", "loadedAt", "tier", "arguments"}],
+ *    "config": {"file", "loadedAt"}}
+ * with the arguments after defaults and each file after --policy-dir
+ * overrides. The data comes from the controller runtime and the scheduler
+ * through their accessors; nothing is cached here.
+ */
+#include <string.h>
+
+#include "api/api_int.h"
+#include "ctrl/controller.h"
+#include "lib/json.h"
+#include "registry/status.h"
+#include "sched/sched.h"
+
+void
+api_set_policy_sources(api *a, controller_rt *ctrl, sched *s)
+{
+	a->policy_ctrl = ctrl;
+	a->policy_sched = s;
+}
+
+/* The running controllers, in load order. */
+static cJSON *
+controllers(const controller_rt *rt)
+{
+	cJSON *list = cJSON_CreateArray(), *c;
+	const char *name, *file, *at;
+	int i;
+
+	for (i = 0; rt != NULL && controller_info(rt, i, &name, &file, &at) ==
+	    0; i++) {
+		c = cJSON_CreateObject();
+		cJSON_AddStringToObject(c, "name", name);
+		cJSON_AddStringToObject(c, "file", file);
+		cJSON_AddStringToObject(c, "loadedAt", at);
+		cJSON_AddItemToArray(list, c);
+	}
+	return list;
+}
+
+void
+api_policy_info(api *a, http_req *req, struct route *rt)
+{
+	cJSON *o, *p;
+
+	rt->verb = "get";
+	if (strcmp(req->method, "GET") != 0) {
+		api_reply_status(req, rt, status_error(405, "MethodNotAllowed",
+		    "GET the policy; POST to policy/reload to reload it"));
+		return;
+	}
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "kind", "PolicyInfo");
+	cJSON_AddStringToObject(o, "apiVersion", "volray.io/v1");
+	cJSON_AddItemToObject(o, "controllers", controllers(a->policy_ctrl));
+	p = a->policy_sched != NULL ? sched_policy_info(a->policy_sched) :
+	    NULL;
+	if (p != NULL) {
+		json_set(o, "plugins", cJSON_DetachItemFromObject(p, "plugins"));
+		json_set(o, "config", cJSON_DetachItemFromObject(p, "config"));
+		cJSON_Delete(p);
+	}
+	api_reply(req, rt, 200, o);
+}
