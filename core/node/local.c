@@ -1,31 +1,38 @@
 /*
  * The local runtime: the machine volrayd runs on as a real node. Each
- * container's command and args run as a process (uv_spawn) as the user
- * volrayd runs as, in its own session and process group, with the pod's
- * environment, its working directory and volumes under the pod's
- * directory DATA_DIR/pods/NS/NAME/, and stdout and stderr appended to
- * CONTAINER.log there (the previous instance's log is kept as
- * CONTAINER.previous.log), which pods/log serves.
+ * container's command and args run as a process as the user volrayd runs
+ * as, with the pod's environment, its working directory and volumes under
+ * the pod's directory DATA_DIR/pods/NS/NAME/, under a shim of its own
+ * (volray-shim, shim.c): volrayd spawns the shim, which runs the command
+ * in its own process group (and cgroups, cgroup.c), writes its output to
+ * CONTAINER.log there in the CRI format (the previous instance's log is
+ * kept as CONTAINER.previous.log), which pods/log serves, its pid file
+ * CONTAINER.pid, and how it ended to CONTAINER.status.
  *
- * No images are pulled and nothing is isolated: `image` is recorded only.
- * A pod's filesystem paths are rewritten into its directory: a volume at
- * mountPath /etc/config is materialised in ROOT/etc/config (ROOT =
- * DATA_DIR/pods/NS/NAME/root), a workingDir /app becomes ROOT/app, and
- * the environment has VOLRAY_POD_ROOT=ROOT so a command can find them.
+ * No images are pulled and nothing but cgroup limits is isolated: `image`
+ * is recorded only. A pod's filesystem paths are rewritten into its
+ * directory: a volume at mountPath /etc/config is materialised in
+ * ROOT/etc/config (ROOT = DATA_DIR/pods/NS/NAME/root), a workingDir /app
+ * becomes ROOT/app, and the environment has VOLRAY_POD_ROOT=ROOT so a
+ * command can find them.
  *
- * Stopping sends SIGTERM to the process group, then SIGKILL after the
- * grace period; when the main process ends, whatever is left of its group
- * is killed, so nothing outlives its container. Every running process has
- * a pid file (CONTAINER.pid: pid and start time) so that after a crash the
- * next volrayd finds and kills what the last one left (the pod worker then
- * restarts the containers as their restartPolicy says).
+ * Stopping sends SIGTERM to the command's process group, then SIGKILL
+ * after the grace period; when the main process ends, the shim kills
+ * whatever is left of its group. volrayd learns of the end from its child,
+ * the shim, and reads the status file for the real exit code (or an OOM
+ * kill). A volrayd that crashed leaves the shims running: the next one
+ * finds them by their pid files (orphans.c) and, for the pods that still
+ * want them, takes them back (local_resume): it watches the shim through
+ * a pidfd (pidfd_open(2), Linux 5.3; where that fails, a check of
+ * /proc/PID/stat every 500 ms) instead of starting the container again.
+ * The rest is killed. SIGTERM to volrayd kills every container and shim.
  */
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -34,6 +41,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/crilog.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
@@ -46,14 +54,31 @@ struct prestop {
 	struct local_ctr *l;
 };
 
+#define ADOPTED_POLL_MS	500	/* a re-adopted shim without a pidfd */
+
+/*
+ * A container instance: its shim, our child (proc) or, re-adopted after a
+ * restart, watched through a pidfd (poll) or the wheel (poll_timer).
+ */
 struct local_ctr {
-	uv_process_t proc;
+	union {
+		uv_handle_t h;
+		uv_process_t proc;
+		uv_poll_t poll;
+	} u;
+	int adopted;
+	int pidfd;			/* -1: none */
 	struct node *n;
 	struct node_ctr *c;		/* NULL once it has exited */
 	struct prestop *prestop;	/* a preStop hook in flight */
-	pid_t pid;
+	pid_t shim_pid;
+	unsigned long long shim_start;
+	pid_t cmd_pid;			/* 0 until the shim's pid file is read */
+	char uid[128];
 	wheel_timer kill_timer;
-	char pidfile[PATH_MAX];
+	wheel_timer poll_timer;
+	char dir[PATH_MAX];		/* the pod's directory */
+	char name[256];			/* the container's */
 	struct local_ctr *prev, *next;
 };
 
@@ -103,29 +128,6 @@ mkdirs(const char *path)
 		*p = '/';
 	}
 	return mkdir(buf, 0700) != 0 && errno != EEXIST ? -1 : 0;
-}
-
-/* A process's start time (field 22 of /proc/PID/stat), 0 if gone. */
-static unsigned long long
-proc_start(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long t = 0;
-	FILE *f;
-	int i;
-
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return 0;
-	if (fgets(buf, sizeof buf, f) != NULL && (p = strrchr(buf, ')')) !=
-	    NULL) {
-		for (i = 0; i < 20 && p != NULL; i++)
-			p = strchr(p + 1, ' ');
-		if (p != NULL)
-			t = strtoull(p + 1, NULL, 10);
-	}
-	fclose(f);
-	return t;
 }
 
 static void
@@ -592,7 +594,7 @@ spawn_logged(uv_loop_t *loop, uv_process_t *proc, char **argv, char **env,
 		uv_close((uv_handle_t *)proc, on_closed);
 	} else if ((pf = fopen(pidfile, "w")) != NULL) {
 		fprintf(pf, "%d %llu %s\n", (int)proc->pid,
-		    proc_start(proc->pid), uid);
+		    orphans_proc_start(proc->pid), uid);
 		fclose(pf);
 	}
 	if (fd >= 0)
@@ -603,25 +605,292 @@ spawn_logged(uv_loop_t *loop, uv_process_t *proc, char **argv, char **env,
 }
 
 static void
-on_exit_cb(uv_process_t *proc, int64_t status, int sig)
+ctr_file(const struct local_ctr *l, const char *ext, char *out, size_t size)
 {
-	struct local_ctr *l = proc->data;
-	struct node_ctr *c = l->c;
-	int code = sig != 0 ? 128 + sig : (int)status;
+	pathf(out, size, "%s/%s.%s", l->dir, l->name, ext);
+}
 
-	/* Nothing of the container may outlive its main process. */
-	kill(-l->pid, SIGKILL);
+/* The command's pid from the shim's pid file, once the shim wrote it. */
+static pid_t
+ctr_cmd_pid(struct local_ctr *l)
+{
+	char path[PATH_MAX];
+	int cmd, shim;
+	unsigned long long st;
+	char uid[128];
+	FILE *f;
+
+	if (l->cmd_pid > 0)
+		return l->cmd_pid;
+	ctr_file(l, "pid", path, sizeof path);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	if (fscanf(f, "%d %llu %127s %d", &cmd, &st, uid, &shim) == 4 &&
+	    shim == l->shim_pid && cmd > 1)
+		l->cmd_pid = cmd;
+	fclose(f);
+	return l->cmd_pid;
+}
+
+/*
+ * Signal the container: its command's process group. Before the shim has
+ * written its pid file the shim gets it (and forwards all but SIGKILL;
+ * a shim killed before it let the command go never runs it, and one that
+ * did had written the file, read again after the kill).
+ */
+static void
+ctr_signal(struct local_ctr *l, int sig)
+{
+	if (ctr_cmd_pid(l) > 0) {
+		kill(-l->cmd_pid, sig);
+		if (sig == SIGKILL)
+			cgroup_kill(l->uid, l->name);
+		return;
+	}
+	kill(l->shim_pid, sig);
+	if (sig == SIGKILL && ctr_cmd_pid(l) > 0)
+		kill(-l->cmd_pid, SIGKILL);
+}
+
+/*
+ * How the instance ended, from the shim's status file: exit code, reason
+ * (NULL: by the code), message and end time. 0, or -1 with no file (the
+ * shim itself was killed).
+ */
+static int
+read_status(struct local_ctr *l, int *code, char *reason, size_t rsize,
+    char *msg, size_t msize, char *ended)
+{
+	char path[PATH_MAX], line[1024], ts[64] = "";
+	int sig = 0, oom = 0, have = 0;
+	FILE *f;
+
+	ctr_file(l, "status", path, sizeof path);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	reason[0] = msg[0] = ended[0] = '\0';
+	while (fgets(line, sizeof line, f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "exitCode %d", code) == 1)
+			have = 1;
+		else if (sscanf(line, "signal %d", &sig) == 1 ||
+		    sscanf(line, "oomKilled %d", &oom) == 1 ||
+		    sscanf(line, "finishedAt %63s", ts) == 1)
+			continue;
+		else if (strncmp(line, "reason ", 7) == 0)
+			snprintf(reason, rsize, "%s", line + 7);
+		else if (strncmp(line, "message ", 8) == 0)
+			snprintf(msg, msize, "%s", line + 8);
+	}
+	fclose(f);
+	if (!have)
+		return -1;
+	if (oom)
+		snprintf(reason, rsize, "OOMKilled");
+	else if (reason[0] == '\0' && sig == SIGKILL)
+		snprintf(reason, rsize, "Error");
+	{
+		int64_t ns;
+
+		if (crilog_time_parse(ts, strlen(ts), &ns) == 0)
+			util_time_format((time_t)(ns / 1000000000), ended);
+	}
+	return 0;
+}
+
+static void
+on_poll_closed(uv_handle_t *h)
+{
+	struct local_ctr *l = h->data;
+
+	close(l->pidfd);
+	free(l);
+}
+
+/* Forget an instance that has ended: its handles and files. */
+static void
+ctr_release(struct local_ctr *l)
+{
+	char path[PATH_MAX];
+
 	if (l->prestop != NULL)
 		l->prestop->l = NULL;
-	unlink(l->pidfile);
+	ctr_file(l, "pid", path, sizeof path);
+	unlink(path);
+	ctr_file(l, "status", path, sizeof path);
+	unlink(path);
+	cgroup_remove(l->uid, l->name);
 	wheel_cancel(l->n->m->wheel, &l->kill_timer);
+	wheel_cancel(l->n->m->wheel, &l->poll_timer);
 	unlink_ctr(l);
 	l->c = NULL;
-	uv_close((uv_handle_t *)proc, on_closed);
-	if (c != NULL) {
-		c->rt = NULL;
-		node_ctr_exited(c, code, sig == SIGKILL ? "Error" : NULL);
+	if (!l->adopted)
+		uv_close(&l->u.h, on_closed);
+	else if (l->pidfd >= 0) {
+		uv_poll_stop(&l->u.poll);
+		uv_close(&l->u.h, on_poll_closed);
+	} else
+		free(l);
+}
+
+/*
+ * The shim has ended (shim_code, or shim_sig that killed it): tell the
+ * pod worker how the command ended.
+ */
+static void
+ctr_ended(struct local_ctr *l, int shim_code, int shim_sig)
+{
+	struct node_ctr *c = l->c;
+	char reason[64], msg[256], ended[32];
+	int code;
+
+	if (read_status(l, &code, reason, sizeof reason, msg, sizeof msg,
+	    ended) != 0) {
+		/* The shim was killed: so is what it ran. */
+		if (ctr_cmd_pid(l) > 0)
+			kill(-l->cmd_pid, SIGKILL);
+		code = shim_sig != 0 ? 128 + shim_sig : shim_code;
+		snprintf(reason, sizeof reason, "%s", shim_sig == SIGKILL ?
+		    "Error" : "");
+		msg[0] = ended[0] = '\0';
 	}
+	ctr_release(l);
+	if (c == NULL)
+		return;
+	c->rt = NULL;
+	if (msg[0] != '\0')
+		snprintf(c->message, sizeof c->message, "%s", msg);
+	snprintf(c->end_at, sizeof c->end_at, "%s", ended);
+	node_ctr_exited(c, code, reason[0] ? reason : NULL);
+}
+
+static void
+on_shim_exit(uv_process_t *proc, int64_t status, int sig)
+{
+	ctr_ended(proc->data, (int)status, sig);
+}
+
+/* Where the shim spawn wants its arguments: SHIM -d DIR -n NAME ... -- argv. */
+static char **
+shim_argv(const char *shim, const char *dir, const char *name,
+    const char *uid, char **groups, char **cmd)
+{
+	int n = 0, i, ng = 0, nc = 0;
+	char **v;
+
+	while (groups != NULL && groups[ng] != NULL)
+		ng++;
+	while (cmd[nc] != NULL)
+		nc++;
+	if ((v = calloc((size_t)(8 + 2 * ng + nc + 1), sizeof *v)) == NULL)
+		fatal("out of memory");
+	v[n++] = (char *)shim;
+	v[n++] = "-d";
+	v[n++] = (char *)dir;
+	v[n++] = "-n";
+	v[n++] = (char *)name;
+	v[n++] = "-u";
+	v[n++] = (char *)uid;
+	for (i = 0; i < ng; i++) {
+		v[n++] = "-g";
+		v[n++] = groups[i];
+	}
+	v[n++] = "--";
+	for (i = 0; i < nc; i++)
+		v[n++] = cmd[i];
+	v[n] = NULL;
+	return v;
+}
+
+/* limits.memory in bytes and limits.cpu in millicores (0: none). */
+static void
+ctr_limits(const cJSON *spec, int64_t *mem, int64_t *cpu)
+{
+	double v;
+
+	*mem = *cpu = 0;
+	if (quantity_json(json_at(spec, "resources.limits.memory"), &v) == 0 &&
+	    v > 0)
+		*mem = (int64_t)v;
+	if (quantity_json(json_at(spec, "resources.limits.cpu"), &v) == 0 &&
+	    v > 0)
+		*cpu = (int64_t)(v * 1000 + 0.999);
+}
+
+/* Start the shim for argv; 0, or -1 with *why. */
+static int
+spawn_shim(struct node *n, struct node_pod *p, struct node_ctr *c,
+    const cJSON *spec, char **argv, char **env, const char *cwd,
+    const char *dir, char **why)
+{
+	uv_process_options_t opts;
+	uv_stdio_container_t stdio[3];
+	struct local_ctr *l;
+	char **groups = NULL, **sargv, *err = NULL;
+	int64_t mem, cpu;
+	int devnull, r, i;
+
+	if (n->m->shim == NULL || access(n->m->shim, X_OK) != 0) {
+		*why = util_printf("RunContainerError: %s: %s", n->m->shim ?
+		    n->m->shim : "volray-shim", n->m->shim ? strerror(errno) :
+		    "not found");
+		return -1;
+	}
+	ctr_limits(spec, &mem, &cpu);
+	if (cgroup_create(p->uid, c->name, mem, cpu, &groups, &err) != 0) {
+		*why = util_printf("RunContainerError: %s", err);
+		free(err);
+		return -1;
+	}
+	if ((devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) {
+		*why = util_printf("RunContainerError: /dev/null: %s",
+		    strerror(errno));
+		cgroup_paths_free(groups);
+		return -1;
+	}
+	if ((l = calloc(1, sizeof *l)) == NULL)
+		fatal("out of memory");
+	l->u.proc.data = l;
+	l->pidfd = -1;
+	l->n = n;
+	l->c = c;
+	snprintf(l->uid, sizeof l->uid, "%s", p->uid);
+	snprintf(l->dir, sizeof l->dir, "%s", dir);
+	snprintf(l->name, sizeof l->name, "%s", c->name);
+	sargv = shim_argv(n->m->shim, dir, c->name, p->uid, groups, argv);
+	memset(&opts, 0, sizeof opts);
+	for (i = 0; i < 3; i++) {
+		stdio[i].flags = UV_INHERIT_FD;
+		stdio[i].data.fd = devnull;
+	}
+	opts.file = sargv[0];
+	opts.args = sargv;
+	opts.env = env;
+	opts.cwd = cwd;
+	opts.stdio = stdio;
+	opts.stdio_count = 3;
+	opts.flags = UV_PROCESS_DETACHED;
+	opts.exit_cb = on_shim_exit;
+	r = uv_spawn(n->m->loop, &l->u.proc, &opts);
+	close(devnull);
+	free(sargv);
+	cgroup_paths_free(groups);
+	if (r != 0) {
+		*why = util_printf("RunContainerError: exec %s: %s", n->m->shim,
+		    uv_strerror(r));
+		/* The handle is in the loop's list even when the spawn fails. */
+		uv_close(&l->u.h, on_closed);
+		cgroup_remove(p->uid, c->name);
+		return -1;
+	}
+	l->shim_pid = l->u.proc.pid;
+	l->shim_start = orphans_proc_start(l->shim_pid);
+	l->next = running;
+	if (running != NULL)
+		running->prev = l;
+	running = l;
+	c->rt = l;
+	return 0;
 }
 
 static int
@@ -631,9 +900,8 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 	cJSON *pod = o ? store_obj_tree(o) : NULL;
 	const cJSON *spec = NULL, *it;
 	char dir[PATH_MAX], root[PATH_MAX], cwd[PATH_MAX], logp[PATH_MAX];
-	char prev[PATH_MAX], **argv = NULL, *err = NULL;
+	char prev[PATH_MAX], path[PATH_MAX], **argv = NULL;
 	struct env env = { 0 };
-	struct local_ctr *l;
 	int argc = 0, rc = -1, i;
 
 	if (pod == NULL) {
@@ -682,25 +950,12 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 		pathf(prev, sizeof prev, "%s/%s.previous.log", dir, c->name);
 		rename(logp, prev);
 	}
-	if ((l = calloc(1, sizeof *l)) == NULL)
-		fatal("out of memory");
-	l->proc.data = l;
-	l->n = n;
-	l->c = c;
-	pathf(l->pidfile, sizeof l->pidfile, "%s/%s.pid", dir, c->name);
-	if (spawn_logged(n->m->loop, &l->proc, argv, env.kv, cwd, logp,
-	    on_exit_cb, l->pidfile, p->uid, &err) != 0) {
-		*why = util_printf("RunContainerError: %s", err);
-		free(err);
-		goto out;
-	}
-	l->pid = l->proc.pid;
-	l->next = running;
-	if (running != NULL)
-		running->prev = l;
-	running = l;
-	c->rt = l;
-	rc = 0;
+	/* What an earlier instance's shim left must not be read as ours. */
+	pathf(path, sizeof path, "%s/%s.status", dir, c->name);
+	unlink(path);
+	pathf(path, sizeof path, "%s/%s.pid", dir, c->name);
+	unlink(path);
+	rc = spawn_shim(n, p, c, spec, argv, env.kv, cwd, dir, why);
 out:
 	for (i = 0; i < argc; i++)
 		free(argv[i]);
@@ -713,13 +968,93 @@ out:
 }
 
 static void
+on_pidfd(uv_poll_t *h, int status, int events)
+{
+	(void)status;
+	(void)events;
+	ctr_ended(h->data, 0, 0);
+}
+
+static void
+on_poll_tick(wheel_timer *t)
+{
+	struct local_ctr *l = t->data;
+
+	if (orphans_proc_start(l->shim_pid) != l->shim_start)
+		ctr_ended(l, 0, 0);
+	else
+		wheel_add(l->n->m->wheel, &l->poll_timer, ADOPTED_POLL_MS,
+		    on_poll_tick, l);
+}
+
+static void
+on_gone(wheel_timer *t)
+{
+	ctr_ended(t->data, 0, 0);
+}
+
+/*
+ * Take back a container a previous volrayd left (orphans.c): watch its
+ * shim, which is not our child, for its end; one that ended while no
+ * volrayd ran is reported as ended at once, from its status file.
+ */
+static int
+local_resume(struct node *n, struct node_pod *p, struct node_ctr *c)
+{
+	struct orphan *o = orphans_claim(p->ns, p->name, c->name, p->uid);
+	struct local_ctr *l;
+
+	if (o == NULL)
+		return -1;
+	if ((l = calloc(1, sizeof *l)) == NULL)
+		fatal("out of memory");
+	l->u.h.data = l;
+	l->adopted = 1;
+	l->pidfd = -1;
+	l->n = n;
+	l->c = c;
+	l->shim_pid = o->shim_pid;
+	l->shim_start = o->shim_start;
+	l->cmd_pid = o->cmd_pid;
+	snprintf(l->uid, sizeof l->uid, "%s", p->uid);
+	snprintf(l->dir, sizeof l->dir, "%s", o->dir);
+	snprintf(l->name, sizeof l->name, "%s", c->name);
+	l->next = running;
+	if (running != NULL)
+		running->prev = l;
+	running = l;
+	c->rt = l;
+	if (o->alive) {
+		int fd = (int)syscall(SYS_pidfd_open, o->shim_pid, 0);
+
+		/* Checked after the open: the pidfd names our shim or none. */
+		if (fd >= 0 && orphans_proc_start(o->shim_pid) == o->shim_start &&
+		    uv_poll_init(n->m->loop, &l->u.poll, fd) == 0) {
+			l->pidfd = fd;
+			l->u.poll.data = l;
+			uv_poll_start(&l->u.poll, UV_READABLE, on_pidfd);
+		} else {
+			if (fd >= 0)
+				close(fd);
+			wheel_add(n->m->wheel, &l->poll_timer, 0, on_poll_tick, l);
+		}
+		log_info("node %s: pod %s container %s: re-adopted (shim %d, "
+		    "process group %d)", n->name, p->key, c->name, o->shim_pid,
+		    o->cmd_pid);
+	} else
+		wheel_add(n->m->wheel, &l->poll_timer, 0, on_gone, l);
+	free(o);
+	return 0;
+}
+
+static void
 on_kill(wheel_timer *t)
 {
 	struct local_ctr *l = t->data;
 
 	log_info("node %s: grace period over, killing process group %d",
-	    l->n->name, (int)l->pid);
-	kill(-l->pid, SIGKILL);
+	    l->n->name, (int)l->cmd_pid);
+	ctr_signal(l, SIGKILL);
 }
 
 static void local_exec(struct node *, struct node_pod *, struct node_ctr *,
@@ -736,7 +1071,7 @@ prestop_done(void *arg, int ok)
 	if (l == NULL)
 		return;
 	l->prestop = NULL;
-	kill(-l->pid, SIGTERM);
+	ctr_signal(l, SIGTERM);
 }
 
 /*
@@ -755,7 +1090,7 @@ local_stop(struct node *n, struct node_pod *p, struct node_ctr *c,
 	if (l == NULL)
 		return;
 	if (grace_ms == 0) {
-		kill(-l->pid, SIGKILL);
+		ctr_signal(l, SIGKILL);
 		return;
 	}
 	wheel_add(n->m->wheel, &l->kill_timer, grace_ms, on_kill, l);
@@ -776,39 +1111,36 @@ local_stop(struct node *n, struct node_pod *p, struct node_ctr *c,
 		l->prestop = ps;
 		local_exec(n, p, c, hook, grace_ms, prestop_done, ps);
 	} else
-		kill(-l->pid, SIGTERM);
+		ctr_signal(l, SIGTERM);
 	cJSON_Delete(pod);
 }
 
-/* Kill every process a previous volrayd left behind (pid files). */
+/* Find what a previous volrayd left: the pods taken on next may claim it. */
 void
 node_local_reap(const char *data_dir)
 {
-	char pattern[PATH_MAX];
-	glob_t g;
-	size_t i;
+	orphans_scan(data_dir);
+}
 
-	if (pathf(pattern, sizeof pattern, "%s/pods/*/*/*.pid", data_dir) != 0 ||
-	    glob(pattern, 0, NULL, &g) != 0)
-		return;
-	for (i = 0; i < g.gl_pathc; i++) {
-		unsigned long long st;
-		int pid = 0;
-		FILE *pf = fopen(g.gl_pathv[i], "r");
+/* Whether a cgroup belongs to a container running now. */
+static int
+keep_group(void *arg, const char *uid, const char *ctr)
+{
+	struct local_ctr *l;
 
-		/* The recorded start time tells our process from a reused pid. */
-		if (pf != NULL) {
-			if (fscanf(pf, "%d %llu", &pid, &st) == 2 && pid > 1 &&
-			    proc_start(pid) == st) {
-				log_info("node: killing process group %d left by "
-				    "the last run (%s)", pid, g.gl_pathv[i]);
-				kill(-pid, SIGKILL);
-			}
-			fclose(pf);
-		}
-		unlink(g.gl_pathv[i]);
-	}
-	globfree(&g);
+	(void)arg;
+	for (l = running; l != NULL; l = l->next)
+		if (strcmp(l->uid, uid) == 0 && strcmp(l->name, ctr) == 0)
+			return 1;
+	return 0;
+}
+
+/* Every pod is taken on: kill what none claimed, and its cgroups. */
+void
+node_local_reap_finish(void)
+{
+	orphans_kill_rest();
+	cgroup_sweep(keep_group, NULL);
 }
 
 /* volrayd is stopping: no process of its containers stays behind. */
@@ -817,11 +1149,18 @@ node_local_kill_all(void)
 {
 	struct local_ctr *l;
 	node_proc *np;
+	char path[PATH_MAX];
 
 	for (l = running; l != NULL; l = l->next) {
-		kill(-l->pid, SIGKILL);
-		unlink(l->pidfile);
+		ctr_signal(l, SIGKILL);
+		kill(l->shim_pid, SIGKILL);
+		ctr_file(l, "pid", path, sizeof path);
+		unlink(path);
+		ctr_file(l, "status", path, sizeof path);
+		unlink(path);
 	}
+	for (l = running; l != NULL; l = l->next)
+		cgroup_remove(l->uid, l->name);
 	for (np = procs; np != NULL; np = np->next) {
 		kill(-np->pid, SIGKILL);
 		unlink(np->pidfile);
@@ -1031,4 +1370,5 @@ const struct node_runtime node_local_runtime = {
 	local_stop,
 	1,
 	local_exec,
+	local_resume,
 };

@@ -1,0 +1,188 @@
+/*
+ * What a previous volrayd left on the local node, found through the pid
+ * files under DATA_DIR/pods/NS/NAME/ at start.
+ *
+ *  - A container's file (NAME.pid, written by its shim: "CMDPID CMDSTART
+ *    UID SHIMPID SHIMSTART") whose shim still runs, or whose shim has
+ *    ended and left NAME.status, is an orphan: the pod worker may claim
+ *    it (orphans_claim) when the pod, still in the store and bound here,
+ *    wants that container running; the local runtime then watches it
+ *    instead of starting it again.
+ *  - What is not claimed once every pod is taken on is killed
+ *    (orphans_kill_rest): its command's process group and its shim.
+ *  - A process of a pod beside its containers (node_proc_start's "PID
+ *    START UID") is killed at once: nothing takes those back.
+ *
+ * The start times (field 22 of /proc/PID/stat) tell our process from
+ * another that got the same pid since.
+ */
+#include <errno.h>
+#include <glob.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/log.h"
+#include "node/node_int.h"
+
+static struct orphan *orphans;
+
+unsigned long long
+orphans_proc_start(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	if (fgets(buf, sizeof buf, f) != NULL && (p = strrchr(buf, ')')) !=
+	    NULL) {
+		for (i = 0; i < 20 && p != NULL; i++)
+			p = strchr(p + 1, ' ');
+		if (p != NULL)
+			t = strtoull(p + 1, NULL, 10);
+	}
+	fclose(f);
+	return t;
+}
+
+/* Kill a process group if its leader is still the process we started. */
+static void
+kill_if_ours(pid_t pid, unsigned long long start, const char *why)
+{
+	if (pid > 1 && orphans_proc_start(pid) == start) {
+		log_info("node: killing process group %d left by the last run "
+		    "(%s)", (int)pid, why);
+		kill(-pid, SIGKILL);
+	}
+}
+
+/* DATA_DIR/pods/NS/NAME/CTR.pid into its parts; -1 if it is not one. */
+static int
+split_path(const char *path, struct orphan *o)
+{
+	char buf[PATH_MAX], *ctr, *name, *ns, *dot;
+
+	snprintf(buf, sizeof buf, "%s", path);
+	if ((ctr = strrchr(buf, '/')) == NULL)
+		return -1;
+	*ctr++ = '\0';
+	snprintf(o->dir, sizeof o->dir, "%s", buf);
+	if ((name = strrchr(buf, '/')) == NULL)
+		return -1;
+	*name++ = '\0';
+	if ((ns = strrchr(buf, '/')) == NULL)
+		return -1;
+	ns++;
+	if ((dot = strrchr(ctr, '.')) != NULL)
+		*dot = '\0';
+	snprintf(o->ns, sizeof o->ns, "%s", ns);
+	snprintf(o->name, sizeof o->name, "%s", name);
+	snprintf(o->ctr, sizeof o->ctr, "%s", ctr);
+	return 0;
+}
+
+void
+orphans_file(const struct orphan *o, const char *ext, char *out, size_t size)
+{
+	snprintf(out, size, "%s/%s.%s", o->dir, o->ctr, ext);
+}
+
+void
+orphans_scan(const char *data_dir)
+{
+	char pattern[PATH_MAX];
+	glob_t g;
+	size_t i;
+
+	if (snprintf(pattern, sizeof pattern, "%s/pods/*/*/*.pid", data_dir) >=
+	    (int)sizeof pattern || glob(pattern, 0, NULL, &g) != 0)
+		return;
+	for (i = 0; i < g.gl_pathc; i++) {
+		struct orphan o;
+		char status[PATH_MAX];
+		FILE *pf = fopen(g.gl_pathv[i], "r");
+		int n = 0;
+
+		memset(&o, 0, sizeof o);
+		if (pf != NULL) {
+			n = fscanf(pf, "%d %llu %127s %d %llu", &o.cmd_pid,
+			    &o.cmd_start, o.uid, &o.shim_pid, &o.shim_start);
+			fclose(pf);
+		}
+		if (n != 5 || split_path(g.gl_pathv[i], &o) != 0) {
+			/* A pod's process beside its containers. */
+			if (n >= 2)
+				kill_if_ours(o.cmd_pid, o.cmd_start,
+				    g.gl_pathv[i]);
+			unlink(g.gl_pathv[i]);
+			continue;
+		}
+		o.alive = o.shim_pid > 1 &&
+		    orphans_proc_start(o.shim_pid) == o.shim_start;
+		orphans_file(&o, "status", status, sizeof status);
+		if (!o.alive && access(status, F_OK) != 0) {
+			/* No shim and no word of how it ended: it is lost. */
+			kill_if_ours(o.cmd_pid, o.cmd_start, "its shim is gone");
+			unlink(g.gl_pathv[i]);
+			continue;
+		}
+		{
+			struct orphan *c = malloc(sizeof *c);
+
+			if (c == NULL)
+				fatal("out of memory");
+			*c = o;
+			c->next = orphans;
+			orphans = c;
+		}
+	}
+	globfree(&g);
+}
+
+struct orphan *
+orphans_claim(const char *ns, const char *name, const char *ctr,
+    const char *uid)
+{
+	struct orphan **pp, *o;
+
+	for (pp = &orphans; (o = *pp) != NULL; pp = &o->next)
+		if (strcmp(o->ns, ns) == 0 && strcmp(o->name, name) == 0 &&
+		    strcmp(o->ctr, ctr) == 0 && strcmp(o->uid, uid) == 0) {
+			*pp = o->next;
+			o->next = NULL;
+			return o;
+		}
+	return NULL;
+}
+
+void
+orphans_kill_rest(void)
+{
+	struct orphan *o;
+	char path[PATH_MAX];
+
+	while ((o = orphans) != NULL) {
+		orphans = o->next;
+		if (o->alive) {
+			char why[600];
+
+			snprintf(why, sizeof why, "pod %s/%s container %s is not "
+			    "to run here", o->ns, o->name, o->ctr);
+			kill_if_ours(o->cmd_pid, o->cmd_start, why);
+			if (orphans_proc_start(o->shim_pid) == o->shim_start)
+				kill(o->shim_pid, SIGKILL);
+		}
+		orphans_file(o, "pid", path, sizeof path);
+		unlink(path);
+		orphans_file(o, "status", path, sizeof path);
+		unlink(path);
+		free(o);
+	}
+}

@@ -1,0 +1,496 @@
+/*
+ * volray-shim: the keeper of one container instance on the local node,
+ * after containerd-shim. volrayd starts it (in a session of its own, with
+ * the container's environment and working directory) instead of the
+ * command; it
+ *
+ *  - forks the command into a process group of its own and, before the
+ *    command is exec'd, into the container's cgroups (-g, made by
+ *    volrayd), then writes DIR/NAME.pid: "CMDPID CMDSTART UID SHIMPID
+ *    SHIMSTART" (start times from /proc/PID/stat, which tell a live
+ *    process from a reused pid);
+ *  - reads the command's stdout and stderr through pipes and appends them
+ *    to DIR/NAME.log in the CRI format (lib/crilog.h), one write per
+ *    record;
+ *  - waits for the command, kills what is left of its process group and
+ *    cgroups, and writes DIR/NAME.status (exit code, signal, whether the
+ *    cgroup saw an OOM kill, the time it ended; written to a temporary
+ *    file and renamed, so a reader sees all of it or nothing); then it
+ *    removes the cgroups and exits.
+ *
+ * It needs nothing from volrayd once started: it ignores SIGHUP and
+ * SIGPIPE, holds no descriptor of volrayd's, and outlives a volrayd that
+ * crashes, so the next one re-adopts the container (local.c). SIGTERM,
+ * SIGINT, SIGQUIT, SIGUSR1 and SIGUSR2 sent to the shim are forwarded to
+ * the command's process group (volrayd signals the group itself once it
+ * has read the pid file; this covers the moment before).
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/crilog.h"
+
+#define MAX_GROUPS	4
+#define DRAIN_MS	1000	/* output still read after the command ends */
+
+static volatile sig_atomic_t child_pid;	/* the command, once released */
+static volatile sig_atomic_t pending_sig;	/* forwarded once it is */
+static int wake_fd = -1;		/* SIGCHLD writes here */
+
+struct stream {
+	int fd;
+	const char *name;
+	char buf[CRILOG_LINE_MAX];
+	size_t len;
+};
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: volray-shim -d DIR -n NAME [-u UID] "
+	    "[-g CGROUP]... -- COMMAND [ARG]...\n");
+	exit(2);
+}
+
+static void
+on_forward(int sig)
+{
+	if (child_pid > 0)
+		kill(-child_pid, sig);
+	else
+		pending_sig = sig;
+}
+
+static void
+on_child(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	if (write(wake_fd, "c", 1) < 0) {
+		/* The pipe is full: a wake-up is already pending. */
+	}
+	errno = saved;
+}
+
+static unsigned long long
+proc_start(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	if (fgets(buf, sizeof buf, f) != NULL && (p = strrchr(buf, ')')) !=
+	    NULL) {
+		for (i = 0; i < 20 && p != NULL; i++)
+			p = strchr(p + 1, ' ');
+		if (p != NULL)
+			t = strtoull(p + 1, NULL, 10);
+	}
+	fclose(f);
+	return t;
+}
+
+/* Write path atomically: a temporary file beside it, then rename. */
+static int __attribute__((format(printf, 2, 3)))
+write_atomic(const char *path, const char *fmt, ...)
+{
+	char tmp[PATH_MAX];
+	va_list ap;
+	FILE *f;
+	int bad;
+
+	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp ||
+	    (f = fopen(tmp, "w")) == NULL)
+		return -1;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	bad = ferror(f);
+	if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	return close(fd) == 0 && ok ? 0 : -1;
+}
+
+/*
+ * The OOM kills a memory cgroup has seen: "oom_kill N" in memory.events
+ * (v2) or memory.oom_control (v1, Linux 4.13 and later), else v1's
+ * memory.failcnt (hits of the limit, *exact 0); -1 for a group without
+ * either.
+ */
+static long
+oom_count(const char *group, int *exact)
+{
+	static const char *files[] = { "memory.events", "memory.oom_control" };
+	char path[PATH_MAX], line[256];
+	long n = -1;
+	size_t i;
+	FILE *f;
+
+	*exact = 1;
+	for (i = 0; i < 2 && n < 0; i++) {
+		snprintf(path, sizeof path, "%s/%s", group, files[i]);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		while (fgets(line, sizeof line, f) != NULL)
+			if (sscanf(line, "oom_kill %ld", &n) == 1)
+				break;
+		fclose(f);
+	}
+	snprintf(path, sizeof path, "%s/memory.failcnt", group);
+	if (n < 0 && (f = fopen(path, "r")) != NULL) {
+		*exact = 0;
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+/* SIGKILL every process left in a cgroup (some may have left the group). */
+static void
+kill_group(const char *group)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	int pid;
+
+	snprintf(path, sizeof path, "%s/cgroup.procs", group);
+	if ((f = fopen(path, "r")) == NULL)
+		return;
+	while (fscanf(f, "%d", &pid) == 1)
+		if (pid > 1 && pid != getpid())
+			kill(pid, SIGKILL);
+	fclose(f);
+}
+
+/* Remove a cgroup; its last processes may take a moment to leave. */
+static void
+remove_group(const char *group)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	int i;
+
+	for (i = 0; i < 50; i++) {
+		if (rmdir(group) == 0 || errno == ENOENT)
+			return;
+		if (errno != EBUSY)
+			return;
+		kill_group(group);
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Append one CRI record of len bytes of text. */
+static void
+emit(int log_fd, const struct stream *s, const char *text, size_t len,
+    int partial)
+{
+	char rec[CRILOG_TIME_MAX + 16 + CRILOG_LINE_MAX + 1];
+	size_t n = crilog_time_format(crilog_now(), rec);
+
+	n += (size_t)snprintf(rec + n, sizeof rec - n, " %s %c ", s->name,
+	    partial ? 'P' : 'F');
+	memcpy(rec + n, text, len);
+	n += len;
+	rec[n++] = '\n';
+	if (write(log_fd, rec, n) < 0) {
+		/* A full disk loses output; the command runs on. */
+	}
+}
+
+/* Records for the complete lines in s->buf; a full buffer is a P record. */
+static void
+flush_lines(int log_fd, struct stream *s, int eof)
+{
+	size_t start = 0;
+	char *nl;
+
+	while ((nl = memchr(s->buf + start, '\n', s->len - start)) != NULL) {
+		emit(log_fd, s, s->buf + start, (size_t)(nl - s->buf - start),
+		    0);
+		start = (size_t)(nl - s->buf) + 1;
+	}
+	memmove(s->buf, s->buf + start, s->len - start);
+	s->len -= start;
+	if (s->len == sizeof s->buf || (eof && s->len > 0)) {
+		/* containerd: a line at EOF without its newline is full. */
+		emit(log_fd, s, s->buf, s->len, !eof);
+		s->len = 0;
+	}
+}
+
+/* Read what a stream has; 0 at EOF (the fd is then closed). */
+static int
+read_stream(int log_fd, struct stream *s)
+{
+	ssize_t n = read(s->fd, s->buf + s->len, sizeof s->buf - s->len);
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 1;
+	if (n <= 0) {
+		flush_lines(log_fd, s, 1);
+		close(s->fd);
+		s->fd = -1;
+		return 0;
+	}
+	s->len += (size_t)n;
+	flush_lines(log_fd, s, 0);
+	return 1;
+}
+
+/* The child: its own group, wait for the go-ahead, exec. */
+static void __attribute__((noreturn))
+run_child(char **argv, int out, int err, int go, int report)
+{
+	char c;
+	int e;
+
+	setpgid(0, 0);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	if (dup2(out, 1) < 0 || dup2(err, 2) < 0)
+		_exit(127);
+	/* The shim died before letting us go: never run unwatched. */
+	if (read(go, &c, 1) != 1)
+		_exit(127);
+	execvp(argv[0], argv);
+	e = errno;
+	if (write(report, &e, sizeof e) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *dir = NULL, *name = NULL, *uid = "-";
+	const char *groups[MAX_GROUPS];
+	char path[PATH_MAX], logp[PATH_MAX], now[CRILOG_TIME_MAX];
+	int ngroups = 0, opt, out[2], err[2], go[2], rep[2], wake[2];
+	int log_fd, status = 0, e = 0, i, oom = 0, code, sig = 0, exact;
+	long oom_before[MAX_GROUPS];
+	struct stream so, se;
+	struct sigaction sa;
+	pid_t pid;
+	ssize_t n;
+
+	while ((opt = getopt(argc, argv, "d:n:u:g:")) != -1) {
+		switch (opt) {
+		case 'd':
+			dir = optarg;
+			break;
+		case 'n':
+			name = optarg;
+			break;
+		case 'u':
+			uid = optarg;
+			break;
+		case 'g':
+			if (ngroups == MAX_GROUPS)
+				usage();
+			groups[ngroups++] = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	argv += optind;
+	if (dir == NULL || name == NULL || argv[0] == NULL)
+		usage();
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	setsid();	/* volrayd's spawn made us a session leader already */
+	snprintf(logp, sizeof logp, "%s/%s.log", dir, name);
+	if ((log_fd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+	    0600)) < 0 || pipe2(out, O_CLOEXEC) != 0 ||
+	    pipe2(err, O_CLOEXEC) != 0 || pipe2(go, O_CLOEXEC) != 0 ||
+	    pipe2(rep, O_CLOEXEC) != 0 ||
+	    pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+		e = errno;
+		snprintf(path, sizeof path, "%s/%s.status", dir, name);
+		crilog_time_format(crilog_now(), now);
+		write_atomic(path, "exitCode 128\nsignal 0\noomKilled 0\n"
+		    "finishedAt %s\nreason RunContainerError\nmessage %s: %s\n",
+		    now, log_fd < 0 ? logp : "pipe", strerror(e));
+		return 128;
+	}
+	wake_fd = wake[1];
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_forward;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
+	sa.sa_handler = on_child;
+	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
+	if ((pid = fork()) < 0)
+		return 128;
+	if (pid == 0)
+		run_child(argv, out[1], err[1], go[0], rep[1]);
+	setpgid(pid, pid);
+	close(out[1]);
+	close(err[1]);
+	close(go[0]);
+	close(rep[1]);
+	/* Into its cgroups before it runs, so that all it uses is charged. */
+	for (i = 0; i < ngroups; i++) {
+		char pidstr[32];
+
+		snprintf(path, sizeof path, "%s/cgroup.procs", groups[i]);
+		snprintf(pidstr, sizeof pidstr, "%d", (int)pid);
+		if (write_str(path, pidstr) != 0)
+			fprintf(stderr, "volray-shim: %s: %s\n", path,
+			    strerror(errno));
+		oom_before[i] = oom_count(groups[i], &exact);
+	}
+	snprintf(path, sizeof path, "%s/%s.pid", dir, name);
+	write_atomic(path, "%d %llu %s %d %llu\n", (int)pid, proc_start(pid),
+	    uid, (int)getpid(), proc_start(getpid()));
+	child_pid = pid;
+	if (pending_sig != 0)
+		kill(-pid, pending_sig);
+	if (write(go[1], "g", 1) != 1)
+		kill(pid, SIGKILL);
+	close(go[1]);
+	/* EOF when exec succeeded (close-on-exec), else its errno. */
+	while ((n = read(rep[0], &e, sizeof e)) < 0 && errno == EINTR)
+		;
+	close(rep[0]);
+	if (n != (ssize_t)sizeof e)
+		e = 0;
+	memset(&so, 0, sizeof so);
+	memset(&se, 0, sizeof se);
+	so.fd = out[0];
+	so.name = "stdout";
+	se.fd = err[0];
+	se.name = "stderr";
+	for (;;) {
+		struct pollfd pf[3];
+		int np = 0, r;
+		char c;
+
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+		pf[np].fd = wake[0];
+		pf[np++].events = POLLIN;
+		if (so.fd >= 0) {
+			pf[np].fd = so.fd;
+			pf[np++].events = POLLIN;
+		}
+		if (se.fd >= 0) {
+			pf[np].fd = se.fd;
+			pf[np++].events = POLLIN;
+		}
+		if ((r = poll(pf, (nfds_t)np, -1)) < 0 && errno != EINTR)
+			break;
+		while (read(wake[0], &c, 1) == 1)
+			;
+		for (i = 1; r > 0 && i < np; i++)
+			if (pf[i].revents != 0)
+				read_stream(log_fd, pf[i].fd == so.fd ? &so : &se);
+	}
+	/* Nothing of the container outlives its main process. */
+	kill(-pid, SIGKILL);
+	for (i = 0; i < ngroups; i++)
+		kill_group(groups[i]);
+	{
+		/* What it wrote before it ended; a writer that got away is cut off. */
+		struct timespec t0, t1;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (so.fd >= 0 || se.fd >= 0) {
+			struct pollfd pf[2];
+			int np = 0;
+			long left;
+
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			left = DRAIN_MS - ((t1.tv_sec - t0.tv_sec) * 1000 +
+			    (t1.tv_nsec - t0.tv_nsec) / 1000000);
+			if (left <= 0)
+				break;
+			if (so.fd >= 0) {
+				pf[np].fd = so.fd;
+				pf[np++].events = POLLIN;
+			}
+			if (se.fd >= 0) {
+				pf[np].fd = se.fd;
+				pf[np++].events = POLLIN;
+			}
+			if (poll(pf, (nfds_t)np, (int)left) <= 0)
+				continue;
+			for (i = 0; i < np; i++)
+				if (pf[i].revents != 0)
+					read_stream(log_fd, pf[i].fd == so.fd ?
+					    &so : &se);
+		}
+		if (so.fd >= 0)
+			flush_lines(log_fd, &so, 1);
+		if (se.fd >= 0)
+			flush_lines(log_fd, &se, 1);
+	}
+	for (i = 0; i < ngroups; i++) {
+		long after = oom_count(groups[i], &exact);
+
+		/* failcnt counts reclaims at the limit too: SIGKILL or nothing. */
+		if (after > oom_before[i] && oom_before[i] >= 0 && (exact ||
+		    (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)))
+			oom = 1;
+	}
+	if (WIFSIGNALED(status)) {
+		sig = WTERMSIG(status);
+		code = 128 + sig;
+	} else
+		code = WEXITSTATUS(status);
+	crilog_time_format(crilog_now(), now);
+	snprintf(path, sizeof path, "%s/%s.status", dir, name);
+	if (e != 0) {
+		char msg[256];
+
+		snprintf(msg, sizeof msg, "%s", strerror(e));
+		msg[0] = (char)(msg[0] >= 'A' && msg[0] <= 'Z' ? msg[0] + 32 :
+		    msg[0]);
+		write_atomic(path, "exitCode 128\nsignal 0\noomKilled 0\n"
+		    "finishedAt %s\nreason RunContainerError\nmessage exec %s: "
+		    "%s\n", now, argv[0], msg);
+		code = 128;
+	} else
+		write_atomic(path, "exitCode %d\nsignal %d\noomKilled %d\n"
+		    "finishedAt %s\n", code, sig, oom, now);
+	for (i = 0; i < ngroups; i++)
+		remove_group(groups[i]);
+	return code & 255;
+}
