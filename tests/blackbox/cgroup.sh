@@ -1,0 +1,80 @@
+#!/bin/sh
+# Resource limits as cgroups on the local node (root, a writable cgroup
+# v2 or v1 hierarchy; else SKIP): volrayd says which mode it runs in; a
+# container's group has its limits.memory and limits.cpu; one that
+# allocates past its memory limit is OOMKilled with exit code 137; its
+# group goes with it; a group left by an earlier run is removed at start.
+. "$(dirname "$0")/lib.sh"
+[ "$(id -u)" = 0 ] || { echo "SKIP: not root"; exit 77; }
+if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; then
+	V=2 MEM=/sys/fs/cgroup CPU=/sys/fs/cgroup
+	[ -w /sys/fs/cgroup/cgroup.subtree_control ] || { echo "SKIP: cgroup v2 not writable"; exit 77; }
+else
+	V=1 MEM=/sys/fs/cgroup/memory CPU=/sys/fs/cgroup/cpu
+	grep -Eq '^[^ ]+ /sys/fs/cgroup/memory cgroup rw' /proc/self/mounts ||
+		{ echo "SKIP: no writable cgroup v1 memory hierarchy"; exit 77; }
+fi
+LOCAL_NODE=1
+start_daemon
+NODE=$(hostname | tr 'A-Z' 'a-z')
+k wait --for=condition=Ready "node/$NODE" --timeout=10s >/dev/null || fail "local node not Ready"
+expect_contains "$(cat "$WORK/volrayd.log")" "resource limits are enforced with cgroup v$V" "the mode volrayd says it runs in"
+
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: capped}
+spec:
+  nodeName: $NODE
+  containers:
+  - name: c
+    image: busybox
+    command: [sh, -c, 'exec sleep 1000']
+    resources: {limits: {cpu: 500m, memory: 64Mi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: hog}
+spec:
+  nodeName: $NODE
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: python
+    command: [python3, -c, 'b = bytearray(200 << 20); print("survived")']
+    resources: {limits: {memory: 32Mi}}
+YAML
+k wait --for=condition=Ready pod/capped --timeout=10s >/dev/null || fail "capped not Ready"
+uid=$(k get pod capped -o jsonpath='{.metadata.uid}')
+pid=$(cut -d' ' -f1 "$DATA/pods/default/capped/c.pid")
+mg="$MEM/volray/$uid/c" cg="$CPU/volray/$uid/c"
+if [ $V = 2 ]; then
+	expect_eq 67108864 "$(cat "$mg/memory.max")" "memory.max"
+	expect_eq "50000 100000" "$(cat "$cg/cpu.max")" "cpu.max"
+else
+	expect_eq 67108864 "$(cat "$mg/memory.limit_in_bytes")" "memory.limit_in_bytes"
+	expect_eq 50000 "$(cat "$cg/cpu.cfs_quota_us")" "cpu.cfs_quota_us"
+	expect_eq 100000 "$(cat "$cg/cpu.cfs_period_us")" "cpu.cfs_period_us"
+fi
+grep -qx "$pid" "$mg/cgroup.procs" || fail "the process is not in its memory group"
+grep -qx "$pid" "$cg/cgroup.procs" || fail "the process is not in its cpu group"
+pass "cgroup v$V: the container's group has its memory and cpu limits, and its process"
+
+k wait --for=jsonpath='{.status.containerStatuses[0].state.terminated.reason}'=OOMKilled pod/hog --timeout=20s >/dev/null ||
+	fail "hog not OOMKilled: $(k get pod hog -o jsonpath='{.status.containerStatuses[0].state}')"
+expect_eq 137 "$(k get pod hog -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode}')" "OOMKilled exit code"
+expect_eq Failed "$(k get pod hog -o jsonpath='{.status.phase}')" "hog's phase"
+hog=$(k get pod hog -o jsonpath='{.metadata.uid}')
+[ ! -d "$MEM/volray/$hog/c" ] || fail "the OOMKilled container's group is still there"
+pass "past limits.memory: OOMKilled, exit code 137, its group removed"
+
+k delete pod capped --grace-period=1 --timeout=20s >/dev/null || fail "deleting capped"
+[ ! -d "$mg" ] && [ ! -d "$cg" ] || fail "a deleted container's groups are still there"
+[ ! -d "$MEM/volray/$uid" ] || fail "a deleted pod's group is still there"
+pass "a deleted pod's groups are removed"
+
+stop_daemon
+mkdir -p "$MEM/volray/stale-pod/c" "$CPU/volray/stale-pod/c"
+start_daemon
+[ ! -d "$MEM/volray/stale-pod" ] && [ ! -d "$CPU/volray/stale-pod" ] || fail "a stale group survived the start"
+pass "groups left by an earlier run are removed at start"
