@@ -70,22 +70,6 @@ api_get(api *a, http_req *req, struct route *rt)
 	http_respond_rbuf(req, 200, "application/json", o->json);
 }
 
-/*
- * An integer option from the query, into *out when given; a malformed one
- * is answered 400 as kube-apiserver answers it, and -1 returned.
- */
-static int
-int_param(http_req *req, struct route *rt, const char *key, long long *out)
-{
-	char *cause = NULL;
-
-	if (http_query_int(req->query, key, out, &cause) >= 0)
-		return 0;
-	api_reply_status(req, rt, status_bad_request("%s", cause));
-	free(cause);
-	return -1;
-}
-
 /* Parse both selectors of a request; on error reply and return -1. */
 static int
 selectors(http_req *req, struct route *rt, selector **labels,
@@ -176,8 +160,8 @@ api_list(api *a, http_req *req, struct route *rt)
 	if (refuse_review(req, rt))
 		return;
 	/* timeoutSeconds is checked as kube-apiserver checks it, and unused. */
-	if (int_param(req, rt, "limit", &lim) != 0 ||
-	    int_param(req, rt, "timeoutSeconds", &timeout) != 0)
+	if (api_int_param(req, rt, "limit", &lim) != 0 ||
+	    api_int_param(req, rt, "timeoutSeconds", &timeout) != 0)
 		return;
 	if (lim > 0)
 		limit = (size_t)lim;
@@ -315,8 +299,8 @@ api_watch(api *a, http_req *req, struct route *rt)
 	memset(&o, 0, sizeof o);
 	if (refuse_review(req, rt))
 		return;
-	if (int_param(req, rt, "timeoutSeconds", &timeout) != 0 ||
-	    int_param(req, rt, "limit", &lim) != 0)
+	if (api_int_param(req, rt, "timeoutSeconds", &timeout) != 0 ||
+	    api_int_param(req, rt, "limit", &lim) != 0)
 		return;
 	rv = http_query_get(req->query, "resourceVersion");
 	inc = http_query_get(req->query, "includeObject");

@@ -261,19 +261,6 @@ follow_start(api *a, http_req *req, const store_obj *o, const char *path,
 	uv_timer_start(f->timer, follow_tick, FOLLOW_MS, FOLLOW_MS);
 }
 
-/* An integer option; 400 as kube-apiserver answers a malformed one. */
-static int
-int_param(http_req *req, struct route *rt, const char *key, long long *out)
-{
-	char *cause = NULL;
-
-	if (http_query_int(req->query, key, out, &cause) >= 0)
-		return 0;
-	api_reply_status(req, rt, status_bad_request("%s", cause));
-	free(cause);
-	return -1;
-}
-
 /*
  * The options into v and *lines; -1 when they are refused (answered as
  * kube-apiserver's validation of PodLogOptions answers).
@@ -289,9 +276,9 @@ log_options(http_req *req, struct route *rt, struct view *v,
 	memset(v, 0, sizeof *v);
 	v->newline = 1;
 	*lines = LLONG_MIN;
-	if (int_param(req, rt, "tailLines", lines) != 0 ||
-	    int_param(req, rt, "sinceSeconds", &since_s) != 0 ||
-	    int_param(req, rt, "limitBytes", &limit) != 0) {
+	if (api_int_param(req, rt, "tailLines", lines) != 0 ||
+	    api_int_param(req, rt, "sinceSeconds", &since_s) != 0 ||
+	    api_int_param(req, rt, "limitBytes", &limit) != 0) {
 		free(since_t);
 		return -1;
 	}

@@ -65,8 +65,8 @@ write_file(const char *dir, const char *file, const char *value)
 	char path[PATH_MAX];
 	int fd, ok;
 
-	if (snprintf(path, sizeof path, "%s/%s", dir, file) >= (int)sizeof path
-	    || (fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+	if (util_strf(path, sizeof path, "%s/%s", dir, file) != 0 ||
+	    (fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
 		return -1;
 	ok = write(fd, value, strlen(value)) == (ssize_t)strlen(value);
 	if (close(fd) != 0 || !ok)
@@ -79,7 +79,7 @@ has_file(const char *dir, const char *file)
 {
 	char path[PATH_MAX];
 
-	snprintf(path, sizeof path, "%s/%s", dir, file);
+	util_strf(path, sizeof path, "%s/%s", dir, file);
 	return access(path, F_OK) == 0;
 }
 
@@ -112,30 +112,30 @@ init_v2(char *why, size_t size)
 	char ctl[256] = "", path[PATH_MAX];
 	FILE *f;
 
-	snprintf(path, sizeof path, "%s/cgroup.controllers", top);
+	util_strf(path, sizeof path, "%s/cgroup.controllers", top);
 	if ((f = fopen(path, "r")) != NULL) {
 		if (fgets(ctl, sizeof ctl, f) == NULL)
 			ctl[0] = '\0';
 		fclose(f);
 	}
 	if (strstr(ctl, "memory") == NULL || strstr(ctl, "cpu") == NULL) {
-		snprintf(why, size, "cgroup v2 without the memory and cpu "
+		util_strf(why, size, "cgroup v2 without the memory and cpu "
 		    "controllers");
 		return -1;
 	}
-	snprintf(roots[0].path, sizeof roots[0].path, "%s/volray", top);
+	util_strf(roots[0].path, sizeof roots[0].path, "%s/volray", top);
 	roots[0].ctl = CG_MEMORY | CG_CPU;
 	if (write_file(top, "cgroup.subtree_control", "+memory +cpu") != 0 ||
 	    mkdir_ok(roots[0].path) != 0 ||
 	    write_file(roots[0].path, "cgroup.subtree_control",
 	    "+memory +cpu") != 0) {
-		snprintf(why, size, "cgroup v2 at %s is not writable (%s)", top,
+		util_strf(why, size, "cgroup v2 at %s is not writable (%s)", top,
 		    strerror(errno));
 		return -1;
 	}
 	nroots = 1;
 	version = 2;
-	snprintf(mode, sizeof mode, "enforced with cgroup v2 under %s",
+	util_strf(mode, sizeof mode, "enforced with cgroup v2 under %s",
 	    roots[0].path);
 	return 0;
 }
@@ -163,7 +163,7 @@ init_v1(char *why, size_t size)
 			ctl &= ~roots[i].ctl;
 		if (ctl == 0 || nroots == 2)
 			continue;
-		snprintf(roots[nroots].path, sizeof roots[nroots].path,
+		util_strf(roots[nroots].path, sizeof roots[nroots].path,
 		    "%s/volray", mnt);
 		roots[nroots].ctl = ctl;
 		if (mkdir_ok(roots[nroots].path) == 0 &&
@@ -173,15 +173,15 @@ init_v1(char *why, size_t size)
 	if (f != NULL)
 		fclose(f);
 	if (nroots == 0) {
-		snprintf(why, size, "no writable cgroup hierarchy");
+		util_strf(why, size, "no writable cgroup hierarchy");
 		return -1;
 	}
 	version = 1;
-	snprintf(mode, sizeof mode, "enforced with cgroup v1 under %s%s%s",
+	util_strf(mode, sizeof mode, "enforced with cgroup v1 under %s%s%s",
 	    roots[0].path, nroots > 1 ? " and " : "",
 	    nroots > 1 ? roots[1].path : "");
 	if (nroots == 1)
-		snprintf(mode + strlen(mode), sizeof mode - strlen(mode),
+		util_strf(mode + strlen(mode), sizeof mode - strlen(mode),
 		    " (%s only)", roots[0].ctl & CG_MEMORY ? "memory" : "cpu");
 	return 0;
 }
@@ -195,7 +195,7 @@ cgroup_init(void)
 	nroots = 0;
 	version = 0;
 	if (geteuid() != 0)
-		snprintf(why, sizeof why, "not root");
+		util_strf(why, sizeof why, "not root");
 	else if (statfs("/sys/fs/cgroup", &sf) == 0 &&
 	    sf.f_type == CGROUP2_SUPER_MAGIC) {
 		if (init_v2(why, sizeof why) == 0)
@@ -204,7 +204,7 @@ cgroup_init(void)
 		return mode;
 	nroots = 0;
 	version = 0;
-	snprintf(mode, sizeof mode, "recorded, not enforced (%s)", why);
+	util_strf(mode, sizeof mode, "recorded, not enforced (%s)", why);
 	return mode;
 }
 
@@ -219,9 +219,9 @@ group_path(const struct root *r, const char *uid, const char *ctr,
     char *out, size_t size)
 {
 	if (ctr != NULL)
-		snprintf(out, size, "%s/%s/%s", r->path, uid, ctr);
+		util_strf(out, size, "%s/%s/%s", r->path, uid, ctr);
 	else
-		snprintf(out, size, "%s/%s", r->path, uid);
+		util_strf(out, size, "%s/%s", r->path, uid);
 }
 
 /* Write the limits a root's controllers take (0: none). */
@@ -232,7 +232,7 @@ write_limits(const struct root *r, const char *dir, int64_t mem,
 	char v[64];
 
 	if (r->ctl & CG_MEMORY) {
-		snprintf(v, sizeof v, "%lld", (long long)mem);
+		util_strf(v, sizeof v, "%lld", (long long)mem);
 		if (version == 2) {
 			if (write_file(dir, "memory.max", mem > 0 ? v : "max") != 0)
 				return -1;
@@ -260,16 +260,16 @@ write_limits(const struct root *r, const char *dir, int64_t mem,
 			q = CPU_MIN_QUOTA_US;
 		if (version == 2) {
 			if (cpu_milli > 0)
-				snprintf(v, sizeof v, "%lld %d", q, CPU_PERIOD_US);
+				util_strf(v, sizeof v, "%lld %d", q, CPU_PERIOD_US);
 			else
-				snprintf(v, sizeof v, "max %d", CPU_PERIOD_US);
+				util_strf(v, sizeof v, "max %d", CPU_PERIOD_US);
 			if (write_file(dir, "cpu.max", v) != 0)
 				return -1;
 		} else {
-			snprintf(v, sizeof v, "%d", CPU_PERIOD_US);
+			util_strf(v, sizeof v, "%d", CPU_PERIOD_US);
 			if (write_file(dir, "cpu.cfs_period_us", v) != 0)
 				return -1;
-			snprintf(v, sizeof v, "%lld", cpu_milli > 0 ? q : -1LL);
+			util_strf(v, sizeof v, "%lld", cpu_milli > 0 ? q : -1LL);
 			if (write_file(dir, "cpu.cfs_quota_us", v) != 0)
 				return -1;
 		}
@@ -326,7 +326,7 @@ kill_procs(const char *dir)
 	FILE *f;
 	int pid;
 
-	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	util_strf(path, sizeof path, "%s/cgroup.procs", dir);
 	if ((f = fopen(path, "r")) == NULL)
 		return;
 	while (fscanf(f, "%d", &pid) == 1)

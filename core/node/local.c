@@ -44,6 +44,7 @@
 #include "lib/crilog.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/proc.h"
 #include "lib/util.h"
 #include "node/node_int.h"
 
@@ -594,7 +595,7 @@ spawn_logged(uv_loop_t *loop, uv_process_t *proc, char **argv, char **env,
 		uv_close((uv_handle_t *)proc, on_closed);
 	} else if ((pf = fopen(pidfile, "w")) != NULL) {
 		fprintf(pf, "%d %llu %s\n", (int)proc->pid,
-		    orphans_proc_start(proc->pid), uid);
+		    proc_start_time(proc->pid), uid);
 		fclose(pf);
 	}
 	if (fd >= 0)
@@ -678,9 +679,9 @@ read_status(struct local_ctr *l, int *code, char *reason, size_t rsize,
 		    sscanf(line, "finishedAt %63s", ts) == 1)
 			continue;
 		else if (strncmp(line, "reason ", 7) == 0)
-			snprintf(reason, rsize, "%s", line + 7);
+			util_strf(reason, rsize, "%s", line + 7);
 		else if (strncmp(line, "message ", 8) == 0)
-			snprintf(msg, msize, "%s", line + 8);
+			util_strf(msg, msize, "%s", line + 8);
 	}
 	fclose(f);
 	if (!have)
@@ -823,12 +824,10 @@ spawn_shim(struct node *n, struct node_pod *p, struct node_ctr *c,
     const cJSON *spec, char **argv, char **env, const char *cwd,
     const char *dir, char **why)
 {
-	uv_process_options_t opts;
-	uv_stdio_container_t stdio[3];
 	struct local_ctr *l;
 	char **groups = NULL, **sargv, *err = NULL;
 	int64_t mem, cpu;
-	int devnull, r, i;
+	int devnull, r;
 
 	if (n->m->shim == NULL || access(n->m->shim, X_OK) != 0) {
 		*why = util_printf("RunContainerError: %s: %s", n->m->shim ?
@@ -858,20 +857,9 @@ spawn_shim(struct node *n, struct node_pod *p, struct node_ctr *c,
 	snprintf(l->dir, sizeof l->dir, "%s", dir);
 	snprintf(l->name, sizeof l->name, "%s", c->name);
 	sargv = shim_argv(n->m->shim, dir, c->name, p->uid, groups, argv);
-	memset(&opts, 0, sizeof opts);
-	for (i = 0; i < 3; i++) {
-		stdio[i].flags = UV_INHERIT_FD;
-		stdio[i].data.fd = devnull;
-	}
-	opts.file = sargv[0];
-	opts.args = sargv;
-	opts.env = env;
-	opts.cwd = cwd;
-	opts.stdio = stdio;
-	opts.stdio_count = 3;
-	opts.flags = UV_PROCESS_DETACHED;
-	opts.exit_cb = on_shim_exit;
-	r = uv_spawn(n->m->loop, &l->u.proc, &opts);
+	/* The shim's own output goes nowhere: the container's is in its log. */
+	r = spawn_group(n->m->loop, &l->u.proc, sargv, env, cwd, devnull,
+	    devnull, on_shim_exit);
 	close(devnull);
 	free(sargv);
 	cgroup_paths_free(groups);
@@ -884,7 +872,7 @@ spawn_shim(struct node *n, struct node_pod *p, struct node_ctr *c,
 		return -1;
 	}
 	l->shim_pid = l->u.proc.pid;
-	l->shim_start = orphans_proc_start(l->shim_pid);
+	l->shim_start = proc_start_time(l->shim_pid);
 	l->next = running;
 	if (running != NULL)
 		running->prev = l;
@@ -980,7 +968,7 @@ on_poll_tick(wheel_timer *t)
 {
 	struct local_ctr *l = t->data;
 
-	if (orphans_proc_start(l->shim_pid) != l->shim_start)
+	if (proc_start_time(l->shim_pid) != l->shim_start)
 		ctr_ended(l, 0, 0);
 	else
 		wheel_add(l->n->m->wheel, &l->poll_timer, ADOPTED_POLL_MS,
@@ -1028,7 +1016,7 @@ local_resume(struct node *n, struct node_pod *p, struct node_ctr *c)
 		int fd = (int)syscall(SYS_pidfd_open, o->shim_pid, 0);
 
 		/* Checked after the open: the pidfd names our shim or none. */
-		if (fd >= 0 && orphans_proc_start(o->shim_pid) == o->shim_start &&
+		if (fd >= 0 && proc_start_time(o->shim_pid) == o->shim_start &&
 		    uv_poll_init(n->m->loop, &l->u.poll, fd) == 0) {
 			l->pidfd = fd;
 			l->u.poll.data = l;

@@ -98,8 +98,6 @@ void orphans_kill_rest(void);
 /* DIR/CTR.EXT of an orphan. */
 void orphans_file(const struct orphan *, const char *ext, char *out,
     size_t size);
-/* Field 22 of /proc/PID/stat (0 if gone): a pid and it name one process. */
-unsigned long long orphans_proc_start(pid_t);
 
 /* cgroup.c: resource limits of local containers (see there for modes). */
 const char *cgroup_init(void);

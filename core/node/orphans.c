@@ -26,37 +26,17 @@
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "lib/proc.h"
+#include "lib/util.h"
 #include "node/node_int.h"
 
 static struct orphan *orphans;
-
-unsigned long long
-orphans_proc_start(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long t = 0;
-	FILE *f;
-	int i;
-
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return 0;
-	if (fgets(buf, sizeof buf, f) != NULL && (p = strrchr(buf, ')')) !=
-	    NULL) {
-		for (i = 0; i < 20 && p != NULL; i++)
-			p = strchr(p + 1, ' ');
-		if (p != NULL)
-			t = strtoull(p + 1, NULL, 10);
-	}
-	fclose(f);
-	return t;
-}
 
 /* Kill a process group if its leader is still the process we started. */
 static void
 kill_if_ours(pid_t pid, unsigned long long start, const char *why)
 {
-	if (pid > 1 && orphans_proc_start(pid) == start) {
+	if (pid > 1 && proc_start_time(pid) == start) {
 		log_info("node: killing process group %d left by the last run "
 		    "(%s)", (int)pid, why);
 		kill(-pid, SIGKILL);
@@ -69,11 +49,11 @@ split_path(const char *path, struct orphan *o)
 {
 	char buf[PATH_MAX], *ctr, *name, *ns, *dot;
 
-	snprintf(buf, sizeof buf, "%s", path);
+	util_strf(buf, sizeof buf, "%s", path);
 	if ((ctr = strrchr(buf, '/')) == NULL)
 		return -1;
 	*ctr++ = '\0';
-	snprintf(o->dir, sizeof o->dir, "%s", buf);
+	util_strf(o->dir, sizeof o->dir, "%s", buf);
 	if ((name = strrchr(buf, '/')) == NULL)
 		return -1;
 	*name++ = '\0';
@@ -82,16 +62,16 @@ split_path(const char *path, struct orphan *o)
 	ns++;
 	if ((dot = strrchr(ctr, '.')) != NULL)
 		*dot = '\0';
-	snprintf(o->ns, sizeof o->ns, "%s", ns);
-	snprintf(o->name, sizeof o->name, "%s", name);
-	snprintf(o->ctr, sizeof o->ctr, "%s", ctr);
+	util_strf(o->ns, sizeof o->ns, "%s", ns);
+	util_strf(o->name, sizeof o->name, "%s", name);
+	util_strf(o->ctr, sizeof o->ctr, "%s", ctr);
 	return 0;
 }
 
 void
 orphans_file(const struct orphan *o, const char *ext, char *out, size_t size)
 {
-	snprintf(out, size, "%s/%s.%s", o->dir, o->ctr, ext);
+	util_strf(out, size, "%s/%s.%s", o->dir, o->ctr, ext);
 }
 
 void
@@ -101,8 +81,8 @@ orphans_scan(const char *data_dir)
 	glob_t g;
 	size_t i;
 
-	if (snprintf(pattern, sizeof pattern, "%s/pods/*/*/*.pid", data_dir) >=
-	    (int)sizeof pattern || glob(pattern, 0, NULL, &g) != 0)
+	if (util_strf(pattern, sizeof pattern, "%s/pods/*/*/*.pid", data_dir) !=
+	    0 || glob(pattern, 0, NULL, &g) != 0)
 		return;
 	for (i = 0; i < g.gl_pathc; i++) {
 		struct orphan o;
@@ -125,7 +105,7 @@ orphans_scan(const char *data_dir)
 			continue;
 		}
 		o.alive = o.shim_pid > 1 &&
-		    orphans_proc_start(o.shim_pid) == o.shim_start;
+		    proc_start_time(o.shim_pid) == o.shim_start;
 		orphans_file(&o, "status", status, sizeof status);
 		if (!o.alive && access(status, F_OK) != 0) {
 			/* No shim and no word of how it ended: it is lost. */
@@ -173,10 +153,10 @@ orphans_kill_rest(void)
 		if (o->alive) {
 			char why[600];
 
-			snprintf(why, sizeof why, "pod %s/%s container %s is not "
+			util_strf(why, sizeof why, "pod %s/%s container %s is not "
 			    "to run here", o->ns, o->name, o->ctr);
 			kill_if_ours(o->cmd_pid, o->cmd_start, why);
-			if (orphans_proc_start(o->shim_pid) == o->shim_start)
+			if (proc_start_time(o->shim_pid) == o->shim_start)
 				kill(o->shim_pid, SIGKILL);
 		}
 		orphans_file(o, "pid", path, sizeof path);

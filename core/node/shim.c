@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "lib/crilog.h"
+#include "lib/proc.h"
 
 #define MAX_GROUPS	4
 #define DRAIN_MS	1000	/* output still read after the command ends */
@@ -84,28 +85,6 @@ on_child(int sig)
 		/* The pipe is full: a wake-up is already pending. */
 	}
 	errno = saved;
-}
-
-static unsigned long long
-proc_start(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long t = 0;
-	FILE *f;
-	int i;
-
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return 0;
-	if (fgets(buf, sizeof buf, f) != NULL && (p = strrchr(buf, ')')) !=
-	    NULL) {
-		for (i = 0; i < 20 && p != NULL; i++)
-			p = strchr(p + 1, ' ');
-		if (p != NULL)
-			t = strtoull(p + 1, NULL, 10);
-	}
-	fclose(f);
-	return t;
 }
 
 /* Write path atomically: a temporary file beside it, then rename. */
@@ -269,6 +248,48 @@ read_stream(int log_fd, struct stream *s)
 	return 1;
 }
 
+/*
+ * One poll of the streams still open (and wake, if >= 0), reading what is
+ * there; poll's result.
+ */
+static int
+pump(int log_fd, struct stream *so, struct stream *se, int wake,
+    int timeout_ms)
+{
+	struct stream *of[3];
+	struct pollfd pf[3];
+	int np = 0, r, i;
+	char c;
+
+	if (wake >= 0) {
+		of[np] = NULL;
+		pf[np].fd = wake;
+		pf[np++].events = POLLIN;
+	}
+	if (so->fd >= 0) {
+		of[np] = so;
+		pf[np].fd = so->fd;
+		pf[np++].events = POLLIN;
+	}
+	if (se->fd >= 0) {
+		of[np] = se;
+		pf[np].fd = se->fd;
+		pf[np++].events = POLLIN;
+	}
+	if ((r = poll(pf, (nfds_t)np, timeout_ms)) <= 0)
+		return r;
+	for (i = 0; i < np; i++) {
+		if (pf[i].revents == 0)
+			continue;
+		if (of[i] == NULL)
+			while (read(wake, &c, 1) == 1)
+				;
+		else
+			read_stream(log_fd, of[i]);
+	}
+	return r;
+}
+
 /* The child: its own group, wait for the go-ahead, exec. */
 static void __attribute__((noreturn))
 run_child(char **argv, int out, int err, int go, int report)
@@ -291,19 +312,119 @@ run_child(char **argv, int out, int err, int go, int report)
 	_exit(127);
 }
 
+static void
+install_signals(void)
+{
+	struct sigaction sa;
+
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_forward;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
+	sa.sa_handler = on_child;
+	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
+}
+
+/*
+ * Fork the command with stdout and stderr to out[1] and err[1], put it in
+ * its groups (noting their OOM counts), write the pid file, then let it
+ * exec. Its pid, or -1; *exec_errno is set when exec failed.
+ */
+static pid_t
+start_child(const char *dir, const char *name, const char *uid,
+    const char **groups, int ngroups, long *oom_before, char **argv,
+    int out[2], int err[2], int *exec_errno)
+{
+	char path[PATH_MAX], pidstr[32];
+	int go[2], rep[2], i, exact, e = 0;
+	ssize_t n;
+	pid_t pid;
+
+	*exec_errno = 0;
+	if (pipe2(go, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0 ||
+	    (pid = fork()) < 0) {
+		*exec_errno = errno;
+		return -1;
+	}
+	if (pid == 0)
+		run_child(argv, out[1], err[1], go[0], rep[1]);
+	setpgid(pid, pid);
+	close(out[1]);
+	close(err[1]);
+	close(go[0]);
+	close(rep[1]);
+	/* Into its cgroups before it runs, so that all it uses is charged. */
+	snprintf(pidstr, sizeof pidstr, "%d", (int)pid);
+	for (i = 0; i < ngroups; i++) {
+		snprintf(path, sizeof path, "%s/cgroup.procs", groups[i]);
+		if (write_str(path, pidstr) != 0)
+			fprintf(stderr, "volray-shim: %s: %s\n", path,
+			    strerror(errno));
+		oom_before[i] = oom_count(groups[i], &exact);
+	}
+	snprintf(path, sizeof path, "%s/%s.pid", dir, name);
+	write_atomic(path, "%d %llu %s %d %llu\n", (int)pid, proc_start_time(pid),
+	    uid, (int)getpid(), proc_start_time(getpid()));
+	child_pid = pid;
+	if (pending_sig != 0)
+		kill(-pid, pending_sig);
+	if (write(go[1], "g", 1) != 1)
+		kill(pid, SIGKILL);
+	close(go[1]);
+	/* EOF when exec succeeded (close-on-exec), else its errno. */
+	while ((n = read(rep[0], &e, sizeof e)) < 0 && errno == EINTR)
+		;
+	close(rep[0]);
+	if (n == (ssize_t)sizeof e)
+		*exec_errno = e;
+	return pid;
+}
+
+/* Write DIR/NAME.status: how it ended, or why it never ran. */
+static void
+write_status(const char *dir, const char *name, int status, int oom,
+    int exec_errno, const char *what)
+{
+	char path[PATH_MAX], now[CRILOG_TIME_MAX], msg[256];
+
+	crilog_time_format(crilog_now(), now);
+	snprintf(path, sizeof path, "%s/%s.status", dir, name);
+	if (exec_errno != 0) {
+		/* Lowercase, as uv_strerror words it: "no such file or directory". */
+		snprintf(msg, sizeof msg, "%s", strerror(exec_errno));
+		if (msg[0] >= 'A' && msg[0] <= 'Z')
+			msg[0] = (char)(msg[0] - 'A' + 'a');
+		write_atomic(path, "exitCode 128\nsignal 0\noomKilled 0\n"
+		    "finishedAt %s\nreason RunContainerError\nmessage %s: %s\n",
+		    now, what, msg);
+	} else if (WIFSIGNALED(status))
+		write_atomic(path, "exitCode %d\nsignal %d\noomKilled %d\n"
+		    "finishedAt %s\n", 128 + WTERMSIG(status), WTERMSIG(status),
+		    oom, now);
+	else
+		write_atomic(path, "exitCode %d\nsignal 0\noomKilled %d\n"
+		    "finishedAt %s\n", WEXITSTATUS(status), oom, now);
+}
+
 int
 main(int argc, char **argv)
 {
 	const char *dir = NULL, *name = NULL, *uid = "-";
 	const char *groups[MAX_GROUPS];
-	char path[PATH_MAX], logp[PATH_MAX], now[CRILOG_TIME_MAX];
-	int ngroups = 0, opt, out[2], err[2], go[2], rep[2], wake[2];
-	int log_fd, status = 0, e = 0, i, oom = 0, code, sig = 0, exact;
+	char logp[PATH_MAX], what[PATH_MAX + 8];
+	int ngroups = 0, opt, out[2], err[2], wake[2];
+	int log_fd, status = 0, e = 0, i, oom = 0, exact;
 	long oom_before[MAX_GROUPS];
 	struct stream so, se;
-	struct sigaction sa;
+	struct timespec t0, t1;
 	pid_t pid;
-	ssize_t n;
 
 	while ((opt = getopt(argc, argv, "d:n:u:g:")) != -1) {
 		switch (opt) {
@@ -328,140 +449,52 @@ main(int argc, char **argv)
 	argv += optind;
 	if (dir == NULL || name == NULL || argv[0] == NULL)
 		usage();
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
+	install_signals();
 	setsid();	/* volrayd's spawn made us a session leader already */
 	snprintf(logp, sizeof logp, "%s/%s.log", dir, name);
 	if ((log_fd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
 	    0600)) < 0 || pipe2(out, O_CLOEXEC) != 0 ||
-	    pipe2(err, O_CLOEXEC) != 0 || pipe2(go, O_CLOEXEC) != 0 ||
-	    pipe2(rep, O_CLOEXEC) != 0 ||
+	    pipe2(err, O_CLOEXEC) != 0 ||
 	    pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) {
 		e = errno;
-		snprintf(path, sizeof path, "%s/%s.status", dir, name);
-		crilog_time_format(crilog_now(), now);
-		write_atomic(path, "exitCode 128\nsignal 0\noomKilled 0\n"
-		    "finishedAt %s\nreason RunContainerError\nmessage %s: %s\n",
-		    now, log_fd < 0 ? logp : "pipe", strerror(e));
+		write_status(dir, name, 0, 0, e, log_fd < 0 ? logp : "pipe");
 		return 128;
 	}
 	wake_fd = wake[1];
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_forward;
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGQUIT, &sa, NULL);
-	sigaction(SIGUSR1, &sa, NULL);
-	sigaction(SIGUSR2, &sa, NULL);
-	sa.sa_handler = on_child;
-	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
-	sigaction(SIGCHLD, &sa, NULL);
-	if ((pid = fork()) < 0)
+	if ((pid = start_child(dir, name, uid, groups, ngroups, oom_before,
+	    argv, out, err, &e)) < 0) {
+		write_status(dir, name, 0, 0, e, "fork");
 		return 128;
-	if (pid == 0)
-		run_child(argv, out[1], err[1], go[0], rep[1]);
-	setpgid(pid, pid);
-	close(out[1]);
-	close(err[1]);
-	close(go[0]);
-	close(rep[1]);
-	/* Into its cgroups before it runs, so that all it uses is charged. */
-	for (i = 0; i < ngroups; i++) {
-		char pidstr[32];
-
-		snprintf(path, sizeof path, "%s/cgroup.procs", groups[i]);
-		snprintf(pidstr, sizeof pidstr, "%d", (int)pid);
-		if (write_str(path, pidstr) != 0)
-			fprintf(stderr, "volray-shim: %s: %s\n", path,
-			    strerror(errno));
-		oom_before[i] = oom_count(groups[i], &exact);
 	}
-	snprintf(path, sizeof path, "%s/%s.pid", dir, name);
-	write_atomic(path, "%d %llu %s %d %llu\n", (int)pid, proc_start(pid),
-	    uid, (int)getpid(), proc_start(getpid()));
-	child_pid = pid;
-	if (pending_sig != 0)
-		kill(-pid, pending_sig);
-	if (write(go[1], "g", 1) != 1)
-		kill(pid, SIGKILL);
-	close(go[1]);
-	/* EOF when exec succeeded (close-on-exec), else its errno. */
-	while ((n = read(rep[0], &e, sizeof e)) < 0 && errno == EINTR)
-		;
-	close(rep[0]);
-	if (n != (ssize_t)sizeof e)
-		e = 0;
 	memset(&so, 0, sizeof so);
 	memset(&se, 0, sizeof se);
 	so.fd = out[0];
 	so.name = "stdout";
 	se.fd = err[0];
 	se.name = "stderr";
-	for (;;) {
-		struct pollfd pf[3];
-		int np = 0, r;
-		char c;
-
-		if (waitpid(pid, &status, WNOHANG) == pid)
+	while (waitpid(pid, &status, WNOHANG) != pid)
+		if (pump(log_fd, &so, &se, wake[0], -1) < 0 && errno != EINTR)
 			break;
-		pf[np].fd = wake[0];
-		pf[np++].events = POLLIN;
-		if (so.fd >= 0) {
-			pf[np].fd = so.fd;
-			pf[np++].events = POLLIN;
-		}
-		if (se.fd >= 0) {
-			pf[np].fd = se.fd;
-			pf[np++].events = POLLIN;
-		}
-		if ((r = poll(pf, (nfds_t)np, -1)) < 0 && errno != EINTR)
-			break;
-		while (read(wake[0], &c, 1) == 1)
-			;
-		for (i = 1; r > 0 && i < np; i++)
-			if (pf[i].revents != 0)
-				read_stream(log_fd, pf[i].fd == so.fd ? &so : &se);
-	}
 	/* Nothing of the container outlives its main process. */
 	kill(-pid, SIGKILL);
 	for (i = 0; i < ngroups; i++)
 		kill_group(groups[i]);
-	{
-		/* What it wrote before it ended; a writer that got away is cut off. */
-		struct timespec t0, t1;
+	/* What it wrote before it ended; a writer that got away is cut off. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		long left;
 
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		while (so.fd >= 0 || se.fd >= 0) {
-			struct pollfd pf[2];
-			int np = 0;
-			long left;
-
-			clock_gettime(CLOCK_MONOTONIC, &t1);
-			left = DRAIN_MS - ((t1.tv_sec - t0.tv_sec) * 1000 +
-			    (t1.tv_nsec - t0.tv_nsec) / 1000000);
-			if (left <= 0)
-				break;
-			if (so.fd >= 0) {
-				pf[np].fd = so.fd;
-				pf[np++].events = POLLIN;
-			}
-			if (se.fd >= 0) {
-				pf[np].fd = se.fd;
-				pf[np++].events = POLLIN;
-			}
-			if (poll(pf, (nfds_t)np, (int)left) <= 0)
-				continue;
-			for (i = 0; i < np; i++)
-				if (pf[i].revents != 0)
-					read_stream(log_fd, pf[i].fd == so.fd ?
-					    &so : &se);
-		}
-		if (so.fd >= 0)
-			flush_lines(log_fd, &so, 1);
-		if (se.fd >= 0)
-			flush_lines(log_fd, &se, 1);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		left = DRAIN_MS - ((t1.tv_sec - t0.tv_sec) * 1000 +
+		    (t1.tv_nsec - t0.tv_nsec) / 1000000);
+		if ((so.fd < 0 && se.fd < 0) || left <= 0)
+			break;
+		pump(log_fd, &so, &se, -1, (int)left);
 	}
+	if (so.fd >= 0)
+		flush_lines(log_fd, &so, 1);
+	if (se.fd >= 0)
+		flush_lines(log_fd, &se, 1);
 	for (i = 0; i < ngroups; i++) {
 		long after = oom_count(groups[i], &exact);
 
@@ -470,27 +503,12 @@ main(int argc, char **argv)
 		    (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)))
 			oom = 1;
 	}
-	if (WIFSIGNALED(status)) {
-		sig = WTERMSIG(status);
-		code = 128 + sig;
-	} else
-		code = WEXITSTATUS(status);
-	crilog_time_format(crilog_now(), now);
-	snprintf(path, sizeof path, "%s/%s.status", dir, name);
-	if (e != 0) {
-		char msg[256];
-
-		snprintf(msg, sizeof msg, "%s", strerror(e));
-		msg[0] = (char)(msg[0] >= 'A' && msg[0] <= 'Z' ? msg[0] + 32 :
-		    msg[0]);
-		write_atomic(path, "exitCode 128\nsignal 0\noomKilled 0\n"
-		    "finishedAt %s\nreason RunContainerError\nmessage exec %s: "
-		    "%s\n", now, argv[0], msg);
-		code = 128;
-	} else
-		write_atomic(path, "exitCode %d\nsignal %d\noomKilled %d\n"
-		    "finishedAt %s\n", code, sig, oom, now);
+	snprintf(what, sizeof what, "exec %s", argv[0]);
+	write_status(dir, name, status, oom, e, what);
 	for (i = 0; i < ngroups; i++)
 		remove_group(groups[i]);
-	return code & 255;
+	if (e != 0)
+		return 128;
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) :
+	    WEXITSTATUS(status);
 }
