@@ -35,7 +35,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,19 +98,6 @@ struct node_proc {
 
 static node_proc *procs;	/* every node_proc running */
 
-/* A path from a format; -1 when it does not fit. */
-static int __attribute__((format(printf, 3, 4)))
-pathf(char *out, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(out, size, fmt, ap);
-	va_end(ap);
-	return n < 0 || (size_t)n >= size ? -1 : 0;
-}
-
 /* mkdir -p, mode 0700 for what it creates. */
 static int
 mkdirs(const char *path)
@@ -135,7 +121,7 @@ static void
 pod_dir(const struct node *n, const struct node_pod *p, char *out,
     size_t size)
 {
-	pathf(out, size, "%s/pods/%s/%s", n->m->data_dir, p->ns, p->name);
+	util_strf(out, size, "%s/pods/%s/%s", n->m->data_dir, p->ns, p->name);
 }
 
 /* Write a file under root at rel (a volume's item), making directories. */
@@ -449,7 +435,7 @@ mount_volumes(struct node *n, struct node_pod *p, const cJSON *pod,
 				break;
 		if (vol == NULL)
 			continue;
-		if (pathf(dir, sizeof dir, "%s%s%s", root, mp[0] == '/' ? "" :
+		if (util_strf(dir, sizeof dir, "%s%s%s", root, mp[0] == '/' ? "" :
 		    "/", mp) != 0)
 			continue;
 		if (mkdirs(dir) != 0) {
@@ -608,7 +594,7 @@ spawn_logged(uv_loop_t *loop, uv_process_t *proc, char **argv, char **env,
 static void
 ctr_file(const struct local_ctr *l, const char *ext, char *out, size_t size)
 {
-	pathf(out, size, "%s/%s.%s", l->dir, l->name, ext);
+	util_strf(out, size, "%s/%s.%s", l->dir, l->name, ext);
 }
 
 /* The command's pid from the shim's pid file, once the shim wrote it. */
@@ -902,7 +888,7 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 		    c->name) == 0)
 			spec = it;
 	pod_dir(n, p, dir, sizeof dir);
-	pathf(root, sizeof root, "%s/root", dir);
+	util_strf(root, sizeof root, "%s/root", dir);
 	if (spec == NULL || mkdirs(root) != 0) {
 		*why = util_printf("RunContainerError: %s", spec == NULL ?
 		    "no such container" : strerror(errno));
@@ -928,20 +914,20 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 			argv[argc++] = expand(&env, it->valuestring);
 	argv[argc] = NULL;
 	if (json_str(spec, "workingDir") != NULL) {
-		pathf(cwd, sizeof cwd, "%s/%s", root, json_str(spec,
+		util_strf(cwd, sizeof cwd, "%s/%s", root, json_str(spec,
 		    "workingDir"));
 		mkdirs(cwd);
 	} else
-		pathf(cwd, sizeof cwd, "%s", root);
-	pathf(logp, sizeof logp, "%s/%s.log", dir, c->name);
+		util_strf(cwd, sizeof cwd, "%s", root);
+	util_strf(logp, sizeof logp, "%s/%s.log", dir, c->name);
 	if (c->instance > 1) {
-		pathf(prev, sizeof prev, "%s/%s.previous.log", dir, c->name);
+		util_strf(prev, sizeof prev, "%s/%s.previous.log", dir, c->name);
 		rename(logp, prev);
 	}
 	/* What an earlier instance's shim left must not be read as ours. */
-	pathf(path, sizeof path, "%s/%s.status", dir, c->name);
+	util_strf(path, sizeof path, "%s/%s.status", dir, c->name);
 	unlink(path);
-	pathf(path, sizeof path, "%s/%s.pid", dir, c->name);
+	util_strf(path, sizeof path, "%s/%s.pid", dir, c->name);
 	unlink(path);
 	rc = spawn_shim(n, p, c, spec, argv, env.kv, cwd, dir, why);
 out:
@@ -1203,7 +1189,7 @@ local_exec(struct node *n, struct node_pod *p, struct node_ctr *c,
 		    c->name) == 0)
 			spec = it;
 	pod_dir(n, p, dir, sizeof dir);
-	pathf(root, sizeof root, "%s/root", dir);
+	util_strf(root, sizeof root, "%s/root", dir);
 	if (spec == NULL || cJSON_GetArraySize(command) == 0 ||
 	    build_env(n, p, pod, spec, root, &env, &why) != 0 ||
 	    (devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
@@ -1290,7 +1276,7 @@ node_proc_start(node_mgr *m, const char *ns, const char *pod,
 		    strcmp(json_str(it, "name"), ctr) == 0))
 			spec = it;
 	pod_dir(p->node, p, dir, sizeof dir);
-	pathf(root, sizeof root, "%s/root", dir);
+	util_strf(root, sizeof root, "%s/root", dir);
 	if (mkdirs(root) != 0 || build_env(p->node, p, tree, spec, root, &env,
 	    cause) != 0) {
 		if (*cause == NULL)
@@ -1313,7 +1299,7 @@ node_proc_start(node_mgr *m, const char *ns, const char *pod,
 	np->m = m;
 	np->done = done;
 	np->arg = arg;
-	pathf(np->pidfile, sizeof np->pidfile, "%s/%s.pid", dir, id);
+	util_strf(np->pidfile, sizeof np->pidfile, "%s/%s.pid", dir, id);
 	if (spawn_logged(m->loop, &np->proc, (char **)argv, env.kv,
 	    cwd != NULL ? cwd : root, log_path, proc_exit, np->pidfile, p->uid,
 	    cause) != 0) {
