@@ -305,7 +305,7 @@ fail:
 	*why = util_printf("cgroup %s: %s", dir, strerror(errno));
 	cgroup_paths_free(*paths);
 	*paths = NULL;
-	cgroup_remove(uid, ctr);
+	cgroup_remove(uid, ctr, 0);
 	return -1;
 }
 
@@ -360,14 +360,14 @@ remove_dir(const char *dir, int tries)
 }
 
 void
-cgroup_remove(const char *uid, const char *ctr)
+cgroup_remove(const char *uid, const char *ctr, int wait)
 {
 	char dir[PATH_MAX];
 	int i;
 
 	for (i = 0; i < nroots; i++) {
 		group_path(&roots[i], uid, ctr, dir, sizeof dir);
-		remove_dir(dir, 0);
+		remove_dir(dir, wait ? 20 : 0);
 		/* The pod's group goes with its last container's. */
 		group_path(&roots[i], uid, NULL, dir, sizeof dir);
 		rmdir(dir);

@@ -706,7 +706,7 @@ ctr_release(struct local_ctr *l)
 	unlink(path);
 	ctr_file(l, "status", path, sizeof path);
 	unlink(path);
-	cgroup_remove(l->uid, l->name);
+	cgroup_remove(l->uid, l->name, 0);
 	wheel_cancel(l->n->m->wheel, &l->kill_timer);
 	wheel_cancel(l->n->m->wheel, &l->poll_timer);
 	unlink_ctr(l);
@@ -854,7 +854,7 @@ spawn_shim(struct node *n, struct node_pod *p, struct node_ctr *c,
 		    uv_strerror(r));
 		/* The handle is in the loop's list even when the spawn fails. */
 		uv_close(&l->u.h, on_closed);
-		cgroup_remove(p->uid, c->name);
+		cgroup_remove(p->uid, c->name, 0);
 		return -1;
 	}
 	l->shim_pid = l->u.proc.pid;
@@ -1134,7 +1134,7 @@ node_local_kill_all(void)
 		unlink(path);
 	}
 	for (l = running; l != NULL; l = l->next)
-		cgroup_remove(l->uid, l->name);
+		cgroup_remove(l->uid, l->name, 1);
 	for (np = procs; np != NULL; np = np->next) {
 		kill(-np->pid, SIGKILL);
 		unlink(np->pidfile);

@@ -111,7 +111,8 @@ int cgroup_create(const char *uid, const char *ctr, int64_t mem_bytes,
     int64_t cpu_milli, char ***paths, char **why);
 void cgroup_paths_free(char **);
 void cgroup_kill(const char *uid, const char *ctr);
-void cgroup_remove(const char *uid, const char *ctr);
+/* Remove them (wait: kill what is left and wait up to 100 ms for it). */
+void cgroup_remove(const char *uid, const char *ctr, int wait);
 /* Kill and remove every group keep() does not want. */
 void cgroup_sweep(int (*keep)(void *arg, const char *uid, const char *ctr),
     void *arg);

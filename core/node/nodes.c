@@ -240,7 +240,7 @@ write_node_status(node_mgr *m, struct node *n, const store_obj *o)
 	json_set_str(info, "architecture", "amd64");
 	json_set_str(info, "operatingSystem", "linux");
 	json_set_str(info, "osImage", n->rt == &node_local_runtime ?
-	    "volray local node (no images, no isolation)" :
+	    "volray local node (no images, no filesystem isolation)" :
 	    "volray simulated node");
 	json_set_str(info, "kernelVersion", "");
 	json_set_str(info, "kubeletVersion", "v1.32.0-volray");

@@ -335,12 +335,14 @@ install_signals(void)
 /*
  * Fork the command with stdout and stderr to out[1] and err[1], put it in
  * its groups (noting their OOM counts), write the pid file, then let it
- * exec. Its pid, or -1; *exec_errno is set when exec failed.
+ * exec. Its pid; -1 when it could not be started (*exec_errno and what
+ * say why: a command that never runs unlimited is better than one that
+ * does); *exec_errno alone when exec failed.
  */
 static pid_t
 start_child(const char *dir, const char *name, const char *uid,
     const char **groups, int ngroups, long *oom_before, char **argv,
-    int out[2], int err[2], int *exec_errno)
+    int out[2], int err[2], int *exec_errno, char *what, size_t wsize)
 {
 	char path[PATH_MAX], pidstr[32];
 	int go[2], rep[2], i, exact, e = 0;
@@ -348,9 +350,11 @@ start_child(const char *dir, const char *name, const char *uid,
 	pid_t pid;
 
 	*exec_errno = 0;
+	snprintf(what, wsize, "exec %s", argv[0]);
 	if (pipe2(go, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0 ||
 	    (pid = fork()) < 0) {
 		*exec_errno = errno;
+		snprintf(what, wsize, "fork");
 		return -1;
 	}
 	if (pid == 0)
@@ -364,9 +368,14 @@ start_child(const char *dir, const char *name, const char *uid,
 	snprintf(pidstr, sizeof pidstr, "%d", (int)pid);
 	for (i = 0; i < ngroups; i++) {
 		snprintf(path, sizeof path, "%s/cgroup.procs", groups[i]);
-		if (write_str(path, pidstr) != 0)
-			fprintf(stderr, "volray-shim: %s: %s\n", path,
-			    strerror(errno));
+		if (write_str(path, pidstr) != 0) {
+			/* The child waits for the go-ahead: it never runs. */
+			*exec_errno = errno;
+			snprintf(what, wsize, "%s", path);
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			return -1;
+		}
 		oom_before[i] = oom_count(groups[i], &exact);
 	}
 	snprintf(path, sizeof path, "%s/%s.pid", dir, name);
@@ -462,8 +471,10 @@ main(int argc, char **argv)
 	}
 	wake_fd = wake[1];
 	if ((pid = start_child(dir, name, uid, groups, ngroups, oom_before,
-	    argv, out, err, &e)) < 0) {
-		write_status(dir, name, 0, 0, e, "fork");
+	    argv, out, err, &e, what, sizeof what)) < 0) {
+		write_status(dir, name, 0, 0, e, what);
+		for (i = 0; i < ngroups; i++)
+			remove_group(groups[i]);
 		return 128;
 	}
 	memset(&so, 0, sizeof so);
@@ -503,7 +514,6 @@ main(int argc, char **argv)
 		    (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)))
 			oom = 1;
 	}
-	snprintf(what, sizeof what, "exec %s", argv[0]);
 	write_status(dir, name, status, oom, e, what);
 	for (i = 0; i < ngroups; i++)
 		remove_group(groups[i]);

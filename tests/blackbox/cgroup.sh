@@ -3,7 +3,8 @@
 # v2 or v1 hierarchy; else SKIP): volrayd says which mode it runs in; a
 # container's group has its limits.memory and limits.cpu; one that
 # allocates past its memory limit is OOMKilled with exit code 137; its
-# group goes with it; a group left by an earlier run is removed at start.
+# group goes with it, and with SIGTERM to volrayd; a group left by an
+# earlier run is removed at start.
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root"; exit 77; }
 if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; then
@@ -73,7 +74,22 @@ k delete pod capped --grace-period=1 --timeout=20s >/dev/null || fail "deleting 
 [ ! -d "$MEM/volray/$uid" ] || fail "a deleted pod's group is still there"
 pass "a deleted pod's groups are removed"
 
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: keeper}
+spec:
+  nodeName: $NODE
+  containers:
+  - {name: c, image: busybox, command: [sleep, "1000"], resources: {limits: {memory: 16Mi}}}
+YAML
+k wait --for=condition=Ready pod/keeper --timeout=10s >/dev/null || fail "keeper not Ready"
+keeper=$(k get pod keeper -o jsonpath='{.metadata.uid}')
+[ -d "$MEM/volray/$keeper/c" ] || fail "keeper has no group"
 stop_daemon
+[ ! -d "$MEM/volray/$keeper" ] || fail "SIGTERM to volrayd left the groups of a running pod"
+pass "SIGTERM to volrayd removes the groups of its running containers"
+
 mkdir -p "$MEM/volray/stale-pod/c" "$CPU/volray/stale-pod/c"
 start_daemon
 [ ! -d "$MEM/volray/stale-pod" ] && [ ! -d "$CPU/volray/stale-pod" ] || fail "a stale group survived the start"
