@@ -555,9 +555,11 @@ on_closed(uv_handle_t *h)
 }
 
 /*
- * Spawn argv as spawn_group does with stdin from /dev/null and stdout and
- * stderr appended to log_path, and record "pid start-time pod-uid" in
- * pidfile so that a restarted volrayd reaps it. proc->data is the caller's
+ * Spawn argv (a pod's process beside its containers: no shim, raw
+ * output, not taken back after a restart) as spawn_group does with stdin
+ * from /dev/null and stdout and stderr appended to log_path, and record
+ * "pid start-time pod-uid" in pidfile so that a restarted volrayd kills
+ * it. proc->data is the caller's
  * struct: on failure it is given back (freed; through uv_close once
  * uv_spawn has seen the handle, which stays in the loop's list even when
  * the spawn fails) and *why says what failed.

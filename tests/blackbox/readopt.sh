@@ -37,6 +37,16 @@ spec:
     command: [sh, -c, 'while [ ! -f "\$VOLRAY_POD_ROOT/stop" ]; do sleep 0.1; done; echo bye; exit 7']
 ---
 apiVersion: v1
+kind: Pod
+metadata: {name: inited}
+spec:
+  nodeName: $NODE
+  initContainers:
+  - {name: setup, image: busybox, command: [sh, -c, 'echo setup >>"\$VOLRAY_POD_ROOT/runs"']}
+  containers:
+  - {name: c, image: busybox, command: [sleep, "1000"]}
+---
+apiVersion: v1
 kind: Node
 metadata:
   name: vn0
@@ -63,7 +73,7 @@ spec:
   restartPolicy: OnFailure
   containers: [{name: c, image: busybox}]
 YAML
-for p in ticker quitter simmer; do
+for p in ticker quitter simmer inited; do
 	k wait --for=condition=Ready pod/$p --timeout=15s >/dev/null || fail "$p not Ready"
 done
 k wait --for=jsonpath='{.status.containerStatuses[0].restartCount}'=1 pod/simcrash --timeout=15s >/dev/null ||
@@ -73,6 +83,7 @@ started=$(k get pod ticker -o jsonpath="$jp")
 simstarted=$(k get pod simmer -o jsonpath="$jp")
 pid=$(cut -d' ' -f1 "$DATA/pods/default/ticker/c.pid")
 qpid=$(cut -d' ' -f1 "$DATA/pods/default/quitter/c.pid")
+ipid=$(cut -d' ' -f1 "$DATA/pods/default/inited/c.pid")
 until k logs ticker | grep -q 'tick 3'; do sleep 0.1; done
 
 # A container of a pod that is not in the store, under a shim of its own.
@@ -99,11 +110,14 @@ expect_eq "$pid" "$(cut -d' ' -f1 "$DATA/pods/default/ticker/c.pid")" "ticker's 
 k wait --for=condition=Ready pod/ticker --timeout=10s >/dev/null || fail "ticker not Ready after the restart"
 expect_eq 0 "$(k get pod ticker -o jsonpath='{.status.containerStatuses[0].restartCount}')" "restartCount"
 expect_eq "$started" "$(k get pod ticker -o jsonpath="$jp")" "startedAt"
+k wait --for=condition=Ready pod/inited --timeout=10s >/dev/null || fail "inited not Ready after the restart"
+expect_eq setup "$(cat "$DATA/pods/default/inited/root/runs")" "the completed init container ran once"
+expect_eq "$ipid" "$(cut -d' ' -f1 "$DATA/pods/default/inited/c.pid")" "inited's main container after the restart"
 i=0
 while kill -0 "$ghost" 2>/dev/null; do
 	i=$((i + 1)); [ $i -lt 100 ] || fail "the ghost's process $ghost outlived the restart"; sleep 0.05
 done
-pass "kill -9 of volrayd: the same process is taken back (restartCount 0, startedAt kept); a pod's that is gone is killed"
+pass "kill -9 of volrayd: the same process is taken back (restartCount 0, startedAt kept, a completed init container not run again); a pod's that is gone is killed"
 
 last=$(k logs ticker | tail -n 1 | cut -d' ' -f2)
 i=0
