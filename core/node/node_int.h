@@ -81,6 +81,24 @@ void node_local_reap(const char *data_dir);
 void node_local_reap_finish(void);
 void node_local_kill_all(void);
 
+/* ctrenv.c: a local container's environment and volumes. */
+struct ctrenv {
+	char **kv;			/* "NAME=VALUE", NULL-terminated */
+	int n, cap;
+};
+/* mkdir -p, mode 0700 for what it makes. */
+int ctrenv_mkdirs(const char *path);
+void ctrenv_set(struct ctrenv *, const char *name, const char *value);
+/* Kubernetes' $(VAR) expansion: defined names expand, $$ is a $. */
+char *ctrenv_expand(const struct ctrenv *, const char *s);
+/* The container's environment into e; -1 with *why (a missing key). */
+int ctrenv_build(struct node *, struct node_pod *, const cJSON *pod,
+    const cJSON *spec, const char *root, struct ctrenv *e, char **why);
+/* Its volumes under root; -1 with *why. */
+int ctrenv_mount(struct node *, struct node_pod *, const cJSON *pod,
+    const cJSON *spec, const char *root, char **why);
+void ctrenv_free(struct ctrenv *);
+
 /* orphans.c: a container a previous volrayd left, from its pid file. */
 struct orphan {
 	char ns[256], name[256], ctr[256], uid[128];
