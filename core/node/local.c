@@ -487,6 +487,12 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 		    c->name) == 0)
 			spec = it;
 	pod_dir(n, p, dir, sizeof dir);
+	/*
+	 * An instance a previous volrayd left under these paths and that was
+	 * not taken back (another pod of that name, or one whose status said
+	 * it was not running) goes first: its files are about to be ours.
+	 */
+	orphans_discard(p->ns, p->name, c->name);
 	util_strf(root, sizeof root, "%s/root", dir);
 	if (spec == NULL || ctrenv_mkdirs(root) != 0) {
 		*why = util_printf("RunContainerError: %s", spec == NULL ?

@@ -112,6 +112,8 @@ void orphans_scan(const char *data_dir);
 /* The orphan of this container of this pod (the caller frees it), or NULL. */
 struct orphan *orphans_claim(const char *ns, const char *name,
     const char *ctr, const char *uid);
+/* Kill what is left of a container about to start anew (any pod uid). */
+void orphans_discard(const char *ns, const char *name, const char *ctr);
 void orphans_kill_rest(void);
 /* DIR/CTR.EXT of an orphan. */
 void orphans_file(const struct orphan *, const char *ext, char *out,

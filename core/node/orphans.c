@@ -9,7 +9,9 @@
  *    wants that container running; the local runtime then watches it
  *    instead of starting it again.
  *  - What is not claimed once every pod is taken on is killed
- *    (orphans_kill_rest): its command's process group and its shim.
+ *    (orphans_kill_rest): its command's process group and its shim. So
+ *    is one whose container starts anew before that (orphans_discard):
+ *    the new instance's files have the same paths.
  *  - A process of a pod beside its containers (node_proc_start's "PID
  *    START UID") is killed at once: nothing takes those back.
  *
@@ -142,27 +144,49 @@ orphans_claim(const char *ns, const char *name, const char *ctr,
 	return NULL;
 }
 
+/* Kill an orphan that is not taken back, and forget its files. */
+static void
+discard(struct orphan *o, const char *why)
+{
+	char path[PATH_MAX], msg[1024];
+
+	if (o->alive) {
+		/* The shim first: it must not write a status for what follows. */
+		if (proc_start_time(o->shim_pid) == o->shim_start)
+			kill(o->shim_pid, SIGKILL);
+		util_strf(msg, sizeof msg, "pod %s/%s container %s %s", o->ns,
+		    o->name, o->ctr, why);
+		kill_if_ours(o->cmd_pid, o->cmd_start, msg);
+	}
+	orphans_file(o, "pid", path, sizeof path);
+	unlink(path);
+	orphans_file(o, "status", path, sizeof path);
+	unlink(path);
+	free(o);
+}
+
+void
+orphans_discard(const char *ns, const char *name, const char *ctr)
+{
+	struct orphan **pp = &orphans, *o;
+
+	while ((o = *pp) != NULL) {
+		if (strcmp(o->ns, ns) == 0 && strcmp(o->name, name) == 0 &&
+		    strcmp(o->ctr, ctr) == 0) {
+			*pp = o->next;
+			discard(o, "starts anew");
+		} else
+			pp = &o->next;
+	}
+}
+
 void
 orphans_kill_rest(void)
 {
 	struct orphan *o;
-	char path[PATH_MAX];
 
 	while ((o = orphans) != NULL) {
 		orphans = o->next;
-		if (o->alive) {
-			char why[600];
-
-			util_strf(why, sizeof why, "pod %s/%s container %s is not "
-			    "to run here", o->ns, o->name, o->ctr);
-			kill_if_ours(o->cmd_pid, o->cmd_start, why);
-			if (proc_start_time(o->shim_pid) == o->shim_start)
-				kill(o->shim_pid, SIGKILL);
-		}
-		orphans_file(o, "pid", path, sizeof path);
-		unlink(path);
-		orphans_file(o, "status", path, sizeof path);
-		unlink(path);
-		free(o);
+		discard(o, "is not to run here");
 	}
 }

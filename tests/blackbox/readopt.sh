@@ -47,6 +47,14 @@ spec:
   - {name: c, image: busybox, command: [sleep, "1000"]}
 ---
 apiVersion: v1
+kind: Pod
+metadata: {name: twin}
+spec:
+  nodeName: $NODE
+  containers:
+  - {name: c, image: busybox, command: [sleep, "1000"]}
+---
+apiVersion: v1
 kind: Node
 metadata:
   name: vn0
@@ -73,7 +81,7 @@ spec:
   restartPolicy: OnFailure
   containers: [{name: c, image: busybox}]
 YAML
-for p in ticker quitter simmer inited; do
+for p in ticker quitter simmer inited twin; do
 	k wait --for=condition=Ready pod/$p --timeout=15s >/dev/null || fail "$p not Ready"
 done
 k wait --for=jsonpath='{.status.containerStatuses[0].restartCount}'=1 pod/simcrash --timeout=15s >/dev/null ||
@@ -98,6 +106,17 @@ ghost=$(cut -d' ' -f1 "$DATA/pods/default/ghost/c.pid")
 
 stop_daemon KILL
 kill -0 "$pid" || fail "the ticker died with volrayd"
+# twin's instance is lost while volrayd is down, and a shim of another pod
+# of the same name holds its paths: twin starts anew, the other is killed.
+twinshim=$(cut -d' ' -f4 "$DATA/pods/default/twin/c.pid")
+twinpid=$(cut -d' ' -f1 "$DATA/pods/default/twin/c.pid")
+kill -9 "$twinshim" "$twinpid"
+while kill -0 "$twinshim" 2>/dev/null || kill -0 "$twinpid" 2>/dev/null; do sleep 0.05; done
+rm -f "$DATA/pods/default/twin/c.pid"
+setsid "$top_builddir/volray-shim" -d "$DATA/pods/default/twin" -n c -u another-uid -- sleep 1000 \
+	</dev/null >/dev/null 2>&1 &
+until [ -s "$DATA/pods/default/twin/c.pid" ]; do sleep 0.05; done
+other=$(cut -d' ' -f1 "$DATA/pods/default/twin/c.pid")
 # quitter ends while no volrayd runs; its shim writes how.
 : >"$DATA/pods/default/quitter/root/stop"
 while kill -0 "$qpid" 2>/dev/null; do sleep 0.05; done
@@ -117,6 +136,15 @@ i=0
 while kill -0 "$ghost" 2>/dev/null; do
 	i=$((i + 1)); [ $i -lt 100 ] || fail "the ghost's process $ghost outlived the restart"; sleep 0.05
 done
+k wait --for=jsonpath='{.status.containerStatuses[0].restartCount}'=1 pod/twin --timeout=10s >/dev/null ||
+	fail "twin did not start anew"
+k wait --for=condition=Ready pod/twin --timeout=10s >/dev/null || fail "twin not Ready"
+i=0
+while kill -0 "$other" 2>/dev/null; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "the other pod's process $other outlived the restart"; sleep 0.05
+done
+new=$(cut -d' ' -f1 "$DATA/pods/default/twin/c.pid")
+[ "$new" != "$other" ] && kill -0 "$new" || fail "twin's new instance has no pid file of its own"
 pass "kill -9 of volrayd: the same process is taken back (restartCount 0, startedAt kept, a completed init container not run again); a pod's that is gone is killed"
 
 last=$(k logs ticker | tail -n 1 | cut -d' ' -f2)
