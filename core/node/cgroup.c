@@ -4,11 +4,12 @@
  *
  *  - cgroup v2, when /sys/fs/cgroup is a cgroup2 mount with the memory
  *    and cpu controllers and volrayd may enable them below it: a group
- *    /sys/fs/cgroup/volray/POD_UID/CONTAINER per container, memory.max
+ *    /sys/fs/cgroup/volray/KEY/POD_UID/CONTAINER per container (KEY: a
+ *    hash of the data directory, one per daemon), memory.max
  *    (and memory.swap.max 0) from limits.memory, cpu.max "QUOTA 100000"
  *    from limits.cpu; an OOM kill shows in memory.events;
  *  - cgroup v1, when the memory and/or cpu hierarchies are mounted
- *    read-write: MOUNT/volray/POD_UID/CONTAINER in each,
+ *    read-write: MOUNT/volray/KEY/POD_UID/CONTAINER in each,
  *    memory.limit_in_bytes (and memory.memsw.limit_in_bytes, which keeps
  *    swap from stretching the limit, where swap accounting exists),
  *    cpu.cfs_quota_us over a cpu.cfs_period_us of 100 ms; an OOM kill
@@ -52,12 +53,13 @@ enum { CG_MEMORY = 1, CG_CPU = 2 };
 
 /* The roots groups are made under: one for v2, one per controller for v1. */
 static struct root {
-	char path[PATH_MAX];	/* .../volray */
+	char path[PATH_MAX];	/* .../volray/KEY */
 	int ctl;		/* CG_MEMORY | CG_CPU */
 } roots[2];
 static int nroots;
 static int version;		/* 0 (none), 1 or 2 */
 static char mode[512] = "recorded, not enforced";
+static char key[32];		/* volray/KEY/: this data directory's */
 
 static int
 write_file(const char *dir, const char *file, const char *value)
@@ -104,7 +106,7 @@ has_opt(const char *opts, const char *opt)
 	return 0;
 }
 
-/* cgroup v2 at /sys/fs/cgroup: the controllers enabled down to volray/. */
+/* cgroup v2 at /sys/fs/cgroup: the controllers enabled down to volray/KEY. */
 static int
 init_v2(char *why, size_t size)
 {
@@ -123,9 +125,12 @@ init_v2(char *why, size_t size)
 		    "controllers");
 		return -1;
 	}
-	util_strf(roots[0].path, sizeof roots[0].path, "%s/volray", top);
+	util_strf(path, sizeof path, "%s/volray", top);
+	util_strf(roots[0].path, sizeof roots[0].path, "%s/%s", path, key);
 	roots[0].ctl = CG_MEMORY | CG_CPU;
 	if (write_file(top, "cgroup.subtree_control", "+memory +cpu") != 0 ||
+	    mkdir_ok(path) != 0 ||
+	    write_file(path, "cgroup.subtree_control", "+memory +cpu") != 0 ||
 	    mkdir_ok(roots[0].path) != 0 ||
 	    write_file(roots[0].path, "cgroup.subtree_control",
 	    "+memory +cpu") != 0) {
@@ -145,6 +150,7 @@ static int
 init_v1(char *why, size_t size)
 {
 	char dev[256], mnt[PATH_MAX], type[64], opts[1024], line[2048];
+	char top[PATH_MAX];
 	FILE *f = fopen("/proc/self/mounts", "r");
 	int i;
 
@@ -163,10 +169,11 @@ init_v1(char *why, size_t size)
 			ctl &= ~roots[i].ctl;
 		if (ctl == 0 || nroots == 2)
 			continue;
+		util_strf(top, sizeof top, "%s/volray", mnt);
 		util_strf(roots[nroots].path, sizeof roots[nroots].path,
-		    "%s/volray", mnt);
+		    "%s/%s", top, key);
 		roots[nroots].ctl = ctl;
-		if (mkdir_ok(roots[nroots].path) == 0 &&
+		if (mkdir_ok(top) == 0 && mkdir_ok(roots[nroots].path) == 0 &&
 		    access(roots[nroots].path, W_OK) == 0)
 			nroots++;
 	}
@@ -186,14 +193,33 @@ init_v1(char *why, size_t size)
 	return 0;
 }
 
+/*
+ * This daemon's part of volray/: a hash of its data directory, so that
+ * daemons on one machine (tests run several) never remove each other's
+ * groups, and a restarted one finds its own.
+ */
+static void
+make_key(const char *data_dir)
+{
+	char real[PATH_MAX];
+	const char *p = realpath(data_dir, real) != NULL ? real : data_dir;
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	util_strf(key, sizeof key, "d%012llx",
+	    (unsigned long long)(h & 0xffffffffffffULL));
+}
+
 const char *
-cgroup_init(void)
+cgroup_init(const char *data_dir)
 {
 	struct statfs sf;
 	char why[256];
 
 	nroots = 0;
 	version = 0;
+	make_key(data_dir);
 	if (geteuid() != 0)
 		util_strf(why, sizeof why, "not root");
 	else if (statfs("/sys/fs/cgroup", &sf) == 0 &&
@@ -400,6 +426,8 @@ cgroup_sweep(int (*keep)(void *, const char *uid, const char *ctr),
 					continue;
 				group_path(&roots[i], pe->d_name, ce->d_name, sub,
 				    sizeof sub);
+				log_info("node: removing cgroup %s left by the last "
+				    "run", sub);
 				kill_procs(sub);
 				remove_dir(sub, 40);
 				n++;
@@ -411,4 +439,14 @@ cgroup_sweep(int (*keep)(void *, const char *uid, const char *ctr),
 	}
 	if (n > 0)
 		log_info("node: removed %d cgroups left by the last run", n);
+}
+
+void
+cgroup_close(void)
+{
+	int i;
+
+	/* volray/KEY goes once empty; a data directory may not be used again. */
+	for (i = 0; i < nroots; i++)
+		rmdir(roots[i].path);
 }

@@ -738,6 +738,7 @@ node_local_kill_all(void)
 	}
 	for (l = running; l != NULL; l = l->next)
 		cgroup_remove(l->uid, l->name, 1);
+	cgroup_close();
 	for (np = procs; np != NULL; np = np->next) {
 		kill(-np->pid, SIGKILL);
 		unlink(np->pidfile);

@@ -120,7 +120,7 @@ void orphans_file(const struct orphan *, const char *ext, char *out,
     size_t size);
 
 /* cgroup.c: resource limits of local containers (see there for modes). */
-const char *cgroup_init(void);
+const char *cgroup_init(const char *data_dir);
 const char *cgroup_mode(void);
 /*
  * Make a container's groups with its limits (0: none); *paths is the
@@ -133,6 +133,8 @@ void cgroup_paths_free(char **);
 void cgroup_kill(const char *uid, const char *ctr);
 /* Remove them (wait: kill what is left and wait up to 100 ms for it). */
 void cgroup_remove(const char *uid, const char *ctr, int wait);
+/* volrayd stops: its part of volray/ goes if nothing is left in it. */
+void cgroup_close(void);
 /* Kill and remove every group keep() does not want. */
 void cgroup_sweep(int (*keep)(void *arg, const char *uid, const char *ctr),
     void *arg);

@@ -660,8 +660,8 @@ node_mgr_start(node_mgr *m)
 	 * here on (a resumed container's end) count from now.
 	 */
 	uv_update_time(m->loop);
-	if (m->local_name != NULL)
-		cgroup_init();
+	if (m->local_name != NULL && m->data_dir != NULL)
+		cgroup_init(m->data_dir);
 	if (m->data_dir != NULL)
 		node_local_reap(m->data_dir);
 	if (m->local_name != NULL)

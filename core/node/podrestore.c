@@ -99,8 +99,16 @@ node_pod_restore(struct node_pod *p, const cJSON *status)
 		return;
 	if ((v = json_str(status, "startTime")) != NULL)
 		snprintf(p->start_time, sizeof p->start_time, "%s", v);
-	if ((v = json_str(status, "podIP")) != NULL)
+	if ((v = json_str(status, "podIP")) != NULL) {
+		unsigned a, b, c;
+
 		snprintf(p->ip, sizeof p->ip, "%s", v);
+		/* New pods' addresses (admit: 10.64.0.0/10) go past this one. */
+		if (sscanf(v, "10.%u.%u.%u", &a, &b, &c) == 3 && a >= 64 &&
+		    a < 128 && b < 256 && c < 256 &&
+		    (((a - 64) << 16) | (b << 8) | c) > p->node->m->next_ip)
+			p->node->m->next_ip = ((a - 64) << 16) | (b << 8) | c;
+	}
 	restore_list(p, json_at(status, "initContainerStatuses"), 1);
 	restore_list(p, json_at(status, "containerStatuses"), 0);
 	while (p->next_init < p->ninit &&

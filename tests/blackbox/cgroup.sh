@@ -48,7 +48,10 @@ YAML
 k wait --for=condition=Ready pod/capped --timeout=10s >/dev/null || fail "capped not Ready"
 uid=$(k get pod capped -o jsonpath='{.metadata.uid}')
 pid=$(cut -d' ' -f1 "$DATA/pods/default/capped/c.pid")
-mg="$MEM/volray/$uid/c" cg="$CPU/volray/$uid/c"
+# volray/KEY/POD_UID/CONTAINER, KEY this data directory's.
+mg=$(echo "$MEM"/volray/*/"$uid"/c) cg=$(echo "$CPU"/volray/*/"$uid"/c)
+[ -d "$mg" ] && [ -d "$cg" ] || fail "no groups for capped: $mg $cg"
+KEY=$(basename "$(dirname "$(dirname "$mg")")")
 if [ $V = 2 ]; then
 	expect_eq 67108864 "$(cat "$mg/memory.max")" "memory.max"
 	expect_eq "50000 100000" "$(cat "$cg/cpu.max")" "cpu.max"
@@ -66,12 +69,12 @@ k wait --for=jsonpath='{.status.containerStatuses[0].state.terminated.reason}'=O
 expect_eq 137 "$(k get pod hog -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode}')" "OOMKilled exit code"
 expect_eq Failed "$(k get pod hog -o jsonpath='{.status.phase}')" "hog's phase"
 hog=$(k get pod hog -o jsonpath='{.metadata.uid}')
-[ ! -d "$MEM/volray/$hog/c" ] || fail "the OOMKilled container's group is still there"
+[ ! -d "$MEM/volray/$KEY/$hog/c" ] || fail "the OOMKilled container's group is still there"
 pass "past limits.memory: OOMKilled, exit code 137, its group removed"
 
 k delete pod capped --grace-period=1 --timeout=20s >/dev/null || fail "deleting capped"
 [ ! -d "$mg" ] && [ ! -d "$cg" ] || fail "a deleted container's groups are still there"
-[ ! -d "$MEM/volray/$uid" ] || fail "a deleted pod's group is still there"
+[ ! -d "$MEM/volray/$KEY/$uid" ] || fail "a deleted pod's group is still there"
 pass "a deleted pod's groups are removed"
 
 k apply -f - >/dev/null <<YAML
@@ -85,12 +88,22 @@ spec:
 YAML
 k wait --for=condition=Ready pod/keeper --timeout=10s >/dev/null || fail "keeper not Ready"
 keeper=$(k get pod keeper -o jsonpath='{.metadata.uid}')
-[ -d "$MEM/volray/$keeper/c" ] || fail "keeper has no group"
+[ -d "$MEM/volray/$KEY/$keeper/c" ] || fail "keeper has no group"
 stop_daemon
-[ ! -d "$MEM/volray/$keeper" ] || fail "SIGTERM to volrayd left the groups of a running pod"
+[ ! -d "$MEM/volray/$KEY/$keeper" ] || fail "SIGTERM to volrayd left the groups of a running pod"
+[ ! -d "$MEM/volray/$KEY" ] || fail "SIGTERM to volrayd left its volray/$KEY"
 pass "SIGTERM to volrayd removes the groups of its running containers"
 
-mkdir -p "$MEM/volray/stale-pod/c" "$CPU/volray/stale-pod/c"
+mkdir -p "$MEM/volray/$KEY/stale-pod/c" "$CPU/volray/$KEY/stale-pod/c"
+# Another daemon's group (another data directory), with its process.
+other="$MEM/volray/dtest$$/pod/c"
+mkdir -p "$other"
+sleep 1000 &
+spid=$!
+echo "$spid" >"$other/cgroup.procs"
 start_daemon
-[ ! -d "$MEM/volray/stale-pod" ] && [ ! -d "$CPU/volray/stale-pod" ] || fail "a stale group survived the start"
-pass "groups left by an earlier run are removed at start"
+[ ! -d "$MEM/volray/$KEY/stale-pod" ] && [ ! -d "$CPU/volray/$KEY/stale-pod" ] || fail "a stale group survived the start"
+kill -0 "$spid" && [ -d "$other" ] || fail "another daemon's group was swept"
+kill "$spid"; wait "$spid" 2>/dev/null || true
+rmdir "$other" "$MEM/volray/dtest$$/pod" "$MEM/volray/dtest$$"
+pass "groups left by an earlier run are removed at start; another data directory's are not"

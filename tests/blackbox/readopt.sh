@@ -89,6 +89,8 @@ k wait --for=jsonpath='{.status.containerStatuses[0].restartCount}'=1 pod/simcra
 jp='{.status.containerStatuses[0].state.running.startedAt}'
 started=$(k get pod ticker -o jsonpath="$jp")
 simstarted=$(k get pod simmer -o jsonpath="$jp")
+simip=$(k get pod simmer -o jsonpath='{.status.podIP}')
+craship=$(k get pod simcrash -o jsonpath='{.status.podIP}')
 pid=$(cut -d' ' -f1 "$DATA/pods/default/ticker/c.pid")
 qpid=$(cut -d' ' -f1 "$DATA/pods/default/quitter/c.pid")
 ipid=$(cut -d' ' -f1 "$DATA/pods/default/inited/c.pid")
@@ -179,4 +181,16 @@ print(int((f(sys.argv[2]) - f(sys.argv[1])).total_seconds()))' "$simstarted" "$f
 expect_eq 0 "$(k get pod simmer -o jsonpath='{.status.containerStatuses[0].restartCount}')" "simulated restartCount"
 rc=$(k get pod simcrash -o jsonpath='{.status.containerStatuses[0].restartCount}')
 [ "$rc" -ge 1 ] || fail "simcrash's restartCount went back to $rc"
-pass "simulated: the container ends at startedAt + sim-duration (${ran}s), restart counts kept"
+expect_eq "$simip" "$(k get pod simmer -o jsonpath='{.status.podIP}')" "a simulated pod's IP across the restart"
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: newcomer}
+spec:
+  nodeName: vn0
+  containers: [{name: c, image: busybox}]
+YAML
+k wait --for=condition=Ready pod/newcomer --timeout=10s >/dev/null || fail "newcomer not Ready"
+newip=$(k get pod newcomer -o jsonpath='{.status.podIP}')
+[ "$newip" != "$simip" ] && [ "$newip" != "$craship" ] || fail "a new pod got a kept pod's IP $newip"
+pass "simulated: the container ends at startedAt + sim-duration (${ran}s), restart counts and IPs kept, new IPs apart"
