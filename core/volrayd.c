@@ -215,6 +215,26 @@ pod_token(void *arg, const char *user, const char *groups)
 	return authn_mint_token(d->authn, user, groups);
 }
 
+/* The build tree this volrayd runs from, or NULL (an installed one). */
+static const char *
+build_tree(void)
+{
+#ifdef VOLRAY_BUILDDIR
+	static char built[PATH_MAX];
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+	if (n > 0) {
+		self[n] = '\0';
+		if (realpath(VOLRAY_BUILDDIR, built) != NULL &&
+		    strncmp(self, built, strlen(built)) == 0 &&
+		    self[strlen(built)] == '/')
+			return built;
+	}
+#endif
+	return NULL;
+}
+
 /*
  * Where `ray` is: libexec/ in the build tree when this volrayd runs from
  * it, else $(pkglibexecdir).
@@ -222,23 +242,29 @@ pod_token(void *arg, const char *user, const char *groups)
 static const char *
 ray_bin_dir(void)
 {
-#ifdef VOLRAY_BUILDDIR
 	static char dir[PATH_MAX + 16];
-	char self[PATH_MAX], built[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
 
-	if (n > 0) {
-		self[n] = '\0';
-		if (realpath(VOLRAY_BUILDDIR, built) != NULL &&
-		    strncmp(self, built, strlen(built)) == 0 &&
-		    self[strlen(built)] == '/') {
-			snprintf(dir, sizeof dir, "%s/libexec", built);
-			if (access(dir, X_OK) == 0)
-				return dir;
-		}
+	if (build_tree() != NULL) {
+		snprintf(dir, sizeof dir, "%s/libexec", build_tree());
+		if (access(dir, X_OK) == 0)
+			return dir;
 	}
-#endif
 	return PKGLIBEXECDIR;
+}
+
+/* volray-shim: beside volrayd in the build tree, else $(pkglibexecdir). */
+static const char *
+shim_path(void)
+{
+	static char path[PATH_MAX + 16];
+
+	if (build_tree() != NULL) {
+		snprintf(path, sizeof path, "%s/volray-shim", build_tree());
+		if (access(path, X_OK) == 0)
+			return path;
+	}
+	snprintf(path, sizeof path, "%s/volray-shim", PKGLIBEXECDIR);
+	return access(path, X_OK) == 0 ? path : NULL;
 }
 
 /* The API's service and pod proxies reach the Ray heads. */
@@ -417,6 +443,7 @@ main(int argc, char **argv)
 				*c = (char)(*c - 'A' + 'a');
 		node_mgr_set_local(d.nodes, d.f.data_dir, d.f.no_local_node ?
 		    NULL : host);
+		node_mgr_set_shim(d.nodes, shim_path());
 	}
 	/* Ray heads: the Jobs and Serve APIs of every head pod served here. */
 	d.ray = ray_new(d.loop, d.st, d.nodes);

@@ -261,6 +261,22 @@ api_reply_durable(api *a, http_req *req, struct route *rt, int code,
 	cJSON_Delete(body);
 }
 
+/*
+ * An integer option from the query, into *out when given; a malformed one
+ * is answered 400 as kube-apiserver answers it, and -1 returned.
+ */
+int
+api_int_param(http_req *req, struct route *rt, const char *key, long long *out)
+{
+	char *cause = NULL;
+
+	if (http_query_int(req->query, key, out, &cause) >= 0)
+		return 0;
+	api_reply_status(req, rt, status_bad_request("%s", cause));
+	free(cause);
+	return -1;
+}
+
 int
 api_wants_table(const http_req *req)
 {

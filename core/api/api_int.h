@@ -60,6 +60,12 @@ void api_reply_durable(api *, http_req *, struct route *, int code,
 /* The same with stored bytes (takes the reference). */
 void api_reply_durable_rbuf(api *, http_req *, struct route *, int code,
     rbuf *body, uint64_t rev);
+/*
+ * An integer option from the query into *out when given (0); a malformed
+ * one is answered 400 as kube-apiserver answers it (-1).
+ */
+int api_int_param(http_req *, struct route *, const char *key,
+    long long *out);
 /* Whether the client asked for a Table. */
 int api_wants_table(const http_req *);
 

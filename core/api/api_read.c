@@ -1,6 +1,6 @@
 /*
  * Read verbs: get, list (with label and field selectors, limit/continue
- * paging and Table output), watch, and pods/log. Plain JSON reads are
+ * paging and Table output) and watch (pods/log is podlog.c). Plain JSON reads are
  * assembled from the stored bytes without parsing; Tables and field
  * selectors parse only the objects they look at.
  */
@@ -68,22 +68,6 @@ api_get(api *a, http_req *req, struct route *rt)
 	}
 	metrics_request(rt->verb, rt->r->store_key, 200, util_usec() - rt->t0);
 	http_respond_rbuf(req, 200, "application/json", o->json);
-}
-
-/*
- * An integer option from the query, into *out when given; a malformed one
- * is answered 400 as kube-apiserver answers it, and -1 returned.
- */
-static int
-int_param(http_req *req, struct route *rt, const char *key, long long *out)
-{
-	char *cause = NULL;
-
-	if (http_query_int(req->query, key, out, &cause) >= 0)
-		return 0;
-	api_reply_status(req, rt, status_bad_request("%s", cause));
-	free(cause);
-	return -1;
 }
 
 /* Parse both selectors of a request; on error reply and return -1. */
@@ -176,8 +160,8 @@ api_list(api *a, http_req *req, struct route *rt)
 	if (refuse_review(req, rt))
 		return;
 	/* timeoutSeconds is checked as kube-apiserver checks it, and unused. */
-	if (int_param(req, rt, "limit", &lim) != 0 ||
-	    int_param(req, rt, "timeoutSeconds", &timeout) != 0)
+	if (api_int_param(req, rt, "limit", &lim) != 0 ||
+	    api_int_param(req, rt, "timeoutSeconds", &timeout) != 0)
 		return;
 	if (lim > 0)
 		limit = (size_t)lim;
@@ -315,8 +299,8 @@ api_watch(api *a, http_req *req, struct route *rt)
 	memset(&o, 0, sizeof o);
 	if (refuse_review(req, rt))
 		return;
-	if (int_param(req, rt, "timeoutSeconds", &timeout) != 0 ||
-	    int_param(req, rt, "limit", &lim) != 0)
+	if (api_int_param(req, rt, "timeoutSeconds", &timeout) != 0 ||
+	    api_int_param(req, rt, "limit", &lim) != 0)
 		return;
 	rv = http_query_get(req->query, "resourceVersion");
 	inc = http_query_get(req->query, "includeObject");
@@ -345,219 +329,4 @@ api_watch(api *a, http_req *req, struct route *rt)
 done:
 	free(rv);
 	free(inc);
-}
-
-#define FOLLOW_MS 200
-
-/* A `logs -f` stream: the file is polled for growth until the pod ends. */
-struct follow {
-	http_req *req;
-	uv_timer_t *timer;
-	store *st;
-	char *path;
-	char *ns, *name, *uid;
-	off_t off;
-};
-
-static void
-follow_timer_closed(uv_handle_t *h)
-{
-	free(h);
-}
-
-static void
-follow_end(struct follow *f)
-{
-	uv_timer_stop(f->timer);
-	uv_close((uv_handle_t *)f->timer, follow_timer_closed);
-	http_stream_end(f->req);
-	free(f->path);
-	free(f->ns);
-	free(f->name);
-	free(f->uid);
-	free(f);
-}
-
-static void
-follow_peer_closed(http_req *req, void *arg)
-{
-	follow_end(arg);
-}
-
-/* Send what the file gained; end once the pod is gone or finished. */
-static void
-follow_tick(uv_timer_t *t)
-{
-	struct follow *f = t->data;
-	const store_obj *o = store_get(f->st, "pods", f->ns, f->name);
-	char buf[65536];
-	ssize_t n;
-	int fd, grew = 0, done = 0;
-
-	if ((fd = open(f->path, O_RDONLY | O_CLOEXEC)) >= 0) {
-		while ((n = pread(fd, buf, sizeof buf, f->off)) > 0) {
-			if (http_stream_write_copy(f->req, buf, (size_t)n) != 0)
-				break;
-			f->off += n;
-			grew = 1;
-		}
-		close(fd);
-	}
-	if (o == NULL || strcmp(o->uid, f->uid) != 0)
-		done = 1;
-	else if (!grew) {
-		cJSON *tree = store_obj_tree(o);
-		const char *phase = json_str(tree, "status.phase");
-
-		done = phase != NULL && (strcmp(phase, "Succeeded") == 0 ||
-		    strcmp(phase, "Failed") == 0);
-		cJSON_Delete(tree);
-	}
-	if (done && !grew)
-		follow_end(f);
-}
-
-static void
-follow_start(api *a, http_req *req, const store_obj *o, const char *path,
-    const char *first, size_t len, off_t off)
-{
-	struct follow *f = calloc(1, sizeof *f);
-
-	if (f == NULL || (f->timer = malloc(sizeof *f->timer)) == NULL)
-		fatal("out of memory");
-	f->req = req;
-	f->st = a->st;
-	f->path = strdup(path);
-	f->ns = strdup(o->ns);
-	f->name = strdup(o->name);
-	f->uid = strdup(o->uid);
-	f->off = off;
-	http_req_on_close(req, follow_peer_closed, f);
-	http_stream_begin(req, 200, "text/plain");
-	if (len > 0)
-		http_stream_write_copy(req, first, len);
-	uv_timer_init(a->loop, f->timer);
-	f->timer->data = f;
-	uv_timer_start(f->timer, follow_tick, FOLLOW_MS, FOLLOW_MS);
-}
-
-/* Serve DATA_DIR/pods/NS/NAME/CONTAINER.log (empty before it exists). */
-void
-api_log(api *a, http_req *req, struct route *rt)
-{
-	const store_obj *o;
-	cJSON *tree;
-	const cJSON *cs, *c;
-	char *container;
-	int follow = http_query_bool(req->query, "follow", 0);
-	int previous = http_query_bool(req->query, "previous", 0);
-	long long lines = -1;
-	char path[4096], *data = NULL, *p;
-	struct stat sb;
-	int fd;
-	ssize_t got;
-
-	rt->verb = "get";
-	if (int_param(req, rt, "tailLines", &lines) != 0)
-		return;
-	container = http_query_get(req->query, "container");
-	o = lookup(a, rt);
-	if (o == NULL) {
-		api_reply_status(req, rt, status_not_found(rt->r, rt->name));
-		goto done;
-	}
-	tree = store_obj_tree(o);
-	cs = json_at(tree, "spec.containers");
-	if (container != NULL && *container != '\0') {
-		/* Init containers have logs too. */
-		cJSON_ArrayForEach(c, json_at(tree, "spec.initContainers"))
-			if (json_str(c, "name") &&
-			    strcmp(json_str(c, "name"), container) == 0)
-				cs = json_at(tree, "spec.initContainers");
-	}
-	if (container == NULL || *container == '\0') {
-		free(container);
-		container = NULL;
-		if (cJSON_GetArraySize(cs) == 1)
-			container = strdup(json_str(cJSON_GetArrayItem(cs, 0),
-			    "name") ? json_str(cJSON_GetArrayItem(cs, 0),
-			    "name") : "");
-		else {
-			char names[1024] = "";
-			size_t len = 0;
-
-			cJSON_ArrayForEach(c, cs)
-				len += snprintf(names + len, len < sizeof names ?
-				    sizeof names - len : 0, "%s%s", len ? " " :
-				    "", json_str(c, "name"));
-			cJSON_Delete(tree);
-			api_reply_status(req, rt, status_bad_request("a "
-			    "container name must be specified for pod %s, "
-			    "choose one of: [%s]", rt->name, names));
-			goto done;
-		}
-	} else {
-		int found = 0;
-
-		cJSON_ArrayForEach(c, cs)
-			if (json_str(c, "name") &&
-			    strcmp(json_str(c, "name"), container) == 0)
-				found = 1;
-		if (!found) {
-			cJSON_Delete(tree);
-			api_reply_status(req, rt, status_bad_request(
-			    "container %s is not valid for pod %s", container,
-			    rt->name));
-			goto done;
-		}
-	}
-	cJSON_Delete(tree);
-	snprintf(path, sizeof path, "%s/pods/%s/%s/%s%s.log", a->data_dir, o->ns,
-	    o->name, container, previous ? ".previous" : "");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && previous) {
-		api_reply_status(req, rt, status_bad_request("previous "
-		    "terminated container \"%s\" in pod \"%s\" not found",
-		    container, rt->name));
-		goto done;
-	}
-	if (fd < 0 || fstat(fd, &sb) != 0) {
-		if (fd >= 0)
-			close(fd);
-		metrics_request(rt->verb, "pods", 200, util_usec() - rt->t0);
-		if (follow)
-			follow_start(a, req, o, path, "", 0, 0);
-		else
-			http_respond(req, 200, "text/plain", "", 0);
-		goto done;
-	}
-	data = malloc(sb.st_size + 1);
-	got = data ? read(fd, data, sb.st_size) : -1;
-	close(fd);
-	if (got < 0)
-		got = 0;
-	data[got] = '\0';
-	p = data;
-	if (lines >= 0) {
-		/* Walk back over the last `lines` newline-terminated lines. */
-		char *q = data + got;
-		int seen = 0;
-
-		if (q > data && q[-1] == '\n')
-			q--;
-		while (q > data) {
-			if (q[-1] == '\n' && ++seen == lines)
-				break;
-			q--;
-		}
-		p = lines == 0 ? data + got : q;
-	}
-	metrics_request(rt->verb, "pods", 200, util_usec() - rt->t0);
-	if (follow)
-		follow_start(a, req, o, path, p, (size_t)(data + got - p), got);
-	else
-		http_respond(req, 200, "text/plain", p, (size_t)(data + got - p));
-	free(data);
-done:
-	free(container);
 }

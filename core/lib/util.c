@@ -125,6 +125,18 @@ util_age(time_t since, char out[16])
 		snprintf(out, 16, "%dd", (int)(d / 86400 % 1000000));
 }
 
+int
+util_strf(char *out, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, size, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
 char *
 util_printf(const char *fmt, ...)
 {

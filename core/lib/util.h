@@ -25,6 +25,12 @@ uint64_t util_usec(void);
 int64_t util_duration_ms(const char *);
 /* A human age like kubectl prints it: 5s, 3m, 2m30s, 4h, 3d. */
 void util_age(time_t since, char out[16]);
+/*
+ * snprintf into a fixed buffer where cutting is acceptable or checked:
+ * 0, or -1 when the output was cut to fit.
+ */
+int util_strf(char *out, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* printf into newly allocated memory (aborts when out of memory). */
 char *util_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

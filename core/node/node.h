@@ -32,6 +32,8 @@ node_mgr *node_mgr_new(uv_loop_t *, store *, registry *);
  * machine registers as the local node (NULL: none). Before start.
  */
 void node_mgr_set_local(node_mgr *, const char *data_dir, const char *name);
+/* The volray-shim program the local node runs each container under. */
+void node_mgr_set_shim(node_mgr *, const char *path);
 /* The timer wheel that drives the runtimes (others may share it). */
 struct wheel *node_mgr_wheel(node_mgr *);
 /* volrayd is stopping: kill every process of the local node's pods. */

@@ -9,7 +9,9 @@
 #ifndef VOLRAY_NODE_INT_H
 #define VOLRAY_NODE_INT_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <cjson/cJSON.h>
 #include <uv.h>
 
@@ -49,6 +51,13 @@ struct node_runtime {
 	void (*exec)(struct node *, struct node_pod *, struct node_ctr *,
 	    const cJSON *command, uint64_t timeout_ms,
 	    void (*done)(void *arg, int ok), void *arg);
+	/*
+	 * Take back an instance that was running when the last volrayd
+	 * stopped (c->started says since when): 0 when it runs on (its end
+	 * is reported as for one started here), -1 when there is nothing to
+	 * take back and it must be started again.
+	 */
+	int (*resume)(struct node *, struct node_pod *, struct node_ctr *);
 };
 
 enum { PROBE_STARTUP, PROBE_LIVENESS, PROBE_READINESS, PROBE_TYPES };
@@ -63,9 +72,72 @@ void node_probes_free(struct node_ctr *);
 extern const struct node_runtime node_sim_runtime;
 extern const struct node_runtime node_local_runtime;
 
-/* local.c: kill what a previous run left; kill everything at exit. */
+/*
+ * local.c: find what a previous run left (before the pods are taken on),
+ * kill what was not taken back and its stale cgroups (after); kill
+ * everything at exit. The shim is the program each container runs under.
+ */
 void node_local_reap(const char *data_dir);
+void node_local_reap_finish(void);
 void node_local_kill_all(void);
+
+/* ctrenv.c: a local container's environment and volumes. */
+struct ctrenv {
+	char **kv;			/* "NAME=VALUE", NULL-terminated */
+	int n, cap;
+};
+/* mkdir -p, mode 0700 for what it makes. */
+int ctrenv_mkdirs(const char *path);
+void ctrenv_set(struct ctrenv *, const char *name, const char *value);
+/* Kubernetes' $(VAR) expansion: defined names expand, $$ is a $. */
+char *ctrenv_expand(const struct ctrenv *, const char *s);
+/* The container's environment into e; -1 with *why (a missing key). */
+int ctrenv_build(struct node *, struct node_pod *, const cJSON *pod,
+    const cJSON *spec, const char *root, struct ctrenv *e, char **why);
+/* Its volumes under root; -1 with *why. */
+int ctrenv_mount(struct node *, struct node_pod *, const cJSON *pod,
+    const cJSON *spec, const char *root, char **why);
+void ctrenv_free(struct ctrenv *);
+
+/* orphans.c: a container a previous volrayd left, from its pid file. */
+struct orphan {
+	char ns[256], name[256], ctr[256], uid[128];
+	char dir[4096];			/* DATA_DIR/pods/NS/NAME */
+	int cmd_pid, shim_pid;
+	unsigned long long cmd_start, shim_start;
+	int alive;			/* the shim runs; else it left a status */
+	struct orphan *next;
+};
+void orphans_scan(const char *data_dir);
+/* The orphan of this container of this pod (the caller frees it), or NULL. */
+struct orphan *orphans_claim(const char *ns, const char *name,
+    const char *ctr, const char *uid);
+/* Kill what is left of a container about to start anew (any pod uid). */
+void orphans_discard(const char *ns, const char *name, const char *ctr);
+void orphans_kill_rest(void);
+/* DIR/CTR.EXT of an orphan. */
+void orphans_file(const struct orphan *, const char *ext, char *out,
+    size_t size);
+
+/* cgroup.c: resource limits of local containers (see there for modes). */
+const char *cgroup_init(const char *data_dir);
+const char *cgroup_mode(void);
+/*
+ * Make a container's groups with its limits (0: none); *paths is the
+ * NULL-terminated list for the shim (NULL when cgroups are off). -1 with
+ * *why.
+ */
+int cgroup_create(const char *uid, const char *ctr, int64_t mem_bytes,
+    int64_t cpu_milli, char ***paths, char **why);
+void cgroup_paths_free(char **);
+void cgroup_kill(const char *uid, const char *ctr);
+/* Remove them (wait: kill what is left and wait up to 100 ms for it). */
+void cgroup_remove(const char *uid, const char *ctr, int wait);
+/* volrayd stops: its part of volray/ goes if nothing is left in it. */
+void cgroup_close(void);
+/* Kill and remove every group keep() does not want. */
+void cgroup_sweep(int (*keep)(void *arg, const char *uid, const char *ctr),
+    void *arg);
 
 enum ctr_state { CTR_WAITING, CTR_RUNNING, CTR_TERMINATED };
 
@@ -86,6 +158,8 @@ struct node_ctr {
 	char reason[64];		/* waiting reason */
 	char message[256];
 	char started[32];		/* running since */
+	int resume;			/* it ran before volrayd restarted */
+	char end_at[32];		/* the runtime knows when it ended */
 	struct ctr_end end;		/* state terminated */
 	struct ctr_end last;		/* lastState.terminated */
 	int has_last;
@@ -162,9 +236,13 @@ struct node_mgr {
 	struct node_stats stats;
 	char *data_dir;			/* pod directories, logs */
 	char *local_name;		/* the local node, or NULL */
+	char *shim;			/* volray-shim, for local containers */
 	node_env_hook env_hook;		/* more env for local processes */
 	void *env_arg;
 };
+
+/* podrestore.c: take back what the stored status says (a restart). */
+void node_pod_restore(struct node_pod *, const cJSON *status);
 
 /* podworker.c */
 struct node_pod *node_pod_new(struct node *, const store_obj *, cJSON *obj);

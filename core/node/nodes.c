@@ -240,7 +240,7 @@ write_node_status(node_mgr *m, struct node *n, const store_obj *o)
 	json_set_str(info, "architecture", "amd64");
 	json_set_str(info, "operatingSystem", "linux");
 	json_set_str(info, "osImage", n->rt == &node_local_runtime ?
-	    "volray local node (no images, no isolation)" :
+	    "volray local node (no images, no filesystem isolation)" :
 	    "volray simulated node");
 	json_set_str(info, "kernelVersion", "");
 	json_set_str(info, "kubeletVersion", "v1.32.0-volray");
@@ -443,6 +443,7 @@ adopt_pod(node_mgr *m, struct node *n, const store_obj *o)
 		return;
 	}
 	p = node_pod_new(n, o, t);
+	node_pod_restore(p, json_at(t, "status"));
 	node_pod_sync(p);
 }
 
@@ -586,8 +587,10 @@ register_local(node_mgr *m)
 	/* The registry owns t now. */
 	write_result("registering the local node", m->local_name, &res);
 	log_info("node %s: the local node runs containers' commands as "
-	    "processes of this user; no images, no isolation, and resource "
-	    "limits are recorded, not enforced", m->local_name);
+	    "processes of this user under %s; no images, no filesystem "
+	    "isolation; resource limits are %s", m->local_name,
+	    m->shim ? m->shim : "no volray-shim (containers cannot start)",
+	    cgroup_mode());
 }
 
 void
@@ -597,6 +600,13 @@ node_mgr_set_local(node_mgr *m, const char *data_dir, const char *name)
 	m->data_dir = strdup(data_dir);
 	free(m->local_name);
 	m->local_name = name != NULL ? strdup(name) : NULL;
+}
+
+void
+node_mgr_set_shim(node_mgr *m, const char *path)
+{
+	free(m->shim);
+	m->shim = path != NULL ? strdup(path) : NULL;
 }
 
 const char *
@@ -657,6 +667,13 @@ node_mgr_start(node_mgr *m)
 		registry_create(m->rg, nsr, "", ns, NULL, &res);
 		write_result("namespace " LEASE_NS, "-", &res);
 	}
+	/*
+	 * Start-up took a while and the loop has not run: timers set from
+	 * here on (a resumed container's end) count from now.
+	 */
+	uv_update_time(m->loop);
+	if (m->local_name != NULL && m->data_dir != NULL)
+		cgroup_init(m->data_dir);
 	if (m->data_dir != NULL)
 		node_local_reap(m->data_dir);
 	if (m->local_name != NULL)
@@ -705,6 +722,8 @@ node_mgr_start(node_mgr *m)
 		}
 		free(keys);
 	}
+	/* What no pod took back is killed, with its cgroups. */
+	node_local_reap_finish();
 	log_info("node: %llu nodes managed, %llu pods",
 	    (unsigned long long)m->stats.nodes,
 	    (unsigned long long)m->stats.pods);

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lib/json.h"
 #include "lib/log.h"
@@ -218,7 +219,11 @@ admit(struct node_pod *p)
 	}
 	podspec_res_add(&n->used, &p->req, 1);
 	p->counted = 1;
-	util_now(p->start_time);
+	/* A pod taken back after a restart keeps its start time and IP. */
+	if (p->start_time[0] == '\0')
+		util_now(p->start_time);
+	if (p->ip[0] != '\0')
+		return 0;
 	/* 10.64.0.0/10, skipping addresses that end in .0 or .255. */
 	do
 		n->m->next_ip++;
@@ -241,12 +246,43 @@ on_backoff(wheel_timer *t)
 	ctr_start(c->pod, c);
 }
 
+/*
+ * An instance that ran before volrayd restarted, taken back by the
+ * runtime: running since its stored startedAt, restartCount as stored.
+ * 0, or -1 when the runtime has nothing to take back.
+ */
+static int
+ctr_resume(struct node_pod *p, struct node_ctr *c)
+{
+	struct node *n = p->node;
+	time_t since = util_time_parse(c->started), now = time(NULL);
+	uint64_t ran = since > 0 && now > since ? (uint64_t)(now - since) *
+	    1000 : 0;
+
+	c->resume = 0;
+	if (n->rt->resume == NULL)
+		return -1;
+	c->state = CTR_RUNNING;
+	c->reason[0] = c->message[0] = '\0';
+	/* The back-off forgets a crash after 10 min of running, as before. */
+	c->run_ms = uv_now(n->m->loop) > ran ? uv_now(n->m->loop) - ran : 0;
+	if (n->rt->resume(n, p, c) != 0) {
+		c->state = CTR_WAITING;
+		return -1;
+	}
+	node_probes_start(c);
+	node_pod_dirty(p);
+	return 0;
+}
+
 static void
 ctr_start(struct node_pod *p, struct node_ctr *c)
 {
 	struct node *n = p->node;
 	char *why = NULL;
 
+	if (c->resume && ctr_resume(p, c) == 0)
+		return;
 	if (c->instance > 0)
 		c->restarts++;
 	c->instance++;
@@ -415,7 +451,12 @@ node_ctr_exited(struct node_ctr *c, int code, const char *reason)
 	snprintf(c->end.message, sizeof c->end.message, "%s", c->message);
 	c->message[0] = '\0';
 	snprintf(c->end.started, sizeof c->end.started, "%s", c->started);
-	util_now(c->end.finished);
+	if (c->end_at[0] != '\0')
+		snprintf(c->end.finished, sizeof c->end.finished, "%s",
+		    c->end_at);
+	else
+		util_now(c->end.finished);
+	c->end_at[0] = '\0';
 	node_pod_dirty(p);
 	/* Inside a stop loop the loop finishes; the pod must outlive it. */
 	if (p->stopping)

@@ -6,11 +6,13 @@
  * volray.io/sim-exit-code.NAME; init containers without one exit 0 at
  * once. Stopping a simulated container ends it at once with 143, as a
  * process that dies of SIGTERM. Nothing runs: every end is a timer on the
- * node manager's wheel.
+ * node manager's wheel. After a volrayd restart a container that was
+ * running goes on from its stored startedAt (sim_resume).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lib/json.h"
 #include "lib/log.h"
@@ -48,20 +50,13 @@ on_end(wheel_timer *t)
 	node_ctr_exited(c, code, NULL);
 }
 
-static int
-sim_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
+/* How long the container runs: its duration in ms, -1 until stopped. */
+static int64_t
+sim_duration(struct node *n, struct node_pod *p, struct node_ctr *c)
 {
 	const char *d = setting(p, c, "volray.io/sim-duration");
-	const char *e = setting(p, c, "volray.io/sim-exit-code");
-	struct sim_ctr *s;
 	int64_t ms;
 
-	(void)why;
-	if ((s = calloc(1, sizeof *s)) == NULL)
-		fatal("out of memory");
-	s->c = c;
-	s->exit_code = e != NULL ? atoi(e) : 0;
-	c->rt = s;
 	if (c->init) {
 		/* Init containers end at once unless told otherwise by name. */
 		char k[320];
@@ -75,8 +70,57 @@ sim_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 	if (d != NULL && ms < 0)
 		log_info("node %s: pod %s: bad volray.io/sim-duration %s; the "
 		    "container runs until stopped", n->name, p->key, d);
+	return ms;
+}
+
+/* A simulated instance that ends after ms (-1: when stopped). */
+static void
+sim_run(struct node *n, struct node_pod *p, struct node_ctr *c, int64_t ms)
+{
+	const char *e = setting(p, c, "volray.io/sim-exit-code");
+	struct sim_ctr *s;
+
+	if ((s = calloc(1, sizeof *s)) == NULL)
+		fatal("out of memory");
+	s->c = c;
+	s->exit_code = e != NULL ? atoi(e) : 0;
+	c->rt = s;
 	if (ms >= 0)
 		wheel_add(n->m->wheel, &s->timer, (uint64_t)ms, on_end, s);
+}
+
+static int
+sim_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
+{
+	(void)why;
+	sim_run(n, p, c, sim_duration(n, p, c));
+	return 0;
+}
+
+/*
+ * After a volrayd restart a simulated container runs on from its
+ * startedAt: it ends at startedAt + duration (at once when that has
+ * passed), and says so in finishedAt.
+ */
+static int
+sim_resume(struct node *n, struct node_pod *p, struct node_ctr *c)
+{
+	int64_t ms = sim_duration(n, p, c), left;
+	time_t since = util_time_parse(c->started);
+	struct timespec now;
+
+	if (ms < 0 || since < 0) {
+		sim_run(n, p, c, ms);
+		return 0;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	left = (int64_t)since * 1000 + ms - ((int64_t)now.tv_sec * 1000 +
+	    now.tv_nsec / 1000000);
+	/* The wheel's ticks may fire a few ms before the second turns. */
+	util_time_format(since + (time_t)(ms / 1000), c->end_at);
+	if (left < 0)
+		left = 0;
+	sim_run(n, p, c, left);
 	return 0;
 }
 
@@ -93,6 +137,7 @@ sim_stop(struct node *n, struct node_pod *p, struct node_ctr *c,
 	wheel_cancel(n->m->wheel, &s->timer);
 	free(s);
 	c->rt = NULL;
+	c->end_at[0] = '\0';
 	node_ctr_exited(c, 143, "Error");
 }
 
@@ -102,4 +147,5 @@ const struct node_runtime node_sim_runtime = {
 	sim_stop,
 	0,
 	NULL,
+	sim_resume,
 };

@@ -93,7 +93,12 @@ wheel_add(wheel *w, wheel_timer *t, uint64_t ms, wheel_cb cb, void *data)
 		w->now = tick_now(w);
 	t->cb = cb;
 	t->data = data;
-	t->due = w->now + (ticks > 0 ? ticks : 1);
+	/*
+	 * From the loop's time, not the last tick processed: a timer set
+	 * while the loop stalled (at start-up, say) must not fire early
+	 * when the missed ticks are caught up.
+	 */
+	t->due = tick_now(w) + (ticks > 0 ? ticks : 1);
 	head = &w->slot[t->due % SLOTS];
 	t->prev = NULL;
 	t->next = *head;

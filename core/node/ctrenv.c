@@ -1,0 +1,434 @@
+/*
+ * What a local container sees of its pod: the environment (volrayd's
+ * PATH, the node manager's hook, envFrom and env with ConfigMap and
+ * Secret keys and the downward API, Kubernetes' $(VAR) expansion) and its
+ * volumes (ConfigMap, Secret and downwardAPI files, emptyDir directories)
+ * materialised under the pod's root, at their mountPath rewritten into
+ * it. local.c runs containers, exec probes and a pod's other processes
+ * with these.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "node/node_int.h"
+
+/* mkdir -p, mode 0700 for what it creates. */
+int
+ctrenv_mkdirs(const char *path)
+{
+	char buf[PATH_MAX], *p;
+
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+		return -1;
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(buf, 0700) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* Write a file under root at rel (a volume's item), making directories. */
+static int
+write_file(const char *dir, const char *rel, const char *data, size_t len)
+{
+	char path[PATH_MAX], *slash;
+	int fd;
+
+	if (strstr(rel, "..") != NULL || rel[0] == '/' ||
+	    snprintf(path, sizeof path, "%s/%s", dir, rel) >= (int)sizeof path)
+		return -1;
+	if ((slash = strrchr(path, '/')) != NULL) {
+		*slash = '\0';
+		ctrenv_mkdirs(path);
+		*slash = '/';
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (write(fd, data, len) != (ssize_t)len) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+/* A Secret's value, base64-decoded into buf; -1 if bad. */
+static int
+b64_decode(const char *in, char **out, size_t *len)
+{
+	static const char tbl[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t n = strlen(in), o = 0;
+	unsigned v = 0;
+	int bits = 0;
+	char *b = malloc(n + 1);
+	const char *p;
+
+	if (b == NULL)
+		return -1;
+	for (p = in; *p; p++) {
+		const char *q;
+
+		if (*p == '=' || *p == '\n' || *p == '\r')
+			continue;
+		if ((q = strchr(tbl, *p)) == NULL) {
+			free(b);
+			return -1;
+		}
+		v = (v << 6) | (unsigned)(q - tbl);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			b[o++] = (char)((v >> bits) & 255);
+		}
+	}
+	b[o] = '\0';
+	*out = b;
+	*len = o;
+	return 0;
+}
+
+static cJSON *
+get_obj(struct node *n, const char *res, const char *ns, const char *name)
+{
+	const store_obj *o = store_get(n->m->st, res, ns, name);
+
+	return o != NULL ? store_obj_tree(o) : NULL;
+}
+
+/* A value of a ConfigMap (data, binaryData) or a Secret (decoded). */
+static char *
+key_value(struct node *n, const char *res, const char *ns, const char *name,
+    const char *key, size_t *len)
+{
+	cJSON *t = get_obj(n, res, ns, name);
+	const cJSON *v;
+	char *out = NULL;
+
+	if (t == NULL)
+		return NULL;
+	v = cJSON_GetObjectItemCaseSensitive(json_at(t, "data"), key);
+	if (cJSON_IsString(v)) {
+		if (strcmp(res, "secrets") == 0) {
+			if (b64_decode(v->valuestring, &out, len) != 0)
+				out = NULL;
+		} else {
+			out = strdup(v->valuestring);
+			*len = strlen(out);
+		}
+	} else if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(json_at(t,
+	    "binaryData"), key)) && b64_decode(v->valuestring, &out, len) != 0)
+		out = NULL;
+	cJSON_Delete(t);
+	return out;
+}
+
+/* metadata.name, spec.nodeName, status.podIP, metadata.labels['k'] ... */
+static char *
+field_value(const cJSON *pod, const struct node_pod *p, const char *path)
+{
+	char key[256];
+	const char *v;
+
+	if (strcmp(path, "status.podIP") == 0)
+		return strdup(p->ip);
+	if (strcmp(path, "status.hostIP") == 0)
+		return strdup(p->node->ip);
+	if (sscanf(path, "metadata.labels['%255[^']']", key) == 1 ||
+	    sscanf(path, "metadata.annotations['%255[^']']", key) == 1) {
+		const cJSON *m = json_at(pod, path[9] == 'l' ?
+		    "metadata.labels" : "metadata.annotations");
+		const cJSON *e = cJSON_GetObjectItemCaseSensitive(m, key);
+
+		return cJSON_IsString(e) ? strdup(e->valuestring) : strdup("");
+	}
+	v = json_str(pod, path);
+	return strdup(v != NULL ? v : "");
+}
+
+void
+ctrenv_set(struct ctrenv *e, const char *k, const char *v)
+{
+	size_t kl = strlen(k);
+	int i;
+
+	for (i = 0; i < e->n; i++)
+		if (strncmp(e->kv[i], k, kl) == 0 && e->kv[i][kl] == '=') {
+			free(e->kv[i]);
+			e->kv[i] = util_printf("%s=%s", k, v);
+			return;
+		}
+	if (e->n + 2 > e->cap) {
+		e->cap = e->cap ? e->cap * 2 : 32;
+		if ((e->kv = realloc(e->kv, e->cap * sizeof *e->kv)) == NULL)
+			fatal("out of memory");
+	}
+	e->kv[e->n++] = util_printf("%s=%s", k, v);
+	e->kv[e->n] = NULL;
+}
+
+static const char *
+env_get(const struct ctrenv *e, const char *k, size_t kl)
+{
+	int i;
+
+	for (i = 0; i < e->n; i++)
+		if (strncmp(e->kv[i], k, kl) == 0 && e->kv[i][kl] == '=')
+			return e->kv[i] + kl + 1;
+	return NULL;
+}
+
+/* Kubernetes' $(VAR) expansion: defined names expand, $$ is a $. */
+char *
+ctrenv_expand(const struct ctrenv *e, const char *s)
+{
+	size_t cap = strlen(s) * 2 + 16, n = 0;
+	char *out = malloc(cap);
+	const char *p, *end, *v;
+
+	if (out == NULL)
+		fatal("out of memory");
+	for (p = s; *p; p++) {
+		size_t need;
+
+		if (p[0] == '$' && p[1] == '$') {
+			v = "$";
+			p++;
+		} else if (p[0] == '$' && p[1] == '(' &&
+		    (end = strchr(p + 2, ')')) != NULL &&
+		    (v = env_get(e, p + 2, (size_t)(end - p - 2))) != NULL)
+			p = end;
+		else {
+			if (n + 2 > cap && (out = realloc(out, cap *= 2)) ==
+			    NULL)
+				fatal("out of memory");
+			out[n++] = *p;
+			continue;
+		}
+		need = n + strlen(v) + 1;
+		if (need > cap && (out = realloc(out, cap = need * 2)) == NULL)
+			fatal("out of memory");
+		memcpy(out + n, v, strlen(v));
+		n += strlen(v);
+	}
+	out[n] = '\0';
+	return out;
+}
+
+static void
+hook_set(void *e, const char *k, const char *v)
+{
+	ctrenv_set(e, k, v);
+}
+
+/*
+ * The environment of one container: volrayd's PATH, what the node
+ * manager's hook adds, the pod's, its own.
+ */
+int
+ctrenv_build(struct node *n, struct node_pod *p, const cJSON *pod,
+    const cJSON *spec, const char *root, struct ctrenv *e, char **why)
+{
+	const cJSON *it;
+	const char *path = getenv("PATH");
+
+	ctrenv_set(e, "PATH", path ? path : "/usr/local/bin:/usr/bin:/bin");
+	ctrenv_set(e, "HOSTNAME", p->name);
+	ctrenv_set(e, "HOME", root);
+	ctrenv_set(e, "VOLRAY_POD_ROOT", root);
+	if (n->m->env_hook != NULL)
+		n->m->env_hook(n->m->env_arg, p->ns, p->name, hook_set, e);
+	cJSON_ArrayForEach(it, json_at(spec, "envFrom")) {
+		const char *prefix = json_str(it, "prefix");
+		const char *cm = json_str(it, "configMapRef.name");
+		const char *sec = json_str(it, "secretRef.name");
+		cJSON *t = cm ? get_obj(n, "configmaps", p->ns, cm) :
+		    sec ? get_obj(n, "secrets", p->ns, sec) : NULL;
+		const cJSON *kv;
+
+		if (t == NULL) {
+			if (!cJSON_IsTrue(json_at(it, cm ? "configMapRef.optional" :
+			    "secretRef.optional"))) {
+				*why = util_printf("CreateContainerConfigError: "
+				    "%s \"%s\" not found", cm ? "configmap" :
+				    "secret", cm ? cm : sec ? sec : "");
+				return -1;
+			}
+			continue;
+		}
+		cJSON_ArrayForEach(kv, json_at(t, "data")) {
+			char *k = util_printf("%s%s", prefix ? prefix : "",
+			    kv->string), *v = NULL;
+			size_t len;
+
+			if (!cJSON_IsString(kv)) {
+				free(k);
+				continue;
+			}
+			if (sec != NULL && b64_decode(kv->valuestring, &v, &len) ==
+			    0)
+				ctrenv_set(e, k, v);
+			else if (sec == NULL)
+				ctrenv_set(e, k, kv->valuestring);
+			free(v);
+			free(k);
+		}
+		cJSON_Delete(t);
+	}
+	cJSON_ArrayForEach(it, json_at(spec, "env")) {
+		const char *name = json_str(it, "name");
+		const cJSON *vf = json_at(it, "valueFrom");
+		char *v = NULL;
+		size_t len;
+
+		if (name == NULL)
+			continue;
+		if (vf == NULL) {
+			v = ctrenv_expand(e, json_str(it, "value") ? json_str(it,
+			    "value") : "");
+		} else if (json_at(vf, "fieldRef") != NULL) {
+			v = field_value(pod, p, json_str(vf, "fieldRef.fieldPath") ?
+			    json_str(vf, "fieldRef.fieldPath") : "");
+		} else {
+			const char *kind = json_at(vf, "configMapKeyRef") ?
+			    "configMapKeyRef" : "secretKeyRef";
+			const cJSON *ref = json_at(vf, kind);
+			const char *rn = json_str(ref, "name");
+			const char *rk = json_str(ref, "key");
+
+			v = rn && rk ? key_value(n, kind[0] == 'c' ? "configmaps" :
+			    "secrets", p->ns, rn, rk, &len) : NULL;
+			if (v == NULL && !cJSON_IsTrue(json_at(ref, "optional"))) {
+				*why = util_printf("CreateContainerConfigError: "
+				    "couldn't find key %s in %s %s/%s",
+				    rk ? rk : "", kind[0] == 'c' ? "ConfigMap" :
+				    "Secret", p->ns, rn ? rn : "");
+				return -1;
+			}
+		}
+		if (v != NULL)
+			ctrenv_set(e, name, v);
+		free(v);
+	}
+	return 0;
+}
+
+/* Materialise the volumes the container mounts under root. */
+int
+ctrenv_mount(struct node *n, struct node_pod *p, const cJSON *pod,
+    const cJSON *spec, const char *root, char **why)
+{
+	const cJSON *m, *vol = NULL, *it;
+
+	cJSON_ArrayForEach(m, json_at(spec, "volumeMounts")) {
+		const char *vname = json_str(m, "name");
+		const char *mp = json_str(m, "mountPath");
+		char dir[PATH_MAX];
+
+		if (vname == NULL || mp == NULL || strstr(mp, "..") != NULL)
+			continue;
+		cJSON_ArrayForEach(vol, json_at(pod, "spec.volumes"))
+			if (json_str(vol, "name") && strcmp(json_str(vol, "name"),
+			    vname) == 0)
+				break;
+		if (vol == NULL)
+			continue;
+		if (util_strf(dir, sizeof dir, "%s%s%s", root, mp[0] == '/' ? "" :
+		    "/", mp) != 0)
+			continue;
+		if (ctrenv_mkdirs(dir) != 0) {
+			*why = util_printf("CreateContainerError: %s: %s", dir,
+			    strerror(errno));
+			return -1;
+		}
+		if (json_at(vol, "configMap") != NULL ||
+		    json_at(vol, "secret") != NULL) {
+			int secret = json_at(vol, "secret") != NULL;
+			const char *src = secret ? json_str(vol, "secret.secretName") :
+			    json_str(vol, "configMap.name");
+			cJSON *t = src ? get_obj(n, secret ? "secrets" :
+			    "configmaps", p->ns, src) : NULL;
+			const cJSON *items = json_at(vol, secret ? "secret.items" :
+			    "configMap.items"), *kv;
+
+			if (t == NULL) {
+				if (cJSON_IsTrue(json_at(vol, secret ?
+				    "secret.optional" : "configMap.optional")))
+					continue;
+				*why = util_printf("CreateContainerConfigError: "
+				    "%s \"%s\" not found", secret ? "secret" :
+				    "configmap", src ? src : "");
+				return -1;
+			}
+			cJSON_ArrayForEach(kv, json_at(t, "data")) {
+				const char *rel = kv->string;
+				char *v = NULL;
+				size_t len = 0;
+
+				if (!cJSON_IsString(kv))
+					continue;
+				if (items != NULL) {
+					rel = NULL;
+					cJSON_ArrayForEach(it, items)
+						if (json_str(it, "key") &&
+						    strcmp(json_str(it, "key"),
+						    kv->string) == 0)
+							rel = json_str(it, "path");
+					if (rel == NULL)
+						continue;
+				}
+				if (secret && b64_decode(kv->valuestring, &v,
+				    &len) != 0)
+					continue;
+				if (!secret) {
+					v = strdup(kv->valuestring);
+					len = strlen(v);
+				}
+				write_file(dir, rel, v, len);
+				free(v);
+			}
+			cJSON_Delete(t);
+		} else if (json_at(vol, "downwardAPI") != NULL) {
+			cJSON_ArrayForEach(it, json_at(vol, "downwardAPI.items")) {
+				const char *rel = json_str(it, "path");
+				const char *fp = json_str(it, "fieldRef.fieldPath");
+				char *v;
+
+				if (rel == NULL || fp == NULL)
+					continue;
+				v = field_value(pod, p, fp);
+				write_file(dir, rel, v, strlen(v));
+				free(v);
+			}
+		}
+		/* emptyDir and anything else: the directory is the volume. */
+	}
+	return 0;
+}
+
+void
+ctrenv_free(struct ctrenv *e)
+{
+	int i;
+
+	for (i = 0; i < e->n; i++)
+		free(e->kv[i]);
+	free(e->kv);
+	e->kv = NULL;
+	e->n = e->cap = 0;
+}

@@ -1,0 +1,524 @@
+/*
+ * volray-shim: the keeper of one container instance on the local node,
+ * after containerd-shim. volrayd starts it (in a session of its own, with
+ * the container's environment and working directory) instead of the
+ * command; it
+ *
+ *  - forks the command into a process group of its own and, before the
+ *    command is exec'd, into the container's cgroups (-g, made by
+ *    volrayd), then writes DIR/NAME.pid: "CMDPID CMDSTART UID SHIMPID
+ *    SHIMSTART" (start times from /proc/PID/stat, which tell a live
+ *    process from a reused pid);
+ *  - reads the command's stdout and stderr through pipes and appends them
+ *    to DIR/NAME.log in the CRI format (lib/crilog.h), one write per
+ *    record;
+ *  - waits for the command, kills what is left of its process group and
+ *    cgroups, and writes DIR/NAME.status (exit code, signal, whether the
+ *    cgroup saw an OOM kill, the time it ended; written to a temporary
+ *    file and renamed, so a reader sees all of it or nothing); then it
+ *    removes the cgroups and exits.
+ *
+ * It needs nothing from volrayd once started: it ignores SIGHUP and
+ * SIGPIPE, holds no descriptor of volrayd's, and outlives a volrayd that
+ * crashes, so the next one re-adopts the container (local.c). SIGTERM,
+ * SIGINT, SIGQUIT, SIGUSR1 and SIGUSR2 sent to the shim are forwarded to
+ * the command's process group (volrayd signals the group itself once it
+ * has read the pid file; this covers the moment before).
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/crilog.h"
+#include "lib/proc.h"
+
+#define MAX_GROUPS	4
+#define DRAIN_MS	1000	/* output still read after the command ends */
+
+static volatile sig_atomic_t child_pid;	/* the command, once released */
+static volatile sig_atomic_t pending_sig;	/* forwarded once it is */
+static int wake_fd = -1;		/* SIGCHLD writes here */
+
+struct stream {
+	int fd;
+	const char *name;
+	char buf[CRILOG_LINE_MAX];
+	size_t len;
+};
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: volray-shim -d DIR -n NAME [-u UID] "
+	    "[-g CGROUP]... -- COMMAND [ARG]...\n");
+	exit(2);
+}
+
+static void
+on_forward(int sig)
+{
+	if (child_pid > 0)
+		kill(-child_pid, sig);
+	else
+		pending_sig = sig;
+}
+
+static void
+on_child(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	if (write(wake_fd, "c", 1) < 0) {
+		/* The pipe is full: a wake-up is already pending. */
+	}
+	errno = saved;
+}
+
+/* Write path atomically: a temporary file beside it, then rename. */
+static int __attribute__((format(printf, 2, 3)))
+write_atomic(const char *path, const char *fmt, ...)
+{
+	char tmp[PATH_MAX];
+	va_list ap;
+	FILE *f;
+	int bad;
+
+	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp ||
+	    (f = fopen(tmp, "w")) == NULL)
+		return -1;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	bad = ferror(f);
+	if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	return close(fd) == 0 && ok ? 0 : -1;
+}
+
+/*
+ * The OOM kills a memory cgroup has seen: "oom_kill N" in memory.events
+ * (v2) or memory.oom_control (v1, Linux 4.13 and later), else v1's
+ * memory.failcnt (hits of the limit, *exact 0); -1 for a group without
+ * either.
+ */
+static long
+oom_count(const char *group, int *exact)
+{
+	static const char *files[] = { "memory.events", "memory.oom_control" };
+	char path[PATH_MAX], line[256];
+	long n = -1;
+	size_t i;
+	FILE *f;
+
+	*exact = 1;
+	for (i = 0; i < 2 && n < 0; i++) {
+		snprintf(path, sizeof path, "%s/%s", group, files[i]);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		while (fgets(line, sizeof line, f) != NULL)
+			if (sscanf(line, "oom_kill %ld", &n) == 1)
+				break;
+		fclose(f);
+	}
+	snprintf(path, sizeof path, "%s/memory.failcnt", group);
+	if (n < 0 && (f = fopen(path, "r")) != NULL) {
+		*exact = 0;
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+/* SIGKILL every process left in a cgroup (some may have left the group). */
+static void
+kill_group(const char *group)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	int pid;
+
+	snprintf(path, sizeof path, "%s/cgroup.procs", group);
+	if ((f = fopen(path, "r")) == NULL)
+		return;
+	while (fscanf(f, "%d", &pid) == 1)
+		if (pid > 1 && pid != getpid())
+			kill(pid, SIGKILL);
+	fclose(f);
+}
+
+/* Remove a cgroup; its last processes may take a moment to leave. */
+static void
+remove_group(const char *group)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	int i;
+
+	for (i = 0; i < 50; i++) {
+		if (rmdir(group) == 0 || errno == ENOENT)
+			return;
+		if (errno != EBUSY)
+			return;
+		kill_group(group);
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Append one CRI record of len bytes of text. */
+static void
+emit(int log_fd, const struct stream *s, const char *text, size_t len,
+    int partial)
+{
+	char rec[CRILOG_TIME_MAX + 16 + CRILOG_LINE_MAX + 1];
+	size_t n = crilog_time_format(crilog_now(), rec);
+
+	n += (size_t)snprintf(rec + n, sizeof rec - n, " %s %c ", s->name,
+	    partial ? 'P' : 'F');
+	memcpy(rec + n, text, len);
+	n += len;
+	rec[n++] = '\n';
+	if (write(log_fd, rec, n) < 0) {
+		/* A full disk loses output; the command runs on. */
+	}
+}
+
+/* Records for the complete lines in s->buf; a full buffer is a P record. */
+static void
+flush_lines(int log_fd, struct stream *s, int eof)
+{
+	size_t start = 0;
+	char *nl;
+
+	while ((nl = memchr(s->buf + start, '\n', s->len - start)) != NULL) {
+		emit(log_fd, s, s->buf + start, (size_t)(nl - s->buf - start),
+		    0);
+		start = (size_t)(nl - s->buf) + 1;
+	}
+	memmove(s->buf, s->buf + start, s->len - start);
+	s->len -= start;
+	if (s->len == sizeof s->buf || (eof && s->len > 0)) {
+		/* containerd: a line at EOF without its newline is full. */
+		emit(log_fd, s, s->buf, s->len, !eof);
+		s->len = 0;
+	}
+}
+
+/* Read what a stream has; 0 at EOF (the fd is then closed). */
+static int
+read_stream(int log_fd, struct stream *s)
+{
+	ssize_t n = read(s->fd, s->buf + s->len, sizeof s->buf - s->len);
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 1;
+	if (n <= 0) {
+		flush_lines(log_fd, s, 1);
+		close(s->fd);
+		s->fd = -1;
+		return 0;
+	}
+	s->len += (size_t)n;
+	flush_lines(log_fd, s, 0);
+	return 1;
+}
+
+/*
+ * One poll of the streams still open (and wake, if >= 0), reading what is
+ * there; poll's result.
+ */
+static int
+pump(int log_fd, struct stream *so, struct stream *se, int wake,
+    int timeout_ms)
+{
+	struct stream *of[3];
+	struct pollfd pf[3];
+	int np = 0, r, i;
+	char c;
+
+	if (wake >= 0) {
+		of[np] = NULL;
+		pf[np].fd = wake;
+		pf[np++].events = POLLIN;
+	}
+	if (so->fd >= 0) {
+		of[np] = so;
+		pf[np].fd = so->fd;
+		pf[np++].events = POLLIN;
+	}
+	if (se->fd >= 0) {
+		of[np] = se;
+		pf[np].fd = se->fd;
+		pf[np++].events = POLLIN;
+	}
+	if ((r = poll(pf, (nfds_t)np, timeout_ms)) <= 0)
+		return r;
+	for (i = 0; i < np; i++) {
+		if (pf[i].revents == 0)
+			continue;
+		if (of[i] == NULL)
+			while (read(wake, &c, 1) == 1)
+				;
+		else
+			read_stream(log_fd, of[i]);
+	}
+	return r;
+}
+
+/* The child: its own group, wait for the go-ahead, exec. */
+static void __attribute__((noreturn))
+run_child(char **argv, int out, int err, int go, int report)
+{
+	char c;
+	int e;
+
+	setpgid(0, 0);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	if (dup2(out, 1) < 0 || dup2(err, 2) < 0)
+		_exit(127);
+	/* The shim died before letting us go: never run unwatched. */
+	if (read(go, &c, 1) != 1)
+		_exit(127);
+	execvp(argv[0], argv);
+	e = errno;
+	if (write(report, &e, sizeof e) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+static void
+install_signals(void)
+{
+	struct sigaction sa;
+
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_forward;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
+	sa.sa_handler = on_child;
+	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
+}
+
+/*
+ * Fork the command with stdout and stderr to out[1] and err[1], put it in
+ * its groups (noting their OOM counts), write the pid file, then let it
+ * exec. Its pid; -1 when it could not be started (*exec_errno and what
+ * say why: a command that never runs unlimited is better than one that
+ * does); *exec_errno alone when exec failed.
+ */
+static pid_t
+start_child(const char *dir, const char *name, const char *uid,
+    const char **groups, int ngroups, long *oom_before, char **argv,
+    int out[2], int err[2], int *exec_errno, char *what, size_t wsize)
+{
+	char path[PATH_MAX], pidstr[32];
+	int go[2], rep[2], i, exact, e = 0;
+	ssize_t n;
+	pid_t pid;
+
+	*exec_errno = 0;
+	snprintf(what, wsize, "exec %s", argv[0]);
+	if (pipe2(go, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0 ||
+	    (pid = fork()) < 0) {
+		*exec_errno = errno;
+		snprintf(what, wsize, "fork");
+		return -1;
+	}
+	if (pid == 0)
+		run_child(argv, out[1], err[1], go[0], rep[1]);
+	setpgid(pid, pid);
+	close(out[1]);
+	close(err[1]);
+	close(go[0]);
+	close(rep[1]);
+	/* Into its cgroups before it runs, so that all it uses is charged. */
+	snprintf(pidstr, sizeof pidstr, "%d", (int)pid);
+	for (i = 0; i < ngroups; i++) {
+		snprintf(path, sizeof path, "%s/cgroup.procs", groups[i]);
+		if (write_str(path, pidstr) != 0) {
+			/* The child waits for the go-ahead: it never runs. */
+			*exec_errno = errno;
+			snprintf(what, wsize, "%s", path);
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			return -1;
+		}
+		oom_before[i] = oom_count(groups[i], &exact);
+	}
+	snprintf(path, sizeof path, "%s/%s.pid", dir, name);
+	write_atomic(path, "%d %llu %s %d %llu\n", (int)pid, proc_start_time(pid),
+	    uid, (int)getpid(), proc_start_time(getpid()));
+	child_pid = pid;
+	if (pending_sig != 0)
+		kill(-pid, pending_sig);
+	if (write(go[1], "g", 1) != 1)
+		kill(pid, SIGKILL);
+	close(go[1]);
+	/* EOF when exec succeeded (close-on-exec), else its errno. */
+	while ((n = read(rep[0], &e, sizeof e)) < 0 && errno == EINTR)
+		;
+	close(rep[0]);
+	if (n == (ssize_t)sizeof e)
+		*exec_errno = e;
+	return pid;
+}
+
+/* Write DIR/NAME.status: how it ended, or why it never ran. */
+static void
+write_status(const char *dir, const char *name, int status, int oom,
+    int exec_errno, const char *what)
+{
+	char path[PATH_MAX], now[CRILOG_TIME_MAX], msg[256];
+
+	crilog_time_format(crilog_now(), now);
+	snprintf(path, sizeof path, "%s/%s.status", dir, name);
+	if (exec_errno != 0) {
+		/* Lowercase, as uv_strerror words it: "no such file or directory". */
+		snprintf(msg, sizeof msg, "%s", strerror(exec_errno));
+		if (msg[0] >= 'A' && msg[0] <= 'Z')
+			msg[0] = (char)(msg[0] - 'A' + 'a');
+		write_atomic(path, "exitCode 128\nsignal 0\noomKilled 0\n"
+		    "finishedAt %s\nreason RunContainerError\nmessage %s: %s\n",
+		    now, what, msg);
+	} else if (WIFSIGNALED(status))
+		write_atomic(path, "exitCode %d\nsignal %d\noomKilled %d\n"
+		    "finishedAt %s\n", 128 + WTERMSIG(status), WTERMSIG(status),
+		    oom, now);
+	else
+		write_atomic(path, "exitCode %d\nsignal 0\noomKilled %d\n"
+		    "finishedAt %s\n", WEXITSTATUS(status), oom, now);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *dir = NULL, *name = NULL, *uid = "-";
+	const char *groups[MAX_GROUPS];
+	char logp[PATH_MAX], what[PATH_MAX + 8];
+	int ngroups = 0, opt, out[2], err[2], wake[2];
+	int log_fd, status = 0, e = 0, i, oom = 0, exact;
+	long oom_before[MAX_GROUPS];
+	struct stream so, se;
+	struct timespec t0, t1;
+	pid_t pid;
+
+	while ((opt = getopt(argc, argv, "d:n:u:g:")) != -1) {
+		switch (opt) {
+		case 'd':
+			dir = optarg;
+			break;
+		case 'n':
+			name = optarg;
+			break;
+		case 'u':
+			uid = optarg;
+			break;
+		case 'g':
+			if (ngroups == MAX_GROUPS)
+				usage();
+			groups[ngroups++] = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	argv += optind;
+	if (dir == NULL || name == NULL || argv[0] == NULL)
+		usage();
+	install_signals();
+	setsid();	/* volrayd's spawn made us a session leader already */
+	snprintf(logp, sizeof logp, "%s/%s.log", dir, name);
+	if ((log_fd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+	    0600)) < 0 || pipe2(out, O_CLOEXEC) != 0 ||
+	    pipe2(err, O_CLOEXEC) != 0 ||
+	    pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+		e = errno;
+		write_status(dir, name, 0, 0, e, log_fd < 0 ? logp : "pipe");
+		return 128;
+	}
+	wake_fd = wake[1];
+	if ((pid = start_child(dir, name, uid, groups, ngroups, oom_before,
+	    argv, out, err, &e, what, sizeof what)) < 0) {
+		write_status(dir, name, 0, 0, e, what);
+		for (i = 0; i < ngroups; i++)
+			remove_group(groups[i]);
+		return 128;
+	}
+	memset(&so, 0, sizeof so);
+	memset(&se, 0, sizeof se);
+	so.fd = out[0];
+	so.name = "stdout";
+	se.fd = err[0];
+	se.name = "stderr";
+	while (waitpid(pid, &status, WNOHANG) != pid)
+		if (pump(log_fd, &so, &se, wake[0], -1) < 0 && errno != EINTR)
+			break;
+	/* Nothing of the container outlives its main process. */
+	kill(-pid, SIGKILL);
+	for (i = 0; i < ngroups; i++)
+		kill_group(groups[i]);
+	/* What it wrote before it ended; a writer that got away is cut off. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		long left;
+
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		left = DRAIN_MS - ((t1.tv_sec - t0.tv_sec) * 1000 +
+		    (t1.tv_nsec - t0.tv_nsec) / 1000000);
+		if ((so.fd < 0 && se.fd < 0) || left <= 0)
+			break;
+		pump(log_fd, &so, &se, -1, (int)left);
+	}
+	if (so.fd >= 0)
+		flush_lines(log_fd, &so, 1);
+	if (se.fd >= 0)
+		flush_lines(log_fd, &se, 1);
+	for (i = 0; i < ngroups; i++) {
+		long after = oom_count(groups[i], &exact);
+
+		/* failcnt counts reclaims at the limit too: SIGKILL or nothing. */
+		if (after > oom_before[i] && oom_before[i] >= 0 && (exact ||
+		    (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)))
+			oom = 1;
+	}
+	write_status(dir, name, status, oom, e, what);
+	for (i = 0; i < ngroups; i++)
+		remove_group(groups[i]);
+	if (e != 0)
+		return 128;
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) :
+	    WEXITSTATUS(status);
+}
