@@ -163,7 +163,7 @@ one_run() { # label actions
 	[ -z "${PERF:-}" ] || { kill -INT "$PERF_PID"; wait "$PERF_PID" 2>/dev/null || true; }
 	echo "RSS $(rss_mb "$VR_PID") MB"
 	# VERBOSE=1: the sessions of the run, as volrayd logged them.
-	[ "${VERBOSE:-0}" = 0 ] || grep "scheduler: cycle" "$RUN_DIR/volrayd.log" | tail -n 8
+	[ "${VERBOSE:-0}" = 0 ] || grep -E "scheduler: cycle|loop: stalled" "$RUN_DIR/volrayd.log" | tail -n 12
 	stop_volrayd
 }
 one_run plugins "enqueue, allocate, backfill"

@@ -18,6 +18,7 @@
 #include "api/api.h"
 #include "api/http.h"
 #include "api/limits.h"
+#include "api/looplag.h"
 #include "api/tls.h"
 #include "api/watch.h"
 #include "auth/authn.h"
@@ -501,6 +502,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	api_set_ready(d.api, 1);
+	looplag_start(d.loop);
 	log_info("volrayd: serving %s on %s:%d, kubeconfig %s/kubeconfig",
 	    d.tls ? "HTTPS" : "plain HTTP", d.f.host, d.f.port, d.f.data_dir);
 	uv_run(d.loop, UV_RUN_DEFAULT);

@@ -78,7 +78,9 @@ struct sched {
 	   pods' reasons, PodGroup and Queue status, DRAIN_US of writes a
 	   loop turn so the API is served between slices (and each slice is
 	   one group commit); no cycle runs until all is written. */
-	uv_timer_t drain_timer;
+	uv_idle_t drain_idle;		/* a slice each loop turn; a 0 ms
+					   timer re-armed in its callback
+					   would run again in the same turn */
 	int drain_step, drain_at;
 	uint64_t t_done, t_binds;
 	/* The session in flight: opened on the loop (the snapshot reads
@@ -726,7 +728,7 @@ static void session_finish(struct sched *);
  * in the next loop turn.
  */
 static void
-drain(uv_timer_t *h)
+drain(uv_idle_t *h)
 {
 	struct sched *s = h->data;
 	struct session *ss = s->running;
@@ -748,7 +750,7 @@ drain(uv_timer_t *h)
 			continue;
 		}
 		if ((++n & 31) == 0 && util_usec() - t0 > DRAIN_US) {
-			uv_timer_start(&s->drain_timer, drain, 0, 0);
+			uv_idle_start(&s->drain_idle, drain);
 			return;
 		}
 		switch (s->drain_step) {
@@ -759,6 +761,7 @@ drain(uv_timer_t *h)
 		}
 		(*at)++;
 	}
+	uv_idle_stop(&s->drain_idle);
 	session_finish(s);
 }
 
@@ -773,7 +776,7 @@ session_done(uv_work_t *w, int status)
 	s->t_done = util_usec();
 	write_evictions(s, s->running);
 	s->drain_step = s->drain_at = 0;
-	drain(&s->drain_timer);
+	drain(&s->drain_idle);
 }
 
 static void
@@ -956,8 +959,8 @@ sched_new(uv_loop_t *loop, store *st, registry *rg, luahost *lua)
 	s->lua = lua;
 	uv_timer_init(loop, &s->timer);
 	uv_timer_init(loop, &s->soon);
-	uv_timer_init(loop, &s->drain_timer);
-	s->timer.data = s->soon.data = s->drain_timer.data = s;
+	uv_idle_init(loop, &s->drain_idle);
+	s->timer.data = s->soon.data = s->drain_idle.data = s;
 	store_subscribe(st, on_event, s);
 	metrics_add_source(print_metrics, s);
 	return s;
