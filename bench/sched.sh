@@ -134,6 +134,12 @@ def run():
         time.sleep(0.05)
     secs = time.time() - t0
     stop.set()
+    # The binding session's own figures land when all its writes are
+    # done (after the binds): wait for the cycle count to move.
+    c_end, t_end = metric("volray_scheduler_cycles_total"), time.time()
+    while metric("volray_scheduler_cycles_total") <= c_end and time.time() - t_end < 30:
+        time.sleep(0.05)
+    longest = max(longest, metric("volray_scheduler_last_cycle_seconds"))
     lua = metric("volray_scheduler_lua_seconds_total") - lua0
     cyc = metric("volray_scheduler_cycle_seconds_total") - cyc0
     lat.sort()

@@ -20,6 +20,18 @@
 #include "lib/log.h"
 
 #define GROWTH	7	/* output bytes per input byte, at most */
+/*
+ * Repetition, as RE2 allows it and glibc can afford it. RE2 (what the API
+ * server runs) refuses a repetition of a repetition ("a**", "a+{2}": an
+ * invalid nested repetition operator) and counts over 1000; a lazy "?"
+ * after one is only a matching preference, dropped. glibc's regcomp
+ * copies the repeated subtree for every "+" and count, so "a++++...+"
+ * doubles it each time and (a{1000}){1000} makes a million copies: the
+ * product of the bounds along any nesting is kept to MAX_COPIES.
+ */
+#define MAX_REPEAT	1000
+#define MAX_COPIES	1000
+#define MAX_DEPTH	64
 
 struct out {
 	char	*s;
@@ -166,6 +178,46 @@ translate_bracket(struct out *o, const char **sp)
 	return 0;
 }
 
+/*
+ * The copies glibc makes of what a quantifier at s repeats ({n}, {n,},
+ * {n,m}: the larger bound; "+" two), and where it ends; 0 if s is no
+ * quantifier, -1 if the count is malformed or over MAX_REPEAT.
+ */
+static long
+quantifier(const char *s, const char **end)
+{
+	long lo = 0, hi;
+	const char *p = s + 1;
+
+	*end = s + 1;
+	if (*s == '*' || *s == '?')
+		return 1;
+	if (*s == '+')
+		return 2;
+	if (*s != '{')
+		return 0;
+	if (*p < '0' || *p > '9')
+		return 0;	/* a literal '{', as RE2 reads it */
+	while (*p >= '0' && *p <= '9')
+		if ((lo = lo * 10 + (*p++ - '0')) > MAX_REPEAT)
+			return -1;
+	hi = lo;
+	if (*p == ',') {
+		p++;
+		if (*p >= '0' && *p <= '9') {
+			hi = 0;
+			while (*p >= '0' && *p <= '9')
+				if ((hi = hi * 10 + (*p++ - '0')) > MAX_REPEAT)
+					return -1;
+		}
+	}
+	if (*p != '}')
+		return 0;	/* not a count: literal */
+	*end = p + 1;
+	/* {2,1} is regcomp's to refuse, with its own words. */
+	return hi > lo ? hi : lo > 0 ? lo : 1;
+}
+
 /* Copy the pattern into one allocation, translating as ere.h describes. */
 char *
 ere_translate(const char *s)
@@ -173,12 +225,54 @@ ere_translate(const char *s)
 	struct out	 o = { 0 };
 	unsigned long	 cp;
 	size_t		 n = strlen(s);
+	/* Per open group: the most copies of anything inside it so far. */
+	long		 inner[MAX_DEPTH + 1], last = 1;
+	int		 depth = 0, after_quant = 0, lazy_ok = 0;
 
 	if (n > (SIZE_MAX - 1) / GROWTH)
 		return NULL;
 	if ((o.s = malloc(n * GROWTH + 1)) == NULL)
 		fatal("out of memory");
+	inner[0] = 1;
 	for (; *s != '\0'; s++) {
+		const char *qend;
+		long q = quantifier(s, &qend);
+
+		if (q < 0)
+			goto fail;
+		if (q > 0) {
+			if (*s == '?' && lazy_ok) {
+				lazy_ok = 0;	/* x*? x+? x{n}?: lazy */
+				continue;
+			}
+			if (after_quant)
+				goto fail;	/* a repetition repeated */
+			/* What it repeats ("last") times q, inside every
+			   open group's count. */
+			if ((last *= q) > MAX_COPIES)
+				goto fail;
+			if (last > inner[depth])
+				inner[depth] = last;
+			out_putn(&o, s, (size_t)(qend - s));
+			s = qend - 1;
+			after_quant = lazy_ok = 1;
+			continue;
+		}
+		after_quant = lazy_ok = 0;
+		if (*s == '(' ) {
+			if (depth == MAX_DEPTH)
+				goto fail;
+			inner[++depth] = 1;
+		} else if (*s == ')' && depth > 0) {
+			/* The group as an atom: as many copies as its
+			   costliest part; a quantifier after it multiplies. */
+			last = inner[depth--];
+			if (last > inner[depth])
+				inner[depth] = last;
+			out_putc(&o, ')');
+			continue;
+		}
+		last = 1;
 		if (*s == '[') {
 			out_putc(&o, *s++);
 			if (translate_bracket(&o, &s) != 0)

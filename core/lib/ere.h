@@ -10,7 +10,9 @@
  * Translate an ECMA/RE2 pattern into POSIX ERE: \d \w \s and their negations,
  * character escapes, \xHH, \uXXXX, and (?: groups. Returns a string to free,
  * or NULL if the pattern uses something ERE cannot say, such as lookaround
- * or \p classes.
+ * or \p classes, or what RE2 refuses and regcomp cannot afford: a
+ * repetition of a repetition (a++), a count over 1000, or nested counts
+ * whose product passes 1000.
  */
 char *ere_translate(const char *pattern);
 

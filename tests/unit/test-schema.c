@@ -816,6 +816,33 @@ test_compile_errors(void)
 	CHECK(cause != NULL && strncmp(cause, "items: pattern 'a{2,1}': ",
 	    25) == 0);
 	free(cause);
+	/* Repetition RE2 refuses and regcomp would copy without end
+	   (found by fuzz-schema: a hundred '+' in a row took 2 GB). */
+	cause = compile_error("type: array\nitems: {type: string, "
+	    "pattern: 'n++++++++++++++++++++++++++++++++++++++++'}\n");
+	CHECK(cause != NULL && strstr(cause, "cannot be expressed") != NULL);
+	free(cause);
+	cause = compile_error("type: array\nitems: {type: string, "
+	    "pattern: '(a{1000}){1000}'}\n");
+	CHECK(cause != NULL && strstr(cause, "cannot be expressed") != NULL);
+	free(cause);
+	cause = compile_error("type: array\nitems: {type: string, "
+	    "pattern: 'a{1001}'}\n");
+	CHECK(cause != NULL && strstr(cause, "cannot be expressed") != NULL);
+	free(cause);
+	cause = compile_error("type: array\nitems: {type: string, "
+	    "pattern: '(ab){2}{3}'}\n");
+	CHECK(cause != NULL && strstr(cause, "cannot be expressed") != NULL);
+	free(cause);
+	/* Lazy quantifiers are preferences only; counts within bounds. */
+	cause = compile_error("type: array\nitems: {type: string, "
+	    "pattern: '^a*?b+?c??(d{2}?)$'}\n");
+	CHECK_STR(cause, "(compiled)");
+	free(cause);
+	cause = compile_error("type: array\nitems: {type: string, "
+	    "pattern: '^[a-z]{1,63}(\\.[a-z]{1,63})*$'}\n");
+	CHECK_STR(cause, "(compiled)");
+	free(cause);
 	cause = compile_error("type: object\nproperties:\n  a:\n    anyOf:\n"
 	    "    - {minLength: -1}\n");
 	CHECK_STR(cause, "properties.a.anyOf.0: minLength must be a "
