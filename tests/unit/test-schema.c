@@ -836,7 +836,7 @@ test_compile_errors(void)
 	free(cause);
 	/* Lazy quantifiers are preferences only; counts within bounds. */
 	cause = compile_error("type: array\nitems: {type: string, "
-	    "pattern: '^a*?b+?c??(d{2}?)$'}\n");
+	    "pattern: '^a*?b+?c?\?(d{2}?)$'}\n");
 	CHECK_STR(cause, "(compiled)");
 	free(cause);
 	cause = compile_error("type: array\nitems: {type: string, "
