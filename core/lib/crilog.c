@@ -58,7 +58,7 @@ crilog_time_parse(const char *s, size_t len, int64_t *ns)
 {
 	struct tm tm;
 	int y, mo, d, h, mi, se, oh, om;
-	int64_t frac = 0, scale = 100000000, off = 0;
+	int64_t frac = 0, scale = 100000000, off = 0, secs;
 	size_t i = 19;
 
 	if (len < 20 || digits(s, 4, &y) || s[4] != '-' ||
@@ -92,7 +92,11 @@ crilog_time_parse(const char *s, size_t len, int64_t *ns)
 	tm.tm_hour = h;
 	tm.tm_min = mi;
 	tm.tm_sec = se;
-	*ns = ((int64_t)timegm(&tm) - off) * 1000000000 + frac;
+	secs = (int64_t)timegm(&tm) - off;
+	/* Nanoseconds in 64 bits reach from 1677 to 2262. */
+	if (secs >= INT64_MAX / 1000000000 || secs <= INT64_MIN / 1000000000)
+		return -1;
+	*ns = secs * 1000000000 + frac;
 	return 0;
 }
 
