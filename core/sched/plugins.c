@@ -245,6 +245,16 @@ load_plugin(struct policy *p, luahost *h, struct plugin *pl, char **cause)
 		lua_pop(L, 1);
 		return -1;
 	}
+	{
+		char *why = NULL;
+
+		pl->args_json = luaconv_to_json(L, -1, &why);
+		free(why);
+		if (!cJSON_IsObject(pl->args_json)) {
+			cJSON_Delete(pl->args_json);
+			pl->args_json = cJSON_CreateObject();
+		}
+	}
 	pl->args_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	pl->ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	return 0;
@@ -353,8 +363,10 @@ policy_free(struct policy *p)
 
 	if (p == NULL)
 		return;
-	for (i = 0; i < p->nplugins; i++)
+	for (i = 0; i < p->nplugins; i++) {
 		free(p->plugins[i].file);
+		cJSON_Delete(p->plugins[i].args_json);
+	}
 	free(p->plugins);
 	for (i = 0; i < p->nwarnings; i++)
 		free(p->warnings[i]);
@@ -1013,7 +1025,6 @@ cJSON *
 policy_info(const struct policy *p)
 {
 	cJSON *o = cJSON_CreateObject(), *list, *pl, *args, *c;
-	char *cause = NULL;
 	int i;
 
 	list = cJSON_AddArrayToObject(o, "plugins");
@@ -1023,15 +1034,9 @@ policy_info(const struct policy *p)
 		cJSON_AddStringToObject(pl, "file", p->plugins[i].file);
 		cJSON_AddStringToObject(pl, "loadedAt", p->loaded_at);
 		cJSON_AddNumberToObject(pl, "tier", p->plugins[i].tier + 1);
-		lua_rawgeti(p->L, LUA_REGISTRYINDEX, p->plugins[i].args_ref);
-		args = luaconv_to_json(p->L, -1, &cause);
-		lua_pop(p->L, 1);
-		free(cause);
-		cause = NULL;
-		if (!cJSON_IsObject(args)) {
-			cJSON_Delete(args);
-			args = cJSON_CreateObject();
-		}
+		args = p->plugins[i].args_json != NULL ?
+		    cJSON_Duplicate(p->plugins[i].args_json, 1) :
+		    cJSON_CreateObject();
 		cJSON_AddItemToObject(pl, "arguments", args);
 		cJSON_AddItemToArray(list, pl);
 	}

@@ -418,6 +418,9 @@ struct plugin {
 	struct plugin_conf *conf;
 	int ref;			/* the plugin table */
 	int args_ref;			/* resolved arguments */
+	cJSON *args_json;		/* the same as JSON, taken at load:
+					   `policy list` must not enter the Lua
+					   state a session thread may be in */
 	int has[EP_N];			/* defines the function and enabled */
 };
 
