@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -357,6 +358,12 @@ main(int argc, char **argv)
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * Grow malloc's heaps 16 MiB at a time, not by the page: a cold
+	 * scheduling session parses every pod on its thread's arena, and
+	 * growing it by mprotect per small step was a tenth of its time.
+	 */
+	mallopt(M_TOP_PAD, 16 << 20);
 	if (mkdir_p(d.f.data_dir) != 0) {
 		fprintf(stderr, "volrayd: cannot create %s: %s\n",
 		    d.f.data_dir, strerror(errno));
