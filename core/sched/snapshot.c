@@ -445,29 +445,22 @@ add_podgroup(void *arg, cJSON *obj, void **memo,
 		j->preemptable = 0;
 }
 
-static enum task_status
-status_of(const cJSON *pod, const char *node)
+/* What the store extracts beside a version, read from the tree instead
+   (a source without it: `volray policy test`). */
+static void
+meta_of(const cJSON *pod, struct sched_meta *m)
 {
-	const char *ph = json_str(pod, "status.phase");
+	const char *node = json_str(pod, "spec.nodeName");
+	const char *phase = json_str(pod, "status.phase");
 
-	if (ph != NULL && strcmp(ph, "Succeeded") == 0)
-		return TS_SUCCEEDED;
-	if (ph != NULL && strcmp(ph, "Failed") == 0)
-		return TS_FAILED;
-	if (json_at(pod, "metadata.deletionTimestamp") != NULL)
-		return TS_RELEASING;
-	if (node == NULL || *node == '\0')
-		return TS_PENDING;
-	if (ph != NULL && strcmp(ph, "Running") == 0)
-		return TS_RUNNING;
-	if (ph != NULL && strcmp(ph, "Unknown") == 0)
-		return TS_UNKNOWN;
-	return TS_BOUND;
+	m->node_name = node != NULL ? node : "";
+	m->phase = phase != NULL ? phase : "";
+	m->deleting = json_at(pod, "metadata.deletionTimestamp") != NULL;
 }
 
-/* The same from what the store extracted (no tree walk). */
+/* A pod's task state from its node, phase and deletion. */
 static enum task_status
-status_of_meta(const struct sched_meta *m)
+status_of(const struct sched_meta *m)
 {
 	const char *ph = m->phase;
 
@@ -596,18 +589,22 @@ add_pod(void *arg, cJSON *pod, void **memo,
 {
 	struct build *b = arg;
 	struct session *ss = b->ss;
-	const char *node = meta != NULL ? meta->node_name :
-	    json_str(pod, "spec.nodeName");
-	struct s_node *sn = node && *node ? hmap_get(ss->node_index, node) :
-	    NULL;
-	enum task_status st = meta != NULL ? status_of_meta(meta) :
-	    status_of(pod, node);
+	struct sched_meta from_tree;
+	struct s_node *sn;
+	enum task_status st;
 	const char *ns, *name, *uid;
 	struct s_job *j = NULL;
 	struct pod_memo *m;
 	struct s_task *t;
 	int fresh;
 
+	if (meta == NULL) {
+		meta_of(pod, &from_tree);
+		meta = &from_tree;
+	}
+	sn = *meta->node_name ? hmap_get(ss->node_index, meta->node_name) :
+	    NULL;
+	st = status_of(meta);
 	m = memo_get(ss, memo, sizeof *m, &fresh);
 	if (fresh) {
 		const cJSON *md = cJSON_GetObjectItemCaseSensitive(pod,
