@@ -375,6 +375,7 @@ main(int argc, char **argv)
 	}
 	d.loop = uv_default_loop();
 	resource_init();
+	sched_store_derive();
 	if (store_open(d.loop, d.f.data_dir, &d.st, &cause) != 0) {
 		log_error("volrayd: opening the store: %s", cause);
 		return 1;

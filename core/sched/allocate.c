@@ -222,7 +222,9 @@ same_shape(const struct s_task *a, const struct s_task *b)
 	    "spec.tolerations"), json_at(b->obj, "spec.tolerations")) &&
 	    json_equal(json_at(a->obj, "spec.nodeSelector"), json_at(b->obj,
 	    "spec.nodeSelector")) && json_equal(json_at(a->obj,
-	    "spec.affinity"), json_at(b->obj, "spec.affinity"));
+	    "spec.affinity"), json_at(b->obj, "spec.affinity")) &&
+	    json_equal(json_at(a->obj, "metadata.labels"), json_at(b->obj,
+	    "metadata.labels"));	/* others' anti-affinity reads them */
 }
 
 static struct s_node *

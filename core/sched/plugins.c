@@ -432,17 +432,23 @@ view_obj(lua_State *L, int idx)
 	int kind;
 	void *p = view_ptr(L, idx, &kind);
 	const cJSON *o = NULL;
+	struct session *ss;
 
 	if (p == NULL)
 		return NULL;
+	luaL_getmetatable(L, "volray.sched.view");
+	lua_getfield(L, -1, "session");
+	ss = lua_touserdata(L, -1);
+	lua_pop(L, 2);
 	switch (kind) {
 	case VIEW_JOB: {
 		struct s_job *j = p;
 
-		o = j->pg ? j->pg : (j->ntasks > 0 ? j->tasks[0]->obj : NULL);
+		o = j->pg ? j->pg : (j->ntasks > 0 ? task_obj(ss, j->tasks[0]) :
+		    NULL);
 		break;
 	}
-	case VIEW_TASK: o = ((struct s_task *)p)->obj; break;
+	case VIEW_TASK: o = task_obj(ss, p); break;
 	case VIEW_NODE: o = ((struct s_node *)p)->obj; break;
 	case VIEW_QUEUE: o = ((struct s_queue *)p)->obj; break;
 	}
@@ -891,6 +897,9 @@ plugins_session_open(struct session *ss)
 		lua_pushcfunction(L, view_index);
 		lua_setfield(L, -2, "__index");
 	}
+	/* The views' session, for the pods they parse on first use. */
+	lua_pushlightuserdata(L, ss);
+	lua_setfield(L, -2, "session");
 	lua_pop(L, 1);
 	lua_newtable(L);
 	ss->views_ref = luaL_ref(L, LUA_REGISTRYINDEX);

@@ -48,8 +48,8 @@ predicate_resources(const struct s_task *t, const struct podspec_res *avail)
 
 /* Does any pod placed on n match the term's selector (same namespace)? */
 static int
-term_matches_node(const cJSON *term, const struct s_task *t,
-    const struct s_node *n)
+term_matches_node(struct session *ss, const cJSON *term,
+    const struct s_task *t, const struct s_node *n)
 {
 	const char *key = json_str(term, "topologyKey");
 	selector *sel;
@@ -69,27 +69,69 @@ term_matches_node(const cJSON *term, const struct s_task *t,
 		if (o == t || o->status == TS_RELEASING ||
 		    strcmp(o->ns, t->ns) != 0)
 			continue;
-		hit = selector_match_labels(sel, json_at(o->obj,
-		    "metadata.labels"));
+		hit = selector_match_labels(sel, json_at(task_obj(ss,
+		    (struct s_task *)o), "metadata.labels"));
 	}
 	selector_free(sel);
 	return hit;
 }
 
 static enum fit_reason
-pod_affinity(const struct s_task *t, const struct s_node *n)
+pod_affinity(struct session *ss, const struct s_task *t,
+    const struct s_node *n)
 {
 	const cJSON *it;
 
 	cJSON_ArrayForEach(it, json_at(t->obj, "spec.affinity.podAntiAffinity."
 	    "requiredDuringSchedulingIgnoredDuringExecution"))
-		if (term_matches_node(it, t, n) == 1)
+		if (term_matches_node(ss, it, t, n) == 1)
 			return FIT_ANTI_AFFINITY;
 	cJSON_ArrayForEach(it, json_at(t->obj, "spec.affinity.podAffinity."
 	    "requiredDuringSchedulingIgnoredDuringExecution"))
-		if (term_matches_node(it, t, n) == 0)
+		if (term_matches_node(ss, it, t, n) == 0)
 			return FIT_AFFINITY;
 	return FIT_OK;
+}
+
+/*
+ * Symmetry, as kube-scheduler's InterPodAffinity: a pod already on n whose
+ * required anti-affinity (on the hostname, in its namespace) selects t's
+ * labels keeps t off n.
+ */
+static int
+repelled(struct session *ss, const struct s_task *t, const struct s_node *n)
+{
+	const cJSON *labels = json_at(t->obj, "metadata.labels");
+	int i, hit = 0;
+
+	for (i = 0; i < n->ntasks && !hit; i++) {
+		struct s_task *o = n->tasks[i];
+		const cJSON *it;
+
+		if (!o->has_pod_affinity || o == t ||
+		    o->status == TS_RELEASING || strcmp(o->ns, t->ns) != 0)
+			continue;
+		cJSON_ArrayForEach(it, json_at(task_obj(ss, o),
+		    "spec.affinity.podAntiAffinity."
+		    "requiredDuringSchedulingIgnoredDuringExecution")) {
+			const char *key = json_str(it, "topologyKey");
+			char *cause = NULL;
+			selector *sel;
+
+			if (key == NULL || strcmp(key, HOSTNAME_KEY) != 0)
+				continue;
+			if ((sel = selector_from_json(json_at(it,
+			    "labelSelector"), &cause)) == NULL) {
+				free(cause);
+				continue;
+			}
+			hit = selector_match_labels(sel, labels);
+			selector_free(sel);
+			if (hit)
+				break;
+		}
+	}
+	return hit;
 }
 
 enum fit_reason
@@ -104,8 +146,10 @@ predicate_static(struct session *ss, const struct s_task *t,
 		return FIT_TAINT;
 	if (t->has_selector && !podspec_node_matches(t->obj, n->obj))
 		return FIT_SELECTOR;
+	if (n->naffine > 0 && repelled(ss, t, n))
+		return FIT_ANTI_AFFINITY;
 	if (t->has_pod_affinity)
-		return pod_affinity(t, n);
+		return pod_affinity(ss, t, n);
 	return FIT_OK;
 }
 

@@ -113,32 +113,6 @@ struct sched {
 /* ------------------------------------------------------------------ */
 /* The store as a snapshot source.                                     */
 
-/*
- * A bound pod changes often (the kubelet's status) but the scheduler
- * reads few of its fields after binding: its node, phase and deletion.
- * Take those from the store's extracted fields instead of parsing the
- * new version. 0 when the pod must be parsed again (another uid, or
- * still pending: its spec and annotations matter then). Writes never use
- * these trees for bound pods (see fresh()).
- */
-static int
-refresh_bound_pod(cJSON *tree, const store_obj *o)
-{
-	const char *uid = json_str(tree, "metadata.uid");
-	const char *node = json_str(tree, "spec.nodeName");
-
-	if (uid == NULL || strcmp(uid, o->uid) != 0 || o->node_name[0] == '\0')
-		return 0;
-	if (node == NULL || strcmp(node, o->node_name) != 0)
-		json_set_str(json_obj(tree, "spec"), "nodeName", o->node_name);
-	if (o->phase[0] != '\0')
-		json_set_str(json_obj(tree, "status"), "phase", o->phase);
-	if (o->deleting && json_at(tree, "metadata.deletionTimestamp") == NULL)
-		json_set_str(json_obj(tree, "metadata"), "deletionTimestamp",
-		    "1970-01-01T00:00:00Z");
-	return 1;
-}
-
 /* The stored object now, for a write (the cache may lag for bound pods). */
 static cJSON *
 fresh(struct sched *s, const char *res, const cJSON *cached)
@@ -150,7 +124,14 @@ fresh(struct sched *s, const char *res, const cJSON *cached)
 	return o != NULL ? store_obj_tree(o) : NULL;
 }
 
-/* Runs on the session's thread: reads only the captured versions. */
+/*
+ * Runs on the session's thread: reads only the captured versions. A pod
+ * with the store's summary (sched_store_derive) is parsed only while it
+ * is pending (its spec and annotations matter then, every session, so
+ * the tree is cached by revision); a bound pod is listed from the
+ * summary and its node, phase and deletion, and parsed only if a
+ * predicate or plugin reads it (store_source_tree).
+ */
 static void
 store_source_list(void *arg, const char *res,
     void (*fn)(void *, cJSON *, void **, const struct sched_meta *),
@@ -169,18 +150,23 @@ store_source_list(void *arg, const char *res,
 	pods = strcmp(res, "pods") == 0;
 	for (i = 0; i < cap->n; i++) {
 		const store_obj *o = cap->objs[i];
-		struct cached *c = hmap_get(s->cache, o->key);
+		struct sched_meta meta = { o->node_name, o->phase,
+		    o->deleting, NULL };
+		void *summary = pods ? o->derived : NULL;
+		struct cached *c;
 
-		if (c == NULL) {
+		if (summary != NULL && o->node_name[0] != '\0') {
+			meta.lazy = o;
+			fn(fnarg, NULL, &summary, &meta);
+			continue;
+		}
+		if ((c = hmap_get(s->cache, o->key)) == NULL) {
 			if ((c = calloc(1, sizeof *c)) == NULL ||
 			    (c->key = strdup(o->key)) == NULL)
 				fatal("out of memory");
 			hmap_put(s->cache, c->key, c);
 		}
-		if (c->obj != NULL && c->rev != o->rev && pods &&
-		    refresh_bound_pod(c->obj, o))
-			c->rev = o->rev;
-		else if (c->obj == NULL || c->rev != o->rev) {
+		if (c->obj == NULL || c->rev != o->rev) {
 			cJSON_Delete(c->obj);
 			free(c->memo);
 			c->memo = NULL;
@@ -188,14 +174,24 @@ store_source_list(void *arg, const char *res,
 			c->rev = o->rev;
 		}
 		c->seen = 1;
-		if (pods) {
-			struct sched_meta meta = { o->node_name, o->phase,
-			    o->deleting };
-
-			fn(fnarg, c->obj, &c->memo, &meta);
-		} else
-			fn(fnarg, c->obj, &c->memo, NULL);
+		if (summary != NULL)
+			fn(fnarg, c->obj, &summary, &meta);
+		else
+			fn(fnarg, c->obj, &c->memo, pods ? &meta : NULL);
 	}
+}
+
+static cJSON *
+store_source_tree(void *arg, const void *lazy)
+{
+	(void)arg;
+	return store_obj_tree(lazy);
+}
+
+void
+sched_store_derive(void)
+{
+	store_derive("pods", sched_pod_summary, free);
 }
 
 /* On the loop: a referenced copy of what the snapshot will read. */
@@ -437,14 +433,16 @@ write_evictions(struct sched *s, struct session *ss)
 		struct reg_opts o;
 		struct reg_result res;
 
-		cJSON *cur = fresh(s, "pods", t->obj);
+		cJSON *obj = task_obj(ss, t);
+		cJSON *cur = obj != NULL ? fresh(s, "pods", obj) : NULL;
 
 		if (cur != NULL)
 			pod_condition(s, cur, "DisruptionTarget", "True",
 			    "PreemptionByScheduler", ss->evicts[i].reason, NULL);
 		cJSON_Delete(cur);
-		record_event(s, t->obj, "Normal", "Preempted",
-		    ss->evicts[i].reason);
+		if (obj != NULL)
+			record_event(s, obj, "Normal", "Preempted",
+			    ss->evicts[i].reason);
 		memset(&o, 0, sizeof o);
 		registry_delete(s->rg, r, t->ns, t->name, &o, &res);
 		if (res.code < 300)
@@ -695,7 +693,8 @@ static void
 run_session(uv_work_t *w)
 {
 	struct sched *s = w->data;
-	struct sched_source src = { store_source_list, s };
+	struct sched_source src = { store_source_list, s,
+	    store_source_tree };
 	uint64_t t0 = util_usec(), t1;
 	int i;
 
@@ -772,7 +771,6 @@ session_done(uv_work_t *w, int status)
 	struct sched *s = w->data;
 
 	(void)status;
-	release(s);
 	s->t_done = util_usec();
 	write_evictions(s, s->running);
 	s->drain_step = s->drain_at = 0;
@@ -813,6 +811,9 @@ session_finish(struct sched *s)
 		s->pending_work = 1;
 	outcome_free(&s->out);
 	memset(&s->out, 0, sizeof s->out);
+	/* The versions lazily listed tasks parse from (task_obj) stay
+	   referenced until the outcome is written. */
+	release(s);
 	s->ntells = 0;
 	/* Freeing 100,000 tasks takes a while: the next session's thread
 	   does it. */

@@ -33,6 +33,9 @@ struct sched_stats {
 	uint64_t last_cycle_us;
 };
 
+/* Have the store keep the scheduler's summary of each pod version (call
+   before store_open): a session then parses only pending pods. */
+void sched_store_derive(void);
 sched *sched_new(uv_loop_t *, store *, registry *, luahost *);
 /* Load (or reload) scheduler.yaml and its plugins from the host's roots;
    on error the running policy stays and *cause says why. */

@@ -110,6 +110,7 @@ struct s_node {
 	int unschedulable, has_taints;
 	struct s_task **tasks;		/* on the node: for victims */
 	int ntasks, captasks;
+	int naffine;			/* of them with pod (anti-)affinity */
 	int idx;
 	uint32_t ver, view_ver;		/* accounting changes; the Lua view */
 	int view;			/* index in the view table, 0 none */
@@ -153,7 +154,8 @@ struct s_queue {
 
 struct s_task {
 	const char *ns, *name, *uid;
-	cJSON *obj;
+	cJSON *obj;			/* NULL until task_obj() parses it */
+	const void *lazy;		/* the source's handle for that */
 	struct podspec_res req;
 	int best_effort;		/* requests nothing (but a pod slot) */
 	long long priority;
@@ -178,7 +180,7 @@ struct role_count {
 };
 
 struct s_job {
-	char *key;			/* "ns/name" */
+	const char *key;		/* "ns/name" */
 	const char *name, *ns, *uid, *created;
 	cJSON *pg;			/* the PodGroup, or NULL (implicit) */
 	const char *phase;		/* PodGroup status.phase */
@@ -272,6 +274,11 @@ struct session {
 	/* Arena: strings and objects the session owns. */
 	void **own;
 	int nown, capown;
+	char *arena;			/* session_alloc's block */
+	size_t arena_used;
+	cJSON **trees;			/* parsed by task_obj() */
+	int ntrees, captrees;
+	struct sched_source *src;	/* copied at session_open */
 };
 
 /* A source of objects for a snapshot. */
@@ -280,6 +287,10 @@ struct sched_meta {
 	const char *node_name;		/* "" when unbound */
 	const char *phase;		/* "" when none */
 	int deleting;
+	/* Not NULL: the tree is not parsed (obj is NULL and *memo holds
+	   the store's pod summary); source->tree(arg, lazy) parses it when
+	   something reads it. */
+	const void *lazy;
 };
 
 struct sched_source {
@@ -293,12 +304,17 @@ struct sched_source {
 	    void (*fn)(void *fnarg, cJSON *obj, void **memo,
 	    const struct sched_meta *meta), void *fnarg);
 	void *arg;
+	/* A new tree of an object listed lazily (meta->lazy); lazy stays
+	   valid until the session's outcome is written. */
+	cJSON *(*tree)(void *arg, const void *lazy);
 };
 
 /* snapshot.c */
 void session_open(struct session *, struct policy *,
     const struct sched_source *);
 void session_free(struct session *);
+cJSON *task_obj(struct session *, struct s_task *);
+void *sched_pod_summary(const cJSON *pod);
 void session_own(struct session *, void *);
 void task_set_status(struct s_task *, enum task_status);
 void node_add_task(struct s_node *, struct s_task *);

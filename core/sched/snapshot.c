@@ -53,6 +53,54 @@ session_own(struct session *ss, void *p)
 	ss->own[ss->nown++] = p;
 }
 
+/*
+ * Zeroed memory that lives as long as the session: tasks and jobs, carved
+ * from 1 MiB blocks (100,000 of each after a restart cost a malloc and a
+ * free apiece otherwise).
+ */
+static void *
+session_alloc(struct session *ss, size_t size)
+{
+	enum { BLOCK = 1 << 20 };
+	void *p;
+
+	size = (size + 15) & ~(size_t)15;
+	if (size > BLOCK / 8) {
+		if ((p = calloc(1, size)) == NULL)
+			fatal("out of memory");
+		session_own(ss, p);
+		return p;
+	}
+	if (ss->arena == NULL || ss->arena_used + size > BLOCK) {
+		if ((ss->arena = calloc(1, BLOCK)) == NULL)
+			fatal("out of memory");
+		session_own(ss, ss->arena);
+		ss->arena_used = 0;
+	}
+	p = ss->arena + ss->arena_used;
+	ss->arena_used += size;
+	return p;
+}
+
+/* A task's pod as a tree, parsed on first use when it was listed lazily
+   (a bound pod: the snapshot needs only the store's summary of it). */
+cJSON *
+task_obj(struct session *ss, struct s_task *t)
+{
+	if (t->obj != NULL || t->lazy == NULL || ss->src->tree == NULL)
+		return t->obj;
+	if ((t->obj = ss->src->tree(ss->src->arg, t->lazy)) == NULL)
+		return NULL;
+	if (ss->ntrees == ss->captrees) {
+		ss->captrees = ss->captrees ? ss->captrees * 2 : 64;
+		if ((ss->trees = realloc(ss->trees, ss->captrees *
+		    sizeof *ss->trees)) == NULL)
+			fatal("out of memory");
+	}
+	ss->trees[ss->ntrees++] = t->obj;
+	return t->obj;
+}
+
 static void *
 grow(void *p, int *cap, int n, size_t size)
 {
@@ -130,6 +178,7 @@ node_add_task(struct s_node *n, struct s_task *t)
 	}
 	n->tasks = grow(n->tasks, &n->captasks, n->ntasks, sizeof *n->tasks);
 	n->tasks[n->ntasks++] = t;
+	n->naffine += t->has_pod_affinity;
 	n->ver++;
 	if (n->cx != NULL)
 		capindex_update(n->cx, n);
@@ -153,6 +202,7 @@ node_remove_task(struct s_node *n, struct s_task *t)
 	for (i = n->ntasks - 1; i >= 0; i--)
 		if (n->tasks[i] == t) {
 			n->tasks[i] = n->tasks[--n->ntasks];
+			n->naffine -= t->has_pod_affinity;
 			break;
 		}
 	n->ver++;
@@ -373,14 +423,16 @@ prio_of(struct build *b, const char *class)
 }
 
 static struct s_job *
-new_job(struct build *b, const char *ns, const char *name)
+new_job(struct build *b, const char *ns, const char *name, const char *key)
 {
 	struct session *ss = b->ss;
-	struct s_job *j = calloc(1, sizeof *j);
+	struct s_job *j = session_alloc(ss, sizeof *j);
 
-	if (j == NULL)
-		fatal("out of memory");
-	j->key = util_printf("%s/%s", ns, name);
+	if (key == NULL) {
+		key = util_printf("%s/%s", ns, name);
+		session_own(ss, (char *)key);
+	}
+	j->key = key;
 	j->ns = ns;
 	j->name = name;
 	j->min_member = 1;
@@ -411,7 +463,7 @@ add_podgroup(void *arg, cJSON *obj, void **memo,
 
 	if (ns == NULL || name == NULL)
 		return;
-	j = new_job(b, ns, name);
+	j = new_job(b, ns, name, NULL);
 	j->pg = obj;
 	j->uid = json_str(obj, "metadata.uid");
 	j->created = json_str(obj, "metadata.creationTimestamp");
@@ -456,6 +508,7 @@ meta_of(const cJSON *pod, struct sched_meta *m)
 	m->node_name = node != NULL ? node : "";
 	m->phase = phase != NULL ? phase : "";
 	m->deleting = json_at(pod, "metadata.deletionTimestamp") != NULL;
+	m->lazy = NULL;
 }
 
 /* A pod's task state from its node, phase and deletion. */
@@ -503,21 +556,24 @@ is_critical(const cJSON *pod, const char *ns)
 }
 
 /*
- * What a pod's version says, derived once per version (the strings point
- * into the cached tree, which lives as long as the memo; a bound pod's
- * cheap refresh changes only its node, phase and deletion).
+ * What a pod's version says, derived once per version: by the store when
+ * it writes or loads the version (sched_pod_summary through
+ * store_derive), or by the snapshot into the source's memo slot. One
+ * block: the strings follow the struct.
  */
 struct pod_memo {
 	struct podspec_res req;
 	long long priority;
 	const char *ns, *name, *uid;
 	const char *role, *created;
-	const char *group;		/* the group-name annotation */
+	const char *job_key;		/* "ns/group": the group-name
+					   annotation's, or the implicit
+					   "ns/podgroup-<owner or own uid>" */
 	const char *owner;		/* the controller owner's uid */
 	/* For the implicit group of a pod without one. */
 	const char *min_member, *queue, *prio_class;
 	unsigned ours:1, best_effort:1, has_selector:1, has_pod_affinity:1,
-	    critical:1, preemptable:1;
+	    critical:1, preemptable:1, implicit:1;
 };
 
 static struct s_job *
@@ -525,21 +581,11 @@ job_of_pod(struct build *b, const struct pod_memo *m)
 {
 	struct session *ss = b->ss;
 	const char *mm, *q;
-	char key[600], *name;
 	struct s_job *j;
 
-	if (m->group != NULL && *m->group != '\0') {
-		snprintf(key, sizeof key, "%s/%s", m->ns, m->group);
-		return hmap_get(ss->job_index, key);	/* NULL: its PodGroup
-							   does not exist (yet) */
-	}
-	snprintf(key, sizeof key, "%s/podgroup-%s", m->ns, m->owner ? m->owner :
-	    m->uid);
-	if ((j = hmap_get(ss->job_index, key)) != NULL)
-		return j;
-	name = util_printf("podgroup-%s", m->owner ? m->owner : m->uid);
-	session_own(ss, name);
-	j = new_job(b, m->ns, name);
+	if ((j = hmap_get(ss->job_index, m->job_key)) != NULL || !m->implicit)
+		return j;	/* NULL: its PodGroup does not exist (yet) */
+	j = new_job(b, m->ns, m->job_key + strlen(m->ns) + 1, m->job_key);
 	j->uid = m->owner ? m->owner : m->uid;
 	j->created = m->created;
 	j->phase = "Inqueue";		/* nothing to wait for */
@@ -552,35 +598,71 @@ job_of_pod(struct build *b, const struct pod_memo *m)
 	return j;
 }
 
-static void
-pod_derive(const cJSON *pod, const char *ns, struct pod_memo *m)
+void *
+sched_pod_summary(const cJSON *pod)
 {
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
 	const cJSON *prio = json_at(pod, "spec.priority");
-	const char *pa;
+	const char *role = annotation(pod, TASK_SPEC_ANNOTATION);
+	const char *pa, *group, *str[10];
+	const char **dst[10];
+	char *key;
+	struct pod_memo m, *out;
+	size_t len[10], total = 0;
+	char *p;
+	int i;
 
-	m->ours = ours(pod);
-	m->created = json_str(pod, "metadata.creationTimestamp");
-	m->group = annotation(pod, GROUP_ANNOTATION);
-	m->owner = controller_uid(pod);
-	m->min_member = annotation(pod, MIN_MEMBER_ANNOTATION);
-	m->queue = annotation(pod, QUEUE_ANNOTATION);
-	m->prio_class = json_str(pod, "spec.priorityClassName");
-	podspec_requests(pod, &m->req);
-	m->best_effort = m->req.cpu == 0 && m->req.memory == 0 &&
-	    m->req.next == 0;
-	m->priority = cJSON_IsNumber(prio) ? (long long)prio->valuedouble : 1;
+	memset(&m, 0, sizeof m);
+	str[0] = json_str(md, "namespace");
+	str[1] = json_str(md, "name");
+	str[2] = json_str(md, "uid");
+	if (str[0] == NULL || str[1] == NULL || str[2] == NULL)
+		return NULL;
+	str[3] = role != NULL ? role : "";
+	str[4] = json_str(md, "creationTimestamp");
+	str[6] = controller_uid(pod);
+	group = annotation(pod, GROUP_ANNOTATION);
+	m.implicit = group == NULL || *group == '\0';
+	str[5] = key = m.implicit ? util_printf("%s/podgroup-%s", str[0],
+	    str[6] != NULL ? str[6] : str[2]) : util_printf("%s/%s", str[0],
+	    group);
+	str[7] = annotation(pod, MIN_MEMBER_ANNOTATION);
+	str[8] = annotation(pod, QUEUE_ANNOTATION);
+	str[9] = json_str(pod, "spec.priorityClassName");
+	m.ours = ours(pod);
+	podspec_requests(pod, &m.req);
+	m.best_effort = m.req.cpu == 0 && m.req.memory == 0 &&
+	    m.req.next == 0;
+	m.priority = cJSON_IsNumber(prio) ? (long long)prio->valuedouble : 1;
 	if ((pa = annotation(pod, TASK_PRIORITY_ANNOTATION)) != NULL)
-		m->priority = atoll(pa);
-	m->has_selector = json_at(pod, "spec.nodeSelector") != NULL ||
+		m.priority = atoll(pa);
+	m.has_selector = json_at(pod, "spec.nodeSelector") != NULL ||
 	    json_at(pod, "spec.affinity.nodeAffinity") != NULL;
-	m->has_pod_affinity = json_at(pod, "spec.affinity.podAffinity") !=
+	m.has_pod_affinity = json_at(pod, "spec.affinity.podAffinity") !=
 	    NULL || json_at(pod, "spec.affinity.podAntiAffinity") != NULL;
-	m->critical = is_critical(pod, ns);
+	m.critical = is_critical(pod, str[0]);
 	pa = annotation(pod, PREEMPTABLE_ANNOTATION);
-	m->preemptable = pa == NULL || strcmp(pa, "false") != 0;
-	m->role = annotation(pod, TASK_SPEC_ANNOTATION);
-	if (m->role == NULL)
-		m->role = "";
+	m.preemptable = pa == NULL || strcmp(pa, "false") != 0;
+
+	for (i = 0; i < 10; i++)
+		total += (len[i] = str[i] != NULL ? strlen(str[i]) + 1 : 0);
+	if ((out = malloc(sizeof *out + total)) == NULL)
+		fatal("out of memory");
+	*out = m;
+	dst[0] = &out->ns; dst[1] = &out->name; dst[2] = &out->uid;
+	dst[3] = &out->role; dst[4] = &out->created; dst[5] = &out->job_key;
+	dst[6] = &out->owner; dst[7] = &out->min_member; dst[8] = &out->queue;
+	dst[9] = &out->prio_class;
+	p = (char *)(out + 1);
+	for (i = 0; i < 10; i++) {
+		if (str[i] == NULL)
+			continue;
+		memcpy(p, str[i], len[i]);
+		*dst[i] = p;
+		p += len[i];
+	}
+	free(key);
+	return out;
 }
 
 static void
@@ -596,7 +678,6 @@ add_pod(void *arg, cJSON *pod, void **memo,
 	struct s_job *j = NULL;
 	struct pod_memo *m;
 	struct s_task *t;
-	int fresh;
 
 	if (meta == NULL) {
 		meta_of(pod, &from_tree);
@@ -605,30 +686,24 @@ add_pod(void *arg, cJSON *pod, void **memo,
 	sn = *meta->node_name ? hmap_get(ss->node_index, meta->node_name) :
 	    NULL;
 	st = status_of(meta);
-	m = memo_get(ss, memo, sizeof *m, &fresh);
-	if (fresh) {
-		const cJSON *md = cJSON_GetObjectItemCaseSensitive(pod,
-		    "metadata");
-
-		m->ns = json_str(md, "namespace");
-		m->name = json_str(md, "name");
-		m->uid = json_str(md, "uid");
-		if (m->ns != NULL)
-			pod_derive(pod, m->ns, m);
-	}
+	if (memo != NULL && *memo != NULL)
+		m = *memo;
+	else if ((m = sched_pod_summary(pod)) == NULL)
+		return;
+	else if (memo != NULL)
+		*memo = m;
+	else
+		session_own(ss, m);
 	ns = m->ns;
 	name = m->name;
 	uid = m->uid;
-	if (ns == NULL || name == NULL || uid == NULL)
-		return;
 	if (m->ours)
 		j = job_of_pod(b, m);
 	/* Someone else's pending pod, or a finished pod outside any job. */
 	if ((j == NULL && (sn == NULL || st >= TS_SUCCEEDED)) ||
 	    (j == NULL && st == TS_PENDING))
 		return;
-	if ((t = calloc(1, sizeof *t)) == NULL)
-		fatal("out of memory");
+	t = session_alloc(ss, sizeof *t);
 	ss->tasks = grow(ss->tasks, &b->ntasks_cap, ss->ntasks,
 	    sizeof *ss->tasks);
 	t->idx = ss->ntasks;
@@ -637,6 +712,7 @@ add_pod(void *arg, cJSON *pod, void **memo,
 	t->name = name;
 	t->uid = uid;
 	t->obj = pod;
+	t->lazy = meta->lazy;
 	t->created = m->created;
 	t->req = m->req;
 	t->best_effort = m->best_effort;
@@ -706,6 +782,9 @@ session_open(struct session *ss, struct policy *pol,
 	memset(ss, 0, sizeof *ss);
 	memset(&b, 0, sizeof b);
 	b.ss = ss;
+	if ((ss->src = malloc(sizeof *ss->src)) == NULL)
+		fatal("out of memory");
+	*ss->src = *src;
 	b.prio = hmap_new();
 	ss->pol = pol;
 	ss->node_index = hmap_new();
@@ -748,7 +827,6 @@ session_free(struct session *ss)
 	for (i = 0; i < ss->njobs; i++) {
 		struct s_job *j = ss->jobs[i];
 
-		free(j->key);
 		free(j->tasks);
 		free(j->roles);
 		free(j->invalid_reason);
@@ -758,13 +836,11 @@ session_free(struct session *ss)
 		free(j->cond_reason);
 		free(j->cond_msg);
 		free(j->keys);
-		free(j);
 	}
 	for (i = 0; i < ss->ntasks; i++) {
 		free(ss->tasks[i]->why);
 		free(ss->tasks[i]->nominated);
 		free(ss->tasks[i]->keys);
-		free(ss->tasks[i]);
 	}
 	for (i = 0; i < ss->nnodes; i++)
 		free(ss->nodes[i].tasks);
@@ -772,6 +848,10 @@ session_free(struct session *ss)
 		free(ss->evicts[i].reason);
 	for (i = 0; i < ss->nown; i++)
 		free(ss->own[i]);
+	for (i = 0; i < ss->ntrees; i++)
+		cJSON_Delete(ss->trees[i]);
+	free(ss->trees);
+	free(ss->src);
 	for (i = 0; i < ss->nqueues; i++)
 		free(ss->queues[i].keys);
 	for (i = 0; i < ss->nevents; i++)

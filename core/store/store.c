@@ -71,6 +71,43 @@ struct store {
 	struct store_stats stats;
 };
 
+/* Subsystems' derived data, by resource (store_derive). */
+static struct derive {
+	const char *res;
+	store_derive_fn make;
+	void (*drop)(void *);
+} derives[4];
+static int nderives;
+
+void
+store_derive(const char *res, store_derive_fn make, void (*drop)(void *))
+{
+	int i;
+
+	for (i = 0; i < nderives; i++)
+		if (strcmp(derives[i].res, res) == 0)
+			break;
+	if (i == nderives) {
+		if (nderives == (int)(sizeof derives / sizeof *derives))
+			fatal("store_derive: too many resources");
+		nderives++;
+	}
+	derives[i].res = res;
+	derives[i].make = make;
+	derives[i].drop = drop;
+}
+
+static const struct derive *
+derive_of(const char *res)
+{
+	int i;
+
+	for (i = 0; i < nderives; i++)
+		if (strcmp(derives[i].res, res) == 0)
+			return &derives[i];
+	return NULL;
+}
+
 static const char *
 jstr(const cJSON *o, const char *k)
 {
@@ -92,6 +129,12 @@ store_obj_unref(store_obj *o)
 {
 	if (o == NULL || --o->refs > 0)
 		return;
+	if (o->derived != NULL) {
+		const struct derive *d = derive_of(o->res);
+
+		if (d != NULL && d->drop != NULL)
+			d->drop(o->derived);
+	}
 	rbuf_unref(o->json);
 	cJSON_Delete(o->labels);
 	free(o->owners);
@@ -200,6 +243,12 @@ obj_new(const char *res, const char *ns, const char *name, uint64_t rev,
 
 		if (ph != NULL)
 			snprintf(o->phase, sizeof o->phase, "%s", ph);
+	}
+	{
+		const struct derive *d = derive_of(res);
+
+		if (d != NULL)
+			o->derived = d->make(tree);
 	}
 	return o;
 }

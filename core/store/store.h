@@ -47,7 +47,20 @@ typedef struct store_obj {
 	int deleting;      /* metadata.deletionTimestamp is set */
 	char phase[16];    /* status.phase (truncated), or "" */
 	char *strs;        /* storage for the strings above */
+	void *derived;     /* what a subsystem derives from each version of
+			      its resource (store_derive), or NULL */
 } store_obj;
+
+/*
+ * Have every version of resource res carry make(tree), computed from the
+ * tree the store parses anyway when it writes or loads the version, and
+ * freed with drop when the version goes. Process-wide; set before any
+ * store opens (the versions loaded at open get it too). make may return
+ * NULL. The scheduler keeps its summary of each pod this way, so a
+ * session after a restart need not parse the bound pods again.
+ */
+typedef void *(*store_derive_fn)(const cJSON *tree);
+void store_derive(const char *res, store_derive_fn make, void (*drop)(void *));
 
 enum store_event_type { STORE_ADDED = 1, STORE_MODIFIED, STORE_DELETED };
 

@@ -64,6 +64,46 @@ k taint node vnode-0 dedicated- >/dev/null
 k delete pod plain tolerant nowhere huge elsewhere --wait=true >/dev/null
 pass "taints, tolerations, cordon and uncordon"
 
+# Pod (anti-)affinity on the hostname reads the labels and terms of pods
+# already bound (the scheduler parses those only when a predicate asks).
+labelled() { # name label extra-spec-yaml
+	k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  labels: {app: $2}
+  annotations: {volray.io/sim-duration: "1h"}
+spec:
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: 100m}}}]
+$3
+YAML
+}
+term() { # affinity-kind label
+	printf '  affinity:\n    %s:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: %s}}}' "$1" "$2"
+}
+labelled solo-a solo ""
+k wait --for=condition=PodScheduled pod/solo-a --timeout=10s >/dev/null || fail "solo-a"
+a_node=$(k get pod solo-a -o jsonpath='{.spec.nodeName}')
+labelled solo-b other "$(term podAntiAffinity solo)"
+labelled near-a other "$(term podAffinity solo)"
+k wait --for=condition=PodScheduled pod/solo-b pod/near-a --timeout=10s >/dev/null ||
+	fail "affinity pods not bound"
+b_node=$(k get pod solo-b -o jsonpath='{.spec.nodeName}')
+[ "$b_node" != "$a_node" ] || fail "anti-affinity: solo-b on $b_node beside solo-a"
+expect_eq "$a_node" "$(k get pod near-a -o jsonpath='{.spec.nodeName}')" "affinity: near-a beside solo-a"
+# Symmetry: solo-b's anti-affinity keeps another app=solo pod off its node
+# (least-requested alone would put solo-c there).
+labelled solo-c solo ""
+k wait --for=condition=PodScheduled pod/solo-c --timeout=10s >/dev/null || fail "solo-c"
+expect_eq "$a_node" "$(k get pod solo-c -o jsonpath='{.spec.nodeName}')" \
+	"a bound pod's anti-affinity repels a new pod it selects"
+labelled solo-d solo "$(term podAntiAffinity solo)"
+wait_eq "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules." \
+	"anti-affinity message" why solo-d
+k delete pod solo-a solo-b near-a solo-c solo-d --wait=true >/dev/null
+pass "pod affinity and anti-affinity on the hostname against bound pods"
+
 # Gang: three pods of 3 cpu in a PodGroup of minMember 3; two nodes of 4 cpu.
 k apply -f - >/dev/null <<'YAML'
 apiVersion: scheduling.volcano.sh/v1beta1
