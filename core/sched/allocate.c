@@ -217,14 +217,16 @@ same_res(const struct podspec_res *a, const struct podspec_res *b)
 static int
 same_shape(const struct s_task *a, const struct s_task *b)
 {
-	return same_res(&a->req, &b->req) && !a->has_pod_affinity &&
-	    !b->has_pod_affinity && json_equal(json_at(a->obj,
-	    "spec.tolerations"), json_at(b->obj, "spec.tolerations")) &&
-	    json_equal(json_at(a->obj, "spec.nodeSelector"), json_at(b->obj,
-	    "spec.nodeSelector")) && json_equal(json_at(a->obj,
-	    "spec.affinity"), json_at(b->obj, "spec.affinity")) &&
-	    json_equal(json_at(a->obj, "metadata.labels"), json_at(b->obj,
-	    "metadata.labels"));	/* others' anti-affinity reads them */
+	int i;
+
+	if (!same_res(&a->req, &b->req) || a->has_pod_affinity ||
+	    b->has_pod_affinity || a->lazy != NULL || b->lazy != NULL)
+		return 0;
+	/* Labels too: others' anti-affinity reads them. */
+	for (i = 0; i < 4; i++)
+		if (!json_equal(a->shape[i], b->shape[i]))
+			return 0;
+	return 1;
 }
 
 static struct s_node *

@@ -125,12 +125,18 @@ fresh(struct sched *s, const char *res, const cJSON *cached)
 }
 
 /*
- * Runs on the session's thread: reads only the captured versions. A pod
- * with the store's summary (sched_store_derive) is parsed only while it
- * is pending (its spec and annotations matter then, every session, so
- * the tree is cached by revision); a bound pod is listed from the
- * summary and its node, phase and deletion, and parsed only if a
- * predicate or plugin reads it (store_source_tree).
+ * Runs on the session's thread: reads only the captured versions, through
+ * the cache of their trees (re-parsed when the revision changed) and what
+ * the snapshot derived from them (memo).
+ *
+ * Pods are most of it. A pending pod's tree is kept (its spec and
+ * annotations are read every session). A bound pod is listed from its
+ * summary alone -- the store's, for a version loaded after a restart, or
+ * the one made while it was pending -- with its node, phase and deletion
+ * from the store's fields, and parsed only if a predicate or plugin reads
+ * it (store_source_tree): after binding, the kubelet's status writes do
+ * not change what the scheduler reads (so a bound pod's later edits to
+ * its annotations or requests are not seen; a new uid is).
  */
 static void
 store_source_list(void *arg, const char *res,
@@ -152,10 +158,11 @@ store_source_list(void *arg, const char *res,
 		const store_obj *o = cap->objs[i];
 		struct sched_meta meta = { o->node_name, o->phase,
 		    o->deleting, NULL };
+		int bound = pods && o->node_name[0] != '\0';
 		void *summary = pods ? o->derived : NULL;
 		struct cached *c;
 
-		if (summary != NULL && o->node_name[0] != '\0') {
+		if (summary != NULL && bound) {
 			meta.lazy = o;
 			fn(fnarg, NULL, &summary, &meta);
 			continue;
@@ -166,6 +173,17 @@ store_source_list(void *arg, const char *res,
 				fatal("out of memory");
 			hmap_put(s->cache, c->key, c);
 		}
+		c->seen = 1;
+		if (bound && c->memo != NULL &&
+		    strcmp(pod_summary_uid(c->memo), o->uid) == 0) {
+			if (c->obj != NULL && c->rev != o->rev) {
+				cJSON_Delete(c->obj);	/* stale */
+				c->obj = NULL;
+			}
+			meta.lazy = o;
+			fn(fnarg, NULL, &c->memo, &meta);
+			continue;
+		}
 		if (c->obj == NULL || c->rev != o->rev) {
 			cJSON_Delete(c->obj);
 			free(c->memo);
@@ -173,7 +191,6 @@ store_source_list(void *arg, const char *res,
 			c->obj = store_obj_tree(o);
 			c->rev = o->rev;
 		}
-		c->seen = 1;
 		if (summary != NULL)
 			fn(fnarg, c->obj, &summary, &meta);
 		else

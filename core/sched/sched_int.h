@@ -156,6 +156,10 @@ struct s_task {
 	const char *ns, *name, *uid;
 	cJSON *obj;			/* NULL until task_obj() parses it */
 	const void *lazy;		/* the source's handle for that */
+	/* In obj, what decides where it fits besides its requests:
+	   tolerations, nodeSelector, affinity, labels (NULL if none;
+	   unset for a task listed lazily). */
+	const cJSON *shape[4];
 	struct podspec_res req;
 	int best_effort;		/* requests nothing (but a pod slot) */
 	long long priority;
@@ -315,6 +319,7 @@ void session_open(struct session *, struct policy *,
 void session_free(struct session *);
 cJSON *task_obj(struct session *, struct s_task *);
 void *sched_pod_summary(const cJSON *pod);
+const char *pod_summary_uid(const void *summary);
 void session_own(struct session *, void *);
 void task_set_status(struct s_task *, enum task_status);
 void node_add_task(struct s_node *, struct s_task *);

@@ -598,6 +598,12 @@ job_of_pod(struct build *b, const struct pod_memo *m)
 	return j;
 }
 
+const char *
+pod_summary_uid(const void *summary)
+{
+	return ((const struct pod_memo *)summary)->uid;
+}
+
 void *
 sched_pod_summary(const cJSON *pod)
 {
@@ -713,6 +719,18 @@ add_pod(void *arg, cJSON *pod, void **memo,
 	t->uid = uid;
 	t->obj = pod;
 	t->lazy = meta->lazy;
+	if (pod != NULL) {
+		const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod,
+		    "spec");
+
+		t->shape[0] = cJSON_GetObjectItemCaseSensitive(spec,
+		    "tolerations");
+		t->shape[1] = cJSON_GetObjectItemCaseSensitive(spec,
+		    "nodeSelector");
+		t->shape[2] = cJSON_GetObjectItemCaseSensitive(spec,
+		    "affinity");
+		t->shape[3] = json_at(pod, "metadata.labels");
+	}
 	t->created = m->created;
 	t->req = m->req;
 	t->best_effort = m->best_effort;

@@ -244,12 +244,6 @@ obj_new(const char *res, const char *ns, const char *name, uint64_t rev,
 		if (ph != NULL)
 			snprintf(o->phase, sizeof o->phase, "%s", ph);
 	}
-	{
-		const struct derive *d = derive_of(res);
-
-		if (d != NULL)
-			o->derived = d->make(tree);
-	}
 	return o;
 }
 
@@ -407,6 +401,12 @@ replay(void *arg, uint64_t rev, int op, const char *key, size_t klen,
 		return;
 	}
 	o = obj_new(k, ns, name, rev, rbuf_new(val, vlen), tree);
+	{
+		const struct derive *d = derive_of(k);
+
+		if (d != NULL)
+			o->derived = d->make(tree);
+	}
 	cJSON_Delete(tree);
 	old = index_set(st, k, NULL, o);
 	store_obj_unref(old);
