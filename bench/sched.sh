@@ -172,5 +172,10 @@ one_run() { # label actions
 	[ "${VERBOSE:-0}" = 0 ] || grep -E "scheduler: cycle|loop: stalled" "$RUN_DIR/volrayd.log" | tail -n 12
 	stop_volrayd
 }
-one_run plugins "enqueue, allocate, backfill"
-one_run floor "firstfit"
+# ONLY=plugins or ONLY=floor: just that run.
+case ${ONLY:-both} in
+both | plugins) one_run plugins "enqueue, allocate, backfill" ;;
+esac
+case ${ONLY:-both} in
+both | floor) one_run floor "firstfit" ;;
+esac
