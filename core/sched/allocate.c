@@ -42,7 +42,7 @@ enough(int nnodes)
  * once per task shape in a session (failures of one shape repeat for
  * every pending job like it).
  */
-static int same_shape(const struct s_task *, const struct s_task *);
+static int same_shape(struct s_task *, struct s_task *);
 
 static void
 count_reasons(struct session *ss, struct s_task *t, int allow_pipeline,
@@ -193,7 +193,7 @@ allocate_pick(struct session *ss, struct s_task *t, int allow_pipeline,
  * affinity, every task is placed on its own.
  */
 struct cand_cache {
-	const struct s_task *like;
+	struct s_task *like;
 	struct s_node **n;
 	double *score;
 	int nc, cap;
@@ -214,14 +214,30 @@ same_res(const struct podspec_res *a, const struct podspec_res *b)
 	return 1;
 }
 
+static void
+find_shape(struct s_task *t)
+{
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(t->obj, "spec");
+
+	t->shape[0] = cJSON_GetObjectItemCaseSensitive(spec, "tolerations");
+	t->shape[1] = cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector");
+	t->shape[2] = cJSON_GetObjectItemCaseSensitive(spec, "affinity");
+	t->shape[3] = json_at(t->obj, "metadata.labels");
+	t->shaped = 1;
+}
+
 static int
-same_shape(const struct s_task *a, const struct s_task *b)
+same_shape(struct s_task *a, struct s_task *b)
 {
 	int i;
 
 	if (!same_res(&a->req, &b->req) || a->has_pod_affinity ||
-	    b->has_pod_affinity || a->lazy != NULL || b->lazy != NULL)
+	    b->has_pod_affinity || a->obj == NULL || b->obj == NULL)
 		return 0;
+	if (!a->shaped)
+		find_shape(a);
+	if (!b->shaped)
+		find_shape(b);
 	/* Labels too: others' anti-affinity reads them. */
 	for (i = 0; i < 4; i++)
 		if (!json_equal(a->shape[i], b->shape[i]))

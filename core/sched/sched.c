@@ -525,8 +525,8 @@ decide_pending(struct sched *s, struct session *ss)
 		if (msg == NULL)
 			continue;
 		s->npending++;
-		if (cond_is(t->obj, "PodScheduled", "False", "Unschedulable",
-		    msg)) {
+		if (t->unsched_msg != NULL && strcmp(t->unsched_msg, msg) == 0) {
+			/* Says so already. */
 			free(msg);
 			continue;
 		}

@@ -157,9 +157,12 @@ struct s_task {
 	cJSON *obj;			/* NULL until task_obj() parses it */
 	const void *lazy;		/* the source's handle for that */
 	/* In obj, what decides where it fits besides its requests:
-	   tolerations, nodeSelector, affinity, labels (NULL if none;
-	   unset for a task listed lazily). */
+	   tolerations, nodeSelector, affinity, labels (NULL if none), found
+	   by allocate's same_shape when it first compares the task. */
 	const cJSON *shape[4];
+	int shaped;
+	const char *unsched_msg;	/* the message of its PodScheduled=False
+					   Unschedulable condition, or NULL */
 	struct podspec_res req;
 	int best_effort;		/* requests nothing (but a pod slot) */
 	long long priority;
@@ -257,7 +260,7 @@ struct session {
 	int ncand;			/* scored by the last allocate_pick */
 	/* Reasons counted for a task that fit nowhere, by task shape. */
 	struct why_memo {
-		const struct s_task *like;
+		struct s_task *like;
 		int allow_pipeline;
 		int counts[FIT_NREASONS];
 	} *why;

@@ -572,6 +572,8 @@ struct pod_memo {
 	const char *owner;		/* the controller owner's uid */
 	/* For the implicit group of a pod without one. */
 	const char *min_member, *queue, *prio_class;
+	const char *unsched_msg;	/* PodScheduled=False Unschedulable's
+					   message, or NULL */
 	unsigned ours:1, best_effort:1, has_selector:1, has_pod_affinity:1,
 	    critical:1, preemptable:1, implicit:1;
 };
@@ -610,11 +612,12 @@ sched_pod_summary(const cJSON *pod)
 	const cJSON *md = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
 	const cJSON *prio = json_at(pod, "spec.priority");
 	const char *role = annotation(pod, TASK_SPEC_ANNOTATION);
-	const char *pa, *group, *str[10];
-	const char **dst[10];
+	const char *pa, *group, *str[11];
+	const char **dst[11];
+	const cJSON *it;
+	size_t len[11], total = 0;
 	char *key;
 	struct pod_memo m, *out;
-	size_t len[10], total = 0;
 	char *p;
 	int i;
 
@@ -635,6 +638,20 @@ sched_pod_summary(const cJSON *pod)
 	str[7] = annotation(pod, MIN_MEMBER_ANNOTATION);
 	str[8] = annotation(pod, QUEUE_ANNOTATION);
 	str[9] = json_str(pod, "spec.priorityClassName");
+	str[10] = NULL;
+	cJSON_ArrayForEach(it, json_at(pod, "status.conditions")) {
+		const char *type = json_str(it, "type");
+		const char *st = json_str(it, "status");
+		const char *reason = json_str(it, "reason");
+		const char *msg = json_str(it, "message");
+
+		if (type == NULL || strcmp(type, "PodScheduled") != 0)
+			continue;
+		if (st != NULL && strcmp(st, "False") == 0 && reason != NULL &&
+		    strcmp(reason, "Unschedulable") == 0)
+			str[10] = msg != NULL ? msg : "";
+		break;
+	}
 	m.ours = ours(pod);
 	podspec_requests(pod, &m.req);
 	m.best_effort = m.req.cpu == 0 && m.req.memory == 0 &&
@@ -650,7 +667,7 @@ sched_pod_summary(const cJSON *pod)
 	pa = annotation(pod, PREEMPTABLE_ANNOTATION);
 	m.preemptable = pa == NULL || strcmp(pa, "false") != 0;
 
-	for (i = 0; i < 10; i++)
+	for (i = 0; i < 11; i++)
 		total += (len[i] = str[i] != NULL ? strlen(str[i]) + 1 : 0);
 	if ((out = malloc(sizeof *out + total)) == NULL)
 		fatal("out of memory");
@@ -658,9 +675,9 @@ sched_pod_summary(const cJSON *pod)
 	dst[0] = &out->ns; dst[1] = &out->name; dst[2] = &out->uid;
 	dst[3] = &out->role; dst[4] = &out->created; dst[5] = &out->job_key;
 	dst[6] = &out->owner; dst[7] = &out->min_member; dst[8] = &out->queue;
-	dst[9] = &out->prio_class;
+	dst[9] = &out->prio_class; dst[10] = &out->unsched_msg;
 	p = (char *)(out + 1);
-	for (i = 0; i < 10; i++) {
+	for (i = 0; i < 11; i++) {
 		if (str[i] == NULL)
 			continue;
 		memcpy(p, str[i], len[i]);
@@ -719,19 +736,8 @@ add_pod(void *arg, cJSON *pod, void **memo,
 	t->uid = uid;
 	t->obj = pod;
 	t->lazy = meta->lazy;
-	if (pod != NULL) {
-		const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod,
-		    "spec");
-
-		t->shape[0] = cJSON_GetObjectItemCaseSensitive(spec,
-		    "tolerations");
-		t->shape[1] = cJSON_GetObjectItemCaseSensitive(spec,
-		    "nodeSelector");
-		t->shape[2] = cJSON_GetObjectItemCaseSensitive(spec,
-		    "affinity");
-		t->shape[3] = json_at(pod, "metadata.labels");
-	}
 	t->created = m->created;
+	t->unsched_msg = m->unsched_msg;
 	t->req = m->req;
 	t->best_effort = m->best_effort;
 	t->priority = m->priority;
