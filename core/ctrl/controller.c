@@ -36,6 +36,7 @@ struct watchdef {
 	const resource *r;
 	int map_ref;
 	selector *fields;	/* only objects that match reach map */
+	int filter;		/* fields as a store filter, or -1 */
 	int previous;		/* map the object before a change too */
 };
 
@@ -86,13 +87,23 @@ ctrl_free(struct ctrl *c, int keep_queue)
 	free(c->file);
 	free(c->user_name);
 	free(c->owns);
-	for (i = 0; i < c->nwatches; i++)
+	for (i = 0; i < c->nwatches; i++) {
+		if (c->watches[i].filter >= 0)
+			store_filter_remove(c->rt->st, c->watches[i].filter);
 		selector_free(c->watches[i].fields);
+	}
 	free(c->watches);
 	free(c);
 }
 
 static void enqueue_all(struct ctrl *);
+
+/* A watch's field selector, as a store filter. */
+static int
+match_fields(void *sel, const cJSON *tree)
+{
+	return selector_match_fields(sel, tree);
+}
 
 /* One log line per event: a traceback's newlines become '|'. */
 static void
@@ -259,17 +270,17 @@ enqueue_mapped(struct ctrl *c, const struct watchdef *w, const store_obj *o)
 	int i, n, rc;
 
 	if (w->fields != NULL) {
-		cJSON *t;
-		int ok;
+		/* Judged when the version was written, or parse it. */
+		int ok = store_obj_filtered(o, w->filter);
 
-		if (!selector_fields_may_match(w->fields, o->json->data,
-		    o->json->len))
-			return;
-		t = store_obj_tree(o);
-		ok = selector_match_fields(w->fields, t);
+		if (ok < 0 && selector_fields_may_match(w->fields,
+		    o->json->data, o->json->len)) {
+			cJSON *t = store_obj_tree(o);
 
-		cJSON_Delete(t);
-		if (!ok)
+			ok = selector_match_fields(w->fields, t);
+			cJSON_Delete(t);
+		}
+		if (ok <= 0)
 			return;
 	}
 	lua_rawgeti(L, LUA_REGISTRYINDEX, w->map_ref);
@@ -462,12 +473,16 @@ field_resource(lua_State *L, int idx, const char *field, const char *file,
 
 /* Check one loaded controller table (on top of L) and describe it. */
 static struct ctrl *
-ctrl_from_table(lua_State *L, const char *rel, char **cause)
+ctrl_from_table(controller_rt *rt, lua_State *L, const char *rel,
+    char **cause)
 {
 	struct ctrl *c = calloc(1, sizeof *c);
 	const char *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
 	int t = lua_gettop(L), i, n;
 
+	if (c == NULL)
+		fatal("out of memory");
+	c->rt = rt;
 	c->name = strndup(base, strlen(base) - 4);
 	c->user_name = controller_user_name(c->name);
 	c->user.name = c->user_name;
@@ -516,6 +531,10 @@ ctrl_from_table(lua_State *L, const char *rel, char **cause)
 	if (lua_istable(L, -1)) {
 		n = (int)lua_rawlen(L, -1);
 		c->watches = calloc(n + 1, sizeof *c->watches);
+		if (c->watches == NULL)
+			fatal("out of memory");
+		for (i = 0; i <= n; i++)
+			c->watches[i].filter = -1;
 		for (i = 1; i <= n; i++) {
 			lua_rawgeti(L, -1, i);
 			if (!lua_istable(L, -1) || (c->watches[c->nwatches].r =
@@ -558,6 +577,10 @@ ctrl_from_table(lua_State *L, const char *rel, char **cause)
 					lua_pop(L, 3);
 					goto fail;
 				}
+				c->watches[c->nwatches].filter =
+				    store_filter_add(c->rt->st,
+				    c->watches[c->nwatches].r->store_key,
+				    match_fields, c->watches[c->nwatches].fields);
 			} else if (!lua_isnil(L, -1)) {
 				if (asprintf(cause, "%s: watches[%d].fields "
 				    "must be a field selector string", rel, i)
@@ -612,13 +635,12 @@ controller_reload(controller_rt *rt, char **cause)
 		rt->api.user = NULL;
 		free(uname);
 		free(stem);
-		if (rc != 0 || (next[n] = ctrl_from_table(L, files[i], cause)) ==
-		    NULL)
+		if (rc != 0 || (next[n] = ctrl_from_table(rt, L, files[i],
+		    cause)) == NULL)
 			break;
 		next[n]->file = strdup(luahost_path(rt->host, files[i]) != NULL ?
 		    luahost_path(rt->host, files[i]) : files[i]);
-		util_now(next[n]->loaded_at);
-		next[n++]->rt = rt;
+		util_now(next[n++]->loaded_at);
 	}
 	for (j = 0; j < nfiles; j++)
 		free(files[j]);

@@ -51,6 +51,12 @@ struct sub {
 
 struct store {
 	uv_loop_t *loop;
+	struct filter {
+		char *res;		/* NULL: removed */
+		int (*test)(void *, const cJSON *);
+		void *arg;
+	} filters[STORE_MAX_FILTERS];
+	int nfilters;
 	wal *wal;
 	uint64_t rev;
 	uint64_t start_rev;
@@ -587,6 +593,8 @@ store_close(store *st)
 	hmap_free(st->uids);
 	hmap_each(st->deps, free_deps, NULL);
 	hmap_free(st->deps);
+	for (i = 0; i < (size_t)st->nfilters; i++)
+		free(st->filters[i].res);
 	free(st);
 }
 
@@ -818,6 +826,55 @@ push_event(store *st, enum store_event_type type, store_obj *o, store_obj *old)
 }
 
 /* Serialize, version and log one write; returns the new version. */
+static void
+run_filters(store *st, store_obj *o, const cJSON *tree)
+{
+	int i;
+
+	for (i = 0; i < st->nfilters; i++) {
+		const struct filter *f = &st->filters[i];
+
+		if (f->res == NULL || strcmp(f->res, o->res) != 0)
+			continue;
+		o->fknown |= 1ULL << i;
+		if (f->test(f->arg, tree))
+			o->fmatch |= 1ULL << i;
+	}
+}
+
+int
+store_filter_add(store *st, const char *res,
+    int (*test)(void *arg, const cJSON *tree), void *arg)
+{
+	struct filter *f;
+
+	if (st->nfilters == STORE_MAX_FILTERS)
+		return -1;
+	f = &st->filters[st->nfilters];
+	if ((f->res = strdup(res)) == NULL)
+		fatal("out of memory");
+	f->test = test;
+	f->arg = arg;
+	return st->nfilters++;
+}
+
+void
+store_filter_remove(store *st, int id)
+{
+	if (id < 0 || id >= st->nfilters)
+		return;
+	free(st->filters[id].res);
+	st->filters[id].res = NULL;
+}
+
+int
+store_obj_filtered(const store_obj *o, int id)
+{
+	if (id < 0 || id >= STORE_MAX_FILTERS || !(o->fknown & (1ULL << id)))
+		return -1;
+	return (o->fmatch & (1ULL << id)) != 0;
+}
+
 static store_obj *
 write_version(store *st, const char *res, const char *ns, const char *name,
     cJSON *obj, int op)
@@ -831,6 +888,7 @@ write_version(store *st, const char *res, const char *ns, const char *name,
 	s = json_print(obj);	/* numbers exactly */
 	json = rbuf_from_str(s);
 	o = obj_new(res, ns, name, st->rev, json, obj);
+	run_filters(st, o, obj);
 	klen = (size_t)snprintf(key, sizeof key, "%s/%s/%s", res, ns, name);
 	if (op == WAL_DELETE)
 		wal_append(st->wal, st->rev, WAL_DELETE, key, klen, NULL, 0);

@@ -49,6 +49,8 @@ typedef struct store_obj {
 	char *strs;        /* storage for the strings above */
 	void *derived;     /* what a subsystem derives from a version loaded
 			      at open (store_derive), or NULL */
+	uint64_t fknown;   /* store filters run on this version (bit = id) */
+	uint64_t fmatch;   /* and those that matched */
 } store_obj;
 
 /*
@@ -117,6 +119,21 @@ void store_each_res(const store *, void (*fn)(const char *res, size_t n,
  */
 uint64_t store_put(store *, const char *res, const char *ns, const char *name,
     cJSON *obj);
+/*
+ * A test run on the tree of each version of res as it is written (the
+ * store has the tree then), so that a subscriber asking it of an event's
+ * version need not parse the bytes: the controllers' watch field
+ * selectors. Returns its id, or -1 once STORE_MAX_FILTERS were added in
+ * the process's life (ids are not reused: a version keeps what each id
+ * said). store_obj_filtered: 1 matched, 0 did not, -1 not known (the
+ * version was loaded at open or written before the filter was added).
+ */
+#define STORE_MAX_FILTERS 64
+int store_filter_add(store *, const char *res,
+    int (*test)(void *arg, const cJSON *tree), void *arg);
+void store_filter_remove(store *, int id);
+int store_obj_filtered(const store_obj *, int id);
+
 /* Remove an object; last is its final state (resourceVersion is set). */
 uint64_t store_delete(store *, const char *res, const char *ns,
     const char *name, cJSON *last);

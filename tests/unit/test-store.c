@@ -29,6 +29,17 @@ on_durable(void *arg)
 	durable_calls++;
 }
 
+/* A store filter: is the pod in namespace "a"? */
+static int
+in_a(void *arg, const cJSON *tree)
+{
+	const cJSON *ns = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(tree, "metadata"), "namespace");
+
+	(*(int *)arg)++;
+	return cJSON_IsString(ns) && strcmp(ns->valuestring, "a") == 0;
+}
+
 static cJSON *
 obj(const char *ns, const char *name, const char *uid, const char *owner)
 {
@@ -131,8 +142,33 @@ main(void)
 	CHECK(store_get(st, "pods", "b", "p2") != NULL &&
 	    store_get(st, "pods", "b", "p2")->rev == 4);
 	CHECK(store_get_uid(st, "u1") != NULL);
-	put(st, "a", "p9", "u9", NULL);
-	CHECK(store_rev(st) == 6);
+	{
+		/* Filters judge versions written after them, from the
+		   writer's tree; a loaded version is not known. */
+		int calls = 0, id = store_filter_add(st, "pods", in_a, &calls),
+		    i;
+
+		CHECK(id == 0);
+		CHECK(store_obj_filtered(store_get(st, "pods", "b", "p2"), id) ==
+		    -1);
+		put(st, "a", "p9", "u9", NULL);
+		put(st, "b", "p8", "u8", NULL);
+		CHECK(calls == 2);
+		CHECK(store_obj_filtered(store_get(st, "pods", "a", "p9"), id) ==
+		    1);
+		CHECK(store_obj_filtered(store_get(st, "pods", "b", "p8"), id) ==
+		    0);
+		store_filter_remove(st, id);
+		put(st, "a", "p7", "u7", NULL);
+		CHECK(calls == 2);
+		CHECK(store_obj_filtered(store_get(st, "pods", "a", "p7"), id) ==
+		    -1);
+		/* Ids are never reused; past the last, -1. */
+		for (i = 1; i < STORE_MAX_FILTERS; i++)
+			CHECK(store_filter_add(st, "nodes", in_a, &calls) == i);
+		CHECK(store_filter_add(st, "nodes", in_a, &calls) == -1);
+	}
+	CHECK(store_rev(st) == 8);
 	store_close(st);
 	uv_run(loop, UV_RUN_NOWAIT);
 	{
