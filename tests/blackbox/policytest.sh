@@ -69,3 +69,35 @@ echo 'return {' >"$D/keep-off.lua"
 if out=$("$VR" policy check "$D" 2>&1); then fail "a syntax error passed the check"; fi
 case "$out" in *"keep-off.lua:"*) ;; *) fail "syntax error names the file: $out" ;; esac
 pass "policy check: a good directory loads; a bad argument or script is refused with file:line"
+
+# A task view lists every field to pairs() (they are filled on first read).
+P="$WORK/pairs"
+mkdir -p "$P"
+printf 'actions: "allocate"\ntiers:\n- plugins:\n  - name: probe\n' >"$P/scheduler.yaml"
+cat >"$P/probe.lua" <<'LUA'
+-- Test plugin: refuses every node unless pairs(task) saw the task's fields.
+local P = {}
+function P.predicate(ssn, task, node)
+  local seen = {}
+  for k, v in pairs(task) do seen[k] = v end
+  for _, k in ipairs({ "name", "namespace", "uid", "priority", "resreq", "job",
+      "status", "preemptable", "best_effort", "critical", "creation", "role" }) do
+    if seen[k] == nil then return "node(s) saw no " .. k end
+  end
+  if task.resreq.cpu ~= 1000 or task.job.name == nil then return "node(s) saw wrong values" end
+end
+return P
+LUA
+cat >"$P/probe.spec.yaml" <<'YAML'
+cases:
+- name: pairs over a task view
+  cluster:
+  - {kind: Node, metadata: {name: n1}, status: {allocatable: {cpu: "8", memory: 8Gi}}}
+  - {kind: Pod, metadata: {name: p1}, spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+  expect:
+    binds: {p1: n1}
+YAML
+out=$("$VR" policy test "$P" 2>&1) || fail "pairs over a task view: $out"
+case "$out" in *"ok   probe.spec.yaml: pairs over a task view"*) ;; *) fail "pairs: $out" ;; esac
+case "$out" in *"failed in predicate"*) fail "the probe plugin failed: $out" ;; esac
+pass "pairs() over a task view lists all its fields"
