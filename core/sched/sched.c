@@ -17,7 +17,9 @@
  * worker thread builds the snapshot from them through a cache of parsed
  * objects (re-parsed only when the revision changed; only that thread
  * touches it while a session is in flight) and runs the actions, and
- * the loop applies the outcome when it comes back. The API is served
+ * the loop applies the outcome when it comes back -- but for the binds,
+ * which it starts writing as the session's statements commit them (as
+ * Volcano dispatches a statement's binds at commit). The API is served
  * meanwhile; what changed meanwhile is seen by the next session, and a
  * bind for a pod deleted meanwhile fails like any stale bind. The policy
  * (scheduler.yaml and the plugins) is reloaded on SIGHUP and `volray
@@ -42,6 +44,8 @@
 
 #define SOON_MS		20
 #define DRAIN_US	10000		/* writes a loop turn, in time */
+#define BIND_WAKE	256		/* binds published before the loop is
+				   woken to write them, mid-session */
 #define EVENT_EVERY_S	60
 #define IDLE_CYCLE_S	60
 
@@ -82,6 +86,13 @@ struct sched {
 					   timer re-armed in its callback
 					   would run again in the same turn */
 	int drain_step, drain_at;
+	/* Binds start while the session still runs: each statement that
+	   commits binds wakes the loop (bind_async), which writes those
+	   published so far; the rest follows when the session is back. */
+	uv_async_t bind_async;
+	int session_back, streamed;
+	int woken_at;			/* the thread's: binds when it last
+					   woke the loop (every BIND_WAKE) */
 	uint64_t t_done, t_binds;
 	/* The session in flight: opened on the loop (the snapshot reads
 	   the store and the cache), run on a worker thread (it touches
@@ -701,6 +712,8 @@ sched_policy_info(const sched *s)
 /* ------------------------------------------------------------------ */
 /* Cycles.                                                             */
 
+static void on_bind_commit(void *);
+
 /*
  * On a worker thread: the snapshot (from the captured versions, through
  * the cache, which only this thread touches while a session is in
@@ -727,6 +740,9 @@ run_session(uv_work_t *w)
 		if (strcmp(storage[i][0], "pods") != 0)
 			store_sort(s->captured[i].objs, s->captured[i].n);
 	session_open(s->running, s->run_pol, &src);
+	s->running->on_commit = on_bind_commit;
+	s->running->commit_arg = s;
+	s->woken_at = 0;
 	sweep(s);
 	t1 = util_usec();
 	s->t_snap = t1 - t0;
@@ -752,13 +768,25 @@ drain(uv_idle_t *h)
 	int n = 0;
 
 	for (;;) {
-		int count[] = { ss->nbinds, s->ntells, s->out.npgs,
-		    s->out.nqueues };
-		int *at = &s->drain_at;
+		int *at = &s->drain_at, count = 0;
 
+		/* While the session runs, only its published binds (the
+		   rest is the thread's until it is back). */
+		switch (s->drain_step) {
+		case 0: count = s->session_back ? ss->nbinds :
+		    __atomic_load_n(&ss->nbinds_pub, __ATOMIC_ACQUIRE); break;
+		case 1: count = s->ntells; break;
+		case 2: count = s->out.npgs; break;
+		case 3: count = s->out.nqueues; break;
+		}
 		if (s->drain_step == 4)
 			break;
-		if (*at == count[s->drain_step]) {
+		if (*at == count && s->drain_step == 0 && !s->session_back) {
+			/* Written all published: wait for more. */
+			uv_idle_stop(&s->drain_idle);
+			return;
+		}
+		if (*at == count) {
 			if (s->drain_step == 0)
 				s->t_binds = util_usec() - s->t_done;
 			s->drain_step++;
@@ -789,9 +817,31 @@ session_done(uv_work_t *w, int status)
 
 	(void)status;
 	s->t_done = util_usec();
+	s->session_back = 1;
+	s->streamed = s->drain_step == 0 ? s->drain_at : s->running->nbinds;
 	write_evictions(s, s->running);
-	s->drain_step = s->drain_at = 0;
 	drain(&s->drain_idle);
+}
+
+/* A statement committed binds on the session's thread. */
+static void
+on_bind_commit(void *arg)
+{
+	struct sched *s = arg;
+
+	if (s->running->nbinds - s->woken_at < BIND_WAKE)
+		return;
+	s->woken_at = s->running->nbinds;
+	uv_async_send(&s->bind_async);
+}
+
+static void
+on_bind_async(uv_async_t *h)
+{
+	struct sched *s = h->data;
+
+	if (s->running != NULL && !s->session_back)
+		uv_idle_start(&s->drain_idle, drain);
 }
 
 static void
@@ -812,13 +862,14 @@ session_finish(struct sched *s)
 	if (ss->nbinds > 0 || util_usec() - s->t_open > 100000)
 		log_info("scheduler: cycle: %d nodes, %d jobs, %d tasks: "
 		    "capture %llu ms, snapshot %llu ms, actions %llu ms (Lua "
-		    "%llu ms), %d binds %llu ms, status %llu ms", ss->nnodes,
+		    "%llu ms), %d binds (%d during it) %llu ms after it, "
+		    "status %llu ms", ss->nnodes,
 		    ss->njobs, ss->ntasks,
 		    (unsigned long long)s->t_capture / 1000,
 		    (unsigned long long)s->t_snap / 1000,
 		    (unsigned long long)s->t_run / 1000,
 		    (unsigned long long)ss->lua_us / 1000, ss->nbinds,
-		    (unsigned long long)s->t_binds / 1000,
+		    s->streamed, (unsigned long long)s->t_binds / 1000,
 		    (unsigned long long)(took - s->t_binds) / 1000);
 	s->stats.plugin_failures += (uint64_t)ss->nevents;
 	s->stats.lua_us += ss->lua_us;
@@ -874,6 +925,8 @@ cycle(struct sched *s)
 		fatal("out of memory");
 	s->run_pol = s->pol;
 	s->t_open = util_usec();
+	s->drain_step = s->drain_at = 0;
+	s->session_back = 0;
 	capture(s);
 	s->t_capture = util_usec() - s->t_open;
 	s->work.data = s;
@@ -978,7 +1031,10 @@ sched_new(uv_loop_t *loop, store *st, registry *rg, luahost *lua)
 	uv_timer_init(loop, &s->timer);
 	uv_timer_init(loop, &s->soon);
 	uv_idle_init(loop, &s->drain_idle);
-	s->timer.data = s->soon.data = s->drain_idle.data = s;
+	uv_async_init(loop, &s->bind_async, on_bind_async);
+	uv_unref((uv_handle_t *)&s->bind_async);
+	s->timer.data = s->soon.data = s->drain_idle.data = s->bind_async.data =
+	    s;
 	store_subscribe(st, on_event, s);
 	metrics_add_source(print_metrics, s);
 	return s;

@@ -265,9 +265,15 @@ struct session {
 		int counts[FIT_NREASONS];
 	} *why;
 	int nwhy, capwhy;
-	/* Decisions. */
+	/* Decisions. binds has room for every task from the start (a task
+	   is bound once a session), so that a reader on another thread may
+	   take the first nbinds_pub while the session goes on: on_commit,
+	   when set, is called after each statement that added binds. */
 	struct decision_bind *binds;
 	int nbinds, capbinds;
+	int nbinds_pub;			/* atomic: release after the entries */
+	void (*on_commit)(void *arg);
+	void *commit_arg;
 	struct decision_evict *evicts;
 	int nevicts, capevicts;
 	/* Lua side. */

@@ -841,6 +841,10 @@ session_open(struct session *ss, struct policy *pol,
 		j->active = j->n[TS_PENDING] > 0 || j->n[TS_PIPELINED] > 0;
 	}
 	capindex_build(&ss->cap, ss->nodes, ss->nnodes);
+	ss->capbinds = ss->ntasks + 1;
+	if ((ss->binds = malloc((size_t)ss->capbinds * sizeof *ss->binds)) ==
+	    NULL)
+		fatal("out of memory");
 }
 
 void

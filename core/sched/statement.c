@@ -122,14 +122,19 @@ void
 stmt_commit(struct statement *st)
 {
 	struct session *ss = st->ss;
-	int i;
+	int i, bound = 0;
 
 	for (i = 0; i < st->nops; i++) {
 		struct stmt_op *op = &st->ops[i];
 
 		switch (op->kind) {
 		case STMT_ALLOCATE:
+			bound = 1;
 			if (ss->nbinds == ss->capbinds) {
+				/* Not while binds are read (session_open
+				   made room for every task). */
+				if (ss->on_commit != NULL)
+					fatal("stmt_commit: binds overflow");
 				ss->capbinds = ss->capbinds ? ss->capbinds * 2 :
 				    64;
 				if ((ss->binds = realloc(ss->binds,
@@ -160,6 +165,10 @@ stmt_commit(struct statement *st)
 	free(st->ops);
 	st->ops = NULL;
 	st->nops = st->capops = 0;
+	if (bound && ss->on_commit != NULL) {
+		__atomic_store_n(&ss->nbinds_pub, ss->nbinds, __ATOMIC_RELEASE);
+		ss->on_commit(ss->commit_arg);
+	}
 }
 
 void
