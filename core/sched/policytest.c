@@ -223,7 +223,7 @@ run_case(const char *share, const char *dir, const char *file,
 	struct session ss;
 	struct policy *p;
 	luahost *h;
-	int rc = 0, i, k;
+	int rc = 0, i, k, nfailed = 0;
 
 	if (name == NULL)
 		name = "(unnamed)";
@@ -285,6 +285,7 @@ run_case(const char *share, const char *dir, const char *file,
 	}
 	for (i = 0; i < ss.nevents; i++)
 		fprintf(out, "     %s\n", ss.events[i]);
+	nfailed = ss.nevents;
 	session_free(&ss);
 	policy_free(p);
 	for (k = 0; k < 3; k++) {
@@ -300,6 +301,16 @@ run_case(const char *share, const char *dir, const char *file,
 			    want[k], got[k]);
 			rc = 1;
 		}
+	}
+	/* A plugin that failed was skipped: the outcome is not the
+	   policy's, unless the case expects that (plugin_failures: true). */
+	if (nfailed > 0 && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+	    expect, "plugin_failures"))) {
+		if (rc == 0)
+			fprintf(out, "FAIL %s: %s\n", file, name);
+		fprintf(out, "     plugin failures: want none, got %d\n",
+		    nfailed);
+		rc = 1;
 	}
 	if (rc == 0)
 		fprintf(out, "ok   %s: %s\n", file, name);

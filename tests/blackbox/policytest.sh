@@ -101,3 +101,17 @@ out=$("$VR" policy test "$P" 2>&1) || fail "pairs over a task view: $out"
 case "$out" in *"ok   probe.spec.yaml: pairs over a task view"*) ;; *) fail "pairs: $out" ;; esac
 case "$out" in *"failed in predicate"*) fail "the probe plugin failed: $out" ;; esac
 pass "pairs() over a task view lists all its fields"
+
+# A plugin that fails fails the case (its outcome is not the policy's),
+# unless the case expects it.
+cat >"$P/probe.lua" <<'LUA'
+local P = {}
+function P.predicate(ssn, task, node) error("boom in the probe") end
+return P
+LUA
+if out=$("$VR" policy test "$P" 2>&1); then fail "a failing plugin passed: $out"; fi
+case "$out" in *"boom in the probe"*"FAIL probe.spec.yaml"*"plugin failures: want none, got 1"*) ;;
+*) fail "the failure names the plugin's error: $out" ;; esac
+sed -i 's/    binds: {p1: n1}/    binds: {p1: n1}\n    plugin_failures: true/' "$P/probe.spec.yaml"
+out=$("$VR" policy test "$P" 2>&1) || fail "plugin_failures: true: $out"
+pass "a plugin's failure fails its case unless expected (plugin_failures: true)"
