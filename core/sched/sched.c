@@ -185,12 +185,21 @@ store_source_list(void *arg, const char *res,
 			hmap_put(s->cache, c->key, c);
 		}
 		c->seen = 1;
-		if (bound && c->memo != NULL &&
-		    strcmp(pod_summary_uid(c->memo), o->uid) == 0) {
-			if (c->obj != NULL && c->rev != o->rev) {
-				cJSON_Delete(c->obj);	/* stale */
-				c->obj = NULL;
+		if (bound) {
+			/* The summary only; no tree kept. */
+			if (c->memo == NULL ||
+			    strcmp(pod_summary_uid(c->memo), o->uid) != 0) {
+				cJSON *t = store_obj_tree(o);
+
+				free(c->memo);
+				c->memo = t != NULL ? sched_pod_summary(t) :
+				    NULL;
+				cJSON_Delete(t);
 			}
+			cJSON_Delete(c->obj);
+			c->obj = NULL;
+			if (c->memo == NULL)
+				continue;	/* no name or uid: not ours */
 			meta.lazy = o;
 			fn(fnarg, NULL, &c->memo, &meta);
 			continue;
