@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/hmap.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/util.h"
 
 cJSON *
 json_at(const cJSON *o, const char *path)
@@ -242,4 +244,82 @@ json_print(const cJSON *o)
 	if (s == NULL)
 		fatal("out of memory");
 	return s;
+}
+
+static void
+add_path(char **out, size_t *len, const char *prefix, const char *key)
+{
+	size_t need = strlen(prefix) + strlen(key) + 4;
+	char *p;
+
+	if ((p = realloc(*out, *len + need)) == NULL)
+		fatal("out of memory");
+	*out = p;
+	*len += (size_t)snprintf(p + *len, need, "%s%s%s%s", *len ? ", " : "",
+	    prefix, *prefix ? "." : "", key);
+}
+
+static void
+drop_dups(cJSON *o, const char *prefix, char **out, size_t *len)
+{
+	cJSON *c, *next, *d;
+	hmap *later = NULL;
+	int n = 0;
+
+	for (c = o->child; c != NULL; c = c->next)
+		n++;
+	if (cJSON_IsObject(o) && n > 1) {
+		/* A key seen again later loses its earlier value. */
+		if (n > 16) {
+			later = hmap_new();
+			for (c = o->child; c != NULL; c = c->next)
+				if (c->string != NULL)
+					hmap_put(later, c->string, c);
+		}
+		for (c = o->child; c != NULL; c = next) {
+			next = c->next;
+			if (c->string == NULL)
+				continue;
+			if (later != NULL)
+				d = hmap_get(later, c->string) != c ? c : NULL;
+			else
+				for (d = NULL, next = c->next; next != NULL &&
+				    d == NULL; next = next->next)
+					if (next->string != NULL &&
+					    strcmp(next->string, c->string) == 0)
+						d = c;
+			next = c->next;
+			if (d != NULL) {
+				add_path(out, len, prefix, c->string);
+				cJSON_Delete(cJSON_DetachItemViaPointer(o, c));
+			}
+		}
+		hmap_free(later);
+	}
+	for (c = o->child; c != NULL; c = c->next) {
+		char *sub;
+
+		if (!cJSON_IsObject(c) && !cJSON_IsArray(c))
+			continue;
+		if (cJSON_IsObject(o) && c->string != NULL)
+			sub = util_printf("%s%s%s", prefix, *prefix ? "." : "",
+			    c->string);
+		else
+			sub = strdup(prefix);
+		if (sub == NULL)
+			fatal("out of memory");
+		drop_dups(c, sub, out, len);
+		free(sub);
+	}
+}
+
+char *
+json_drop_duplicates(cJSON *o)
+{
+	char *out = NULL;
+	size_t len = 0;
+
+	if (o != NULL)
+		drop_dups(o, "", &out, &len);
+	return out;
 }

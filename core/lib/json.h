@@ -26,5 +26,12 @@ int json_has_string(const cJSON *, const char *path, const char *s);
 int json_equal(const cJSON *, const cJSON *);
 /* Print compactly into a malloc'd string. */
 char *json_print(const cJSON *);
+/*
+ * Repeated keys in an object keep their last value, as Go's decoder (and
+ * so kube-apiserver) reads them: the earlier ones are removed, anywhere
+ * in the tree. Returns the removed keys' paths ("spec.replicas", comma
+ * separated, malloc'd), or NULL when there were none.
+ */
+char *json_drop_duplicates(cJSON *);
 
 #endif

@@ -68,3 +68,15 @@ rev1=$(curl -fs "$API/metrics" | sed -n 's/^volray_store_revision //p')
 expect_eq $((rev0 + 2)) "$rev1" "failed writes did not bump the revision"
 curl -fs "$API/readyz" >/dev/null || fail "daemon unhealthy"
 pass "bad input changed nothing and the daemon lives"
+
+# A repeated field keeps its last value, as kube-apiserver's decoder; with
+# fieldValidation=Strict it is refused and nothing is stored.
+code 400 POST "$CM?fieldValidation=Strict" application/json \
+	'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup"},"data":{"a":"1","a":"2"}}'
+expect_contains "$(cat "$WORK/body")" 'strict decoding error: duplicate field \"data.a\"' "the strict refusal names the field"
+curl -s -o /dev/null -w '%{http_code}' "$CM/dup" | grep -q 404 || fail "the refused object was stored"
+curl -fs -XPOST "$CM" -H 'Content-Type: application/json' \
+	-d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup"},"data":{"a":"1","b":"x","a":"2"}}' >/dev/null ||
+	fail "a repeated field without Strict is accepted"
+expect_eq '{"a": "2", "b": "x"}' "$(curl -fs "$CM/dup" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["data"], sort_keys=True))')" "the last value wins, once"
+pass "repeated fields: the last wins; Strict refuses them"

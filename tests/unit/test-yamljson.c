@@ -450,9 +450,42 @@ test_file(void)
 	free(cause);
 }
 
+/* Repeated keys: the last value wins, in small and large objects. */
+static void
+test_duplicates(void)
+{
+	cJSON *o = cJSON_Parse("{\"a\":1,\"b\":{\"x\":1,\"x\":2},\"a\":3,"
+	    "\"l\":[{\"k\":1,\"k\":2}]}");
+	char big[2048], *dups, *p = big;
+	int i;
+
+	dups = json_drop_duplicates(o);
+	CHECK(dups != NULL && strcmp(dups, "a, b.x, l.k") == 0);
+	CHECK(cJSON_GetNumberValue(json_at(o, "a")) == 3);
+	CHECK(cJSON_GetArraySize(o) == 3);
+	CHECK(cJSON_GetNumberValue(json_at(o, "b.x")) == 2);
+	CHECK(cJSON_GetArraySize(json_at(o, "b")) == 1);
+	free(dups);
+	CHECK(json_drop_duplicates(o) == NULL);
+	cJSON_Delete(o);
+	p += sprintf(p, "{");
+	for (i = 0; i < 40; i++)
+		p += sprintf(p, "\"k%d\":%d,", i % 30, i);
+	sprintf(p - 1, "}");
+	o = cJSON_Parse(big);
+	dups = json_drop_duplicates(o);
+	CHECK(dups != NULL && strncmp(dups, "k0, k1,", 7) == 0);
+	CHECK(cJSON_GetArraySize(o) == 30);
+	CHECK(cJSON_GetNumberValue(json_at(o, "k5")) == 35);
+	CHECK(cJSON_GetNumberValue(json_at(o, "k29")) == 29);
+	free(dups);
+	cJSON_Delete(o);
+}
+
 int
 main(void)
 {
+	test_duplicates();
 	test_scalars();
 	test_blocks();
 	test_structure();
