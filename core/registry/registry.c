@@ -353,11 +353,36 @@ check_shape(const cJSON *obj, cJSON *causes)
 	}
 }
 
+/* "RayCluster in version "v1" cannot be handled as a RayCluster: strict
+   decoding error: unknown field "spec.x", unknown field "spec.y"" */
 static cJSON *
-admit(registry *rg, const resource *r, cJSON *obj, const cJSON *old)
+strict_error(const resource *r, const cJSON *obj, char *pruned)
+{
+	char *list = NULL, *p, *save = NULL;
+	const char *av = json_str(obj, "apiVersion");
+	cJSON *err;
+
+	for (p = strtok_r(pruned, "\n", &save); p != NULL;
+	    p = strtok_r(NULL, "\n", &save)) {
+		char *prev = list;
+
+		list = util_printf("%s%sunknown field \"%s\"", prev ? prev : "",
+		    prev ? ", " : "", p);
+		free(prev);
+	}
+	err = status_bad_request("%s in version \"%s\" cannot be handled as a "
+	    "%s: strict decoding error: %s", r->kind, av && strchr(av, '/') ?
+	    strchr(av, '/') + 1 : av ? av : "", r->kind, list ? list : "");
+	free(list);
+	return err;
+}
+
+static cJSON *
+admit(registry *rg, const resource *r, cJSON *obj, const cJSON *old,
+    const struct reg_opts *opts)
 {
 	cJSON *causes = cJSON_CreateArray();
-	char *cause = NULL;
+	char *cause = NULL, *pruned = NULL;
 
 	check_shape(obj, causes);
 	if (cJSON_GetArraySize(causes) > 0)
@@ -365,7 +390,16 @@ admit(registry *rg, const resource *r, cJSON *obj, const cJSON *old)
 	admission_mutate(rg->st, r, obj, old);
 	admission_validate(rg->st, r, obj, old, causes);
 	if (r->schema != NULL)
-		schema_validate(r->schema, obj, causes);
+		schema_validate_pruned(r->schema, obj, causes, opts != NULL &&
+		    opts->validate_strict ? &pruned : NULL);
+	if (pruned != NULL) {
+		/* fieldValidation=Strict: kube-apiserver's refusal. */
+		cJSON *err = strict_error(r, obj, pruned);
+
+		free(pruned);
+		cJSON_Delete(causes);
+		return err;
+	}
 	if (strcmp(r->store_key,
 	    "customresourcedefinitions.apiextensions.k8s.io") == 0 &&
 	    resource_check_crd(obj, &cause) != 0) {
@@ -466,7 +500,7 @@ registry_create(registry *rg, const resource *r, const char *ns, cJSON *obj,
 	json_del(md, "managedFields");
 	if (r->has_status)
 		json_del(obj, "status");
-	if ((err = admit(rg, r, obj, NULL)) != NULL)
+	if ((err = admit(rg, r, obj, NULL, opts)) != NULL)
 		goto failed;
 	if ((err = admit_hook(rg, r, ns, NULL, obj, opts)) != NULL)
 		goto failed;
@@ -573,7 +607,7 @@ update_merged(registry *rg, const resource *r, const char *ns,
 		json_del(md, "namespace");
 	json_set_str(md, "resourceVersion", json_str(omd, "resourceVersion"));
 	if (!status_only) {
-		if ((err = admit(rg, r, obj, old)) != NULL)
+		if ((err = admit(rg, r, obj, old, opts)) != NULL)
 			goto failed;
 	} else {
 		cJSON *causes = cJSON_CreateArray();

@@ -107,6 +107,7 @@ struct vctx {
 	int	 n;
 	int	 mutate;	/* apply defaults and prune */
 	int	 quick;		/* stop at the first violation */
+	struct sbuf *pruned;	/* when set: the pruned fields' paths */
 };
 
 struct sbuf {
@@ -1331,6 +1332,11 @@ check_object(const struct schema *s, cJSON *obj, const struct path *p,
 		} else if (s->addl != NULL)
 			cs = s->addl;
 		else if (!keep && c->mutate && (s->flags & F_CLOSED)) {
+			if (c->pruned != NULL) {
+				if (c->pruned->len > 0)
+					sb_putc(c->pruned, '\n');
+				sb_path(c->pruned, &fp);
+			}
 			cJSON_Delete(cJSON_DetachItemViaPointer(obj, it));
 			nfields--;
 			continue;
@@ -1488,10 +1494,24 @@ check(const struct schema *s, cJSON *v, const struct path *p,
 int
 schema_validate(const schema *s, cJSON *obj, cJSON *causes)
 {
-	struct vctx	c = { causes, 0, 1, 0 };
+	return schema_validate_pruned(s, obj, causes, NULL);
+}
 
+int
+schema_validate_pruned(const schema *s, cJSON *obj, cJSON *causes,
+    char **pruned)
+{
+	struct sbuf	b = { 0 };
+	struct vctx	c = { causes, 0, 1, 0, pruned != NULL ? &b : NULL };
+
+	if (pruned != NULL)
+		*pruned = NULL;
 	if (s == NULL || obj == NULL)
 		return 0;
 	check(s, obj, NULL, &c, 0);
+	if (pruned != NULL && b.len > 0)
+		*pruned = sb_take(&b);
+	else
+		free(b.s);
 	return c.n;
 }

@@ -24,6 +24,10 @@ schema *schema_compile(const cJSON *openapi_v3_schema, char **cause);
  * apiVersion, kind and metadata at the root are left to the caller.
  */
 int schema_validate(const schema *, cJSON *obj, cJSON *causes);
+/* The same, and *pruned gets the paths of the fields pruned, one a line
+   (malloc'd), or NULL: what fieldValidation=Strict refuses. */
+int schema_validate_pruned(const schema *, cJSON *obj, cJSON *causes,
+    char **pruned);
 void schema_free(schema *);
 
 #endif

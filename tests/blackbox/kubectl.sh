@@ -138,6 +138,15 @@ if out=$(sed 's/size: 3/size: 99/' "$WORK/w.yaml" | k apply -f - 2>&1); then
 fi
 expect_contains "$out" "spec.size" "422 names the field"
 expect_eq 4 "$(k get widget w1 -o jsonpath='{.spec.size}')" "rejected write changed nothing"
+# kubectl asks for fieldValidation=Strict: an unknown field is refused as
+# kube-apiserver refuses it; with --validate=false it is pruned.
+if out=$(sed 's/size: 3/size: 4, shape: round/' "$WORK/w.yaml" | k apply -f - 2>&1); then
+	fail "an unknown field passed Strict"
+fi
+expect_contains "$out" 'strict decoding error: unknown field "spec.shape"' "Strict names the unknown field"
+sed 's/size: 3/size: 4, shape: round/' "$WORK/w.yaml" | k apply --validate=false -f - >/dev/null ||
+	fail "--validate=false"
+expect_eq "4|" "$(k get widget w1 -o jsonpath='{.spec.size}|{.spec.shape}')" "without Strict the unknown field is pruned"
 k get widgets | grep -q '^w1 *4 ' || fail "printer columns: $(k get widgets)"
 pass "CRD, custom resources, schema validation, printer columns"
 
