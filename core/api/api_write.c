@@ -11,7 +11,6 @@
 #include "api/protobuf.h"
 #include "lib/json.h"
 #include "lib/log.h"
-#include "lib/util.h"
 #include "lib/yamljson.h"
 #include "registry/status.h"
 
@@ -69,27 +68,12 @@ decode(http_req *req, struct route *rt)
 	if ((dups = json_drop_duplicates(obj)) != NULL) {
 		char *fv = http_query_get(req->query, "fieldValidation");
 		int strict = fv != NULL && strcmp(fv, "Strict") == 0;
-		const char *kind = json_str(obj, "kind");
 
 		free(fv);
 		if (strict) {
-			char *list = NULL, *p, *save = NULL;
-
-			for (p = strtok_r(dups, ",", &save); p != NULL;
-			    p = strtok_r(NULL, ",", &save)) {
-				char *prev = list;
-
-				list = util_printf("%s%sduplicate field \"%s\"",
-				    prev ? prev : "", prev ? ", " : "",
-				    p + strspn(p, " "));
-				free(prev);
-			}
-			api_reply_status(req, rt, status_bad_request("%s in "
-			    "version \"%s\" cannot be handled as a %s: strict "
-			    "decoding error: %s", kind ? kind : "object",
-			    json_str(obj, "apiVersion") ? json_str(obj,
-			    "apiVersion") : "", kind ? kind : "object", list));
-			free(list);
+			api_reply_status(req, rt, status_strict_decoding(
+			    json_str(obj, "kind"), json_str(obj, "apiVersion"),
+			    "duplicate field", dups));
 			free(dups);
 			cJSON_Delete(obj);
 			return NULL;

@@ -12,7 +12,6 @@
 #include "lib/hmap.h"
 #include "lib/json.h"
 #include "lib/log.h"
-#include "lib/util.h"
 
 cJSON *
 json_at(const cJSON *o, const char *path)
@@ -246,71 +245,93 @@ json_print(const cJSON *o)
 	return s;
 }
 
-static void
-add_path(char **out, size_t *len, const char *prefix, const char *key)
-{
-	size_t need = strlen(prefix) + strlen(key) + 4;
-	char *p;
+/* One step from the root, kept on the C stack (a key; NULL for an item). */
+struct jpath {
+	const struct jpath *up;
+	const char *key;
+};
 
-	if ((p = realloc(*out, *len + need)) == NULL)
+/* The path's keys, root first, each followed by a dot; returns the end. */
+static char *
+put_path(char *w, const struct jpath *p)
+{
+	if (p == NULL)
+		return w;
+	w = put_path(w, p->up);
+	if (p->key != NULL) {
+		memcpy(w, p->key, strlen(p->key));
+		w += strlen(p->key);
+		*w++ = '.';
+	}
+	return w;
+}
+
+/* Append the path to key ("spec.containers.name"), one a line. */
+static void
+add_path(char **out, size_t *len, const struct jpath *p, const char *key)
+{
+	const struct jpath *q;
+	size_t need = strlen(key) + 2;
+	char *w;
+
+	for (q = p; q != NULL; q = q->up)
+		need += q->key != NULL ? strlen(q->key) + 1 : 0;
+	if ((*out = realloc(*out, *len + need)) == NULL)
 		fatal("out of memory");
-	*out = p;
-	*len += (size_t)snprintf(p + *len, need, "%s%s%s%s", *len ? ", " : "",
-	    prefix, *prefix ? "." : "", key);
+	w = *out + *len;
+	if (*len > 0)
+		*w++ = '\n';
+	w = put_path(w, p);
+	memcpy(w, key, strlen(key) + 1);
+	*len = (size_t)(w - *out) + strlen(key);
+}
+
+/* Is there a later sibling of c with its key? */
+static int
+repeated(const cJSON *c, const hmap *last)
+{
+	const cJSON *n;
+
+	if (last != NULL)
+		return hmap_get(last, c->string) != c;
+	for (n = c->next; n != NULL; n = n->next)
+		if (n->string != NULL && strcmp(n->string, c->string) == 0)
+			return 1;
+	return 0;
 }
 
 static void
-drop_dups(cJSON *o, const char *prefix, char **out, size_t *len)
+drop_dups(cJSON *o, const struct jpath *p, char **out, size_t *len)
 {
-	cJSON *c, *next, *d;
-	hmap *later = NULL;
+	cJSON *c, *next;
+	hmap *last = NULL;
 	int n = 0;
 
-	for (c = o->child; c != NULL; c = c->next)
-		n++;
-	if (cJSON_IsObject(o) && n > 1) {
-		/* A key seen again later loses its earlier value. */
-		if (n > 16) {
-			later = hmap_new();
+	if (cJSON_IsObject(o)) {
+		for (c = o->child; c != NULL; c = c->next)
+			n++;
+		if (n > 16) {	/* else a scan of the later siblings */
+			last = hmap_new();
 			for (c = o->child; c != NULL; c = c->next)
 				if (c->string != NULL)
-					hmap_put(later, c->string, c);
+					hmap_put(last, c->string, c);
 		}
-		for (c = o->child; c != NULL; c = next) {
+		for (c = o->child; n > 1 && c != NULL; c = next) {
 			next = c->next;
-			if (c->string == NULL)
-				continue;
-			if (later != NULL)
-				d = hmap_get(later, c->string) != c ? c : NULL;
-			else
-				for (d = NULL, next = c->next; next != NULL &&
-				    d == NULL; next = next->next)
-					if (next->string != NULL &&
-					    strcmp(next->string, c->string) == 0)
-						d = c;
-			next = c->next;
-			if (d != NULL) {
-				add_path(out, len, prefix, c->string);
+			if (c->string != NULL && repeated(c, last)) {
+				add_path(out, len, p, c->string);
 				cJSON_Delete(cJSON_DetachItemViaPointer(o, c));
 			}
 		}
-		hmap_free(later);
+		hmap_free(last);
 	}
-	for (c = o->child; c != NULL; c = c->next) {
-		char *sub;
+	for (c = o->child; c != NULL; c = c->next)
+		if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
+			struct jpath sub = { p, cJSON_IsObject(o) ? c->string :
+			    NULL };
 
-		if (!cJSON_IsObject(c) && !cJSON_IsArray(c))
-			continue;
-		if (cJSON_IsObject(o) && c->string != NULL)
-			sub = util_printf("%s%s%s", prefix, *prefix ? "." : "",
-			    c->string);
-		else
-			sub = strdup(prefix);
-		if (sub == NULL)
-			fatal("out of memory");
-		drop_dups(c, sub, out, len);
-		free(sub);
-	}
+			drop_dups(c, &sub, out, len);
+		}
 }
 
 char *
@@ -320,6 +341,6 @@ json_drop_duplicates(cJSON *o)
 	size_t len = 0;
 
 	if (o != NULL)
-		drop_dups(o, "", &out, &len);
+		drop_dups(o, NULL, &out, &len);
 	return out;
 }

@@ -29,8 +29,8 @@ char *json_print(const cJSON *);
 /*
  * Repeated keys in an object keep their last value, as Go's decoder (and
  * so kube-apiserver) reads them: the earlier ones are removed, anywhere
- * in the tree. Returns the removed keys' paths ("spec.replicas", comma
- * separated, malloc'd), or NULL when there were none.
+ * in the tree. Returns the removed keys' paths ("spec.replicas", one a
+ * line, malloc'd), or NULL when there were none.
  */
 char *json_drop_duplicates(cJSON *);
 

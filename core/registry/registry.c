@@ -353,30 +353,6 @@ check_shape(const cJSON *obj, cJSON *causes)
 	}
 }
 
-/* "RayCluster in version "v1" cannot be handled as a RayCluster: strict
-   decoding error: unknown field "spec.x", unknown field "spec.y"" */
-static cJSON *
-strict_error(const resource *r, const cJSON *obj, char *pruned)
-{
-	char *list = NULL, *p, *save = NULL;
-	const char *av = json_str(obj, "apiVersion");
-	cJSON *err;
-
-	for (p = strtok_r(pruned, "\n", &save); p != NULL;
-	    p = strtok_r(NULL, "\n", &save)) {
-		char *prev = list;
-
-		list = util_printf("%s%sunknown field \"%s\"", prev ? prev : "",
-		    prev ? ", " : "", p);
-		free(prev);
-	}
-	err = status_bad_request("%s in version \"%s\" cannot be handled as a "
-	    "%s: strict decoding error: %s", r->kind, av && strchr(av, '/') ?
-	    strchr(av, '/') + 1 : av ? av : "", r->kind, list ? list : "");
-	free(list);
-	return err;
-}
-
 static cJSON *
 admit(registry *rg, const resource *r, cJSON *obj, const cJSON *old,
     const struct reg_opts *opts)
@@ -394,7 +370,8 @@ admit(registry *rg, const resource *r, cJSON *obj, const cJSON *old,
 		    opts->validate_strict ? &pruned : NULL);
 	if (pruned != NULL) {
 		/* fieldValidation=Strict: kube-apiserver's refusal. */
-		cJSON *err = strict_error(r, obj, pruned);
+		cJSON *err = status_strict_decoding(r->kind, json_str(obj,
+		    "apiVersion"), "unknown field", pruned);
 
 		free(pruned);
 		cJSON_Delete(causes);

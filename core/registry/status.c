@@ -115,6 +115,35 @@ status_conflict(const resource *r, const char *name)
 	return s;
 }
 
+cJSON *
+status_strict_decoding(const char *kind, const char *api_version,
+    const char *what, const char *paths)
+{
+	const char *v = api_version != NULL && strchr(api_version, '/') ?
+	    strchr(api_version, '/') + 1 : api_version != NULL ? api_version :
+	    "";
+	size_t n = 1, len = 0;
+	const char *p, *e;
+	char *list;
+	cJSON *s;
+
+	for (p = paths; *p != '\0'; p++)
+		n += *p == '\n';
+	if ((list = malloc(strlen(paths) + n * (strlen(what) + 6))) == NULL)
+		fatal("out of memory");
+	for (p = paths; *p != '\0'; p = *e ? e + 1 : e) {
+		e = p + strcspn(p, "\n");
+		len += (size_t)sprintf(list + len, "%s%s \"%.*s\"", len ? ", " :
+		    "", what, (int)(e - p), p);
+	}
+	list[len] = '\0';
+	kind = kind != NULL ? kind : "object";
+	s = status_bad_request("%s in version \"%s\" cannot be handled as a "
+	    "%s: strict decoding error: %s", kind, v, kind, list);
+	free(list);
+	return s;
+}
+
 void
 status_add_cause(cJSON *causes, const char *reason, const char *field,
     const char *fmt, ...)

@@ -23,6 +23,14 @@ cJSON *status_invalid(const struct resource *, const char *kind,
     const char *name, cJSON *causes);
 cJSON *status_bad_request(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
+/*
+ * kube-apiserver's refusal under fieldValidation=Strict, 400: "Pod in
+ * version "v1" cannot be handled as a Pod: strict decoding error: unknown
+ * field "spec.x", unknown field "spec.y"" for paths one a line; what is
+ * "unknown field" or "duplicate field". api_version may carry its group.
+ */
+cJSON *status_strict_decoding(const char *kind, const char *api_version,
+    const char *what, const char *paths);
 /* The HTTP code of a Status. */
 int status_code(const cJSON *status);
 /* One cause for status_invalid. */
