@@ -46,32 +46,54 @@ predicate_resources(const struct s_task *t, const struct podspec_res *avail)
 	return FIT_EXT;
 }
 
-/* Does any pod placed on n match the term's selector (same namespace)? */
+#define ANTI_TERMS	"spec.affinity.podAntiAffinity." \
+			"requiredDuringSchedulingIgnoredDuringExecution"
+#define AFFINITY_TERMS	"spec.affinity.podAffinity." \
+			"requiredDuringSchedulingIgnoredDuringExecution"
+
+/* A pod already on t's node that (anti-)affinity weighs against t. */
+static int
+neighbour(const struct s_task *o, const struct s_task *t)
+{
+	return o != t && o->status != TS_RELEASING && strcmp(o->ns, t->ns) == 0;
+}
+
+/*
+ * A required term's selector when its topology is the hostname, the only
+ * one judged here (*hostname says whether it is); NULL for another
+ * topology or a selector that does not parse.
+ */
+static selector *
+hostname_selector(const cJSON *term, int *hostname)
+{
+	const char *key = json_str(term, "topologyKey");
+	char *cause = NULL;
+	selector *sel;
+
+	*hostname = key != NULL && strcmp(key, HOSTNAME_KEY) == 0;
+	if (!*hostname)
+		return NULL;
+	if ((sel = selector_from_json(json_at(term, "labelSelector"),
+	    &cause)) == NULL)
+		free(cause);
+	return sel;
+}
+
+/* Does any pod placed on n match the term's selector (same namespace)?
+   -1 for another topology: not judged here. */
 static int
 term_matches_node(struct session *ss, const cJSON *term,
     const struct s_task *t, const struct s_node *n)
 {
-	const char *key = json_str(term, "topologyKey");
-	selector *sel;
-	char *cause = NULL;
-	int i, hit = 0;
+	int i, hit = 0, hostname;
+	selector *sel = hostname_selector(term, &hostname);
 
-	if (key == NULL || strcmp(key, HOSTNAME_KEY) != 0)
-		return -1;	/* another topology: not judged here */
-	if ((sel = selector_from_json(json_at(term, "labelSelector"),
-	    &cause)) == NULL) {
-		free(cause);
-		return 0;
-	}
-	for (i = 0; i < n->ntasks && !hit; i++) {
-		const struct s_task *o = n->tasks[i];
-
-		if (o == t || o->status == TS_RELEASING ||
-		    strcmp(o->ns, t->ns) != 0)
-			continue;
-		hit = selector_match_labels(sel, json_at(task_obj(ss,
-		    (struct s_task *)o), "metadata.labels"));
-	}
+	if (!hostname)
+		return -1;
+	for (i = 0; sel != NULL && i < n->ntasks && !hit; i++)
+		if (neighbour(n->tasks[i], t))
+			hit = selector_match_labels(sel, json_at(task_obj(ss,
+			    n->tasks[i]), "metadata.labels"));
 	selector_free(sel);
 	return hit;
 }
@@ -82,12 +104,10 @@ pod_affinity(struct session *ss, const struct s_task *t,
 {
 	const cJSON *it;
 
-	cJSON_ArrayForEach(it, json_at(t->obj, "spec.affinity.podAntiAffinity."
-	    "requiredDuringSchedulingIgnoredDuringExecution"))
+	cJSON_ArrayForEach(it, json_at(t->obj, ANTI_TERMS))
 		if (term_matches_node(ss, it, t, n) == 1)
 			return FIT_ANTI_AFFINITY;
-	cJSON_ArrayForEach(it, json_at(t->obj, "spec.affinity.podAffinity."
-	    "requiredDuringSchedulingIgnoredDuringExecution"))
+	cJSON_ArrayForEach(it, json_at(t->obj, AFFINITY_TERMS))
 		if (term_matches_node(ss, it, t, n) == 0)
 			return FIT_AFFINITY;
 	return FIT_OK;
@@ -101,31 +121,17 @@ pod_affinity(struct session *ss, const struct s_task *t,
 static int
 repelled(struct session *ss, const struct s_task *t, const struct s_node *n)
 {
-	const cJSON *labels = json_at(t->obj, "metadata.labels");
-	int i, hit = 0;
+	const cJSON *labels = json_at(t->obj, "metadata.labels"), *it;
+	int i, hit = 0, hostname;
 
 	for (i = 0; i < n->ntasks && !hit; i++) {
-		struct s_task *o = n->tasks[i];
-		const cJSON *it;
-
-		if (!o->has_pod_affinity || o == t ||
-		    o->status == TS_RELEASING || strcmp(o->ns, t->ns) != 0)
+		if (!n->tasks[i]->has_pod_affinity || !neighbour(n->tasks[i], t))
 			continue;
-		cJSON_ArrayForEach(it, json_at(task_obj(ss, o),
-		    "spec.affinity.podAntiAffinity."
-		    "requiredDuringSchedulingIgnoredDuringExecution")) {
-			const char *key = json_str(it, "topologyKey");
-			char *cause = NULL;
-			selector *sel;
+		cJSON_ArrayForEach(it, json_at(task_obj(ss, n->tasks[i]),
+		    ANTI_TERMS)) {
+			selector *sel = hostname_selector(it, &hostname);
 
-			if (key == NULL || strcmp(key, HOSTNAME_KEY) != 0)
-				continue;
-			if ((sel = selector_from_json(json_at(it,
-			    "labelSelector"), &cause)) == NULL) {
-				free(cause);
-				continue;
-			}
-			hit = selector_match_labels(sel, labels);
+			hit = sel != NULL && selector_match_labels(sel, labels);
 			selector_free(sel);
 			if (hit)
 				break;

@@ -827,7 +827,7 @@ session_done(uv_work_t *w, int status)
 	(void)status;
 	s->t_done = util_usec();
 	s->session_back = 1;
-	s->streamed = s->drain_step == 0 ? s->drain_at : s->running->nbinds;
+	s->streamed = s->drain_at;	/* binds stay at step 0 until now */
 	write_evictions(s, s->running);
 	drain(&s->drain_idle);
 }

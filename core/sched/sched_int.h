@@ -233,6 +233,34 @@ enum fit_reason {
 	FIT_AFFINITY, FIT_LUA, FIT_NREASONS
 };
 
+/* A source of objects for a snapshot. */
+/* What a store keeps beside a pod's version (NULL: read the tree). */
+struct sched_meta {
+	const char *node_name;		/* "" when unbound */
+	const char *phase;		/* "" when none */
+	int deleting;
+	/* Not NULL: the tree is not parsed (obj is NULL and *memo holds
+	   the pod's summary); source->tree(arg, lazy) parses it when
+	   something reads it (task_obj). */
+	const void *lazy;
+};
+
+struct sched_source {
+	/* Call fn for each object of resource ("nodes", "pods",
+	   "podgroups", "queues", "priorityclasses"); the tree stays valid
+	   for the session. memo, when not NULL, is a slot the snapshot may
+	   fill with one malloc'd block derived from the tree; the source
+	   frees it when the tree changes (not for a bound pod's node, phase
+	   and deletion, which meta, when not NULL, says). */
+	void (*list)(void *arg, const char *res,
+	    void (*fn)(void *fnarg, cJSON *obj, void **memo,
+	    const struct sched_meta *meta), void *fnarg);
+	void *arg;
+	/* A new tree of an object listed lazily (meta->lazy); lazy stays
+	   valid until the session's outcome is written. */
+	cJSON *(*tree)(void *arg, const void *lazy);
+};
+
 struct session {
 	struct policy *pol;
 	lua_State *L;
@@ -265,10 +293,11 @@ struct session {
 		int counts[FIT_NREASONS];
 	} *why;
 	int nwhy, capwhy;
-	/* Decisions. binds has room for every task from the start (a task
-	   is bound once a session), so that a reader on another thread may
-	   take the first nbinds_pub while the session goes on: on_commit,
-	   when set, is called after each statement that added binds. */
+	/* Decisions. binds has room for every task from session_open (a
+	   task is bound once a session), so that a reader on another
+	   thread may take the first nbinds_pub while the session goes on:
+	   on_commit, when set, is called after each statement that added
+	   binds. */
 	struct decision_bind *binds;
 	int nbinds, capbinds;
 	int nbinds_pub;			/* atomic: release after the entries */
@@ -291,35 +320,7 @@ struct session {
 	size_t arena_used;
 	cJSON **trees;			/* parsed by task_obj() */
 	int ntrees, captrees;
-	struct sched_source *src;	/* copied at session_open */
-};
-
-/* A source of objects for a snapshot. */
-/* What a store keeps beside a pod's version (NULL: read the tree). */
-struct sched_meta {
-	const char *node_name;		/* "" when unbound */
-	const char *phase;		/* "" when none */
-	int deleting;
-	/* Not NULL: the tree is not parsed (obj is NULL and *memo holds
-	   the store's pod summary); source->tree(arg, lazy) parses it when
-	   something reads it. */
-	const void *lazy;
-};
-
-struct sched_source {
-	/* Call fn for each object of resource ("nodes", "pods",
-	   "podgroups", "queues", "priorityclasses"); the tree stays valid
-	   for the session. memo, when not NULL, is a slot the snapshot may
-	   fill with one malloc'd block derived from the tree; the source
-	   frees it when the tree changes (not for a bound pod's node, phase
-	   and deletion, which meta, when not NULL, says). */
-	void (*list)(void *arg, const char *res,
-	    void (*fn)(void *fnarg, cJSON *obj, void **memo,
-	    const struct sched_meta *meta), void *fnarg);
-	void *arg;
-	/* A new tree of an object listed lazily (meta->lazy); lazy stays
-	   valid until the session's outcome is written. */
-	cJSON *(*tree)(void *arg, const void *lazy);
+	struct sched_source src;	/* what it was opened from */
 };
 
 /* snapshot.c */

@@ -83,13 +83,13 @@ session_alloc(struct session *ss, size_t size)
 }
 
 /* A task's pod as a tree, parsed on first use when it was listed lazily
-   (a bound pod: the snapshot needs only the store's summary of it). */
+   (a bound pod: the snapshot needs only its summary). */
 cJSON *
 task_obj(struct session *ss, struct s_task *t)
 {
-	if (t->obj != NULL || t->lazy == NULL || ss->src->tree == NULL)
+	if (t->obj != NULL || t->lazy == NULL || ss->src.tree == NULL)
 		return t->obj;
-	if ((t->obj = ss->src->tree(ss->src->arg, t->lazy)) == NULL)
+	if ((t->obj = ss->src.tree(ss->src.arg, t->lazy)) == NULL)
 		return NULL;
 	if (ss->ntrees == ss->captrees) {
 		ss->captrees = ss->captrees ? ss->captrees * 2 : 64;
@@ -557,8 +557,8 @@ is_critical(const cJSON *pod, const char *ns)
 
 /*
  * What a pod's version says, derived once per version: by the store when
- * it writes or loads the version (sched_pod_summary through
- * store_derive), or by the snapshot into the source's memo slot. One
+ * it loads the version after a restart (sched_pod_summary through
+ * store_derive), else by the snapshot into the source's memo slot. One
  * block: the strings follow the struct.
  */
 struct pod_memo {
@@ -806,9 +806,7 @@ session_open(struct session *ss, struct policy *pol,
 	memset(ss, 0, sizeof *ss);
 	memset(&b, 0, sizeof b);
 	b.ss = ss;
-	if ((ss->src = malloc(sizeof *ss->src)) == NULL)
-		fatal("out of memory");
-	*ss->src = *src;
+	ss->src = *src;
 	b.prio = hmap_new();
 	ss->pol = pol;
 	ss->node_index = hmap_new();
@@ -879,7 +877,6 @@ session_free(struct session *ss)
 	for (i = 0; i < ss->ntrees; i++)
 		cJSON_Delete(ss->trees[i]);
 	free(ss->trees);
-	free(ss->src);
 	for (i = 0; i < ss->nqueues; i++)
 		free(ss->queues[i].keys);
 	for (i = 0; i < ss->nevents; i++)

@@ -130,17 +130,11 @@ stmt_commit(struct statement *st)
 		switch (op->kind) {
 		case STMT_ALLOCATE:
 			bound = 1;
-			if (ss->nbinds == ss->capbinds) {
-				/* Not while binds are read (session_open
-				   made room for every task). */
-				if (ss->on_commit != NULL)
-					fatal("stmt_commit: binds overflow");
-				ss->capbinds = ss->capbinds ? ss->capbinds * 2 :
-				    64;
-				if ((ss->binds = realloc(ss->binds,
-				    ss->capbinds * sizeof *ss->binds)) == NULL)
-					fatal("out of memory");
-			}
+			/* session_open made room for every task, and a
+			   task is bound once: the array never moves while
+			   the loop reads it. */
+			if (ss->nbinds == ss->capbinds)
+				fatal("stmt_commit: more binds than tasks");
 			ss->binds[ss->nbinds].t = op->t;
 			ss->binds[ss->nbinds++].n = op->n;
 			task_set_status(op->t, TS_BINDING);

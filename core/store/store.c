@@ -825,7 +825,7 @@ push_event(store *st, enum store_event_type type, store_obj *o, store_obj *old)
 	e->old = old;
 }
 
-/* Serialize, version and log one write; returns the new version. */
+/* The store filters of o's resource, on the tree it was written from. */
 static void
 run_filters(store *st, store_obj *o, const cJSON *tree)
 {
@@ -875,6 +875,7 @@ store_obj_filtered(const store_obj *o, int id)
 	return (o->fmatch & (1ULL << id)) != 0;
 }
 
+/* Serialize, version and log one write; returns the new version. */
 static store_obj *
 write_version(store *st, const char *res, const char *ns, const char *name,
     cJSON *obj, int op)
