@@ -7,7 +7,9 @@
 # policy file is swapped and reloaded and the clock starts: time until
 # every pod is bound, pods/s, the longest session, the share of session
 # time spent in Lua, RSS, and the p99 of GET /readyz from a client polling
-# it meanwhile (the loop must stay responsive). Run twice in the same
+# it meanwhile (the loop must stay responsive), and the CPU seconds the
+# daemon and its loop thread spent meanwhile (steadier than the wall
+# clock on a shared machine). Run twice in the same
 # script: the default plugins (priority, gang, conformance; overcommit,
 # drf, predicates, proportion, nodeorder) and the floor, a plain greedy
 # first fit in C (actions: firstfit). Figures only.
@@ -96,6 +98,15 @@ def setup():
     print("created %d nodes, %d queues, %d podgroups, %d pods (pods at %.0f/s)"
           % (nodes, queues, groups, pods, pods / secs))
 
+def cpu(path):
+    # utime + stime of a process or one of its threads, in seconds
+    f = open(path).read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+def cpus():
+    pid = os.environ["VR_PID"]
+    return cpu("/proc/%s/stat" % pid), cpu("/proc/%s/task/%s/stat" % (pid, pid))
+
 def run():
     lat, stop = [], threading.Event()
     def poll():
@@ -114,6 +125,7 @@ def run():
     conf = open(path).read().replace('actions: "enqueue"',
                                      'actions: "%s"' % os.environ["ACTIONS"])
     t0 = time.time()
+    cpu0, loop0 = cpus()
     open(path, "w").write(conf)
     code, data = request(c, "POST", "/apis/volray.io/v1/policy/reload", {})
     if code >= 300:
@@ -133,6 +145,7 @@ def run():
                         json.loads(data).get("status")))
         time.sleep(0.05)
     secs = time.time() - t0
+    cpu1, loop1 = cpus()
     stop.set()
     # The binding session's own figures land when all its writes are
     # done (after the binds): wait for the cycle count to move.
@@ -145,8 +158,9 @@ def run():
     lat.sort()
     p99 = lat[int(len(lat) * 0.99)] * 1000 if lat else 0
     print("RESULT bound=%d seconds=%.2f pods_per_s=%.0f longest_session_s=%.2f "
-          "lua_share=%.0f%% readyz_p99_ms=%.1f readyz_samples=%d"
-          % (pods, secs, pods / secs, longest, 100 * lua / cyc if cyc else 0, p99, len(lat)))
+          "lua_share=%.0f%% readyz_p99_ms=%.1f readyz_samples=%d cpu_s=%.2f loop_cpu_s=%.2f"
+          % (pods, secs, pods / secs, longest, 100 * lua / cyc if cyc else 0, p99, len(lat),
+             cpu1 - cpu0, loop1 - loop0))
 
 {"setup": setup, "run": run}[sys.argv[1]]()
 PY
@@ -157,7 +171,7 @@ one_run() { # label actions
 	cp "$SHARE_DIR/policies/scheduler.yaml" "$POL/scheduler.yaml"
 	sed -i 's/^actions: .*/actions: "enqueue"/' "$POL/scheduler.yaml"
 	VR_EXTRA_ARGS="--policy-dir $POL" start_volrayd
-	export VR_PORT VR_TOKEN NODES PODS GANG QUEUES WRITERS
+	export VR_PORT VR_TOKEN VR_PID NODES PODS GANG QUEUES WRITERS
 	VR_TOKEN=$(cat "$RUN_DIR/vr/pki/admin.token")
 	python3 "$RUN_DIR/drive.py" setup || die "setup"
 	# PERF=FILE: profile the daemon during the run (perf record -g).

@@ -256,7 +256,7 @@ api_reply_durable(api *a, http_req *req, struct route *rt, int code,
 		api_reply(req, rt, code, body);
 		return;
 	}
-	api_reply_durable_rbuf(a, req, rt, code, rbuf_from_str(json_print(body)),
+	api_reply_durable_rbuf(a, req, rt, code, json_print_rbuf(body),
 	    rev);
 	cJSON_Delete(body);
 }

@@ -3,8 +3,6 @@
  * that need it walk arrays themselves). Setters replace in place so member
  * order stays stable, which keeps printed objects readable.
  */
-#include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,107 +140,6 @@ json_equal(const cJSON *a, const cJSON *b)
 		return 1;
 	}
 	return 0;
-}
-
-/*
- * cJSON prints a number with 15 significant digits whenever those read back
- * within one ulp-sized tolerance, so 9007199254740993 came back as
- * 9007199254740990, and a whole number past INT_MAX came out in exponent
- * form ("1e+15"), which Go refuses to decode into an int64. Such a number
- * prints as its shortest exact form instead: the digits of a whole number,
- * below 1e21, else the fewest of %.15g, %.16g, %.17g that read back
- * exactly.
- */
-static int
-number_inexact(double d)
-{
-	char buf[32];
-
-	if (!isfinite(d))
-		return 0;
-	if (d == floor(d) && fabs(d) < 1e21)
-		return d > INT_MAX || d < INT_MIN;
-	snprintf(buf, sizeof buf, "%1.15g", d);
-	return strtod(buf, NULL) != d;
-}
-
-static int
-needs_exact(const cJSON *j)
-{
-	const cJSON *c;
-
-	if (cJSON_IsNumber(j))
-		return number_inexact(j->valuedouble);
-	for (c = j->child; c != NULL; c = c->next)
-		if (needs_exact(c))
-			return 1;
-	return 0;
-}
-
-static void
-make_exact(cJSON *j)
-{
-	char buf[32];
-	cJSON *c, *raw;
-	int prec;
-
-	for (c = j->child; c != NULL; c = c->next) {
-		if (!cJSON_IsNumber(c) || !number_inexact(c->valuedouble)) {
-			make_exact(c);
-			continue;
-		}
-		if (c->valuedouble == floor(c->valuedouble) &&
-		    fabs(c->valuedouble) < 1e21)
-			snprintf(buf, sizeof buf, "%.0f", c->valuedouble);
-		else
-			for (prec = 15; prec <= 17; prec++) {
-				snprintf(buf, sizeof buf, "%.*g", prec,
-				    c->valuedouble);
-				if (strtod(buf, NULL) == c->valuedouble)
-					break;
-			}
-		if ((raw = cJSON_CreateRaw(buf)) == NULL || (c->string !=
-		    NULL && (raw->string = strdup(c->string)) == NULL))
-			fatal("out of memory");
-		/* By pointer: a duplicated key must not hit its twin. */
-		cJSON_ReplaceItemViaPointer(j, c, raw);
-		c = raw;
-	}
-}
-
-char *
-json_print(const cJSON *o)
-{
-	cJSON *copy = NULL;
-	char *s;
-
-	if (o != NULL && needs_exact(o)) {
-		if ((copy = cJSON_Duplicate(o, 1)) == NULL)
-			fatal("out of memory");
-		if (cJSON_IsNumber(copy)) {
-			/* A bare number: print it through a one-item array. */
-			cJSON *a = cJSON_CreateArray();
-			size_t n;
-
-			cJSON_AddItemToArray(a, copy);
-			make_exact(a);
-			s = cJSON_PrintUnformatted(a);
-			cJSON_Delete(a);
-			if (s == NULL)
-				fatal("out of memory");
-			n = strlen(s);
-			memmove(s, s + 1, n - 2);
-			s[n - 2] = '\0';
-			return s;
-		}
-		make_exact(copy);
-		o = copy;
-	}
-	s = cJSON_PrintUnformatted(o);
-	cJSON_Delete(copy);
-	if (s == NULL)
-		fatal("out of memory");
-	return s;
 }
 
 /* One step from the root, kept on the C stack (a key; NULL for an item). */

@@ -24,8 +24,15 @@ void json_del(cJSON *, const char *key);
 int json_has_string(const cJSON *, const char *path, const char *s);
 /* Deep equality of two trees (numbers by value, objects unordered). */
 int json_equal(const cJSON *, const cJSON *);
-/* Print compactly into a malloc'd string. */
+/*
+ * Print compactly (cJSON_PrintUnformatted's bytes, numbers exactly) into a
+ * malloc'd string, or into a new reference-counted buffer (lib/rbuf.h).
+ */
 char *json_print(const cJSON *);
+struct rbuf *json_print_rbuf(const cJSON *);
+/* The same through cJSON's own printer (slower; NULL where cJSON fails):
+   what the tests compare json_print against. */
+char *json_print_reference(const cJSON *);
 /*
  * Repeated keys in an object keep their last value, as Go's decoder (and
  * so kube-apiserver) reads them: the earlier ones are removed, anywhere

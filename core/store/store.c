@@ -880,14 +880,13 @@ static store_obj *
 write_version(store *st, const char *res, const char *ns, const char *name,
     cJSON *obj, int op)
 {
-	char *s, key[768];
+	char key[768];
 	size_t klen;
 	rbuf *json;
 	store_obj *o;
 
 	set_rv(obj, ++st->rev);
-	s = json_print(obj);	/* numbers exactly */
-	json = rbuf_from_str(s);
+	json = json_print_rbuf(obj);	/* numbers exactly */
 	o = obj_new(res, ns, name, st->rev, json, obj);
 	run_filters(st, o, obj);
 	klen = (size_t)snprintf(key, sizeof key, "%s/%s/%s", res, ns, name);

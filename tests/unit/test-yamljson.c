@@ -415,6 +415,82 @@ test_print_numbers(void)
 	}
 }
 
+/* json_print writes what cJSON's printer writes (json_print_reference):
+   escapes at every position of the 8-byte scan, control bytes, UTF-8, raw
+   items, empty containers, numbers of every kind. */
+static void
+test_print_same_as_cjson(void)
+{
+	static const char *const in[] = {
+		"{\"a\":\"\",\"b\":\"x\",\"c\":\"12345678\",\"d\":\"123456789\"}",
+		"[\"q\\\"uote\",\"back\\\\slash\",\"\\b\\f\\n\\r\\t\",\"\\u0001\\u001f\\u007f\"]",
+		"[\"abcdefg\\\"\",\"abcdefgh\\\"\",\"\\\"abcdefgh\",\"abcdefghijklmnop\\n\"]",
+		"{\"h\\u00e9llo w\\u00f6rld \\u65e5\\u672c\":\"\\u00ff\\ud83d\\ude00 caf\\u00e9\"}",
+		"{\"e\":{},\"f\":[],\"g\":[{}],\"h\":[[],[[]]],\"n\":null,\"t\":true,\"x\":false}",
+		"[0,-0,1,-1,2147483647,-2147483648,2147483648,-2147483649,9007199254740993,"
+		"1e20,1e21,1e22,0.1,-0.5,3.14159265358979,1.7976931348623157e308,"
+		"5e-324,123456789.123456789,1e-7,100000000000000000000000]",
+		"{\"metadata\":{\"name\":\"p-000001\",\"labels\":{\"app.kubernetes.io/name\":\"ray\"}},"
+		"\"spec\":{\"containers\":[{\"name\":\"c\",\"args\":[\"python -c 'print(\\\"hi\\\")'\"]}]}}",
+		"\"just a string\\twith a tab\"",
+		"42",
+		"null",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof in / sizeof in[0]; i++) {
+		cJSON *j = cJSON_Parse(in[i]);
+		char *s, *ref;
+
+		CHECK(j != NULL);
+		if (j == NULL)
+			continue;
+		s = json_print(j);
+		ref = json_print_reference(j);
+		CHECK_STR(s, ref);
+		free(s);
+		free(ref);
+		cJSON_Delete(j);
+	}
+	{
+		/* A raw item, a NULL key and a NULL string print as cJSON's. */
+		cJSON *o = cJSON_CreateObject(), *r = cJSON_CreateRaw("{\"x\":1}");
+		cJSON *str = cJSON_CreateString("v");
+		char *s, *ref;
+
+		cJSON_AddItemToObject(o, "raw", r);
+		cJSON_AddItemToObject(o, "k", str);
+		free(str->valuestring);
+		str->valuestring = NULL;
+		s = json_print(o);
+		ref = json_print_reference(o);
+		CHECK_STR(s, ref);
+		CHECK_STR(s, "{\"raw\":{\"x\":1},\"k\":\"\"}");
+		free(s);
+		free(ref);
+		cJSON_Delete(o);
+	}
+	{
+		/* Longer than the first scratch buffer, with escapes. */
+		size_t n = 20000, k;
+		char *big = malloc(n + 1), *s, *ref;
+		cJSON *j;
+
+		for (k = 0; k < n; k++)
+			big[k] = (char)(k % 97 == 0 ? '"' : k % 89 == 0 ? '\n' :
+			    'a' + (int)(k % 26));
+		big[n] = '\0';
+		j = cJSON_CreateString(big);
+		s = json_print(j);
+		ref = json_print_reference(j);
+		CHECK_STR(s, ref);
+		free(s);
+		free(ref);
+		free(big);
+		cJSON_Delete(j);
+	}
+}
+
 static void
 test_file(void)
 {
@@ -495,6 +571,7 @@ main(void)
 	test_limits();
 	test_json();
 	test_print_numbers();
+	test_print_same_as_cjson();
 	test_file();
 	return check_result("test-yamljson");
 }
