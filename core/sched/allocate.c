@@ -214,35 +214,12 @@ same_res(const struct podspec_res *a, const struct podspec_res *b)
 	return 1;
 }
 
-static void
-find_shape(struct s_task *t)
-{
-	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(t->obj, "spec");
-
-	t->shape[0] = cJSON_GetObjectItemCaseSensitive(spec, "tolerations");
-	t->shape[1] = cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector");
-	t->shape[2] = cJSON_GetObjectItemCaseSensitive(spec, "affinity");
-	t->shape[3] = json_at(t->obj, "metadata.labels");
-	t->shaped = 1;
-}
-
 static int
 same_shape(struct s_task *a, struct s_task *b)
 {
-	int i;
-
-	if (!same_res(&a->req, &b->req) || a->has_pod_affinity ||
-	    b->has_pod_affinity || a->obj == NULL || b->obj == NULL)
-		return 0;
-	if (!a->shaped)
-		find_shape(a);
-	if (!b->shaped)
-		find_shape(b);
-	/* Labels too: others' anti-affinity reads them. */
-	for (i = 0; i < 4; i++)
-		if (!json_equal(a->shape[i], b->shape[i]))
-			return 0;
-	return 1;
+	return same_res(&a->req, &b->req) && !a->has_pod_affinity &&
+	    !b->has_pod_affinity && (a->shape == b->shape ||
+	    strcmp(a->shape, b->shape) == 0);
 }
 
 static struct s_node *

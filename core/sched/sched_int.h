@@ -156,11 +156,9 @@ struct s_task {
 	const char *ns, *name, *uid;
 	cJSON *obj;			/* NULL until task_obj() parses it */
 	const void *lazy;		/* the source's handle for that */
-	/* In obj, what decides where it fits besides its requests:
-	   tolerations, nodeSelector, affinity, labels (NULL if none), found
-	   by allocate's same_shape when it first compares the task. */
-	const cJSON *shape[4];
-	int shaped;
+	/* What decides where it fits besides its requests (tolerations,
+	   nodeSelector, affinity, labels), printed: the summary's. */
+	const char *shape;
 	const char *unsched_msg;	/* the message of its PodScheduled=False
 					   Unschedulable condition, or NULL */
 	struct podspec_res req;

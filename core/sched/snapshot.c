@@ -574,6 +574,7 @@ struct pod_memo {
 	const char *min_member, *queue, *prio_class;
 	const char *unsched_msg;	/* PodScheduled=False Unschedulable's
 					   message, or NULL */
+	const char *shape;		/* see shape_of */
 	unsigned ours:1, best_effort:1, has_selector:1, has_pod_affinity:1,
 	    critical:1, preemptable:1, implicit:1;
 };
@@ -606,17 +607,51 @@ pod_summary_uid(const void *summary)
 	return ((const struct pod_memo *)summary)->uid;
 }
 
+/*
+ * What decides where a pod fits besides its requests, as one string:
+ * tolerations, nodeSelector, affinity and labels (others' anti-affinity
+ * reads them), each printed, a newline after each. Two pods of one shape
+ * fit the same nodes, which allocate's candidate cache relies on; printed
+ * bytes tell fewer pods apart than json_equal would (member order counts),
+ * which only costs a cache miss.
+ */
+static char *
+shape_of(const cJSON *pod)
+{
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+	const cJSON *part[4];
+	char *s = NULL, *p;
+	size_t len = 0, n;
+	int i;
+
+	part[0] = cJSON_GetObjectItemCaseSensitive(spec, "tolerations");
+	part[1] = cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector");
+	part[2] = cJSON_GetObjectItemCaseSensitive(spec, "affinity");
+	part[3] = json_at(pod, "metadata.labels");
+	for (i = 0; i < 4; i++) {
+		p = part[i] != NULL ? json_print(part[i]) : NULL;
+		n = p != NULL ? strlen(p) : 0;
+		if ((s = realloc(s, len + n + 2)) == NULL)
+			fatal("out of memory");
+		memcpy(s + len, p != NULL ? p : "", n);
+		s[len + n] = '\n';
+		s[len += n + 1] = '\0';
+		free(p);
+	}
+	return s;
+}
+
 void *
 sched_pod_summary(const cJSON *pod)
 {
 	const cJSON *md = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
 	const cJSON *prio = json_at(pod, "spec.priority");
 	const char *role = annotation(pod, TASK_SPEC_ANNOTATION);
-	const char *pa, *group, *str[11];
-	const char **dst[11];
+	const char *pa, *group, *str[12];
+	const char **dst[12];
 	const cJSON *it;
-	size_t len[11], total = 0;
-	char *key;
+	size_t len[12], total = 0;
+	char *key, *shape;
 	struct pod_memo m, *out;
 	char *p;
 	int i;
@@ -639,6 +674,7 @@ sched_pod_summary(const cJSON *pod)
 	str[8] = annotation(pod, QUEUE_ANNOTATION);
 	str[9] = json_str(pod, "spec.priorityClassName");
 	str[10] = NULL;
+	str[11] = shape = shape_of(pod);
 	cJSON_ArrayForEach(it, json_at(pod, "status.conditions")) {
 		const char *type = json_str(it, "type");
 		const char *st = json_str(it, "status");
@@ -667,7 +703,7 @@ sched_pod_summary(const cJSON *pod)
 	pa = annotation(pod, PREEMPTABLE_ANNOTATION);
 	m.preemptable = pa == NULL || strcmp(pa, "false") != 0;
 
-	for (i = 0; i < 11; i++)
+	for (i = 0; i < 12; i++)
 		total += (len[i] = str[i] != NULL ? strlen(str[i]) + 1 : 0);
 	if ((out = malloc(sizeof *out + total)) == NULL)
 		fatal("out of memory");
@@ -676,8 +712,9 @@ sched_pod_summary(const cJSON *pod)
 	dst[3] = &out->role; dst[4] = &out->created; dst[5] = &out->job_key;
 	dst[6] = &out->owner; dst[7] = &out->min_member; dst[8] = &out->queue;
 	dst[9] = &out->prio_class; dst[10] = &out->unsched_msg;
+	dst[11] = &out->shape;
 	p = (char *)(out + 1);
-	for (i = 0; i < 11; i++) {
+	for (i = 0; i < 12; i++) {
 		if (str[i] == NULL)
 			continue;
 		memcpy(p, str[i], len[i]);
@@ -685,6 +722,7 @@ sched_pod_summary(const cJSON *pod)
 		p += len[i];
 	}
 	free(key);
+	free(shape);
 	return out;
 }
 
@@ -738,6 +776,7 @@ add_pod(void *arg, cJSON *pod, void **memo,
 	t->lazy = meta->lazy;
 	t->created = m->created;
 	t->unsched_msg = m->unsched_msg;
+	t->shape = m->shape;
 	t->req = m->req;
 	t->best_effort = m->best_effort;
 	t->priority = m->priority;
