@@ -218,8 +218,8 @@ static int
 same_shape(struct s_task *a, struct s_task *b)
 {
 	return same_res(&a->req, &b->req) && !a->has_pod_affinity &&
-	    !b->has_pod_affinity && (a->shape == b->shape ||
-	    strcmp(a->shape, b->shape) == 0);
+	    !b->has_pod_affinity && a->shape != NULL && b->shape != NULL &&
+	    (a->shape == b->shape || strcmp(a->shape, b->shape) == 0);
 }
 
 static struct s_node *

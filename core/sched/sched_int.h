@@ -157,7 +157,8 @@ struct s_task {
 	cJSON *obj;			/* NULL until task_obj() parses it */
 	const void *lazy;		/* the source's handle for that */
 	/* What decides where it fits besides its requests (tolerations,
-	   nodeSelector, affinity, labels), printed: the summary's. */
+	   nodeSelector, affinity, labels), printed: the summary's (NULL
+	   for a pod summarized while bound). */
 	const char *shape;
 	const char *unsched_msg;	/* the message of its PodScheduled=False
 					   Unschedulable condition, or NULL */

@@ -613,7 +613,8 @@ pod_summary_uid(const void *summary)
  * reads them), each printed, a newline after each. Two pods of one shape
  * fit the same nodes, which allocate's candidate cache relies on; printed
  * bytes tell fewer pods apart than json_equal would (member order counts),
- * which only costs a cache miss.
+ * which only costs a cache miss. Made for pending pods only (NULL for a
+ * bound one, which is never placed: 140,000 of them after a restart).
  */
 static char *
 shape_of(const cJSON *pod)
@@ -674,7 +675,9 @@ sched_pod_summary(const cJSON *pod)
 	str[8] = annotation(pod, QUEUE_ANNOTATION);
 	str[9] = json_str(pod, "spec.priorityClassName");
 	str[10] = NULL;
-	str[11] = shape = shape_of(pod);
+	/* Only a pending pod is placed: a bound one's shape is not kept. */
+	str[11] = shape = json_str(pod, "spec.nodeName") == NULL ?
+	    shape_of(pod) : NULL;
 	cJSON_ArrayForEach(it, json_at(pod, "status.conditions")) {
 		const char *type = json_str(it, "type");
 		const char *st = json_str(it, "status");
