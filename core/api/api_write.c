@@ -14,6 +14,50 @@
 #include "lib/yamljson.h"
 #include "registry/status.h"
 
+/* fieldValidation: Strict, Warn (also when absent, as kube-apiserver
+   has it since 1.27) or Ignore. */
+enum field_validation { FV_IGNORE, FV_WARN, FV_STRICT };
+
+static enum field_validation
+field_validation(const http_req *req)
+{
+	char *fv = http_query_get(req->query, "fieldValidation");
+	enum field_validation v = fv == NULL ? FV_WARN :
+	    strcmp(fv, "Strict") == 0 ? FV_STRICT :
+	    strcmp(fv, "Ignore") == 0 ? FV_IGNORE : FV_WARN;
+
+	free(fv);
+	return v;
+}
+
+/*
+ * kube-apiserver's answer to fieldValidation=Warn: a Warning header per
+ * field, 299 - "unknown field \"spec.x\"", which kubectl prints as
+ * 'Warning: unknown field "spec.x"'. paths is one a line; what does not
+ * fit the response's headers is left out.
+ */
+static void
+warn_fields(void *arg, const char *what, const char *paths)
+{
+	http_req *req = arg;
+	const char *p, *e, *c;
+	char value[300];
+	size_t n;
+
+	for (p = paths; *p != '\0'; p = *e ? e + 1 : e) {
+		e = p + strcspn(p, "\n");
+		n = (size_t)snprintf(value, sizeof value, "299 - \"%s \\\"",
+		    what);
+		for (c = p; c < e && n + 8 < sizeof value; c++) {
+			if (*c == '"' || *c == '\\')
+				value[n++] = '\\';
+			value[n++] = (unsigned char)*c < 0x20 ? '?' : *c;
+		}
+		memcpy(value + n, "\\\"\"", 4);	/* and the NUL */
+		(void)http_req_add_header(req, "Warning", value);
+	}
+}
+
 /* Decode a request body; on failure reply 400 and return NULL. */
 static cJSON *
 decode(http_req *req, struct route *rt)
@@ -64,13 +108,12 @@ decode(http_req *req, struct route *rt)
 		return NULL;
 	}
 	/* A repeated field keeps its last value (Go's decoder); with
-	   fieldValidation=Strict it is refused, as kube-apiserver does. */
+	   fieldValidation=Strict it is refused, with Warn said, as
+	   kube-apiserver does. */
 	if ((dups = json_drop_duplicates(obj)) != NULL) {
-		char *fv = http_query_get(req->query, "fieldValidation");
-		int strict = fv != NULL && strcmp(fv, "Strict") == 0;
+		enum field_validation fv = field_validation(req);
 
-		free(fv);
-		if (strict) {
+		if (fv == FV_STRICT) {
 			api_reply_status(req, rt, status_strict_decoding(
 			    json_str(obj, "kind"), json_str(obj, "apiVersion"),
 			    "duplicate field", dups));
@@ -78,6 +121,8 @@ decode(http_req *req, struct route *rt)
 			cJSON_Delete(obj);
 			return NULL;
 		}
+		if (fv == FV_WARN)
+			warn_fields(req, "duplicate field", dups);
 		free(dups);
 	}
 	return obj;
@@ -89,7 +134,7 @@ static void
 opts_parse(http_req *req, struct reg_opts *o, struct route *rt)
 {
 	char *dry = http_query_get(req->query, "dryRun");
-	char *fv = http_query_get(req->query, "fieldValidation");
+	enum field_validation fv = field_validation(req);
 
 	memset(o, 0, sizeof *o);
 	o->subresource = rt->sub;
@@ -98,10 +143,13 @@ opts_parse(http_req *req, struct reg_opts *o, struct route *rt)
 	o->propagation = http_query_get(req->query, "propagationPolicy");
 	o->dry_run = dry != NULL && strcmp(dry, "All") == 0;
 	o->force = http_query_bool(req->query, "force", 0);
-	o->validate_strict = fv != NULL && strcmp(fv, "Strict") == 0;
+	o->validate_strict = fv == FV_STRICT;
+	if (fv == FV_WARN) {
+		o->warn = warn_fields;
+		o->warn_arg = req;
+	}
 	o->want_json = 1;
 	free(dry);
-	free(fv);
 }
 
 static void

@@ -138,7 +138,8 @@ struct conn {
 	void		*close_arg;
 	http_close_cb	 done_cb;	/* the request is finished */
 	void		*done_arg;
-	char		 xhdr[256];	/* extra response headers, CRLF-ended */
+	char		 xhdr[1024];	/* extra response headers, CRLF-ended
+					   (Retry-After, Warning) */
 	size_t		 xhdrlen;
 	size_t		 pending;
 	int		 err_status;

@@ -367,7 +367,14 @@ admit(registry *rg, const resource *r, cJSON *obj, const cJSON *old,
 	admission_validate(rg->st, r, obj, old, causes);
 	if (r->schema != NULL)
 		schema_validate_pruned(r->schema, obj, causes, opts != NULL &&
-		    opts->validate_strict ? &pruned : NULL);
+		    (opts->validate_strict || opts->warn != NULL) ? &pruned :
+		    NULL);
+	if (pruned != NULL && !opts->validate_strict) {
+		/* fieldValidation=Warn: pruned, and said so. */
+		opts->warn(opts->warn_arg, "unknown field", pruned);
+		free(pruned);
+		pruned = NULL;
+	}
 	if (pruned != NULL) {
 		/* fieldValidation=Strict: kube-apiserver's refusal. */
 		cJSON *err = status_strict_decoding(r->kind, json_str(obj,

@@ -28,6 +28,12 @@ struct reg_opts {
 	int dry_run;
 	int force;                 /* server-side apply */
 	int validate_strict;       /* fieldValidation=Strict */
+	/* fieldValidation=Warn (the API's default): the unknown fields a
+	   custom resource's schema prunes are reported here (what: "unknown
+	   field", paths: one a line) for the API's Warning headers. NULL:
+	   nobody asks. */
+	void (*warn)(void *arg, const char *what, const char *paths);
+	void *warn_arg;
 	int want_json;             /* fill reg_result.json (the caller unrefs) */
 	int grace_set;             /* delete: grace_period was given */
 	long grace_period;         /* delete: seconds (pods), 0: at once */

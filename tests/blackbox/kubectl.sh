@@ -147,6 +147,13 @@ expect_contains "$out" 'strict decoding error: unknown field "spec.shape"' "Stri
 sed 's/size: 3/size: 4, shape: round/' "$WORK/w.yaml" | k apply --validate=false -f - >/dev/null ||
 	fail "--validate=false"
 expect_eq "4|" "$(k get widget w1 -o jsonpath='{.spec.size}|{.spec.shape}')" "without Strict the unknown field is pruned"
+# --validate=warn (fieldValidation=Warn, the server's default): pruned, and
+# kubectl prints kube-apiserver's Warning header.
+out=$(sed 's/size: 3/size: 4, shape: round, edge: soft/' "$WORK/w.yaml" | k apply --validate=warn -f - 2>&1) ||
+	fail "--validate=warn: $out"
+expect_contains "$out" 'Warning: unknown field "spec.edge"' "Warn names the first unknown field"
+expect_contains "$out" 'Warning: unknown field "spec.shape"' "and the second"
+expect_eq "4|" "$(k get widget w1 -o jsonpath='{.spec.size}|{.spec.shape}')" "under Warn the unknown field is pruned"
 k get widgets | grep -q '^w1 *4 ' || fail "printer columns: $(k get widgets)"
 pass "CRD, custom resources, schema validation, printer columns"
 
