@@ -256,11 +256,8 @@ write_node_status(node_mgr *m, struct node *n, const store_obj *o)
 		cJSON_Delete(t);
 		return;
 	}
-	json_del(t, "status");
-	cJSON_AddItemToObject(t, "status", st);
 	memset(&opts, 0, sizeof opts);
-	opts.subresource = "status";
-	registry_update(m->rg, r, "", n->name, t, &opts, &res);
+	registry_update_status(m->rg, r, "", n->name, t, st, &opts, &res);
 	write_result("status", n->name, &res);
 }
 

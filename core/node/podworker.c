@@ -607,11 +607,9 @@ flush_one(node_mgr *m, struct node_pod *p)
 		cJSON_Delete(t);
 		return;
 	}
-	json_del(t, "status");
-	cJSON_AddItemToObject(t, "status", st);
 	memset(&opts, 0, sizeof opts);
-	opts.subresource = "status";
-	registry_update(m->rg, r, p->ns, p->name, t, &opts, &res);
+	/* t is the stored version: the registry need not parse it again. */
+	registry_update_status(m->rg, r, p->ns, p->name, t, st, &opts, &res);
 	if (res.code >= 300)
 		log_warn("node %s: status of %s: code %d", p->node->name, p->key,
 		    res.code);

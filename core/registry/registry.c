@@ -532,10 +532,10 @@ finish_delete(registry *rg, const resource *r, const char *ns,
  */
 static void
 update_merged(registry *rg, const resource *r, const char *ns,
-    const char *name, cJSON *obj, const store_obj *cur,
+    const char *name, cJSON *obj, const store_obj *cur, cJSON *old,
     const struct reg_opts *opts, struct reg_result *res)
 {
-	cJSON *old = store_obj_tree(cur), *md, *omd, *err, *v;
+	cJSON *md, *omd, *err, *v;
 	const char *rv, *nm;
 	int status_only = opts && opts->subresource &&
 	    strcmp(opts->subresource, "status") == 0;
@@ -546,6 +546,8 @@ update_merged(registry *rg, const resource *r, const char *ns,
 	int i;
 	double gen;
 
+	if (old == NULL)
+		old = store_obj_tree(cur);
 	if ((err = check_type(r, obj)) != NULL)
 		goto failed;
 	md = json_obj(obj, "metadata");
@@ -662,6 +664,44 @@ failed:
 }
 
 void
+registry_update_status(registry *rg, const resource *r, const char *ns,
+    const char *name, cJSON *current, cJSON *status,
+    const struct reg_opts *opts, struct reg_result *res)
+{
+	struct reg_opts o = { 0 };
+	const store_obj *cur;
+	char nsbuf[256], namebuf[256];
+	const char *rv;
+	cJSON *obj;
+
+	memset(res, 0, sizeof *res);
+	snprintf(nsbuf, sizeof nsbuf, "%s", r->namespaced && ns ? ns : "");
+	snprintf(namebuf, sizeof namebuf, "%s", name ? name : "");
+	if ((cur = store_get(rg->st, r->store_key, nsbuf, namebuf)) == NULL) {
+		cJSON_Delete(current);
+		cJSON_Delete(status);
+		fail(res, status_not_found(r, namebuf));
+		return;
+	}
+	/* Not the stored version: what an update with its resourceVersion
+	   gets. */
+	rv = json_str(current, "metadata.resourceVersion");
+	if (rv == NULL || strtoull(rv, NULL, 10) != cur->rev) {
+		cJSON_Delete(current);
+		cJSON_Delete(status);
+		fail(res, status_conflict(r, namebuf));
+		return;
+	}
+	if (opts != NULL)
+		o = *opts;
+	o.subresource = "status";
+	obj = cJSON_CreateObject();
+	if (status != NULL)
+		cJSON_AddItemToObject(obj, "status", status);
+	update_merged(rg, r, nsbuf, namebuf, obj, cur, current, &o, res);
+}
+
+void
 registry_update(registry *rg, const resource *r, const char *ns,
     const char *name, cJSON *obj, const struct reg_opts *opts,
     struct reg_result *res)
@@ -691,7 +731,7 @@ registry_update(registry *rg, const resource *r, const char *ns,
 		    "object"));
 		return;
 	}
-	update_merged(rg, r, ns, name, obj, cur, opts, res);
+	update_merged(rg, r, ns, name, obj, cur, NULL, opts, res);
 }
 
 /* A minimal fieldsV1 of the fields an applied configuration sets. */
@@ -863,7 +903,7 @@ apply(registry *rg, const resource *r, const char *ns, const char *name,
 		json_del(json_obj(merged, "metadata"), "resourceVersion");
 	set_managed(merged, opts->field_manager, "Apply", r, cfg);
 	cJSON_Delete(cfg);
-	update_merged(rg, r, r->namespaced ? ns : "", name, merged, o, &o2,
+	update_merged(rg, r, r->namespaced ? ns : "", name, merged, o, NULL, &o2,
 	    res);
 }
 
@@ -944,7 +984,7 @@ registry_patch(registry *rg, const resource *r, const char *ns,
 		free(cause);
 		return;
 	}
-	update_merged(rg, r, ns, name, out, cur, opts, res);
+	update_merged(rg, r, ns, name, out, cur, NULL, opts, res);
 }
 
 static void

@@ -81,6 +81,17 @@ void registry_create(registry *, const resource *, const char *ns,
 void registry_update(registry *, const resource *, const char *ns,
     const char *name, cJSON *obj, const struct reg_opts *,
     struct reg_result *);
+/*
+ * A status-subresource update from an in-process writer that has just
+ * parsed the stored object (current, with its resourceVersion; owned):
+ * status replaces its status, as registry_update with subresource
+ * "status" would, without parsing the stored version again. A current
+ * that is not the stored version gets 409, as an update with its
+ * resourceVersion would.
+ */
+void registry_update_status(registry *, const resource *, const char *ns,
+    const char *name, cJSON *current, cJSON *status,
+    const struct reg_opts *, struct reg_result *);
 /* content_type selects merge, JSON, strategic or apply (server-side). */
 void registry_patch(registry *, const resource *, const char *ns,
     const char *name, const char *content_type, const char *body, size_t len,
