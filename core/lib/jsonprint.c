@@ -18,6 +18,7 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,9 +33,28 @@ struct jout {
 	size_t len, cap;
 };
 
-/* The scratch buffer a thread prints into; a huge one is not kept. */
+/* The scratch buffer a thread prints into; a huge one is not kept, and a
+   thread that ends frees its own. */
 static __thread struct jout scratch;
 #define SCRATCH_KEEP (1u << 20)
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void
+scratch_free(void *unused)
+{
+	(void)unused;
+	free(scratch.p);
+	scratch.p = NULL;
+	scratch.cap = 0;
+}
+
+static void
+scratch_key_make(void)
+{
+	if (pthread_key_create(&scratch_key, scratch_free) != 0)
+		fatal("pthread_key_create failed");
+}
 
 static void
 grow(struct jout *o, size_t n)
@@ -225,9 +245,15 @@ put_value(struct jout *o, const cJSON *j)
 static long
 print_scratch(const cJSON *j)
 {
-	struct jout o = scratch;	/* a local: no thread-local access inside */
+	struct jout o;
 	int rc;
 
+	if (scratch.p == NULL) {
+		/* This thread's first print: free the buffer when it ends. */
+		pthread_once(&scratch_once, scratch_key_make);
+		pthread_setspecific(scratch_key, &scratch);
+	}
+	o = scratch;	/* a local: no thread-local access inside */
 	o.len = 0;
 	rc = j == NULL ? -1 : put_value(&o, j);
 	scratch = o;
