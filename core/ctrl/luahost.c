@@ -1,7 +1,7 @@
 /*
- * Lua host. A state's allocator counts bytes against a cap (allocation
- * past it fails, which Lua turns into a "not enough memory" error in the
- * script that asked); a count hook every 1000 instructions aborts a call
+ * Lua host. A state's allocator (luaalloc.c) counts bytes against a cap
+ * (allocation past it fails, which Lua turns into a "not enough memory"
+ * error in the script that asked); a count hook every 1000 instructions aborts a call
  * past its budget. Scripts get a private _ENV whose __index looks names up
  * in a shared read-only base (the safe libraries, `volray`, `require`) and
  * raises "unknown global" otherwise. `require` loads lib/NAME.lua from the
@@ -18,6 +18,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
+#include "ctrl/luaalloc.h"
 #include "ctrl/luaconv.h"
 #include "ctrl/luahost.h"
 #include "lib/log.h"
@@ -40,8 +41,7 @@ struct luahost {
 /* Per-state accounting, the allocator's userdata. */
 struct lstate {
 	luahost *h;
-	size_t used;
-	size_t limit;
+	struct luaalloc *mem;	/* the cap and the small blocks */
 	uint64_t budget;        /* hook ticks allowed in the current call */
 	uint64_t ticks;
 	int in_call;
@@ -189,25 +189,11 @@ luahost_path(luahost *h, const char *rel)
 	return f ? f->path : NULL;
 }
 
-/* The counting allocator: refuse growth past the state's limit. */
+/* The state's allocator (ctrl/luaalloc.c): refuses growth past the cap. */
 static void *
 lalloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
-	struct lstate *s = ud;
-
-	if (ptr == NULL)
-		osize = 0;
-	if (nsize == 0) {
-		free(ptr);
-		s->used -= osize;
-		return NULL;
-	}
-	if (nsize > osize && s->used + (nsize - osize) > s->limit)
-		return NULL;
-	ptr = realloc(ptr, nsize);
-	if (ptr != NULL)
-		s->used += nsize - osize;
-	return ptr;
+	return luaalloc_fn(((struct lstate *)ud)->mem, ptr, osize, nsize);
 }
 
 static struct lstate *
@@ -228,7 +214,7 @@ luahost_of(lua_State *L)
 size_t
 luahost_memory(lua_State *L)
 {
-	return lstate_of(L)->used;
+	return luaalloc_used(lstate_of(L)->mem);
 }
 
 static void
@@ -513,11 +499,13 @@ luahost_state_new(luahost *h, void (*open_api)(lua_State *, void *),
 	if (s == NULL)
 		fatal("out of memory");
 	s->h = h;
-	s->limit = h->limits.memory;
+	if ((s->mem = luaalloc_new(h->limits.memory)) == NULL)
+		fatal("out of memory");
 	s->budget = h->limits.instructions / HOOK_EVERY;
 	/* Set-up itself gets a generous allowance. */
 	L = lua_newstate(lalloc, s);
 	if (L == NULL) {
+		luaalloc_free(s->mem);
 		free(s);
 		return NULL;
 	}
@@ -547,6 +535,7 @@ luahost_state_close(lua_State *L)
 		return;
 	s = lstate_of(L);
 	lua_close(L);
+	luaalloc_free(s->mem);
 	free(s);
 }
 

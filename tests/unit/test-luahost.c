@@ -98,6 +98,25 @@ main(void)
 	put(root1, "t/loop.lua", "while true do end");
 	put(root1, "t/memory.lua", "local t = {} for i = 1, 1e8 do t[i] = string.rep('y', 4096) .. i end");
 	put(root1, "t/syntax.lua", "return (");
+	/* The allocator's small blocks: sizes either side of 256 bytes, grown
+	   and shrunk, freed and reused, their contents intact. */
+	put(root1, "t/churn.lua",
+	    "local t = {}\n"
+	    "for round = 1, 3 do\n"
+	    "  for i = 1, 3000 do t[i] = string.rep(string.char(65 + i % 26), i % 600) end\n"
+	    "  for i = 1, 3000 do\n"
+	    "    local s = t[i]\n"
+	    "    assert(#s == i % 600)\n"
+	    "    assert(#s == 0 or (s:byte(1) == 65 + i % 26 and s:byte(#s) == 65 + i % 26))\n"
+	    "  end\n"
+	    "  local g = {}\n"
+	    "  for i = 1, 400 do g[i] = {i, tostring(i)} end\n"
+	    "  for i = 400, 1, -1 do assert(g[i][2] == tostring(i)) g[i] = nil end\n"
+	    "  for i = 1, 3000, 2 do t[i] = nil end\n"
+	    "end\n"
+	    "local n = 0\n"
+	    "for i = 1, 3000 do if t[i] ~= nil then n = n + 1 end end\n"
+	    "return n\n");
 	put(root1, "t/pattern.lua",
 	    "assert(('key=value'):match('^(%w+)=(%w+)$') == 'key')\n"
 	    "assert(select(2, ('a.b.c'):gsub('%.', '/')) == 2)\n"
@@ -144,6 +163,23 @@ main(void)
 	err = run(L, "t/pattern.lua");
 	CHECK(has(err, "too costly"));
 	free(err);
+	{
+		size_t before = luahost_memory(L);
+
+		int rc = luahost_dofile(L, "t/churn.lua", &err);
+
+		CHECK(rc == 0);
+		if (rc != 0)
+			fprintf(stderr, "churn.lua: %s\n", err);
+		CHECK(rc == 0 && lua_tointeger(L, -1) == 1500);
+		if (rc == 0)
+			lua_pop(L, 1);
+		free(err);
+		err = NULL;
+		lua_gc(L, LUA_GCCOLLECT);
+		/* What the script made is counted as freed again. */
+		CHECK(luahost_memory(L) < before + (256u << 10));
+	}
 	err = run(L, "t/syntax.lua");
 	CHECK(has(err, "syntax.lua:1"));
 	free(err);
