@@ -75,7 +75,9 @@ push_depth(lua_State *L, const cJSON *v, int depth)
 		push_number(L, v->valuedouble);
 		break;
 	case cJSON_String:
-		lua_pushstring(L, v->valuestring);
+		/* Not lua_pushstring: its pointer-keyed cache would strcmp
+		   two cold strings for every fresh string of the tree. */
+		lua_pushlstring(L, v->valuestring, strlen(v->valuestring));
 		break;
 	case cJSON_Array:
 		lua_createtable(L, cJSON_GetArraySize(v), 0);
@@ -87,12 +89,16 @@ push_depth(lua_State *L, const cJSON *v, int depth)
 		luaconv_mark_array(L);
 		break;
 	case cJSON_Object:
-		lua_createtable(L, 0, 8);
+		lua_createtable(L, 0, cJSON_GetArraySize(v));
 		cJSON_ArrayForEach(c, v) {
 			if ((c->type & 0xff) == cJSON_NULL)
 				continue;
+			/* A new table has no metatable: rawset, the key pushed
+			   with its length (as the string values above). */
+			lua_pushlstring(L, c->string ? c->string : "",
+			    c->string ? strlen(c->string) : 0);
 			push_depth(L, c, depth + 1);
-			lua_setfield(L, -2, c->string);
+			lua_rawset(L, -3);
 		}
 		break;
 	default:
