@@ -614,13 +614,15 @@ const store_obj *
 store_get(const store *st, const char *res, const char *ns, const char *name)
 {
 	struct coll *c = hmap_get(st->colls, res);
+	size_t nl = ns ? strlen(ns) : 0, ml = name ? strlen(name) : 0;
 	char buf[512];
 
-	if (c == NULL)
+	/* "ns/name", without snprintf: every write and most reads ask. */
+	if (c == NULL || nl + ml + 2 > sizeof buf)
 		return NULL;
-	if (snprintf(buf, sizeof buf, "%s/%s", ns ? ns : "", name) >=
-	    (int)sizeof buf)
-		return NULL;
+	memcpy(buf, ns ? ns : "", nl);
+	buf[nl] = '/';
+	memcpy(buf + nl + 1, name ? name : "", ml + 1);
 	return hmap_get(c->objs, buf);
 }
 
