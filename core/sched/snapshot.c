@@ -676,8 +676,8 @@ sched_pod_summary(const cJSON *pod)
 	str[9] = json_str(pod, "spec.priorityClassName");
 	str[10] = NULL;
 	/* Only a pending pod is placed: a bound one's shape is not kept. */
-	str[11] = shape = json_str(pod, "spec.nodeName") == NULL ?
-	    shape_of(pod) : NULL;
+	pa = json_str(pod, "spec.nodeName");
+	str[11] = shape = pa == NULL || *pa == '\0' ? shape_of(pod) : NULL;
 	cJSON_ArrayForEach(it, json_at(pod, "status.conditions")) {
 		const char *type = json_str(it, "type");
 		const char *st = json_str(it, "status");
