@@ -155,43 +155,49 @@ put_string(struct jout *o, const char *s)
 	o->len = (size_t)(w - o->p);
 }
 
+/*
+ * The shortest exact form of a finite number (the rules above), into buf
+ * (32 bytes); its length. Shared with json_print_reference's make_exact.
+ */
+static int
+exact_number(char *buf, double d)
+{
+	int n, prec;
+
+	if (d == floor(d) && fabs(d) < 1e21)
+		return snprintf(buf, 32, "%.0f", d);
+	for (prec = 15;; prec++) {
+		n = snprintf(buf, 32, "%.*g", prec, d);
+		if (prec == 17 || strtod(buf, NULL) == d)
+			return n;
+	}
+}
+
 static void
 put_number(struct jout *o, double d)
 {
 	char buf[32];
-	int n, prec;
 
 	if (!isfinite(d)) {
 		put(o, "null", 4);
 		return;
 	}
-	if (d == floor(d) && fabs(d) < 1e21) {
-		if (d >= INT_MIN && d <= INT_MAX) {
-			/* The common case, without printf. */
-			long v = (long)d;
-			unsigned long m = v < 0 ? 0UL - (unsigned long)v :
-			    (unsigned long)v;
-			char *e = buf + sizeof buf, *b = e;
+	if (d == floor(d) && d >= INT_MIN && d <= INT_MAX) {
+		/* The common case, without printf. */
+		long v = (long)d;
+		unsigned long m = v < 0 ? 0UL - (unsigned long)v :
+		    (unsigned long)v;
+		char *e = buf + sizeof buf, *b = e;
 
-			do
-				*--b = (char)('0' + m % 10);
-			while ((m /= 10) != 0);
-			if (v < 0 || signbit(d))
-				*--b = '-';	/* -0 too, as %g prints it */
-			put(o, b, (size_t)(e - b));
-			return;
-		}
-		n = snprintf(buf, sizeof buf, "%.0f", d);
-	} else {
-		for (prec = 15; prec < 17; prec++) {
-			n = snprintf(buf, sizeof buf, "%.*g", prec, d);
-			if (strtod(buf, NULL) == d)
-				break;
-		}
-		if (prec == 17)
-			n = snprintf(buf, sizeof buf, "%.17g", d);
+		do
+			*--b = (char)('0' + m % 10);
+		while ((m /= 10) != 0);
+		if (v < 0 || signbit(d))
+			*--b = '-';	/* -0 too, as %g prints it */
+		put(o, b, (size_t)(e - b));
+		return;
 	}
-	put(o, buf, (size_t)n);
+	put(o, buf, (size_t)exact_number(buf, d));
 }
 
 /* 0, or -1 for what cJSON cannot print either (an invalid item, a raw
@@ -333,23 +339,13 @@ make_exact(cJSON *j)
 {
 	char buf[32];
 	cJSON *c, *raw;
-	int prec;
 
 	for (c = j->child; c != NULL; c = c->next) {
 		if (!cJSON_IsNumber(c) || !number_inexact(c->valuedouble)) {
 			make_exact(c);
 			continue;
 		}
-		if (c->valuedouble == floor(c->valuedouble) &&
-		    fabs(c->valuedouble) < 1e21)
-			snprintf(buf, sizeof buf, "%.0f", c->valuedouble);
-		else
-			for (prec = 15; prec <= 17; prec++) {
-				snprintf(buf, sizeof buf, "%.*g", prec,
-				    c->valuedouble);
-				if (strtod(buf, NULL) == c->valuedouble)
-					break;
-			}
+		exact_number(buf, c->valuedouble);
 		if ((raw = cJSON_CreateRaw(buf)) == NULL || (c->string !=
 		    NULL && (raw->string = strdup(c->string)) == NULL))
 			fatal("out of memory");

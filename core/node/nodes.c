@@ -196,7 +196,6 @@ write_node_status(node_mgr *m, struct node *n, const store_obj *o)
 {
 	const resource *r = resource_find("", "v1", "nodes");
 	cJSON *t = store_obj_tree(o), *old, *st, *conds, *addr, *a, *info;
-	struct reg_opts opts;
 	struct reg_result res;
 	char now[32];
 
@@ -256,8 +255,7 @@ write_node_status(node_mgr *m, struct node *n, const store_obj *o)
 		cJSON_Delete(t);
 		return;
 	}
-	memset(&opts, 0, sizeof opts);
-	registry_update_status(m->rg, r, "", n->name, t, st, &opts, &res);
+	registry_update_status(m->rg, r, "", n->name, t, st, NULL, &res);
 	write_result("status", n->name, &res);
 }
 

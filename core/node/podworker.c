@@ -594,7 +594,6 @@ flush_one(node_mgr *m, struct node_pod *p)
 {
 	const resource *r = resource_find("", "v1", "pods");
 	const store_obj *o = store_get(m->st, "pods", p->ns, p->name);
-	struct reg_opts opts;
 	struct reg_result res;
 	cJSON *t, *st;
 
@@ -607,9 +606,8 @@ flush_one(node_mgr *m, struct node_pod *p)
 		cJSON_Delete(t);
 		return;
 	}
-	memset(&opts, 0, sizeof opts);
 	/* t is the stored version: the registry need not parse it again. */
-	registry_update_status(m->rg, r, p->ns, p->name, t, st, &opts, &res);
+	registry_update_status(m->rg, r, p->ns, p->name, t, st, NULL, &res);
 	if (res.code >= 300)
 		log_warn("node %s: status of %s: code %d", p->node->name, p->key,
 		    res.code);

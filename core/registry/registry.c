@@ -369,13 +369,7 @@ admit(registry *rg, const resource *r, cJSON *obj, const cJSON *old,
 		schema_validate_pruned(r->schema, obj, causes, opts != NULL &&
 		    (opts->validate_strict || opts->warn != NULL) ? &pruned :
 		    NULL);
-	if (pruned != NULL && !opts->validate_strict) {
-		/* fieldValidation=Warn: pruned, and said so. */
-		opts->warn(opts->warn_arg, "unknown field", pruned);
-		free(pruned);
-		pruned = NULL;
-	}
-	if (pruned != NULL) {
+	if (pruned != NULL && opts->validate_strict) {
 		/* fieldValidation=Strict: kube-apiserver's refusal. */
 		cJSON *err = status_strict_decoding(r->kind, json_str(obj,
 		    "apiVersion"), "unknown field", pruned);
@@ -383,6 +377,11 @@ admit(registry *rg, const resource *r, cJSON *obj, const cJSON *old,
 		free(pruned);
 		cJSON_Delete(causes);
 		return err;
+	}
+	if (pruned != NULL) {
+		/* fieldValidation=Warn: pruned, and said so. */
+		opts->warn(opts->warn_arg, "unknown field", pruned);
+		free(pruned);
 	}
 	if (strcmp(r->store_key,
 	    "customresourcedefinitions.apiextensions.k8s.io") == 0 &&

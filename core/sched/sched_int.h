@@ -232,7 +232,6 @@ enum fit_reason {
 	FIT_AFFINITY, FIT_LUA, FIT_NREASONS
 };
 
-/* A source of objects for a snapshot. */
 /* What a store keeps beside a pod's version (NULL: read the tree). */
 struct sched_meta {
 	const char *node_name;		/* "" when unbound */
@@ -244,6 +243,7 @@ struct sched_meta {
 	const void *lazy;
 };
 
+/* A source of objects for a snapshot. */
 struct sched_source {
 	/* Call fn for each object of resource ("nodes", "pods",
 	   "podgroups", "queues", "priorityclasses"); the tree stays valid

@@ -621,24 +621,19 @@ shape_of(const cJSON *pod)
 {
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
 	const cJSON *part[4];
-	char *s = NULL, *p;
-	size_t len = 0, n;
+	char *p[4], *s;
 	int i;
 
 	part[0] = cJSON_GetObjectItemCaseSensitive(spec, "tolerations");
 	part[1] = cJSON_GetObjectItemCaseSensitive(spec, "nodeSelector");
 	part[2] = cJSON_GetObjectItemCaseSensitive(spec, "affinity");
 	part[3] = json_at(pod, "metadata.labels");
-	for (i = 0; i < 4; i++) {
-		p = part[i] != NULL ? json_print(part[i]) : NULL;
-		n = p != NULL ? strlen(p) : 0;
-		if ((s = realloc(s, len + n + 2)) == NULL)
-			fatal("out of memory");
-		memcpy(s + len, p != NULL ? p : "", n);
-		s[len + n] = '\n';
-		s[len += n + 1] = '\0';
-		free(p);
-	}
+	for (i = 0; i < 4; i++)
+		p[i] = part[i] != NULL ? json_print(part[i]) : NULL;
+	s = util_printf("%s\n%s\n%s\n%s\n", p[0] ? p[0] : "", p[1] ? p[1] :
+	    "", p[2] ? p[2] : "", p[3] ? p[3] : "");
+	for (i = 0; i < 4; i++)
+		free(p[i]);
 	return s;
 }
 
