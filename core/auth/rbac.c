@@ -1000,7 +1000,8 @@ rbac_new(store *st, registry *rg)
 	rb->dirty = 1;
 	store_subscribe(st, on_event, rb);
 	store_subscribe_flush(st, on_flush, rb);
-	rb->prev_admit = registry_set_admit(rg, admit, rb, &rb->prev_arg);
+	/* 0: the RBAC kinds have no status subresource. */
+	rb->prev_admit = registry_set_admit(rg, admit, rb, &rb->prev_arg, 0);
 	registry_set_review(rg, review, rb);
 	return rb;
 }

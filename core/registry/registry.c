@@ -31,6 +31,7 @@ struct registry {
 	store *st;
 	registry_admit_fn admit;
 	void *admit_arg;
+	int admit_status;		/* the hook reviews status writes too */
 	registry_review_fn review;
 	void *review_arg;
 	int (*pod_runtime)(void *, const char *node);
@@ -118,7 +119,7 @@ ok(struct reg_result *res, int code, cJSON *obj, uint64_t rev)
 
 registry_admit_fn
 registry_set_admit(registry *rg, registry_admit_fn fn, void *arg,
-    void **prev_arg)
+    void **prev_arg, int statuses)
 {
 	registry_admit_fn prev = rg->admit;
 
@@ -126,6 +127,8 @@ registry_set_admit(registry *rg, registry_admit_fn fn, void *arg,
 		*prev_arg = rg->admit_arg;
 	rg->admit = fn;
 	rg->admit_arg = arg;
+	/* A chained hook still sees what it asked for. */
+	rg->admit_status |= statuses;
 	return prev;
 }
 
@@ -398,7 +401,7 @@ admit(registry *rg, const resource *r, cJSON *obj, const cJSON *old,
 
 static void
 set_managed(cJSON *obj, const char *manager, const char *operation,
-    const resource *r, const cJSON *applied);
+    const char *subresource, const resource *r, const cJSON *applied);
 static void touch_managed(cJSON *obj, const char *manager);
 
 void
@@ -488,7 +491,7 @@ registry_create(registry *rg, const resource *r, const char *ns, cJSON *obj,
 	if ((err = admit_hook(rg, r, ns, NULL, obj, opts)) != NULL)
 		goto failed;
 	if (opts && opts->field_manager && *opts->field_manager)
-		set_managed(obj, opts->field_manager, "Update", r, NULL);
+		set_managed(obj, opts->field_manager, "Update", NULL, r, NULL);
 	if (opts && opts->dry_run) {
 		ok(res, 201, obj, 0);
 		return;
@@ -522,6 +525,94 @@ finish_delete(registry *rg, const resource *r, const char *ns,
 	    strcmp(r->group, "apiextensions.k8s.io") == 0)
 		resource_unregister_crd(name);
 	return rev;
+}
+
+/*
+ * A write of the status subresource: only .status comes from the request
+ * (req); spec and metadata stay the stored ones (old, a tree of cur), so
+ * the generation cannot move. Unless an admission hook reviews status
+ * writes (it sees old and new side by side), the stored tree itself
+ * becomes the new object with its status swapped: no copy of the object,
+ * and the no-op check compares statuses (and the managed fields a field
+ * manager touches), not whole trees.
+ */
+static void
+update_status(registry *rg, const resource *r, const char *name, cJSON *req,
+    const store_obj *cur, cJSON *old, const struct reg_opts *opts,
+    struct reg_result *res)
+{
+	cJSON *st = cJSON_DetachItemFromObjectCaseSensitive(req, "status");
+	cJSON *obj, *was, *causes, *managed = NULL, *err = NULL;
+	const char *fm = opts->field_manager;
+	int track = fm != NULL && *fm && strcmp(fm, "kubectl") != 0;
+	uint64_t rev;
+
+	cJSON_Delete(req);
+	if (rg->admit != NULL && rg->admit_status)
+		obj = cJSON_Duplicate(old, 1);
+	else {
+		obj = old;
+		old = NULL;
+	}
+	was = cJSON_DetachItemFromObjectCaseSensitive(obj, "status");
+	if (st != NULL)
+		cJSON_AddItemToObject(obj, "status", st);
+	causes = cJSON_CreateArray();
+	check_shape(obj, causes);
+	if (cJSON_GetArraySize(causes) > 0 || (r->schema != NULL &&
+	    schema_validate(r->schema, obj, causes) > 0)) {
+		err = status_invalid(r, r->kind, name, causes);
+		causes = NULL;
+	}
+	cJSON_Delete(causes);
+	if (err == NULL && track) {
+		if (old == NULL)
+			managed = cJSON_Duplicate(json_at(obj,
+			    "metadata.managedFields"), 1);
+		set_managed(obj, fm, "Update", "status", r, NULL);
+	}
+	if (err == NULL && old != NULL)
+		err = admit_hook(rg, r, cur->ns, old, obj, opts);
+	if (err != NULL) {
+		cJSON_Delete(obj);
+		cJSON_Delete(old);
+		cJSON_Delete(was);
+		cJSON_Delete(managed);
+		fail(res, err);
+		return;
+	}
+	if (old != NULL ? json_equal(obj, old) : json_equal(st, was) &&
+	    (!track || json_equal(json_at(obj, "metadata.managedFields"),
+	    managed))) {
+		/* A no-op write: obj equals the current object. */
+		cJSON_Delete(old);
+		cJSON_Delete(was);
+		cJSON_Delete(managed);
+		ok(res, 200, obj, 0);
+		return;
+	}
+	cJSON_Delete(was);
+	cJSON_Delete(managed);
+	if (opts->dry_run) {
+		cJSON_Delete(old);
+		ok(res, 200, obj, 0);
+		return;
+	}
+	if (fm != NULL && *fm)
+		touch_managed(obj, fm);
+	/* The last finalizer gone (see update_merged) also ends a pod whose
+	   status write comes after it. */
+	if (cur->deleting && cJSON_GetArraySize(json_at(obj,
+	    "metadata.finalizers")) == 0 &&
+	    cJSON_GetNumberValue(json_at(obj,
+	    "metadata.deletionGracePeriodSeconds")) <= 0) {
+		json_del(json_obj(obj, "metadata"), "finalizers");
+		rev = finish_delete(rg, r, cur->ns, name, obj);
+	} else
+		rev = store_put(rg->st, r->store_key, cur->ns, name, obj);
+	cJSON_Delete(old);
+	ok(res, 200, obj, rev);
+	stored_json(rg, r, cur->ns, name, rev, opts, res);
 }
 
 /*
@@ -563,17 +654,10 @@ update_merged(registry *rg, const resource *r, const char *ns,
 		goto failed;
 	}
 	if (status_only) {
-		/* Only .status comes from the request. */
-		cJSON *st = cJSON_DetachItemFromObjectCaseSensitive(obj,
-		    "status");
-
-		cJSON_Delete(obj);
-		obj = cJSON_Duplicate(old, 1);
-		json_del(obj, "status");
-		if (st != NULL)
-			cJSON_AddItemToObject(obj, "status", st);
-		md = json_obj(obj, "metadata");
-	} else if (r->has_status) {
+		update_status(rg, r, name, obj, cur, old, opts, res);
+		return;
+	}
+	if (r->has_status) {
 		json_del(obj, "status");
 		if ((v = cJSON_GetObjectItemCaseSensitive(old, "status")) !=
 		    NULL)
@@ -591,24 +675,13 @@ update_merged(registry *rg, const resource *r, const char *ns,
 	if (!r->namespaced)
 		json_del(md, "namespace");
 	json_set_str(md, "resourceVersion", json_str(omd, "resourceVersion"));
-	if (!status_only) {
-		if ((err = admit(rg, r, obj, old, opts)) != NULL)
-			goto failed;
-	} else {
-		cJSON *causes = cJSON_CreateArray();
-
-		check_shape(obj, causes);
-		if (cJSON_GetArraySize(causes) > 0 || (r->schema != NULL &&
-		    schema_validate(r->schema, obj, causes) > 0)) {
-			err = status_invalid(r, r->kind, name, causes);
-			goto failed;
-		}
-		cJSON_Delete(causes);
-	}
+	if ((err = admit(rg, r, obj, old, opts)) != NULL)
+		goto failed;
 	if (opts && opts->field_manager && *opts->field_manager &&
 	    (opts->subresource == NULL ||
 	    strcmp(opts->field_manager, "kubectl") != 0))
-		set_managed(obj, opts->field_manager, "Update", r, NULL);
+		set_managed(obj, opts->field_manager, "Update",
+		    opts->subresource, r, NULL);
 	if ((err = admit_hook(rg, r, cur->ns, old, obj, opts)) != NULL)
 		goto failed;
 	gen = cJSON_GetNumberValue(json_at(omd, "generation"));
@@ -756,7 +829,7 @@ fields_of(const cJSON *v)
 /* Record (replace) this manager's entry in metadata.managedFields. */
 static void
 set_managed(cJSON *obj, const char *manager, const char *operation,
-    const resource *r, const cJSON *applied)
+    const char *subresource, const resource *r, const cJSON *applied)
 {
 	cJSON *md = json_obj(obj, "metadata"), *mf, *e, *it, *found;
 	char now[32];
@@ -771,9 +844,12 @@ set_managed(cJSON *obj, const char *manager, const char *operation,
 	cJSON_ArrayForEach(it, mf) {
 		const char *m = json_str(it, "manager");
 		const char *op = json_str(it, "operation");
+		const char *sub = json_str(it, "subresource");
 
 		if (m && op && strcmp(m, manager) == 0 &&
-		    strcmp(op, operation) == 0) {
+		    strcmp(op, operation) == 0 && (sub == NULL ?
+		    subresource == NULL : subresource != NULL &&
+		    strcmp(sub, subresource) == 0)) {
 			found = it;
 			break;
 		}
@@ -814,6 +890,8 @@ set_managed(cJSON *obj, const char *manager, const char *operation,
 		cJSON_AddItemToObject(e, "fieldsV1", f);
 	} else
 		cJSON_AddObjectToObject(e, "fieldsV1");
+	if (subresource != NULL)
+		cJSON_AddStringToObject(e, "subresource", subresource);
 	if (found == NULL) {
 		cJSON_AddItemToArray(mf, e);
 		return;
@@ -875,8 +953,8 @@ apply(registry *rg, const resource *r, const char *ns, const char *name,
 		registry_create(rg, r, ns, cfg, &o2, res);
 		if (res->code == 201) {
 			/* Record the manager in the object just written. */
-			set_managed(res->body, opts->field_manager, "Apply", r,
-			    copy);
+			set_managed(res->body, opts->field_manager, "Apply",
+			    NULL, r, copy);
 			if (res->rev != 0)
 				res->rev = store_put(rg->st, r->store_key,
 				    r->namespaced ? ns : "", name, res->body);
@@ -900,7 +978,8 @@ apply(registry *rg, const resource *r, const char *ns, const char *name,
 	/* An apply without resourceVersion never conflicts on it. */
 	if (json_str(cfg, "metadata.resourceVersion") == NULL)
 		json_del(json_obj(merged, "metadata"), "resourceVersion");
-	set_managed(merged, opts->field_manager, "Apply", r, cfg);
+	set_managed(merged, opts->field_manager, "Apply", NULL, r,
+	    cfg);
 	cJSON_Delete(cfg);
 	update_merged(rg, r, r->namespaced ? ns : "", name, merged, o, NULL, &o2,
 	    res);
@@ -1337,8 +1416,8 @@ registry_bind(registry *rg, const char *ns, const char *name,
 	}
 	json_set_str(json_obj(obj, "spec"), "nodeName", node);
 	set_condition(obj, "PodScheduled", "True");
-	rev = store_put(rg->st, "pods", ns, name, obj);
-	cJSON_Delete(obj);
+	/* The pod's node parses every pod it takes on: it takes this tree. */
+	rev = store_put_tree(rg->st, "pods", ns, name, obj);
 	ok(res, 201, status_success(), rev);
 }
 

@@ -62,9 +62,13 @@ void registry_free(registry *);
  */
 typedef cJSON *(*registry_admit_fn)(void *arg, const resource *,
     const char *ns, const cJSON *old, const cJSON *obj, const user_info *);
-/* Set the hook; returns the previous one (and its arg) for chaining. */
+/*
+ * Set the hook; returns the previous one (and its arg) for chaining.
+ * statuses: the hook also reviews writes of the status subresource (they
+ * then cost a copy of the stored object, for old and new side by side).
+ */
 registry_admit_fn registry_set_admit(registry *, registry_admit_fn,
-    void *arg, void **prev_arg);
+    void *arg, void **prev_arg, int statuses);
 /*
  * The handler of create-only kinds (resource->create_only: the
  * SelfSubjectAccessReview family): registry_create hands it the decoded

@@ -234,6 +234,12 @@ k patch widget w1 --subresource=status --type=merge \
 gen=$(k get widget w1 -o jsonpath='{.metadata.generation}')
 k patch widget w1 --subresource=status --type=merge -p '{"status":{"phase":"Again"}}' >/dev/null
 expect_eq "$gen" "$(k get widget w1 -o jsonpath='{.metadata.generation}')" "status writes keep generation"
+rv=$(k get widget w1 -o jsonpath='{.metadata.resourceVersion}')
+k patch widget w1 --subresource=status --type=merge -p '{"status":{"phase":"Again"}}' >/dev/null
+expect_eq "$rv" "$(k get widget w1 -o jsonpath='{.metadata.resourceVersion}')" "a no-op status write stores nothing"
+k patch widget w1 --subresource=status --type=merge --field-manager=stwriter -p '{"status":{"phase":"Again"}}' >/dev/null
+expect_eq "stwriter status" "$(k get widget w1 --show-managed-fields -o jsonpath='{.metadata.managedFields[?(@.manager=="stwriter")].manager} {.metadata.managedFields[?(@.manager=="stwriter")].subresource}')" "a new field manager's status write is recorded"
+[ "$rv" != "$(k get widget w1 -o jsonpath='{.metadata.resourceVersion}')" ] || fail "a new manager's write stored nothing"
 pass "merge, json, strategic and status patches"
 
 # --- wait
