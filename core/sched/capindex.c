@@ -86,30 +86,48 @@ may_fit(const struct cap_free *f, const struct podspec_res *req)
 	    req->pods <= f->pods;
 }
 
-/* First leaf in [from, to) under entry i (covering [lo, hi)) that may fit. */
+/* The first node index under entry i. */
 static int
-find(const struct capindex *cx, int i, int lo, int hi, int from, int to,
-    const struct podspec_res *req)
+first_leaf(const struct capindex *cx, int i)
 {
-	int mid, got;
-
-	if (hi <= from || lo >= to || !may_fit(&cx->max[i], req))
-		return -1;
-	if (hi - lo == 1)
-		return lo;
-	mid = (lo + hi) / 2;
-	if ((got = find(cx, 2 * i, lo, mid, from, to, req)) >= 0)
-		return got;
-	return find(cx, 2 * i + 1, mid, hi, from, to, req);
+	while (i < cx->size)
+		i *= 2;
+	return i - cx->size;
 }
 
+/*
+ * The first node at or after from, before to, that may fit: a walk from
+ * its leaf, not from the root, so a scan that calls this for each next
+ * node pays little for each step. An entry that may fit is entered (its
+ * maxima come from different nodes, so it may still hold none); one that
+ * cannot gives way to the next entry to its right.
+ */
 int
 capindex_next(const struct capindex *cx, int from, int to,
     const struct podspec_res *req)
 {
+	int i;
+
+	if (from < 0)
+		from = 0;
 	if (cx->n == 0 || from >= to)
 		return -1;
-	return find(cx, 1, 0, cx->size, from, to, req);
+	i = cx->size + from;
+	for (;;) {
+		if (may_fit(&cx->max[i], req)) {
+			if (i >= cx->size)
+				return i - cx->size < to ? i - cx->size : -1;
+			i *= 2;
+			continue;
+		}
+		/* Up past every right child: its right neighbour is next. */
+		while (i & 1)
+			if ((i >>= 1) == 0)
+				return -1;
+		i++;
+		if (first_leaf(cx, i) >= to)
+			return -1;
+	}
 }
 
 void

@@ -425,63 +425,202 @@ check_job(lua_State *L, int idx, const char *fn)
 	return j;
 }
 
-/* The object behind a view, for its lazily converted fields. */
-static const cJSON *
-view_obj(lua_State *L, int idx)
+static void push_str(lua_State *, const char *);
+static void set_int(lua_State *, const char *, lua_Integer);
+
+/* The session whose views these are (the metatable says). */
+static struct session *
+view_session(lua_State *L)
 {
-	int kind;
-	void *p = view_ptr(L, idx, &kind);
-	const cJSON *o = NULL;
 	struct session *ss;
 
-	if (p == NULL)
-		return NULL;
 	luaL_getmetatable(L, "volray.sched.view");
 	lua_getfield(L, -1, "session");
 	ss = lua_touserdata(L, -1);
 	lua_pop(L, 2);
+	return ss;
+}
+
+/* The object behind a view, for its lazily converted fields. */
+static const cJSON *
+view_obj(struct session *ss, int kind, void *p)
+{
 	switch (kind) {
 	case VIEW_JOB: {
 		struct s_job *j = p;
 
-		o = j->pg ? j->pg : (j->ntasks > 0 ? task_obj(ss, j->tasks[0]) :
-		    NULL);
-		break;
+		return j->pg ? j->pg : (j->ntasks > 0 ?
+		    task_obj(ss, j->tasks[0]) : NULL);
 	}
-	case VIEW_TASK: o = task_obj(ss, p); break;
-	case VIEW_NODE: o = ((struct s_node *)p)->obj; break;
-	case VIEW_QUEUE: o = ((struct s_queue *)p)->obj; break;
+	case VIEW_TASK: return task_obj(ss, p);
+	case VIEW_NODE: return ((struct s_node *)p)->obj;
+	case VIEW_QUEUE: return ((struct s_queue *)p)->obj;
 	}
-	return o;
+	return NULL;
+}
+
+/* Volcano's request of a job: its allocated-set and pending tasks. */
+static void
+push_job_request(lua_State *L, const struct s_job *j)
+{
+	struct podspec_res req;
+	int i;
+
+	memset(&req, 0, sizeof req);
+	for (i = 0; i < j->ntasks; i++)
+		if (ts_allocated(j->tasks[i]->status) ||
+		    j->tasks[i]->status == TS_PENDING)
+			podspec_res_add(&req, &j->tasks[i]->req, 1);
+	push_res(L, &req);
+}
+
+static void
+push_job_roles(lua_State *L, const struct s_job *j)
+{
+	int i;
+
+	lua_createtable(L, 0, j->nroles);
+	for (i = 0; i < j->nroles; i++) {
+		const struct role_count *rc = &j->roles[i];
+		int rr = rc->n[TS_ALLOCATED] + rc->n[TS_BINDING] +
+		    rc->n[TS_BOUND] + rc->n[TS_RUNNING] + rc->n[TS_SUCCEEDED];
+
+		lua_createtable(L, 0, 5);
+		set_int(L, "min", rc->min);
+		set_int(L, "ready", rr);
+		set_int(L, "pipelined", rc->n[TS_PIPELINED]);
+		set_int(L, "pending", rc->n[TS_PENDING]);
+		set_int(L, "valid", rr + rc->n[TS_PIPELINED] + rc->n[TS_PENDING]);
+		lua_setfield(L, -2, rc->role);
+	}
+}
+
+/*
+ * Fields of a view computed when first read, then kept in it: most
+ * plugin calls read a field or two of a view built for them (a task
+ * order key reads the priority), so building every field of 50,000 task
+ * views was most of what ordering them cost. The job's tables that
+ * follow its counts are dropped at each refresh and computed again.
+ * __pairs fills them all in first, so iteration sees what it always did.
+ */
+static const char *const lazy_task[] = { "name", "namespace", "uid",
+    "role", "creation", "resreq", "job", NULL };
+static const char *const lazy_job[] = { "allocated", "request", "roles",
+    NULL };
+
+/* Push the lazy field k of a view: 1, or 0 with nothing pushed. */
+static int
+push_lazy(lua_State *L, struct session *ss, int kind, void *p, const char *k)
+{
+	const char *str = NULL;
+
+	if (kind == VIEW_TASK) {
+		struct s_task *t = p;
+
+		if (strcmp(k, "resreq") == 0) {
+			push_res(L, &t->req);
+			return 1;
+		}
+		if (strcmp(k, "job") == 0) {
+			if (t->job == NULL)
+				return 0;
+			/* The job's view is pushed on the session's thread. */
+			view_push_job(ss, t->job);
+			if (L != ss->L)
+				lua_xmove(ss->L, L, 1);
+			return 1;
+		}
+		if (strcmp(k, "name") == 0)
+			str = t->name;
+		else if (strcmp(k, "namespace") == 0)
+			str = t->ns;
+		else if (strcmp(k, "uid") == 0)
+			str = t->uid;
+		else if (strcmp(k, "role") == 0)
+			str = t->role;
+		else if (strcmp(k, "creation") == 0)
+			str = t->created;
+		if (str == NULL)
+			return 0;
+		push_str(L, str);
+		return 1;
+	}
+	if (kind == VIEW_JOB) {
+		struct s_job *j = p;
+
+		if (strcmp(k, "allocated") == 0)
+			push_res(L, &j->allocated);
+		else if (strcmp(k, "request") == 0)
+			push_job_request(L, j);
+		else if (strcmp(k, "roles") == 0)
+			push_job_roles(L, j);
+		else
+			return 0;
+		return 1;
+	}
+	return 0;
 }
 
 static int
 view_index(lua_State *L)
 {
 	const char *k = lua_tostring(L, 2);
-	const cJSON *o;
+	struct session *ss;
+	void *p;
+	int kind;
 
-	if (k == NULL)
+	if (k == NULL || (p = view_ptr(L, 1, &kind)) == NULL)
 		return 0;
-	if (strcmp(k, "labels") != 0 && strcmp(k, "annotations") != 0 &&
-	    strcmp(k, "obj") != 0)
-		return 0;
-	o = view_obj(L, 1);
-	if (strcmp(k, "obj") == 0)
-		luaconv_push(L, o);
-	else {
-		const cJSON *m = json_at(o, strcmp(k, "labels") == 0 ?
+	ss = view_session(L);
+	if (strcmp(k, "labels") == 0 || strcmp(k, "annotations") == 0) {
+		const cJSON *m = json_at(view_obj(ss, kind, p), k[0] == 'l' ?
 		    "metadata.labels" : "metadata.annotations");
 
 		if (m != NULL)
 			luaconv_push(L, m);
 		else
 			lua_newtable(L);
-	}
+	} else if (strcmp(k, "obj") == 0)
+		luaconv_push(L, view_obj(ss, kind, p));
+	else if (!push_lazy(L, ss, kind, p, k))
+		return 0;
 	lua_pushvalue(L, 2);
 	lua_pushvalue(L, -2);
 	lua_rawset(L, 1);
 	return 1;
+}
+
+static int
+view_next(lua_State *L)
+{
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_settop(L, 2);
+	if (lua_next(L, 1))
+		return 2;
+	lua_pushnil(L);
+	return 1;
+}
+
+static int
+view_pairs(lua_State *L)
+{
+	const char *const *k = NULL;
+	void *p;
+	int kind;
+
+	luaL_checktype(L, 1, LUA_TTABLE);
+	if ((p = view_ptr(L, 1, &kind)) != NULL)
+		k = kind == VIEW_TASK ? lazy_task : kind == VIEW_JOB ?
+		    lazy_job : NULL;
+	/* A read of a missing lazy field computes it (view_index). */
+	for (; k != NULL && *k != NULL; k++) {
+		lua_getfield(L, 1, *k);
+		lua_pop(L, 1);
+	}
+	lua_pushcfunction(L, view_next);
+	lua_pushvalue(L, 1);
+	lua_pushnil(L);
+	return 3;
 }
 
 static int
@@ -545,7 +684,7 @@ job_refresh(struct session *ss, struct s_job *j)
 	lua_State *L = ss->L;
 	int ready = j->n[TS_ALLOCATED] + j->n[TS_BINDING] + j->n[TS_BOUND] +
 	    j->n[TS_RUNNING] + j->n[TS_SUCCEEDED];
-	int i;
+	const char *const *k;
 
 	set_int(L, "pending", j->n[TS_PENDING]);
 	set_int(L, "pipelined", j->n[TS_PIPELINED]);
@@ -559,35 +698,11 @@ job_refresh(struct session *ss, struct s_job *j)
 	set_int(L, "ready", ready);
 	set_int(L, "valid", ready + j->n[TS_PIPELINED] + j->n[TS_PENDING]);
 	set_int(L, "task_num", j->ntasks);
-	push_res(L, &j->allocated);
-	lua_setfield(L, -2, "allocated");
-	{
-		/* Volcano's request: allocated-set and pending tasks. */
-		struct podspec_res req;
-
-		memset(&req, 0, sizeof req);
-		for (i = 0; i < j->ntasks; i++)
-			if (ts_allocated(j->tasks[i]->status) ||
-			    j->tasks[i]->status == TS_PENDING)
-				podspec_res_add(&req, &j->tasks[i]->req, 1);
-		push_res(L, &req);
-		lua_setfield(L, -2, "request");
+	/* allocated, request, roles: computed again when next read. */
+	for (k = lazy_job; *k != NULL; k++) {
+		lua_pushnil(L);
+		lua_setfield(L, -2, *k);
 	}
-	lua_createtable(L, 0, j->nroles);
-	for (i = 0; i < j->nroles; i++) {
-		const struct role_count *rc = &j->roles[i];
-		int rr = rc->n[TS_ALLOCATED] + rc->n[TS_BINDING] +
-		    rc->n[TS_BOUND] + rc->n[TS_RUNNING] + rc->n[TS_SUCCEEDED];
-
-		lua_createtable(L, 0, 5);
-		set_int(L, "min", rc->min);
-		set_int(L, "ready", rr);
-		set_int(L, "pipelined", rc->n[TS_PIPELINED]);
-		set_int(L, "pending", rc->n[TS_PENDING]);
-		set_int(L, "valid", rr + rc->n[TS_PIPELINED] + rc->n[TS_PENDING]);
-		lua_setfield(L, -2, rc->role);
-	}
-	lua_setfield(L, -2, "roles");
 	j->view_ver = j->ver;
 }
 
@@ -638,25 +753,16 @@ view_push_task(struct session *ss, struct s_task *t)
 	lua_State *L = ss->L;
 
 	if (t->view == 0) {
+		/* name, namespace, uid, role, creation, resreq and job
+		   when first read (lazy_task). */
 		t->view = new_view(ss, VIEW_TASK, t);
-		set_str(L, "name", t->name);
-		set_str(L, "namespace", t->ns);
-		set_str(L, "uid", t->uid);
-		set_str(L, "role", t->role);
-		set_str(L, "creation", t->created);
 		set_int(L, "priority", t->priority);
-		push_res(L, &t->req);
-		lua_setfield(L, -2, "resreq");
 		lua_pushboolean(L, t->best_effort);
 		lua_setfield(L, -2, "best_effort");
 		lua_pushboolean(L, t->critical);
 		lua_setfield(L, -2, "critical");
 		lua_pushboolean(L, t->preemptable);
 		lua_setfield(L, -2, "preemptable");
-		if (t->job != NULL) {
-			view_push_job(ss, t->job);
-			lua_setfield(L, -2, "job");
-		}
 	} else
 		get_view(ss, t->view);
 	push_str(L, task_status_names[t->status]);
@@ -908,6 +1014,8 @@ plugins_session_open(struct session *ss)
 	if (luaL_newmetatable(L, "volray.sched.view")) {
 		lua_pushcfunction(L, view_index);
 		lua_setfield(L, -2, "__index");
+		lua_pushcfunction(L, view_pairs);
+		lua_setfield(L, -2, "__pairs");
 	}
 	/* The views' session, for the pods they parse on first use. */
 	lua_pushlightuserdata(L, ss);
