@@ -107,6 +107,10 @@ def cpus():
     pid = os.environ["VR_PID"]
     return cpu("/proc/%s/stat" % pid), cpu("/proc/%s/task/%s/stat" % (pid, pid))
 
+def faults():
+    # minor page faults of the process (first touches of fresh memory)
+    return int(open("/proc/%s/stat" % os.environ["VR_PID"]).read().rsplit(")", 1)[1].split()[7])
+
 def run():
     lat, stop = [], threading.Event()
     def poll():
@@ -126,6 +130,7 @@ def run():
                                      'actions: "%s"' % os.environ["ACTIONS"])
     t0 = time.time()
     cpu0, loop0 = cpus()
+    flt0 = faults()
     open(path, "w").write(conf)
     code, data = request(c, "POST", "/apis/volray.io/v1/policy/reload", {})
     if code >= 300:
@@ -146,6 +151,7 @@ def run():
         time.sleep(0.05)
     secs = time.time() - t0
     cpu1, loop1 = cpus()
+    flt1 = faults()
     stop.set()
     # The binding session's own figures land when all its writes are
     # done (after the binds): wait for the cycle count to move.
@@ -158,9 +164,10 @@ def run():
     lat.sort()
     p99 = lat[int(len(lat) * 0.99)] * 1000 if lat else 0
     print("RESULT bound=%d seconds=%.2f pods_per_s=%.0f longest_session_s=%.2f "
-          "lua_share=%.0f%% readyz_p99_ms=%.1f readyz_samples=%d cpu_s=%.2f loop_cpu_s=%.2f"
+          "lua_share=%.0f%% readyz_p99_ms=%.1f readyz_samples=%d cpu_s=%.2f loop_cpu_s=%.2f "
+          "minor_faults=%d"
           % (pods, secs, pods / secs, longest, 100 * lua / cyc if cyc else 0, p99, len(lat),
-             cpu1 - cpu0, loop1 - loop0))
+             cpu1 - cpu0, loop1 - loop0, flt1 - flt0))
 
 {"setup": setup, "run": run}[sys.argv[1]]()
 PY
@@ -177,10 +184,14 @@ one_run() { # label actions
 	# PERF=FILE: profile the daemon during the run (perf record -g).
 	[ -z "${PERF:-}" ] || { perf record -F 999 ${PERF_ARGS:--g} -p "$VR_PID" -o "$PERF.$1" >/dev/null 2>&1 & PERF_PID=$!; }
 	sleep 3	# let enqueue admit the PodGroups (a few cycles)
+	# PERF_STAT=FILE: CPU time per thread during the run (perf stat
+	# task-clock; the loop is the main thread).
+	[ -z "${PERF_STAT:-}" ] || { perf stat -e task-clock --per-thread -p "$VR_PID" -o "$PERF_STAT.$1" >/dev/null 2>&1 & STAT_PID=$!; }
 	echo "== $1 (actions: $2)"
 	POLICY_FILE="$POL/scheduler.yaml" ACTIONS="$2" python3 "$RUN_DIR/drive.py" run ||
 		die "run"
 	[ -z "${PERF:-}" ] || { kill -INT "$PERF_PID"; wait "$PERF_PID" 2>/dev/null || true; }
+	[ -z "${PERF_STAT:-}" ] || { kill -INT "$STAT_PID"; wait "$STAT_PID" 2>/dev/null || true; }
 	echo "RSS $(rss_mb "$VR_PID") MB"
 	# VERBOSE=1: the sessions of the run, as volrayd logged them.
 	[ "${VERBOSE:-0}" = 0 ] || grep -E "scheduler: cycle|loop: stalled" "$RUN_DIR/volrayd.log" | tail -n 12
