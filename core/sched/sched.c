@@ -383,7 +383,6 @@ pod_condition(struct sched *s, const cJSON *cur, const char *type,
 	const char *ns = json_str(cur, "metadata.namespace");
 	const char *name = json_str(cur, "metadata.name");
 	cJSON *t, *st, *conds, *c = NULL, *it;
-	struct reg_opts o;
 	struct reg_result res;
 	char now[32];
 
@@ -420,9 +419,10 @@ pod_condition(struct sched *s, const cJSON *cur, const char *type,
 		json_set_str(st, "phase", "Pending");
 	if (nominated != NULL)
 		json_set_str(st, "nominatedNodeName", nominated);
-	memset(&o, 0, sizeof o);
-	o.subresource = "status";
-	registry_update(s->rg, r, ns, name, t, &o, &res);
+	/* The session's tree is a stored version: the registry takes it
+	   for the current one (409 if a later version replaced it). */
+	st = cJSON_DetachItemFromObjectCaseSensitive(t, "status");
+	registry_update_status(s->rg, r, ns, name, t, st, NULL, &res);
 	if (res.code >= 300 && res.code != 404 && res.code != 409)
 		log_warn("scheduler: status of %s/%s: code %d", ns, name,
 		    res.code);
@@ -596,19 +596,16 @@ write_status(struct sched *s, const char *res, const char *group,
 {
 	const resource *r = resource_find(group, version, res);
 	cJSON *t;
-	struct reg_opts o;
 	struct reg_result rr;
 
 	if (r == NULL || status == NULL) {
 		cJSON_Delete(status);
 		return;
 	}
+	/* As in pod_condition: the session's tree is the current one. */
 	t = cJSON_Duplicate(cur, 1);
-	json_set(t, "status", status);
-	memset(&o, 0, sizeof o);
-	o.subresource = "status";
-	registry_update(s->rg, r, json_str(cur, "metadata.namespace"),
-	    json_str(cur, "metadata.name"), t, &o, &rr);
+	registry_update_status(s->rg, r, json_str(cur, "metadata.namespace"),
+	    json_str(cur, "metadata.name"), t, status, NULL, &rr);
 	if (rr.code >= 300 && rr.code != 404 && rr.code != 409)
 		log_warn("scheduler: status of %s %s: code %d", res,
 		    json_str(cur, "metadata.name"), rr.code);
