@@ -427,6 +427,7 @@ check_job(lua_State *L, int idx, const char *fn)
 
 static void push_str(lua_State *, const char *);
 static void set_int(lua_State *, const char *, lua_Integer);
+static void push_job_view(struct session *, lua_State *, struct s_job *);
 
 /* The session whose views these are (the metatable says). */
 static struct session *
@@ -524,10 +525,7 @@ push_lazy(lua_State *L, struct session *ss, int kind, void *p, const char *k)
 		if (strcmp(k, "job") == 0) {
 			if (t->job == NULL)
 				return 0;
-			/* The job's view is pushed on the session's thread. */
-			view_push_job(ss, t->job);
-			if (L != ss->L)
-				lua_xmove(ss->L, L, 1);
+			push_job_view(ss, L, t->job);
 			return 1;
 		}
 		if (strcmp(k, "name") == 0)
@@ -623,11 +621,10 @@ view_pairs(lua_State *L)
 	return 3;
 }
 
+/* On L: the session's thread, or the coroutine reading a lazy field. */
 static int
-new_view(struct session *ss, int kind, void *p)
+new_view(struct session *ss, lua_State *L, int kind, void *p)
 {
-	lua_State *L = ss->L;
-
 	lua_createtable(L, 0, 16);
 	lua_pushlightuserdata(L, p);
 	lua_setfield(L, -2, "_ptr");
@@ -643,11 +640,11 @@ new_view(struct session *ss, int kind, void *p)
 }
 
 static void
-get_view(struct session *ss, int idx)
+get_view(struct session *ss, lua_State *L, int idx)
 {
-	lua_rawgeti(ss->L, LUA_REGISTRYINDEX, ss->views_ref);
-	lua_rawgeti(ss->L, -1, idx);
-	lua_remove(ss->L, -2);
+	lua_rawgeti(L, LUA_REGISTRYINDEX, ss->views_ref);
+	lua_rawgeti(L, -1, idx);
+	lua_remove(L, -2);
 }
 
 static void
@@ -679,9 +676,8 @@ set_str(lua_State *L, const char *k, const char *v)
 }
 
 static void
-job_refresh(struct session *ss, struct s_job *j)
+job_refresh(lua_State *L, struct s_job *j)
 {
-	lua_State *L = ss->L;
 	int ready = j->n[TS_ALLOCATED] + j->n[TS_BINDING] + j->n[TS_BOUND] +
 	    j->n[TS_RUNNING] + j->n[TS_SUCCEEDED];
 	const char *const *k;
@@ -706,15 +702,13 @@ job_refresh(struct session *ss, struct s_job *j)
 	j->view_ver = j->ver;
 }
 
-void
-view_push_job(struct session *ss, struct s_job *j)
+static void
+push_job_view(struct session *ss, lua_State *L, struct s_job *j)
 {
-	lua_State *L = ss->L;
-
 	if (j->view == 0) {
 		int i;
 
-		j->view = new_view(ss, VIEW_JOB, j);
+		j->view = new_view(ss, L, VIEW_JOB, j);
 		set_str(L, "key", j->key);
 		set_str(L, "name", j->name);
 		set_str(L, "namespace", j->ns);
@@ -739,12 +733,18 @@ view_push_job(struct session *ss, struct s_job *j)
 				lua_setfield(L, -2, j->roles[i].role);
 			}
 		lua_setfield(L, -2, "min_task_member");
-		job_refresh(ss, j);
+		job_refresh(L, j);
 		return;
 	}
-	get_view(ss, j->view);
+	get_view(ss, L, j->view);
 	if (j->view_ver != j->ver)
-		job_refresh(ss, j);
+		job_refresh(L, j);
+}
+
+void
+view_push_job(struct session *ss, struct s_job *j)
+{
+	push_job_view(ss, ss->L, j);
 }
 
 void
@@ -755,7 +755,7 @@ view_push_task(struct session *ss, struct s_task *t)
 	if (t->view == 0) {
 		/* name, namespace, uid, role, creation, resreq and job
 		   when first read (lazy_task). */
-		t->view = new_view(ss, VIEW_TASK, t);
+		t->view = new_view(ss, L, VIEW_TASK, t);
 		set_int(L, "priority", t->priority);
 		lua_pushboolean(L, t->best_effort);
 		lua_setfield(L, -2, "best_effort");
@@ -764,7 +764,7 @@ view_push_task(struct session *ss, struct s_task *t)
 		lua_pushboolean(L, t->preemptable);
 		lua_setfield(L, -2, "preemptable");
 	} else
-		get_view(ss, t->view);
+		get_view(ss, L, t->view);
 	push_str(L, task_status_names[t->status]);
 	lua_setfield(L, -2, "status");
 	if (t->node != NULL)
@@ -781,14 +781,14 @@ view_push_node(struct session *ss, struct s_node *n)
 	struct podspec_res fi;
 
 	if (n->view == 0) {
-		n->view = new_view(ss, VIEW_NODE, n);
+		n->view = new_view(ss, L, VIEW_NODE, n);
 		set_str(L, "name", n->name);
 		push_res(L, &n->alloc);
 		lua_setfield(L, -2, "allocatable");
 		set_int(L, "max_pods", n->alloc.pods);
 		n->view_ver = n->ver - 1;
 	} else
-		get_view(ss, n->view);
+		get_view(ss, L, n->view);
 	if (n->view_ver == n->ver)
 		return;
 	push_res(L, &n->idle);
@@ -827,10 +827,10 @@ view_push_queue(struct session *ss, struct s_queue *q)
 	lua_State *L = ss->L;
 
 	if (q->view != 0) {
-		get_view(ss, q->view);
+		get_view(ss, L, q->view);
 		return;
 	}
-	q->view = new_view(ss, VIEW_QUEUE, q);
+	q->view = new_view(ss, L, VIEW_QUEUE, q);
 	set_str(L, "name", q->name);
 	set_int(L, "weight", q->weight);
 	set_int(L, "priority", q->priority);
