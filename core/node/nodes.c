@@ -418,11 +418,11 @@ node_event(node_mgr *m, const store_event *ev)
 		write_node_status(m, n, ev->obj);
 }
 
-/* A pod bound to a managed node that we have not seen: take it on (t is
-   its tree, the caller's to give). */
+/* A pod bound to a managed node that we have not seen: take it on. */
 static void
-adopt_pod(node_mgr *m, struct node *n, const store_obj *o, cJSON *t)
+adopt_pod(node_mgr *m, struct node *n, const store_obj *o)
 {
+	cJSON *t = store_obj_tree(o);
 	const char *phase = json_str(t, "status.phase");
 	struct node_pod *p;
 
@@ -465,7 +465,7 @@ pod_event(node_mgr *m, const store_event *ev)
 	if (ev->type == STORE_DELETED || o->node_name[0] == '\0' ||
 	    (n = hmap_get(m->nodes, o->node_name)) == NULL)
 		return;
-	adopt_pod(m, n, o, store_obj_take_tree(ev->obj));
+	adopt_pod(m, n, o);
 }
 
 static void
@@ -712,7 +712,7 @@ node_mgr_start(node_mgr *m)
 			if (o != NULL && hmap_get(m->pods, o->uid) == NULL &&
 			    hmap_get(m->nodes, o->node_name) != NULL)
 				adopt_pod(m, hmap_get(m->nodes, o->node_name),
-				    o, store_obj_tree(o));
+				    o);
 			free(keys[i]);
 		}
 		free(keys);

@@ -1416,8 +1416,8 @@ registry_bind(registry *rg, const char *ns, const char *name,
 	}
 	json_set_str(json_obj(obj, "spec"), "nodeName", node);
 	set_condition(obj, "PodScheduled", "True");
-	/* The pod's node parses every pod it takes on: it takes this tree. */
-	rev = store_put_tree(rg->st, "pods", ns, name, obj);
+	rev = store_put(rg->st, "pods", ns, name, obj);
+	cJSON_Delete(obj);
 	ok(res, 201, status_success(), rev);
 }
 

@@ -143,21 +143,9 @@ store_obj_unref(store_obj *o)
 	}
 	rbuf_unref(o->json);
 	cJSON_Delete(o->labels);
-	cJSON_Delete(o->tree);
 	free(o->owners);
 	free(o->strs);
 	free(o);
-}
-
-cJSON *
-store_obj_take_tree(store_obj *o)
-{
-	cJSON *t = o->tree;
-
-	if (t == NULL)
-		return store_obj_tree(o);
-	o->tree = NULL;
-	return t;
 }
 
 cJSON *
@@ -509,9 +497,6 @@ durable(void *arg, uint64_t rev)
 		st->headpending++;
 		for (i = 0; i < st->nsubs; i++)
 			st->subs[i].cb(st->subs[i].arg, e);
-		/* Not taken: the version stays, its tree need not. */
-		cJSON_Delete(e->obj->tree);
-		e->obj->tree = NULL;
 		store_obj_unref(e->obj);
 		store_obj_unref(e->old);
 	}
@@ -925,17 +910,6 @@ store_put(store *st, const char *res, const char *ns, const char *name,
 	st->stats.puts++;
 	push_event(st, old ? STORE_MODIFIED : STORE_ADDED, o, old);
 	return o->rev;
-}
-
-uint64_t
-store_put_tree(store *st, const char *res, const char *ns, const char *name,
-    cJSON *obj)
-{
-	uint64_t rev = store_put(st, res, ns, name, obj);
-
-	/* The event just queued is this version's. */
-	st->pending[st->npending - 1].obj->tree = obj;
-	return rev;
 }
 
 uint64_t

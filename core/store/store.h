@@ -51,8 +51,6 @@ typedef struct store_obj {
 			      at open (store_derive), or NULL */
 	uint64_t fknown;   /* store filters run on this version (bit = id) */
 	uint64_t fmatch;   /* and those that matched */
-	cJSON *tree;       /* the tree it was written from, until its event
-			      is delivered (store_put_tree), or NULL */
 } store_obj;
 
 /*
@@ -88,12 +86,6 @@ store_obj *store_obj_ref(store_obj *);
 void store_obj_unref(store_obj *);
 /* Parse the stored JSON into a new tree (caller frees). */
 cJSON *store_obj_tree(const store_obj *);
-/*
- * The same for a subscriber to an event: the tree the version was
- * written from when its writer gave it (store_put_tree) and no one took
- * it yet, else a parse. The caller owns it either way.
- */
-cJSON *store_obj_take_tree(store_obj *);
 
 uint64_t store_rev(const store *);
 /* The oldest revision since which this process has seen every change. */
@@ -127,15 +119,6 @@ void store_each_res(const store *, void (*fn)(const char *res, size_t n,
  */
 uint64_t store_put(store *, const char *res, const char *ns, const char *name,
     cJSON *obj);
-/*
- * store_put, and obj is the store's from here: kept beside the version
- * until its event has been delivered, so that the subscriber that would
- * parse it takes it instead (a bound pod's node, which parses every pod
- * it takes on). For writes whose events are parsed; the memory it holds
- * is that of the writes waiting for one log commit.
- */
-uint64_t store_put_tree(store *, const char *res, const char *ns,
-    const char *name, cJSON *obj);
 /*
  * A test run on the tree of each version of res as it is written (the
  * store has the tree then), so that a subscriber asking it of an event's

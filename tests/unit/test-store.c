@@ -22,32 +22,6 @@ on_event(void *arg, const store_event *e)
 	last_type = e->type;
 }
 
-/* Takes the tree of each ADDED "given*" pod twice: the writer's, then a
-   parse; for "given2" not at all. */
-static const cJSON *given;
-static int took_given, took_parsed, took_rv_ok;
-
-static void
-on_take(void *arg, const store_event *e)
-{
-	cJSON *a, *b;
-	const cJSON *rv;
-
-	(void)arg;
-	if (e->type != STORE_ADDED || strcmp(e->obj->name, "given") != 0)
-		return;
-	a = store_obj_take_tree(e->obj);
-	b = store_obj_take_tree(e->obj);
-	took_given = a == given;
-	took_parsed = b != NULL && b != given;
-	rv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
-	    a, "metadata"), "resourceVersion");
-	took_rv_ok = cJSON_IsString(rv) &&
-	    strtoull(rv->valuestring, NULL, 10) == e->obj->rev;
-	cJSON_Delete(a);
-	cJSON_Delete(b);
-}
-
 static void
 on_durable(void *arg)
 {
@@ -195,28 +169,6 @@ main(void)
 		CHECK(store_filter_add(st, "nodes", in_a, &calls) == -1);
 	}
 	CHECK(store_rev(st) == 8);
-	{
-		/* A tree given with the write goes to the first subscriber
-		   that asks for it, once; one no one takes goes after the
-		   event. */
-		cJSON *t1 = obj("a", "given", "u20", NULL);
-
-		store_subscribe(st, on_take, NULL);
-		given = t1;
-		store_put_tree(st, "pods", "a", "given", t1);
-		store_put_tree(st, "pods", "a", "given2", obj("a", "given2",
-		    "u21", NULL));
-		CHECK(store_get(st, "pods", "a", "given")->tree == t1);
-		durable_calls = 0;
-		store_when_durable(st, store_rev(st), on_durable, NULL);
-		while (durable_calls == 0)
-			uv_run(loop, UV_RUN_ONCE);
-		CHECK(took_given);
-		CHECK(took_parsed);
-		CHECK(took_rv_ok);
-		CHECK(store_get(st, "pods", "a", "given")->tree == NULL);
-		CHECK(store_get(st, "pods", "a", "given2")->tree == NULL);
-	}
 	store_close(st);
 	uv_run(loop, UV_RUN_NOWAIT);
 	{
