@@ -978,8 +978,7 @@ apply(registry *rg, const resource *r, const char *ns, const char *name,
 	/* An apply without resourceVersion never conflicts on it. */
 	if (json_str(cfg, "metadata.resourceVersion") == NULL)
 		json_del(json_obj(merged, "metadata"), "resourceVersion");
-	set_managed(merged, opts->field_manager, "Apply", NULL, r,
-	    cfg);
+	set_managed(merged, opts->field_manager, "Apply", NULL, r, cfg);
 	cJSON_Delete(cfg);
 	update_merged(rg, r, r->namespaced ? ns : "", name, merged, o, NULL, &o2,
 	    res);
