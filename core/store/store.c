@@ -701,7 +701,9 @@ store_list_refs(store *st, const char *res, store_obj ***out)
 void
 store_sort(store_obj **objs, size_t n)
 {
-	qsort(objs, n, sizeof *objs, cmp_obj);
+	/* An empty copy may be NULL, which qsort must not be given. */
+	if (n > 1)
+		qsort(objs, n, sizeof *objs, cmp_obj);
 }
 
 size_t
