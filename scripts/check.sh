@@ -50,4 +50,21 @@ if [ "${VOLRAY_FUZZ:-1}" != 0 ] && command -v clang >/dev/null 2>&1; then
 	fi
 	cd ..
 fi
+# VOLRAY_ASAN=1: every test again against an AddressSanitizer and
+# UBSan build (build-asan/), stopping at the first report (UBSan's are
+# not fatal by default and would pass unseen).
+if [ "${VOLRAY_ASAN:-0}" = 1 ]; then
+	mkdir -p build-asan
+	cd build-asan
+	[ -f Makefile ] || ../configure --enable-asan CFLAGS="-g -O1" >configure.out 2>&1
+	make -j2 >/dev/null
+	if ! ASAN_OPTIONS=detect_leaks=1 \
+	    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 make -j2 check; then
+		grep -l 'ERROR: AddressSanitizer\|runtime error\|SUMMARY: AddressSanitizer' \
+		    tests/unit/*.log tests/blackbox/*.log 2>/dev/null |
+		    while read -r log; do echo "===== $log"; tail -n 60 "$log"; done
+		exit 1
+	fi
+	cd ..
+fi
 echo "check: all tests passed"
