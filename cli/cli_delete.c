@@ -391,6 +391,8 @@ parse_jsonpath(struct waitfor *w, const char *in)
 			w->value = cli_buf_strdup(v);
 		if (*w->value == '\0') {
 			cli_buf_free(&b);
+			free(w->value);
+			w->value = NULL;
 			return cli_opt_usage("wait", "jsonpath wait has to have a "
 			    "value after equal sign");
 		}

@@ -52,13 +52,15 @@ if [ "${VOLRAY_FUZZ:-1}" != 0 ] && command -v clang >/dev/null 2>&1; then
 fi
 # VOLRAY_ASAN=1: every test again against an AddressSanitizer and
 # UBSan build (build-asan/), stopping at the first report (UBSan's are
-# not fatal by default and would pass unseen).
+# not fatal by default and would pass unseen). Leaks are not checked
+# here: volrayd and volray leave some of what they built to the exit
+# (flags, the gc); the unit tests and fuzz targets check leaks.
 if [ "${VOLRAY_ASAN:-0}" = 1 ]; then
 	mkdir -p build-asan
 	cd build-asan
 	[ -f Makefile ] || ../configure --enable-asan CFLAGS="-g -O1" >configure.out 2>&1
 	make -j2 >/dev/null
-	if ! ASAN_OPTIONS=detect_leaks=1 \
+	if ! ASAN_OPTIONS=detect_leaks=0 \
 	    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 make -j2 check; then
 		grep -l 'ERROR: AddressSanitizer\|runtime error\|SUMMARY: AddressSanitizer' \
 		    tests/unit/*.log tests/blackbox/*.log 2>/dev/null |
