@@ -12,16 +12,21 @@ mkdir -p build
 cd build
 [ -f Makefile ] || ../configure --enable-debug
 make -j2
-if ! make -j2 check; then
+# The logs of the tests that failed, in the build directory we are in.
+print_failures() {
 	for log in tests/unit/*.log tests/blackbox/*.log; do
 		[ -f "$log" ] || continue
 		case "$log" in *test-suite.log) continue ;; esac
 		trs="${log%.log}.trs"
-		if [ -f "$trs" ] && grep -q ':test-result: FAIL\|:test-result: ERROR' "$trs"; then
+		if [ -f "$trs" ] &&
+		    grep -q ':test-result: FAIL\|:test-result: ERROR' "$trs"; then
 			echo "===== $log"
 			tail -n 80 "$log"
 		fi
 	done
+}
+if ! make -j2 check; then
+	print_failures
 	exit 1
 fi
 cd ..
@@ -58,13 +63,12 @@ fi
 if [ "${VOLRAY_ASAN:-0}" = 1 ]; then
 	mkdir -p build-asan
 	cd build-asan
-	[ -f Makefile ] || ../configure --enable-asan CFLAGS="-g -O1" >configure.out 2>&1
+	[ -f Makefile ] || ../configure --enable-asan CFLAGS="-g -O1" \
+	    >configure.out 2>&1
 	make -j2 >/dev/null
 	if ! ASAN_OPTIONS=detect_leaks=0 \
 	    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 make -j2 check; then
-		grep -l 'ERROR: AddressSanitizer\|runtime error\|SUMMARY: AddressSanitizer' \
-		    tests/unit/*.log tests/blackbox/*.log 2>/dev/null |
-		    while read -r log; do echo "===== $log"; tail -n 60 "$log"; done
+		print_failures
 		exit 1
 	fi
 	cd ..

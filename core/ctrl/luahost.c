@@ -2,10 +2,11 @@
  * Lua host. A state's allocator (luaalloc.c) counts bytes against a cap
  * (allocation past it fails, which Lua turns into a "not enough memory"
  * error in the script that asked); a count hook every 1000 instructions
- * aborts a call past its budget. Scripts get a private _ENV whose __index looks names up
- * in a shared read-only base (the safe libraries, `volray`, `require`) and
- * raises "unknown global" otherwise. `require` loads lib/NAME.lua from the
- * roots, each module in its own environment, once per state.
+ * aborts a call past its budget. Scripts get a private _ENV whose __index
+ * looks names up in a shared read-only base (the safe libraries, `volray`,
+ * `require`) and raises "unknown global" otherwise. `require` loads
+ * lib/NAME.lua from the roots, each module in its own environment, once
+ * per state.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -399,9 +399,9 @@ admit(registry *rg, const resource *r, cJSON *obj, const cJSON *old,
 	return NULL;
 }
 
-static void
-set_managed(cJSON *obj, const char *manager, const char *operation,
-    const char *subresource, const resource *r, const cJSON *applied);
+static int set_managed(cJSON *obj, const char *manager,
+    const char *operation, const char *subresource, const resource *r,
+    const cJSON *applied);
 static void touch_managed(cJSON *obj, const char *manager);
 
 void
@@ -533,8 +533,8 @@ finish_delete(registry *rg, const resource *r, const char *ns,
  * the generation cannot move. Unless an admission hook reviews status
  * writes (it sees old and new side by side), the stored tree itself
  * becomes the new object with its status swapped: no copy of the object,
- * and the no-op check compares statuses (and the managed fields a field
- * manager touches), not whole trees.
+ * and the no-op check compares statuses (and asks set_managed whether the
+ * managed fields changed), not whole trees.
  */
 static void
 update_status(registry *rg, const resource *r, const char *name, cJSON *req,
@@ -542,9 +542,10 @@ update_status(registry *rg, const resource *r, const char *name, cJSON *req,
     struct reg_result *res)
 {
 	cJSON *st = cJSON_DetachItemFromObjectCaseSensitive(req, "status");
-	cJSON *obj, *was, *causes, *managed = NULL, *err = NULL;
+	cJSON *obj, *was, *causes, *err = NULL;
 	const char *fm = opts->field_manager;
 	int track = fm != NULL && *fm && strcmp(fm, "kubectl") != 0;
+	int managed = 0;	/* the managed fields changed */
 	uint64_t rev;
 
 	cJSON_Delete(req);
@@ -565,34 +566,26 @@ update_status(registry *rg, const resource *r, const char *name, cJSON *req,
 		causes = NULL;
 	}
 	cJSON_Delete(causes);
-	if (err == NULL && track) {
-		if (old == NULL)
-			managed = cJSON_Duplicate(json_at(obj,
-			    "metadata.managedFields"), 1);
-		set_managed(obj, fm, "Update", "status", r, NULL);
-	}
+	if (err == NULL && track)
+		managed = set_managed(obj, fm, "Update", "status", r, NULL);
 	if (err == NULL && old != NULL)
 		err = admit_hook(rg, r, cur->ns, old, obj, opts);
 	if (err != NULL) {
 		cJSON_Delete(obj);
 		cJSON_Delete(old);
 		cJSON_Delete(was);
-		cJSON_Delete(managed);
 		fail(res, err);
 		return;
 	}
-	if (old != NULL ? json_equal(obj, old) : json_equal(st, was) &&
-	    (!track || json_equal(json_at(obj, "metadata.managedFields"),
-	    managed))) {
+	if (old != NULL ? json_equal(obj, old) : !managed &&
+	    json_equal(st, was)) {
 		/* A no-op write: obj equals the current object. */
 		cJSON_Delete(old);
 		cJSON_Delete(was);
-		cJSON_Delete(managed);
 		ok(res, 200, obj, 0);
 		return;
 	}
 	cJSON_Delete(was);
-	cJSON_Delete(managed);
 	if (opts->dry_run) {
 		cJSON_Delete(old);
 		ok(res, 200, obj, 0);
@@ -826,8 +819,9 @@ fields_of(const cJSON *v)
 	return f;
 }
 
-/* Record (replace) this manager's entry in metadata.managedFields. */
-static void
+/* Record (replace) this manager's entry in metadata.managedFields; 1 when
+   that changed them. */
+static int
 set_managed(cJSON *obj, const char *manager, const char *operation,
     const char *subresource, const resource *r, const cJSON *applied)
 {
@@ -894,14 +888,19 @@ set_managed(cJSON *obj, const char *manager, const char *operation,
 		cJSON_AddStringToObject(e, "subresource", subresource);
 	if (found == NULL) {
 		cJSON_AddItemToArray(mf, e);
-		return;
+		return 1;
 	}
 	/* Same fields as before: keep the entry's time, so a no-op write
 	 * stays a no-op (update_merged stamps real changes). */
 	if (json_equal(json_at(found, "fieldsV1"), json_at(e, "fieldsV1")) &&
 	    json_str(found, "time") != NULL)
 		json_set_str(e, "time", json_str(found, "time"));
+	if (json_equal(found, e)) {
+		cJSON_Delete(e);
+		return 0;
+	}
 	cJSON_ReplaceItemInArray(mf, i, e);
+	return 1;
 }
 
 /* Stamp this manager's entry with the time of a real change. */

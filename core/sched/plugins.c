@@ -621,7 +621,8 @@ view_pairs(lua_State *L)
 	return 3;
 }
 
-/* On L: the session's thread, or the coroutine reading a lazy field. */
+/* On L: the session's state, as the C function that reads a lazy field
+   was given it. */
 static int
 new_view(struct session *ss, lua_State *L, int kind, void *p)
 {

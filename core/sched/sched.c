@@ -421,7 +421,7 @@ pod_condition(struct sched *s, const cJSON *cur, const char *type,
 		json_set_str(st, "nominatedNodeName", nominated);
 	/* The session's tree is a stored version: the registry takes it
 	   for the current one (409 if a later version replaced it). */
-	st = cJSON_DetachItemFromObjectCaseSensitive(t, "status");
+	cJSON_DetachItemViaPointer(t, st);
 	registry_update_status(s->rg, r, ns, name, t, st, NULL, &res);
 	if (res.code >= 300 && res.code != 404 && res.code != 409)
 		log_warn("scheduler: status of %s/%s: code %d", ns, name,
