@@ -22,6 +22,8 @@ fi
 
 RUN_DIR=""
 PIDS=""
+# Set by start_etcd; empty when a run has no etcd baseline.
+ETCD_TLS_ARGS=""
 
 bench_cleanup() {
 	rc=$?
