@@ -7,12 +7,13 @@
 # clang is always on the list: it brings libFuzzer, and check.sh runs a
 # short fuzz smoke test (build-fuzz/, ./configure --enable-fuzz) with it.
 # bsdutils brings script(1), with which cli3.sh runs volray on a terminal.
+# libgoogle-perftools-dev brings tcmalloc, volrayd's allocator (configure).
 set -eu
 
 need="autoconf automake libtool pkg-config make gcc liblua5.4-dev \
 libuv1-dev libcurl4-openssl-dev libyaml-dev libcjson-dev libhttp-parser-dev \
 libssl-dev openssl curl python3 git python3-kubernetes clang mandoc \
-bsdutils"
+bsdutils libgoogle-perftools-dev"
 extra=""
 [ "${VOLRAY_BENCH:-}" = 1 ] && extra="etcd-server etcd-client"
 
