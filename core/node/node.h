@@ -21,6 +21,7 @@ typedef struct node_mgr node_mgr;
 struct node_stats {
 	uint64_t nodes;			/* managed now */
 	uint64_t pods;			/* managed now */
+	uint64_t waiting;		/* bound here, not yet taken on */
 	uint64_t status_writes;
 	uint64_t lease_writes;
 	uint64_t starts;		/* container instances started */

@@ -181,7 +181,7 @@ struct node_pod {
 	struct node *node;
 	char *key;			/* "ns/name" */
 	char *ns, *name, *uid;
-	cJSON *obj;			/* the pod, until it is admitted */
+	int admitted;			/* by node_pod_start: it runs */
 	cJSON *ann;			/* metadata.annotations, kept */
 	char qos[16];			/* status.qosClass */
 	struct node_ctr *ctrs;		/* init containers first */
@@ -230,6 +230,9 @@ struct node_mgr {
 	uv_idle_t flush_more;		/* keeps the loop turning while dirty
 					   pods wait for the next slice */
 	struct node_pod *dirty, **dirty_tail;	/* in the order they changed */
+	/* Pods bound to a managed node, taken on in the flush slice. */
+	struct adoption *adopt, **adopt_tail;
+	hmap *adopting;			/* uid -> adoption */
 	unsigned next_node_idx;
 	unsigned next_ip;
 	int lease_seconds;		/* leaseDurationSeconds; renewed at 1/4 */
@@ -245,18 +248,29 @@ struct node_mgr {
 void node_pod_restore(struct node_pod *, const cJSON *status);
 
 /* podworker.c */
-struct node_pod *node_pod_new(struct node *, const store_obj *, cJSON *obj);
+struct node_pod *node_pod_new(struct node *, const store_obj *,
+    const cJSON *obj);
+/* Admit the new pod (obj: its stored version) and start it. */
+void node_pod_start(struct node_pod *, const cJSON *obj);
 void node_pod_sync(struct node_pod *);
 void node_pod_terminate(struct node_pod *, uint64_t grace_ms);
 /* The pod is gone from the store: stop everything, write nothing. */
 void node_pod_forget(struct node_pod *);
 void node_pod_free(struct node_pod *);
 void node_pod_dirty(struct node_pod *);
+/*
+ * The pod was just made dirty, through *at (the list's tail before):
+ * write its status now, from t, the tree of its stored version o (t is
+ * taken; parsed again if o is no longer the stored version).
+ */
+void node_pod_flush_now(struct node_pod *, struct node_pod **at,
+    const store_obj *o, cJSON *t);
 /* A container instance ended (any runtime). */
 void node_ctr_exited(struct node_ctr *, int exit_code, const char *reason);
-/* Write the status of dirty pods, oldest first, for at most a slice of
-   time (once per loop turn). */
-void node_flush(node_mgr *);
+/* Write the status of dirty pods, oldest first, until the slice that
+   began at t0 (util_usec) is over: 0 when done, -1 when out of time. */
+#define FLUSH_US	10000
+int node_flush(node_mgr *, uint64_t t0);
 
 /* podstatus.c: the status a kubelet would write for this pod. */
 cJSON *node_pod_status(struct node_pod *, const cJSON *old_status);

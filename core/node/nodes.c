@@ -418,13 +418,17 @@ node_event(node_mgr *m, const store_event *ev)
 		write_node_status(m, n, ev->obj);
 }
 
-/* A pod bound to a managed node that we have not seen: take it on. */
+/*
+ * A pod bound to a managed node that we have not seen: take it on. With
+ * write_now its first status is written at once, from the tree parsed
+ * here (one parse for both; else the flush parses the pod again).
+ */
 static void
-adopt_pod(node_mgr *m, struct node *n, const store_obj *o)
+adopt_pod(node_mgr *m, struct node *n, const store_obj *o, int write_now)
 {
 	cJSON *t = store_obj_tree(o);
 	const char *phase = json_str(t, "status.phase");
-	struct node_pod *p;
+	struct node_pod *p, **at;
 
 	if (phase != NULL && (strcmp(phase, "Succeeded") == 0 ||
 	    strcmp(phase, "Failed") == 0)) {
@@ -439,7 +443,68 @@ adopt_pod(node_mgr *m, struct node *n, const store_obj *o)
 	}
 	p = node_pod_new(n, o, t);
 	node_pod_restore(p, json_at(t, "status"));
-	node_pod_sync(p);
+	at = m->dirty_tail;
+	node_pod_start(p, t);
+	if (write_now)
+		node_pod_flush_now(p, at, o, t);
+	else
+		cJSON_Delete(t);
+}
+
+/*
+ * A bound pod waiting to be taken on in the flush slice, where its
+ * first status is written right after (its tree still warm): a burst of
+ * binds is taken on as fast as its statuses are written, not all at
+ * once. o is the version that was seen; the stored one is taken on.
+ */
+struct adoption {
+	struct adoption *next;
+	store_obj *o;			/* NULL: deleted meanwhile */
+};
+
+static void
+adopt_later(node_mgr *m, const store_obj *o)
+{
+	struct adoption *a = malloc(sizeof *a);
+
+	if (a == NULL)
+		fatal("out of memory");
+	a->next = NULL;
+	a->o = store_obj_ref((store_obj *)o);
+	hmap_put(m->adopting, a->o->uid, a);
+	m->stats.waiting++;
+	*m->adopt_tail = a;
+	m->adopt_tail = &a->next;
+}
+
+/* Take on the waiting pods until the slice that began at t0 is over. */
+static void
+adopt_waiting(node_mgr *m, uint64_t t0)
+{
+	struct adoption *a;
+	const store_obj *o;
+	struct node *n;
+	int count = 0;
+
+	while ((a = m->adopt) != NULL) {
+		if ((++count & 31) == 0 && util_usec() - t0 > FLUSH_US)
+			return;
+		if ((m->adopt = a->next) == NULL)
+			m->adopt_tail = &m->adopt;
+		m->stats.waiting--;
+		if (a->o == NULL) {
+			free(a);
+			continue;
+		}
+		hmap_del(m->adopting, a->o->uid);
+		o = store_get(m->st, "pods", a->o->ns, a->o->name);
+		if (o != NULL && strcmp(o->uid, a->o->uid) == 0 &&
+		    hmap_get(m->pods, o->uid) == NULL &&
+		    (n = hmap_get(m->nodes, o->node_name)) != NULL)
+			adopt_pod(m, n, o, 1);
+		store_obj_unref(a->o);
+		free(a);
+	}
 }
 
 static void
@@ -447,7 +512,7 @@ pod_event(node_mgr *m, const store_event *ev)
 {
 	const store_obj *o = ev->obj;
 	struct node_pod *p = hmap_get(m->pods, o->uid);
-	struct node *n;
+	struct adoption *a;
 
 	if (p != NULL) {
 		if (ev->type == STORE_DELETED)
@@ -462,10 +527,19 @@ pod_event(node_mgr *m, const store_event *ev)
 		}
 		return;
 	}
-	if (ev->type == STORE_DELETED || o->node_name[0] == '\0' ||
-	    (n = hmap_get(m->nodes, o->node_name)) == NULL)
+	if ((a = hmap_get(m->adopting, o->uid)) != NULL) {
+		/* Still waiting: the stored version is taken on then. */
+		if (ev->type == STORE_DELETED) {
+			hmap_del(m->adopting, o->uid);
+			store_obj_unref(a->o);
+			a->o = NULL;
+		}
 		return;
-	adopt_pod(m, n, o);
+	}
+	if (ev->type == STORE_DELETED || o->node_name[0] == '\0' ||
+	    hmap_get(m->nodes, o->node_name) == NULL)
+		return;
+	adopt_later(m, o);
 }
 
 static void
@@ -489,11 +563,15 @@ static void
 on_check(uv_check_t *h)
 {
 	node_mgr *m = h->data;
+	uint64_t t0;
 
-	if (m->dirty != NULL)
-		node_flush(m);
+	if (m->dirty == NULL && m->adopt == NULL)
+		return;
+	t0 = util_usec();
+	if (node_flush(m, t0) == 0)
+		adopt_waiting(m, t0);
 	/* What the slice left: the next turn, without waiting in poll. */
-	if (m->dirty != NULL)
+	if (m->dirty != NULL || m->adopt != NULL)
 		uv_idle_start(&m->flush_more, on_flush_more);
 }
 
@@ -512,13 +590,15 @@ node_mgr_new(uv_loop_t *loop, store *st, registry *rg)
 	node_mgr *m = calloc(1, sizeof *m);
 
 	if (m == NULL || (m->nodes = hmap_new()) == NULL ||
-	    (m->pods = hmap_new()) == NULL)
+	    (m->pods = hmap_new()) == NULL ||
+	    (m->adopting = hmap_new()) == NULL)
 		fatal("out of memory");
 	m->loop = loop;
 	m->st = st;
 	m->rg = rg;
 	m->lease_seconds = LEASE_SECONDS;
 	m->dirty_tail = &m->dirty;
+	m->adopt_tail = &m->adopt;
 	m->wheel = wheel_new(loop);
 	uv_check_init(loop, &m->flush);
 	m->flush.data = m;
@@ -712,7 +792,7 @@ node_mgr_start(node_mgr *m)
 			if (o != NULL && hmap_get(m->pods, o->uid) == NULL &&
 			    hmap_get(m->nodes, o->node_name) != NULL)
 				adopt_pod(m, hmap_get(m->nodes, o->node_name),
-				    o);
+				    o, 0);
 			free(keys[i]);
 		}
 		free(keys);
@@ -727,8 +807,16 @@ node_mgr_start(node_mgr *m)
 void
 node_mgr_free(node_mgr *m)
 {
+	struct adoption *a;
+
 	if (m == NULL)
 		return;
+	while ((a = m->adopt) != NULL) {
+		m->adopt = a->next;
+		store_obj_unref(a->o);
+		free(a);
+	}
+	hmap_free(m->adopting);
 	uv_check_stop(&m->flush);
 	uv_idle_stop(&m->flush_more);
 	wheel_free(m->wheel);

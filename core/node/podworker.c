@@ -38,7 +38,8 @@
 
 static void ctr_start(struct node_pod *, struct node_ctr *);
 static void pod_finish_termination(struct node_pod *);
-static void flush_one(node_mgr *, struct node_pod *);
+static void flush_one(node_mgr *, struct node_pod *, const store_obj *,
+    cJSON *);
 
 const char *
 node_pod_annotation(const struct node_pod *p, const char *key)
@@ -78,7 +79,7 @@ ctr_init(struct node_pod *p, struct node_ctr *c, const cJSON *spec, int init)
 }
 
 struct node_pod *
-node_pod_new(struct node *n, const store_obj *o, cJSON *obj)
+node_pod_new(struct node *n, const store_obj *o, const cJSON *obj)
 {
 	struct node_pod *p = calloc(1, sizeof *p);
 	const cJSON *init = json_at(obj, "spec.initContainers");
@@ -89,7 +90,6 @@ node_pod_new(struct node *n, const store_obj *o, cJSON *obj)
 	if (p == NULL)
 		fatal("out of memory");
 	p->node = n;
-	p->obj = obj;
 	p->ns = strdup(o->ns);
 	p->name = strdup(o->name);
 	p->uid = strdup(o->uid);
@@ -144,7 +144,6 @@ node_pod_free(struct node_pod *p)
 				break;
 			}
 	}
-	cJSON_Delete(p->obj);
 	cJSON_Delete(p->ann);
 	cJSON_Delete(p->conds);
 	free(p->ctrs);
@@ -182,7 +181,7 @@ fail_pod(struct node_pod *p, const char *reason, const char *message)
 
 /* Node-side admission, once: 0 admitted, -1 failed (status says why). */
 static int
-admit(struct node_pod *p)
+admit(struct node_pod *p, const cJSON *pod)
 {
 	struct node *n = p->node;
 	struct podspec_res free_res = n->alloc;
@@ -192,12 +191,12 @@ admit(struct node_pod *p)
 	/* The node's labels matter only to a selector or required affinity
 	   (parsing the node for every pod made a restart with 100,000 pods
 	   parse 100,000 nodes). */
-	if (cJSON_GetArraySize(json_at(p->obj, "spec.nodeSelector")) > 0 ||
-	    json_at(p->obj, "spec.affinity.nodeAffinity."
+	if (cJSON_GetArraySize(json_at(pod, "spec.nodeSelector")) > 0 ||
+	    json_at(pod, "spec.affinity.nodeAffinity."
 	    "requiredDuringSchedulingIgnoredDuringExecution") != NULL) {
 		const store_obj *no = store_get(n->m->st, "nodes", "", n->name);
 		cJSON *t = no ? store_obj_tree(no) : NULL;
-		int match = t == NULL || podspec_node_matches(p->obj, t);
+		int match = t == NULL || podspec_node_matches(pod, t);
 
 		cJSON_Delete(t);
 		if (!match) {
@@ -328,24 +327,31 @@ main_started(const struct node_pod *p)
 	return 1;
 }
 
+/*
+ * A pod just taken on: admitted by the node (or failed, with the reason
+ * in its status), then started. pod is its stored version; only this
+ * reads the whole object.
+ */
+void
+node_pod_start(struct node_pod *p, const cJSON *pod)
+{
+	if (p->terminating || p->phase >= POD_SUCCEEDED)
+		return;
+	if (admit(p, pod) != 0)
+		return;
+	p->admitted = 1;
+	node_pod_dirty(p);
+	node_pod_sync(p);
+}
+
 /* Start what should run now: the next init container, or every main one. */
 void
 node_pod_sync(struct node_pod *p)
 {
 	int i;
 
-	if (p->terminating || p->phase >= POD_SUCCEEDED)
+	if (p->terminating || p->phase >= POD_SUCCEEDED || !p->admitted)
 		return;
-	if (p->obj != NULL) {
-		/* Admitted or not, the whole object is not needed again. */
-		int rc = admit(p);
-
-		cJSON_Delete(p->obj);
-		p->obj = NULL;
-		if (rc != 0)
-			return;
-		node_pod_dirty(p);
-	}
 	if (p->next_init < p->ninit) {
 		struct node_ctr *c = &p->ctrs[p->next_init];
 
@@ -556,7 +562,7 @@ pod_finish_termination(struct node_pod *p)
 		node_pod_dirty(p);
 	}
 	if (p->dirty)
-		flush_one(m, p);
+		flush_one(m, p, NULL, NULL);
 	release(p);
 	wheel_cancel(m->wheel, &p->kill_timer);
 	node_pod_free(p);
@@ -588,18 +594,26 @@ node_pod_forget(struct node_pod *p)
 		node_pod_free(p);
 }
 
-/* Write one pod's status if it changed. */
+/* Write one pod's status if it changed; t, when given, is the tree of
+   version at (taken). */
 static void
-flush_one(node_mgr *m, struct node_pod *p)
+flush_one(node_mgr *m, struct node_pod *p, const store_obj *at, cJSON *t)
 {
 	const resource *r = resource_find("", "v1", "pods");
 	const store_obj *o = store_get(m->st, "pods", p->ns, p->name);
 	struct reg_result res;
-	cJSON *t, *st;
+	cJSON *st;
 
-	if (o == NULL || strcmp(o->uid, p->uid) != 0)
+	if (o == NULL || strcmp(o->uid, p->uid) != 0) {
+		cJSON_Delete(t);
 		return;
-	t = store_obj_tree(o);
+	}
+	if (t != NULL && o != at) {
+		cJSON_Delete(t);
+		t = NULL;
+	}
+	if (t == NULL)
+		t = store_obj_tree(o);
 	st = node_pod_status(p, json_at(t, "status"));
 	if (json_equal(st, json_at(t, "status"))) {
 		cJSON_Delete(st);
@@ -616,27 +630,43 @@ flush_one(node_mgr *m, struct node_pod *p)
 	cJSON_Delete(res.body);
 }
 
+void
+node_pod_flush_now(struct node_pod *p, struct node_pod **at,
+    const store_obj *o, cJSON *t)
+{
+	node_mgr *m = p->node->m;
+
+	if (!p->dirty || *at != p) {
+		cJSON_Delete(t);
+		return;
+	}
+	*at = p->dirty_next;
+	if (m->dirty_tail == &p->dirty_next)
+		m->dirty_tail = at;
+	p->dirty = 0;
+	p->dirty_next = NULL;
+	flush_one(m, p, o, t);
+}
+
 /*
  * At most FLUSH_US of status writes a loop turn (each turn is one group
  * commit): thousands of pods started at once are written over a few
  * turns and the API answers between them.
  */
-#define FLUSH_US	10000
-
-void
-node_flush(node_mgr *m)
+int
+node_flush(node_mgr *m, uint64_t t0)
 {
 	struct node_pod *p;
-	uint64_t t0 = util_usec();
 	int n = 0;
 
 	while ((p = m->dirty) != NULL) {
 		if ((++n & 31) == 0 && util_usec() - t0 > FLUSH_US)
-			break;
+			return -1;
 		if ((m->dirty = p->dirty_next) == NULL)
 			m->dirty_tail = &m->dirty;
 		p->dirty = 0;
 		p->dirty_next = NULL;
-		flush_one(m, p);
+		flush_one(m, p, NULL, NULL);
 	}
+	return 0;
 }
