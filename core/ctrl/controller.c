@@ -48,6 +48,8 @@ struct ctrl {
 	char *user_name;           /* system:controller:NAME-controller */
 	user_info user;
 	const resource *primary;
+	selector *fields;	/* only primaries that match are queued */
+	int filter;		/* fields as a store filter, or -1 */
 	const resource **owns;
 	int nowns;
 	struct watchdef *watches;
@@ -87,6 +89,9 @@ ctrl_free(struct ctrl *c, int keep_queue)
 	free(c->file);
 	free(c->user_name);
 	free(c->owns);
+	if (c->filter >= 0)
+		store_filter_remove(c->rt->st, c->filter);
+	selector_free(c->fields);
 	for (i = 0; i < c->nwatches; i++) {
 		if (c->watches[i].filter >= 0)
 			store_filter_remove(c->rt->st, c->watches[i].filter);
@@ -260,6 +265,26 @@ enqueue_owner(struct ctrl *c, const store_obj *o)
 	}
 }
 
+/* Whether o matches a field selector (none: yes), judged when the
+   version was written (filter), or else from its bytes or its tree. */
+static int
+fields_match(const selector *fields, int filter, const store_obj *o)
+{
+	int ok;
+
+	if (fields == NULL)
+		return 1;
+	ok = store_obj_filtered(o, filter);
+	if (ok < 0 && selector_fields_may_match(fields, o->json->data,
+	    o->json->len)) {
+		cJSON *t = store_obj_tree(o);
+
+		ok = selector_match_fields(fields, t);
+		cJSON_Delete(t);
+	}
+	return ok > 0;
+}
+
 /* Ask a watch's map function which keys an object concerns; an object
  * its field selector refuses never crosses into Lua. */
 static void
@@ -269,20 +294,8 @@ enqueue_mapped(struct ctrl *c, const struct watchdef *w, const store_obj *o)
 	char *err = NULL;
 	int i, n, rc;
 
-	if (w->fields != NULL) {
-		/* Judged when the version was written, or parse it. */
-		int ok = store_obj_filtered(o, w->filter);
-
-		if (ok < 0 && selector_fields_may_match(w->fields,
-		    o->json->data, o->json->len)) {
-			cJSON *t = store_obj_tree(o);
-
-			ok = selector_match_fields(w->fields, t);
-			cJSON_Delete(t);
-		}
-		if (ok <= 0)
-			return;
-	}
+	if (!fields_match(w->fields, w->filter, o))
+		return;
 	lua_rawgeti(L, LUA_REGISTRYINDEX, w->map_ref);
 	luaconv_push_json(L, o->json->data, o->json->len);
 	c->rt->api.user = &c->user;
@@ -317,7 +330,8 @@ on_event(void *arg, const store_event *e)
 	for (i = 0; i < rt->nctrls; i++) {
 		struct ctrl *c = rt->ctrls[i];
 
-		if (strcmp(res, c->primary->store_key) == 0)
+		if (strcmp(res, c->primary->store_key) == 0 &&
+		    fields_match(c->fields, c->filter, e->obj))
 			enqueue_obj(c, e->obj);
 		for (j = 0; j < c->nowns; j++) {
 			if (strcmp(res, c->owns[j]->store_key) != 0)
@@ -490,6 +504,7 @@ ctrl_from_table(controller_rt *rt, lua_State *L, const char *rel,
 	c->user.groups = ctrl_groups;
 	c->user.ngroups = 1;
 	c->reconcile_ref = LUA_NOREF;
+	c->filter = -1;
 	if (!lua_istable(L, t)) {
 		if (asprintf(cause, "%s: a controller must return a table",
 		    rel) < 0)
@@ -498,6 +513,29 @@ ctrl_from_table(controller_rt *rt, lua_State *L, const char *rel,
 	}
 	if ((c->primary = field_resource(L, t, "primary", rel, cause)) == NULL)
 		goto fail;
+	lua_getfield(L, t, "fields");
+	if (lua_isstring(L, -1)) {
+		char *why = NULL;
+
+		if ((c->fields = selector_parse_fields(lua_tostring(L, -1),
+		    &why)) == NULL) {
+			if (asprintf(cause, "%s: fields: %s", rel, why ? why :
+			    "bad field selector") < 0)
+				*cause = NULL;
+			free(why);
+			lua_pop(L, 1);
+			goto fail;
+		}
+		c->filter = store_filter_add(c->rt->st, c->primary->store_key,
+		    match_fields, c->fields);
+	} else if (!lua_isnil(L, -1)) {
+		if (asprintf(cause, "%s: fields must be a field selector "
+		    "string", rel) < 0)
+			*cause = NULL;
+		lua_pop(L, 1);
+		goto fail;
+	}
+	lua_pop(L, 1);
 	lua_getfield(L, t, "reconcile");
 	if (!lua_isfunction(L, -1)) {
 		lua_pop(L, 1);

@@ -51,6 +51,9 @@ end
 
 local controller = {
   primary = PODGROUPS,
+  -- A PodGroup with a phase has nothing left for this controller: its
+  -- status writes (the scheduler's, thousands a second) stay in C.
+  fields = "status.phase=",
   -- Only volcano's pods without a group cross into Lua: the selector is
   -- matched in C (a missing annotation equals ""; a path segment may hold
   -- dots, as the annotation key does).

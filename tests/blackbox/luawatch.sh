@@ -2,7 +2,8 @@
 # A controller's watches (volray-lua(7)): map names the primary keys a
 # watched object concerns; `fields` keeps objects its field selector
 # refuses out of Lua altogether; `previous = true` maps the object as it
-# was before a change too, so the key it left hears of it.
+# was before a change too, so the key it left hears of it. A controller's
+# own `fields` keeps changes of primaries it refuses out of its queue.
 . "$(dirname "$0")/lib.sh"
 POL="$WORK/policies"
 mkdir -p "$POL/controllers"
@@ -36,7 +37,23 @@ function c.reconcile(req)
 end
 return c
 LUA
+# A primary with `fields`: only Secrets of type volray.io/stamp are
+# queued when they change; each one reconciled gets a ConfigMap seen-NAME.
+cat >"$POL/controllers/stamp.lua" <<'LUA'
+local v = volray
+local c = { primary = "v1/secrets", fields = "type=volray.io/stamp" }
+function c.reconcile(req)
+  if v.get("v1/secrets", req.namespace, req.name) == nil then return nil end
+  local _, err, code = v.create({ apiVersion = "v1", kind = "ConfigMap",
+    metadata = { name = "seen-" .. req.name, namespace = req.namespace } })
+  if err and code ~= 409 then error(err) end
+  return nil
+end
+return c
+LUA
 start_daemon --policy-dir "$POL"
+k create clusterrole stamp --verb=get,list,watch,create --resource=configmaps,secrets >/dev/null
+k create clusterrolebinding stamp --clusterrole=stamp --user=system:controller:stamp-controller >/dev/null
 k create clusterrole mirror --verb=get,list,watch,create,patch --resource=configmaps,secrets >/dev/null
 k create clusterrolebinding mirror --clusterrole=mirror --user=system:controller:mirror-controller >/dev/null
 
@@ -66,3 +83,11 @@ k label secret s1 target=d --overwrite >/dev/null
 wait_eq 1 "configmap d" count d
 wait_eq 0 "configmap a after s1 left it" count a
 pass "watches.previous: the key an object no longer maps to is enqueued too"
+
+# t1 is not of the stamp type and comes first: once seen-t2 exists, the
+# stamp controller has had t1's event too.
+secret t1 Opaque none
+secret t2 volray.io/stamp none
+wait_eq seen-t2 "configmap seen-t2" k get configmap seen-t2 -o jsonpath='{.metadata.name}'
+expect_eq "" "$(k get configmap seen-t1 -o name --ignore-not-found)" "a primary its fields refuse is not reconciled"
+pass "fields keeps changes of other primaries out of the controller's queue"
