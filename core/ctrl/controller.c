@@ -38,6 +38,8 @@ struct watchdef {
 	selector *fields;	/* only objects that match reach map */
 	int filter;		/* fields as a store filter, or -1 */
 	int previous;		/* map the object before a change too */
+	char **paths;		/* map sees only these (NULL: all) */
+	int npaths;
 };
 
 static const char *const ctrl_groups[] = { USER_GROUP_AUTHENTICATED };
@@ -79,7 +81,7 @@ struct controller_rt {
 static void
 ctrl_free(struct ctrl *c, int keep_queue)
 {
-	int i;
+	int i, j;
 
 	if (c == NULL)
 		return;
@@ -96,12 +98,41 @@ ctrl_free(struct ctrl *c, int keep_queue)
 		if (c->watches[i].filter >= 0)
 			store_filter_remove(c->rt->st, c->watches[i].filter);
 		selector_free(c->watches[i].fields);
+		for (j = 0; j < c->watches[i].npaths; j++)
+			free(c->watches[i].paths[j]);
+		free(c->watches[i].paths);
 	}
 	free(c->watches);
 	free(c);
 }
 
 static void enqueue_all(struct ctrl *);
+
+/* A watch's paths, from the value on top (nil: none): 0, or -1 when
+   it is not a list of strings. */
+static int
+watch_paths(lua_State *L, struct watchdef *w)
+{
+	int n, i;
+
+	if (lua_isnil(L, -1))
+		return 0;
+	if (!lua_istable(L, -1))
+		return -1;
+	n = (int)lua_rawlen(L, -1);
+	if ((w->paths = calloc(n + 1, sizeof *w->paths)) == NULL)
+		fatal("out of memory");
+	for (i = 1; i <= n; i++) {
+		lua_rawgeti(L, -1, i);
+		if (!lua_isstring(L, -1)) {
+			lua_pop(L, 1);
+			return -1;
+		}
+		w->paths[w->npaths++] = strdup(lua_tostring(L, -1));
+		lua_pop(L, 1);
+	}
+	return 0;
+}
 
 /* A watch's field selector, as a store filter. */
 static int
@@ -297,7 +328,11 @@ enqueue_mapped(struct ctrl *c, const struct watchdef *w, const store_obj *o)
 	if (!fields_match(w->fields, w->filter, o))
 		return;
 	lua_rawgeti(L, LUA_REGISTRYINDEX, w->map_ref);
-	luaconv_push_json(L, o->json->data, o->json->len);
+	if (w->npaths > 0)
+		luaconv_push_json_paths(L, o->json->data, o->json->len,
+		    w->paths, w->npaths);
+	else
+		luaconv_push_json(L, o->json->data, o->json->len);
 	c->rt->api.user = &c->user;
 	rc = luahost_call(L, 1, 1, &err);
 	c->rt->api.user = NULL;
@@ -597,6 +632,16 @@ ctrl_from_table(controller_rt *rt, lua_State *L, const char *rel,
 			    LUA_REGISTRYINDEX);
 			lua_getfield(L, -1, "previous");
 			c->watches[c->nwatches].previous = lua_toboolean(L, -1);
+			lua_pop(L, 1);
+			lua_getfield(L, -1, "paths");
+			if (watch_paths(L, &c->watches[c->nwatches]) != 0) {
+				if (asprintf(cause, "%s: watches[%d].paths must "
+				    "be a list of strings", rel, i) < 0)
+					*cause = NULL;
+				c->nwatches++;
+				lua_pop(L, 3);
+				goto fail;
+			}
 			lua_pop(L, 1);
 			lua_getfield(L, -1, "fields");
 			if (lua_isstring(L, -1)) {

@@ -184,6 +184,19 @@ list_match(const store_obj *o, const selector *labels, const selector *fields)
  * volray.list(resource, namespace|nil, {labels=, selector=, fields=,
  * owner=uid, uid=uid}) -> array of objects
  */
+#define LIST_PATHS	32
+
+/* A listed object, whole or only its paths. */
+static void
+push_listed(lua_State *L, const store_obj *o, char *const *paths, int n)
+{
+	if (n > 0)
+		luaconv_push_json_paths(L, o->json->data, o->json->len, paths,
+		    n);
+	else
+		luaconv_push_json(L, o->json->data, o->json->len);
+}
+
 static int
 l_list_impl(lua_State *L)
 {
@@ -192,9 +205,10 @@ l_list_impl(lua_State *L)
 	const char *ns = r->namespaced ? luaL_optstring(L, 2, NULL) : NULL;
 	selector *labels = NULL, *fields = NULL;
 	const char *owner = NULL, *uid = NULL;
+	char *paths[LIST_PATHS];
 	store_obj *const *objs;
 	size_t n, i;
-	int k = 1, d;
+	int k = 1, d, npaths = 0;
 
 	if (ns != NULL && *ns == '\0')
 		ns = NULL;
@@ -230,6 +244,25 @@ l_list_impl(lua_State *L)
 		lua_getfield(L, 3, "uid");
 		uid = lua_tostring(L, -1);
 		lua_pop(L, 1);
+		/* The strings stay in the options table, on the stack. */
+		lua_getfield(L, 3, "paths");
+		if (lua_istable(L, -1)) {
+			int np = (int)lua_rawlen(L, -1), j;
+
+			for (j = 1; j <= np; j++) {
+				lua_rawgeti(L, -1, j);
+				if (!lua_isstring(L, -1) || np > LIST_PATHS) {
+					selector_free(labels);
+					selector_free(fields);
+					lua_pushfstring(L, "paths: a list of at "
+					    "most %d strings", LIST_PATHS);
+					return lua_error(L);
+				}
+				paths[npaths++] = (char *)lua_tostring(L, -1);
+				lua_pop(L, 1);
+			}
+		}
+		lua_pop(L, 1);
 	}
 	if (uid != NULL) {
 		/* At most one object has the uid: the uid index finds it. */
@@ -239,7 +272,7 @@ l_list_impl(lua_State *L)
 		if (o != NULL && strcmp(o->res, r->store_key) == 0 &&
 		    (ns == NULL || strcmp(o->ns, ns) == 0) &&
 		    list_match(o, labels, fields)) {
-			luaconv_push_json(L, o->json->data, o->json->len);
+			push_listed(L, o, paths, npaths);
 			lua_rawseti(L, -2, k++);
 		}
 	} else if (owner != NULL) {
@@ -254,7 +287,7 @@ l_list_impl(lua_State *L)
 			if (o != NULL && strcmp(o->res, r->store_key) == 0 &&
 			    (ns == NULL || strcmp(o->ns, ns) == 0) &&
 			    list_match(o, labels, fields)) {
-				luaconv_push_json(L, o->json->data, o->json->len);
+				push_listed(L, o, paths, npaths);
 				lua_rawseti(L, -2, k++);
 			}
 		}
@@ -264,8 +297,7 @@ l_list_impl(lua_State *L)
 		for (i = 0; i < n; i++) {
 			if (!list_match(objs[i], labels, fields))
 				continue;
-			luaconv_push_json(L, objs[i]->json->data,
-			    objs[i]->json->len);
+			push_listed(L, objs[i], paths, npaths);
 			lua_rawseti(L, -2, k++);
 		}
 	}

@@ -121,6 +121,73 @@ luaconv_push_json(lua_State *L, const char *json, size_t len)
 	cJSON_Delete(t);
 }
 
+/* Set path (from p on) of the table on top to v, making the tables on
+   the way. */
+static void
+set_path(lua_State *L, const char *p, const cJSON *v)
+{
+	const char *dot;
+	int depth = 0;
+
+	while ((dot = strchr(p, '.')) != NULL) {
+		lua_pushlstring(L, p, (size_t)(dot - p));
+		lua_pushvalue(L, -1);
+		if (lua_rawget(L, -3) != LUA_TTABLE) {
+			lua_pop(L, 1);
+			lua_newtable(L);
+			lua_pushvalue(L, -2);
+			lua_pushvalue(L, -2);
+			lua_rawset(L, -5);
+		}
+		lua_remove(L, -2);
+		depth++;
+		p = dot + 1;
+	}
+	lua_pushstring(L, p);
+	push_depth(L, v, depth + 1);
+	lua_rawset(L, -3);
+	lua_pop(L, depth);
+}
+
+void
+luaconv_push_json_paths(lua_State *L, const char *json, size_t len,
+    char *const *paths, int n)
+{
+	cJSON *t = cJSON_ParseWithLength(json, len);
+	int i;
+
+	if (t == NULL) {
+		lua_pushnil(L);
+		return;
+	}
+	luaL_checkstack(L, 8, "paths");
+	lua_createtable(L, 0, n);
+	for (i = 0; i < n; i++) {
+		const cJSON *v = t;
+		const char *p = paths[i], *dot;
+		char key[256];
+
+		/* Walk the tree first: nothing is made for an absent path. */
+		while (v != NULL && (dot = strchr(p, '.')) != NULL) {
+			size_t kl = (size_t)(dot - p);
+
+			if (kl >= sizeof key) {
+				v = NULL;
+				break;
+			}
+			memcpy(key, p, kl);
+			key[kl] = '\0';
+			v = cJSON_GetObjectItemCaseSensitive(v, key);
+			p = dot + 1;
+		}
+		if (v != NULL)
+			v = cJSON_GetObjectItemCaseSensitive(v, p);
+		if (v != NULL && (v->type & 0xff) != cJSON_NULL)
+			set_path(L, paths[i], v);
+	}
+	cJSON_Delete(t);
+}
+
 static int
 is_marked_array(lua_State *L, int idx)
 {

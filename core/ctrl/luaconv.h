@@ -16,6 +16,14 @@ void luaconv_init(lua_State *);
 void luaconv_push(lua_State *, const cJSON *);
 /* Push the Lua form of serialized JSON; pushes nil on a parse error. */
 void luaconv_push_json(lua_State *, const char *json, size_t len);
+/*
+ * The same, keeping only the n paths given ("spec.queue": keys split at
+ * dots), nested as in the object; an absent path is left out. For a
+ * script that reads a few fields of many objects: the rest never becomes
+ * Lua tables and strings.
+ */
+void luaconv_push_json_paths(lua_State *, const char *json, size_t len,
+    char *const *paths, int n);
 /* The value at idx as a tree; NULL with *cause for unconvertible values. */
 cJSON *luaconv_to_json(lua_State *, int idx, char **cause);
 /* Push the null sentinel. */

@@ -55,7 +55,8 @@ local controller = {
   primary = QUEUES,
   watches = {
     -- previous: a PodGroup that moves to another queue leaves this one.
-    { resource = PODGROUPS, previous = true,
+    -- paths: the map reads only the queue (the rest stays in C).
+    { resource = PODGROUPS, previous = true, paths = { "spec.queue" },
       map = function(pg) pg_gen = pg_gen + 1; return queue_of(pg) end },
     { resource = QUEUES, map = function(q) return children(q.metadata.name) end },
   },
@@ -96,9 +97,12 @@ local function new_count()
     groups = 0 }
 end
 
+-- All a tally reads of a PodGroup.
+local TALLY_PATHS = { "spec.queue", "status.phase" }
+
 local function take_tally(now)
   tally, tally_at, tally_gen = {}, now, pg_gen
-  for _, pg in ipairs(v.list(PODGROUPS)) do
+  for _, pg in ipairs(v.list(PODGROUPS, nil, { paths = TALLY_PATHS })) do
     local name = queue_of(pg)
     local t = tally[name]
     if t == nil then t = new_count(); tally[name] = t end

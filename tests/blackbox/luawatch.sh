@@ -1,9 +1,10 @@
 #!/bin/sh
 # A controller's watches (volray-lua(7)): map names the primary keys a
 # watched object concerns; `fields` keeps objects its field selector
-# refuses out of Lua altogether; `previous = true` maps the object as it
-# was before a change too, so the key it left hears of it. A controller's
-# own `fields` keeps changes of primaries it refuses out of its queue.
+# refuses out of Lua altogether; `paths` gives map only those fields;
+# `previous = true` maps the object as it was before a change too, so
+# the key it left hears of it. A controller's own `fields` keeps changes
+# of primaries it refuses out of its queue; volray.list's `paths`.
 . "$(dirname "$0")/lib.sh"
 POL="$WORK/policies"
 mkdir -p "$POL/controllers"
@@ -15,7 +16,8 @@ local function target(s) return s.metadata.namespace .. "/" .. s.metadata.labels
 local c = {
   primary = "v1/configmaps",
   watches = { { resource = "v1/secrets", fields = "type=volray.io/mirror",
-    previous = true, map = target } },
+    previous = true, paths = { "metadata.namespace", "metadata.labels.target" },
+    map = target } },
 }
 function c.reconcile(req)
   local n = 0
@@ -38,14 +40,22 @@ end
 return c
 LUA
 # A primary with `fields`: only Secrets of type volray.io/stamp are
-# queued when they change; each one reconciled gets a ConfigMap seen-NAME.
+# queued when they change; each one reconciled gets a ConfigMap seen-NAME
+# that says which keys volray.list's `paths` gave of it.
 cat >"$POL/controllers/stamp.lua" <<'LUA'
 local v = volray
 local c = { primary = "v1/secrets", fields = "type=volray.io/stamp" }
 function c.reconcile(req)
   if v.get("v1/secrets", req.namespace, req.name) == nil then return nil end
+  local got = v.list("v1/secrets", req.namespace, { fields = "metadata.name=" .. req.name,
+    paths = { "metadata.name", "type", "data.absent" } })[1]
+  local keys = {}
+  for k in pairs(got) do keys[#keys + 1] = k end
+  for k in pairs(got.metadata) do keys[#keys + 1] = "metadata." .. k end
+  table.sort(keys)
   local _, err, code = v.create({ apiVersion = "v1", kind = "ConfigMap",
-    metadata = { name = "seen-" .. req.name, namespace = req.namespace } })
+    metadata = { name = "seen-" .. req.name, namespace = req.namespace },
+    data = { keys = table.concat(keys, ","), type = got.type } })
   if err and code ~= 409 then error(err) end
   return nil
 end
@@ -91,3 +101,5 @@ secret t2 volray.io/stamp none
 wait_eq seen-t2 "configmap seen-t2" k get configmap seen-t2 -o jsonpath='{.metadata.name}'
 expect_eq "" "$(k get configmap seen-t1 -o name --ignore-not-found)" "a primary its fields refuse is not reconciled"
 pass "fields keeps changes of other primaries out of the controller's queue"
+expect_eq "metadata,metadata.name,type volray.io/stamp" "$(k get configmap seen-t2 -o jsonpath='{.data.keys} {.data.type}')" "volray.list paths"
+pass "volray.list's paths give only those fields, nested; an absent one is left out"
