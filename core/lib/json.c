@@ -12,21 +12,34 @@
 #include "lib/log.h"
 
 cJSON *
+json_member(const cJSON *o, const char *key, size_t len)
+{
+	const cJSON *c;
+
+	if (!cJSON_IsObject(o))
+		return NULL;
+	/* The first byte before a call: most keys differ there (cJSON's
+	   own lookup strcmp's every member up to the match). */
+	for (c = o->child; c != NULL; c = c->next)
+		if (c->string != NULL && c->string[0] == (len ? key[0] : '\0') &&
+		    (len == 0 || (strncmp(c->string, key, len) == 0 &&
+		    c->string[len] == '\0')))
+			return (cJSON *)c;
+	return NULL;
+}
+
+cJSON *
 json_at(const cJSON *o, const char *path)
 {
-	char part[256];
 	const char *dot;
 	size_t n;
 
 	while (o != NULL && *path) {
 		dot = strchr(path, '.');
 		n = dot ? (size_t)(dot - path) : strlen(path);
-		if (n >= sizeof part)
+		if (n >= 256)
 			return NULL;
-		memcpy(part, path, n);
-		part[n] = '\0';
-		o = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, part) :
-		    NULL;
+		o = json_member(o, path, n);
 		path += n + (dot != NULL);
 	}
 	return (cJSON *)o;
