@@ -1,13 +1,7 @@
 /*
- * Hash map keyed by NUL-terminated strings (FNV-1a), open addressing with
- * linear probing: each slot holds the hash, the key pointer (borrowed from
- * the caller) and the value, so a lookup reads one run of adjacent slots
- * and compares a key's bytes only when the whole hash matches. The maps
- * that matter hold every pod (the store's indexes, the node manager's),
- * where a lookup is a cache miss or two: chained nodes, each its own
- * allocation, cost one more miss per step. The slot array doubles when
- * three quarters are taken; a removal shifts the slots after it back (no
- * tombstones), so lookups stay short after churn.
+ * Chained hash map keyed by NUL-terminated strings (FNV-1a). The bucket array
+ * doubles when the load passes 1, so lookups stay O(1) at any size; entries
+ * are small nodes that borrow the caller's key pointer.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,15 +10,16 @@
 #include "lib/hmap.h"
 #include "lib/log.h"
 
-struct slot {
+struct hnode {
+	struct hnode *next;
+	const char *key;
 	uint32_t hash;
-	const char *key;		/* NULL: empty */
 	void *value;
 };
 
 struct hmap {
-	struct slot *s;
-	size_t mask;			/* slots - 1 */
+	struct hnode **b;
+	size_t nb;
 	size_t count;
 };
 
@@ -38,16 +33,6 @@ hash_str(const char *s)
 	return h;
 }
 
-static struct slot *
-slots_new(size_t n)
-{
-	struct slot *s = calloc(n, sizeof *s);
-
-	if (s == NULL)
-		fatal("out of memory");
-	return s;
-}
-
 hmap *
 hmap_new(void)
 {
@@ -55,76 +40,89 @@ hmap_new(void)
 
 	if (m == NULL)
 		fatal("out of memory");
-	m->mask = 15;
-	m->s = slots_new(m->mask + 1);
+	m->nb = 16;
+	m->b = calloc(m->nb, sizeof *m->b);
+	if (m->b == NULL)
+		fatal("out of memory");
 	return m;
 }
 
 void
 hmap_free(hmap *m)
 {
+	size_t i;
+	struct hnode *n, *next;
+
 	if (m == NULL)
 		return;
-	free(m->s);
+	for (i = 0; i < m->nb; i++) {
+		for (n = m->b[i]; n != NULL; n = next) {
+			next = n->next;
+			free(n);
+		}
+	}
+	free(m->b);
 	free(m);
 }
 
-/* The slot that holds key, or the empty slot where it would go. */
-static struct slot *
-find(const hmap *m, const char *key, uint32_t h)
-{
-	size_t i = h & m->mask;
-	struct slot *s;
-
-	for (;; i = (i + 1) & m->mask) {
-		s = &m->s[i];
-		if (s->key == NULL ||
-		    (s->hash == h && strcmp(s->key, key) == 0))
-			return s;
-	}
-}
-
-/* Double the slot array and place every entry again. */
+/* Double the bucket array and rehash every node into it. */
 static void
 grow(hmap *m)
 {
-	struct slot *old = m->s;
-	size_t n = m->mask + 1, i;
+	size_t nb = m->nb * 2, i;
+	struct hnode **b = calloc(nb, sizeof *b), *n, *next;
 
-	m->mask = n * 2 - 1;
-	m->s = slots_new(n * 2);
-	for (i = 0; i < n; i++)
-		if (old[i].key != NULL)
-			*find(m, old[i].key, old[i].hash) = old[i];
-	free(old);
+	if (b == NULL)
+		fatal("out of memory");
+	for (i = 0; i < m->nb; i++) {
+		for (n = m->b[i]; n != NULL; n = next) {
+			next = n->next;
+			n->next = b[n->hash & (nb - 1)];
+			b[n->hash & (nb - 1)] = n;
+		}
+	}
+	free(m->b);
+	m->b = b;
+	m->nb = nb;
 }
 
 void *
 hmap_get(const hmap *m, const char *key)
 {
-	return find(m, key, hash_str(key))->value;
+	uint32_t h = hash_str(key);
+	struct hnode *n;
+
+	for (n = m->b[h & (m->nb - 1)]; n != NULL; n = n->next)
+		if (n->hash == h && strcmp(n->key, key) == 0)
+			return n->value;
+	return NULL;
 }
 
 void *
 hmap_put(hmap *m, const char *key, void *value)
 {
 	uint32_t h = hash_str(key);
-	struct slot *s = find(m, key, h);
+	struct hnode *n;
 	void *old;
 
-	if (s->key != NULL) {
-		old = s->value;
-		s->key = key;
-		s->value = value;
-		return old;
+	for (n = m->b[h & (m->nb - 1)]; n != NULL; n = n->next) {
+		if (n->hash == h && strcmp(n->key, key) == 0) {
+			old = n->value;
+			n->value = value;
+			n->key = key;
+			return old;
+		}
 	}
-	if ((m->count + 1) * 4 > (m->mask + 1) * 3) {
+	if (m->count >= m->nb)
 		grow(m);
-		s = find(m, key, h);
-	}
-	s->hash = h;
-	s->key = key;
-	s->value = value;
+	n = malloc(sizeof *n);
+	if (n == NULL)
+		fatal("out of memory");
+	n->key = key;
+	n->hash = h;
+	n->value = value;
+	n->next = m->b[h & (m->nb - 1)];
+	m->b[h & (m->nb - 1)] = n;
 	m->count++;
 	return NULL;
 }
@@ -132,29 +130,20 @@ hmap_put(hmap *m, const char *key, void *value)
 void *
 hmap_del(hmap *m, const char *key)
 {
-	struct slot *s = find(m, key, hash_str(key));
-	size_t i = (size_t)(s - m->s), j, home;
-	void *old = s->value;
+	uint32_t h = hash_str(key);
+	struct hnode **p, *n;
+	void *old;
 
-	if (s->key == NULL)
-		return NULL;
-	/*
-	 * Backward shift: move up each following entry of the run whose
-	 * home slot is not between the hole and it (cyclically), so that no
-	 * lookup meets an empty slot before its key.
-	 */
-	for (j = (i + 1) & m->mask; m->s[j].key != NULL;
-	    j = (j + 1) & m->mask) {
-		home = m->s[j].hash & m->mask;
-		if (((j - home) & m->mask) >= ((j - i) & m->mask)) {
-			m->s[i] = m->s[j];
-			i = j;
+	for (p = &m->b[h & (m->nb - 1)]; (n = *p) != NULL; p = &n->next) {
+		if (n->hash == h && strcmp(n->key, key) == 0) {
+			*p = n->next;
+			old = n->value;
+			free(n);
+			m->count--;
+			return old;
 		}
 	}
-	m->s[i].key = NULL;
-	m->s[i].value = NULL;
-	m->count--;
-	return old;
+	return NULL;
 }
 
 size_t
@@ -167,8 +156,10 @@ void
 hmap_each(const hmap *m, int (*fn)(const char *, void *, void *), void *arg)
 {
 	size_t i;
+	struct hnode *n;
 
-	for (i = 0; i <= m->mask; i++)
-		if (m->s[i].key != NULL && fn(m->s[i].key, m->s[i].value, arg))
-			return;
+	for (i = 0; i < m->nb; i++)
+		for (n = m->b[i]; n != NULL; n = n->next)
+			if (fn(n->key, n->value, arg))
+				return;
 }
