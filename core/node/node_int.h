@@ -268,9 +268,9 @@ void node_pod_flush_now(struct node_pod *, struct node_pod **at,
 /* A container instance ended (any runtime). */
 void node_ctr_exited(struct node_ctr *, int exit_code, const char *reason);
 /* Write the status of dirty pods, oldest first, until the slice that
-   began at t0 (util_usec) is over: 0 when done, -1 when out of time. */
+   began at t0 (util_usec) is over. */
 #define FLUSH_US	10000
-int node_flush(node_mgr *, uint64_t t0);
+void node_flush(node_mgr *, uint64_t t0);
 
 /* podstatus.c: the status a kubelet would write for this pod. */
 cJSON *node_pod_status(struct node_pod *, const cJSON *old_status);

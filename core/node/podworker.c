@@ -653,7 +653,7 @@ node_pod_flush_now(struct node_pod *p, struct node_pod **at,
  * commit): thousands of pods started at once are written over a few
  * turns and the API answers between them.
  */
-int
+void
 node_flush(node_mgr *m, uint64_t t0)
 {
 	struct node_pod *p;
@@ -661,12 +661,11 @@ node_flush(node_mgr *m, uint64_t t0)
 
 	while ((p = m->dirty) != NULL) {
 		if ((++n & 31) == 0 && util_usec() - t0 > FLUSH_US)
-			return -1;
+			return;
 		if ((m->dirty = p->dirty_next) == NULL)
 			m->dirty_tail = &m->dirty;
 		p->dirty = 0;
 		p->dirty_next = NULL;
 		flush_one(m, p, NULL, NULL);
 	}
-	return 0;
 }
