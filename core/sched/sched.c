@@ -904,6 +904,8 @@ session_finish(struct sched *s)
 	s->stats.cycles++;
 	s->stats.last_cycle_us = s->t_capture + s->t_snap + s->t_run;
 	s->stats.cycle_us += s->stats.last_cycle_us;
+	if (ss->nbinds > 0)
+		s->stats.last_bind_cycle_us = s->stats.last_cycle_us;
 	if (s->pending_work)
 		uv_timer_start(&s->soon, on_soon, SOON_MS, 0);
 }
@@ -1009,6 +1011,8 @@ print_metrics(FILE *f, void *arg)
 	    "volray_scheduler_plugin_failures_total %llu\n"
 	    "# TYPE volray_scheduler_last_cycle_seconds gauge\n"
 	    "volray_scheduler_last_cycle_seconds %.6f\n"
+	    "# TYPE volray_scheduler_last_binding_cycle_seconds gauge\n"
+	    "volray_scheduler_last_binding_cycle_seconds %.6f\n"
 	    "# TYPE volray_scheduler_cycle_seconds_total counter\n"
 	    "volray_scheduler_cycle_seconds_total %.6f\n"
 	    "# TYPE volray_scheduler_lua_seconds_total counter\n"
@@ -1019,6 +1023,7 @@ print_metrics(FILE *f, void *arg)
 	    (unsigned long long)s->stats.evictions,
 	    (unsigned long long)s->stats.plugin_failures,
 	    (double)s->stats.last_cycle_us / 1e6,
+	    (double)s->stats.last_bind_cycle_us / 1e6,
 	    (double)s->stats.cycle_us / 1e6, (double)s->stats.lua_us / 1e6);
 }
 

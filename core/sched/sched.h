@@ -31,6 +31,7 @@ struct sched_stats {
 	uint64_t lua_us;		/* inside plugin calls, all cycles */
 	uint64_t cycle_us;		/* all cycles */
 	uint64_t last_cycle_us;
+	uint64_t last_bind_cycle_us;	/* the last session that bound */
 };
 
 /* Have the store keep the scheduler's summary of each pod version (call
