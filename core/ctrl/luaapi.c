@@ -180,10 +180,6 @@ list_match(const store_obj *o, const selector *labels, const selector *fields)
 	return m;
 }
 
-/*
- * volray.list(resource, namespace|nil, {labels=, selector=, fields=,
- * owner=uid, uid=uid}) -> array of objects
- */
 #define LIST_PATHS	32
 
 /* A listed object, whole or only its paths. */
@@ -196,6 +192,12 @@ push_listed(lua_State *L, const store_obj *o, char *const *paths, int n)
 	else
 		luaconv_push_json(L, o->json->data, o->json->len);
 }
+
+/*
+ * volray.list(resource, namespace|nil, {labels=, selector=, fields=,
+ * owner=uid, uid=uid, paths={...}}) -> array of objects (with paths:
+ * each only those fields)
+ */
 
 static int
 l_list_impl(lua_State *L)

@@ -13,6 +13,7 @@
 #include <lauxlib.h>
 
 #include "ctrl/luaconv.h"
+#include "lib/json.h"
 #include "lib/log.h"
 
 #define ARRAY_MT "volray.array"
@@ -130,6 +131,9 @@ set_path(lua_State *L, const char *p, const cJSON *v)
 	int depth = 0;
 
 	while ((dot = strchr(p, '.')) != NULL) {
+		/* A table a level stays on the stack: a script's path may
+		   be deep. */
+		luaL_checkstack(L, 4, "paths: too deep");
 		lua_pushlstring(L, p, (size_t)(dot - p));
 		lua_pushvalue(L, -1);
 		if (lua_rawget(L, -3) != LUA_TTABLE) {
@@ -160,28 +164,12 @@ luaconv_push_json_paths(lua_State *L, const char *json, size_t len,
 		lua_pushnil(L);
 		return;
 	}
-	luaL_checkstack(L, 8, "paths");
+	luaL_checkstack(L, 4, "paths");
 	lua_createtable(L, 0, n);
 	for (i = 0; i < n; i++) {
-		const cJSON *v = t;
-		const char *p = paths[i], *dot;
-		char key[256];
+		/* Found first: nothing is made for an absent path. */
+		const cJSON *v = json_at(t, paths[i]);
 
-		/* Walk the tree first: nothing is made for an absent path. */
-		while (v != NULL && (dot = strchr(p, '.')) != NULL) {
-			size_t kl = (size_t)(dot - p);
-
-			if (kl >= sizeof key) {
-				v = NULL;
-				break;
-			}
-			memcpy(key, p, kl);
-			key[kl] = '\0';
-			v = cJSON_GetObjectItemCaseSensitive(v, key);
-			p = dot + 1;
-		}
-		if (v != NULL)
-			v = cJSON_GetObjectItemCaseSensitive(v, p);
 		if (v != NULL && (v->type & 0xff) != cJSON_NULL)
 			set_path(L, paths[i], v);
 	}

@@ -207,6 +207,42 @@ main(void)
 	CHECK(out == NULL && has(err, "function"));
 	free(err);
 	lua_pop(L, 1);
+	{
+		/* paths: only those, nested; absent and null ones left out;
+		   a path 150 levels deep (a table each on the stack). */
+		const char *json = "{\"a\":1,\"g\":{\"h\":[1],\"k\":\"v\","
+		    "\"n\":null},\"z\":2}";
+		char *paths[] = { "g.h", "g.k", "g.n", "x.y", "a" };
+		char *deep = calloc(1, 150 * 4 + 64), *dj = calloc(1, 150 * 8 + 64);
+		char *dp[1];
+		int i, top = lua_gettop(L);
+
+		luaconv_push_json_paths(L, json, strlen(json), paths, 5);
+		out = luaconv_to_json(L, -1, &err);
+		in = cJSON_Parse("{\"a\":1,\"g\":{\"h\":[1],\"k\":\"v\"}}");
+		CHECK(out != NULL && json_equal(in, out));
+		cJSON_Delete(in);
+		cJSON_Delete(out);
+		lua_pop(L, 1);
+		for (i = 0; i < 150; i++) {
+			strcat(deep, i ? ".a" : "a");
+			strcat(dj, "{\"a\":");
+		}
+		strcat(dj, "7");
+		for (i = 0; i < 150; i++)
+			strcat(dj, "}");
+		dp[0] = deep;
+		luaconv_push_json_paths(L, dj, strlen(dj), dp, 1);
+		out = luaconv_to_json(L, -1, &err);
+		in = cJSON_Parse(dj);
+		CHECK(out != NULL && json_equal(in, out));
+		CHECK(lua_gettop(L) == top + 1);
+		cJSON_Delete(in);
+		cJSON_Delete(out);
+		lua_pop(L, 1);
+		free(deep);
+		free(dj);
+	}
 
 	luahost_state_close(L);
 	luahost_free(h);
