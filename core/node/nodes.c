@@ -365,27 +365,27 @@ node_event(node_mgr *m, const store_event *ev)
 	cJSON *t;
 
 	if (ev->type == STORE_DELETED) {
-		store_obj *const *pods;
+		const char **on;
 		size_t np, i;
 		char **keys;
 
 		if (n != NULL)
 			unmanage(m, n);
-		/* Pods bound to a node that is gone go at once (pod GC). */
-		np = store_list(m->st, "pods", NULL, &pods);
+		/* Pods bound to a node that is gone go at once (pod GC): the
+		   store's index by node (the removals change it: a copy). */
+		np = store_on_node(m->st, ev->obj->name, &on);
 		keys = calloc(np + 1, sizeof *keys);
 		for (i = 0; i < np; i++)
-			if (strcmp(pods[i]->node_name, ev->obj->name) == 0)
-				keys[i] = util_printf("%s/%s", pods[i]->ns,
-				    pods[i]->name);
+			keys[i] = strdup(on[i]);
 		for (i = 0; i < np; i++) {
-			char *slash;
+			/* "pods/NS/NAME" */
+			char *slash = strncmp(keys[i], "pods/", 5) == 0 ?
+			    strchr(keys[i] + 5, '/') : NULL;
 
-			if (keys[i] == NULL)
-				continue;
-			slash = strchr(keys[i], '/');
-			*slash = '\0';
-			node_remove_pod(m, keys[i], slash + 1);
+			if (slash != NULL) {
+				*slash = '\0';
+				node_remove_pod(m, keys[i] + 5, slash + 1);
+			}
 			free(keys[i]);
 		}
 		free(keys);

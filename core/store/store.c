@@ -32,6 +32,7 @@ struct coll {
 	int dirty;
 };
 
+/* The keys of the objects that name one owner uid (or one node). */
 struct deps {
 	char *uid;
 	char **keys;
@@ -65,6 +66,7 @@ struct store {
 	hmap *colls;
 	hmap *uids;
 	hmap *deps;
+	hmap *on_node;             /* spec.nodeName -> deps */
 	store_event *pending;
 	size_t npending, cappending, headpending;
 	struct waiter *waiters;
@@ -275,15 +277,15 @@ nskey(const store_obj *o)
 }
 
 static void
-deps_add(store *st, const char *owner_uid, const char *key)
+deps_add(hmap *deps, const char *owner_uid, const char *key)
 {
-	struct deps *d = hmap_get(st->deps, owner_uid);
+	struct deps *d = hmap_get(deps, owner_uid);
 
 	if (d == NULL) {
 		d = calloc(1, sizeof *d);
 		if (d == NULL || (d->uid = strdup(owner_uid)) == NULL)
 			fatal("out of memory");
-		hmap_put(st->deps, d->uid, d);
+		hmap_put(deps, d->uid, d);
 	}
 	if (d->n == d->cap) {
 		d->cap = d->cap ? d->cap * 2 : 4;
@@ -296,9 +298,9 @@ deps_add(store *st, const char *owner_uid, const char *key)
 }
 
 static void
-deps_remove(store *st, const char *owner_uid, const char *key)
+deps_remove(hmap *deps, const char *owner_uid, const char *key)
 {
-	struct deps *d = hmap_get(st->deps, owner_uid);
+	struct deps *d = hmap_get(deps, owner_uid);
 	size_t i;
 
 	if (d == NULL)
@@ -311,7 +313,7 @@ deps_remove(store *st, const char *owner_uid, const char *key)
 		}
 	}
 	if (d->n == 0) {
-		hmap_del(st->deps, d->uid);
+		hmap_del(deps, d->uid);
 		free(d->keys);
 		free(d->uid);
 		free(d);
@@ -337,14 +339,21 @@ index_set(store *st, const char *res, const char *nsname, store_obj *o)
 		if (*old->uid && hmap_get(st->uids, old->uid) == old)
 			hmap_del(st->uids, old->uid);
 		for (i = 0; i < old->nowners; i++)
-			deps_remove(st, old->owners[i].uid, old->key);
+			deps_remove(st->deps, old->owners[i].uid, old->key);
 	}
 	if (o != NULL) {
 		if (*o->uid)
 			hmap_put(st->uids, o->uid, o);
 		for (i = 0; i < o->nowners; i++)
-			deps_add(st, o->owners[i].uid, o->key);
+			deps_add(st->deps, o->owners[i].uid, o->key);
 	}
+	/* By node: once bound, a pod's node does not change. */
+	if (old != NULL && *old->node_name && (o == NULL ||
+	    strcmp(o->node_name, old->node_name) != 0))
+		deps_remove(st->on_node, old->node_name, old->key);
+	if (o != NULL && *o->node_name && (old == NULL ||
+	    strcmp(o->node_name, old->node_name) != 0))
+		deps_add(st->on_node, o->node_name, o->key);
 	if (o != NULL && old != NULL && !c->dirty && c->sorted != NULL) {
 		/*
 		 * A new version of an object keeps its place in the sorted
@@ -520,6 +529,7 @@ store_open(uv_loop_t *loop, const char *data_dir, store **out, char **cause)
 	st->colls = hmap_new();
 	st->uids = hmap_new();
 	st->deps = hmap_new();
+	st->on_node = hmap_new();
 	if (wal_open(loop, data_dir, replay, durable, st, &last, &st->wal,
 	    cause) != 0) {
 		store_close(st);
@@ -593,6 +603,8 @@ store_close(store *st)
 	hmap_free(st->uids);
 	hmap_each(st->deps, free_deps, NULL);
 	hmap_free(st->deps);
+	hmap_each(st->on_node, free_deps, NULL);
+	hmap_free(st->on_node);
 	for (i = 0; i < (size_t)st->nfilters; i++)
 		free(st->filters[i].res);
 	free(st);
@@ -982,10 +994,10 @@ store_subscribe_flush(store *st, void (*fn)(void *), void *arg)
 	st->nflush++;
 }
 
-size_t
-store_dependents(const store *st, const char *uid, const char ***keys)
+static size_t
+deps_keys(hmap *deps, const char *uid, const char ***keys)
 {
-	struct deps *d = hmap_get(st->deps, uid);
+	struct deps *d = hmap_get(deps, uid);
 
 	if (d == NULL) {
 		*keys = NULL;
@@ -993,6 +1005,18 @@ store_dependents(const store *st, const char *uid, const char ***keys)
 	}
 	*keys = (const char **)d->keys;
 	return d->n;
+}
+
+size_t
+store_dependents(const store *st, const char *uid, const char ***keys)
+{
+	return deps_keys(st->deps, uid, keys);
+}
+
+size_t
+store_on_node(const store *st, const char *node, const char ***keys)
+{
+	return deps_keys(st->on_node, node, keys);
 }
 
 void

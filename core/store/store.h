@@ -147,6 +147,9 @@ void store_subscribe_flush(store *, void (*fn)(void *arg), void *arg);
 
 /* Keys ("res/ns/name") of objects with an ownerReference to uid. */
 size_t store_dependents(const store *, const char *uid, const char ***keys);
+/* Keys of the objects (pods) whose spec.nodeName is node; the array
+   changes with the next write: copy what a loop that writes needs. */
+size_t store_on_node(const store *, const char *node, const char ***keys);
 /* Split a key into its parts; returns a store_obj or NULL. */
 const store_obj *store_get_key(const store *, const char *key);
 

@@ -169,6 +169,26 @@ main(void)
 		CHECK(store_filter_add(st, "nodes", in_a, &calls) == -1);
 	}
 	CHECK(store_rev(st) == 8);
+	{
+		/* The index by node: a pod is listed once bound, and no
+		   longer when deleted. */
+		cJSON *t = obj("a", "onnode", "u40", NULL);
+		const char **keys;
+
+		CHECK(store_on_node(st, "n1", &keys) == 0);
+		store_put(st, "pods", "a", "onnode", t);
+		CHECK(store_on_node(st, "n1", &keys) == 0);
+		cJSON_AddItemToObject(t, "spec", cJSON_Parse(
+		    "{\"nodeName\":\"n1\"}"));
+		store_put(st, "pods", "a", "onnode", t);
+		store_put(st, "pods", "a", "onnode", t);	/* a status write */
+		CHECK(store_on_node(st, "n1", &keys) == 1 &&
+		    strcmp(keys[0], "pods/a/onnode") == 0);
+		store_delete(st, "pods", "a", "onnode", t);
+		CHECK(store_on_node(st, "n1", &keys) == 0);
+		cJSON_Delete(t);
+	}
+	CHECK(store_rev(st) == 12);
 	store_close(st);
 	uv_run(loop, UV_RUN_NOWAIT);
 	{
