@@ -18,13 +18,14 @@ json_member(const cJSON *o, const char *key, size_t len)
 
 	if (!cJSON_IsObject(o))
 		return NULL;
-	/* The first byte before a call: most keys differ there (cJSON's
-	   own lookup strcmp's every member up to the match). */
-	for (c = o->child; c != NULL; c = c->next)
-		if (c->string != NULL && c->string[0] == (len ? key[0] : '\0') &&
-		    (len == 0 || (strncmp(c->string, key, len) == 0 &&
-		    c->string[len] == '\0')))
+	for (c = o->child; c != NULL; c = c->next) {
+		/* The first byte before a call: most keys differ there
+		   (cJSON's own lookup strcmp's every member to the match). */
+		if (c->string == NULL || (len > 0 && c->string[0] != key[0]))
+			continue;
+		if (strncmp(c->string, key, len) == 0 && c->string[len] == '\0')
 			return (cJSON *)c;
+	}
 	return NULL;
 }
 
@@ -37,8 +38,6 @@ json_at(const cJSON *o, const char *path)
 	while (o != NULL && *path) {
 		dot = strchr(path, '.');
 		n = dot ? (size_t)(dot - path) : strlen(path);
-		if (n >= 256)
-			return NULL;
 		o = json_member(o, path, n);
 		path += n + (dot != NULL);
 	}

@@ -8,10 +8,10 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 
-/* Item at a dotted path ("metadata.name"), or NULL. */
 /* Member key (len bytes, no NUL needed) of object o, the first if it
    repeats; NULL when o is no object or has none. */
 cJSON *json_member(const cJSON *o, const char *key, size_t len);
+/* Item at a dotted path ("metadata.name"), or NULL. */
 cJSON *json_at(const cJSON *, const char *path);
 /* String at a dotted path, or NULL when absent or not a string. */
 const char *json_str(const cJSON *, const char *path);

@@ -472,7 +472,6 @@ adopt_later(node_mgr *m, const store_obj *o)
 	a->next = NULL;
 	a->o = store_obj_ref((store_obj *)o);
 	hmap_put(m->adopting, a->o->uid, a);
-	m->stats.waiting++;
 	*m->adopt_tail = a;
 	m->adopt_tail = &a->next;
 }
@@ -491,7 +490,6 @@ adopt_waiting(node_mgr *m, uint64_t t0)
 			return;
 		if ((m->adopt = a->next) == NULL)
 			m->adopt_tail = &m->adopt;
-		m->stats.waiting--;
 		if (a->o == NULL) {
 			free(a);
 			continue;
@@ -828,4 +826,5 @@ void
 node_mgr_stats(const node_mgr *m, struct node_stats *out)
 {
 	*out = m->stats;
+	out->waiting = hmap_count(m->adopting);
 }
