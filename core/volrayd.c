@@ -17,21 +17,22 @@
 #include <unistd.h>
 
 #include "api/api.h"
-#include "api/http.h"
 #include "api/limits.h"
 #include "api/looplag.h"
-#include "api/metrics.h"
-#include "api/tls.h"
 #include "api/watch.h"
 #include "auth/authn.h"
 #include "auth/kubeconfig.h"
 #include "auth/pki.h"
 #include "auth/rbac.h"
+#include "client/embedded.h"
 #include "ctrl/controller.h"
-#include "ctrl/luahost.h"
 #include "ctrl/luahttp.h"
 #include "lib/log.h"
+#include "lib/metrics.h"
 #include "lib/util.h"
+#include "luahost/luahost.h"
+#include "net/http.h"
+#include "net/tls.h"
 #include "node/lifecycle.h"
 #include "node/node.h"
 #include "ray/ray.h"
@@ -48,6 +49,7 @@ struct daemon {
 	uv_loop_t *loop;
 	store *st;
 	registry *rg;
+	client *client;		/* how the workers below the API see it */
 	watch_hub *hub;
 	gc *gc;
 	luahost *lua;
@@ -409,6 +411,7 @@ main(int argc, char **argv)
 	log_info("volrayd: store at revision %llu",
 	    (unsigned long long)store_rev(d.st));
 	d.rg = registry_new(d.st);
+	d.client = embedded_new(d.st, d.rg);
 	admission_set_toleration_seconds(d.f.not_ready_seconds,
 	    d.f.unreachable_seconds);
 	d.hub = watch_hub_new(d.loop, d.st);

@@ -21,9 +21,9 @@
 #include <strings.h>
 
 #include "api/api_int.h"
+#include "api/apimetrics.h"
 #include "api/discovery.h"
 #include "api/limits.h"
-#include "api/metrics.h"
 #include "auth/rbac.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -190,10 +190,10 @@ static void
 observe(struct route *rt, int code)
 {
 	if (rt != NULL && rt->r != NULL)
-		metrics_request(rt->verb, rt->r->store_key, code,
+		apimetrics_request(rt->verb, rt->r->store_key, code,
 		    util_usec() - rt->t0);
 	else if (rt != NULL)
-		metrics_request(rt->verb ? rt->verb : "get", "", code,
+		apimetrics_request(rt->verb ? rt->verb : "get", "", code,
 		    util_usec() - rt->t0);
 }
 
@@ -382,7 +382,7 @@ handle_special(api *a, http_req *req, struct route *rt, const char *path)
 		return;
 	}
 	if (strcmp(path, "/metrics") == 0) {
-		char *m = metrics_render(a->st, a->hub, a->srv ?
+		char *m = apimetrics_render(a->st, a->hub, a->srv ?
 		    http_server_connections(a->srv) : 0), *all;
 
 		if (a->limits != NULL) {

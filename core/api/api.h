@@ -8,9 +8,9 @@
 
 #include <uv.h>
 
-#include "api/http.h"
 #include "api/watch.h"
 #include "auth/authn.h"
+#include "net/http.h"
 #include "registry/registry.h"
 #include "store/store.h"
 

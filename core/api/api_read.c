@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "api/api_int.h"
-#include "api/metrics.h"
+#include "api/apimetrics.h"
 #include "api/table.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -66,7 +66,7 @@ api_get(api *a, http_req *req, struct route *rt)
 		api_reply(req, rt, 200, t);
 		return;
 	}
-	metrics_request(rt->verb, rt->r->store_key, 200, util_usec() - rt->t0);
+	apimetrics_request(rt->verb, rt->r->store_key, 200, util_usec() - rt->t0);
 	http_respond_rbuf(req, 200, "application/json", o->json);
 }
 
@@ -279,7 +279,7 @@ api_list(api *a, http_req *req, struct route *rt)
 		free(ib);
 	}
 	fclose(f);
-	metrics_request(rt->verb, rt->r->store_key, 200, util_usec() - rt->t0);
+	apimetrics_request(rt->verb, rt->r->store_key, 200, util_usec() - rt->t0);
 	http_respond(req, 200, "application/json", buf, blen);
 	free(buf);
 done:
@@ -324,7 +324,7 @@ api_watch(api *a, http_req *req, struct route *rt)
 	    INT_MAX;
 	o.table = api_wants_table(req);
 	o.table_include = table_include_parse(inc);
-	metrics_request(rt->verb, rt->r->store_key, 200, 0);
+	apimetrics_request(rt->verb, rt->r->store_key, 200, 0);
 	watch_open(a->hub, req, &o);
 done:
 	free(rv);

@@ -11,8 +11,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "api/http.h"
 #include "lib/user.h"
+#include "net/http.h"
 
 typedef struct limits limits;
 

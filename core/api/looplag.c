@@ -10,8 +10,8 @@
 #include <uv.h>
 
 #include "api/looplag.h"
-#include "api/metrics.h"
 #include "lib/log.h"
+#include "lib/metrics.h"
 
 #define TICK_MS		100
 #define SLOW_MS		100

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "api/api_int.h"
-#include "api/metrics.h"
+#include "api/apimetrics.h"
 #include "lib/crilog.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -416,7 +416,7 @@ api_log(api *a, http_req *req, struct route *rt)
 	start = lines >= 0 ? tail_start(data, (size_t)got, lines) : 0;
 	used = start + render(&v, data + start, (size_t)got - start, &out);
 	free(data);
-	metrics_request(rt->verb, "pods", 200, util_usec() - rt->t0);
+	apimetrics_request(rt->verb, "pods", 200, util_usec() - rt->t0);
 	/* The previous instance is over: there is nothing to follow. */
 	if (follow && !previous && v.remain != 0)
 		follow_start(a, req, o, path, fd, (off_t)used, &v, &out);

@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "api/http.h"
 #include "lib/selector.h"
+#include "net/http.h"
 #include "registry/resource.h"
 #include "store/store.h"
 

@@ -18,16 +18,16 @@
 
 #include <lauxlib.h>
 
-#include "api/metrics.h"
 #include "ctrl/controller.h"
 #include "ctrl/luaapi.h"
-#include "ctrl/luaconv.h"
 #include "ctrl/luahttp.h"
 #include "ctrl/wqueue.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/metrics.h"
 #include "lib/selector.h"
 #include "lib/util.h"
+#include "luahost/luaconv.h"
 #include "registry/resource.h"
 
 #define BATCH 64

@@ -23,7 +23,7 @@
 #include <uv.h>
 
 #include "auth/rbac.h"
-#include "ctrl/luahost.h"
+#include "luahost/luahost.h"
 #include "registry/registry.h"
 #include "store/store.h"
 

@@ -18,13 +18,13 @@
 
 #include "ctrl/luaapi.h"
 #include "ctrl/luaconfig.h"
-#include "ctrl/luaconv.h"
 #include "ctrl/luahttp.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/podspec.h"
 #include "lib/selector.h"
 #include "lib/util.h"
+#include "luahost/luaconv.h"
 #include "registry/resource.h"
 #include "registry/status.h"
 

@@ -10,8 +10,8 @@
 #include <lauxlib.h>
 
 #include "ctrl/luaconfig.h"
-#include "ctrl/luaconv.h"
 #include "lib/yamljson.h"
+#include "luahost/luaconv.h"
 
 /* yaml_decode(text): the first document's value, or nil and the reason. */
 static int

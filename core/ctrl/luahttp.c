@@ -18,12 +18,12 @@
 #include <lauxlib.h>
 
 #include "ctrl/luaapi.h"
-#include "ctrl/luaconv.h"
 #include "ctrl/luahttp.h"
 #include "lib/hmap.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "luahost/luaconv.h"
 
 #define MAX_INFLIGHT	1024
 #define MAX_BODY	(8u << 20)

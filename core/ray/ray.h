@@ -16,7 +16,7 @@
 
 #include <uv.h>
 
-#include "api/http.h"
+#include "net/http.h"
 #include "node/node.h"
 #include "registry/registry.h"
 #include "store/store.h"

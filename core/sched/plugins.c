@@ -26,11 +26,11 @@
 
 #include <lauxlib.h>
 
-#include "ctrl/luaconv.h"
-#include "ctrl/luahost.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "luahost/luaconv.h"
+#include "luahost/luahost.h"
 #include "sched/sched_int.h"
 
 /* ------------------------------------------------------------------ */

@@ -30,10 +30,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctrl/luahost.h"
 #include "lib/json.h"
 #include "lib/util.h"
 #include "lib/yamljson.h"
+#include "luahost/luahost.h"
 #include "sched/policytest.h"
 #include "sched/sched_int.h"
 

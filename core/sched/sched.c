@@ -33,12 +33,12 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "api/metrics.h"
 #include "ctrl/luaapi.h"
-#include "ctrl/luahost.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/metrics.h"
 #include "lib/util.h"
+#include "luahost/luahost.h"
 #include "sched/sched.h"
 #include "sched/sched_int.h"
 

@@ -15,7 +15,7 @@
 #include <uv.h>
 #include <cjson/cJSON.h>
 
-#include "ctrl/luahost.h"
+#include "luahost/luahost.h"
 #include "registry/registry.h"
 #include "store/store.h"
 

@@ -1,6 +1,6 @@
 /*
  * Fuzz target: HTTP requests through the real server and router. A real
- * http_server (api/http.c: http-parser, keep-alive, pipelining, limits)
+ * http_server (net/http.c: http-parser, keep-alive, pipelining, limits)
  * listens on 127.0.0.1 with the real API handler (api/api.c: routing,
  * discovery, the verbs of api_read.c and api_write.c with their JSON,
  * YAML, protobuf and patch decoding) over a real registry with the CRDs
@@ -25,8 +25,8 @@
 #include <uv.h>
 
 #include "api/api.h"
-#include "api/http.h"
 #include "api/watch.h"
+#include "net/http.h"
 #include "fuzz.h"
 #include "registry/registry.h"
 #include "registry/resource.h"

@@ -26,7 +26,7 @@
 #include <curl/curl.h>
 #include <uv.h>
 
-#include "api/http.h"
+#include "net/http.h"
 #include "check.h"
 #include "lib/log.h"
 

@@ -12,9 +12,9 @@
 #include <lauxlib.h>
 
 #include "check.h"
-#include "ctrl/luaconv.h"
-#include "ctrl/luahost.h"
 #include "lib/json.h"
+#include "luahost/luaconv.h"
+#include "luahost/luahost.h"
 
 static char root1[] = "/tmp/volray-test-lua1.XXXXXX";
 static char root2[] = "/tmp/volray-test-lua2.XXXXXX";

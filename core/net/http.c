@@ -48,9 +48,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "api/http.h"
-#include "api/tls.h"
 #include "lib/log.h"
+#include "net/http.h"
+#include "net/tls.h"
 
 #define MAX_HEADER	(64 * 1024)
 #define MAX_BODY	(3 * 1024 * 1024)

@@ -19,10 +19,10 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
-#include "ctrl/luaalloc.h"
-#include "ctrl/luaconv.h"
-#include "ctrl/luahost.h"
 #include "lib/log.h"
+#include "luahost/luaalloc.h"
+#include "luahost/luaconv.h"
+#include "luahost/luahost.h"
 
 #define HOOK_EVERY 1000
 
@@ -190,7 +190,7 @@ luahost_path(luahost *h, const char *rel)
 	return f ? f->path : NULL;
 }
 
-/* The state's allocator (ctrl/luaalloc.c): refuses growth past the cap. */
+/* The state's allocator (luahost/luaalloc.c): refuses growth past the cap. */
 static void *
 lalloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {

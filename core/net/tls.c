@@ -20,9 +20,9 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
-#include "api/tls.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "net/tls.h"
 
 #define MAX_ORGS 32
 

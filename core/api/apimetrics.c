@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/metrics.h"
+#include "api/apimetrics.h"
 #include "lib/log.h"
+#include "lib/metrics.h"
 #include "store/wal.h"
 
 static const double buckets[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
@@ -27,24 +28,8 @@ struct series {
 static struct series *series;
 static size_t nseries, capseries;
 
-struct source {
-	void (*fn)(FILE *, void *);
-	void *arg;
-};
-static struct source sources[8];
-static int nsources;
-
 void
-metrics_add_source(void (*fn)(FILE *, void *), void *arg)
-{
-	if (nsources < 8) {
-		sources[nsources].fn = fn;
-		sources[nsources++].arg = arg;
-	}
-}
-
-void
-metrics_request(const char *verb, const char *res, int code, uint64_t usec)
+apimetrics_request(const char *verb, const char *res, int code, uint64_t usec)
 {
 	struct series *s = NULL;
 	double secs = usec / 1e6;
@@ -84,7 +69,7 @@ objects(const char *res, size_t n, void *arg)
 }
 
 char *
-metrics_render(store *st, watch_hub *hub, int connections)
+apimetrics_render(store *st, watch_hub *hub, int connections)
 {
 	static const char *batch_le[] = { "1", "4", "16", "64", "256", "1024",
 	    "4096", "+Inf" };
@@ -172,8 +157,7 @@ metrics_render(store *st, watch_hub *hub, int connections)
 	    "volray_http_connections %d\n", connections);
 	fprintf(f, "# TYPE volray_objects gauge\n");
 	store_each_res(st, objects, f);
-	for (i = 0; i < (size_t)nsources; i++)
-		sources[i].fn(f, sources[i].arg);
+	metrics_print_sources(f);
 	fclose(f);
 	return buf;
 }

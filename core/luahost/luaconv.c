@@ -12,9 +12,9 @@
 
 #include <lauxlib.h>
 
-#include "ctrl/luaconv.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "luahost/luaconv.h"
 
 #define ARRAY_MT "volray.array"
 #define MAX_DEPTH 200

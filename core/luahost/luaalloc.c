@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctrl/luaalloc.h"
+#include "luahost/luaalloc.h"
 
 /* Under AddressSanitizer every block is malloc's, so that it still sees
    each use after free (a pool would hide them). */

@@ -1,0 +1,180 @@
+/*
+ * The client (client.h): reads go to the cache, a store, by direct call;
+ * writes go through the implementation's table of operations. Neither adds
+ * work on the hot paths: a read is the store's call, a write one indirect
+ * call more than the registry's.
+ */
+#include <stdlib.h>
+
+#include "client/client.h"
+#include "lib/log.h"
+
+struct client {
+	store *cache;
+	const struct client_ops *ops;
+	void *impl;
+};
+
+client *
+client_new(store *cache, const struct client_ops *ops, void *impl)
+{
+	client *c = calloc(1, sizeof *c);
+
+	if (c == NULL)
+		fatal("out of memory");
+	c->cache = cache;
+	c->ops = ops;
+	c->impl = impl;
+	return c;
+}
+
+void
+client_free(client *c)
+{
+	if (c == NULL)
+		return;
+	if (c->ops->free != NULL)
+		c->ops->free(c->impl);
+	free(c);
+}
+
+const store_obj *
+client_get(const client *c, const char *res, const char *ns, const char *name)
+{
+	return store_get(c->cache, res, ns, name);
+}
+
+const store_obj *
+client_get_uid(const client *c, const char *uid)
+{
+	return store_get_uid(c->cache, uid);
+}
+
+const store_obj *
+client_get_key(const client *c, const char *key)
+{
+	return store_get_key(c->cache, key);
+}
+
+cJSON *
+client_get_tree(const client *c, const resource *r, const char *ns,
+    const char *name)
+{
+	const store_obj *o = store_get(c->cache, r->store_key,
+	    r->namespaced ? ns : "", name);
+
+	return o != NULL ? store_obj_tree(o) : NULL;
+}
+
+size_t
+client_list(const client *c, const char *res, const char *ns,
+    store_obj *const **out)
+{
+	return store_list(c->cache, res, ns, out);
+}
+
+size_t
+client_list_refs(const client *c, const char *res, store_obj ***out)
+{
+	return store_list_refs(c->cache, res, out);
+}
+
+void
+client_sort(store_obj **objs, size_t n)
+{
+	store_sort(objs, n);
+}
+
+size_t
+client_dependents(const client *c, const char *uid, const char ***keys)
+{
+	return store_dependents(c->cache, uid, keys);
+}
+
+size_t
+client_on_node(const client *c, const char *node, const char ***keys)
+{
+	return store_on_node(c->cache, node, keys);
+}
+
+uint64_t
+client_rev(const client *c)
+{
+	return store_rev(c->cache);
+}
+
+void
+client_subscribe(client *c, store_event_cb cb, void *arg)
+{
+	store_subscribe(c->cache, cb, arg);
+}
+
+int
+client_filter_add(client *c, const char *res,
+    int (*test)(void *arg, const cJSON *tree), void *arg)
+{
+	return store_filter_add(c->cache, res, test, arg);
+}
+
+void
+client_filter_remove(client *c, int id)
+{
+	store_filter_remove(c->cache, id);
+}
+
+void
+client_derive(const char *res, store_derive_fn make, void (*drop)(void *))
+{
+	store_derive(res, make, drop);
+}
+
+void
+client_create(client *c, const resource *r, const char *ns, cJSON *obj,
+    const struct reg_opts *o, struct reg_result *res)
+{
+	c->ops->create(c->impl, r, ns, obj, o, res);
+}
+
+void
+client_update(client *c, const resource *r, const char *ns, const char *name,
+    cJSON *obj, const struct reg_opts *o, struct reg_result *res)
+{
+	c->ops->update(c->impl, r, ns, name, obj, o, res);
+}
+
+void
+client_update_status(client *c, const resource *r, const char *ns,
+    const char *name, cJSON *current, cJSON *status,
+    const struct reg_opts *o, struct reg_result *res)
+{
+	c->ops->update_status(c->impl, r, ns, name, current, status, o, res);
+}
+
+void
+client_patch(client *c, const resource *r, const char *ns, const char *name,
+    const char *content_type, const char *body, size_t len,
+    const struct reg_opts *o, struct reg_result *res)
+{
+	c->ops->patch(c->impl, r, ns, name, content_type, body, len, o, res);
+}
+
+void
+client_delete(client *c, const resource *r, const char *ns, const char *name,
+    const struct reg_opts *o, struct reg_result *res)
+{
+	c->ops->delete(c->impl, r, ns, name, o, res);
+}
+
+void
+client_bind(client *c, const char *ns, const char *name, const char *node,
+    struct reg_result *res)
+{
+	c->ops->bind(c->impl, ns, name, node, res);
+}
+
+void
+client_evict(client *c, const char *ns, const char *name,
+    const struct reg_opts *o, struct reg_result *res)
+{
+	c->ops->evict(c->impl, ns, name, o, res);
+}

@@ -1,0 +1,115 @@
+/*
+ * The client: how the subsystems above it (controllers, the scheduler, the
+ * node runtimes, the Ray head) see objects and change them, without knowing
+ * where the objects live. This is the seam between volrayd's workers and
+ * its API server.
+ *
+ * The read side is a cache of objects: a store (store/store.h) whose
+ * versions are immutable and refcounted, read by key, listed by resource,
+ * namespace, owner or node, and followed by subscribing to its events. In
+ * the embedded case (embedded.c) the cache is the API server's own store,
+ * so a read costs what store_get costs and events arrive after the write is
+ * durable, as today. A remote implementation keeps a store of its own, fed
+ * by lists and watches of another API server; nothing above sees the
+ * difference.
+ *
+ * The write side is a table of operations with the registry's arguments
+ * and results (create, update, status, patch, delete, bind, evict): the
+ * embedded implementation calls the registry directly; a remote one sends
+ * the same requests over HTTPS. A write's result is filled before the call
+ * returns; its event reaches subscribers later, once it is durable.
+ *
+ * Versions (store_obj) are read with the store's own accessors
+ * (store_obj_tree, store_obj_ref, store_obj_unref, store_obj_filtered):
+ * they belong to the version, not to who keeps it.
+ */
+#ifndef VOLRAY_CLIENT_H
+#define VOLRAY_CLIENT_H
+
+#include <stddef.h>
+#include <cjson/cJSON.h>
+
+#include "registry/registry.h"
+#include "registry/resource.h"
+#include "store/store.h"
+
+typedef struct client client;
+
+/* The write side, one function per request a client can make. */
+struct client_ops {
+	void (*create)(void *impl, const resource *, const char *ns,
+	    cJSON *obj, const struct reg_opts *, struct reg_result *);
+	void (*update)(void *impl, const resource *, const char *ns,
+	    const char *name, cJSON *obj, const struct reg_opts *,
+	    struct reg_result *);
+	void (*update_status)(void *impl, const resource *, const char *ns,
+	    const char *name, cJSON *current, cJSON *status,
+	    const struct reg_opts *, struct reg_result *);
+	void (*patch)(void *impl, const resource *, const char *ns,
+	    const char *name, const char *content_type, const char *body,
+	    size_t len, const struct reg_opts *, struct reg_result *);
+	void (*delete)(void *impl, const resource *, const char *ns,
+	    const char *name, const struct reg_opts *, struct reg_result *);
+	void (*bind)(void *impl, const char *ns, const char *name,
+	    const char *node, struct reg_result *);
+	void (*evict)(void *impl, const char *ns, const char *name,
+	    const struct reg_opts *, struct reg_result *);
+	void (*free)(void *impl);
+};
+
+/*
+ * A client over cache (the read side) and ops (the write side, called
+ * with impl). The client does not own cache; it frees impl with
+ * ops->free.
+ */
+client *client_new(store *cache, const struct client_ops *, void *impl);
+void client_free(client *);
+
+/* Reads: the store's calls of the same names, on the cache. */
+const store_obj *client_get(const client *, const char *res, const char *ns,
+    const char *name);
+const store_obj *client_get_uid(const client *, const char *uid);
+const store_obj *client_get_key(const client *, const char *key);
+/* An object as a new tree (the caller frees it), or NULL if absent. */
+cJSON *client_get_tree(const client *, const resource *, const char *ns,
+    const char *name);
+size_t client_list(const client *, const char *res, const char *ns,
+    store_obj *const **out);
+size_t client_list_refs(const client *, const char *res, store_obj ***out);
+void client_sort(store_obj **, size_t);
+size_t client_dependents(const client *, const char *uid, const char ***keys);
+size_t client_on_node(const client *, const char *node, const char ***keys);
+/* The newest revision the cache has seen. */
+uint64_t client_rev(const client *);
+
+/* Following changes: store_subscribe and store_filter_add on the cache. */
+void client_subscribe(client *, store_event_cb, void *arg);
+int client_filter_add(client *, const char *res,
+    int (*test)(void *arg, const cJSON *tree), void *arg);
+void client_filter_remove(client *, int id);
+/* What a subsystem derives from each version loaded when the cache fills
+   (store_derive; process-wide, set before any client is made). */
+void client_derive(const char *res, store_derive_fn make,
+    void (*drop)(void *));
+
+/* Writes: the registry's calls of the same names (registry.h). */
+void client_create(client *, const resource *, const char *ns, cJSON *obj,
+    const struct reg_opts *, struct reg_result *);
+void client_update(client *, const resource *, const char *ns,
+    const char *name, cJSON *obj, const struct reg_opts *,
+    struct reg_result *);
+void client_update_status(client *, const resource *, const char *ns,
+    const char *name, cJSON *current, cJSON *status,
+    const struct reg_opts *, struct reg_result *);
+void client_patch(client *, const resource *, const char *ns,
+    const char *name, const char *content_type, const char *body,
+    size_t len, const struct reg_opts *, struct reg_result *);
+void client_delete(client *, const resource *, const char *ns,
+    const char *name, const struct reg_opts *, struct reg_result *);
+void client_bind(client *, const char *ns, const char *name,
+    const char *node, struct reg_result *);
+/* Evict a pod (pods/eviction): a graceful delete with these options. */
+void client_evict(client *, const char *ns, const char *name,
+    const struct reg_opts *, struct reg_result *);
+
+#endif
