@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "client/client.h"
-#include "lib/log.h"
+#include "lib/xmalloc.h"
 
 struct client {
 	store *cache;
@@ -18,10 +18,8 @@ struct client {
 client *
 client_new(store *cache, const struct client_ops *ops, void *impl)
 {
-	client *c = calloc(1, sizeof *c);
+	client *c = xcalloc(1, sizeof *c);
 
-	if (c == NULL)
-		fatal("out of memory");
 	c->cache = cache;
 	c->ops = ops;
 	c->impl = impl;

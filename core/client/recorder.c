@@ -16,6 +16,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 
 struct similar {
 	char *key;
@@ -34,10 +35,9 @@ struct recorder {
 recorder *
 recorder_new(client *c, const char *component)
 {
-	recorder *r = calloc(1, sizeof *r);
+	recorder *r = xcalloc(1, sizeof *r);
 
-	if (r == NULL || (r->component = strdup(component)) == NULL)
-		fatal("out of memory");
+	r->component = xstrdup(component);
 	r->c = c;
 	r->similar = hmap_new();
 	r->swept = time(NULL);
@@ -102,12 +102,7 @@ collect_old(const char *key, void *v, void *arg)
 	(void)key;
 	if (o->now - s->since <= RECORDER_SIMILAR_WINDOW)
 		return 0;
-	if (o->n == o->cap) {
-		o->cap = o->cap ? o->cap * 2 : 16;
-		o->v = realloc(o->v, o->cap * sizeof *o->v);
-		if (o->v == NULL)
-			fatal("out of memory");
-	}
+	XGROW(o->v, o->cap, o->n + 1);
 	o->v[o->n++] = s;
 	return 0;
 }
@@ -152,8 +147,7 @@ too_similar(recorder *r, const struct recorder_obj *o, const char *type,
 		s->n = 0;
 	}
 	if (s == NULL) {
-		if ((s = calloc(1, sizeof *s)) == NULL)
-			fatal("out of memory");
+		s = xcalloc(1, sizeof *s);
 		s->key = key;
 		s->since = now;
 		hmap_put(r->similar, s->key, s);

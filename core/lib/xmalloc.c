@@ -1,0 +1,85 @@
+/*
+ * Allocation that cannot fail (xmalloc.h). Each function is the C
+ * library's of the same name, with a fatal() where it would return NULL.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/log.h"
+#include "lib/xmalloc.h"
+
+void *
+xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+
+	if (p == NULL)
+		fatal("out of memory (malloc of %zu bytes)", size);
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (p == NULL)
+		fatal("out of memory (calloc of %zu x %zu bytes)", n, size);
+	return p;
+}
+
+void *
+xrealloc(void *old, size_t size)
+{
+	void *p = realloc(old, size ? size : 1);
+
+	if (p == NULL)
+		fatal("out of memory (realloc to %zu bytes)", size);
+	return p;
+}
+
+void *
+xreallocarray(void *old, size_t n, size_t size)
+{
+	if (size != 0 && n > SIZE_MAX / size)
+		fatal("xreallocarray: %zu x %zu bytes overflow", n, size);
+	return xrealloc(old, n * size);
+}
+
+char *
+xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (p == NULL)
+		fatal("out of memory (strdup)");
+	return p;
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+	char *p = strndup(s, n);
+
+	if (p == NULL)
+		fatal("out of memory (strndup)");
+	return p;
+}
+
+void *
+xgrow(void *p, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 16;
+
+	if (need <= *cap)
+		return p;
+	while (n < need) {
+		if (n > SIZE_MAX / 2)
+			fatal("xgrow: %zu elements overflow", need);
+		n *= 2;
+	}
+	p = xreallocarray(p, n, size);
+	*cap = n;
+	return p;
+}
