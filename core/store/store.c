@@ -19,6 +19,7 @@
 #include "lib/hmap.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/xmalloc.h"
 #include "store/store.h"
 #include "store/wal.h"
 
@@ -164,7 +165,7 @@ static store_obj *
 obj_new(const char *res, const char *ns, const char *name, uint64_t rev,
     rbuf *json, const cJSON *tree)
 {
-	store_obj *o = calloc(1, sizeof *o);
+	store_obj *o = xcalloc(1, sizeof *o);
 	const cJSON *md = cJSON_GetObjectItemCaseSensitive(tree, "metadata");
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(tree, "spec");
 	const cJSON *refs, *r, *fin, *labels;
@@ -173,8 +174,6 @@ obj_new(const char *res, const char *ns, const char *name, uint64_t rev,
 	size_t lu, lnode, total, nref, i;
 	char *p;
 
-	if (o == NULL)
-		fatal("out of memory");
 	uid = uid ? uid : "";
 	node = node ? node : "";
 	lu = strlen(uid);
@@ -192,9 +191,7 @@ obj_new(const char *res, const char *ns, const char *name, uint64_t rev,
 		total += ((s = jstr(r, "kind")) ? strlen(s) : 0) + 1;
 		total += ((s = jstr(r, "name")) ? strlen(s) : 0) + 1;
 	}
-	p = o->strs = malloc(total);
-	if (p == NULL)
-		fatal("out of memory");
+	p = o->strs = xmalloc(total);
 #define PUT(dst, src, len) do { memcpy(p, src, len); p[len] = '\0';	\
 	dst = p; p += (len) + 1; } while (0)
 	o->key = p;
@@ -205,9 +202,7 @@ obj_new(const char *res, const char *ns, const char *name, uint64_t rev,
 	PUT(o->uid, uid, lu);
 	PUT(o->node_name, node, lnode);
 	if (nref > 0) {
-		o->owners = calloc(nref, sizeof *o->owners);
-		if (o->owners == NULL)
-			fatal("out of memory");
+		o->owners = xcalloc(nref, sizeof *o->owners);
 		i = 0;
 		cJSON_ArrayForEach(r, refs) {
 			const char *s;
@@ -261,9 +256,8 @@ coll_get(store *st, const char *res, int create)
 	struct coll *c = hmap_get(st->colls, res);
 
 	if (c == NULL && create) {
-		c = calloc(1, sizeof *c);
-		if (c == NULL || (c->res = strdup(res)) == NULL)
-			fatal("out of memory");
+		c = xcalloc(1, sizeof *c);
+		c->res = xstrdup(res);
 		c->objs = hmap_new();
 		hmap_put(st->colls, c->res, c);
 	}
@@ -282,19 +276,12 @@ deps_add(hmap *deps, const char *owner_uid, const char *key)
 	struct deps *d = hmap_get(deps, owner_uid);
 
 	if (d == NULL) {
-		d = calloc(1, sizeof *d);
-		if (d == NULL || (d->uid = strdup(owner_uid)) == NULL)
-			fatal("out of memory");
+		d = xcalloc(1, sizeof *d);
+		d->uid = xstrdup(owner_uid);
 		hmap_put(deps, d->uid, d);
 	}
-	if (d->n == d->cap) {
-		d->cap = d->cap ? d->cap * 2 : 4;
-		d->keys = realloc(d->keys, d->cap * sizeof *d->keys);
-		if (d->keys == NULL)
-			fatal("out of memory");
-	}
-	if ((d->keys[d->n++] = strdup(key)) == NULL)
-		fatal("out of memory");
+	XGROW(d->keys, d->cap, d->n + 1);
+	d->keys[d->n++] = xstrdup(key);
 }
 
 static void
@@ -384,12 +371,10 @@ replay(void *arg, uint64_t rev, int op, const char *key, size_t klen,
     const char *val, size_t vlen)
 {
 	store *st = arg;
-	char *k = strndup(key, klen), *ns, *name;
+	char *k = xstrndup(key, klen), *ns, *name;
 	store_obj *o, *old;
 	cJSON *tree;
 
-	if (k == NULL)
-		fatal("out of memory");
 	if (rev > st->rev)
 		st->rev = rev;
 	if ((ns = strchr(k, '/')) == NULL || (name = strchr(ns + 1, '/')) ==
@@ -520,11 +505,9 @@ durable(void *arg, uint64_t rev)
 int
 store_open(uv_loop_t *loop, const char *data_dir, store **out, char **cause)
 {
-	store *st = calloc(1, sizeof *st);
+	store *st = xcalloc(1, sizeof *st);
 	uint64_t last = 0;
 
-	if (st == NULL)
-		fatal("out of memory");
 	st->loop = loop;
 	st->colls = hmap_new();
 	st->uids = hmap_new();
@@ -703,8 +686,7 @@ store_list_refs(store *st, const char *res, store_obj ***out)
 	*out = NULL;
 	if (c == NULL || hmap_count(c->objs) == 0)
 		return 0;
-	if ((r.objs = malloc(hmap_count(c->objs) * sizeof *r.objs)) == NULL)
-		fatal("out of memory");
+	r.objs = xreallocarray(NULL, hmap_count(c->objs), sizeof *r.objs);
 	hmap_each(c->objs, collect_ref, &r);
 	*out = r.objs;
 	return r.n;
@@ -730,9 +712,8 @@ store_list(store *st, const char *res, const char *ns,
 		return 0;
 	if (c->dirty) {
 		free(c->sorted);
-		c->sorted = malloc(hmap_count(c->objs) * sizeof *c->sorted);
-		if (c->sorted == NULL)
-			fatal("out of memory");
+		c->sorted = xreallocarray(NULL, hmap_count(c->objs),
+		    sizeof *c->sorted);
 		c->nsorted = 0;
 		hmap_each(c->objs, collect, c);
 		qsort(c->sorted, c->nsorted, sizeof *c->sorted, cmp_obj);
@@ -826,14 +807,7 @@ push_event(store *st, enum store_event_type type, store_obj *o, store_obj *old)
 			st->npending -= st->headpending;
 			st->headpending = 0;
 		}
-		if (st->npending == st->cappending) {
-			st->cappending = st->cappending ? st->cappending * 2 :
-			    256;
-			st->pending = realloc(st->pending, st->cappending *
-			    sizeof *e);
-			if (st->pending == NULL)
-				fatal("out of memory");
-		}
+		XGROW(st->pending, st->cappending, st->npending + 1);
 	}
 	e = &st->pending[st->npending++];
 	e->type = type;
@@ -867,8 +841,7 @@ store_filter_add(store *st, const char *res,
 	if (st->nfilters == STORE_MAX_FILTERS)
 		return -1;
 	f = &st->filters[st->nfilters];
-	if ((f->res = strdup(res)) == NULL)
-		fatal("out of memory");
+	f->res = xstrdup(res);
 	f->test = test;
 	f->arg = arg;
 	return st->nfilters++;
@@ -958,14 +931,7 @@ store_when_durable(store *st, uint64_t rev, store_durable_cb cb, void *arg)
 			st->nwaiters -= st->headwaiters;
 			st->headwaiters = 0;
 		}
-		if (st->nwaiters == st->capwaiters) {
-			st->capwaiters = st->capwaiters ? st->capwaiters * 2 :
-			    256;
-			st->waiters = realloc(st->waiters, st->capwaiters *
-			    sizeof *w);
-			if (st->waiters == NULL)
-				fatal("out of memory");
-		}
+		XGROW(st->waiters, st->capwaiters, st->nwaiters + 1);
 	}
 	w = &st->waiters[st->nwaiters++];
 	w->rev = rev;
@@ -976,9 +942,7 @@ store_when_durable(store *st, uint64_t rev, store_durable_cb cb, void *arg)
 void
 store_subscribe(store *st, store_event_cb cb, void *arg)
 {
-	st->subs = realloc(st->subs, (st->nsubs + 1) * sizeof *st->subs);
-	if (st->subs == NULL)
-		fatal("out of memory");
+	st->subs = xreallocarray(st->subs, st->nsubs + 1, sizeof *st->subs);
 	st->subs[st->nsubs].cb = cb;
 	st->subs[st->nsubs].arg = arg;
 	st->nsubs++;

@@ -56,6 +56,7 @@
 #include "lib/crc32c.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "store/wal.h"
 
 #define REC_HDR		8			/* u32 len, u32 crc */
@@ -289,8 +290,7 @@ buf_reserve(struct buf *b, size_t n)
 		return;
 	while (cap - b->len < n)
 		cap *= 2;
-	if ((b->data = realloc(b->data, cap)) == NULL)
-		fatal("out of memory");
+	b->data = xrealloc(b->data, cap);
 	b->cap = cap;
 }
 
@@ -398,11 +398,7 @@ cmp_u64(const void *a, const void *b)
 static void
 u64_push(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
 {
-	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 16;
-		if ((*v = realloc(*v, *cap * sizeof **v)) == NULL)
-			fatal("out of memory");
-	}
+	XGROW(*v, *cap, *n + 1);
 	(*v)[(*n)++] = x;
 }
 
@@ -1013,8 +1009,7 @@ snap_write(wal_snap *s)
 	size_t i;
 	int r = 0;
 
-	if ((bw.buf = malloc(bw.cap)) == NULL)
-		fatal("out of memory");
+	bw.buf = xmalloc(bw.cap);
 	if ((bw.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 	    0644)) < 0) {
 		r = -errno;
@@ -1225,8 +1220,7 @@ wal_open(uv_loop_t *loop, const char *dir, wal_replay_cb replay_cb,
 	int r;
 
 	crc32c_init();
-	if ((w = calloc(1, sizeof *w)) == NULL)
-		fatal("out of memory");
+	w = xcalloc(1, sizeof *w);
 	w->loop = loop;
 	w->durable_cb = durable_cb;
 	w->arg = arg;
@@ -1344,8 +1338,7 @@ wal_snapshot_begin(wal *w, uint64_t rev)
 		    (unsigned long long)w->appended);
 		return NULL;
 	}
-	if ((s = calloc(1, sizeof *s)) == NULL)
-		fatal("out of memory");
+	s = xcalloc(1, sizeof *s);
 	s->w = w;
 	s->rev = rev;
 	s->log_bytes = w->log_bytes;
@@ -1373,15 +1366,9 @@ wal_snapshot_add_rev(wal_snap *s, const char *key, size_t klen, uint64_t rev,
 
 	if (s->committed)
 		fatal("wal: snapshot already committed");
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 1024;
-		if ((s->ents = realloc(s->ents, s->cap * sizeof *s->ents)) ==
-		    NULL)
-			fatal("out of memory");
-	}
+	XGROW(s->ents, s->cap, s->n + 1);
 	e = &s->ents[s->n++];
-	if ((e->key = malloc(klen + 1)) == NULL)
-		fatal("out of memory");
+	e->key = xmalloc(klen + 1);
 	memcpy(e->key, key, klen);
 	e->key[klen] = '\0';
 	e->klen = klen;
