@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "lib/ere.h"
-#include "lib/log.h"
+#include "lib/xmalloc.h"
 
 #define GROWTH	7	/* output bytes per input byte, at most */
 /*
@@ -231,8 +231,7 @@ ere_translate(const char *s)
 
 	if (n > (SIZE_MAX - 1) / GROWTH)
 		return NULL;
-	if ((o.s = malloc(n * GROWTH + 1)) == NULL)
-		fatal("out of memory");
+	o.s = xmalloc(n * GROWTH + 1);
 	inner[0] = 1;
 	for (; *s != '\0'; s++) {
 		const char *qend;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "lib/hmap.h"
-#include "lib/log.h"
+#include "lib/xmalloc.h"
 
 struct hnode {
 	struct hnode *next;
@@ -36,14 +36,10 @@ hash_str(const char *s)
 hmap *
 hmap_new(void)
 {
-	hmap *m = calloc(1, sizeof *m);
+	hmap *m = xcalloc(1, sizeof *m);
 
-	if (m == NULL)
-		fatal("out of memory");
 	m->nb = 16;
-	m->b = calloc(m->nb, sizeof *m->b);
-	if (m->b == NULL)
-		fatal("out of memory");
+	m->b = xcalloc(m->nb, sizeof *m->b);
 	return m;
 }
 
@@ -70,10 +66,8 @@ static void
 grow(hmap *m)
 {
 	size_t nb = m->nb * 2, i;
-	struct hnode **b = calloc(nb, sizeof *b), *n, *next;
+	struct hnode **b = xcalloc(nb, sizeof *b), *n, *next;
 
-	if (b == NULL)
-		fatal("out of memory");
 	for (i = 0; i < m->nb; i++) {
 		for (n = m->b[i]; n != NULL; n = next) {
 			next = n->next;
@@ -115,9 +109,7 @@ hmap_put(hmap *m, const char *key, void *value)
 	}
 	if (m->count >= m->nb)
 		grow(m);
-	n = malloc(sizeof *n);
-	if (n == NULL)
-		fatal("out of memory");
+	n = xmalloc(sizeof *n);
 	n->key = key;
 	n->hash = h;
 	n->value = value;

@@ -10,6 +10,7 @@
 #include "lib/hmap.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/xmalloc.h"
 
 cJSON *
 json_member(const cJSON *o, const char *key, size_t len)
@@ -185,8 +186,7 @@ add_path(char **out, size_t *len, const struct jpath *p, const char *key)
 
 	for (q = p; q != NULL; q = q->up)
 		need += q->key != NULL ? strlen(q->key) + 1 : 0;
-	if ((*out = realloc(*out, *len + need)) == NULL)
-		fatal("out of memory");
+	*out = xrealloc(*out, *len + need);
 	w = *out + *len;
 	if (*len > 0)
 		*w++ = '\n';

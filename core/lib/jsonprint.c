@@ -27,6 +27,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/rbuf.h"
+#include "lib/xmalloc.h"
 
 struct jout {
 	char *p;
@@ -63,8 +64,7 @@ grow(struct jout *o, size_t n)
 
 	for (cap = o->cap ? o->cap : 4096; cap < o->len + n; cap *= 2)
 		;
-	if ((o->p = realloc(o->p, cap)) == NULL)
-		fatal("out of memory");
+	o->p = xrealloc(o->p, cap);
 	o->cap = cap;
 }
 
@@ -284,8 +284,7 @@ json_print(const cJSON *j)
 
 	if (n < 0)
 		fatal("json_print: an item cJSON cannot print");
-	if ((s = malloc((size_t)n + 1)) == NULL)
-		fatal("out of memory");
+	s = xmalloc((size_t)n + 1);
 	memcpy(s, scratch.p, (size_t)n);
 	s[n] = '\0';
 	scratch_trim();
@@ -346,9 +345,10 @@ make_exact(cJSON *j)
 			continue;
 		}
 		exact_number(buf, c->valuedouble);
-		if ((raw = cJSON_CreateRaw(buf)) == NULL || (c->string !=
-		    NULL && (raw->string = strdup(c->string)) == NULL))
+		if ((raw = cJSON_CreateRaw(buf)) == NULL)
 			fatal("out of memory");
+		if (c->string != NULL)
+			raw->string = xstrdup(c->string);
 		/* By pointer: a duplicated key must not hit its twin. */
 		cJSON_ReplaceItemViaPointer(j, c, raw);
 		c = raw;

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "lib/json.h"
-#include "lib/log.h"
 #include "lib/podspec.h"
+#include "lib/xmalloc.h"
 
 int
 quantity_parse(const char *s, double *out)
@@ -88,14 +88,8 @@ intern(const char *name)
 		if (strcmp(names[i], name) == 0)
 			out = names[i];
 	if (out == NULL) {
-		if (n == cap) {
-			cap = cap ? 2 * cap : 16;
-			if ((names = realloc(names, cap * sizeof *names)) ==
-			    NULL)
-				fatal("out of memory");
-		}
-		if ((names[n] = strdup(name)) == NULL)
-			fatal("out of memory");
+		XGROW(names, cap, n + 1);
+		names[n] = xstrdup(name);
 		out = names[n++];
 	}
 	pthread_mutex_unlock(&mu);

@@ -24,6 +24,7 @@
 
 #include "lib/selector.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 
 enum op {
 	OP_EQ,
@@ -99,36 +100,6 @@ static const char qualified_msg[] = "a qualified name must consist of "
     "alphanumeric characters, '-', '_' or '.', and must start and end with an "
     "alphanumeric character, with an optional DNS subdomain prefix and '/' "
     "(e.g. 'example.com/MyName')";
-
-static void *
-xcalloc(size_t n, size_t size)
-{
-	void	*p;
-
-	if ((p = calloc(n, size)) == NULL)
-		abort();
-	return p;
-}
-
-static void *
-xreallocarray(void *p, size_t n, size_t size)
-{
-	if (size != 0 && n > (size_t)-1 / size)
-		abort();
-	if ((p = realloc(p, n * size)) == NULL)
-		abort();
-	return p;
-}
-
-static char *
-xstrndup(const char *s, size_t len)
-{
-	char	*p;
-
-	p = xcalloc(1, len + 1);
-	memcpy(p, s, len);
-	return p;
-}
 
 static void
 set_cause(char **cause, char *msg)

@@ -24,6 +24,7 @@
 #include <yaml.h>
 
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "lib/yamljson.h"
 
 #define MAX_DEPTH	1000		/* same nesting limit as cJSON */
@@ -463,8 +464,7 @@ dedup(cJSON *map, size_t nexplicit)
 		if (!dup)
 			return;
 	}
-	if ((v = malloc(n * sizeof *v)) == NULL)
-		oom();
+	v = xreallocarray(NULL, n, sizeof *v);
 	for (i = 0, it = map->child; it != NULL; it = it->next, i++) {
 		v[i].item = it;
 		v[i].index = i;
@@ -601,8 +601,8 @@ remember(struct loader *l, const char *name, const cJSON *n, size_t size)
 {
 	struct anchor	*a;
 
-	if ((a = malloc(sizeof *a)) == NULL || (a->name = strdup(name)) == NULL)
-		oom();
+	a = xmalloc(sizeof *a);
+	a->name = xstrdup(name);
 	a->node = checked(cJSON_Duplicate(n, 1));
 	a->size = size;
 	a->next = l->anchors;
@@ -790,13 +790,11 @@ yamljson_load_file(const char *path, char **cause)
 	cap = 4096;
 	if (fstat(fileno(f), &st) == 0 && st.st_size > 0)
 		cap = (size_t)st.st_size + 1;
-	if ((buf = malloc(cap)) == NULL)
-		oom();
+	buf = xmalloc(cap);
 	for (;;) {
 		if (len == cap) {
 			cap *= 2;
-			if ((buf = realloc(buf, cap)) == NULL)
-				oom();
+			buf = xrealloc(buf, cap);
 		}
 		if ((n = fread(buf + len, 1, cap - len, f)) == 0)
 			break;
