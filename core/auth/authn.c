@@ -28,6 +28,7 @@
 #include "lib/hmap.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 
 #define MAX_GROUPS 64
 #define MAX_FIELDS 8
@@ -49,10 +50,9 @@ struct authn {
 authn *
 authn_new(void)
 {
-	authn *a = calloc(1, sizeof *a);
+	authn *a = xcalloc(1, sizeof *a);
 
-	if (a == NULL || (a->tokens = hmap_new()) == NULL)
-		fatal("out of memory");
+	a->tokens = hmap_new();
 	return a;
 }
 
@@ -116,20 +116,18 @@ void
 authn_add_token(authn *a, const char *token, const char *user,
     const char *uid, const char *groups)
 {
-	struct token_user *t = calloc(1, sizeof *t);
+	struct token_user *t = xcalloc(1, sizeof *t);
 	const char *p = groups, *e;
 
-	if (t == NULL)
-		fatal("out of memory");
 	digest(token, t->digest, t->key);
-	t->name = strdup(user);
-	t->uid = strdup(uid);
+	t->name = xstrdup(user);
+	t->uid = xstrdup(uid);
 	while (p != NULL && *p != '\0' && t->ngroups < MAX_GROUPS) {
 		e = strchr(p, ',');
 		if (e == NULL)
 			e = p + strlen(p);
 		if (e > p) {
-			char *g = strndup(p, (size_t)(e - p));
+			char *g = xstrndup(p, (size_t)(e - p));
 
 			if (has_group(t, g))
 				free(g);
@@ -139,7 +137,7 @@ authn_add_token(authn *a, const char *token, const char *user,
 		p = *e ? e + 1 : e;
 	}
 	if (!has_group(t, USER_GROUP_AUTHENTICATED))
-		t->groups[t->ngroups++] = strdup(USER_GROUP_AUTHENTICATED);
+		t->groups[t->ngroups++] = xstrdup(USER_GROUP_AUTHENTICATED);
 	t->info.name = t->name;
 	t->info.uid = t->uid;
 	t->info.groups = (const char *const *)t->groups;

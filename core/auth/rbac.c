@@ -34,6 +34,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "registry/status.h"
 
 #define RES_ROLES	"roles." RBAC_GROUP
@@ -66,7 +67,8 @@ struct binding {
 struct bucket {
 	char *key;
 	struct binding **v;
-	int n, cap;
+	int n;
+	size_t cap;
 };
 
 struct rbac {
@@ -86,7 +88,8 @@ struct rbac {
 	unsigned mark;
 	int always_allow;           /* --authorization-mode=AlwaysAllow */
 	struct binding **found;     /* scratch: one pass's bindings */
-	int nfound, capfound;
+	int nfound;
+	size_t capfound;
 	registry_admit_fn prev_admit;
 	void *prev_arg;
 	uint64_t rebuilds;
@@ -98,14 +101,11 @@ static const user_info aggregator = {
 	authenticated, 1
 };
 
+/* A copy of s, or of "" for a field that is not there. */
 static char *
-xstrdup(const char *s)
+dup_or_empty(const char *s)
 {
-	char *p = strdup(s ? s : "");
-
-	if (p == NULL)
-		fatal("out of memory");
-	return p;
+	return xstrdup(s ? s : "");
 }
 
 static int
@@ -163,34 +163,21 @@ index_clear(rbac *rb)
 	rb->subjects = hmap_new();
 }
 
-static void *
-grow(void *v, int n, int *cap, size_t size)
-{
-	if (n < *cap)
-		return v;
-	*cap = *cap ? *cap * 2 : 16;
-	if ((v = realloc(v, *cap * size)) == NULL)
-		fatal("out of memory");
-	return v;
-}
-
 static void
-add_roles(rbac *rb, const char *res, int cluster, int *cap)
+add_roles(rbac *rb, const char *res, int cluster, size_t *cap)
 {
 	store_obj *const *objs;
 	size_t n = store_list(rb->st, res, NULL, &objs), i;
 
 	for (i = 0; i < n; i++) {
 		cJSON *t = store_obj_tree(objs[i]);
-		struct role *r = calloc(1, sizeof *r);
+		struct role *r = xcalloc(1, sizeof *r);
 
-		if (r == NULL)
-			fatal("out of memory");
 		r->key = cluster ? util_printf("c:%s", objs[i]->name) :
 		    util_printf("r:%s/%s", objs[i]->ns, objs[i]->name);
 		r->rules = rbac_rule_compile(json_at(t, "rules"), &r->nrules);
 		cJSON_Delete(t);
-		rb->rolev = grow(rb->rolev, rb->nroles, cap, sizeof *rb->rolev);
+		XGROW(rb->rolev, *cap, rb->nroles + 1);
 		rb->rolev[rb->nroles++] = r;
 		hmap_put(rb->roles, r->key, r);
 	}
@@ -198,22 +185,20 @@ add_roles(rbac *rb, const char *res, int cluster, int *cap)
 
 /* File binding b under key (once, even if two subjects share the key). */
 static void
-file_binding(rbac *rb, const char *key, struct binding *b, int *cap)
+file_binding(rbac *rb, const char *key, struct binding *b, size_t *cap)
 {
 	struct bucket *k = hmap_get(rb->subjects, key);
 
 	if (k == NULL) {
-		if ((k = calloc(1, sizeof *k)) == NULL)
-			fatal("out of memory");
+		k = xcalloc(1, sizeof *k);
 		k->key = xstrdup(key);
 		hmap_put(rb->subjects, k->key, k);
-		rb->bucketv = grow(rb->bucketv, rb->nbuckets, cap,
-		    sizeof *rb->bucketv);
+		XGROW(rb->bucketv, *cap, rb->nbuckets + 1);
 		rb->bucketv[rb->nbuckets++] = k;
 	}
 	if (k->n > 0 && k->v[k->n - 1] == b)
 		return;
-	k->v = grow(k->v, k->n, &k->cap, sizeof *k->v);
+	XGROW(k->v, k->cap, k->n + 1);
 	k->v[k->n++] = b;
 }
 
@@ -242,7 +227,8 @@ subject_key(const cJSON *s, const char *bns)
 }
 
 static void
-add_bindings(rbac *rb, const char *res, int cluster, int *cap, int *bcap)
+add_bindings(rbac *rb, const char *res, int cluster, size_t *cap,
+    size_t *bcap)
 {
 	store_obj *const *objs;
 	size_t n = store_list(rb->st, res, NULL, &objs), i;
@@ -250,17 +236,15 @@ add_bindings(rbac *rb, const char *res, int cluster, int *cap, int *bcap)
 
 	for (i = 0; i < n; i++) {
 		cJSON *t = store_obj_tree(objs[i]), *s, *list;
-		struct binding *b = calloc(1, sizeof *b);
+		struct binding *b = xcalloc(1, sizeof *b);
 		int ns = cJSON_GetArraySize(json_at(t, "subjects"));
 
-		if (b == NULL || (b->subjects = calloc(ns + 1,
-		    sizeof *b->subjects)) == NULL)
-			fatal("out of memory");
+		b->subjects = xcalloc(ns + 1, sizeof *b->subjects);
 		b->index = rb->nbind;
 		b->ns = xstrdup(cluster ? "" : objs[i]->ns);
 		b->name = xstrdup(objs[i]->name);
-		b->role_kind = xstrdup(json_str(t, "roleRef.kind"));
-		b->role_name = xstrdup(json_str(t, "roleRef.name"));
+		b->role_kind = dup_or_empty(json_str(t, "roleRef.kind"));
+		b->role_name = dup_or_empty(json_str(t, "roleRef.name"));
 		if (strcmp(b->role_kind, "ClusterRole") == 0)
 			snprintf(key, sizeof key, "c:%s", b->role_name);
 		else if (!cluster && strcmp(b->role_kind, "Role") == 0)
@@ -279,8 +263,8 @@ add_bindings(rbac *rb, const char *res, int cluster, int *cap, int *bcap)
 			if (k == NULL)
 				continue;
 			sj->key = k;
-			sj->kind = xstrdup(json_str(s, "kind"));
-			sj->name = xstrdup(json_str(s, "name"));
+			sj->kind = dup_or_empty(json_str(s, "kind"));
+			sj->name = dup_or_empty(json_str(s, "name"));
 			sj->ns = xstrdup(json_str(s, "namespace") &&
 			    *json_str(s, "namespace") ? json_str(s,
 			    "namespace") : b->ns);
@@ -288,7 +272,7 @@ add_bindings(rbac *rb, const char *res, int cluster, int *cap, int *bcap)
 			file_binding(rb, k, b, cap);
 		}
 		cJSON_Delete(t);
-		rb->bindv = grow(rb->bindv, rb->nbind, bcap, sizeof *rb->bindv);
+		XGROW(rb->bindv, *bcap, rb->nbind + 1);
 		rb->bindv[rb->nbind++] = b;
 	}
 }
@@ -296,7 +280,7 @@ add_bindings(rbac *rb, const char *res, int cluster, int *cap, int *bcap)
 static void
 ensure_index(rbac *rb)
 {
-	int rcap = 0, kcap = 0, bcap = 0;
+	size_t rcap = 0, kcap = 0, bcap = 0;
 
 	if (!rb->dirty)
 		return;
@@ -334,8 +318,7 @@ collect_key(rbac *rb, const char *key, int cluster, const char *ns)
 		b->mark = rb->mark;
 		if (cluster ? *b->ns != '\0' : strcmp(b->ns, ns) != 0)
 			continue;
-		rb->found = grow(rb->found, rb->nfound, &rb->capfound,
-		    sizeof *rb->found);
+		XGROW(rb->found, rb->capfound, rb->nfound + 1);
 		rb->found[rb->nfound++] = b;
 	}
 }
@@ -383,10 +366,8 @@ visit(rbac *rb, const user_info *u, const char *ns, visit_fn fn, void *arg,
 
 			if (b->role == NULL) {
 				if (errs != NULL) {
-					*errs = realloc(*errs, (*nerrs + 1) *
+					*errs = xreallocarray(*errs, *nerrs + 1,
 					    sizeof **errs);
-					if (*errs == NULL)
-						fatal("out of memory");
 					(*errs)[(*nerrs)++] = b;
 				}
 				continue;
@@ -409,8 +390,8 @@ errors_text(const struct binding **errs, int n)
 
 	if (n == 0)
 		return NULL;
-	if ((seen = calloc(n, sizeof *seen)) == NULL ||
-	    (f = open_memstream(&s, &len)) == NULL)
+	seen = xcalloc(n, sizeof *seen);
+	if ((f = open_memstream(&s, &len)) == NULL)
 		fatal("out of memory");
 	for (i = 0; i < n; i++) {
 		const struct binding *b = errs[i];
@@ -595,7 +576,8 @@ rbac_forbidden(const user_info *u, const rbac_attrs *a)
 
 struct gather {
 	const struct rbac_rule **v;
-	int n, cap;
+	int n;
+	size_t cap;
 };
 
 static int
@@ -604,7 +586,7 @@ gather_rule(void *arg, const struct binding *b, const struct rbac_rule *r)
 	struct gather *g = arg;
 
 	(void)b;
-	g->v = grow(g->v, g->n, &g->cap, sizeof *g->v);
+	XGROW(g->v, g->cap, g->n + 1);
 	g->v[g->n++] = r;
 	return 1;
 }
@@ -989,10 +971,8 @@ on_flush(void *arg)
 rbac *
 rbac_new(store *st, registry *rg)
 {
-	rbac *rb = calloc(1, sizeof *rb);
+	rbac *rb = xcalloc(1, sizeof *rb);
 
-	if (rb == NULL)
-		fatal("out of memory");
 	rb->st = st;
 	rb->rg = rg;
 	rb->roles = hmap_new();

@@ -32,6 +32,7 @@
 #include "lib/log.h"
 #include "lib/selector.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "lib/yamljson.h"
 
 #define AUTOUPDATE	"rbac.authorization.kubernetes.io/autoupdate"
@@ -447,8 +448,7 @@ merge_rules(cJSON *cur, const cJSON *want)
 	int nhave, none, i, changed = 0;
 
 	have = rbac_rule_compile(json_at(cur, "rules"), &nhave);
-	if ((owner = calloc(nhave + 1, sizeof *owner)) == NULL)
-		fatal("out of memory");
+	owner = xcalloc(nhave + 1, sizeof *owner);
 	for (i = 0; i < nhave; i++)
 		owner[i] = &have[i];
 	cJSON_ArrayForEach(it, json_at(want, "rules")) {
@@ -642,10 +642,9 @@ rbac_policy_aggregate(registry *rg, store *st, const user_info *user)
 	for (round = 0; round < 8; round++) {
 		changed = 0;
 		n = store_list(st, r->store_key, NULL, &objs);
-		if ((names = calloc(n + 1, sizeof *names)) == NULL)
-			fatal("out of memory");
+		names = xcalloc(n + 1, sizeof *names);
 		for (i = 0, k = 0; i < n; i++)
-			names[k++] = strdup(objs[i]->name);
+			names[k++] = xstrdup(objs[i]->name);
 		for (i = 0; i < k; i++) {
 			cJSON *t = registry_get(rg, r, "", names[i]), *rules;
 			const cJSON *agg = json_at(t, "aggregationRule");

@@ -22,16 +22,7 @@
 
 #include "auth/rbac_int.h"
 #include "lib/log.h"
-
-static char *
-xstrdup(const char *s)
-{
-	char *p = strdup(s);
-
-	if (p == NULL)
-		fatal("out of memory");
-	return p;
-}
+#include "lib/xmalloc.h"
 
 static void
 strs_compile(const cJSON *rule, const char *key, struct rbac_strs *out)
@@ -42,8 +33,7 @@ strs_compile(const cJSON *rule, const char *key, struct rbac_strs *out)
 	memset(out, 0, sizeof *out);
 	if (n == 0)
 		return;
-	if ((out->v = calloc(n, sizeof *out->v)) == NULL)
-		fatal("out of memory");
+	out->v = xcalloc(n, sizeof *out->v);
 	cJSON_ArrayForEach(it, a) {
 		if (!cJSON_IsString(it))
 			continue;
@@ -71,8 +61,7 @@ rbac_rule_compile(const cJSON *rules, int *n)
 	int cap = cJSON_IsArray(rules) ? cJSON_GetArraySize(rules) : 0;
 
 	*n = 0;
-	if ((v = calloc(cap + 1, sizeof *v)) == NULL)
-		fatal("out of memory");
+	v = xcalloc(cap + 1, sizeof *v);
 	if (cap == 0)
 		return v;
 	cJSON_ArrayForEach(it, rules) {
@@ -231,9 +220,7 @@ add_verb(struct missing *m, const char *verb)
 	for (i = 0; i < m->nverbs; i++)
 		if (strcmp(m->verbs[i], verb) == 0)
 			return;
-	m->verbs = realloc(m->verbs, (m->nverbs + 1) * sizeof *m->verbs);
-	if (m->verbs == NULL)
-		fatal("out of memory");
+	m->verbs = xreallocarray(m->verbs, m->nverbs + 1, sizeof *m->verbs);
 	m->verbs[m->nverbs++] = verb;
 }
 
@@ -314,9 +301,7 @@ note_missing(struct missing **v, int *n, const struct atom *a)
 			return;
 		}
 	}
-	*v = realloc(*v, (*n + 1) * sizeof **v);
-	if (*v == NULL)
-		fatal("out of memory");
+	*v = xreallocarray(*v, *n + 1, sizeof **v);
 	memset(&(*v)[*n], 0, sizeof **v);
 	(*v)[*n].group = a->group;
 	(*v)[*n].resource = a->resource;
@@ -383,15 +368,13 @@ rbac_rule_covers(const struct rbac_rule *const *owner, int nowner,
 		*missing = NULL;
 		if (nmiss > 0) {
 			/* A sorted set of descriptions, one per line. */
-			if ((lines = calloc(nmiss, sizeof *lines)) == NULL)
-				fatal("out of memory");
+			lines = xcalloc(nmiss, sizeof *lines);
 			for (i = 0; i < nmiss; i++) {
 				lines[i] = describe(&miss[i]);
 				len += strlen(lines[i]) + 1;
 			}
 			qsort(lines, nmiss, sizeof *lines, cmp_str);
-			if ((*missing = calloc(1, len + 1)) == NULL)
-				fatal("out of memory");
+			*missing = xcalloc(1, len + 1);
 			for (i = 0; i < nmiss; i++) {
 				if (i > 0 && strcmp(lines[i], lines[i - 1]) == 0)
 					continue;
