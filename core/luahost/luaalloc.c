@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/xmalloc.h"
 #include "luahost/luaalloc.h"
 
 /* Under AddressSanitizer every block is malloc's, so that it still sees
@@ -48,10 +49,9 @@ struct luaalloc {
 struct luaalloc *
 luaalloc_new(size_t limit)
 {
-	struct luaalloc *a = calloc(1, sizeof *a);
+	struct luaalloc *a = xcalloc(1, sizeof *a);
 
-	if (a != NULL)
-		a->limit = limit;
+	a->limit = limit;
 	return a;
 }
 

@@ -20,6 +20,7 @@
 #include <lualib.h>
 
 #include "lib/log.h"
+#include "lib/xmalloc.h"
 #include "luahost/luaalloc.h"
 #include "luahost/luaconv.h"
 #include "luahost/luahost.h"
@@ -85,17 +86,16 @@ scan(luahost *h, const char *root, const char *sub, int depth)
 		for (i = 0; i < h->nfiles; i++) {
 			if (strcmp(h->files[i].rel, rel) == 0) {
 				free(h->files[i].path);
-				h->files[i].path = strdup(path);
+				h->files[i].path = xstrdup(path);
 				break;
 			}
 		}
 		if (i < h->nfiles)
 			continue;
-		h->files = realloc(h->files, (h->nfiles + 1) * sizeof *h->files);
-		if (h->files == NULL)
-			fatal("out of memory");
-		h->files[h->nfiles].rel = strdup(rel);
-		h->files[h->nfiles].path = strdup(path);
+		h->files = xreallocarray(h->files, h->nfiles + 1,
+		    sizeof *h->files);
+		h->files[h->nfiles].rel = xstrdup(rel);
+		h->files[h->nfiles].path = xstrdup(path);
 		h->nfiles++;
 	}
 	closedir(d);
@@ -130,14 +130,12 @@ luahost *
 luahost_new(const char *const *roots, int nroots,
     const struct luahost_limits *limits)
 {
-	luahost *h = calloc(1, sizeof *h);
+	luahost *h = xcalloc(1, sizeof *h);
 	int i;
 
-	if (h == NULL)
-		fatal("out of memory");
-	h->roots = calloc(nroots + 1, sizeof *h->roots);
+	h->roots = xcalloc(nroots + 1, sizeof *h->roots);
 	for (i = 0; i < nroots; i++)
-		h->roots[i] = strdup(roots[i]);
+		h->roots[i] = xstrdup(roots[i]);
 	h->nroots = nroots;
 	h->limits = *limits;
 	luahost_rescan(h);
@@ -161,7 +159,7 @@ luahost_free(luahost *h)
 char **
 luahost_files(luahost *h, const char *prefix, const char *suffix, int *n)
 {
-	char **out = calloc(h->nfiles + 1, sizeof *out);
+	char **out = xcalloc(h->nfiles + 1, sizeof *out);
 	size_t lp = strlen(prefix), ls = strlen(suffix), lr;
 	int i;
 
@@ -176,7 +174,7 @@ luahost_files(luahost *h, const char *prefix, const char *suffix, int *n)
 		/* Only direct children of prefix. */
 		if (strchr(rel + lp, '/') != NULL)
 			continue;
-		out[(*n)++] = strdup(rel);
+		out[(*n)++] = xstrdup(rel);
 	}
 	return out;
 }
@@ -494,14 +492,11 @@ lua_State *
 luahost_state_new(luahost *h, void (*open_api)(lua_State *, void *),
     void *api_arg)
 {
-	struct lstate *s = calloc(1, sizeof *s);
+	struct lstate *s = xcalloc(1, sizeof *s);
 	lua_State *L;
 
-	if (s == NULL)
-		fatal("out of memory");
 	s->h = h;
-	if ((s->mem = luaalloc_new(h->limits.memory)) == NULL)
-		fatal("out of memory");
+	s->mem = luaalloc_new(h->limits.memory);
 	s->budget = h->limits.instructions / HOOK_EVERY;
 	/* Set-up itself gets a generous allowance. */
 	L = lua_newstate(lalloc, s);
