@@ -26,6 +26,7 @@
 #include "cli_res.h"
 #include "cli_threeway.h"
 #include "lib/json.h"
+#include "lib/xmalloc.h"
 
 #define APPLY_CTYPE	"application/apply-patch+yaml"
 #define SMP_CTYPE	"application/strategic-merge-patch+json"
@@ -38,7 +39,7 @@ resource_version(const char *json)
 {
 	cJSON *j = cJSON_Parse(json);
 	const char *rv = json_str(j, "metadata.resourceVersion");
-	char *s = rv != NULL ? cli_buf_strdup(rv) : NULL;
+	char *s = rv != NULL ? xstrdup(rv) : NULL;
 
 	cJSON_Delete(j);
 	return s;

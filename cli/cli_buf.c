@@ -1,6 +1,6 @@
 /*
- * Memory for the client. Every allocation goes through cli_buf_realloc,
- * which prints "out of memory" and exits rather than return NULL: volray(1)
+ * Growing byte buffers for the client. Memory comes from lib/xmalloc.h,
+ * which gives up on the whole command rather than return NULL: volray(1)
  * runs one command and has nothing to save. A cli_buf grows to twice what
  * it needs whenever it is too small and keeps a NUL after its bytes, so its
  * contents can be used as a string at any time.
@@ -11,22 +11,7 @@
 #include <string.h>
 
 #include "cli_buf.h"
-
-void *
-cli_buf_realloc(void *p, size_t n)
-{
-	if ((p = realloc(p, n)) == NULL) {
-		fprintf(stderr, "volray: out of memory\n");
-		exit(1);
-	}
-	return p;
-}
-
-char *
-cli_buf_strdup(const char *s)
-{
-	return strcpy(cli_buf_realloc(NULL, strlen(s) + 1), s);
-}
+#include "lib/xmalloc.h"
 
 /* Append len bytes, doubling the room when they do not fit. */
 void
@@ -34,7 +19,7 @@ cli_buf_add(struct cli_buf *b, const char *p, size_t len)
 {
 	if (b->len + len + 1 > b->cap) {
 		b->cap = (b->len + len + 1) * 2;
-		b->p = cli_buf_realloc(b->p, b->cap);
+		b->p = xrealloc(b->p, b->cap);
 	}
 	memcpy(b->p + b->len, p, len);
 	b->len += len;

@@ -1,7 +1,7 @@
 /*
- * Memory for the client, volray(1): growing byte buffers for URL paths and
- * reply bodies, and allocation that gives up on the whole command when
- * memory runs out (a short-lived client has nothing to save).
+ * Growing byte buffers for the client, volray(1): URL paths and reply
+ * bodies. Other allocation is lib/xmalloc.h's, which gives up on the whole
+ * command when memory runs out (a short-lived client has nothing to save).
  */
 #ifndef VOLRAY_CLI_BUF_H
 #define VOLRAY_CLI_BUF_H
@@ -14,10 +14,6 @@ struct cli_buf {
 	size_t	 len, cap;
 };
 
-/* realloc, or exit with a message. */
-void *cli_buf_realloc(void *, size_t);
-/* strdup, or exit with a message. */
-char *cli_buf_strdup(const char *);
 void cli_buf_add(struct cli_buf *, const char *p, size_t len);
 void cli_buf_printf(struct cli_buf *, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

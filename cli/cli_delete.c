@@ -25,6 +25,7 @@
 #include "cli_res.h"
 #include "lib/json.h"
 #include "lib/jsonpath.h"
+#include "lib/xmalloc.h"
 
 /* What wait waits for. */
 struct waitfor {
@@ -100,7 +101,7 @@ wait_event(const cJSON *ev, void *arg)
 	}
 	if (rv != NULL) {
 		free(w->rv);
-		w->rv = cli_buf_strdup(rv);
+		w->rv = xstrdup(rv);
 	}
 	if (strcmp(type, "DELETED") == 0) {
 		w->gone = !w->creation;
@@ -154,7 +155,7 @@ wait_object(const struct cli_res *r, const char *ns, const char *name,
 			w->met = condition_met(w, obj);
 		free(w->rv);
 		rv = json_str(obj, "metadata.resourceVersion");
-		w->rv = cli_buf_strdup(rv != NULL ? rv : "0");
+		w->rv = xstrdup(rv != NULL ? rv : "0");
 		cJSON_Delete(obj);
 		while (!w->met && !w->gone && !w->expired &&
 		    (left = deadline - cli_obj_now_ms()) > 0) {
@@ -386,9 +387,9 @@ parse_jsonpath(struct waitfor *w, const char *in)
 	if (v != NULL) {
 		n = strlen(v);
 		if (n >= 2 && (v[0] == '\'' || v[0] == '"') && v[n - 1] == v[0])
-			w->value = cli_buf_strdup(v + 1), w->value[n - 2] = '\0';
+			w->value = xstrdup(v + 1), w->value[n - 2] = '\0';
 		else
-			w->value = cli_buf_strdup(v);
+			w->value = xstrdup(v);
 		if (*w->value == '\0') {
 			cli_buf_free(&b);
 			free(w->value);
@@ -427,12 +428,12 @@ parse_for(struct waitfor *w)
 		    "condition=COND[=VALUE], jsonpath=PATH[=VALUE], create or "
 		    "delete",
 		    f);
-	w->cond = cli_buf_strdup(f + 10);
+	w->cond = xstrdup(f + 10);
 	if ((eq = strchr(w->cond, '=')) != NULL) {
 		*eq = '\0';
-		w->value = cli_buf_strdup(eq + 1);
+		w->value = xstrdup(eq + 1);
 	} else
-		w->value = cli_buf_strdup("True");
+		w->value = xstrdup("True");
 	return CLI_OK;
 }
 

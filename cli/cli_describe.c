@@ -29,6 +29,7 @@
 #include "cli_print.h"
 #include "cli_table.h"
 #include "lib/json.h"
+#include "lib/xmalloc.h"
 
 #define LAST_APPLIED	"kubectl.kubernetes.io/last-applied-configuration"
 
@@ -121,15 +122,15 @@ cli_describe_flush(struct cli_buf *b)
 	for (p = b->p; p != NULL && *p != '\0'; p = nl) {
 		if ((nl = strchr(p, '\n')) != NULL)
 			*nl++ = '\0';
-		t.line = cli_buf_realloc(t.line, (t.nline + 1) * sizeof *t.line);
-		t.ncell = cli_buf_realloc(t.ncell, (t.nline + 1) *
+		t.line = xrealloc(t.line, (t.nline + 1) * sizeof *t.line);
+		t.ncell = xrealloc(t.ncell, (t.nline + 1) *
 		    sizeof *t.ncell);
-		t.w = cli_buf_realloc(t.w, (t.nline + 1) * sizeof *t.w);
+		t.w = xrealloc(t.w, (t.nline + 1) * sizeof *t.w);
 		t.line[t.nline] = p;
 		for (n = 1, s = p; (s = strchr(s, '\t')) != NULL; s++)
 			n++;
 		t.ncell[t.nline] = n;
-		t.w[t.nline] = calloc(n, sizeof **t.w);
+		t.w[t.nline] = xcalloc(n, sizeof **t.w);
 		t.nline++;
 	}
 	format(&t, 0, t.nline, 0);
@@ -186,7 +187,7 @@ cli_describe_annotations(struct cli_buf *b, int level, const cJSON *ann)
 	size_t n = 0, i;
 	const char *val;
 
-	v = cli_buf_realloc(NULL, (cJSON_GetArraySize(ann) + 1) * sizeof *v);
+	v = xmalloc((cJSON_GetArraySize(ann) + 1) * sizeof *v);
 	cJSON_ArrayForEach(el, ann)
 		if (strcmp(el->string, LAST_APPLIED) != 0)
 			v[n++] = el;
@@ -210,10 +211,10 @@ cli_describe_time(const char *ts)
 	time_t t;
 
 	if (ts == NULL || strptime(ts, "%Y-%m-%dT%H:%M:%S", &tm) == NULL)
-		return cli_buf_strdup("<unknown>");
+		return xstrdup("<unknown>");
 	t = timegm(&tm);
 	strftime(out, sizeof out, "%a, %d %b %Y %H:%M:%S %z", localtime(&t));
-	return cli_buf_strdup(out);
+	return xstrdup(out);
 }
 
 char *
@@ -222,19 +223,19 @@ cli_describe_value(const cJSON *v)
 	char buf[64];
 
 	if (cJSON_IsString(v))
-		return cli_buf_strdup(v->valuestring);
+		return xstrdup(v->valuestring);
 	if (cJSON_IsNumber(v)) {
 		if (v->valuedouble == (double)(long long)v->valuedouble)
 			snprintf(buf, sizeof buf, "%lld",
 			    (long long)v->valuedouble);
 		else
 			snprintf(buf, sizeof buf, "%g", v->valuedouble);
-		return cli_buf_strdup(buf);
+		return xstrdup(buf);
 	}
 	if (cJSON_IsBool(v))
-		return cli_buf_strdup(cJSON_IsTrue(v) ? "true" : "false");
+		return xstrdup(cJSON_IsTrue(v) ? "true" : "false");
 	if (v == NULL || cJSON_IsNull(v))
-		return cli_buf_strdup("<nil>");
+		return xstrdup("<nil>");
 	return cJSON_PrintUnformatted(v);
 }
 
@@ -250,7 +251,7 @@ smart_label(const char *f)
 
 	for (p = f; *p != '\0'; p++)
 		if (!isalpha((unsigned char)*p) && *p != '-')
-			return cli_buf_strdup(f);
+			return xstrdup(f);
 	cli_buf_add(&b, "", 0);
 	for (p = f; *p != '\0'; p = q) {
 		/* A part: a run of capitals (less the one starting the next
@@ -301,7 +302,7 @@ generic(struct cli_buf *b, int level, const cJSON *obj, const char *prefix)
 	size_t n = 0, i, k;
 	char *label, *val;
 
-	v = cli_buf_realloc(NULL, (cJSON_GetArraySize(obj) + 1) * sizeof *v);
+	v = xmalloc((cJSON_GetArraySize(obj) + 1) * sizeof *v);
 	cJSON_ArrayForEach(el, obj)
 		v[n++] = el;
 	qsort(v, n, sizeof *v, key_cmp);
@@ -393,7 +394,7 @@ events(struct cli_buf *b, const struct cli_res *r, const cJSON *obj)
 	list = cli_http_list(path.p, NULL);
 	cli_buf_free(&path);
 	cli_buf_free(&sel);
-	v = cli_buf_realloc(NULL, (cJSON_GetArraySize(json_at(list, "items")) +
+	v = xmalloc((cJSON_GetArraySize(json_at(list, "items")) +
 	    1) * sizeof *v);
 	cJSON_ArrayForEach(el, json_at(list, "items"))
 		v[n++] = el;

@@ -22,6 +22,7 @@
 #include "cli_table.h"
 #include "lib/json.h"
 #include "lib/podspec.h"
+#include "lib/xmalloc.h"
 
 static const char *
 str(const cJSON *o, const char *path)
@@ -214,11 +215,11 @@ node_lease(struct cli_buf *b, const char *name)
 		    json_str(l, "spec.holderIdentity") ?
 		    str(l, "spec.holderIdentity") : "<unset>");
 		t = json_str(l, "spec.acquireTime") ? cli_describe_time(
-		    json_str(l, "spec.acquireTime")) : cli_buf_strdup("<unset>");
+		    json_str(l, "spec.acquireTime")) : xstrdup("<unset>");
 		cli_describe_w(b, 1, "AcquireTime:\t%s\n", t);
 		free(t);
 		t = json_str(l, "spec.renewTime") ? cli_describe_time(
-		    json_str(l, "spec.renewTime")) : cli_buf_strdup("<unset>");
+		    json_str(l, "spec.renewTime")) : xstrdup("<unset>");
 		cli_describe_w(b, 1, "RenewTime:\t%s\n", t);
 		free(t);
 	}

@@ -13,6 +13,7 @@
 #include "cli_buf.h"
 #include "cli_describe.h"
 #include "lib/json.h"
+#include "lib/xmalloc.h"
 
 static const char *
 str(const cJSON *o, const char *path)
@@ -273,7 +274,7 @@ cli_describe_spec_tail(struct cli_buf *b, int level, const cJSON *spec,
 		cli_describe_w(b, 0, "QoS Class:\t%s\n", qos);
 	cli_describe_labels(b, 0, level > 0 ? "  Node-Selectors" :
 	    "Node-Selectors", json_at(spec, "nodeSelector"));
-	t = cli_buf_realloc(NULL, (cJSON_GetArraySize(json_at(spec,
+	t = xmalloc((cJSON_GetArraySize(json_at(spec,
 	    "tolerations")) + 1) * sizeof *t);
 	cJSON_ArrayForEach(el, json_at(spec, "tolerations"))
 		t[n++] = toleration(el);

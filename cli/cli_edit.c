@@ -21,6 +21,7 @@
 #include "cli_opt.h"
 #include "cli_res.h"
 #include "lib/json.h"
+#include "lib/xmalloc.h"
 #include "lib/yamljson.h"
 
 /* The objects a verb changes: one resource, several names. */
@@ -44,8 +45,8 @@ targets_of(const char *verb, int argc, char **argv, struct targets *t,
 	if ((rc = cli_obj_target(verb, argc, argv, &t->r, &name, &rest)) !=
 	    CLI_OK)
 		return rc;
-	t->names = cli_buf_realloc(NULL, (argc + 1) * sizeof *t->names);
-	*ops = cli_buf_realloc(NULL, (argc + 1) * sizeof **ops);
+	t->names = xmalloc((argc + 1) * sizeof *t->names);
+	*ops = xmalloc((argc + 1) * sizeof **ops);
 	if (name != NULL && !(keep != NULL && rest == 2 && keep(name)))
 		t->names[t->n++] = name;
 	else if (name != NULL)
@@ -203,7 +204,7 @@ keys_run(const char *verb, const char *member, int argc, char **argv)
 		    "metadata"), member);
 		removing = changed = 0;
 		for (i = 0; i < nops; i++) {
-			key = cli_buf_strdup(ops[i]);
+			key = xstrdup(ops[i]);
 			if ((eq = strchr(key, '=')) != NULL) {
 				*eq++ = '\0';
 				have = cJSON_GetObjectItemCaseSensitive(old, key);

@@ -24,6 +24,7 @@
 #include "cli_table.h"
 #include "lib/json.h"
 #include "lib/jsonpath.h"
+#include "lib/xmalloc.h"
 
 /* What get prints: one kind's objects. */
 struct kind {
@@ -118,7 +119,7 @@ sort_doc(cJSON *doc)
 
 	if (cli_opts.sort_by == NULL || arr == NULL)
 		return;
-	v = cli_buf_realloc(NULL, (cJSON_GetArraySize(arr) + 1) * sizeof *v);
+	v = xmalloc((cJSON_GetArraySize(arr) + 1) * sizeof *v);
 	while ((el = cJSON_DetachItemFromArray(arr, 0)) != NULL)
 		v[n++] = el;
 	qsort(v, n, sizeof *v, sort_cmp);
@@ -331,7 +332,7 @@ watch_event(const cJSON *ev, void *arg)
 		    "object.metadata.resourceVersion");
 	if (rv != NULL) {
 		free(w->rv);
-		w->rv = cli_buf_strdup(rv);
+		w->rv = xstrdup(rv);
 	}
 	if (strcmp(type, "BOOKMARK") == 0)
 		return 0;
@@ -369,7 +370,7 @@ watch_kind(struct kind *k, const char *name, struct cli_table *t)
 	long code;
 	int rc = CLI_OK;
 
-	w.rv = cli_buf_strdup(rv != NULL && *rv != '\0' ? rv : "0");
+	w.rv = xstrdup(rv != NULL && *rv != '\0' ? rv : "0");
 	list_path(&path, k->r, k->ns, name);
 	for (;;) {
 		if (cli_http_watch_as(path.p, w.rv, 3600000L, is_table() ?
@@ -407,7 +408,7 @@ cli_get_run(int argc, char **argv)
 		return cli_opt_usage("get", "-w watches one kind");
 	if (slashed) {
 		/* TYPE/NAME... : one kind per argument, named. */
-		kinds = cli_buf_realloc(NULL, argc * sizeof *kinds);
+		kinds = xmalloc(argc * sizeof *kinds);
 		for (i = 0; i < argc; i++) {
 			const char *name;
 			int rest, r;
@@ -427,10 +428,10 @@ cli_get_run(int argc, char **argv)
 		}
 		single = argc == 1;
 	} else {
-		types = cli_buf_strdup(argv[0]);
+		types = xstrdup(argv[0]);
 		names = argv + 1;
 		nnames = argc - 1;
-		kinds = cli_buf_realloc(NULL, (strlen(types) + 1) *
+		kinds = xmalloc((strlen(types) + 1) *
 		    sizeof *kinds);
 		for (tok = strtok_r(types, ",", &save); tok != NULL;
 		    tok = strtok_r(NULL, ",", &save)) {

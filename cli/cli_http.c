@@ -23,6 +23,7 @@
 #include "cli_http.h"
 #include "cli_res.h"
 #include "lib/json.h"
+#include "lib/xmalloc.h"
 #include "lib/yamljson.h"
 
 #ifndef PACKAGE_VERSION
@@ -75,9 +76,9 @@ kubeconfig_path(const char *kubeconfig)
 	struct cli_buf b = { 0 };
 
 	if (kubeconfig != NULL)
-		return cli_buf_strdup(kubeconfig);
+		return xstrdup(kubeconfig);
 	if (env != NULL && *env != '\0') {
-		list = cli_buf_strdup(env);
+		list = xstrdup(env);
 		for (p = strtok_r(list, ":", &save); p != NULL;
 		    p = strtok_r(NULL, ":", &save)) {
 			if (first == NULL)
@@ -87,7 +88,7 @@ kubeconfig_path(const char *kubeconfig)
 				break;
 			}
 		}
-		p = cli_buf_strdup(first != NULL ? first : env);
+		p = xstrdup(first != NULL ? first : env);
 		free(list);
 		return p;
 	}
@@ -118,7 +119,7 @@ pem_field(const cJSON *obj, const char *field, char **file,
 	const char *s;
 
 	if ((s = json_str(obj, field)) != NULL)
-		*file = cli_buf_strdup(s);
+		*file = xstrdup(s);
 	snprintf(name, sizeof name, "%s-data", field);
 	if ((s = json_str(obj, name)) != NULL && base64_decode(s, data) != 0) {
 		cli_color_errorf("%s: bad %s\n", path, name);
@@ -161,11 +162,11 @@ kubeconfig_load(const char *kubeconfig, const char *server)
 		cluster = named(json_at(cfg, "clusters"), NULL, "cluster");
 	user = named(json_at(cfg, "users"), json_str(ctx, "user"), "user");
 	if (server == NULL && (s = json_str(cluster, "server")) != NULL)
-		cl.server = cli_buf_strdup(s);
+		cl.server = xstrdup(s);
 	if ((s = json_str(user, "token")) != NULL)
-		cl.token = cli_buf_strdup(s);
+		cl.token = xstrdup(s);
 	if ((s = json_str(ctx, "namespace")) != NULL && *s != '\0')
-		cl.ns = cli_buf_strdup(s);
+		cl.ns = xstrdup(s);
 	if (pem_field(cluster, "certificate-authority", &cl.ca_file, &cl.ca,
 	    path) != 0 || pem_field(user, "client-certificate", &cl.cert_file,
 	    &cl.cert, path) != 0 || pem_field(user, "client-key", &cl.key_file,
@@ -199,15 +200,15 @@ cli_http_open(const struct cli_http_conf *conf)
 		return -1;
 	if (server != NULL) {
 		free(cl.server);
-		cl.server = cli_buf_strdup(server);
+		cl.server = xstrdup(server);
 	}
 	if (conf->token != NULL) {
 		free(cl.token);
-		cl.token = cli_buf_strdup(conf->token);
+		cl.token = xstrdup(conf->token);
 	}
 	if (conf->ca_file != NULL) {
 		free(cl.ca_file);
-		cl.ca_file = cli_buf_strdup(conf->ca_file);
+		cl.ca_file = xstrdup(conf->ca_file);
 		cli_buf_free(&cl.ca);
 	}
 	if (conf->insecure)
@@ -429,7 +430,7 @@ cli_http_list(const char *path, const char *accept)
 		}
 		cont = json_str(page, "metadata.continue");
 		if (cont != NULL && *cont != '\0')
-			token = cli_buf_strdup(cont);
+			token = xstrdup(cont);
 		if (all == NULL)
 			all = page;
 		else {

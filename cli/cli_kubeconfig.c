@@ -25,6 +25,7 @@
 #include "cli_opt.h"
 #include "cli_print.h"
 #include "lib/json.h"
+#include "lib/xmalloc.h"
 #include "lib/yamljson.h"
 
 static const char *const sections[] = { "clusters", "users", "contexts" };
@@ -128,7 +129,7 @@ merge_section(cJSON *dst, const cJSON *src, const char *sec)
 static void
 make_dir_of(const char *path)
 {
-	char *d = cli_buf_strdup(path), *slash = strrchr(d, '/');
+	char *d = xstrdup(path), *slash = strrchr(d, '/');
 
 	if (slash != NULL && slash != d) {
 		*slash = '\0';

@@ -19,6 +19,7 @@
 #include "cli_buf.h"
 #include "cli_lastapplied.h"
 #include "lib/json.h"
+#include "lib/xmalloc.h"
 
 /* Go's encoding of a float64: integers plainly, others the shortest
  * digits that read back, without an exponent between 1e-6 and 1e21. */
@@ -112,7 +113,7 @@ put_value(struct cli_buf *b, const cJSON *v)
 	int n = 0, i;
 
 	if (cJSON_IsObject(v)) {
-		keys = cli_buf_realloc(NULL, (cJSON_GetArraySize(v) + 1) *
+		keys = xmalloc((cJSON_GetArraySize(v) + 1) *
 		    sizeof *keys);
 		cJSON_ArrayForEach(el, v)
 			keys[n++] = el;

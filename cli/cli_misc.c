@@ -20,6 +20,7 @@
 #include "cli_print.h"
 #include "cli_table.h"
 #include "lib/json.h"
+#include "lib/xmalloc.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0.0.0"
@@ -183,7 +184,7 @@ cli_misc_api_resources(int argc, char **argv)
 		    "wide, not %s", out);
 	if (cli_res_discover(&all, &nall) != 0)
 		return CLI_FAIL;
-	sorted = cli_buf_realloc(NULL, (nall + 1) * sizeof *sorted);
+	sorted = xmalloc((nall + 1) * sizeof *sorted);
 	for (i = 0; i < nall; i++)
 		if (all[i].preferred)
 			sorted[n++] = all[i];
@@ -197,18 +198,18 @@ cli_misc_api_resources(int argc, char **argv)
 	}
 	t.ncol = out != NULL ? 7 : 5;
 	for (i = 0; i < 7; i++)
-		cells[i] = cli_buf_strdup(head[i]);
+		cells[i] = xstrdup(head[i]);
 	api_row(&t, cells);
 	for (i = 0; i < n; i++) {
 		r = &sorted[i];
 		av.len = 0;
 		cli_buf_printf(&av, "%s%s%s", r->group, *r->group ? "/" : "",
 		    r->version);
-		cells[0] = cli_buf_strdup(r->name);
+		cells[0] = xstrdup(r->name);
 		cells[1] = join(r->shorts);
-		cells[2] = cli_buf_strdup(av.p);
-		cells[3] = cli_buf_strdup(r->namespaced ? "true" : "false");
-		cells[4] = cli_buf_strdup(r->kind);
+		cells[2] = xstrdup(av.p);
+		cells[3] = xstrdup(r->namespaced ? "true" : "false");
+		cells[4] = xstrdup(r->kind);
 		cells[5] = join(r->verbs);
 		cells[6] = join(r->categories);
 		api_row(&t, cells);

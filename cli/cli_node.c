@@ -18,6 +18,7 @@
 #include "cli_node.h"
 #include "lib/json.h"
 #include "lib/podspec.h"
+#include "lib/xmalloc.h"
 
 static int
 usage(const char *why)
@@ -33,7 +34,7 @@ usage(const char *why)
 static int
 parse_labels(const char *s, cJSON *obj)
 {
-	char *copy = strdup(s), *save, *tok;
+	char *copy = xstrdup(s), *save, *tok;
 	int rc = 0;
 
 	for (tok = strtok_r(copy, ",", &save); tok != NULL;
@@ -55,7 +56,7 @@ parse_labels(const char *s, cJSON *obj)
 static int
 parse_taints(const char *s, cJSON *arr)
 {
-	char *copy = strdup(s), *save, *tok;
+	char *copy = xstrdup(s), *save, *tok;
 	int rc = 0;
 
 	for (tok = strtok_r(copy, ",", &save); tok != NULL;

@@ -20,6 +20,7 @@
 #include "cli_obj.h"
 #include "cli_opt.h"
 #include "lib/json.h"
+#include "lib/xmalloc.h"
 #include "lib/yamljson.h"
 
 long
@@ -38,7 +39,7 @@ cli_obj_prepend(cJSON *obj, const char *key, const char *value)
 	cJSON *v = cJSON_CreateString(value);
 
 	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
-	v->string = cli_buf_strdup(key);
+	v->string = xstrdup(key);
 	cJSON_InsertItemInArray(obj, 0, v);
 }
 
@@ -63,7 +64,7 @@ cli_obj_target(const char *verb, int argc, char **argv,
 	if (argc < 1)
 		return cli_opt_usage(verb, "you must specify the type of "
 		    "resource");
-	type = cli_buf_strdup(argv[0]);
+	type = xstrdup(argv[0]);
 	if ((slash = strchr(type, '/')) != NULL) {
 		*slash = '\0';
 		*name = argv[0] + (slash - type) + 1;
@@ -277,10 +278,10 @@ cli_obj_age(const char *ts)
 	long s, m, h, d;
 
 	if (ts == NULL || strptime(ts, "%Y-%m-%dT%H:%M:%S", &tm) == NULL)
-		return cli_buf_strdup("<unknown>");
+		return xstrdup("<unknown>");
 	s = (long)(time(NULL) - timegm(&tm));
 	if (s < -1)
-		return cli_buf_strdup("<invalid>");
+		return xstrdup("<invalid>");
 	if (s < 0)
 		s = 0;
 	m = s / 60, h = s / 3600, d = h / 24;

@@ -16,6 +16,7 @@
 #include "cli_buf.h"
 #include "cli_color.h"
 #include "cli_opt.h"
+#include "lib/xmalloc.h"
 
 struct cli_opts cli_opts = { .tail = -1, .timeout_ms = 30000,
     .replicas = -1, .grace = -1, .limit_bytes = -1 };
@@ -146,7 +147,7 @@ set(const struct cli_verb *v, const struct cli_opt *o, const char *value)
 		*(const char **)o->dst = value;
 		break;
 	case CLI_OPT_FILES:
-		cli_opts.files = cli_buf_realloc(cli_opts.files,
+		cli_opts.files = xrealloc(cli_opts.files,
 		    (cli_opts.nfiles + 1) * sizeof *cli_opts.files);
 		cli_opts.files[cli_opts.nfiles++] = value;
 		break;
@@ -258,7 +259,7 @@ cli_opt_parse(const struct cli_verb *verbs, int *argc, char ***argv,
 			    (*argv)[vi]);
 		*verb = v;
 	}
-	rest = cli_buf_realloc(NULL, (*argc + 1) * sizeof *rest);
+	rest = xmalloc((*argc + 1) * sizeof *rest);
 	for (i = 1; i < *argc; i++) {
 		a = (*argv)[i];
 		if (i == vi)

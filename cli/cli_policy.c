@@ -20,6 +20,7 @@
 #include "cli_table.h"
 #include "lib/json.h"
 #include "lib/sharedir.h"
+#include "lib/xmalloc.h"
 #include "sched/policytest.h"
 
 #define POLICY_PATH	"/apis/volray.io/v1/policy"
@@ -58,8 +59,8 @@ row(struct cli_table *t, const char *kind, const cJSON *el, int wide)
 	const cJSON *tier = json_at(el, "tier");
 	struct cli_buf b = { 0 };
 
-	cells[0] = cli_buf_strdup(kind);
-	cells[1] = cli_buf_strdup(json_str(el, "name") != NULL ?
+	cells[0] = xstrdup(kind);
+	cells[1] = xstrdup(json_str(el, "name") != NULL ?
 	    json_str(el, "name") : "scheduler.yaml");
 	cli_buf_add(&b, "", 0);
 	if (cJSON_IsNumber(tier))
@@ -67,13 +68,13 @@ row(struct cli_table *t, const char *kind, const cJSON *el, int wide)
 	else
 		cli_buf_printf(&b, "<none>");
 	cells[2] = b.p;
-	cells[3] = cli_buf_strdup(json_str(el, "file") != NULL ?
+	cells[3] = xstrdup(json_str(el, "file") != NULL ?
 	    json_str(el, "file") : "");
 	cells[4] = cli_obj_age(json_str(el, "loadedAt"));
 	if (wide)
 		cells[5] = json_at(el, "arguments") != NULL ?
 		    cJSON_PrintUnformatted(json_at(el, "arguments")) :
-		    cli_buf_strdup("<none>");
+		    xstrdup("<none>");
 	cli_table_add(t, cells);
 }
 
@@ -108,7 +109,7 @@ policy_list(void)
 	}
 	t.ncol = wide ? 6 : 5;
 	for (i = 0; i < t.ncol; i++)
-		cells[i] = cli_buf_strdup(head[i]);
+		cells[i] = xstrdup(head[i]);
 	cli_table_add(&t, cells);
 	cJSON_ArrayForEach(el, json_at(doc, "controllers"))
 		row(&t, "controller", el, wide);

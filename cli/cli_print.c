@@ -16,11 +16,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "cli_buf.h"
 #include "cli_color.h"
 #include "cli_print.h"
 #include "lib/json.h"
 #include "lib/jsonpath.h"
+#include "lib/xmalloc.h"
 #include "lib/yamljson.h"
 
 /* Print a number as the shortest text that reads back the same. */
@@ -325,11 +325,11 @@ cli_print_cell(const cJSON *v)
 	FILE *f;
 
 	if (cJSON_IsString(v))
-		return cli_buf_strdup(v->valuestring);
+		return xstrdup(v->valuestring);
 	if (v == NULL || cJSON_IsNull(v))
-		return cli_buf_strdup("");
+		return xstrdup("");
 	if ((f = open_memstream(&s, &len)) == NULL)
-		return cli_buf_strdup("?");
+		return xstrdup("?");
 	if (cJSON_IsNumber(v))
 		num_out(f, v->valuedouble);
 	else if (cJSON_IsBool(v))
@@ -417,7 +417,7 @@ sort_keys(cJSON *v)
 		sort_keys(el);
 	if (!cJSON_IsObject(v) || n < 2)
 		return;
-	kids = cli_buf_realloc(NULL, n * sizeof *kids);
+	kids = xmalloc(n * sizeof *kids);
 	for (i = 0, el = v->child; el != NULL; el = el->next)
 		kids[i++] = el;
 	qsort(kids, n, sizeof *kids, key_cmp);

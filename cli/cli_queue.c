@@ -18,6 +18,7 @@
 #include "cli_http.h"
 #include "cli_table.h"
 #include "lib/json.h"
+#include "lib/xmalloc.h"
 
 #define QUEUES		"/apis/scheduling.volcano.sh/v1beta1/queues"
 #define PODGROUPS	"/apis/scheduling.volcano.sh/v1beta1/podgroups"
@@ -51,7 +52,7 @@ str(const cJSON *o, const char *path, const char *dflt)
 {
 	const char *s = json_str(o, path);
 
-	return cli_buf_strdup(s != NULL && *s != '\0' ? s : dflt);
+	return xstrdup(s != NULL && *s != '\0' ? s : dflt);
 }
 
 /* A parent as the controller reads it: root for every queue but root. */
@@ -81,13 +82,13 @@ queue_list(void)
 		return CLI_FAIL;
 	t.ncol = 9;
 	for (i = 0; i < 9; i++)
-		cells[i] = cli_buf_strdup(head[i]);
+		cells[i] = xstrdup(head[i]);
 	cli_table_add(&t, cells);
 	cJSON_ArrayForEach(q, json_at(list, "items")) {
 		cells[0] = str(q, "metadata.name", "");
 		cells[1] = num(q, "spec.weight");
 		cells[2] = str(q, "status.state", "<none>");
-		cells[3] = cli_buf_strdup(*parent_of(q) ? parent_of(q) :
+		cells[3] = xstrdup(*parent_of(q) ? parent_of(q) :
 		    "<none>");
 		for (i = 0; i < NCOUNTS; i++) {
 			struct cli_buf p = { 0 };
@@ -112,7 +113,7 @@ resources(const char *title, const cJSON *map)
 
 	printf("%-13s", title);
 	cJSON_ArrayForEach(el, map) {
-		char *v = cJSON_IsString(el) ? cli_buf_strdup(el->valuestring) :
+		char *v = cJSON_IsString(el) ? xstrdup(el->valuestring) :
 		    NULL;
 
 		if (v == NULL) {

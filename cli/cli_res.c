@@ -19,6 +19,7 @@
 #include "cli_http.h"
 #include "cli_res.h"
 #include "lib/json.h"
+#include "lib/xmalloc.h"
 
 static struct cli_res	*res_v;
 static size_t		 res_n;
@@ -57,7 +58,7 @@ discover_gv(const char *group, const char *version, int preferred)
 	cJSON_ArrayForEach(el, json_at(doc, "resources")) {
 		if ((name = json_str(el, "name")) == NULL || strchr(name, '/'))
 			continue;
-		res_v = cli_buf_realloc(res_v,
+		res_v = xrealloc(res_v,
 		    (res_n + 1) * sizeof *res_v);
 		r = &res_v[res_n++];
 		r->group = group;
@@ -150,7 +151,7 @@ group_matches(const struct cli_res *r, const char *g)
 const struct cli_res *
 cli_res_resolve(const char *word)
 {
-	char *w = cli_buf_strdup(word), *g;
+	char *w = xstrdup(word), *g;
 	const struct cli_res *r, *found = NULL;
 	size_t i;
 

@@ -19,6 +19,7 @@
 #include "cli_table.h"
 #include "lib/json.h"
 #include "lib/jsonpath.h"
+#include "lib/xmalloc.h"
 
 /* Join custom-columns matches with commas. */
 static void
@@ -37,7 +38,7 @@ cli_table_add(struct cli_table *t, char **row)
 {
 	int i;
 
-	t->cell = cli_buf_realloc(t->cell,
+	t->cell = xrealloc(t->cell,
 	    (t->nrow + 1) * t->ncol * sizeof *t->cell);
 	for (i = 0; i < t->ncol; i++)
 		t->cell[t->nrow * t->ncol + i] = row[i];
@@ -87,7 +88,7 @@ cli_table_flush(struct cli_table *t)
 	int c, first;
 
 	if (t->w == NULL)
-		t->w = calloc(t->ncol, sizeof *t->w);
+		t->w = xcalloc(t->ncol, sizeof *t->w);
 	for (c = 0; c < t->ncol; c++)
 		for (r = 0; r < t->nrow; r++) {
 			w = text_width(t->cell[r * t->ncol + c]) + 3;
@@ -129,7 +130,7 @@ cli_table_flush(struct cli_table *t)
 static char *
 upper(const char *s)
 {
-	char *u = cli_buf_strdup(s), *p;
+	char *u = xstrdup(s), *p;
 
 	for (p = u; *p != '\0'; p++)
 		*p = toupper((unsigned char)*p);
@@ -159,13 +160,13 @@ cli_table_labels(const cJSON *labels, const char *sep)
 	char **kv;
 	size_t n = 0, i;
 
-	kv = cli_buf_realloc(NULL, (cJSON_GetArraySize(labels) + 1) *
+	kv = xmalloc((cJSON_GetArraySize(labels) + 1) *
 	    sizeof *kv);
 	cJSON_ArrayForEach(el, labels) {
 		b.len = 0;
 		cli_buf_printf(&b, "%s=%s", el->string, cJSON_IsString(el) ?
 		    el->valuestring : "");
-		kv[n++] = cli_buf_strdup(b.p);
+		kv[n++] = xstrdup(b.p);
 	}
 	qsort(kv, n, sizeof *kv, str_cmp);
 	b.len = 0;
@@ -194,24 +195,24 @@ cli_table_add_kube(struct cli_table *t, const cJSON *tab,
 	cJSON_ArrayForEach(col, cols)
 		ncol += shown(col, to->wide);
 	t->ncol = ncol + (to->with_ns ? 1 : 0) + (to->show_labels ? 1 : 0);
-	cells = cli_buf_realloc(NULL, t->ncol * sizeof *cells);
+	cells = xmalloc(t->ncol * sizeof *cells);
 	if (header) {
 		c = 0;
 		if (to->with_ns)
-			cells[c++] = cli_buf_strdup("NAMESPACE");
+			cells[c++] = xstrdup("NAMESPACE");
 		cJSON_ArrayForEach(col, cols)
 			if (shown(col, to->wide))
 				cells[c++] = upper(json_str(col, "name") ?
 				    json_str(col, "name") : "");
 		if (to->show_labels)
-			cells[c++] = cli_buf_strdup("LABELS");
+			cells[c++] = xstrdup("LABELS");
 		cli_table_add(t, cells);
 	}
 	cJSON_ArrayForEach(row, json_at(tab, "rows")) {
 		c = 0;
 		if (to->with_ns) {
 			ns = json_str(row, "object.metadata.namespace");
-			cells[c++] = cli_buf_strdup(ns != NULL ? ns : "");
+			cells[c++] = xstrdup(ns != NULL ? ns : "");
 		}
 		i = 0;
 		cJSON_ArrayForEach(col, cols) {
@@ -223,7 +224,7 @@ cli_table_add_kube(struct cli_table *t, const cJSON *tab,
 					cli_buf_printf(&name, "%s/%s",
 					    to->prefix, cells[c]);
 					free(cells[c]);
-					cells[c] = cli_buf_strdup(name.p);
+					cells[c] = xstrdup(name.p);
 				}
 				c++;
 			}
@@ -253,13 +254,13 @@ int
 cli_table_custom(const cJSON *doc, const char *spec)
 {
 	struct cli_table t = { 0 };
-	char *copy = cli_buf_strdup(spec), *save, *tok, *colon, **paths;
+	char *copy = xstrdup(spec), *save, *tok, *colon, **paths;
 	const cJSON *items = json_at(doc, "items"), *el;
 	char **cells;
 	int c, n = 0;
 
-	paths = cli_buf_realloc(NULL, (strlen(spec) + 1) * sizeof *paths);
-	cells = cli_buf_realloc(NULL, (strlen(spec) + 1) * sizeof *cells);
+	paths = xmalloc((strlen(spec) + 1) * sizeof *paths);
+	cells = xmalloc((strlen(spec) + 1) * sizeof *cells);
 	for (tok = strtok_r(copy, ",", &save); tok != NULL;
 	    tok = strtok_r(NULL, ",", &save)) {
 		if ((colon = strchr(tok, ':')) == NULL || colon[1] == '\0') {
@@ -272,7 +273,7 @@ cli_table_custom(const cJSON *doc, const char *spec)
 			return -1;
 		}
 		*colon = '\0';
-		cells[n] = cli_buf_strdup(tok);
+		cells[n] = xstrdup(tok);
 		paths[n++] = colon + 1;
 	}
 	t.ncol = n;
@@ -285,7 +286,7 @@ cli_table_custom(const cJSON *doc, const char *spec)
 			cli_buf_add(&b, "", 0);
 			jsonpath_each(el, paths[c], add_match, &b);
 			cells[c] = b.len > 0 ? b.p : (free(b.p),
-			    cli_buf_strdup("<none>"));
+			    xstrdup("<none>"));
 		}
 		cli_table_add(&t, cells);
 	}

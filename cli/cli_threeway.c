@@ -28,6 +28,7 @@
 #include "cli_buf.h"
 #include "cli_threeway.h"
 #include "lib/json.h"
+#include "lib/xmalloc.h"
 #include "registry/patch.h"
 
 #define MAX_DEPTH	64
@@ -293,7 +294,7 @@ add_retain_keys(cJSON *res, const cJSON *o, const cJSON *m)
 			extra = 1;
 	if (res->child == NULL && !extra)
 		return;
-	keys = cli_buf_realloc(NULL, (cJSON_GetArraySize(m) + 1) *
+	keys = xmalloc((cJSON_GetArraySize(m) + 1) *
 	    sizeof *keys);
 	cJSON_ArrayForEach(el, m)
 		if (!cJSON_IsNull(el))
