@@ -28,6 +28,7 @@
 
 #include "auth/pki.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 
 #define CA_DAYS		3650
 #define SERVER_DAYS	365
@@ -224,7 +225,7 @@ has_san(X509 *x, const char *san)
 static char *
 san_text(const char *const *sans, int nsans)
 {
-	char *s = strdup(""), *n;
+	char *s = xstrdup(""), *n;
 	unsigned char ip[16];
 	int i;
 

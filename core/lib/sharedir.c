@@ -13,6 +13,7 @@
 
 #include "lib/sharedir.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 
 #ifndef PKGDATADIR
 #define PKGDATADIR "/usr/local/share/volray"
@@ -63,9 +64,9 @@ share_dir_find(char **cause)
 		char real[PATH_MAX];
 
 		if (share_dir_has_crds(look[i]))
-			return strdup(realpath(look[i], real) ? real : look[i]);
+			return xstrdup(realpath(look[i], real) ? real : look[i]);
 	}
-	places = strdup("");
+	places = xstrdup("");
 	for (i = 0; i < nlook; i++) {
 		char *p = util_printf("%s%s%s/crds", places, i ? ", " : "",
 		    look[i]);
