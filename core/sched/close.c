@@ -1,7 +1,7 @@
 /*
  * Running a session and what it decided. session_run opens the plugins,
  * runs the configured actions in order and closes the plugins (gang
- * writes its conditions then, through ssn:job_condition). session_outcome
+ * writes its conditions then, through ssn:job_condition). outcome_build
  * turns the session into the status the PodGroups and queues should
  * have, as Volcano's session close does:
  *
@@ -29,17 +29,17 @@ session_run(struct session *ss)
 {
 	int i;
 
-	plugins_session_open(ss);
+	ssn_open(ss);
 	for (i = 0; i < ss->pol->conf.nactions; i++)
 		switch (ss->pol->conf.actions[i]) {
-		case ACT_ENQUEUE: action_enqueue(ss); break;
-		case ACT_ALLOCATE: action_allocate(ss); break;
-		case ACT_BACKFILL: action_backfill(ss); break;
-		case ACT_PREEMPT: action_preempt(ss); break;
-		case ACT_RECLAIM: action_reclaim(ss); break;
-		case ACT_FIRSTFIT: action_firstfit(ss); break;
+		case ACT_ENQUEUE: enqueue_run(ss); break;
+		case ACT_ALLOCATE: allocate_run(ss); break;
+		case ACT_BACKFILL: allocate_backfill(ss); break;
+		case ACT_PREEMPT: preempt_run(ss); break;
+		case ACT_RECLAIM: reclaim_run(ss); break;
+		case ACT_FIRSTFIT: allocate_firstfit(ss); break;
 		}
-	plugins_session_close(ss);
+	ssn_close(ss);
 }
 
 /* A ResourceList in Kubernetes' quantities. */
@@ -154,7 +154,7 @@ pg_status(struct s_job *j)
 }
 
 void
-session_outcome(struct session *ss, struct sched_outcome *out)
+outcome_build(struct session *ss, struct sched_outcome *out)
 {
 	int i;
 

@@ -4,7 +4,7 @@
  * built-in policies/ directory, then each --policy-dir) into one sandboxed
  * state made for this policy; reload builds a new one beside the running
  * one. A plugin file returns a table of extension-point functions (the
- * names in ep_names), and may declare `arguments`, a schema:
+ * names in config_ep_names), and may declare `arguments`, a schema:
  *
  *   arguments = { weight = { type = "number", default = 1, min = 0 } }
  *
@@ -229,10 +229,10 @@ load_plugin(struct policy *p, luahost *h, struct plugin *pl, char **cause)
 	}
 	pl->file = strdup(luahost_path(h, rel));
 	for (i = 0; i < EP_N; i++) {
-		lua_getfield(L, -1, ep_names[i]);
+		lua_getfield(L, -1, config_ep_names[i]);
 		if (!lua_isnil(L, -1) && !lua_isfunction(L, -1)) {
 			*cause = util_printf("%s: %s must be a function",
-			    pl->file, ep_names[i]);
+			    pl->file, config_ep_names[i]);
 			lua_pop(L, 2);
 			return -1;
 		}
@@ -469,7 +469,7 @@ push_job_request(lua_State *L, const struct s_job *j)
 
 	memset(&req, 0, sizeof req);
 	for (i = 0; i < j->ntasks; i++)
-		if (ts_allocated(j->tasks[i]->status) ||
+		if (task_allocated(j->tasks[i]->status) ||
 		    j->tasks[i]->status == TS_PENDING)
 			podspec_res_add(&req, &j->tasks[i]->req, 1);
 	push_res(L, &req);
@@ -1005,7 +1005,7 @@ l_ssn_use_scores(lua_State *L)
 }
 
 void
-plugins_session_open(struct session *ss)
+ssn_open(struct session *ss)
 {
 	lua_State *L = ss->pol->L;
 	int i;
@@ -1060,12 +1060,12 @@ plugins_session_open(struct session *ss)
 		struct plugin *pl = &ss->pol->plugins[i];
 
 		lua_rawgeti(L, LUA_REGISTRYINDEX, pl->args_ref);
-		plugin_call(ss, pl, EP_OPEN, 1, 0);
+		framework_call(ss, pl, EP_OPEN, 1, 0);
 	}
 }
 
 void
-plugins_session_close(struct session *ss)
+ssn_close(struct session *ss)
 {
 	lua_State *L = ss->L;
 	int i;
@@ -1078,7 +1078,7 @@ plugins_session_close(struct session *ss)
 			lua_pop(L, 1);
 		}
 	for (i = 0; i < ss->pol->nplugins; i++)
-		plugin_call(ss, &ss->pol->plugins[i], EP_CLOSE, 0, 0);
+		framework_call(ss, &ss->pol->plugins[i], EP_CLOSE, 0, 0);
 	/* Views point into the session: make them inert. */
 	lua_rawgeti(L, LUA_REGISTRYINDEX, ss->views_ref);
 	for (i = 1; i <= ss->nviews; i++) {
@@ -1098,7 +1098,7 @@ plugins_session_close(struct session *ss)
 }
 
 int
-plugin_call(struct session *ss, struct plugin *pl, int ep, int nargs,
+framework_call(struct session *ss, struct plugin *pl, int ep, int nargs,
     int nres)
 {
 	lua_State *L = ss->L;
@@ -1110,7 +1110,7 @@ plugin_call(struct session *ss, struct plugin *pl, int ep, int nargs,
 		return -1;
 	}
 	lua_rawgeti(L, LUA_REGISTRYINDEX, pl->ref);
-	lua_getfield(L, -1, ep_names[ep]);
+	lua_getfield(L, -1, config_ep_names[ep]);
 	lua_remove(L, -2);
 	if (!lua_isfunction(L, -1)) {
 		lua_settop(L, base);
@@ -1135,8 +1135,8 @@ plugin_call(struct session *ss, struct plugin *pl, int ep, int nargs,
 	}
 	{
 		char *m = util_printf("plugin %s failed in %s (%s): %s; skipped "
-		    "for the rest of this session", pl->name, ep_names[ep],
-		    pl->file, err);
+		    "for the rest of this session", pl->name,
+		    config_ep_names[ep], pl->file, err);
 
 		log_warn("scheduler: %s", m);
 		ss->failed[k] = 1;

@@ -189,11 +189,11 @@ source_list(void *arg, const char *res,
 		if (bound) {
 			/* The summary only; no tree kept. */
 			if (c->memo == NULL ||
-			    strcmp(pod_summary_uid(c->memo), o->uid) != 0) {
+			    strcmp(snapshot_pod_uid(c->memo), o->uid) != 0) {
 				cJSON *t = store_obj_tree(o);
 
 				free(c->memo);
-				c->memo = t != NULL ? sched_pod_summary(t) :
+				c->memo = t != NULL ? snapshot_pod_summary(t) :
 				    NULL;
 				cJSON_Delete(t);
 			}
@@ -229,7 +229,7 @@ source_tree(void *arg, const void *lazy)
 void
 sched_derive(void)
 {
-	client_derive("pods", sched_pod_summary, free);
+	client_derive("pods", snapshot_pod_summary, free);
 }
 
 /* On the loop: a referenced copy of what the snapshot will read. */
@@ -582,7 +582,7 @@ decide_outcome(struct sched *s, struct session *ss)
 {
 	int i;
 
-	session_outcome(ss, &s->out);
+	outcome_build(ss, &s->out);
 	for (i = 0; i < s->out.npgs; i++)
 		if (json_equal(json_at(s->out.pgs[i].job->pg, "status"),
 		    s->out.pgs[i].status)) {

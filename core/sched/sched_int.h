@@ -73,7 +73,7 @@ int config_parse(const char *path, const char *buf, size_t len,
     struct sched_conf *, char **cause);
 void config_free(struct sched_conf *);
 int config_has_action(const struct sched_conf *, enum action);
-extern const char *const ep_names[EP_N];
+extern const char *const config_ep_names[EP_N];
 
 /* ------------------------------------------------------------------ */
 /* The snapshot.                                                       */
@@ -85,7 +85,7 @@ enum task_status {
 };
 extern const char *const task_status_names[TS_N];
 /* Allocated-set: Allocated, Binding, Bound, Running. */
-int ts_allocated(enum task_status);
+int task_allocated(enum task_status);
 
 struct s_task;
 struct s_job;
@@ -327,8 +327,8 @@ void session_open(struct session *, struct policy *,
     const struct sched_source *);
 void session_free(struct session *);
 cJSON *task_obj(struct session *, struct s_task *);
-void *sched_pod_summary(const cJSON *pod);
-const char *pod_summary_uid(const void *summary);
+void *snapshot_pod_summary(const cJSON *pod);
+const char *snapshot_pod_uid(const void *summary);
 void session_own(struct session *, void *);
 void task_set_status(struct s_task *, enum task_status);
 void node_add_task(struct s_node *, struct s_task *);
@@ -351,14 +351,14 @@ struct statement {
 	int nops, capops;
 	int quiet;			/* no event handlers (the firstfit floor) */
 };
-void stmt_init(struct statement *, struct session *);
-void stmt_allocate(struct statement *, struct s_task *, struct s_node *);
-void stmt_pipeline(struct statement *, struct s_task *, struct s_node *);
-void stmt_evict(struct statement *, struct s_task *, const char *reason);
-void stmt_commit(struct statement *);
-void stmt_discard(struct statement *);
+void statement_init(struct statement *, struct session *);
+void statement_allocate(struct statement *, struct s_task *, struct s_node *);
+void statement_pipeline(struct statement *, struct s_task *, struct s_node *);
+void statement_evict(struct statement *, struct s_task *, const char *reason);
+void statement_commit(struct statement *);
+void statement_discard(struct statement *);
 /* Keep the changes in the session only (a pipelined reservation). */
-void stmt_keep(struct statement *);
+void statement_keep(struct statement *);
 
 /* pq.c: a binary heap ordered by the plugins' order functions. */
 struct pq {
@@ -377,31 +377,31 @@ int pq_less_queue(struct session *, void *, void *);
 int pq_less_task(struct session *, void *, void *);
 
 /* framework.c: the tier rules over the plugins' extension points. */
-int fw_job_less(struct session *, struct s_job *, struct s_job *);
-int fw_queue_less(struct session *, struct s_queue *, struct s_queue *);
-int fw_task_less(struct session *, struct s_task *, struct s_task *);
-int fw_job_valid(struct session *, struct s_job *);
-int fw_job_ready(struct session *, struct s_job *);
-int fw_job_pipelined(struct session *, struct s_job *);
-int fw_job_starving(struct session *, struct s_job *);
-int fw_job_enqueueable(struct session *, struct s_job *);
-void fw_job_enqueued(struct session *, struct s_job *);
-int fw_overused(struct session *, struct s_queue *);
-int fw_allocatable(struct session *, struct s_queue *, struct s_task *);
-int fw_preemptive(struct session *, struct s_queue *, struct s_task *);
+int framework_job_less(struct session *, struct s_job *, struct s_job *);
+int framework_queue_less(struct session *, struct s_queue *, struct s_queue *);
+int framework_task_less(struct session *, struct s_task *, struct s_task *);
+int framework_job_valid(struct session *, struct s_job *);
+int framework_job_ready(struct session *, struct s_job *);
+int framework_job_pipelined(struct session *, struct s_job *);
+int framework_job_starving(struct session *, struct s_job *);
+int framework_job_enqueueable(struct session *, struct s_job *);
+void framework_job_enqueued(struct session *, struct s_job *);
+int framework_overused(struct session *, struct s_queue *);
+int framework_allocatable(struct session *, struct s_queue *, struct s_task *);
+int framework_preemptive(struct session *, struct s_queue *, struct s_task *);
 /* Filter victims in place by the Preemptable/Reclaimable rule. */
-int fw_victims(struct session *, int ep, struct s_task *preemptor,
+int framework_victims(struct session *, int ep, struct s_task *preemptor,
     struct s_task **cands, int n);
 /* Lua predicates on the nodes that passed C's; compacts nodes, returns
    how many are left, counting rejections into *lua_rejects. */
-int fw_predicate(struct session *, struct s_task *, struct s_node **nodes,
-    int n, int *lua_rejects, char **lua_reason);
+int framework_predicate(struct session *, struct s_task *,
+    struct s_node **nodes, int n, int *lua_rejects, char **lua_reason);
 /* Lua node scores added to scores[i]. */
-void fw_node_order(struct session *, struct s_task *, struct s_node **nodes,
-    int n, double *scores);
-void fw_on_allocate(struct session *, struct s_task *);
-void fw_on_deallocate(struct session *, struct s_task *);
-int fw_defines(struct session *, int ep);
+void framework_node_order(struct session *, struct s_task *,
+    struct s_node **nodes, int n, double *scores);
+void framework_on_allocate(struct session *, struct s_task *);
+void framework_on_deallocate(struct session *, struct s_task *);
+int framework_defines(struct session *, int ep);
 
 /* predicate.c: C predicates and scores. */
 /* Everything but resources (those depend on idle vs future idle). */
@@ -414,16 +414,16 @@ double predicate_score(struct session *, const struct s_task *,
     const struct s_node *);
 char *predicate_message(int nnodes, const int counts[FIT_NREASONS],
     const char *lua_reason);
-int res_less_equal(const struct podspec_res *, const struct podspec_res *);
+int predicate_fits(const struct podspec_res *, const struct podspec_res *);
 
 /* actions */
-void action_enqueue(struct session *);
-void action_allocate(struct session *);
-void action_backfill(struct session *);
-void action_preempt(struct session *);
-void action_reclaim(struct session *);
+void enqueue_run(struct session *);
+void allocate_run(struct session *);
+void allocate_backfill(struct session *);
+void preempt_run(struct session *);
+void reclaim_run(struct session *);
 /* The benchmark's floor: greedy first fit, no plugins. */
-void action_firstfit(struct session *);
+void allocate_firstfit(struct session *);
 /* allocate.c: the best node for t among the fitting ones, or NULL with
    t->why; *pipeline set when it fits only future idle. */
 struct s_node *allocate_pick(struct session *, struct s_task *,
@@ -436,7 +436,7 @@ int preempt_for(struct session *, struct statement *, struct s_task *,
 void preempt_jobs(struct session *, int ep,
     int (*filter)(struct s_task *, struct s_task *), int skip_overused);
 /* Jobs admitted to allocate: enqueued (or no enqueue action), valid. */
-int job_schedulable(struct session *, struct s_job *);
+int allocate_schedulable(struct session *, struct s_job *);
 
 /* ------------------------------------------------------------------ */
 /* Policy (plugins.c): config + a Lua state with the loaded plugins.   */
@@ -475,15 +475,15 @@ void policy_free(struct policy *);
 cJSON *policy_info(const struct policy *p);
 
 /* plugins.c: Lua views and calls. */
-void plugins_session_open(struct session *);
-void plugins_session_close(struct session *);
+void ssn_open(struct session *);
+void ssn_close(struct session *);
 void view_push_job(struct session *, struct s_job *);
 void view_push_task(struct session *, struct s_task *);
 void view_push_node(struct session *, struct s_node *);
 void view_push_queue(struct session *, struct s_queue *);
 /* Call plugin p's function for ep with nargs pushed; 0 ok (nres
    results pushed), -1 failed (plugin skipped for the session). */
-int plugin_call(struct session *, struct plugin *, int ep, int nargs,
+int framework_call(struct session *, struct plugin *, int ep, int nargs,
     int nres);
 
 /* close.c: what the session decided about PodGroups and queues. */
@@ -501,7 +501,7 @@ struct sched_outcome {
 	struct queue_update *queues;
 	int nqueues;
 };
-void session_outcome(struct session *, struct sched_outcome *);
+void outcome_build(struct session *, struct sched_outcome *);
 void outcome_free(struct sched_outcome *);
 
 /* Run one whole session: actions in the config's order. */

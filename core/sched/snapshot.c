@@ -35,7 +35,7 @@ const char *const task_status_names[TS_N] = {
 };
 
 int
-ts_allocated(enum task_status s)
+task_allocated(enum task_status s)
 {
 	return s == TS_ALLOCATED || s == TS_BINDING || s == TS_BOUND ||
 	    s == TS_RUNNING;
@@ -237,7 +237,7 @@ task_set_status(struct s_task *t, enum task_status s)
 
 		j->n[t->status]--;
 		rc->n[t->status]--;
-		if (ts_allocated(t->status)) {
+		if (task_allocated(t->status)) {
 			podspec_res_add(&j->allocated, &t->req, -1);
 			if (j->queue) {
 				podspec_res_add(&j->queue->allocated, &t->req, -1);
@@ -246,7 +246,7 @@ task_set_status(struct s_task *t, enum task_status s)
 		}
 		j->n[s]++;
 		rc->n[s]++;
-		if (ts_allocated(s)) {
+		if (task_allocated(s)) {
 			podspec_res_add(&j->allocated, &t->req, 1);
 			if (j->queue) {
 				podspec_res_add(&j->queue->allocated, &t->req, 1);
@@ -274,7 +274,7 @@ job_recount(struct s_job *j)
 
 		j->n[t->status]++;
 		role_of(j, t->role)->n[t->status]++;
-		if (ts_allocated(t->status))
+		if (task_allocated(t->status))
 			podspec_res_add(&j->allocated, &t->req, 1);
 	}
 	j->ver++;
@@ -557,7 +557,7 @@ is_critical(const cJSON *pod, const char *ns)
 
 /*
  * What a pod's version says, derived once per version: by the store when
- * it loads the version after a restart (sched_pod_summary through
+ * it loads the version after a restart (snapshot_pod_summary through
  * store_derive), else by the snapshot into the source's memo slot. One
  * block: the strings follow the struct.
  */
@@ -602,7 +602,7 @@ job_of_pod(struct build *b, const struct pod_memo *m)
 }
 
 const char *
-pod_summary_uid(const void *summary)
+snapshot_pod_uid(const void *summary)
 {
 	return ((const struct pod_memo *)summary)->uid;
 }
@@ -638,7 +638,7 @@ shape_of(const cJSON *pod)
 }
 
 void *
-sched_pod_summary(const cJSON *pod)
+snapshot_pod_summary(const cJSON *pod)
 {
 	const cJSON *md = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
 	const cJSON *prio = json_at(pod, "spec.priority");
@@ -747,7 +747,7 @@ add_pod(void *arg, cJSON *pod, void **memo,
 	st = status_of(meta);
 	if (memo != NULL && *memo != NULL)
 		m = *memo;
-	else if ((m = sched_pod_summary(pod)) == NULL)
+	else if ((m = snapshot_pod_summary(pod)) == NULL)
 		return;
 	else if (memo != NULL)
 		*memo = m;
@@ -806,7 +806,7 @@ queue_account(struct s_queue *q, const struct s_job *j)
 
 	podspec_res_add(&q->allocated, &j->allocated, 1);
 	for (i = 0; i < j->ntasks; i++)
-		if (ts_allocated(j->tasks[i]->status) ||
+		if (task_allocated(j->tasks[i]->status) ||
 		    j->tasks[i]->status == TS_PENDING)
 			podspec_res_add(&q->request, &j->tasks[i]->req, 1);
 	if (!j->has_min_res || j->min_member <= 1)
