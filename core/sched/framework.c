@@ -19,8 +19,9 @@
  *   node_order             summed
  *   on_allocate/deallocate every plugin
  *
- * Every call goes through framework_call, which skips a plugin that failed
- * earlier in the session.
+ * Every call goes through framework_call: a plugin whose call fails
+ * (error, instruction budget, memory) is skipped for the rest of the
+ * session and reported.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,12 +31,73 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "luahost/luahost.h"
 #include "sched/sched_int.h"
 
 #define EACH_PLUGIN(ss, pl, ep)						\
 	for (struct plugin *pl = (ss)->pol->plugins;			\
 	    pl < (ss)->pol->plugins + (ss)->pol->nplugins; pl++)	\
 		if (pl->has[ep] && !(ss)->failed[pl - (ss)->pol->plugins])
+
+/*
+ * Call plugin pl's function for ep with nargs pushed: 0 with nres results
+ * pushed, or -1 with nothing pushed when it is not there, failed earlier
+ * in the session or fails now (error, instruction budget, memory): then
+ * it is skipped for the rest of the session and the failure reported (an
+ * Event on the root queue). Per-node functions (predicate, node_order)
+ * are called once for all the nodes, through the policy's trampoline.
+ */
+int
+framework_call(struct session *ss, struct plugin *pl, int ep, int nargs,
+    int nres)
+{
+	lua_State *L = ss->L;
+	int k = (int)(pl - ss->pol->plugins), base = lua_gettop(L) - nargs;
+	char *err = NULL;
+
+	if (ss->failed[k] || (!pl->has[ep] && ep != EP_OPEN && ep != EP_CLOSE)) {
+		lua_settop(L, base);
+		return -1;
+	}
+	lua_rawgeti(L, LUA_REGISTRYINDEX, pl->ref);
+	lua_getfield(L, -1, config_ep_names[ep]);
+	lua_remove(L, -2);
+	if (!lua_isfunction(L, -1)) {
+		lua_settop(L, base);
+		return -1;
+	}
+	lua_insert(L, base + 1);
+	lua_rawgeti(L, LUA_REGISTRYINDEX, ss->ssn_ref);
+	lua_insert(L, base + 2);
+	if (ep == EP_PREDICATE || ep == EP_NODE_ORDER) {
+		/* (task, nodes): one call for all the nodes. */
+		lua_rawgeti(L, LUA_REGISTRYINDEX, ss->pol->tramp_ref);
+		lua_insert(L, base + 1);
+		nargs++;
+	}
+	{
+		uint64_t t0 = util_usec();
+		int rc = luahost_call(L, nargs + 1, nres, &err);
+
+		ss->lua_us += util_usec() - t0;
+		if (rc == 0)
+			return 0;
+	}
+	{
+		char *m = util_printf("plugin %s failed in %s (%s): %s; skipped "
+		    "for the rest of this session", pl->name,
+		    config_ep_names[ep], pl->file, err);
+
+		log_warn("scheduler: %s", m);
+		ss->failed[k] = 1;
+		ss->events = realloc(ss->events, (ss->nevents + 1) *
+		    sizeof *ss->events);
+		ss->events[ss->nevents++] = m;
+		free(err);
+		lua_settop(L, base);
+		return -1;
+	}
+}
 
 int
 framework_defines(struct session *ss, int ep)
