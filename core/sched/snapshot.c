@@ -1,6 +1,7 @@
 /*
  * The session snapshot, built from a source of objects (the daemon's
- * store or a scripted cluster). Nodes enter when their Ready condition is
+ * client or a scripted cluster) into a session that session_open has
+ * opened. Nodes enter when their Ready condition is
  * True; queues as they are, with `root` and `default` made up when they
  * do not exist yet; a job per PodGroup, with its queue, minMember,
  * minTaskMember, minResources and the priority of its priorityClassName;
@@ -10,8 +11,14 @@
  * or, until that exists, an implicit job of the same name with
  * minMember 1 (or scheduling.volcano.sh/group-min-member) in the queue of
  * scheduling.volcano.sh/queue-name. Every pod on a node takes its
- * requests from the node: idle and used, or releasing while it is being
- * deleted.
+ * requests from the node (node.c): idle and used, or releasing while it
+ * is being deleted.
+ *
+ * The quantities are the costly part: what the snapshot derives from an
+ * object is kept by the source beside its parsed tree until it changes
+ * (memo), and a pod's summary (snapshot_pod_summary) may be made by the
+ * store itself as it loads a version. Tasks and jobs are carved from the
+ * session's arena, freed with it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -400,7 +407,7 @@ is_critical(const cJSON *pod, const char *ns)
 /*
  * What a pod's version says, derived once per version: by the store when
  * it loads the version after a restart (snapshot_pod_summary through
- * store_derive), else by the snapshot into the source's memo slot. One
+ * client_derive), else by the snapshot into the source's memo slot. One
  * block: the strings follow the struct.
  */
 struct pod_memo {

@@ -21,6 +21,8 @@
 
 enum { VIEW_JOB = 1, VIEW_TASK, VIEW_NODE, VIEW_QUEUE };
 
+/* Integers: quantities are exact in them (cpu in millicores, memory in
+   bytes). */
 void
 view_push_res(lua_State *L, const struct podspec_res *r)
 {
