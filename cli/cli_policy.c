@@ -39,7 +39,7 @@ policy_offline(const char *verb, const char *dir)
 		return CLI_FAIL;
 	}
 	if (strcmp(verb, "check") == 0)
-		rc = policycheck_run(share, dir, stdout, &cause);
+		rc = policytest_check(share, dir, stdout, &cause);
 	else
 		rc = policytest_run(share, dir, stdout, &cause);
 	free(share);

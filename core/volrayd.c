@@ -403,7 +403,7 @@ main(int argc, char **argv)
 	}
 	d.loop = uv_default_loop();
 	resource_init();
-	sched_store_derive();
+	sched_derive();
 	if (store_open(d.loop, d.f.data_dir, &d.st, &cause) != 0) {
 		log_error("volrayd: opening the store: %s", cause);
 		return 1;
@@ -461,7 +461,7 @@ main(int argc, char **argv)
 	d.http = luahttp_new(d.loop);
 	controller_set_http(d.ctrl, d.http);
 	/* The scheduler: binds pending pods to nodes (started below). */
-	d.sched = sched_new(d.loop, d.st, d.rg, d.lua);
+	d.sched = sched_new(d.loop, d.client, d.lua);
 	if (reload(&d, &cause) != 0) {
 		log_error("volrayd: %s", cause);
 		return 1;

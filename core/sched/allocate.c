@@ -66,7 +66,7 @@ count_reasons(struct session *ss, struct s_task *t, int allow_pipeline,
 		if (r == FIT_OK) {
 			node_future_idle(n, &fi);
 			r = predicate_resources(t, allow_pipeline &&
-			    !res_less_equal(&t->req, &n->idle) ? &fi :
+			    !predicate_fits(&t->req, &n->idle) ? &fi :
 			    &n->idle);
 		}
 		counts[r]++;
@@ -122,7 +122,7 @@ allocate_pick(struct session *ss, struct s_task *t, int allow_pipeline,
 		n = &ss->nodes[k];
 		if (predicate_static(ss, t, n) != FIT_OK)
 			continue;
-		if (res_less_equal(&t->req, &n->idle)) {
+		if (predicate_fits(&t->req, &n->idle)) {
 			/* Idle fits first in the list. */
 			ss->cand[nc] = ss->cand[nidle];
 			ss->cand[nidle++] = n;
@@ -136,16 +136,16 @@ allocate_pick(struct session *ss, struct s_task *t, int allow_pipeline,
 	}
 	if (last >= 0)
 		ss->next_node = (last + 1) % ss->nnodes;
-	if (nc > 0 && (fw_defines(ss, EP_PREDICATE) ||
-	    fw_defines(ss, EP_BATCH_PREDICATE))) {
+	if (nc > 0 && (framework_defines(ss, EP_PREDICATE) ||
+	    framework_defines(ss, EP_BATCH_PREDICATE))) {
 		int before = nc, k;
 
-		nc = fw_predicate(ss, t, ss->cand, nc, &lua_rejects,
+		nc = framework_predicate(ss, t, ss->cand, nc, &lua_rejects,
 		    &lua_reason);
 		counts[FIT_LUA] += before - nc;
 		/* Recount the idle ones among the survivors. */
 		for (i = k = 0; i < nc; i++)
-			if (res_less_equal(&t->req, &ss->cand[i]->idle)) {
+			if (predicate_fits(&t->req, &ss->cand[i]->idle)) {
 				struct s_node *x = ss->cand[k];
 
 				ss->cand[k++] = ss->cand[i];
@@ -172,8 +172,9 @@ allocate_pick(struct session *ss, struct s_task *t, int allow_pipeline,
 		*pipeline = 1;
 	for (i = 0; i < nc; i++)
 		ss->scores[i] = predicate_score(ss, t, ss->cand[i]);
-	if (fw_defines(ss, EP_NODE_ORDER) || fw_defines(ss, EP_BATCH_NODE_ORDER))
-		fw_node_order(ss, t, ss->cand, nc, ss->scores);
+	if (framework_defines(ss, EP_NODE_ORDER) ||
+	    framework_defines(ss, EP_BATCH_NODE_ORDER))
+		framework_node_order(ss, t, ss->cand, nc, ss->scores);
 	for (i = 0; i < nc; i++)
 		if (best == NULL || ss->scores[i] > best_score) {
 			best = ss->cand[i];
@@ -231,7 +232,7 @@ pick(struct session *ss, struct cand_cache *cc, struct s_task *t, int *pipe)
 	*pipe = 0;
 	if (cc->like != NULL && cc->nc > 0 && same_shape(cc->like, t)) {
 		for (i = 0; i < cc->nc; i++) {
-			if (!res_less_equal(&t->req, &cc->n[i]->idle)) {
+			if (!predicate_fits(&t->req, &cc->n[i]->idle)) {
 				cc->n[i] = cc->n[--cc->nc];
 				cc->score[i--] = cc->score[cc->nc];
 				continue;
@@ -247,8 +248,10 @@ pick(struct session *ss, struct cand_cache *cc, struct s_task *t, int *pipe)
 	}
 	cc->like = NULL;
 	if ((n = allocate_pick(ss, t, 1, pipe)) == NULL || *pipe ||
-	    fw_defines(ss, EP_PREDICATE) || fw_defines(ss, EP_BATCH_PREDICATE) ||
-	    fw_defines(ss, EP_NODE_ORDER) || fw_defines(ss, EP_BATCH_NODE_ORDER))
+	    framework_defines(ss, EP_PREDICATE) ||
+	    framework_defines(ss, EP_BATCH_PREDICATE) ||
+	    framework_defines(ss, EP_NODE_ORDER) ||
+	    framework_defines(ss, EP_BATCH_NODE_ORDER))
 		return n;
 	if (ss->ncand > cc->cap) {
 		cc->cap = ss->ncand;
@@ -279,7 +282,7 @@ rescore(struct session *ss, struct cand_cache *cc, struct s_node *n)
 }
 
 int
-job_schedulable(struct session *ss, struct s_job *j)
+allocate_schedulable(struct session *ss, struct s_job *j)
 {
 	if (j->queue == NULL || j->invalid)
 		return 0;
@@ -302,7 +305,7 @@ has_pending(const struct s_job *j, int best_effort)
 }
 
 void
-action_allocate(struct session *ss)
+allocate_run(struct session *ss)
 {
 	struct pq queues, *jobs = calloc((size_t)ss->nqueues + 1, sizeof *jobs);
 	struct pq *tasks = calloc((size_t)ss->njobs + 1, sizeof *tasks);
@@ -319,9 +322,9 @@ action_allocate(struct session *ss)
 	for (i = 0; i < ss->njobs; i++) {
 		struct s_job *j = ss->jobs[i];
 
-		if (!job_schedulable(ss, j) || !has_pending(j, 0))
+		if (!allocate_schedulable(ss, j) || !has_pending(j, 0))
 			continue;
-		if (!fw_job_valid(ss, j))
+		if (!framework_job_valid(ss, j))
 			continue;
 		pq_push(&jobs[j->queue->idx], j);
 		if (!in_pq[j->queue->idx]) {
@@ -335,7 +338,7 @@ action_allocate(struct session *ss)
 		struct statement st;
 		struct s_job *j;
 
-		if (fw_overused(ss, q))
+		if (framework_overused(ss, q))
 			continue;
 		if ((j = pq_pop(&jobs[q->idx])) == NULL)
 			continue;
@@ -347,14 +350,14 @@ action_allocate(struct session *ss)
 				    !j->tasks[k]->best_effort)
 					pq_push(tq, j->tasks[k]);
 		}
-		stmt_init(&st, ss);
+		statement_init(&st, ss);
 		cc.like = NULL;
 		while (tq->n > 0) {
 			struct s_task *t = pq_pop(tq);
 			struct s_node *n;
 			int pipe;
 
-			if (!fw_allocatable(ss, q, t)) {
+			if (!framework_allocatable(ss, q, t)) {
 				/* Say the node's reason when there is one. */
 				if (allocate_pick(ss, t, 1, &pipe) != NULL) {
 					free(t->why);
@@ -367,21 +370,21 @@ action_allocate(struct session *ss)
 			if ((n = pick(ss, &cc, t, &pipe)) == NULL)
 				break;	/* the rest cannot make a gang now */
 			if (pipe)
-				stmt_pipeline(&st, t, n);
+				statement_pipeline(&st, t, n);
 			else
-				stmt_allocate(&st, t, n);
+				statement_allocate(&st, t, n);
 			rescore(ss, &cc, n);
-			if (tq->n > 0 && fw_job_ready(ss, j)) {
+			if (tq->n > 0 && framework_job_ready(ss, j)) {
 				pq_push(&jobs[q->idx], j);
 				break;
 			}
 		}
-		if (fw_job_ready(ss, j))
-			stmt_commit(&st);
-		else if (fw_job_pipelined(ss, j))
-			stmt_keep(&st);
+		if (framework_job_ready(ss, j))
+			statement_commit(&st);
+		else if (framework_job_pipelined(ss, j))
+			statement_keep(&st);
 		else
-			stmt_discard(&st);
+			statement_discard(&st);
 		pq_push(&queues, q);
 	}
 	pq_free(&queues);
@@ -401,16 +404,16 @@ action_allocate(struct session *ss)
  * first node the predicates accept, allocated at once.
  */
 void
-action_backfill(struct session *ss)
+allocate_backfill(struct session *ss)
 {
 	int i, k;
 
 	for (i = 0; i < ss->njobs; i++) {
 		struct s_job *j = ss->jobs[i];
 
-		if (!job_schedulable(ss, j) || !has_pending(j, 1))
+		if (!allocate_schedulable(ss, j) || !has_pending(j, 1))
 			continue;
-		if (!fw_job_valid(ss, j))
+		if (!framework_job_valid(ss, j))
 			continue;
 		for (k = 0; k < j->ntasks; k++) {
 			struct s_task *t = j->tasks[k];
@@ -422,9 +425,9 @@ action_backfill(struct session *ss)
 				continue;
 			if ((n = allocate_pick(ss, t, 0, &pipe)) == NULL)
 				continue;
-			stmt_init(&st, ss);
-			stmt_allocate(&st, t, n);
-			stmt_commit(&st);
+			statement_init(&st, ss);
+			statement_allocate(&st, t, n);
+			statement_commit(&st);
 		}
 	}
 }
@@ -438,7 +441,7 @@ action_backfill(struct session *ss)
  * handlers of allocations).
  */
 void
-action_firstfit(struct session *ss)
+allocate_firstfit(struct session *ss)
 {
 	int i, k, n;
 
@@ -448,7 +451,7 @@ action_firstfit(struct session *ss)
 
 		if (j->queue == NULL || j->n[TS_PENDING] == 0)
 			continue;
-		stmt_init(&st, ss);
+		statement_init(&st, ss);
 		st.quiet = 1;
 		for (k = 0; k < j->ntasks; k++) {
 			struct s_task *t = j->tasks[k];
@@ -458,18 +461,18 @@ action_firstfit(struct session *ss)
 			for (n = capindex_next(&ss->cap, 0, ss->nnodes, &t->req);
 			    n >= 0; n = capindex_next(&ss->cap, n + 1,
 			    ss->nnodes, &t->req))
-				if (res_less_equal(&t->req, &ss->nodes[n].idle) &&
-				    predicate_static(ss, t, &ss->nodes[n]) ==
-				    FIT_OK)
+				if (predicate_fits(&t->req,
+				    &ss->nodes[n].idle) && predicate_static(ss,
+				    t, &ss->nodes[n]) == FIT_OK)
 					break;
 			if (n < 0)
 				break;
-			stmt_allocate(&st, t, &ss->nodes[n]);
+			statement_allocate(&st, t, &ss->nodes[n]);
 		}
 		if (j->n[TS_ALLOCATED] + j->n[TS_BOUND] + j->n[TS_RUNNING] +
 		    j->n[TS_SUCCEEDED] >= j->min_member)
-			stmt_commit(&st);
+			statement_commit(&st);
 		else
-			stmt_discard(&st);
+			statement_discard(&st);
 	}
 }

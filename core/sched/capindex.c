@@ -9,8 +9,9 @@
  * cost nothing, where a scan paid a fit check for each of them.
  *
  * Extended resources are not indexed (the caller's fit check sees them).
- * Updates come from node_add_task / node_remove_task once the index is
- * built: O(log n) each.
+ * Updates come from node_add_task / node_remove_task (node.c) once the
+ * index is built: O(log n) each. The index reads the nodes' fields and
+ * calls nothing back.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,15 +25,17 @@ max64(int64_t a, int64_t b)
 	return a > b ? a : b;
 }
 
+/* The larger of idle and future idle (node_future_idle's sum, for the
+   three indexed resources alone). */
 static void
 leaf_of(const struct s_node *n, struct cap_free *out)
 {
-	struct podspec_res fi;
-
-	node_future_idle(n, &fi);
-	out->cpu = max64(n->idle.cpu, fi.cpu);
-	out->memory = max64(n->idle.memory, fi.memory);
-	out->pods = max64(n->idle.pods, fi.pods);
+	out->cpu = max64(n->idle.cpu, n->idle.cpu + n->releasing.cpu -
+	    n->pipelined.cpu);
+	out->memory = max64(n->idle.memory, n->idle.memory +
+	    n->releasing.memory - n->pipelined.memory);
+	out->pods = max64(n->idle.pods, n->idle.pods + n->releasing.pods -
+	    n->pipelined.pods);
 }
 
 static void

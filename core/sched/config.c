@@ -26,7 +26,7 @@
 #include "lib/yamljson.h"
 #include "sched/sched_int.h"
 
-const char *const ep_names[EP_N] = {
+const char *const config_ep_names[EP_N] = {
 	"open", "close",
 	"job_order", "queue_order", "task_order",
 	"job_valid", "job_ready", "job_pipelined", "job_starving",

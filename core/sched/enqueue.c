@@ -19,7 +19,7 @@
 #include "sched/sched_int.h"
 
 void
-action_enqueue(struct session *ss)
+enqueue_run(struct session *ss)
 {
 	struct pq queues, *jobs = calloc((size_t)ss->nqueues + 1, sizeof *jobs);
 	char *in_pq = calloc((size_t)ss->nqueues + 1, 1);
@@ -54,12 +54,12 @@ action_enqueue(struct session *ss)
 			j->enqueue_msg = util_printf("queue %s is %s", q->name,
 			    q->state);
 		else if (!j->has_min_res || j->min_member <= 1 ||
-		    fw_job_enqueueable(ss, j)) {
+		    framework_job_enqueueable(ss, j)) {
 			j->enqueued = 1;
 			j->phase = "Inqueue";
 			j->ver++;
 			if (j->min_member > 1)
-				fw_job_enqueued(ss, j);
+				framework_job_enqueued(ss, j);
 		} else
 			j->enqueue_msg = util_printf("queue resource quota "
 			    "insufficient");

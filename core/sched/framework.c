@@ -19,8 +19,9 @@
  *   node_order             summed
  *   on_allocate/deallocate every plugin
  *
- * Every call goes through plugin_call, which skips a plugin that failed
- * earlier in the session.
+ * Every call goes through framework_call: a plugin whose call fails
+ * (error, instruction budget, memory) is skipped for the rest of the
+ * session and reported.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "luahost/luahost.h"
 #include "sched/sched_int.h"
 
 #define EACH_PLUGIN(ss, pl, ep)						\
@@ -37,8 +39,68 @@
 	    pl < (ss)->pol->plugins + (ss)->pol->nplugins; pl++)	\
 		if (pl->has[ep] && !(ss)->failed[pl - (ss)->pol->plugins])
 
+/*
+ * Call plugin pl's function for ep with nargs pushed: 0 with nres results
+ * pushed, or -1 with nothing pushed when it is not there, failed earlier
+ * in the session or fails now (error, instruction budget, memory): then
+ * it is skipped for the rest of the session and the failure reported (an
+ * Event on the root queue). Per-node functions (predicate, node_order)
+ * are called once for all the nodes, through the policy's trampoline.
+ */
 int
-fw_defines(struct session *ss, int ep)
+framework_call(struct session *ss, struct plugin *pl, int ep, int nargs,
+    int nres)
+{
+	lua_State *L = ss->L;
+	int k = (int)(pl - ss->pol->plugins), base = lua_gettop(L) - nargs;
+	char *err = NULL;
+
+	if (ss->failed[k] || (!pl->has[ep] && ep != EP_OPEN && ep != EP_CLOSE)) {
+		lua_settop(L, base);
+		return -1;
+	}
+	lua_rawgeti(L, LUA_REGISTRYINDEX, pl->ref);
+	lua_getfield(L, -1, config_ep_names[ep]);
+	lua_remove(L, -2);
+	if (!lua_isfunction(L, -1)) {
+		lua_settop(L, base);
+		return -1;
+	}
+	lua_insert(L, base + 1);
+	lua_rawgeti(L, LUA_REGISTRYINDEX, ss->ssn_ref);
+	lua_insert(L, base + 2);
+	if (ep == EP_PREDICATE || ep == EP_NODE_ORDER) {
+		/* (task, nodes): one call for all the nodes. */
+		lua_rawgeti(L, LUA_REGISTRYINDEX, ss->pol->tramp_ref);
+		lua_insert(L, base + 1);
+		nargs++;
+	}
+	{
+		uint64_t t0 = util_usec();
+		int rc = luahost_call(L, nargs + 1, nres, &err);
+
+		ss->lua_us += util_usec() - t0;
+		if (rc == 0)
+			return 0;
+	}
+	{
+		char *m = util_printf("plugin %s failed in %s (%s): %s; skipped "
+		    "for the rest of this session", pl->name,
+		    config_ep_names[ep], pl->file, err);
+
+		log_warn("scheduler: %s", m);
+		ss->failed[k] = 1;
+		ss->events = realloc(ss->events, (ss->nevents + 1) *
+		    sizeof *ss->events);
+		ss->events[ss->nevents++] = m;
+		free(err);
+		lua_settop(L, base);
+		return -1;
+	}
+}
+
+int
+framework_defines(struct session *ss, int ep)
 {
 	EACH_PLUGIN(ss, pl, ep)
 		return 1;
@@ -113,7 +175,7 @@ order_key(struct session *ss, struct plugin *pl, int ep, void *obj)
 	case EP_QUEUE_ORDER_KEY: view_push_queue(ss, obj); break;
 	default: view_push_task(ss, obj); break;
 	}
-	if (plugin_call(ss, pl, ep, 1, MAX_KEYS) != 0)
+	if (framework_call(ss, pl, ep, 1, MAX_KEYS) != 0)
 		return o;
 	for (i = 0; i < MAX_KEYS; i++) {
 		int idx = -MAX_KEYS + i;
@@ -160,7 +222,7 @@ order(struct session *ss, int ep, int key_ep, void *a, void *b,
 			continue;
 		push(ss, a);
 		push(ss, b);
-		if (plugin_call(ss, pl, ep, 2, 1) != 0)
+		if (framework_call(ss, pl, ep, 2, 1) != 0)
 			continue;
 		if ((r = result_int(ss->L)) != 0)
 			return r;
@@ -173,7 +235,7 @@ static void push_queue(struct session *ss, void *x) { view_push_queue(ss, x); }
 static void push_task(struct session *ss, void *x) { view_push_task(ss, x); }
 
 int
-fw_job_less(struct session *ss, struct s_job *a, struct s_job *b)
+framework_job_less(struct session *ss, struct s_job *a, struct s_job *b)
 {
 	int r = order(ss, EP_JOB_ORDER, EP_JOB_ORDER_KEY, a, b, push_job);
 
@@ -183,7 +245,7 @@ fw_job_less(struct session *ss, struct s_job *a, struct s_job *b)
 }
 
 int
-fw_queue_less(struct session *ss, struct s_queue *a, struct s_queue *b)
+framework_queue_less(struct session *ss, struct s_queue *a, struct s_queue *b)
 {
 	int r = order(ss, EP_QUEUE_ORDER, EP_QUEUE_ORDER_KEY, a, b,
 	    push_queue);
@@ -196,7 +258,7 @@ fw_queue_less(struct session *ss, struct s_queue *a, struct s_queue *b)
 }
 
 int
-fw_task_less(struct session *ss, struct s_task *a, struct s_task *b)
+framework_task_less(struct session *ss, struct s_task *a, struct s_task *b)
 {
 	int r = order(ss, EP_TASK_ORDER, EP_TASK_ORDER_KEY, a, b, push_task);
 
@@ -209,13 +271,13 @@ fw_task_less(struct session *ss, struct s_task *a, struct s_task *b)
 /* Job predicates.                                                     */
 
 int
-fw_job_valid(struct session *ss, struct s_job *j)
+framework_job_valid(struct session *ss, struct s_job *j)
 {
 	lua_State *L = ss->L;
 
 	EACH_PLUGIN(ss, pl, EP_JOB_VALID) {
 		view_push_job(ss, j);
-		if (plugin_call(ss, pl, EP_JOB_VALID, 1, 3) != 0)
+		if (framework_call(ss, pl, EP_JOB_VALID, 1, 3) != 0)
 			continue;
 		if (lua_isboolean(L, -3) && !lua_toboolean(L, -3)) {
 			free(j->invalid_reason);
@@ -237,7 +299,7 @@ bool_and(struct session *ss, struct s_job *j, int ep)
 {
 	EACH_PLUGIN(ss, pl, ep) {
 		view_push_job(ss, j);
-		if (plugin_call(ss, pl, ep, 1, 1) != 0)
+		if (framework_call(ss, pl, ep, 1, 1) != 0)
 			continue;
 		lua_State *L = ss->L;
 		int ok = lua_toboolean(L, -1);
@@ -250,7 +312,7 @@ bool_and(struct session *ss, struct s_job *j, int ep)
 }
 
 int
-fw_job_ready(struct session *ss, struct s_job *j)
+framework_job_ready(struct session *ss, struct s_job *j)
 {
 	return bool_and(ss, j, EP_JOB_READY);
 }
@@ -269,7 +331,7 @@ votes(struct session *ss, struct s_job *j, int ep)
 			tier = pl->tier;
 		}
 		view_push_job(ss, j);
-		if (plugin_call(ss, pl, ep, 1, 1) != 0)
+		if (framework_call(ss, pl, ep, 1, 1) != 0)
 			continue;
 		r = result_int(ss->L);
 		if (r < 0)
@@ -281,28 +343,28 @@ votes(struct session *ss, struct s_job *j, int ep)
 }
 
 int
-fw_job_pipelined(struct session *ss, struct s_job *j)
+framework_job_pipelined(struct session *ss, struct s_job *j)
 {
 	return votes(ss, j, EP_JOB_PIPELINED);
 }
 
 int
-fw_job_enqueueable(struct session *ss, struct s_job *j)
+framework_job_enqueueable(struct session *ss, struct s_job *j)
 {
 	return votes(ss, j, EP_JOB_ENQUEUEABLE);
 }
 
 void
-fw_job_enqueued(struct session *ss, struct s_job *j)
+framework_job_enqueued(struct session *ss, struct s_job *j)
 {
 	EACH_PLUGIN(ss, pl, EP_JOB_ENQUEUED) {
 		view_push_job(ss, j);
-		plugin_call(ss, pl, EP_JOB_ENQUEUED, 1, 0);
+		framework_call(ss, pl, EP_JOB_ENQUEUED, 1, 0);
 	}
 }
 
 int
-fw_job_starving(struct session *ss, struct s_job *j)
+framework_job_starving(struct session *ss, struct s_job *j)
 {
 	int tier = -1, decided = 0, result = 1;
 
@@ -313,7 +375,7 @@ fw_job_starving(struct session *ss, struct s_job *j)
 			tier = pl->tier;
 		}
 		view_push_job(ss, j);
-		if (plugin_call(ss, pl, EP_JOB_STARVING, 1, 1) != 0)
+		if (framework_call(ss, pl, EP_JOB_STARVING, 1, 1) != 0)
 			continue;
 		decided = 1;
 		if (!lua_toboolean(ss->L, -1))
@@ -327,13 +389,13 @@ fw_job_starving(struct session *ss, struct s_job *j)
 /* Queue predicates.                                                   */
 
 int
-fw_overused(struct session *ss, struct s_queue *q)
+framework_overused(struct session *ss, struct s_queue *q)
 {
 	EACH_PLUGIN(ss, pl, EP_OVERUSED) {
 		int r;
 
 		view_push_queue(ss, q);
-		if (plugin_call(ss, pl, EP_OVERUSED, 1, 1) != 0)
+		if (framework_call(ss, pl, EP_OVERUSED, 1, 1) != 0)
 			continue;
 		r = lua_toboolean(ss->L, -1);
 		lua_pop(ss->L, 1);
@@ -352,7 +414,7 @@ queue_task_and(struct session *ss, int ep, struct s_queue *q,
 
 		view_push_queue(ss, q);
 		view_push_task(ss, t);
-		if (plugin_call(ss, pl, ep, 2, 1) != 0)
+		if (framework_call(ss, pl, ep, 2, 1) != 0)
 			continue;
 		r = lua_toboolean(ss->L, -1);
 		lua_pop(ss->L, 1);
@@ -363,13 +425,13 @@ queue_task_and(struct session *ss, int ep, struct s_queue *q,
 }
 
 int
-fw_allocatable(struct session *ss, struct s_queue *q, struct s_task *t)
+framework_allocatable(struct session *ss, struct s_queue *q, struct s_task *t)
 {
 	return queue_task_and(ss, EP_ALLOCATABLE, q, t);
 }
 
 int
-fw_preemptive(struct session *ss, struct s_queue *q, struct s_task *t)
+framework_preemptive(struct session *ss, struct s_queue *q, struct s_task *t)
 {
 	return queue_task_and(ss, EP_PREEMPTIVE, q, t);
 }
@@ -378,7 +440,7 @@ fw_preemptive(struct session *ss, struct s_queue *q, struct s_task *t)
 /* Victims.                                                            */
 
 int
-fw_victims(struct session *ss, int ep, struct s_task *preemptor,
+framework_victims(struct session *ss, int ep, struct s_task *preemptor,
     struct s_task **cands, int n)
 {
 	lua_State *L = ss->L;
@@ -401,7 +463,7 @@ fw_victims(struct session *ss, int ep, struct s_task *preemptor,
 				view_push_task(ss, cands[i]);
 				lua_rawseti(L, -2, i + 1);
 			}
-			if (plugin_call(ss, pl, ep, 2, 1) != 0)
+			if (framework_call(ss, pl, ep, 2, 1) != 0)
 				continue;
 			if (!lua_istable(L, -1)) {
 				lua_pop(L, 1);	/* abstains */
@@ -461,8 +523,8 @@ push_nodes(struct session *ss, struct s_node **nodes, int n)
 }
 
 int
-fw_predicate(struct session *ss, struct s_task *t, struct s_node **nodes,
-    int n, int *rejects, char **reason)
+framework_predicate(struct session *ss, struct s_task *t,
+    struct s_node **nodes, int n, int *rejects, char **reason)
 {
 	lua_State *L = ss->L;
 	int ep, i, k;
@@ -473,7 +535,7 @@ fw_predicate(struct session *ss, struct s_task *t, struct s_node **nodes,
 				return 0;
 			view_push_task(ss, t);
 			push_nodes(ss, nodes, n);
-			if (plugin_call(ss, pl, ep, 2, 1) != 0)
+			if (framework_call(ss, pl, ep, 2, 1) != 0)
 				continue;
 			if (!lua_istable(L, -1)) {
 				lua_pop(L, 1);
@@ -497,8 +559,8 @@ fw_predicate(struct session *ss, struct s_task *t, struct s_node **nodes,
 }
 
 void
-fw_node_order(struct session *ss, struct s_task *t, struct s_node **nodes,
-    int n, double *scores)
+framework_node_order(struct session *ss, struct s_task *t,
+    struct s_node **nodes, int n, double *scores)
 {
 	lua_State *L = ss->L;
 	int ep, i;
@@ -507,7 +569,7 @@ fw_node_order(struct session *ss, struct s_task *t, struct s_node **nodes,
 		EACH_PLUGIN(ss, pl, ep) {
 			view_push_task(ss, t);
 			push_nodes(ss, nodes, n);
-			if (plugin_call(ss, pl, ep, 2, 1) != 0)
+			if (framework_call(ss, pl, ep, 2, 1) != 0)
 				continue;
 			if (lua_istable(L, -1))
 				for (i = 0; i < n; i++) {
@@ -525,18 +587,18 @@ handlers(struct session *ss, struct s_task *t, int ep)
 {
 	EACH_PLUGIN(ss, pl, ep) {
 		view_push_task(ss, t);
-		plugin_call(ss, pl, ep, 1, 0);
+		framework_call(ss, pl, ep, 1, 0);
 	}
 }
 
 void
-fw_on_allocate(struct session *ss, struct s_task *t)
+framework_on_allocate(struct session *ss, struct s_task *t)
 {
 	handlers(ss, t, EP_ON_ALLOCATE);
 }
 
 void
-fw_on_deallocate(struct session *ss, struct s_task *t)
+framework_on_deallocate(struct session *ss, struct s_task *t)
 {
 	handlers(ss, t, EP_ON_DEALLOCATE);
 }

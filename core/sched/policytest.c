@@ -139,7 +139,7 @@ host_for(const char *share, const char *dir, const char *extra)
 }
 
 int
-policycheck_run(const char *share, const char *dir, FILE *out, char **cause)
+policytest_check(const char *share, const char *dir, FILE *out, char **cause)
 {
 	luahost *h = host_for(share, dir, NULL);
 	struct policy *p = policy_load(h, cause);

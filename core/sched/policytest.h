@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 /* Load DIR's policy over share's built-in one; 0, or -1 with *cause. */
-int policycheck_run(const char *share, const char *dir, FILE *out,
+int policytest_check(const char *share, const char *dir, FILE *out,
     char **cause);
 /* Run DIR's (or the built-in) *.spec.yaml; the number of failed cases,
    or -1 with *cause. */

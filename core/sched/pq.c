@@ -80,17 +80,17 @@ pq_free(struct pq *q)
 int
 pq_less_job(struct session *ss, void *a, void *b)
 {
-	return fw_job_less(ss, a, b);
+	return framework_job_less(ss, a, b);
 }
 
 int
 pq_less_queue(struct session *ss, void *a, void *b)
 {
-	return fw_queue_less(ss, a, b);
+	return framework_queue_less(ss, a, b);
 }
 
 int
 pq_less_task(struct session *ss, void *a, void *b)
 {
-	return fw_task_less(ss, a, b);
+	return framework_task_less(ss, a, b);
 }

@@ -25,7 +25,7 @@
 #define HOSTNAME_KEY "kubernetes.io/hostname"
 
 int
-res_less_equal(const struct podspec_res *a, const struct podspec_res *b)
+predicate_fits(const struct podspec_res *a, const struct podspec_res *b)
 {
 	return podspec_res_exceeds(a, b) == NULL;
 }

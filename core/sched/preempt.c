@@ -42,9 +42,9 @@ victim_cmp(const void *a, const void *b)
 	struct s_task *y = *(struct s_task *const *)b;
 
 	/* The last in TaskOrder (the least important) goes first. */
-	if (fw_task_less(sort_ss, y, x))
+	if (framework_task_less(sort_ss, y, x))
 		return -1;
-	if (fw_task_less(sort_ss, x, y))
+	if (framework_task_less(sort_ss, x, y))
 		return 1;
 	return 0;
 }
@@ -63,7 +63,7 @@ preempt_for(struct session *ss, struct statement *st, struct s_task *t,
 		struct s_node *n = &ss->nodes[i];
 
 		if (predicate_static(ss, t, n) != FIT_OK ||
-		    !res_less_equal(&t->req, &n->alloc))
+		    !predicate_fits(&t->req, &n->alloc))
 			continue;
 		nodes[nn].n = n;
 		nodes[nn++].score = predicate_score(ss, t, n);
@@ -92,26 +92,26 @@ preempt_for(struct session *ss, struct statement *st, struct s_task *t,
 		 */
 		sort_ss = ss;
 		qsort(victims, (size_t)nv, sizeof *victims, victim_cmp);
-		if ((nv = fw_victims(ss, ep, t, victims, nv)) == 0)
+		if ((nv = framework_victims(ss, ep, t, victims, nv)) == 0)
 			continue;
 		node_future_idle(n, &avail);
 		for (k = 0; k < nv; k++)
 			podspec_res_add(&avail, &victims[k]->req, 1);
-		if (!res_less_equal(&t->req, &avail))
+		if (!predicate_fits(&t->req, &avail))
 			continue;
 		for (k = 0; k < nv; k++) {
 			char *why;
 
 			node_future_idle(n, &avail);
-			if (res_less_equal(&t->req, &avail))
+			if (predicate_fits(&t->req, &avail))
 				break;
 			why = util_printf("%s for %s/%s",
 			    ep == EP_PREEMPTABLE ? "preempted" : "reclaimed",
 			    t->ns, t->name);
-			stmt_evict(st, victims[k], why);
+			statement_evict(st, victims[k], why);
 			free(why);
 		}
-		stmt_pipeline(st, t, n);
+		statement_pipeline(st, t, n);
 		free(t->nominated);
 		t->nominated = strdup(n->name);
 		done = 1;
@@ -139,7 +139,7 @@ starving_pending(struct session *ss, struct s_job *j)
 {
 	int i;
 
-	if (!job_schedulable(ss, j) || !fw_job_starving(ss, j))
+	if (!allocate_schedulable(ss, j) || !framework_job_starving(ss, j))
 		return 0;
 	for (i = 0; i < j->ntasks; i++)
 		if (j->tasks[i]->status == TS_PENDING &&
@@ -160,7 +160,8 @@ preempt_jobs(struct session *ss, int ep,
 	pq_init(&jobs, ss, pq_less_job);
 	for (i = 0; i < ss->njobs; i++)
 		if (starving_pending(ss, ss->jobs[i]) &&
-		    (!skip_overused || !fw_overused(ss, ss->jobs[i]->queue)))
+		    (!skip_overused || !framework_overused(ss,
+		    ss->jobs[i]->queue)))
 			pq_push(&jobs, ss->jobs[i]);
 	while ((j = pq_pop(&jobs)) != NULL) {
 		struct statement st;
@@ -168,28 +169,28 @@ preempt_jobs(struct session *ss, int ep,
 		struct s_task *t;
 		int k;
 
-		if (!fw_job_valid(ss, j))
+		if (!framework_job_valid(ss, j))
 			continue;
 		pq_init(&tasks, ss, pq_less_task);
 		for (k = 0; k < j->ntasks; k++)
 			if (j->tasks[k]->status == TS_PENDING &&
 			    !j->tasks[k]->best_effort)
 				pq_push(&tasks, j->tasks[k]);
-		stmt_init(&st, ss);
+		statement_init(&st, ss);
 		while ((t = pq_pop(&tasks)) != NULL) {
 			if (ep == EP_PREEMPTABLE &&
-			    !fw_preemptive(ss, j->queue, t))
+			    !framework_preemptive(ss, j->queue, t))
 				continue;
 			if (!preempt_for(ss, &st, t, ep, filter))
 				break;
-			if (!fw_job_starving(ss, j))
+			if (!framework_job_starving(ss, j))
 				break;
 		}
 		pq_free(&tasks);
-		if (fw_job_pipelined(ss, j))
-			stmt_commit(&st);
+		if (framework_job_pipelined(ss, j))
+			statement_commit(&st);
 		else
-			stmt_discard(&st);
+			statement_discard(&st);
 	}
 	pq_free(&jobs);
 }
@@ -217,7 +218,7 @@ preempt_within_jobs(struct session *ss)
 		struct s_task *t;
 		int k;
 
-		if (!fw_job_valid(ss, j))
+		if (!framework_job_valid(ss, j))
 			continue;
 		pq_init(&tasks, ss, pq_less_task);
 		for (k = 0; k < j->ntasks; k++)
@@ -228,12 +229,12 @@ preempt_within_jobs(struct session *ss)
 			struct statement st;
 			int assigned;
 
-			if (!fw_preemptive(ss, j->queue, t))
+			if (!framework_preemptive(ss, j->queue, t))
 				continue;
-			stmt_init(&st, ss);
+			statement_init(&st, ss);
 			assigned = preempt_for(ss, &st, t, EP_PREEMPTABLE,
 			    same_job);
-			stmt_commit(&st);
+			statement_commit(&st);
 			if (!assigned)
 				break;
 		}
@@ -243,7 +244,7 @@ preempt_within_jobs(struct session *ss)
 }
 
 void
-action_preempt(struct session *ss)
+preempt_run(struct session *ss)
 {
 	preempt_jobs(ss, EP_PREEMPTABLE, same_queue, 0);
 	preempt_within_jobs(ss);

@@ -18,7 +18,7 @@ other_reclaimable_queue(struct s_task *preemptor, struct s_task *victim)
 }
 
 void
-action_reclaim(struct session *ss)
+reclaim_run(struct session *ss)
 {
 	preempt_jobs(ss, EP_RECLAIMABLE, other_reclaimable_queue, 1);
 }

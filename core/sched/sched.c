@@ -3,13 +3,14 @@
  * and soon after new pending work arrives (20 ms later, or four times
  * the last cycle when that is longer, so a burst of creates is a few
  * cycles and the API keeps most of the loop), and applies what the
- * session decided through the registry, as an API client would: binds
+ * session decided through its client (client/client.h), as any API
+ * client would: binds
  * through pods/binding (10 ms of writes a loop turn, each slice one group
  * commit, so the API answers between slices), evictions
  * as a DisruptionTarget condition then a graceful delete, nominated
  * nodes, PodScheduled=False with the reason for pods left pending,
- * PodGroup and Queue status, and Warning events (at most one per object
- * and reason a minute). Only what changed is written.
+ * PodGroup and Queue status, and Warning events (a recorder's, at most
+ * one per object and reason a minute). Only what changed is written.
  *
  * A session leaves the loop: the loop takes a referenced copy of the
  * versions it will read (nodes, queues, priority classes, PodGroups,
@@ -33,7 +34,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "ctrl/luaapi.h"
+#include "client/recorder.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
@@ -68,8 +69,8 @@ struct cached {
 
 struct sched {
 	uv_loop_t *loop;
-	store *st;
-	registry *rg;
+	client *c;
+	recorder *rec;
 	luahost *lua;
 	struct policy *pol;
 	uint64_t pol_mtime;		/* fingerprint of its files */
@@ -95,7 +96,7 @@ struct sched {
 					   woke the loop (every BIND_WAKE) */
 	uint64_t t_done, t_binds;
 	/* The session in flight: opened on the loop (the snapshot reads
-	   the store and the cache), run on a worker thread (it touches
+	   the client's cache and ours), run on a worker thread (it touches
 	   nothing but its own structures and the policy's Lua states),
 	   applied on the loop when it comes back. Until then no cycle
 	   starts, the cache is not swept, and a policy replaced by a
@@ -122,13 +123,13 @@ struct sched {
 
 
 /* ------------------------------------------------------------------ */
-/* The store as a snapshot source.                                     */
+/* The client's cache as a snapshot source.                            */
 
 /* The stored object now, for a write (the cache may lag for bound pods). */
 static cJSON *
 fresh(struct sched *s, const char *res, const cJSON *cached)
 {
-	const store_obj *o = store_get(s->st, res, json_str(cached,
+	const store_obj *o = client_get(s->c, res, json_str(cached,
 	    "metadata.namespace") ? json_str(cached, "metadata.namespace") : "",
 	    json_str(cached, "metadata.name"));
 
@@ -142,15 +143,15 @@ fresh(struct sched *s, const char *res, const cJSON *cached)
  *
  * Pods are most of it. A pending pod's tree is kept (its spec and
  * annotations are read every session). A bound pod is listed from its
- * summary alone -- the store's, for a version loaded after a restart, or
+ * summary alone -- the cache's, for a version loaded after a restart, or
  * the one made while it was pending -- with its node, phase and deletion
- * from the store's fields, and parsed only if a predicate or plugin reads
- * it (store_source_tree): after binding, the kubelet's status writes do
+ * from the version's fields, and parsed only if a predicate or plugin reads
+ * it (source_tree): after binding, the kubelet's status writes do
  * not change what the scheduler reads (so a bound pod's later edits to
  * its annotations or requests are not seen; a new uid is).
  */
 static void
-store_source_list(void *arg, const char *res,
+source_list(void *arg, const char *res,
     void (*fn)(void *, cJSON *, void **, const struct sched_meta *),
     void *fnarg)
 {
@@ -188,11 +189,11 @@ store_source_list(void *arg, const char *res,
 		if (bound) {
 			/* The summary only; no tree kept. */
 			if (c->memo == NULL ||
-			    strcmp(pod_summary_uid(c->memo), o->uid) != 0) {
+			    strcmp(snapshot_pod_uid(c->memo), o->uid) != 0) {
 				cJSON *t = store_obj_tree(o);
 
 				free(c->memo);
-				c->memo = t != NULL ? sched_pod_summary(t) :
+				c->memo = t != NULL ? snapshot_pod_summary(t) :
 				    NULL;
 				cJSON_Delete(t);
 			}
@@ -219,16 +220,16 @@ store_source_list(void *arg, const char *res,
 }
 
 static cJSON *
-store_source_tree(void *arg, const void *lazy)
+source_tree(void *arg, const void *lazy)
 {
 	(void)arg;
 	return store_obj_tree(lazy);
 }
 
 void
-sched_store_derive(void)
+sched_derive(void)
 {
-	store_derive("pods", sched_pod_summary, free);
+	client_derive("pods", snapshot_pod_summary, free);
 }
 
 /* On the loop: a referenced copy of what the snapshot will read. */
@@ -238,7 +239,7 @@ capture(struct sched *s)
 	int i;
 
 	for (i = 0; i < NSTORAGE; i++)
-		s->captured[i].n = store_list_refs(s->st, storage[i][1],
+		s->captured[i].n = client_list_refs(s->c, storage[i][1],
 		    &s->captured[i].objs);
 }
 
@@ -291,7 +292,12 @@ sweep(struct sched *s)
 /* ------------------------------------------------------------------ */
 /* Applying decisions.                                                 */
 
-/* When an object last got an event of a reason from the scheduler. */
+/*
+ * When an object last got an event of a reason from the scheduler. The
+ * recorder folds a repeat into its Event's count, but a repeat is still a
+ * write: a PodGroup left Unschedulable would be written every cycle (up
+ * to fifty a second). At most one per object and reason a minute.
+ */
 struct event_seen {
 	char *key;			/* "ns/name|reason" */
 	time_t last;
@@ -301,7 +307,7 @@ static void
 record_event(struct sched *s, const cJSON *obj, const char *type,
     const char *reason, const char *msg)
 {
-	struct luaapi_ctx c = { s->rg, s->st, NULL, NULL };
+	struct recorder_obj ro;
 	char *key = util_printf("%s/%s|%s", json_str(obj, "metadata.namespace") ?
 	    json_str(obj, "metadata.namespace") : "",
 	    json_str(obj, "metadata.name"), reason);
@@ -319,7 +325,8 @@ record_event(struct sched *s, const cJSON *obj, const char *type,
 		hmap_put(s->events, e->key, e);
 	}
 	e->last = now;
-	luaapi_record_event(&c, obj, type, reason, msg, "volcano", NULL);
+	recorder_obj_of(obj, &ro);
+	recorder_event(s->rec, &ro, type, reason, msg, NULL);
 }
 
 static int
@@ -419,10 +426,10 @@ pod_condition(struct sched *s, const cJSON *cur, const char *type,
 		json_set_str(st, "phase", "Pending");
 	if (nominated != NULL)
 		json_set_str(st, "nominatedNodeName", nominated);
-	/* The session's tree is a stored version: the registry takes it
+	/* The session's tree is a stored version: the client takes it
 	   for the current one (409 if a later version replaced it). */
 	cJSON_DetachItemViaPointer(t, st);
-	registry_update_status(s->rg, r, ns, name, t, st, NULL, &res);
+	client_update_status(s->c, r, ns, name, t, st, NULL, &res);
 	if (res.code >= 300 && res.code != 404 && res.code != 409)
 		log_warn("scheduler: status of %s/%s: code %d", ns, name,
 		    res.code);
@@ -437,12 +444,12 @@ write_bind(struct sched *s, const struct decision_bind *b)
 {
 	struct reg_result res;
 
-	registry_bind(s->rg, b->t->ns, b->t->name, b->n->name, &res);
+	client_bind(s->c, b->t->ns, b->t->name, b->n->name, &res);
 	if (res.code >= 300) {
 		const char *msg = json_str(res.body, "message");
 		char *why = util_printf("Binding rejected: %s", msg ? msg :
 		    "error");
-		const store_obj *o = store_get(s->st, "pods", b->t->ns,
+		const store_obj *o = client_get(s->c, "pods", b->t->ns,
 		    b->t->name);
 		cJSON *cur = o != NULL ? store_obj_tree(o) : NULL;
 
@@ -481,7 +488,7 @@ write_evictions(struct sched *s, struct session *ss)
 			record_event(s, obj, "Normal", "Preempted",
 			    ss->evicts[i].reason);
 		memset(&o, 0, sizeof o);
-		registry_delete(s->rg, r, t->ns, t->name, &o, &res);
+		client_delete(s->c, r, t->ns, t->name, &o, &res);
 		if (res.code < 300)
 			s->stats.evictions++;
 		cJSON_Delete(res.body);
@@ -575,7 +582,7 @@ decide_outcome(struct sched *s, struct session *ss)
 {
 	int i;
 
-	session_outcome(ss, &s->out);
+	outcome_build(ss, &s->out);
 	for (i = 0; i < s->out.npgs; i++)
 		if (json_equal(json_at(s->out.pgs[i].job->pg, "status"),
 		    s->out.pgs[i].status)) {
@@ -604,7 +611,7 @@ write_status(struct sched *s, const char *res, const char *group,
 	}
 	/* As in pod_condition: the session's tree is the current one. */
 	t = cJSON_Duplicate(cur, 1);
-	registry_update_status(s->rg, r, json_str(cur, "metadata.namespace"),
+	client_update_status(s->c, r, json_str(cur, "metadata.namespace"),
 	    json_str(cur, "metadata.name"), t, status, NULL, &rr);
 	if (rr.code >= 300 && rr.code != 404 && rr.code != 409)
 		log_warn("scheduler: status of %s %s: code %d", res,
@@ -649,7 +656,7 @@ write_queue(struct sched *s, struct queue_update *u)
 	body = cJSON_PrintUnformatted(patch);
 	memset(&o, 0, sizeof o);
 	o.subresource = "status";
-	registry_patch(s->rg, r, "", u->q->name, "application/merge-patch+json",
+	client_patch(s->c, r, "", u->q->name, "application/merge-patch+json",
 	    body, strlen(body), &o, &rr);
 	if (rr.code >= 300 && rr.code != 404)
 		log_warn("scheduler: status of queue %s: code %d", u->q->name,
@@ -729,8 +736,7 @@ static void
 run_session(uv_work_t *w)
 {
 	struct sched *s = w->data;
-	struct sched_source src = { store_source_list, s,
-	    store_source_tree };
+	struct sched_source src = { source_list, s, source_tree };
 	uint64_t t0 = util_usec(), t1;
 	int i;
 
@@ -739,12 +745,12 @@ run_session(uv_work_t *w)
 		free(s->to_free);
 		s->to_free = NULL;
 	}
-	/* In name order, as the store lists them, but pods: the order of
+	/* In name order, as the cache lists them, but pods: the order of
 	   tasks comes from TaskOrder and its fallbacks (creation, name),
 	   and sorting 100,000 keys a cycle is not free. */
 	for (i = 0; i < NSTORAGE; i++)
 		if (strcmp(storage[i][0], "pods") != 0)
-			store_sort(s->captured[i].objs, s->captured[i].n);
+			client_sort(s->captured[i].objs, s->captured[i].n);
 	session_open(s->running, s->run_pol, &src);
 	s->running->on_commit = on_bind_commit;
 	s->running->commit_arg = s;
@@ -1028,7 +1034,7 @@ print_metrics(FILE *f, void *arg)
 }
 
 sched *
-sched_new(uv_loop_t *loop, store *st, registry *rg, luahost *lua)
+sched_new(uv_loop_t *loop, client *c, luahost *lua)
 {
 	struct sched *s = calloc(1, sizeof *s);
 
@@ -1036,8 +1042,8 @@ sched_new(uv_loop_t *loop, store *st, registry *rg, luahost *lua)
 	    (s->events = hmap_new()) == NULL)
 		fatal("out of memory");
 	s->loop = loop;
-	s->st = st;
-	s->rg = rg;
+	s->c = c;
+	s->rec = recorder_new(c, "volcano");
 	s->lua = lua;
 	uv_timer_init(loop, &s->timer);
 	uv_timer_init(loop, &s->soon);
@@ -1046,7 +1052,7 @@ sched_new(uv_loop_t *loop, store *st, registry *rg, luahost *lua)
 	uv_unref((uv_handle_t *)&s->bind_async);
 	s->timer.data = s->soon.data = s->drain_idle.data = s->bind_async.data =
 	    s;
-	store_subscribe(st, on_event, s);
+	client_subscribe(c, on_event, s);
 	metrics_add_source(print_metrics, s);
 	return s;
 }

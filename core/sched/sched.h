@@ -1,12 +1,13 @@
 /*
  * The scheduler: Volcano's framework in C with its policies in Lua. Each
- * cycle opens a session on a snapshot of the store (Ready nodes, queues,
- * PodGroups and their pods), runs the actions scheduler.yaml names
- * (enqueue, allocate, backfill, preempt, reclaim) with the plugins of its
- * tiers (policies/NAME.lua and each --policy-dir), and applies the
- * decisions through the registry: binds, evictions, PodGroup and Queue
- * status, the reasons of pods left pending, events. Every pod whose
- * schedulerName is volcano, default-scheduler or unset is scheduled.
+ * cycle opens a session on a snapshot of the objects its client sees
+ * (Ready nodes, queues, PodGroups and their pods), runs the actions
+ * scheduler.yaml names (enqueue, allocate, backfill, preempt, reclaim)
+ * with the plugins of its tiers (policies/NAME.lua and each
+ * --policy-dir), and applies the decisions through the client: binds,
+ * evictions, PodGroup and Queue status, the reasons of pods left pending,
+ * events. Every pod whose schedulerName is volcano, default-scheduler or
+ * unset is scheduled.
  */
 #ifndef VOLRAY_SCHED_H
 #define VOLRAY_SCHED_H
@@ -15,9 +16,8 @@
 #include <uv.h>
 #include <cjson/cJSON.h>
 
+#include "client/client.h"
 #include "luahost/luahost.h"
-#include "registry/registry.h"
-#include "store/store.h"
 
 typedef struct sched sched;
 
@@ -34,10 +34,12 @@ struct sched_stats {
 	uint64_t last_bind_cycle_us;	/* the last session that bound */
 };
 
-/* Have the store keep the scheduler's summary of each pod version (call
-   before store_open): a session then parses only pending pods. */
-void sched_store_derive(void);
-sched *sched_new(uv_loop_t *, store *, registry *, luahost *);
+/* Have the client's cache keep the scheduler's summary of each pod
+   version (call before any client is made): a session then parses only
+   pending pods. */
+void sched_derive(void);
+/* The scheduler, seeing objects and writing its decisions through c. */
+sched *sched_new(uv_loop_t *, client *c, luahost *);
 /* Load (or reload) scheduler.yaml and its plugins from the host's roots;
    on error the running policy stays and *cause says why. */
 int sched_reload(sched *, char **cause);

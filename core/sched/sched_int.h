@@ -1,17 +1,24 @@
 /*
  * Internals of the scheduler, Volcano's framework in C.
  *
- * A session works on a snapshot of plain C structs: schedulable nodes with
- * their accounting (idle, used, releasing, pipelined), queues, jobs (a
- * PodGroup, or the implicit group of a bare pod) and their tasks (pods)
- * in the reference's task states. The snapshot comes from a source: the
- * daemon's store (snapshot.c, with a cache that re-parses only what
- * changed) or a scripted cluster (`volray policy test`). Plugins are Lua
- * tables (plugins.c) called through the tier rules of framework.c;
- * actions (enqueue.c, allocate.c, backfill.c, preempt.c, reclaim.c)
- * change the session through statements (statement.c); close.c turns the
- * session into decisions (binds, evictions, status and condition writes,
- * events) that the caller applies.
+ * A session (session.c) works on a snapshot of plain C structs:
+ * schedulable nodes with their accounting (idle, used, releasing,
+ * pipelined: node.c), queues, jobs (a PodGroup, or the implicit group of
+ * a bare pod) and their tasks (pods) in the reference's task states
+ * (task.c). The snapshot (snapshot.c) comes from a source: the daemon's
+ * client (sched.c, with a cache that re-parses only what changed) or a
+ * scripted cluster (`volray policy test`, policytest.c). Plugins are Lua
+ * tables loaded with their policy (policy.c), shown the session as `ssn`
+ * (ssn.c) and views (view.c), and called through the tier rules of
+ * framework.c; actions (enqueue.c, allocate.c with backfill, preempt.c,
+ * reclaim.c) change the session through statements (statement.c);
+ * outcome.c turns the session into PodGroup and Queue status, which the
+ * caller applies with the binds and evictions.
+ *
+ * From the bottom up, each file calling only those before it: config,
+ * capindex, task, node, snapshot, view, framework, ssn, pq, predicate,
+ * statement, the actions, outcome, policy, session; then sched.c and
+ * policytest.c.
  */
 #ifndef VOLRAY_SCHED_INT_H
 #define VOLRAY_SCHED_INT_H
@@ -26,7 +33,7 @@
 /* ------------------------------------------------------------------ */
 /* Configuration (config.c): scheduler.yaml in Volcano's format.       */
 
-/* The extension points, in the order of the Lua names in plugins.c. */
+/* The extension points, in the order of their Lua names (config.c). */
 enum ep {
 	EP_OPEN, EP_CLOSE,
 	EP_JOB_ORDER, EP_QUEUE_ORDER, EP_TASK_ORDER,
@@ -73,7 +80,7 @@ int config_parse(const char *path, const char *buf, size_t len,
     struct sched_conf *, char **cause);
 void config_free(struct sched_conf *);
 int config_has_action(const struct sched_conf *, enum action);
-extern const char *const ep_names[EP_N];
+extern const char *const config_ep_names[EP_N];
 
 /* ------------------------------------------------------------------ */
 /* The snapshot.                                                       */
@@ -83,9 +90,10 @@ enum task_status {
 	TS_RUNNING, TS_RELEASING, TS_SUCCEEDED, TS_FAILED, TS_UNKNOWN,
 	TS_N
 };
+/* task.c: the states' names and the allocated-set (Allocated, Binding,
+   Bound, Running). */
 extern const char *const task_status_names[TS_N];
-/* Allocated-set: Allocated, Binding, Bound, Running. */
-int ts_allocated(enum task_status);
+int task_allocated(enum task_status);
 
 struct s_task;
 struct s_job;
@@ -322,15 +330,33 @@ struct session {
 	struct sched_source src;	/* what it was opened from */
 };
 
-/* snapshot.c */
+/* session.c: open on a source (the snapshot, the capacity index, room
+   for the binds), run (plugins' open, actions in the config's order,
+   plugins' close), free. */
 void session_open(struct session *, struct policy *,
     const struct sched_source *);
+void session_run(struct session *);
 void session_free(struct session *);
+
+/* snapshot.c */
+/* Fill an opened session from its source. */
+void snapshot_build(struct session *);
+/* What a pod's version says (one malloc'd block), for the source to keep
+   beside it; NULL when it has no namespace, name or uid. */
+void *snapshot_pod_summary(const cJSON *pod);
+const char *snapshot_pod_uid(const void *summary);
+
+/* task.c */
+/* The task's pod, parsed on first use when it was listed lazily. */
 cJSON *task_obj(struct session *, struct s_task *);
-void *sched_pod_summary(const cJSON *pod);
-const char *pod_summary_uid(const void *summary);
-void session_own(struct session *, void *);
+/* Move the task to a status, keeping its job's and queue's counts. */
 void task_set_status(struct s_task *, enum task_status);
+/* The job's counts for a role (added when new). */
+struct role_count *task_role(struct s_job *, const char *role);
+/* Count a job's tasks from scratch. */
+void task_recount(struct s_job *);
+
+/* node.c: a task's requests on its node, by the task's status. */
 void node_add_task(struct s_node *, struct s_task *);
 void node_remove_task(struct s_node *, struct s_task *);
 /* idle + releasing - pipelined */
@@ -351,14 +377,14 @@ struct statement {
 	int nops, capops;
 	int quiet;			/* no event handlers (the firstfit floor) */
 };
-void stmt_init(struct statement *, struct session *);
-void stmt_allocate(struct statement *, struct s_task *, struct s_node *);
-void stmt_pipeline(struct statement *, struct s_task *, struct s_node *);
-void stmt_evict(struct statement *, struct s_task *, const char *reason);
-void stmt_commit(struct statement *);
-void stmt_discard(struct statement *);
+void statement_init(struct statement *, struct session *);
+void statement_allocate(struct statement *, struct s_task *, struct s_node *);
+void statement_pipeline(struct statement *, struct s_task *, struct s_node *);
+void statement_evict(struct statement *, struct s_task *, const char *reason);
+void statement_commit(struct statement *);
+void statement_discard(struct statement *);
 /* Keep the changes in the session only (a pipelined reservation). */
-void stmt_keep(struct statement *);
+void statement_keep(struct statement *);
 
 /* pq.c: a binary heap ordered by the plugins' order functions. */
 struct pq {
@@ -377,31 +403,35 @@ int pq_less_queue(struct session *, void *, void *);
 int pq_less_task(struct session *, void *, void *);
 
 /* framework.c: the tier rules over the plugins' extension points. */
-int fw_job_less(struct session *, struct s_job *, struct s_job *);
-int fw_queue_less(struct session *, struct s_queue *, struct s_queue *);
-int fw_task_less(struct session *, struct s_task *, struct s_task *);
-int fw_job_valid(struct session *, struct s_job *);
-int fw_job_ready(struct session *, struct s_job *);
-int fw_job_pipelined(struct session *, struct s_job *);
-int fw_job_starving(struct session *, struct s_job *);
-int fw_job_enqueueable(struct session *, struct s_job *);
-void fw_job_enqueued(struct session *, struct s_job *);
-int fw_overused(struct session *, struct s_queue *);
-int fw_allocatable(struct session *, struct s_queue *, struct s_task *);
-int fw_preemptive(struct session *, struct s_queue *, struct s_task *);
+/* Call plugin p's function for ep with nargs pushed; 0 ok (nres
+   results pushed), -1 failed (plugin skipped for the session). */
+int framework_call(struct session *, struct plugin *, int ep, int nargs,
+    int nres);
+int framework_job_less(struct session *, struct s_job *, struct s_job *);
+int framework_queue_less(struct session *, struct s_queue *, struct s_queue *);
+int framework_task_less(struct session *, struct s_task *, struct s_task *);
+int framework_job_valid(struct session *, struct s_job *);
+int framework_job_ready(struct session *, struct s_job *);
+int framework_job_pipelined(struct session *, struct s_job *);
+int framework_job_starving(struct session *, struct s_job *);
+int framework_job_enqueueable(struct session *, struct s_job *);
+void framework_job_enqueued(struct session *, struct s_job *);
+int framework_overused(struct session *, struct s_queue *);
+int framework_allocatable(struct session *, struct s_queue *, struct s_task *);
+int framework_preemptive(struct session *, struct s_queue *, struct s_task *);
 /* Filter victims in place by the Preemptable/Reclaimable rule. */
-int fw_victims(struct session *, int ep, struct s_task *preemptor,
+int framework_victims(struct session *, int ep, struct s_task *preemptor,
     struct s_task **cands, int n);
 /* Lua predicates on the nodes that passed C's; compacts nodes, returns
    how many are left, counting rejections into *lua_rejects. */
-int fw_predicate(struct session *, struct s_task *, struct s_node **nodes,
-    int n, int *lua_rejects, char **lua_reason);
+int framework_predicate(struct session *, struct s_task *,
+    struct s_node **nodes, int n, int *lua_rejects, char **lua_reason);
 /* Lua node scores added to scores[i]. */
-void fw_node_order(struct session *, struct s_task *, struct s_node **nodes,
-    int n, double *scores);
-void fw_on_allocate(struct session *, struct s_task *);
-void fw_on_deallocate(struct session *, struct s_task *);
-int fw_defines(struct session *, int ep);
+void framework_node_order(struct session *, struct s_task *,
+    struct s_node **nodes, int n, double *scores);
+void framework_on_allocate(struct session *, struct s_task *);
+void framework_on_deallocate(struct session *, struct s_task *);
+int framework_defines(struct session *, int ep);
 
 /* predicate.c: C predicates and scores. */
 /* Everything but resources (those depend on idle vs future idle). */
@@ -414,16 +444,16 @@ double predicate_score(struct session *, const struct s_task *,
     const struct s_node *);
 char *predicate_message(int nnodes, const int counts[FIT_NREASONS],
     const char *lua_reason);
-int res_less_equal(const struct podspec_res *, const struct podspec_res *);
+int predicate_fits(const struct podspec_res *, const struct podspec_res *);
 
 /* actions */
-void action_enqueue(struct session *);
-void action_allocate(struct session *);
-void action_backfill(struct session *);
-void action_preempt(struct session *);
-void action_reclaim(struct session *);
+void enqueue_run(struct session *);
+void allocate_run(struct session *);
+void allocate_backfill(struct session *);
+void preempt_run(struct session *);
+void reclaim_run(struct session *);
 /* The benchmark's floor: greedy first fit, no plugins. */
-void action_firstfit(struct session *);
+void allocate_firstfit(struct session *);
 /* allocate.c: the best node for t among the fitting ones, or NULL with
    t->why; *pipeline set when it fits only future idle. */
 struct s_node *allocate_pick(struct session *, struct s_task *,
@@ -436,10 +466,10 @@ int preempt_for(struct session *, struct statement *, struct s_task *,
 void preempt_jobs(struct session *, int ep,
     int (*filter)(struct s_task *, struct s_task *), int skip_overused);
 /* Jobs admitted to allocate: enqueued (or no enqueue action), valid. */
-int job_schedulable(struct session *, struct s_job *);
+int allocate_schedulable(struct session *, struct s_job *);
 
 /* ------------------------------------------------------------------ */
-/* Policy (plugins.c): config + a Lua state with the loaded plugins.   */
+/* Policy (policy.c): config + a Lua state with the loaded plugins.    */
 
 struct plugin {
 	char *name;
@@ -474,19 +504,24 @@ void policy_free(struct policy *);
    loadedAt}} of the loaded set (p may be NULL). */
 cJSON *policy_info(const struct policy *p);
 
-/* plugins.c: Lua views and calls. */
-void plugins_session_open(struct session *);
-void plugins_session_close(struct session *);
+/* ssn.c: the ssn table; open and close the plugins on a session. */
+void ssn_open(struct session *);
+void ssn_close(struct session *);
+
+/* view.c: the plugins' views of a session's objects, pushed on ss->L. */
+void view_open(struct session *);
+void view_flush(struct session *);
+void view_close(struct session *);
 void view_push_job(struct session *, struct s_job *);
 void view_push_task(struct session *, struct s_task *);
 void view_push_node(struct session *, struct s_node *);
 void view_push_queue(struct session *, struct s_queue *);
-/* Call plugin p's function for ep with nargs pushed; 0 ok (nres
-   results pushed), -1 failed (plugin skipped for the session). */
-int plugin_call(struct session *, struct plugin *, int ep, int nargs,
-    int nres);
+/* A resource list as views show it: {cpu, memory, <extended>...}. */
+void view_push_res(lua_State *, const struct podspec_res *);
+/* The job behind the view argument at idx, or a Lua error naming fn. */
+struct s_job *view_check_job(lua_State *, int idx, const char *fn);
 
-/* close.c: what the session decided about PodGroups and queues. */
+/* outcome.c: what the session decided about PodGroups and queues. */
 struct pg_update {
 	struct s_job *job;
 	cJSON *status;			/* the new status, owned */
@@ -501,10 +536,7 @@ struct sched_outcome {
 	struct queue_update *queues;
 	int nqueues;
 };
-void session_outcome(struct session *, struct sched_outcome *);
+void outcome_build(struct session *, struct sched_outcome *);
 void outcome_free(struct sched_outcome *);
-
-/* Run one whole session: actions in the config's order. */
-void session_run(struct session *);
 
 #endif

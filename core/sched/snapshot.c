@@ -1,6 +1,7 @@
 /*
  * The session snapshot, built from a source of objects (the daemon's
- * store or a scripted cluster). Nodes enter when their Ready condition is
+ * client or a scripted cluster) into a session that session_open has
+ * opened. Nodes enter when their Ready condition is
  * True; queues as they are, with `root` and `default` made up when they
  * do not exist yet; a job per PodGroup, with its queue, minMember,
  * minTaskMember, minResources and the priority of its priorityClassName;
@@ -10,8 +11,14 @@
  * or, until that exists, an implicit job of the same name with
  * minMember 1 (or scheduling.volcano.sh/group-min-member) in the queue of
  * scheduling.volcano.sh/queue-name. Every pod on a node takes its
- * requests from the node: idle and used, or releasing while it is being
- * deleted.
+ * requests from the node (node.c): idle and used, or releasing while it
+ * is being deleted.
+ *
+ * The quantities are the costly part: what the snapshot derives from an
+ * object is kept by the source beside its parsed tree until it changes
+ * (memo), and a pod's summary (snapshot_pod_summary) may be made by the
+ * store itself as it loads a version. Tasks and jobs are carved from the
+ * session's arena, freed with it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,20 +36,9 @@
 #define PREEMPTABLE_ANNOTATION	"volcano.sh/preemptable"
 #define TASK_PRIORITY_ANNOTATION "volcano.sh/task-priority"
 
-const char *const task_status_names[TS_N] = {
-	"Pending", "Allocated", "Pipelined", "Binding", "Bound", "Running",
-	"Releasing", "Succeeded", "Failed", "Unknown",
-};
-
-int
-ts_allocated(enum task_status s)
-{
-	return s == TS_ALLOCATED || s == TS_BINDING || s == TS_BOUND ||
-	    s == TS_RUNNING;
-}
-
-void
-session_own(struct session *ss, void *p)
+/* Memory the session frees with itself. */
+static void
+keep(struct session *ss, void *p)
 {
 	if (ss->nown == ss->capown) {
 		ss->capown = ss->capown ? ss->capown * 2 : 256;
@@ -59,7 +55,7 @@ session_own(struct session *ss, void *p)
  * free apiece otherwise).
  */
 static void *
-session_alloc(struct session *ss, size_t size)
+arena_alloc(struct session *ss, size_t size)
 {
 	enum { BLOCK = 1 << 20 };
 	void *p;
@@ -68,37 +64,18 @@ session_alloc(struct session *ss, size_t size)
 	if (size > BLOCK / 8) {
 		if ((p = calloc(1, size)) == NULL)
 			fatal("out of memory");
-		session_own(ss, p);
+		keep(ss, p);
 		return p;
 	}
 	if (ss->arena == NULL || ss->arena_used + size > BLOCK) {
 		if ((ss->arena = calloc(1, BLOCK)) == NULL)
 			fatal("out of memory");
-		session_own(ss, ss->arena);
+		keep(ss, ss->arena);
 		ss->arena_used = 0;
 	}
 	p = ss->arena + ss->arena_used;
 	ss->arena_used += size;
 	return p;
-}
-
-/* A task's pod as a tree, parsed on first use when it was listed lazily
-   (a bound pod: the snapshot needs only its summary). */
-cJSON *
-task_obj(struct session *ss, struct s_task *t)
-{
-	if (t->obj != NULL || t->lazy == NULL || ss->src.tree == NULL)
-		return t->obj;
-	if ((t->obj = ss->src.tree(ss->src.arg, t->lazy)) == NULL)
-		return NULL;
-	if (ss->ntrees == ss->captrees) {
-		ss->captrees = ss->captrees ? ss->captrees * 2 : 64;
-		if ((ss->trees = realloc(ss->trees, ss->captrees *
-		    sizeof *ss->trees)) == NULL)
-			fatal("out of memory");
-	}
-	ss->trees[ss->ntrees++] = t->obj;
-	return t->obj;
 }
 
 static void *
@@ -145,140 +122,12 @@ annotation(const cJSON *obj, const char *key)
 	return cJSON_IsString(a) ? a->valuestring : NULL;
 }
 
-void
-node_future_idle(const struct s_node *n, struct podspec_res *out)
-{
-	*out = n->idle;
-	podspec_res_add(out, &n->releasing, 1);
-	podspec_res_add(out, &n->pipelined, -1);
-}
 
-/* kube-scheduler scores a pod without requests as 100m cpu, 200 MiB. */
-#define NONZERO_CPU	100
-#define NONZERO_MEMORY	(200LL << 20)
 
-static int64_t
-nz(int64_t v, int64_t def)
-{
-	return v > 0 ? v : def;
-}
 
-void
-node_add_task(struct s_node *n, struct s_task *t)
-{
-	if (t->status == TS_PIPELINED)
-		podspec_res_add(&n->pipelined, &t->req, 1);
-	else {
-		if (t->status == TS_RELEASING)
-			podspec_res_add(&n->releasing, &t->req, 1);
-		podspec_res_add(&n->idle, &t->req, -1);
-		podspec_res_add(&n->used, &t->req, 1);
-		n->nz_cpu += nz(t->req.cpu, NONZERO_CPU);
-		n->nz_memory += nz(t->req.memory, NONZERO_MEMORY);
-	}
-	n->tasks = grow(n->tasks, &n->captasks, n->ntasks, sizeof *n->tasks);
-	n->tasks[n->ntasks++] = t;
-	n->naffine += t->has_pod_affinity;
-	n->ver++;
-	if (n->cx != NULL)
-		capindex_update(n->cx, n);
-}
 
-void
-node_remove_task(struct s_node *n, struct s_task *t)
-{
-	int i;
 
-	if (t->status == TS_PIPELINED)
-		podspec_res_add(&n->pipelined, &t->req, -1);
-	else {
-		if (t->status == TS_RELEASING)
-			podspec_res_add(&n->releasing, &t->req, -1);
-		podspec_res_add(&n->idle, &t->req, 1);
-		podspec_res_add(&n->used, &t->req, -1);
-		n->nz_cpu -= nz(t->req.cpu, NONZERO_CPU);
-		n->nz_memory -= nz(t->req.memory, NONZERO_MEMORY);
-	}
-	for (i = n->ntasks - 1; i >= 0; i--)
-		if (n->tasks[i] == t) {
-			n->tasks[i] = n->tasks[--n->ntasks];
-			n->naffine -= t->has_pod_affinity;
-			break;
-		}
-	n->ver++;
-	if (n->cx != NULL)
-		capindex_update(n->cx, n);
-}
 
-static struct role_count *
-role_of(struct s_job *j, const char *role)
-{
-	int i;
-
-	for (i = 0; i < j->nroles; i++)
-		if (strcmp(j->roles[i].role, role) == 0)
-			return &j->roles[i];
-	j->roles = realloc(j->roles, (j->nroles + 1) * sizeof *j->roles);
-	if (j->roles == NULL)
-		fatal("out of memory");
-	memset(&j->roles[j->nroles], 0, sizeof *j->roles);
-	j->roles[j->nroles].role = role;
-	return &j->roles[j->nroles++];
-}
-
-/* Move t to status s, keeping the job's counts and allocated right. */
-void
-task_set_status(struct s_task *t, enum task_status s)
-{
-	struct s_job *j = t->job;
-
-	if (j != NULL) {
-		struct role_count *rc = role_of(j, t->role);
-
-		j->n[t->status]--;
-		rc->n[t->status]--;
-		if (ts_allocated(t->status)) {
-			podspec_res_add(&j->allocated, &t->req, -1);
-			if (j->queue) {
-				podspec_res_add(&j->queue->allocated, &t->req, -1);
-				j->queue->ver++;
-			}
-		}
-		j->n[s]++;
-		rc->n[s]++;
-		if (ts_allocated(s)) {
-			podspec_res_add(&j->allocated, &t->req, 1);
-			if (j->queue) {
-				podspec_res_add(&j->queue->allocated, &t->req, 1);
-				j->queue->ver++;
-			}
-		}
-		j->ver++;
-		j->active = 1;
-	}
-	t->status = s;
-	t->ver++;
-}
-
-static void
-job_recount(struct s_job *j)
-{
-	int i;
-
-	memset(j->n, 0, sizeof j->n);
-	memset(&j->allocated, 0, sizeof j->allocated);
-	for (i = 0; i < j->nroles; i++)
-		memset(j->roles[i].n, 0, sizeof j->roles[i].n);
-	for (i = 0; i < j->ntasks; i++) {
-		struct s_task *t = j->tasks[i];
-
-		j->n[t->status]++;
-		role_of(j, t->role)->n[t->status]++;
-		if (ts_allocated(t->status))
-			podspec_res_add(&j->allocated, &t->req, 1);
-	}
-	j->ver++;
-}
 
 /* ------------------------------------------------------------------ */
 
@@ -309,7 +158,7 @@ memo_get(struct session *ss, void **memo, size_t size, int *fresh)
 	if (memo != NULL)
 		*memo = m;
 	else
-		session_own(ss, m);
+		keep(ss, m);
 	*fresh = 1;
 	return m;
 }
@@ -400,7 +249,7 @@ add_prio(void *arg, cJSON *obj, void **memo,
 	if ((x = malloc(sizeof *x)) == NULL)
 		fatal("out of memory");
 	*x = (long long)v->valuedouble;
-	session_own(b->ss, x);
+	keep(b->ss, x);
 	hmap_put(b->prio, name, x);
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(obj, "globalDefault")))
 		b->prio_default = *x;
@@ -426,11 +275,11 @@ static struct s_job *
 new_job(struct build *b, const char *ns, const char *name, const char *key)
 {
 	struct session *ss = b->ss;
-	struct s_job *j = session_alloc(ss, sizeof *j);
+	struct s_job *j = arena_alloc(ss, sizeof *j);
 
 	if (key == NULL) {
 		key = util_printf("%s/%s", ns, name);
-		session_own(ss, (char *)key);
+		keep(ss, (char *)key);
 	}
 	j->key = key;
 	j->ns = ns;
@@ -481,7 +330,7 @@ add_podgroup(void *arg, cJSON *obj, void **memo,
 	mtm = json_at(obj, "spec.minTaskMember");
 	cJSON_ArrayForEach(it, mtm)
 		if (cJSON_IsNumber(it) && it->string != NULL)
-			role_of(j, it->string)->min = (int)it->valuedouble;
+			task_role(j, it->string)->min = (int)it->valuedouble;
 	m = memo_get(b->ss, memo, sizeof *m, &fresh);
 	if (fresh) {
 		it = json_at(obj, "spec.minResources");
@@ -557,8 +406,8 @@ is_critical(const cJSON *pod, const char *ns)
 
 /*
  * What a pod's version says, derived once per version: by the store when
- * it loads the version after a restart (sched_pod_summary through
- * store_derive), else by the snapshot into the source's memo slot. One
+ * it loads the version after a restart (snapshot_pod_summary through
+ * client_derive), else by the snapshot into the source's memo slot. One
  * block: the strings follow the struct.
  */
 struct pod_memo {
@@ -602,7 +451,7 @@ job_of_pod(struct build *b, const struct pod_memo *m)
 }
 
 const char *
-pod_summary_uid(const void *summary)
+snapshot_pod_uid(const void *summary)
 {
 	return ((const struct pod_memo *)summary)->uid;
 }
@@ -638,7 +487,7 @@ shape_of(const cJSON *pod)
 }
 
 void *
-sched_pod_summary(const cJSON *pod)
+snapshot_pod_summary(const cJSON *pod)
 {
 	const cJSON *md = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
 	const cJSON *prio = json_at(pod, "spec.priority");
@@ -747,12 +596,12 @@ add_pod(void *arg, cJSON *pod, void **memo,
 	st = status_of(meta);
 	if (memo != NULL && *memo != NULL)
 		m = *memo;
-	else if ((m = sched_pod_summary(pod)) == NULL)
+	else if ((m = snapshot_pod_summary(pod)) == NULL)
 		return;
 	else if (memo != NULL)
 		*memo = m;
 	else
-		session_own(ss, m);
+		keep(ss, m);
 	ns = m->ns;
 	name = m->name;
 	uid = m->uid;
@@ -762,7 +611,7 @@ add_pod(void *arg, cJSON *pod, void **memo,
 	if ((j == NULL && (sn == NULL || st >= TS_SUCCEEDED)) ||
 	    (j == NULL && st == TS_PENDING))
 		return;
-	t = session_alloc(ss, sizeof *t);
+	t = arena_alloc(ss, sizeof *t);
 	ss->tasks = grow(ss->tasks, &b->ntasks_cap, ss->ntasks,
 	    sizeof *ss->tasks);
 	t->idx = ss->ntasks;
@@ -806,7 +655,7 @@ queue_account(struct s_queue *q, const struct s_job *j)
 
 	podspec_res_add(&q->allocated, &j->allocated, 1);
 	for (i = 0; i < j->ntasks; i++)
-		if (ts_allocated(j->tasks[i]->status) ||
+		if (task_allocated(j->tasks[i]->status) ||
 		    j->tasks[i]->status == TS_PENDING)
 			podspec_res_add(&q->request, &j->tasks[i]->req, 1);
 	if (!j->has_min_res || j->min_member <= 1)
@@ -833,23 +682,21 @@ queue_account(struct s_queue *q, const struct s_job *j)
 	}
 }
 
+/*
+ * Fill the session, whose source and indexes are set, from its source:
+ * nodes, queues, priority classes, PodGroups, pods; then each job's queue
+ * and counts, and the queues' totals.
+ */
 void
-session_open(struct session *ss, struct policy *pol,
-    const struct sched_source *src)
+snapshot_build(struct session *ss)
 {
+	const struct sched_source *src = &ss->src;
 	struct build b;
 	int i;
 
-	memset(ss, 0, sizeof *ss);
 	memset(&b, 0, sizeof b);
 	b.ss = ss;
-	ss->src = *src;
 	b.prio = hmap_new();
-	ss->pol = pol;
-	ss->node_index = hmap_new();
-	ss->queue_index = hmap_new();
-	ss->job_index = hmap_new();
-
 	src->list(src->arg, "nodes", add_node, &b);
 	for (i = 0; i < ss->nnodes; i++) {
 		hmap_put(ss->node_index, ss->nodes[i].name, &ss->nodes[i]);
@@ -870,69 +717,9 @@ session_open(struct session *ss, struct policy *pol,
 		struct s_job *j = ss->jobs[i];
 
 		j->queue = hmap_get(ss->queue_index, j->queue_name);
-		job_recount(j);
+		task_recount(j);
 		if (j->queue != NULL)
 			queue_account(j->queue, j);
 		j->active = j->n[TS_PENDING] > 0 || j->n[TS_PIPELINED] > 0;
 	}
-	capindex_build(&ss->cap, ss->nodes, ss->nnodes);
-	ss->capbinds = ss->ntasks + 1;
-	if ((ss->binds = malloc((size_t)ss->capbinds * sizeof *ss->binds)) ==
-	    NULL)
-		fatal("out of memory");
-}
-
-void
-session_free(struct session *ss)
-{
-	int i;
-
-	for (i = 0; i < ss->njobs; i++) {
-		struct s_job *j = ss->jobs[i];
-
-		free(j->tasks);
-		free(j->roles);
-		free(j->invalid_reason);
-		free(j->invalid_msg);
-		free(j->enqueue_msg);
-		free(j->cond_type);
-		free(j->cond_reason);
-		free(j->cond_msg);
-		free(j->keys);
-	}
-	for (i = 0; i < ss->ntasks; i++) {
-		free(ss->tasks[i]->why);
-		free(ss->tasks[i]->nominated);
-		free(ss->tasks[i]->keys);
-	}
-	for (i = 0; i < ss->nnodes; i++)
-		free(ss->nodes[i].tasks);
-	for (i = 0; i < ss->nevicts; i++)
-		free(ss->evicts[i].reason);
-	for (i = 0; i < ss->nown; i++)
-		free(ss->own[i]);
-	for (i = 0; i < ss->ntrees; i++)
-		cJSON_Delete(ss->trees[i]);
-	free(ss->trees);
-	for (i = 0; i < ss->nqueues; i++)
-		free(ss->queues[i].keys);
-	for (i = 0; i < ss->nevents; i++)
-		free(ss->events[i]);
-	free(ss->events);
-	free(ss->own);
-	free(ss->jobs);
-	free(ss->tasks);
-	free(ss->nodes);
-	free(ss->queues);
-	free(ss->binds);
-	free(ss->evicts);
-	free(ss->failed);
-	capindex_free(&ss->cap);
-	free(ss->why);
-	free(ss->cand);
-	free(ss->scores);
-	hmap_free(ss->node_index);
-	hmap_free(ss->queue_index);
-	hmap_free(ss->job_index);
-	memset(ss, 0, sizeof *ss);
 }

@@ -15,7 +15,7 @@
 #include "sched/sched_int.h"
 
 void
-stmt_init(struct statement *st, struct session *ss)
+statement_init(struct statement *st, struct session *ss)
 {
 	memset(st, 0, sizeof *st);
 	st->ss = ss;
@@ -42,29 +42,29 @@ push(struct statement *st, int kind, struct s_task *t, struct s_node *n)
 }
 
 void
-stmt_allocate(struct statement *st, struct s_task *t, struct s_node *n)
+statement_allocate(struct statement *st, struct s_task *t, struct s_node *n)
 {
 	push(st, STMT_ALLOCATE, t, n);
 	task_set_status(t, TS_ALLOCATED);
 	t->node = n;
 	node_add_task(n, t);
 	if (!st->quiet)
-		fw_on_allocate(st->ss, t);
+		framework_on_allocate(st->ss, t);
 }
 
 void
-stmt_pipeline(struct statement *st, struct s_task *t, struct s_node *n)
+statement_pipeline(struct statement *st, struct s_task *t, struct s_node *n)
 {
 	push(st, STMT_PIPELINE, t, n);
 	task_set_status(t, TS_PIPELINED);
 	t->node = n;
 	node_add_task(n, t);
 	if (!st->quiet)
-		fw_on_allocate(st->ss, t);
+		framework_on_allocate(st->ss, t);
 }
 
 void
-stmt_evict(struct statement *st, struct s_task *t, const char *reason)
+statement_evict(struct statement *st, struct s_task *t, const char *reason)
 {
 	struct stmt_op *op = push(st, STMT_EVICT, t, t->node);
 
@@ -75,7 +75,7 @@ stmt_evict(struct statement *st, struct s_task *t, const char *reason)
 	if (t->node != NULL)
 		node_add_task(t->node, t);
 	if (!st->quiet)
-		fw_on_deallocate(st->ss, t);
+		framework_on_deallocate(st->ss, t);
 }
 
 static void
@@ -90,7 +90,7 @@ undo(struct statement *st, struct stmt_op *op)
 		t->node = NULL;
 		task_set_status(t, op->prev);
 		if (!st->quiet)
-			fw_on_deallocate(st->ss, t);
+			framework_on_deallocate(st->ss, t);
 		break;
 	case STMT_EVICT:
 		if (op->n != NULL)
@@ -99,13 +99,13 @@ undo(struct statement *st, struct stmt_op *op)
 		if (op->n != NULL)
 			node_add_task(op->n, t);
 		if (!st->quiet)
-			fw_on_allocate(st->ss, t);
+			framework_on_allocate(st->ss, t);
 		break;
 	}
 }
 
 void
-stmt_discard(struct statement *st)
+statement_discard(struct statement *st)
 {
 	int i;
 
@@ -119,7 +119,7 @@ stmt_discard(struct statement *st)
 }
 
 void
-stmt_commit(struct statement *st)
+statement_commit(struct statement *st)
 {
 	struct session *ss = st->ss;
 	int i, bound = 0;
@@ -134,7 +134,7 @@ stmt_commit(struct statement *st)
 			   task is bound once: the array never moves while
 			   the loop reads it. */
 			if (ss->nbinds == ss->capbinds)
-				fatal("stmt_commit: more binds than tasks");
+				fatal("statement_commit: more binds than tasks");
 			ss->binds[ss->nbinds].t = op->t;
 			ss->binds[ss->nbinds++].n = op->n;
 			task_set_status(op->t, TS_BINDING);
@@ -166,7 +166,7 @@ stmt_commit(struct statement *st)
 }
 
 void
-stmt_keep(struct statement *st)
+statement_keep(struct statement *st)
 {
 	int i;
 

@@ -1,11 +1,11 @@
 /*
- * Running a session and what it decided. session_run opens the plugins,
- * runs the configured actions in order and closes the plugins (gang
- * writes its conditions then, through ssn:job_condition). session_outcome
- * turns the session into the status the PodGroups and queues should
- * have, as Volcano's session close does:
+ * What a session decided about PodGroups and queues, once it has run
+ * (and gang has written its conditions through ssn:job_condition):
+ * outcome_build turns the session into the status the PodGroups and
+ * queues should have, as Volcano's session close does:
  *
- *   scheduled = tasks Binding, Bound, Running, Succeeded or Failed
+ *   scheduled = tasks Allocated, Binding, Bound, Running, Succeeded or
+ *               Failed
  *   scheduled >= minMember -> Completed when every task finished, else
  *                             Running
  *   otherwise              -> Unknown if it was Running, else Inqueue
@@ -23,24 +23,6 @@
 #include "lib/log.h"
 #include "lib/util.h"
 #include "sched/sched_int.h"
-
-void
-session_run(struct session *ss)
-{
-	int i;
-
-	plugins_session_open(ss);
-	for (i = 0; i < ss->pol->conf.nactions; i++)
-		switch (ss->pol->conf.actions[i]) {
-		case ACT_ENQUEUE: action_enqueue(ss); break;
-		case ACT_ALLOCATE: action_allocate(ss); break;
-		case ACT_BACKFILL: action_backfill(ss); break;
-		case ACT_PREEMPT: action_preempt(ss); break;
-		case ACT_RECLAIM: action_reclaim(ss); break;
-		case ACT_FIRSTFIT: action_firstfit(ss); break;
-		}
-	plugins_session_close(ss);
-}
 
 /* A ResourceList in Kubernetes' quantities. */
 static cJSON *
@@ -153,8 +135,9 @@ pg_status(struct s_job *j)
 	return st;
 }
 
+/* Every PodGroup's status and every stored queue's allocated. */
 void
-session_outcome(struct session *ss, struct sched_outcome *out)
+outcome_build(struct session *ss, struct sched_outcome *out)
 {
 	int i;
 

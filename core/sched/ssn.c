@@ -1,0 +1,247 @@
+/*
+ * The session as Lua plugins see it: `ssn`, the first argument of every
+ * extension-point function. It holds the queues' views, the cluster's
+ * total and node count, `jobs` (every job's view, built when first read)
+ * and the calls a plugin may make:
+ *
+ *   ssn:nodes()            every node's view
+ *   ssn:node(name)         one node's view, or nil
+ *   ssn:tasks(job)         the job's task views
+ *   ssn:active_jobs()      the jobs that had work or changed this session
+ *   ssn:job_condition(job, type, reason, message)
+ *                          the PodGroup's condition this session
+ *   ssn:use_predicates()   the C predicates (predicate.c) on
+ *   ssn:use_scores{...}    the C scores, with these weights
+ *
+ * ssn_open makes it and calls each plugin's open(ssn, args); ssn_close
+ * calls their close and cuts ssn and the views from the session, so what
+ * a plugin kept reads as empty afterwards.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "sched/sched_int.h"
+
+static struct session *
+ssn_of(lua_State *L)
+{
+	struct session *ss;
+
+	lua_getfield(L, 1, "_session");
+	ss = lua_touserdata(L, -1);
+	lua_pop(L, 1);
+	if (ss == NULL)
+		luaL_error(L, "not a session");
+	return ss;
+}
+
+/* ssn:nodes() -> every node's view */
+static int
+l_ssn_nodes(lua_State *L)
+{
+	struct session *ss = ssn_of(L);
+	int i;
+
+	lua_createtable(L, ss->nnodes, 0);
+	for (i = 0; i < ss->nnodes; i++) {
+		view_push_node(ss, &ss->nodes[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	return 1;
+}
+
+/* ssn:tasks(job) -> the job's task views */
+static int
+l_ssn_tasks(lua_State *L)
+{
+	struct session *ss = ssn_of(L);
+	struct s_job *j = view_check_job(L, 2, "ssn:tasks");
+	int i;
+
+	lua_createtable(L, j->ntasks, 0);
+	for (i = 0; i < j->ntasks; i++) {
+		view_push_task(ss, j->tasks[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	return 1;
+}
+
+/* ssn:active_jobs() -> the jobs that had work or changed this session */
+static int
+l_ssn_active_jobs(lua_State *L)
+{
+	struct session *ss = ssn_of(L);
+	int i, n = 0;
+
+	lua_newtable(L);
+	for (i = 0; i < ss->njobs; i++)
+		if (ss->jobs[i]->active) {
+			view_push_job(ss, ss->jobs[i]);
+			lua_rawseti(L, -2, ++n);
+		}
+	return 1;
+}
+
+/* ssn.jobs, built when first read: every job's view. */
+static int
+l_ssn_index(lua_State *L)
+{
+	struct session *ss;
+	int i;
+
+	if (lua_type(L, 2) != LUA_TSTRING || strcmp(lua_tostring(L, 2),
+	    "jobs") != 0)
+		return 0;
+	ss = ssn_of(L);
+	lua_createtable(L, ss->njobs, 0);
+	for (i = 0; i < ss->njobs; i++) {
+		view_push_job(ss, ss->jobs[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	lua_pushvalue(L, -1);
+	lua_setfield(L, 1, "jobs");
+	return 1;
+}
+
+/* ssn:node(name) -> view or nil */
+static int
+l_ssn_node(lua_State *L)
+{
+	struct session *ss = ssn_of(L);
+	struct s_node *n = hmap_get(ss->node_index, luaL_checkstring(L, 2));
+
+	if (n == NULL)
+		return 0;
+	view_push_node(ss, n);
+	return 1;
+}
+
+/* ssn:job_condition(job, type, reason, message): the PodGroup's
+   condition this session (Unschedulable or Scheduled). */
+static int
+l_ssn_job_condition(lua_State *L)
+{
+	struct s_job *j;
+
+	ssn_of(L);
+	j = view_check_job(L, 2, "ssn:job_condition");
+	free(j->cond_type);
+	free(j->cond_reason);
+	free(j->cond_msg);
+	j->cond_type = strdup(luaL_checkstring(L, 3));
+	j->cond_reason = strdup(luaL_optstring(L, 4, ""));
+	j->cond_msg = strdup(luaL_optstring(L, 5, ""));
+	return 0;
+}
+
+/* ssn:use_predicates() / ssn:use_scores{...}: the C fast paths. */
+static int
+l_ssn_use_predicates(lua_State *L)
+{
+	ssn_of(L)->c_predicates = 1;
+	return 0;
+}
+
+static double
+num_field(lua_State *L, int idx, const char *k, double def)
+{
+	double x;
+
+	lua_getfield(L, idx, k);
+	x = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : def;
+	lua_pop(L, 1);
+	return x;
+}
+
+static int
+l_ssn_use_scores(lua_State *L)
+{
+	struct session *ss = ssn_of(L);
+
+	luaL_checktype(L, 2, LUA_TTABLE);
+	ss->w.least += num_field(L, 2, "leastrequested", 0);
+	ss->w.balanced += num_field(L, 2, "balancedresource", 0);
+	ss->w.affinity += num_field(L, 2, "nodeaffinity", 0);
+	ss->w.taint += num_field(L, 2, "tainttoleration", 0);
+	if (num_field(L, 2, "binpack", 0) > 0) {
+		ss->w.binpack = num_field(L, 2, "binpack", 0);
+		ss->w.bp_cpu = num_field(L, 2, "binpack_cpu", 1);
+		ss->w.bp_memory = num_field(L, 2, "binpack_memory", 1);
+	}
+	return 0;
+}
+
+/*
+ * Open the plugins on the session: views, the ssn table, then each
+ * plugin's open(ssn, args) in tier order.
+ */
+void
+ssn_open(struct session *ss)
+{
+	lua_State *L = ss->pol->L;
+	int i;
+
+	ss->L = L;
+	ss->failed = calloc((size_t)ss->pol->nplugins + 1, sizeof *ss->failed);
+	view_open(ss);
+	lua_newtable(L);
+	lua_pushlightuserdata(L, ss);
+	lua_setfield(L, -2, "_session");
+	lua_createtable(L, 0, 1);
+	lua_pushcfunction(L, l_ssn_index);
+	lua_setfield(L, -2, "__index");
+	lua_setmetatable(L, -2);
+	lua_createtable(L, 0, ss->nqueues);
+	for (i = 0; i < ss->nqueues; i++) {
+		view_push_queue(ss, &ss->queues[i]);
+		lua_setfield(L, -2, ss->queues[i].name);
+	}
+	lua_setfield(L, -2, "queues");
+	view_push_res(L, &ss->total);
+	lua_setfield(L, -2, "total");
+	lua_pushinteger(L, ss->nnodes);
+	lua_setfield(L, -2, "node_count");
+	lua_pushcfunction(L, l_ssn_nodes);
+	lua_setfield(L, -2, "nodes");
+	lua_pushcfunction(L, l_ssn_tasks);
+	lua_setfield(L, -2, "tasks");
+	lua_pushcfunction(L, l_ssn_node);
+	lua_setfield(L, -2, "node");
+	lua_pushcfunction(L, l_ssn_active_jobs);
+	lua_setfield(L, -2, "active_jobs");
+	lua_pushcfunction(L, l_ssn_job_condition);
+	lua_setfield(L, -2, "job_condition");
+	lua_pushcfunction(L, l_ssn_use_predicates);
+	lua_setfield(L, -2, "use_predicates");
+	lua_pushcfunction(L, l_ssn_use_scores);
+	lua_setfield(L, -2, "use_scores");
+	ss->ssn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	for (i = 0; i < ss->pol->nplugins; i++) {
+		struct plugin *pl = &ss->pol->plugins[i];
+
+		lua_rawgeti(L, LUA_REGISTRYINDEX, pl->args_ref);
+		framework_call(ss, pl, EP_OPEN, 1, 0);
+	}
+}
+
+/* The plugins' close, with the views as the session left them; then
+   views and ssn are cut from the session they point into. */
+void
+ssn_close(struct session *ss)
+{
+	lua_State *L = ss->L;
+	int i;
+
+	view_flush(ss);
+	for (i = 0; i < ss->pol->nplugins; i++)
+		framework_call(ss, &ss->pol->plugins[i], EP_CLOSE, 0, 0);
+	view_close(ss);
+	lua_rawgeti(L, LUA_REGISTRYINDEX, ss->ssn_ref);
+	lua_pushnil(L);
+	lua_setfield(L, -2, "_session");
+	lua_pop(L, 1);
+	luaL_unref(L, LUA_REGISTRYINDEX, ss->ssn_ref);
+	lua_gc(L, LUA_GCCOLLECT);
+}
