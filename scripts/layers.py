@@ -98,6 +98,8 @@ for o in objs:
     name = os.path.basename(o)[:-2]
     name = re.sub(r"^[a-z_]+-", "", name)   # automake's per-target prefix
     unit = os.path.join(os.path.relpath(os.path.dirname(o), build), name)
+    if not os.path.exists(os.path.join(top, unit + ".c")):
+        continue                            # left over from a renamed file
     out = subprocess.run(["nm", o], capture_output=True, text=True,
                          check=True).stdout
     for line in out.splitlines():

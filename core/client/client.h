@@ -108,7 +108,8 @@ void client_delete(client *, const resource *, const char *ns,
     const char *name, const struct reg_opts *, struct reg_result *);
 void client_bind(client *, const char *ns, const char *name,
     const char *node, struct reg_result *);
-/* Evict a pod (pods/eviction): a graceful delete with these options. */
+/* Evict a pod: the graceful delete Volcano's evictor makes (pods/eviction
+   where the API server has it), with these options. */
 void client_evict(client *, const char *ns, const char *name,
     const struct reg_opts *, struct reg_result *);
 

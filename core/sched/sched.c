@@ -473,7 +473,6 @@ write_evictions(struct sched *s, struct session *ss)
 
 	for (i = 0; i < ss->nevicts; i++) {
 		struct s_task *t = ss->evicts[i].t;
-		const resource *r = resource_find("", "v1", "pods");
 		struct reg_opts o;
 		struct reg_result res;
 
@@ -488,7 +487,7 @@ write_evictions(struct sched *s, struct session *ss)
 			record_event(s, obj, "Normal", "Preempted",
 			    ss->evicts[i].reason);
 		memset(&o, 0, sizeof o);
-		client_delete(s->c, r, t->ns, t->name, &o, &res);
+		client_evict(s->c, t->ns, t->name, &o, &res);
 		if (res.code < 300)
 			s->stats.evictions++;
 		cJSON_Delete(res.body);
