@@ -22,6 +22,7 @@
 #include "ctrl/luaapi.h"
 #include "ctrl/luahttp.h"
 #include "ctrl/wqueue.h"
+#include "client/recorder.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
@@ -58,17 +59,18 @@ struct ctrl {
 	int nwatches;
 	int reconcile_ref;
 	wqueue *q;
+	recorder *rec;             /* its Events, as NAME-controller */
 	char *file;                /* the script, after overrides */
 	char loaded_at[32];        /* RFC 3339, when it was loaded */
 };
 
 struct controller_rt {
 	uv_loop_t *loop;
-	store *st;
-	registry *rg;
+	client *client;
 	luahost *host;
 	lua_State *L;
 	struct luaapi_ctx api;
+	recorder *rec;             /* Events outside any controller's calls */
 	struct ctrl **ctrls;
 	int nctrls;
 	struct {
@@ -87,16 +89,18 @@ ctrl_free(struct ctrl *c, int keep_queue)
 		return;
 	if (!keep_queue && c->q != NULL)
 		wqueue_free(c->q);
+	if (!keep_queue)
+		recorder_free(c->rec);
 	free(c->name);
 	free(c->file);
 	free(c->user_name);
 	free(c->owns);
 	if (c->filter >= 0)
-		store_filter_remove(c->rt->st, c->filter);
+		client_filter_remove(c->rt->client, c->filter);
 	selector_free(c->fields);
 	for (i = 0; i < c->nwatches; i++) {
 		if (c->watches[i].filter >= 0)
-			store_filter_remove(c->rt->st, c->watches[i].filter);
+			client_filter_remove(c->rt->client, c->watches[i].filter);
 		selector_free(c->watches[i].fields);
 		for (j = 0; j < c->watches[i].npaths; j++)
 			free(c->watches[i].paths[j]);
@@ -176,25 +180,22 @@ reconcile(struct ctrl *c, const char *key)
 	lua_setfield(L, -2, "name");
 	lua_pushstring(L, key);
 	lua_setfield(L, -2, "key");
-	/* Events name their source as Kubernetes does: "job-controller". */
-	lua_pushfstring(L, "%s-controller", c->name);
-	lua_setfield(L, LUA_REGISTRYINDEX, "volray.component");
 	rt->api.user = &c->user;
 	rt->api.owner = c->name;
 	rt->api.key = key;
+	rt->api.rec = c->rec;
 	t0 = util_usec();
 	rc = luahost_call(L, 1, 1, &err);
 	rt->stats.lua_usec += util_usec() - t0;
 	rt->stats.reconciles++;
 	if (rc != 0) {
 		const store_obj *o;
-		char component[300];
 
 		rt->stats.errors++;
 		fold_lines(err);
 		log_warn("controller %s: reconcile %s failed: %s", c->name, key,
 		    err);
-		o = store_get(rt->st, c->primary->store_key, ns, name);
+		o = client_get(rt->client, c->primary->store_key, ns, name);
 		if (o != NULL) {
 			cJSON *t = store_obj_tree(o);
 			char msg[1024], *nl;
@@ -203,20 +204,20 @@ reconcile(struct ctrl *c, const char *key)
 			snprintf(msg, sizeof msg, "%s", err);
 			if ((nl = strchr(msg, '|')) != NULL)
 				*nl = '\0';
-			snprintf(component, sizeof component, "%s-controller",
-			    c->name);
-			luaapi_record_event(&rt->api, t, "Warning",
-			    "ReconcileError", msg, component, NULL);
+			luaapi_event(&rt->api, c->rec, t, "Warning",
+			    "ReconcileError", msg, NULL);
 			cJSON_Delete(t);
 		}
 		free(err);
 		rt->api.user = NULL;
 		rt->api.owner = rt->api.key = NULL;
+		rt->api.rec = rt->rec;
 		wqueue_add_rate_limited(c->q, key);
 		return;
 	}
 	rt->api.user = NULL;
 	rt->api.owner = rt->api.key = NULL;
+	rt->api.rec = rt->rec;
 	if (lua_istable(L, -1)) {
 		lua_getfield(L, -1, "requeue_after");
 		if (lua_isnumber(L, -1)) {
@@ -334,8 +335,10 @@ enqueue_mapped(struct ctrl *c, const struct watchdef *w, const store_obj *o)
 	else
 		luaconv_push_json(L, o->json->data, o->json->len);
 	c->rt->api.user = &c->user;
+	c->rt->api.rec = c->rec;
 	rc = luahost_call(L, 1, 1, &err);
 	c->rt->api.user = NULL;
+	c->rt->api.rec = c->rt->rec;
 	if (rc != 0) {
 		fold_lines(err);
 		log_warn("controller %s: watch map failed: %s", c->name, err);
@@ -394,7 +397,8 @@ static void
 enqueue_all(struct ctrl *c)
 {
 	store_obj *const *objs;
-	size_t n = store_list(c->rt->st, c->primary->store_key, NULL, &objs);
+	size_t n = client_list(c->rt->client, c->primary->store_key, NULL,
+	    &objs);
 	size_t i;
 
 	for (i = 0; i < n; i++)
@@ -467,19 +471,19 @@ controller_set_batch_scheduler(controller_rt *rt, const char *name)
 }
 
 controller_rt *
-controller_new(uv_loop_t *loop, store *st, registry *rg, luahost *host)
+controller_new(uv_loop_t *loop, client *cl, luahost *host)
 {
 	controller_rt *rt = calloc(1, sizeof *rt);
 
 	if (rt == NULL)
 		fatal("out of memory");
 	rt->loop = loop;
-	rt->st = st;
-	rt->rg = rg;
+	rt->client = cl;
 	rt->host = host;
-	rt->api.rg = rg;
-	rt->api.st = st;
-	store_subscribe(st, on_event, rt);
+	rt->api.client = cl;
+	rt->rec = recorder_new(cl, "volray");
+	rt->api.rec = rt->rec;
+	client_subscribe(cl, on_event, rt);
 	metrics_add_source(print_metrics, rt);
 	return rt;
 }
@@ -495,6 +499,7 @@ controller_free(controller_rt *rt)
 		ctrl_free(rt->ctrls[i], 0);
 	free(rt->ctrls);
 	luahost_state_close(rt->L);
+	recorder_free(rt->rec);
 	free(rt);
 }
 
@@ -561,8 +566,8 @@ ctrl_from_table(controller_rt *rt, lua_State *L, const char *rel,
 			lua_pop(L, 1);
 			goto fail;
 		}
-		c->filter = store_filter_add(c->rt->st, c->primary->store_key,
-		    match_fields, c->fields);
+		c->filter = client_filter_add(c->rt->client,
+		    c->primary->store_key, match_fields, c->fields);
 	} else if (!lua_isnil(L, -1)) {
 		if (asprintf(cause, "%s: fields must be a field selector "
 		    "string", rel) < 0)
@@ -661,7 +666,7 @@ ctrl_from_table(controller_rt *rt, lua_State *L, const char *rel,
 					goto fail;
 				}
 				c->watches[c->nwatches].filter =
-				    store_filter_add(c->rt->st,
+				    client_filter_add(c->rt->client,
 				    c->watches[c->nwatches].r->store_key,
 				    match_fields, c->watches[c->nwatches].fields);
 			} else if (!lua_isnil(L, -1)) {
@@ -736,7 +741,7 @@ controller_reload(controller_rt *rt, char **cause)
 		luahost_state_close(L);
 		return -1;
 	}
-	/* Swap: queues carry over by controller name. */
+	/* Swap: queues and recorders carry over by controller name. */
 	for (i = 0; i < n; i++) {
 		struct ctrl *c = next[i];
 
@@ -744,12 +749,23 @@ controller_reload(controller_rt *rt, char **cause)
 			if (rt->ctrls[j] != NULL &&
 			    strcmp(rt->ctrls[j]->name, c->name) == 0) {
 				c->q = rt->ctrls[j]->q;
+				c->rec = rt->ctrls[j]->rec;
 				rt->ctrls[j]->q = NULL;
+				rt->ctrls[j]->rec = NULL;
 				break;
 			}
 		}
 		if (c->q == NULL)
 			c->q = wqueue_new(rt->loop);
+		if (c->rec == NULL) {
+			/* Events name their source as Kubernetes does:
+			   "job-controller". */
+			char *component = util_printf("%s-controller",
+			    c->name);
+
+			c->rec = recorder_new(rt->client, component);
+			free(component);
+		}
 		wqueue_set_ready_cb(c->q, on_ready, c);
 	}
 	for (j = 0; j < rt->nctrls; j++)
