@@ -100,7 +100,8 @@ ctrl_free(struct ctrl *c, int keep_queue)
 	selector_free(c->fields);
 	for (i = 0; i < c->nwatches; i++) {
 		if (c->watches[i].filter >= 0)
-			client_filter_remove(c->rt->client, c->watches[i].filter);
+			client_filter_remove(c->rt->client,
+			    c->watches[i].filter);
 		selector_free(c->watches[i].fields);
 		for (j = 0; j < c->watches[i].npaths; j++)
 			free(c->watches[i].paths[j]);

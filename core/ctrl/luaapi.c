@@ -4,10 +4,10 @@
  * writes). Writes build a tree from the Lua table and go through the
  * client; failures return nil plus the Status message and code, never
  * raise, so a script decides what an AlreadyExists or a Conflict means for
- * it. Events go through the running controller's recorder. Each call is authorized first
- * (RBAC, as the controller's user): a denial is answered like the API's
- * 403, and writes carry the user to the registry, whose admission hook
- * checks RBAC escalation with it.
+ * it. Events go through the running controller's recorder. Each call is
+ * authorized first (RBAC, as the controller's user): a denial is answered
+ * like the API's 403, and writes carry the user to the registry, whose
+ * admission hook checks RBAC escalation with it.
  */
 #include <math.h>
 #include <stdio.h>
