@@ -526,6 +526,170 @@ field_resource(lua_State *L, int idx, const char *field, const char *file,
 	return r;
 }
 
+/*
+ * A field selector from the value on top of L (nil: none), as a store
+ * filter of r's objects; what names it in messages. 0, or -1 with *cause.
+ */
+static int
+fields_from(struct ctrl *c, lua_State *L, const resource *r, const char *rel,
+    const char *what, selector **fields, int *filter, char **cause)
+{
+	char *why = NULL;
+
+	if (lua_isnil(L, -1))
+		return 0;
+	if (!lua_isstring(L, -1)) {
+		if (asprintf(cause, "%s: %s must be a field selector string",
+		    rel, what) < 0)
+			*cause = NULL;
+		return -1;
+	}
+	if ((*fields = selector_parse_fields(lua_tostring(L, -1), &why)) ==
+	    NULL) {
+		if (asprintf(cause, "%s: %s: %s", rel, what, why ? why :
+		    "bad field selector") < 0)
+			*cause = NULL;
+		free(why);
+		return -1;
+	}
+	*filter = client_filter_add(c->rt->client, r->store_key, match_fields,
+	    *fields);
+	return 0;
+}
+
+/* The primary resource, its field selector and reconcile, from the
+   table at t. 0, or -1 with *cause. */
+static int
+primary_from_table(struct ctrl *c, lua_State *L, int t, const char *rel,
+    char **cause)
+{
+	int rc;
+
+	if ((c->primary = field_resource(L, t, "primary", rel, cause)) == NULL)
+		return -1;
+	lua_getfield(L, t, "fields");
+	rc = fields_from(c, L, c->primary, rel, "fields", &c->fields,
+	    &c->filter, cause);
+	lua_pop(L, 1);
+	if (rc != 0)
+		return -1;
+	lua_getfield(L, t, "reconcile");
+	if (!lua_isfunction(L, -1)) {
+		lua_pop(L, 1);
+		if (asprintf(cause, "%s: 'reconcile' must be a function", rel) <
+		    0)
+			*cause = NULL;
+		return -1;
+	}
+	c->reconcile_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	return 0;
+}
+
+/* The owned resources, from the table at t. 0, or -1 with *cause. */
+static int
+owns_from_table(struct ctrl *c, lua_State *L, int t, const char *rel,
+    char **cause)
+{
+	int i, n;
+
+	lua_getfield(L, t, "owns");
+	if (lua_istable(L, -1)) {
+		n = (int)lua_rawlen(L, -1);
+		c->owns = calloc(n + 1, sizeof *c->owns);
+		for (i = 1; i <= n; i++) {
+			lua_rawgeti(L, -1, i);
+			c->owns[c->nowns] = lua_isstring(L, -1) ?
+			    luaapi_resource(lua_tostring(L, -1)) : NULL;
+			lua_pop(L, 1);
+			if (c->owns[c->nowns] == NULL) {
+				if (asprintf(cause, "%s: owns[%d]: unknown "
+				    "resource", rel, i) < 0)
+					*cause = NULL;
+				lua_pop(L, 1);
+				return -1;
+			}
+			c->nowns++;
+		}
+	}
+	lua_pop(L, 1);
+	return 0;
+}
+
+/*
+ * One watch, {resource=, map=, previous=, paths=, fields=}, from the value
+ * on top of L (the i-th of watches) into w. 0, or -1 with *cause; the
+ * stack is left as it was either way.
+ */
+static int
+watch_from_table(struct ctrl *c, lua_State *L, int i, struct watchdef *w,
+    const char *rel, char **cause)
+{
+	char what[64];
+	int rc;
+
+	if (!lua_istable(L, -1) || (w->r = field_resource(L, lua_gettop(L),
+	    "resource", rel, cause)) == NULL) {
+		if (*cause == NULL && asprintf(cause, "%s: watches[%d] must be "
+		    "{resource=, map=}", rel, i) < 0)
+			*cause = NULL;
+		return -1;
+	}
+	lua_getfield(L, -1, "map");
+	if (!lua_isfunction(L, -1)) {
+		if (asprintf(cause, "%s: watches[%d].map must be a function",
+		    rel, i) < 0)
+			*cause = NULL;
+		lua_pop(L, 1);
+		return -1;
+	}
+	w->map_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	lua_getfield(L, -1, "previous");
+	w->previous = lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	lua_getfield(L, -1, "paths");
+	rc = watch_paths(L, w);
+	lua_pop(L, 1);
+	if (rc != 0) {
+		if (asprintf(cause, "%s: watches[%d].paths must be a list of "
+		    "strings", rel, i) < 0)
+			*cause = NULL;
+		return -1;
+	}
+	snprintf(what, sizeof what, "watches[%d].fields", i);
+	lua_getfield(L, -1, "fields");
+	rc = fields_from(c, L, w->r, rel, what, &w->fields, &w->filter,
+	    cause);
+	lua_pop(L, 1);
+	return rc;
+}
+
+/* The watches, from the table at t. 0, or -1 with *cause. */
+static int
+watches_from_table(struct ctrl *c, lua_State *L, int t, const char *rel,
+    char **cause)
+{
+	int i, n, rc = 0;
+
+	lua_getfield(L, t, "watches");
+	if (lua_istable(L, -1)) {
+		n = (int)lua_rawlen(L, -1);
+		c->watches = calloc(n + 1, sizeof *c->watches);
+		if (c->watches == NULL)
+			fatal("out of memory");
+		for (i = 0; i <= n; i++)
+			c->watches[i].filter = -1;
+		for (i = 1; i <= n && rc == 0; i++) {
+			lua_rawgeti(L, -1, i);
+			/* Counted even when it fails, for ctrl_free. */
+			rc = watch_from_table(c, L, i,
+			    &c->watches[c->nwatches++], rel, cause);
+			lua_pop(L, 1);
+		}
+	}
+	lua_pop(L, 1);
+	return rc;
+}
+
 /* Check one loaded controller table (on top of L) and describe it. */
 static struct ctrl *
 ctrl_from_table(controller_rt *rt, lua_State *L, const char *rel,
@@ -533,7 +697,7 @@ ctrl_from_table(controller_rt *rt, lua_State *L, const char *rel,
 {
 	struct ctrl *c = calloc(1, sizeof *c);
 	const char *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
-	int t = lua_gettop(L), i, n;
+	int t = lua_gettop(L);
 
 	if (c == NULL)
 		fatal("out of memory");
@@ -552,139 +716,10 @@ ctrl_from_table(controller_rt *rt, lua_State *L, const char *rel,
 			*cause = NULL;
 		goto fail;
 	}
-	if ((c->primary = field_resource(L, t, "primary", rel, cause)) == NULL)
+	if (primary_from_table(c, L, t, rel, cause) != 0 ||
+	    owns_from_table(c, L, t, rel, cause) != 0 ||
+	    watches_from_table(c, L, t, rel, cause) != 0)
 		goto fail;
-	lua_getfield(L, t, "fields");
-	if (lua_isstring(L, -1)) {
-		char *why = NULL;
-
-		if ((c->fields = selector_parse_fields(lua_tostring(L, -1),
-		    &why)) == NULL) {
-			if (asprintf(cause, "%s: fields: %s", rel, why ? why :
-			    "bad field selector") < 0)
-				*cause = NULL;
-			free(why);
-			lua_pop(L, 1);
-			goto fail;
-		}
-		c->filter = client_filter_add(c->rt->client,
-		    c->primary->store_key, match_fields, c->fields);
-	} else if (!lua_isnil(L, -1)) {
-		if (asprintf(cause, "%s: fields must be a field selector "
-		    "string", rel) < 0)
-			*cause = NULL;
-		lua_pop(L, 1);
-		goto fail;
-	}
-	lua_pop(L, 1);
-	lua_getfield(L, t, "reconcile");
-	if (!lua_isfunction(L, -1)) {
-		lua_pop(L, 1);
-		if (asprintf(cause, "%s: 'reconcile' must be a function", rel) <
-		    0)
-			*cause = NULL;
-		goto fail;
-	}
-	c->reconcile_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-	lua_getfield(L, t, "owns");
-	if (lua_istable(L, -1)) {
-		n = (int)lua_rawlen(L, -1);
-		c->owns = calloc(n + 1, sizeof *c->owns);
-		for (i = 1; i <= n; i++) {
-			lua_rawgeti(L, -1, i);
-			c->owns[c->nowns] = lua_isstring(L, -1) ?
-			    luaapi_resource(lua_tostring(L, -1)) : NULL;
-			if (c->owns[c->nowns] == NULL) {
-				if (asprintf(cause, "%s: owns[%d]: unknown "
-				    "resource", rel, i) < 0)
-					*cause = NULL;
-				lua_pop(L, 2);
-				goto fail;
-			}
-			c->nowns++;
-			lua_pop(L, 1);
-		}
-	}
-	lua_pop(L, 1);
-	lua_getfield(L, t, "watches");
-	if (lua_istable(L, -1)) {
-		n = (int)lua_rawlen(L, -1);
-		c->watches = calloc(n + 1, sizeof *c->watches);
-		if (c->watches == NULL)
-			fatal("out of memory");
-		for (i = 0; i <= n; i++)
-			c->watches[i].filter = -1;
-		for (i = 1; i <= n; i++) {
-			lua_rawgeti(L, -1, i);
-			if (!lua_istable(L, -1) || (c->watches[c->nwatches].r =
-			    field_resource(L, lua_gettop(L), "resource", rel,
-			    cause)) == NULL) {
-				if (*cause == NULL && asprintf(cause,
-				    "%s: watches[%d] must be {resource=, map=}",
-				    rel, i) < 0)
-					*cause = NULL;
-				lua_pop(L, 2);
-				goto fail;
-			}
-			lua_getfield(L, -1, "map");
-			if (!lua_isfunction(L, -1)) {
-				if (asprintf(cause, "%s: watches[%d].map must "
-				    "be a function", rel, i) < 0)
-					*cause = NULL;
-				lua_pop(L, 3);
-				goto fail;
-			}
-			c->watches[c->nwatches].map_ref = luaL_ref(L,
-			    LUA_REGISTRYINDEX);
-			lua_getfield(L, -1, "previous");
-			c->watches[c->nwatches].previous = lua_toboolean(L, -1);
-			lua_pop(L, 1);
-			lua_getfield(L, -1, "paths");
-			if (watch_paths(L, &c->watches[c->nwatches]) != 0) {
-				if (asprintf(cause, "%s: watches[%d].paths must "
-				    "be a list of strings", rel, i) < 0)
-					*cause = NULL;
-				c->nwatches++;
-				lua_pop(L, 3);
-				goto fail;
-			}
-			lua_pop(L, 1);
-			lua_getfield(L, -1, "fields");
-			if (lua_isstring(L, -1)) {
-				char *why = NULL;
-
-				c->watches[c->nwatches].fields =
-				    selector_parse_fields(lua_tostring(L, -1),
-				    &why);
-				if (c->watches[c->nwatches].fields == NULL) {
-					if (asprintf(cause, "%s: watches[%d]."
-					    "fields: %s", rel, i, why ? why :
-					    "bad field selector") < 0)
-						*cause = NULL;
-					free(why);
-					c->nwatches++;
-					lua_pop(L, 3);
-					goto fail;
-				}
-				c->watches[c->nwatches].filter =
-				    client_filter_add(c->rt->client,
-				    c->watches[c->nwatches].r->store_key,
-				    match_fields, c->watches[c->nwatches].fields);
-			} else if (!lua_isnil(L, -1)) {
-				if (asprintf(cause, "%s: watches[%d].fields "
-				    "must be a field selector string", rel, i)
-				    < 0)
-					*cause = NULL;
-				c->nwatches++;
-				lua_pop(L, 3);
-				goto fail;
-			}
-			lua_pop(L, 1);
-			c->nwatches++;
-			lua_pop(L, 1);
-		}
-	}
-	lua_pop(L, 1);
 	lua_settop(L, t - 1);
 	return c;
 fail:
