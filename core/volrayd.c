@@ -455,7 +455,7 @@ main(int argc, char **argv)
 		d.lua = luahost_new(roots, d.f.npolicy + 2, &lim);
 		free(roots);
 	}
-	d.ctrl = controller_new(d.loop, d.st, d.rg, d.lua);
+	d.ctrl = controller_new(d.loop, d.client, d.lua);
 	controller_set_authorizer(d.ctrl, d.rbac);
 	controller_set_batch_scheduler(d.ctrl, d.f.batch_scheduler);
 	d.http = luahttp_new(d.loop);

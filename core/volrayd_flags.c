@@ -114,53 +114,54 @@ bad(const char *fmt, const char *arg)
 	return 2;
 }
 
-int
-volrayd_flags_parse(struct volrayd_flags *f, int argc, char **argv)
+/* Options with no short letter. */
+enum {
+	O_PLAIN = 256, O_CERT, O_KEY, O_SAN, O_TOKENS, O_AUTHZ,
+	O_BATCH, O_MAXRO, O_MAXRW, O_QPS, O_BURST, O_WATCHES,
+	O_GRACE, O_LEASE, O_NOTREADY, O_UNREACH
+};
+
+static const struct option longopts[] = {
+	{ "data-dir", required_argument, NULL, 'd' },
+	{ "listen", required_argument, NULL, 'l' },
+	{ "policy-dir", required_argument, NULL, 'p' },
+	{ "no-local-node", no_argument, NULL, 'N' },
+	{ "share-dir", required_argument, NULL, 's' },
+	{ "watch-history", required_argument, NULL, 'W' },
+	{ "request-timeout", required_argument, NULL, 'T' },
+	{ "lua-memory", required_argument, NULL, 'M' },
+	{ "lua-instructions", required_argument, NULL, 'I' },
+	{ "plain-http", no_argument, NULL, O_PLAIN },
+	{ "tls-cert-file", required_argument, NULL, O_CERT },
+	{ "tls-private-key-file", required_argument, NULL, O_KEY },
+	{ "tls-san", required_argument, NULL, O_SAN },
+	{ "token-auth-file", required_argument, NULL, O_TOKENS },
+	{ "authorization-mode", required_argument, NULL, O_AUTHZ },
+	{ "batch-scheduler", required_argument, NULL, O_BATCH },
+	{ "max-requests-inflight", required_argument, NULL, O_MAXRO },
+	{ "max-mutating-requests-inflight", required_argument, NULL,
+	    O_MAXRW },
+	{ "user-qps", required_argument, NULL, O_QPS },
+	{ "user-burst", required_argument, NULL, O_BURST },
+	{ "max-watches-per-user", required_argument, NULL, O_WATCHES },
+	{ "node-monitor-grace-period", required_argument, NULL, O_GRACE },
+	{ "node-lease-duration-seconds", required_argument, NULL,
+	    O_LEASE },
+	{ "default-not-ready-toleration-seconds", required_argument,
+	    NULL, O_NOTREADY },
+	{ "default-unreachable-toleration-seconds", required_argument,
+	    NULL, O_UNREACH },
+	{ "debug", no_argument, NULL, 'D' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* What volrayd does without flags. */
+static void
+set_defaults(struct volrayd_flags *f)
 {
-	enum {
-		O_PLAIN = 256, O_CERT, O_KEY, O_SAN, O_TOKENS, O_AUTHZ,
-		O_BATCH, O_MAXRO, O_MAXRW, O_QPS, O_BURST, O_WATCHES,
-		O_GRACE, O_LEASE, O_NOTREADY, O_UNREACH
-	};
-	static const struct option longopts[] = {
-		{ "data-dir", required_argument, NULL, 'd' },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "policy-dir", required_argument, NULL, 'p' },
-		{ "no-local-node", no_argument, NULL, 'N' },
-		{ "share-dir", required_argument, NULL, 's' },
-		{ "watch-history", required_argument, NULL, 'W' },
-		{ "request-timeout", required_argument, NULL, 'T' },
-		{ "lua-memory", required_argument, NULL, 'M' },
-		{ "lua-instructions", required_argument, NULL, 'I' },
-		{ "plain-http", no_argument, NULL, O_PLAIN },
-		{ "tls-cert-file", required_argument, NULL, O_CERT },
-		{ "tls-private-key-file", required_argument, NULL, O_KEY },
-		{ "tls-san", required_argument, NULL, O_SAN },
-		{ "token-auth-file", required_argument, NULL, O_TOKENS },
-		{ "authorization-mode", required_argument, NULL, O_AUTHZ },
-		{ "batch-scheduler", required_argument, NULL, O_BATCH },
-		{ "max-requests-inflight", required_argument, NULL, O_MAXRO },
-		{ "max-mutating-requests-inflight", required_argument, NULL,
-		    O_MAXRW },
-		{ "user-qps", required_argument, NULL, O_QPS },
-		{ "user-burst", required_argument, NULL, O_BURST },
-		{ "max-watches-per-user", required_argument, NULL, O_WATCHES },
-		{ "node-monitor-grace-period", required_argument, NULL, O_GRACE },
-		{ "node-lease-duration-seconds", required_argument, NULL,
-		    O_LEASE },
-		{ "default-not-ready-toleration-seconds", required_argument,
-		    NULL, O_NOTREADY },
-		{ "default-unreachable-toleration-seconds", required_argument,
-		    NULL, O_UNREACH },
-		{ "debug", no_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct limits_conf lim = LIMITS_DEFAULT;
-	long long ms;
-	char *end;
-	int c;
 
 	memset(f, 0, sizeof *f);
 	f->max_readonly = lim.max_readonly;
@@ -177,139 +178,230 @@ volrayd_flags_parse(struct volrayd_flags *f, int argc, char **argv)
 	f->node_lease_seconds = 40;
 	f->not_ready_seconds = 300;
 	f->unreachable_seconds = 300;
+}
+
+/*
+ * The flags of what the daemon runs and where: its directories, address,
+ * watch history, request timeout, Lua limits, batch scheduler and log
+ * level. 0, 2 for a bad value, or -1 when c is not one of them.
+ */
+static int
+daemon_flag(struct volrayd_flags *f, int c, const char *arg)
+{
+	switch (c) {
+	case 'd':
+		free(f->data_dir);
+		f->data_dir = strdup(arg);
+		break;
+	case 'l':
+		if (parse_listen(f, arg) != 0)
+			return bad("bad --listen %s: want HOST:PORT", arg);
+		break;
+	case 'p':
+		push(&f->policy_dirs, &f->npolicy, arg);
+		break;
+	case 'N':
+		f->no_local_node = 1;
+		break;
+	case 's':
+		free(f->share_dir);
+		f->share_dir = strdup(arg);
+		break;
+	case 'W':
+		if ((f->watch_history = atoi(arg)) < 1)
+			return bad("bad --watch-history %s", arg);
+		break;
+	case 'T':
+		if ((f->request_timeout = atoi(arg)) < 1)
+			return bad("bad --request-timeout %s", arg);
+		break;
+	case 'M':
+		if ((f->lua_memory_mb = atoi(arg)) < 4)
+			return bad("--lua-memory %s: wants megabytes, at least "
+			    "4", arg);
+		break;
+	case 'I':
+		f->lua_instructions = strtoull(arg, NULL, 10);
+		if (f->lua_instructions < 100000)
+			return bad("--lua-instructions %s: wants at least "
+			    "100000", arg);
+		break;
+	case O_BATCH:
+		if (strcmp(arg, "volcano") != 0)
+			return bad("--batch-scheduler %s: only volcano is "
+			    "supported", arg);
+		free(f->batch_scheduler);
+		f->batch_scheduler = strdup(arg);
+		break;
+	case 'D':
+		log_set_level(LOG_DEBUG);
+		break;
+	default:
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The flags of who may reach the API and how: TLS, tokens and the
+ * authorization mode. 0, 2 for a bad value, or -1 when c is not one of
+ * them.
+ */
+static int
+access_flag(struct volrayd_flags *f, int c, const char *arg)
+{
+	switch (c) {
+	case O_PLAIN:
+		f->plain_http = 1;
+		break;
+	case O_CERT:
+		free(f->tls_cert_file);
+		f->tls_cert_file = strdup(arg);
+		break;
+	case O_KEY:
+		free(f->tls_key_file);
+		f->tls_key_file = strdup(arg);
+		break;
+	case O_SAN:
+		if (*arg == '\0')
+			return bad("--tls-san wants a name%s", "");
+		push(&f->tls_sans, &f->nsans, arg);
+		break;
+	case O_TOKENS:
+		free(f->token_auth_file);
+		f->token_auth_file = strdup(arg);
+		break;
+	case O_AUTHZ:
+		if (strcmp(arg, "AlwaysAllow") == 0)
+			f->always_allow = 1;
+		else if (strcmp(arg, "RBAC") == 0)
+			f->always_allow = 0;
+		else
+			return bad("--authorization-mode %s: want RBAC or "
+			    "AlwaysAllow", arg);
+		break;
+	default:
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The flags of the API's limits (limits.c): requests in flight, each
+ * user's rate and watches. 0, 2 for a bad value, or -1 when c is not one
+ * of them.
+ */
+static int
+limit_flag(struct volrayd_flags *f, int c, const char *arg)
+{
+	switch (c) {
+	case O_MAXRO:
+		if ((f->max_readonly = atoi(arg)) < 1)
+			return bad("bad --max-requests-inflight %s", arg);
+		break;
+	case O_MAXRW:
+		if ((f->max_mutating = atoi(arg)) < 1)
+			return bad("bad --max-mutating-requests-inflight %s",
+			    arg);
+		break;
+	case O_QPS:
+		if ((f->user_qps = atof(arg)) <= 0)
+			return bad("bad --user-qps %s", arg);
+		break;
+	case O_BURST:
+		if ((f->user_burst = atoi(arg)) < 1)
+			return bad("bad --user-burst %s", arg);
+		break;
+	case O_WATCHES:
+		if ((f->max_watches = atoi(arg)) < 1)
+			return bad("bad --max-watches-per-user %s", arg);
+		break;
+	default:
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The flags of node lifecycle: when a node is unhealthy, its lease, and
+ * the tolerations its pods get by default. 0, 2 for a bad value, or -1
+ * when c is not one of them.
+ */
+static int
+node_flag(struct volrayd_flags *f, int c, const char *arg)
+{
+	long long ms;
+	char *end;
+	long v;
+
+	switch (c) {
+	case O_GRACE:
+		if ((ms = util_duration_ms(arg)) < 1)
+			return bad("--node-monitor-grace-period %s: want a "
+			    "duration such as 40s or 500ms", arg);
+		f->node_grace_ms = (unsigned long long)ms;
+		break;
+	case O_LEASE:
+		f->node_lease_seconds = (int)strtol(arg, &end, 10);
+		if (*arg == '\0' || *end != '\0' ||
+		    f->node_lease_seconds < 1 || f->node_lease_seconds > 3600)
+			return bad("--node-lease-duration-seconds %s: want 1 "
+			    "to 3600", arg);
+		break;
+	case O_NOTREADY:
+	case O_UNREACH:
+		v = strtol(arg, &end, 10);
+		if (*arg == '\0' || *end != '\0' || v < 0)
+			return bad(c == O_NOTREADY ?
+			    "--default-not-ready-toleration-seconds %s: want "
+			    "0 or more" :
+			    "--default-unreachable-toleration-seconds %s: "
+			    "want 0 or more", arg);
+		if (c == O_NOTREADY)
+			f->not_ready_seconds = v;
+		else
+			f->unreachable_seconds = v;
+		break;
+	default:
+		return -1;
+	}
+	return 0;
+}
+
+/* Flags that are each fine but not together. 0, or 2. */
+static int
+check_together(const struct volrayd_flags *f)
+{
+	if ((f->tls_cert_file == NULL) != (f->tls_key_file == NULL))
+		return bad("--tls-cert-file and --tls-private-key-file go "
+		    "together%s", "");
+	if (f->plain_http && (f->tls_cert_file != NULL || f->nsans > 0))
+		return bad("--plain-http turns TLS off: it takes no "
+		    "--tls-* flags%s", "");
+	if (f->plain_http && !volrayd_is_loopback(f->host))
+		return bad("--listen %s: plain HTTP is allowed only on a "
+		    "loopback address; drop --plain-http to serve HTTPS",
+		    f->host);
+	return 0;
+}
+
+int
+volrayd_flags_parse(struct volrayd_flags *f, int argc, char **argv)
+{
+	int c, rc;
+
+	set_defaults(f);
 	while ((c = getopt_long(argc, argv, "d:l:p:Ns:W:T:M:I:DhV", longopts,
 	    NULL)) != -1) {
+		if ((rc = daemon_flag(f, c, optarg)) == -1 &&
+		    (rc = access_flag(f, c, optarg)) == -1 &&
+		    (rc = limit_flag(f, c, optarg)) == -1)
+			rc = node_flag(f, c, optarg);
+		if (rc > 0)
+			return rc;
+		if (rc == 0)
+			continue;
 		switch (c) {
-		case 'd':
-			free(f->data_dir);
-			f->data_dir = strdup(optarg);
-			break;
-		case 'l':
-			if (parse_listen(f, optarg) != 0)
-				return bad("bad --listen %s: want HOST:PORT",
-				    optarg);
-			break;
-		case 'p':
-			push(&f->policy_dirs, &f->npolicy, optarg);
-			break;
-		case 'N':
-			f->no_local_node = 1;
-			break;
-		case 's':
-			free(f->share_dir);
-			f->share_dir = strdup(optarg);
-			break;
-		case 'W':
-			if ((f->watch_history = atoi(optarg)) < 1)
-				return bad("bad --watch-history %s", optarg);
-			break;
-		case 'T':
-			if ((f->request_timeout = atoi(optarg)) < 1)
-				return bad("bad --request-timeout %s", optarg);
-			break;
-		case 'M':
-			if ((f->lua_memory_mb = atoi(optarg)) < 4)
-				return bad("--lua-memory %s: wants megabytes, "
-				    "at least 4", optarg);
-			break;
-		case 'I':
-			f->lua_instructions = strtoull(optarg, NULL, 10);
-			if (f->lua_instructions < 100000)
-				return bad("--lua-instructions %s: wants at "
-				    "least 100000", optarg);
-			break;
-		case O_PLAIN:
-			f->plain_http = 1;
-			break;
-		case O_CERT:
-			free(f->tls_cert_file);
-			f->tls_cert_file = strdup(optarg);
-			break;
-		case O_KEY:
-			free(f->tls_key_file);
-			f->tls_key_file = strdup(optarg);
-			break;
-		case O_SAN:
-			if (*optarg == '\0')
-				return bad("--tls-san wants a name%s", "");
-			push(&f->tls_sans, &f->nsans, optarg);
-			break;
-		case O_TOKENS:
-			free(f->token_auth_file);
-			f->token_auth_file = strdup(optarg);
-			break;
-		case O_AUTHZ:
-			if (strcmp(optarg, "AlwaysAllow") == 0)
-				f->always_allow = 1;
-			else if (strcmp(optarg, "RBAC") == 0)
-				f->always_allow = 0;
-			else
-				return bad("--authorization-mode %s: want RBAC "
-				    "or AlwaysAllow", optarg);
-			break;
-		case O_BATCH:
-			if (strcmp(optarg, "volcano") != 0)
-				return bad("--batch-scheduler %s: only "
-				    "volcano is supported", optarg);
-			free(f->batch_scheduler);
-			f->batch_scheduler = strdup(optarg);
-			break;
-		case O_MAXRO:
-			if ((f->max_readonly = atoi(optarg)) < 1)
-				return bad("bad --max-requests-inflight %s",
-				    optarg);
-			break;
-		case O_MAXRW:
-			if ((f->max_mutating = atoi(optarg)) < 1)
-				return bad("bad --max-mutating-requests-inflight "
-				    "%s", optarg);
-			break;
-		case O_QPS:
-			if ((f->user_qps = atof(optarg)) <= 0)
-				return bad("bad --user-qps %s", optarg);
-			break;
-		case O_BURST:
-			if ((f->user_burst = atoi(optarg)) < 1)
-				return bad("bad --user-burst %s", optarg);
-			break;
-		case O_WATCHES:
-			if ((f->max_watches = atoi(optarg)) < 1)
-				return bad("bad --max-watches-per-user %s", optarg);
-			break;
-		case O_GRACE:
-			if ((ms = util_duration_ms(optarg)) < 1)
-				return bad("--node-monitor-grace-period %s: want "
-				    "a duration such as 40s or 500ms", optarg);
-			f->node_grace_ms = (unsigned long long)ms;
-			break;
-		case O_LEASE:
-			f->node_lease_seconds = (int)strtol(optarg, &end, 10);
-			if (*optarg == '\0' || *end != '\0' ||
-			    f->node_lease_seconds < 1 ||
-			    f->node_lease_seconds > 3600)
-				return bad("--node-lease-duration-seconds %s: "
-				    "want 1 to 3600", optarg);
-			break;
-		case O_NOTREADY:
-		case O_UNREACH:
-			{
-				long v = strtol(optarg, &end, 10);
-
-				if (*optarg == '\0' || *end != '\0' || v < 0)
-					return bad(c == O_NOTREADY ?
-					    "--default-not-ready-toleration-"
-					    "seconds %s: want 0 or more" :
-					    "--default-unreachable-toleration-"
-					    "seconds %s: want 0 or more", optarg);
-				if (c == O_NOTREADY)
-					f->not_ready_seconds = v;
-				else
-					f->unreachable_seconds = v;
-			}
-			break;
-		case 'D':
-			log_set_level(LOG_DEBUG);
-			break;
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -325,14 +417,5 @@ volrayd_flags_parse(struct volrayd_flags *f, int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if ((f->tls_cert_file == NULL) != (f->tls_key_file == NULL))
-		return bad("--tls-cert-file and --tls-private-key-file go "
-		    "together%s", "");
-	if (f->plain_http && (f->tls_cert_file != NULL || f->nsans > 0))
-		return bad("--plain-http turns TLS off: it takes no "
-		    "--tls-* flags%s", "");
-	if (f->plain_http && !volrayd_is_loopback(f->host))
-		return bad("--listen %s: plain HTTP is allowed only on a "
-		    "loopback address; drop --plain-http to serve HTTPS", f->host);
-	return 0;
+	return check_together(f);
 }

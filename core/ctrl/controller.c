@@ -22,6 +22,7 @@
 #include "ctrl/luaapi.h"
 #include "ctrl/luahttp.h"
 #include "ctrl/wqueue.h"
+#include "client/recorder.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/metrics.h"
@@ -58,17 +59,18 @@ struct ctrl {
 	int nwatches;
 	int reconcile_ref;
 	wqueue *q;
+	recorder *rec;             /* its Events, as NAME-controller */
 	char *file;                /* the script, after overrides */
 	char loaded_at[32];        /* RFC 3339, when it was loaded */
 };
 
 struct controller_rt {
 	uv_loop_t *loop;
-	store *st;
-	registry *rg;
+	client *client;
 	luahost *host;
 	lua_State *L;
 	struct luaapi_ctx api;
+	recorder *rec;             /* Events outside any controller's calls */
 	struct ctrl **ctrls;
 	int nctrls;
 	struct {
@@ -87,16 +89,19 @@ ctrl_free(struct ctrl *c, int keep_queue)
 		return;
 	if (!keep_queue && c->q != NULL)
 		wqueue_free(c->q);
+	if (!keep_queue)
+		recorder_free(c->rec);
 	free(c->name);
 	free(c->file);
 	free(c->user_name);
 	free(c->owns);
 	if (c->filter >= 0)
-		store_filter_remove(c->rt->st, c->filter);
+		client_filter_remove(c->rt->client, c->filter);
 	selector_free(c->fields);
 	for (i = 0; i < c->nwatches; i++) {
 		if (c->watches[i].filter >= 0)
-			store_filter_remove(c->rt->st, c->watches[i].filter);
+			client_filter_remove(c->rt->client,
+			    c->watches[i].filter);
 		selector_free(c->watches[i].fields);
 		for (j = 0; j < c->watches[i].npaths; j++)
 			free(c->watches[i].paths[j]);
@@ -176,25 +181,22 @@ reconcile(struct ctrl *c, const char *key)
 	lua_setfield(L, -2, "name");
 	lua_pushstring(L, key);
 	lua_setfield(L, -2, "key");
-	/* Events name their source as Kubernetes does: "job-controller". */
-	lua_pushfstring(L, "%s-controller", c->name);
-	lua_setfield(L, LUA_REGISTRYINDEX, "volray.component");
 	rt->api.user = &c->user;
 	rt->api.owner = c->name;
 	rt->api.key = key;
+	rt->api.rec = c->rec;
 	t0 = util_usec();
 	rc = luahost_call(L, 1, 1, &err);
 	rt->stats.lua_usec += util_usec() - t0;
 	rt->stats.reconciles++;
 	if (rc != 0) {
 		const store_obj *o;
-		char component[300];
 
 		rt->stats.errors++;
 		fold_lines(err);
 		log_warn("controller %s: reconcile %s failed: %s", c->name, key,
 		    err);
-		o = store_get(rt->st, c->primary->store_key, ns, name);
+		o = client_get(rt->client, c->primary->store_key, ns, name);
 		if (o != NULL) {
 			cJSON *t = store_obj_tree(o);
 			char msg[1024], *nl;
@@ -203,20 +205,20 @@ reconcile(struct ctrl *c, const char *key)
 			snprintf(msg, sizeof msg, "%s", err);
 			if ((nl = strchr(msg, '|')) != NULL)
 				*nl = '\0';
-			snprintf(component, sizeof component, "%s-controller",
-			    c->name);
-			luaapi_record_event(&rt->api, t, "Warning",
-			    "ReconcileError", msg, component, NULL);
+			luaapi_event(&rt->api, c->rec, t, "Warning",
+			    "ReconcileError", msg, NULL);
 			cJSON_Delete(t);
 		}
 		free(err);
 		rt->api.user = NULL;
 		rt->api.owner = rt->api.key = NULL;
+		rt->api.rec = rt->rec;
 		wqueue_add_rate_limited(c->q, key);
 		return;
 	}
 	rt->api.user = NULL;
 	rt->api.owner = rt->api.key = NULL;
+	rt->api.rec = rt->rec;
 	if (lua_istable(L, -1)) {
 		lua_getfield(L, -1, "requeue_after");
 		if (lua_isnumber(L, -1)) {
@@ -334,8 +336,10 @@ enqueue_mapped(struct ctrl *c, const struct watchdef *w, const store_obj *o)
 	else
 		luaconv_push_json(L, o->json->data, o->json->len);
 	c->rt->api.user = &c->user;
+	c->rt->api.rec = c->rec;
 	rc = luahost_call(L, 1, 1, &err);
 	c->rt->api.user = NULL;
+	c->rt->api.rec = c->rt->rec;
 	if (rc != 0) {
 		fold_lines(err);
 		log_warn("controller %s: watch map failed: %s", c->name, err);
@@ -394,7 +398,8 @@ static void
 enqueue_all(struct ctrl *c)
 {
 	store_obj *const *objs;
-	size_t n = store_list(c->rt->st, c->primary->store_key, NULL, &objs);
+	size_t n = client_list(c->rt->client, c->primary->store_key, NULL,
+	    &objs);
 	size_t i;
 
 	for (i = 0; i < n; i++)
@@ -467,19 +472,19 @@ controller_set_batch_scheduler(controller_rt *rt, const char *name)
 }
 
 controller_rt *
-controller_new(uv_loop_t *loop, store *st, registry *rg, luahost *host)
+controller_new(uv_loop_t *loop, client *cl, luahost *host)
 {
 	controller_rt *rt = calloc(1, sizeof *rt);
 
 	if (rt == NULL)
 		fatal("out of memory");
 	rt->loop = loop;
-	rt->st = st;
-	rt->rg = rg;
+	rt->client = cl;
 	rt->host = host;
-	rt->api.rg = rg;
-	rt->api.st = st;
-	store_subscribe(st, on_event, rt);
+	rt->api.client = cl;
+	rt->rec = recorder_new(cl, "volray");
+	rt->api.rec = rt->rec;
+	client_subscribe(cl, on_event, rt);
 	metrics_add_source(print_metrics, rt);
 	return rt;
 }
@@ -495,6 +500,7 @@ controller_free(controller_rt *rt)
 		ctrl_free(rt->ctrls[i], 0);
 	free(rt->ctrls);
 	luahost_state_close(rt->L);
+	recorder_free(rt->rec);
 	free(rt);
 }
 
@@ -520,6 +526,170 @@ field_resource(lua_State *L, int idx, const char *field, const char *file,
 	return r;
 }
 
+/*
+ * A field selector from the value on top of L (nil: none), as a store
+ * filter of r's objects; what names it in messages. 0, or -1 with *cause.
+ */
+static int
+fields_from(struct ctrl *c, lua_State *L, const resource *r, const char *rel,
+    const char *what, selector **fields, int *filter, char **cause)
+{
+	char *why = NULL;
+
+	if (lua_isnil(L, -1))
+		return 0;
+	if (!lua_isstring(L, -1)) {
+		if (asprintf(cause, "%s: %s must be a field selector string",
+		    rel, what) < 0)
+			*cause = NULL;
+		return -1;
+	}
+	if ((*fields = selector_parse_fields(lua_tostring(L, -1), &why)) ==
+	    NULL) {
+		if (asprintf(cause, "%s: %s: %s", rel, what, why ? why :
+		    "bad field selector") < 0)
+			*cause = NULL;
+		free(why);
+		return -1;
+	}
+	*filter = client_filter_add(c->rt->client, r->store_key, match_fields,
+	    *fields);
+	return 0;
+}
+
+/* The primary resource, its field selector and reconcile, from the
+   table at t. 0, or -1 with *cause. */
+static int
+primary_from_table(struct ctrl *c, lua_State *L, int t, const char *rel,
+    char **cause)
+{
+	int rc;
+
+	if ((c->primary = field_resource(L, t, "primary", rel, cause)) == NULL)
+		return -1;
+	lua_getfield(L, t, "fields");
+	rc = fields_from(c, L, c->primary, rel, "fields", &c->fields,
+	    &c->filter, cause);
+	lua_pop(L, 1);
+	if (rc != 0)
+		return -1;
+	lua_getfield(L, t, "reconcile");
+	if (!lua_isfunction(L, -1)) {
+		lua_pop(L, 1);
+		if (asprintf(cause, "%s: 'reconcile' must be a function", rel) <
+		    0)
+			*cause = NULL;
+		return -1;
+	}
+	c->reconcile_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	return 0;
+}
+
+/* The owned resources, from the table at t. 0, or -1 with *cause. */
+static int
+owns_from_table(struct ctrl *c, lua_State *L, int t, const char *rel,
+    char **cause)
+{
+	int i, n;
+
+	lua_getfield(L, t, "owns");
+	if (lua_istable(L, -1)) {
+		n = (int)lua_rawlen(L, -1);
+		c->owns = calloc(n + 1, sizeof *c->owns);
+		for (i = 1; i <= n; i++) {
+			lua_rawgeti(L, -1, i);
+			c->owns[c->nowns] = lua_isstring(L, -1) ?
+			    luaapi_resource(lua_tostring(L, -1)) : NULL;
+			lua_pop(L, 1);
+			if (c->owns[c->nowns] == NULL) {
+				if (asprintf(cause, "%s: owns[%d]: unknown "
+				    "resource", rel, i) < 0)
+					*cause = NULL;
+				lua_pop(L, 1);
+				return -1;
+			}
+			c->nowns++;
+		}
+	}
+	lua_pop(L, 1);
+	return 0;
+}
+
+/*
+ * One watch, {resource=, map=, previous=, paths=, fields=}, from the value
+ * on top of L (the i-th of watches) into w. 0, or -1 with *cause; the
+ * stack is left as it was either way.
+ */
+static int
+watch_from_table(struct ctrl *c, lua_State *L, int i, struct watchdef *w,
+    const char *rel, char **cause)
+{
+	char what[64];
+	int rc;
+
+	if (!lua_istable(L, -1) || (w->r = field_resource(L, lua_gettop(L),
+	    "resource", rel, cause)) == NULL) {
+		if (*cause == NULL && asprintf(cause, "%s: watches[%d] must be "
+		    "{resource=, map=}", rel, i) < 0)
+			*cause = NULL;
+		return -1;
+	}
+	lua_getfield(L, -1, "map");
+	if (!lua_isfunction(L, -1)) {
+		if (asprintf(cause, "%s: watches[%d].map must be a function",
+		    rel, i) < 0)
+			*cause = NULL;
+		lua_pop(L, 1);
+		return -1;
+	}
+	w->map_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	lua_getfield(L, -1, "previous");
+	w->previous = lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	lua_getfield(L, -1, "paths");
+	rc = watch_paths(L, w);
+	lua_pop(L, 1);
+	if (rc != 0) {
+		if (asprintf(cause, "%s: watches[%d].paths must be a list of "
+		    "strings", rel, i) < 0)
+			*cause = NULL;
+		return -1;
+	}
+	snprintf(what, sizeof what, "watches[%d].fields", i);
+	lua_getfield(L, -1, "fields");
+	rc = fields_from(c, L, w->r, rel, what, &w->fields, &w->filter,
+	    cause);
+	lua_pop(L, 1);
+	return rc;
+}
+
+/* The watches, from the table at t. 0, or -1 with *cause. */
+static int
+watches_from_table(struct ctrl *c, lua_State *L, int t, const char *rel,
+    char **cause)
+{
+	int i, n, rc = 0;
+
+	lua_getfield(L, t, "watches");
+	if (lua_istable(L, -1)) {
+		n = (int)lua_rawlen(L, -1);
+		c->watches = calloc(n + 1, sizeof *c->watches);
+		if (c->watches == NULL)
+			fatal("out of memory");
+		for (i = 0; i <= n; i++)
+			c->watches[i].filter = -1;
+		for (i = 1; i <= n && rc == 0; i++) {
+			lua_rawgeti(L, -1, i);
+			/* Counted even when it fails, for ctrl_free. */
+			rc = watch_from_table(c, L, i,
+			    &c->watches[c->nwatches++], rel, cause);
+			lua_pop(L, 1);
+		}
+	}
+	lua_pop(L, 1);
+	return rc;
+}
+
 /* Check one loaded controller table (on top of L) and describe it. */
 static struct ctrl *
 ctrl_from_table(controller_rt *rt, lua_State *L, const char *rel,
@@ -527,7 +697,7 @@ ctrl_from_table(controller_rt *rt, lua_State *L, const char *rel,
 {
 	struct ctrl *c = calloc(1, sizeof *c);
 	const char *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
-	int t = lua_gettop(L), i, n;
+	int t = lua_gettop(L);
 
 	if (c == NULL)
 		fatal("out of memory");
@@ -546,139 +716,10 @@ ctrl_from_table(controller_rt *rt, lua_State *L, const char *rel,
 			*cause = NULL;
 		goto fail;
 	}
-	if ((c->primary = field_resource(L, t, "primary", rel, cause)) == NULL)
+	if (primary_from_table(c, L, t, rel, cause) != 0 ||
+	    owns_from_table(c, L, t, rel, cause) != 0 ||
+	    watches_from_table(c, L, t, rel, cause) != 0)
 		goto fail;
-	lua_getfield(L, t, "fields");
-	if (lua_isstring(L, -1)) {
-		char *why = NULL;
-
-		if ((c->fields = selector_parse_fields(lua_tostring(L, -1),
-		    &why)) == NULL) {
-			if (asprintf(cause, "%s: fields: %s", rel, why ? why :
-			    "bad field selector") < 0)
-				*cause = NULL;
-			free(why);
-			lua_pop(L, 1);
-			goto fail;
-		}
-		c->filter = store_filter_add(c->rt->st, c->primary->store_key,
-		    match_fields, c->fields);
-	} else if (!lua_isnil(L, -1)) {
-		if (asprintf(cause, "%s: fields must be a field selector "
-		    "string", rel) < 0)
-			*cause = NULL;
-		lua_pop(L, 1);
-		goto fail;
-	}
-	lua_pop(L, 1);
-	lua_getfield(L, t, "reconcile");
-	if (!lua_isfunction(L, -1)) {
-		lua_pop(L, 1);
-		if (asprintf(cause, "%s: 'reconcile' must be a function", rel) <
-		    0)
-			*cause = NULL;
-		goto fail;
-	}
-	c->reconcile_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-	lua_getfield(L, t, "owns");
-	if (lua_istable(L, -1)) {
-		n = (int)lua_rawlen(L, -1);
-		c->owns = calloc(n + 1, sizeof *c->owns);
-		for (i = 1; i <= n; i++) {
-			lua_rawgeti(L, -1, i);
-			c->owns[c->nowns] = lua_isstring(L, -1) ?
-			    luaapi_resource(lua_tostring(L, -1)) : NULL;
-			if (c->owns[c->nowns] == NULL) {
-				if (asprintf(cause, "%s: owns[%d]: unknown "
-				    "resource", rel, i) < 0)
-					*cause = NULL;
-				lua_pop(L, 2);
-				goto fail;
-			}
-			c->nowns++;
-			lua_pop(L, 1);
-		}
-	}
-	lua_pop(L, 1);
-	lua_getfield(L, t, "watches");
-	if (lua_istable(L, -1)) {
-		n = (int)lua_rawlen(L, -1);
-		c->watches = calloc(n + 1, sizeof *c->watches);
-		if (c->watches == NULL)
-			fatal("out of memory");
-		for (i = 0; i <= n; i++)
-			c->watches[i].filter = -1;
-		for (i = 1; i <= n; i++) {
-			lua_rawgeti(L, -1, i);
-			if (!lua_istable(L, -1) || (c->watches[c->nwatches].r =
-			    field_resource(L, lua_gettop(L), "resource", rel,
-			    cause)) == NULL) {
-				if (*cause == NULL && asprintf(cause,
-				    "%s: watches[%d] must be {resource=, map=}",
-				    rel, i) < 0)
-					*cause = NULL;
-				lua_pop(L, 2);
-				goto fail;
-			}
-			lua_getfield(L, -1, "map");
-			if (!lua_isfunction(L, -1)) {
-				if (asprintf(cause, "%s: watches[%d].map must "
-				    "be a function", rel, i) < 0)
-					*cause = NULL;
-				lua_pop(L, 3);
-				goto fail;
-			}
-			c->watches[c->nwatches].map_ref = luaL_ref(L,
-			    LUA_REGISTRYINDEX);
-			lua_getfield(L, -1, "previous");
-			c->watches[c->nwatches].previous = lua_toboolean(L, -1);
-			lua_pop(L, 1);
-			lua_getfield(L, -1, "paths");
-			if (watch_paths(L, &c->watches[c->nwatches]) != 0) {
-				if (asprintf(cause, "%s: watches[%d].paths must "
-				    "be a list of strings", rel, i) < 0)
-					*cause = NULL;
-				c->nwatches++;
-				lua_pop(L, 3);
-				goto fail;
-			}
-			lua_pop(L, 1);
-			lua_getfield(L, -1, "fields");
-			if (lua_isstring(L, -1)) {
-				char *why = NULL;
-
-				c->watches[c->nwatches].fields =
-				    selector_parse_fields(lua_tostring(L, -1),
-				    &why);
-				if (c->watches[c->nwatches].fields == NULL) {
-					if (asprintf(cause, "%s: watches[%d]."
-					    "fields: %s", rel, i, why ? why :
-					    "bad field selector") < 0)
-						*cause = NULL;
-					free(why);
-					c->nwatches++;
-					lua_pop(L, 3);
-					goto fail;
-				}
-				c->watches[c->nwatches].filter =
-				    store_filter_add(c->rt->st,
-				    c->watches[c->nwatches].r->store_key,
-				    match_fields, c->watches[c->nwatches].fields);
-			} else if (!lua_isnil(L, -1)) {
-				if (asprintf(cause, "%s: watches[%d].fields "
-				    "must be a field selector string", rel, i)
-				    < 0)
-					*cause = NULL;
-				c->nwatches++;
-				lua_pop(L, 3);
-				goto fail;
-			}
-			lua_pop(L, 1);
-			c->nwatches++;
-			lua_pop(L, 1);
-		}
-	}
-	lua_pop(L, 1);
 	lua_settop(L, t - 1);
 	return c;
 fail:
@@ -736,7 +777,7 @@ controller_reload(controller_rt *rt, char **cause)
 		luahost_state_close(L);
 		return -1;
 	}
-	/* Swap: queues carry over by controller name. */
+	/* Swap: queues and recorders carry over by controller name. */
 	for (i = 0; i < n; i++) {
 		struct ctrl *c = next[i];
 
@@ -744,12 +785,23 @@ controller_reload(controller_rt *rt, char **cause)
 			if (rt->ctrls[j] != NULL &&
 			    strcmp(rt->ctrls[j]->name, c->name) == 0) {
 				c->q = rt->ctrls[j]->q;
+				c->rec = rt->ctrls[j]->rec;
 				rt->ctrls[j]->q = NULL;
+				rt->ctrls[j]->rec = NULL;
 				break;
 			}
 		}
 		if (c->q == NULL)
 			c->q = wqueue_new(rt->loop);
+		if (c->rec == NULL) {
+			/* Events name their source as Kubernetes does:
+			   "job-controller". */
+			char *component = util_printf("%s-controller",
+			    c->name);
+
+			c->rec = recorder_new(rt->client, component);
+			free(component);
+		}
 		wqueue_set_ready_cb(c->q, on_ready, c);
 	}
 	for (j = 0; j < rt->nctrls; j++)

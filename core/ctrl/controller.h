@@ -23,13 +23,13 @@
 #include <uv.h>
 
 #include "auth/rbac.h"
+#include "client/client.h"
 #include "luahost/luahost.h"
-#include "registry/registry.h"
-#include "store/store.h"
 
 typedef struct controller_rt controller_rt;
 
-controller_rt *controller_new(uv_loop_t *, store *, registry *, luahost *);
+/* A runtime whose controllers see and change objects through client. */
+controller_rt *controller_new(uv_loop_t *, client *, luahost *);
 void controller_free(controller_rt *);
 /*
  * Authorize every volray.* call of the controllers with authz (NULL: no

@@ -1,12 +1,13 @@
 /*
- * The volray Lua module. Reads come straight from the in-process store, so
- * a reconcile always sees its own earlier writes. Writes build a tree from
- * the Lua table and call the registry; failures return nil plus the
- * Status message and code, never raise, so a script decides what an
- * AlreadyExists or a Conflict means for it. Each call is authorized first
- * (RBAC, as the controller's user): a denial is answered like the API's
- * 403, and writes carry the user to the registry, whose admission hook
- * checks RBAC escalation with it.
+ * The volray Lua module. Reads come from the client's cache (embedded: the
+ * API server's own store, so a reconcile always sees its own earlier
+ * writes). Writes build a tree from the Lua table and go through the
+ * client; failures return nil plus the Status message and code, never
+ * raise, so a script decides what an AlreadyExists or a Conflict means for
+ * it. Events go through the running controller's recorder. Each call is
+ * authorized first (RBAC, as the controller's user): a denial is answered
+ * like the API's 403, and writes carry the user to the registry, whose
+ * admission hook checks RBAC escalation with it.
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "ctrl/luaapi.h"
 #include "ctrl/luaconfig.h"
 #include "ctrl/luahttp.h"
+#include "client/embedded.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/podspec.h"
@@ -129,7 +131,7 @@ l_get_impl(lua_State *L)
 
 	if ((n = denied(L, c, "get", r, NULL, ns, name)) != 0)
 		return n;
-	o = store_get(c->st, r->store_key, r->namespaced ? ns : "", name);
+	o = client_get(c->client, r->store_key, r->namespaced ? ns : "", name);
 	if (o == NULL) {
 		lua_pushnil(L);
 		return 1;
@@ -268,7 +270,7 @@ l_list_impl(lua_State *L)
 	}
 	if (uid != NULL) {
 		/* At most one object has the uid: the uid index finds it. */
-		const store_obj *o = store_get_uid(c->st, uid);
+		const store_obj *o = client_get_uid(c->client, uid);
 
 		lua_createtable(L, 1, 0);
 		if (o != NULL && strcmp(o->res, r->store_key) == 0 &&
@@ -281,10 +283,11 @@ l_list_impl(lua_State *L)
 		/* The owner index beats scanning every object of the kind. */
 		const char **keys;
 
-		n = store_dependents(c->st, owner, &keys);
+		n = client_dependents(c->client, owner, &keys);
 		lua_createtable(L, n < 64 ? (int)n : 64, 0);
 		for (i = 0; i < n; i++) {
-			const store_obj *o = store_get_key(c->st, keys[i]);
+			const store_obj *o = client_get_key(c->client,
+			    keys[i]);
 
 			if (o != NULL && strcmp(o->res, r->store_key) == 0 &&
 			    (ns == NULL || strcmp(o->ns, ns) == 0) &&
@@ -294,7 +297,7 @@ l_list_impl(lua_State *L)
 			}
 		}
 	} else {
-		n = store_list(c->st, r->store_key, ns, &objs);
+		n = client_list(c->client, r->store_key, ns, &objs);
 		lua_createtable(L, n < 64 ? (int)n : 64, 0);
 		for (i = 0; i < n; i++) {
 			if (!list_match(objs[i], labels, fields))
@@ -372,7 +375,7 @@ l_create_impl(lua_State *L)
 		return n;
 	}
 	opts_for(c, &o);
-	registry_create(c->rg, r, ns, t, &o, &res);
+	client_create(c->client, r, ns, t, &o, &res);
 	return push_result(L, &res);
 }
 
@@ -400,7 +403,7 @@ update(lua_State *L, const char *sub)
 		return n;
 	}
 	nm = strdup(name);
-	registry_update(c->rg, r, json_str(t, "metadata.namespace"), nm, t,
+	client_update(c->client, r, json_str(t, "metadata.namespace"), nm, t,
 	    &o, &res);
 	free(nm);
 	return push_result(L, &res);
@@ -450,7 +453,8 @@ l_patch_impl(lua_State *L)
 	body = json_print(p);
 	cJSON_Delete(p);
 	opts_for(c, &o);
-	registry_patch(c->rg, r, ns, name, ct, body, strlen(body), &o, &res);
+	client_patch(c->client, r, ns, name, ct, body, strlen(body), &o,
+	    &res);
 	free(body);
 	return push_result(L, &res);
 }
@@ -475,7 +479,7 @@ l_delete_impl(lua_State *L)
 		o.propagation = lua_tostring(L, -1);
 		lua_pop(L, 1);
 	}
-	registry_delete(c->rg, r, ns, name, &o, &res);
+	client_delete(c->client, r, ns, name, &o, &res);
 	if (res.code >= 300)
 		return push_result(L, &res);
 	cJSON_Delete(res.body);
@@ -483,96 +487,81 @@ l_delete_impl(lua_State *L)
 	return 1;
 }
 
+/* May the running controller do verb on events in ns? 0, or -1 with
+   *msg (malloc'd, when msg is not NULL). */
+static int
+event_denied(struct luaapi_ctx *c, const char *verb, const char *ns,
+    char **msg)
+{
+	rbac_attrs a;
+	char *why = NULL;
+	cJSON *s;
+
+	memset(&a, 0, sizeof a);
+	a.verb = verb;
+	a.api_group = "";
+	a.resource = "events";
+	a.subresource = "";
+	a.ns = ns;
+	a.name = "";
+	if (rbac_authorize(c->authz, c->user, &a, &why)) {
+		free(why);
+		return 0;
+	}
+	s = rbac_forbidden_reason(c->user, &a, why);
+	if (msg != NULL)
+		*msg = strdup(json_str(s, "message"));
+	free(why);
+	cJSON_Delete(s);
+	return -1;
+}
+
+int
+luaapi_event(struct luaapi_ctx *c, recorder *rec, const cJSON *obj,
+    const char *type, const char *reason, const char *message, char **msg)
+{
+	struct recorder_obj ro;
+	struct reg_opts o;
+
+	if (msg != NULL)
+		*msg = NULL;
+	recorder_obj_of(obj, &ro);
+	if (ro.name == NULL)
+		return 0;
+	/*
+	 * The recorder creates an Event or counts a repeat (client-go
+	 * patches it), which the caller cannot tell apart beforehand: both
+	 * must be allowed.
+	 */
+	if (c->authz != NULL && c->user != NULL) {
+		const char *ns = ro.ns != NULL && *ro.ns != '\0' ? ro.ns :
+		    "default";
+
+		if (event_denied(c, "create", ns, msg) != 0 ||
+		    event_denied(c, "patch", ns, msg) != 0)
+			return -1;
+	}
+	opts_for(c, &o);
+	recorder_event(rec, &ro, type, reason, message, &o);
+	return 0;
+}
+
 int
 luaapi_record_event(struct luaapi_ctx *c, const cJSON *obj, const char *type,
     const char *reason, const char *message, const char *component,
     char **msg)
 {
-	registry *rg = c->rg;
-	const resource *er = resource_find("", "v1", "events");
-	const char *ns = json_str(obj, "metadata.namespace");
-	const char *name = json_str(obj, "metadata.name");
-	const char *uid = json_str(obj, "metadata.uid");
-	char evname[320], now[32], key[1024];
-	uint32_t h = 2166136261u;
-	const char *p;
-	struct reg_result res;
-	struct reg_opts o;
-	rbac_attrs a;
-	char *why = NULL;
-	cJSON *ev, *io, *s;
+	client *cl = c->client, *own = NULL;
+	recorder *rec;
+	int rc;
 
-	if (msg != NULL)
-		*msg = NULL;
-	if (name == NULL)
-		return 0;
-	if (ns == NULL || *ns == '\0')
-		ns = "default";
-	snprintf(key, sizeof key, "%s|%s|%s|%s", uid ? uid : name, type,
-	    reason, message);
-	for (p = key; *p; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
-	snprintf(evname, sizeof evname, "%.240s.%08x", name, h);
-	util_now(now);
-	ev = registry_get(rg, er, ns, evname);
-	/* A repeat is a patch of count and lastTimestamp, as client-go's. */
-	memset(&a, 0, sizeof a);
-	a.verb = ev != NULL ? "patch" : "create";
-	a.api_group = "";
-	a.resource = "events";
-	a.subresource = "";
-	a.ns = ns;
-	a.name = ev != NULL ? evname : "";
-	if (c->authz != NULL && c->user != NULL &&
-	    !rbac_authorize(c->authz, c->user, &a, &why)) {
-		s = rbac_forbidden_reason(c->user, &a, why);
-		if (msg != NULL)
-			*msg = strdup(json_str(s, "message"));
-		free(why);
-		cJSON_Delete(s);
-		cJSON_Delete(ev);
-		return -1;
-	}
-	free(why);
-	opts_for(c, &o);
-	if (ev != NULL) {
-		/* The same event again: count it, no new object. */
-		double n = cJSON_GetNumberValue(json_at(ev, "count"));
-
-		json_set_num(ev, "count", (n > 0 ? n : 1) + 1);
-		json_set_str(ev, "lastTimestamp", now);
-		registry_update(rg, er, ns, evname, ev, &o, &res);
-		cJSON_Delete(res.body);
-		return 0;
-	}
-	ev = cJSON_CreateObject();
-	cJSON_AddStringToObject(ev, "apiVersion", "v1");
-	cJSON_AddStringToObject(ev, "kind", "Event");
-	json_set_str(json_obj(ev, "metadata"), "name", evname);
-	json_set_str(json_obj(ev, "metadata"), "namespace", ns);
-	io = json_obj(ev, "involvedObject");
-	if (json_str(obj, "apiVersion"))
-		json_set_str(io, "apiVersion", json_str(obj, "apiVersion"));
-	if (json_str(obj, "kind"))
-		json_set_str(io, "kind", json_str(obj, "kind"));
-	json_set_str(io, "name", name);
-	json_set_str(io, "namespace", ns);
-	if (uid)
-		json_set_str(io, "uid", uid);
-	if (json_str(obj, "metadata.resourceVersion"))
-		json_set_str(io, "resourceVersion",
-		    json_str(obj, "metadata.resourceVersion"));
-	json_set_str(ev, "type", type);
-	json_set_str(ev, "reason", reason);
-	json_set_str(ev, "message", message);
-	json_set_str(json_obj(ev, "source"), "component", component);
-	json_set_str(ev, "reportingComponent", component);
-	json_set_str(ev, "firstTimestamp", now);
-	json_set_str(ev, "lastTimestamp", now);
-	json_set_num(ev, "count", 1);
-	registry_create(rg, er, ns, ev, &o, &res);
-	cJSON_Delete(res.body);
-	return 0;
+	if (cl == NULL)
+		cl = own = embedded_new(c->legacy_st, c->legacy_rg);
+	rec = recorder_new(cl, component);
+	rc = luaapi_event(c, rec, obj, type, reason, message, msg);
+	recorder_free(rec);
+	client_free(own);
+	return rc;
 }
 
 /* volray.event(obj, "Normal"|"Warning", reason, message) */
@@ -585,7 +574,6 @@ l_event_impl(lua_State *L)
 	const char *type = luaL_checkstring(L, 2);
 	const char *reason = luaL_checkstring(L, 3);
 	const char *msg = luaL_optstring(L, 4, "");
-	const char *component;
 	char *why = NULL;
 	int rc;
 
@@ -597,10 +585,7 @@ l_event_impl(lua_State *L)
 		cJSON_Delete(t);
 		return luaL_error(L, "event type must be Normal or Warning");
 	}
-	lua_getfield(L, LUA_REGISTRYINDEX, "volray.component");
-	component = lua_isstring(L, -1) ? lua_tostring(L, -1) : "volray";
-	rc = luaapi_record_event(c, t, type, reason, msg, component, &why);
-	lua_pop(L, 1);
+	rc = luaapi_event(c, c->rec, t, type, reason, msg, &why);
 	cJSON_Delete(t);
 	if (rc == 0)
 		return 0;

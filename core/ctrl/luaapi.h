@@ -1,11 +1,12 @@
 /*
  * The `volray` module that controllers (and later policies) call: reads
- * from the store, writes through the registry (the same validation and
- * admission as the HTTP API), Events with aggregation, and helpers for
- * owner references, conditions, time and resource quantities. With an
- * authorizer set, every read and write is first authorized for the user
- * the running controller acts as, and a denial fails the call as the API
- * would (nil, the 403 Status message, 403, "Forbidden").
+ * and writes through the client (client/client.h: the same validation and
+ * admission as the HTTP API), Events through a recorder (client/
+ * recorder.h, with its aggregation), and helpers for owner references,
+ * conditions, time and resource quantities. With an authorizer set, every
+ * read and write is first authorized for the user the running controller
+ * acts as, and a denial fails the call as the API would (nil, the 403
+ * Status message, 403, "Forbidden").
  * Documented for users in volray-lua(7).
  */
 #ifndef VOLRAY_LUAAPI_H
@@ -16,12 +17,16 @@
 #include <lua.h>
 
 #include "auth/rbac.h"
-#include "registry/registry.h"
-#include "store/store.h"
+#include "client/client.h"
+#include "client/recorder.h"
 
 struct luaapi_ctx {
-	registry *rg;
-	store *st;
+	/* Filled by position by sched.c's call of luaapi_record_event
+	   (its registry and store), which is going away; nothing else
+	   reads them. */
+	void *legacy_rg;
+	void *legacy_st;
+	client *client;
 	rbac *authz;             /* NULL: calls are not authorized */
 	const user_info *user;   /* who the running script acts as; NULL
 	                            outside a controller's calls */
@@ -29,6 +34,8 @@ struct luaapi_ctx {
 	struct luahttp *http;    /* volray.http (NULL: not available) */
 	const char *owner;       /* the running controller's name, and */
 	const char *key;         /* the key it reconciles (NULL outside) */
+	recorder *rec;           /* volray.event's: the running controller's
+	                            component */
 };
 
 /* Microseconds spent in C inside volray.* calls (for metrics). */
@@ -39,10 +46,16 @@ void luaapi_open(lua_State *, void *ctx);
 /* Resolve "v1/pods", "apps/v1/deployments" or a plural alone ("pods"). */
 const struct resource *luaapi_resource(const char *spec);
 /*
- * Record an Event about obj (aggregated: the same type, reason and message
- * on the same object bumps count and lastTimestamp), as ctx->user: create
- * (or, for a repeat, patch) on events in obj's namespace must be allowed.
- * 0, or -1 with *msg (malloc'd, when msg is not NULL) if it is not.
+ * Record an Event about obj through rec, as ctx->user: create and patch
+ * (a repeat) of events in obj's namespace must both be allowed. 0, or -1
+ * with *msg (malloc'd, when msg is not NULL) if they are not.
+ */
+int luaapi_event(struct luaapi_ctx *, recorder *rec, const cJSON *obj,
+    const char *type, const char *reason, const char *message, char **msg);
+/*
+ * luaapi_event through a recorder made for this one call, writing as
+ * component, on ctx->client or, without one, on the legacy registry and
+ * store. Only for sched.c until it has a recorder of its own.
  */
 int luaapi_record_event(struct luaapi_ctx *, const cJSON *obj,
     const char *type, const char *reason, const char *message,

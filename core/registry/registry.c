@@ -1,5 +1,6 @@
 /*
- * Registry: the semantics of create, update, patch and delete.
+ * Registry: the semantics of create, update and delete, and the path
+ * every write takes.
  *
  * Every write follows one path: decode -> merge with the stored object
  * (update, patch, status subresource) -> system metadata (uid,
@@ -8,9 +9,12 @@
  * result carries the revision the caller waits on (group commit) before it
  * answers. Deletion honours finalizers and propagation policies; the
  * garbage collector (gc.c) finishes what deletion starts.
+ *
+ * Beside this file: patches and server-side apply (registry_patch.c),
+ * managedFields (registry_managed.c), the pods/binding and Scale
+ * subresources (registry_bind.c, registry_scale.c) and the objects a
+ * cluster starts with (registry_bootstrap.c).
  */
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,24 +23,11 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
-#include "lib/yamljson.h"
 #include "registry/admission.h"
-#include "registry/patch.h"
-#include "registry/registry.h"
-#include "registry/status.h"
+#include "registry/registry_int.h"
+#include "registry/schema.h"
 
 static cJSON *check_type(const struct resource *, cJSON *);
-
-struct registry {
-	store *st;
-	registry_admit_fn admit;
-	void *admit_arg;
-	int admit_status;		/* the hook reviews status writes too */
-	registry_review_fn review;
-	void *review_arg;
-	int (*pod_runtime)(void *, const char *node);
-	void *pod_runtime_arg;
-};
 
 void
 registry_set_pod_runtime(registry *rg, int (*fn)(void *, const char *),
@@ -101,22 +92,6 @@ registry_free(registry *rg)
 }
 
 
-static void
-fail(struct reg_result *res, cJSON *status)
-{
-	res->code = status_code(status);
-	res->body = status;
-	res->rev = 0;
-}
-
-static void
-ok(struct reg_result *res, int code, cJSON *obj, uint64_t rev)
-{
-	res->code = code;
-	res->body = obj;
-	res->rev = rev;
-}
-
 registry_admit_fn
 registry_set_admit(registry *rg, registry_admit_fn fn, void *arg,
     void **prev_arg, int statuses)
@@ -150,17 +125,6 @@ admit_hook(registry *rg, const resource *r, const char *ns, const cJSON *old,
 	    opts ? opts->user : NULL);
 }
 
-/* Reviews are answered on POST and never stored: no other verb. */
-static int
-review_only(const resource *r, struct reg_result *res)
-{
-	if (!r->create_only)
-		return 0;
-	fail(res, status_error(405, "MethodNotAllowed", "the server does not "
-	    "allow this method on the requested resource"));
-	return 1;
-}
-
 /*
  * A POST to a review kind: the answer is computed, never stored. A review
  * asks about the requester, so without one there is nothing to answer
@@ -175,28 +139,28 @@ create_review(registry *rg, const resource *r, cJSON *obj,
 
 	if ((err = check_type(r, obj)) != NULL) {
 		cJSON_Delete(obj);
-		fail(res, err);
+		reg_fail(res, err);
 		return;
 	}
 	if (rg->review == NULL || opts == NULL || opts->user == NULL) {
 		cJSON_Delete(obj);
-		fail(res, status_bad_request("no user present on request"));
+		reg_fail(res, status_bad_request("no user present on request"));
 		return;
 	}
 	out = rg->review(rg->review_arg, r, opts->user, obj, &cause);
 	cJSON_Delete(obj);
 	if (out == NULL) {
-		fail(res, status_bad_request("%s", cause ? cause :
+		reg_fail(res, status_bad_request("%s", cause ? cause :
 		    "invalid review"));
 		free(cause);
 		return;
 	}
 	if (json_str(out, "kind") != NULL && strcmp(json_str(out, "kind"),
 	    "Status") == 0) {
-		fail(res, out);
+		reg_fail(res, out);
 		return;
 	}
-	ok(res, 201, out, 0);
+	reg_ok(res, 201, out, 0);
 }
 
 /*
@@ -399,11 +363,6 @@ admit(registry *rg, const resource *r, cJSON *obj, const cJSON *old,
 	return NULL;
 }
 
-static int set_managed(cJSON *obj, const char *manager,
-    const char *operation, const char *subresource, const resource *r,
-    const cJSON *applied);
-static void touch_managed(cJSON *obj, const char *manager);
-
 void
 registry_create(registry *rg, const resource *r, const char *ns, cJSON *obj,
     const struct reg_opts *opts, struct reg_result *res)
@@ -491,9 +450,10 @@ registry_create(registry *rg, const resource *r, const char *ns, cJSON *obj,
 	if ((err = admit_hook(rg, r, ns, NULL, obj, opts)) != NULL)
 		goto failed;
 	if (opts && opts->field_manager && *opts->field_manager)
-		set_managed(obj, opts->field_manager, "Update", NULL, r, NULL);
+		registry_managed_set(obj, opts->field_manager, "Update", NULL,
+		    r, NULL);
 	if (opts && opts->dry_run) {
-		ok(res, 201, obj, 0);
+		reg_ok(res, 201, obj, 0);
 		return;
 	}
 	rev = store_put(rg->st, r->store_key, ns, name, obj);
@@ -506,12 +466,12 @@ registry_create(registry *rg, const resource *r, const char *ns, cJSON *obj,
 			free(cause);
 		}
 	}
-	ok(res, 201, obj, rev);
+	reg_ok(res, 201, obj, rev);
 	stored_json(rg, r, ns, name, rev, opts, res);
 	return;
 failed:
 	cJSON_Delete(obj);
-	fail(res, err);
+	reg_fail(res, err);
 }
 
 /* Really remove an object whose finalizers are gone. */
@@ -567,14 +527,15 @@ update_status(registry *rg, const resource *r, const char *name, cJSON *req,
 	}
 	cJSON_Delete(causes);
 	if (err == NULL && track)
-		managed = set_managed(obj, fm, "Update", "status", r, NULL);
+		managed = registry_managed_set(obj, fm, "Update", "status",
+		    r, NULL);
 	if (err == NULL && old != NULL)
 		err = admit_hook(rg, r, cur->ns, old, obj, opts);
 	if (err != NULL) {
 		cJSON_Delete(obj);
 		cJSON_Delete(old);
 		cJSON_Delete(was);
-		fail(res, err);
+		reg_fail(res, err);
 		return;
 	}
 	if (old != NULL ? json_equal(obj, old) : !managed &&
@@ -582,19 +543,19 @@ update_status(registry *rg, const resource *r, const char *name, cJSON *req,
 		/* A no-op write: obj equals the current object. */
 		cJSON_Delete(old);
 		cJSON_Delete(was);
-		ok(res, 200, obj, 0);
+		reg_ok(res, 200, obj, 0);
 		return;
 	}
 	cJSON_Delete(was);
 	if (opts->dry_run) {
 		cJSON_Delete(old);
-		ok(res, 200, obj, 0);
+		reg_ok(res, 200, obj, 0);
 		return;
 	}
 	if (fm != NULL && *fm)
-		touch_managed(obj, fm);
-	/* The last finalizer gone (see update_merged) also ends a pod whose
-	   status write comes after it. */
+		registry_managed_touch(obj, fm);
+	/* The last finalizer gone (see registry_update_merged) also ends a
+	   pod whose status write comes after it. */
 	if (cur->deleting && cJSON_GetArraySize(json_at(obj,
 	    "metadata.finalizers")) == 0 &&
 	    cJSON_GetNumberValue(json_at(obj,
@@ -604,7 +565,7 @@ update_status(registry *rg, const resource *r, const char *name, cJSON *req,
 	} else
 		rev = store_put(rg->st, r->store_key, cur->ns, name, obj);
 	cJSON_Delete(old);
-	ok(res, 200, obj, rev);
+	reg_ok(res, 200, obj, rev);
 	stored_json(rg, r, cur->ns, name, rev, opts, res);
 }
 
@@ -613,8 +574,8 @@ update_status(registry *rg, const resource *r, const char *name, cJSON *req,
  * Status writes keep the old spec and metadata; spec writes keep the old
  * status; nothing changes -> no write.
  */
-static void
-update_merged(registry *rg, const resource *r, const char *ns,
+void
+registry_update_merged(registry *rg, const resource *r, const char *ns,
     const char *name, cJSON *obj, const store_obj *cur, cJSON *old,
     const struct reg_opts *opts, struct reg_result *res)
 {
@@ -673,7 +634,7 @@ update_merged(registry *rg, const resource *r, const char *ns,
 	if (opts && opts->field_manager && *opts->field_manager &&
 	    (opts->subresource == NULL ||
 	    strcmp(opts->field_manager, "kubectl") != 0))
-		set_managed(obj, opts->field_manager, "Update",
+		registry_managed_set(obj, opts->field_manager, "Update",
 		    opts->subresource, r, NULL);
 	if ((err = admit_hook(rg, r, cur->ns, old, obj, opts)) != NULL)
 		goto failed;
@@ -683,16 +644,16 @@ update_merged(registry *rg, const resource *r, const char *ns,
 	if (json_equal(obj, old)) {
 		/* A no-op write: answer with the current object, no revision. */
 		cJSON_Delete(obj);
-		ok(res, 200, old, 0);
+		reg_ok(res, 200, old, 0);
 		return;
 	}
 	if (opts && opts->dry_run) {
 		cJSON_Delete(old);
-		ok(res, 200, obj, 0);
+		reg_ok(res, 200, obj, 0);
 		return;
 	}
 	if (opts && opts->field_manager && *opts->field_manager)
-		touch_managed(obj, opts->field_manager);
+		registry_managed_touch(obj, opts->field_manager);
 	/*
 	 * The last finalizer removed from a deleting object ends it, unless
 	 * a grace period still runs (a pod that its node is stopping).
@@ -704,7 +665,7 @@ update_merged(registry *rg, const resource *r, const char *ns,
 		json_del(md, "finalizers");
 		rev = finish_delete(rg, r, cur->ns, name, obj);
 		cJSON_Delete(old);
-		ok(res, 200, obj, rev);
+		reg_ok(res, 200, obj, rev);
 		return;
 	}
 	rev = store_put(rg->st, r->store_key, cur->ns, name, obj);
@@ -719,13 +680,13 @@ update_merged(registry *rg, const resource *r, const char *ns,
 		}
 	}
 	cJSON_Delete(old);
-	ok(res, 200, obj, rev);
+	reg_ok(res, 200, obj, rev);
 	stored_json(rg, r, cur->ns, name, rev, opts, res);
 	return;
 failed:
 	cJSON_Delete(old);
 	cJSON_Delete(obj);
-	fail(res, err);
+	reg_fail(res, err);
 }
 
 void
@@ -745,7 +706,7 @@ registry_update_status(registry *rg, const resource *r, const char *ns,
 	if ((cur = store_get(rg->st, r->store_key, nsbuf, namebuf)) == NULL) {
 		cJSON_Delete(current);
 		cJSON_Delete(status);
-		fail(res, status_not_found(r, namebuf));
+		reg_fail(res, status_not_found(r, namebuf));
 		return;
 	}
 	/* Not the stored version: what an update with its resourceVersion
@@ -754,7 +715,7 @@ registry_update_status(registry *rg, const resource *r, const char *ns,
 	if (rv == NULL || strtoull(rv, NULL, 10) != cur->rev) {
 		cJSON_Delete(current);
 		cJSON_Delete(status);
-		fail(res, status_conflict(r, namebuf));
+		reg_fail(res, status_conflict(r, namebuf));
 		return;
 	}
 	if (opts != NULL)
@@ -763,7 +724,8 @@ registry_update_status(registry *rg, const resource *r, const char *ns,
 	obj = cJSON_CreateObject();
 	if (status != NULL)
 		cJSON_AddItemToObject(obj, "status", status);
-	update_merged(rg, r, nsbuf, namebuf, obj, cur, current, &o, res);
+	registry_update_merged(rg, r, nsbuf, namebuf, obj, cur, current, &o,
+	    res);
 }
 
 void
@@ -775,7 +737,7 @@ registry_update(registry *rg, const resource *r, const char *ns,
 	char nsbuf[256], namebuf[256];
 
 	memset(res, 0, sizeof *res);
-	if (review_only(r, res)) {
+	if (reg_review_only(r, res)) {
 		cJSON_Delete(obj);
 		return;
 	}
@@ -787,280 +749,16 @@ registry_update(registry *rg, const resource *r, const char *ns,
 	cur = store_get(rg->st, r->store_key, ns, name);
 	if (cur == NULL) {
 		cJSON_Delete(obj);
-		fail(res, status_not_found(r, name));
+		reg_fail(res, status_not_found(r, name));
 		return;
 	}
 	if (!cJSON_IsObject(obj)) {
 		cJSON_Delete(obj);
-		fail(res, status_bad_request("the request body must be a JSON "
-		    "object"));
+		reg_fail(res, status_bad_request("the request body must be a "
+		    "JSON object"));
 		return;
 	}
-	update_merged(rg, r, ns, name, obj, cur, NULL, opts, res);
-}
-
-/* A minimal fieldsV1 of the fields an applied configuration sets. */
-static cJSON *
-fields_of(const cJSON *v)
-{
-	cJSON *f = cJSON_CreateObject();
-	const cJSON *c;
-	char key[512];
-
-	if (!cJSON_IsObject(v))
-		return f;
-	cJSON_ArrayForEach(c, v) {
-		if (c->string[0] == '$')
-			continue;
-		snprintf(key, sizeof key, "f:%s", c->string);
-		cJSON_AddItemToObject(f, key, cJSON_IsObject(c) ?
-		    fields_of(c) : cJSON_CreateObject());
-	}
-	return f;
-}
-
-/* Record (replace) this manager's entry in metadata.managedFields; 1 when
-   that changed them. */
-static int
-set_managed(cJSON *obj, const char *manager, const char *operation,
-    const char *subresource, const resource *r, const cJSON *applied)
-{
-	cJSON *md = json_obj(obj, "metadata"), *mf, *e, *it, *found;
-	char now[32];
-	int i = 0;
-
-	mf = cJSON_GetObjectItemCaseSensitive(md, "managedFields");
-	if (!cJSON_IsArray(mf)) {
-		mf = cJSON_CreateArray();
-		json_set(md, "managedFields", mf);
-	}
-	found = NULL;
-	cJSON_ArrayForEach(it, mf) {
-		const char *m = json_str(it, "manager");
-		const char *op = json_str(it, "operation");
-		const char *sub = json_str(it, "subresource");
-
-		if (m && op && strcmp(m, manager) == 0 &&
-		    strcmp(op, operation) == 0 && (sub == NULL ?
-		    subresource == NULL : subresource != NULL &&
-		    strcmp(sub, subresource) == 0)) {
-			found = it;
-			break;
-		}
-		i++;
-	}
-	util_now(now);
-	e = cJSON_CreateObject();
-	cJSON_AddStringToObject(e, "manager", manager);
-	cJSON_AddStringToObject(e, "operation", operation);
-	cJSON_AddStringToObject(e, "apiVersion", r->gv);
-	cJSON_AddStringToObject(e, "time", now);
-	cJSON_AddStringToObject(e, "fieldsType", "FieldsV1");
-	if (applied != NULL) {
-		cJSON *f = cJSON_CreateObject(), *sub;
-		const cJSON *c;
-
-		cJSON_ArrayForEach(c, applied) {
-			char key[512];
-
-			if (strcmp(c->string, "apiVersion") == 0 ||
-			    strcmp(c->string, "kind") == 0)
-				continue;
-			snprintf(key, sizeof key, "f:%s", c->string);
-			if (strcmp(c->string, "metadata") == 0) {
-				sub = cJSON_CreateObject();
-				if (json_at(c, "labels"))
-					cJSON_AddItemToObject(sub, "f:labels",
-					    fields_of(json_at(c, "labels")));
-				if (json_at(c, "annotations"))
-					cJSON_AddItemToObject(sub,
-					    "f:annotations", fields_of(
-					    json_at(c, "annotations")));
-				cJSON_AddItemToObject(f, key, sub);
-			} else
-				cJSON_AddItemToObject(f, key, cJSON_IsObject(c)
-				    ? fields_of(c) : cJSON_CreateObject());
-		}
-		cJSON_AddItemToObject(e, "fieldsV1", f);
-	} else
-		cJSON_AddObjectToObject(e, "fieldsV1");
-	if (subresource != NULL)
-		cJSON_AddStringToObject(e, "subresource", subresource);
-	if (found == NULL) {
-		cJSON_AddItemToArray(mf, e);
-		return 1;
-	}
-	/* Same fields as before: keep the entry's time, so a no-op write
-	 * stays a no-op (update_merged stamps real changes). */
-	if (json_equal(json_at(found, "fieldsV1"), json_at(e, "fieldsV1")) &&
-	    json_str(found, "time") != NULL)
-		json_set_str(e, "time", json_str(found, "time"));
-	if (json_equal(found, e)) {
-		cJSON_Delete(e);
-		return 0;
-	}
-	cJSON_ReplaceItemInArray(mf, i, e);
-	return 1;
-}
-
-/* Stamp this manager's entry with the time of a real change. */
-static void
-touch_managed(cJSON *obj, const char *manager)
-{
-	cJSON *it;
-	char now[32];
-
-	util_now(now);
-	cJSON_ArrayForEach(it, json_at(obj, "metadata.managedFields"))
-		if (json_str(it, "manager") && strcmp(json_str(it, "manager"),
-		    manager) == 0)
-			json_set_str(it, "time", now);
-}
-
-/* Server-side apply: create, or merge the applied configuration. */
-static void
-apply(registry *rg, const resource *r, const char *ns, const char *name,
-    const char *body, size_t len, const struct reg_opts *opts,
-    struct reg_result *res)
-{
-	char *cause = NULL;
-	cJSON *cfg = yamljson_parse(body, len, &cause), *cur, *merged;
-	const store_obj *o;
-	struct reg_opts o2;
-
-	if (cfg == NULL) {
-		fail(res, status_bad_request("error decoding YAML: %s",
-		    cause ? cause : "empty body"));
-		free(cause);
-		return;
-	}
-	if (opts == NULL || opts->field_manager == NULL ||
-	    *opts->field_manager == '\0') {
-		cJSON_Delete(cfg);
-		fail(res, status_bad_request("PatchOptions.meta.k8s.io \"\" is "
-		    "invalid: fieldManager: Required value: is required for "
-		    "apply patch"));
-		return;
-	}
-	o2 = *opts;
-	o2.field_manager = NULL;
-	o = store_get(rg->st, r->store_key, r->namespaced ? ns : "", name);
-	if (o == NULL) {
-		cJSON *copy = cJSON_Duplicate(cfg, 1);
-
-		json_set_str(json_obj(cfg, "metadata"), "name", name);
-		registry_create(rg, r, ns, cfg, &o2, res);
-		if (res->code == 201) {
-			/* Record the manager in the object just written. */
-			set_managed(res->body, opts->field_manager, "Apply",
-			    NULL, r, copy);
-			if (res->rev != 0)
-				res->rev = store_put(rg->st, r->store_key,
-				    r->namespaced ? ns : "", name, res->body);
-			/* The bytes of the first put are stale now. */
-			rbuf_unref(res->json);
-			res->json = NULL;
-		}
-		cJSON_Delete(copy);
-		return;
-	}
-	cur = store_obj_tree(o);
-	merged = r->builtin ? patch_strategic(cur, cfg, r->kind, &cause) :
-	    patch_merge(cur, cfg, &cause);
-	cJSON_Delete(cur);
-	if (merged == NULL) {
-		cJSON_Delete(cfg);
-		fail(res, status_error(422, "Invalid", "%s", cause));
-		free(cause);
-		return;
-	}
-	/* An apply without resourceVersion never conflicts on it. */
-	if (json_str(cfg, "metadata.resourceVersion") == NULL)
-		json_del(json_obj(merged, "metadata"), "resourceVersion");
-	set_managed(merged, opts->field_manager, "Apply", NULL, r, cfg);
-	cJSON_Delete(cfg);
-	update_merged(rg, r, r->namespaced ? ns : "", name, merged, o, NULL, &o2,
-	    res);
-}
-
-void
-registry_patch(registry *rg, const resource *r, const char *ns,
-    const char *name, const char *ctype, const char *body, size_t len,
-    const struct reg_opts *opts, struct reg_result *res)
-{
-	const store_obj *cur;
-	cJSON *p, *tree, *out = NULL;
-	char *cause = NULL;
-	enum { MERGE, JSONP, STRATEGIC, APPLY } kind;
-
-	memset(res, 0, sizeof *res);
-	if (review_only(r, res))
-		return;
-	ns = r->namespaced ? ns : "";
-	if (ctype == NULL)
-		ctype = "";
-	if (strncmp(ctype, "application/merge-patch+json", 28) == 0)
-		kind = MERGE;
-	else if (strncmp(ctype, "application/json-patch+json", 27) == 0)
-		kind = JSONP;
-	else if (strncmp(ctype, "application/strategic-merge-patch+json",
-	    38) == 0)
-		kind = STRATEGIC;
-	else if (strncmp(ctype, "application/apply-patch+yaml", 28) == 0 ||
-	    strncmp(ctype, "application/apply-patch+json", 28) == 0)
-		kind = APPLY;
-	else {
-		fail(res, status_error(415, "UnsupportedMediaType",
-		    "the body of the request was in an unknown format - "
-		    "accepted media types include: application/json-patch+json,"
-		    " application/merge-patch+json, application/apply-patch+yaml"
-		    "%s", r->builtin ?
-		    ", application/strategic-merge-patch+json" : ""));
-		return;
-	}
-	if (kind == STRATEGIC && !r->builtin) {
-		fail(res, status_error(415, "UnsupportedMediaType",
-		    "strategic merge patch is not supported for custom "
-		    "resources (%s); use a merge patch",
-		    resource_qualified(r)));
-		return;
-	}
-	if (kind == APPLY) {
-		apply(rg, r, ns, name, body, len, opts, res);
-		return;
-	}
-	cur = store_get(rg->st, r->store_key, ns, name);
-	if (cur == NULL) {
-		fail(res, status_not_found(r, name));
-		return;
-	}
-	if ((p = cJSON_ParseWithLength(body, len)) == NULL) {
-		fail(res, status_bad_request("error decoding patch: invalid "
-		    "JSON"));
-		return;
-	}
-	tree = store_obj_tree(cur);
-	switch (kind) {
-	case MERGE:
-		out = patch_merge(tree, p, &cause);
-		break;
-	case JSONP:
-		out = patch_json(tree, p, &cause);
-		break;
-	default:
-		out = patch_strategic(tree, p, r->kind, &cause);
-		break;
-	}
-	cJSON_Delete(tree);
-	cJSON_Delete(p);
-	if (out == NULL) {
-		fail(res, status_error(kind == JSONP ? 422 : 400, kind ==
-		    JSONP ? "Invalid" : "BadRequest", "%s", cause ? cause :
-		    "invalid patch"));
-		free(cause);
-		return;
-	}
-	update_merged(rg, r, ns, name, out, cur, NULL, opts, res);
+	registry_update_merged(rg, r, ns, name, obj, cur, NULL, opts, res);
 }
 
 static void
@@ -1129,30 +827,30 @@ registry_delete(registry *rg, const resource *r, const char *ns,
 	uint64_t rev;
 
 	memset(res, 0, sizeof *res);
-	if (review_only(r, res))
+	if (reg_review_only(r, res))
 		return;
 	ns = r->namespaced ? ns : "";
 	cur = store_get(rg->st, r->store_key, ns, name);
 	if (cur == NULL) {
-		fail(res, status_not_found(r, name));
+		reg_fail(res, status_not_found(r, name));
 		return;
 	}
 	if (opts && opts->precond_uid && *opts->precond_uid &&
 	    strcmp(opts->precond_uid, cur->uid) != 0) {
-		fail(res, status_error(409, "Conflict", "Operation cannot be "
-		    "fulfilled on %s \"%s\": Precondition failed: UID in "
+		reg_fail(res, status_error(409, "Conflict", "Operation cannot "
+		    "be fulfilled on %s \"%s\": Precondition failed: UID in "
 		    "precondition: %s, UID in object meta: %s",
 		    resource_qualified(r), name, opts->precond_uid, cur->uid));
 		return;
 	}
 	if (opts && opts->precond_rv && *opts->precond_rv &&
 	    strtoull(opts->precond_rv, NULL, 10) != cur->rev) {
-		fail(res, status_conflict(r, name));
+		reg_fail(res, status_conflict(r, name));
 		return;
 	}
 	obj = store_obj_tree(cur);
 	if (opts && opts->dry_run) {
-		ok(res, 200, obj, 0);
+		reg_ok(res, 200, obj, 0);
 		return;
 	}
 	ndeps = (int)store_dependents(rg->st, cur->uid, &keys);
@@ -1171,11 +869,11 @@ registry_delete(registry *rg, const resource *r, const char *ns,
 			/* A shorter grace period (0: force) overrides. */
 			if (grace == 0 && cur->nfinalizers == 0) {
 				rev = finish_delete(rg, r, ns, name, obj);
-				ok(res, 200, obj, rev);
+				reg_ok(res, 200, obj, rev);
 				return;
 			}
 			rev = mark_pod_deleting(rg, r, ns, name, obj, grace);
-			ok(res, 200, obj, rev);
+			reg_ok(res, 200, obj, rev);
 			return;
 		}
 		if (!cur->deleting && grace > 0) {
@@ -1183,13 +881,13 @@ registry_delete(registry *rg, const resource *r, const char *ns,
 			    ndeps > 0)
 				add_finalizer(obj, "foregroundDeletion");
 			rev = mark_pod_deleting(rg, r, ns, name, obj, grace);
-			ok(res, 200, obj, rev);
+			reg_ok(res, 200, obj, rev);
 			return;
 		}
 	}
 	if (cur->deleting) {
 		/* Already terminating: nothing more to start. */
-		ok(res, 200, obj, 0);
+		reg_ok(res, 200, obj, 0);
 		return;
 	}
 	if (strcmp(r->store_key, "namespaces") == 0 ||
@@ -1206,217 +904,11 @@ registry_delete(registry *rg, const resource *r, const char *ns,
 			json_set_str(json_obj(obj, "status"), "phase",
 			    "Terminating");
 		rev = store_put(rg->st, r->store_key, ns, name, obj);
-		ok(res, 200, obj, rev);
+		reg_ok(res, 200, obj, rev);
 		return;
 	}
 	rev = finish_delete(rg, r, ns, name, obj);
-	ok(res, 200, obj, rev);
-}
-
-/* Install every CRD file of a directory (create or update). */
-static int
-install_crds(registry *rg, const char *dir, char **cause)
-{
-	const resource *crdres = resource_find("apiextensions.k8s.io", "v1",
-	    "customresourcedefinitions");
-	struct dirent **ents;
-	int n, i, rc = 0;
-
-	n = scandir(dir, &ents, NULL, alphasort);
-	if (n < 0) {
-		*cause = util_printf("cannot read the CRD directory %s: %s", dir,
-		    strerror(errno));
-		return -1;
-	}
-	for (i = 0; i < n; i++) {
-		char path[4096];
-		cJSON *docs, *d;
-		size_t l = strlen(ents[i]->d_name);
-
-		if (l < 5 || strcmp(ents[i]->d_name + l - 5, ".yaml") != 0) {
-			free(ents[i]);
-			continue;
-		}
-		snprintf(path, sizeof path, "%s/%s", dir, ents[i]->d_name);
-		free(ents[i]);
-		if ((docs = yamljson_load_file(path, cause)) == NULL) {
-			rc = -1;
-			continue;
-		}
-		cJSON_ArrayForEach(d, docs) {
-			struct reg_result res;
-			const char *name = json_str(d, "metadata.name");
-			const store_obj *o;
-
-			if (name == NULL)
-				continue;
-			o = store_get(rg->st, crdres->store_key, "", name);
-			if (o != NULL) {
-				cJSON *cur = store_obj_tree(o);
-
-				json_set_str(json_obj(d, "metadata"),
-				    "resourceVersion", json_str(cur,
-				    "metadata.resourceVersion"));
-				cJSON_Delete(cur);
-				registry_update(rg, crdres, "", name,
-				    cJSON_Duplicate(d, 1), NULL, &res);
-			} else
-				registry_create(rg, crdres, "",
-				    cJSON_Duplicate(d, 1), NULL, &res);
-			if (res.code >= 300) {
-				char *s = json_print(res.body);
-
-				log_error("installing CRD %s: %s", path, s);
-				free(s);
-				rc = -1;
-			}
-			cJSON_Delete(res.body);
-		}
-		cJSON_Delete(docs);
-	}
-	free(ents);
-	return rc;
-}
-
-static void
-ensure(registry *rg, const char *group, const char *plural, const char *ns,
-    const char *json)
-{
-	const resource *r = resource_find(group, group[0] == '\0' ? "v1" :
-	    strcmp(group, "scheduling.volcano.sh") == 0 ? "v1beta1" : "v1",
-	    plural);
-	cJSON *obj = cJSON_Parse(json);
-	struct reg_result res;
-
-	if (r == NULL || obj == NULL) {
-		cJSON_Delete(obj);
-		return;
-	}
-	if (store_get(rg->st, r->store_key, r->namespaced ? ns : "",
-	    json_str(obj, "metadata.name")) != NULL) {
-		cJSON_Delete(obj);
-		return;
-	}
-	registry_create(rg, r, ns, obj, NULL, &res);
-	if (res.code >= 300) {
-		char *s = json_print(res.body);
-
-		log_error("bootstrap %s: %s", plural, s);
-		free(s);
-	}
-	cJSON_Delete(res.body);
-}
-
-int
-registry_bootstrap(registry *rg, const char *crd_dir, char **cause)
-{
-	const resource *crdres = resource_find("apiextensions.k8s.io", "v1",
-	    "customresourcedefinitions");
-	store_obj *const *objs;
-	size_t n, i;
-
-	/* CRDs already stored come back first, so their objects resolve. */
-	n = store_list(rg->st, crdres->store_key, NULL, &objs);
-	for (i = 0; i < n; i++) {
-		cJSON *t = store_obj_tree(objs[i]);
-		char *c = NULL;
-
-		if (resource_register_crd(t, &c) != 0) {
-			log_error("stored CRD %s: %s", objs[i]->name, c);
-			free(c);
-		}
-		cJSON_Delete(t);
-	}
-	ensure(rg, "", "namespaces", "", "{\"metadata\":{\"name\":\"default\"}}");
-	ensure(rg, "", "namespaces", "",
-	    "{\"metadata\":{\"name\":\"kube-system\"}}");
-	ensure(rg, "", "namespaces", "",
-	    "{\"metadata\":{\"name\":\"kube-public\"}}");
-	if (crd_dir != NULL && install_crds(rg, crd_dir, cause) != 0)
-		return -1;
-	ensure(rg, "scheduling.volcano.sh", "queues", "",
-	    "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":"
-	    "\"Queue\",\"metadata\":{\"name\":\"root\"},\"spec\":{\"weight\":"
-	    "1,\"reclaimable\":false}}");
-	ensure(rg, "scheduling.volcano.sh", "queues", "",
-	    "{\"apiVersion\":\"scheduling.volcano.sh/v1beta1\",\"kind\":"
-	    "\"Queue\",\"metadata\":{\"name\":\"default\"},\"spec\":{\"weight\":"
-	    "1,\"reclaimable\":true,\"parent\":\"root\"}}");
-	return 0;
-}
-
-/* Set or replace a condition in status.conditions. */
-static void
-set_condition(cJSON *obj, const char *type, const char *status)
-{
-	cJSON *st = json_obj(obj, "status"), *conds, *c, *it;
-	char now[32];
-
-	conds = cJSON_GetObjectItemCaseSensitive(st, "conditions");
-	if (!cJSON_IsArray(conds)) {
-		conds = cJSON_CreateArray();
-		json_set(st, "conditions", conds);
-	}
-	util_now(now);
-	cJSON_ArrayForEach(it, conds) {
-		if (json_str(it, "type") && strcmp(json_str(it, "type"), type) ==
-		    0) {
-			json_set_str(it, "status", status);
-			json_set_str(it, "lastTransitionTime", now);
-			/* The reason and message were the old status's. */
-			json_del(it, "reason");
-			json_del(it, "message");
-			return;
-		}
-	}
-	c = cJSON_CreateObject();
-	cJSON_AddStringToObject(c, "type", type);
-	cJSON_AddStringToObject(c, "status", status);
-	cJSON_AddNullToObject(c, "lastProbeTime");
-	cJSON_AddStringToObject(c, "lastTransitionTime", now);
-	cJSON_AddItemToArray(conds, c);
-}
-
-void
-registry_bind(registry *rg, const char *ns, const char *name,
-    const char *node, struct reg_result *res)
-{
-	const resource *r = resource_find("", "v1", "pods");
-	const store_obj *cur = store_get(rg->st, "pods", ns, name);
-	cJSON *obj, *gates;
-	uint64_t rev;
-
-	memset(res, 0, sizeof *res);
-	if (cur == NULL) {
-		fail(res, status_not_found(r, name));
-		return;
-	}
-	if (cur->deleting) {
-		fail(res, status_error(409, "Conflict", "Operation cannot be "
-		    "fulfilled on pods/binding \"%s\": pod %s is being deleted, "
-		    "cannot be assigned to a host", name, name));
-		return;
-	}
-	if (*cur->node_name) {
-		fail(res, status_error(409, "Conflict", "Operation cannot be "
-		    "fulfilled on pods/binding \"%s\": pod %s is already "
-		    "assigned to node \"%s\"", name, name, cur->node_name));
-		return;
-	}
-	obj = store_obj_tree(cur);
-	gates = json_at(obj, "spec.schedulingGates");
-	if (cJSON_GetArraySize(gates) > 0) {
-		cJSON_Delete(obj);
-		fail(res, status_error(409, "Conflict", "Operation cannot be "
-		    "fulfilled on pods/binding \"%s\": pod %s has non-empty "
-		    ".spec.schedulingGates", name, name));
-		return;
-	}
-	json_set_str(json_obj(obj, "spec"), "nodeName", node);
-	set_condition(obj, "PodScheduled", "True");
-	rev = store_put(rg->st, "pods", ns, name, obj);
-	cJSON_Delete(obj);
-	ok(res, 201, status_success(), rev);
+	reg_ok(res, 200, obj, rev);
 }
 
 void
@@ -1431,119 +923,10 @@ registry_remove(registry *rg, const resource *r, const char *ns,
 	ns = r->namespaced ? ns : "";
 	cur = store_get(rg->st, r->store_key, ns, name);
 	if (cur == NULL) {
-		fail(res, status_not_found(r, name));
+		reg_fail(res, status_not_found(r, name));
 		return;
 	}
 	obj = store_obj_tree(cur);
 	rev = finish_delete(rg, r, ns, name, obj);
-	ok(res, 200, obj, rev);
-}
-
-/* The Scale view of a Deployment or ReplicaSet. */
-static cJSON *
-scale_of(const cJSON *obj)
-{
-	cJSON *sc = cJSON_CreateObject(), *md, *st;
-	const char *keys[] = { "name", "namespace", "uid", "resourceVersion",
-	    "creationTimestamp", NULL };
-	const cJSON *sel;
-	char buf[1024] = "";
-	size_t len = 0;
-	int i;
-
-	cJSON_AddStringToObject(sc, "kind", "Scale");
-	cJSON_AddStringToObject(sc, "apiVersion", "autoscaling/v1");
-	md = cJSON_AddObjectToObject(sc, "metadata");
-	for (i = 0; keys[i] != NULL; i++)
-		if (json_at(json_at(obj, "metadata"), keys[i]) != NULL)
-			cJSON_AddItemToObject(md, keys[i], cJSON_Duplicate(
-			    json_at(json_at(obj, "metadata"), keys[i]), 1));
-	cJSON_AddNumberToObject(cJSON_AddObjectToObject(sc, "spec"),
-	    "replicas", cJSON_GetNumberValue(json_at(obj, "spec.replicas")));
-	st = cJSON_AddObjectToObject(sc, "status");
-	cJSON_AddNumberToObject(st, "replicas",
-	    cJSON_IsNumber(json_at(obj, "status.replicas")) ?
-	    json_at(obj, "status.replicas")->valuedouble : 0);
-	cJSON_ArrayForEach(sel, json_at(obj, "spec.selector.matchLabels"))
-		if (cJSON_IsString(sel))
-			len += snprintf(buf + len, len < sizeof buf ?
-			    sizeof buf - len : 0, "%s%s=%s", len ? "," : "",
-			    sel->string, sel->valuestring);
-	cJSON_AddStringToObject(st, "selector", buf);
-	return sc;
-}
-
-void
-registry_get_scale(registry *rg, const resource *r, const char *ns,
-    const char *name, struct reg_result *res)
-{
-	cJSON *obj = registry_get(rg, r, ns, name);
-
-	memset(res, 0, sizeof *res);
-	if (obj == NULL) {
-		fail(res, status_not_found(r, name));
-		return;
-	}
-	ok(res, 200, scale_of(obj), 0);
-	cJSON_Delete(obj);
-}
-
-void
-registry_put_scale(registry *rg, const resource *r, const char *ns,
-    const char *name, const char *ctype, const char *body, size_t len,
-    int is_patch, struct reg_result *res)
-{
-	cJSON *obj = registry_get(rg, r, ns, name), *sc, *in, *out = NULL;
-	const cJSON *rep;
-	char *cause = NULL;
-	const char *rv;
-
-	memset(res, 0, sizeof *res);
-	if (obj == NULL) {
-		fail(res, status_not_found(r, name));
-		return;
-	}
-	sc = scale_of(obj);
-	in = cJSON_ParseWithLength(body, len);
-	if (in == NULL) {
-		cJSON_Delete(obj);
-		cJSON_Delete(sc);
-		fail(res, status_bad_request("invalid JSON in Scale"));
-		return;
-	}
-	if (!is_patch)
-		out = in;
-	else {
-		if (ctype != NULL && strncmp(ctype,
-		    "application/json-patch+json", 27) == 0)
-			out = patch_json(sc, in, &cause);
-		else
-			out = patch_merge(sc, in, &cause);
-		cJSON_Delete(in);
-	}
-	cJSON_Delete(sc);
-	rep = json_at(out, "spec.replicas");
-	if (out == NULL || !cJSON_IsNumber(rep) || rep->valuedouble < 0) {
-		cJSON *causes = cJSON_CreateArray();
-
-		status_add_cause(causes, "FieldValueInvalid", "spec.replicas",
-		    "Invalid value: must be greater than or equal to 0%s%s",
-		    cause ? ": " : "", cause ? cause : "");
-		free(cause);
-		cJSON_Delete(out);
-		cJSON_Delete(obj);
-		fail(res, status_invalid(NULL, "Scale", name, causes));
-		return;
-	}
-	json_set_num(json_obj(obj, "spec"), "replicas", rep->valuedouble);
-	rv = json_str(out, "metadata.resourceVersion");
-	if (rv != NULL && *rv)
-		json_set_str(json_obj(obj, "metadata"), "resourceVersion", rv);
-	cJSON_Delete(out);
-	registry_update(rg, r, ns, name, obj, NULL, res);
-	if (res->code < 300) {
-		sc = scale_of(res->body);
-		cJSON_Delete(res->body);
-		res->body = sc;
-	}
+	reg_ok(res, 200, obj, rev);
 }

@@ -20,6 +20,7 @@
 
 #include "auth/rbac.h"
 #include "check.h"
+#include "client/embedded.h"
 #include "ctrl/controller.h"
 #include "lib/json.h"
 #include "registry/resource.h"
@@ -709,6 +710,7 @@ test_controllers(void)
 	const char *roots[1] = { root };
 	struct luahost_limits lim = { 64 << 20, 10000000 };
 	controller_rt *rt;
+	client *cl;
 	luahost *h;
 	char *cause = NULL, *name;
 	cJSON *out = NULL, *ev;
@@ -736,7 +738,8 @@ test_controllers(void)
 	    "\"system:controller:probe-controller\"}]}") == 201);
 	settle();
 	h = luahost_new(roots, 1, &lim);
-	rt = controller_new(loop, st, rg, h);
+	cl = embedded_new(st, rg);
+	rt = controller_new(loop, cl, h);
 	controller_set_authorizer(rt, rb);
 	CHECK(controller_reload(rt, &cause) == 0);
 	free(cause);
@@ -772,6 +775,7 @@ test_controllers(void)
 	cJSON_Delete(ev);
 	CHECK(store_count(st, "events") == 0);
 	controller_free(rt);
+	client_free(cl);
 	luahost_free(h);
 	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
 	CHECK(system(cmd) == 0);
