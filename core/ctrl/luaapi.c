@@ -20,7 +20,6 @@
 #include "ctrl/luaapi.h"
 #include "ctrl/luaconfig.h"
 #include "ctrl/luahttp.h"
-#include "client/embedded.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/podspec.h"
@@ -544,24 +543,6 @@ luaapi_event(struct luaapi_ctx *c, recorder *rec, const cJSON *obj,
 	opts_for(c, &o);
 	recorder_event(rec, &ro, type, reason, message, &o);
 	return 0;
-}
-
-int
-luaapi_record_event(struct luaapi_ctx *c, const cJSON *obj, const char *type,
-    const char *reason, const char *message, const char *component,
-    char **msg)
-{
-	client *cl = c->client, *own = NULL;
-	recorder *rec;
-	int rc;
-
-	if (cl == NULL)
-		cl = own = embedded_new(c->legacy_st, c->legacy_rg);
-	rec = recorder_new(cl, component);
-	rc = luaapi_event(c, rec, obj, type, reason, message, msg);
-	recorder_free(rec);
-	client_free(own);
-	return rc;
 }
 
 /* volray.event(obj, "Normal"|"Warning", reason, message) */

@@ -21,11 +21,6 @@
 #include "client/recorder.h"
 
 struct luaapi_ctx {
-	/* Filled by position by sched.c's call of luaapi_record_event
-	   (its registry and store), which is going away; nothing else
-	   reads them. */
-	void *legacy_rg;
-	void *legacy_st;
 	client *client;
 	rbac *authz;             /* NULL: calls are not authorized */
 	const user_info *user;   /* who the running script acts as; NULL
@@ -52,13 +47,5 @@ const struct resource *luaapi_resource(const char *spec);
  */
 int luaapi_event(struct luaapi_ctx *, recorder *rec, const cJSON *obj,
     const char *type, const char *reason, const char *message, char **msg);
-/*
- * luaapi_event through a recorder made for this one call, writing as
- * component, on ctx->client or, without one, on the legacy registry and
- * store. Only for sched.c until it has a recorder of its own.
- */
-int luaapi_record_event(struct luaapi_ctx *, const cJSON *obj,
-    const char *type, const char *reason, const char *message,
-    const char *component, char **msg);
 
 #endif
