@@ -77,8 +77,7 @@ struct lc_pod {
 
 struct lifecycle {
 	uv_loop_t *loop;
-	store *st;
-	registry *rg;
+	client *c;
 	wheel *wheel;
 	uint64_t grace_ms;
 	hmap *nodes;			/* name -> lc_node */
@@ -162,7 +161,7 @@ record_event(struct lifecycle *lc, const char *ns, const char *kind,
 	cJSON_AddStringToObject(ev, "firstTimestamp", now);
 	cJSON_AddStringToObject(ev, "lastTimestamp", now);
 	cJSON_AddNumberToObject(ev, "count", 1);
-	registry_create(lc->rg, r, ns, ev, NULL, &res);
+	client_create(lc->c, r, ns, ev, NULL, &res);
 	log_result("event", evname, &res);
 	free(evname);
 }
@@ -187,7 +186,7 @@ mark_unknown(struct lifecycle *lc, struct lc_node *n)
 	static const char *const types[] = { "Ready", "MemoryPressure",
 	    "DiskPressure", "PIDPressure" };
 	const resource *r = resource_find("", "v1", "nodes");
-	const store_obj *o = store_get(lc->st, "nodes", "", n->name);
+	const store_obj *o = client_get(lc->c, "nodes", "", n->name);
 	struct reg_opts opts;
 	struct reg_result res;
 	cJSON *t, *st, *conds, *c;
@@ -240,7 +239,7 @@ mark_unknown(struct lifecycle *lc, struct lc_node *n)
 	}
 	memset(&opts, 0, sizeof opts);
 	opts.subresource = "status";
-	registry_update(lc->rg, r, "", n->name, t, &opts, &res);
+	client_update(lc->c, r, "", n->name, t, &opts, &res);
 	if (res.code < 300) {
 		log_info("node %s: no Lease renewal for %llu ms: Unknown",
 		    n->name, (unsigned long long)lc->grace_ms);
@@ -377,7 +376,7 @@ reconcile_taints(struct lifecycle *lc, const char *name, cJSON *t)
 		json_del(spec, "taints");
 	} else
 		json_set(spec, "taints", nt);
-	registry_update(lc->rg, r, "", name, t, NULL, &res);
+	client_update(lc->c, r, "", name, t, NULL, &res);
 	if (res.code < 300)
 		log_debug("node %s: controller taints reconciled", name);
 	log_result("taints", name, &res);
@@ -437,19 +436,18 @@ pod_cancel(struct lc_pod *p)
 	p->scheduled = 0;
 }
 
-/* Delete the pod as the taint manager does, with an Event. */
+/* Evict the pod as the taint manager does, with an Event. */
 static void
 pod_evict(struct lc_pod *p)
 {
 	struct lifecycle *lc = p->lc;
-	const resource *r = resource_find("", "v1", "pods");
 	struct reg_opts o;
 	struct reg_result res;
 	char *msg;
 
 	memset(&o, 0, sizeof o);
 	o.precond_uid = p->uid;
-	registry_delete(lc->rg, r, p->ns, p->name, &o, &res);
+	client_evict(lc->c, p->ns, p->name, &o, &res);
 	if (res.code < 300) {
 		log_info("node %s: evicting pod %s/%s (NoExecute taint)",
 		    p->b->node, p->ns, p->name);
@@ -476,7 +474,7 @@ static void
 pod_process(struct lc_node *n, struct lc_pod *p)
 {
 	struct lifecycle *lc = p->lc;
-	const store_obj *o = store_get(lc->st, "pods", p->ns, p->name);
+	const store_obj *o = client_get(lc->c, "pods", p->ns, p->name);
 	uint64_t now = uv_now(lc->loop), due;
 	int64_t ms;
 	cJSON *t;
@@ -565,7 +563,7 @@ collect(const char *key, void *value, void *arg)
 static void
 noexec_sync(struct lifecycle *lc, struct lc_node *n)
 {
-	const store_obj *o = store_get(lc->st, "nodes", "", n->name);
+	const store_obj *o = client_get(lc->c, "nodes", "", n->name);
 	struct lc_bucket *b;
 	const cJSON *it;
 	cJSON *t, *nx = NULL, *one;
@@ -651,7 +649,7 @@ node_free(struct lifecycle *lc, struct lc_node *n)
 static void
 node_sync(struct lifecycle *lc, struct lc_node *n)
 {
-	const store_obj *o = store_get(lc->st, "nodes", "", n->name);
+	const store_obj *o = client_get(lc->c, "nodes", "", n->name);
 	const char *hb;
 	cJSON *t;
 
@@ -735,7 +733,7 @@ on_event(void *arg, const store_event *ev)
 }
 
 lifecycle *
-lifecycle_new(uv_loop_t *loop, store *st, registry *rg, struct wheel *w,
+lifecycle_new(uv_loop_t *loop, client *c, struct wheel *w,
     uint64_t grace_ms)
 {
 	struct lifecycle *lc = calloc(1, sizeof *lc);
@@ -744,11 +742,10 @@ lifecycle_new(uv_loop_t *loop, store *st, registry *rg, struct wheel *w,
 	    (lc->buckets = hmap_new()) == NULL)
 		fatal("out of memory");
 	lc->loop = loop;
-	lc->st = st;
-	lc->rg = rg;
+	lc->c = c;
 	lc->grace_ms = grace_ms > 0 ? grace_ms : LIFECYCLE_GRACE_MS;
 	lc->wheel = w;
-	store_subscribe(st, on_event, lc);
+	client_subscribe(c, on_event, lc);
 	return lc;
 }
 
@@ -759,7 +756,7 @@ lifecycle_start(lifecycle *lc)
 	size_t n, i;
 	char **names;
 
-	n = store_list(lc->st, "nodes", NULL, &objs);
+	n = client_list(lc->c, "nodes", NULL, &objs);
 	if ((names = calloc(n + 1, sizeof *names)) == NULL)
 		fatal("out of memory");
 	for (i = 0; i < n; i++) {
@@ -768,7 +765,7 @@ lifecycle_start(lifecycle *lc)
 			node_new(lc, names[i]);
 	}
 	/* The renewals seen so far; the grace runs from now for every node. */
-	n = store_list(lc->st, LEASE_RES, LEASE_NS, &objs);
+	n = client_list(lc->c, LEASE_RES, LEASE_NS, &objs);
 	for (i = 0; i < n; i++) {
 		struct lc_node *ln = hmap_get(lc->nodes, objs[i]->name);
 		cJSON *t;
@@ -781,7 +778,7 @@ lifecycle_start(lifecycle *lc)
 			    json_str(t, "spec.renewTime"));
 		cJSON_Delete(t);
 	}
-	n = store_list(lc->st, "pods", NULL, &objs);
+	n = client_list(lc->c, "pods", NULL, &objs);
 	for (i = 0; i < n; i++)
 		if (objs[i]->node_name[0] != '\0')
 			pod_new(lc, objs[i]);

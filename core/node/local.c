@@ -469,7 +469,7 @@ spawn_shim(struct node *n, struct node_pod *p, struct node_ctr *c,
 static int
 local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 {
-	const store_obj *o = store_get(n->m->st, "pods", p->ns, p->name);
+	const store_obj *o = client_get(n->m->c, "pods", p->ns, p->name);
 	cJSON *pod = o ? store_obj_tree(o) : NULL;
 	const cJSON *spec = NULL, *it;
 	char dir[PATH_MAX], root[PATH_MAX], cwd[PATH_MAX], logp[PATH_MAX];
@@ -673,7 +673,7 @@ local_stop(struct node *n, struct node_pod *p, struct node_ctr *c,
 	wheel_add(n->m->wheel, &l->kill_timer, grace_ms, on_kill, l);
 	if (l->prestop != NULL)
 		return;		/* the hook's end sends SIGTERM */
-	o = store_get(n->m->st, "pods", p->ns, p->name);
+	o = client_get(n->m->c, "pods", p->ns, p->name);
 	pod = o != NULL ? store_obj_tree(o) : NULL;
 	cJSON_ArrayForEach(it, json_at(pod, "spec.containers"))
 		if (json_str(it, "name") && strcmp(json_str(it, "name"),
@@ -780,7 +780,7 @@ local_exec(struct node *n, struct node_pod *p, struct node_ctr *c,
     const cJSON *command, uint64_t timeout_ms, void (*done)(void *, int),
     void *arg)
 {
-	const store_obj *o = store_get(n->m->st, "pods", p->ns, p->name);
+	const store_obj *o = client_get(n->m->c, "pods", p->ns, p->name);
 	cJSON *pod = o ? store_obj_tree(o) : NULL;
 	const cJSON *spec = NULL, *it;
 	char dir[PATH_MAX], root[PATH_MAX], *why = NULL, **argv = NULL;
@@ -857,7 +857,7 @@ node_proc_start(node_mgr *m, const char *ns, const char *pod,
     const char *ctr, const char *id, char *const *argv, char *const *extra,
     const char *cwd, const char *log_path, node_proc_done done, void *arg, char **cause)
 {
-	const store_obj *o = store_get(m->st, "pods", ns, pod);
+	const store_obj *o = client_get(m->c, "pods", ns, pod);
 	struct node_pod *p = o != NULL ? hmap_get(m->pods, o->uid) : NULL;
 	cJSON *tree = NULL;
 	const cJSON *spec = NULL, *it;

@@ -19,8 +19,7 @@
 #include "lib/podspec.h"
 #include "node/node.h"
 #include "node/wheel.h"
-#include "registry/registry.h"
-#include "store/store.h"
+#include "client/client.h"
 
 struct node;
 struct node_pod;
@@ -221,8 +220,7 @@ struct node {
 
 struct node_mgr {
 	uv_loop_t *loop;
-	store *st;
-	registry *rg;
+	client *c;
 	wheel *wheel;
 	hmap *nodes;			/* name -> node */
 	hmap *pods;			/* uid -> node_pod, every managed pod */

@@ -103,7 +103,7 @@ on_lease(wheel_timer *t)
 	node_mgr *m = n->m;
 	const resource *r = resource_find("coordination.k8s.io", "v1",
 	    "leases");
-	const store_obj *no = store_get(m->st, "nodes", "", n->name);
+	const store_obj *no = client_get(m->c, "nodes", "", n->name);
 	struct reg_result res;
 	char now[40];
 	cJSON *l;
@@ -112,7 +112,7 @@ on_lease(wheel_timer *t)
 	if (n->failing || no == NULL)
 		return;
 	micro_now(now);
-	l = registry_get(m->rg, r, LEASE_NS, n->name);
+	l = client_get_tree(m->c, r, LEASE_NS, n->name);
 	if (l == NULL) {
 		cJSON *md, *own, *o;
 
@@ -133,10 +133,10 @@ on_lease(wheel_timer *t)
 		json_set_num(json_obj(l, "spec"), "leaseDurationSeconds",
 		    m->lease_seconds);
 		json_set_str(json_obj(l, "spec"), "renewTime", now);
-		registry_create(m->rg, r, LEASE_NS, l, NULL, &res);
+		client_create(m->c, r, LEASE_NS, l, NULL, &res);
 	} else {
 		json_set_str(json_obj(l, "spec"), "renewTime", now);
-		registry_update(m->rg, r, LEASE_NS, n->name, l, NULL, &res);
+		client_update(m->c, r, LEASE_NS, n->name, l, NULL, &res);
 	}
 	if (res.code < 300)
 		m->stats.lease_writes++;
@@ -255,7 +255,7 @@ write_node_status(node_mgr *m, struct node *n, const store_obj *o)
 		cJSON_Delete(t);
 		return;
 	}
-	registry_update_status(m->rg, r, "", n->name, t, st, NULL, &res);
+	client_update_status(m->c, r, "", n->name, t, st, NULL, &res);
 	write_result("status", n->name, &res);
 }
 
@@ -349,7 +349,7 @@ node_remove_pod(node_mgr *m, const char *ns, const char *name)
 	memset(&o, 0, sizeof o);
 	o.grace_set = 1;
 	o.grace_period = 0;
-	registry_delete(m->rg, r, ns, name, &o, &res);
+	client_delete(m->c, r, ns, name, &o, &res);
 	if (res.code >= 300 && res.code != 404)
 		log_warn("node: removing pod %s/%s: code %d", ns, name,
 		    res.code);
@@ -373,7 +373,7 @@ node_event(node_mgr *m, const store_event *ev)
 			unmanage(m, n);
 		/* Pods bound to a node that is gone go at once (pod GC): the
 		   store's index by node (the removals change it: a copy). */
-		np = store_on_node(m->st, ev->obj->name, &on);
+		np = client_on_node(m->c, ev->obj->name, &on);
 		keys = calloc(np + 1, sizeof *keys);
 		for (i = 0; i < np; i++)
 			keys[i] = strdup(on[i]);
@@ -495,7 +495,7 @@ adopt_waiting(node_mgr *m, uint64_t t0)
 			continue;
 		}
 		hmap_del(m->adopting, a->o->uid);
-		o = store_get(m->st, "pods", a->o->ns, a->o->name);
+		o = client_get(m->c, "pods", a->o->ns, a->o->name);
 		if (o != NULL && strcmp(o->uid, a->o->uid) == 0 &&
 		    hmap_get(m->pods, o->uid) == NULL &&
 		    (n = hmap_get(m->nodes, o->node_name)) != NULL)
@@ -575,17 +575,16 @@ on_check(uv_check_t *h)
 		uv_idle_start(&m->flush_more, on_flush_more);
 }
 
-/* Whether pods on this node have a runtime to stop them (registry hook). */
-static int
-has_runtime(void *arg, const char *node)
+int
+node_mgr_has_runtime(void *mgr, const char *node)
 {
-	node_mgr *m = arg;
+	node_mgr *m = mgr;
 
 	return hmap_get(m->nodes, node) != NULL;
 }
 
 node_mgr *
-node_mgr_new(uv_loop_t *loop, store *st, registry *rg)
+node_mgr_new(uv_loop_t *loop, client *c)
 {
 	node_mgr *m = calloc(1, sizeof *m);
 
@@ -594,8 +593,7 @@ node_mgr_new(uv_loop_t *loop, store *st, registry *rg)
 	    (m->adopting = hmap_new()) == NULL)
 		fatal("out of memory");
 	m->loop = loop;
-	m->st = st;
-	m->rg = rg;
+	m->c = c;
 	m->lease_seconds = LEASE_SECONDS;
 	m->dirty_tail = &m->dirty;
 	m->adopt_tail = &m->adopt;
@@ -606,8 +604,7 @@ node_mgr_new(uv_loop_t *loop, store *st, registry *rg)
 	uv_unref((uv_handle_t *)&m->flush);
 	uv_idle_init(loop, &m->flush_more);
 	uv_unref((uv_handle_t *)&m->flush_more);
-	store_subscribe(st, on_event, m);
-	registry_set_pod_runtime(rg, has_runtime, m);
+	client_subscribe(c, on_event, m);
 	return m;
 }
 
@@ -636,7 +633,7 @@ register_local(node_mgr *m)
 	const resource *r = resource_find("", "v1", "nodes");
 	char cpu[32], mem[32];
 	struct reg_result res;
-	cJSON *t = registry_get(m->rg, r, "", m->local_name), *md, *l, *a;
+	cJSON *t = client_get_tree(m->c, r, "", m->local_name), *md, *l, *a;
 	int create = t == NULL;
 
 	local_capacity(cpu, mem, sizeof cpu);
@@ -656,9 +653,9 @@ register_local(node_mgr *m)
 	json_set_str(a, "volray.io/cpu", cpu);
 	json_set_str(a, "volray.io/memory", mem);
 	if (create)
-		registry_create(m->rg, r, "", t, NULL, &res);
+		client_create(m->c, r, "", t, NULL, &res);
 	else
-		registry_update(m->rg, r, "", m->local_name, t, NULL, &res);
+		client_update(m->c, r, "", m->local_name, t, NULL, &res);
 	/* The registry owns t now. */
 	write_result("registering the local node", m->local_name, &res);
 	log_info("node %s: the local node runs containers' commands as "
@@ -736,10 +733,10 @@ node_mgr_start(node_mgr *m)
 	size_t n, i;
 	cJSON *ns;
 
-	if (store_get(m->st, "namespaces", "", LEASE_NS) == NULL) {
+	if (client_get(m->c, "namespaces", "", LEASE_NS) == NULL) {
 		ns = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
 		    "\"metadata\":{\"name\":\"" LEASE_NS "\"}}");
-		registry_create(m->rg, nsr, "", ns, NULL, &res);
+		client_create(m->c, nsr, "", ns, NULL, &res);
 		write_result("namespace " LEASE_NS, "-", &res);
 	}
 	/*
@@ -753,7 +750,7 @@ node_mgr_start(node_mgr *m)
 		node_local_reap(m->data_dir);
 	if (m->local_name != NULL)
 		register_local(m);
-	n = store_list(m->st, "nodes", NULL, &objs);
+	n = client_list(m->c, "nodes", NULL, &objs);
 	{
 		/* The list changes under the writes below: copy the names. */
 		char **names = calloc(n + 1, sizeof *names);
@@ -761,7 +758,7 @@ node_mgr_start(node_mgr *m)
 		for (i = 0; i < n; i++)
 			names[i] = strdup(objs[i]->name);
 		for (i = 0; i < n; i++) {
-			const store_obj *o = store_get(m->st, "nodes", "",
+			const store_obj *o = client_get(m->c, "nodes", "",
 			    names[i]);
 			store_event ev = { STORE_MODIFIED, (store_obj *)o, NULL };
 
@@ -771,7 +768,7 @@ node_mgr_start(node_mgr *m)
 		}
 		free(names);
 	}
-	n = store_list(m->st, "pods", NULL, &objs);
+	n = client_list(m->c, "pods", NULL, &objs);
 	{
 		char **keys = calloc(n + 1, sizeof *keys);
 
@@ -788,7 +785,7 @@ node_mgr_start(node_mgr *m)
 				continue;
 			slash = strchr(keys[i], '/');
 			*slash = '\0';
-			o = store_get(m->st, "pods", keys[i], slash + 1);
+			o = client_get(m->c, "pods", keys[i], slash + 1);
 			if (o != NULL && hmap_get(m->pods, o->uid) == NULL &&
 			    hmap_get(m->nodes, o->node_name) != NULL)
 				adopt_pod(m, hmap_get(m->nodes, o->node_name),

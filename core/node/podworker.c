@@ -194,7 +194,7 @@ admit(struct node_pod *p, const cJSON *pod)
 	if (cJSON_GetArraySize(json_at(pod, "spec.nodeSelector")) > 0 ||
 	    json_at(pod, "spec.affinity.nodeAffinity."
 	    "requiredDuringSchedulingIgnoredDuringExecution") != NULL) {
-		const store_obj *no = store_get(n->m->st, "nodes", "", n->name);
+		const store_obj *no = client_get(n->m->c, "nodes", "", n->name);
 		cJSON *t = no ? store_obj_tree(no) : NULL;
 		int match = t == NULL || podspec_node_matches(pod, t);
 
@@ -600,7 +600,7 @@ static void
 flush_one(node_mgr *m, struct node_pod *p, const store_obj *at, cJSON *t)
 {
 	const resource *r = resource_find("", "v1", "pods");
-	const store_obj *o = store_get(m->st, "pods", p->ns, p->name);
+	const store_obj *o = client_get(m->c, "pods", p->ns, p->name);
 	struct reg_result res;
 	cJSON *st;
 
@@ -621,7 +621,7 @@ flush_one(node_mgr *m, struct node_pod *p, const store_obj *at, cJSON *t)
 		return;
 	}
 	/* t is the stored version: the registry need not parse it again. */
-	registry_update_status(m->rg, r, p->ns, p->name, t, st, NULL, &res);
+	client_update_status(m->c, r, p->ns, p->name, t, st, NULL, &res);
 	if (res.code >= 300)
 		log_warn("node %s: status of %s: code %d", p->node->name, p->key,
 		    res.code);

@@ -44,7 +44,7 @@ is_head(const store_obj *o)
 struct ray_head *
 ray_head_find(ray *r, const char *ns, const char *name)
 {
-	const store_obj *o = store_get(r->st, "pods", ns, name);
+	const store_obj *o = client_get(r->c, "pods", ns, name);
 
 	return o != NULL ? hmap_get(r->heads, o->uid) : NULL;
 }
@@ -432,14 +432,14 @@ on_event(void *arg, const store_event *e)
 }
 
 ray *
-ray_new(uv_loop_t *loop, store *st, node_mgr *nodes)
+ray_new(uv_loop_t *loop, client *c, node_mgr *nodes)
 {
 	ray *r = calloc(1, sizeof *r);
 
 	if (r == NULL)
 		fatal("out of memory");
 	r->loop = loop;
-	r->st = st;
+	r->c = c;
 	r->nodes = nodes;
 	r->wheel = node_mgr_wheel(nodes);
 	r->heads = hmap_new();
@@ -450,12 +450,12 @@ void
 ray_start(ray *r)
 {
 	store_obj *const *objs;
-	size_t n = store_list(r->st, "pods", NULL, &objs), i;
+	size_t n = client_list(r->c, "pods", NULL, &objs), i;
 
 	for (i = 0; i < n; i++)
 		if (is_head(objs[i]))
 			head_update(r, objs[i]);
-	store_subscribe(r->st, on_event, r);
+	client_subscribe(r->c, on_event, r);
 }
 
 static int

@@ -75,7 +75,7 @@ struct ray_head {
 
 struct ray {
 	uv_loop_t *loop;
-	store *st;
+	client *c;
 	node_mgr *nodes;
 	wheel *wheel;
 	hmap *heads;			/* uid -> head */
