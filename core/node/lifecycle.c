@@ -23,9 +23,11 @@
  * looked at: a taint no toleration matches evicts it at once; otherwise
  * it is evicted after the smallest tolerationSeconds of the tolerations
  * used, counted from when the controller first saw it must go; a
- * toleration without tolerationSeconds keeps it forever. Eviction is a
- * plain delete through the registry (graceful on a node a runtime
- * serves), with an Event, as the taint manager does.
+ * toleration without tolerationSeconds keeps it forever. An eviction is
+ * the client's (graceful on a node a runtime serves), with an Event, as
+ * the taint manager does. Events go through two recorders
+ * (client/recorder.h), one per component the controller writes as:
+ * node-controller (NodeNotReady) and taint-eviction-controller.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +36,7 @@
 #include "lib/hmap.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "client/recorder.h"
 #include "lib/util.h"
 #include "node/lifecycle.h"
 #include "node/wheel.h"
@@ -78,6 +81,8 @@ struct lc_pod {
 struct lifecycle {
 	uv_loop_t *loop;
 	client *c;
+	recorder *node_events;		/* as node-controller */
+	recorder *evict_events;		/* as taint-eviction-controller */
 	wheel *wheel;
 	uint64_t grace_ms;
 	hmap *nodes;			/* name -> lc_node */
@@ -125,45 +130,15 @@ log_result(const char *what, const char *name, struct reg_result *res)
 	cJSON_Delete(res->body);
 }
 
-/* An Event about an object, as the controllers of a cluster record them. */
+/* An Event (Normal) about a v1 object, through one of the recorders. */
 static void
-record_event(struct lifecycle *lc, const char *ns, const char *kind,
+record_event(recorder *rec, const char *kind, const char *ns,
     const char *name, const char *uid, const char *reason,
-    const char *component, const char *message)
+    const char *message)
 {
-	const resource *r = resource_find("", "v1", "events");
-	struct reg_result res;
-	cJSON *ev, *io;
-	char now[32], suffix[11];
-	char *evname;
+	struct recorder_obj o = { "v1", kind, ns, name, uid, NULL };
 
-	util_now(now);
-	util_random_suffix(suffix, 10);
-	evname = util_printf("%s.%s", name, suffix);
-	ev = cJSON_CreateObject();
-	cJSON_AddStringToObject(ev, "apiVersion", "v1");
-	cJSON_AddStringToObject(ev, "kind", "Event");
-	json_set_str(json_obj(ev, "metadata"), "name", evname);
-	json_set_str(json_obj(ev, "metadata"), "namespace", ns);
-	io = json_obj(ev, "involvedObject");
-	json_set_str(io, "apiVersion", "v1");
-	json_set_str(io, "kind", kind);
-	json_set_str(io, "name", name);
-	if (*ns != '\0' && strcmp(kind, "Node") != 0)
-		json_set_str(io, "namespace", ns);
-	if (uid != NULL)
-		json_set_str(io, "uid", uid);
-	cJSON_AddStringToObject(ev, "reason", reason);
-	cJSON_AddStringToObject(ev, "message", message);
-	cJSON_AddStringToObject(ev, "type", "Normal");
-	json_set_str(json_obj(ev, "source"), "component", component);
-	cJSON_AddStringToObject(ev, "reportingComponent", component);
-	cJSON_AddStringToObject(ev, "firstTimestamp", now);
-	cJSON_AddStringToObject(ev, "lastTimestamp", now);
-	cJSON_AddNumberToObject(ev, "count", 1);
-	client_create(lc->c, r, ns, ev, NULL, &res);
-	log_result("event", evname, &res);
-	free(evname);
+	recorder_event(rec, &o, "Normal", reason, message, NULL);
 }
 
 static void on_stale(wheel_timer *);
@@ -246,8 +221,8 @@ mark_unknown(struct lifecycle *lc, struct lc_node *n)
 		if (was_ready) {
 			msg = util_printf("Node %s status is now: "
 			    "NodeNotReady", n->name);
-			record_event(lc, "default", "Node", n->name, uid,
-			    "NodeNotReady", "node-controller", msg);
+			record_event(lc->node_events, "Node", NULL, n->name,
+			    uid, "NodeNotReady", msg);
 			free(msg);
 		}
 	}
@@ -453,8 +428,8 @@ pod_evict(struct lc_pod *p)
 		    p->b->node, p->ns, p->name);
 		msg = util_printf("Marking for deletion Pod %s/%s", p->ns,
 		    p->name);
-		record_event(lc, p->ns, "Pod", p->name, p->uid,
-		    "TaintManagerEviction", "taint-eviction-controller", msg);
+		record_event(lc->evict_events, "Pod", p->ns, p->name, p->uid,
+		    "TaintManagerEviction", msg);
 		free(msg);
 	}
 	log_result("evicting pod", p->name, &res);
@@ -743,6 +718,8 @@ lifecycle_new(uv_loop_t *loop, client *c, struct wheel *w,
 		fatal("out of memory");
 	lc->loop = loop;
 	lc->c = c;
+	lc->node_events = recorder_new(c, "node-controller");
+	lc->evict_events = recorder_new(c, "taint-eviction-controller");
 	lc->grace_ms = grace_ms > 0 ? grace_ms : LIFECYCLE_GRACE_MS;
 	lc->wheel = w;
 	client_subscribe(c, on_event, lc);
@@ -839,5 +816,7 @@ lifecycle_free(lifecycle *lc)
 	hmap_each(lc->buckets, free_bucket, NULL);
 	hmap_free(lc->nodes);
 	hmap_free(lc->buckets);
+	recorder_free(lc->node_events);
+	recorder_free(lc->evict_events);
 	free(lc);
 }
