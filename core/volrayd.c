@@ -467,7 +467,8 @@ main(int argc, char **argv)
 		return 1;
 	}
 	/* The node runtimes: simulated nodes (and pods bound to them). */
-	d.nodes = node_mgr_new(d.loop, d.st, d.rg);
+	d.nodes = node_mgr_new(d.loop, d.client);
+	registry_set_pod_runtime(d.rg, node_mgr_has_runtime, d.nodes);
 	metrics_add_source(print_node_metrics, d.nodes);
 	node_mgr_set_lease_duration(d.nodes, d.f.node_lease_seconds);
 	{
@@ -485,18 +486,18 @@ main(int argc, char **argv)
 		node_mgr_set_shim(d.nodes, shim_path());
 	}
 	/* Ray heads: the Jobs and Serve APIs of every head pod served here. */
-	d.ray = ray_new(d.loop, d.st, d.nodes);
+	d.ray = ray_new(d.loop, d.client, d.nodes);
 	{
 		char *self = self_url(&d);
 
-		ray_set_pod_env(d.ray, d.rg, ray_bin_dir(), self, d.ca_file,
+		ray_set_pod_env(d.ray, ray_bin_dir(), self, d.ca_file,
 		    pod_token, &d);
 		free(self);
 	}
 	node_mgr_start(d.nodes);
 	ray_start(d.ray);
 	/* Node health for every Node: Unknown, taints, evictions. */
-	d.life = lifecycle_new(d.loop, d.st, d.rg, node_mgr_wheel(d.nodes),
+	d.life = lifecycle_new(d.loop, d.client, node_mgr_wheel(d.nodes),
 	    d.f.node_grace_ms);
 	lifecycle_start(d.life);
 	sched_start(d.sched);

@@ -106,7 +106,7 @@ b64_decode(const char *in, char **out, size_t *len)
 static cJSON *
 get_obj(struct node *n, const char *res, const char *ns, const char *name)
 {
-	const store_obj *o = store_get(n->m->st, res, ns, name);
+	const store_obj *o = client_get(n->m->c, res, ns, name);
 
 	return o != NULL ? store_obj_tree(o) : NULL;
 }

@@ -23,9 +23,11 @@
  * looked at: a taint no toleration matches evicts it at once; otherwise
  * it is evicted after the smallest tolerationSeconds of the tolerations
  * used, counted from when the controller first saw it must go; a
- * toleration without tolerationSeconds keeps it forever. Eviction is a
- * plain delete through the registry (graceful on a node a runtime
- * serves), with an Event, as the taint manager does.
+ * toleration without tolerationSeconds keeps it forever. An eviction is
+ * the client's (graceful on a node a runtime serves), with an Event, as
+ * the taint manager does. Events go through two recorders
+ * (client/recorder.h), one per component the controller writes as:
+ * node-controller (NodeNotReady) and taint-eviction-controller.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +36,7 @@
 #include "lib/hmap.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "client/recorder.h"
 #include "lib/util.h"
 #include "node/lifecycle.h"
 #include "node/wheel.h"
@@ -77,8 +80,9 @@ struct lc_pod {
 
 struct lifecycle {
 	uv_loop_t *loop;
-	store *st;
-	registry *rg;
+	client *c;
+	recorder *node_events;		/* as node-controller */
+	recorder *evict_events;		/* as taint-eviction-controller */
 	wheel *wheel;
 	uint64_t grace_ms;
 	hmap *nodes;			/* name -> lc_node */
@@ -126,45 +130,15 @@ log_result(const char *what, const char *name, struct reg_result *res)
 	cJSON_Delete(res->body);
 }
 
-/* An Event about an object, as the controllers of a cluster record them. */
+/* An Event (Normal) about a v1 object, through one of the recorders. */
 static void
-record_event(struct lifecycle *lc, const char *ns, const char *kind,
+record_event(recorder *rec, const char *kind, const char *ns,
     const char *name, const char *uid, const char *reason,
-    const char *component, const char *message)
+    const char *message)
 {
-	const resource *r = resource_find("", "v1", "events");
-	struct reg_result res;
-	cJSON *ev, *io;
-	char now[32], suffix[11];
-	char *evname;
+	struct recorder_obj o = { "v1", kind, ns, name, uid, NULL };
 
-	util_now(now);
-	util_random_suffix(suffix, 10);
-	evname = util_printf("%s.%s", name, suffix);
-	ev = cJSON_CreateObject();
-	cJSON_AddStringToObject(ev, "apiVersion", "v1");
-	cJSON_AddStringToObject(ev, "kind", "Event");
-	json_set_str(json_obj(ev, "metadata"), "name", evname);
-	json_set_str(json_obj(ev, "metadata"), "namespace", ns);
-	io = json_obj(ev, "involvedObject");
-	json_set_str(io, "apiVersion", "v1");
-	json_set_str(io, "kind", kind);
-	json_set_str(io, "name", name);
-	if (*ns != '\0' && strcmp(kind, "Node") != 0)
-		json_set_str(io, "namespace", ns);
-	if (uid != NULL)
-		json_set_str(io, "uid", uid);
-	cJSON_AddStringToObject(ev, "reason", reason);
-	cJSON_AddStringToObject(ev, "message", message);
-	cJSON_AddStringToObject(ev, "type", "Normal");
-	json_set_str(json_obj(ev, "source"), "component", component);
-	cJSON_AddStringToObject(ev, "reportingComponent", component);
-	cJSON_AddStringToObject(ev, "firstTimestamp", now);
-	cJSON_AddStringToObject(ev, "lastTimestamp", now);
-	cJSON_AddNumberToObject(ev, "count", 1);
-	registry_create(lc->rg, r, ns, ev, NULL, &res);
-	log_result("event", evname, &res);
-	free(evname);
+	recorder_event(rec, &o, "Normal", reason, message, NULL);
 }
 
 static void on_stale(wheel_timer *);
@@ -187,7 +161,7 @@ mark_unknown(struct lifecycle *lc, struct lc_node *n)
 	static const char *const types[] = { "Ready", "MemoryPressure",
 	    "DiskPressure", "PIDPressure" };
 	const resource *r = resource_find("", "v1", "nodes");
-	const store_obj *o = store_get(lc->st, "nodes", "", n->name);
+	const store_obj *o = client_get(lc->c, "nodes", "", n->name);
 	struct reg_opts opts;
 	struct reg_result res;
 	cJSON *t, *st, *conds, *c;
@@ -240,15 +214,15 @@ mark_unknown(struct lifecycle *lc, struct lc_node *n)
 	}
 	memset(&opts, 0, sizeof opts);
 	opts.subresource = "status";
-	registry_update(lc->rg, r, "", n->name, t, &opts, &res);
+	client_update(lc->c, r, "", n->name, t, &opts, &res);
 	if (res.code < 300) {
 		log_info("node %s: no Lease renewal for %llu ms: Unknown",
 		    n->name, (unsigned long long)lc->grace_ms);
 		if (was_ready) {
 			msg = util_printf("Node %s status is now: "
 			    "NodeNotReady", n->name);
-			record_event(lc, "default", "Node", n->name, uid,
-			    "NodeNotReady", "node-controller", msg);
+			record_event(lc->node_events, "Node", NULL, n->name,
+			    uid, "NodeNotReady", msg);
 			free(msg);
 		}
 	}
@@ -377,7 +351,7 @@ reconcile_taints(struct lifecycle *lc, const char *name, cJSON *t)
 		json_del(spec, "taints");
 	} else
 		json_set(spec, "taints", nt);
-	registry_update(lc->rg, r, "", name, t, NULL, &res);
+	client_update(lc->c, r, "", name, t, NULL, &res);
 	if (res.code < 300)
 		log_debug("node %s: controller taints reconciled", name);
 	log_result("taints", name, &res);
@@ -437,26 +411,25 @@ pod_cancel(struct lc_pod *p)
 	p->scheduled = 0;
 }
 
-/* Delete the pod as the taint manager does, with an Event. */
+/* Evict the pod as the taint manager does, with an Event. */
 static void
 pod_evict(struct lc_pod *p)
 {
 	struct lifecycle *lc = p->lc;
-	const resource *r = resource_find("", "v1", "pods");
 	struct reg_opts o;
 	struct reg_result res;
 	char *msg;
 
 	memset(&o, 0, sizeof o);
 	o.precond_uid = p->uid;
-	registry_delete(lc->rg, r, p->ns, p->name, &o, &res);
+	client_evict(lc->c, p->ns, p->name, &o, &res);
 	if (res.code < 300) {
 		log_info("node %s: evicting pod %s/%s (NoExecute taint)",
 		    p->b->node, p->ns, p->name);
 		msg = util_printf("Marking for deletion Pod %s/%s", p->ns,
 		    p->name);
-		record_event(lc, p->ns, "Pod", p->name, p->uid,
-		    "TaintManagerEviction", "taint-eviction-controller", msg);
+		record_event(lc->evict_events, "Pod", p->ns, p->name, p->uid,
+		    "TaintManagerEviction", msg);
 		free(msg);
 	}
 	log_result("evicting pod", p->name, &res);
@@ -476,7 +449,7 @@ static void
 pod_process(struct lc_node *n, struct lc_pod *p)
 {
 	struct lifecycle *lc = p->lc;
-	const store_obj *o = store_get(lc->st, "pods", p->ns, p->name);
+	const store_obj *o = client_get(lc->c, "pods", p->ns, p->name);
 	uint64_t now = uv_now(lc->loop), due;
 	int64_t ms;
 	cJSON *t;
@@ -565,7 +538,7 @@ collect(const char *key, void *value, void *arg)
 static void
 noexec_sync(struct lifecycle *lc, struct lc_node *n)
 {
-	const store_obj *o = store_get(lc->st, "nodes", "", n->name);
+	const store_obj *o = client_get(lc->c, "nodes", "", n->name);
 	struct lc_bucket *b;
 	const cJSON *it;
 	cJSON *t, *nx = NULL, *one;
@@ -651,7 +624,7 @@ node_free(struct lifecycle *lc, struct lc_node *n)
 static void
 node_sync(struct lifecycle *lc, struct lc_node *n)
 {
-	const store_obj *o = store_get(lc->st, "nodes", "", n->name);
+	const store_obj *o = client_get(lc->c, "nodes", "", n->name);
 	const char *hb;
 	cJSON *t;
 
@@ -735,7 +708,7 @@ on_event(void *arg, const store_event *ev)
 }
 
 lifecycle *
-lifecycle_new(uv_loop_t *loop, store *st, registry *rg, struct wheel *w,
+lifecycle_new(uv_loop_t *loop, client *c, struct wheel *w,
     uint64_t grace_ms)
 {
 	struct lifecycle *lc = calloc(1, sizeof *lc);
@@ -744,11 +717,12 @@ lifecycle_new(uv_loop_t *loop, store *st, registry *rg, struct wheel *w,
 	    (lc->buckets = hmap_new()) == NULL)
 		fatal("out of memory");
 	lc->loop = loop;
-	lc->st = st;
-	lc->rg = rg;
+	lc->c = c;
+	lc->node_events = recorder_new(c, "node-controller");
+	lc->evict_events = recorder_new(c, "taint-eviction-controller");
 	lc->grace_ms = grace_ms > 0 ? grace_ms : LIFECYCLE_GRACE_MS;
 	lc->wheel = w;
-	store_subscribe(st, on_event, lc);
+	client_subscribe(c, on_event, lc);
 	return lc;
 }
 
@@ -759,7 +733,7 @@ lifecycle_start(lifecycle *lc)
 	size_t n, i;
 	char **names;
 
-	n = store_list(lc->st, "nodes", NULL, &objs);
+	n = client_list(lc->c, "nodes", NULL, &objs);
 	if ((names = calloc(n + 1, sizeof *names)) == NULL)
 		fatal("out of memory");
 	for (i = 0; i < n; i++) {
@@ -768,7 +742,7 @@ lifecycle_start(lifecycle *lc)
 			node_new(lc, names[i]);
 	}
 	/* The renewals seen so far; the grace runs from now for every node. */
-	n = store_list(lc->st, LEASE_RES, LEASE_NS, &objs);
+	n = client_list(lc->c, LEASE_RES, LEASE_NS, &objs);
 	for (i = 0; i < n; i++) {
 		struct lc_node *ln = hmap_get(lc->nodes, objs[i]->name);
 		cJSON *t;
@@ -781,7 +755,7 @@ lifecycle_start(lifecycle *lc)
 			    json_str(t, "spec.renewTime"));
 		cJSON_Delete(t);
 	}
-	n = store_list(lc->st, "pods", NULL, &objs);
+	n = client_list(lc->c, "pods", NULL, &objs);
 	for (i = 0; i < n; i++)
 		if (objs[i]->node_name[0] != '\0')
 			pod_new(lc, objs[i]);
@@ -842,5 +816,7 @@ lifecycle_free(lifecycle *lc)
 	hmap_each(lc->buckets, free_bucket, NULL);
 	hmap_free(lc->nodes);
 	hmap_free(lc->buckets);
+	recorder_free(lc->node_events);
+	recorder_free(lc->evict_events);
 	free(lc);
 }

@@ -14,8 +14,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "registry/registry.h"
-#include "store/store.h"
+#include "client/client.h"
 
 typedef struct lifecycle lifecycle;
 
@@ -26,7 +25,7 @@ typedef struct lifecycle lifecycle;
  * Timeouts run on w, the node manager's wheel (borrowed).
  */
 struct wheel;
-lifecycle *lifecycle_new(uv_loop_t *, store *, registry *, struct wheel *w,
+lifecycle *lifecycle_new(uv_loop_t *, client *, struct wheel *w,
     uint64_t grace_ms);
 /* Take in the Nodes, Leases and pods already stored; the grace starts now. */
 void lifecycle_start(lifecycle *);

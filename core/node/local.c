@@ -25,7 +25,9 @@
  * want them, takes them back (local_resume): it watches the shim through
  * a pidfd (pidfd_open(2), Linux 5.3; where that fails, a check of
  * /proc/PID/stat every 500 ms) instead of starting the container again.
- * The rest is killed. SIGTERM to volrayd kills every container and shim.
+ * The rest is killed (local_restore and local_restored, the node
+ * manager's steps before and after it takes the pods on). SIGTERM to
+ * volrayd kills every container and shim (local_kill_all).
  */
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -347,7 +349,7 @@ ctr_ended(struct local_ctr *l, int shim_code, int shim_sig)
 	if (msg[0] != '\0')
 		snprintf(c->message, sizeof c->message, "%s", msg);
 	snprintf(c->end_at, sizeof c->end_at, "%s", ended);
-	node_ctr_exited(c, code, reason[0] ? reason : NULL);
+	podworker_ctr_exited(c, code, reason[0] ? reason : NULL);
 }
 
 static void
@@ -469,7 +471,7 @@ spawn_shim(struct node *n, struct node_pod *p, struct node_ctr *c,
 static int
 local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 {
-	const store_obj *o = store_get(n->m->st, "pods", p->ns, p->name);
+	const store_obj *o = client_get(n->m->c, "pods", p->ns, p->name);
 	cJSON *pod = o ? store_obj_tree(o) : NULL;
 	const cJSON *spec = NULL, *it;
 	char dir[PATH_MAX], root[PATH_MAX], cwd[PATH_MAX], logp[PATH_MAX];
@@ -673,7 +675,7 @@ local_stop(struct node *n, struct node_pod *p, struct node_ctr *c,
 	wheel_add(n->m->wheel, &l->kill_timer, grace_ms, on_kill, l);
 	if (l->prestop != NULL)
 		return;		/* the hook's end sends SIGTERM */
-	o = store_get(n->m->st, "pods", p->ns, p->name);
+	o = client_get(n->m->c, "pods", p->ns, p->name);
 	pod = o != NULL ? store_obj_tree(o) : NULL;
 	cJSON_ArrayForEach(it, json_at(pod, "spec.containers"))
 		if (json_str(it, "name") && strcmp(json_str(it, "name"),
@@ -692,11 +694,19 @@ local_stop(struct node *n, struct node_pod *p, struct node_ctr *c,
 	cJSON_Delete(pod);
 }
 
-/* Find what a previous volrayd left: the pods taken on next may claim it. */
-void
-node_local_reap(const char *data_dir)
+/*
+ * Before the pods are taken on: the cgroups of the local node (when this
+ * machine is one), and what a previous volrayd left, which the pods
+ * taken on next may claim.
+ */
+static void
+local_restore(node_mgr *m)
 {
-	orphans_scan(data_dir);
+	if (m->data_dir == NULL)
+		return;
+	if (m->local_name != NULL)
+		cgroup_init(m->data_dir);
+	orphans_scan(m->data_dir);
 }
 
 /* Whether a cgroup belongs to a container running now. */
@@ -713,16 +723,16 @@ keep_group(void *arg, const char *uid, const char *ctr)
 }
 
 /* Every pod is taken on: kill what none claimed, and its cgroups. */
-void
-node_local_reap_finish(void)
+static void
+local_restored(void)
 {
 	orphans_kill_rest();
 	cgroup_sweep(keep_group, NULL);
 }
 
 /* volrayd is stopping: no process of its containers stays behind. */
-void
-node_local_kill_all(void)
+static void
+local_kill_all(void)
 {
 	struct local_ctr *l;
 	node_proc *np;
@@ -780,7 +790,7 @@ local_exec(struct node *n, struct node_pod *p, struct node_ctr *c,
     const cJSON *command, uint64_t timeout_ms, void (*done)(void *, int),
     void *arg)
 {
-	const store_obj *o = store_get(n->m->st, "pods", p->ns, p->name);
+	const store_obj *o = client_get(n->m->c, "pods", p->ns, p->name);
 	cJSON *pod = o ? store_obj_tree(o) : NULL;
 	const cJSON *spec = NULL, *it;
 	char dir[PATH_MAX], root[PATH_MAX], *why = NULL, **argv = NULL;
@@ -857,7 +867,7 @@ node_proc_start(node_mgr *m, const char *ns, const char *pod,
     const char *ctr, const char *id, char *const *argv, char *const *extra,
     const char *cwd, const char *log_path, node_proc_done done, void *arg, char **cause)
 {
-	const store_obj *o = store_get(m->st, "pods", ns, pod);
+	const store_obj *o = client_get(m->c, "pods", ns, pod);
 	struct node_pod *p = o != NULL ? hmap_get(m->pods, o->uid) : NULL;
 	cJSON *tree = NULL;
 	const cJSON *spec = NULL, *it;
@@ -867,7 +877,7 @@ node_proc_start(node_mgr *m, const char *ns, const char *pod,
 	int i;
 
 	*cause = NULL;
-	if (p == NULL || p->node->rt != &node_local_runtime) {
+	if (p == NULL || p->node->rt != &local_runtime) {
 		*cause = util_printf("pod %s/%s does not run on the local node",
 		    ns, pod);
 		return NULL;
@@ -938,11 +948,17 @@ node_proc_stop(node_proc *np, uint64_t grace_ms)
 	wheel_add(np->m->wheel, &np->kill_timer, grace_ms, proc_kill, np);
 }
 
-const struct node_runtime node_local_runtime = {
-	"local",
-	local_start,
-	local_stop,
-	1,
-	local_exec,
-	local_resume,
+const struct node_runtime local_runtime = {
+	.name = "local",
+	.os_image = "volray local node (no images, no filesystem isolation)",
+	.version = "volray-local://" VERSION,
+	.ip = "127.0.0.1",
+	.host_network = 1,
+	.start = local_start,
+	.stop = local_stop,
+	.exec = local_exec,
+	.resume = local_resume,
+	.restore = local_restore,
+	.restored = local_restored,
+	.kill_all = local_kill_all,
 };

@@ -13,8 +13,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "registry/registry.h"
-#include "store/store.h"
+#include "client/client.h"
 
 typedef struct node_mgr node_mgr;
 
@@ -27,7 +26,14 @@ struct node_stats {
 	uint64_t starts;		/* container instances started */
 };
 
-node_mgr *node_mgr_new(uv_loop_t *, store *, registry *);
+/* A node manager that sees and writes objects through c (borrowed). */
+node_mgr *node_mgr_new(uv_loop_t *, client *c);
+/*
+ * Whether pods on this node have a runtime here to stop them: the API
+ * server's hook for graceful pod deletion (registry_set_pod_runtime),
+ * with the node manager as arg.
+ */
+int node_mgr_has_runtime(void *mgr, const char *node);
 /*
  * Where pods' directories and logs go (DATA_DIR), and the name this
  * machine registers as the local node (NULL: none). Before start.

@@ -1,10 +1,15 @@
 /*
  * Internals shared by the node runtimes: the node manager (nodes.c), the
- * pod worker common to every runtime (podworker.c, podstatus.c) and the
- * runtimes themselves (sim.c). A runtime only starts and stops container
- * instances and reports how each one ended; the pod worker decides
- * everything a kubelet decides (admission, init order, restarts and
- * back-off, graceful termination, status).
+ * pod worker common to every runtime (podworker.c, its status writes in
+ * podstatus.c, its probes in probe.c, what a restart takes back in
+ * podrestore.c) and the runtimes themselves (runtime.h: sim.c, local.c
+ * with ctrenv.c, orphans.c and cgroup.c). A runtime only starts and stops
+ * container instances and reports how each one ended; the pod worker
+ * decides everything a kubelet decides (admission, init order, restarts
+ * and back-off, graceful termination, status). Calls go one way: the
+ * manager to the pod worker, the pod worker to its status, probes and
+ * the runtimes (through their tables), the runtimes back only by
+ * podworker_ctr_exited.
  */
 #ifndef VOLRAY_NODE_INT_H
 #define VOLRAY_NODE_INT_H
@@ -15,71 +20,25 @@
 #include <cjson/cJSON.h>
 #include <uv.h>
 
+#include "client/client.h"
 #include "lib/hmap.h"
 #include "lib/podspec.h"
 #include "node/node.h"
+#include "node/runtime.h"
 #include "node/wheel.h"
-#include "registry/registry.h"
-#include "store/store.h"
 
 struct node;
 struct node_pod;
 struct node_ctr;
 
-/* What a runtime does; the pod worker calls these, never the reverse. */
-struct node_runtime {
-	const char *name;
-	/*
-	 * Start one instance of the container. When it ends, the runtime
-	 * calls node_ctr_exited. -1 with *why ("RunContainerError: ...")
-	 * when it cannot start.
-	 */
-	int (*start)(struct node *, struct node_pod *, struct node_ctr *,
-	    char **why);
-	/*
-	 * Stop a running instance: a polite request (SIGTERM), a hard stop
-	 * after grace_ms. node_ctr_exited follows, at once or later.
-	 */
-	void (*stop)(struct node *, struct node_pod *, struct node_ctr *,
-	    uint64_t grace_ms);
-	int host_network;	/* pods share the node's address */
-	/*
-	 * Run an exec probe's command in the container's environment; done
-	 * (ok 1 for exit 0) follows once, within timeout_ms. NULL: probes
-	 * always pass (the simulated runtime).
-	 */
-	void (*exec)(struct node *, struct node_pod *, struct node_ctr *,
-	    const cJSON *command, uint64_t timeout_ms,
-	    void (*done)(void *arg, int ok), void *arg);
-	/*
-	 * Take back an instance that was running when the last volrayd
-	 * stopped (c->started says since when): 0 when it runs on (its end
-	 * is reported as for one started here), -1 when there is nothing to
-	 * take back and it must be started again.
-	 */
-	int (*resume)(struct node *, struct node_pod *, struct node_ctr *);
-};
-
 enum { PROBE_STARTUP, PROBE_LIVENESS, PROBE_READINESS, PROBE_TYPES };
 struct probe;
 
-/* probe.c */
-void node_probes_init(struct node_ctr *, const cJSON *spec);
-void node_probes_start(struct node_ctr *);
-void node_probes_stop(struct node_ctr *);
-void node_probes_free(struct node_ctr *);
-
-extern const struct node_runtime node_sim_runtime;
-extern const struct node_runtime node_local_runtime;
-
-/*
- * local.c: find what a previous run left (before the pods are taken on),
- * kill what was not taken back and its stale cgroups (after); kill
- * everything at exit. The shim is the program each container runs under.
- */
-void node_local_reap(const char *data_dir);
-void node_local_reap_finish(void);
-void node_local_kill_all(void);
+/* probe.c: a container's probes, from its spec; run while it runs. */
+void probe_init(struct node_ctr *, const cJSON *spec);
+void probe_start(struct node_ctr *);
+void probe_stop(struct node_ctr *);
+void probe_free(struct node_ctr *);
 
 /* ctrenv.c: a local container's environment and volumes. */
 struct ctrenv {
@@ -181,7 +140,7 @@ struct node_pod {
 	struct node *node;
 	char *key;			/* "ns/name" */
 	char *ns, *name, *uid;
-	int admitted;			/* by node_pod_start: it runs */
+	int admitted;			/* by podworker_start: it runs */
 	cJSON *ann;			/* metadata.annotations, kept */
 	char qos[16];			/* status.qosClass */
 	struct node_ctr *ctrs;		/* init containers first */
@@ -221,8 +180,7 @@ struct node {
 
 struct node_mgr {
 	uv_loop_t *loop;
-	store *st;
-	registry *rg;
+	client *c;
 	wheel *wheel;
 	hmap *nodes;			/* name -> node */
 	hmap *pods;			/* uid -> node_pod, every managed pod */
@@ -245,43 +203,40 @@ struct node_mgr {
 };
 
 /* podrestore.c: take back what the stored status says (a restart). */
-void node_pod_restore(struct node_pod *, const cJSON *status);
+void podrestore_apply(struct node_pod *, const cJSON *status);
 
-/* podworker.c */
-struct node_pod *node_pod_new(struct node *, const store_obj *,
+/* podworker.c (and podworker_ctr_exited, runtime.h) */
+struct node_pod *podworker_new(struct node *, const store_obj *,
     const cJSON *obj);
 /* Admit the new pod (obj: its stored version) and start it. */
-void node_pod_start(struct node_pod *, const cJSON *obj);
-void node_pod_sync(struct node_pod *);
-void node_pod_terminate(struct node_pod *, uint64_t grace_ms);
+void podworker_start(struct node_pod *, const cJSON *obj);
+void podworker_terminate(struct node_pod *, uint64_t grace_ms);
 /* The pod is gone from the store: stop everything, write nothing. */
-void node_pod_forget(struct node_pod *);
-void node_pod_free(struct node_pod *);
-void node_pod_dirty(struct node_pod *);
+void podworker_forget(struct node_pod *);
+/* Delete a pod with no grace period (finalizers still hold it). */
+void podworker_remove(node_mgr *, const char *ns, const char *name);
+/* One of the pod's annotations, or NULL. */
+const char *podworker_annotation(const struct node_pod *, const char *key);
+
+/* podstatus.c: the status a kubelet would write, and when. */
+/* Guaranteed, Burstable or BestEffort. */
+const char *podstatus_qos(const cJSON *pod);
+/* The pod's status changed: write it in the next flush slice. */
+void podstatus_dirty(struct node_pod *);
+/* The pod is about to be freed: off the list of dirty pods. */
+void podstatus_forget(struct node_pod *);
+/* Write the pod's status now if it is dirty (it stays on the list). */
+void podstatus_flush(struct node_pod *);
 /*
  * The pod was just made dirty, through *at (the list's tail before):
  * write its status now, from t, the tree of its stored version o (t is
  * taken; parsed again if o is no longer the stored version).
  */
-void node_pod_flush_now(struct node_pod *, struct node_pod **at,
+void podstatus_flush_now(struct node_pod *, struct node_pod **at,
     const store_obj *o, cJSON *t);
-/* A container instance ended (any runtime). */
-void node_ctr_exited(struct node_ctr *, int exit_code, const char *reason);
 /* Write the status of dirty pods, oldest first, until the slice that
    began at t0 (util_usec) is over. */
 #define FLUSH_US	10000
-void node_flush(node_mgr *, uint64_t t0);
-
-/* podstatus.c: the status a kubelet would write for this pod. */
-cJSON *node_pod_status(struct node_pod *, const cJSON *old_status);
-/* Guaranteed, Burstable or BestEffort. */
-const char *node_pod_qos(const cJSON *pod);
-/* One of the pod's annotations, or NULL. */
-const char *node_pod_annotation(const struct node_pod *, const char *key);
-
-/* nodes.c */
-const char *node_annotation(const cJSON *obj, const char *key);
-/* Delete a pod with no grace period (finalizers still hold it). */
-void node_remove_pod(node_mgr *, const char *ns, const char *name);
+void podstatus_flush_slice(node_mgr *, uint64_t t0);
 
 #endif

@@ -1,13 +1,18 @@
 /*
- * The node manager. It follows the store's durable events: a Node
- * labelled volray.io/runtime=virtual is taken in charge (its status made
- * Ready with capacity, allocatable, addresses and node info; a Lease in
- * kube-node-lease renewed every 10 s, each node at its own offset in the
- * period so that thousands of nodes cost a steady trickle of writes, not
- * a burst); a pod bound to a managed node gets a pod worker; a pod marked
- * for deletion is terminated with its grace period; a deleted node's pods
- * are removed at once. Status writes collected during a loop turn are
- * flushed from a check handle at its end.
+ * The node manager. It follows the client's events (durable ones, in
+ * the embedded case): a Node labelled volray.io/runtime=virtual (or
+ * this machine's own, labelled local) is taken in charge by that
+ * runtime (its status made Ready with capacity, allocatable, addresses
+ * and node info; a Lease in kube-node-lease renewed every quarter of
+ * its duration, each node at its own offset in the period so that
+ * thousands of nodes cost a steady trickle of writes, not a burst); a
+ * pod bound to a managed node gets a pod worker (podworker.c), taken on
+ * in the flush slice; a pod marked for deletion is terminated with its
+ * grace period; a deleted node's pods are removed at once. The flush
+ * slice, a check handle at the end of each loop turn, writes the status
+ * of the pods that changed (podstatus.c) and takes on the waiting ones.
+ * The runtimes are reached only through their tables (runtime.h), also
+ * for what they keep across pods at start and exit.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +30,14 @@
 #define LEASE_SECONDS	40		/* renewed every quarter of it */
 #define LEASE_NS	"kube-node-lease"
 
-const char *
-node_annotation(const cJSON *obj, const char *key)
+/* The runtimes, each once: their steps at start and exit. */
+static const struct node_runtime *const runtimes[] = {
+	&sim_runtime, &local_runtime
+};
+#define NRUNTIMES (sizeof runtimes / sizeof runtimes[0])
+
+static const char *
+annotation(const cJSON *obj, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(json_at(obj,
 	    "metadata.annotations"), key);
@@ -55,10 +66,10 @@ runtime_for(node_mgr *m, const cJSON *obj)
 	const char *name = json_str(obj, "metadata.name");
 
 	if (rt != NULL && strcmp(rt, "virtual") == 0)
-		return &node_sim_runtime;
+		return &sim_runtime;
 	if (rt != NULL && strcmp(rt, "local") == 0 && m->local_name != NULL &&
 	    name != NULL && strcmp(name, m->local_name) == 0)
-		return &node_local_runtime;
+		return &local_runtime;
 	return NULL;
 }
 
@@ -103,7 +114,7 @@ on_lease(wheel_timer *t)
 	node_mgr *m = n->m;
 	const resource *r = resource_find("coordination.k8s.io", "v1",
 	    "leases");
-	const store_obj *no = store_get(m->st, "nodes", "", n->name);
+	const store_obj *no = client_get(m->c, "nodes", "", n->name);
 	struct reg_result res;
 	char now[40];
 	cJSON *l;
@@ -112,7 +123,7 @@ on_lease(wheel_timer *t)
 	if (n->failing || no == NULL)
 		return;
 	micro_now(now);
-	l = registry_get(m->rg, r, LEASE_NS, n->name);
+	l = client_get_tree(m->c, r, LEASE_NS, n->name);
 	if (l == NULL) {
 		cJSON *md, *own, *o;
 
@@ -133,10 +144,10 @@ on_lease(wheel_timer *t)
 		json_set_num(json_obj(l, "spec"), "leaseDurationSeconds",
 		    m->lease_seconds);
 		json_set_str(json_obj(l, "spec"), "renewTime", now);
-		registry_create(m->rg, r, LEASE_NS, l, NULL, &res);
+		client_create(m->c, r, LEASE_NS, l, NULL, &res);
 	} else {
 		json_set_str(json_obj(l, "spec"), "renewTime", now);
-		registry_update(m->rg, r, LEASE_NS, n->name, l, NULL, &res);
+		client_update(m->c, r, LEASE_NS, n->name, l, NULL, &res);
 	}
 	if (res.code < 300)
 		m->stats.lease_writes++;
@@ -238,15 +249,11 @@ write_node_status(node_mgr *m, struct node *n, const store_obj *o)
 	info = json_obj(st, "nodeInfo");
 	json_set_str(info, "architecture", "amd64");
 	json_set_str(info, "operatingSystem", "linux");
-	json_set_str(info, "osImage", n->rt == &node_local_runtime ?
-	    "volray local node (no images, no filesystem isolation)" :
-	    "volray simulated node");
+	json_set_str(info, "osImage", n->rt->os_image);
 	json_set_str(info, "kernelVersion", "");
 	json_set_str(info, "kubeletVersion", "v1.32.0-volray");
 	json_set_str(info, "kubeProxyVersion", "");
-	json_set_str(info, "containerRuntimeVersion", n->rt ==
-	    &node_local_runtime ? "volray-local://" VERSION :
-	    "volray-sim://" VERSION);
+	json_set_str(info, "containerRuntimeVersion", n->rt->version);
 	json_set_str(info, "machineID", "");
 	json_set_str(info, "systemUUID", "");
 	json_set_str(info, "bootID", "");
@@ -255,7 +262,7 @@ write_node_status(node_mgr *m, struct node *n, const store_obj *o)
 		cJSON_Delete(t);
 		return;
 	}
-	registry_update_status(m->rg, r, "", n->name, t, st, NULL, &res);
+	client_update_status(m->c, r, "", n->name, t, st, NULL, &res);
 	write_result("status", n->name, &res);
 }
 
@@ -272,8 +279,8 @@ node_ip(struct node *n, const cJSON *obj)
 			    json_str(it, "address"));
 			return;
 		}
-	if (n->rt == &node_local_runtime)
-		snprintf(n->ip, sizeof n->ip, "127.0.0.1");
+	if (n->rt->ip != NULL)
+		snprintf(n->ip, sizeof n->ip, "%s", n->rt->ip);
 	else
 		snprintf(n->ip, sizeof n->ip, "10.0.%u.%u", (n->idx >> 8) & 255,
 		    n->idx & 255);
@@ -328,7 +335,7 @@ unmanage(node_mgr *m, struct node *n)
 		fatal("out of memory");
 	hmap_each(n->pods, collect_pod, &end);
 	for (i = 0; i < count; i++)
-		node_pod_forget(pods[i]);
+		podworker_forget(pods[i]);
 	free(pods);
 	wheel_cancel(m->wheel, &n->lease_timer);
 	hmap_del(m->nodes, n->name);
@@ -336,24 +343,6 @@ unmanage(node_mgr *m, struct node *n)
 	free(n->name);
 	free(n);
 	m->stats.nodes--;
-}
-
-/* Remove a pod at once: the delete with no grace period a kubelet sends. */
-void
-node_remove_pod(node_mgr *m, const char *ns, const char *name)
-{
-	const resource *r = resource_find("", "v1", "pods");
-	struct reg_opts o;
-	struct reg_result res;
-
-	memset(&o, 0, sizeof o);
-	o.grace_set = 1;
-	o.grace_period = 0;
-	registry_delete(m->rg, r, ns, name, &o, &res);
-	if (res.code >= 300 && res.code != 404)
-		log_warn("node: removing pod %s/%s: code %d", ns, name,
-		    res.code);
-	cJSON_Delete(res.body);
 }
 
 static void
@@ -373,7 +362,7 @@ node_event(node_mgr *m, const store_event *ev)
 			unmanage(m, n);
 		/* Pods bound to a node that is gone go at once (pod GC): the
 		   store's index by node (the removals change it: a copy). */
-		np = store_on_node(m->st, ev->obj->name, &on);
+		np = client_on_node(m->c, ev->obj->name, &on);
 		keys = calloc(np + 1, sizeof *keys);
 		for (i = 0; i < np; i++)
 			keys[i] = strdup(on[i]);
@@ -384,7 +373,7 @@ node_event(node_mgr *m, const store_event *ev)
 
 			if (slash != NULL) {
 				*slash = '\0';
-				node_remove_pod(m, keys[i] + 5, slash + 1);
+				podworker_remove(m, keys[i] + 5, slash + 1);
 			}
 			free(keys[i]);
 		}
@@ -404,8 +393,8 @@ node_event(node_mgr *m, const store_event *ev)
 	else
 		podspec_allocatable(t, &n->alloc);
 	was_failing = n->failing;
-	n->failing = node_annotation(t, "volray.io/sim-fail") != NULL &&
-	    strcmp(node_annotation(t, "volray.io/sim-fail"), "true") == 0;
+	n->failing = annotation(t, "volray.io/sim-fail") != NULL &&
+	    strcmp(annotation(t, "volray.io/sim-fail"), "true") == 0;
 	cJSON_Delete(t);
 	/*
 	 * A failing node posts nothing (the lifecycle controller marks it
@@ -438,15 +427,15 @@ adopt_pod(node_mgr *m, struct node *n, const store_obj *o, int write_now)
 	if (o->deleting) {
 		/* Nothing of it runs here: it can go at once. */
 		cJSON_Delete(t);
-		node_remove_pod(m, o->ns, o->name);
+		podworker_remove(m, o->ns, o->name);
 		return;
 	}
-	p = node_pod_new(n, o, t);
-	node_pod_restore(p, json_at(t, "status"));
+	p = podworker_new(n, o, t);
+	podrestore_apply(p, json_at(t, "status"));
 	at = m->dirty_tail;
-	node_pod_start(p, t);
+	podworker_start(p, t);
 	if (write_now)
-		node_pod_flush_now(p, at, o, t);
+		podstatus_flush_now(p, at, o, t);
 	else
 		cJSON_Delete(t);
 }
@@ -495,7 +484,7 @@ adopt_waiting(node_mgr *m, uint64_t t0)
 			continue;
 		}
 		hmap_del(m->adopting, a->o->uid);
-		o = store_get(m->st, "pods", a->o->ns, a->o->name);
+		o = client_get(m->c, "pods", a->o->ns, a->o->name);
 		if (o != NULL && strcmp(o->uid, a->o->uid) == 0 &&
 		    hmap_get(m->pods, o->uid) == NULL &&
 		    (n = hmap_get(m->nodes, o->node_name)) != NULL)
@@ -514,14 +503,14 @@ pod_event(node_mgr *m, const store_event *ev)
 
 	if (p != NULL) {
 		if (ev->type == STORE_DELETED)
-			node_pod_forget(p);
+			podworker_forget(p);
 		else if (o->deleting) {
 			cJSON *t = store_obj_tree(o);
 			double g = cJSON_GetNumberValue(json_at(t,
 			    "metadata.deletionGracePeriodSeconds"));
 
 			cJSON_Delete(t);
-			node_pod_terminate(p, g > 0 ? (uint64_t)(g * 1000) : 0);
+			podworker_terminate(p, g > 0 ? (uint64_t)(g * 1000) : 0);
 		}
 		return;
 	}
@@ -568,24 +557,23 @@ on_check(uv_check_t *h)
 	/* Both in one slice; each does at least 31 before it looks at the
 	   time, so neither starves the other. */
 	t0 = util_usec();
-	node_flush(m, t0);
+	podstatus_flush_slice(m, t0);
 	adopt_waiting(m, t0);
 	/* What the slice left: the next turn, without waiting in poll. */
 	if (m->dirty != NULL || m->adopt != NULL)
 		uv_idle_start(&m->flush_more, on_flush_more);
 }
 
-/* Whether pods on this node have a runtime to stop them (registry hook). */
-static int
-has_runtime(void *arg, const char *node)
+int
+node_mgr_has_runtime(void *mgr, const char *node)
 {
-	node_mgr *m = arg;
+	node_mgr *m = mgr;
 
 	return hmap_get(m->nodes, node) != NULL;
 }
 
 node_mgr *
-node_mgr_new(uv_loop_t *loop, store *st, registry *rg)
+node_mgr_new(uv_loop_t *loop, client *c)
 {
 	node_mgr *m = calloc(1, sizeof *m);
 
@@ -594,8 +582,7 @@ node_mgr_new(uv_loop_t *loop, store *st, registry *rg)
 	    (m->adopting = hmap_new()) == NULL)
 		fatal("out of memory");
 	m->loop = loop;
-	m->st = st;
-	m->rg = rg;
+	m->c = c;
 	m->lease_seconds = LEASE_SECONDS;
 	m->dirty_tail = &m->dirty;
 	m->adopt_tail = &m->adopt;
@@ -606,8 +593,7 @@ node_mgr_new(uv_loop_t *loop, store *st, registry *rg)
 	uv_unref((uv_handle_t *)&m->flush);
 	uv_idle_init(loop, &m->flush_more);
 	uv_unref((uv_handle_t *)&m->flush_more);
-	store_subscribe(st, on_event, m);
-	registry_set_pod_runtime(rg, has_runtime, m);
+	client_subscribe(c, on_event, m);
 	return m;
 }
 
@@ -636,7 +622,7 @@ register_local(node_mgr *m)
 	const resource *r = resource_find("", "v1", "nodes");
 	char cpu[32], mem[32];
 	struct reg_result res;
-	cJSON *t = registry_get(m->rg, r, "", m->local_name), *md, *l, *a;
+	cJSON *t = client_get_tree(m->c, r, "", m->local_name), *md, *l, *a;
 	int create = t == NULL;
 
 	local_capacity(cpu, mem, sizeof cpu);
@@ -656,9 +642,9 @@ register_local(node_mgr *m)
 	json_set_str(a, "volray.io/cpu", cpu);
 	json_set_str(a, "volray.io/memory", mem);
 	if (create)
-		registry_create(m->rg, r, "", t, NULL, &res);
+		client_create(m->c, r, "", t, NULL, &res);
 	else
-		registry_update(m->rg, r, "", m->local_name, t, NULL, &res);
+		client_update(m->c, r, "", m->local_name, t, NULL, &res);
 	/* The registry owns t now. */
 	write_result("registering the local node", m->local_name, &res);
 	log_info("node %s: the local node runs containers' commands as "
@@ -716,8 +702,12 @@ node_mgr_wheel(node_mgr *m)
 void
 node_mgr_shutdown(node_mgr *m)
 {
+	size_t i;
+
 	(void)m;
-	node_local_kill_all();
+	for (i = 0; i < NRUNTIMES; i++)
+		if (runtimes[i]->kill_all != NULL)
+			runtimes[i]->kill_all();
 }
 
 void
@@ -736,10 +726,10 @@ node_mgr_start(node_mgr *m)
 	size_t n, i;
 	cJSON *ns;
 
-	if (store_get(m->st, "namespaces", "", LEASE_NS) == NULL) {
+	if (client_get(m->c, "namespaces", "", LEASE_NS) == NULL) {
 		ns = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
 		    "\"metadata\":{\"name\":\"" LEASE_NS "\"}}");
-		registry_create(m->rg, nsr, "", ns, NULL, &res);
+		client_create(m->c, nsr, "", ns, NULL, &res);
 		write_result("namespace " LEASE_NS, "-", &res);
 	}
 	/*
@@ -747,13 +737,12 @@ node_mgr_start(node_mgr *m)
 	 * here on (a resumed container's end) count from now.
 	 */
 	uv_update_time(m->loop);
-	if (m->local_name != NULL && m->data_dir != NULL)
-		cgroup_init(m->data_dir);
-	if (m->data_dir != NULL)
-		node_local_reap(m->data_dir);
+	for (i = 0; i < NRUNTIMES; i++)
+		if (runtimes[i]->restore != NULL)
+			runtimes[i]->restore(m);
 	if (m->local_name != NULL)
 		register_local(m);
-	n = store_list(m->st, "nodes", NULL, &objs);
+	n = client_list(m->c, "nodes", NULL, &objs);
 	{
 		/* The list changes under the writes below: copy the names. */
 		char **names = calloc(n + 1, sizeof *names);
@@ -761,7 +750,7 @@ node_mgr_start(node_mgr *m)
 		for (i = 0; i < n; i++)
 			names[i] = strdup(objs[i]->name);
 		for (i = 0; i < n; i++) {
-			const store_obj *o = store_get(m->st, "nodes", "",
+			const store_obj *o = client_get(m->c, "nodes", "",
 			    names[i]);
 			store_event ev = { STORE_MODIFIED, (store_obj *)o, NULL };
 
@@ -771,7 +760,7 @@ node_mgr_start(node_mgr *m)
 		}
 		free(names);
 	}
-	n = store_list(m->st, "pods", NULL, &objs);
+	n = client_list(m->c, "pods", NULL, &objs);
 	{
 		char **keys = calloc(n + 1, sizeof *keys);
 
@@ -788,7 +777,7 @@ node_mgr_start(node_mgr *m)
 				continue;
 			slash = strchr(keys[i], '/');
 			*slash = '\0';
-			o = store_get(m->st, "pods", keys[i], slash + 1);
+			o = client_get(m->c, "pods", keys[i], slash + 1);
 			if (o != NULL && hmap_get(m->pods, o->uid) == NULL &&
 			    hmap_get(m->nodes, o->node_name) != NULL)
 				adopt_pod(m, hmap_get(m->nodes, o->node_name),
@@ -798,7 +787,9 @@ node_mgr_start(node_mgr *m)
 		free(keys);
 	}
 	/* What no pod took back is killed, with its cgroups. */
-	node_local_reap_finish();
+	for (i = 0; i < NRUNTIMES; i++)
+		if (runtimes[i]->restored != NULL)
+			runtimes[i]->restored();
 	log_info("node: %llu nodes managed, %llu pods",
 	    (unsigned long long)m->stats.nodes,
 	    (unsigned long long)m->stats.pods);

@@ -91,7 +91,7 @@ restore_list(struct node_pod *p, const cJSON *list, int init)
 }
 
 void
-node_pod_restore(struct node_pod *p, const cJSON *status)
+podrestore_apply(struct node_pod *p, const cJSON *status)
 {
 	const char *v;
 

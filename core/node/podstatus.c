@@ -7,11 +7,17 @@
  * terminated (exitCode, reason, startedAt, finishedAt), lastState, ready,
  * started, restartCount, image and a containerID. A pod refused at
  * admission has only phase Failed, reason and message.
+ *
+ * Status is not written as things happen: a change marks the pod dirty
+ * (a list in the order they changed), and the node manager's flush slice
+ * writes each dirty pod once per loop turn, and only when its status
+ * differs from the stored one.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "lib/json.h"
+#include "lib/log.h"
 #include "lib/util.h"
 #include "node/node_int.h"
 
@@ -169,7 +175,7 @@ ctr_status(const struct node_pod *p, const struct node_ctr *c)
 
 /* Guaranteed, Burstable or BestEffort, from requests and limits. */
 const char *
-node_pod_qos(const cJSON *pod)
+podstatus_qos(const cJSON *pod)
 {
 	const cJSON *it;
 	int any = 0, guaranteed = 1;
@@ -201,8 +207,8 @@ node_pod_qos(const cJSON *pod)
 	return !any ? "BestEffort" : guaranteed ? "Guaranteed" : "Burstable";
 }
 
-cJSON *
-node_pod_status(struct node_pod *p, const cJSON *old)
+static cJSON *
+pod_status(struct node_pod *p, const cJSON *old)
 {
 	cJSON *st = cJSON_CreateObject(), *conds, *ips, *arr;
 	const cJSON *sched = NULL, *it;
@@ -262,4 +268,118 @@ node_pod_status(struct node_pod *p, const cJSON *old)
 		cJSON_AddItemToArray(arr, ctr_status(p, &p->ctrs[i]));
 	cJSON_AddStringToObject(st, "qosClass", p->qos);
 	return st;
+}
+
+void
+podstatus_dirty(struct node_pod *p)
+{
+	node_mgr *m = p->node->m;
+
+	if (p->dirty || p->removed)
+		return;
+	p->dirty = 1;
+	p->dirty_next = NULL;
+	*m->dirty_tail = p;
+	m->dirty_tail = &p->dirty_next;
+}
+
+/* A pod about to be freed leaves the list of dirty pods. */
+void
+podstatus_forget(struct node_pod *p)
+{
+	node_mgr *m = p->node->m;
+	struct node_pod **pp;
+
+	if (!p->dirty)
+		return;
+	for (pp = &m->dirty; *pp != NULL; pp = &(*pp)->dirty_next)
+		if (*pp == p) {
+			*pp = p->dirty_next;
+			if (m->dirty_tail == &p->dirty_next)
+				m->dirty_tail = pp;
+			break;
+		}
+}
+
+/* Write one pod's status if it changed; t, when given, is the tree of
+   version at (taken). */
+static void
+flush_one(node_mgr *m, struct node_pod *p, const store_obj *at, cJSON *t)
+{
+	const resource *r = resource_find("", "v1", "pods");
+	const store_obj *o = client_get(m->c, "pods", p->ns, p->name);
+	struct reg_result res;
+	cJSON *st;
+
+	if (o == NULL || strcmp(o->uid, p->uid) != 0) {
+		cJSON_Delete(t);
+		return;
+	}
+	if (t != NULL && o != at) {
+		cJSON_Delete(t);
+		t = NULL;
+	}
+	if (t == NULL)
+		t = store_obj_tree(o);
+	st = pod_status(p, json_at(t, "status"));
+	if (json_equal(st, json_at(t, "status"))) {
+		cJSON_Delete(st);
+		cJSON_Delete(t);
+		return;
+	}
+	/* t is the stored version: the registry need not parse it again. */
+	client_update_status(m->c, r, p->ns, p->name, t, st, NULL, &res);
+	if (res.code >= 300)
+		log_warn("node %s: status of %s: code %d", p->node->name, p->key,
+		    res.code);
+	else
+		m->stats.status_writes++;
+	cJSON_Delete(res.body);
+}
+
+void
+podstatus_flush(struct node_pod *p)
+{
+	if (p->dirty)
+		flush_one(p->node->m, p, NULL, NULL);
+}
+
+void
+podstatus_flush_now(struct node_pod *p, struct node_pod **at,
+    const store_obj *o, cJSON *t)
+{
+	node_mgr *m = p->node->m;
+
+	if (!p->dirty || *at != p) {
+		cJSON_Delete(t);
+		return;
+	}
+	*at = p->dirty_next;
+	if (m->dirty_tail == &p->dirty_next)
+		m->dirty_tail = at;
+	p->dirty = 0;
+	p->dirty_next = NULL;
+	flush_one(m, p, o, t);
+}
+
+/*
+ * At most FLUSH_US of status writes a loop turn (each turn is one group
+ * commit): thousands of pods started at once are written over a few
+ * turns and the API answers between them.
+ */
+void
+podstatus_flush_slice(node_mgr *m, uint64_t t0)
+{
+	struct node_pod *p;
+	int n = 0;
+
+	while ((p = m->dirty) != NULL) {
+		if ((++n & 31) == 0 && util_usec() - t0 > FLUSH_US)
+			return;
+		if ((m->dirty = p->dirty_next) == NULL)
+			m->dirty_tail = &m->dirty;
+		p->dirty = 0;
+		p->dirty_next = NULL;
+		flush_one(m, p, NULL, NULL);
+	}
 }

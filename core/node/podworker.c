@@ -18,9 +18,9 @@
  *  - Termination (deletionTimestamp set): containers are stopped with the
  *    grace period, then the pod is removed from the store.
  *
- * Status is not written as things happen: a change marks the pod dirty, and
- * node_flush writes each dirty pod once per loop turn, and only when its
- * status differs from the stored one.
+ * A change of state marks the pod dirty; podstatus.c writes its status.
+ * The runtime runs the containers (through its table, runtime.h) and
+ * reports each end with podworker_ctr_exited.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,29 +37,16 @@
 #define BACKOFF_RESET_MS	600000
 
 static void ctr_start(struct node_pod *, struct node_ctr *);
+static void pod_sync(struct node_pod *);
+static void pod_free(struct node_pod *);
 static void pod_finish_termination(struct node_pod *);
-static void flush_one(node_mgr *, struct node_pod *, const store_obj *,
-    cJSON *);
 
 const char *
-node_pod_annotation(const struct node_pod *p, const char *key)
+podworker_annotation(const struct node_pod *p, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(p->ann, key);
 
 	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-void
-node_pod_dirty(struct node_pod *p)
-{
-	node_mgr *m = p->node->m;
-
-	if (p->dirty || p->removed)
-		return;
-	p->dirty = 1;
-	p->dirty_next = NULL;
-	*m->dirty_tail = p;
-	m->dirty_tail = &p->dirty_next;
 }
 
 static void
@@ -75,11 +62,11 @@ ctr_init(struct node_pod *p, struct node_ctr *c, const cJSON *spec, int init)
 	c->state = CTR_WAITING;
 	snprintf(c->reason, sizeof c->reason, "%s",
 	    init || p->ninit == 0 ? "ContainerCreating" : "PodInitializing");
-	node_probes_init(c, spec);
+	probe_init(c, spec);
 }
 
 struct node_pod *
-node_pod_new(struct node *n, const store_obj *o, const cJSON *obj)
+podworker_new(struct node *n, const store_obj *o, const cJSON *obj)
 {
 	struct node_pod *p = calloc(1, sizeof *p);
 	const cJSON *init = json_at(obj, "spec.initContainers");
@@ -106,7 +93,7 @@ node_pod_new(struct node *n, const store_obj *o, const cJSON *obj)
 		ctr_init(p, &p->ctrs[i++], it, 0);
 	p->conds = cJSON_CreateObject();
 	podspec_requests(obj, &p->req);
-	snprintf(p->qos, sizeof p->qos, "%s", node_pod_qos(obj));
+	snprintf(p->qos, sizeof p->qos, "%s", podstatus_qos(obj));
 	p->ann = cJSON_Duplicate(json_at(obj, "metadata.annotations"), 1);
 	hmap_put(n->pods, p->uid, p);
 	hmap_put(n->m->pods, p->uid, p);
@@ -114,15 +101,15 @@ node_pod_new(struct node *n, const store_obj *o, const cJSON *obj)
 	return p;
 }
 
-void
-node_pod_free(struct node_pod *p)
+static void
+pod_free(struct node_pod *p)
 {
 	node_mgr *m = p->node->m;
 	int i;
 
 	for (i = 0; i < p->nctrs; i++) {
 		wheel_cancel(m->wheel, &p->ctrs[i].timer);
-		node_probes_free(&p->ctrs[i]);
+		probe_free(&p->ctrs[i]);
 		free(p->ctrs[i].name);
 		free(p->ctrs[i].image);
 	}
@@ -132,18 +119,7 @@ node_pod_free(struct node_pod *p)
 	hmap_del(p->node->pods, p->uid);
 	hmap_del(m->pods, p->uid);
 	m->stats.pods--;
-	/* A dirty pod stays on the list until the flush, which skips it. */
-	if (p->dirty) {
-		struct node_pod **pp;
-
-		for (pp = &m->dirty; *pp != NULL; pp = &(*pp)->dirty_next)
-			if (*pp == p) {
-				*pp = p->dirty_next;
-				if (m->dirty_tail == &p->dirty_next)
-					m->dirty_tail = pp;
-				break;
-			}
-	}
+	podstatus_forget(p);
 	cJSON_Delete(p->ann);
 	cJSON_Delete(p->conds);
 	free(p->ctrs);
@@ -176,7 +152,7 @@ fail_pod(struct node_pod *p, const char *reason, const char *message)
 		if (p->ctrs[i].state == CTR_WAITING)
 			wheel_cancel(p->node->m->wheel, &p->ctrs[i].timer);
 	release(p);
-	node_pod_dirty(p);
+	podstatus_dirty(p);
 }
 
 /* Node-side admission, once: 0 admitted, -1 failed (status says why). */
@@ -194,7 +170,7 @@ admit(struct node_pod *p, const cJSON *pod)
 	if (cJSON_GetArraySize(json_at(pod, "spec.nodeSelector")) > 0 ||
 	    json_at(pod, "spec.affinity.nodeAffinity."
 	    "requiredDuringSchedulingIgnoredDuringExecution") != NULL) {
-		const store_obj *no = store_get(n->m->st, "nodes", "", n->name);
+		const store_obj *no = client_get(n->m->c, "nodes", "", n->name);
 		cJSON *t = no ? store_obj_tree(no) : NULL;
 		int match = t == NULL || podspec_node_matches(pod, t);
 
@@ -271,8 +247,8 @@ ctr_resume(struct node_pod *p, struct node_ctr *c)
 		c->state = CTR_WAITING;
 		return -1;
 	}
-	node_probes_start(c);
-	node_pod_dirty(p);
+	probe_start(c);
+	podstatus_dirty(p);
 	return 0;
 }
 
@@ -292,8 +268,8 @@ ctr_start(struct node_pod *p, struct node_ctr *c)
 	util_now(c->started);
 	c->run_ms = uv_now(n->m->loop);
 	n->m->stats.starts++;
-	node_probes_start(c);
-	node_pod_dirty(p);
+	probe_start(c);
+	podstatus_dirty(p);
 	if (n->rt->start(n, p, c, &why) != 0) {
 		/* "Reason: message", as the runtime words it. */
 		char reason[64] = "ContainerCannotRun";
@@ -311,7 +287,7 @@ ctr_start(struct node_pod *p, struct node_ctr *c)
 		snprintf(c->message, sizeof c->message, "%s", colon ? colon :
 		    why ? why : "");
 		free(why);
-		node_ctr_exited(c, 128, reason);
+		podworker_ctr_exited(c, 128, reason);
 	}
 }
 
@@ -333,20 +309,20 @@ main_started(const struct node_pod *p)
  * reads the whole object.
  */
 void
-node_pod_start(struct node_pod *p, const cJSON *pod)
+podworker_start(struct node_pod *p, const cJSON *pod)
 {
 	if (p->terminating || p->phase >= POD_SUCCEEDED)
 		return;
 	if (admit(p, pod) != 0)
 		return;
 	p->admitted = 1;
-	node_pod_dirty(p);
-	node_pod_sync(p);
+	podstatus_dirty(p);
+	pod_sync(p);
 }
 
 /* Start what should run now: the next init container, or every main one. */
-void
-node_pod_sync(struct node_pod *p)
+static void
+pod_sync(struct node_pod *p)
 {
 	int i;
 
@@ -367,13 +343,13 @@ node_pod_sync(struct node_pod *p)
 	}
 	if (p->phase == POD_PENDING && main_started(p)) {
 		p->phase = POD_RUNNING;
-		node_pod_dirty(p);
+		podstatus_dirty(p);
 	}
 	if (p->nctrs == p->ninit && p->phase == POD_PENDING) {
 		/* No main containers: nothing to run. */
 		p->phase = POD_SUCCEEDED;
 		release(p);
-		node_pod_dirty(p);
+		podstatus_dirty(p);
 	}
 }
 
@@ -412,7 +388,7 @@ schedule_restart(struct node_pod *p, struct node_ctr *c)
 	    (unsigned long long)(delay / 1000), c->name, p->name, p->ns,
 	    p->uid);
 	wheel_add(m->wheel, &c->timer, delay, on_backoff, c);
-	node_pod_dirty(p);
+	podstatus_dirty(p);
 }
 
 /* Every main container ended and none restarts: the pod is done. */
@@ -431,7 +407,7 @@ check_done(struct node_pod *p)
 	}
 	p->phase = failed ? POD_FAILED : POD_SUCCEEDED;
 	release(p);
-	node_pod_dirty(p);
+	podstatus_dirty(p);
 }
 
 static int
@@ -445,12 +421,12 @@ running(const struct node_pod *p)
 }
 
 void
-node_ctr_exited(struct node_ctr *c, int code, const char *reason)
+podworker_ctr_exited(struct node_ctr *c, int code, const char *reason)
 {
 	struct node_pod *p = c->pod;
 
 	c->rt = NULL;
-	node_probes_stop(c);
+	probe_stop(c);
 	c->state = CTR_TERMINATED;
 	c->end.exit_code = code;
 	snprintf(c->end.reason, sizeof c->end.reason, "%s", reason ? reason :
@@ -465,12 +441,12 @@ node_ctr_exited(struct node_ctr *c, int code, const char *reason)
 	else
 		util_now(c->end.finished);
 	c->end_at[0] = '\0';
-	node_pod_dirty(p);
+	podstatus_dirty(p);
 	/* Inside a stop loop the loop finishes; the pod must outlive it. */
 	if (p->stopping)
 		return;
 	if (p->removed && running(p) == 0) {
-		node_pod_free(p);
+		pod_free(p);
 		return;
 	}
 	if (p->terminating) {
@@ -483,7 +459,7 @@ node_ctr_exited(struct node_ctr *c, int code, const char *reason)
 	if (c->init) {
 		if (code == 0) {
 			p->next_init++;
-			node_pod_sync(p);
+			pod_sync(p);
 		} else if (p->restart_policy == 'N')
 			fail_pod(p, "", "");
 		else
@@ -505,11 +481,11 @@ on_kill_timeout(wheel_timer *t)
 
 	for (i = 0; i < p->nctrs; i++)
 		if (p->ctrs[i].state == CTR_RUNNING)
-			node_ctr_exited(&p->ctrs[i], 137, "Error");
+			podworker_ctr_exited(&p->ctrs[i], 137, "Error");
 }
 
 void
-node_pod_terminate(struct node_pod *p, uint64_t grace_ms)
+podworker_terminate(struct node_pod *p, uint64_t grace_ms)
 {
 	node_mgr *m = p->node->m;
 	int i, n = 0;
@@ -538,6 +514,24 @@ node_pod_terminate(struct node_pod *p, uint64_t grace_ms)
 		    on_kill_timeout, p);
 }
 
+/* Remove a pod at once: the delete with no grace period a kubelet sends. */
+void
+podworker_remove(node_mgr *m, const char *ns, const char *name)
+{
+	const resource *r = resource_find("", "v1", "pods");
+	struct reg_opts o;
+	struct reg_result res;
+
+	memset(&o, 0, sizeof o);
+	o.grace_set = 1;
+	o.grace_period = 0;
+	client_delete(m->c, r, ns, name, &o, &res);
+	if (res.code >= 300 && res.code != 404)
+		log_warn("node: removing pod %s/%s: code %d", ns, name,
+		    res.code);
+	cJSON_Delete(res.body);
+}
+
 /*
  * Everything has stopped: remove the pod (a delete with no grace period,
  * as the kubelet sends; finalizers, if any, still hold it).
@@ -559,20 +553,19 @@ pod_finish_termination(struct node_pod *p)
 			    p->ctrs[i].end.exit_code != 0)
 				failed = 1;
 		p->phase = failed ? POD_FAILED : POD_SUCCEEDED;
-		node_pod_dirty(p);
+		podstatus_dirty(p);
 	}
-	if (p->dirty)
-		flush_one(m, p, NULL, NULL);
+	podstatus_flush(p);
 	release(p);
 	wheel_cancel(m->wheel, &p->kill_timer);
-	node_pod_free(p);
-	node_remove_pod(m, ns, name);
+	pod_free(p);
+	podworker_remove(m, ns, name);
 	free(ns);
 	free(name);
 }
 
 void
-node_pod_forget(struct node_pod *p)
+podworker_forget(struct node_pod *p)
 {
 	int i, n = 0;
 
@@ -591,81 +584,5 @@ node_pod_forget(struct node_pod *p)
 	/* Exits still to come free it; with none running, free it now. */
 	(void)n;
 	if (running(p) == 0)
-		node_pod_free(p);
-}
-
-/* Write one pod's status if it changed; t, when given, is the tree of
-   version at (taken). */
-static void
-flush_one(node_mgr *m, struct node_pod *p, const store_obj *at, cJSON *t)
-{
-	const resource *r = resource_find("", "v1", "pods");
-	const store_obj *o = store_get(m->st, "pods", p->ns, p->name);
-	struct reg_result res;
-	cJSON *st;
-
-	if (o == NULL || strcmp(o->uid, p->uid) != 0) {
-		cJSON_Delete(t);
-		return;
-	}
-	if (t != NULL && o != at) {
-		cJSON_Delete(t);
-		t = NULL;
-	}
-	if (t == NULL)
-		t = store_obj_tree(o);
-	st = node_pod_status(p, json_at(t, "status"));
-	if (json_equal(st, json_at(t, "status"))) {
-		cJSON_Delete(st);
-		cJSON_Delete(t);
-		return;
-	}
-	/* t is the stored version: the registry need not parse it again. */
-	registry_update_status(m->rg, r, p->ns, p->name, t, st, NULL, &res);
-	if (res.code >= 300)
-		log_warn("node %s: status of %s: code %d", p->node->name, p->key,
-		    res.code);
-	else
-		m->stats.status_writes++;
-	cJSON_Delete(res.body);
-}
-
-void
-node_pod_flush_now(struct node_pod *p, struct node_pod **at,
-    const store_obj *o, cJSON *t)
-{
-	node_mgr *m = p->node->m;
-
-	if (!p->dirty || *at != p) {
-		cJSON_Delete(t);
-		return;
-	}
-	*at = p->dirty_next;
-	if (m->dirty_tail == &p->dirty_next)
-		m->dirty_tail = at;
-	p->dirty = 0;
-	p->dirty_next = NULL;
-	flush_one(m, p, o, t);
-}
-
-/*
- * At most FLUSH_US of status writes a loop turn (each turn is one group
- * commit): thousands of pods started at once are written over a few
- * turns and the API answers between them.
- */
-void
-node_flush(node_mgr *m, uint64_t t0)
-{
-	struct node_pod *p;
-	int n = 0;
-
-	while ((p = m->dirty) != NULL) {
-		if ((++n & 31) == 0 && util_usec() - t0 > FLUSH_US)
-			return;
-		if ((m->dirty = p->dirty_next) == NULL)
-			m->dirty_tail = &m->dirty;
-		p->dirty = 0;
-		p->dirty_next = NULL;
-		flush_one(m, p, NULL, NULL);
-	}
+		pod_free(p);
 }

@@ -92,16 +92,16 @@ outcome(struct probe *pr, int ok)
 	case PROBE_READINESS:
 		if (ok && pr->successes >= success_t && !c->probe_ready) {
 			c->probe_ready = 1;
-			node_pod_dirty(p);
+			podstatus_dirty(p);
 		} else if (!ok && pr->failures >= failure_t && c->probe_ready) {
 			c->probe_ready = 0;
-			node_pod_dirty(p);
+			podstatus_dirty(p);
 		}
 		break;
 	case PROBE_STARTUP:
 		if (ok) {
 			c->startup_ok = 1;
-			node_pod_dirty(p);
+			podstatus_dirty(p);
 			if (c->probes[PROBE_LIVENESS] != NULL)
 				probe_schedule(c->probes[PROBE_LIVENESS],
 				    (uint64_t)num(c->probes[PROBE_LIVENESS]->spec,
@@ -336,7 +336,7 @@ probe_schedule(struct probe *pr, uint64_t ms)
 }
 
 void
-node_probes_init(struct node_ctr *c, const cJSON *spec)
+probe_init(struct node_ctr *c, const cJSON *spec)
 {
 	int i;
 
@@ -357,7 +357,7 @@ node_probes_init(struct node_ctr *c, const cJSON *spec)
 }
 
 void
-node_probes_start(struct node_ctr *c)
+probe_start(struct node_ctr *c)
 {
 	int i;
 
@@ -376,7 +376,7 @@ node_probes_start(struct node_ctr *c)
 }
 
 void
-node_probes_stop(struct node_ctr *c)
+probe_stop(struct node_ctr *c)
 {
 	int i;
 
@@ -397,11 +397,11 @@ node_probes_stop(struct node_ctr *c)
 }
 
 void
-node_probes_free(struct node_ctr *c)
+probe_free(struct node_ctr *c)
 {
 	int i;
 
-	node_probes_stop(c);
+	probe_stop(c);
 	for (i = 0; i < PROBE_TYPES; i++) {
 		if (c->probes[i] == NULL)
 			continue;

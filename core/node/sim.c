@@ -33,9 +33,9 @@ setting(const struct node_pod *p, const struct node_ctr *c, const char *key)
 	const char *v;
 
 	snprintf(k, sizeof k, "%s.%s", key, c->name);
-	if ((v = node_pod_annotation(p, k)) != NULL)
+	if ((v = podworker_annotation(p, k)) != NULL)
 		return v;
-	return node_pod_annotation(p, key);
+	return podworker_annotation(p, key);
 }
 
 static void
@@ -47,7 +47,7 @@ on_end(wheel_timer *t)
 
 	free(s);
 	c->rt = NULL;
-	node_ctr_exited(c, code, NULL);
+	podworker_ctr_exited(c, code, NULL);
 }
 
 /* How long the container runs: its duration in ms, -1 until stopped. */
@@ -62,7 +62,7 @@ sim_duration(struct node *n, struct node_pod *p, struct node_ctr *c)
 		char k[320];
 
 		snprintf(k, sizeof k, "volray.io/sim-duration.%s", c->name);
-		d = node_pod_annotation(p, k);
+		d = podworker_annotation(p, k);
 		if (d == NULL)
 			d = "0";
 	}
@@ -138,14 +138,14 @@ sim_stop(struct node *n, struct node_pod *p, struct node_ctr *c,
 	free(s);
 	c->rt = NULL;
 	c->end_at[0] = '\0';
-	node_ctr_exited(c, 143, "Error");
+	podworker_ctr_exited(c, 143, "Error");
 }
 
-const struct node_runtime node_sim_runtime = {
-	"virtual",
-	sim_start,
-	sim_stop,
-	0,
-	NULL,
-	sim_resume,
+const struct node_runtime sim_runtime = {
+	.name = "virtual",
+	.os_image = "volray simulated node",
+	.version = "volray-sim://" VERSION,
+	.start = sim_start,
+	.stop = sim_stop,
+	.resume = sim_resume,
 };

@@ -7,20 +7,14 @@
  * Running its dashboard also listens on 127.0.0.1:PORT; a port another
  * program holds is a logged warning. A head that is deleted, fails, or
  * whose node goes away fails its unfinished jobs, as Ray's do when the
- * head dies; a deleted head is forgotten.
- *
- * Every change of a job is a line appended to DATA_DIR/pods/NS/NAME/
- * ray-jobs.jsonl, whose first line names the pod's uid (so a new pod of
- * the same name starts empty); the journal is read back when the head is
- * first seen after a restart.
+ * head dies; a deleted head is forgotten. A head's jobs are read back
+ * from its journal (journal.c) when it is first seen after a restart.
+ * A dashboard request, through the API's proxies or on a local head's
+ * own listener, is answered by jobsapi.c once the head is found here.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "lib/json.h"
 #include "lib/log.h"
@@ -41,153 +35,12 @@ is_head(const store_obj *o)
 	return cJSON_IsString(v) && strcmp(v->valuestring, "head") == 0;
 }
 
-struct ray_head *
-ray_head_find(ray *r, const char *ns, const char *name)
+static struct ray_head *
+head_find(ray *r, const char *ns, const char *name)
 {
-	const store_obj *o = store_get(r->st, "pods", ns, name);
+	const store_obj *o = client_get(r->c, "pods", ns, name);
 
 	return o != NULL ? hmap_get(r->heads, o->uid) : NULL;
-}
-
-/* mkdir -p with mode 0700. */
-static void
-mkdirs(const char *path)
-{
-	char buf[4096], *p;
-
-	snprintf(buf, sizeof buf, "%s", path);
-	for (p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			mkdir(buf, 0700);
-			*p = '/';
-		}
-	mkdir(buf, 0700);
-}
-
-static void
-write_line(struct ray_head *h, int fd, cJSON *t)
-{
-	char *s = json_print(t), *line = util_printf("%s\n", s);
-	size_t n = strlen(line);
-
-	if (write(fd, line, n) != (ssize_t)n)
-		log_warn("ray: %s/%s: writing the job journal: %s", h->ns,
-		    h->name, strerror(errno));
-	free(line);
-	free(s);
-}
-
-static char *
-journal_path(const struct ray_head *h)
-{
-	return util_printf("%s/ray-jobs.jsonl", h->dir);
-}
-
-/* Rewrite the journal as one record per job (after a load, or grown). */
-static void
-compact(struct ray_head *h)
-{
-	char *path = journal_path(h), *tmp = util_printf("%s.tmp", path);
-	cJSON *head = cJSON_CreateObject();
-	int fd, i;
-
-	if (h->journal >= 0)
-		close(h->journal);
-	h->journal = -1;
-	mkdirs(h->dir);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd >= 0) {
-		json_set_str(head, "uid", h->uid);
-		write_line(h, fd, head);
-		for (i = 0; i < h->njobs; i++) {
-			cJSON *t = ray_job_record(h->order[i]);
-
-			write_line(h, fd, t);
-			cJSON_Delete(t);
-		}
-		if (close(fd) != 0 || rename(tmp, path) != 0)
-			log_warn("ray: %s: %s", path, strerror(errno));
-	}
-	cJSON_Delete(head);
-	h->journal = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	h->journal_lines = h->njobs;
-	free(path);
-	free(tmp);
-}
-
-/*
- * Jobs change state a few times each: every change is one appended line,
- * so a submission costs the same with 10 jobs or 100,000; the journal is
- * rewritten once it holds twice as many lines as there are jobs.
- */
-void
-ray_head_journal(struct ray_head *h, cJSON *rec)
-{
-	if (h->loading) {
-		cJSON_Delete(rec);
-		return;
-	}
-	if (h->journal < 0 || h->journal_lines > 2 * h->njobs + 1024)
-		compact(h);
-	if (h->journal >= 0) {
-		write_line(h, h->journal, rec);
-		h->journal_lines++;
-	}
-	cJSON_Delete(rec);
-}
-
-/* Read the journal back: the last record of each job wins. */
-static void
-load(struct ray_head *h)
-{
-	char *path = journal_path(h), *line = NULL;
-	FILE *f = fopen(path, "r");
-	cJSON *byid = cJSON_CreateObject(), *all = cJSON_CreateArray(), *t, *it;
-	size_t cap = 0;
-	int first = 1, ok = 0;
-
-	free(path);
-	while (f != NULL && getline(&line, &cap, f) > 0) {
-		const char *id;
-
-		if ((t = cJSON_Parse(line)) == NULL)
-			continue;	/* a torn last line */
-		if (first) {
-			first = 0;
-			ok = json_str(t, "uid") != NULL && strcmp(json_str(t,
-			    "uid"), h->uid) == 0;
-			cJSON_Delete(t);
-			if (!ok)
-				break;
-			continue;
-		}
-		if ((id = json_str(t, "submission_id")) == NULL) {
-			cJSON_Delete(t);
-			continue;
-		}
-		if (cJSON_IsTrue(json_at(t, "deleted"))) {
-			cJSON_DeleteItemFromObjectCaseSensitive(byid, id);
-			cJSON_Delete(t);
-		} else if (cJSON_GetObjectItemCaseSensitive(byid, id) != NULL)
-			cJSON_ReplaceItemInObjectCaseSensitive(byid, id, t);
-		else
-			cJSON_AddItemToObject(byid, id, t);
-	}
-	free(line);
-	if (f != NULL)
-		fclose(f);
-	if (ok) {
-		while ((it = byid->child) != NULL)
-			cJSON_AddItemToArray(all, cJSON_DetachItemViaPointer(byid,
-			    it));
-		h->loading = 1;
-		ray_jobs_load(h, all);
-		h->loading = 0;
-	}
-	cJSON_Delete(byid);
-	cJSON_Delete(all);
-	compact(h);
 }
 
 /* The value of --flag=N or --flag N in the containers' command lines. */
@@ -317,8 +170,7 @@ head_free(struct ray_head *h)
 {
 	listen_stop(h);
 	ray_jobs_free(h);
-	if (h->journal >= 0)
-		close(h->journal);
+	ray_journal_close(h);
 	ray_serve_free(h);
 	hmap_del(h->r->heads, h->uid);
 	hmap_free(h->jobs);
@@ -375,10 +227,8 @@ head_update(ray *r, const store_obj *o)
 		h->sim_serve_duration = cJSON_IsString(a) ?
 		    strdup(a->valuestring) : NULL;
 	}
-	if (first && h->runtime != NULL) {
-		mkdirs(h->dir);
-		load(h);
-	}
+	if (first && h->runtime != NULL)
+		ray_jobs_load(h);
 	if (o->deleting)
 		head_dies(h, "is being deleted");
 	else if (phase != NULL && (strcmp(phase, "Failed") == 0 ||
@@ -432,14 +282,14 @@ on_event(void *arg, const store_event *e)
 }
 
 ray *
-ray_new(uv_loop_t *loop, store *st, node_mgr *nodes)
+ray_new(uv_loop_t *loop, client *c, node_mgr *nodes)
 {
 	ray *r = calloc(1, sizeof *r);
 
 	if (r == NULL)
 		fatal("out of memory");
 	r->loop = loop;
-	r->st = st;
+	r->c = c;
 	r->nodes = nodes;
 	r->wheel = node_mgr_wheel(nodes);
 	r->heads = hmap_new();
@@ -450,12 +300,12 @@ void
 ray_start(ray *r)
 {
 	store_obj *const *objs;
-	size_t n = store_list(r->st, "pods", NULL, &objs), i;
+	size_t n = client_list(r->c, "pods", NULL, &objs), i;
 
 	for (i = 0; i < n; i++)
 		if (is_head(objs[i]))
 			head_update(r, objs[i]);
-	store_subscribe(r->st, on_event, r);
+	client_subscribe(r->c, on_event, r);
 }
 
 static int
@@ -478,9 +328,21 @@ ray_shutdown(ray *r)
 int
 ray_serves(ray *r, const char *ns, const char *pod, int port)
 {
-	struct ray_head *h = ray_head_find(r, ns, pod);
+	struct ray_head *h = head_find(r, ns, pod);
 
 	return h != NULL && h->running && h->port == port;
+}
+
+int
+ray_dashboard(ray *r, http_req *req, const char *ns, const char *pod,
+    int port, const char *path)
+{
+	struct ray_head *h = head_find(r, ns, pod);
+
+	if (h == NULL || !h->running || h->port != port)
+		return -1;
+	ray_jobsapi_serve(h, req, path);
+	return 0;
 }
 
 /* A request on a local head's own 127.0.0.1 listener. */

@@ -9,10 +9,9 @@
  * RAY_JOB_STOP_WAIT_TIME_S). On a virtual node a job is two timers on
  * the node runtimes' wheel: it starts at once and ends after its
  * metadata's volray.io/sim-duration with volray.io/sim-exit-code.
- * Messages and error types are Ray's.
+ * Messages and error types are Ray's. Every change is a record in the
+ * head's journal (journal.c), read back after a restart.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +74,30 @@ default_message(enum job_status s)
 	}
 }
 
+/* A job as its head's journal keeps it: its details, request and
+   simulation. */
+static cJSON *
+job_record(const struct ray_job *j)
+{
+	cJSON *t = ray_job_details(j);
+
+	json_set(t, "request", cJSON_Duplicate(j->req, 1));
+	if (j->sim_ms >= 0)
+		json_set_num(t, "sim_ms", (double)j->sim_ms);
+	json_set_num(t, "sim_exit", j->sim_exit);
+	return t;
+}
+
+/* Every change of a job is a record in its head's journal. */
+static void
+journal(struct ray_head *h, cJSON *rec)
+{
+	if (h->loading)
+		cJSON_Delete(rec);
+	else
+		ray_journal_append(h, rec, job_record);
+}
+
 static void
 set_status(struct ray_job *j, enum job_status s, const char *msg,
     const char *error_type)
@@ -89,7 +112,7 @@ set_status(struct ray_job *j, enum job_status s, const char *msg,
 		    ++j->head->next_driver & 0xff);
 	if (s >= JOB_STOPPED)
 		j->end_ms = now_ms();
-	ray_head_journal(j->head, ray_job_record(j));
+	journal(j->head, job_record(j));
 }
 
 char *
@@ -505,7 +528,7 @@ ray_job_delete(struct ray_job *j, char **text)
 
 		json_set_str(t, "submission_id", j->id);
 		json_set(t, "deleted", cJSON_CreateTrue());
-		ray_head_journal(h, t);
+		journal(h, t);
 	}
 	job_free(j);
 	return 0;
@@ -598,26 +621,14 @@ ray_jobs_free(struct ray_head *h)
 	h->njobs = h->cap = 0;
 }
 
-cJSON *
-ray_job_record(const struct ray_job *j)
-{
-	cJSON *t = ray_job_details(j);
-
-	json_set(t, "request", cJSON_Duplicate(j->req, 1));
-	if (j->sim_ms >= 0)
-		json_set_num(t, "sim_ms", (double)j->sim_ms);
-	json_set_num(t, "sim_exit", j->sim_exit);
-	return t;
-}
-
 /*
- * Jobs from the head's file after a restart of volrayd. A local
+ * Jobs from the head's journal after a restart of volrayd. A local
  * entrypoint that was running was killed with the daemon (its process
  * group is reaped at start), so the job FAILED as Ray's do when their
  * supervisor dies; a simulated one goes on, ending when it would have.
  */
-void
-ray_jobs_load(struct ray_head *h, const cJSON *saved)
+static void
+load(struct ray_head *h, const cJSON *saved)
 {
 	const cJSON *t;
 	int i;
@@ -685,4 +696,18 @@ ray_jobs_load(struct ray_head *h, const cJSON *saved)
 			    0, on_sim_end, j);
 		}
 	}
+}
+
+void
+ray_jobs_load(struct ray_head *h)
+{
+	cJSON *saved = ray_journal_read(h);
+
+	if (saved != NULL) {
+		h->loading = 1;
+		load(h, saved);
+		h->loading = 0;
+		cJSON_Delete(saved);
+	}
+	ray_journal_rewrite(h, job_record);
 }

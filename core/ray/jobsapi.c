@@ -184,14 +184,9 @@ serve(struct ray_head *h, http_req *req)
 		not_allowed(req);
 }
 
-int
-ray_dashboard(ray *r, http_req *req, const char *ns, const char *pod,
-    int port, const char *path)
+void
+ray_jobsapi_serve(struct ray_head *h, http_req *req, const char *path)
 {
-	struct ray_head *h = ray_head_find(r, ns, pod);
-
-	if (h == NULL || !h->running || h->port != port)
-		return -1;
 	if (strcmp(path, "/api/jobs/") == 0 || strcmp(path, "/api/jobs") == 0) {
 		if (is(req, "GET"))
 			list(h, req);
@@ -215,5 +210,4 @@ ray_dashboard(ray *r, http_req *req, const char *ns, const char *pod,
 		serve(h, req);
 	else
 		not_found(req);
-	return 0;
 }

@@ -19,13 +19,11 @@
 #include "lib/log.h"
 #include "lib/util.h"
 #include "ray/ray_int.h"
-#include "registry/resource.h"
 
 #define ROLE "volray:ray-client"
 
 struct podenv {
-	registry *rg;
-	store *st;
+	client *c;
 	char *bin_dir;
 	char *api_url;
 	char *ca_file;
@@ -43,7 +41,7 @@ create(struct podenv *pe, const char *res, const char *ns, const char *yaml)
 	struct reg_result out;
 
 	memset(&out, 0, sizeof out);
-	registry_create(pe->rg, r, ns, t, NULL, &out);
+	client_create(pe->c, r, ns, t, NULL, &out);
 	if (out.code != 201 && out.code != 409)
 		log_warn("ray: creating %s %s: %s", res, ROLE, json_str(out.body,
 		    "message") ? json_str(out.body, "message") : "failed");
@@ -54,7 +52,7 @@ create(struct podenv *pe, const char *res, const char *ns, const char *yaml)
 static void
 ensure_role(struct podenv *pe)
 {
-	if (store_get(pe->st, "clusterroles.rbac.authorization.k8s.io", "",
+	if (client_get(pe->c, "clusterroles.rbac.authorization.k8s.io", "",
 	    ROLE) != NULL)
 		return;
 	create(pe, "clusterroles", "", "{\"apiVersion\":"
@@ -70,7 +68,7 @@ ensure_binding(struct podenv *pe, const char *ns)
 {
 	char *yaml;
 
-	if (store_get(pe->st, "rolebindings.rbac.authorization.k8s.io", ns,
+	if (client_get(pe->c, "rolebindings.rbac.authorization.k8s.io", ns,
 	    ROLE) != NULL)
 		return;
 	yaml = util_printf("{\"apiVersion\":\"rbac.authorization.k8s.io/v1\","
@@ -123,15 +121,14 @@ hook(void *arg, const char *ns, const char *pod, node_env_set_fn set,
 }
 
 void
-ray_set_pod_env(ray *r, registry *rg, const char *bin_dir,
+ray_set_pod_env(ray *r, const char *bin_dir,
     const char *api_url, const char *ca_file, ray_mint_fn mint, void *arg)
 {
 	struct podenv *pe = calloc(1, sizeof *pe);
 
 	if (pe == NULL)
 		fatal("out of memory");
-	pe->rg = rg;
-	pe->st = r->st;
+	pe->c = r->c;
 	pe->bin_dir = strdup(bin_dir);
 	pe->api_url = api_url ? strdup(api_url) : NULL;
 	pe->ca_file = ca_file ? strdup(ca_file) : NULL;

@@ -16,14 +16,14 @@
 
 #include <uv.h>
 
+#include "client/client.h"
 #include "net/http.h"
 #include "node/node.h"
-#include "registry/registry.h"
-#include "store/store.h"
 
 typedef struct ray ray;
 
-ray *ray_new(uv_loop_t *, store *, node_mgr *);
+/* The heads, seen through c (borrowed), run on nodes' runtimes. */
+ray *ray_new(uv_loop_t *, client *c, node_mgr *nodes);
 /* Take charge of the head pods already stored; follow the store. */
 void ray_start(ray *);
 /* Stop listening; jobs are left as they are (the files keep them). */
@@ -42,7 +42,7 @@ int ray_dashboard(ray *, http_req *, const char *ns, const char *pod,
  */
 typedef char *(*ray_mint_fn)(void *arg, const char *user,
     const char *groups);
-void ray_set_pod_env(ray *, registry *, const char *bin_dir,
+void ray_set_pod_env(ray *, const char *bin_dir,
     const char *api_url, const char *ca_file, ray_mint_fn mint, void *arg);
 /* Whether pod ns/name is a head that serves port right now. */
 int ray_serves(ray *, const char *ns, const char *pod, int port);

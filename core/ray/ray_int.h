@@ -1,6 +1,9 @@
 /*
- * Internals of core/ray/: the heads (head.c), their jobs (jobs.c), the
- * Jobs API's HTTP side (jobsapi.c) and Serve applications (serve.c).
+ * Internals of core/ray/: the heads (head.c), the dashboard's HTTP side
+ * (jobsapi.c), their jobs (jobs.c) kept in a journal (journal.c), and
+ * Serve applications (serve.c). Calls go that way down: head.c to
+ * jobsapi.c, jobs.c and serve.c; jobsapi.c to jobs.c and serve.c; jobs.c
+ * to journal.c.
  */
 #ifndef VOLRAY_RAY_INT_H
 #define VOLRAY_RAY_INT_H
@@ -75,16 +78,14 @@ struct ray_head {
 
 struct ray {
 	uv_loop_t *loop;
-	store *st;
+	client *c;
 	node_mgr *nodes;
 	wheel *wheel;
 	hmap *heads;			/* uid -> head */
 };
 
-/* head.c */
-struct ray_head *ray_head_find(ray *, const char *ns, const char *name);
-/* Append a job's record (taken) to the head's journal. */
-void ray_head_journal(struct ray_head *, cJSON *record);
+/* jobsapi.c: answer a dashboard request (path "/api/...") for h. */
+void ray_jobsapi_serve(struct ray_head *h, http_req *, const char *path);
 
 /* jobs.c */
 const char *ray_job_status_name(enum job_status);
@@ -108,10 +109,22 @@ char *ray_job_logs(const struct ray_job *);
 void ray_jobs_fail_all(struct ray_head *, const char *why);
 /* Free every job (no state changes). */
 void ray_jobs_free(struct ray_head *);
-/* A job as the journal keeps it; the saved records back into jobs (the
- * jobs that were running are resolved). */
-cJSON *ray_job_record(const struct ray_job *);
-void ray_jobs_load(struct ray_head *, const cJSON *records);
+/* The jobs the head's journal kept (those that were running are
+   resolved), then the journal rewritten. */
+void ray_jobs_load(struct ray_head *);
+
+/* journal.c */
+/* A job as the journal keeps it (a new tree). */
+typedef cJSON *(*ray_journal_record_fn)(const struct ray_job *);
+/* Append rec (taken); rewrite first, with record, when it has grown. */
+void ray_journal_append(struct ray_head *, cJSON *rec,
+    ray_journal_record_fn record);
+/* Rewrite it: the uid line, then record of each job in order. */
+void ray_journal_rewrite(struct ray_head *, ray_journal_record_fn record);
+/* The last record of each job kept (a new array), or NULL when there is
+   no journal or it is another pod's. */
+cJSON *ray_journal_read(struct ray_head *);
+void ray_journal_close(struct ray_head *);
 
 /* serve.c */
 /* PUT, GET, DELETE /api/serve/applications/: HTTP status, body. */
