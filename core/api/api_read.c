@@ -14,6 +14,7 @@
 
 #include "api/api_int.h"
 #include "api/apimetrics.h"
+#include "api/reply.h"
 #include "api/table.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -34,14 +35,14 @@ refuse_review(http_req *req, struct route *rt)
 {
 	if (!rt->r->create_only)
 		return 0;
-	api_reply_status(req, rt, status_error(405, "MethodNotAllowed",
+	reply_status(req, rt, status_error(405, "MethodNotAllowed",
 	    "the server does not allow this method on the requested "
 	    "resource"));
 	return 1;
 }
 
 void
-api_get(api *a, http_req *req, struct route *rt)
+api_read_get(api *a, http_req *req, struct route *rt)
 {
 	const store_obj *o;
 
@@ -50,10 +51,10 @@ api_get(api *a, http_req *req, struct route *rt)
 		return;
 	o = lookup(a, rt);
 	if (o == NULL) {
-		api_reply_status(req, rt, status_not_found(rt->r, rt->name));
+		reply_status(req, rt, status_not_found(rt->r, rt->name));
 		return;
 	}
-	if (api_wants_table(req)) {
+	if (reply_wants_table(req)) {
 		char rv[32];
 		cJSON *t, *tree = store_obj_tree(o);
 		char *inc = http_query_get(req->query, "includeObject");
@@ -63,7 +64,7 @@ api_get(api *a, http_req *req, struct route *rt)
 		table_add_row(t, rt->r, tree, table_include_parse(inc));
 		free(inc);
 		cJSON_Delete(tree);
-		api_reply(req, rt, 200, t);
+		reply_json(req, rt, 200, t);
 		return;
 	}
 	apimetrics_request(rt->verb, rt->r->store_key, 200, util_usec() - rt->t0);
@@ -82,13 +83,13 @@ selectors(http_req *req, struct route *rt, selector **labels,
 	*labels = *fields = NULL;
 	if (ls != NULL && *ls &&
 	    (*labels = selector_parse_labels(ls, &cause)) == NULL) {
-		api_reply_status(req, rt, status_bad_request(
+		reply_status(req, rt, status_bad_request(
 		    "unable to parse requirement: %s", cause ? cause : ls));
 		goto fail;
 	}
 	if (fs != NULL && *fs &&
 	    (*fields = selector_parse_fields(fs, &cause)) == NULL) {
-		api_reply_status(req, rt, status_bad_request(
+		reply_status(req, rt, status_bad_request(
 		    "invalid field selector: %s", cause ? cause : fs));
 		goto fail;
 	}
@@ -140,7 +141,7 @@ token_decode(const char *tok, char *ns, char *name, size_t n)
 }
 
 void
-api_list(api *a, http_req *req, struct route *rt)
+api_read_list(api *a, http_req *req, struct route *rt)
 {
 	selector *labels, *fields;
 	store_obj *const *objs;
@@ -149,7 +150,7 @@ api_list(api *a, http_req *req, struct route *rt)
 	char *cont;
 	char rv[32], token[1300] = "", cns[600], cname[600];
 	const char *nsf;
-	int table = api_wants_table(req);
+	int table = reply_wants_table(req);
 	cJSON *t = NULL;
 	char *buf = NULL;
 	size_t blen = 0;
@@ -160,8 +161,8 @@ api_list(api *a, http_req *req, struct route *rt)
 	if (refuse_review(req, rt))
 		return;
 	/* timeoutSeconds is checked as kube-apiserver checks it, and unused. */
-	if (api_int_param(req, rt, "limit", &lim) != 0 ||
-	    api_int_param(req, rt, "timeoutSeconds", &timeout) != 0)
+	if (reply_int_param(req, rt, "limit", &lim) != 0 ||
+	    reply_int_param(req, rt, "timeoutSeconds", &timeout) != 0)
 		return;
 	if (lim > 0)
 		limit = (size_t)lim;
@@ -174,7 +175,7 @@ api_list(api *a, http_req *req, struct route *rt)
 	n = store_list(a->st, rt->r->store_key, nsf, &objs);
 	if (cont != NULL && *cont) {
 		if (token_decode(cont, cns, cname, sizeof cns) != 0) {
-			api_reply_status(req, rt, status_bad_request(
+			reply_status(req, rt, status_bad_request(
 			    "continue key is not valid"));
 			goto done;
 		}
@@ -232,7 +233,7 @@ api_list(api *a, http_req *req, struct route *rt)
 		if (*token && labels == NULL && fields == NULL)
 			cJSON_AddNumberToObject(json_obj(t, "metadata"),
 			    "remainingItemCount", (double)(n - i));
-		api_reply(req, rt, 200, t);
+		reply_json(req, rt, 200, t);
 		goto done;
 	}
 	f = open_memstream(&buf, &blen);
@@ -289,7 +290,7 @@ done:
 }
 
 void
-api_watch(api *a, http_req *req, struct route *rt)
+api_read_watch(api *a, http_req *req, struct route *rt)
 {
 	struct watch_opts o;
 	char *rv, *inc;
@@ -299,8 +300,8 @@ api_watch(api *a, http_req *req, struct route *rt)
 	memset(&o, 0, sizeof o);
 	if (refuse_review(req, rt))
 		return;
-	if (api_int_param(req, rt, "timeoutSeconds", &timeout) != 0 ||
-	    api_int_param(req, rt, "limit", &lim) != 0)
+	if (reply_int_param(req, rt, "timeoutSeconds", &timeout) != 0 ||
+	    reply_int_param(req, rt, "limit", &lim) != 0)
 		return;
 	rv = http_query_get(req->query, "resourceVersion");
 	inc = http_query_get(req->query, "includeObject");
@@ -322,7 +323,7 @@ api_watch(api *a, http_req *req, struct route *rt)
 	o.bookmarks = http_query_bool(req->query, "allowWatchBookmarks", 0);
 	o.timeout_s = timeout <= 0 ? 0 : timeout < INT_MAX ? (int)timeout :
 	    INT_MAX;
-	o.table = api_wants_table(req);
+	o.table = reply_wants_table(req);
 	o.table_include = table_include_parse(inc);
 	apimetrics_request(rt->verb, rt->r->store_key, 200, 0);
 	watch_open(a->hub, req, &o);
