@@ -395,6 +395,51 @@ admit(api *a, http_req *req, struct route *rt)
 	    watch);
 }
 
+/* Hand a resource request to its verb's handler by method. */
+static void
+dispatch(api *a, http_req *req, struct route *rt, int watch)
+{
+	const char *m = req->method;
+
+	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0) {
+		if (rt->name == NULL) {
+			if (watch || http_query_bool(req->query, "watch", 0))
+				api_read_watch(a, req, rt);
+			else
+				api_read_list(a, req, rt);
+		} else if (rt->sub != NULL && strcmp(rt->sub, "log") == 0)
+			podlog_get(a, req, rt);
+		else if (watch) {
+			/* /watch/.../NAME: a watch with a name filter. */
+			api_read_watch(a, req, rt);
+		} else
+			api_read_get(a, req, rt);
+	} else if (strcmp(m, "POST") == 0) {
+		if (rt->name == NULL)
+			api_write_create(a, req, rt);
+		else if (rt->sub != NULL && strcmp(rt->sub, "binding") == 0)
+			api_write_bind(a, req, rt);
+		else if (rt->sub != NULL && strcmp(rt->sub, "eviction") == 0)
+			api_write_evict(a, req, rt);
+		else
+			reply_status(req, rt, status_error(405,
+			    "MethodNotAllowed", "the server does not allow "
+			    "this method on the requested resource"));
+	} else if (strcmp(m, "PUT") == 0 && rt->name != NULL) {
+		api_write_update(a, req, rt);
+	} else if (strcmp(m, "PATCH") == 0 && rt->name != NULL) {
+		api_write_patch(a, req, rt);
+	} else if (strcmp(m, "DELETE") == 0) {
+		if (rt->name != NULL)
+			api_write_delete(a, req, rt);
+		else
+			api_write_delete_collection(a, req, rt);
+	} else
+		reply_status(req, rt, status_error(405,
+		    "MethodNotAllowed", "the server does not allow this "
+		    "method on the requested resource"));
+}
+
 void
 api_handle(http_req *req, void *arg)
 {
@@ -490,41 +535,5 @@ api_handle(http_req *req, void *arg)
 		    "ServiceUnavailable", "the server is shutting down"));
 		return;
 	}
-	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0) {
-		if (rt.name == NULL) {
-			if (watch || http_query_bool(req->query, "watch", 0))
-				api_read_watch(a, req, &rt);
-			else
-				api_read_list(a, req, &rt);
-		} else if (rt.sub != NULL && strcmp(rt.sub, "log") == 0)
-			podlog_get(a, req, &rt);
-		else if (watch) {
-			/* /watch/.../NAME: a watch with a name filter. */
-			api_read_watch(a, req, &rt);
-		} else
-			api_read_get(a, req, &rt);
-	} else if (strcmp(m, "POST") == 0) {
-		if (rt.name == NULL)
-			api_write_create(a, req, &rt);
-		else if (rt.sub != NULL && strcmp(rt.sub, "binding") == 0)
-			api_write_bind(a, req, &rt);
-		else if (rt.sub != NULL && strcmp(rt.sub, "eviction") == 0)
-			api_write_evict(a, req, &rt);
-		else
-			reply_status(req, &rt, status_error(405,
-			    "MethodNotAllowed", "the server does not allow "
-			    "this method on the requested resource"));
-	} else if (strcmp(m, "PUT") == 0 && rt.name != NULL) {
-		api_write_update(a, req, &rt);
-	} else if (strcmp(m, "PATCH") == 0 && rt.name != NULL) {
-		api_write_patch(a, req, &rt);
-	} else if (strcmp(m, "DELETE") == 0) {
-		if (rt.name != NULL)
-			api_write_delete(a, req, &rt);
-		else
-			api_write_delete_collection(a, req, &rt);
-	} else
-		reply_status(req, &rt, status_error(405,
-		    "MethodNotAllowed", "the server does not allow this "
-		    "method on the requested resource"));
+	dispatch(a, req, &rt, watch);
 }
