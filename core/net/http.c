@@ -3,8 +3,9 @@
  * This file listens, accepts, reads, runs the parser and hands each
  * request to the handler; the rest of the server is split by what it
  * does (http_int.h draws the order): a connection's lifetime and write
- * path in http_conn.c, the parser's callbacks and the request's headers
- * and query in http_parse.c, responses and streams in http_respond.c.
+ * path in http_conn.c, the parser's callbacks in http_parse.c, responses
+ * in http_respond.c and streams in http_stream.c, and what a handler
+ * reads from a request in http_req.c and http_query.c.
  *
  * Each connection owns one parser, one timer and one set of request buffers
  * (URL, headers, body) that are reused from request to request, so a

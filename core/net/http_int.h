@@ -1,13 +1,15 @@
 /*
- * Internals of the HTTP server, shared by its four files and by nothing
- * outside core/net/: a connection (struct conn), a write request (struct
- * wreq) and the server (struct http_server), which http.h keeps opaque.
- * Each file calls only those below it in this list:
+ * Internals of the HTTP server, shared by its files and by nothing outside
+ * core/net/: a connection (struct conn), a write request (struct wreq) and
+ * the server (struct http_server), which http.h keeps opaque. Each file
+ * calls only those below it in this list:
  *   http.c          the server: listen, accept, read, run the parser and
  *                   dispatch, and what the connection's timer means
- *   http_respond.c  responses and streams, and the end of a request
- *   http_parse.c    http-parser's callbacks, and what a handler reads from
- *                   a request (headers, query parameters)
+ *   http_stream.c   streamed responses (chunks, batches of them)
+ *   http_respond.c  responses, and the end of a request
+ *   http_parse.c    http-parser's callbacks: a request into the buffers
+ *   http_req.c      what a handler reads from and sets on its request
+ *   http_query.c    query parameters and percent-decoding
  *   http_conn.c     a connection's lifetime and its write path (plain or
  *                   TLS), its timer and its reads
  * http_conn.c arms the timer and starts reads with the callbacks http.c
@@ -198,7 +200,19 @@ extern const http_parser_settings http_parse_settings;
 /* Reset the request buffers between requests, freeing large ones. */
 void http_parse_reset(struct conn *);
 
-/* http_respond.c: answer a request that could not be parsed, and close. */
+/* http_query.c: percent-decode len bytes of src into dst (may be src). */
+size_t http_query_decode(char *dst, const char *src, size_t len, int plus);
+
+/* http_respond.c */
+/*
+ * Format the status line and headers into buf: clen is the body length,
+ * -1 for a chunked body, less for none.
+ */
+size_t http_respond_head(struct conn *, char *buf, size_t size, int status,
+    const char *ctype, long long clen);
+/* The request is answered: go on with the next one, or shut down. */
+void http_respond_done(struct conn *);
+/* Answer a request that could not be parsed, then close. */
 void http_respond_error(struct conn *, int status);
 
 #endif
