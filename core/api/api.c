@@ -6,8 +6,9 @@
  *   /api/v1/[namespaces/NS/]PLURAL[/NAME[/SUB]]
  *   /apis/GROUP/VERSION/[namespaces/NS/]PLURAL[/NAME[/SUB]]
  * which are resolved against the resource registry and dispatched by method
- * to api_read.c and api_write.c. Replies that follow a write wait for the
- * store to report the write durable (group commit) before they go out.
+ * to api_read.c, api_write.c and podlog.c. Every handler answers through
+ * reply.c (replies that follow a write wait there for the store to report
+ * the write durable) and none calls back into this file.
  *
  * Service and pod proxy paths go to proxy.c before all of that.
  *
@@ -24,6 +25,7 @@
 #include "api/apimetrics.h"
 #include "api/discovery.h"
 #include "api/limits.h"
+#include "api/reply.h"
 #include "auth/rbac.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -90,6 +92,21 @@ api_set_authorizer(api *a, rbac *authz)
 	a->authz = authz;
 }
 
+void
+api_set_proxy(api *a, api_proxy_fn fn, api_proxy_serves_fn serves, void *arg)
+{
+	a->proxy = fn;
+	a->proxy_serves = serves;
+	a->proxy_arg = arg;
+}
+
+void
+api_set_policy_sources(api *a, struct controller_rt *ctrl, struct sched *s)
+{
+	a->policy_ctrl = ctrl;
+	a->policy_sched = s;
+}
+
 /* The verb a resource request asks for, in Kubernetes' words. */
 static const char *
 request_verb(const http_req *req, const struct route *rt, int watch)
@@ -148,7 +165,7 @@ authorize(api *a, http_req *req, struct route *rt, int watch)
 	}
 	ok = rbac_authorize(a->authz, rt->user, &at, &reason);
 	if (!ok)
-		api_reply_status(req, rt, rbac_forbidden_reason(rt->user, &at,
+		reply_status(req, rt, rbac_forbidden_reason(rt->user, &at,
 		    reason));
 	free(reason);
 	return ok ? 0 : -1;
@@ -170,126 +187,20 @@ handle_reload(api *a, http_req *req, struct route *rt)
 
 	rt->verb = "create";
 	if (strcmp(req->method, "POST") != 0) {
-		api_reply_status(req, rt, status_error(405, "MethodNotAllowed",
+		reply_status(req, rt, status_error(405, "MethodNotAllowed",
 		    "use POST to reload"));
 		return;
 	}
 	if (a->reload == NULL || a->reload(a->reload_arg, &cause) == 0) {
 		s = status_success();
 		json_set_str(s, "message", "Lua scripts reloaded");
-		api_reply(req, rt, 200, s);
+		reply_json(req, rt, 200, s);
 		return;
 	}
-	api_reply_status(req, rt, status_error(422, "Invalid",
+	reply_status(req, rt, status_error(422, "Invalid",
 	    "reload failed, the running scripts are unchanged: %s",
 	    cause ? cause : "unknown error"));
 	free(cause);
-}
-
-static void
-observe(struct route *rt, int code)
-{
-	if (rt != NULL && rt->r != NULL)
-		apimetrics_request(rt->verb, rt->r->store_key, code,
-		    util_usec() - rt->t0);
-	else if (rt != NULL)
-		apimetrics_request(rt->verb ? rt->verb : "get", "", code,
-		    util_usec() - rt->t0);
-}
-
-void
-api_reply(http_req *req, struct route *rt, int code, cJSON *body)
-{
-	char *s = json_print(body);
-
-	cJSON_Delete(body);
-	observe(rt, code);
-	http_respond(req, code, "application/json", s, strlen(s));
-	free(s);
-}
-
-void
-api_reply_status(http_req *req, struct route *rt, cJSON *status)
-{
-	api_reply(req, rt, status_code(status), status);
-}
-
-struct durable_reply {
-	http_req *req;
-	struct route rt;
-	int code;
-	rbuf *body;
-};
-
-static void
-send_durable(void *arg)
-{
-	struct durable_reply *d = arg;
-
-	observe(&d->rt, d->code);
-	http_respond_rbuf(d->req, d->code, "application/json", d->body);
-	rbuf_unref(d->body);
-	free(d);
-}
-
-void
-api_reply_durable_rbuf(api *a, http_req *req, struct route *rt, int code,
-    rbuf *body, uint64_t rev)
-{
-	struct durable_reply *d = malloc(sizeof *d);
-
-	if (d == NULL)
-		fatal("out of memory");
-	d->req = req;
-	d->rt = *rt;
-	d->rt.ns = d->rt.name = d->rt.sub = NULL;
-	d->code = code;
-	d->body = body;
-	store_when_durable(a->st, rev, send_durable, d);
-}
-
-void
-api_reply_durable(api *a, http_req *req, struct route *rt, int code,
-    cJSON *body, uint64_t rev)
-{
-	if (rev == 0) {
-		api_reply(req, rt, code, body);
-		return;
-	}
-	api_reply_durable_rbuf(a, req, rt, code, json_print_rbuf(body),
-	    rev);
-	cJSON_Delete(body);
-}
-
-/*
- * An integer option from the query, into *out when given; a malformed one
- * is answered 400 as kube-apiserver answers it, and -1 returned.
- */
-int
-api_int_param(http_req *req, struct route *rt, const char *key, long long *out)
-{
-	char *cause = NULL;
-
-	if (http_query_int(req->query, key, out, &cause) >= 0)
-		return 0;
-	api_reply_status(req, rt, status_bad_request("%s", cause));
-	free(cause);
-	return -1;
-}
-
-int
-api_wants_table(const http_req *req)
-{
-	const char *accept = http_req_header(req, "Accept");
-
-	return accept != NULL && strstr(accept, "as=Table") != NULL;
-}
-
-static void
-reply_text(http_req *req, int code, const char *text)
-{
-	http_respond(req, code, "text/plain; charset=utf-8", text,
-	    strlen(text));
 }
 
 /* Split the path into at most 8 segments (in rt->buf). */
@@ -314,7 +225,7 @@ not_found(http_req *req, struct route *rt, const char *path)
 	    "the requested resource");
 
 	(void)path;
-	api_reply_status(req, rt, s);
+	reply_status(req, rt, s);
 }
 
 /* Resolve the resource part of a path; 0 on success. */
@@ -378,7 +289,7 @@ handle_special(api *a, http_req *req, struct route *rt, const char *path)
 	}
 	/* The Python client's VersionApi asks for /version/. */
 	if (strcmp(path, "/version") == 0 || strcmp(path, "/version/") == 0) {
-		api_reply(req, rt, 200, discovery_version());
+		reply_json(req, rt, 200, discovery_version());
 		return;
 	}
 	if (strcmp(path, "/metrics") == 0) {
@@ -401,13 +312,13 @@ handle_special(api *a, http_req *req, struct route *rt, const char *path)
 	}
 	if (strncmp(path, "/openapi/v3", 11) == 0) {
 		if ((doc = discovery_openapi(path)) != NULL)
-			api_reply(req, rt, 200, doc);
+			reply_json(req, rt, 200, doc);
 		else
 			not_found(req, rt, path);
 		return;
 	}
 	if ((doc = discovery_document(path)) != NULL) {
-		api_reply(req, rt, 200, doc);
+		reply_json(req, rt, 200, doc);
 		return;
 	}
 	not_found(req, rt, path);
@@ -484,6 +395,51 @@ admit(api *a, http_req *req, struct route *rt)
 	    watch);
 }
 
+/* Hand a resource request to its verb's handler by method. */
+static void
+dispatch(api *a, http_req *req, struct route *rt, int watch)
+{
+	const char *m = req->method;
+
+	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0) {
+		if (rt->name == NULL) {
+			if (watch || http_query_bool(req->query, "watch", 0))
+				api_read_watch(a, req, rt);
+			else
+				api_read_list(a, req, rt);
+		} else if (rt->sub != NULL && strcmp(rt->sub, "log") == 0)
+			podlog_get(a, req, rt);
+		else if (watch) {
+			/* /watch/.../NAME: a watch with a name filter. */
+			api_read_watch(a, req, rt);
+		} else
+			api_read_get(a, req, rt);
+	} else if (strcmp(m, "POST") == 0) {
+		if (rt->name == NULL)
+			api_write_create(a, req, rt);
+		else if (rt->sub != NULL && strcmp(rt->sub, "binding") == 0)
+			api_write_bind(a, req, rt);
+		else if (rt->sub != NULL && strcmp(rt->sub, "eviction") == 0)
+			api_write_evict(a, req, rt);
+		else
+			reply_status(req, rt, status_error(405,
+			    "MethodNotAllowed", "the server does not allow "
+			    "this method on the requested resource"));
+	} else if (strcmp(m, "PUT") == 0 && rt->name != NULL) {
+		api_write_update(a, req, rt);
+	} else if (strcmp(m, "PATCH") == 0 && rt->name != NULL) {
+		api_write_patch(a, req, rt);
+	} else if (strcmp(m, "DELETE") == 0) {
+		if (rt->name != NULL)
+			api_write_delete(a, req, rt);
+		else
+			api_write_delete_collection(a, req, rt);
+	} else
+		reply_status(req, rt, status_error(405,
+		    "MethodNotAllowed", "the server does not allow this "
+		    "method on the requested resource"));
+}
+
 void
 api_handle(http_req *req, void *arg)
 {
@@ -499,16 +455,16 @@ api_handle(http_req *req, void *arg)
 	rt.verb = "get";
 	if (a->authn != NULL && !public_path(req->path) &&
 	    authenticate(a, req, &rt) != 0) {
-		api_reply_status(req, &rt, status_error(401, "Unauthorized",
+		reply_status(req, &rt, status_error(401, "Unauthorized",
 		    "Unauthorized"));
 		return;
 	}
 	if (a->limits != NULL && !public_path(req->path) &&
 	    (st = admit(a, req, &rt)) != NULL) {
-		api_reply_status(req, &rt, st);
+		reply_status(req, &rt, st);
 		return;
 	}
-	if (api_proxy(a, req, &rt))
+	if (proxy_serve(a, req, &rt))
 		return;
 	n = segments(&rt, req->path, seg, 10);
 	if (n < 0) {
@@ -522,7 +478,7 @@ api_handle(http_req *req, void *arg)
 	}
 	if (strcmp(req->path, "/apis/volray.io/v1/policy") == 0) {
 		if (authorize(a, req, &rt, 0) == 0)
-			api_policy_info(a, req, &rt);
+			policyinfo_get(a, req, &rt);
 		return;
 	}
 	if (n >= 3 && strcmp(seg[0], "api") == 0) {
@@ -553,7 +509,7 @@ api_handle(http_req *req, void *arg)
 	if (rt.sub != NULL && strcmp(rt.sub, "scale") == 0 &&
 	    (strcmp(rt.r->store_key, "deployments.apps") == 0 ||
 	    strcmp(rt.r->store_key, "replicasets.apps") == 0)) {
-		api_scale(a, req, &rt);
+		api_write_scale(a, req, &rt);
 		return;
 	}
 	if (rt.sub != NULL && strcmp(rt.sub, "status") != 0 &&
@@ -575,45 +531,9 @@ api_handle(http_req *req, void *arg)
 	    "watch", 0))) != 0)
 		return;
 	if (a->draining && strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) {
-		api_reply_status(req, &rt, status_error(503,
+		reply_status(req, &rt, status_error(503,
 		    "ServiceUnavailable", "the server is shutting down"));
 		return;
 	}
-	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0) {
-		if (rt.name == NULL) {
-			if (watch || http_query_bool(req->query, "watch", 0))
-				api_watch(a, req, &rt);
-			else
-				api_list(a, req, &rt);
-		} else if (rt.sub != NULL && strcmp(rt.sub, "log") == 0)
-			api_log(a, req, &rt);
-		else if (watch) {
-			/* /watch/.../NAME: a watch with a name filter. */
-			api_watch(a, req, &rt);
-		} else
-			api_get(a, req, &rt);
-	} else if (strcmp(m, "POST") == 0) {
-		if (rt.name == NULL)
-			api_create(a, req, &rt);
-		else if (rt.sub != NULL && strcmp(rt.sub, "binding") == 0)
-			api_bind(a, req, &rt);
-		else if (rt.sub != NULL && strcmp(rt.sub, "eviction") == 0)
-			api_evict(a, req, &rt);
-		else
-			api_reply_status(req, &rt, status_error(405,
-			    "MethodNotAllowed", "the server does not allow "
-			    "this method on the requested resource"));
-	} else if (strcmp(m, "PUT") == 0 && rt.name != NULL) {
-		api_update(a, req, &rt);
-	} else if (strcmp(m, "PATCH") == 0 && rt.name != NULL) {
-		api_patch(a, req, &rt);
-	} else if (strcmp(m, "DELETE") == 0) {
-		if (rt.name != NULL)
-			api_delete(a, req, &rt);
-		else
-			api_delete_collection(a, req, &rt);
-	} else
-		api_reply_status(req, &rt, status_error(405,
-		    "MethodNotAllowed", "the server does not allow this "
-		    "method on the requested resource"));
+	dispatch(a, req, &rt, watch);
 }

@@ -1,6 +1,8 @@
 /*
- * Internals shared by api.c (routing and replies), api_read.c (get, list,
- * watch, log) and api_write.c (create, update, patch, delete, binding).
+ * Internals shared by api.c (routing), reply.c (replies) and the handlers
+ * api.c dispatches to: api_read.c (get, list, watch), api_write.c (create,
+ * update, patch, delete, binding, scale, eviction), podlog.c (pods/log),
+ * proxy.c (service and pod proxies) and policyinfo.c (the policy list).
  */
 #ifndef VOLRAY_API_INT_H
 #define VOLRAY_API_INT_H
@@ -50,41 +52,28 @@ struct route {
 	char buf[1024];
 };
 
-/* Reply with a tree (freed), noting the request in metrics. */
-void api_reply(http_req *, struct route *, int code, cJSON *body);
-/* Reply with a Status (freed). */
-void api_reply_status(http_req *, struct route *, cJSON *status);
-/* Reply once the revision is durable. */
-void api_reply_durable(api *, http_req *, struct route *, int code,
-    cJSON *body, uint64_t rev);
-/* The same with stored bytes (takes the reference). */
-void api_reply_durable_rbuf(api *, http_req *, struct route *, int code,
-    rbuf *body, uint64_t rev);
 /*
- * An integer option from the query into *out when given (0); a malformed
- * one is answered 400 as kube-apiserver answers it (-1).
+ * The handlers api.c dispatches to, one file each; they answer through
+ * reply.c and call nothing in api.c.
  */
-int api_int_param(http_req *, struct route *, const char *key,
-    long long *out);
-/* Whether the client asked for a Table. */
-int api_wants_table(const http_req *);
-
+/* api_read.c: get, list, watch. */
+void api_read_get(api *, http_req *, struct route *);
+void api_read_list(api *, http_req *, struct route *);
+void api_read_watch(api *, http_req *, struct route *);
+/* api_write.c: create, update, patch, delete, and the subresources. */
+void api_write_create(api *, http_req *, struct route *);
+void api_write_update(api *, http_req *, struct route *);
+void api_write_patch(api *, http_req *, struct route *);
+void api_write_delete(api *, http_req *, struct route *);
+void api_write_delete_collection(api *, http_req *, struct route *);
+void api_write_bind(api *, http_req *, struct route *);
+void api_write_scale(api *, http_req *, struct route *);
+void api_write_evict(api *, http_req *, struct route *);
+/* podlog.c: GET pods/NAME/log. */
+void podlog_get(api *, http_req *, struct route *);
 /* proxy.c: 1 when the path is a service or pod proxy (answered). */
-int api_proxy(api *, http_req *, struct route *);
-
-void api_get(api *, http_req *, struct route *);
-void api_list(api *, http_req *, struct route *);
-void api_watch(api *, http_req *, struct route *);
-void api_log(api *, http_req *, struct route *);
-void api_create(api *, http_req *, struct route *);
-void api_update(api *, http_req *, struct route *);
-void api_patch(api *, http_req *, struct route *);
-void api_delete(api *, http_req *, struct route *);
-void api_delete_collection(api *, http_req *, struct route *);
-void api_bind(api *, http_req *, struct route *);
-void api_scale(api *, http_req *, struct route *);
-void api_evict(api *, http_req *, struct route *);
+int proxy_serve(api *, http_req *, struct route *);
 /* policyinfo.c: GET /apis/volray.io/v1/policy. */
-void api_policy_info(api *, http_req *, struct route *);
+void policyinfo_get(api *, http_req *, struct route *);
 
 #endif

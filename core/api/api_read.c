@@ -14,6 +14,7 @@
 
 #include "api/api_int.h"
 #include "api/apimetrics.h"
+#include "api/reply.h"
 #include "api/table.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -34,14 +35,14 @@ refuse_review(http_req *req, struct route *rt)
 {
 	if (!rt->r->create_only)
 		return 0;
-	api_reply_status(req, rt, status_error(405, "MethodNotAllowed",
+	reply_status(req, rt, status_error(405, "MethodNotAllowed",
 	    "the server does not allow this method on the requested "
 	    "resource"));
 	return 1;
 }
 
 void
-api_get(api *a, http_req *req, struct route *rt)
+api_read_get(api *a, http_req *req, struct route *rt)
 {
 	const store_obj *o;
 
@@ -50,10 +51,10 @@ api_get(api *a, http_req *req, struct route *rt)
 		return;
 	o = lookup(a, rt);
 	if (o == NULL) {
-		api_reply_status(req, rt, status_not_found(rt->r, rt->name));
+		reply_status(req, rt, status_not_found(rt->r, rt->name));
 		return;
 	}
-	if (api_wants_table(req)) {
+	if (reply_wants_table(req)) {
 		char rv[32];
 		cJSON *t, *tree = store_obj_tree(o);
 		char *inc = http_query_get(req->query, "includeObject");
@@ -63,7 +64,7 @@ api_get(api *a, http_req *req, struct route *rt)
 		table_add_row(t, rt->r, tree, table_include_parse(inc));
 		free(inc);
 		cJSON_Delete(tree);
-		api_reply(req, rt, 200, t);
+		reply_json(req, rt, 200, t);
 		return;
 	}
 	apimetrics_request(rt->verb, rt->r->store_key, 200, util_usec() - rt->t0);
@@ -82,13 +83,13 @@ selectors(http_req *req, struct route *rt, selector **labels,
 	*labels = *fields = NULL;
 	if (ls != NULL && *ls &&
 	    (*labels = selector_parse_labels(ls, &cause)) == NULL) {
-		api_reply_status(req, rt, status_bad_request(
+		reply_status(req, rt, status_bad_request(
 		    "unable to parse requirement: %s", cause ? cause : ls));
 		goto fail;
 	}
 	if (fs != NULL && *fs &&
 	    (*fields = selector_parse_fields(fs, &cause)) == NULL) {
-		api_reply_status(req, rt, status_bad_request(
+		reply_status(req, rt, status_bad_request(
 		    "invalid field selector: %s", cause ? cause : fs));
 		goto fail;
 	}
@@ -139,149 +140,185 @@ token_decode(const char *tok, char *ns, char *name, size_t n)
 	return 0;
 }
 
-void
-api_list(api *a, http_req *req, struct route *rt)
+/*
+ * The index of the first object in objs (sorted by namespace and name)
+ * after the key of a continue token.
+ */
+static size_t
+after_token(store_obj *const *objs, size_t n, const char *cns,
+    const char *cname)
 {
-	selector *labels, *fields;
+	size_t lo = 0, hi = n, mid;
+	int c;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		c = strcmp(objs[mid]->ns, cns);
+		if (c == 0)
+			c = strcmp(objs[mid]->name, cname);
+		if (c <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* One page of a list: objs[i..n) through the selectors, up to limit. */
+struct page {
 	store_obj *const *objs;
-	size_t n, i = 0, lo, hi, mid, count = 0, limit = 0;
+	size_t n, i, limit;
+	selector *labels, *fields;
+	const char *rv;
+};
+
+/* Answer a page as a Table, parsing each object the selectors pass. */
+static void
+list_table(http_req *req, struct route *rt, struct page *pg)
+{
+	store_obj *const *objs = pg->objs;
+	size_t n = pg->n, i = pg->i, count = 0, limit = pg->limit;
+	selector *labels = pg->labels, *fields = pg->fields;
+	char token[1300] = "";
+	char *inc = http_query_get(req->query, "includeObject");
+	enum table_include ti = table_include_parse(inc);
+	cJSON *t;
+
+	free(inc);
+	t = table_new(rt->r, pg->rv);
+	for (; i < n; i++) {
+		cJSON *tree = NULL;
+
+		if (labels && !selector_match_labels(labels,
+		    objs[i]->labels))
+			continue;
+		tree = store_obj_tree(objs[i]);
+		if (fields && !selector_match_fields(fields, tree)) {
+			cJSON_Delete(tree);
+			continue;
+		}
+		if (limit > 0 && count == limit) {
+			cJSON_Delete(tree);
+			break;
+		}
+		table_add_row(t, rt->r, tree, ti);
+		cJSON_Delete(tree);
+		count++;
+		if (limit > 0 && count == limit)
+			token_encode(objs[i], token, sizeof token);
+	}
+	/* No continue token when nothing follows. */
+	if (i >= n)
+		token[0] = '\0';
+	if (*token)
+		json_set_str(json_obj(t, "metadata"), "continue", token);
+	if (*token && labels == NULL && fields == NULL)
+		cJSON_AddNumberToObject(json_obj(t, "metadata"),
+		    "remainingItemCount", (double)(n - i));
+	reply_json(req, rt, 200, t);
+}
+
+/*
+ * Answer a page as JSON, assembled from the stored bytes; only a field
+ * selector parses the objects it looks at.
+ */
+static void
+list_json(http_req *req, struct route *rt, struct page *pg)
+{
+	store_obj *const *objs = pg->objs;
+	size_t n = pg->n, i = pg->i, count = 0, limit = pg->limit;
+	selector *labels = pg->labels, *fields = pg->fields;
+	char token[1300] = "";
+	char *buf = NULL, *ib = NULL;
+	size_t blen = 0, il = 0;
+	FILE *f, *items;
+	const store_obj *last = NULL;
+
+	f = open_memstream(&buf, &blen);
+	fprintf(f, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":"
+	    "{\"resourceVersion\":\"%s\"", rt->r->list_kind, rt->r->gv,
+	    pg->rv);
+	/* Items go into a second stream; the token is only known after. */
+	items = open_memstream(&ib, &il);
+	for (; i < n; i++) {
+		if (labels && !selector_match_labels(labels, objs[i]->labels))
+			continue;
+		if (fields) {
+			cJSON *tree = store_obj_tree(objs[i]);
+			int ok = selector_match_fields(fields, tree);
+
+			cJSON_Delete(tree);
+			if (!ok)
+				continue;
+		}
+		if (limit > 0 && count == limit)
+			break;
+		if (count++ > 0)
+			fputc(',', items);
+		fwrite(objs[i]->json->data, 1, objs[i]->json->len, items);
+		last = objs[i];
+	}
+	fclose(items);
+	if (i < n && last != NULL) {
+		token_encode(last, token, sizeof token);
+		fprintf(f, ",\"continue\":\"%s\"", token);
+		if (labels == NULL && fields == NULL)
+			fprintf(f, ",\"remainingItemCount\":%zu", n - i);
+	}
+	fprintf(f, "},\"items\":[");
+	fwrite(ib, 1, il, f);
+	fprintf(f, "]}");
+	free(ib);
+	fclose(f);
+	apimetrics_request(rt->verb, rt->r->store_key, 200,
+	    util_usec() - rt->t0);
+	http_respond(req, 200, "application/json", buf, blen);
+	free(buf);
+}
+
+void
+api_read_list(api *a, http_req *req, struct route *rt)
+{
+	struct page pg = { 0 };
+	selector *labels, *fields;
 	long long lim = 0, timeout = 0;
 	char *cont;
-	char rv[32], token[1300] = "", cns[600], cname[600];
+	char rv[32], cns[600], cname[600];
 	const char *nsf;
-	int table = api_wants_table(req);
-	cJSON *t = NULL;
-	char *buf = NULL;
-	size_t blen = 0;
-	FILE *f = NULL;
 	uint64_t start_rev = store_rev(a->st);
 
 	rt->verb = "list";
 	if (refuse_review(req, rt))
 		return;
 	/* timeoutSeconds is checked as kube-apiserver checks it, and unused. */
-	if (api_int_param(req, rt, "limit", &lim) != 0 ||
-	    api_int_param(req, rt, "timeoutSeconds", &timeout) != 0)
+	if (reply_int_param(req, rt, "limit", &lim) != 0 ||
+	    reply_int_param(req, rt, "timeoutSeconds", &timeout) != 0)
 		return;
 	if (lim > 0)
-		limit = (size_t)lim;
+		pg.limit = (size_t)lim;
 	if (selectors(req, rt, &labels, &fields) != 0)
 		return;
 	cont = http_query_get(req->query, "continue");
 	nsf = rt->r->namespaced ? rt->ns : NULL;
 	if (nsf == NULL && fields != NULL && rt->r->namespaced)
 		nsf = selector_field_equals(fields, "metadata.namespace");
-	n = store_list(a->st, rt->r->store_key, nsf, &objs);
+	pg.n = store_list(a->st, rt->r->store_key, nsf, &pg.objs);
 	if (cont != NULL && *cont) {
 		if (token_decode(cont, cns, cname, sizeof cns) != 0) {
-			api_reply_status(req, rt, status_bad_request(
+			reply_status(req, rt, status_bad_request(
 			    "continue key is not valid"));
 			goto done;
 		}
-		/* First object after the token's key. */
-		lo = 0;
-		hi = n;
-		while (lo < hi) {
-			int c;
-
-			mid = (lo + hi) / 2;
-			c = strcmp(objs[mid]->ns, cns);
-			if (c == 0)
-				c = strcmp(objs[mid]->name, cname);
-			if (c <= 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		i = lo;
+		pg.i = after_token(pg.objs, pg.n, cns, cname);
 	}
 	snprintf(rv, sizeof rv, "%llu", (unsigned long long)start_rev);
-	if (table) {
-		char *inc = http_query_get(req->query, "includeObject");
-		enum table_include ti = table_include_parse(inc);
-
-		free(inc);
-		t = table_new(rt->r, rv);
-		for (; i < n; i++) {
-			cJSON *tree = NULL;
-
-			if (labels && !selector_match_labels(labels,
-			    objs[i]->labels))
-				continue;
-			tree = store_obj_tree(objs[i]);
-			if (fields && !selector_match_fields(fields, tree)) {
-				cJSON_Delete(tree);
-				continue;
-			}
-			if (limit > 0 && count == limit) {
-				cJSON_Delete(tree);
-				break;
-			}
-			table_add_row(t, rt->r, tree, ti);
-			cJSON_Delete(tree);
-			count++;
-			if (limit > 0 && count == limit)
-				token_encode(objs[i], token, sizeof token);
-		}
-		/* No continue token when nothing follows. */
-		if (i >= n)
-			token[0] = '\0';
-		if (*token)
-			json_set_str(json_obj(t, "metadata"), "continue",
-			    token);
-		if (*token && labels == NULL && fields == NULL)
-			cJSON_AddNumberToObject(json_obj(t, "metadata"),
-			    "remainingItemCount", (double)(n - i));
-		api_reply(req, rt, 200, t);
-		goto done;
-	}
-	f = open_memstream(&buf, &blen);
-	fprintf(f, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":"
-	    "{\"resourceVersion\":\"%s\"", rt->r->list_kind, rt->r->gv, rv);
-	/* Items go into a second stream; the token is only known after. */
-	{
-		char *ib = NULL;
-		size_t il = 0;
-		FILE *items = open_memstream(&ib, &il);
-		const store_obj *last = NULL;
-
-		for (; i < n; i++) {
-			if (labels && !selector_match_labels(labels,
-			    objs[i]->labels))
-				continue;
-			if (fields) {
-				cJSON *tree = store_obj_tree(objs[i]);
-				int ok = selector_match_fields(fields, tree);
-
-				cJSON_Delete(tree);
-				if (!ok)
-					continue;
-			}
-			if (limit > 0 && count == limit)
-				break;
-			if (count++ > 0)
-				fputc(',', items);
-			fwrite(objs[i]->json->data, 1, objs[i]->json->len,
-			    items);
-			last = objs[i];
-		}
-		fclose(items);
-		if (i < n && last != NULL) {
-			token_encode(last, token, sizeof token);
-			fprintf(f, ",\"continue\":\"%s\"", token);
-			if (labels == NULL && fields == NULL)
-				fprintf(f, ",\"remainingItemCount\":%zu",
-				    n - i);
-		}
-		fprintf(f, "},\"items\":[");
-		fwrite(ib, 1, il, f);
-		fprintf(f, "]}");
-		free(ib);
-	}
-	fclose(f);
-	apimetrics_request(rt->verb, rt->r->store_key, 200, util_usec() - rt->t0);
-	http_respond(req, 200, "application/json", buf, blen);
-	free(buf);
+	pg.labels = labels;
+	pg.fields = fields;
+	pg.rv = rv;
+	if (reply_wants_table(req))
+		list_table(req, rt, &pg);
+	else
+		list_json(req, rt, &pg);
 done:
 	free(cont);
 	selector_free(labels);
@@ -289,7 +326,7 @@ done:
 }
 
 void
-api_watch(api *a, http_req *req, struct route *rt)
+api_read_watch(api *a, http_req *req, struct route *rt)
 {
 	struct watch_opts o;
 	char *rv, *inc;
@@ -299,8 +336,8 @@ api_watch(api *a, http_req *req, struct route *rt)
 	memset(&o, 0, sizeof o);
 	if (refuse_review(req, rt))
 		return;
-	if (api_int_param(req, rt, "timeoutSeconds", &timeout) != 0 ||
-	    api_int_param(req, rt, "limit", &lim) != 0)
+	if (reply_int_param(req, rt, "timeoutSeconds", &timeout) != 0 ||
+	    reply_int_param(req, rt, "limit", &lim) != 0)
 		return;
 	rv = http_query_get(req->query, "resourceVersion");
 	inc = http_query_get(req->query, "includeObject");
@@ -322,7 +359,7 @@ api_watch(api *a, http_req *req, struct route *rt)
 	o.bookmarks = http_query_bool(req->query, "allowWatchBookmarks", 0);
 	o.timeout_s = timeout <= 0 ? 0 : timeout < INT_MAX ? (int)timeout :
 	    INT_MAX;
-	o.table = api_wants_table(req);
+	o.table = reply_wants_table(req);
 	o.table_include = table_include_parse(inc);
 	apimetrics_request(rt->verb, rt->r->store_key, 200, 0);
 	watch_open(a->hub, req, &o);

@@ -9,6 +9,7 @@
 
 #include "api/api_int.h"
 #include "api/protobuf.h"
+#include "api/reply.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/yamljson.h"
@@ -67,14 +68,14 @@ decode(http_req *req, struct route *rt)
 	cJSON *obj;
 
 	if (req->body_len == 0) {
-		api_reply_status(req, rt, status_bad_request("the request body "
+		reply_status(req, rt, status_bad_request("the request body "
 		    "is empty"));
 		return NULL;
 	}
 	if (ct != NULL && strstr(ct, "yaml") != NULL) {
 		obj = yamljson_parse(req->body, req->body_len, &cause);
 		if (obj == NULL) {
-			api_reply_status(req, rt, status_bad_request(
+			reply_status(req, rt, status_bad_request(
 			    "error decoding YAML: %s", cause ? cause : ""));
 			free(cause);
 			return NULL;
@@ -83,7 +84,7 @@ decode(http_req *req, struct route *rt)
 		/* kubectl's typed clients (create namespace, configmap, ...). */
 		obj = protobuf_decode(req->body, req->body_len, &cause);
 		if (obj == NULL) {
-			api_reply_status(req, rt, status_bad_request("%s",
+			reply_status(req, rt, status_bad_request("%s",
 			    cause ? cause : "invalid protobuf body"));
 			free(cause);
 			return NULL;
@@ -94,7 +95,7 @@ decode(http_req *req, struct route *rt)
 			const char *at = cJSON_GetErrorPtr();
 			long off = at ? (long)(at - req->body) : 0;
 
-			api_reply_status(req, rt, status_bad_request(
+			reply_status(req, rt, status_bad_request(
 			    "couldn't get version/kind; json parse error: "
 			    "invalid JSON at offset %ld", off < 0 ||
 			    (size_t)off > req->body_len ? 0 : off));
@@ -103,7 +104,7 @@ decode(http_req *req, struct route *rt)
 	}
 	if (!cJSON_IsObject(obj)) {
 		cJSON_Delete(obj);
-		api_reply_status(req, rt, status_bad_request("the request body "
+		reply_status(req, rt, status_bad_request("the request body "
 		    "must be a JSON object"));
 		return NULL;
 	}
@@ -114,7 +115,7 @@ decode(http_req *req, struct route *rt)
 		enum field_validation fv = field_validation(req);
 
 		if (fv == FV_STRICT) {
-			api_reply_status(req, rt, status_strict_decoding(
+			reply_status(req, rt, status_strict_decoding(
 			    json_str(obj, "kind"), json_str(obj, "apiVersion"),
 			    "duplicate field", dups));
 			free(dups);
@@ -165,17 +166,17 @@ static void
 finish(api *a, http_req *req, struct route *rt, struct reg_result *res)
 {
 	if (res->code >= 300)
-		api_reply_status(req, rt, res->body);
+		reply_status(req, rt, res->body);
 	else if (res->json != NULL) {
 		cJSON_Delete(res->body);
-		api_reply_durable_rbuf(a, req, rt, res->code, res->json,
+		reply_durable_rbuf(a, req, rt, res->code, res->json,
 		    res->rev);
 	} else
-		api_reply_durable(a, req, rt, res->code, res->body, res->rev);
+		reply_durable(a, req, rt, res->code, res->body, res->rev);
 }
 
 void
-api_create(api *a, http_req *req, struct route *rt)
+api_write_create(api *a, http_req *req, struct route *rt)
 {
 	struct reg_opts o;
 	struct reg_result res;
@@ -191,7 +192,7 @@ api_create(api *a, http_req *req, struct route *rt)
 }
 
 void
-api_update(api *a, http_req *req, struct route *rt)
+api_write_update(api *a, http_req *req, struct route *rt)
 {
 	struct reg_opts o;
 	struct reg_result res;
@@ -209,7 +210,7 @@ api_update(api *a, http_req *req, struct route *rt)
 }
 
 void
-api_patch(api *a, http_req *req, struct route *rt)
+api_write_patch(api *a, http_req *req, struct route *rt)
 {
 	struct reg_opts o;
 	struct reg_result res;
@@ -237,7 +238,7 @@ delete_opts(http_req *req, struct route *rt, struct reg_opts *o)
 		    &cause);
 
 		if (rc < 0) {
-			api_reply_status(req, rt, status_bad_request("%s", cause));
+			reply_status(req, rt, status_bad_request("%s", cause));
 			free(cause);
 			opts_free(o);
 			return -1;
@@ -254,7 +255,7 @@ delete_opts(http_req *req, struct route *rt, struct reg_opts *o)
 	if (req->body_len == 0)
 		return 0;
 	if ((body = cJSON_ParseWithLength(req->body, req->body_len)) == NULL) {
-		api_reply_status(req, rt, status_bad_request("invalid "
+		reply_status(req, rt, status_bad_request("invalid "
 		    "DeleteOptions: json parse error"));
 		opts_free(o);
 		return -1;
@@ -285,7 +286,7 @@ delete_opts(http_req *req, struct route *rt, struct reg_opts *o)
 	    strcmp(o->propagation, "Background") != 0 &&
 	    strcmp(o->propagation, "Foreground") != 0 &&
 	    strcmp(o->propagation, "Orphan") != 0) {
-		api_reply_status(req, rt, status_error(422, "Invalid",
+		reply_status(req, rt, status_error(422, "Invalid",
 		    "propagationPolicy: Unsupported value: \"%s\": supported "
 		    "values: \"Background\", \"Foreground\", \"Orphan\"",
 		    o->propagation));
@@ -296,7 +297,7 @@ delete_opts(http_req *req, struct route *rt, struct reg_opts *o)
 }
 
 void
-api_delete(api *a, http_req *req, struct route *rt)
+api_write_delete(api *a, http_req *req, struct route *rt)
 {
 	struct reg_opts o;
 	struct reg_result res;
@@ -310,7 +311,7 @@ api_delete(api *a, http_req *req, struct route *rt)
 }
 
 void
-api_delete_collection(api *a, http_req *req, struct route *rt)
+api_write_delete_collection(api *a, http_req *req, struct route *rt)
 {
 	struct reg_opts o;
 	struct reg_result res;
@@ -325,7 +326,7 @@ api_delete_collection(api *a, http_req *req, struct route *rt)
 	rt->verb = "deletecollection";
 	if (ls != NULL && *ls && (sel = selector_parse_labels(ls, &cause)) ==
 	    NULL) {
-		api_reply_status(req, rt, status_bad_request("unable to parse "
+		reply_status(req, rt, status_bad_request("unable to parse "
 		    "requirement: %s", cause ? cause : ls));
 		free(cause);
 		free(ls);
@@ -367,11 +368,11 @@ api_delete_collection(api *a, http_req *req, struct route *rt)
 	free(nss);
 	opts_free(&o);
 	selector_free(sel);
-	api_reply_durable(a, req, rt, 200, list, rev);
+	reply_durable(a, req, rt, 200, list, rev);
 }
 
 void
-api_bind(api *a, http_req *req, struct route *rt)
+api_write_bind(api *a, http_req *req, struct route *rt)
 {
 	struct reg_result res;
 	cJSON *obj;
@@ -383,7 +384,7 @@ api_bind(api *a, http_req *req, struct route *rt)
 	node = json_str(obj, "target.name");
 	if (node == NULL || *node == '\0') {
 		cJSON_Delete(obj);
-		api_reply_status(req, rt, status_error(422, "Invalid",
+		reply_status(req, rt, status_error(422, "Invalid",
 		    "Binding \"%s\" is invalid: target.name: Required value",
 		    rt->name));
 		return;
@@ -396,7 +397,7 @@ api_bind(api *a, http_req *req, struct route *rt)
 
 /* GET, PUT and PATCH on .../scale. */
 void
-api_scale(api *a, http_req *req, struct route *rt)
+api_write_scale(api *a, http_req *req, struct route *rt)
 {
 	struct reg_result res;
 	const char *m = req->method;
@@ -410,7 +411,7 @@ api_scale(api *a, http_req *req, struct route *rt)
 		    http_req_header(req, "Content-Type"), req->body,
 		    req->body_len, m[1] == 'A', &res);
 	} else {
-		api_reply_status(req, rt, status_error(405, "MethodNotAllowed",
+		reply_status(req, rt, status_error(405, "MethodNotAllowed",
 		    "the server does not allow this method on the requested "
 		    "resource"));
 		return;
@@ -424,7 +425,7 @@ api_scale(api *a, http_req *req, struct route *rt)
  * allowed; DeleteOptions inside the Eviction are honoured.
  */
 void
-api_evict(api *a, http_req *req, struct route *rt)
+api_write_evict(api *a, http_req *req, struct route *rt)
 {
 	struct reg_opts o;
 	struct reg_result res;
@@ -454,10 +455,10 @@ api_evict(api *a, http_req *req, struct route *rt)
 	registry_delete(a->rg, rt->r, rt->ns, rt->name, &o, &res);
 	opts_free(&o);
 	if (res.code >= 300) {
-		api_reply_status(req, rt, res.body);
+		reply_status(req, rt, res.body);
 		return;
 	}
 	cJSON_Delete(res.body);
 	s = status_success();
-	api_reply_durable(a, req, rt, 201, s, res.rev);
+	reply_durable(a, req, rt, 201, s, res.rev);
 }

@@ -24,6 +24,7 @@
 
 #include "api/api_int.h"
 #include "api/apimetrics.h"
+#include "api/reply.h"
 #include "lib/crilog.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -276,16 +277,16 @@ log_options(http_req *req, struct route *rt, struct view *v,
 	memset(v, 0, sizeof *v);
 	v->newline = 1;
 	*lines = LLONG_MIN;
-	if (api_int_param(req, rt, "tailLines", lines) != 0 ||
-	    api_int_param(req, rt, "sinceSeconds", &since_s) != 0 ||
-	    api_int_param(req, rt, "limitBytes", &limit) != 0) {
+	if (reply_int_param(req, rt, "tailLines", lines) != 0 ||
+	    reply_int_param(req, rt, "sinceSeconds", &since_s) != 0 ||
+	    reply_int_param(req, rt, "limitBytes", &limit) != 0) {
 		free(since_t);
 		return -1;
 	}
 	v->timestamps = http_query_bool(req->query, "timestamps", 0);
 	if (since_t != NULL && crilog_time_parse(since_t, strlen(since_t),
 	    &ns) != 0) {
-		api_reply_status(req, rt, status_bad_request("parsing time "
+		reply_status(req, rt, status_bad_request("parsing time "
 		    "\"%s\" as \"2006-01-02T15:04:05Z07:00\": cannot parse",
 		    since_t));
 		free(since_t);
@@ -307,7 +308,7 @@ log_options(http_req *req, struct route *rt, struct view *v,
 	if (*lines == LLONG_MIN)
 		*lines = -1;
 	if (bad != NULL) {
-		api_reply_status(req, rt, status_error(422, "Invalid",
+		reply_status(req, rt, status_error(422, "Invalid",
 		    "PodLogOptions \"%s\" is invalid: %s", rt->name, bad));
 		free(bad);
 		return -1;
@@ -340,7 +341,7 @@ pick_container(http_req *req, struct route *rt, const store_obj *o)
 			    strcmp(json_str(c, "name"), container) == 0)
 				found = 1;
 		if (!found) {
-			api_reply_status(req, rt, status_bad_request(
+			reply_status(req, rt, status_bad_request(
 			    "container %s is not valid for pod %s", container,
 			    rt->name));
 			free(container);
@@ -358,7 +359,7 @@ pick_container(http_req *req, struct route *rt, const store_obj *o)
 			len += snprintf(names + len, len < sizeof names ?
 			    sizeof names - len : 0, "%s%s", len ? " " : "",
 			    json_str(c, "name"));
-		api_reply_status(req, rt, status_bad_request("a container name "
+		reply_status(req, rt, status_bad_request("a container name "
 		    "must be specified for pod %s, choose one of: [%s]",
 		    rt->name, names));
 		free(container);
@@ -369,7 +370,7 @@ pick_container(http_req *req, struct route *rt, const store_obj *o)
 }
 
 void
-api_log(api *a, http_req *req, struct route *rt)
+podlog_get(api *a, http_req *req, struct route *rt)
 {
 	const store_obj *o;
 	char *container = NULL, *data = NULL, path[PATH_MAX];
@@ -388,7 +389,7 @@ api_log(api *a, http_req *req, struct route *rt)
 		return;
 	if ((o = store_get(a->st, "pods", rt->ns ? rt->ns : "", rt->name)) ==
 	    NULL) {
-		api_reply_status(req, rt, status_not_found(rt->r, rt->name));
+		reply_status(req, rt, status_not_found(rt->r, rt->name));
 		return;
 	}
 	if ((container = pick_container(req, rt, o)) == NULL)
@@ -397,7 +398,7 @@ api_log(api *a, http_req *req, struct route *rt)
 	    o->ns, o->name, container, previous ? ".previous" : "");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 && previous) {
-		api_reply_status(req, rt, status_bad_request("previous "
+		reply_status(req, rt, status_bad_request("previous "
 		    "terminated container \"%s\" in pod \"%s\" not found",
 		    container, rt->name));
 		free(container);

@@ -8,22 +8,17 @@
  *    "config": {"file", "loadedAt"}}
  * with the arguments after defaults and each file after --policy-dir
  * overrides. The data comes from the controller runtime and the scheduler
- * through their accessors; nothing is cached here.
+ * through their accessors (given to api_set_policy_sources); nothing is
+ * cached here.
  */
 #include <string.h>
 
 #include "api/api_int.h"
+#include "api/reply.h"
 #include "ctrl/controller.h"
 #include "lib/json.h"
 #include "registry/status.h"
 #include "sched/sched.h"
-
-void
-api_set_policy_sources(api *a, controller_rt *ctrl, sched *s)
-{
-	a->policy_ctrl = ctrl;
-	a->policy_sched = s;
-}
 
 /* The running controllers, in load order. */
 static cJSON *
@@ -45,13 +40,13 @@ controllers(const controller_rt *rt)
 }
 
 void
-api_policy_info(api *a, http_req *req, struct route *rt)
+policyinfo_get(api *a, http_req *req, struct route *rt)
 {
 	cJSON *o, *p;
 
 	rt->verb = "get";
 	if (strcmp(req->method, "GET") != 0) {
-		api_reply_status(req, rt, status_error(405, "MethodNotAllowed",
+		reply_status(req, rt, status_error(405, "MethodNotAllowed",
 		    "GET the policy; POST to policy/reload to reload it"));
 		return;
 	}
@@ -66,5 +61,5 @@ api_policy_info(api *a, http_req *req, struct route *rt)
 		json_set(o, "config", cJSON_DetachItemFromObject(p, "config"));
 		cJSON_Delete(p);
 	}
-	api_reply(req, rt, 200, o);
+	reply_json(req, rt, 200, o);
 }

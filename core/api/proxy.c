@@ -7,7 +7,7 @@
  * Service's port (number or name) maps to its targetPort on the Running
  * pods its selector picks (a named targetPort through the pods' container
  * ports); the request goes to the first of them whose in-process server
- * serves that port (the Ray heads, api_set_proxy). No such pod is a 503
+ * serves that port (the Ray heads, set by api_set_proxy). No such pod is a 503
  * as kube-apiserver answers when a service has no endpoints, or when the
  * connection to the pod is refused. Nothing is forwarded over a network:
  * every target served here lives in this process.
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "api/reply.h"
 #include "auth/rbac.h"
 #include "lib/json.h"
 #include "registry/status.h"
@@ -106,7 +107,7 @@ refused(http_req *req, struct route *rt, const cJSON *pod, int port)
 {
 	const char *ip = json_str(pod, "status.podIP");
 
-	api_reply_status(req, rt, status_error(503, "ServiceUnavailable",
+	reply_status(req, rt, status_error(503, "ServiceUnavailable",
 	    "error trying to reach service: dial tcp %s:%d: connect: "
 	    "connection refused", ip ? ip : "<nil>", port));
 }
@@ -138,7 +139,7 @@ proxy_service(api *a, http_req *req, struct route *rt, const char *ns,
 	int served = 0, first_target = 0;
 
 	if (o == NULL) {
-		api_reply_status(req, rt, status_not_found(sr, name));
+		reply_status(req, rt, status_not_found(sr, name));
 		return;
 	}
 	svc = store_obj_tree(o);
@@ -153,7 +154,7 @@ proxy_service(api *a, http_req *req, struct route *rt, const char *ns,
 		}
 	}
 	if (sp == NULL) {
-		api_reply_status(req, rt, status_error(503,
+		reply_status(req, rt, status_error(503,
 		    "ServiceUnavailable", "no endpoints available for service "
 		    "\"%s:%s\"", name, port));
 		cJSON_Delete(svc);
@@ -191,7 +192,7 @@ proxy_service(api *a, http_req *req, struct route *rt, const char *ns,
 	if (!served && first != NULL)
 		refused(req, rt, first, first_target);
 	else if (!served)
-		api_reply_status(req, rt, status_error(503,
+		reply_status(req, rt, status_error(503,
 		    "ServiceUnavailable", "no endpoints available for service "
 		    "\"%s\"", name));
 	cJSON_Delete(first);
@@ -208,14 +209,14 @@ proxy_pod(api *a, http_req *req, struct route *rt, const char *ns,
 	int p;
 
 	if (o == NULL) {
-		api_reply_status(req, rt, status_not_found(pr, name));
+		reply_status(req, rt, status_not_found(pr, name));
 		return;
 	}
 	pod = store_obj_tree(o);
 	p = *port == '\0' ? 80 : is_number(port) ? atoi(port) :
 	    named_port(pod, port);
 	if (!pod_running(pod))
-		api_reply_status(req, rt, status_error(503,
+		reply_status(req, rt, status_error(503,
 		    "ServiceUnavailable", "error trying to reach service: pod "
 		    "%s is not running", name));
 	else
@@ -224,7 +225,7 @@ proxy_pod(api *a, http_req *req, struct route *rt, const char *ns,
 }
 
 int
-api_proxy(api *a, http_req *req, struct route *rt)
+proxy_serve(api *a, http_req *req, struct route *rt)
 {
 	const char *p = req->path, *slash;
 	char ns[256], res[16], target[512], *name, *port, *reason = NULL;
@@ -254,7 +255,7 @@ api_proxy(api *a, http_req *req, struct route *rt)
 	at.name = target;
 	if (a->authz != NULL && rt->user != NULL &&
 	    !rbac_authorize(a->authz, rt->user, &at, &reason)) {
-		api_reply_status(req, rt, rbac_forbidden_reason(rt->user, &at,
+		reply_status(req, rt, rbac_forbidden_reason(rt->user, &at,
 		    reason));
 		free(reason);
 		return 1;
@@ -266,12 +267,4 @@ api_proxy(api *a, http_req *req, struct route *rt)
 	else
 		proxy_pod(a, req, rt, ns, name, port, slash);
 	return 1;
-}
-
-void
-api_set_proxy(api *a, api_proxy_fn fn, api_proxy_serves_fn serves, void *arg)
-{
-	a->proxy = fn;
-	a->proxy_serves = serves;
-	a->proxy_arg = arg;
 }

@@ -1,7 +1,7 @@
 /*
  * TLS sessions on memory BIOs. Each connection's SSL object reads from one
  * memory BIO (fed with what the socket delivered) and writes to another
- * (drained into an rbuf that http.c hands to uv_write), so OpenSSL never
+ * (drained into an rbuf that http_conn.c hands to uv_write), so OpenSSL never
  * touches a socket and the event loop never blocks. The server side is
  * put in accept state; the handshake runs inside the first reads.
  *

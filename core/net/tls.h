@@ -1,7 +1,7 @@
 /*
  * TLS for the HTTP server: OpenSSL over memory BIOs, so libuv keeps the
- * sockets and http.c keeps its buffers. A tls_ctx holds the serving
- * certificate and the CA that client certificates must chain to; a
+ * sockets and the server (http*.c) keeps its buffers. A tls_ctx holds the
+ * serving certificate and the CA that client certificates must chain to; a
  * tls_conn is one connection's session: ciphertext from the socket goes in
  * with tls_conn_feed, plaintext comes out of tls_conn_read; plaintext to
  * send goes in with tls_conn_write and the ciphertext to put on the socket

@@ -1,6 +1,6 @@
 /*
  * Fuzz target: HTTP requests through the real server and router. A real
- * http_server (net/http.c: http-parser, keep-alive, pipelining, limits)
+ * http_server (net/http*.c: http-parser, keep-alive, pipelining, limits)
  * listens on 127.0.0.1 with the real API handler (api/api.c: routing,
  * discovery, the verbs of api_read.c and api_write.c with their JSON,
  * YAML, protobuf and patch decoding) over a real registry with the CRDs

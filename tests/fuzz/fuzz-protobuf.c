@@ -1,6 +1,7 @@
 /*
- * Fuzz target: Kubernetes protobuf request bodies (api/protobuf.c), the
- * decoder behind Content-Type application/vnd.kubernetes.protobuf. A body
+ * Fuzz target: Kubernetes protobuf request bodies (api/protobuf.c, with
+ * the tables of api/protobuf_tables.c), the decoder behind Content-Type
+ * application/vnd.kubernetes.protobuf. A body
  * decodes to a JSON object with apiVersion and kind, or is refused with a
  * cause; the object prints and parses back unchanged.
  */

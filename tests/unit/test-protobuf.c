@@ -1,5 +1,6 @@
 /*
- * Tests for protobuf.c. Bodies captured from kubectl 1.32 (each "kubectl
+ * Tests for the protobuf decoder (protobuf.c, its tables in
+ * protobuf_tables.c). Bodies captured from kubectl 1.32 (each "kubectl
  * create ..." below, sent to a server that logged the request) must decode to
  * the object the same command prints with --dry-run=client -o json, less its
  * null fields (creationTimestamp: null, rules: null), which the decoder leaves

@@ -1,0 +1,653 @@
+/*
+ * The descriptor tables of the protobuf decoder (protobuf.c): the k8s.io/api
+ * messages kubectl's typed clients send, one MESSAGE each, every field with
+ * its number, JSON name, value kind and flags, taken from the
+ * generated.proto files kubectl 1.32 is built with, and the kinds that
+ * name a top-level message by apiVersion.
+ *
+ * A field is marked F_KEEP when JSON shows its zero value: pointer fields
+ * (replicas, backoffLimit, immutable) and the few without omitempty
+ * (PriorityClass value, Service port). INLINE is a Go struct embedded with
+ * `json:",inline"`, whose fields JSON puts in the parent; MAP a
+ * map<string, V>; opaque a message whose fields are all ignored, which JSON
+ * still shows as {}. Fields left out are skipped by the decoder. Status is
+ * dropped by the server on create, so status messages are described only as
+ * far as JSON shows them for a new object.
+ */
+#include <string.h>
+
+#include "api/protobuf_tables.h"
+
+#define nitems(a)	(sizeof (a) / sizeof (a)[0])
+
+#define STR(n, j)	{ n, j, K_STRING, 0, NULL }
+#define STR_KEEP(n, j)	{ n, j, K_STRING, F_KEEP, NULL }
+#define STRS(n, j)	{ n, j, K_STRING, F_REPEATED, NULL }
+#define I32(n, j)	{ n, j, K_INT32, 0, NULL }
+#define I32_KEEP(n, j)	{ n, j, K_INT32, F_KEEP, NULL }
+#define I64(n, j)	{ n, j, K_INT64, 0, NULL }
+#define I64_KEEP(n, j)	{ n, j, K_INT64, F_KEEP, NULL }
+#define BOOL(n, j)	{ n, j, K_BOOL, 0, NULL }
+#define BOOL_KEEP(n, j)	{ n, j, K_BOOL, F_KEEP, NULL }
+#define MSG(n, j, m)	{ n, j, K_MESSAGE, 0, &m }
+#define MSGS(n, j, m)	{ n, j, K_MESSAGE, F_REPEATED, &m }
+#define INLINE(n, m)	{ n, #m, K_MESSAGE, F_INLINE, &m }
+#define MAP(n, j, k)	{ n, j, k, F_MAP, NULL }
+#define TIME(n, j)	{ n, j, K_TIME, 0, NULL }
+#define QTY(n, j)	{ n, j, K_QUANTITY, 0, NULL }
+#define INTSTR(n, j)	{ n, j, K_INTSTR, 0, NULL }
+
+/* Define the message var, called name in errors, with the fields listed. */
+#define MESSAGE(var, name, ...)						\
+	static const struct field var##_fields[] = { __VA_ARGS__ };	\
+	static const struct msg var = { name, var##_fields,		\
+	    nitems(var##_fields) }
+
+/* A message whose fields are all ignored; JSON still shows it as {}. */
+static const struct msg opaque = { "opaque", NULL, 0 };
+
+/* k8s.io/apimachinery/pkg/apis/meta/v1 */
+
+MESSAGE(owner_reference, "OwnerReference",
+	STR_KEEP(5, "apiVersion"),
+	STR_KEEP(1, "kind"),
+	STR_KEEP(3, "name"),
+	STR_KEEP(4, "uid"),
+	BOOL_KEEP(6, "controller"),
+	BOOL_KEEP(7, "blockOwnerDeletion"));
+
+MESSAGE(object_meta, "ObjectMeta",
+	STR(1, "name"),
+	STR(2, "generateName"),
+	STR(3, "namespace"),
+	STR(4, "selfLink"),
+	STR(5, "uid"),
+	STR(6, "resourceVersion"),
+	I64(7, "generation"),
+	TIME(8, "creationTimestamp"),
+	TIME(9, "deletionTimestamp"),
+	I64_KEEP(10, "deletionGracePeriodSeconds"),
+	MAP(11, "labels", K_STRING),
+	MAP(12, "annotations", K_STRING),
+	MSGS(13, "ownerReferences", owner_reference),
+	STRS(14, "finalizers"));
+
+MESSAGE(label_selector_requirement, "LabelSelectorRequirement",
+	STR_KEEP(1, "key"),
+	STR_KEEP(2, "operator"),
+	STRS(3, "values"));
+
+MESSAGE(label_selector, "LabelSelector",
+	MAP(1, "matchLabels", K_STRING),
+	MSGS(2, "matchExpressions", label_selector_requirement));
+
+/* k8s.io/api/core/v1: references and the pod template. */
+
+MESSAGE(local_object_reference, "LocalObjectReference",
+	STR(1, "name"));
+
+MESSAGE(object_reference, "ObjectReference",
+	STR(1, "kind"),
+	STR(2, "namespace"),
+	STR(3, "name"),
+	STR(4, "uid"),
+	STR(5, "apiVersion"),
+	STR(6, "resourceVersion"),
+	STR(7, "fieldPath"));
+
+MESSAGE(typed_local_object_reference, "TypedLocalObjectReference",
+	STR_KEEP(1, "apiGroup"),
+	STR_KEEP(2, "kind"),
+	STR_KEEP(3, "name"));
+
+MESSAGE(key_to_path, "KeyToPath",
+	STR_KEEP(1, "key"),
+	STR_KEEP(2, "path"),
+	I32_KEEP(3, "mode"));
+
+MESSAGE(host_path, "HostPathVolumeSource",
+	STR_KEEP(1, "path"),
+	STR_KEEP(2, "type"));
+
+MESSAGE(empty_dir, "EmptyDirVolumeSource",
+	STR(1, "medium"),
+	QTY(2, "sizeLimit"));
+
+MESSAGE(secret_volume, "SecretVolumeSource",
+	STR(1, "secretName"),
+	MSGS(2, "items", key_to_path),
+	I32_KEEP(3, "defaultMode"),
+	BOOL_KEEP(4, "optional"));
+
+MESSAGE(pvc_volume, "PersistentVolumeClaimVolumeSource",
+	STR_KEEP(1, "claimName"),
+	BOOL(2, "readOnly"));
+
+MESSAGE(config_map_volume, "ConfigMapVolumeSource",
+	INLINE(1, local_object_reference),
+	MSGS(2, "items", key_to_path),
+	I32_KEEP(3, "defaultMode"),
+	BOOL_KEEP(4, "optional"));
+
+MESSAGE(volume_source, "VolumeSource",
+	MSG(1, "hostPath", host_path),
+	MSG(2, "emptyDir", empty_dir),
+	MSG(6, "secret", secret_volume),
+	MSG(10, "persistentVolumeClaim", pvc_volume),
+	MSG(19, "configMap", config_map_volume));
+
+MESSAGE(volume, "Volume",
+	STR_KEEP(1, "name"),
+	INLINE(2, volume_source));
+
+MESSAGE(container_port, "ContainerPort",
+	STR(1, "name"),
+	I32(2, "hostPort"),
+	I32_KEEP(3, "containerPort"),
+	STR(4, "protocol"),
+	STR(5, "hostIP"));
+
+MESSAGE(object_field_selector, "ObjectFieldSelector",
+	STR(1, "apiVersion"),
+	STR_KEEP(2, "fieldPath"));
+
+MESSAGE(resource_field_selector, "ResourceFieldSelector",
+	STR(1, "containerName"),
+	STR_KEEP(2, "resource"),
+	QTY(3, "divisor"));
+
+/* ConfigMapKeySelector and SecretKeySelector share their layout. */
+MESSAGE(key_selector, "KeySelector",
+	INLINE(1, local_object_reference),
+	STR_KEEP(2, "key"),
+	BOOL_KEEP(3, "optional"));
+
+MESSAGE(env_var_source, "EnvVarSource",
+	MSG(1, "fieldRef", object_field_selector),
+	MSG(2, "resourceFieldRef", resource_field_selector),
+	MSG(3, "configMapKeyRef", key_selector),
+	MSG(4, "secretKeyRef", key_selector));
+
+MESSAGE(env_var, "EnvVar",
+	STR_KEEP(1, "name"),
+	STR(2, "value"),
+	MSG(3, "valueFrom", env_var_source));
+
+/* ConfigMapEnvSource and SecretEnvSource share their layout. */
+MESSAGE(env_source, "EnvSource",
+	INLINE(1, local_object_reference),
+	BOOL_KEEP(2, "optional"));
+
+MESSAGE(env_from_source, "EnvFromSource",
+	STR(1, "prefix"),
+	MSG(2, "configMapRef", env_source),
+	MSG(3, "secretRef", env_source));
+
+MESSAGE(resource_claim, "ResourceClaim",
+	STR_KEEP(1, "name"),
+	STR(2, "request"));
+
+MESSAGE(resource_requirements, "ResourceRequirements",
+	MAP(1, "limits", K_QUANTITY),
+	MAP(2, "requests", K_QUANTITY),
+	MSGS(3, "claims", resource_claim));
+
+MESSAGE(volume_mount, "VolumeMount",
+	STR_KEEP(1, "name"),
+	BOOL(2, "readOnly"),
+	STR_KEEP(7, "recursiveReadOnly"),
+	STR_KEEP(3, "mountPath"),
+	STR(4, "subPath"),
+	STR_KEEP(5, "mountPropagation"),
+	STR(6, "subPathExpr"));
+
+MESSAGE(container, "Container",
+	STR_KEEP(1, "name"),
+	STR(2, "image"),
+	STRS(3, "command"),
+	STRS(4, "args"),
+	STR(5, "workingDir"),
+	MSGS(6, "ports", container_port),
+	MSGS(19, "envFrom", env_from_source),
+	MSGS(7, "env", env_var),
+	MSG(8, "resources", resource_requirements),
+	STR_KEEP(24, "restartPolicy"),
+	MSGS(9, "volumeMounts", volume_mount),
+	STR(13, "terminationMessagePath"),
+	STR(20, "terminationMessagePolicy"),
+	STR(14, "imagePullPolicy"),
+	BOOL(16, "stdin"),
+	BOOL(17, "stdinOnce"),
+	BOOL(18, "tty"));
+
+MESSAGE(toleration, "Toleration",
+	STR(1, "key"),
+	STR(2, "operator"),
+	STR(3, "value"),
+	STR(4, "effect"),
+	I64_KEEP(5, "tolerationSeconds"));
+
+MESSAGE(pod_spec, "PodSpec",
+	MSGS(1, "volumes", volume),
+	MSGS(20, "initContainers", container),
+	MSGS(2, "containers", container),
+	STR(3, "restartPolicy"),
+	I64_KEEP(4, "terminationGracePeriodSeconds"),
+	I64_KEEP(5, "activeDeadlineSeconds"),
+	STR(6, "dnsPolicy"),
+	MAP(7, "nodeSelector", K_STRING),
+	STR(8, "serviceAccountName"),
+	STR(9, "serviceAccount"),
+	BOOL_KEEP(21, "automountServiceAccountToken"),
+	STR(10, "nodeName"),
+	BOOL(11, "hostNetwork"),
+	BOOL(12, "hostPID"),
+	BOOL(13, "hostIPC"),
+	BOOL_KEEP(27, "shareProcessNamespace"),
+	MSGS(15, "imagePullSecrets", local_object_reference),
+	STR(16, "hostname"),
+	STR(17, "subdomain"),
+	STR(19, "schedulerName"),
+	MSGS(22, "tolerations", toleration),
+	STR(24, "priorityClassName"),
+	I32_KEEP(25, "priority"),
+	STR_KEEP(29, "runtimeClassName"),
+	BOOL_KEEP(30, "enableServiceLinks"),
+	STR_KEEP(31, "preemptionPolicy"),
+	MAP(32, "overhead", K_QUANTITY),
+	BOOL_KEEP(35, "setHostnameAsFQDN"),
+	BOOL_KEEP(37, "hostUsers"),
+	MSG(40, "resources", resource_requirements));
+
+MESSAGE(pod_template_spec, "PodTemplateSpec",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", pod_spec));
+
+/* k8s.io/api/core/v1: top-level kinds. */
+
+MESSAGE(namespace_spec, "NamespaceSpec",
+	STRS(1, "finalizers"));
+
+MESSAGE(namespace_status, "NamespaceStatus",
+	STR(1, "phase"));
+
+MESSAGE(namespace, "Namespace",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", namespace_spec),
+	MSG(3, "status", namespace_status));
+
+MESSAGE(config_map, "ConfigMap",
+	MSG(1, "metadata", object_meta),
+	BOOL_KEEP(4, "immutable"),
+	MAP(2, "data", K_STRING),
+	MAP(3, "binaryData", K_BYTES));
+
+MESSAGE(secret, "Secret",
+	MSG(1, "metadata", object_meta),
+	BOOL_KEEP(5, "immutable"),
+	MAP(2, "data", K_BYTES),
+	MAP(4, "stringData", K_STRING),
+	STR(3, "type"));
+
+MESSAGE(service_account, "ServiceAccount",
+	MSG(1, "metadata", object_meta),
+	MSGS(2, "secrets", object_reference),
+	MSGS(3, "imagePullSecrets", local_object_reference),
+	BOOL_KEEP(4, "automountServiceAccountToken"));
+
+MESSAGE(service_port, "ServicePort",
+	STR(1, "name"),
+	STR(2, "protocol"),
+	STR_KEEP(6, "appProtocol"),
+	I32_KEEP(3, "port"),
+	INTSTR(4, "targetPort"),
+	I32(5, "nodePort"));
+
+MESSAGE(client_ip_config, "ClientIPConfig",
+	I32_KEEP(1, "timeoutSeconds"));
+
+MESSAGE(session_affinity_config, "SessionAffinityConfig",
+	MSG(1, "clientIP", client_ip_config));
+
+MESSAGE(service_spec, "ServiceSpec",
+	MSGS(1, "ports", service_port),
+	MAP(2, "selector", K_STRING),
+	STR(3, "clusterIP"),
+	STRS(18, "clusterIPs"),
+	STR(4, "type"),
+	STRS(5, "externalIPs"),
+	STR(7, "sessionAffinity"),
+	STR(8, "loadBalancerIP"),
+	STRS(9, "loadBalancerSourceRanges"),
+	STR(10, "externalName"),
+	STR(11, "externalTrafficPolicy"),
+	I32(12, "healthCheckNodePort"),
+	BOOL(13, "publishNotReadyAddresses"),
+	MSG(14, "sessionAffinityConfig", session_affinity_config),
+	STRS(19, "ipFamilies"),
+	STR_KEEP(17, "ipFamilyPolicy"),
+	BOOL_KEEP(20, "allocateLoadBalancerNodePorts"),
+	STR_KEEP(21, "loadBalancerClass"),
+	STR_KEEP(22, "internalTrafficPolicy"),
+	STR_KEEP(23, "trafficDistribution"));
+
+/* ServiceStatus and IngressStatus: a loadBalancer struct JSON always shows. */
+MESSAGE(load_balancer_status, "LoadBalancerStatus",
+	MSG(1, "loadBalancer", opaque));
+
+MESSAGE(service, "Service",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", service_spec),
+	MSG(3, "status", load_balancer_status));
+
+MESSAGE(scoped_requirement, "ScopedResourceSelectorRequirement",
+	STR_KEEP(1, "scopeName"),
+	STR_KEEP(2, "operator"),
+	STRS(3, "values"));
+
+MESSAGE(scope_selector, "ScopeSelector",
+	MSGS(1, "matchExpressions", scoped_requirement));
+
+MESSAGE(resource_quota_spec, "ResourceQuotaSpec",
+	MAP(1, "hard", K_QUANTITY),
+	STRS(2, "scopes"),
+	MSG(3, "scopeSelector", scope_selector));
+
+MESSAGE(resource_quota, "ResourceQuota",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", resource_quota_spec),
+	MSG(3, "status", opaque));
+
+/* k8s.io/api/apps/v1 */
+
+MESSAGE(rolling_update_deployment, "RollingUpdateDeployment",
+	INTSTR(1, "maxUnavailable"),
+	INTSTR(2, "maxSurge"));
+
+MESSAGE(deployment_strategy, "DeploymentStrategy",
+	STR(1, "type"),
+	MSG(2, "rollingUpdate", rolling_update_deployment));
+
+MESSAGE(deployment_spec, "DeploymentSpec",
+	I32_KEEP(1, "replicas"),
+	MSG(2, "selector", label_selector),
+	MSG(3, "template", pod_template_spec),
+	MSG(4, "strategy", deployment_strategy),
+	I32(5, "minReadySeconds"),
+	I32_KEEP(6, "revisionHistoryLimit"),
+	BOOL(7, "paused"),
+	I32_KEEP(9, "progressDeadlineSeconds"));
+
+MESSAGE(deployment, "Deployment",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", deployment_spec),
+	MSG(3, "status", opaque));
+
+/* k8s.io/api/batch/v1 */
+
+MESSAGE(job_spec, "JobSpec",
+	I32_KEEP(1, "parallelism"),
+	I32_KEEP(2, "completions"),
+	I64_KEEP(3, "activeDeadlineSeconds"),
+	I32_KEEP(7, "backoffLimit"),
+	I32_KEEP(12, "backoffLimitPerIndex"),
+	I32_KEEP(13, "maxFailedIndexes"),
+	MSG(4, "selector", label_selector),
+	BOOL_KEEP(5, "manualSelector"),
+	MSG(6, "template", pod_template_spec),
+	I32_KEEP(8, "ttlSecondsAfterFinished"),
+	STR_KEEP(9, "completionMode"),
+	BOOL_KEEP(10, "suspend"),
+	STR_KEEP(14, "podReplacementPolicy"),
+	STR_KEEP(15, "managedBy"));
+
+MESSAGE(job, "Job",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", job_spec),
+	MSG(3, "status", opaque));
+
+MESSAGE(job_template_spec, "JobTemplateSpec",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", job_spec));
+
+MESSAGE(cron_job_spec, "CronJobSpec",
+	STR_KEEP(1, "schedule"),
+	STR_KEEP(8, "timeZone"),
+	I64_KEEP(2, "startingDeadlineSeconds"),
+	STR(3, "concurrencyPolicy"),
+	BOOL_KEEP(4, "suspend"),
+	MSG(5, "jobTemplate", job_template_spec),
+	I32_KEEP(6, "successfulJobsHistoryLimit"),
+	I32_KEEP(7, "failedJobsHistoryLimit"));
+
+MESSAGE(cron_job, "CronJob",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", cron_job_spec),
+	MSG(3, "status", opaque));
+
+/* k8s.io/api/scheduling/v1 */
+
+MESSAGE(priority_class, "PriorityClass",
+	MSG(1, "metadata", object_meta),
+	I32_KEEP(2, "value"),
+	BOOL(3, "globalDefault"),
+	STR(4, "description"),
+	STR_KEEP(5, "preemptionPolicy"));
+
+/* k8s.io/api/rbac/v1 */
+
+MESSAGE(policy_rule, "PolicyRule",
+	STRS(1, "verbs"),
+	STRS(2, "apiGroups"),
+	STRS(3, "resources"),
+	STRS(4, "resourceNames"),
+	STRS(5, "nonResourceURLs"));
+
+MESSAGE(role, "Role",
+	MSG(1, "metadata", object_meta),
+	MSGS(2, "rules", policy_rule));
+
+MESSAGE(aggregation_rule, "AggregationRule",
+	MSGS(1, "clusterRoleSelectors", label_selector));
+
+MESSAGE(cluster_role, "ClusterRole",
+	MSG(1, "metadata", object_meta),
+	MSGS(2, "rules", policy_rule),
+	MSG(3, "aggregationRule", aggregation_rule));
+
+MESSAGE(subject, "Subject",
+	STR_KEEP(1, "kind"),
+	STR(2, "apiGroup"),
+	STR_KEEP(3, "name"),
+	STR(4, "namespace"));
+
+MESSAGE(role_ref, "RoleRef",
+	STR_KEEP(1, "apiGroup"),
+	STR_KEEP(2, "kind"),
+	STR_KEEP(3, "name"));
+
+/* RoleBinding and ClusterRoleBinding share their layout. */
+MESSAGE(role_binding, "RoleBinding",
+	MSG(1, "metadata", object_meta),
+	MSGS(2, "subjects", subject),
+	MSG(3, "roleRef", role_ref));
+
+/* k8s.io/api/policy/v1 */
+
+MESSAGE(pdb_spec, "PodDisruptionBudgetSpec",
+	INTSTR(1, "minAvailable"),
+	MSG(2, "selector", label_selector),
+	INTSTR(3, "maxUnavailable"),
+	STR_KEEP(4, "unhealthyPodEvictionPolicy"));
+
+MESSAGE(pdb_status, "PodDisruptionBudgetStatus",
+	I64(1, "observedGeneration"),
+	I32_KEEP(3, "disruptionsAllowed"),
+	I32_KEEP(4, "currentHealthy"),
+	I32_KEEP(5, "desiredHealthy"),
+	I32_KEEP(6, "expectedPods"));
+
+MESSAGE(pdb, "PodDisruptionBudget",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", pdb_spec),
+	MSG(3, "status", pdb_status));
+
+/* k8s.io/api/networking/v1 */
+
+MESSAGE(service_backend_port, "ServiceBackendPort",
+	STR(1, "name"),
+	I32(2, "number"));
+
+MESSAGE(ingress_service_backend, "IngressServiceBackend",
+	STR_KEEP(1, "name"),
+	MSG(2, "port", service_backend_port));
+
+MESSAGE(ingress_backend, "IngressBackend",
+	MSG(4, "service", ingress_service_backend),
+	MSG(3, "resource", typed_local_object_reference));
+
+MESSAGE(http_ingress_path, "HTTPIngressPath",
+	STR(1, "path"),
+	STR_KEEP(3, "pathType"),
+	MSG(2, "backend", ingress_backend));
+
+MESSAGE(http_ingress_rule_value, "HTTPIngressRuleValue",
+	MSGS(1, "paths", http_ingress_path));
+
+MESSAGE(ingress_rule_value, "IngressRuleValue",
+	MSG(1, "http", http_ingress_rule_value));
+
+MESSAGE(ingress_rule, "IngressRule",
+	STR(1, "host"),
+	INLINE(2, ingress_rule_value));
+
+MESSAGE(ingress_tls, "IngressTLS",
+	STRS(1, "hosts"),
+	STR(2, "secretName"));
+
+MESSAGE(ingress_spec, "IngressSpec",
+	STR_KEEP(4, "ingressClassName"),
+	MSG(1, "defaultBackend", ingress_backend),
+	MSGS(2, "tls", ingress_tls),
+	MSGS(3, "rules", ingress_rule));
+
+MESSAGE(ingress, "Ingress",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", ingress_spec),
+	MSG(3, "status", load_balancer_status));
+
+/* k8s.io/api/authentication/v1 */
+
+MESSAGE(bound_object_reference, "BoundObjectReference",
+	STR(1, "kind"),
+	STR(2, "apiVersion"),
+	STR(3, "name"),
+	STR(4, "uid"));
+
+MESSAGE(token_request_spec, "TokenRequestSpec",
+	STRS(1, "audiences"),
+	I64_KEEP(4, "expirationSeconds"),
+	MSG(3, "boundObjectRef", bound_object_reference));
+
+MESSAGE(token_request, "TokenRequest",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", token_request_spec),
+	MSG(3, "status", opaque));
+
+/* k8s.io/api/authorization/v1: kubectl auth can-i. */
+
+MESSAGE(field_selector_requirement, "FieldSelectorRequirement",
+	STR_KEEP(1, "key"),
+	STR_KEEP(2, "operator"),
+	STRS(3, "values"));
+
+MESSAGE(field_selector_attributes, "FieldSelectorAttributes",
+	STR(1, "rawSelector"),
+	MSGS(2, "requirements", field_selector_requirement));
+
+MESSAGE(label_selector_attributes, "LabelSelectorAttributes",
+	STR(1, "rawSelector"),
+	MSGS(2, "requirements", label_selector_requirement));
+
+MESSAGE(resource_attributes, "ResourceAttributes",
+	STR(1, "namespace"),
+	STR(2, "verb"),
+	STR(3, "group"),
+	STR(4, "version"),
+	STR(5, "resource"),
+	STR(6, "subresource"),
+	STR(7, "name"),
+	MSG(8, "fieldSelector", field_selector_attributes),
+	MSG(9, "labelSelector", label_selector_attributes));
+
+MESSAGE(non_resource_attributes, "NonResourceAttributes",
+	STR(1, "path"),
+	STR(2, "verb"));
+
+MESSAGE(self_subject_access_review_spec, "SelfSubjectAccessReviewSpec",
+	MSG(1, "resourceAttributes", resource_attributes),
+	MSG(2, "nonResourceAttributes", non_resource_attributes));
+
+MESSAGE(subject_access_review_status, "SubjectAccessReviewStatus",
+	BOOL_KEEP(1, "allowed"),
+	BOOL(4, "denied"),
+	STR(2, "reason"),
+	STR(3, "evaluationError"));
+
+MESSAGE(self_subject_access_review, "SelfSubjectAccessReview",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", self_subject_access_review_spec),
+	MSG(3, "status", subject_access_review_status));
+
+MESSAGE(self_subject_rules_review_spec, "SelfSubjectRulesReviewSpec",
+	STR(1, "namespace"));
+
+MESSAGE(self_subject_rules_review, "SelfSubjectRulesReview",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", self_subject_rules_review_spec),
+	MSG(3, "status", opaque));
+
+static const struct {
+	const char		*api_version;
+	const char		*kind;
+	const struct msg	*msg;
+} kinds[] = {
+	{ "v1", "Namespace", &namespace },
+	{ "v1", "ConfigMap", &config_map },
+	{ "v1", "Secret", &secret },
+	{ "v1", "ServiceAccount", &service_account },
+	{ "v1", "Service", &service },
+	{ "v1", "ResourceQuota", &resource_quota },
+	{ "apps/v1", "Deployment", &deployment },
+	{ "batch/v1", "Job", &job },
+	{ "batch/v1", "CronJob", &cron_job },
+	{ "scheduling.k8s.io/v1", "PriorityClass", &priority_class },
+	{ "rbac.authorization.k8s.io/v1", "Role", &role },
+	{ "rbac.authorization.k8s.io/v1", "ClusterRole", &cluster_role },
+	{ "rbac.authorization.k8s.io/v1", "RoleBinding", &role_binding },
+	{ "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", &role_binding },
+	{ "policy/v1", "PodDisruptionBudget", &pdb },
+	{ "networking.k8s.io/v1", "Ingress", &ingress },
+	{ "authentication.k8s.io/v1", "TokenRequest", &token_request },
+	{ "authorization.k8s.io/v1", "SelfSubjectAccessReview",
+	    &self_subject_access_review },
+	{ "authorization.k8s.io/v1", "SelfSubjectRulesReview",
+	    &self_subject_rules_review },
+};
+
+const struct msg *
+protobuf_tables_find(const char *api_version, const char *kind,
+    int *kind_known)
+{
+	size_t i;
+
+	*kind_known = 0;
+	for (i = 0; i < nitems(kinds); i++) {
+		if (strcmp(kinds[i].kind, kind) != 0)
+			continue;
+		*kind_known = 1;
+		if (strcmp(kinds[i].api_version, api_version) == 0)
+			return kinds[i].msg;
+	}
+	return NULL;
+}

@@ -1,0 +1,125 @@
+/*
+ * Replies. Every handler answers through here: a JSON tree or a Status is
+ * printed and sent at once, or, after a write, held until the store reports
+ * its revision durable (group commit) and sent from the store's callback
+ * with the bytes printed once. Each reply notes its request (verb,
+ * resource, code, latency) in the metrics. The handlers call down into
+ * this file and nothing here calls back up, so the routing in api.c and
+ * the verbs in api_read.c, api_write.c, podlog.c, proxy.c and policyinfo.c
+ * form no cycle.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/apimetrics.h"
+#include "api/reply.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "registry/status.h"
+
+static void
+observe(struct route *rt, int code)
+{
+	if (rt != NULL && rt->r != NULL)
+		apimetrics_request(rt->verb, rt->r->store_key, code,
+		    util_usec() - rt->t0);
+	else if (rt != NULL)
+		apimetrics_request(rt->verb ? rt->verb : "get", "", code,
+		    util_usec() - rt->t0);
+}
+
+void
+reply_json(http_req *req, struct route *rt, int code, cJSON *body)
+{
+	char *s = json_print(body);
+
+	cJSON_Delete(body);
+	observe(rt, code);
+	http_respond(req, code, "application/json", s, strlen(s));
+	free(s);
+}
+
+void
+reply_status(http_req *req, struct route *rt, cJSON *status)
+{
+	reply_json(req, rt, status_code(status), status);
+}
+
+void
+reply_text(http_req *req, int code, const char *text)
+{
+	http_respond(req, code, "text/plain; charset=utf-8", text,
+	    strlen(text));
+}
+
+struct durable_reply {
+	http_req *req;
+	struct route rt;
+	int code;
+	rbuf *body;
+};
+
+static void
+send_durable(void *arg)
+{
+	struct durable_reply *d = arg;
+
+	observe(&d->rt, d->code);
+	http_respond_rbuf(d->req, d->code, "application/json", d->body);
+	rbuf_unref(d->body);
+	free(d);
+}
+
+void
+reply_durable_rbuf(api *a, http_req *req, struct route *rt, int code,
+    rbuf *body, uint64_t rev)
+{
+	struct durable_reply *d = malloc(sizeof *d);
+
+	if (d == NULL)
+		fatal("out of memory");
+	d->req = req;
+	d->rt = *rt;
+	d->rt.ns = d->rt.name = d->rt.sub = NULL;
+	d->code = code;
+	d->body = body;
+	store_when_durable(a->st, rev, send_durable, d);
+}
+
+void
+reply_durable(api *a, http_req *req, struct route *rt, int code,
+    cJSON *body, uint64_t rev)
+{
+	if (rev == 0) {
+		reply_json(req, rt, code, body);
+		return;
+	}
+	reply_durable_rbuf(a, req, rt, code, json_print_rbuf(body), rev);
+	cJSON_Delete(body);
+}
+
+/*
+ * An integer option from the query, into *out when given; a malformed one
+ * is answered 400 as kube-apiserver answers it, and -1 returned.
+ */
+int
+reply_int_param(http_req *req, struct route *rt, const char *key,
+    long long *out)
+{
+	char *cause = NULL;
+
+	if (http_query_int(req->query, key, out, &cause) >= 0)
+		return 0;
+	reply_status(req, rt, status_bad_request("%s", cause));
+	free(cause);
+	return -1;
+}
+
+int
+reply_wants_table(const http_req *req)
+{
+	const char *accept = http_req_header(req, "Accept");
+
+	return accept != NULL && strstr(accept, "as=Table") != NULL;
+}

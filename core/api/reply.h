@@ -1,0 +1,36 @@
+/*
+ * The replies the API's handlers send (reply.c): a JSON tree or a Status,
+ * at once or once a write is durable, each noted in the request metrics;
+ * plain text for the health checks; and the two request checks that end
+ * in a reply or choose one (a malformed integer option, a Table asked for).
+ */
+#ifndef VOLRAY_REPLY_H
+#define VOLRAY_REPLY_H
+
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+#include "api/api_int.h"
+
+/* Reply with a tree (freed), noting the request in metrics. */
+void reply_json(http_req *, struct route *, int code, cJSON *body);
+/* Reply with a Status (freed). */
+void reply_status(http_req *, struct route *, cJSON *status);
+/* Reply with plain text, not noted in metrics (health checks). */
+void reply_text(http_req *, int code, const char *text);
+/* Reply once the revision is durable. */
+void reply_durable(api *, http_req *, struct route *, int code,
+    cJSON *body, uint64_t rev);
+/* The same with stored bytes (takes the reference). */
+void reply_durable_rbuf(api *, http_req *, struct route *, int code,
+    rbuf *body, uint64_t rev);
+/*
+ * An integer option from the query into *out when given (0); a malformed
+ * one is answered 400 as kube-apiserver answers it (-1).
+ */
+int reply_int_param(http_req *, struct route *, const char *key,
+    long long *out);
+/* Whether the client asked for a Table. */
+int reply_wants_table(const http_req *);
+
+#endif
