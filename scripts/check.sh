@@ -12,6 +12,9 @@ mkdir -p build
 cd build
 [ -f Makefile ] || ../configure --enable-debug
 make -j2
+# The folders' order: no upward include, no call cycle, nothing around
+# the client seam (ARCHITECTURE.md).
+python3 ../scripts/layers.py .
 # The logs of the tests that failed, in the build directory we are in.
 print_failures() {
 	for log in tests/unit/*.log tests/blackbox/*.log; do
