@@ -30,6 +30,7 @@
 #include "lib/log.h"
 #include "lib/metrics.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "luahost/luahost.h"
 #include "net/http.h"
 #include "net/tls.h"
@@ -95,11 +96,9 @@ static const char **
 serving_names(struct daemon *d, int *n)
 {
 	static char hostname[256];
-	const char **names = calloc(d->f.nsans + 5, sizeof *names);
+	const char **names = xcalloc(d->f.nsans + 5, sizeof *names);
 	int i, k = 0;
 
-	if (names == NULL)
-		fatal("out of memory");
 	names[k++] = "localhost";
 	names[k++] = "127.0.0.1";
 	names[k++] = "::1";
@@ -441,7 +440,7 @@ main(int argc, char **argv)
 	gc_sweep(d.gc);
 	{
 		char lroot[PATH_MAX], proot[PATH_MAX];
-		const char **roots = calloc(d.f.npolicy + 3, sizeof *roots);
+		const char **roots = xcalloc(d.f.npolicy + 3, sizeof *roots);
 		struct luahost_limits lim = { (size_t)d.f.lua_memory_mb << 20,
 		    d.f.lua_instructions };
 		int i;

@@ -18,6 +18,7 @@
 #include "lib/log.h"
 #include "lib/sharedir.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "volrayd.h"
 
 #ifndef PKGDATADIR
@@ -99,10 +100,8 @@ parse_listen(struct volrayd_flags *d, const char *s)
 static void
 push(char ***list, int *n, const char *s)
 {
-	*list = realloc(*list, (*n + 1) * sizeof **list);
-	if (*list == NULL)
-		fatal("out of memory");
-	(*list)[(*n)++] = strdup(s);
+	*list = xreallocarray(*list, *n + 1, sizeof **list);
+	(*list)[(*n)++] = xstrdup(s);
 }
 
 static int
@@ -169,7 +168,7 @@ set_defaults(struct volrayd_flags *f)
 	f->user_qps = lim.user_qps;
 	f->user_burst = lim.user_burst;
 	f->max_watches = lim.max_watches;
-	f->data_dir = strdup("/var/lib/volray");
+	f->data_dir = xstrdup("/var/lib/volray");
 	snprintf(f->host, sizeof f->host, "127.0.0.1");
 	f->port = 6443;
 	f->lua_memory_mb = 256;
@@ -191,7 +190,7 @@ daemon_flag(struct volrayd_flags *f, int c, const char *arg)
 	switch (c) {
 	case 'd':
 		free(f->data_dir);
-		f->data_dir = strdup(arg);
+		f->data_dir = xstrdup(arg);
 		break;
 	case 'l':
 		if (parse_listen(f, arg) != 0)
@@ -205,7 +204,7 @@ daemon_flag(struct volrayd_flags *f, int c, const char *arg)
 		break;
 	case 's':
 		free(f->share_dir);
-		f->share_dir = strdup(arg);
+		f->share_dir = xstrdup(arg);
 		break;
 	case 'W':
 		if ((f->watch_history = atoi(arg)) < 1)
@@ -231,7 +230,7 @@ daemon_flag(struct volrayd_flags *f, int c, const char *arg)
 			return bad("--batch-scheduler %s: only volcano is "
 			    "supported", arg);
 		free(f->batch_scheduler);
-		f->batch_scheduler = strdup(arg);
+		f->batch_scheduler = xstrdup(arg);
 		break;
 	case 'D':
 		log_set_level(LOG_DEBUG);
@@ -256,11 +255,11 @@ access_flag(struct volrayd_flags *f, int c, const char *arg)
 		break;
 	case O_CERT:
 		free(f->tls_cert_file);
-		f->tls_cert_file = strdup(arg);
+		f->tls_cert_file = xstrdup(arg);
 		break;
 	case O_KEY:
 		free(f->tls_key_file);
-		f->tls_key_file = strdup(arg);
+		f->tls_key_file = xstrdup(arg);
 		break;
 	case O_SAN:
 		if (*arg == '\0')
@@ -269,7 +268,7 @@ access_flag(struct volrayd_flags *f, int c, const char *arg)
 		break;
 	case O_TOKENS:
 		free(f->token_auth_file);
-		f->token_auth_file = strdup(arg);
+		f->token_auth_file = xstrdup(arg);
 		break;
 	case O_AUTHZ:
 		if (strcmp(arg, "AlwaysAllow") == 0)

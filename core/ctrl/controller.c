@@ -28,6 +28,7 @@
 #include "lib/metrics.h"
 #include "lib/selector.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "luahost/luaconv.h"
 #include "registry/resource.h"
 
@@ -125,15 +126,14 @@ watch_paths(lua_State *L, struct watchdef *w)
 	if (!lua_istable(L, -1))
 		return -1;
 	n = (int)lua_rawlen(L, -1);
-	if ((w->paths = calloc(n + 1, sizeof *w->paths)) == NULL)
-		fatal("out of memory");
+	w->paths = xcalloc(n + 1, sizeof *w->paths);
 	for (i = 1; i <= n; i++) {
 		lua_rawgeti(L, -1, i);
 		if (!lua_isstring(L, -1)) {
 			lua_pop(L, 1);
 			return -1;
 		}
-		w->paths[w->npaths++] = strdup(lua_tostring(L, -1));
+		w->paths[w->npaths++] = xstrdup(lua_tostring(L, -1));
 		lua_pop(L, 1);
 	}
 	return 0;
@@ -252,7 +252,7 @@ on_ready(wqueue *q, void *arg)
 	int n;
 
 	for (n = 0; n < BATCH && (key = wqueue_get(q)) != NULL; n++) {
-		copy = strdup(key);
+		copy = xstrdup(key);
 		reconcile(c, copy);
 		wqueue_done(q, copy);
 		free(copy);
@@ -474,10 +474,8 @@ controller_set_batch_scheduler(controller_rt *rt, const char *name)
 controller_rt *
 controller_new(uv_loop_t *loop, client *cl, luahost *host)
 {
-	controller_rt *rt = calloc(1, sizeof *rt);
+	controller_rt *rt = xcalloc(1, sizeof *rt);
 
-	if (rt == NULL)
-		fatal("out of memory");
 	rt->loop = loop;
 	rt->client = cl;
 	rt->host = host;
@@ -595,7 +593,7 @@ owns_from_table(struct ctrl *c, lua_State *L, int t, const char *rel,
 	lua_getfield(L, t, "owns");
 	if (lua_istable(L, -1)) {
 		n = (int)lua_rawlen(L, -1);
-		c->owns = calloc(n + 1, sizeof *c->owns);
+		c->owns = xcalloc(n + 1, sizeof *c->owns);
 		for (i = 1; i <= n; i++) {
 			lua_rawgeti(L, -1, i);
 			c->owns[c->nowns] = lua_isstring(L, -1) ?
@@ -673,9 +671,7 @@ watches_from_table(struct ctrl *c, lua_State *L, int t, const char *rel,
 	lua_getfield(L, t, "watches");
 	if (lua_istable(L, -1)) {
 		n = (int)lua_rawlen(L, -1);
-		c->watches = calloc(n + 1, sizeof *c->watches);
-		if (c->watches == NULL)
-			fatal("out of memory");
+		c->watches = xcalloc(n + 1, sizeof *c->watches);
 		for (i = 0; i <= n; i++)
 			c->watches[i].filter = -1;
 		for (i = 1; i <= n && rc == 0; i++) {
@@ -695,14 +691,12 @@ static struct ctrl *
 ctrl_from_table(controller_rt *rt, lua_State *L, const char *rel,
     char **cause)
 {
-	struct ctrl *c = calloc(1, sizeof *c);
+	struct ctrl *c = xcalloc(1, sizeof *c);
 	const char *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
 	int t = lua_gettop(L);
 
-	if (c == NULL)
-		fatal("out of memory");
 	c->rt = rt;
-	c->name = strndup(base, strlen(base) - 4);
+	c->name = xstrndup(base, strlen(base) - 4);
 	c->user_name = controller_user_name(c->name);
 	c->user.name = c->user_name;
 	c->user.uid = "";
@@ -740,16 +734,16 @@ controller_reload(controller_rt *rt, char **cause)
 	luahost_rescan(rt->host);
 	L = luahost_state_new(rt->host, luaapi_open, &rt->api);
 	if (L == NULL) {
-		*cause = strdup("cannot create a Lua state");
+		*cause = xstrdup("cannot create a Lua state");
 		return -1;
 	}
 	files = luahost_files(rt->host, "controllers/", ".lua", &nfiles);
-	next = calloc(nfiles + 1, sizeof *next);
+	next = xcalloc(nfiles + 1, sizeof *next);
 	for (i = 0; i < nfiles; i++) {
 		/* Even loading, a script acts as its controller's user. */
 		const char *base = strrchr(files[i], '/') ?
 		    strrchr(files[i], '/') + 1 : files[i];
-		char *stem = strndup(base, strlen(base) - 4);
+		char *stem = xstrndup(base, strlen(base) - 4);
 		char *uname = controller_user_name(stem);
 		user_info u = { uname, "", ctrl_groups, 1 };
 		int rc;
@@ -762,8 +756,8 @@ controller_reload(controller_rt *rt, char **cause)
 		if (rc != 0 || (next[n] = ctrl_from_table(rt, L, files[i],
 		    cause)) == NULL)
 			break;
-		next[n]->file = strdup(luahost_path(rt->host, files[i]) != NULL ?
-		    luahost_path(rt->host, files[i]) : files[i]);
+		next[n]->file = xstrdup(luahost_path(rt->host, files[i]) !=
+		    NULL ? luahost_path(rt->host, files[i]) : files[i]);
 		util_now(next[n++]->loaded_at);
 	}
 	for (j = 0; j < nfiles; j++)

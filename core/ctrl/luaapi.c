@@ -25,6 +25,7 @@
 #include "lib/podspec.h"
 #include "lib/selector.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "luahost/luaconv.h"
 #include "registry/resource.h"
 #include "registry/status.h"
@@ -401,7 +402,7 @@ update(lua_State *L, const char *sub)
 		cJSON_Delete(t);
 		return n;
 	}
-	nm = strdup(name);
+	nm = xstrdup(name);
 	client_update(c->client, r, json_str(t, "metadata.namespace"), nm, t,
 	    &o, &res);
 	free(nm);

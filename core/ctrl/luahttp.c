@@ -21,8 +21,8 @@
 #include "ctrl/luahttp.h"
 #include "lib/hmap.h"
 #include "lib/json.h"
-#include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "luahost/luaconv.h"
 
 #define MAX_INFLIGHT	1024
@@ -101,7 +101,7 @@ check_done(luahttp *h)
 			curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE,
 			    &r->status);
 		else
-			r->err = strdup(curl_easy_strerror(m->data.result));
+			r->err = xstrdup(curl_easy_strerror(m->data.result));
 		curl_multi_remove_handle(h->multi, r->easy);
 		curl_easy_cleanup(r->easy);
 		r->easy = NULL;
@@ -162,8 +162,7 @@ socket_cb(CURL *e, curl_socket_t fd, int what, void *arg, void *sockp)
 		return 0;
 	}
 	if (s == NULL) {
-		if ((s = calloc(1, sizeof *s)) == NULL)
-			fatal("out of memory");
+		s = xcalloc(1, sizeof *s);
 		s->h = h;
 		s->fd = fd;
 		if (uv_poll_init_socket(h->loop, &s->poll, fd) != 0) {
@@ -197,10 +196,8 @@ timer_cb(CURLM *m, long ms, void *arg)
 luahttp *
 luahttp_new(uv_loop_t *loop)
 {
-	luahttp *h = calloc(1, sizeof *h);
+	luahttp *h = xcalloc(1, sizeof *h);
 
-	if (h == NULL)
-		fatal("out of memory");
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	h->loop = loop;
 	h->multi = curl_multi_init();
@@ -263,8 +260,8 @@ luahttp_set_self(luahttp *h, const char *base, const char *ca_file,
 {
 	free(h->self);
 	free(h->ca_file);
-	h->self = base ? strdup(base) : NULL;
-	h->ca_file = ca_file ? strdup(ca_file) : NULL;
+	h->self = base ? xstrdup(base) : NULL;
+	h->ca_file = ca_file ? xstrdup(ca_file) : NULL;
 	h->token = fn;
 	h->token_arg = arg;
 }
@@ -285,8 +282,7 @@ on_data(char *p, size_t size, size_t n, void *arg)
 		return 0;	/* libcurl fails the transfer: too big */
 	if (r->resp_len + len + 1 > r->resp_cap) {
 		r->resp_cap = (r->resp_len + len + 1) * 2;
-		if ((r->resp = realloc(r->resp, r->resp_cap)) == NULL)
-			fatal("out of memory");
+		r->resp = xrealloc(r->resp, r->resp_cap);
 	}
 	memcpy(r->resp + r->resp_len, p, len);
 	r->resp_len += len;
@@ -317,7 +313,7 @@ token_for(luahttp *h, const char *user)
 	if ((t = hmap_get(h->tokens, user)) != NULL)
 		return t;
 	if ((t = h->token(h->token_arg, user)) != NULL)
-		hmap_put(h->tokens, strdup(user), t);
+		hmap_put(h->tokens, xstrdup(user), t);
 	return t;
 }
 
@@ -327,15 +323,13 @@ req_start(luahttp *h, struct luaapi_ctx *c, const char *id,
     const char *method, const char *url, const char *body, size_t body_len,
     struct curl_slist *hdrs, int has_auth, double timeout, char **err)
 {
-	struct hreq *r = calloc(1, sizeof *r);
+	struct hreq *r = xcalloc(1, sizeof *r);
 	CURLMcode mc;
 
-	if (r == NULL)
-		fatal("out of memory");
 	r->h = h;
-	r->id = strdup(id);
-	r->owner = c->owner ? strdup(c->owner) : NULL;
-	r->key = c->key ? strdup(c->key) : NULL;
+	r->id = xstrdup(id);
+	r->owner = c->owner ? xstrdup(c->owner) : NULL;
+	r->key = c->key ? xstrdup(c->key) : NULL;
 	r->hdrs = hdrs;
 	r->easy = curl_easy_init();
 	curl_easy_setopt(r->easy, CURLOPT_URL, url);
@@ -349,7 +343,7 @@ req_start(luahttp *h, struct luaapi_ctx *c, const char *id,
 	if (strcmp(method, "HEAD") == 0)
 		curl_easy_setopt(r->easy, CURLOPT_NOBODY, 1L);
 	if (body != NULL) {
-		r->body = malloc(body_len + 1);
+		r->body = xmalloc(body_len + 1);
 		memcpy(r->body, body, body_len);
 		r->body[body_len] = '\0';
 		curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->body);
@@ -369,7 +363,7 @@ req_start(luahttp *h, struct luaapi_ctx *c, const char *id,
 	}
 	curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->hdrs);
 	if ((mc = curl_multi_add_handle(h->multi, r->easy)) != CURLM_OK) {
-		*err = strdup(curl_multi_strerror(mc));
+		*err = xstrdup(curl_multi_strerror(mc));
 		req_free(r);
 		return NULL;
 	}

@@ -31,7 +31,7 @@
 
 #include "ctrl/wqueue.h"
 #include "lib/hmap.h"
-#include "lib/log.h"
+#include "lib/xmalloc.h"
 
 #define DIRTY 0x1
 #define PROCESSING 0x2
@@ -109,9 +109,7 @@ make(wqueue *q, const char *key)
 	if (it != NULL)
 		return it;
 	n = strlen(key);
-	it = calloc(1, sizeof *it + n + 1);
-	if (it == NULL)
-		fatal("out of memory");
+	it = xcalloc(1, sizeof *it + n + 1);
 	memcpy(it->key, key, n + 1);
 	it->heap_idx = NOT_IN_HEAP;
 	hmap_put(q->items, it->key, it);
@@ -209,15 +207,7 @@ sift_down(wqueue *q, size_t i)
 static void
 heap_push(wqueue *q, struct item *it)
 {
-	size_t cap;
-
-	if (q->nheap == q->heapcap) {
-		cap = q->heapcap ? q->heapcap * 2 : 16;
-		q->heap = realloc(q->heap, cap * sizeof *q->heap);
-		if (q->heap == NULL)
-			fatal("out of memory");
-		q->heapcap = cap;
-	}
+	XGROW(q->heap, q->heapcap, q->nheap + 1);
 	heap_set(q, q->nheap++, it);
 	sift_up(q, q->nheap - 1);
 }
@@ -298,10 +288,8 @@ wqueue_new(uv_loop_t *loop)
 wqueue *
 wqueue_new_clock(uv_loop_t *loop, wqueue_clock_fn now_fn, void *arg)
 {
-	wqueue *q = calloc(1, sizeof *q);
+	wqueue *q = xcalloc(1, sizeof *q);
 
-	if (q == NULL)
-		fatal("out of memory");
 	q->loop = loop;
 	q->clock = now_fn;
 	q->clock_arg = arg;

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/xmalloc.h"
+
 typedef struct rbuf {
 	int refs;
 	size_t len;
@@ -20,10 +22,8 @@ typedef struct rbuf {
 static inline rbuf *
 rbuf_new(const void *data, size_t len)
 {
-	rbuf *b = malloc(sizeof *b + len + 1);
+	rbuf *b = xmalloc(sizeof *b + len + 1);
 
-	if (b == NULL)
-		abort();
 	b->refs = 1;
 	b->len = len;
 	if (data != NULL)

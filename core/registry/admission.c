@@ -11,6 +11,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "registry/admission.h"
 #include "registry/status.h"
 
@@ -134,7 +135,7 @@ priority_of(store *st, const char *pcname, int *found, char **default_name)
 		t = store_obj_tree(objs[i]);
 		if (cJSON_IsTrue(json_at(t, "globalDefault"))) {
 			v = (int)cJSON_GetNumberValue(json_at(t, "value"));
-			*default_name = strdup(objs[i]->name);
+			*default_name = xstrdup(objs[i]->name);
 			*found = 1;
 			cJSON_Delete(t);
 			return v;

@@ -16,6 +16,7 @@
 
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/xmalloc.h"
 #include "registry/gc.h"
 
 struct gc {
@@ -77,9 +78,9 @@ dependents(gc *g, const char *uid, size_t *n)
 	size_t i;
 
 	*n = store_dependents(g->st, uid, &keys);
-	copy = calloc(*n + 1, sizeof *copy);
+	copy = xcalloc(*n + 1, sizeof *copy);
 	for (i = 0; i < *n; i++)
-		copy[i] = strdup(keys[i]);
+		copy[i] = xstrdup(keys[i]);
 	return copy;
 }
 
@@ -183,10 +184,10 @@ drain_namespace(gc *g, const char *ns)
 		if (!r->namespaced || !r->storage)
 			continue;
 		n = store_list(g->st, r->store_key, ns, &objs);
-		names = calloc(n + 1, sizeof *names);
+		names = xcalloc(n + 1, sizeof *names);
 		for (j = 0; j < n; j++)
 			if (!objs[j]->deleting)
-				names[k++] = strdup(objs[j]->key);
+				names[k++] = xstrdup(objs[j]->key);
 		for (j = 0; j < k; j++) {
 			const store_obj *o = store_get_key(g->st, names[j]);
 
@@ -224,10 +225,10 @@ drain_crd(gc *g, const store_obj *crd)
 	cJSON_Delete(t);
 	r = resource_by_store_key(crd->name);
 	n = r ? store_list(g->st, r->store_key, NULL, &objs) : 0;
-	keys = calloc(n + 1, sizeof *keys);
+	keys = xcalloc(n + 1, sizeof *keys);
 	for (i = 0; i < n; i++)
 		if (!objs[i]->deleting)
-			keys[k++] = strdup(objs[i]->key);
+			keys[k++] = xstrdup(objs[i]->key);
 	for (i = 0; i < k; i++) {
 		const store_obj *o = store_get_key(g->st, keys[i]);
 
@@ -318,10 +319,8 @@ on_event(void *arg, const store_event *e)
 gc *
 gc_new(registry *rg, store *st)
 {
-	gc *g = calloc(1, sizeof *g);
+	gc *g = xcalloc(1, sizeof *g);
 
-	if (g == NULL)
-		fatal("out of memory");
 	g->rg = rg;
 	g->st = st;
 	store_subscribe(st, on_event, g);
@@ -348,12 +347,12 @@ gc_sweep(gc *g)
 		if (!r->storage)
 			continue;
 		n = store_list(g->st, r->store_key, NULL, &objs);
-		keys = calloc(n + 1, sizeof *keys);
+		keys = xcalloc(n + 1, sizeof *keys);
 		for (j = 0; j < n; j++)
 			if ((objs[j]->nowners > 0 && !has_live_owner(g,
 			    objs[j])) || (strcmp(r->store_key, "namespaces") ==
 			    0 && objs[j]->deleting))
-				keys[k++] = strdup(objs[j]->key);
+				keys[k++] = xstrdup(objs[j]->key);
 		for (j = 0; j < k; j++) {
 			const store_obj *o = store_get_key(g->st, keys[j]);
 

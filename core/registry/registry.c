@@ -23,6 +23,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "registry/admission.h"
 #include "registry/registry_int.h"
 #include "registry/schema.h"
@@ -77,10 +78,8 @@ mark_pod_deleting(registry *rg, const resource *r, const char *ns,
 registry *
 registry_new(store *st)
 {
-	registry *rg = calloc(1, sizeof *rg);
+	registry *rg = xcalloc(1, sizeof *rg);
 
-	if (rg == NULL)
-		fatal("out of memory");
 	rg->st = st;
 	return rg;
 }
@@ -782,11 +781,11 @@ orphan_dependents(registry *rg, const char *uid)
 {
 	const char **keys;
 	size_t n = store_dependents(rg->st, uid, &keys), i;
-	char **copy = calloc(n + 1, sizeof *copy);
+	char **copy = xcalloc(n + 1, sizeof *copy);
 	uint64_t rev = 0;
 
 	for (i = 0; i < n; i++)
-		copy[i] = strdup(keys[i]);
+		copy[i] = xstrdup(keys[i]);
 	for (i = 0; i < n; i++) {
 		const store_obj *d = store_get_key(rg->st, copy[i]);
 		cJSON *t, *refs, *it;

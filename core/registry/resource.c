@@ -11,6 +11,7 @@
 
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/xmalloc.h"
 #include "registry/resource.h"
 
 struct builtin {
@@ -65,17 +66,14 @@ static const struct builtin builtins[] = {
 };
 
 static resource **all;
-static int nall, capall;
+static int nall;
+static size_t capall;
 static uint64_t generation;
 
 static char *
-xstrdup(const char *s)
+dup_or_empty(const char *s)
 {
-	char *p = strdup(s ? s : "");
-
-	if (p == NULL)
-		fatal("out of memory");
-	return p;
+	return xstrdup(s ? s : "");
 }
 
 static char **
@@ -89,9 +87,7 @@ split_list(const char *s, int *n)
 	copy = xstrdup(s);
 	for (tok = strtok_r(copy, ",", &save); tok != NULL;
 	    tok = strtok_r(NULL, ",", &save)) {
-		v = realloc(v, (*n + 1) * sizeof *v);
-		if (v == NULL)
-			fatal("out of memory");
+		v = xreallocarray(v, *n + 1, sizeof *v);
 		v[(*n)++] = xstrdup(tok);
 	}
 	free(copy);
@@ -108,9 +104,7 @@ json_list(const cJSON *a, int *n)
 	cJSON_ArrayForEach(it, a) {
 		if (!cJSON_IsString(it))
 			continue;
-		v = realloc(v, (*n + 1) * sizeof *v);
-		if (v == NULL)
-			fatal("out of memory");
+		v = xreallocarray(v, *n + 1, sizeof *v);
 		v[(*n)++] = xstrdup(it->valuestring);
 	}
 	return v;
@@ -132,12 +126,7 @@ fill_names(resource *r)
 static void
 add(resource *r)
 {
-	if (nall == capall) {
-		capall = capall ? capall * 2 : 32;
-		all = realloc(all, capall * sizeof *all);
-		if (all == NULL)
-			fatal("out of memory");
-	}
+	XGROW(all, capall, nall + 1);
 	all[nall++] = r;
 	generation++;
 }
@@ -183,10 +172,8 @@ resource_init(void)
 
 	for (i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
 		const struct builtin *b = &builtins[i];
-		resource *r = calloc(1, sizeof *r);
+		resource *r = xcalloc(1, sizeof *r);
 
-		if (r == NULL)
-			fatal("out of memory");
 		r->group = xstrdup(b->group);
 		r->version = xstrdup(b->version);
 		r->plural = xstrdup(b->plural);
@@ -353,9 +340,7 @@ add_cols(resource *r, const cJSON *cols)
 
 	if (!cJSON_IsArray(cols))
 		return;
-	r->cols = calloc(cJSON_GetArraySize(cols) + 1, sizeof *r->cols);
-	if (r->cols == NULL)
-		fatal("out of memory");
+	r->cols = xcalloc(cJSON_GetArraySize(cols) + 1, sizeof *r->cols);
 	cJSON_ArrayForEach(c, cols) {
 		const cJSON *prio = cJSON_GetObjectItemCaseSensitive(c,
 		    "priority");
@@ -366,8 +351,9 @@ add_cols(resource *r, const cJSON *cols)
 		r->cols[n].name = xstrdup(json_str(c, "name"));
 		r->cols[n].type = xstrdup(json_str(c, "type") ?
 		    json_str(c, "type") : "string");
-		r->cols[n].format = xstrdup(json_str(c, "format"));
-		r->cols[n].description = xstrdup(json_str(c, "description"));
+		r->cols[n].format = dup_or_empty(json_str(c, "format"));
+		r->cols[n].description = dup_or_empty(json_str(c,
+		    "description"));
 		r->cols[n].jsonpath = xstrdup(json_str(c, "jsonPath"));
 		r->cols[n].priority = cJSON_IsNumber(prio) ? prio->valueint : 0;
 		n++;
@@ -392,8 +378,7 @@ resource_register_crd(const cJSON *crd, char **cause)
 
 		if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(v, "served")))
 			continue;
-		if ((r = calloc(1, sizeof *r)) == NULL)
-			fatal("out of memory");
+		r = xcalloc(1, sizeof *r);
 		r->crd = cJSON_Duplicate(crd, 1);
 		r->group = xstrdup(json_str(crd, "spec.group"));
 		r->version = xstrdup(json_str(v, "name"));

@@ -24,6 +24,7 @@
 
 #include "lib/ere.h"
 #include "lib/json.h"
+#include "lib/xmalloc.h"
 #include "registry/schema.h"
 
 #define T_NULL		0x01
@@ -123,34 +124,13 @@ oom(void)
 	abort();
 }
 
-static void *
-xcalloc(size_t n, size_t size)
-{
-	void	*p;
-
-	if ((p = calloc(n ? n : 1, size)) == NULL)
-		oom();
-	return p;
-}
-
-static char *
-xstrdup(const char *s)
-{
-	char	*p;
-
-	if ((p = strdup(s)) == NULL)
-		oom();
-	return p;
-}
-
 static void
 sb_grow(struct sbuf *b, size_t more)
 {
 	if (b->len + more + 1 <= b->cap)
 		return;
 	b->cap = (b->len + more + 1) * 2;
-	if ((b->s = realloc(b->s, b->cap)) == NULL)
-		oom();
+	b->s = xrealloc(b->s, b->cap);
 }
 
 static void

@@ -10,6 +10,7 @@
 
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/xmalloc.h"
 #include "registry/resource.h"
 #include "registry/status.h"
 
@@ -129,8 +130,7 @@ status_strict_decoding(const char *kind, const char *api_version,
 
 	for (p = paths; *p != '\0'; p++)
 		n += *p == '\n';
-	if ((list = malloc(strlen(paths) + n * (strlen(what) + 6))) == NULL)
-		fatal("out of memory");
+	list = xmalloc(strlen(paths) + n * (strlen(what) + 6));
 	for (p = paths; *p != '\0'; p = *e ? e + 1 : e) {
 		e = p + strcspn(p, "\n");
 		len += (size_t)sprintf(list + len, "%s%s \"%.*s\"", len ? ", " :

@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "lib/json.h"
-#include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "sched/sched_int.h"
 
 static int
@@ -72,12 +72,7 @@ count_reasons(struct session *ss, struct s_task *t, int allow_pipeline,
 		counts[r]++;
 	}
 	counts[FIT_OK] = 0;
-	if (ss->nwhy == ss->capwhy) {
-		ss->capwhy = ss->capwhy ? 2 * ss->capwhy : 8;
-		ss->why = realloc(ss->why, (size_t)ss->capwhy * sizeof *ss->why);
-		if (ss->why == NULL)
-			fatal("out of memory");
-	}
+	XGROW(ss->why, ss->capwhy, ss->nwhy + 1);
 	m = &ss->why[ss->nwhy++];
 	m->like = t;
 	m->allow_pipeline = allow_pipeline;
@@ -97,10 +92,9 @@ allocate_pick(struct session *ss, struct s_task *t, int allow_pipeline,
 
 	*pipeline = 0;
 	if (ss->cand == NULL) {
-		ss->cand = calloc((size_t)ss->nnodes + 1, sizeof *ss->cand);
-		ss->scores = calloc((size_t)ss->nnodes + 1, sizeof *ss->scores);
-		if (ss->cand == NULL || ss->scores == NULL)
-			fatal("out of memory");
+		ss->cand = xcalloc((size_t)ss->nnodes + 1, sizeof *ss->cand);
+		ss->scores = xcalloc((size_t)ss->nnodes + 1,
+		    sizeof *ss->scores);
 	}
 	/* The nodes whose free capacity may hold it, from where the last
 	   scan stopped, round the ring once. */
@@ -255,11 +249,9 @@ pick(struct session *ss, struct cand_cache *cc, struct s_task *t, int *pipe)
 		return n;
 	if (ss->ncand > cc->cap) {
 		cc->cap = ss->ncand;
-		cc->n = realloc(cc->n, (size_t)cc->cap * sizeof *cc->n);
-		cc->score = realloc(cc->score, (size_t)cc->cap *
+		cc->n = xreallocarray(cc->n, (size_t)cc->cap, sizeof *cc->n);
+		cc->score = xreallocarray(cc->score, (size_t)cc->cap,
 		    sizeof *cc->score);
-		if (cc->n == NULL || cc->score == NULL)
-			fatal("out of memory");
 	}
 	memcpy(cc->n, ss->cand, (size_t)ss->ncand * sizeof *cc->n);
 	memcpy(cc->score, ss->scores, (size_t)ss->ncand * sizeof *cc->score);
@@ -307,14 +299,13 @@ has_pending(const struct s_job *j, int best_effort)
 void
 allocate_run(struct session *ss)
 {
-	struct pq queues, *jobs = calloc((size_t)ss->nqueues + 1, sizeof *jobs);
-	struct pq *tasks = calloc((size_t)ss->njobs + 1, sizeof *tasks);
-	char *in_pq = calloc((size_t)ss->nqueues + 1, 1);
+	struct pq queues, *jobs = xcalloc((size_t)ss->nqueues + 1,
+	    sizeof *jobs);
+	struct pq *tasks = xcalloc((size_t)ss->njobs + 1, sizeof *tasks);
+	char *in_pq = xcalloc((size_t)ss->nqueues + 1, 1);
 	struct cand_cache cc;
 	int i, k;
 
-	if (jobs == NULL || tasks == NULL || in_pq == NULL)
-		fatal("out of memory");
 	memset(&cc, 0, sizeof cc);
 	pq_init(&queues, ss, pq_less_queue);
 	for (i = 0; i < ss->nqueues; i++)

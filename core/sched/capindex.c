@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "lib/log.h"
+#include "lib/xmalloc.h"
 #include "sched/sched_int.h"
 
 static int64_t
@@ -56,9 +56,7 @@ capindex_build(struct capindex *cx, struct s_node *nodes, int n)
 	cx->n = n;
 	for (cx->size = 1; cx->size < n; cx->size *= 2)
 		;
-	cx->max = malloc(2 * (size_t)cx->size * sizeof *cx->max);
-	if (cx->max == NULL)
-		fatal("out of memory");
+	cx->max = xmalloc(2 * (size_t)cx->size * sizeof *cx->max);
 	for (i = 0; i < cx->size; i++) {
 		struct cap_free *leaf = &cx->max[cx->size + i];
 

@@ -23,6 +23,7 @@
 
 #include "lib/json.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "lib/yamljson.h"
 #include "sched/sched_int.h"
 
@@ -129,7 +130,7 @@ parse_actions(const char *path, const char *buf, size_t len,
 		return err(cause, path, line_of(buf, len, "actions", 0),
 		    "actions: %s", "want a string such as \"enqueue, allocate, "
 		    "backfill\"");
-	list = strdup(v->valuestring);
+	list = xstrdup(v->valuestring);
 	for (tok = strtok_r(list, ", \t", &save); tok != NULL;
 	    tok = strtok_r(NULL, ", \t", &save)) {
 		for (i = 0; i < sizeof action_names / sizeof *action_names; i++)
@@ -171,7 +172,7 @@ parse_plugin(const char *path, const char *buf, size_t len, const cJSON *p,
 	snprintf(needle, sizeof needle, "%s", name->valuestring);
 	pc->line = line_of(buf, len, needle, *from);
 	*from = pc->line;
-	pc->name = strdup(name->valuestring);
+	pc->name = xstrdup(name->valuestring);
 	if (args != NULL && !cJSON_IsObject(args) && !cJSON_IsNull(args))
 		return err(cause, path, pc->line, "plugin %s: arguments must be "
 		    "a mapping", pc->name);
@@ -202,7 +203,7 @@ config_parse(const char *path, const char *buf, size_t len,
 
 	memset(c, 0, sizeof *c);
 	c->period_ms = 1000;
-	c->path = strdup(path);
+	c->path = xstrdup(path);
 	*cause = NULL;
 	if ((doc = yamljson_parse(buf, len, cause)) == NULL) {
 		char *m = *cause;
@@ -226,7 +227,7 @@ config_parse(const char *path, const char *buf, size_t len,
 		goto fail;
 	}
 	c->ntiers = cJSON_GetArraySize(tiers);
-	c->tiers = calloc((size_t)c->ntiers + 1, sizeof *c->tiers);
+	c->tiers = xcalloc((size_t)c->ntiers + 1, sizeof *c->tiers);
 	k = 0;
 	cJSON_ArrayForEach(t, tiers) {
 		struct tier_conf *tc = &c->tiers[k++];
@@ -239,7 +240,7 @@ config_parse(const char *path, const char *buf, size_t len,
 			goto fail;
 		}
 		tc->nplugins = cJSON_GetArraySize(plugins);
-		tc->plugins = calloc((size_t)tc->nplugins + 1,
+		tc->plugins = xcalloc((size_t)tc->nplugins + 1,
 		    sizeof *tc->plugins);
 		cJSON_ArrayForEach(p, plugins)
 			if (parse_plugin(path, buf, len, p, &tc->plugins[i++],

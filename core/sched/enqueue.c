@@ -14,19 +14,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "sched/sched_int.h"
 
 void
 enqueue_run(struct session *ss)
 {
-	struct pq queues, *jobs = calloc((size_t)ss->nqueues + 1, sizeof *jobs);
-	char *in_pq = calloc((size_t)ss->nqueues + 1, 1);
+	struct pq queues, *jobs = xcalloc((size_t)ss->nqueues + 1,
+	    sizeof *jobs);
+	char *in_pq = xcalloc((size_t)ss->nqueues + 1, 1);
 	int i;
 
-	if (jobs == NULL || in_pq == NULL)
-		fatal("out of memory");
 	pq_init(&queues, ss, pq_less_queue);
 	for (i = 0; i < ss->nqueues; i++)
 		pq_init(&jobs[i], ss, pq_less_job);

@@ -31,6 +31,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "luahost/luahost.h"
 #include "sched/sched_int.h"
 
@@ -90,7 +91,7 @@ framework_call(struct session *ss, struct plugin *pl, int ep, int nargs,
 
 		log_warn("scheduler: %s", m);
 		ss->failed[k] = 1;
-		ss->events = realloc(ss->events, (ss->nevents + 1) *
+		ss->events = xreallocarray(ss->events, (size_t)ss->nevents + 1,
 		    sizeof *ss->events);
 		ss->events[ss->nevents++] = m;
 		free(err);
@@ -162,9 +163,8 @@ order_key(struct session *ss, struct plugin *pl, int ep, void *obj)
 		ver = ((struct s_task *)obj)->ver;
 		break;
 	}
-	if (*keys == NULL && (*keys = calloc((size_t)ss->pol->nplugins,
-	    sizeof **keys)) == NULL)
-		fatal("out of memory");
+	if (*keys == NULL)
+		*keys = xcalloc((size_t)ss->pol->nplugins, sizeof **keys);
 	o = &(*keys)[k];
 	if (o->ver == ver + 1)
 		return o;
@@ -282,9 +282,9 @@ framework_job_valid(struct session *ss, struct s_job *j)
 		if (lua_isboolean(L, -3) && !lua_toboolean(L, -3)) {
 			free(j->invalid_reason);
 			free(j->invalid_msg);
-			j->invalid_reason = strdup(luaL_optstring(L, -2,
+			j->invalid_reason = xstrdup(luaL_optstring(L, -2,
 			    "NotValid"));
-			j->invalid_msg = strdup(luaL_optstring(L, -1, ""));
+			j->invalid_msg = xstrdup(luaL_optstring(L, -1, ""));
 			lua_pop(L, 3);
 			j->invalid = 1;
 			return 0;
@@ -444,12 +444,10 @@ framework_victims(struct session *ss, int ep, struct s_task *preemptor,
     struct s_task **cands, int n)
 {
 	lua_State *L = ss->L;
-	int *marks = calloc((size_t)n + 1, sizeof *marks);
-	int *mine = calloc((size_t)n + 1, sizeof *mine);
+	int *marks = xcalloc((size_t)n + 1, sizeof *marks);
+	int *mine = xcalloc((size_t)n + 1, sizeof *mine);
 	int tier, i, k = 0;
 
-	if (marks == NULL || mine == NULL)
-		fatal("out of memory");
 	for (tier = 0; tier < ss->pol->conf.ntiers && k == 0; tier++) {
 		int answered = 0;
 
@@ -545,8 +543,8 @@ framework_predicate(struct session *ss, struct s_task *t,
 				lua_rawgeti(L, -1, i + 1);
 				if (lua_type(L, -1) == LUA_TSTRING) {
 					if (*reason == NULL)
-						*reason = strdup(lua_tostring(L,
-						    -1));
+						*reason = xstrdup(
+						    lua_tostring(L, -1));
 					(*rejects)++;
 				} else
 					nodes[k++] = nodes[i];

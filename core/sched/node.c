@@ -11,7 +11,7 @@
  */
 #include <stdlib.h>
 
-#include "lib/log.h"
+#include "lib/xmalloc.h"
 #include "sched/sched_int.h"
 
 /* idle + releasing - pipelined: what n has once releasing pods are gone. */
@@ -47,12 +47,7 @@ node_add_task(struct s_node *n, struct s_task *t)
 		n->nz_cpu += nz(t->req.cpu, NONZERO_CPU);
 		n->nz_memory += nz(t->req.memory, NONZERO_MEMORY);
 	}
-	if (n->ntasks == n->captasks) {
-		n->captasks = n->captasks ? n->captasks * 2 : 8;
-		if ((n->tasks = realloc(n->tasks, (size_t)n->captasks *
-		    sizeof *n->tasks)) == NULL)
-			fatal("out of memory");
-	}
+	XGROW(n->tasks, n->captasks, n->ntasks + 1);
 	n->tasks[n->ntasks++] = t;
 	n->naffine += t->has_pod_affinity;
 	n->ver++;

@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "lib/json.h"
-#include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "sched/sched_int.h"
 
 /* A ResourceList in Kubernetes' quantities. */
@@ -142,8 +142,9 @@ outcome_build(struct session *ss, struct sched_outcome *out)
 	int i;
 
 	memset(out, 0, sizeof *out);
-	out->pgs = calloc((size_t)ss->njobs + 1, sizeof *out->pgs);
-	out->queues = calloc((size_t)ss->nqueues + 1, sizeof *out->queues);
+	out->pgs = xcalloc((size_t)ss->njobs + 1, sizeof *out->pgs);
+	out->queues = xcalloc((size_t)ss->nqueues + 1,
+	    sizeof *out->queues);
 	for (i = 0; i < ss->njobs; i++) {
 		struct s_job *j = ss->jobs[i];
 

@@ -24,6 +24,7 @@
 
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "luahost/luaconv.h"
 #include "luahost/luahost.h"
 #include "sched/sched_int.h"
@@ -32,7 +33,7 @@ static void
 warn(struct policy *p, char *msg)
 {
 	log_warn("scheduler: %s", msg);
-	p->warnings = realloc(p->warnings, (p->nwarnings + 1) *
+	p->warnings = xreallocarray(p->warnings, (size_t)p->nwarnings + 1,
 	    sizeof *p->warnings);
 	p->warnings[p->nwarnings++] = msg;
 }
@@ -77,7 +78,7 @@ coerce(lua_State *L, const char *type, const cJSON *v, char **why)
 		    (x = strtod(v->valuestring, &end), *end == '\0'))
 			;
 		else {
-			*why = strdup("want a number");
+			*why = xstrdup("want a number");
 			return -1;
 		}
 		lua_pushnumber(L, x);
@@ -91,7 +92,7 @@ coerce(lua_State *L, const char *type, const cJSON *v, char **why)
 		else if (cJSON_IsString(v) && strcmp(v->valuestring, "false") == 0)
 			lua_pushboolean(L, 0);
 		else {
-			*why = strdup("want true or false");
+			*why = xstrdup("want true or false");
 			return -1;
 		}
 		return 0;
@@ -104,7 +105,7 @@ coerce(lua_State *L, const char *type, const cJSON *v, char **why)
 			lua_tostring(L, -1);
 		}
 		else {
-			*why = strdup("want a string");
+			*why = xstrdup("want a string");
 			return -1;
 		}
 		return 0;
@@ -219,7 +220,7 @@ load_plugin(struct policy *p, luahost *h, struct plugin *pl, char **cause)
 		lua_pop(L, 1);
 		return -1;
 	}
-	pl->file = strdup(luahost_path(h, rel));
+	pl->file = xstrdup(luahost_path(h, rel));
 	for (i = 0; i < EP_N; i++) {
 		lua_getfield(L, -1, config_ep_names[i]);
 		if (!lua_isnil(L, -1) && !lua_isfunction(L, -1)) {
@@ -276,18 +277,17 @@ open_sched_api(lua_State *L, void *arg)
 struct policy *
 policy_load(luahost *h, char **cause)
 {
-	struct policy *p = calloc(1, sizeof *p);
+	struct policy *p = xcalloc(1, sizeof *p);
 	const char *path;
 	char *buf, now[32];
 	size_t len;
 	int i, j, n = 0;
 
-	if (p == NULL)
-		fatal("out of memory");
 	*cause = NULL;
 	luahost_rescan(h);
 	if ((path = luahost_path(h, "scheduler.yaml")) == NULL) {
-		*cause = strdup("scheduler.yaml: not found in the policy roots");
+		*cause = xstrdup(
+		    "scheduler.yaml: not found in the policy roots");
 		free(p);
 		return NULL;
 	}
@@ -302,13 +302,13 @@ policy_load(luahost *h, char **cause)
 	}
 	free(buf);
 	if ((p->L = luahost_state_new(h, open_sched_api, NULL)) == NULL) {
-		*cause = strdup("cannot create a Lua state");
+		*cause = xstrdup("cannot create a Lua state");
 		policy_free(p);
 		return NULL;
 	}
 	for (i = 0; i < p->conf.ntiers; i++)
 		n += p->conf.tiers[i].nplugins;
-	p->plugins = calloc((size_t)n + 1, sizeof *p->plugins);
+	p->plugins = xcalloc((size_t)n + 1, sizeof *p->plugins);
 	for (i = 0; i < p->conf.ntiers; i++)
 		for (j = 0; j < p->conf.tiers[i].nplugins; j++) {
 			struct plugin_conf *pc = &p->conf.tiers[i].plugins[j];
@@ -338,13 +338,13 @@ policy_load(luahost *h, char **cause)
 	    "local out = {}\n"
 	    "for i = 1, #nodes do out[i] = fn(ssn, task, nodes[i]) end\n"
 	    "return out") != LUA_OK) {
-		*cause = strdup("cannot build the batch trampoline");
+		*cause = xstrdup("cannot build the batch trampoline");
 		policy_free(p);
 		return NULL;
 	}
 	p->tramp_ref = luaL_ref(p->L, LUA_REGISTRYINDEX);
 	util_now(now);
-	p->loaded_at = strdup(now);
+	p->loaded_at = xstrdup(now);
 	return p;
 }
 

@@ -32,6 +32,7 @@
 
 #include "lib/json.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "lib/yamljson.h"
 #include "luahost/luahost.h"
 #include "sched/policytest.h"
@@ -171,7 +172,7 @@ cmp_str(const void *a, const void *b)
 static char *
 joined(char **v, int n)
 {
-	char *s = strdup(""), *next;
+	char *s = xstrdup(""), *next;
 	int i;
 
 	qsort(v, (size_t)n, sizeof *v, cmp_str);
@@ -186,7 +187,7 @@ joined(char **v, int n)
 static char *
 expected(const cJSON *e, int map)
 {
-	char **v = calloc((size_t)cJSON_GetArraySize(e) + 1, sizeof *v);
+	char **v = xcalloc((size_t)cJSON_GetArraySize(e) + 1, sizeof *v);
 	const cJSON *it;
 	char *s;
 	int n = 0, i;
@@ -196,7 +197,7 @@ expected(const cJSON *e, int map)
 			v[n++] = util_printf("%s=%s", it->string,
 			    cJSON_IsString(it) ? it->valuestring : "?");
 		else
-			v[n++] = strdup(cJSON_IsString(it) ? it->valuestring :
+			v[n++] = xstrdup(cJSON_IsString(it) ? it->valuestring :
 			    "?");
 	}
 	s = joined(v, n);
@@ -259,7 +260,7 @@ run_case(const char *share, const char *dir, const char *file,
 	session_open(&ss, p, &src);
 	session_run(&ss);
 	{
-		char **v = calloc((size_t)ss.ntasks + 1, sizeof *v);
+		char **v = xcalloc((size_t)ss.ntasks + 1, sizeof *v);
 		int n = 0;
 
 		for (i = 0; i < ss.nbinds; i++)
@@ -271,13 +272,13 @@ run_case(const char *share, const char *dir, const char *file,
 		n = 0;
 		for (i = 0; i < ss.ntasks; i++)
 			if (ss.tasks[i]->status == TS_PIPELINED)
-				v[n++] = strdup(ss.tasks[i]->name);
+				v[n++] = xstrdup(ss.tasks[i]->name);
 		got[1] = joined(v, n);
 		for (i = 0; i < n; i++)
 			free(v[i]);
 		n = 0;
 		for (i = 0; i < ss.nevicts; i++)
-			v[n++] = strdup(ss.evicts[i].t->name);
+			v[n++] = xstrdup(ss.evicts[i].t->name);
 		got[2] = joined(v, n);
 		for (i = 0; i < n; i++)
 			free(v[i]);
@@ -293,7 +294,7 @@ run_case(const char *share, const char *dir, const char *file,
 
 		if (e == NULL && k > 0)
 			continue;
-		want[k] = e != NULL ? expected(e, k == 0) : strdup("");
+		want[k] = e != NULL ? expected(e, k == 0) : xstrdup("");
 		if (strcmp(want[k], got[k]) != 0) {
 			if (rc == 0)
 				fprintf(out, "FAIL %s: %s\n", file, name);

@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "lib/log.h"
+#include "lib/xmalloc.h"
 #include "sched/sched_int.h"
 
 void
@@ -25,11 +25,7 @@ pq_push(struct pq *q, void *x)
 {
 	int i;
 
-	if (q->n == q->cap) {
-		q->cap = q->cap ? q->cap * 2 : 16;
-		if ((q->a = realloc(q->a, q->cap * sizeof *q->a)) == NULL)
-			fatal("out of memory");
-	}
+	XGROW(q->a, q->cap, q->n + 1);
 	i = q->n++;
 	while (i > 0) {
 		int parent = (i - 1) / 2;

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "sched/sched_int.h"
 
 struct scored {
@@ -53,12 +53,10 @@ int
 preempt_for(struct session *ss, struct statement *st, struct s_task *t,
     int ep, int (*filter)(struct s_task *, struct s_task *))
 {
-	struct scored *nodes = calloc((size_t)ss->nnodes + 1, sizeof *nodes);
+	struct scored *nodes = xcalloc((size_t)ss->nnodes + 1, sizeof *nodes);
 	struct s_task **victims = NULL;
 	int nn = 0, i, k, done = 0;
 
-	if (nodes == NULL)
-		fatal("out of memory");
 	for (i = 0; i < ss->nnodes; i++) {
 		struct s_node *n = &ss->nodes[i];
 
@@ -75,7 +73,7 @@ preempt_for(struct session *ss, struct statement *st, struct s_task *t,
 		int nv = 0;
 
 		free(victims);
-		victims = calloc((size_t)n->ntasks + 1, sizeof *victims);
+		victims = xcalloc((size_t)n->ntasks + 1, sizeof *victims);
 		for (k = 0; k < n->ntasks; k++) {
 			struct s_task *v = n->tasks[k];
 
@@ -113,7 +111,7 @@ preempt_for(struct session *ss, struct statement *st, struct s_task *t,
 		}
 		statement_pipeline(st, t, n);
 		free(t->nominated);
-		t->nominated = strdup(n->name);
+		t->nominated = xstrdup(n->name);
 		done = 1;
 	}
 	free(victims);

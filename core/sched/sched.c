@@ -39,6 +39,7 @@
 #include "lib/log.h"
 #include "lib/metrics.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "luahost/luahost.h"
 #include "sched/sched.h"
 #include "sched/sched_int.h"
@@ -110,7 +111,8 @@ struct sched {
 	   that differ from the stored ones, and the pods to tell why. */
 	struct sched_outcome out;
 	struct tell { struct s_task *t; char *msg; } *tells;
-	int ntells, captells, npending;
+	int ntells, npending;
+	size_t captells;
 	struct session *to_free;	/* the last session, freed off the loop */
 	/* A cycle whose inputs did not change since the last one would
 	   decide the same: skipped, but one runs at least every
@@ -180,9 +182,8 @@ source_list(void *arg, const char *res,
 			continue;
 		}
 		if ((c = hmap_get(s->cache, o->key)) == NULL) {
-			if ((c = calloc(1, sizeof *c)) == NULL ||
-			    (c->key = strdup(o->key)) == NULL)
-				fatal("out of memory");
+			c = xcalloc(1, sizeof *c);
+			c->key = xstrdup(o->key);
 			hmap_put(s->cache, c->key, c);
 		}
 		c->seen = 1;
@@ -274,10 +275,8 @@ static void
 sweep(struct sched *s)
 {
 	size_t n = hmap_count(s->cache), i;
-	struct cached **drop = calloc(n + 1, sizeof *drop), **end = drop;
+	struct cached **drop = xcalloc(n + 1, sizeof *drop), **end = drop;
 
-	if (drop == NULL)
-		fatal("out of memory");
 	hmap_each(s->cache, unseen, &end);
 	for (i = 0; drop + i < end; i++) {
 		hmap_del(s->cache, drop[i]->key);
@@ -319,8 +318,7 @@ record_event(struct sched *s, const cJSON *obj, const char *type,
 		if (now - e->last < EVENT_EVERY_S)
 			return;
 	} else {
-		if ((e = malloc(sizeof *e)) == NULL)
-			fatal("out of memory");
+		e = xmalloc(sizeof *e);
 		e->key = key;
 		hmap_put(s->events, e->key, e);
 	}
@@ -351,8 +349,7 @@ sweep_events(struct sched *s)
 	if (time(NULL) - s->events_swept < EVENT_EVERY_S)
 		return;
 	s->events_swept = time(NULL);
-	if ((drop = calloc(hmap_count(s->events) + 1, sizeof *drop)) == NULL)
-		fatal("out of memory");
+	drop = xcalloc(hmap_count(s->events) + 1, sizeof *drop);
 	end = drop;
 	hmap_each(s->events, stale_event, &end);
 	for (i = 0; drop + i < end; i++) {
@@ -497,13 +494,7 @@ write_evictions(struct sched *s, struct session *ss)
 static void
 add_tell(struct sched *s, struct s_task *t, char *msg)
 {
-	if (s->ntells == s->captells) {
-		s->captells = s->captells ? 2 * s->captells : 64;
-		s->tells = realloc(s->tells, (size_t)s->captells *
-		    sizeof *s->tells);
-		if (s->tells == NULL)
-			fatal("out of memory");
-	}
+	XGROW(s->tells, s->captells, s->ntells + 1);
 	s->tells[s->ntells].t = t;
 	s->tells[s->ntells++].msg = msg;
 }
@@ -547,7 +538,7 @@ decide_pending(struct sched *s, struct session *ss)
 			msg = util_printf("%s%s%s", j->cond_msg, t->why ? "; " :
 			    "", t->why ? t->why : "");
 		else if (t->why != NULL)
-			msg = strdup(t->why);
+			msg = xstrdup(t->why);
 		if (msg == NULL)
 			continue;
 		s->npending++;
@@ -934,8 +925,7 @@ cycle(struct sched *s)
 	}
 	s->inputs_changed = 0;
 	s->last_cycle = time(NULL);
-	if ((s->running = calloc(1, sizeof *s->running)) == NULL)
-		fatal("out of memory");
+	s->running = xcalloc(1, sizeof *s->running);
 	s->run_pol = s->pol;
 	s->t_open = util_usec();
 	s->drain_step = s->drain_at = 0;
@@ -1035,11 +1025,10 @@ print_metrics(FILE *f, void *arg)
 sched *
 sched_new(uv_loop_t *loop, client *c, luahost *lua)
 {
-	struct sched *s = calloc(1, sizeof *s);
+	struct sched *s = xcalloc(1, sizeof *s);
 
-	if (s == NULL || (s->cache = hmap_new()) == NULL ||
-	    (s->events = hmap_new()) == NULL)
-		fatal("out of memory");
+	s->cache = hmap_new();
+	s->events = hmap_new();
 	s->loop = loop;
 	s->c = c;
 	s->rec = recorder_new(c, "volcano");

@@ -117,7 +117,8 @@ struct s_node {
 					   defaults for zero requests */
 	int unschedulable, has_taints;
 	struct s_task **tasks;		/* on the node: for victims */
-	int ntasks, captasks;
+	int ntasks;
+	size_t captasks;
 	int naffine;			/* of them with pod (anti-)affinity */
 	int idx;
 	uint32_t ver, view_ver;		/* accounting changes; the Lua view */
@@ -205,7 +206,8 @@ struct s_job {
 	struct podspec_res min_res;
 	int has_min_res;
 	struct s_task **tasks;
-	int ntasks, captasks;
+	int ntasks;
+	size_t captasks;
 	int n[TS_N];			/* tasks per status */
 	struct role_count *roles;
 	int nroles;
@@ -299,7 +301,8 @@ struct session {
 		int allow_pipeline;
 		int counts[FIT_NREASONS];
 	} *why;
-	int nwhy, capwhy;
+	int nwhy;
+	size_t capwhy;
 	/* Decisions. binds has room for every task from session_open (a
 	   task is bound once a session), so that a reader on another
 	   thread may take the first nbinds_pub while the session goes on:
@@ -311,7 +314,8 @@ struct session {
 	void (*on_commit)(void *arg);
 	void *commit_arg;
 	struct decision_evict *evicts;
-	int nevicts, capevicts;
+	int nevicts;
+	size_t capevicts;
 	/* Lua side. */
 	int ssn_ref;			/* the ssn table */
 	int views_ref;			/* view cache table */
@@ -322,11 +326,13 @@ struct session {
 	uint64_t lua_us;		/* time inside plugin calls */
 	/* Arena: strings and objects the session owns. */
 	void **own;
-	int nown, capown;
+	int nown;
+	size_t capown;
 	char *arena;			/* session_alloc's block */
 	size_t arena_used;
 	cJSON **trees;			/* parsed by task_obj() */
-	int ntrees, captrees;
+	int ntrees;
+	size_t captrees;
 	struct sched_source src;	/* what it was opened from */
 };
 
@@ -374,7 +380,8 @@ enum { STMT_ALLOCATE, STMT_PIPELINE, STMT_EVICT };
 struct statement {
 	struct session *ss;
 	struct stmt_op *ops;
-	int nops, capops;
+	int nops;
+	size_t capops;
 	int quiet;			/* no event handlers (the firstfit floor) */
 };
 void statement_init(struct statement *, struct session *);
@@ -389,7 +396,8 @@ void statement_keep(struct statement *);
 /* pq.c: a binary heap ordered by the plugins' order functions. */
 struct pq {
 	void **a;
-	int n, cap;
+	int n;
+	size_t cap;
 	struct session *ss;
 	int (*less)(struct session *, void *, void *);
 };

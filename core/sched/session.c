@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/log.h"
+#include "lib/xmalloc.h"
 #include "sched/sched_int.h"
 
 void
@@ -33,9 +33,7 @@ session_open(struct session *ss, struct policy *pol,
 	snapshot_build(ss);
 	capindex_build(&ss->cap, ss->nodes, ss->nnodes);
 	ss->capbinds = ss->ntasks + 1;
-	if ((ss->binds = malloc((size_t)ss->capbinds * sizeof *ss->binds)) ==
-	    NULL)
-		fatal("out of memory");
+	ss->binds = xmalloc((size_t)ss->capbinds * sizeof *ss->binds);
 }
 
 void

@@ -25,8 +25,8 @@
 #include <string.h>
 
 #include "lib/json.h"
-#include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "sched/sched_int.h"
 
 #define GROUP_ANNOTATION	"scheduling.k8s.io/group-name"
@@ -40,12 +40,7 @@
 static void
 keep(struct session *ss, void *p)
 {
-	if (ss->nown == ss->capown) {
-		ss->capown = ss->capown ? ss->capown * 2 : 256;
-		if ((ss->own = realloc(ss->own, ss->capown *
-		    sizeof *ss->own)) == NULL)
-			fatal("out of memory");
-	}
+	XGROW(ss->own, ss->capown, ss->nown + 1);
 	ss->own[ss->nown++] = p;
 }
 
@@ -62,30 +57,17 @@ arena_alloc(struct session *ss, size_t size)
 
 	size = (size + 15) & ~(size_t)15;
 	if (size > BLOCK / 8) {
-		if ((p = calloc(1, size)) == NULL)
-			fatal("out of memory");
+		p = xcalloc(1, size);
 		keep(ss, p);
 		return p;
 	}
 	if (ss->arena == NULL || ss->arena_used + size > BLOCK) {
-		if ((ss->arena = calloc(1, BLOCK)) == NULL)
-			fatal("out of memory");
+		ss->arena = xcalloc(1, BLOCK);
 		keep(ss, ss->arena);
 		ss->arena_used = 0;
 	}
 	p = ss->arena + ss->arena_used;
 	ss->arena_used += size;
-	return p;
-}
-
-static void *
-grow(void *p, int *cap, int n, size_t size)
-{
-	if (n < *cap)
-		return p;
-	*cap = *cap ? *cap * 2 : 8;
-	if ((p = realloc(p, (size_t)*cap * size)) == NULL)
-		fatal("out of memory");
 	return p;
 }
 
@@ -135,7 +117,7 @@ struct build {
 	struct session *ss;
 	hmap *prio;			/* PriorityClass name -> value */
 	long long prio_default;
-	int nnodes_cap, nqueues_cap, njobs_cap, ntasks_cap;
+	size_t nnodes_cap, nqueues_cap, njobs_cap, ntasks_cap;
 };
 
 /*
@@ -153,8 +135,7 @@ memo_get(struct session *ss, void **memo, size_t size, int *fresh)
 		*fresh = 0;
 		return *memo;
 	}
-	if ((m = calloc(1, size)) == NULL)
-		fatal("out of memory");
+	m = xcalloc(1, size);
 	if (memo != NULL)
 		*memo = m;
 	else
@@ -179,8 +160,7 @@ add_node(void *arg, cJSON *obj, void **memo,
 
 	if (!node_ready(obj) || json_str(obj, "metadata.name") == NULL)
 		return;
-	ss->nodes = grow(ss->nodes, &b->nnodes_cap, ss->nnodes,
-	    sizeof *ss->nodes);
+	XGROW(ss->nodes, b->nnodes_cap, ss->nnodes + 1);
 	n = &ss->nodes[ss->nnodes];
 	memset(n, 0, sizeof *n);
 	n->idx = ss->nnodes++;
@@ -204,8 +184,7 @@ add_queue_obj(struct build *b, cJSON *obj, const char *name)
 
 	if (hmap_get(ss->queue_index, name) != NULL)
 		return;
-	ss->queues = grow(ss->queues, &b->nqueues_cap, ss->nqueues,
-	    sizeof *ss->queues);
+	XGROW(ss->queues, b->nqueues_cap, ss->nqueues + 1);
 	q = &ss->queues[ss->nqueues];
 	memset(q, 0, sizeof *q);
 	q->idx = ss->nqueues++;
@@ -246,8 +225,7 @@ add_prio(void *arg, cJSON *obj, void **memo,
 
 	if (name == NULL || !cJSON_IsNumber(v))
 		return;
-	if ((x = malloc(sizeof *x)) == NULL)
-		fatal("out of memory");
+	x = xmalloc(sizeof *x);
 	*x = (long long)v->valuedouble;
 	keep(b->ss, x);
 	hmap_put(b->prio, name, x);
@@ -287,7 +265,7 @@ new_job(struct build *b, const char *ns, const char *name, const char *key)
 	j->min_member = 1;
 	j->preemptable = 1;
 	j->idx = ss->njobs;
-	ss->jobs = grow(ss->jobs, &b->njobs_cap, ss->njobs, sizeof *ss->jobs);
+	XGROW(ss->jobs, b->njobs_cap, ss->njobs + 1);
 	ss->jobs[ss->njobs++] = j;
 	hmap_put(ss->job_index, j->key, j);
 	return j;
@@ -552,8 +530,7 @@ snapshot_pod_summary(const cJSON *pod)
 
 	for (i = 0; i < 12; i++)
 		total += (len[i] = str[i] != NULL ? strlen(str[i]) + 1 : 0);
-	if ((out = malloc(sizeof *out + total)) == NULL)
-		fatal("out of memory");
+	out = xmalloc(sizeof *out + total);
 	*out = m;
 	dst[0] = &out->ns; dst[1] = &out->name; dst[2] = &out->uid;
 	dst[3] = &out->role; dst[4] = &out->created; dst[5] = &out->job_key;
@@ -612,8 +589,7 @@ add_pod(void *arg, cJSON *pod, void **memo,
 	    (j == NULL && st == TS_PENDING))
 		return;
 	t = arena_alloc(ss, sizeof *t);
-	ss->tasks = grow(ss->tasks, &b->ntasks_cap, ss->ntasks,
-	    sizeof *ss->tasks);
+	XGROW(ss->tasks, b->ntasks_cap, ss->ntasks + 1);
 	t->idx = ss->ntasks;
 	ss->tasks[ss->ntasks++] = t;
 	t->ns = ns;
@@ -638,8 +614,7 @@ add_pod(void *arg, cJSON *pod, void **memo,
 		node_add_task(sn, t);
 	}
 	if (j != NULL) {
-		j->tasks = grow(j->tasks, &j->captasks, j->ntasks,
-		    sizeof *j->tasks);
+		XGROW(j->tasks, j->captasks, j->ntasks + 1);
 		j->tasks[j->ntasks++] = t;
 		t->job = j;
 		if (j->pg == NULL && j->ntasks == 1)

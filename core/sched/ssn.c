@@ -22,6 +22,7 @@
 
 #include <lauxlib.h>
 
+#include "lib/xmalloc.h"
 #include "sched/sched_int.h"
 
 static struct session *
@@ -130,9 +131,9 @@ l_ssn_job_condition(lua_State *L)
 	free(j->cond_type);
 	free(j->cond_reason);
 	free(j->cond_msg);
-	j->cond_type = strdup(luaL_checkstring(L, 3));
-	j->cond_reason = strdup(luaL_optstring(L, 4, ""));
-	j->cond_msg = strdup(luaL_optstring(L, 5, ""));
+	j->cond_type = xstrdup(luaL_checkstring(L, 3));
+	j->cond_reason = xstrdup(luaL_optstring(L, 4, ""));
+	j->cond_msg = xstrdup(luaL_optstring(L, 5, ""));
 	return 0;
 }
 
@@ -184,7 +185,8 @@ ssn_open(struct session *ss)
 	int i;
 
 	ss->L = L;
-	ss->failed = calloc((size_t)ss->pol->nplugins + 1, sizeof *ss->failed);
+	ss->failed = xcalloc((size_t)ss->pol->nplugins + 1,
+	    sizeof *ss->failed);
 	view_open(ss);
 	lua_newtable(L);
 	lua_pushlightuserdata(L, ss);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lib/log.h"
+#include "lib/xmalloc.h"
 #include "sched/sched_int.h"
 
 void
@@ -26,12 +27,7 @@ push(struct statement *st, int kind, struct s_task *t, struct s_node *n)
 {
 	struct stmt_op *op;
 
-	if (st->nops == st->capops) {
-		st->capops = st->capops ? st->capops * 2 : 8;
-		if ((st->ops = realloc(st->ops, st->capops *
-		    sizeof *st->ops)) == NULL)
-			fatal("out of memory");
-	}
+	XGROW(st->ops, st->capops, st->nops + 1);
 	op = &st->ops[st->nops++];
 	memset(op, 0, sizeof *op);
 	op->kind = kind;
@@ -68,7 +64,7 @@ statement_evict(struct statement *st, struct s_task *t, const char *reason)
 {
 	struct stmt_op *op = push(st, STMT_EVICT, t, t->node);
 
-	op->reason = strdup(reason);
+	op->reason = xstrdup(reason);
 	if (t->node != NULL)
 		node_remove_task(t->node, t);
 	task_set_status(t, TS_RELEASING);
@@ -140,13 +136,7 @@ statement_commit(struct statement *st)
 			task_set_status(op->t, TS_BINDING);
 			break;
 		case STMT_EVICT:
-			if (ss->nevicts == ss->capevicts) {
-				ss->capevicts = ss->capevicts ?
-				    ss->capevicts * 2 : 16;
-				if ((ss->evicts = realloc(ss->evicts,
-				    ss->capevicts * sizeof *ss->evicts)) == NULL)
-					fatal("out of memory");
-			}
+			XGROW(ss->evicts, ss->capevicts, ss->nevicts + 1);
 			ss->evicts[ss->nevicts].t = op->t;
 			ss->evicts[ss->nevicts++].reason = op->reason;
 			op->reason = NULL;

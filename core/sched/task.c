@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/log.h"
+#include "lib/xmalloc.h"
 #include "sched/sched_int.h"
 
 const char *const task_status_names[TS_N] = {
@@ -38,12 +38,7 @@ task_obj(struct session *ss, struct s_task *t)
 		return t->obj;
 	if ((t->obj = ss->src.tree(ss->src.arg, t->lazy)) == NULL)
 		return NULL;
-	if (ss->ntrees == ss->captrees) {
-		ss->captrees = ss->captrees ? ss->captrees * 2 : 64;
-		if ((ss->trees = realloc(ss->trees, ss->captrees *
-		    sizeof *ss->trees)) == NULL)
-			fatal("out of memory");
-	}
+	XGROW(ss->trees, ss->captrees, ss->ntrees + 1);
 	ss->trees[ss->ntrees++] = t->obj;
 	return t->obj;
 }
@@ -57,9 +52,8 @@ task_role(struct s_job *j, const char *role)
 	for (i = 0; i < j->nroles; i++)
 		if (strcmp(j->roles[i].role, role) == 0)
 			return &j->roles[i];
-	j->roles = realloc(j->roles, (j->nroles + 1) * sizeof *j->roles);
-	if (j->roles == NULL)
-		fatal("out of memory");
+	j->roles = xreallocarray(j->roles, (size_t)j->nroles + 1,
+	    sizeof *j->roles);
 	memset(&j->roles[j->nroles], 0, sizeof *j->roles);
 	j->roles[j->nroles].role = role;
 	return &j->roles[j->nroles++];
