@@ -362,11 +362,195 @@ print_node_metrics(FILE *f, void *arg)
 	    (unsigned long long)ns.starts);
 }
 
+/* The store, the registry and the client the workers use; CRDs, RBAC. */
+static int
+start_store(struct daemon *d, char **cause)
+{
+	char crds[PATH_MAX];
+
+	resource_init();
+	sched_derive();
+	if (store_open(d->loop, d->f.data_dir, &d->st, cause) != 0) {
+		log_error("volrayd: opening the store: %s", *cause);
+		return -1;
+	}
+	log_info("volrayd: store at revision %llu",
+	    (unsigned long long)store_rev(d->st));
+	d->rg = registry_new(d->st);
+	d->client = embedded_new(d->st, d->rg);
+	admission_set_toleration_seconds(d->f.not_ready_seconds,
+	    d->f.unreachable_seconds);
+	d->hub = watch_hub_new(d->loop, d->st);
+	if (d->f.watch_history > 0)
+		watch_set_history(d->hub, d->f.watch_history);
+	if (d->f.request_timeout > 0)
+		http_set_timeouts((unsigned)d->f.request_timeout * 1000,
+		    300 * 1000);
+	d->gc = gc_new(d->rg, d->st);
+	snprintf(crds, sizeof crds, "%s/crds", d->f.share_dir);
+	if (registry_bootstrap(d->rg, crds, cause) != 0) {
+		log_error("volrayd: bootstrap: %s", *cause ? *cause : "failed");
+		return -1;
+	}
+	log_info("volrayd: CRDs, Lua and policies from %s", d->f.share_dir);
+	/* RBAC before anything acts: the controllers ask it from their start. */
+	d->rbac = rbac_new(d->st, d->rg);
+	if (rbac_bootstrap(d->rbac, cause) != 0) {
+		log_error("volrayd: RBAC bootstrap policy: %s", *cause);
+		return -1;
+	}
+	if (d->f.always_allow) {
+		rbac_set_always_allow(d->rbac, 1);
+		log_warn("volrayd: --authorization-mode=AlwaysAllow: every "
+		    "authenticated user may do everything");
+	}
+	gc_sweep(d->gc);
+	return 0;
+}
+
+/* One Lua host for the controllers and the scheduler: lua/, policies/,
+   then each --policy-dir. */
+static void
+start_lua(struct daemon *d)
+{
+	char lroot[PATH_MAX], proot[PATH_MAX];
+	const char **roots = xcalloc(d->f.npolicy + 3, sizeof *roots);
+	struct luahost_limits lim = { (size_t)d->f.lua_memory_mb << 20,
+	    d->f.lua_instructions };
+	int i;
+
+	snprintf(lroot, sizeof lroot, "%s/lua", d->f.share_dir);
+	snprintf(proot, sizeof proot, "%s/policies", d->f.share_dir);
+	roots[0] = lroot;
+	roots[1] = proot;
+	for (i = 0; i < d->f.npolicy; i++)
+		roots[2 + i] = d->f.policy_dirs[i];
+	d->lua = luahost_new(roots, d->f.npolicy + 2, &lim);
+	free(roots);
+}
+
+/* This machine's Node name: the host name, lowercase (a DNS name). */
+static void
+local_node_name(char *host, size_t size)
+{
+	if (gethostname(host, size - 1) != 0 || host[0] == '\0')
+		snprintf(host, size, "localhost");
+	host[size - 1] = '\0';
+	for (char *c = host; *c; c++)
+		if (*c >= 'A' && *c <= 'Z')
+			*c = (char)(*c - 'A' + 'a');
+}
+
+/*
+ * The workers above the client seam: controllers, scheduler, node
+ * runtimes, Ray heads and node lifecycle, each given the client.
+ */
+static int
+start_workers(struct daemon *d, char **cause)
+{
+	char host[256] = "", *self;
+
+	d->ctrl = controller_new(d->loop, d->client, d->lua);
+	controller_set_authorizer(d->ctrl, d->rbac);
+	controller_set_batch_scheduler(d->ctrl, d->f.batch_scheduler);
+	d->http = luahttp_new(d->loop);
+	controller_set_http(d->ctrl, d->http);
+	/* The scheduler: binds pending pods to nodes (started below). */
+	d->sched = sched_new(d->loop, d->client, d->lua);
+	if (reload(d, cause) != 0) {
+		log_error("volrayd: %s", *cause);
+		return -1;
+	}
+	/* The node runtimes: simulated nodes (and pods bound to them). */
+	d->nodes = node_mgr_new(d->loop, d->client);
+	registry_set_pod_runtime(d->rg, node_mgr_has_runtime, d->nodes);
+	metrics_add_source(print_node_metrics, d->nodes);
+	node_mgr_set_lease_duration(d->nodes, d->f.node_lease_seconds);
+	if (!d->f.no_local_node)
+		local_node_name(host, sizeof host);
+	node_mgr_set_local(d->nodes, d->f.data_dir, d->f.no_local_node ?
+	    NULL : host);
+	node_mgr_set_shim(d->nodes, shim_path());
+	/* Ray heads: the Jobs and Serve APIs of every head pod served here. */
+	d->ray = ray_new(d->loop, d->client, d->nodes);
+	self = self_url(d);
+	ray_set_pod_env(d->ray, ray_bin_dir(), self, d->ca_file, pod_token, d);
+	free(self);
+	node_mgr_start(d->nodes);
+	ray_start(d->ray);
+	/* Node health for every Node: Unknown, taints, evictions. */
+	d->life = lifecycle_new(d->loop, d->client, node_mgr_wheel(d->nodes),
+	    d->f.node_grace_ms);
+	lifecycle_start(d->life);
+	sched_start(d->sched);
+	return 0;
+}
+
+/* The Kubernetes API on --listen, with its limits, authn and RBAC. */
+static int
+start_api(struct daemon *d, char **cause)
+{
+	struct limits_conf lc = { d->f.max_readonly, d->f.max_mutating,
+	    d->f.user_qps, d->f.user_burst, d->f.max_watches };
+	char *self;
+
+	d->api = api_new(d->loop, d->st, d->rg, d->hub, d->f.data_dir);
+	api_set_reload(d->api, reload, d);
+	api_set_policy_sources(d->api, d->ctrl, d->sched);
+	api_set_authn(d->api, d->authn);
+	api_set_authorizer(d->api, d->rbac);
+	api_set_proxy(d->api, proxy_dashboard, proxy_serves, d->ray);
+	d->limits = limits_new(&lc);
+	api_set_limits(d->api, d->limits);
+	if (http_server_listen(d->loop, d->f.host, d->f.port, api_handle,
+	    d->api, &d->srv, cause) != 0) {
+		log_error("volrayd: listen %s:%d: %s", d->f.host, d->f.port,
+		    *cause);
+		return -1;
+	}
+	if (d->tls != NULL)
+		http_server_use_tls(d->srv, d->tls);
+	api_set_server(d->api, d->srv);
+	self = self_url(d);
+	luahttp_set_self(d->http, self, d->ca_file, controller_token, d);
+	free(self);
+	return 0;
+}
+
+static void
+start_signals(struct daemon *d)
+{
+	uv_signal_init(d->loop, &d->sigterm);
+	uv_signal_init(d->loop, &d->sigint);
+	uv_signal_init(d->loop, &d->sighup);
+	d->sigterm.data = d->sigint.data = d->sighup.data = d;
+	uv_signal_start(&d->sigterm, on_signal, SIGTERM);
+	uv_signal_start(&d->sigint, on_signal, SIGINT);
+	uv_signal_start(&d->sighup, on_signal, SIGHUP);
+}
+
+/* Drain: no new connections, flush the log, answer what is durable. */
+static void
+shutdown_daemon(struct daemon *d)
+{
+	ray_shutdown(d->ray);
+	node_mgr_shutdown(d->nodes);
+	http_server_close(d->srv);
+	store_close(d->st);
+	uv_walk(d->loop, on_closed_walk, NULL);
+	uv_run(d->loop, UV_RUN_NOWAIT);
+	tls_ctx_free(d->tls);
+	authn_free(d->authn);
+	limits_free(d->limits);
+	rbac_free(d->rbac);
+	log_info("volrayd: stopped");
+}
+
 int
 main(int argc, char **argv)
 {
 	struct daemon d;
-	char *cause = NULL, crds[PATH_MAX];
+	char *cause = NULL;
 	int rc;
 
 	memset(&d, 0, sizeof d);
@@ -401,140 +585,12 @@ main(int argc, char **argv)
 		return 1;
 	}
 	d.loop = uv_default_loop();
-	resource_init();
-	sched_derive();
-	if (store_open(d.loop, d.f.data_dir, &d.st, &cause) != 0) {
-		log_error("volrayd: opening the store: %s", cause);
+	if (start_store(&d, &cause) != 0)
 		return 1;
-	}
-	log_info("volrayd: store at revision %llu",
-	    (unsigned long long)store_rev(d.st));
-	d.rg = registry_new(d.st);
-	d.client = embedded_new(d.st, d.rg);
-	admission_set_toleration_seconds(d.f.not_ready_seconds,
-	    d.f.unreachable_seconds);
-	d.hub = watch_hub_new(d.loop, d.st);
-	if (d.f.watch_history > 0)
-		watch_set_history(d.hub, d.f.watch_history);
-	if (d.f.request_timeout > 0)
-		http_set_timeouts((unsigned)d.f.request_timeout * 1000,
-		    300 * 1000);
-	d.gc = gc_new(d.rg, d.st);
-	snprintf(crds, sizeof crds, "%s/crds", d.f.share_dir);
-	if (registry_bootstrap(d.rg, crds, &cause) != 0) {
-		log_error("volrayd: bootstrap: %s", cause ? cause : "failed");
+	start_lua(&d);
+	if (start_workers(&d, &cause) != 0 || start_api(&d, &cause) != 0)
 		return 1;
-	}
-	log_info("volrayd: CRDs, Lua and policies from %s", d.f.share_dir);
-	/* RBAC before anything acts: the controllers ask it from their start. */
-	d.rbac = rbac_new(d.st, d.rg);
-	if (rbac_bootstrap(d.rbac, &cause) != 0) {
-		log_error("volrayd: RBAC bootstrap policy: %s", cause);
-		return 1;
-	}
-	if (d.f.always_allow) {
-		rbac_set_always_allow(d.rbac, 1);
-		log_warn("volrayd: --authorization-mode=AlwaysAllow: every "
-		    "authenticated user may do everything");
-	}
-	gc_sweep(d.gc);
-	{
-		char lroot[PATH_MAX], proot[PATH_MAX];
-		const char **roots = xcalloc(d.f.npolicy + 3, sizeof *roots);
-		struct luahost_limits lim = { (size_t)d.f.lua_memory_mb << 20,
-		    d.f.lua_instructions };
-		int i;
-
-		snprintf(lroot, sizeof lroot, "%s/lua", d.f.share_dir);
-		snprintf(proot, sizeof proot, "%s/policies", d.f.share_dir);
-		roots[0] = lroot;
-		roots[1] = proot;
-		for (i = 0; i < d.f.npolicy; i++)
-			roots[2 + i] = d.f.policy_dirs[i];
-		d.lua = luahost_new(roots, d.f.npolicy + 2, &lim);
-		free(roots);
-	}
-	d.ctrl = controller_new(d.loop, d.client, d.lua);
-	controller_set_authorizer(d.ctrl, d.rbac);
-	controller_set_batch_scheduler(d.ctrl, d.f.batch_scheduler);
-	d.http = luahttp_new(d.loop);
-	controller_set_http(d.ctrl, d.http);
-	/* The scheduler: binds pending pods to nodes (started below). */
-	d.sched = sched_new(d.loop, d.client, d.lua);
-	if (reload(&d, &cause) != 0) {
-		log_error("volrayd: %s", cause);
-		return 1;
-	}
-	/* The node runtimes: simulated nodes (and pods bound to them). */
-	d.nodes = node_mgr_new(d.loop, d.client);
-	registry_set_pod_runtime(d.rg, node_mgr_has_runtime, d.nodes);
-	metrics_add_source(print_node_metrics, d.nodes);
-	node_mgr_set_lease_duration(d.nodes, d.f.node_lease_seconds);
-	{
-		char host[256] = "";
-
-		if (!d.f.no_local_node && (gethostname(host, sizeof host - 1) !=
-		    0 || host[0] == '\0'))
-			snprintf(host, sizeof host, "localhost");
-		/* A Node name is a lowercase DNS name. */
-		for (char *c = host; *c; c++)
-			if (*c >= 'A' && *c <= 'Z')
-				*c = (char)(*c - 'A' + 'a');
-		node_mgr_set_local(d.nodes, d.f.data_dir, d.f.no_local_node ?
-		    NULL : host);
-		node_mgr_set_shim(d.nodes, shim_path());
-	}
-	/* Ray heads: the Jobs and Serve APIs of every head pod served here. */
-	d.ray = ray_new(d.loop, d.client, d.nodes);
-	{
-		char *self = self_url(&d);
-
-		ray_set_pod_env(d.ray, ray_bin_dir(), self, d.ca_file,
-		    pod_token, &d);
-		free(self);
-	}
-	node_mgr_start(d.nodes);
-	ray_start(d.ray);
-	/* Node health for every Node: Unknown, taints, evictions. */
-	d.life = lifecycle_new(d.loop, d.client, node_mgr_wheel(d.nodes),
-	    d.f.node_grace_ms);
-	lifecycle_start(d.life);
-	sched_start(d.sched);
-	d.api = api_new(d.loop, d.st, d.rg, d.hub, d.f.data_dir);
-	api_set_reload(d.api, reload, &d);
-	api_set_policy_sources(d.api, d.ctrl, d.sched);
-	api_set_authn(d.api, d.authn);
-	api_set_authorizer(d.api, d.rbac);
-	api_set_proxy(d.api, proxy_dashboard, proxy_serves, d.ray);
-	{
-		struct limits_conf lc = { d.f.max_readonly, d.f.max_mutating,
-		    d.f.user_qps, d.f.user_burst, d.f.max_watches };
-
-		d.limits = limits_new(&lc);
-		api_set_limits(d.api, d.limits);
-	}
-	if (http_server_listen(d.loop, d.f.host, d.f.port, api_handle, d.api,
-	    &d.srv, &cause) != 0) {
-		log_error("volrayd: listen %s:%d: %s", d.f.host, d.f.port,
-		    cause);
-		return 1;
-	}
-	if (d.tls != NULL)
-		http_server_use_tls(d.srv, d.tls);
-	api_set_server(d.api, d.srv);
-	{
-		char *self = self_url(&d);
-
-		luahttp_set_self(d.http, self, d.ca_file, controller_token, &d);
-		free(self);
-	}
-	uv_signal_init(d.loop, &d.sigterm);
-	uv_signal_init(d.loop, &d.sigint);
-	uv_signal_init(d.loop, &d.sighup);
-	d.sigterm.data = d.sigint.data = d.sighup.data = &d;
-	uv_signal_start(&d.sigterm, on_signal, SIGTERM);
-	uv_signal_start(&d.sigint, on_signal, SIGINT);
-	uv_signal_start(&d.sighup, on_signal, SIGHUP);
+	start_signals(&d);
 	if (write_kubeconfig(&d, &cause) != 0) {
 		log_error("volrayd: %s", cause);
 		return 1;
@@ -544,18 +600,6 @@ main(int argc, char **argv)
 	log_info("volrayd: serving %s on %s:%d, kubeconfig %s/kubeconfig",
 	    d.tls ? "HTTPS" : "plain HTTP", d.f.host, d.f.port, d.f.data_dir);
 	uv_run(d.loop, UV_RUN_DEFAULT);
-
-	/* Drain: no new connections, flush the log, answer what is durable. */
-	ray_shutdown(d.ray);
-	node_mgr_shutdown(d.nodes);
-	http_server_close(d.srv);
-	store_close(d.st);
-	uv_walk(d.loop, on_closed_walk, NULL);
-	uv_run(d.loop, UV_RUN_NOWAIT);
-	tls_ctx_free(d.tls);
-	authn_free(d.authn);
-	limits_free(d.limits);
-	rbac_free(d.rbac);
-	log_info("volrayd: stopped");
+	shutdown_daemon(&d);
 	return 0;
 }
