@@ -28,18 +28,17 @@
 #include "api/reply.h"
 #include "auth/rbac.h"
 #include "lib/json.h"
-#include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "registry/status.h"
 
 api *
 api_new(uv_loop_t *loop, store *st, registry *rg, watch_hub *hub,
     const char *data_dir)
 {
-	api *a = calloc(1, sizeof *a);
+	api *a = xcalloc(1, sizeof *a);
 
-	if (a == NULL || (a->data_dir = strdup(data_dir)) == NULL)
-		fatal("out of memory");
+	a->data_dir = xstrdup(data_dir);
 	a->loop = loop;
 	a->st = st;
 	a->rg = rg;

@@ -12,6 +12,7 @@
 #include "api/reply.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/xmalloc.h"
 #include "lib/yamljson.h"
 #include "registry/status.h"
 
@@ -250,7 +251,7 @@ delete_opts(http_req *req, struct route *rt, struct reg_opts *o)
 	}
 	if (http_query_bool(req->query, "orphanDependents", 0)) {
 		free((char *)o->propagation);
-		o->propagation = strdup("Orphan");
+		o->propagation = xstrdup("Orphan");
 	}
 	if (req->body_len == 0)
 		return 0;
@@ -263,7 +264,7 @@ delete_opts(http_req *req, struct route *rt, struct reg_opts *o)
 	if ((v = json_at(body, "propagationPolicy")) != NULL &&
 	    cJSON_IsString(v)) {
 		free((char *)o->propagation);
-		o->propagation = strdup(v->valuestring);
+		o->propagation = xstrdup(v->valuestring);
 	}
 	if (cJSON_IsNumber(v = json_at(body, "gracePeriodSeconds"))) {
 		o->grace_set = 1;
@@ -271,12 +272,12 @@ delete_opts(http_req *req, struct route *rt, struct reg_opts *o)
 	}
 	if (cJSON_IsTrue(json_at(body, "orphanDependents"))) {
 		free((char *)o->propagation);
-		o->propagation = strdup("Orphan");
+		o->propagation = xstrdup("Orphan");
 	}
 	if (json_str(body, "preconditions.uid"))
-		o->precond_uid = strdup(json_str(body, "preconditions.uid"));
+		o->precond_uid = xstrdup(json_str(body, "preconditions.uid"));
 	if (json_str(body, "preconditions.resourceVersion"))
-		o->precond_rv = strdup(json_str(body,
+		o->precond_rv = xstrdup(json_str(body,
 		    "preconditions.resourceVersion"));
 	if (cJSON_IsArray(json_at(body, "dryRun")) &&
 	    cJSON_GetArraySize(json_at(body, "dryRun")) > 0)
@@ -340,13 +341,13 @@ api_write_delete_collection(api *a, http_req *req, struct route *rt)
 	n = store_list(a->st, rt->r->store_key, rt->r->namespaced ? rt->ns :
 	    NULL, &objs);
 	/* Copy the names: deleting changes the listing under us. */
-	names = calloc(n + 1, sizeof *names);
-	nss = calloc(n + 1, sizeof *nss);
+	names = xcalloc(n + 1, sizeof *names);
+	nss = xcalloc(n + 1, sizeof *nss);
 	for (i = 0; i < n; i++) {
 		if (sel && !selector_match_labels(sel, objs[i]->labels))
 			continue;
-		names[k] = strdup(objs[i]->name);
-		nss[k++] = strdup(objs[i]->ns);
+		names[k] = xstrdup(objs[i]->name);
+		nss[k++] = xstrdup(objs[i]->ns);
 	}
 	list = cJSON_CreateObject();
 	cJSON_AddStringToObject(list, "kind", rt->r->list_kind);
@@ -440,10 +441,10 @@ api_write_evict(api *a, http_req *req, struct route *rt)
 	prop = json_str(ev, "deleteOptions.propagationPolicy");
 	if (prop != NULL) {
 		free((char *)o.propagation);
-		o.propagation = strdup(prop);
+		o.propagation = xstrdup(prop);
 	}
 	if (json_str(ev, "deleteOptions.preconditions.uid"))
-		o.precond_uid = strdup(json_str(ev,
+		o.precond_uid = xstrdup(json_str(ev,
 		    "deleteOptions.preconditions.uid"));
 	/* kubectl drain --grace-period sends it here. */
 	if (cJSON_IsNumber(json_at(ev, "deleteOptions.gracePeriodSeconds"))) {

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "api/apimetrics.h"
-#include "lib/log.h"
 #include "lib/metrics.h"
+#include "lib/xmalloc.h"
 #include "store/wal.h"
 
 static const double buckets[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
@@ -43,12 +43,7 @@ apimetrics_request(const char *verb, const char *res, int code, uint64_t usec)
 		}
 	}
 	if (s == NULL) {
-		if (nseries == capseries) {
-			capseries = capseries ? capseries * 2 : 64;
-			series = realloc(series, capseries * sizeof *series);
-			if (series == NULL)
-				fatal("out of memory");
-		}
+		XGROW(series, capseries, nseries + 1);
 		s = &series[nseries++];
 		memset(s, 0, sizeof *s);
 		snprintf(s->verb, sizeof s->verb, "%s", verb);

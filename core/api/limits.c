@@ -13,6 +13,7 @@
 #include "lib/hmap.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "registry/status.h"
 
 struct user_state {
@@ -40,10 +41,9 @@ struct hold {
 limits *
 limits_new(const struct limits_conf *conf)
 {
-	limits *l = calloc(1, sizeof *l);
+	limits *l = xcalloc(1, sizeof *l);
 
-	if (l == NULL || (l->users = hmap_new()) == NULL)
-		fatal("out of memory");
+	l->users = hmap_new();
 	l->conf = *conf;
 	return l;
 }
@@ -89,9 +89,8 @@ user_state(limits *l, const char *name)
 	struct user_state *u = hmap_get(l->users, name);
 
 	if (u == NULL) {
-		if ((u = calloc(1, sizeof *u)) == NULL ||
-		    (u->name = strdup(name)) == NULL)
-			fatal("out of memory");
+		u = xcalloc(1, sizeof *u);
+		u->name = xstrdup(name);
 		u->tokens = l->conf.user_burst;
 		u->last_us = util_usec();
 		hmap_put(l->users, u->name, u);
@@ -160,8 +159,7 @@ limits_admit(limits *l, http_req *req, const user_info *user, int mutating,
 		if (!take_token(l, u))
 			return refuse(l, req, "user request rate");
 	}
-	if ((h = calloc(1, sizeof *h)) == NULL)
-		fatal("out of memory");
+	h = xcalloc(1, sizeof *h);
 	h->l = l;
 	if ((h->counter = counter) != NULL)
 		(*counter)++;

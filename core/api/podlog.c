@@ -29,6 +29,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "registry/status.h"
 
 #define FOLLOW_MS 200
@@ -51,8 +52,7 @@ out_add(struct out *o, const char *s, size_t n)
 {
 	if (o->len + n + 1 > o->cap) {
 		o->cap = (o->len + n + 1) * 2;
-		if ((o->buf = realloc(o->buf, o->cap)) == NULL)
-			fatal("out of memory");
+		o->buf = xrealloc(o->buf, o->cap);
 	}
 	memcpy(o->buf + o->len, s, n);
 	o->len += n;
@@ -192,8 +192,7 @@ follow_read(struct follow *f)
 	if (f->fd < 0 || fstat(f->fd, &sb) != 0 || sb.st_size <= f->off)
 		return 0;
 	len = (size_t)(sb.st_size - f->off);
-	if ((data = malloc(len)) == NULL)
-		fatal("out of memory");
+	data = xmalloc(len);
 	got = pread(f->fd, data, len, f->off);
 	used = got > 0 ? render(&f->v, data, (size_t)got, &o) : 0;
 	f->off += (off_t)used;
@@ -237,17 +236,16 @@ static void
 follow_start(api *a, http_req *req, const store_obj *o, const char *path,
     int fd, off_t off, const struct view *v, const struct out *first)
 {
-	struct follow *f = calloc(1, sizeof *f);
+	struct follow *f = xcalloc(1, sizeof *f);
 	struct stat sb;
 
-	if (f == NULL || (f->timer = malloc(sizeof *f->timer)) == NULL)
-		fatal("out of memory");
+	f->timer = xmalloc(sizeof *f->timer);
 	f->req = req;
 	f->st = a->st;
-	f->path = strdup(path);
-	f->ns = strdup(o->ns);
-	f->name = strdup(o->name);
-	f->uid = strdup(o->uid);
+	f->path = xstrdup(path);
+	f->ns = xstrdup(o->ns);
+	f->name = xstrdup(o->name);
+	f->uid = xstrdup(o->uid);
 	f->fd = fd;
 	if (fd >= 0 && fstat(fd, &sb) == 0)
 		f->ino = sb.st_ino;
@@ -349,7 +347,7 @@ pick_container(http_req *req, struct route *rt, const store_obj *o)
 		}
 	} else if (cJSON_GetArraySize(cs) == 1) {
 		free(container);
-		container = strdup(json_str(cJSON_GetArrayItem(cs, 0), "name") ?
+		container = xstrdup(json_str(cJSON_GetArrayItem(cs, 0), "name") ?
 		    json_str(cJSON_GetArrayItem(cs, 0), "name") : "");
 	} else {
 		char names[1024] = "";
@@ -406,14 +404,13 @@ podlog_get(api *a, http_req *req, struct route *rt)
 	}
 	free(container);
 	if (fd >= 0 && fstat(fd, &sb) == 0 && sb.st_size > 0) {
-		if ((data = malloc((size_t)sb.st_size)) == NULL)
-			fatal("out of memory");
+		data = xmalloc((size_t)sb.st_size);
 		got = read(fd, data, (size_t)sb.st_size);
 		if (got < 0)
 			got = 0;
 	}
-	if (data == NULL && (data = strdup("")) == NULL)
-		fatal("out of memory");
+	if (data == NULL)
+		data = xstrdup("");
 	start = lines >= 0 ? tail_start(data, (size_t)got, lines) : 0;
 	used = start + render(&v, data + start, (size_t)got - start, &out);
 	free(data);

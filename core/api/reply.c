@@ -14,8 +14,8 @@
 #include "api/apimetrics.h"
 #include "api/reply.h"
 #include "lib/json.h"
-#include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "registry/status.h"
 
 static void
@@ -75,10 +75,8 @@ void
 reply_durable_rbuf(api *a, http_req *req, struct route *rt, int code,
     rbuf *body, uint64_t rev)
 {
-	struct durable_reply *d = malloc(sizeof *d);
+	struct durable_reply *d = xmalloc(sizeof *d);
 
-	if (d == NULL)
-		fatal("out of memory");
 	d->req = req;
 	d->rt = *rt;
 	d->rt.ns = d->rt.name = d->rt.sub = NULL;

@@ -24,6 +24,7 @@
 #include "lib/hmap.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/xmalloc.h"
 #include "registry/status.h"
 
 #define DEFAULT_HISTORY 10000
@@ -86,13 +87,10 @@ wres_get(watch_hub *h, const char *key)
 	struct wres *w = hmap_get(h->res, key);
 
 	if (w == NULL) {
-		w = calloc(1, sizeof *w);
-		if (w == NULL || (w->key = strdup(key)) == NULL)
-			fatal("out of memory");
+		w = xcalloc(1, sizeof *w);
+		w->key = xstrdup(key);
 		w->cap = h->history;
-		w->ring = calloc(w->cap, sizeof *w->ring);
-		if (w->ring == NULL)
-			fatal("out of memory");
+		w->ring = xcalloc(w->cap, sizeof *w->ring);
 		w->known_since = store_start_rev(h->st);
 		hmap_put(h->res, w->key, w);
 	}
@@ -265,13 +263,7 @@ batch_line(struct watcher *w, rbuf *line)
 	}
 	w->batch[w->nbatch++] = line;
 	if (!w->dirty) {
-		if (h->ndirty == h->capdirty) {
-			h->capdirty = h->capdirty ? h->capdirty * 2 : 64;
-			h->dirty = realloc(h->dirty, h->capdirty *
-			    sizeof *h->dirty);
-			if (h->dirty == NULL)
-				fatal("out of memory");
-		}
+		XGROW(h->dirty, h->capdirty, h->ndirty + 1);
 		h->dirty[h->ndirty++] = w;
 		w->dirty = 1;
 	}
@@ -409,10 +401,8 @@ bookmark_tick(uv_timer_t *t)
 watch_hub *
 watch_hub_new(uv_loop_t *loop, store *st)
 {
-	watch_hub *h = calloc(1, sizeof *h);
+	watch_hub *h = xcalloc(1, sizeof *h);
 
-	if (h == NULL)
-		fatal("out of memory");
 	h->loop = loop;
 	h->st = st;
 	h->res = hmap_new();
@@ -421,8 +411,7 @@ watch_hub_new(uv_loop_t *loop, store *st)
 	h->last_rev = store_rev(st);
 	store_subscribe(st, on_event, h);
 	store_subscribe_flush(st, on_flush, h);
-	if ((h->bookmark = malloc(sizeof *h->bookmark)) == NULL)
-		fatal("out of memory");
+	h->bookmark = xmalloc(sizeof *h->bookmark);
 	uv_timer_init(loop, h->bookmark);
 	h->bookmark->data = h;
 	uv_timer_start(h->bookmark, bookmark_tick, BOOKMARK_MS, BOOKMARK_MS);
@@ -504,14 +493,12 @@ watch_open(watch_hub *h, http_req *req, struct watch_opts *o)
 		    (unsigned long long)wr->known_since));
 		return -1;
 	}
-	w = calloc(1, sizeof *w);
-	if (w == NULL)
-		fatal("out of memory");
+	w = xcalloc(1, sizeof *w);
 	w->hub = h;
 	w->wr = wr;
 	w->req = req;
 	w->r = o->r;
-	w->ns = o->ns ? strdup(o->ns) : NULL;
+	w->ns = o->ns ? xstrdup(o->ns) : NULL;
 	w->labels = o->labels && !selector_empty(o->labels) ? o->labels : NULL;
 	if (w->labels == NULL)
 		selector_free(o->labels);
@@ -520,7 +507,7 @@ watch_open(watch_hub *h, http_req *req, struct watch_opts *o)
 		selector_free(o->fields);
 	name = w->fields ? selector_field_equals(w->fields, "metadata.name") :
 	    NULL;
-	w->name = name ? strdup(name) : NULL;
+	w->name = name ? xstrdup(name) : NULL;
 	w->bookmarks = o->bookmarks;
 	w->table = o->table;
 	w->include = o->table_include;
@@ -532,9 +519,7 @@ watch_open(watch_hub *h, http_req *req, struct watch_opts *o)
 	http_req_on_close(req, peer_closed, w);
 	http_stream_begin(req, 200, "application/json");
 	if (o->timeout_s > 0) {
-		w->timer = malloc(sizeof *w->timer);
-		if (w->timer == NULL)
-			fatal("out of memory");
+		w->timer = xmalloc(sizeof *w->timer);
 		uv_timer_init(h->loop, w->timer);
 		w->timer->data = w;
 		uv_timer_start(w->timer, timed_out,
@@ -544,7 +529,7 @@ watch_open(watch_hub *h, http_req *req, struct watch_opts *o)
 		/* Synthetic ADDED for every current object. */
 		store_obj *const *objs;
 		size_t n = store_list(h->st, o->r->store_key, w->ns, &objs);
-		rbuf **lines = calloc(n + 1, sizeof *lines);
+		rbuf **lines = xcalloc(n + 1, sizeof *lines);
 		size_t nl = 0;
 
 		w->start_rev = store_rev(h->st);

@@ -72,8 +72,7 @@ set_cause(char **cause, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	if ((s = malloc(n + 1)) == NULL)
-		fatal("http: out of memory");
+	s = xmalloc(n + 1);
 	va_start(ap, fmt);
 	vsnprintf(s, n + 1, fmt, ap);
 	va_end(ap);
@@ -353,8 +352,7 @@ on_connection(uv_stream_t *ls, int status)
 		return;
 	}
 	if (srv->nconns >= max_connections) {
-		if ((t = malloc(sizeof *t)) == NULL)
-			fatal("http: out of memory");
+		t = xmalloc(sizeof *t);
 		uv_tcp_init(srv->loop, t);
 		if (uv_accept(ls, (uv_stream_t *)t) == 0)
 			log_debug("http: too many connections");
@@ -362,8 +360,7 @@ on_connection(uv_stream_t *ls, int status)
 		return;
 	}
 
-	if ((c = calloc(1, sizeof *c)) == NULL)
-		fatal("http: out of memory");
+	c = xcalloc(1, sizeof *c);
 	c->srv = srv;
 	uv_tcp_init(srv->loop, &c->tcp);
 	uv_timer_init(srv->loop, &c->timer);
@@ -450,8 +447,7 @@ http_server_listen(uv_loop_t *loop, const char *host, int port,
 		    uv_strerror(r));
 		return r;
 	}
-	if ((srv = calloc(1, sizeof *srv)) == NULL)
-		fatal("http: out of memory");
+	srv = xcalloc(1, sizeof *srv);
 	srv->loop = loop;
 	srv->handler = handler;
 	srv->arg = arg;

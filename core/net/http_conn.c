@@ -56,8 +56,8 @@ http_conn_wreq_get(http_server *srv)
 	if ((w = srv->free) != NULL) {
 		srv->free = w->next;
 		srv->nfree--;
-	} else if ((w = malloc(WREQ_SIZE)) == NULL)
-		fatal("http: out of memory");
+	} else
+		w = xmalloc(WREQ_SIZE);
 	w->rb = NULL;
 	w->len = 0;
 	w->nrbs = 0;

@@ -26,6 +26,7 @@
 
 #include "lib/log.h"
 #include "lib/rbuf.h"
+#include "lib/xmalloc.h"
 #include "net/http.h"
 #include "net/tls.h"
 
@@ -153,16 +154,13 @@ static inline void
 http_buf_grow(char **buf, size_t *cap, size_t need)
 {
 	size_t n;
-	char *p;
 
 	if (need <= *cap)
 		return;
 	n = *cap != 0 ? *cap : 256;
 	while (n < need)
 		n *= 2;
-	if ((p = realloc(*buf, n)) == NULL)
-		fatal("http: out of memory");
-	*buf = p;
+	*buf = xrealloc(*buf, n);
 	*cap = n;
 }
 

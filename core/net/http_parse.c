@@ -123,20 +123,12 @@ static int
 on_header_field(http_parser *p, const char *at, size_t len)
 {
 	struct conn *c = p->data;
-	struct hdr *h;
-	size_t n;
 
 	if (count_header(c, len + 4) != 0)
 		return -1;
 	if (c->hstate != H_FIELD) {
 		header_end(c);
-		if (c->nhdrs == c->hdrcap) {
-			n = c->hdrcap != 0 ? c->hdrcap * 2 : 16;
-			if ((h = realloc(c->hdrs, n * sizeof *h)) == NULL)
-				fatal("http: out of memory");
-			c->hdrs = h;
-			c->hdrcap = n;
-		}
+		XGROW(c->hdrs, c->hdrcap, c->nhdrs + 1);
 		c->hdrs[c->nhdrs].name = c->hlen;
 		c->hdrs[c->nhdrs].value = c->hlen;
 		c->nhdrs++;

@@ -6,10 +6,10 @@
  * reads them, with Go's error text for a malformed integer. The request
  * path is decoded in place with the same rules, '+' left as it is.
  */
-#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "lib/util.h"
 #include "net/http_int.h"
 
 static int
@@ -95,8 +95,7 @@ http_query_get(const char *query, const char *key)
 			n = 0;
 		else
 			n = amp - (eq + 1);
-		if ((v = malloc(n + 1)) == NULL)
-			fatal("http: out of memory");
+		v = xmalloc(n + 1);
 		n = eq != NULL ? http_query_decode(v, eq + 1, n, 1) : 0;
 		v[n] = '\0';
 		return v;
@@ -153,9 +152,9 @@ http_query_int(const char *query, const char *key, long long *out,
 			acc = acc * 10 + (unsigned)(*p - '0');
 	}
 	if (why != NULL) {
-		if (cause != NULL && asprintf(cause, "strconv.ParseInt: "
-		    "parsing \"%s\": %s", v, why) < 0)
-			fatal("http: out of memory");
+		if (cause != NULL)
+			*cause = util_printf("strconv.ParseInt: parsing "
+			    "\"%s\": %s", v, why);
 		free(v);
 		return -1;
 	}

@@ -22,6 +22,7 @@
 
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "net/tls.h"
 
 #define MAX_ORGS 32
@@ -118,8 +119,7 @@ tls_ctx_new(const char *cert_file, const char *key_file,
 		SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
 	}
 	SSL_CTX_set_alpn_select_cb(ctx, select_alpn, NULL);
-	if ((t = calloc(1, sizeof *t)) == NULL)
-		fatal("out of memory");
+	t = xcalloc(1, sizeof *t);
 	t->ctx = ctx;
 	return t;
 fail:
@@ -139,9 +139,9 @@ tls_ctx_free(tls_ctx *t)
 tls_conn *
 tls_conn_new(tls_ctx *t)
 {
-	tls_conn *c = calloc(1, sizeof *c);
+	tls_conn *c = xcalloc(1, sizeof *c);
 
-	if (c == NULL || (c->ssl = SSL_new(t->ctx)) == NULL ||
+	if ((c->ssl = SSL_new(t->ctx)) == NULL ||
 	    (c->in = BIO_new(BIO_s_mem())) == NULL ||
 	    (c->out = BIO_new(BIO_s_mem())) == NULL)
 		fatal("out of memory");
@@ -224,9 +224,9 @@ take_peer(tls_conn *c)
 			continue;
 		if (nid == NID_commonName) {
 			free(c->cn);
-			c->cn = strdup((char *)s);
+			c->cn = xstrdup((char *)s);
 		} else if (c->norgs < MAX_ORGS)
-			c->orgs[c->norgs++] = strdup((char *)s);
+			c->orgs[c->norgs++] = xstrdup((char *)s);
 		OPENSSL_free(s);
 	}
 	X509_free(x);
