@@ -40,6 +40,7 @@
 
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "node/node_int.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
@@ -313,8 +314,7 @@ cgroup_create(const char *uid, const char *ctr, int64_t mem,
 	*paths = NULL;
 	if (version == 0)
 		return 0;
-	if ((*paths = calloc((size_t)nroots + 1, sizeof **paths)) == NULL)
-		fatal("out of memory");
+	*paths = xcalloc((size_t)nroots + 1, sizeof **paths);
 	for (i = 0; i < nroots; i++) {
 		group_path(&roots[i], uid, NULL, dir, sizeof dir);
 		if (mkdir_ok(dir) != 0 || (version == 2 && write_file(dir,
@@ -324,7 +324,7 @@ cgroup_create(const char *uid, const char *ctr, int64_t mem,
 		if (mkdir_ok(dir) != 0 || write_limits(&roots[i], dir, mem,
 		    cpu_milli) != 0)
 			goto fail;
-		(*paths)[i] = strdup(dir);
+		(*paths)[i] = xstrdup(dir);
 	}
 	return 0;
 fail:

@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "lib/json.h"
-#include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "node/node_int.h"
 
 /* mkdir -p, mode 0700 for what it creates. */
@@ -128,7 +128,7 @@ key_value(struct node *n, const char *res, const char *ns, const char *name,
 			if (b64_decode(v->valuestring, &out, len) != 0)
 				out = NULL;
 		} else {
-			out = strdup(v->valuestring);
+			out = xstrdup(v->valuestring);
 			*len = strlen(out);
 		}
 	} else if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(json_at(t,
@@ -146,19 +146,19 @@ field_value(const cJSON *pod, const struct node_pod *p, const char *path)
 	const char *v;
 
 	if (strcmp(path, "status.podIP") == 0)
-		return strdup(p->ip);
+		return xstrdup(p->ip);
 	if (strcmp(path, "status.hostIP") == 0)
-		return strdup(p->node->ip);
+		return xstrdup(p->node->ip);
 	if (sscanf(path, "metadata.labels['%255[^']']", key) == 1 ||
 	    sscanf(path, "metadata.annotations['%255[^']']", key) == 1) {
 		const cJSON *m = json_at(pod, path[9] == 'l' ?
 		    "metadata.labels" : "metadata.annotations");
 		const cJSON *e = cJSON_GetObjectItemCaseSensitive(m, key);
 
-		return cJSON_IsString(e) ? strdup(e->valuestring) : strdup("");
+		return xstrdup(cJSON_IsString(e) ? e->valuestring : "");
 	}
 	v = json_str(pod, path);
-	return strdup(v != NULL ? v : "");
+	return xstrdup(v != NULL ? v : "");
 }
 
 void
@@ -173,11 +173,7 @@ ctrenv_set(struct ctrenv *e, const char *k, const char *v)
 			e->kv[i] = util_printf("%s=%s", k, v);
 			return;
 		}
-	if (e->n + 2 > e->cap) {
-		e->cap = e->cap ? e->cap * 2 : 32;
-		if ((e->kv = realloc(e->kv, e->cap * sizeof *e->kv)) == NULL)
-			fatal("out of memory");
-	}
+	XGROW(e->kv, e->cap, (size_t)e->n + 2);
 	e->kv[e->n++] = util_printf("%s=%s", k, v);
 	e->kv[e->n] = NULL;
 }
@@ -198,11 +194,9 @@ char *
 ctrenv_expand(const struct ctrenv *e, const char *s)
 {
 	size_t cap = strlen(s) * 2 + 16, n = 0;
-	char *out = malloc(cap);
+	char *out = xmalloc(cap);
 	const char *p, *end, *v;
 
-	if (out == NULL)
-		fatal("out of memory");
 	for (p = s; *p; p++) {
 		size_t need;
 
@@ -214,15 +208,14 @@ ctrenv_expand(const struct ctrenv *e, const char *s)
 		    (v = env_get(e, p + 2, (size_t)(end - p - 2))) != NULL)
 			p = end;
 		else {
-			if (n + 2 > cap && (out = realloc(out, cap *= 2)) ==
-			    NULL)
-				fatal("out of memory");
+			if (n + 2 > cap)
+				out = xrealloc(out, cap *= 2);
 			out[n++] = *p;
 			continue;
 		}
 		need = n + strlen(v) + 1;
-		if (need > cap && (out = realloc(out, cap = need * 2)) == NULL)
-			fatal("out of memory");
+		if (need > cap)
+			out = xrealloc(out, cap = need * 2);
 		memcpy(out + n, v, strlen(v));
 		n += strlen(v);
 	}
@@ -396,7 +389,7 @@ ctrenv_mount(struct node *n, struct node_pod *p, const cJSON *pod,
 				    &len) != 0)
 					continue;
 				if (!secret) {
-					v = strdup(kv->valuestring);
+					v = xstrdup(kv->valuestring);
 					len = strlen(v);
 				}
 				write_file(dir, rel, v, len);
@@ -430,5 +423,6 @@ ctrenv_free(struct ctrenv *e)
 		free(e->kv[i]);
 	free(e->kv);
 	e->kv = NULL;
-	e->n = e->cap = 0;
+	e->n = 0;
+	e->cap = 0;
 }

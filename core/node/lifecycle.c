@@ -38,6 +38,7 @@
 #include "lib/log.h"
 #include "client/recorder.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "node/lifecycle.h"
 #include "node/wheel.h"
 
@@ -173,7 +174,7 @@ mark_unknown(struct lifecycle *lc, struct lc_node *n)
 	if (o == NULL)
 		return;
 	t = store_obj_tree(o);
-	uid = strdup(o->uid);
+	uid = xstrdup(o->uid);
 	util_now(now);
 	created = json_str(t, "metadata.creationTimestamp");
 	st = json_obj(t, "status");
@@ -484,16 +485,13 @@ pod_new(struct lifecycle *lc, const store_obj *o)
 {
 	struct lc_bucket *b = hmap_get(lc->buckets, o->node_name);
 	size_t lu = strlen(o->uid) + 1, ln = strlen(o->ns) + 1;
-	struct lc_pod *p = calloc(1, sizeof *p + lu + ln +
+	struct lc_pod *p = xcalloc(1, sizeof *p + lu + ln +
 	    strlen(o->name) + 1);
 
-	if (p == NULL)
-		fatal("out of memory");
 	if (b == NULL) {
-		if ((b = calloc(1, sizeof *b)) == NULL ||
-		    (b->pods = hmap_new()) == NULL)
-			fatal("out of memory");
-		b->node = strdup(o->node_name);
+		b = xcalloc(1, sizeof *b);
+		b->pods = hmap_new();
+		b->node = xstrdup(o->node_name);
 		hmap_put(lc->buckets, b->node, b);
 	}
 	p->lc = lc;
@@ -573,8 +571,7 @@ noexec_sync(struct lifecycle *lc, struct lc_node *n)
 		return;
 	/* Evictions write; walk a copy of the bucket. */
 	count = hmap_count(b->pods);
-	if ((pods = calloc(count + 1, sizeof *pods)) == NULL)
-		fatal("out of memory");
+	pods = xcalloc(count + 1, sizeof *pods);
 	end = pods;
 	hmap_each(b->pods, collect, &end);
 	for (i = 0; i < count; i++)
@@ -585,10 +582,9 @@ noexec_sync(struct lifecycle *lc, struct lc_node *n)
 static struct lc_node *
 node_new(struct lifecycle *lc, const char *name)
 {
-	struct lc_node *n = calloc(1, sizeof *n);
+	struct lc_node *n = xcalloc(1, sizeof *n);
 
-	if (n == NULL || (n->name = strdup(name)) == NULL)
-		fatal("out of memory");
+	n->name = xstrdup(name);
 	n->lc = lc;
 	hmap_put(lc->nodes, n->name, n);
 	probe(n);
@@ -607,10 +603,8 @@ node_free(struct lifecycle *lc, struct lc_node *n)
 	if (b != NULL) {
 		/* Its pods stay indexed until they are deleted. */
 		size_t count = hmap_count(b->pods), i;
-		void **pods = calloc(count + 1, sizeof *pods), **end = pods;
+		void **pods = xcalloc(count + 1, sizeof *pods), **end = pods;
 
-		if (pods == NULL)
-			fatal("out of memory");
 		hmap_each(b->pods, collect, &end);
 		for (i = 0; i < count; i++)
 			pod_cancel(pods[i]);
@@ -711,11 +705,10 @@ lifecycle *
 lifecycle_new(uv_loop_t *loop, client *c, struct wheel *w,
     uint64_t grace_ms)
 {
-	struct lifecycle *lc = calloc(1, sizeof *lc);
+	struct lifecycle *lc = xcalloc(1, sizeof *lc);
 
-	if (lc == NULL || (lc->nodes = hmap_new()) == NULL ||
-	    (lc->buckets = hmap_new()) == NULL)
-		fatal("out of memory");
+	lc->nodes = hmap_new();
+	lc->buckets = hmap_new();
 	lc->loop = loop;
 	lc->c = c;
 	lc->node_events = recorder_new(c, "node-controller");
@@ -734,10 +727,9 @@ lifecycle_start(lifecycle *lc)
 	char **names;
 
 	n = client_list(lc->c, "nodes", NULL, &objs);
-	if ((names = calloc(n + 1, sizeof *names)) == NULL)
-		fatal("out of memory");
+	names = xcalloc(n + 1, sizeof *names);
 	for (i = 0; i < n; i++) {
-		names[i] = strdup(objs[i]->name);
+		names[i] = xstrdup(objs[i]->name);
 		if (hmap_get(lc->nodes, names[i]) == NULL)
 			node_new(lc, names[i]);
 	}
@@ -794,8 +786,7 @@ free_bucket(const char *key, void *value, void *arg)
 
 	(void)key;
 	(void)arg;
-	if ((pods = calloc(count + 1, sizeof *pods)) == NULL)
-		fatal("out of memory");
+	pods = xcalloc(count + 1, sizeof *pods);
 	end = pods;
 	hmap_each(b->pods, collect, &end);
 	for (i = 0; i < count; i++)

@@ -47,6 +47,7 @@
 #include "lib/log.h"
 #include "lib/proc.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "node/node_int.h"
 
 struct local_ctr;
@@ -370,8 +371,7 @@ shim_argv(const char *shim, const char *dir, const char *name,
 		ng++;
 	while (cmd[nc] != NULL)
 		nc++;
-	if ((v = calloc((size_t)(8 + 2 * ng + nc + 1), sizeof *v)) == NULL)
-		fatal("out of memory");
+	v = xcalloc((size_t)(8 + 2 * ng + nc + 1), sizeof *v);
 	v[n++] = (char *)shim;
 	v[n++] = "-d";
 	v[n++] = (char *)dir;
@@ -434,8 +434,7 @@ spawn_shim(struct node *n, struct node_pod *p, struct node_ctr *c,
 		cgroup_paths_free(groups);
 		return -1;
 	}
-	if ((l = calloc(1, sizeof *l)) == NULL)
-		fatal("out of memory");
+	l = xcalloc(1, sizeof *l);
 	l->u.proc.data = l;
 	l->pidfd = -1;
 	l->n = n;
@@ -511,7 +510,7 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 	if (ctrenv_build(n, p, pod, spec, root, &env, why) != 0 ||
 	    ctrenv_mount(n, p, pod, spec, root, why) != 0)
 		goto out;
-	argv = calloc(cJSON_GetArraySize(json_at(spec, "command")) +
+	argv = xcalloc(cJSON_GetArraySize(json_at(spec, "command")) +
 	    cJSON_GetArraySize(json_at(spec, "args")) + 1, sizeof *argv);
 	cJSON_ArrayForEach(it, json_at(spec, "command"))
 		if (cJSON_IsString(it))
@@ -585,8 +584,7 @@ local_resume(struct node *n, struct node_pod *p, struct node_ctr *c)
 
 	if (o == NULL)
 		return -1;
-	if ((l = calloc(1, sizeof *l)) == NULL)
-		fatal("out of memory");
+	l = xcalloc(1, sizeof *l);
 	l->u.h.data = l;
 	l->adopted = 1;
 	l->pidfd = -1;
@@ -682,10 +680,8 @@ local_stop(struct node *n, struct node_pod *p, struct node_ctr *c,
 		    c->name) == 0)
 			hook = json_at(it, "lifecycle.preStop.exec.command");
 	if (hook != NULL && !c->init) {
-		struct prestop *ps = calloc(1, sizeof *ps);
+		struct prestop *ps = xcalloc(1, sizeof *ps);
 
-		if (ps == NULL)
-			fatal("out of memory");
 		ps->l = l;
 		l->prestop = ps;
 		local_exec(n, p, c, hook, grace_ms, prestop_done, ps);
@@ -808,12 +804,11 @@ local_exec(struct node *n, struct node_pod *p, struct node_ctr *c,
 	    ctrenv_build(n, p, pod, spec, root, &env, &why) != 0 ||
 	    (devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
 		goto out;
-	argv = calloc(cJSON_GetArraySize(command) + 1, sizeof *argv);
+	argv = xcalloc(cJSON_GetArraySize(command) + 1, sizeof *argv);
 	cJSON_ArrayForEach(it, command)
 		if (cJSON_IsString(it))
 			argv[argc++] = ctrenv_expand(&env, it->valuestring);
-	if ((e = calloc(1, sizeof *e)) == NULL)
-		fatal("out of memory");
+	e = xcalloc(1, sizeof *e);
 	e->proc.data = e;
 	e->n = n;
 	e->done = done;
@@ -901,12 +896,11 @@ node_proc_start(node_mgr *m, const char *ns, const char *pod,
 
 		if (eq == NULL)
 			continue;
-		k = strndup(extra[i], (size_t)(eq - extra[i]));
+		k = xstrndup(extra[i], (size_t)(eq - extra[i]));
 		ctrenv_set(&env, k, eq + 1);
 		free(k);
 	}
-	if ((np = calloc(1, sizeof *np)) == NULL)
-		fatal("out of memory");
+	np = xcalloc(1, sizeof *np);
 	np->proc.data = np;
 	np->m = m;
 	np->done = done;

@@ -43,7 +43,8 @@ void probe_free(struct node_ctr *);
 /* ctrenv.c: a local container's environment and volumes. */
 struct ctrenv {
 	char **kv;			/* "NAME=VALUE", NULL-terminated */
-	int n, cap;
+	int n;
+	size_t cap;
 };
 /* mkdir -p, mode 0700 for what it makes. */
 int ctrenv_mkdirs(const char *path);

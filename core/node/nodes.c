@@ -24,6 +24,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "node/node_int.h"
 
 #define LEASE_SLOTS	100
@@ -290,12 +291,11 @@ static struct node *
 manage(node_mgr *m, const store_obj *o, const cJSON *obj,
     const struct node_runtime *rt)
 {
-	struct node *n = calloc(1, sizeof *n);
+	struct node *n = xcalloc(1, sizeof *n);
 
-	if (n == NULL || (n->pods = hmap_new()) == NULL)
-		fatal("out of memory");
+	n->pods = hmap_new();
 	n->m = m;
-	n->name = strdup(o->name);
+	n->name = xstrdup(o->name);
 	n->rt = rt;
 	n->idx = ++m->next_node_idx;
 	n->lease_period_ms = (uint64_t)m->lease_seconds * 250;
@@ -329,10 +329,8 @@ static void
 unmanage(node_mgr *m, struct node *n)
 {
 	size_t count = hmap_count(n->pods), i;
-	struct node_pod **pods = calloc(count + 1, sizeof *pods), **end = pods;
+	struct node_pod **pods = xcalloc(count + 1, sizeof *pods), **end = pods;
 
-	if (pods == NULL)
-		fatal("out of memory");
 	hmap_each(n->pods, collect_pod, &end);
 	for (i = 0; i < count; i++)
 		podworker_forget(pods[i]);
@@ -363,9 +361,9 @@ node_event(node_mgr *m, const store_event *ev)
 		/* Pods bound to a node that is gone go at once (pod GC): the
 		   store's index by node (the removals change it: a copy). */
 		np = client_on_node(m->c, ev->obj->name, &on);
-		keys = calloc(np + 1, sizeof *keys);
+		keys = xcalloc(np + 1, sizeof *keys);
 		for (i = 0; i < np; i++)
-			keys[i] = strdup(on[i]);
+			keys[i] = xstrdup(on[i]);
 		for (i = 0; i < np; i++) {
 			/* "pods/NS/NAME" */
 			char *slash = strncmp(keys[i], "pods/", 5) == 0 ?
@@ -454,10 +452,8 @@ struct adoption {
 static void
 adopt_later(node_mgr *m, const store_obj *o)
 {
-	struct adoption *a = malloc(sizeof *a);
+	struct adoption *a = xmalloc(sizeof *a);
 
-	if (a == NULL)
-		fatal("out of memory");
 	a->next = NULL;
 	a->o = store_obj_ref((store_obj *)o);
 	hmap_put(m->adopting, a->o->uid, a);
@@ -575,12 +571,11 @@ node_mgr_has_runtime(void *mgr, const char *node)
 node_mgr *
 node_mgr_new(uv_loop_t *loop, client *c)
 {
-	node_mgr *m = calloc(1, sizeof *m);
+	node_mgr *m = xcalloc(1, sizeof *m);
 
-	if (m == NULL || (m->nodes = hmap_new()) == NULL ||
-	    (m->pods = hmap_new()) == NULL ||
-	    (m->adopting = hmap_new()) == NULL)
-		fatal("out of memory");
+	m->nodes = hmap_new();
+	m->pods = hmap_new();
+	m->adopting = hmap_new();
 	m->loop = loop;
 	m->c = c;
 	m->lease_seconds = LEASE_SECONDS;
@@ -658,16 +653,16 @@ void
 node_mgr_set_local(node_mgr *m, const char *data_dir, const char *name)
 {
 	free(m->data_dir);
-	m->data_dir = strdup(data_dir);
+	m->data_dir = xstrdup(data_dir);
 	free(m->local_name);
-	m->local_name = name != NULL ? strdup(name) : NULL;
+	m->local_name = name != NULL ? xstrdup(name) : NULL;
 }
 
 void
 node_mgr_set_shim(node_mgr *m, const char *path)
 {
 	free(m->shim);
-	m->shim = path != NULL ? strdup(path) : NULL;
+	m->shim = path != NULL ? xstrdup(path) : NULL;
 }
 
 const char *
@@ -745,10 +740,10 @@ node_mgr_start(node_mgr *m)
 	n = client_list(m->c, "nodes", NULL, &objs);
 	{
 		/* The list changes under the writes below: copy the names. */
-		char **names = calloc(n + 1, sizeof *names);
+		char **names = xcalloc(n + 1, sizeof *names);
 
 		for (i = 0; i < n; i++)
-			names[i] = strdup(objs[i]->name);
+			names[i] = xstrdup(objs[i]->name);
 		for (i = 0; i < n; i++) {
 			const store_obj *o = client_get(m->c, "nodes", "",
 			    names[i]);
@@ -762,7 +757,7 @@ node_mgr_start(node_mgr *m)
 	}
 	n = client_list(m->c, "pods", NULL, &objs);
 	{
-		char **keys = calloc(n + 1, sizeof *keys);
+		char **keys = xcalloc(n + 1, sizeof *keys);
 
 		for (i = 0; i < n; i++)
 			if (objs[i]->node_name[0] != '\0' &&

@@ -30,6 +30,7 @@
 #include "lib/log.h"
 #include "lib/proc.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "node/node_int.h"
 
 static struct orphan *orphans;
@@ -116,10 +117,8 @@ orphans_scan(const char *data_dir)
 			continue;
 		}
 		{
-			struct orphan *c = malloc(sizeof *c);
+			struct orphan *c = xmalloc(sizeof *c);
 
-			if (c == NULL)
-				fatal("out of memory");
 			*c = o;
 			c->next = orphans;
 			orphans = c;

@@ -30,6 +30,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "node/node_int.h"
 
 #define BACKOFF_FIRST_MS	10000
@@ -57,8 +58,8 @@ ctr_init(struct node_pod *p, struct node_ctr *c, const cJSON *spec, int init)
 	memset(c, 0, sizeof *c);
 	c->pod = p;
 	c->init = init;
-	c->name = strdup(json_str(spec, "name") ? json_str(spec, "name") : "");
-	c->image = strdup(img ? img : "");
+	c->name = xstrdup(json_str(spec, "name") ? json_str(spec, "name") : "");
+	c->image = xstrdup(img ? img : "");
 	c->state = CTR_WAITING;
 	snprintf(c->reason, sizeof c->reason, "%s",
 	    init || p->ninit == 0 ? "ContainerCreating" : "PodInitializing");
@@ -68,25 +69,21 @@ ctr_init(struct node_pod *p, struct node_ctr *c, const cJSON *spec, int init)
 struct node_pod *
 podworker_new(struct node *n, const store_obj *o, const cJSON *obj)
 {
-	struct node_pod *p = calloc(1, sizeof *p);
+	struct node_pod *p = xcalloc(1, sizeof *p);
 	const cJSON *init = json_at(obj, "spec.initContainers");
 	const cJSON *main = json_at(obj, "spec.containers"), *it;
 	const char *rp = json_str(obj, "spec.restartPolicy");
 	int i = 0;
 
-	if (p == NULL)
-		fatal("out of memory");
 	p->node = n;
-	p->ns = strdup(o->ns);
-	p->name = strdup(o->name);
-	p->uid = strdup(o->uid);
+	p->ns = xstrdup(o->ns);
+	p->name = xstrdup(o->name);
+	p->uid = xstrdup(o->uid);
 	p->key = util_printf("%s/%s", o->ns, o->name);
 	p->restart_policy = rp == NULL ? 'A' : rp[0];
 	p->ninit = cJSON_GetArraySize(init);
 	p->nctrs = p->ninit + cJSON_GetArraySize(main);
-	p->ctrs = calloc(p->nctrs > 0 ? p->nctrs : 1, sizeof *p->ctrs);
-	if (p->ctrs == NULL)
-		fatal("out of memory");
+	p->ctrs = xcalloc(p->nctrs > 0 ? p->nctrs : 1, sizeof *p->ctrs);
 	cJSON_ArrayForEach(it, init)
 		ctr_init(p, &p->ctrs[i++], it, 1);
 	cJSON_ArrayForEach(it, main)
@@ -540,7 +537,7 @@ static void
 pod_finish_termination(struct node_pod *p)
 {
 	node_mgr *m = p->node->m;
-	char *ns = strdup(p->ns), *name = strdup(p->name);
+	char *ns = xstrdup(p->ns), *name = xstrdup(p->name);
 	int i, failed = 0;
 
 	/*

@@ -22,6 +22,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "node/node_int.h"
 
 static const char *const kinds[] = { "startupProbe", "livenessProbe",
@@ -276,8 +277,7 @@ on_probe(wheel_timer *t)
 		return;
 	}
 	if (json_at(spec, "exec") != NULL) {
-		if ((r = calloc(1, sizeof *r)) == NULL)
-			fatal("out of memory");
+		r = xcalloc(1, sizeof *r);
 		r->pr = pr;
 		r->exec = 1;
 		pr->run = r;
@@ -298,8 +298,7 @@ on_probe(wheel_timer *t)
 		outcome(pr, 0);
 		return;
 	}
-	if ((r = calloc(1, sizeof *r)) == NULL)
-		fatal("out of memory");
+	r = xcalloc(1, sizeof *r);
 	r->pr = pr;
 	r->http = json_at(spec, "httpGet") != NULL;
 	if (r->http) {
@@ -347,8 +346,7 @@ probe_init(struct node_ctr *c, const cJSON *spec)
 
 		if (s == NULL || c->init)
 			continue;
-		if ((pr = calloc(1, sizeof *pr)) == NULL)
-			fatal("out of memory");
+		pr = xcalloc(1, sizeof *pr);
 		pr->c = c;
 		pr->type = i;
 		pr->spec = cJSON_Duplicate(s, 1);

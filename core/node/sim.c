@@ -17,6 +17,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "node/node_int.h"
 
 struct sim_ctr {
@@ -80,8 +81,7 @@ sim_run(struct node *n, struct node_pod *p, struct node_ctr *c, int64_t ms)
 	const char *e = setting(p, c, "volray.io/sim-exit-code");
 	struct sim_ctr *s;
 
-	if ((s = calloc(1, sizeof *s)) == NULL)
-		fatal("out of memory");
+	s = xcalloc(1, sizeof *s);
 	s->c = c;
 	s->exit_code = e != NULL ? atoi(e) : 0;
 	c->rt = s;

@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 
-#include "lib/log.h"
+#include "lib/xmalloc.h"
 #include "node/wheel.h"
 
 #define SLOTS 1024
@@ -34,10 +34,8 @@ static void on_tick(uv_timer_t *);
 wheel *
 wheel_new(uv_loop_t *loop)
 {
-	wheel *w = calloc(1, sizeof *w);
+	wheel *w = xcalloc(1, sizeof *w);
 
-	if (w == NULL)
-		fatal("out of memory");
 	w->loop = loop;
 	uv_timer_init(loop, &w->timer);
 	w->timer.data = w;

@@ -19,6 +19,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "ray/ray_int.h"
 
 #define DEFAULT_PORT	8265
@@ -147,14 +148,12 @@ listen_start(struct ray_head *h)
 static struct ray_head *
 head_new(ray *r, const store_obj *o)
 {
-	struct ray_head *h = calloc(1, sizeof *h);
+	struct ray_head *h = xcalloc(1, sizeof *h);
 
-	if (h == NULL)
-		fatal("out of memory");
 	h->r = r;
-	h->ns = strdup(o->ns);
-	h->name = strdup(o->name);
-	h->uid = strdup(o->uid);
+	h->ns = xstrdup(o->ns);
+	h->name = xstrdup(o->name);
+	h->uid = xstrdup(o->uid);
 	h->dir = node_mgr_pod_dir(r->nodes, o->ns, o->name);
 	h->jobs = hmap_new();
 	h->port = DEFAULT_PORT;
@@ -213,7 +212,7 @@ head_update(ray *r, const store_obj *o)
 		h = head_new(r, o);
 	if (h->node == NULL || strcmp(h->node, o->node_name) != 0) {
 		free(h->node);
-		h->node = strdup(o->node_name);
+		h->node = xstrdup(o->node_name);
 	}
 	h->runtime = node_mgr_runtime(r->nodes, h->node);
 	h->port = dashboard_port(t);
@@ -225,7 +224,7 @@ head_update(ray *r, const store_obj *o)
 
 		free(h->sim_serve_duration);
 		h->sim_serve_duration = cJSON_IsString(a) ?
-		    strdup(a->valuestring) : NULL;
+		    xstrdup(a->valuestring) : NULL;
 	}
 	if (first && h->runtime != NULL)
 		ray_jobs_load(h);
@@ -284,10 +283,8 @@ on_event(void *arg, const store_event *e)
 ray *
 ray_new(uv_loop_t *loop, client *c, node_mgr *nodes)
 {
-	ray *r = calloc(1, sizeof *r);
+	ray *r = xcalloc(1, sizeof *r);
 
-	if (r == NULL)
-		fatal("out of memory");
 	r->loop = loop;
 	r->c = c;
 	r->nodes = nodes;

@@ -22,6 +22,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "ray/ray_int.h"
 
 #define STOP_GRACE_MS	3000
@@ -104,9 +105,9 @@ set_status(struct ray_job *j, enum job_status s, const char *msg,
 {
 	j->status = s;
 	free(j->message);
-	j->message = strdup(msg != NULL ? msg : default_message(s));
+	j->message = xstrdup(msg != NULL ? msg : default_message(s));
 	free(j->error_type);
-	j->error_type = error_type ? strdup(error_type) : NULL;
+	j->error_type = error_type ? xstrdup(error_type) : NULL;
 	if (s == JOB_RUNNING && j->driver_id == NULL)
 		j->driver_id = util_printf("%02x000000",
 		    ++j->head->next_driver & 0xff);
@@ -125,7 +126,7 @@ ray_job_logs(const struct ray_job *j)
 	/* A simulated job's log is its story, kept in no file. */
 	if (j->simulated) {
 		if (j->driver_id == NULL)
-			return strdup("");
+			return xstrdup("");
 		if (!j->has_exit || j->stopping)
 			return util_printf("volray: simulating entrypoint: %s\n",
 			    j->entrypoint);
@@ -135,13 +136,13 @@ ray_job_logs(const struct ray_job *j)
 	}
 	f = fopen(j->log_path, "r");
 	if (f == NULL)
-		return strdup("");
+		return xstrdup("");
 	fseek(f, 0, SEEK_END);
 	n = ftell(f);
 	rewind(f);
 	if (n < 0 || (buf = malloc((size_t)n + 1)) == NULL) {
 		fclose(f);
-		return strdup("");
+		return xstrdup("");
 	}
 	n = (long)fread(buf, 1, (size_t)n, f);
 	buf[n] = '\0';
@@ -225,10 +226,8 @@ job_env(struct ray_job *j)
 {
 	const cJSON *vars = json_at(j->req, "runtime_env.env_vars"), *it;
 	int n = cJSON_GetArraySize(vars), k = 0;
-	char **env = calloc((size_t)n + 5, sizeof *env);
+	char **env = xcalloc((size_t)n + 5, sizeof *env);
 
-	if (env == NULL)
-		fatal("out of memory");
 	env[k++] = util_printf("RAY_ADDRESS=http://127.0.0.1:%d",
 	    j->head->port);
 	env[k++] = util_printf("RAY_JOB_SUBMISSION_ID=%s", j->id);
@@ -257,7 +256,7 @@ start_local(struct ray_job *j)
 	/* A local working_dir: everything is on this machine. */
 	if (wd != NULL && wd[0] == '/' && stat(wd, &sb) == 0 &&
 	    S_ISDIR(sb.st_mode))
-		cwd = strdup(wd);
+		cwd = xstrdup(wd);
 	else if (wd != NULL && wd[0] != '/' && strstr(wd, "://") == NULL &&
 	    strstr(wd, "..") == NULL)
 		cwd = util_printf("%s/root/%s", j->head->dir, wd);
@@ -312,20 +311,13 @@ start(struct ray_job *j)
 static struct ray_job *
 job_new(struct ray_head *h, const char *id)
 {
-	struct ray_job *j = calloc(1, sizeof *j);
+	struct ray_job *j = xcalloc(1, sizeof *j);
 
-	if (j == NULL)
-		fatal("out of memory");
 	j->head = h;
-	j->id = strdup(id);
+	j->id = xstrdup(id);
 	j->log_path = util_printf("%s/job-driver-%s.log", h->dir, id);
 	j->sim_ms = -1;
-	if (h->njobs == h->cap) {
-		h->cap = h->cap ? h->cap * 2 : 16;
-		if ((h->order = realloc(h->order, h->cap * sizeof *h->order)) ==
-		    NULL)
-			fatal("out of memory");
-	}
+	XGROW(h->order, h->cap, (size_t)h->njobs + 1);
 	h->order[h->njobs++] = j;
 	hmap_put(h->jobs, j->id, j);
 	return j;
@@ -359,7 +351,7 @@ check_request(const cJSON *b)
 	int i;
 
 	if (!cJSON_IsObject(b))
-		return strdup("TypeError: the request body must be a JSON "
+		return xstrdup("TypeError: the request body must be a JSON "
 		    "object");
 	cJSON_ArrayForEach(it, b) {
 		for (i = 0; known[i] != NULL; i++)
@@ -372,12 +364,12 @@ check_request(const cJSON *b)
 	}
 	v = cJSON_GetObjectItemCaseSensitive(b, "entrypoint");
 	if (v == NULL)
-		return strdup("TypeError: JobSubmitRequest.__init__() missing 1 "
+		return xstrdup("TypeError: JobSubmitRequest.__init__() missing 1 "
 		    "required positional argument: 'entrypoint'");
 	if (!cJSON_IsString(v))
-		return strdup("TypeError: entrypoint must be a string");
+		return xstrdup("TypeError: entrypoint must be a string");
 	if (*v->valuestring == '\0')
-		return strdup("ValueError: entrypoint must be a non-empty "
+		return xstrdup("ValueError: entrypoint must be a non-empty "
 		    "string");
 	for (i = 1; i <= 2; i++) {
 		v = cJSON_GetObjectItemCaseSensitive(b, known[i]);
@@ -387,7 +379,7 @@ check_request(const cJSON *b)
 	}
 	v = cJSON_GetObjectItemCaseSensitive(b, "runtime_env");
 	if (v != NULL && !cJSON_IsNull(v) && !cJSON_IsObject(v))
-		return strdup("TypeError: runtime_env must be a dict");
+		return xstrdup("TypeError: runtime_env must be a dict");
 	cJSON_ArrayForEach(it, json_at(v, "env_vars"))
 		if (!cJSON_IsString(it))
 			return util_printf("TypeError: runtime_env['env_vars'] "
@@ -396,7 +388,7 @@ check_request(const cJSON *b)
 	v = cJSON_GetObjectItemCaseSensitive(b, "metadata");
 	if (v != NULL && !cJSON_IsNull(v)) {
 		if (!cJSON_IsObject(v))
-			return strdup("TypeError: metadata must be a dict");
+			return xstrdup("TypeError: metadata must be a dict");
 		cJSON_ArrayForEach(it, v)
 			if (!cJSON_IsString(it))
 				return util_printf("TypeError: metadata values "
@@ -414,7 +406,7 @@ check_request(const cJSON *b)
 	v = cJSON_GetObjectItemCaseSensitive(b, "entrypoint_resources");
 	if (v != NULL && !cJSON_IsNull(v)) {
 		if (!cJSON_IsObject(v))
-			return strdup("TypeError: entrypoint_resources must be "
+			return xstrdup("TypeError: entrypoint_resources must be "
 			    "a dict");
 		cJSON_ArrayForEach(it, v)
 			if (!cJSON_IsNumber(it))
@@ -441,7 +433,7 @@ ray_job_submit(struct ray_head *h, const cJSON *b, struct ray_job **out,
 	sid = json_str(b, "submission_id");
 	if (sid == NULL)
 		sid = json_str(b, "job_id");
-	id = sid != NULL ? strdup(sid) : new_submission_id();
+	id = sid != NULL ? xstrdup(sid) : new_submission_id();
 	if (ray_job_find(h, id) != NULL) {
 		*text = util_printf("ValueError: Job with submission_id %s "
 		    "already exists. Please use a different submission_id.", id);
@@ -450,7 +442,7 @@ ray_job_submit(struct ray_head *h, const cJSON *b, struct ray_job **out,
 	}
 	j = job_new(h, id);
 	free(id);
-	j->entrypoint = strdup(json_str(b, "entrypoint"));
+	j->entrypoint = xstrdup(json_str(b, "entrypoint"));
 	j->req = cJSON_Duplicate(b, 1);
 	json_del(j->req, "entrypoint");
 	json_del(j->req, "submission_id");
@@ -618,7 +610,8 @@ ray_jobs_free(struct ray_head *h)
 	}
 	free(h->order);
 	h->order = NULL;
-	h->njobs = h->cap = 0;
+	h->njobs = 0;
+	h->cap = 0;
 }
 
 /*
@@ -643,19 +636,19 @@ load(struct ray_head *h, const cJSON *saved)
 		    NULL || ray_job_find(h, id) != NULL)
 			continue;
 		j = job_new(h, id);
-		j->entrypoint = strdup(json_str(t, "entrypoint"));
+		j->entrypoint = xstrdup(json_str(t, "entrypoint"));
 		j->req = cJSON_Duplicate(json_at(t, "request"), 1);
 		if (j->req == NULL)
 			j->req = cJSON_CreateObject();
 		for (i = 0; i < 5; i++)
 			if (strcmp(st, status_names[i]) == 0)
 				j->status = (enum job_status)i;
-		j->message = strdup(json_str(t, "message") ? json_str(t,
+		j->message = xstrdup(json_str(t, "message") ? json_str(t,
 		    "message") : "");
 		if (json_str(t, "error_type") != NULL)
-			j->error_type = strdup(json_str(t, "error_type"));
+			j->error_type = xstrdup(json_str(t, "error_type"));
 		if (json_str(t, "job_id") != NULL)
-			j->driver_id = strdup(json_str(t, "job_id"));
+			j->driver_id = xstrdup(json_str(t, "job_id"));
 		if ((v = json_at(t, "start_time")) && cJSON_IsNumber(v))
 			j->start_ms = (uint64_t)v->valuedouble;
 		if ((v = json_at(t, "end_time")) && cJSON_IsNumber(v))

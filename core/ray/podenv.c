@@ -18,6 +18,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "ray/ray_int.h"
 
 #define ROLE "volray:ray-client"
@@ -111,7 +112,7 @@ hook(void *arg, const char *ns, const char *pod, node_env_set_fn set,
 		free(groups);
 		if (tok == NULL)
 			return;
-		hmap_put(pe->tokens, strdup(ns), tok);
+		hmap_put(pe->tokens, xstrdup(ns), tok);
 	}
 	set(env, "VOLRAY_API_SERVER", pe->api_url);
 	if (pe->ca_file != NULL)
@@ -124,14 +125,12 @@ void
 ray_set_pod_env(ray *r, const char *bin_dir,
     const char *api_url, const char *ca_file, ray_mint_fn mint, void *arg)
 {
-	struct podenv *pe = calloc(1, sizeof *pe);
+	struct podenv *pe = xcalloc(1, sizeof *pe);
 
-	if (pe == NULL)
-		fatal("out of memory");
 	pe->c = r->c;
-	pe->bin_dir = strdup(bin_dir);
-	pe->api_url = api_url ? strdup(api_url) : NULL;
-	pe->ca_file = ca_file ? strdup(ca_file) : NULL;
+	pe->bin_dir = xstrdup(bin_dir);
+	pe->api_url = api_url ? xstrdup(api_url) : NULL;
+	pe->ca_file = ca_file ? xstrdup(ca_file) : NULL;
 	pe->mint = mint;
 	pe->mint_arg = arg;
 	pe->tokens = hmap_new();

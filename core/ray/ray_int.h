@@ -63,7 +63,8 @@ struct ray_head {
 	char *dir;			/* the pod's directory */
 	hmap *jobs;			/* submission_id -> job */
 	struct ray_job **order;		/* in submission order */
-	int njobs, cap;
+	int njobs;
+	size_t cap;
 	unsigned next_driver;		/* job ids 01000000, 02000000, ... */
 	int agent_port;			/* --dashboard-agent-listen-port */
 	struct listener dash, agent;	/* 127.0.0.1, local heads */

@@ -15,8 +15,8 @@
 #include <sys/time.h>
 
 #include "lib/json.h"
-#include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "ray/ray_int.h"
 
 #define DEFAULT_DEPLOY_MS 1000
@@ -95,17 +95,17 @@ check_config(const cJSON *b)
 	const cJSON *apps = json_at(b, "applications"), *a, *o;
 
 	if (!cJSON_IsObject(b))
-		return strdup("ValidationError: the config must be a JSON "
+		return xstrdup("ValidationError: the config must be a JSON "
 		    "object");
 	if (!cJSON_IsArray(apps))
-		return strdup("ValidationError: 1 validation error for "
+		return xstrdup("ValidationError: 1 validation error for "
 		    "ServeDeploySchema\napplications\n  field required "
 		    "(type=value_error.missing)");
 	cJSON_ArrayForEach(a, apps) {
 		const char *name = json_str(a, "name");
 
 		if (!cJSON_IsObject(a) || json_str(a, "import_path") == NULL)
-			return strdup("ValidationError: 1 validation error for "
+			return xstrdup("ValidationError: 1 validation error for "
 			    "ServeDeploySchema\napplications -> import_path\n  "
 			    "field required (type=value_error.missing)");
 		cJSON_ArrayForEach(o, apps) {
@@ -134,7 +134,7 @@ ray_serve_put(struct ray_head *h, const char *body, size_t len, char **text)
 	uint64_t now = now_ms();
 
 	if (b == NULL) {
-		*text = strdup("json.decoder.JSONDecodeError: the request body "
+		*text = xstrdup("json.decoder.JSONDecodeError: the request body "
 		    "is not valid JSON");
 		return 400;
 	}
@@ -159,9 +159,8 @@ ray_serve_put(struct ray_head *h, const char *body, size_t len, char **text)
 				a->ready_ms = now + deploy_ms(h);
 			}
 		} else {
-			if ((a = calloc(1, sizeof *a)) == NULL)
-				fatal("out of memory");
-			a->name = strdup(name);
+			a = xcalloc(1, sizeof *a);
+			a->name = xstrdup(name);
 			a->config = cJSON_Duplicate(c, 1);
 			a->deployed_ms = now;
 			a->ready_ms = now + deploy_ms(h);
