@@ -321,6 +321,7 @@ trim_server(char *server)
 		server[--n] = '\0';
 }
 
+/* The file to read: path, $KUBECONFIG's first readable, ~/.kube/config. */
 char *
 kubecfg_path(const char *path)
 {
@@ -347,6 +348,7 @@ kubecfg_path(const char *path)
 	return util_printf("%s/.kube/config", home != NULL ? home : ".");
 }
 
+/* Parse the file and take one context with its cluster and user. */
 int
 kubecfg_load(const char *path, const char *context, struct kubecfg **out,
     char **cause)
@@ -402,6 +404,7 @@ read_sa(const char *dir, const char *name, char **file)
 	return s;
 }
 
+/* A pod's config from the environment and the service account files. */
 int
 kubecfg_in_cluster(struct kubecfg **out, char **cause)
 {
