@@ -1,19 +1,20 @@
 /*
- * The client's side of the API, for volray(1). cli_http_open reads the
- * kubeconfig for the server address, token, CA and namespace of the current
- * context, and sets up one libcurl handle that every request reuses, so the
- * connection is kept alive from request to request. Replies are read whole,
- * except watches, which are split into lines and handed over one event at a
- * time; lists are read in pages of 500 and joined.
+ * The client's side of the API, for volray(1). cli_http_open takes the
+ * server address, credentials, CA and namespace of the kubeconfig's
+ * current context (lib/kubecfg.c reads it, as for volrayd), replaces
+ * them with the global flags' values, and sets up one libcurl handle
+ * that every request reuses, so the connection is kept alive from request
+ * to request. Replies are read whole, except watches, which are split
+ * into lines and handed over one event at a time; lists are read in pages
+ * of 500 and joined.
  * Discovery, which turns command-line words into resources, is in
  * cli_res.c.
  */
-#include <ctype.h>
+#include <sys/stat.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <unistd.h>
 
 #include <curl/curl.h>
 #include <cjson/cJSON.h>
@@ -23,8 +24,8 @@
 #include "cli_http.h"
 #include "cli_res.h"
 #include "lib/json.h"
+#include "lib/kubecfg.h"
 #include "lib/xmalloc.h"
-#include "lib/yamljson.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0.0.0"
@@ -32,160 +33,52 @@
 
 #define PAGE_SIZE	"500"
 
+#if !CURL_AT_LEAST_VERSION(7, 77, 0)
+/* No blobs: a PEM from a *-data field cannot be handed to curl. */
+#define CURLOPT_CAINFO_BLOB	((CURLoption)0)
+#define CURLOPT_SSLCERT_BLOB	((CURLoption)0)
+#define CURLOPT_SSLKEY_BLOB	((CURLoption)0)
+#endif
+
 static struct client {
 	CURL			*curl;
-	char			*server, *token, *ca_file, *ns;
-	char			*cert_file, *key_file;
-	struct cli_buf		 ca, cert, key;
-	int			 insecure;
+	struct kubecfg		*kc;	/* the kubeconfig's, then the flags' */
 	long			 req_timeout_ms;
 } cl;
 
-/* Decode base64 (kubeconfig *-data fields) into b; -1 on bad input. */
-static int
-base64_decode(const char *s, struct cli_buf *b)
-{
-	static const char *alpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "abcdefghijklmnopqrstuvwxyz0123456789+/";
-	unsigned acc = 0;
-	int bits = 0;
-	const char *p;
-	char c;
-
-	for (; *s != '\0' && *s != '='; s++) {
-		if (isspace((unsigned char)*s))
-			continue;
-		if ((p = strchr(alpha, *s)) == NULL)
-			return -1;
-		acc = (acc << 6) | (unsigned)(p - alpha);
-		if ((bits += 6) >= 8) {
-			bits -= 8;
-			c = (char)((acc >> bits) & 0xff);
-			cli_buf_add(b, &c, 1);
-		}
-	}
-	return 0;
-}
-
-/* The kubeconfig: --kubeconfig, the first of $KUBECONFIG, ~/.kube/config. */
-static char *
-kubeconfig_path(const char *kubeconfig)
-{
-	const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
-	char *list, *p, *save, *first = NULL;
-	struct cli_buf b = { 0 };
-
-	if (kubeconfig != NULL)
-		return xstrdup(kubeconfig);
-	if (env != NULL && *env != '\0') {
-		list = xstrdup(env);
-		for (p = strtok_r(list, ":", &save); p != NULL;
-		    p = strtok_r(NULL, ":", &save)) {
-			if (first == NULL)
-				first = p;
-			if (access(p, R_OK) == 0) {
-				first = p;
-				break;
-			}
-		}
-		p = xstrdup(first != NULL ? first : env);
-		free(list);
-		return p;
-	}
-	cli_buf_printf(&b, "%s/.kube/config", home != NULL ? home : ".");
-	return b.p;
-}
-
-/* The inner member of the list entry with this name (or the first). */
-static const cJSON *
-named(const cJSON *list, const char *name, const char *inner)
-{
-	const cJSON *el;
-
-	cJSON_ArrayForEach(el, list) {
-		if (name == NULL || (json_str(el, "name") != NULL &&
-		    strcmp(json_str(el, "name"), name) == 0))
-			return json_at(el, inner);
-	}
-	return NULL;
-}
-
-/* A kubeconfig's FIELD (a file) or FIELD-data (base64) into *file or *data. */
-static int
-pem_field(const cJSON *obj, const char *field, char **file,
-    struct cli_buf *data, const char *path)
-{
-	char name[64];
-	const char *s;
-
-	if ((s = json_str(obj, field)) != NULL)
-		*file = xstrdup(s);
-	snprintf(name, sizeof name, "%s-data", field);
-	if ((s = json_str(obj, name)) != NULL && base64_decode(s, data) != 0) {
-		cli_color_errorf("%s: bad %s\n", path, name);
-		return -1;
-	}
-	return 0;
-}
-
-/* Take server, credentials and namespace from the current context. */
+/*
+ * The current context of the kubeconfig (lib/kubecfg.c reads it). With
+ * --server the kubeconfig is optional: a missing or empty one is passed
+ * over quietly, one that cannot be used with a warning, and the flags
+ * alone say where to connect.
+ */
 static int
 kubeconfig_load(const char *kubeconfig, const char *server)
 {
-	const cJSON *cfg, *ctx, *cluster, *user, *v;
-	char *path, *cause = NULL;
-	cJSON *docs;
-	const char *s;
+	char *path, *cause;
+	struct stat sb;
 
-	path = kubeconfig_path(kubeconfig);
-	if ((docs = yamljson_load_file(path, &cause)) == NULL) {
-		if (server != NULL) {
-			free(cause);
-			free(path);
-			return 0;
-		}
-		cli_color_errorf("reading kubeconfig %s: %s\n"
-		    "(start volrayd and set KUBECONFIG=DATA_DIR/kubeconfig, "
-		    "or use --kubeconfig or --server)\n", path, cause);
+	if (kubecfg_load(kubeconfig, NULL, &cl.kc, &cause) == 0)
+		return 0;
+	path = kubecfg_path(kubeconfig);
+	if (server == NULL) {
+		cli_color_errorf("reading kubeconfig: %s\n%s", cause,
+		    stat(path, &sb) == 0 ? "" : "(start volrayd and set "
+		    "KUBECONFIG=DATA_DIR/kubeconfig, or use --kubeconfig or "
+		    "--server)\n");
 		free(cause);
 		free(path);
 		return -1;
 	}
-	cfg = cJSON_GetArrayItem(docs, 0);
-	s = json_str(cfg, "current-context");
-	ctx = named(json_at(cfg, "contexts"), s, "context");
-	if (ctx == NULL)
-		ctx = named(json_at(cfg, "contexts"), NULL, "context");
-	cluster = named(json_at(cfg, "clusters"), json_str(ctx, "cluster"),
-	    "cluster");
-	if (cluster == NULL)
-		cluster = named(json_at(cfg, "clusters"), NULL, "cluster");
-	user = named(json_at(cfg, "users"), json_str(ctx, "user"), "user");
-	if (server == NULL && (s = json_str(cluster, "server")) != NULL)
-		cl.server = xstrdup(s);
-	if ((s = json_str(user, "token")) != NULL)
-		cl.token = xstrdup(s);
-	if ((s = json_str(ctx, "namespace")) != NULL && *s != '\0')
-		cl.ns = xstrdup(s);
-	if (pem_field(cluster, "certificate-authority", &cl.ca_file, &cl.ca,
-	    path) != 0 || pem_field(user, "client-certificate", &cl.cert_file,
-	    &cl.cert, path) != 0 || pem_field(user, "client-key", &cl.key_file,
-	    &cl.key, path) != 0)
-		goto fail;
-	v = json_at(cluster, "insecure-skip-tls-verify");
-	cl.insecure = cJSON_IsTrue(v);
-	if (cl.server == NULL && server == NULL) {
-		cli_color_errorf("%s: no server in the current context\n",
-		    path);
-		goto fail;
+	if (stat(path, &sb) == 0 && sb.st_size > 0) {
+		cli_color_prefix(stderr, "Warning");
+		fprintf(stderr, ": not using kubeconfig: %s\n", cause);
 	}
-	cJSON_Delete(docs);
+	free(cause);
 	free(path);
+	cl.kc = xcalloc(1, sizeof *cl.kc);
+	cl.kc->ns = xstrdup("default");
 	return 0;
-fail:
-	cJSON_Delete(docs);
-	free(path);
-	return -1;
 }
 
 /* Read the kubeconfig (server, if given, replaces its address) and start
@@ -193,28 +86,33 @@ fail:
 int
 cli_http_open(const struct cli_http_conf *conf)
 {
-	const char *server = conf->server;
+	struct kubecfg *kc;
+	size_t n;
 
 	cl.req_timeout_ms = conf->req_timeout_ms;
-	if (kubeconfig_load(conf->kubeconfig, server) != 0)
+	if (kubeconfig_load(conf->kubeconfig, conf->server) != 0)
 		return -1;
-	if (server != NULL) {
-		free(cl.server);
-		cl.server = xstrdup(server);
+	kc = cl.kc;
+	if (conf->server != NULL) {
+		free(kc->server);
+		kc->server = xstrdup(conf->server);
 	}
 	if (conf->token != NULL) {
-		free(cl.token);
-		cl.token = xstrdup(conf->token);
+		free(kc->token);
+		kc->token = xstrdup(conf->token);
 	}
 	if (conf->ca_file != NULL) {
-		free(cl.ca_file);
-		cl.ca_file = xstrdup(conf->ca_file);
-		cli_buf_free(&cl.ca);
+		free(kc->ca.data);
+		free(kc->ca.file);
+		kc->ca.data = NULL;
+		kc->ca.len = 0;
+		kc->ca.file = xstrdup(conf->ca_file);
 	}
 	if (conf->insecure)
-		cl.insecure = 1;
-	while (*cl.server != '\0' && cl.server[strlen(cl.server) - 1] == '/')
-		cl.server[strlen(cl.server) - 1] = '\0';
+		kc->insecure = 1;
+	n = strlen(kc->server);
+	while (n > 0 && kc->server[n - 1] == '/')
+		kc->server[--n] = '\0';
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if ((cl.curl = curl_easy_init()) == NULL) {
 		cli_color_errorf("cannot start libcurl\n");
@@ -227,7 +125,7 @@ cli_http_open(const struct cli_http_conf *conf)
 char *
 cli_http_kubeconfig(const struct cli_http_conf *conf)
 {
-	return kubeconfig_path(conf->kubeconfig);
+	return kubecfg_path(conf->kubeconfig);
 }
 
 /* Let go of the handle and of what discovery kept. */
@@ -237,13 +135,15 @@ cli_http_close(void)
 	curl_easy_cleanup(cl.curl);
 	cli_res_free();
 	curl_global_cleanup();
+	kubecfg_free(cl.kc);
+	cl.kc = NULL;
 }
 
 /* The context's namespace, else "default". */
 const char *
 cli_http_namespace(void)
 {
-	return cl.ns != NULL ? cl.ns : "default";
+	return cl.kc != NULL ? cl.kc->ns : "default";
 }
 
 static size_t
@@ -253,6 +153,24 @@ on_body(char *p, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
+/* Hand curl a PEM by its file when it came from one, else its bytes. */
+static void
+pem_opt(CURL *c, const struct kubecfg_pem *pem, CURLoption file_opt,
+    CURLoption blob_opt)
+{
+	if (pem->file != NULL)
+		curl_easy_setopt(c, file_opt, pem->file);
+#if CURL_AT_LEAST_VERSION(7, 77, 0)
+	else if (pem->data != NULL) {
+		struct curl_blob blob = { pem->data, pem->len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(c, blob_opt, &blob);
+	}
+#else
+	(void)blob_opt;
+#endif
+}
+
 /* Set up the handle for one request; free the returned list after it. */
 static struct curl_slist *
 prepare(const char *method, const char *path, const char *ctype,
@@ -260,10 +178,11 @@ prepare(const char *method, const char *path, const char *ctype,
 {
 	struct curl_slist *h = NULL;
 	struct cli_buf b = { 0 };
+	struct kubecfg *kc = cl.kc;
 	CURL *c = cl.curl;
 
 	curl_easy_reset(c);
-	cli_buf_printf(&b, "%s%s", cl.server, path);
+	cli_buf_printf(&b, "%s%s", kc->server, path);
 	curl_easy_setopt(c, CURLOPT_URL, b.p);
 	cli_buf_free(&b);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "volray/" PACKAGE_VERSION);
@@ -288,41 +207,20 @@ prepare(const char *method, const char *path, const char *ctype,
 		h = curl_slist_append(h, b.p);
 		cli_buf_free(&b);
 	}
-	if (cl.token != NULL) {
-		cli_buf_printf(&b, "Authorization: Bearer %s", cl.token);
+	if (kc->token != NULL) {
+		cli_buf_printf(&b, "Authorization: Bearer %s", kc->token);
 		h = curl_slist_append(h, b.p);
 		cli_buf_free(&b);
 	}
 	h = curl_slist_append(h, "Expect:");
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	if (cl.insecure) {
+	if (kc->insecure) {
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
-	if (cl.ca_file != NULL)
-		curl_easy_setopt(c, CURLOPT_CAINFO, cl.ca_file);
-#if CURL_AT_LEAST_VERSION(7, 77, 0)
-	if (cl.ca.len > 0) {
-		struct curl_blob blob = { cl.ca.p, cl.ca.len, CURL_BLOB_COPY };
-
-		curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &blob);
-	}
-	if (cl.cert.len > 0) {
-		struct curl_blob blob = { cl.cert.p, cl.cert.len,
-		    CURL_BLOB_COPY };
-
-		curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &blob);
-	}
-	if (cl.key.len > 0) {
-		struct curl_blob blob = { cl.key.p, cl.key.len, CURL_BLOB_COPY };
-
-		curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &blob);
-	}
-#endif
-	if (cl.cert_file != NULL)
-		curl_easy_setopt(c, CURLOPT_SSLCERT, cl.cert_file);
-	if (cl.key_file != NULL)
-		curl_easy_setopt(c, CURLOPT_SSLKEY, cl.key_file);
+	pem_opt(c, &kc->ca, CURLOPT_CAINFO, CURLOPT_CAINFO_BLOB);
+	pem_opt(c, &kc->cert, CURLOPT_SSLCERT, CURLOPT_SSLCERT_BLOB);
+	pem_opt(c, &kc->key, CURLOPT_SSLKEY, CURLOPT_SSLKEY_BLOB);
 	return h;
 }
 
@@ -331,7 +229,7 @@ unreachable(CURLcode rc)
 {
 	cli_color_error();
 	fprintf(stderr, "cannot talk to the server at %s: %s\n",
-	    cl.server, curl_easy_strerror(rc));
+	    cl.kc->server, curl_easy_strerror(rc));
 }
 
 /* Send one request and read the whole reply; code -1 if it failed. */

@@ -93,6 +93,38 @@ expect_contains "$(cat "$WORK/body")" 'User \"carol\" cannot create' "carol's 40
 k --token= --client-certificate="$WORK/carol.crt" --client-key="$WORK/carol.key" \
 	--username= get ns default -o name >/dev/null 2>"$WORK/err" ||
 	fail "kubectl with a client certificate: $(cat "$WORK/err")"
+# volray with carol's certificate from a kubeconfig: file names relative
+# to the kubeconfig's directory, then the same PEMs as *-data.
+mkdir -p "$WORK/kc/pki"
+cp "$CA" "$WORK/kc/pki/ca.crt"
+cp "$WORK/carol.crt" "$WORK/carol.key" "$WORK/kc/pki/"
+cat >"$WORK/kc/config" <<EOF
+clusters:
+- {name: c, cluster: {server: "$API", certificate-authority: pki/ca.crt}}
+users:
+- {name: carol, user: {client-certificate: pki/carol.crt, client-key: pki/carol.key}}
+contexts:
+- {name: carol, context: {cluster: c, user: carol}}
+current-context: carol
+EOF
+expect_eq namespace/default "$(cd / && "$top_builddir/volray" --kubeconfig \
+	"$WORK/kc/config" get ns default -o name 2>&1)" \
+	"volray: a client certificate by relative file names"
+cat >"$WORK/kc/data" <<EOF
+clusters:
+- {name: c, cluster: {server: "$API", certificate-authority-data: $(base64 -w0 "$CA")}}
+users:
+- name: carol
+  user:
+    client-certificate-data: $(base64 -w0 "$WORK/carol.crt")
+    client-key-data: $(base64 -w0 "$WORK/carol.key")
+contexts:
+- {name: carol, context: {cluster: c, user: carol}}
+current-context: carol
+EOF
+expect_eq namespace/default "$("$top_builddir/volray" --kubeconfig \
+	"$WORK/kc/data" get ns default -o name 2>&1)" \
+	"volray: a client certificate as *-data"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
 	-keyout "$WORK/rogue.key" -out "$WORK/rogue.crt" -subj "/O=system:masters/CN=mallory" \
 	-days 1 2>/dev/null
@@ -100,7 +132,7 @@ rc=0
 command curl -s -o /dev/null --cacert "$CA" --cert "$WORK/rogue.crt" \
 	--key "$WORK/rogue.key" "$API/api/v1/namespaces" || rc=$?
 [ "$rc" -ne 0 ] || fail "a self-signed client certificate was accepted"
-pass "client certificates: the CA's accepted, others refused in the handshake"
+pass "client certificates (curl, kubectl, volray from a kubeconfig): the CA's accepted, others refused in the handshake"
 
 # --- TLS versions, ALPN, plain HTTP on the TLS port
 echo | openssl s_client -connect "127.0.0.1:$PORT" -tls1_1 >/dev/null 2>&1 &&
