@@ -11,27 +11,21 @@
  * durable; then subscribers see it and write acknowledgements go out, in
  * revision order. When the log has grown past a threshold since the last
  * snapshot, a snapshot of every live version is handed to the log's thread.
+ *
+ * A mirror (store_mirror.c) is the same store with no log: its versions
+ * come from another API server, whose writes are durable there, so its
+ * events are delivered as soon as they are queued.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/hmap.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/xmalloc.h"
-#include "store/store.h"
-#include "store/wal.h"
+#include "store/store_int.h"
 
 #define SNAPSHOT_BYTES (64ULL << 20)
-
-struct coll {
-	char *res;
-	hmap *objs;        /* "ns/name" -> store_obj */
-	store_obj **sorted;
-	size_t nsorted;
-	int dirty;
-};
 
 /* The keys of the objects that name one owner uid (or one node). */
 struct deps {
@@ -49,35 +43,6 @@ struct waiter {
 struct sub {
 	store_event_cb cb;
 	void *arg;
-};
-
-struct store {
-	uv_loop_t *loop;
-	struct filter {
-		char *res;		/* NULL: removed */
-		int (*test)(void *, const cJSON *);
-		void *arg;
-	} filters[STORE_MAX_FILTERS];
-	int nfilters;
-	wal *wal;
-	uint64_t rev;
-	uint64_t start_rev;
-	uint64_t durable;
-	uint64_t live_bytes;       /* JSON bytes of every current version */
-	hmap *colls;
-	hmap *uids;
-	hmap *deps;
-	hmap *on_node;             /* spec.nodeName -> deps */
-	store_event *pending;
-	size_t npending, cappending, headpending;
-	struct waiter *waiters;
-	size_t nwaiters, capwaiters, headwaiters;
-	struct sub *subs;
-	size_t nsubs;
-	struct { void (*fn)(void *); void *arg; } flush[4];
-	size_t nflush;
-	int delivering;
-	struct store_stats stats;
 };
 
 /* Subsystems' derived data, by resource (store_derive). */
@@ -115,6 +80,15 @@ derive_of(const char *res)
 		if (strcmp(derives[i].res, res) == 0)
 			return &derives[i];
 	return NULL;
+}
+
+void
+store_version_derive(store_obj *o, const cJSON *tree)
+{
+	const struct derive *d = derive_of(o->res);
+
+	if (d != NULL)
+		o->derived = d->make(tree);
 }
 
 static const char *
@@ -161,9 +135,9 @@ store_obj_tree(const store_obj *o)
  * Build an immutable version from its serialized JSON, extracting the fields
  * the indexes and filters need. tree is the parsed form of json.
  */
-static store_obj *
-obj_new(const char *res, const char *ns, const char *name, uint64_t rev,
-    rbuf *json, const cJSON *tree)
+store_obj *
+store_version_new(const char *res, const char *ns, const char *name,
+    uint64_t rev, rbuf *json, const cJSON *tree)
 {
 	store_obj *o = xcalloc(1, sizeof *o);
 	const cJSON *md = cJSON_GetObjectItemCaseSensitive(tree, "metadata");
@@ -250,10 +224,10 @@ obj_new(const char *res, const char *ns, const char *name, uint64_t rev,
 	return o;
 }
 
-static struct coll *
-coll_get(store *st, const char *res, int create)
+struct store_coll *
+store_coll_get(store *st, const char *res, int create)
 {
-	struct coll *c = hmap_get(st->colls, res);
+	struct store_coll *c = hmap_get(st->colls, res);
 
 	if (c == NULL && create) {
 		c = xcalloc(1, sizeof *c);
@@ -307,13 +281,13 @@ deps_remove(hmap *deps, const char *owner_uid, const char *key)
 	}
 }
 
-/* Put a version into the indexes (replacing any previous one), or remove. */
 static int cmp_obj(const void *, const void *);
 
-static store_obj *
-index_set(store *st, const char *res, const char *nsname, store_obj *o)
+/* Put a version into the indexes (replacing any previous one), or remove. */
+store_obj *
+store_index_set(store *st, const char *res, const char *nsname, store_obj *o)
 {
-	struct coll *c = coll_get(st, res, 1);
+	struct store_coll *c = store_coll_get(st, res, 1);
 	store_obj *old;
 	int i;
 
@@ -389,7 +363,7 @@ replay(void *arg, uint64_t rev, int op, const char *key, size_t klen,
 		char nsname[512];
 
 		snprintf(nsname, sizeof nsname, "%s/%s", ns, name);
-		store_obj_unref(index_set(st, k, nsname, NULL));
+		store_obj_unref(store_index_set(st, k, nsname, NULL));
 		free(k);
 		return;
 	}
@@ -400,15 +374,10 @@ replay(void *arg, uint64_t rev, int op, const char *key, size_t klen,
 		free(k);
 		return;
 	}
-	o = obj_new(k, ns, name, rev, rbuf_new(val, vlen), tree);
-	{
-		const struct derive *d = derive_of(k);
-
-		if (d != NULL)
-			o->derived = d->make(tree);
-	}
+	o = store_version_new(k, ns, name, rev, rbuf_new(val, vlen), tree);
+	store_version_derive(o, tree);
 	cJSON_Delete(tree);
-	old = index_set(st, k, NULL, o);
+	old = store_index_set(st, k, NULL, o);
 	store_obj_unref(old);
 	free(k);
 }
@@ -431,7 +400,7 @@ snap_obj(const char *key, void *value, void *arg)
 static int
 snap_each_coll(const char *key, void *value, void *arg)
 {
-	struct coll *c = value;
+	struct store_coll *c = value;
 
 	(void)key;
 	hmap_each(c->objs, snap_obj, arg);
@@ -459,18 +428,13 @@ maybe_snapshot(store *st)
 	st->stats.snapshots++;
 }
 
-/* The log made everything up to rev durable: deliver events and acks. */
-static void
-durable(void *arg, uint64_t rev)
+void
+store_deliver(store *st)
 {
-	store *st = arg;
-	store_event *e;
+	store_event e;
 	struct waiter *w;
 	size_t i;
 
-	if (rev <= st->durable)
-		return;
-	st->durable = rev;
 	if (st->delivering)
 		return;
 	st->delivering = 1;
@@ -485,34 +449,57 @@ durable(void *arg, uint64_t rev)
 	if (st->headwaiters == st->nwaiters)
 		st->headwaiters = st->nwaiters = 0;
 	while (st->headpending < st->npending) {
-		e = &st->pending[st->headpending];
-		if (e->obj->rev > st->durable)
+		/* A copy: a subscriber that writes may move the queue. */
+		e = st->pending[st->headpending];
+		if (e.obj->rev > st->durable)
 			break;
 		st->headpending++;
 		for (i = 0; i < st->nsubs; i++)
-			st->subs[i].cb(st->subs[i].arg, e);
-		store_obj_unref(e->obj);
-		store_obj_unref(e->old);
+			st->subs[i].cb(st->subs[i].arg, &e);
+		store_obj_unref(e.obj);
+		store_obj_unref(e.old);
 	}
 	if (st->headpending == st->npending)
 		st->headpending = st->npending = 0;
 	for (i = 0; i < st->nflush; i++)
 		st->flush[i].fn(st->flush[i].arg);
 	st->delivering = 0;
+}
+
+/* The log made everything up to rev durable: deliver events and acks. */
+static void
+durable(void *arg, uint64_t rev)
+{
+	store *st = arg;
+
+	if (rev <= st->durable)
+		return;
+	st->durable = rev;
+	if (st->delivering)
+		return;
+	store_deliver(st);
 	maybe_snapshot(st);
 }
 
-int
-store_open(uv_loop_t *loop, const char *data_dir, store **out, char **cause)
+store *
+store_new(uv_loop_t *loop)
 {
 	store *st = xcalloc(1, sizeof *st);
-	uint64_t last = 0;
 
 	st->loop = loop;
 	st->colls = hmap_new();
 	st->uids = hmap_new();
 	st->deps = hmap_new();
 	st->on_node = hmap_new();
+	return st;
+}
+
+int
+store_open(uv_loop_t *loop, const char *data_dir, store **out, char **cause)
+{
+	store *st = store_new(loop);
+	uint64_t last = 0;
+
 	if (wal_open(loop, data_dir, replay, durable, st, &last, &st->wal,
 	    cause) != 0) {
 		store_close(st);
@@ -535,14 +522,27 @@ free_obj(const char *key, void *value, void *arg)
 }
 
 static int
+free_value(const char *key, void *value, void *arg)
+{
+	(void)key;
+	(void)arg;
+	free(value);
+	return 0;
+}
+
+static int
 free_coll(const char *key, void *value, void *arg)
 {
-	struct coll *c = value;
+	struct store_coll *c = value;
 
 	(void)key;
 	(void)arg;
 	hmap_each(c->objs, free_obj, NULL);
 	hmap_free(c->objs);
+	if (c->tombs != NULL) {
+		hmap_each(c->tombs, free_value, NULL);
+		hmap_free(c->tombs);
+	}
 	free(c->sorted);
 	free(c->res);
 	free(c);
@@ -608,7 +608,7 @@ store_start_rev(const store *st)
 const store_obj *
 store_get(const store *st, const char *res, const char *ns, const char *name)
 {
-	struct coll *c = hmap_get(st->colls, res);
+	struct store_coll *c = hmap_get(st->colls, res);
 	size_t nl = ns ? strlen(ns) : 0, ml = name ? strlen(name) : 0;
 	char buf[512];
 
@@ -632,7 +632,7 @@ store_get_key(const store *st, const char *key)
 {
 	const char *slash = strchr(key, '/');
 	char res[256];
-	struct coll *c;
+	struct store_coll *c;
 
 	if (slash == NULL || (size_t)(slash - key) >= sizeof res)
 		return NULL;
@@ -646,7 +646,7 @@ store_get_key(const store *st, const char *key)
 static int
 collect(const char *key, void *value, void *arg)
 {
-	struct coll *c = arg;
+	struct store_coll *c = arg;
 
 	(void)key;
 	c->sorted[c->nsorted++] = value;
@@ -680,7 +680,7 @@ collect_ref(const char *key, void *value, void *arg)
 size_t
 store_list_refs(store *st, const char *res, store_obj ***out)
 {
-	struct coll *c = hmap_get(st->colls, res);
+	struct store_coll *c = hmap_get(st->colls, res);
 	struct refs r = { NULL, 0 };
 
 	*out = NULL;
@@ -704,7 +704,7 @@ size_t
 store_list(store *st, const char *res, const char *ns,
     store_obj *const **out)
 {
-	struct coll *c = hmap_get(st->colls, res);
+	struct store_coll *c = hmap_get(st->colls, res);
 	size_t lo, hi, mid, start;
 
 	*out = NULL;
@@ -749,7 +749,7 @@ store_list(store *st, const char *res, const char *ns,
 size_t
 store_count(const store *st, const char *res)
 {
-	struct coll *c = hmap_get(st->colls, res);
+	struct store_coll *c = hmap_get(st->colls, res);
 
 	return c ? hmap_count(c->objs) : 0;
 }
@@ -763,7 +763,7 @@ static int
 each_res(const char *key, void *value, void *arg)
 {
 	struct eachres *e = arg;
-	struct coll *c = value;
+	struct store_coll *c = value;
 
 	if (hmap_count(c->objs) > 0)
 		e->fn(key, hmap_count(c->objs), e->arg);
@@ -795,8 +795,9 @@ set_rv(cJSON *obj, uint64_t rev)
 		cJSON_AddStringToObject(md, "resourceVersion", buf);
 }
 
-static void
-push_event(store *st, enum store_event_type type, store_obj *o, store_obj *old)
+void
+store_push_event(store *st, enum store_event_type type, store_obj *o,
+    store_obj *old)
 {
 	store_event *e;
 
@@ -815,14 +816,13 @@ push_event(store *st, enum store_event_type type, store_obj *o, store_obj *old)
 	e->old = old;
 }
 
-/* The store filters of o's resource, on the tree it was written from. */
-static void
-run_filters(store *st, store_obj *o, const cJSON *tree)
+void
+store_run_filters(store *st, store_obj *o, const cJSON *tree)
 {
 	int i;
 
 	for (i = 0; i < st->nfilters; i++) {
-		const struct filter *f = &st->filters[i];
+		const struct store_filter *f = &st->filters[i];
 
 		if (f->res == NULL || strcmp(f->res, o->res) != 0)
 			continue;
@@ -836,7 +836,7 @@ int
 store_filter_add(store *st, const char *res,
     int (*test)(void *arg, const cJSON *tree), void *arg)
 {
-	struct filter *f;
+	struct store_filter *f;
 
 	if (st->nfilters == STORE_MAX_FILTERS)
 		return -1;
@@ -876,8 +876,10 @@ write_version(store *st, const char *res, const char *ns, const char *name,
 
 	set_rv(obj, ++st->rev);
 	json = json_print_rbuf(obj);	/* numbers exactly */
-	o = obj_new(res, ns, name, st->rev, json, obj);
-	run_filters(st, o, obj);
+	o = store_version_new(res, ns, name, st->rev, json, obj);
+	store_run_filters(st, o, obj);
+	if (st->mirror)
+		return o;
 	klen = (size_t)snprintf(key, sizeof key, "%s/%s/%s", res, ns, name);
 	if (op == WAL_DELETE)
 		wal_append(st->wal, st->rev, WAL_DELETE, key, klen, NULL, 0);
@@ -892,10 +894,16 @@ store_put(store *st, const char *res, const char *ns, const char *name,
     cJSON *obj)
 {
 	store_obj *o = write_version(st, res, ns ? ns : "", name, obj, WAL_PUT);
-	store_obj *old = index_set(st, res, NULL, store_obj_ref(o));
+	store_obj *old = store_index_set(st, res, NULL, store_obj_ref(o));
 
 	st->stats.puts++;
-	push_event(st, old ? STORE_MODIFIED : STORE_ADDED, o, old);
+	store_push_event(st, old ? STORE_MODIFIED : STORE_ADDED, o, old);
+	if (st->mirror) {
+		uint64_t rev = o->rev;	/* o goes with its event */
+
+		store_deliver(st);
+		return rev;
+	}
 	return o->rev;
 }
 
@@ -909,9 +917,15 @@ store_delete(store *st, const char *res, const char *ns, const char *name,
 	ns = ns ? ns : "";
 	o = write_version(st, res, ns, name, last, WAL_DELETE);
 	snprintf(nsname, sizeof nsname, "%s/%s", ns, name);
-	old = index_set(st, res, nsname, NULL);
+	old = store_index_set(st, res, nsname, NULL);
 	st->stats.deletes++;
-	push_event(st, STORE_DELETED, o, old);
+	store_push_event(st, STORE_DELETED, o, old);
+	if (st->mirror) {
+		uint64_t rev = o->rev;	/* o goes with its event */
+
+		store_deliver(st);
+		return rev;
+	}
 	return o->rev;
 }
 
@@ -920,7 +934,8 @@ store_when_durable(store *st, uint64_t rev, store_durable_cb cb, void *arg)
 {
 	struct waiter *w;
 
-	if (rev <= st->durable && st->headpending == st->npending) {
+	if (st->mirror || (rev <= st->durable &&
+	    st->headpending == st->npending)) {
 		cb(arg);
 		return;
 	}

@@ -153,6 +153,73 @@ size_t store_on_node(const store *, const char *node, const char ***keys);
 /* Split a key into its parts; returns a store_obj or NULL. */
 const store_obj *store_get_key(const store *, const char *key);
 
+/*
+ * A mirror (store_mirror.c): a store with no log and no data directory,
+ * filled by an informer with the versions another API server gave (list
+ * and watch), and read by the same calls with the same indexes. Its
+ * versions carry the remote resourceVersion as their revision, and
+ * store_rev is the largest seen. Its events reach subscribers within the
+ * call that makes them, in call order, and the flush subscribers run after
+ * each call; store_when_durable calls back at once. store_put and
+ * store_delete still work on it (the next revision after the largest
+ * seen, delivered at once), but its writers use these calls instead.
+ *
+ * A version not newer than the one held for its key is ignored (a
+ * write's response may come before its watch event), and so is one not
+ * newer than the key's deletion: a mirror remembers the resourceVersion
+ * at which it deleted each key (a tombstone) until a newer version of the
+ * key, a re-list or the watch's progress past it (store_mirror_progress).
+ */
+int store_mirror_open(uv_loop_t *, store **);
+/*
+ * Replace res/ns/name with the version in json (len bytes, its
+ * metadata.resourceVersion rv), or in tree (not kept; printed once):
+ * ADDED or MODIFIED (a version with a new uid is the old object DELETED,
+ * then the new ADDED). Returns 1, 0 when ignored as stale, or -EINVAL
+ * when json is no JSON object (nothing changes).
+ */
+int store_mirror_put(store *, const char *res, const char *ns,
+    const char *name, const char *json, size_t len, uint64_t rv);
+int store_mirror_put_tree(store *, const char *res, const char *ns,
+    const char *name, const cJSON *tree, uint64_t rv);
+/*
+ * Remove res/ns/name, deleted at rv: DELETED, whose version is the final
+ * state in json when given (and a JSON object), else the one held.
+ * Returns 1, or 0 when absent or rv is older than the version held.
+ */
+int store_mirror_delete(store *, const char *res, const char *ns,
+    const char *name, const char *json, size_t len, uint64_t rv);
+
+/* One object of a re-list: json, tree or both (one is parsed or printed
+   from the other), rv its metadata.resourceVersion. ns NULL or "" for a
+   cluster-scoped object. */
+struct store_mirror_item {
+	const char *ns;
+	const char *name;
+	const char *json;
+	size_t len;
+	const cJSON *tree;
+	uint64_t rv;
+};
+/*
+ * A re-list of res at list_rv (the list's resourceVersion; 0: the list is
+ * all there is) replaces what the mirror holds of res, as client-go's
+ * Replace: ADDED for an object new to the mirror, MODIFIED for one whose
+ * rv is newer than the version held, DELETED for one held (at or before
+ * list_rv) that the list lacks; nothing for the rest, so that no event a
+ * subscriber has handled comes again. Items are taken in order; the
+ * deletions follow in (namespace, name) order; one flush after all of
+ * them. Versions made here carry store_derive's data, as a store's
+ * loaded at open do. Returns the number of events delivered.
+ */
+size_t store_mirror_replace(store *, const char *res,
+    const struct store_mirror_item *, size_t n, uint64_t list_rv);
+/*
+ * The watch of res has delivered every change up to rv (a bookmark):
+ * store_rev becomes at least rv, and the tombstones of res up to rv go.
+ */
+void store_mirror_progress(store *, const char *res, uint64_t rv);
+
 struct store_stats {
 	uint64_t puts, deletes, snapshots;
 };
