@@ -330,6 +330,8 @@ schedule(leader *l)
 
 	if (!l->running)
 		return;
+	/* A long turn of the loop must not make the timer fire early. */
+	uv_update_time(l->loop);
 	if (l->leading) {
 		uint64_t now = util_usec(), end = l->renewed_us + l->renew_us;
 		uint64_t left = end > now ? (end - now + 999) / 1000 : 0;
