@@ -36,6 +36,7 @@
 #include "net/tls.h"
 #include "node/lifecycle.h"
 #include "node/node.h"
+#include "node/wheel.h"
 #include "ray/ray.h"
 #include "registry/admission.h"
 #include "registry/gc.h"
@@ -70,6 +71,7 @@ struct daemon {
 	http_server *srv;
 	uv_signal_t sigterm, sigint, sighup;
 	int stopping;
+	int ready;		/* roles started (/readyz of --metrics-listen) */
 };
 
 static int
@@ -316,7 +318,7 @@ reload(void *arg, char **cause)
 
 	if (d->sched != NULL && sched_reload(d->sched, cause) != 0)
 		return -1;
-	if (controller_reload(d->ctrl, cause) != 0) {
+	if (d->ctrl != NULL && controller_reload(d->ctrl, cause) != 0) {
 		log_error("volrayd: reload failed, keeping the running set: %s",
 		    *cause);
 		return -1;
@@ -441,6 +443,8 @@ local_node_name(char *host, size_t size)
 			*c = (char)(*c - 'A' + 'a');
 }
 
+static void start_nodes(struct daemon *);
+
 /*
  * The workers above the client seam: controllers, scheduler, node
  * runtimes, Ray heads and node lifecycle, each given the client.
@@ -448,20 +452,45 @@ local_node_name(char *host, size_t size)
 static int
 start_workers(struct daemon *d, char **cause)
 {
-	char host[256] = "", *self;
+	int roles = d->f.roles;
 
-	d->ctrl = controller_new(d->loop, d->client, d->lua);
-	controller_set_authorizer(d->ctrl, d->rbac);
-	controller_set_batch_scheduler(d->ctrl, d->f.batch_scheduler);
-	d->http = luahttp_new(d->loop);
-	controller_set_http(d->ctrl, d->http);
+	if (roles & ROLE_CONTROLLERS) {
+		d->ctrl = controller_new(d->loop, d->client, d->lua);
+		controller_set_authorizer(d->ctrl, d->rbac);
+		controller_set_batch_scheduler(d->ctrl, d->f.batch_scheduler);
+		d->http = luahttp_new(d->loop);
+		controller_set_http(d->ctrl, d->http);
+	}
 	/* The scheduler: binds pending pods to nodes (started below). */
-	d->sched = sched_new(d->loop, d->client, d->lua);
+	if (roles & ROLE_SCHEDULER)
+		d->sched = sched_new(d->loop, d->client, d->lua);
 	if (reload(d, cause) != 0) {
 		log_error("volrayd: %s", *cause);
 		return -1;
 	}
-	/* The node runtimes: simulated nodes (and pods bound to them). */
+	if (roles & ROLE_NODES)
+		start_nodes(d);
+	/* Node health for every Node: Unknown, taints, evictions. */
+	if (roles & ROLE_CONTROLLERS) {
+		d->life = lifecycle_new(d->loop, d->client, d->nodes != NULL ?
+		    node_mgr_wheel(d->nodes) : wheel_new(d->loop),
+		    d->f.node_grace_ms);
+		lifecycle_start(d->life);
+	}
+	if (d->sched != NULL)
+		sched_start(d->sched);
+	return 0;
+}
+
+/*
+ * The node runtimes (simulated nodes and the local node, with the pods
+ * bound to them) and, with the ray role, the Ray heads on them.
+ */
+static void
+start_nodes(struct daemon *d)
+{
+	char host[256] = "", *self;
+
 	d->nodes = node_mgr_new(d->loop, d->client);
 	registry_set_pod_runtime(d->rg, node_mgr_has_runtime, d->nodes);
 	metrics_add_source(print_node_metrics, d->nodes);
@@ -472,18 +501,16 @@ start_workers(struct daemon *d, char **cause)
 	    NULL : host);
 	node_mgr_set_shim(d->nodes, shim_path());
 	/* Ray heads: the Jobs and Serve APIs of every head pod served here. */
-	d->ray = ray_new(d->loop, d->client, d->nodes);
-	self = self_url(d);
-	ray_set_pod_env(d->ray, ray_bin_dir(), self, d->ca_file, pod_token, d);
-	free(self);
+	if (d->f.roles & ROLE_RAY) {
+		d->ray = ray_new(d->loop, d->client, d->nodes);
+		self = self_url(d);
+		ray_set_pod_env(d->ray, ray_bin_dir(), self, d->ca_file,
+		    pod_token, d);
+		free(self);
+	}
 	node_mgr_start(d->nodes);
-	ray_start(d->ray);
-	/* Node health for every Node: Unknown, taints, evictions. */
-	d->life = lifecycle_new(d->loop, d->client, node_mgr_wheel(d->nodes),
-	    d->f.node_grace_ms);
-	lifecycle_start(d->life);
-	sched_start(d->sched);
-	return 0;
+	if (d->ray != NULL)
+		ray_start(d->ray);
 }
 
 /* The Kubernetes API on --listen, with its limits, authn and RBAC. */
@@ -499,7 +526,8 @@ start_api(struct daemon *d, char **cause)
 	api_set_policy_sources(d->api, d->ctrl, d->sched);
 	api_set_authn(d->api, d->authn);
 	api_set_authorizer(d->api, d->rbac);
-	api_set_proxy(d->api, proxy_dashboard, proxy_serves, d->ray);
+	if (d->ray != NULL)
+		api_set_proxy(d->api, proxy_dashboard, proxy_serves, d->ray);
 	d->limits = limits_new(&lc);
 	api_set_limits(d->api, d->limits);
 	if (http_server_listen(d->loop, d->f.host, d->f.port, api_handle,
@@ -511,9 +539,12 @@ start_api(struct daemon *d, char **cause)
 	if (d->tls != NULL)
 		http_server_use_tls(d->srv, d->tls);
 	api_set_server(d->api, d->srv);
-	self = self_url(d);
-	luahttp_set_self(d->http, self, d->ca_file, controller_token, d);
-	free(self);
+	if (d->http != NULL) {
+		self = self_url(d);
+		luahttp_set_self(d->http, self, d->ca_file, controller_token,
+		    d);
+		free(self);
+	}
 	return 0;
 }
 
@@ -533,8 +564,10 @@ start_signals(struct daemon *d)
 static void
 shutdown_daemon(struct daemon *d)
 {
-	ray_shutdown(d->ray);
-	node_mgr_shutdown(d->nodes);
+	if (d->ray != NULL)
+		ray_shutdown(d->ray);
+	if (d->nodes != NULL)
+		node_mgr_shutdown(d->nodes);
 	http_server_close(d->srv);
 	store_close(d->st);
 	uv_walk(d->loop, on_closed_walk, NULL);
@@ -587,17 +620,26 @@ main(int argc, char **argv)
 	d.loop = uv_default_loop();
 	if (start_store(&d, &cause) != 0)
 		return 1;
-	start_lua(&d);
+	if (d.f.roles & (ROLE_CONTROLLERS | ROLE_SCHEDULER))
+		start_lua(&d);
 	if (start_workers(&d, &cause) != 0 || start_api(&d, &cause) != 0)
 		return 1;
+	if (d.f.metrics_port > 0 && volrayd_metrics_listen(d.loop,
+	    d.f.metrics_host, d.f.metrics_port, &d.ready, &cause) != 0) {
+		log_error("volrayd: --metrics-listen %s:%d: %s",
+		    d.f.metrics_host, d.f.metrics_port, cause);
+		return 1;
+	}
 	start_signals(&d);
 	if (write_kubeconfig(&d, &cause) != 0) {
 		log_error("volrayd: %s", cause);
 		return 1;
 	}
 	api_set_ready(d.api, 1);
+	d.ready = 1;
 	looplag_start(d.loop);
-	log_info("volrayd: serving %s on %s:%d, kubeconfig %s/kubeconfig",
+	log_info("volrayd: roles %s; serving %s on %s:%d, kubeconfig "
+	    "%s/kubeconfig", volrayd_roles_text(d.f.roles),
 	    d.tls ? "HTTPS" : "plain HTTP", d.f.host, d.f.port, d.f.data_dir);
 	uv_run(d.loop, UV_RUN_DEFAULT);
 	shutdown_daemon(&d);

@@ -5,7 +5,33 @@
 #ifndef VOLRAY_VOLRAYD_H
 #define VOLRAY_VOLRAYD_H
 
+/* What a volrayd runs (--roles); the default is all of them. */
+enum volrayd_role {
+	ROLE_API = 1 << 0,		/* the store and the Kubernetes API */
+	ROLE_CONTROLLERS = 1 << 1,	/* Lua controllers, node lifecycle */
+	ROLE_SCHEDULER = 1 << 2,
+	ROLE_NODES = 1 << 3,		/* the local and simulated nodes */
+	ROLE_RAY = 1 << 4,		/* the Ray head emulation */
+	ROLE_ALL = (1 << 5) - 1
+};
+
 struct volrayd_flags {
+	int roles;			/* enum volrayd_role bits */
+	char *kubeconfig;		/* --kubeconfig: the roles but api
+					   are clients of that server */
+	char *context;
+	char metrics_host[256];		/* --metrics-listen, or "" */
+	int metrics_port;
+	char **scheduler_names;		/* --scheduler-name (volcano) */
+	int nscheduler_names;
+	int no_install_crds;
+	int leader_elect;		/* -1: the default (on when a role
+					   runs against a remote API) */
+	long long lease_ms, renew_ms, retry_ms;
+	char *leader_ns;
+	double kube_qps;		/* --kube-api-qps, --kube-api-burst */
+	int kube_burst;
+
 	char *data_dir;
 	char *share_dir;		/* NULL: found by volrayd_share_dir */
 	char host[256];
@@ -48,6 +74,17 @@ int volrayd_flags_parse(struct volrayd_flags *f, int argc, char **argv);
 char *volrayd_share_dir(char **cause);
 /* Whether dir has a crds/ directory. */
 int volrayd_has_crds(const char *dir);
+/* "api,scheduler" as the role bits; 0 with a name it does not know. */
+int volrayd_roles_parse(const char *list);
+/* The role bits as a comma-separated list (a static buffer). */
+const char *volrayd_roles_text(int roles);
+/*
+ * Serve /healthz, /livez, /readyz (200 once *ready) and /metrics in plain
+ * HTTP on host:port (volrayd_metrics.c). 0, or -1 with *cause.
+ */
+struct uv_loop_s;
+int volrayd_metrics_listen(struct uv_loop_s *, const char *host, int port,
+    const int *ready, char **cause);
 /* Whether host names a loopback address. */
 int volrayd_is_loopback(const char *host);
 

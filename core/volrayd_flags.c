@@ -44,8 +44,16 @@ usage(FILE *f)
 	    "[--node-monitor-grace-period DURATION]\n"
 	    "               [--node-lease-duration-seconds N] "
 	    "[--default-not-ready-toleration-seconds N]\n"
-	    "               [--default-unreachable-toleration-seconds N] "
-	    "[--debug]\n");
+	    "               [--default-unreachable-toleration-seconds N]\n"
+	    "               [--roles LIST] [--kubeconfig FILE "
+	    "[--context NAME]] [--metrics-listen HOST:PORT]\n"
+	    "               [--scheduler-name NAME]... "
+	    "[--no-install-crds] [--kube-api-qps QPS] [--kube-api-burst N]\n"
+	    "               [--leader-elect[=true|false]] "
+	    "[--leader-elect-lease-duration DURATION]\n"
+	    "               [--leader-elect-renew-deadline DURATION] "
+	    "[--leader-elect-retry-period DURATION]\n"
+	    "               [--leader-elect-namespace NS] [--debug]\n");
 }
 
 int
@@ -117,7 +125,10 @@ bad(const char *fmt, const char *arg)
 enum {
 	O_PLAIN = 256, O_CERT, O_KEY, O_SAN, O_TOKENS, O_AUTHZ,
 	O_BATCH, O_MAXRO, O_MAXRW, O_QPS, O_BURST, O_WATCHES,
-	O_GRACE, O_LEASE, O_NOTREADY, O_UNREACH
+	O_GRACE, O_LEASE, O_NOTREADY, O_UNREACH,
+	O_ROLES, O_KUBECONFIG, O_CONTEXT, O_METRICS, O_SCHEDNAME, O_NOCRDS,
+	O_ELECT, O_ELECT_LEASE, O_ELECT_RENEW, O_ELECT_RETRY, O_ELECT_NS,
+	O_KQPS, O_KBURST
 };
 
 static const struct option longopts[] = {
@@ -150,6 +161,22 @@ static const struct option longopts[] = {
 	    NULL, O_NOTREADY },
 	{ "default-unreachable-toleration-seconds", required_argument,
 	    NULL, O_UNREACH },
+	{ "roles", required_argument, NULL, O_ROLES },
+	{ "kubeconfig", required_argument, NULL, O_KUBECONFIG },
+	{ "context", required_argument, NULL, O_CONTEXT },
+	{ "metrics-listen", required_argument, NULL, O_METRICS },
+	{ "scheduler-name", required_argument, NULL, O_SCHEDNAME },
+	{ "no-install-crds", no_argument, NULL, O_NOCRDS },
+	{ "leader-elect", optional_argument, NULL, O_ELECT },
+	{ "leader-elect-lease-duration", required_argument, NULL,
+	    O_ELECT_LEASE },
+	{ "leader-elect-renew-deadline", required_argument, NULL,
+	    O_ELECT_RENEW },
+	{ "leader-elect-retry-period", required_argument, NULL,
+	    O_ELECT_RETRY },
+	{ "leader-elect-namespace", required_argument, NULL, O_ELECT_NS },
+	{ "kube-api-qps", required_argument, NULL, O_KQPS },
+	{ "kube-api-burst", required_argument, NULL, O_KBURST },
 	{ "debug", no_argument, NULL, 'D' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -177,6 +204,155 @@ set_defaults(struct volrayd_flags *f)
 	f->node_lease_seconds = 40;
 	f->not_ready_seconds = 300;
 	f->unreachable_seconds = 300;
+	f->roles = ROLE_ALL;
+	f->leader_elect = -1;
+	f->lease_ms = 15000;
+	f->renew_ms = 10000;
+	f->retry_ms = 2000;
+	f->leader_ns = xstrdup("kube-system");
+	f->kube_qps = 50;
+	f->kube_burst = 100;
+}
+
+static const struct {
+	const char *name;
+	int bit;
+} role_names[] = {
+	{ "api", ROLE_API }, { "controllers", ROLE_CONTROLLERS },
+	{ "scheduler", ROLE_SCHEDULER }, { "nodes", ROLE_NODES },
+	{ "ray", ROLE_RAY }
+};
+#define NROLES (sizeof role_names / sizeof role_names[0])
+
+int
+volrayd_roles_parse(const char *list)
+{
+	const char *p = list, *e;
+	int roles = 0;
+	size_t i, n;
+
+	while (*p != '\0') {
+		e = strchr(p, ',');
+		n = e != NULL ? (size_t)(e - p) : strlen(p);
+		for (i = 0; i < NROLES; i++)
+			if (strlen(role_names[i].name) == n &&
+			    strncmp(role_names[i].name, p, n) == 0)
+				break;
+		if (i == NROLES)
+			return 0;
+		roles |= role_names[i].bit;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return roles;
+}
+
+const char *
+volrayd_roles_text(int roles)
+{
+	static char buf[64];
+	size_t i;
+
+	buf[0] = '\0';
+	for (i = 0; i < NROLES; i++)
+		if (roles & role_names[i].bit)
+			snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
+			    "%s%s", buf[0] ? "," : "", role_names[i].name);
+	return buf;
+}
+
+/* A leader-election duration: positive, in milliseconds. */
+static int
+elect_duration(const char *flag, const char *arg, long long *ms)
+{
+	if ((*ms = util_duration_ms(arg)) < 1)
+		return bad(flag, arg);
+	return 0;
+}
+
+/*
+ * The flags of which roles run and against what API: --roles,
+ * --kubeconfig, the scheduler's names, leader election and the client's
+ * rate. 0, 2 for a bad value, or -1 when c is not one of them.
+ */
+static int
+role_flag(struct volrayd_flags *f, int c, const char *arg)
+{
+	char *end;
+
+	switch (c) {
+	case O_ROLES:
+		if ((f->roles = volrayd_roles_parse(arg)) == 0)
+			return bad("--roles %s: want a comma-separated list of "
+			    "api, controllers, scheduler, nodes, ray", arg);
+		break;
+	case O_KUBECONFIG:
+		free(f->kubeconfig);
+		f->kubeconfig = xstrdup(arg);
+		break;
+	case O_CONTEXT:
+		free(f->context);
+		f->context = xstrdup(arg);
+		break;
+	case O_METRICS: {
+		struct volrayd_flags tmp;
+
+		memset(&tmp, 0, sizeof tmp);
+		if (parse_listen(&tmp, arg) != 0 ||
+		    !volrayd_is_loopback(tmp.host))
+			return bad("--metrics-listen %s: want HOST:PORT on a "
+			    "loopback address (it serves plain HTTP)", arg);
+		snprintf(f->metrics_host, sizeof f->metrics_host, "%s",
+		    tmp.host);
+		f->metrics_port = tmp.port;
+		break;
+	}
+	case O_SCHEDNAME:
+		if (*arg == '\0')
+			return bad("--scheduler-name wants a name%s", "");
+		push(&f->scheduler_names, &f->nscheduler_names, arg);
+		break;
+	case O_NOCRDS:
+		f->no_install_crds = 1;
+		break;
+	case O_ELECT:
+		if (arg == NULL || strcasecmp(arg, "true") == 0)
+			f->leader_elect = 1;
+		else if (strcasecmp(arg, "false") == 0)
+			f->leader_elect = 0;
+		else
+			return bad("--leader-elect=%s: want true or false",
+			    arg);
+		break;
+	case O_ELECT_LEASE:
+		return elect_duration("--leader-elect-lease-duration %s: want "
+		    "a duration such as 15s", arg, &f->lease_ms);
+	case O_ELECT_RENEW:
+		return elect_duration("--leader-elect-renew-deadline %s: want "
+		    "a duration such as 10s", arg, &f->renew_ms);
+	case O_ELECT_RETRY:
+		return elect_duration("--leader-elect-retry-period %s: want "
+		    "a duration such as 2s", arg, &f->retry_ms);
+	case O_ELECT_NS:
+		free(f->leader_ns);
+		f->leader_ns = xstrdup(arg);
+		break;
+	case O_KQPS:
+		f->kube_qps = strtod(arg, &end);
+		if (*arg == '\0' || *end != '\0' || f->kube_qps <= 0)
+			return bad("--kube-api-qps %s: want a positive number",
+			    arg);
+		break;
+	case O_KBURST:
+		f->kube_burst = (int)strtol(arg, &end, 10);
+		if (*arg == '\0' || *end != '\0' || f->kube_burst < 1)
+			return bad("--kube-api-burst %s: want 1 or more", arg);
+		break;
+	default:
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -377,6 +553,20 @@ check_together(const struct volrayd_flags *f)
 	if (f->plain_http && (f->tls_cert_file != NULL || f->nsans > 0))
 		return bad("--plain-http turns TLS off: it takes no "
 		    "--tls-* flags%s", "");
+	if (!(f->roles & ROLE_API) && f->kubeconfig == NULL)
+		return bad("--roles %s: without api, the roles need an API "
+		    "server: give --kubeconfig FILE", volrayd_roles_text(
+		    f->roles));
+	if (f->kubeconfig != NULL && f->roles != ROLE_API)
+		return bad("--kubeconfig: running roles against a remote API "
+		    "(%s) is not built yet; --roles api serves the API alone",
+		    volrayd_roles_text(f->roles & ~ROLE_API));
+	if ((f->roles & ROLE_RAY) && !(f->roles & ROLE_NODES))
+		return bad("--roles %s: ray serves the heads of the nodes this "
+		    "process runs: add nodes", volrayd_roles_text(f->roles));
+	if (f->renew_ms >= f->lease_ms || f->retry_ms >= f->renew_ms)
+		return bad("leader election wants retry period < renew deadline"
+		    " < lease duration%s", "");
 	if (f->plain_http && !volrayd_is_loopback(f->host))
 		return bad("--listen %s: plain HTTP is allowed only on a "
 		    "loopback address; drop --plain-http to serve HTTPS",
@@ -394,8 +584,9 @@ volrayd_flags_parse(struct volrayd_flags *f, int argc, char **argv)
 	    NULL)) != -1) {
 		if ((rc = daemon_flag(f, c, optarg)) == -1 &&
 		    (rc = access_flag(f, c, optarg)) == -1 &&
-		    (rc = limit_flag(f, c, optarg)) == -1)
-			rc = node_flag(f, c, optarg);
+		    (rc = limit_flag(f, c, optarg)) == -1 &&
+		    (rc = node_flag(f, c, optarg)) == -1)
+			rc = role_flag(f, c, optarg);
 		if (rc > 0)
 			return rc;
 		if (rc == 0)
@@ -416,5 +607,7 @@ volrayd_flags_parse(struct volrayd_flags *f, int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (f->nscheduler_names == 0)
+		push(&f->scheduler_names, &f->nscheduler_names, "volcano");
 	return check_together(f);
 }
