@@ -219,6 +219,14 @@ size_t store_mirror_replace(store *, const char *res,
  * store_rev becomes at least rv, and the tombstones of res up to rv go.
  */
 void store_mirror_progress(store *, const char *res, uint64_t rv);
+/*
+ * Hold a mirror's events (hold 1): puts, deletes and replaces change the
+ * indexes at once, as a write to the embedded store does, and their
+ * events wait until hold 0 delivers them. A remote client writes its own
+ * writes' answers through this way, so a reader sees its write at once
+ * and subscribers hear of it later, never in the middle of the write.
+ */
+void store_mirror_hold(store *, int hold);
 
 struct store_stats {
 	uint64_t puts, deletes, snapshots;

@@ -56,6 +56,7 @@ struct store {
 	struct { void (*fn)(void *); void *arg; } flush[4];
 	size_t nflush;
 	int delivering;
+	int held;                  /* mirror: events wait for a release */
 	struct store_stats stats;
 };
 

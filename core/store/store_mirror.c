@@ -214,7 +214,8 @@ put(store *st, const char *res, const char *ns, const char *name,
 		return -EINVAL;
 	c = store_coll_get(st, res, 1);
 	install(st, c, o);
-	store_deliver(st);
+	if (!st->held)
+		store_deliver(st);
 	return 1;
 }
 
@@ -261,7 +262,8 @@ store_mirror_delete(store *st, const char *res, const char *ns,
 	tomb_set(c, nsname, rv > cur->rev ? rv : cur->rev);
 	st->stats.deletes++;
 	store_push_event(st, STORE_DELETED, last, cur);
-	store_deliver(st);
+	if (!st->held)
+		store_deliver(st);
 	return 1;
 }
 
@@ -332,7 +334,8 @@ store_mirror_replace(store *st, const char *res,
 		free(keys[i]);
 	free(keys);
 	hmap_free(listed);
-	store_deliver(st);
+	if (!st->held)
+		store_deliver(st);
 	return events;
 }
 
@@ -344,4 +347,12 @@ store_mirror_progress(store *st, const char *res, uint64_t rv)
 	seen_rv(st, rv);
 	if (c != NULL)
 		tomb_prune(c, rv);
+}
+
+void
+store_mirror_hold(store *st, int hold)
+{
+	st->held = hold;
+	if (!hold)
+		store_deliver(st);
 }
