@@ -1,43 +1,43 @@
 /*
- * Outbound HTTP for Lua controllers on libcurl's multi interface.
+ * Outbound HTTP for Lua controllers, on the daemon's HTTP client engine
+ * (net/hclient.c: libcurl's multi interface on the loop).
  *
  * Every request is an entry in a table keyed by who asked (controller and
- * key) and what (method, URL, body). The multi handle tells us, through
- * its socket callback, which sockets to watch and in which direction
- * (one uv_poll_t per socket, attached with curl_multi_assign) and,
- * through its timer callback, when to call it back (one uv_timer_t).
- * When a transfer completes the entry keeps the answer and the owner's
- * key is woken; the next identical call returns the answer and drops the
- * entry. An answer nobody collects within ten minutes is dropped too.
+ * key) and what (method, URL, body). Two clients carry the transfers: one
+ * for the daemon's own URL, which trusts the daemon's CA (the caller's
+ * token goes in a header of each request), and one for every other URL,
+ * which carries nothing the script did not give. When a transfer
+ * completes the entry keeps the answer and the owner's key is woken; the
+ * next identical call returns the answer and drops the entry. An answer
+ * nobody collects within ten minutes is dropped too.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include <curl/curl.h>
 #include <lauxlib.h>
 
 #include "ctrl/luaapi.h"
 #include "ctrl/luahttp.h"
 #include "lib/hmap.h"
 #include "lib/json.h"
+#include "lib/log.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "luahost/luaconv.h"
+#include "net/hclient.h"
 
 #define MAX_INFLIGHT	1024
-#define MAX_BODY	(8u << 20)
 #define KEEP_MS		(600u * 1000)
 
 struct hreq {
 	luahttp *h;
 	char *id;			/* owner \n key \n method url \n body */
 	char *owner, *key;
-	CURL *easy;
-	struct curl_slist *hdrs;
-	char *body;			/* request body (curl reads it) */
+	hclient *hc;			/* the client carrying it */
+	hclient_req *req;		/* NULL once done */
 	char *resp;			/* response body */
-	size_t resp_len, resp_cap;
+	size_t resp_len;
 	long status;
 	char *err;			/* connection error or timeout */
 	int done;
@@ -46,151 +46,65 @@ struct hreq {
 
 struct luahttp {
 	uv_loop_t *loop;
-	CURLM *multi;
-	uv_timer_t timer;
+	hclient *world;			/* any URL, no credentials */
+	hclient *own;			/* the daemon's URL, its CA */
 	hmap *reqs;			/* id -> hreq */
 	luahttp_wake_fn wake;
 	void *wake_arg;
 	char *self;			/* "https://127.0.0.1:6443" */
-	char *ca_file;
 	luahttp_token_fn token;
 	void *token_arg;
 	hmap *tokens;			/* user -> token (cached) */
 };
 
-/* One watched socket. */
-struct sock {
-	uv_poll_t poll;
-	luahttp *h;
-	curl_socket_t fd;
-};
-
 static void
 req_free(struct hreq *r)
 {
-	if (r->easy != NULL) {
-		curl_multi_remove_handle(r->h->multi, r->easy);
-		curl_easy_cleanup(r->easy);
-	}
-	curl_slist_free_all(r->hdrs);
+	hclient_cancel(r->req);
 	free(r->id);
 	free(r->owner);
 	free(r->key);
-	free(r->body);
 	free(r->resp);
 	free(r->err);
 	free(r);
 }
 
-/* Move every finished transfer's answer into its entry and wake its key. */
+/* Keep a finished transfer's answer in its entry and wake its key. */
 static void
-check_done(luahttp *h)
+on_done(void *arg, long status, const char *body, size_t len,
+    const char *err)
 {
-	CURLMsg *m;
-	int left;
+	struct hreq *r = arg;
+	luahttp *h = r->h;
 
-	while ((m = curl_multi_info_read(h->multi, &left)) != NULL) {
-		struct hreq *r = NULL;
-
-		if (m->msg != CURLMSG_DONE)
-			continue;
-		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
-		if (r == NULL)
-			continue;
-		if (m->data.result == CURLE_OK)
-			curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE,
-			    &r->status);
-		else
-			r->err = xstrdup(curl_easy_strerror(m->data.result));
-		curl_multi_remove_handle(h->multi, r->easy);
-		curl_easy_cleanup(r->easy);
-		r->easy = NULL;
-		r->done = 1;
-		r->done_ms = uv_now(h->loop);
-		if (h->wake != NULL && r->owner != NULL)
-			h->wake(h->wake_arg, r->owner, r->key);
+	r->req = NULL;
+	r->status = status;
+	if (err != NULL)
+		r->err = xstrdup(err);
+	else if (len > 0) {
+		r->resp = xmalloc(len + 1);
+		memcpy(r->resp, body, len + 1);
+		r->resp_len = len;
 	}
+	r->done = 1;
+	r->done_ms = uv_now(h->loop);
+	if (h->wake != NULL && r->owner != NULL)
+		h->wake(h->wake_arg, r->owner, r->key);
 }
 
-static void
-on_poll(uv_poll_t *p, int status, int events)
+static hclient *
+open_client(uv_loop_t *loop, const char *ca_file)
 {
-	struct sock *s = p->data;
-	int flags = 0, running;
+	struct hclient_conf conf = { 0 };
+	char *cause = NULL;
+	hclient *hc;
 
-	if (status < 0)
-		flags = CURL_CSELECT_ERR;
-	if (events & UV_READABLE)
-		flags |= CURL_CSELECT_IN;
-	if (events & UV_WRITABLE)
-		flags |= CURL_CSELECT_OUT;
-	curl_multi_socket_action(s->h->multi, s->fd, flags, &running);
-	check_done(s->h);
-}
-
-static void
-on_timer(uv_timer_t *t)
-{
-	luahttp *h = t->data;
-	int running;
-
-	curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	check_done(h);
-}
-
-static void
-free_sock(uv_handle_t *hd)
-{
-	free(hd->data);
-}
-
-/* libcurl says which socket to watch, for what, or to stop. */
-static int
-socket_cb(CURL *e, curl_socket_t fd, int what, void *arg, void *sockp)
-{
-	luahttp *h = arg;
-	struct sock *s = sockp;
-	int ev = 0;
-
-	(void)e;
-	if (what == CURL_POLL_REMOVE) {
-		if (s != NULL) {
-			uv_poll_stop(&s->poll);
-			uv_close((uv_handle_t *)&s->poll, free_sock);
-			curl_multi_assign(h->multi, fd, NULL);
-		}
-		return 0;
+	conf.ca_file = ca_file;
+	if ((hc = hclient_new(loop, &conf, &cause)) == NULL) {
+		log_error("volray.http: %s", cause);
+		free(cause);
 	}
-	if (s == NULL) {
-		s = xcalloc(1, sizeof *s);
-		s->h = h;
-		s->fd = fd;
-		if (uv_poll_init_socket(h->loop, &s->poll, fd) != 0) {
-			free(s);
-			return -1;
-		}
-		s->poll.data = s;
-		curl_multi_assign(h->multi, fd, s);
-	}
-	if (what & CURL_POLL_IN)
-		ev |= UV_READABLE;
-	if (what & CURL_POLL_OUT)
-		ev |= UV_WRITABLE;
-	uv_poll_start(&s->poll, ev, on_poll);
-	return 0;
-}
-
-static int
-timer_cb(CURLM *m, long ms, void *arg)
-{
-	luahttp *h = arg;
-
-	(void)m;
-	if (ms < 0)
-		uv_timer_stop(&h->timer);
-	else
-		uv_timer_start(&h->timer, on_timer, (uint64_t)ms, 0);
-	return 0;
+	return hc;
 }
 
 luahttp *
@@ -198,17 +112,10 @@ luahttp_new(uv_loop_t *loop)
 {
 	luahttp *h = xcalloc(1, sizeof *h);
 
-	curl_global_init(CURL_GLOBAL_DEFAULT);
 	h->loop = loop;
-	h->multi = curl_multi_init();
 	h->reqs = hmap_new();
 	h->tokens = hmap_new();
-	uv_timer_init(loop, &h->timer);
-	h->timer.data = h;
-	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
-	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
-	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
-	curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
+	h->world = open_client(loop, NULL);
 	return h;
 }
 
@@ -239,12 +146,10 @@ luahttp_free(luahttp *h)
 	hmap_free(h->reqs);
 	hmap_each(h->tokens, free_str, NULL);
 	hmap_free(h->tokens);
-	curl_multi_cleanup(h->multi);
-	uv_timer_stop(&h->timer);
-	uv_close((uv_handle_t *)&h->timer, NULL);
+	hclient_free(h->world);
+	hclient_free(h->own);
 	free(h->self);
-	free(h->ca_file);
-	/* The timer handle lives in h: leak h rather than free it early. */
+	free(h);
 }
 
 void
@@ -254,14 +159,32 @@ luahttp_set_wake(luahttp *h, luahttp_wake_fn fn, void *arg)
 	h->wake_arg = arg;
 }
 
+/* Fail a request carried by the client about to go (arg). */
+static int
+fail_own(const char *k, void *v, void *arg)
+{
+	struct hreq *r = v;
+
+	(void)k;
+	if (r->hc != arg || r->done)
+		return 0;
+	hclient_cancel(r->req);
+	r->req = NULL;
+	on_done(r, 0, "", 0, "the daemon's address changed");
+	return 0;
+}
+
 void
 luahttp_set_self(luahttp *h, const char *base, const char *ca_file,
     luahttp_token_fn fn, void *arg)
 {
+	if (h->own != NULL) {
+		hmap_each(h->reqs, fail_own, h->own);
+		hclient_free(h->own);
+	}
 	free(h->self);
-	free(h->ca_file);
 	h->self = base ? xstrdup(base) : NULL;
-	h->ca_file = ca_file ? xstrdup(ca_file) : NULL;
+	h->own = base ? open_client(h->loop, ca_file) : NULL;
 	h->token = fn;
 	h->token_arg = arg;
 }
@@ -270,24 +193,6 @@ int
 luahttp_pending(const luahttp *h)
 {
 	return (int)hmap_count(h->reqs);
-}
-
-static size_t
-on_data(char *p, size_t size, size_t n, void *arg)
-{
-	struct hreq *r = arg;
-	size_t len = size * n;
-
-	if (r->resp_len + len > MAX_BODY)
-		return 0;	/* libcurl fails the transfer: too big */
-	if (r->resp_len + len + 1 > r->resp_cap) {
-		r->resp_cap = (r->resp_len + len + 1) * 2;
-		r->resp = xrealloc(r->resp, r->resp_cap);
-	}
-	memcpy(r->resp + r->resp_len, p, len);
-	r->resp_len += len;
-	r->resp[r->resp_len] = '\0';
-	return len;
 }
 
 /* Whether url is one of the daemon's own. */
@@ -317,56 +222,46 @@ token_for(luahttp *h, const char *user)
 	return t;
 }
 
-/* Start a transfer; NULL with *err when libcurl refuses it. */
+/*
+ * Start a transfer with the script's nhdrs header lines (hdrs has room
+ * for two more: a token and the NULL); NULL with *err when it cannot.
+ */
 static struct hreq *
 req_start(luahttp *h, struct luaapi_ctx *c, const char *id,
-    const char *method, const char *url, const char *body, size_t body_len,
-    struct curl_slist *hdrs, int has_auth, double timeout, char **err)
+    struct hclient_call *call, char **hdrs, int nhdrs, int has_auth,
+    char **err)
 {
-	struct hreq *r = xcalloc(1, sizeof *r);
-	CURLMcode mc;
+	struct hreq *r;
+	char *auth = NULL;
+	hclient *hc = h->world;
 
+	if (is_self(h, call->url) && h->own != NULL) {
+		const char *tok = token_for(h, c->user ? c->user->name : NULL);
+
+		hc = h->own;
+		if (tok != NULL && !has_auth)
+			hdrs[nhdrs++] = auth = util_printf(
+			    "Authorization: Bearer %s", tok);
+	}
+	hdrs[nhdrs] = NULL;
+	if (hc == NULL) {
+		*err = xstrdup("volray.http is not available here");
+		free(auth);
+		return NULL;
+	}
+	call->headers = (const char *const *)hdrs;
+	r = xcalloc(1, sizeof *r);
 	r->h = h;
+	r->hc = hc;
+	r->req = hclient_start(hc, call, NULL, on_done, r, err);
+	free(auth);
+	if (r->req == NULL) {
+		free(r);
+		return NULL;
+	}
 	r->id = xstrdup(id);
 	r->owner = c->owner ? xstrdup(c->owner) : NULL;
 	r->key = c->key ? xstrdup(c->key) : NULL;
-	r->hdrs = hdrs;
-	r->easy = curl_easy_init();
-	curl_easy_setopt(r->easy, CURLOPT_URL, url);
-	curl_easy_setopt(r->easy, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(r->easy, CURLOPT_PRIVATE, r);
-	curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(r->easy, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(r->easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
-	curl_easy_setopt(r->easy, CURLOPT_PROTOCOLS_STR, "http,https");
-	if (strcmp(method, "HEAD") == 0)
-		curl_easy_setopt(r->easy, CURLOPT_NOBODY, 1L);
-	if (body != NULL) {
-		r->body = xmalloc(body_len + 1);
-		memcpy(r->body, body, body_len);
-		r->body[body_len] = '\0';
-		curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->body);
-		curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE, (long)body_len);
-	}
-	if (is_self(h, url)) {
-		const char *tok = token_for(h, c->user ? c->user->name : NULL);
-
-		if (h->ca_file != NULL)
-			curl_easy_setopt(r->easy, CURLOPT_CAINFO, h->ca_file);
-		if (tok != NULL && !has_auth) {
-			char *a = util_printf("Authorization: Bearer %s", tok);
-
-			r->hdrs = curl_slist_append(r->hdrs, a);
-			free(a);
-		}
-	}
-	curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->hdrs);
-	if ((mc = curl_multi_add_handle(h->multi, r->easy)) != CURLM_OK) {
-		*err = xstrdup(curl_multi_strerror(mc));
-		req_free(r);
-		return NULL;
-	}
 	hmap_put(h->reqs, r->id, r);
 	return r;
 }
@@ -429,6 +324,14 @@ push_answer(lua_State *L, struct hreq *r)
 	}
 }
 
+static void
+free_lines(char **lines, int n)
+{
+	while (n-- > 0)
+		free(lines[n]);
+	free(lines);
+}
+
 /*
  * volray.http{method=, url=, body=, headers=, timeout=} -> response, or
  * nil, "pending" while in flight, or nil, error text.
@@ -442,8 +345,9 @@ l_http(lua_State *L)
 	char *enc = NULL, *id, *err = NULL;
 	size_t body_len = 0;
 	double timeout = 10;
-	struct curl_slist *hdrs = NULL;
-	int has_auth = 0, has_ctype = 0, json_body = 0;
+	char **hdrs = NULL;
+	int nhdrs = 0, has_auth = 0, has_ctype = 0, json_body = 0;
+	struct hclient_call call = { 0 };
 	struct hreq *r;
 
 	luaL_checktype(L, 1, LUA_TTABLE);
@@ -499,21 +403,24 @@ l_http(lua_State *L)
 				char *line = util_printf("%s: %s", k,
 				    lua_tostring(L, -1));
 
-				if (strpbrk(line, "\r\n") == NULL)
-					hdrs = curl_slist_append(hdrs, line);
-				free(line);
+				if (strpbrk(line, "\r\n") == NULL) {
+					hdrs = xrealloc(hdrs, (nhdrs + 3) *
+					    sizeof *hdrs);
+					hdrs[nhdrs++] = line;
+				} else
+					free(line);
 				has_auth |= strcasecmp(k, "Authorization") == 0;
 				has_ctype |= strcasecmp(k, "Content-Type") == 0;
 			}
 			lua_pop(L, 1);
 		}
 	}
-	if (json_body && !has_ctype)
-		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+	if (hdrs == NULL)
+		hdrs = xcalloc(2, sizeof *hdrs);	/* room for a token */
 	id = util_printf("%s\n%s\n%s %s\n%.*s", c->owner ? c->owner : "",
 	    c->key ? c->key : "", method, url, (int)body_len, body ? body : "");
 	if ((r = hmap_get(h->reqs, id)) != NULL) {
-		curl_slist_free_all(hdrs);
+		free_lines(hdrs, nhdrs);
 		free(enc);
 		free(id);
 		if (!r->done) {
@@ -534,15 +441,23 @@ l_http(lua_State *L)
 	}
 	hmap_each(h->reqs, sweep_one, h);
 	if (hmap_count(h->reqs) >= MAX_INFLIGHT) {
-		curl_slist_free_all(hdrs);
+		free_lines(hdrs, nhdrs);
 		free(enc);
 		free(id);
 		lua_pushnil(L);
 		lua_pushstring(L, "too many HTTP requests in flight");
 		return 2;
 	}
-	r = req_start(h, c, id, method, url, body, body_len, hdrs, has_auth,
-	    timeout, &err);
+	call.method = method;
+	call.url = url;
+	call.body = body;
+	call.body_len = body_len;
+	if (json_body && !has_ctype)
+		call.content_type = "application/json";
+	/* At least a millisecond: 0 would mean no timeout. */
+	call.timeout_ms = timeout * 1000 < 1 ? 1 : (unsigned)(timeout * 1000);
+	r = req_start(h, c, id, &call, hdrs, nhdrs, has_auth, &err);
+	free_lines(hdrs, nhdrs);
 	free(enc);
 	free(id);
 	lua_pushnil(L);

@@ -1,7 +1,7 @@
 /*
  * volray.http and volray.service_url: HTTP calls from Lua controllers
- * that never block the loop. libcurl's multi interface is driven by the
- * loop's sockets (uv_poll) and one timer (uv_timer). A reconcile's first
+ * that never block the loop: the transfers run on net/hclient.c
+ * (libcurl's multi interface driven by the loop). A reconcile's first
  * call starts the request and returns nil, "pending"; when the response
  * arrives the calling controller's key is queued again, and the next call
  * with the same method, URL and body from that key collects the answer,

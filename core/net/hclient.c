@@ -1,0 +1,750 @@
+/*
+ * The HTTP client engine: libcurl's multi interface on the libuv loop.
+ *
+ * libcurl tells us through its socket callback which sockets to watch and
+ * for what (one uv_poll_t each, attached with curl_multi_assign) and
+ * through its timer callback when to call it back (one uv_timer_t); we
+ * hand it readiness with curl_multi_socket_action and then collect the
+ * finished transfers. The multi handle keeps the connections alive and
+ * multiplexes HTTP/2 streams (CURLPIPE_MULTIPLEX, CURLOPT_PIPEWAIT: a new
+ * request waits for a connection that may multiplex rather than open
+ * another).
+ *
+ * A request first waits in a FIFO for its rate token: the bucket is
+ * x/time/rate's, by reservation (each request takes a token now, going
+ * into debt, and starts when the debt would have been refilled), so the
+ * queue starts each request at its own time from one uv_timer_t.
+ *
+ * libcurl's API may not be re-entered from its callbacks, and a streamed
+ * body reaches the caller from inside curl_multi_socket_action: there a
+ * cancel only marks the request (it is removed when libcurl returns) and a
+ * new request waits for the rate timer, armed at 0. Finished transfers
+ * are reported after libcurl returns, so on_done may do anything but free
+ * the client.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "lib/util.h"
+#include "lib/xmalloc.h"
+#include "net/hclient.h"
+
+/* Connecting may take this long even when the request has no timeout. */
+#define CONNECT_TIMEOUT_MS	30000L
+
+enum req_state {
+	REQ_WAITING,		/* in waitq, for its rate token */
+	REQ_RUNNING,		/* in the multi handle, in running */
+	REQ_CANCELLED,		/* cancelled inside libcurl, in dead */
+	REQ_FINISHING,		/* on_done is running */
+};
+
+struct hclient_req {
+	hclient *h;
+	enum req_state state;
+	CURL *easy;
+	struct curl_slist *hdrs;
+	hclient_data_fn on_data;
+	hclient_done_fn on_done;
+	void *arg;
+	char *resp;		/* the body, unless streamed */
+	size_t resp_len, resp_cap;
+	int status_seen;	/* on_data: the status was looked at */
+	int streaming;		/* on_data: a 2xx, delivered as it comes */
+	int too_big;
+	uint64_t due_ns;	/* when waiting: start at this uv_hrtime */
+	struct hclient_req *prev, *next;	/* waitq, running or dead */
+};
+
+/* A list of requests. */
+struct rlist {
+	struct hclient_req *head, *tail;
+};
+
+/* One watched socket. */
+struct sock {
+	uv_poll_t poll;
+	hclient *h;
+	curl_socket_t fd;
+	struct sock *prev, *next;
+};
+
+struct hclient {
+	uv_loop_t *loop;
+	CURLM *multi;
+	CURLSH *share;		/* the DNS cache, async and sync */
+	CURL *sync;		/* the synchronous calls' handle */
+	uv_timer_t timer;	/* libcurl's */
+	uv_timer_t rate_timer;	/* the waiting queue's */
+	int open_handles;	/* while freeing: timers not yet closed */
+	int in_curl;		/* inside curl_multi_socket_action */
+
+	char *base;
+	char *ca_file, *cert_file, *key_file;
+	struct curl_blob ca, cert, key;
+	int insecure;
+	char *auth;		/* "Authorization: Bearer ..." */
+	char *user_agent;
+
+	double qps;		/* <= 0: no limit */
+	double burst, tokens;
+	uint64_t last_ns;
+
+	struct rlist waitq, running;
+	struct hclient_req *dead;	/* singly linked through next */
+	int inflight;
+	struct sock *socks;
+};
+
+static void
+rlist_add(struct rlist *l, struct hclient_req *r)
+{
+	r->next = NULL;
+	r->prev = l->tail;
+	if (l->tail != NULL)
+		l->tail->next = r;
+	else
+		l->head = r;
+	l->tail = r;
+}
+
+static void
+rlist_del(struct rlist *l, struct hclient_req *r)
+{
+	if (r->prev != NULL)
+		r->prev->next = r->next;
+	else
+		l->head = r->next;
+	if (r->next != NULL)
+		r->next->prev = r->prev;
+	else
+		l->tail = r->prev;
+	r->prev = r->next = NULL;
+}
+
+static void
+req_free(struct hclient_req *r)
+{
+	if (r->easy != NULL) {
+		curl_multi_remove_handle(r->h->multi, r->easy);
+		curl_easy_cleanup(r->easy);
+	}
+	curl_slist_free_all(r->hdrs);
+	free(r->resp);
+	free(r);
+}
+
+/* Free the requests cancelled while libcurl was running. */
+static void
+reap(hclient *h)
+{
+	struct hclient_req *r;
+
+	while ((r = h->dead) != NULL) {
+		h->dead = r->next;
+		req_free(r);
+	}
+}
+
+/* Report every finished transfer, then free it. */
+static void
+check_done(hclient *h)
+{
+	struct hclient_req *r;
+	const char *err;
+	long status;
+	CURLMsg *m;
+	int left;
+
+	while ((m = curl_multi_info_read(h->multi, &left)) != NULL) {
+		r = NULL;
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+		if (r == NULL || r->state != REQ_RUNNING)
+			continue;	/* cancelled: reap frees it */
+		status = 0;
+		err = NULL;
+		if (r->too_big)
+			err = "response body over 8 MiB";
+		else if (m->data.result != CURLE_OK)
+			err = curl_easy_strerror(m->data.result);
+		else
+			curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE,
+			    &status);
+		/* m is invalid from here on. */
+		curl_multi_remove_handle(h->multi, r->easy);
+		rlist_del(&h->running, r);
+		h->inflight--;
+		r->state = REQ_FINISHING;
+		if (r->streaming || r->resp == NULL)
+			r->on_done(r->arg, status, "", 0, err);
+		else
+			r->on_done(r->arg, status, r->resp, r->resp_len, err);
+		req_free(r);
+	}
+}
+
+/* Give libcurl an event, then report and clean up after it. */
+static void
+socket_action(hclient *h, curl_socket_t fd, int flags)
+{
+	int running;
+
+	h->in_curl = 1;
+	curl_multi_socket_action(h->multi, fd, flags, &running);
+	h->in_curl = 0;
+	reap(h);
+	check_done(h);
+}
+
+static void
+on_poll(uv_poll_t *p, int status, int events)
+{
+	struct sock *s = p->data;
+	int flags = 0;
+
+	if (status < 0)
+		flags = CURL_CSELECT_ERR;
+	if (events & UV_READABLE)
+		flags |= CURL_CSELECT_IN;
+	if (events & UV_WRITABLE)
+		flags |= CURL_CSELECT_OUT;
+	socket_action(s->h, s->fd, flags);
+}
+
+static void
+on_timer(uv_timer_t *t)
+{
+	socket_action(t->data, CURL_SOCKET_TIMEOUT, 0);
+}
+
+static void
+free_sock(uv_handle_t *hd)
+{
+	free(hd->data);
+}
+
+static void
+sock_close(hclient *h, struct sock *s)
+{
+	if (s->prev != NULL)
+		s->prev->next = s->next;
+	else
+		h->socks = s->next;
+	if (s->next != NULL)
+		s->next->prev = s->prev;
+	uv_poll_stop(&s->poll);
+	uv_close((uv_handle_t *)&s->poll, free_sock);
+}
+
+/* libcurl says which socket to watch, for what, or to stop. */
+static int
+socket_cb(CURL *e, curl_socket_t fd, int what, void *arg, void *sockp)
+{
+	hclient *h = arg;
+	struct sock *s = sockp;
+	int ev = 0;
+
+	(void)e;
+	if (what == CURL_POLL_REMOVE) {
+		if (s != NULL) {
+			sock_close(h, s);
+			curl_multi_assign(h->multi, fd, NULL);
+		}
+		return 0;
+	}
+	if (s == NULL) {
+		s = xcalloc(1, sizeof *s);
+		s->h = h;
+		s->fd = fd;
+		if (uv_poll_init_socket(h->loop, &s->poll, fd) != 0) {
+			free(s);
+			return -1;
+		}
+		s->poll.data = s;
+		s->next = h->socks;
+		if (h->socks != NULL)
+			h->socks->prev = s;
+		h->socks = s;
+		curl_multi_assign(h->multi, fd, s);
+	}
+	if (what & CURL_POLL_IN)
+		ev |= UV_READABLE;
+	if (what & CURL_POLL_OUT)
+		ev |= UV_WRITABLE;
+	uv_poll_start(&s->poll, ev, on_poll);
+	return 0;
+}
+
+static int
+timer_cb(CURLM *m, long ms, void *arg)
+{
+	hclient *h = arg;
+
+	(void)m;
+	if (ms < 0)
+		uv_timer_stop(&h->timer);
+	else
+		uv_timer_start(&h->timer, on_timer, (uint64_t)ms, 0);
+	return 0;
+}
+
+static void
+blob_set(struct curl_blob *b, const char *pem, size_t len)
+{
+	if (pem == NULL || len == 0)
+		return;
+	b->data = xmalloc(len);
+	memcpy(b->data, pem, len);
+	b->len = len;
+	b->flags = CURL_BLOB_NOCOPY;	/* the client outlives its requests */
+}
+
+hclient *
+hclient_new(uv_loop_t *loop, const struct hclient_conf *conf, char **cause)
+{
+	hclient *h = xcalloc(1, sizeof *h);
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if ((h->multi = curl_multi_init()) == NULL ||
+	    (h->share = curl_share_init()) == NULL) {
+		*cause = xstrdup("libcurl: cannot start a multi handle");
+		curl_multi_cleanup(h->multi);
+		free(h);
+		return NULL;
+	}
+	h->loop = loop;
+	curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
+	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
+	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+	curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
+	curl_multi_setopt(h->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+	uv_timer_init(loop, &h->timer);
+	uv_timer_init(loop, &h->rate_timer);
+	h->timer.data = h->rate_timer.data = h;
+	if (conf == NULL)
+		return h;
+	if (conf->base_url != NULL) {
+		h->base = xstrdup(conf->base_url);
+		while (*h->base != '\0' && h->base[strlen(h->base) - 1] == '/')
+			h->base[strlen(h->base) - 1] = '\0';
+	}
+	h->ca_file = conf->ca_file ? xstrdup(conf->ca_file) : NULL;
+	h->cert_file = conf->cert_file ? xstrdup(conf->cert_file) : NULL;
+	h->key_file = conf->key_file ? xstrdup(conf->key_file) : NULL;
+	blob_set(&h->ca, conf->ca_pem, conf->ca_pem_len);
+	blob_set(&h->cert, conf->cert_pem, conf->cert_pem_len);
+	blob_set(&h->key, conf->key_pem, conf->key_pem_len);
+	h->insecure = conf->insecure;
+	if (conf->token != NULL && *conf->token != '\0')
+		h->auth = util_printf("Authorization: Bearer %s", conf->token);
+	h->user_agent = conf->user_agent ? xstrdup(conf->user_agent) : NULL;
+	return h;
+}
+
+static void
+on_handle_closed(uv_handle_t *hd)
+{
+	hclient *h = hd->data;
+
+	if (--h->open_handles == 0)
+		free(h);
+}
+
+void
+hclient_free(hclient *h)
+{
+	struct hclient_req *r;
+
+	if (h == NULL)
+		return;
+	while ((r = h->waitq.head) != NULL) {
+		rlist_del(&h->waitq, r);
+		req_free(r);
+	}
+	while ((r = h->running.head) != NULL) {
+		rlist_del(&h->running, r);
+		req_free(r);
+	}
+	reap(h);
+	curl_multi_cleanup(h->multi);
+	while (h->socks != NULL)
+		sock_close(h, h->socks);
+	curl_easy_cleanup(h->sync);
+	curl_share_cleanup(h->share);
+	free(h->base);
+	free(h->ca_file);
+	free(h->cert_file);
+	free(h->key_file);
+	free(h->ca.data);
+	free(h->cert.data);
+	free(h->key.data);
+	free(h->auth);
+	free(h->user_agent);
+	h->open_handles = 2;
+	uv_timer_stop(&h->timer);
+	uv_timer_stop(&h->rate_timer);
+	uv_close((uv_handle_t *)&h->timer, on_handle_closed);
+	uv_close((uv_handle_t *)&h->rate_timer, on_handle_closed);
+}
+
+void
+hclient_set_rate(hclient *h, double qps, int burst)
+{
+	h->qps = qps;
+	h->burst = burst < 1 ? 1 : burst;
+	h->tokens = h->burst;
+	h->last_ns = uv_hrtime();
+}
+
+/* Take a token, into debt if need be: how long until it is ours (ns). */
+static uint64_t
+reserve(hclient *h)
+{
+	uint64_t now = uv_hrtime();
+
+	if (h->qps <= 0)
+		return 0;
+	h->tokens += (double)(now - h->last_ns) * h->qps / 1e9;
+	if (h->tokens > h->burst)
+		h->tokens = h->burst;
+	h->last_ns = now;
+	h->tokens -= 1;
+	if (h->tokens >= 0)
+		return 0;
+	return (uint64_t)(-h->tokens / h->qps * 1e9);
+}
+
+int
+hclient_inflight(const hclient *h)
+{
+	return h->inflight;
+}
+
+static size_t
+on_body(char *p, size_t size, size_t n, void *arg)
+{
+	struct hclient_req *r = arg;
+	size_t len = size * n;
+	long status = 0;
+
+	if (r->state == REQ_CANCELLED)
+		return 0;
+	if (r->on_data != NULL && !r->status_seen) {
+		r->status_seen = 1;
+		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+		r->streaming = status >= 200 && status < 300;
+	}
+	if (r->streaming) {
+		r->on_data(r->arg, p, len);
+		return r->state == REQ_CANCELLED ? 0 : len;
+	}
+	if (r->resp_len + len > HCLIENT_MAX_BODY) {
+		r->too_big = 1;
+		return 0;	/* libcurl fails the transfer */
+	}
+	if (r->resp_len + len + 1 > r->resp_cap) {
+		r->resp_cap = (r->resp_len + len + 1) * 2;
+		r->resp = xrealloc(r->resp, r->resp_cap);
+	}
+	memcpy(r->resp + r->resp_len, p, len);
+	r->resp_len += len;
+	r->resp[r->resp_len] = '\0';
+	return len;
+}
+
+/* Whether the call's own headers include one named name. */
+static int
+has_header(const struct hclient_call *c, const char *name)
+{
+	size_t n = strlen(name);
+	int i;
+
+	for (i = 0; c->headers != NULL && c->headers[i] != NULL; i++)
+		if (strncasecmp(c->headers[i], name, n) == 0 &&
+		    (c->headers[i][n] == ':' || c->headers[i][n] == ';'))
+			return 1;
+	return 0;
+}
+
+static struct curl_slist *
+add_header(struct curl_slist *l, const char *name, const char *value)
+{
+	char *line = util_printf("%s: %s", name, value);
+
+	l = curl_slist_append(l, line);
+	free(line);
+	return l;
+}
+
+/* Set up e for call with the client's credentials; its body goes to r. */
+static void
+easy_setup(hclient *h, CURL *e, const struct hclient_call *c,
+    struct hclient_req *r, unsigned timeout_ms)
+{
+	const char *method = c->method != NULL ? c->method : "GET";
+	struct curl_slist *l = NULL;
+	char *url;
+	int i;
+
+	if (c->url[0] == '/' && h->base != NULL) {
+		url = util_printf("%s%s", h->base, c->url);
+		curl_easy_setopt(e, CURLOPT_URL, url);
+		free(url);
+	} else
+		curl_easy_setopt(e, CURLOPT_URL, c->url);
+	curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+	if (strcmp(method, "HEAD") == 0)
+		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
+	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+	curl_easy_setopt(e, CURLOPT_SHARE, h->share);
+	/*
+	 * No TLS session resumption: volray's own server (net/tls.c)
+	 * verifies client certificates without a session id context, and
+	 * OpenSSL then fails every resumed handshake.
+	 */
+	curl_easy_setopt(e, CURLOPT_SSL_SESSIONID_CACHE, 0L);
+	if (h->ca.data != NULL)
+		curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &h->ca);
+	else if (h->ca_file != NULL)
+		curl_easy_setopt(e, CURLOPT_CAINFO, h->ca_file);
+	if (h->cert.data != NULL)
+		curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &h->cert);
+	else if (h->cert_file != NULL)
+		curl_easy_setopt(e, CURLOPT_SSLCERT, h->cert_file);
+	if (h->key.data != NULL)
+		curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &h->key);
+	else if (h->key_file != NULL)
+		curl_easy_setopt(e, CURLOPT_SSLKEY, h->key_file);
+	if (h->insecure) {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (h->user_agent != NULL)
+		curl_easy_setopt(e, CURLOPT_USERAGENT, h->user_agent);
+	if (c->body != NULL) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+		    (curl_off_t)c->body_len);
+		curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, c->body);
+		/* No 100-continue round trip before a large body. */
+		if (!has_header(c, "Expect"))
+			l = curl_slist_append(l, "Expect:");
+	}
+	if (c->accept != NULL)
+		l = add_header(l, "Accept", c->accept);
+	if (c->content_type != NULL)
+		l = add_header(l, "Content-Type", c->content_type);
+	if (h->auth != NULL && !has_header(c, "Authorization"))
+		l = curl_slist_append(l, h->auth);
+	for (i = 0; c->headers != NULL && c->headers[i] != NULL; i++)
+		if (strpbrk(c->headers[i], "\r\n") == NULL)
+			l = curl_slist_append(l, c->headers[i]);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, l);
+	r->hdrs = l;
+}
+
+/* Hand a request to libcurl; -1 with *err. */
+static int
+launch(hclient *h, struct hclient_req *r, char **err)
+{
+	CURLMcode mc;
+
+	if ((mc = curl_multi_add_handle(h->multi, r->easy)) != CURLM_OK) {
+		*err = xstrdup(curl_multi_strerror(mc));
+		return -1;
+	}
+	r->state = REQ_RUNNING;
+	rlist_add(&h->running, r);
+	return 0;
+}
+
+static void on_rate_timer(uv_timer_t *);
+
+/* Wake up for the first waiting request (at once inside libcurl). */
+static void
+arm_rate_timer(hclient *h)
+{
+	uint64_t now = uv_hrtime(), ms = 0;
+	struct hclient_req *r = h->waitq.head;
+
+	if (r == NULL)
+		return;
+	if (r->due_ns > now)
+		ms = (r->due_ns - now + 999999) / 1000000;
+	uv_timer_start(&h->rate_timer, on_rate_timer, ms, 0);
+}
+
+/* Start the waiting requests whose tokens have come. */
+static void
+on_rate_timer(uv_timer_t *t)
+{
+	hclient *h = t->data;
+	struct hclient_req *r;
+	char *err = NULL;
+
+	while ((r = h->waitq.head) != NULL && r->due_ns <= uv_hrtime()) {
+		rlist_del(&h->waitq, r);
+		if (launch(h, r, &err) != 0) {
+			h->inflight--;
+			r->state = REQ_FINISHING;
+			r->on_done(r->arg, 0, "", 0, err);
+			free(err);
+			err = NULL;
+			req_free(r);
+		}
+	}
+	arm_rate_timer(h);
+}
+
+hclient_req *
+hclient_start(hclient *h, const struct hclient_call *c,
+    hclient_data_fn on_data, hclient_done_fn on_done, void *arg, char **err)
+{
+	struct hclient_req *r;
+	uint64_t wait;
+
+	if (c->url == NULL || (c->url[0] == '/' && h->base == NULL)) {
+		*err = xstrdup("no URL");
+		return NULL;
+	}
+	r = xcalloc(1, sizeof *r);
+	r->h = h;
+	r->on_data = on_data;
+	r->on_done = on_done;
+	r->arg = arg;
+	if ((r->easy = curl_easy_init()) == NULL) {
+		*err = xstrdup("libcurl: cannot make a handle");
+		free(r);
+		return NULL;
+	}
+	easy_setup(h, r->easy, c, r, c->timeout_ms);
+	wait = reserve(h);
+	if (wait == 0 && !h->in_curl && h->waitq.head == NULL) {
+		if (launch(h, r, err) != 0) {
+			req_free(r);
+			return NULL;
+		}
+	} else {
+		r->state = REQ_WAITING;
+		r->due_ns = uv_hrtime() + wait;
+		rlist_add(&h->waitq, r);
+		if (r == h->waitq.head)
+			arm_rate_timer(h);
+	}
+	h->inflight++;
+	return r;
+}
+
+void
+hclient_cancel(hclient_req *r)
+{
+	hclient *h;
+
+	if (r == NULL)
+		return;
+	h = r->h;
+	switch (r->state) {
+	case REQ_WAITING:
+		rlist_del(&h->waitq, r);
+		h->inflight--;
+		req_free(r);
+		break;
+	case REQ_RUNNING:
+		rlist_del(&h->running, r);
+		h->inflight--;
+		if (h->in_curl) {
+			r->state = REQ_CANCELLED;
+			r->next = h->dead;
+			h->dead = r;
+		} else
+			req_free(r);
+		break;
+	case REQ_CANCELLED:
+	case REQ_FINISHING:
+		break;
+	}
+}
+
+const char *
+hclient_req_header(hclient_req *r, const char *name)
+{
+	struct curl_header *hd;
+
+	if (r->easy == NULL || curl_easy_header(r->easy, name, 0,
+	    CURLH_HEADER, -1, &hd) != CURLHE_OK)
+		return NULL;
+	return hd->value;
+}
+
+/* Sleep ns nanoseconds, whatever signals come. */
+static void
+sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000u),
+	    (long)(ns % 1000000000u) };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+int
+hclient_call_sync(hclient *h, const struct hclient_call *c, long *status,
+    char **body, size_t *len, char **err)
+{
+	struct hclient_req r;
+	CURLcode rc;
+	uint64_t wait;
+
+	*status = 0;
+	*body = NULL;
+	*len = 0;
+	*err = NULL;
+	if (c->url == NULL || (c->url[0] == '/' && h->base == NULL)) {
+		*err = xstrdup("no URL");
+		return -1;
+	}
+	if (h->sync == NULL && (h->sync = curl_easy_init()) == NULL) {
+		*err = xstrdup("libcurl: cannot make a handle");
+		return -1;
+	}
+	if ((wait = reserve(h)) > 0)
+		sleep_ns(wait);
+	/* A reset handle keeps its connections and caches. */
+	curl_easy_reset(h->sync);
+	memset(&r, 0, sizeof r);
+	r.h = h;
+	r.state = REQ_RUNNING;
+	r.easy = h->sync;
+	easy_setup(h, h->sync, c, &r, c->timeout_ms != 0 ? c->timeout_ms :
+	    HCLIENT_SYNC_TIMEOUT_MS);
+	rc = curl_easy_perform(h->sync);
+	curl_slist_free_all(r.hdrs);
+	curl_easy_setopt(h->sync, CURLOPT_HTTPHEADER, NULL);
+	if (r.too_big || rc != CURLE_OK) {
+		*err = xstrdup(r.too_big ? "response body over 8 MiB" :
+		    curl_easy_strerror(rc));
+		free(r.resp);
+		return -1;
+	}
+	curl_easy_getinfo(h->sync, CURLINFO_RESPONSE_CODE, status);
+	*body = r.resp != NULL ? r.resp : xstrdup("");
+	*len = r.resp_len;
+	return 0;
+}
