@@ -25,6 +25,9 @@
 #include "auth/pki.h"
 #include "auth/rbac.h"
 #include "client/embedded.h"
+#include "client/leader.h"
+#include "client/remote.h"
+#include "lib/kubecfg.h"
 #include "ctrl/controller.h"
 #include "ctrl/luahttp.h"
 #include "lib/log.h"
@@ -72,6 +75,9 @@ struct daemon {
 	uv_signal_t sigterm, sigint, sighup;
 	int stopping;
 	int ready;		/* roles started (/readyz of --metrics-listen) */
+	remote *rm;		/* --kubeconfig: the remote API's client */
+	int leader_elect;	/* the controllers and scheduler elect */
+	leader *elect_ctrl, *elect_sched;
 };
 
 static int
@@ -302,7 +308,8 @@ stop(struct daemon *d)
 		return;
 	d->stopping = 1;
 	log_info("volrayd: shutting down");
-	api_set_draining(d->api, 1);
+	if (d->api != NULL)
+		api_set_draining(d->api, 1);
 	uv_stop(d->loop);
 }
 
@@ -444,6 +451,12 @@ local_node_name(char *host, size_t size)
 }
 
 static void start_nodes(struct daemon *);
+static void set_http_self(struct daemon *);
+static int start_controllers(struct daemon *, client *, char **);
+static int start_scheduler(struct daemon *, client *, char **);
+static void elect(struct daemon *, const char *lease, leader **);
+/* The one daemon, for the leader election's callbacks. */
+static struct daemon *daemon_of;
 
 /*
  * The workers above the client seam: controllers, scheduler, node
@@ -454,32 +467,118 @@ start_workers(struct daemon *d, char **cause)
 {
 	int roles = d->f.roles;
 
-	if (roles & ROLE_CONTROLLERS) {
-		d->ctrl = controller_new(d->loop, d->client, d->lua);
-		controller_set_authorizer(d->ctrl, d->rbac);
-		controller_set_batch_scheduler(d->ctrl, d->f.batch_scheduler);
-		d->http = luahttp_new(d->loop);
-		controller_set_http(d->ctrl, d->http);
+	if (roles & ROLE_NODES)
+		start_nodes(d);
+	if (d->leader_elect) {
+		/* The roles that want one writer start when elected. */
+		if (roles & ROLE_CONTROLLERS)
+			elect(d, "volray-controllers", &d->elect_ctrl);
+		if (roles & ROLE_SCHEDULER)
+			elect(d, "volray-scheduler", &d->elect_sched);
+		return 0;
 	}
-	/* The scheduler: binds pending pods to nodes (started below). */
-	if (roles & ROLE_SCHEDULER)
-		d->sched = sched_new(d->loop, d->client, d->lua);
-	if (reload(d, cause) != 0) {
+	if ((roles & ROLE_CONTROLLERS) && start_controllers(d, d->client,
+	    cause) != 0)
+		return -1;
+	if ((roles & ROLE_SCHEDULER) && start_scheduler(d, d->client,
+	    cause) != 0)
+		return -1;
+	return 0;
+}
+
+/* The Lua controllers and the node lifecycle controller, writing
+   through c. */
+static int
+start_controllers(struct daemon *d, client *c, char **cause)
+{
+	d->ctrl = controller_new(d->loop, c, d->lua);
+	controller_set_authorizer(d->ctrl, d->rbac);
+	controller_set_batch_scheduler(d->ctrl, d->f.batch_scheduler);
+	d->http = luahttp_new(d->loop);
+	controller_set_http(d->ctrl, d->http);
+	if (d->api != NULL)
+		set_http_self(d);
+	if (controller_reload(d->ctrl, cause) != 0) {
 		log_error("volrayd: %s", *cause);
 		return -1;
 	}
-	if (roles & ROLE_NODES)
-		start_nodes(d);
 	/* Node health for every Node: Unknown, taints, evictions. */
-	if (roles & ROLE_CONTROLLERS) {
-		d->life = lifecycle_new(d->loop, d->client, d->nodes != NULL ?
-		    node_mgr_wheel(d->nodes) : wheel_new(d->loop),
-		    d->f.node_grace_ms);
-		lifecycle_start(d->life);
-	}
-	if (d->sched != NULL)
-		sched_start(d->sched);
+	d->life = lifecycle_new(d->loop, c, d->nodes != NULL ?
+	    node_mgr_wheel(d->nodes) : wheel_new(d->loop), d->f.node_grace_ms);
+	lifecycle_start(d->life);
 	return 0;
+}
+
+/* The scheduler, binding pending pods through c. */
+static int
+start_scheduler(struct daemon *d, client *c, char **cause)
+{
+	d->sched = sched_new(d->loop, c, d->lua);
+	if (sched_reload(d->sched, cause) != 0) {
+		log_error("volrayd: %s", *cause);
+		return -1;
+	}
+	sched_start(d->sched);
+	return 0;
+}
+
+static int
+is_leader(void *arg)
+{
+	return leader_is_leader(arg);
+}
+
+/* Elected: the role starts, writing through a client gated on the
+   Lease, so that no write of it leaves once the Lease may have passed. */
+static void
+on_elected(void *arg)
+{
+	leader **slot = arg;
+	struct daemon *d = daemon_of;
+	char *cause = NULL;
+	int rc;
+
+	if (slot == &d->elect_ctrl)
+		rc = start_controllers(d, client_gated(d->client, is_leader,
+		    *slot), &cause);
+	else
+		rc = start_scheduler(d, client_gated(d->client, is_leader,
+		    *slot), &cause);
+	if (rc != 0)
+		exit(1);
+	d->ready = 1;
+}
+
+/* As kube-scheduler and kube-controller-manager: a leader that lost its
+   Lease exits, and its supervisor starts it again as a candidate. */
+static void
+on_deposed(void *arg)
+{
+	(void)arg;
+	log_error("volrayd: leader election lost; exiting");
+	exit(1);
+}
+
+static void
+elect(struct daemon *d, const char *lease, leader **slot)
+{
+	struct leader_conf lc;
+
+	memset(&lc, 0, sizeof lc);
+	lc.ns = d->f.leader_ns;
+	lc.name = lease;
+	lc.lease_ms = (unsigned)d->f.lease_ms;
+	lc.renew_ms = (unsigned)d->f.renew_ms;
+	lc.retry_ms = (unsigned)d->f.retry_ms;
+	lc.release_on_cancel = 1;
+	lc.on_started = on_elected;
+	lc.on_stopped = on_deposed;
+	lc.arg = slot;
+	if ((*slot = leader_new(d->loop, d->client, &lc)) == NULL) {
+		log_error("volrayd: leader election for %s: bad settings",
+		    lease);
+		exit(2);
+	}
 }
 
 /*
@@ -492,7 +591,8 @@ start_nodes(struct daemon *d)
 	char host[256] = "", *self;
 
 	d->nodes = node_mgr_new(d->loop, d->client);
-	registry_set_pod_runtime(d->rg, node_mgr_has_runtime, d->nodes);
+	if (d->rg != NULL)
+		registry_set_pod_runtime(d->rg, node_mgr_has_runtime, d->nodes);
 	metrics_add_source(print_node_metrics, d->nodes);
 	node_mgr_set_lease_duration(d->nodes, d->f.node_lease_seconds);
 	if (!d->f.no_local_node)
@@ -503,6 +603,10 @@ start_nodes(struct daemon *d)
 	/* Ray heads: the Jobs and Serve APIs of every head pod served here. */
 	if (d->f.roles & ROLE_RAY) {
 		d->ray = ray_new(d->loop, d->client, d->nodes);
+	}
+	if (d->ray != NULL && d->rg != NULL) {
+		/* The pods' way to the API: this process's, when it serves
+		   one. */
 		self = self_url(d);
 		ray_set_pod_env(d->ray, ray_bin_dir(), self, d->ca_file,
 		    pod_token, d);
@@ -513,13 +617,22 @@ start_nodes(struct daemon *d)
 		ray_start(d->ray);
 }
 
+/* volray.http's own API: this process's, when it serves one. */
+static void
+set_http_self(struct daemon *d)
+{
+	char *self = self_url(d);
+
+	luahttp_set_self(d->http, self, d->ca_file, controller_token, d);
+	free(self);
+}
+
 /* The Kubernetes API on --listen, with its limits, authn and RBAC. */
 static int
 start_api(struct daemon *d, char **cause)
 {
 	struct limits_conf lc = { d->f.max_readonly, d->f.max_mutating,
 	    d->f.user_qps, d->f.user_burst, d->f.max_watches };
-	char *self;
 
 	d->api = api_new(d->loop, d->st, d->rg, d->hub, d->f.data_dir);
 	api_set_reload(d->api, reload, d);
@@ -539,12 +652,8 @@ start_api(struct daemon *d, char **cause)
 	if (d->tls != NULL)
 		http_server_use_tls(d->srv, d->tls);
 	api_set_server(d->api, d->srv);
-	if (d->http != NULL) {
-		self = self_url(d);
-		luahttp_set_self(d->http, self, d->ca_file, controller_token,
-		    d);
-		free(self);
-	}
+	if (d->http != NULL)
+		set_http_self(d);
 	return 0;
 }
 
@@ -568,15 +677,85 @@ shutdown_daemon(struct daemon *d)
 		ray_shutdown(d->ray);
 	if (d->nodes != NULL)
 		node_mgr_shutdown(d->nodes);
-	http_server_close(d->srv);
-	store_close(d->st);
+	if (d->elect_ctrl != NULL)
+		leader_free(d->elect_ctrl);
+	if (d->elect_sched != NULL)
+		leader_free(d->elect_sched);
+	if (d->srv != NULL)
+		http_server_close(d->srv);
+	if (d->st != NULL)
+		store_close(d->st);
 	uv_walk(d->loop, on_closed_walk, NULL);
 	uv_run(d->loop, UV_RUN_NOWAIT);
-	tls_ctx_free(d->tls);
-	authn_free(d->authn);
-	limits_free(d->limits);
-	rbac_free(d->rbac);
+	if (d->tls != NULL)
+		tls_ctx_free(d->tls);
+	if (d->authn != NULL)
+		authn_free(d->authn);
+	if (d->limits != NULL)
+		limits_free(d->limits);
+	if (d->rbac != NULL)
+		rbac_free(d->rbac);
 	log_info("volrayd: stopped");
+}
+
+/* The informers have listed: the roles can start on the mirror. */
+static void
+on_remote_synced(void *arg)
+{
+	struct daemon *d = arg;
+	char *cause = NULL;
+
+	log_info("volrayd: the mirror of %s is filled; starting %s",
+	    remote_server(d->rm), volrayd_roles_text(d->f.roles & ~ROLE_API));
+	if (start_workers(d, &cause) != 0)
+		exit(1);
+	if (!d->leader_elect)
+		d->ready = 1;
+}
+
+/*
+ * The roles' client when they run against another API server: the
+ * kubeconfig (or the in-cluster config), the CRDs there, and a remote
+ * client whose informers start filling the mirror when the loop runs.
+ */
+static int
+start_remote(struct daemon *d, char **cause)
+{
+	struct remote_conf rc;
+	struct kubecfg *kc;
+	char crds[PATH_MAX];
+	cJSON *docs;
+	int r;
+
+	if (d->f.kubeconfig != NULL && strcmp(d->f.kubeconfig, "") != 0)
+		r = kubecfg_load(d->f.kubeconfig, d->f.context, &kc, cause);
+	else
+		r = kubecfg_in_cluster(&kc, cause);
+	if (r != 0)
+		return -1;
+	snprintf(crds, sizeof crds, "%s/crds", d->f.share_dir);
+	if ((docs = volrayd_crds_load(crds, cause)) == NULL) {
+		kubecfg_free(kc);
+		return -1;
+	}
+	memset(&rc, 0, sizeof rc);
+	rc.qps = d->f.kube_qps;
+	rc.burst = d->f.kube_burst;
+	rc.on_synced = on_remote_synced;
+	rc.arg = d;
+	d->rm = remote_new(d->loop, kc, &rc, cause);
+	kubecfg_free(kc);
+	if (d->rm == NULL ||
+	    volrayd_crds_ensure(d->rm, docs, !d->f.no_install_crds, cause) !=
+	    0) {
+		cJSON_Delete(docs);
+		return -1;
+	}
+	cJSON_Delete(docs);
+	d->client = remote_client(d->rm);
+	log_info("volrayd: roles %s against %s", volrayd_roles_text(
+	    d->f.roles & ~ROLE_API), remote_server(d->rm));
+	return 0;
 }
 
 int
@@ -613,16 +792,31 @@ main(int argc, char **argv)
 		    d.f.data_dir, strerror(errno));
 		return 1;
 	}
-	if (security_init(&d, &cause) != 0) {
+	if ((d.f.roles & ROLE_API) && security_init(&d, &cause) != 0) {
 		log_error("volrayd: %s", cause);
 		return 1;
 	}
 	d.loop = uv_default_loop();
-	if (start_store(&d, &cause) != 0)
+	daemon_of = &d;
+	if (d.f.roles & ROLE_API) {
+		if (start_store(&d, &cause) != 0)
+			return 1;
+	} else {
+		resource_init();
+		sched_derive();
+	}
+	d.leader_elect = d.f.leader_elect == -1 ? d.f.kubeconfig != NULL :
+	    d.f.leader_elect;
+	if (d.f.kubeconfig != NULL && start_remote(&d, &cause) != 0) {
+		log_error("volrayd: %s", cause);
 		return 1;
+	}
 	if (d.f.roles & (ROLE_CONTROLLERS | ROLE_SCHEDULER))
 		start_lua(&d);
-	if (start_workers(&d, &cause) != 0 || start_api(&d, &cause) != 0)
+	/* Against a remote API the roles start once its mirror is full. */
+	if (d.rm == NULL && start_workers(&d, &cause) != 0)
+		return 1;
+	if ((d.f.roles & ROLE_API) && start_api(&d, &cause) != 0)
 		return 1;
 	if (d.f.metrics_port > 0 && volrayd_metrics_listen(d.loop,
 	    d.f.metrics_host, d.f.metrics_port, &d.ready, &cause) != 0) {
@@ -631,16 +825,20 @@ main(int argc, char **argv)
 		return 1;
 	}
 	start_signals(&d);
-	if (write_kubeconfig(&d, &cause) != 0) {
+	if ((d.f.roles & ROLE_API) && write_kubeconfig(&d, &cause) != 0) {
 		log_error("volrayd: %s", cause);
 		return 1;
 	}
-	api_set_ready(d.api, 1);
-	d.ready = 1;
+	if (d.api != NULL)
+		api_set_ready(d.api, 1);
+	if (d.rm == NULL && !d.leader_elect)
+		d.ready = 1;
 	looplag_start(d.loop);
-	log_info("volrayd: roles %s; serving %s on %s:%d, kubeconfig "
-	    "%s/kubeconfig", volrayd_roles_text(d.f.roles),
-	    d.tls ? "HTTPS" : "plain HTTP", d.f.host, d.f.port, d.f.data_dir);
+	if (d.api != NULL)
+		log_info("volrayd: roles %s; serving %s on %s:%d, kubeconfig "
+		    "%s/kubeconfig", volrayd_roles_text(d.f.roles),
+		    d.tls ? "HTTPS" : "plain HTTP", d.f.host, d.f.port,
+		    d.f.data_dir);
 	uv_run(d.loop, UV_RUN_DEFAULT);
 	shutdown_daemon(&d);
 	return 0;

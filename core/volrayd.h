@@ -5,6 +5,8 @@
 #ifndef VOLRAY_VOLRAYD_H
 #define VOLRAY_VOLRAYD_H
 
+#include <cjson/cJSON.h>
+
 /* What a volrayd runs (--roles); the default is all of them. */
 enum volrayd_role {
 	ROLE_API = 1 << 0,		/* the store and the Kubernetes API */
@@ -85,6 +87,16 @@ const char *volrayd_roles_text(int roles);
 struct uv_loop_s;
 int volrayd_metrics_listen(struct uv_loop_s *, const char *host, int port,
     const int *ready, char **cause);
+/*
+ * The CRD files of dir, registered in the resource table (an array of
+ * their objects; the caller frees it), or NULL with *cause.
+ */
+struct remote;
+cJSON *volrayd_crds_load(const char *dir, char **cause);
+/* Each of crds on the remote server: created when missing (install), or
+   named in a refusal. 0, or -1 with *cause. */
+int volrayd_crds_ensure(struct remote *, const cJSON *crds, int install,
+    char **cause);
 /* Whether host names a loopback address. */
 int volrayd_is_loopback(const char *host);
 

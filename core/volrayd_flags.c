@@ -553,14 +553,14 @@ check_together(const struct volrayd_flags *f)
 	if (f->plain_http && (f->tls_cert_file != NULL || f->nsans > 0))
 		return bad("--plain-http turns TLS off: it takes no "
 		    "--tls-* flags%s", "");
-	if (!(f->roles & ROLE_API) && f->kubeconfig == NULL)
+	if (!(f->roles & ROLE_API) && f->kubeconfig == NULL &&
+	    getenv("KUBERNETES_SERVICE_HOST") == NULL)
 		return bad("--roles %s: without api, the roles need an API "
 		    "server: give --kubeconfig FILE", volrayd_roles_text(
 		    f->roles));
-	if (f->kubeconfig != NULL && f->roles != ROLE_API)
-		return bad("--kubeconfig: running roles against a remote API "
-		    "(%s) is not built yet; --roles api serves the API alone",
-		    volrayd_roles_text(f->roles & ~ROLE_API));
+	if (f->roles == ROLE_API && f->kubeconfig != NULL)
+		return bad("--kubeconfig is for the roles other than api: "
+		    "--roles %s has none", volrayd_roles_text(f->roles));
 	if ((f->roles & ROLE_RAY) && !(f->roles & ROLE_NODES))
 		return bad("--roles %s: ray serves the heads of the nodes this "
 		    "process runs: add nodes", volrayd_roles_text(f->roles));
@@ -607,6 +607,10 @@ volrayd_flags_parse(struct volrayd_flags *f, int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* In a pod, without api or --kubeconfig: the in-cluster config. */
+	if (!(f->roles & ROLE_API) && f->kubeconfig == NULL &&
+	    getenv("KUBERNETES_SERVICE_HOST") != NULL)
+		f->kubeconfig = xstrdup("");
 	if (f->nscheduler_names == 0)
 		push(&f->scheduler_names, &f->nscheduler_names, "volcano");
 	return check_together(f);

@@ -5,14 +5,19 @@
  * call more than the registry's.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "client/client.h"
 #include "lib/xmalloc.h"
+#include "registry/status.h"
 
 struct client {
 	store *cache;
 	const struct client_ops *ops;
 	void *impl;
+	int owns_impl;
+	int (*allowed)(void *);		/* a gate on writes, or NULL */
+	void *allowed_arg;
 };
 
 client *
@@ -23,7 +28,33 @@ client_new(store *cache, const struct client_ops *ops, void *impl)
 	c->cache = cache;
 	c->ops = ops;
 	c->impl = impl;
+	c->owns_impl = 1;
 	return c;
+}
+
+client *
+client_gated(client *base, int (*allowed)(void *), void *arg)
+{
+	client *c = xcalloc(1, sizeof *c);
+
+	*c = *base;
+	c->owns_impl = 0;
+	c->allowed = allowed;
+	c->allowed_arg = arg;
+	return c;
+}
+
+/* A write the gate refuses: 503, and nothing is sent. */
+static int
+refused(const client *c, struct reg_result *res)
+{
+	if (c->allowed == NULL || c->allowed(c->allowed_arg))
+		return 0;
+	memset(res, 0, sizeof *res);
+	res->code = 503;
+	res->body = status_error(503, "ServiceUnavailable", "%s",
+	    "not the leader: this replica's role is on standby");
+	return 1;
 }
 
 void
@@ -31,7 +62,7 @@ client_free(client *c)
 {
 	if (c == NULL)
 		return;
-	if (c->ops->free != NULL)
+	if (c->owns_impl && c->ops->free != NULL)
 		c->ops->free(c->impl);
 	free(c);
 }
@@ -130,6 +161,10 @@ void
 client_create(client *c, const resource *r, const char *ns, cJSON *obj,
     const struct reg_opts *o, struct reg_result *res)
 {
+	if (refused(c, res)) {
+		cJSON_Delete(obj);
+		return;
+	}
 	c->ops->create(c->impl, r, ns, obj, o, res);
 }
 
@@ -137,6 +172,10 @@ void
 client_update(client *c, const resource *r, const char *ns, const char *name,
     cJSON *obj, const struct reg_opts *o, struct reg_result *res)
 {
+	if (refused(c, res)) {
+		cJSON_Delete(obj);
+		return;
+	}
 	c->ops->update(c->impl, r, ns, name, obj, o, res);
 }
 
@@ -145,6 +184,11 @@ client_update_status(client *c, const resource *r, const char *ns,
     const char *name, cJSON *current, cJSON *status,
     const struct reg_opts *o, struct reg_result *res)
 {
+	if (refused(c, res)) {
+		cJSON_Delete(current);
+		cJSON_Delete(status);
+		return;
+	}
 	c->ops->update_status(c->impl, r, ns, name, current, status, o, res);
 }
 
@@ -153,6 +197,9 @@ client_patch(client *c, const resource *r, const char *ns, const char *name,
     const char *content_type, const char *body, size_t len,
     const struct reg_opts *o, struct reg_result *res)
 {
+	if (refused(c, res)) {
+		return;
+	}
 	c->ops->patch(c->impl, r, ns, name, content_type, body, len, o, res);
 }
 
@@ -160,6 +207,9 @@ void
 client_delete(client *c, const resource *r, const char *ns, const char *name,
     const struct reg_opts *o, struct reg_result *res)
 {
+	if (refused(c, res)) {
+		return;
+	}
 	c->ops->delete(c->impl, r, ns, name, o, res);
 }
 
@@ -167,6 +217,9 @@ void
 client_bind(client *c, const char *ns, const char *name, const char *node,
     struct reg_result *res)
 {
+	if (refused(c, res)) {
+		return;
+	}
 	c->ops->bind(c->impl, ns, name, node, res);
 }
 
@@ -174,5 +227,8 @@ void
 client_evict(client *c, const char *ns, const char *name,
     const struct reg_opts *o, struct reg_result *res)
 {
+	if (refused(c, res)) {
+		return;
+	}
 	c->ops->evict(c->impl, ns, name, o, res);
 }

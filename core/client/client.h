@@ -64,6 +64,12 @@ struct client_ops {
  */
 client *client_new(store *cache, const struct client_ops *, void *impl);
 void client_free(client *);
+/*
+ * A client over the same cache and operations whose writes pass only
+ * while allowed(arg) says so (a role's leader election); others get 503
+ * and nothing is sent. Freeing it leaves base alone.
+ */
+client *client_gated(client *base, int (*allowed)(void *), void *arg);
 
 /* Reads: the store's calls of the same names, on the cache. */
 const store_obj *client_get(const client *, const char *res, const char *ns,

@@ -1,0 +1,796 @@
+/*
+ * The remote client (remote.h): informers that fill a mirror, and writes
+ * sent over HTTPS.
+ *
+ * An informer is a small state machine per resource: LIST (pages of 500,
+ * each page's items kept until the last one, then one store_mirror_replace)
+ * -> WATCH (a streamed GET whose bytes are split into lines, each a watch
+ * event put into the mirror) -> on the stream's end, WATCH again from the
+ * last resourceVersion (bookmarks move it too); on 410 Gone, or an ERROR
+ * event saying so, LIST again; on any other failure, WAIT with a backoff
+ * doubling from 250 ms to 30 s, then what was interrupted. A watch asks
+ * the server to end it after 5 to 10 minutes, as client-go's reflector
+ * does, so that a silently dead connection is noticed.
+ *
+ * Writes block the loop for one round trip (hclient_call_sync). Their
+ * answers are put into the mirror with its events held; a zero timer
+ * releases them on the next turn of the loop.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/remote.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "lib/xmalloc.h"
+#include "net/hclient.h"
+#include "registry/status.h"
+
+#define PAGE		500
+#define BACKOFF_MIN_MS	250
+#define BACKOFF_MAX_MS	30000
+#define LINE_MAX_BYTES	(16u << 20)
+
+enum istate { I_LIST, I_WATCH, I_WAIT };
+
+struct informer {
+	struct remote *rm;
+	const resource *r;
+	char *path;			/* "/api/v1/pods" */
+	enum istate state;
+	enum istate after_wait;		/* what a WAIT goes back to */
+	hclient_req *req;
+	uv_timer_t timer;
+	unsigned backoff_ms;
+	uint64_t rv;			/* the last resourceVersion seen */
+	int synced;
+	/* A list under way: its pages' items, kept until the last. */
+	cJSON **items;
+	size_t nitems, capitems;
+	char *cont;
+	uint64_t list_rv;
+	/* A watch under way: the bytes of an unfinished line. */
+	char *line;
+	size_t linelen, linecap;
+};
+
+struct remote {
+	uv_loop_t *loop;
+	hclient *h;
+	store *mirror;
+	client *c;
+	char *server;
+	struct informer *inf;
+	size_t ninf;
+	size_t nsynced;
+	void (*on_synced)(void *);
+	void *arg;
+	uv_timer_t release;		/* delivers held write-through events */
+	int held;
+};
+
+static void list_page(struct informer *);
+static void watch(struct informer *);
+static void on_backoff(uv_timer_t *);
+
+static uint64_t
+rv_of(const cJSON *obj)
+{
+	const char *s = json_str(obj, "metadata.resourceVersion");
+
+	return s != NULL ? strtoull(s, NULL, 10) : 0;
+}
+
+/* "/api/v1" or "/apis/GROUP/VERSION", then the namespace if any. */
+static char *
+collection_path(const resource *r, const char *ns)
+{
+	char *base = *r->group != '\0' ?
+	    util_printf("/apis/%s/%s", r->group, r->version) :
+	    util_printf("/api/%s", r->version), *p;
+
+	if (r->namespaced && ns != NULL && *ns != '\0')
+		p = util_printf("%s/namespaces/%s/%s", base, ns, r->plural);
+	else
+		p = util_printf("%s/%s", base, r->plural);
+	free(base);
+	return p;
+}
+
+/* --- informers --------------------------------------------------------- */
+
+static void
+wait_then(struct informer *in, enum istate next)
+{
+	in->state = I_WAIT;
+	in->after_wait = next;
+	in->backoff_ms = in->backoff_ms ? in->backoff_ms * 2 : BACKOFF_MIN_MS;
+	if (in->backoff_ms > BACKOFF_MAX_MS)
+		in->backoff_ms = BACKOFF_MAX_MS;
+	uv_timer_start(&in->timer, on_backoff, in->backoff_ms, 0);
+}
+
+static void
+drop_items(struct informer *in)
+{
+	size_t i;
+
+	for (i = 0; i < in->nitems; i++)
+		cJSON_Delete(in->items[i]);
+	in->nitems = 0;
+	free(in->cont);
+	in->cont = NULL;
+}
+
+static void
+synced(struct informer *in)
+{
+	struct remote *rm = in->rm;
+
+	if (in->synced)
+		return;
+	in->synced = 1;
+	if (++rm->nsynced == rm->ninf && rm->on_synced != NULL)
+		rm->on_synced(rm->arg);
+}
+
+/* The last page is in: the mirror's objects of this resource become
+   the list's. */
+static void
+list_done(struct informer *in)
+{
+	struct store_mirror_item *it = xcalloc(in->nitems + 1, sizeof *it);
+	size_t i;
+
+	for (i = 0; i < in->nitems; i++) {
+		it[i].ns = json_str(in->items[i], "metadata.namespace");
+		it[i].name = json_str(in->items[i], "metadata.name");
+		it[i].tree = in->items[i];
+		it[i].rv = rv_of(in->items[i]);
+	}
+	store_mirror_replace(in->rm->mirror, in->r->store_key, it, in->nitems,
+	    in->list_rv);
+	free(it);
+	in->rv = in->list_rv;
+	drop_items(in);
+	in->backoff_ms = 0;
+	synced(in);
+	watch(in);
+}
+
+static void
+on_list(void *arg, long status, const char *body, size_t len,
+    const char *err)
+{
+	struct informer *in = arg;
+	cJSON *t, *items, *item;
+
+	(void)len;
+	in->req = NULL;
+	if (status != 200) {
+		log_warn("remote: list %s: %s", in->path, err != NULL ? err :
+		    body);
+		drop_items(in);
+		wait_then(in, I_LIST);
+		return;
+	}
+	if ((t = cJSON_Parse(body)) == NULL ||
+	    !cJSON_IsArray(items = cJSON_GetObjectItem(t, "items"))) {
+		log_warn("remote: list %s: not a list", in->path);
+		cJSON_Delete(t);
+		drop_items(in);
+		wait_then(in, I_LIST);
+		return;
+	}
+	while ((item = cJSON_DetachItemFromArray(items, 0)) != NULL) {
+		/* A list's items carry no kind; the mirror's objects do. */
+		if (json_str(item, "kind") == NULL) {
+			json_set_str(item, "apiVersion", in->r->gv);
+			json_set_str(item, "kind", in->r->kind);
+		}
+		XGROW(in->items, in->capitems, in->nitems + 1);
+		in->items[in->nitems++] = item;
+	}
+	free(in->cont);
+	in->cont = NULL;
+	if (json_str(t, "metadata.continue") != NULL &&
+	    *json_str(t, "metadata.continue") != '\0')
+		in->cont = xstrdup(json_str(t, "metadata.continue"));
+	in->list_rv = rv_of(t);
+	cJSON_Delete(t);
+	if (in->cont != NULL)
+		list_page(in);
+	else
+		list_done(in);
+}
+
+static void
+list_page(struct informer *in)
+{
+	struct hclient_call call = { 0 };
+	char *url, *err = NULL;
+
+	in->state = I_LIST;
+	url = in->cont != NULL ?
+	    util_printf("%s?limit=%d&continue=%s", in->path, PAGE, in->cont) :
+	    util_printf("%s?limit=%d", in->path, PAGE);
+	call.url = url;
+	call.accept = "application/json";
+	call.timeout_ms = 60000;
+	in->req = hclient_start(in->rm->h, &call, NULL, on_list, in, &err);
+	free(url);
+	if (in->req == NULL) {
+		log_warn("remote: list %s: %s", in->path, err);
+		free(err);
+		drop_items(in);
+		wait_then(in, I_LIST);
+	}
+}
+
+/* One line of a watch stream: an event. 1 to go on, 0 to list again. */
+static int
+watch_event(struct informer *in, const char *line, size_t len)
+{
+	cJSON *ev = cJSON_ParseWithLength(line, len), *obj;
+	const char *type;
+	uint64_t rv;
+	int go_on = 1;
+
+	if (ev == NULL) {
+		log_warn("remote: watch %s: an event that is not JSON",
+		    in->path);
+		return 1;
+	}
+	type = json_str(ev, "type");
+	obj = cJSON_GetObjectItem(ev, "object");
+	rv = rv_of(obj);
+	if (type == NULL || !cJSON_IsObject(obj)) {
+		log_warn("remote: watch %s: an event without type or object",
+		    in->path);
+	} else if (strcmp(type, "ERROR") == 0) {
+		double code = cJSON_GetNumberValue(json_at(obj, "code"));
+
+		log_info("remote: watch %s: %s", in->path,
+		    json_str(obj, "message") ? json_str(obj, "message") : "");
+		go_on = code != 410;
+	} else if (strcmp(type, "BOOKMARK") == 0) {
+		if (rv > in->rv)
+			in->rv = rv;
+		store_mirror_progress(in->rm->mirror, in->r->store_key, rv);
+	} else if (strcmp(type, "DELETED") == 0) {
+		store_mirror_delete(in->rm->mirror, in->r->store_key,
+		    json_str(obj, "metadata.namespace"),
+		    json_str(obj, "metadata.name"), NULL, 0, rv);
+		if (rv > in->rv)
+			in->rv = rv;
+	} else {
+		store_mirror_put_tree(in->rm->mirror, in->r->store_key,
+		    json_str(obj, "metadata.namespace"),
+		    json_str(obj, "metadata.name"), obj, rv);
+		if (rv > in->rv)
+			in->rv = rv;
+	}
+	cJSON_Delete(ev);
+	return go_on;
+}
+
+static void
+on_watch_data(void *arg, const char *p, size_t len)
+{
+	struct informer *in = arg;
+	size_t i, start = 0;
+
+	for (i = 0; i < len; i++) {
+		if (p[i] != '\n')
+			continue;
+		if (in->linelen > 0) {
+			XGROW(in->line, in->linecap, in->linelen + i - start);
+			memcpy(in->line + in->linelen, p + start, i - start);
+			in->linelen += i - start;
+			if (!watch_event(in, in->line, in->linelen))
+				goto relist;
+			in->linelen = 0;
+		} else if (i > start && !watch_event(in, p + start,
+		    i - start))
+			goto relist;
+		start = i + 1;
+	}
+	if (start < len) {
+		if (in->linelen + len - start > LINE_MAX_BYTES) {
+			log_warn("remote: watch %s: an event past %u bytes",
+			    in->path, LINE_MAX_BYTES);
+			goto relist;
+		}
+		XGROW(in->line, in->linecap, in->linelen + len - start);
+		memcpy(in->line + in->linelen, p + start, len - start);
+		in->linelen += len - start;
+	}
+	return;
+relist:
+	hclient_cancel(in->req);
+	in->req = NULL;
+	in->linelen = 0;
+	list_page(in);
+}
+
+static void
+on_watch_done(void *arg, long status, const char *body, size_t len,
+    const char *err)
+{
+	struct informer *in = arg;
+
+	(void)len;
+	in->req = NULL;
+	if (in->linelen > 0) {
+		/* The stream ended in the middle of an event. */
+		log_warn("remote: watch %s: the stream ended mid-event",
+		    in->path);
+		in->linelen = 0;
+	}
+	if (status == 410) {
+		list_page(in);
+	} else if (status == 200) {
+		in->backoff_ms = 0;
+		watch(in);
+	} else {
+		log_warn("remote: watch %s: %s", in->path, err != NULL ? err :
+		    body);
+		wait_then(in, I_WATCH);
+	}
+}
+
+static void
+watch(struct informer *in)
+{
+	struct hclient_call call = { 0 };
+	char *url, *err = NULL;
+
+	in->state = I_WATCH;
+	url = util_printf("%s?watch=1&allowWatchBookmarks=true&"
+	    "resourceVersion=%llu&timeoutSeconds=%u", in->path,
+	    (unsigned long long)in->rv, 300 + (unsigned)(random() % 300));
+	call.url = url;
+	call.accept = "application/json";
+	in->req = hclient_start(in->rm->h, &call, on_watch_data,
+	    on_watch_done, in, &err);
+	free(url);
+	if (in->req == NULL) {
+		log_warn("remote: watch %s: %s", in->path, err);
+		free(err);
+		wait_then(in, I_WATCH);
+	}
+}
+
+static void
+on_backoff(uv_timer_t *t)
+{
+	struct informer *in = t->data;
+
+	if (in->state != I_WAIT)
+		return;
+	if (in->after_wait == I_LIST)
+		list_page(in);
+	else
+		watch(in);
+}
+
+/* --- writes ------------------------------------------------------------ */
+
+static void
+on_release(uv_timer_t *t)
+{
+	struct remote *rm = t->data;
+
+	rm->held = 0;
+	store_mirror_hold(rm->mirror, 0);
+}
+
+/* Put a write's answer into the mirror; its event waits for the loop. */
+static void
+write_through(struct remote *rm, const resource *r, const cJSON *obj)
+{
+	uint64_t rv = rv_of(obj);
+
+	if (rv == 0 || json_str(obj, "metadata.name") == NULL ||
+	    json_str(obj, "kind") == NULL ||
+	    strcmp(json_str(obj, "kind"), r->kind) != 0)
+		return;
+	if (!rm->held) {
+		rm->held = 1;
+		store_mirror_hold(rm->mirror, 1);
+		uv_timer_start(&rm->release, on_release, 0, 0);
+	}
+	store_mirror_put_tree(rm->mirror, r->store_key,
+	    json_str(obj, "metadata.namespace"), json_str(obj, "metadata.name"),
+	    obj, rv);
+}
+
+/* The query of a write's options. */
+static void
+add_query(char **url, const struct reg_opts *o)
+{
+	char *u = *url, *n;
+	char sep = '?';
+
+	if (o == NULL)
+		return;
+	if (o->field_manager != NULL) {
+		n = util_printf("%s%cfieldManager=%s", u, sep,
+		    o->field_manager);
+		free(u);
+		u = n;
+		sep = '&';
+	}
+	if (o->dry_run) {
+		n = util_printf("%s%cdryRun=All", u, sep);
+		free(u);
+		u = n;
+		sep = '&';
+	}
+	if (o->validate_strict) {
+		n = util_printf("%s%cfieldValidation=Strict", u, sep);
+		free(u);
+		u = n;
+		sep = '&';
+	}
+	if (o->force) {
+		n = util_printf("%s%cforce=true", u, sep);
+		free(u);
+		u = n;
+	}
+	*url = u;
+}
+
+/*
+ * Send one write and fill res as the registry would: the code, and the
+ * object or Status the server answered (a Status of our own when it
+ * could not be reached).
+ */
+static void
+send_write(struct remote *rm, const resource *r, const char *method,
+    char *url, const char *ctype, const char *body, size_t len,
+    struct reg_result *res)
+{
+	struct hclient_call call = { 0 };
+	char *out = NULL, *err = NULL;
+	size_t outlen = 0;
+	long status = 0;
+
+	memset(res, 0, sizeof *res);
+	call.method = method;
+	call.url = url;
+	call.body = body;
+	call.body_len = len;
+	call.content_type = ctype;
+	call.accept = "application/json";
+	if (hclient_call_sync(rm->h, &call, &status, &out, &outlen, &err) !=
+	    0) {
+		res->code = 503;
+		res->body = status_error(503, "ServiceUnavailable", "%s", err);
+		log_warn("remote: %s %s: %s", method, url, err);
+		free(err);
+		free(url);
+		return;
+	}
+	res->code = (int)status;
+	res->body = cJSON_ParseWithLength(out, outlen);
+	if (res->body == NULL)
+		res->body = status_error(status >= 300 ? (int)status : 500,
+		    "InternalError", "%s", "the server's answer is not JSON");
+	else if (status < 300 && r != NULL)
+		write_through(rm, r, res->body);
+	free(out);
+	free(url);
+}
+
+static char *
+object_path(const resource *r, const char *ns, const char *name,
+    const char *sub)
+{
+	char *c = collection_path(r, ns), *p;
+
+	p = sub != NULL ? util_printf("%s/%s/%s", c, name, sub) :
+	    util_printf("%s/%s", c, name);
+	free(c);
+	return p;
+}
+
+static void
+r_create(void *impl, const resource *r, const char *ns, cJSON *obj,
+    const struct reg_opts *o, struct reg_result *res)
+{
+	char *url = collection_path(r, ns), *body = cJSON_PrintUnformatted(obj);
+
+	add_query(&url, o);
+	send_write(impl, r, "POST", url, "application/json", body,
+	    strlen(body), res);
+	free(body);
+	cJSON_Delete(obj);
+}
+
+static void
+r_update(void *impl, const resource *r, const char *ns, const char *name,
+    cJSON *obj, const struct reg_opts *o, struct reg_result *res)
+{
+	char *url = object_path(r, ns, name, o != NULL ? o->subresource :
+	    NULL), *body = cJSON_PrintUnformatted(obj);
+
+	add_query(&url, o);
+	send_write(impl, r, "PUT", url, "application/json", body,
+	    strlen(body), res);
+	free(body);
+	cJSON_Delete(obj);
+}
+
+static void
+r_update_status(void *impl, const resource *r, const char *ns,
+    const char *name, cJSON *current, cJSON *status,
+    const struct reg_opts *o, struct reg_result *res)
+{
+	char *url = object_path(r, ns, name, "status"), *body;
+
+	cJSON_DeleteItemFromObject(current, "status");
+	if (status != NULL)
+		cJSON_AddItemToObject(current, "status", status);
+	body = cJSON_PrintUnformatted(current);
+	add_query(&url, o);
+	send_write(impl, r, "PUT", url, "application/json", body,
+	    strlen(body), res);
+	free(body);
+	cJSON_Delete(current);
+}
+
+static void
+r_patch(void *impl, const resource *r, const char *ns, const char *name,
+    const char *content_type, const char *body, size_t len,
+    const struct reg_opts *o, struct reg_result *res)
+{
+	char *url = object_path(r, ns, name, o != NULL ? o->subresource :
+	    NULL);
+
+	add_query(&url, o);
+	send_write(impl, r, "PATCH", url, content_type, body, len, res);
+}
+
+/* DeleteOptions from the registry's options. */
+static char *
+delete_body(const struct reg_opts *o)
+{
+	cJSON *d = cJSON_CreateObject();
+	char *s;
+
+	json_set_str(d, "apiVersion", "v1");
+	json_set_str(d, "kind", "DeleteOptions");
+	if (o != NULL && o->propagation != NULL)
+		json_set_str(d, "propagationPolicy", o->propagation);
+	if (o != NULL && o->grace_set)
+		json_set_num(d, "gracePeriodSeconds", (double)o->grace_period);
+	if (o != NULL && o->precond_uid != NULL)
+		json_set_str(json_obj(d, "preconditions"), "uid",
+		    o->precond_uid);
+	if (o != NULL && o->precond_rv != NULL)
+		json_set_str(json_obj(d, "preconditions"), "resourceVersion",
+		    o->precond_rv);
+	if (o != NULL && o->dry_run)
+		cJSON_AddItemToObject(d, "dryRun",
+		    cJSON_CreateStringArray((const char *[]){ "All" }, 1));
+	s = cJSON_PrintUnformatted(d);
+	cJSON_Delete(d);
+	return s;
+}
+
+static void
+r_delete(void *impl, const resource *r, const char *ns, const char *name,
+    const struct reg_opts *o, struct reg_result *res)
+{
+	char *url = object_path(r, ns, name, NULL), *body = delete_body(o);
+
+	/* What DELETE answers is the object on its way out: the watch
+	   says when it is gone, so nothing is written through. */
+	send_write(impl, NULL, "DELETE", url, "application/json", body,
+	    strlen(body), res);
+	free(body);
+}
+
+static void
+r_bind(void *impl, const char *ns, const char *name, const char *node,
+    struct reg_result *res)
+{
+	const resource *pods = resource_find("", "v1", "pods");
+	char *url = object_path(pods, ns, name, "binding"), *body;
+	cJSON *b = cJSON_CreateObject();
+
+	json_set_str(b, "apiVersion", "v1");
+	json_set_str(b, "kind", "Binding");
+	json_set_str(json_obj(b, "metadata"), "name", name);
+	json_set_str(json_obj(b, "metadata"), "namespace", ns);
+	json_set_str(json_obj(b, "target"), "apiVersion", "v1");
+	json_set_str(json_obj(b, "target"), "kind", "Node");
+	json_set_str(json_obj(b, "target"), "name", node);
+	body = cJSON_PrintUnformatted(b);
+	cJSON_Delete(b);
+	send_write(impl, NULL, "POST", url, "application/json", body,
+	    strlen(body), res);
+	free(body);
+}
+
+/* An eviction is the pod's graceful delete, as Volcano's evictor makes
+   it (pods/eviction would also consult PodDisruptionBudgets). */
+static void
+r_evict(void *impl, const char *ns, const char *name,
+    const struct reg_opts *o, struct reg_result *res)
+{
+	r_delete(impl, resource_find("", "v1", "pods"), ns, name, o, res);
+}
+
+static void
+on_informer_closed(uv_handle_t *h)
+{
+	struct remote *rm = h->data;
+
+	if (--rm->nsynced == 0) {
+		free(rm->inf);
+		free(rm);
+	}
+}
+
+static void
+r_free(void *impl)
+{
+	struct remote *rm = impl;
+	size_t i;
+
+	for (i = 0; i < rm->ninf; i++) {
+		struct informer *in = &rm->inf[i];
+
+		drop_items(in);
+		free(in->items);
+		free(in->line);
+		free(in->path);
+	}
+	hclient_free(rm->h);
+	free(rm->server);
+	/* The timers close on the loop; the last one frees. */
+	rm->nsynced = rm->ninf + 1;
+	for (i = 0; i < rm->ninf; i++) {
+		rm->inf[i].timer.data = rm;
+		uv_close((uv_handle_t *)&rm->inf[i].timer, on_informer_closed);
+	}
+	rm->release.data = rm;
+	uv_close((uv_handle_t *)&rm->release, on_informer_closed);
+}
+
+static const struct client_ops remote_ops = {
+	r_create, r_update, r_update_status, r_patch, r_delete, r_bind,
+	r_evict, r_free
+};
+
+/* --- the client -------------------------------------------------------- */
+
+static int
+wanted(const resource *r, const struct remote_conf *conf)
+{
+	size_t i;
+
+	if (r->create_only)
+		return 0;
+	if (conf->resources == NULL)
+		return 1;
+	for (i = 0; conf->resources[i] != NULL; i++)
+		if (strcmp(conf->resources[i], r->store_key) == 0)
+			return 1;
+	return 0;
+}
+
+/* One informer per stored resource, on the version stored. */
+static void
+add_informers(struct remote *rm, const struct remote_conf *conf)
+{
+	int i, n = resource_count();
+
+	rm->inf = xcalloc((size_t)n + 1, sizeof *rm->inf);
+	for (i = 0; i < n; i++) {
+		const resource *r = resource_at(i), *s;
+		struct informer *in;
+		size_t j;
+
+		if (!wanted(r, conf))
+			continue;
+		/* One version of each store key: the storage one. */
+		s = resource_by_store_key(r->store_key);
+		if (s != r && !r->storage)
+			continue;
+		for (j = 0; j < rm->ninf; j++)
+			if (strcmp(rm->inf[j].r->store_key, r->store_key) == 0)
+				break;
+		if (j < rm->ninf)
+			continue;
+		in = &rm->inf[rm->ninf++];
+		in->rm = rm;
+		in->r = r;
+		in->path = collection_path(r, NULL);
+		uv_timer_init(rm->loop, &in->timer);
+		in->timer.data = in;
+	}
+}
+
+remote *
+remote_new(uv_loop_t *loop, const struct kubecfg *kc,
+    const struct remote_conf *conf, char **cause)
+{
+	struct hclient_conf hc = { 0 };
+	struct remote *rm = xcalloc(1, sizeof *rm);
+	size_t i;
+
+	rm->loop = loop;
+	hc.base_url = kc->server;
+	hc.ca_pem = kc->ca.data;
+	hc.ca_pem_len = kc->ca.len;
+	hc.cert_pem = kc->cert.data;
+	hc.cert_pem_len = kc->cert.len;
+	hc.key_pem = kc->key.data;
+	hc.key_pem_len = kc->key.len;
+	hc.insecure = kc->insecure;
+	hc.token = kc->token;
+	hc.user_agent = conf->user_agent != NULL ? conf->user_agent :
+	    "volrayd";
+	if ((rm->h = hclient_new(loop, &hc, cause)) == NULL) {
+		free(rm);
+		return NULL;
+	}
+	hclient_set_rate(rm->h, conf->qps, conf->burst);
+	if (store_mirror_open(loop, &rm->mirror) != 0) {
+		*cause = xstrdup("cannot make the mirror");
+		hclient_free(rm->h);
+		free(rm);
+		return NULL;
+	}
+	rm->server = xstrdup(kc->server);
+	rm->on_synced = conf->on_synced;
+	rm->arg = conf->arg;
+	uv_timer_init(loop, &rm->release);
+	rm->release.data = rm;
+	add_informers(rm, conf);
+	for (i = 0; i < rm->ninf; i++) {
+		rm->inf[i].timer.data = &rm->inf[i];
+		uv_timer_start(&rm->inf[i].timer, on_backoff, 0, 0);
+		rm->inf[i].state = I_WAIT;
+		rm->inf[i].after_wait = I_LIST;
+	}
+	rm->c = client_new(rm->mirror, &remote_ops, rm);
+	return rm;
+}
+
+client *
+remote_client(remote *rm)
+{
+	return rm->c;
+}
+
+int
+remote_synced(const remote *rm)
+{
+	return rm->nsynced == rm->ninf;
+}
+
+const char *
+remote_server(const remote *rm)
+{
+	return rm->server;
+}
+
+int
+remote_get(remote *rm, const char *path, long *status, char **body,
+    char **err)
+{
+	struct hclient_call call = { 0 };
+	size_t len;
+
+	call.url = path;
+	call.accept = "application/json";
+	return hclient_call_sync(rm->h, &call, status, body, &len, err);
+}

@@ -1,0 +1,129 @@
+/*
+ * The CRDs of roles that run against a remote API (--kubeconfig): the
+ * crds/ directory is registered in this process's resource table (so the
+ * informers and the controllers know the kinds), then each CRD is looked
+ * up on the server and, when missing, created there, or with
+ * --no-install-crds named in a refusal.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/remote.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "lib/yamljson.h"
+#include "registry/resource.h"
+#include "volrayd.h"
+
+cJSON *
+volrayd_crds_load(const char *dir, char **cause)
+{
+	cJSON *all = cJSON_CreateArray(), *docs, *d;
+	struct dirent **ents;
+	int n, i;
+
+	if ((n = scandir(dir, &ents, NULL, alphasort)) < 0) {
+		*cause = util_printf("cannot read the CRD directory %s: %s",
+		    dir, strerror(errno));
+		cJSON_Delete(all);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		char path[4096];
+		size_t l = strlen(ents[i]->d_name);
+
+		if (l < 5 || strcmp(ents[i]->d_name + l - 5, ".yaml") != 0 ||
+		    snprintf(path, sizeof path, "%s/%s", dir,
+		    ents[i]->d_name) >= (int)sizeof path) {
+			free(ents[i]);
+			continue;
+		}
+		free(ents[i]);
+		if ((docs = yamljson_load_file(path, cause)) == NULL)
+			continue;
+		while ((d = cJSON_DetachItemFromArray(docs, 0)) != NULL) {
+			if (resource_register_crd(d, cause) != 0) {
+				log_error("volrayd: CRD in %s: %s", path,
+				    *cause);
+				free(*cause);
+				*cause = NULL;
+				cJSON_Delete(d);
+				continue;
+			}
+			cJSON_AddItemToArray(all, d);
+		}
+		cJSON_Delete(docs);
+	}
+	free(ents);
+	return all;
+}
+
+int
+volrayd_crds_ensure(remote *rm, const cJSON *crds, int install,
+    char **cause)
+{
+	const resource *crdres = resource_find("apiextensions.k8s.io", "v1",
+	    "customresourcedefinitions");
+	char *missing = NULL;
+	const cJSON *d;
+
+	cJSON_ArrayForEach(d, crds) {
+		const char *name = json_str(d, "metadata.name");
+		char *path, *body = NULL, *err = NULL;
+		struct reg_result res;
+		long status = 0;
+
+		path = util_printf("/apis/apiextensions.k8s.io/v1/"
+		    "customresourcedefinitions/%s", name);
+		if (remote_get(rm, path, &status, &body, &err) != 0) {
+			*cause = util_printf("%s: %s", remote_server(rm), err);
+			free(err);
+			free(path);
+			free(missing);
+			return -1;
+		}
+		free(path);
+		free(body);
+		if (status == 200)
+			continue;
+		if (status != 404) {
+			*cause = util_printf("reading CRD %s: HTTP %ld", name,
+			    status);
+			free(missing);
+			return -1;
+		}
+		if (!install) {
+			char *m = util_printf("%s%s%s", missing ? missing : "",
+			    missing ? ", " : "", name);
+
+			free(missing);
+			missing = m;
+			continue;
+		}
+		client_create(remote_client(rm), crdres, "",
+		    cJSON_Duplicate(d, 1), NULL, &res);
+		if (res.code >= 300) {
+			char *s = json_print(res.body);
+
+			*cause = util_printf("installing CRD %s: %s", name, s);
+			free(s);
+			cJSON_Delete(res.body);
+			free(missing);
+			return -1;
+		}
+		log_info("volrayd: installed CRD %s on %s", name,
+		    remote_server(rm));
+		cJSON_Delete(res.body);
+	}
+	if (missing != NULL) {
+		*cause = util_printf("--no-install-crds: %s lacks the CRDs %s",
+		    remote_server(rm), missing);
+		free(missing);
+		return -1;
+	}
+	return 0;
+}
