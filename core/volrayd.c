@@ -76,6 +76,8 @@ struct daemon {
 	int stopping;
 	int ready;		/* roles started (/readyz of --metrics-listen) */
 	remote *rm;		/* --kubeconfig: the remote API's client */
+	char *remote_token;	/* its bearer token (volray.http's too) */
+	char *remote_ca;	/* its CA, written to DATA_DIR/remote-ca.crt */
 	int leader_elect;	/* the controllers and scheduler elect */
 	leader *elect_ctrl, *elect_sched;
 };
@@ -496,7 +498,7 @@ start_controllers(struct daemon *d, client *c, char **cause)
 	controller_set_batch_scheduler(d->ctrl, d->f.batch_scheduler);
 	d->http = luahttp_new(d->loop);
 	controller_set_http(d->ctrl, d->http);
-	if (d->api != NULL)
+	if (d->api != NULL || d->rm != NULL)
 		set_http_self(d);
 	if (controller_reload(d->ctrl, cause) != 0) {
 		log_error("volrayd: %s", *cause);
@@ -617,12 +619,32 @@ start_nodes(struct daemon *d)
 		ray_start(d->ray);
 }
 
-/* volray.http's own API: this process's, when it serves one. */
+/* The remote API's token, for volray.http's calls to it. */
+static char *
+remote_token(void *arg, const char *user)
+{
+	struct daemon *d = arg;
+
+	(void)user;
+	return d->remote_token != NULL ? xstrdup(d->remote_token) : NULL;
+}
+
+/*
+ * volray.http's own API: this process's when it serves one, else the
+ * remote API (its service proxy reaches the Ray heads), as the
+ * kubeconfig's user.
+ */
 static void
 set_http_self(struct daemon *d)
 {
-	char *self = self_url(d);
+	char *self;
 
+	if (d->api == NULL && d->rm != NULL) {
+		luahttp_set_self(d->http, remote_server(d->rm), d->remote_ca,
+		    remote_token, d);
+		return;
+	}
+	self = self_url(d);
 	luahttp_set_self(d->http, self, d->ca_file, controller_token, d);
 	free(self);
 }
@@ -713,6 +735,26 @@ on_remote_synced(void *arg)
 		d->ready = 1;
 }
 
+/* The remote API's CA as a file, for volray.http (DATA_DIR/remote-ca.crt). */
+static int
+write_remote_ca(struct daemon *d, const struct kubecfg *kc, char **cause)
+{
+	char *path = util_printf("%s/remote-ca.crt", d->f.data_dir);
+	FILE *f = fopen(path, "w");
+	int ok = f != NULL && fwrite(kc->ca.data, 1, kc->ca.len, f) ==
+	    kc->ca.len;
+
+	if (f != NULL && fclose(f) != 0)
+		ok = 0;
+	if (!ok) {
+		*cause = util_printf("writing %s: %s", path, strerror(errno));
+		free(path);
+		return -1;
+	}
+	d->remote_ca = path;
+	return 0;
+}
+
 /*
  * The roles' client when they run against another API server: the
  * kubeconfig (or the in-cluster config), the CRDs there, and a remote
@@ -733,6 +775,14 @@ start_remote(struct daemon *d, char **cause)
 		r = kubecfg_in_cluster(&kc, cause);
 	if (r != 0)
 		return -1;
+	if (kc->token != NULL)
+		d->remote_token = xstrdup(kc->token);
+	if (kc->ca.file != NULL)
+		d->remote_ca = xstrdup(kc->ca.file);
+	else if (kc->ca.data != NULL && write_remote_ca(d, kc, cause) != 0) {
+		kubecfg_free(kc);
+		return -1;
+	}
 	snprintf(crds, sizeof crds, "%s/crds", d->f.share_dir);
 	if ((docs = volrayd_crds_load(crds, cause)) == NULL) {
 		kubecfg_free(kc);
@@ -798,6 +848,10 @@ main(int argc, char **argv)
 	}
 	d.loop = uv_default_loop();
 	daemon_of = &d;
+	/* Alone, volray schedules the default scheduler's pods too; on a
+	   cluster that has its own, only those named for it. */
+	sched_set_names((const char *const *)d.f.scheduler_names,
+	    d.f.nscheduler_names, d.f.kubeconfig == NULL);
 	if (d.f.roles & ROLE_API) {
 		if (start_store(&d, &cause) != 0)
 			return 1;

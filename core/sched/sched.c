@@ -228,6 +228,12 @@ source_tree(void *arg, const void *lazy)
 }
 
 void
+sched_set_names(const char *const *names, int n, int also_default)
+{
+	snapshot_set_names(names, n, also_default);
+}
+
+void
 sched_derive(void)
 {
 	client_derive("pods", snapshot_pod_summary, free);

@@ -38,6 +38,14 @@ struct sched_stats {
    version (call before any client is made): a session then parses only
    pending pods. */
 void sched_derive(void);
+/*
+ * The pods this scheduler places: those whose spec.schedulerName is one
+ * of names (--scheduler-name) and, with also_default (volray the only
+ * scheduler: no remote API), those of the default scheduler or none.
+ * Process-wide; before any client is made. The default: volcano, and the
+ * default ones.
+ */
+void sched_set_names(const char *const *names, int n, int also_default);
 /* The scheduler, seeing objects and writing its decisions through c. */
 sched *sched_new(uv_loop_t *, client *c, luahost *);
 /* Load (or reload) scheduler.yaml and its plugins from the host's roots;

@@ -349,6 +349,9 @@ void session_free(struct session *);
 void snapshot_build(struct session *);
 /* What a pod's version says (one malloc'd block), for the source to keep
    beside it; NULL when it has no namespace, name or uid. */
+/* The pods' schedulerNames the scheduler takes; with also_default the
+   default scheduler's and unset ones too (process-wide, set first). */
+void snapshot_set_names(const char *const *names, int n, int also_default);
 void *snapshot_pod_summary(const cJSON *pod);
 const char *snapshot_pod_uid(const void *summary);
 

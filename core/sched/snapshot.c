@@ -5,8 +5,9 @@
  * True; queues as they are, with `root` and `default` made up when they
  * do not exist yet; a job per PodGroup, with its queue, minMember,
  * minTaskMember, minResources and the priority of its priorityClassName;
- * a task per pod volray schedules (schedulerName volcano, the default or
- * unset) in the reference's states. A pod without a PodGroup annotation
+ * a task per pod volray schedules (schedulerName volcano, or the names
+ * snapshot_set_names gives; also the default or unset when volray is the
+ * only scheduler) in the reference's states. A pod without a PodGroup annotation
  * joins `podgroup-<owner uid>` (the PodGroup Volcano's controller makes)
  * or, until that exists, an implicit job of the same name with
  * minMember 1 (or scheduling.volcano.sh/group-min-member) in the queue of
@@ -86,13 +87,32 @@ node_ready(const cJSON *node)
 	return 0;
 }
 
+/* The schedulerNames this scheduler takes (snapshot_set_names). */
+static const char *const default_names[] = { "volcano" };
+static const char *const *names = default_names;
+static int nnames = 1;
+static int take_default = 1;
+
+void
+snapshot_set_names(const char *const *list, int n, int also_default)
+{
+	names = list;
+	nnames = n;
+	take_default = also_default;
+}
+
 static int
 ours(const cJSON *pod)
 {
 	const char *s = json_str(pod, "spec.schedulerName");
+	int i;
 
-	return s == NULL || strcmp(s, "volcano") == 0 ||
-	    strcmp(s, "default-scheduler") == 0;
+	if (s == NULL || strcmp(s, "default-scheduler") == 0)
+		return take_default;
+	for (i = 0; i < nnames; i++)
+		if (strcmp(s, names[i]) == 0)
+			return 1;
+	return 0;
 }
 
 static const char *

@@ -1,0 +1,105 @@
+#!/bin/sh
+# The roles against a remote API (issue 21): one volrayd serves the API
+# alone (--roles api); two replicas of the controllers and the scheduler
+# (--kubeconfig, leader election on) and one of the nodes run as its
+# clients. The replicas elect one leader per Lease; a Deployment's pods
+# (schedulerName volcano) are created by the leading controllers, bound
+# by the leading scheduler and run by the nodes process, while a pod of
+# the default scheduler is left alone; kill -9 of the controllers' leader hands
+# its Lease to the standby, which goes on (a scale-up is carried out).
+# The CRDs were installed on the API by the first client; with
+# --no-install-crds a missing one is named and the process refuses.
+. "$(dirname "$0")/lib.sh"
+
+EXTRA=""
+trap 'rc=$?; for p in $EXTRA; do kill -9 $p 2>/dev/null || true; done; (exit $rc); cleanup' EXIT INT TERM
+
+start_daemon --roles api
+# role NAME FLAGS...: a volrayd of those roles against the API above.
+role() {
+	name=$1; shift
+	"$VOLRAYD" --data-dir "$WORK/$name" --kubeconfig "$DATA/kubeconfig" \
+		--no-local-node ${SHARE_DIR:+--share-dir "$SHARE_DIR"} "$@" \
+		>>"$WORK/$name.log" 2>&1 &
+	EXTRA="$EXTRA $!"
+	eval "PID_$name=$!"
+}
+ELECT="--leader-elect-lease-duration 3s --leader-elect-renew-deadline 2s --leader-elect-retry-period 500ms"
+M1=$(free_port)
+role w1 --roles controllers,scheduler $ELECT --metrics-listen "127.0.0.1:$M1"
+role w2 --roles controllers,scheduler $ELECT
+role n1 --roles nodes
+holder() {
+	k get lease -n kube-system "$1" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null || true
+}
+i=0
+until [ -n "$(holder volray-controllers)" ] && [ -n "$(holder volray-scheduler)" ]; do
+	i=$((i + 1)); [ $i -lt 300 ] || { tail -5 "$WORK"/w1.log; fail "no leaders elected"; }
+	sleep 0.1
+done
+pass "one leader per Lease among the replicas"
+for crd in rayjobs.ray.io queues.scheduling.volcano.sh podgroups.scheduling.volcano.sh; do
+	k get crd "$crd" >/dev/null 2>&1 || fail "CRD $crd not installed on the API"
+done
+expect_contains "$(command curl -s "http://127.0.0.1:$M1/metrics")" \
+	'volray_leader_is_leader{lease="kube-system/volray-controllers"}' "w1's metrics"
+
+"$top_builddir/volray" node add --virtual --count 2 --cpu 4 --memory 8Gi >/dev/null ||
+	fail "volray node add"
+# A pod of the default scheduler is the cluster's, not ours: created
+# first, it is still unbound once the scheduler has bound web's pods.
+k run other --image=busybox >/dev/null || fail "run other"
+k apply -f - >/dev/null <<'YAML' || fail "create deployment"
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      schedulerName: volcano
+      containers: [{name: c, image: busybox}]
+YAML
+running() {
+	k get pods -l app=web --no-headers 2>/dev/null | grep -c ' Running ' || true
+}
+wait_running() {
+	i=0
+	until [ "$(running)" = "$1" ]; do
+		i=$((i + 1))
+		[ $i -lt "${2:-300}" ] || { k get pods -o wide; fail "$1 web pods not Running (have $(running))"; }
+		sleep 0.1
+	done
+}
+wait_running 3
+for node in $(k get pods -l app=web -o jsonpath='{.items[*].spec.nodeName}'); do
+	case "$node" in vnode-*) ;; *) fail "a web pod on '$node'" ;; esac
+done
+expect_eq "" "$(k get pod other -o jsonpath='{.spec.nodeName}')" "the default scheduler's pod's node"
+pass "a Deployment's pods created, bound and run by three client processes"
+
+# kill -9 the controllers' leader: the standby takes the Lease over.
+old=$(holder volray-controllers)
+if grep -q "$old: became leader of lease kube-system/volray-controllers" "$WORK/w1.log"; then
+	kill -9 "$PID_w1"; standby=w2
+else
+	kill -9 "$PID_w2"; standby=w1
+fi
+k scale deployment web --replicas=5 >/dev/null || fail "scale"
+wait_running 5 300
+new=$(holder volray-controllers)
+[ -n "$new" ] && [ "$new" != "$old" ] || fail "the Lease is still held by $old"
+grep -q "$new: became leader of lease kube-system/volray-controllers" "$WORK/$standby.log" ||
+	fail "the new holder $new is not the standby"
+expect_eq 5 "$(k get pods -l app=web --no-headers | wc -l | tr -d ' ')" "web pods after the takeover"
+pass "kill -9 of the leader: the standby took its Lease and scaled the Deployment"
+
+# --no-install-crds: a missing CRD is named and nothing starts.
+k delete crd queues.scheduling.volcano.sh >/dev/null || fail "delete crd"
+out=$("$VOLRAYD" --data-dir "$WORK/x" --kubeconfig "$DATA/kubeconfig" --no-local-node \
+	${SHARE_DIR:+--share-dir "$SHARE_DIR"} --roles scheduler --no-install-crds 2>&1) &&
+	fail "--no-install-crds started without the Queue CRD"
+expect_contains "$out" "queues.scheduling.volcano.sh" "--no-install-crds's refusal"
+pass "--no-install-crds names the missing CRD and refuses"
