@@ -485,6 +485,8 @@ start_workers(struct daemon *d, char **cause)
 	if ((roles & ROLE_SCHEDULER) && start_scheduler(d, d->client,
 	    cause) != 0)
 		return -1;
+	if (roles & (ROLE_CONTROLLERS | ROLE_SCHEDULER))
+		log_info("volrayd: reloaded Lua scripts");
 	return 0;
 }
 
