@@ -10,11 +10,21 @@
  * event saying so, LIST again; on any other failure, WAIT with a backoff
  * doubling from 250 ms to 30 s, then what was interrupted. A watch asks
  * the server to end it after 5 to 10 minutes, as client-go's reflector
- * does, so that a silently dead connection is noticed.
+ * does, and gives up on its own half a minute after that, so that a
+ * silently dead connection is noticed. A watch that ends at once with
+ * nothing in it, or after an ERROR event, is a failure too (client-go's
+ * "very short watch"): a server that keeps doing that is not asked again
+ * at once, which would spend the rate limiter's tokens that writes need.
+ *
+ * What the server sends is not trusted: a line that is not JSON, an
+ * object without a name, a stream that stops mid-line are logged with
+ * what came (its first bytes) and skipped; the informer goes on.
  *
  * Writes block the loop for one round trip (hclient_call_sync). Their
  * answers are put into the mirror with its events held; a zero timer
- * releases them on the next turn of the loop.
+ * releases them on the next turn of the loop. Only the answers of
+ * resources the mirror follows are put there (nothing else would ever
+ * update or remove them), and never a dry run's.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -34,6 +44,9 @@
 #define BACKOFF_MIN_MS	250
 #define BACKOFF_MAX_MS	30000
 #define LINE_MAX_BYTES	(16u << 20)
+#define SHORT_WATCH_MS	1000
+#define WATCH_GRACE_S	30	/* past timeoutSeconds: a dead connection */
+#define LOG_BYTES	200	/* of bad input, in a log line */
 
 enum istate { I_LIST, I_WATCH, I_WAIT };
 
@@ -53,9 +66,13 @@ struct informer {
 	size_t nitems, capitems;
 	char *cont;
 	uint64_t list_rv;
-	/* A watch under way: the bytes of an unfinished line. */
+	/* A watch under way: the bytes of an unfinished line, when it
+	   started, how many lines it gave, whether one was an ERROR. */
 	char *line;
 	size_t linelen, linecap;
+	uint64_t watch_start;
+	unsigned watch_lines;
+	int watch_failed;
 };
 
 struct remote {
@@ -83,6 +100,83 @@ rv_of(const cJSON *obj)
 	const char *s = json_str(obj, "metadata.resourceVersion");
 
 	return s != NULL ? strtoull(s, NULL, 10) : 0;
+}
+
+/* s percent-encoded for a URL's query: RFC 3986's unreserved bytes kept
+   (a continue token may hold '+', '/' and '=', which a server decodes). */
+static char *
+query_escape(const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char *out = xmalloc(strlen(s) * 3 + 1), *o = out;
+	unsigned char ch;
+
+	for (; *s != '\0'; s++) {
+		ch = (unsigned char)*s;
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' ||
+		    ch == '_' || ch == '~')
+			*o++ = (char)ch;
+		else {
+			*o++ = '%';
+			*o++ = hex[ch >> 4];
+			*o++ = hex[ch & 15];
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* Log bad input with its first LOG_BYTES bytes. */
+static void
+log_bad(const struct informer *in, const char *verb, const char *what,
+    const char *p, size_t len)
+{
+	log_warn("remote: %s %s: %s: %.*s%s", verb, in->path, what,
+	    (int)(len > LOG_BYTES ? LOG_BYTES : len), p,
+	    len > LOG_BYTES ? "..." : "");
+}
+
+/* Log a failed request: libcurl's error, or the status and what the
+   server said (its first bytes: an error page may be large). */
+static void
+log_failed(const struct informer *in, const char *verb, long status,
+    const char *body, size_t len, const char *err)
+{
+	char what[32];
+
+	if (err != NULL) {
+		log_warn("remote: %s %s: %s", verb, in->path, err);
+		return;
+	}
+	snprintf(what, sizeof what, "HTTP %ld", status);
+	log_bad(in, verb, what, body, len);
+}
+
+/*
+ * Whether obj can go into the mirror: an object with a name (and a
+ * namespace, if its resource has them); if not, say so with the object.
+ * An object without kind (a list's items) is given its resource's.
+ */
+static int
+usable(const struct informer *in, const char *verb, cJSON *obj)
+{
+	char *s;
+
+	if (cJSON_IsObject(obj) && json_str(obj, "metadata.name") != NULL &&
+	    (!in->r->namespaced ||
+	    json_str(obj, "metadata.namespace") != NULL)) {
+		if (json_str(obj, "kind") == NULL) {
+			json_set_str(obj, "apiVersion", in->r->gv);
+			json_set_str(obj, "kind", in->r->kind);
+		}
+		return 1;
+	}
+	s = cJSON_PrintUnformatted(obj);
+	log_bad(in, verb, "an object without a name or namespace, skipped",
+	    s != NULL ? s : "", s != NULL ? strlen(s) : 0);
+	free(s);
+	return 0;
 }
 
 /* "/api/v1" or "/apis/GROUP/VERSION", then the namespace if any. */
@@ -169,18 +263,16 @@ on_list(void *arg, long status, const char *body, size_t len,
 	struct informer *in = arg;
 	cJSON *t, *items, *item;
 
-	(void)len;
 	in->req = NULL;
 	if (status != 200) {
-		log_warn("remote: list %s: %s", in->path, err != NULL ? err :
-		    body);
+		log_failed(in, "list", status, body, len, err);
 		drop_items(in);
 		wait_then(in, I_LIST);
 		return;
 	}
 	if ((t = cJSON_Parse(body)) == NULL ||
 	    !cJSON_IsArray(items = cJSON_GetObjectItem(t, "items"))) {
-		log_warn("remote: list %s: not a list", in->path);
+		log_bad(in, "list", "not a list", body, len);
 		cJSON_Delete(t);
 		drop_items(in);
 		wait_then(in, I_LIST);
@@ -188,9 +280,9 @@ on_list(void *arg, long status, const char *body, size_t len,
 	}
 	while ((item = cJSON_DetachItemFromArray(items, 0)) != NULL) {
 		/* A list's items carry no kind; the mirror's objects do. */
-		if (json_str(item, "kind") == NULL) {
-			json_set_str(item, "apiVersion", in->r->gv);
-			json_set_str(item, "kind", in->r->kind);
+		if (!usable(in, "list", item)) {
+			cJSON_Delete(item);
+			continue;
 		}
 		XGROW(in->items, in->capitems, in->nitems + 1);
 		in->items[in->nitems++] = item;
@@ -212,12 +304,16 @@ static void
 list_page(struct informer *in)
 {
 	struct hclient_call call = { 0 };
-	char *url, *err = NULL;
+	char *url, *err = NULL, *cont;
 
 	in->state = I_LIST;
-	url = in->cont != NULL ?
-	    util_printf("%s?limit=%d&continue=%s", in->path, PAGE, in->cont) :
-	    util_printf("%s?limit=%d", in->path, PAGE);
+	if (in->cont != NULL) {
+		cont = query_escape(in->cont);
+		url = util_printf("%s?limit=%d&continue=%s", in->path, PAGE,
+		    cont);
+		free(cont);
+	} else
+		url = util_printf("%s?limit=%d", in->path, PAGE);
 	call.url = url;
 	call.accept = "application/json";
 	call.timeout_ms = 60000;
@@ -237,43 +333,59 @@ watch_event(struct informer *in, const char *line, size_t len)
 {
 	cJSON *ev = cJSON_ParseWithLength(line, len), *obj;
 	const char *type;
+	char *last;
 	uint64_t rv;
 	int go_on = 1;
 
+	in->watch_lines++;
 	if (ev == NULL) {
-		log_warn("remote: watch %s: an event that is not JSON",
-		    in->path);
+		log_bad(in, "watch", "an event that is not JSON, skipped", line,
+		    len);
 		return 1;
 	}
 	type = json_str(ev, "type");
 	obj = cJSON_GetObjectItem(ev, "object");
 	rv = rv_of(obj);
 	if (type == NULL || !cJSON_IsObject(obj)) {
-		log_warn("remote: watch %s: an event without type or object",
-		    in->path);
+		log_bad(in, "watch", "an event without type or object, skipped",
+		    line, len);
 	} else if (strcmp(type, "ERROR") == 0) {
 		double code = cJSON_GetNumberValue(json_at(obj, "code"));
 
 		log_info("remote: watch %s: %s", in->path,
 		    json_str(obj, "message") ? json_str(obj, "message") : "");
 		go_on = code != 410;
+		in->watch_failed = 1;
 	} else if (strcmp(type, "BOOKMARK") == 0) {
 		if (rv > in->rv)
 			in->rv = rv;
 		store_mirror_progress(in->rm->mirror, in->r->store_key, rv);
 	} else if (strcmp(type, "DELETED") == 0) {
-		store_mirror_delete(in->rm->mirror, in->r->store_key,
-		    json_str(obj, "metadata.namespace"),
-		    json_str(obj, "metadata.name"), NULL, 0, rv);
-		if (rv > in->rv)
-			in->rv = rv;
-	} else {
-		store_mirror_put_tree(in->rm->mirror, in->r->store_key,
-		    json_str(obj, "metadata.namespace"),
-		    json_str(obj, "metadata.name"), obj, rv);
-		if (rv > in->rv)
-			in->rv = rv;
-	}
+		if (usable(in, "watch", obj)) {
+			/* The event's object is the final state: the
+			   DELETED event's version, as the embedded store's
+			   is. */
+			last = cJSON_PrintUnformatted(obj);
+			store_mirror_delete(in->rm->mirror, in->r->store_key,
+			    json_str(obj, "metadata.namespace"),
+			    json_str(obj, "metadata.name"), last, strlen(last),
+			    rv);
+			free(last);
+			if (rv > in->rv)
+				in->rv = rv;
+		}
+	} else if (strcmp(type, "ADDED") == 0 ||
+	    strcmp(type, "MODIFIED") == 0) {
+		if (usable(in, "watch", obj)) {
+			store_mirror_put_tree(in->rm->mirror, in->r->store_key,
+			    json_str(obj, "metadata.namespace"),
+			    json_str(obj, "metadata.name"), obj, rv);
+			if (rv > in->rv)
+				in->rv = rv;
+		}
+	} else
+		log_bad(in, "watch", "an event of no known type, skipped",
+		    line, len);
 	cJSON_Delete(ev);
 	return go_on;
 }
@@ -323,22 +435,27 @@ on_watch_done(void *arg, long status, const char *body, size_t len,
 {
 	struct informer *in = arg;
 
-	(void)len;
 	in->req = NULL;
 	if (in->linelen > 0) {
-		/* The stream ended in the middle of an event. */
-		log_warn("remote: watch %s: the stream ended mid-event",
-		    in->path);
+		/* The stream ended in the middle of an event: the watch
+		   from the last whole one will send it again. */
+		log_bad(in, "watch", "the stream ended mid-event, dropped",
+		    in->line, in->linelen);
 		in->linelen = 0;
 	}
 	if (status == 410) {
 		list_page(in);
+	} else if (status == 200 && (in->watch_failed ||
+	    (in->watch_lines == 0 && uv_now(in->rm->loop) - in->watch_start <
+	    SHORT_WATCH_MS))) {
+		log_warn("remote: watch %s: %s", in->path, in->watch_failed ?
+		    "ended after an error" : "ended at once, empty");
+		wait_then(in, I_WATCH);
 	} else if (status == 200) {
 		in->backoff_ms = 0;
 		watch(in);
 	} else {
-		log_warn("remote: watch %s: %s", in->path, err != NULL ? err :
-		    body);
+		log_failed(in, "watch", status, body, len, err);
 		wait_then(in, I_WATCH);
 	}
 }
@@ -348,13 +465,18 @@ watch(struct informer *in)
 {
 	struct hclient_call call = { 0 };
 	char *url, *err = NULL;
+	unsigned secs = 300 + (unsigned)(random() % 300);
 
 	in->state = I_WATCH;
+	in->watch_start = uv_now(in->rm->loop);
+	in->watch_lines = 0;
+	in->watch_failed = 0;
 	url = util_printf("%s?watch=1&allowWatchBookmarks=true&"
 	    "resourceVersion=%llu&timeoutSeconds=%u", in->path,
-	    (unsigned long long)in->rv, 300 + (unsigned)(random() % 300));
+	    (unsigned long long)in->rv, secs);
 	call.url = url;
 	call.accept = "application/json";
+	call.timeout_ms = (secs + WATCH_GRACE_S) * 1000;
 	in->req = hclient_start(in->rm->h, &call, on_watch_data,
 	    on_watch_done, in, &err);
 	free(url);
@@ -389,13 +511,26 @@ on_release(uv_timer_t *t)
 	store_mirror_hold(rm->mirror, 0);
 }
 
+/* Whether an informer follows r's objects into the mirror. */
+static int
+mirrored(const struct remote *rm, const resource *r)
+{
+	size_t i;
+
+	for (i = 0; i < rm->ninf; i++)
+		if (strcmp(rm->inf[i].r->store_key, r->store_key) == 0)
+			return 1;
+	return 0;
+}
+
 /* Put a write's answer into the mirror; its event waits for the loop. */
 static void
 write_through(struct remote *rm, const resource *r, const cJSON *obj)
 {
 	uint64_t rv = rv_of(obj);
 
-	if (rv == 0 || json_str(obj, "metadata.name") == NULL ||
+	if (!mirrored(rm, r) || rv == 0 ||
+	    json_str(obj, "metadata.name") == NULL ||
 	    json_str(obj, "kind") == NULL ||
 	    strcmp(json_str(obj, "kind"), r->kind) != 0)
 		return;
@@ -413,14 +548,15 @@ write_through(struct remote *rm, const resource *r, const cJSON *obj)
 static void
 add_query(char **url, const struct reg_opts *o)
 {
-	char *u = *url, *n;
+	char *u = *url, *n, *fm;
 	char sep = '?';
 
 	if (o == NULL)
 		return;
 	if (o->field_manager != NULL) {
-		n = util_printf("%s%cfieldManager=%s", u, sep,
-		    o->field_manager);
+		fm = query_escape(o->field_manager);
+		n = util_printf("%s%cfieldManager=%s", u, sep, fm);
+		free(fm);
 		free(u);
 		u = n;
 		sep = '&';
@@ -445,10 +581,19 @@ add_query(char **url, const struct reg_opts *o)
 	*url = u;
 }
 
+/* The resource whose answer a write puts into the mirror: none for a
+   dry run's, which is what would have been stored. */
+static const resource *
+through(const resource *r, const struct reg_opts *o)
+{
+	return o != NULL && o->dry_run ? NULL : r;
+}
+
 /*
  * Send one write and fill res as the registry would: the code, and the
  * object or Status the server answered (a Status of our own when it
- * could not be reached).
+ * could not be reached). A 2xx answer is written through as r's (NULL:
+ * not at all).
  */
 static void
 send_write(struct remote *rm, const resource *r, const char *method,
@@ -506,7 +651,7 @@ r_create(void *impl, const resource *r, const char *ns, cJSON *obj,
 	char *url = collection_path(r, ns), *body = cJSON_PrintUnformatted(obj);
 
 	add_query(&url, o);
-	send_write(impl, r, "POST", url, "application/json", body,
+	send_write(impl, through(r, o), "POST", url, "application/json", body,
 	    strlen(body), res);
 	free(body);
 	cJSON_Delete(obj);
@@ -520,7 +665,7 @@ r_update(void *impl, const resource *r, const char *ns, const char *name,
 	    NULL), *body = cJSON_PrintUnformatted(obj);
 
 	add_query(&url, o);
-	send_write(impl, r, "PUT", url, "application/json", body,
+	send_write(impl, through(r, o), "PUT", url, "application/json", body,
 	    strlen(body), res);
 	free(body);
 	cJSON_Delete(obj);
@@ -538,7 +683,7 @@ r_update_status(void *impl, const resource *r, const char *ns,
 		cJSON_AddItemToObject(current, "status", status);
 	body = cJSON_PrintUnformatted(current);
 	add_query(&url, o);
-	send_write(impl, r, "PUT", url, "application/json", body,
+	send_write(impl, through(r, o), "PUT", url, "application/json", body,
 	    strlen(body), res);
 	free(body);
 	cJSON_Delete(current);
@@ -553,7 +698,8 @@ r_patch(void *impl, const resource *r, const char *ns, const char *name,
 	    NULL);
 
 	add_query(&url, o);
-	send_write(impl, r, "PATCH", url, content_type, body, len, res);
+	send_write(impl, through(r, o), "PATCH", url, content_type, body, len,
+	    res);
 }
 
 /* DeleteOptions from the registry's options. */
@@ -653,6 +799,8 @@ r_free(void *impl)
 		free(in->path);
 	}
 	hclient_free(rm->h);
+	/* Held events (a write's, not yet released) go with the mirror. */
+	store_close(rm->mirror);
 	free(rm->server);
 	/* The timers close on the loop; the last one frees. */
 	rm->nsynced = rm->ninf + 1;

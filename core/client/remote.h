@@ -34,7 +34,8 @@ struct remote_conf {
 	const char *user_agent;   /* NULL: "volrayd" */
 	/* The store keys to mirror ("pods", "deployments.apps"); NULL:
 	   every resource the resource table knows but the create-only
-	   reviews. */
+	   reviews. Writes of other resources still go to the server, but
+	   their answers are not put into the mirror. */
 	const char *const *resources;
 	/* Called once, when every informer has listed (the mirror holds
 	   what the server held then). */
