@@ -671,21 +671,69 @@ r_update(void *impl, const resource *r, const char *ns, const char *name,
 	cJSON_Delete(obj);
 }
 
+/*
+ * The object's resourceVersion on the server now, if it is still the
+ * object of uid; NULL otherwise (malloc'd).
+ */
+static char *
+fresh_rv(struct remote *rm, const resource *r, const char *ns,
+    const char *name, const char *uid)
+{
+	char *path = object_path(r, ns, name, NULL), *body = NULL, *err = NULL;
+	char *rv = NULL;
+	long status = 0;
+	cJSON *t;
+
+	if (remote_get(rm, path, &status, &body, &err) == 0 && status == 200 &&
+	    (t = cJSON_Parse(body)) != NULL) {
+		const char *u = json_str(t, "metadata.uid");
+
+		if (uid == NULL || (u != NULL && strcmp(u, uid) == 0))
+			rv = json_str(t, "metadata.resourceVersion") != NULL ?
+			    xstrdup(json_str(t, "metadata.resourceVersion")) :
+			    NULL;
+		cJSON_Delete(t);
+	}
+	free(err);
+	free(body);
+	free(path);
+	return rv;
+}
+
+/*
+ * A status belongs to its writer (the kubelet's to the node, a PodGroup's
+ * to the scheduler): on a conflict the write is made again over the
+ * server's newer version, as client-go's RetryOnConflict does, while the
+ * object is the same one (its uid), three tries in all. The mirror may
+ * lag the server; the embedded store never does, so there it is a 409.
+ */
 static void
 r_update_status(void *impl, const resource *r, const char *ns,
     const char *name, cJSON *current, cJSON *status,
     const struct reg_opts *o, struct reg_result *res)
 {
-	char *url = object_path(r, ns, name, "status"), *body;
+	char *url, *body, *rv;
+	int try;
 
 	cJSON_DeleteItemFromObject(current, "status");
 	if (status != NULL)
 		cJSON_AddItemToObject(current, "status", status);
-	body = cJSON_PrintUnformatted(current);
-	add_query(&url, o);
-	send_write(impl, through(r, o), "PUT", url, "application/json", body,
-	    strlen(body), res);
-	free(body);
+	for (try = 0;; try++) {
+		url = object_path(r, ns, name, "status");
+		add_query(&url, o);
+		body = cJSON_PrintUnformatted(current);
+		send_write(impl, through(r, o), "PUT", url, "application/json",
+		    body, strlen(body), res);
+		free(body);
+		if (res->code != 409 || try == 2 || (rv = fresh_rv(impl, r, ns,
+		    name, json_str(current, "metadata.uid"))) == NULL)
+			break;
+		json_set_str(json_obj(current, "metadata"), "resourceVersion",
+		    rv);
+		free(rv);
+		cJSON_Delete(res->body);
+		res->body = NULL;
+	}
 	cJSON_Delete(current);
 }
 

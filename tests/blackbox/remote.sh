@@ -7,6 +7,7 @@
 # by the leading scheduler and run by the nodes process, while a pod of
 # the default scheduler is left alone; kill -9 of the controllers' leader hands
 # its Lease to the standby, which goes on (a scale-up is carried out).
+# kill -9 and a restart of the API: the roles resume by themselves.
 # The CRDs were installed on the API by the first client; with
 # --no-install-crds a missing one is named and the process refuses.
 . "$(dirname "$0")/lib.sh"
@@ -95,6 +96,21 @@ grep -q "$new: became leader of lease kube-system/volray-controllers" "$WORK/$st
 	fail "the new holder $new is not the standby"
 expect_eq 5 "$(k get pods -l app=web --no-headers | wc -l | tr -d ' ')" "web pods after the takeover"
 pass "kill -9 of the leader: the standby took its Lease and scaled the Deployment"
+
+# kill -9 of the API and a restart on the same data dir: the clients'
+# watches drop and resume (or list again), and they go on without a
+# restart of their own.
+stop_daemon KILL
+"$VOLRAYD" --data-dir "$DATA" --listen "127.0.0.1:$PORT" --no-local-node \
+	${SHARE_DIR:+--share-dir "$SHARE_DIR"} --roles api >>"$WORK/volrayd.log" 2>&1 &
+DAEMON_PID=$!
+i=0
+until command curl -fsk "$API/readyz" >/dev/null 2>&1; do
+	i=$((i + 1)); [ $i -lt 300 ] || fail "the API did not come back"; sleep 0.05
+done
+k scale deployment web --replicas=6 >/dev/null || fail "scale after the restart"
+wait_running 6 400
+pass "kill -9 and restart of the API: the roles resumed and scaled to 6"
 
 # --no-install-crds: a missing CRD is named and nothing starts.
 k delete crd queues.scheduling.volcano.sh >/dev/null || fail "delete crd"
