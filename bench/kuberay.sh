@@ -10,6 +10,11 @@
 # spent in Lua (the VM, and C called from it).
 #   sh bench/kuberay.sh                 N=1000 NODES=500
 #   N=200 NODES=100 sh bench/kuberay.sh a smaller run
+#   REMOTE=1 sh bench/kuberay.sh        operator mode: one volrayd serves
+#       the API, the nodes and the Ray heads (--roles api,nodes,ray), a
+#       second runs the controllers and the scheduler against it
+#       (--kubeconfig, KUBE_QPS/KUBE_BURST, default 100/200 as KubeRay's);
+#       CPU and RSS are the two processes', requests per RayJob the API's
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -24,13 +29,29 @@ VOLRAY=$(dirname "$VOLRAYD")/volray
 [ -x "$VOLRAYD" ] && [ -x "$VOLRAY" ] || { echo "kuberay.sh: build volrayd and volray first, or set VOLRAYD" >&2; exit 1; }
 work=$(mktemp -d /var/tmp/volray-kbench.XXXXXX)
 pid=""
-trap '[ -z "$pid" ] || kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
+pid2=""
+trap '[ -z "$pid" ] || kill $pid 2>/dev/null || true; [ -z "$pid2" ] || kill $pid2 2>/dev/null || true; rm -rf "$work"' EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 
+if [ "${REMOTE:-0}" = 1 ]; then
+	ROLES="--roles api,nodes,ray"
+else
+	ROLES=""
+fi
 "$VOLRAYD" --data-dir "$work/data" --listen "127.0.0.1:$port" --no-local-node \
-	--share-dir "$top" 2>"$work/log" &
+	--share-dir "$top" $ROLES 2>"$work/log" &
 pid=$!
 until curl -fsk "https://127.0.0.1:$port/readyz" >/dev/null 2>&1 && [ -f "$work/data/kubeconfig" ]; do sleep 0.02; done
+mport=$port
+if [ "${REMOTE:-0}" = 1 ]; then
+	mport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	"$VOLRAYD" --data-dir "$work/ops" --kubeconfig "$work/data/kubeconfig" \
+		--roles controllers,scheduler --leader-elect=false --share-dir "$top" \
+		--kube-api-qps "${KUBE_QPS:-100}" --kube-api-burst "${KUBE_BURST:-200}" \
+		--metrics-listen "127.0.0.1:$mport" 2>"$work/log2" &
+	pid2=$!
+	until curl -fs "http://127.0.0.1:$mport/readyz" >/dev/null 2>&1; do sleep 0.05; done
+fi
 CA="$work/data/pki/ca.crt"
 export CA
 export KUBECONFIG="$work/data/kubeconfig"
@@ -40,13 +61,22 @@ export TOKEN
 metric() {
 	curl -fs --cacert "$CA" -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$port/metrics" | sed -n "s/^$1 //p"
 }
+# The Lua figures: the controllers' process's.
+lmetric() {
+	if [ "$mport" = "$port" ]; then metric "$1"; else
+		curl -fs "http://127.0.0.1:$mport/metrics" | sed -n "s/^$1 //p"; fi
+}
+requests() {
+	curl -fs --cacert "$CA" -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$port/metrics" |
+		awk '/^apiserver_request_total/ {n += $2} END {print n + 0}'
+}
 # Writes to the store: puts and deletes.
 writes() {
 	curl -fs --cacert "$CA" -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$port/metrics" |
 		awk '/^volray_store_writes_total/ {n += $2} END {print n + 0}'
 }
 cpu_seconds() {
-	awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$pid/stat"
+	awk -v hz="$(getconf CLK_TCK)" '{t += ($14 + $15) / hz} END {print t}' "/proc/$pid/stat" ${pid2:+"/proc/$pid2/stat"}
 }
 
 "$VOLRAY" node add --virtual --count "$NODES" --cpu 16 --memory 64Gi >/dev/null
@@ -65,9 +95,10 @@ YAML
 
 echo "kuberay benchmark: $N RayJobs x (head + 2 workers), $DURATION entrypoint, $NODES simulated nodes, 2 queues ($(nproc) cores)"
 w0=$(writes)
+q0=$(requests)
 c0=$(cpu_seconds)
-l0=$(metric volray_lua_seconds_total)
-a0=$(metric volray_lua_api_seconds_total)
+l0=$(lmetric volray_lua_seconds_total)
+a0=$(lmetric volray_lua_api_seconds_total)
 t0=$(date +%s.%N)
 python3 - "$port" "$N" "$DURATION" <<'PY'
 import http.client, json, os, ssl, sys, threading
@@ -99,7 +130,7 @@ t_sub=$(date +%s.%N)
 rss=0
 # Done: every RayJob Complete, no RayCluster and no pod left.
 while :; do
-	r=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
+	r=$(awk '/^VmHWM/ {t += $2} END {print t}' "/proc/$pid/status" ${pid2:+"/proc/$pid2/status"})
 	[ "$r" -le "$rss" ] || rss=$r
 	done_n=$(curl -fs --cacert "$CA" -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$port/apis/ray.io/v1/rayjobs" |
 		python3 -c 'import json,sys; print(sum(1 for i in json.load(sys.stdin)["items"] if i.get("status",{}).get("jobDeploymentStatus")=="Complete"))')
@@ -113,18 +144,21 @@ done
 echo >&2
 t1=$(date +%s.%N)
 w1=$(writes)
+q1=$(requests)
 c1=$(cpu_seconds)
-l1=$(metric volray_lua_seconds_total)
-a1=$(metric volray_lua_api_seconds_total)
-python3 - "$N" "$t0" "$t_sub" "$t1" "$w0" "$w1" "$c0" "$c1" "$l0" "$l1" "$a0" "$a1" "$rss" <<'PY'
+l1=$(lmetric volray_lua_seconds_total)
+a1=$(lmetric volray_lua_api_seconds_total)
+python3 - "$N" "$t0" "$t_sub" "$t1" "$w0" "$w1" "$c0" "$c1" "$l0" "$l1" "$a0" "$a1" "$rss" "$q0" "$q1" <<'PY'
 import sys
 n = int(sys.argv[1])
-t0, ts, t1, w0, w1, c0, c1, l0, l1, a0, a1, rss = map(float, sys.argv[2:])
+t0, ts, t1, w0, w1, c0, c1, l0, l1, a0, a1, rss, q0, q1 = map(float, sys.argv[2:])
 cpu, lua, api = c1 - c0, l1 - l0, a1 - a0
 print("submitted in %.1f s; all Complete and cleaned up after %.1f s" % (ts - t0, t1 - t0))
-print("API writes %d (%.1f per RayJob); peak RSS %.0f MB" % (w1 - w0, (w1 - w0) / n, rss / 1024))
+print("API writes %d (%.1f per RayJob); API requests %.1f per RayJob; peak RSS %.0f MB" %
+      (w1 - w0, (w1 - w0) / n, (q1 - q0) / n, rss / 1024))
 print("volrayd CPU %.1f s; in reconciles %.1f s (%.0f%%): Lua VM %.1f s (%.0f%%), C called from Lua %.1f s" %
       (cpu, lua, 100 * lua / cpu if cpu else 0, lua - api, 100 * (lua - api) / cpu if cpu else 0, api))
 PY
+[ -z "$pid2" ] || { kill $pid2; wait $pid2 2>/dev/null || true; pid2=""; }
 kill $pid; wait $pid 2>/dev/null || true
 pid=""
