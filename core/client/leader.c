@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -112,21 +111,6 @@ leader_conf_check(const struct leader_conf *conf, char **cause)
 		return -1;
 	}
 	return 0;
-}
-
-/* A Lease's MicroTime, now: RFC 3339 with microseconds. */
-static void
-micro_now(char out[40])
-{
-	struct timeval tv;
-	struct tm tm;
-
-	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
-	if (snprintf(out, 40, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, (int)tv.tv_usec) >= 40)
-		out[0] = '\0';
 }
 
 static int
@@ -233,7 +217,7 @@ acquire_or_renew(leader *l)
 	cJSON *lease, *md;
 	int ours, ok;
 
-	micro_now(now);
+	util_now_micro(now);
 	lease = client_get_tree(l->c, l->r, l->ns, l->name);
 	if (lease == NULL) {
 		lease = cJSON_CreateObject();
@@ -491,7 +475,7 @@ release(leader *l)
 		cJSON_Delete(lease);
 		return;
 	}
-	micro_now(now);
+	util_now_micro(now);
 	set_spec(lease, "", 1, now, now,
 	    spec_int(lease, "spec.leaseTransitions"));
 	if (update(l, lease, "release"))

@@ -544,41 +544,36 @@ write_through(struct remote *rm, const resource *r, const cJSON *obj)
 	    obj, rv);
 }
 
+/* Append one "key=value" to a URL's query. */
+static void
+query_add(char **url, const char *key, const char *value)
+{
+	char *n = util_printf("%s%c%s=%s", *url, strchr(*url, '?') ? '&' :
+	    '?', key, value);
+
+	free(*url);
+	*url = n;
+}
+
 /* The query of a write's options. */
 static void
 add_query(char **url, const struct reg_opts *o)
 {
-	char *u = *url, *n, *fm;
-	char sep = '?';
+	char *fm;
 
 	if (o == NULL)
 		return;
 	if (o->field_manager != NULL) {
 		fm = query_escape(o->field_manager);
-		n = util_printf("%s%cfieldManager=%s", u, sep, fm);
+		query_add(url, "fieldManager", fm);
 		free(fm);
-		free(u);
-		u = n;
-		sep = '&';
 	}
-	if (o->dry_run) {
-		n = util_printf("%s%cdryRun=All", u, sep);
-		free(u);
-		u = n;
-		sep = '&';
-	}
-	if (o->validate_strict) {
-		n = util_printf("%s%cfieldValidation=Strict", u, sep);
-		free(u);
-		u = n;
-		sep = '&';
-	}
-	if (o->force) {
-		n = util_printf("%s%cforce=true", u, sep);
-		free(u);
-		u = n;
-	}
-	*url = u;
+	if (o->dry_run)
+		query_add(url, "dryRun", "All");
+	if (o->validate_strict)
+		query_add(url, "fieldValidation", "Strict");
+	if (o->force)
+		query_add(url, "force", "true");
 }
 
 /* The resource whose answer a write puts into the mirror: none for a

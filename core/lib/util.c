@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/time.h>
 #include <time.h>
 
 #include "lib/log.h"
@@ -195,4 +196,18 @@ util_duration_ms(const char *s)
 			return -1;
 	}
 	return (int64_t)(total + 0.5);
+}
+
+void
+util_now_micro(char out[40])
+{
+	struct timeval tv;
+	struct tm tm;
+
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	if (snprintf(out, 40, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, (int)tv.tv_usec) >= 40)
+		out[0] = '\0';
 }

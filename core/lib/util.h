@@ -13,6 +13,8 @@
 void util_uuid(char out[37]);
 /* Current UTC time as "2006-01-02T15:04:05Z". */
 void util_now(char out[32]);
+/* Now as a MicroTime (a Lease's renewTime): RFC 3339 with microseconds. */
+void util_now_micro(char out[40]);
 /* Format a Unix time the same way. */
 void util_time_format(time_t, char out[32]);
 /* Parse "2006-01-02T15:04:05Z" (fractions and offsets accepted); -1 on error. */

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,21 +73,6 @@ runtime_for(node_mgr *m, const cJSON *obj)
 	return NULL;
 }
 
-/* A Lease's MicroTime: RFC 3339 with microseconds. */
-static void
-micro_now(char out[40])
-{
-	struct timeval tv;
-	struct tm tm;
-
-	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
-	if (snprintf(out, 40, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, (int)tv.tv_usec) >= 40)
-		out[0] = '\0';
-}
-
 static uint32_t
 name_hash(const char *s)
 {
@@ -123,7 +107,7 @@ on_lease(wheel_timer *t)
 	wheel_add(m->wheel, &n->lease_timer, n->lease_period_ms, on_lease, n);
 	if (n->failing || no == NULL)
 		return;
-	micro_now(now);
+	util_now_micro(now);
 	l = client_get_tree(m->c, r, LEASE_NS, n->name);
 	if (l == NULL) {
 		cJSON *md, *own, *o;
