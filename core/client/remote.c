@@ -696,11 +696,12 @@ fresh_rv(struct remote *rm, const resource *r, const char *ns,
 }
 
 /*
- * A status belongs to its writer (the kubelet's to the node, a PodGroup's
- * to the scheduler): on a conflict the write is made again over the
- * server's newer version, as client-go's RetryOnConflict does, while the
- * object is the same one (its uid), three tries in all. The mirror may
- * lag the server; the embedded store never does, so there it is a 409.
+ * A status its writer owns (reg_opts.own_status: the kubelet's of its pods
+ * and nodes): on a conflict the write is made again over the server's
+ * newer version, as client-go's RetryOnConflict does, while the object is
+ * the same one (its uid), three tries in all. The mirror may lag the
+ * server; the embedded store never does. Other writers (the scheduler's
+ * conditions) get the 409 and decide again from a newer version.
  */
 static void
 r_update_status(void *impl, const resource *r, const char *ns,
@@ -720,7 +721,8 @@ r_update_status(void *impl, const resource *r, const char *ns,
 		send_write(impl, through(r, o), "PUT", url, "application/json",
 		    body, strlen(body), res);
 		free(body);
-		if (res->code != 409 || try == 2 || (rv = fresh_rv(impl, r, ns,
+		if (res->code != 409 || try == 2 || o == NULL ||
+		    !o->own_status || (rv = fresh_rv(impl, r, ns,
 		    name, json_str(current, "metadata.uid"))) == NULL)
 			break;
 		json_set_str(json_obj(current, "metadata"), "resourceVersion",

@@ -193,6 +193,8 @@ write_node_status(node_mgr *m, struct node *n, const store_obj *o)
 	const resource *r = resource_find("", "v1", "nodes");
 	cJSON *t = store_obj_tree(o), *old, *st, *conds, *addr, *a, *info;
 	struct reg_result res;
+	/* The status is this node's to write (reg_opts.own_status). */
+	static const struct reg_opts own = { .own_status = 1 };
 	char now[32];
 
 	util_now(now);
@@ -247,7 +249,7 @@ write_node_status(node_mgr *m, struct node *n, const store_obj *o)
 		cJSON_Delete(t);
 		return;
 	}
-	client_update_status(m->c, r, "", n->name, t, st, NULL, &res);
+	client_update_status(m->c, r, "", n->name, t, st, &own, &res);
 	write_result("status", n->name, &res);
 }
 

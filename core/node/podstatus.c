@@ -309,6 +309,8 @@ flush_one(node_mgr *m, struct node_pod *p, const store_obj *at, cJSON *t)
 	const resource *r = resource_find("", "v1", "pods");
 	const store_obj *o = client_get(m->c, "pods", p->ns, p->name);
 	struct reg_result res;
+	/* The status is this node's to write (reg_opts.own_status). */
+	static const struct reg_opts own = { .own_status = 1 };
 	cJSON *st;
 
 	if (o == NULL || strcmp(o->uid, p->uid) != 0) {
@@ -328,7 +330,7 @@ flush_one(node_mgr *m, struct node_pod *p, const store_obj *at, cJSON *t)
 		return;
 	}
 	/* t is the stored version: the registry need not parse it again. */
-	client_update_status(m->c, r, p->ns, p->name, t, st, NULL, &res);
+	client_update_status(m->c, r, p->ns, p->name, t, st, &own, &res);
 	if (res.code >= 300)
 		log_warn("node %s: status of %s: code %d", p->node->name, p->key,
 		    res.code);

@@ -39,6 +39,11 @@ struct reg_opts {
 	long grace_period;         /* delete: seconds (pods), 0: at once */
 	const user_info *user;     /* who asks; NULL: an unchecked in-process
 	                              write (bootstrap, garbage collector) */
+	int own_status;            /* status writes: the writer owns the
+	                              status (a kubelet's of its pods and
+	                              node), so a client whose cache may lag
+	                              re-makes a conflicting write over the
+	                              newer version; others get the 409 */
 };
 
 struct reg_result {

@@ -1104,6 +1104,47 @@ test_writes(void)
 	cJSON_Delete(t);
 	CHECK(rev_of("pods", "default", "w1") == 63);
 
+	/* A status the writer owns (a kubelet's): a 409 is re-made over
+	   the server's version, read again; others get the 409. */
+	{
+		static const struct reg_opts own = { .own_status = 1 };
+		const char *conflict = "{\"kind\":\"Status\",\"apiVersion\":"
+		    "\"v1\",\"status\":\"Failure\",\"reason\":\"Conflict\","
+		    "\"code\":409}";
+
+		rule("PUT", PD "/w1/status", "", 409, conflict);
+		rule("GET", PD "/w1", "", 200, "{\"apiVersion\":\"v1\","
+		    "\"kind\":\"Pod\",\"metadata\":{\"name\":\"w1\","
+		    "\"namespace\":\"default\",\"uid\":\"u-w1\","
+		    "\"resourceVersion\":\"90\"},\"spec\":{}}");
+		rule("PUT", PD "/w1/status", "", 200, "{\"apiVersion\":\"v1\","
+		    "\"kind\":\"Pod\",\"metadata\":{\"name\":\"w1\","
+		    "\"namespace\":\"default\",\"uid\":\"u-w1\","
+		    "\"resourceVersion\":\"91\"},\"spec\":{},\"status\":"
+		    "{\"phase\":\"Succeeded\"}}");
+		client_update_status(c, pods, "default", "w1",
+		    client_get_tree(c, pods, "default", "w1"),
+		    cJSON_Parse("{\"phase\":\"Succeeded\"}"), &own, &res);
+		CHECK(res.code == 200);
+		cJSON_Delete(res.body);
+		t = last_req("PUT", PD "/w1/status", "", "application/json");
+		CHECK_STR(json_str(t, "metadata.resourceVersion"), "90");
+		CHECK_STR(json_str(t, "status.phase"), "Succeeded");
+		cJSON_Delete(t);
+		CHECK(rules_left() == 0);
+		CHECK(rev_of("pods", "default", "w1") == 91);
+
+		rule("PUT", PD "/w1/status", "", 409, conflict);
+		client_update_status(c, pods, "default", "w1",
+		    client_get_tree(c, pods, "default", "w1"),
+		    cJSON_Parse("{\"phase\":\"Failed\"}"), NULL, &res);
+		CHECK(res.code == 409);
+		cJSON_Delete(res.body);
+		CHECK(rules_left() == 0);
+		cJSON_Delete(last_req("PUT", PD "/w1/status", "",
+		    "application/json"));
+	}
+
 	/* bind: pods/binding. */
 	rule("POST", PD "/w2/binding", "", 201, "{\"kind\":\"Status\","
 	    "\"apiVersion\":\"v1\",\"status\":\"Success\",\"code\":201}");
