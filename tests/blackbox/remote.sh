@@ -7,13 +7,15 @@
 # by the leading scheduler and run by the nodes process, while a pod of
 # the default scheduler is left alone; kill -9 of the controllers' leader hands
 # its Lease to the standby, which goes on (a scale-up is carried out).
-# kill -9 and a restart of the API: the roles resume by themselves.
+# kill -9 and a restart of the API: the roles resume by themselves. A
+# partition (the API stopped past the renew deadline): the leader steps
+# down, supervised replicas take over, one leader per Lease afterwards.
 # The CRDs were installed on the API by the first client; with
 # --no-install-crds a missing one is named and the process refuses.
 . "$(dirname "$0")/lib.sh"
 
 EXTRA=""
-trap 'rc=$?; for p in $EXTRA; do kill -9 $p 2>/dev/null || true; done; (exit $rc); cleanup' EXIT INT TERM
+trap 'rc=$?; touch "$WORK/stop"; for p in $EXTRA; do kill -9 $p 2>/dev/null || true; done; pkill -9 -f "data-dir $WORK/w" 2>/dev/null || true; (exit $rc); cleanup' EXIT INT TERM
 
 start_daemon --roles api
 # role NAME FLAGS...: a volrayd of those roles against the API above.
@@ -111,6 +113,55 @@ done
 k scale deployment web --replicas=6 >/dev/null || fail "scale after the restart"
 wait_running 6 400
 pass "kill -9 and restart of the API: the roles resumed and scaled to 6"
+
+# Partition: the API stopped (SIGSTOP) past the renew deadline, then
+# continued. The leader could not renew: it stepped down and exited, as
+# kube-scheduler does. Two replicas under a supervisor (a loop that
+# starts a volrayd again when it exits) are there to take over: once
+# the API is back, each Lease has one holder, that holder is the only
+# process that says it leads, and the work goes on.
+sup() {
+	name=$1; shift
+	( while [ ! -e "$WORK/stop" ]; do
+		"$VOLRAYD" --data-dir "$WORK/$name" --kubeconfig "$DATA/kubeconfig" \
+			--no-local-node ${SHARE_DIR:+--share-dir "$SHARE_DIR"} "$@" || true
+	done ) >>"$WORK/$name.log" 2>&1 &
+	EXTRA="$EXTRA $!"
+}
+M3=$(free_port); M4=$(free_port)
+sup w3 --roles controllers,scheduler $ELECT --metrics-listen "127.0.0.1:$M3"
+sup w4 --roles controllers,scheduler $ELECT --metrics-listen "127.0.0.1:$M4"
+eval "old_pid=\$PID_$standby"
+i=0
+until grep -q "electing on lease" "$WORK/w3.log" 2>/dev/null &&
+    grep -q "electing on lease" "$WORK/w4.log" 2>/dev/null; do
+	i=$((i + 1)); [ $i -lt 300 ] || fail "the supervised replicas did not start"; sleep 0.1
+done
+kill -STOP "$DAEMON_PID"
+sleep 4		# the partition: longer than the renew deadline (2s)
+kill -CONT "$DAEMON_PID"
+i=0
+while kill -0 "$old_pid" 2>/dev/null; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "the leader did not step down during the partition"; sleep 0.1
+done
+leading() {	# how many of w3, w4 say they hold lease $1
+	n=0
+	for m in $M3 $M4; do
+		command curl -s "http://127.0.0.1:$m/metrics" 2>/dev/null |
+			grep -q "^volray_leader_is_leader{lease=\"kube-system/$1\"} 1" && n=$((n + 1))
+	done
+	echo $n
+}
+i=0
+until [ "$(leading volray-controllers)" = 1 ] && [ "$(leading volray-scheduler)" = 1 ]; do
+	i=$((i + 1)); [ $i -lt 300 ] || fail "no single leader after the partition"; sleep 0.1
+done
+k scale deployment web --replicas=7 >/dev/null || fail "scale after the partition"
+wait_running 7 400
+expect_eq 1 "$(leading volray-controllers)" "holders of volray-controllers"
+expect_eq 1 "$(leading volray-scheduler)" "holders of volray-scheduler"
+pass "partition: the leader stepped down, one leader per Lease afterwards, work goes on"
+touch "$WORK/stop"
 
 # --no-install-crds: a missing CRD is named and nothing starts.
 k delete crd queues.scheduling.volcano.sh >/dev/null || fail "delete crd"
