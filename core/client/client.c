@@ -224,6 +224,24 @@ client_bind(client *c, const char *ns, const char *name, const char *node,
 }
 
 void
+client_bind_async(client *c, const char *ns, const char *name,
+    const char *node, client_done_fn done, void *arg)
+{
+	struct reg_result res;
+
+	if (refused(c, &res)) {
+		done(arg, &res);
+		return;
+	}
+	if (c->ops->bind_async != NULL) {
+		c->ops->bind_async(c->impl, ns, name, node, done, arg);
+		return;
+	}
+	c->ops->bind(c->impl, ns, name, node, &res);
+	done(arg, &res);
+}
+
+void
 client_evict(client *c, const char *ns, const char *name,
     const struct reg_opts *o, struct reg_result *res)
 {

@@ -35,6 +35,10 @@
 
 typedef struct client client;
 
+/* A write's answer, given to the caller's callback (which owns
+   res->body). */
+typedef void (*client_done_fn)(void *arg, struct reg_result *res);
+
 /* The write side, one function per request a client can make. */
 struct client_ops {
 	void (*create)(void *impl, const resource *, const char *ns,
@@ -55,6 +59,10 @@ struct client_ops {
 	void (*evict)(void *impl, const char *ns, const char *name,
 	    const struct reg_opts *, struct reg_result *);
 	void (*free)(void *impl);
+	/* Optional: a bind answered later, through done (NULL: bind, then
+	   done at once). */
+	void (*bind_async)(void *impl, const char *ns, const char *name,
+	    const char *node, client_done_fn done, void *arg);
 };
 
 /*
@@ -114,6 +122,14 @@ void client_delete(client *, const resource *, const char *ns,
     const char *name, const struct reg_opts *, struct reg_result *);
 void client_bind(client *, const char *ns, const char *name,
     const char *node, struct reg_result *);
+/*
+ * Bind without waiting: done(arg, result) runs once the answer is in, on
+ * the loop (at once in the embedded client; when the server has answered
+ * in the remote one, whose rate limiter then never holds the loop). done
+ * does not run if the client is freed first.
+ */
+void client_bind_async(client *, const char *ns, const char *name,
+    const char *node, client_done_fn done, void *arg);
 /* Evict a pod: the graceful delete Volcano's evictor makes (pods/eviction
    where the API server has it), with these options. */
 void client_evict(client *, const char *ns, const char *name,

@@ -787,13 +787,12 @@ r_delete(void *impl, const resource *r, const char *ns, const char *name,
 	free(body);
 }
 
-static void
-r_bind(void *impl, const char *ns, const char *name, const char *node,
-    struct reg_result *res)
+/* A pods/binding body. */
+static char *
+binding_body(const char *ns, const char *name, const char *node)
 {
-	const resource *pods = resource_find("", "v1", "pods");
-	char *url = object_path(pods, ns, name, "binding"), *body;
 	cJSON *b = cJSON_CreateObject();
+	char *body;
 
 	json_set_str(b, "apiVersion", "v1");
 	json_set_str(b, "kind", "Binding");
@@ -804,8 +803,77 @@ r_bind(void *impl, const char *ns, const char *name, const char *node,
 	json_set_str(json_obj(b, "target"), "name", node);
 	body = cJSON_PrintUnformatted(b);
 	cJSON_Delete(b);
+	return body;
+}
+
+static void
+r_bind(void *impl, const char *ns, const char *name, const char *node,
+    struct reg_result *res)
+{
+	const resource *pods = resource_find("", "v1", "pods");
+	char *url = object_path(pods, ns, name, "binding");
+	char *body = binding_body(ns, name, node);
+
 	send_write(impl, NULL, "POST", url, "application/json", body,
 	    strlen(body), res);
+	free(body);
+}
+
+struct async_write {
+	client_done_fn done;
+	void *arg;
+};
+
+/* An asynchronous write's answer, as send_write fills a result. */
+static void
+on_async_done(void *arg, long status, const char *body, size_t len,
+    const char *err)
+{
+	struct async_write *aw = arg;
+	struct reg_result res;
+
+	memset(&res, 0, sizeof res);
+	if (status == 0) {
+		res.code = 503;
+		res.body = status_error(503, "ServiceUnavailable", "%s",
+		    err != NULL ? err : "no answer");
+	} else {
+		res.code = (int)status;
+		if ((res.body = cJSON_ParseWithLength(body, len)) == NULL)
+			res.body = status_error(status >= 300 ? (int)status :
+			    500, "InternalError", "%s",
+			    "the server's answer is not JSON");
+	}
+	aw->done(aw->arg, &res);
+	free(aw);
+}
+
+static void
+r_bind_async(void *impl, const char *ns, const char *name, const char *node,
+    client_done_fn done, void *arg)
+{
+	struct remote *rm = impl;
+	const resource *pods = resource_find("", "v1", "pods");
+	struct hclient_call call = { 0 };
+	struct async_write *aw = xcalloc(1, sizeof *aw);
+	char *url = object_path(pods, ns, name, "binding"), *err = NULL;
+	char *body = binding_body(ns, name, node);
+
+	aw->done = done;
+	aw->arg = arg;
+	call.method = "POST";
+	call.url = url;
+	call.body = body;
+	call.body_len = strlen(body);
+	call.content_type = "application/json";
+	call.accept = "application/json";
+	call.timeout_ms = HCLIENT_SYNC_TIMEOUT_MS;
+	if (hclient_start(rm->h, &call, NULL, on_async_done, aw, &err) ==
+	    NULL) {
+		on_async_done(aw, 0, "", 0, err);
+		free(err);
+	}
+	free(url);
 	free(body);
 }
 
@@ -859,7 +927,7 @@ r_free(void *impl)
 
 static const struct client_ops remote_ops = {
 	r_create, r_update, r_update_status, r_patch, r_delete, r_bind,
-	r_evict, r_free
+	r_evict, r_free, r_bind_async
 };
 
 /* --- the client -------------------------------------------------------- */

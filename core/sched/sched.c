@@ -441,23 +441,29 @@ pod_condition(struct sched *s, const cJSON *cur, const char *type,
 
 static void on_soon(uv_timer_t *);
 
-/* One bind of the session; a refused one is told to its pod. */
-static void
-write_bind(struct sched *s, const struct decision_bind *b)
-{
-	struct reg_result res;
+/* A bind on its way: what its answer needs, apart from the session. */
+struct bind_wait {
+	struct sched *s;
+	const char *ns, *name, *node;	/* in buf */
+	char buf[];
+};
 
-	client_bind(s->c, b->t->ns, b->t->name, b->n->name, &res);
-	if (res.code >= 300) {
-		const char *msg = json_str(res.body, "message");
+/* A bind's answer; a refused one is told to its pod. */
+static void
+on_bound(void *arg, struct reg_result *res)
+{
+	struct bind_wait *w = arg;
+	struct sched *s = w->s;
+
+	if (res->code >= 300) {
+		const char *msg = json_str(res->body, "message");
 		char *why = util_printf("Binding rejected: %s", msg ? msg :
 		    "error");
-		const store_obj *o = client_get(s->c, "pods", b->t->ns,
-		    b->t->name);
+		const store_obj *o = client_get(s->c, "pods", w->ns, w->name);
 		cJSON *cur = o != NULL ? store_obj_tree(o) : NULL;
 
-		log_info("scheduler: binding %s/%s to %s: %s", b->t->ns,
-		    b->t->name, b->n->name, why);
+		log_info("scheduler: binding %s/%s to %s: %s", w->ns, w->name,
+		    w->node, why);
 		if (cur != NULL)
 			pod_condition(s, cur, "PodScheduled", "False",
 			    "SchedulerError", why, NULL);
@@ -465,7 +471,28 @@ write_bind(struct sched *s, const struct decision_bind *b)
 		free(why);
 	} else
 		s->stats.binds++;
-	cJSON_Delete(res.body);
+	cJSON_Delete(res->body);
+	free(w);
+}
+
+/*
+ * One bind of the session. The answer comes through on_bound: at once
+ * from the embedded client, later from a remote one (whose rate limiter
+ * then never holds the loop).
+ */
+static void
+write_bind(struct sched *s, const struct decision_bind *b)
+{
+	size_t lns = strlen(b->t->ns) + 1, lname = strlen(b->t->name) + 1;
+	size_t lnode = strlen(b->n->name) + 1;
+	struct bind_wait *w = xmalloc(sizeof *w + lns + lname + lnode);
+
+	/* One block: the answer may come after the session is gone. */
+	w->s = s;
+	w->ns = memcpy(w->buf, b->t->ns, lns);
+	w->name = memcpy(w->buf + lns, b->t->name, lname);
+	w->node = memcpy(w->buf + lns + lname, b->n->name, lnode);
+	client_bind_async(s->c, w->ns, w->name, w->node, on_bound, w);
 }
 
 /* Evictions: few, at once, before the binds. */

@@ -378,6 +378,21 @@ on_tick(uv_timer_t *t)
 }
 
 /* Run the loop until cond holds or TIMEOUT_MS passed. */
+/* client_bind_async's answer. */
+static int async_code;
+static char async_reason[64];
+
+static void
+on_async(void *arg, struct reg_result *res)
+{
+	(void)arg;
+	async_code = res->code;
+	snprintf(async_reason, sizeof async_reason, "%s",
+	    json_str(res->body, "reason") ? json_str(res->body, "reason") :
+	    "");
+	cJSON_Delete(res->body);
+}
+
 #define WAIT(cond) do {							\
 	uint64_t end_ = now_ms() + TIMEOUT_MS;				\
 	while (!(cond) && now_ms() < end_)				\
@@ -1160,6 +1175,21 @@ test_writes(void)
 	CHECK_STR(json_str(t, "target.name"), "n1");
 	cJSON_Delete(t);
 
+	/* bind without waiting: the answer comes through the callback on
+	   a later turn of the loop, never inside the call. */
+	rule("POST", PD "/w2/binding", "", 409, "{\"kind\":\"Status\","
+	    "\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":"
+	    "\"Conflict\",\"code\":409}");
+	async_code = 0;
+	client_bind_async(c, "default", "w2", "n2", on_async, NULL);
+	CHECK(async_code == 0);
+	WAIT(async_code != 0);
+	CHECK(async_code == 409);
+	CHECK_STR(async_reason, "Conflict");
+	t = last_req("POST", PD "/w2/binding", "", "application/json");
+	CHECK_STR(json_str(t, "target.name"), "n2");
+	cJSON_Delete(t);
+
 	/* evict: the pod's graceful delete. */
 	rule("DELETE", PD "/w3", "", 200, "{\"kind\":\"Status\","
 	    "\"apiVersion\":\"v1\",\"status\":\"Success\"}");
@@ -1226,6 +1256,9 @@ test_writes(void)
 	client_bind(g, "default", "w6", "n1", &res);
 	CHECK(res.code == 503);
 	cJSON_Delete(res.body);
+	async_code = 0;
+	client_bind_async(g, "default", "w6", "n1", on_async, NULL);
+	CHECK(async_code == 503);
 	spin(50);
 	CHECK(nreq() == n0);
 	CHECK(client_get(g, "pods", "default", "w6") == NULL);
