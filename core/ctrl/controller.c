@@ -33,6 +33,7 @@
 #include "registry/resource.h"
 
 #define BATCH 64
+#define SLICE_US 10000
 
 struct watchdef {
 	const resource *r;
@@ -247,15 +248,24 @@ static void
 on_ready(wqueue *q, void *arg)
 {
 	struct ctrl *c = arg;
+	uint64_t t0 = util_usec();
 	const char *key;
 	char *copy;
 	int n;
 
+	/*
+	 * At most BATCH keys, and no more once a turn's SLICE_US is spent:
+	 * a reconcile against a remote API waits for its writes (and their
+	 * rate limit), and the loop must come round for the others (a
+	 * Lease renewal among them).
+	 */
 	for (n = 0; n < BATCH && (key = wqueue_get(q)) != NULL; n++) {
 		copy = xstrdup(key);
 		reconcile(c, copy);
 		wqueue_done(q, copy);
 		free(copy);
+		if (util_usec() - t0 > SLICE_US)
+			break;
 	}
 }
 
