@@ -33,7 +33,7 @@
 #include "registry/resource.h"
 
 #define BATCH 64
-#define SLICE_US 10000
+#define SLICE_US 50000
 
 struct watchdef {
 	const resource *r;
