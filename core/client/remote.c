@@ -787,6 +787,31 @@ r_delete(void *impl, const resource *r, const char *ns, const char *name,
 	free(body);
 }
 
+/*
+ * A bind the server took: the mirror's pod gets its node at once (its
+ * event held to the next turn), so the next scheduling session does not
+ * see it pending before the watch says it is bound.
+ */
+static void
+assume_bound(struct remote *rm, const char *ns, const char *name,
+    const char *node)
+{
+	const store_obj *o = store_get(rm->mirror, "pods", ns, name);
+	cJSON *t;
+
+	if (o == NULL || *o->node_name != '\0' ||
+	    (t = store_obj_tree(o)) == NULL)
+		return;
+	json_set_str(json_obj(t, "spec"), "nodeName", node);
+	if (!rm->held) {
+		rm->held = 1;
+		store_mirror_hold(rm->mirror, 1);
+		uv_timer_start(&rm->release, on_release, 0, 0);
+	}
+	store_mirror_assume(rm->mirror, "pods", ns, name, t);
+	cJSON_Delete(t);
+}
+
 /* A pods/binding body. */
 static char *
 binding_body(const char *ns, const char *name, const char *node)
@@ -817,11 +842,15 @@ r_bind(void *impl, const char *ns, const char *name, const char *node,
 	send_write(impl, NULL, "POST", url, "application/json", body,
 	    strlen(body), res);
 	free(body);
+	if (res->code < 300)
+		assume_bound(impl, ns, name, node);
 }
 
 struct async_write {
+	struct remote *rm;
 	client_done_fn done;
 	void *arg;
+	char *ns, *name, *node;	/* a bind's, to assume it bound */
 };
 
 /* An asynchronous write's answer, as send_write fills a result. */
@@ -844,7 +873,12 @@ on_async_done(void *arg, long status, const char *body, size_t len,
 			    500, "InternalError", "%s",
 			    "the server's answer is not JSON");
 	}
+	if (res.code < 300 && aw->node != NULL)
+		assume_bound(aw->rm, aw->ns, aw->name, aw->node);
 	aw->done(aw->arg, &res);
+	free(aw->ns);
+	free(aw->name);
+	free(aw->node);
 	free(aw);
 }
 
@@ -859,8 +893,12 @@ r_bind_async(void *impl, const char *ns, const char *name, const char *node,
 	char *url = object_path(pods, ns, name, "binding"), *err = NULL;
 	char *body = binding_body(ns, name, node);
 
+	aw->rm = rm;
 	aw->done = done;
 	aw->arg = arg;
+	aw->ns = xstrdup(ns);
+	aw->name = xstrdup(name);
+	aw->node = xstrdup(node);
 	call.method = "POST";
 	call.url = url;
 	call.body = body;

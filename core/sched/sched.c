@@ -460,7 +460,9 @@ on_bound(void *arg, struct reg_result *res)
 		char *why = util_printf("Binding rejected: %s", msg ? msg :
 		    "error");
 		const store_obj *o = client_get(s->c, "pods", w->ns, w->name);
-		cJSON *cur = o != NULL ? store_obj_tree(o) : NULL;
+		/* A pod bound meanwhile (the refusal says so) is no error. */
+		cJSON *cur = o != NULL && *o->node_name == '\0' ?
+		    store_obj_tree(o) : NULL;
 
 		log_info("scheduler: binding %s/%s to %s: %s", w->ns, w->name,
 		    w->node, why);
