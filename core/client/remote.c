@@ -523,6 +523,17 @@ mirrored(const struct remote *rm, const resource *r)
 	return 0;
 }
 
+/* Hold the mirror's events until the next turn of the loop. */
+static void
+hold_events(struct remote *rm)
+{
+	if (rm->held)
+		return;
+	rm->held = 1;
+	store_mirror_hold(rm->mirror, 1);
+	uv_timer_start(&rm->release, on_release, 0, 0);
+}
+
 /* Put a write's answer into the mirror; its event waits for the loop. */
 static void
 write_through(struct remote *rm, const resource *r, const cJSON *obj)
@@ -534,11 +545,7 @@ write_through(struct remote *rm, const resource *r, const cJSON *obj)
 	    json_str(obj, "kind") == NULL ||
 	    strcmp(json_str(obj, "kind"), r->kind) != 0)
 		return;
-	if (!rm->held) {
-		rm->held = 1;
-		store_mirror_hold(rm->mirror, 1);
-		uv_timer_start(&rm->release, on_release, 0, 0);
-	}
+	hold_events(rm);
 	store_mirror_put_tree(rm->mirror, r->store_key,
 	    json_str(obj, "metadata.namespace"), json_str(obj, "metadata.name"),
 	    obj, rv);
@@ -585,6 +592,31 @@ through(const resource *r, const struct reg_opts *o)
 }
 
 /*
+ * A write's answer as the registry gives it: the code and the object or
+ * Status the server sent; a Status of our own when there was no answer
+ * (status 0, err says why) or it was not JSON.
+ */
+static void
+answer(struct reg_result *res, long status, const char *body, size_t len,
+    const char *err)
+{
+	memset(res, 0, sizeof *res);
+	if (status == 0) {
+		res->code = 503;
+		res->body = status_error(503, "ServiceUnavailable", "%s",
+		    err != NULL ? err : "no answer");
+		return;
+	}
+	res->code = (int)status;
+	if ((res->body = cJSON_ParseWithLength(body, len)) == NULL) {
+		if (res->code < 300)
+			res->code = 500;
+		res->body = status_error(res->code, "InternalError", "%s",
+		    "the server's answer is not JSON");
+	}
+}
+
+/*
  * Send one write and fill res as the registry would: the code, and the
  * object or Status the server answered (a Status of our own when it
  * could not be reached). A 2xx answer is written through as r's (NULL:
@@ -600,7 +632,6 @@ send_write(struct remote *rm, const resource *r, const char *method,
 	size_t outlen = 0;
 	long status = 0;
 
-	memset(res, 0, sizeof *res);
 	call.method = method;
 	call.url = url;
 	call.body = body;
@@ -609,20 +640,13 @@ send_write(struct remote *rm, const resource *r, const char *method,
 	call.accept = "application/json";
 	if (hclient_call_sync(rm->h, &call, &status, &out, &outlen, &err) !=
 	    0) {
-		res->code = 503;
-		res->body = status_error(503, "ServiceUnavailable", "%s", err);
 		log_warn("remote: %s %s: %s", method, url, err);
-		free(err);
-		free(url);
-		return;
+		status = 0;
 	}
-	res->code = (int)status;
-	res->body = cJSON_ParseWithLength(out, outlen);
-	if (res->body == NULL)
-		res->body = status_error(status >= 300 ? (int)status : 500,
-		    "InternalError", "%s", "the server's answer is not JSON");
-	else if (status < 300 && r != NULL)
+	answer(res, status, out, outlen, err);
+	if (res->code < 300 && r != NULL)
 		write_through(rm, r, res->body);
+	free(err);
 	free(out);
 	free(url);
 }
@@ -803,11 +827,7 @@ assume_bound(struct remote *rm, const char *ns, const char *name,
 	    (t = store_obj_tree(o)) == NULL)
 		return;
 	json_set_str(json_obj(t, "spec"), "nodeName", node);
-	if (!rm->held) {
-		rm->held = 1;
-		store_mirror_hold(rm->mirror, 1);
-		uv_timer_start(&rm->release, on_release, 0, 0);
-	}
+	hold_events(rm);
 	store_mirror_assume(rm->mirror, "pods", ns, name, t);
 	cJSON_Delete(t);
 }
@@ -861,18 +881,7 @@ on_async_done(void *arg, long status, const char *body, size_t len,
 	struct async_write *aw = arg;
 	struct reg_result res;
 
-	memset(&res, 0, sizeof res);
-	if (status == 0) {
-		res.code = 503;
-		res.body = status_error(503, "ServiceUnavailable", "%s",
-		    err != NULL ? err : "no answer");
-	} else {
-		res.code = (int)status;
-		if ((res.body = cJSON_ParseWithLength(body, len)) == NULL)
-			res.body = status_error(status >= 300 ? (int)status :
-			    500, "InternalError", "%s",
-			    "the server's answer is not JSON");
-	}
+	answer(&res, status, body, len, err);
 	if (res.code < 300 && aw->node != NULL)
 		assume_bound(aw->rm, aw->ns, aw->name, aw->node);
 	aw->done(aw->arg, &res);
