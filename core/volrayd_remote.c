@@ -5,8 +5,6 @@
  * up on the server and, when missing, created there, or with
  * --no-install-crds named in a refusal.
  */
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,43 +20,27 @@
 cJSON *
 volrayd_crds_load(const char *dir, char **cause)
 {
-	cJSON *all = cJSON_CreateArray(), *docs, *d;
-	struct dirent **ents;
-	int n, i;
+	cJSON *docs, *all, *d;
 
-	if ((n = scandir(dir, &ents, NULL, alphasort)) < 0) {
-		*cause = util_printf("cannot read the CRD directory %s: %s",
-		    dir, strerror(errno));
-		cJSON_Delete(all);
+	if ((docs = yamljson_load_dir(dir, cause)) == NULL)
 		return NULL;
+	if (*cause != NULL) {
+		log_error("volrayd: CRD file %s", *cause);
+		free(*cause);
+		*cause = NULL;
 	}
-	for (i = 0; i < n; i++) {
-		char path[4096];
-		size_t l = strlen(ents[i]->d_name);
-
-		if (l < 5 || strcmp(ents[i]->d_name + l - 5, ".yaml") != 0 ||
-		    snprintf(path, sizeof path, "%s/%s", dir,
-		    ents[i]->d_name) >= (int)sizeof path) {
-			free(ents[i]);
+	all = cJSON_CreateArray();
+	while ((d = cJSON_DetachItemFromArray(docs, 0)) != NULL) {
+		if (resource_register_crd(d, cause) != 0) {
+			log_error("volrayd: CRD in %s: %s", dir, *cause);
+			free(*cause);
+			*cause = NULL;
+			cJSON_Delete(d);
 			continue;
 		}
-		free(ents[i]);
-		if ((docs = yamljson_load_file(path, cause)) == NULL)
-			continue;
-		while ((d = cJSON_DetachItemFromArray(docs, 0)) != NULL) {
-			if (resource_register_crd(d, cause) != 0) {
-				log_error("volrayd: CRD in %s: %s", path,
-				    *cause);
-				free(*cause);
-				*cause = NULL;
-				cJSON_Delete(d);
-				continue;
-			}
-			cJSON_AddItemToArray(all, d);
-		}
-		cJSON_Delete(docs);
+		cJSON_AddItemToArray(all, d);
 	}
-	free(ents);
+	cJSON_Delete(docs);
 	return all;
 }
 

@@ -12,6 +12,7 @@
  */
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>		/* isfinite, a macro: no libm */
 #include <stdarg.h>
@@ -820,4 +821,44 @@ syserr:
 	if (cause != NULL)
 		*cause = util_printf("%s: %s", path, strerror(errno));
 	return NULL;
+}
+
+cJSON *
+yamljson_load_dir(const char *dir, char **cause)
+{
+	struct dirent **ents;
+	cJSON *all, *docs, *d;
+	char *why;
+	int n, i;
+
+	*cause = NULL;
+	if ((n = scandir(dir, &ents, NULL, alphasort)) < 0) {
+		*cause = util_printf("cannot read the directory %s: %s", dir,
+		    strerror(errno));
+		return NULL;
+	}
+	all = cJSON_CreateArray();
+	for (i = 0; i < n; i++) {
+		size_t l = strlen(ents[i]->d_name);
+		char *path;
+
+		if (l < 5 || strcmp(ents[i]->d_name + l - 5, ".yaml") != 0) {
+			free(ents[i]);
+			continue;
+		}
+		path = util_printf("%s/%s", dir, ents[i]->d_name);
+		free(ents[i]);
+		if ((docs = yamljson_load_file(path, &why)) == NULL) {
+			if (*cause == NULL)
+				*cause = util_printf("%s: %s", path, why);
+			free(why);
+		} else {
+			while ((d = cJSON_DetachItemFromArray(docs, 0)) != NULL)
+				cJSON_AddItemToArray(all, d);
+			cJSON_Delete(docs);
+		}
+		free(path);
+	}
+	free(ents);
+	return all;
 }

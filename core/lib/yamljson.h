@@ -15,5 +15,12 @@ cJSON *yamljson_parse(const char *buf, size_t len, char **cause);
 cJSON *yamljson_parse_all(const char *buf, size_t len, char **cause);
 /* Read and parse all documents of a file. */
 cJSON *yamljson_load_file(const char *path, char **cause);
+/*
+ * Every document of the *.yaml files of dir, in file-name order, as one
+ * array. A file that cannot be read or parsed is skipped and named in
+ * *cause (the first such; the caller frees it); NULL with *cause when
+ * dir itself cannot be read.
+ */
+cJSON *yamljson_load_dir(const char *dir, char **cause);
 
 #endif

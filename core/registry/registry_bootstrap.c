@@ -6,8 +6,6 @@
  * Volcano queues. Objects that exist are left as they are; every write
  * goes through registry_create or registry_update, unchecked (no user).
  */
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,62 +22,42 @@ install_crds(registry *rg, const char *dir, char **cause)
 {
 	const resource *crdres = resource_find("apiextensions.k8s.io", "v1",
 	    "customresourcedefinitions");
-	struct dirent **ents;
-	int n, i, rc = 0;
+	cJSON *docs, *d;
+	int rc = 0;
 
-	n = scandir(dir, &ents, NULL, alphasort);
-	if (n < 0) {
-		*cause = util_printf("cannot read the CRD directory %s: %s", dir,
-		    strerror(errno));
+	if ((docs = yamljson_load_dir(dir, cause)) == NULL)
 		return -1;
-	}
-	for (i = 0; i < n; i++) {
-		char path[4096];
-		cJSON *docs, *d;
-		size_t l = strlen(ents[i]->d_name);
+	if (*cause != NULL)
+		rc = -1;
+	cJSON_ArrayForEach(d, docs) {
+		struct reg_result res;
+		const char *name = json_str(d, "metadata.name");
+		const store_obj *o;
 
-		if (l < 5 || strcmp(ents[i]->d_name + l - 5, ".yaml") != 0) {
-			free(ents[i]);
+		if (name == NULL)
 			continue;
-		}
-		snprintf(path, sizeof path, "%s/%s", dir, ents[i]->d_name);
-		free(ents[i]);
-		if ((docs = yamljson_load_file(path, cause)) == NULL) {
+		o = store_get(rg->st, crdres->store_key, "", name);
+		if (o != NULL) {
+			cJSON *cur = store_obj_tree(o);
+
+			json_set_str(json_obj(d, "metadata"), "resourceVersion",
+			    json_str(cur, "metadata.resourceVersion"));
+			cJSON_Delete(cur);
+			registry_update(rg, crdres, "", name,
+			    cJSON_Duplicate(d, 1), NULL, &res);
+		} else
+			registry_create(rg, crdres, "", cJSON_Duplicate(d, 1),
+			    NULL, &res);
+		if (res.code >= 300) {
+			char *s = json_print(res.body);
+
+			log_error("installing CRD %s from %s: %s", name, dir, s);
+			free(s);
 			rc = -1;
-			continue;
 		}
-		cJSON_ArrayForEach(d, docs) {
-			struct reg_result res;
-			const char *name = json_str(d, "metadata.name");
-			const store_obj *o;
-
-			if (name == NULL)
-				continue;
-			o = store_get(rg->st, crdres->store_key, "", name);
-			if (o != NULL) {
-				cJSON *cur = store_obj_tree(o);
-
-				json_set_str(json_obj(d, "metadata"),
-				    "resourceVersion", json_str(cur,
-				    "metadata.resourceVersion"));
-				cJSON_Delete(cur);
-				registry_update(rg, crdres, "", name,
-				    cJSON_Duplicate(d, 1), NULL, &res);
-			} else
-				registry_create(rg, crdres, "",
-				    cJSON_Duplicate(d, 1), NULL, &res);
-			if (res.code >= 300) {
-				char *s = json_print(res.body);
-
-				log_error("installing CRD %s: %s", path, s);
-				free(s);
-				rc = -1;
-			}
-			cJSON_Delete(res.body);
-		}
-		cJSON_Delete(docs);
+		cJSON_Delete(res.body);
 	}
-	free(ents);
+	cJSON_Delete(docs);
 	return rc;
 }
 

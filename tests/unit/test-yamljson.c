@@ -556,6 +556,45 @@ test_duplicates(void)
 	cJSON_Delete(o);
 }
 
+/* A directory's *.yaml files, in name order; a bad one skipped and named. */
+static void
+test_dir(void)
+{
+	char dir[] = "/tmp/test-yamljson.XXXXXX", path[256], *cause = NULL;
+	const char *files[][2] = {
+		{ "b.yaml", "name: b1\n---\nname: b2\n" },
+		{ "a.yaml", "name: a1\n" },
+		{ "c.yaml", "name: [unclosed\n" },
+		{ "d.yml", "name: not-yaml-suffix\n" },
+	};
+	cJSON *docs;
+	size_t i;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	for (i = 0; i < sizeof files / sizeof files[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, files[i][0]);
+		CHECK((f = fopen(path, "w")) != NULL);
+		fputs(files[i][1], f);
+		fclose(f);
+	}
+	docs = yamljson_load_dir(dir, &cause);
+	CHECK(docs != NULL && cJSON_GetArraySize(docs) == 3);
+	CHECK_STR(json_str(cJSON_GetArrayItem(docs, 0), "name"), "a1");
+	CHECK_STR(json_str(cJSON_GetArrayItem(docs, 1), "name"), "b1");
+	CHECK_STR(json_str(cJSON_GetArrayItem(docs, 2), "name"), "b2");
+	CHECK(cause != NULL && strstr(cause, "c.yaml") != NULL);
+	free(cause);
+	cJSON_Delete(docs);
+	for (i = 0; i < sizeof files / sizeof files[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, files[i][0]);
+		unlink(path);
+	}
+	rmdir(dir);
+	CHECK(yamljson_load_dir(dir, &cause) == NULL && cause != NULL);
+	free(cause);
+}
+
 int
 main(void)
 {
@@ -571,5 +610,6 @@ main(void)
 	test_print_numbers();
 	test_print_same_as_cjson();
 	test_file();
+	test_dir();
 	return check_result("test-yamljson");
 }
