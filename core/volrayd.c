@@ -651,7 +651,12 @@ set_http_self(struct daemon *d)
 	free(self);
 }
 
-/* The Kubernetes API on --listen, with its limits, authn and RBAC. */
+/*
+ * The Kubernetes API on --listen, with its limits, authn and RBAC. It
+ * binds before the other roles start, so that they (the pods' way to the
+ * API, volray.http's) know the port the kernel chose for HOST:0; no
+ * request is read before the loop runs, after wire_api.
+ */
 static int
 start_api(struct daemon *d, char **cause)
 {
@@ -660,11 +665,8 @@ start_api(struct daemon *d, char **cause)
 
 	d->api = api_new(d->loop, d->st, d->rg, d->hub, d->f.data_dir);
 	api_set_reload(d->api, reload, d);
-	api_set_policy_sources(d->api, d->ctrl, d->sched);
 	api_set_authn(d->api, d->authn);
 	api_set_authorizer(d->api, d->rbac);
-	if (d->ray != NULL)
-		api_set_proxy(d->api, proxy_dashboard, proxy_serves, d->ray);
 	d->limits = limits_new(&lc);
 	api_set_limits(d->api, d->limits);
 	if (http_server_listen(d->loop, d->f.host, d->f.port, api_handle,
@@ -673,12 +675,23 @@ start_api(struct daemon *d, char **cause)
 		    *cause);
 		return -1;
 	}
+	/* --listen HOST:0: the kernel's choice, in the kubeconfig and log. */
+	d->f.port = http_server_port(d->srv);
 	if (d->tls != NULL)
 		http_server_use_tls(d->srv, d->tls);
 	api_set_server(d->api, d->srv);
+	return 0;
+}
+
+/* The API's links to the roles started after it. */
+static void
+wire_api(struct daemon *d)
+{
+	api_set_policy_sources(d->api, d->ctrl, d->sched);
+	if (d->ray != NULL)
+		api_set_proxy(d->api, proxy_dashboard, proxy_serves, d->ray);
 	if (d->http != NULL)
 		set_http_self(d);
-	return 0;
 }
 
 static void
@@ -869,11 +882,13 @@ main(int argc, char **argv)
 	}
 	if (d.f.roles & (ROLE_CONTROLLERS | ROLE_SCHEDULER))
 		start_lua(&d);
+	if ((d.f.roles & ROLE_API) && start_api(&d, &cause) != 0)
+		return 1;
 	/* Against a remote API the roles start once its mirror is full. */
 	if (d.rm == NULL && start_workers(&d, &cause) != 0)
 		return 1;
-	if ((d.f.roles & ROLE_API) && start_api(&d, &cause) != 0)
-		return 1;
+	if (d.api != NULL)
+		wire_api(&d);
 	if (d.f.metrics_port > 0 && volrayd_metrics_listen(d.loop,
 	    d.f.metrics_host, d.f.metrics_port, &d.ready, &cause) != 0) {
 		log_error("volrayd: --metrics-listen %s:%d: %s",

@@ -83,8 +83,9 @@ volrayd_is_loopback(const char *host)
 	return 0;
 }
 
+/* HOST:PORT into d->host and d->port; port 0 only when any_port. */
 static int
-parse_listen(struct volrayd_flags *d, const char *s)
+parse_listen(struct volrayd_flags *d, const char *s, int any_port)
 {
 	const char *colon = strrchr(s, ':');
 	size_t hl;
@@ -101,8 +102,11 @@ parse_listen(struct volrayd_flags *d, const char *s)
 		memcpy(d->host, s, hl);
 		d->host[hl] = '\0';
 	}
+	if (colon[1] < '0' || colon[1] > '9')
+		return -1;
 	d->port = atoi(colon + 1);
-	return d->port > 0 && d->port < 65536 ? 0 : -1;
+	return (d->port > 0 || (any_port && d->port == 0)) &&
+	    d->port < 65536 ? 0 : -1;
 }
 
 static void
@@ -299,7 +303,7 @@ role_flag(struct volrayd_flags *f, int c, const char *arg)
 		struct volrayd_flags tmp;
 
 		memset(&tmp, 0, sizeof tmp);
-		if (parse_listen(&tmp, arg) != 0 ||
+		if (parse_listen(&tmp, arg, 0) != 0 ||
 		    !volrayd_is_loopback(tmp.host))
 			return bad("--metrics-listen %s: want HOST:PORT on a "
 			    "loopback address (it serves plain HTTP)", arg);
@@ -369,7 +373,7 @@ daemon_flag(struct volrayd_flags *f, int c, const char *arg)
 		f->data_dir = xstrdup(arg);
 		break;
 	case 'l':
-		if (parse_listen(f, arg) != 0)
+		if (parse_listen(f, arg, 1) != 0)
 			return bad("bad --listen %s: want HOST:PORT", arg);
 		break;
 	case 'p':

@@ -49,22 +49,35 @@ free_port() {
 }
 
 # start_daemon [extra volrayd flags]: start and wait until /readyz is 200.
+# The daemon listens on a port the kernel picks (--listen 127.0.0.1:0, so
+# parallel tests never race for one) and writes it to its kubeconfig:
+# PORT and API are read from there, on every start.
 start_daemon() {
-	PORT=$(free_port)
 	nolocal=--no-local-node
 	[ "${LOCAL_NODE:-0}" != 1 ] || nolocal=""
-	"$VOLRAYD" --data-dir "$DATA" --listen "127.0.0.1:$PORT" \
+	scheme=https
+	for arg in "$@"; do
+		[ "$arg" != --plain-http ] || scheme=http
+	done
+	rm -f "$DATA/kubeconfig"
+	"$VOLRAYD" --data-dir "$DATA" --listen "127.0.0.1:0" \
 		$nolocal ${SHARE_DIR:+--share-dir "$SHARE_DIR"} "$@" \
 		>>"$WORK/volrayd.log" 2>&1 &
 	DAEMON_PID=$!
-	API="https://127.0.0.1:$PORT"
-	CA="$DATA/pki/ca.crt"
-	for arg in "$@"; do
-		[ "$arg" != --plain-http ] || { API="http://127.0.0.1:$PORT"; CA=""; }
-	done
 	i=0
+	until [ -s "$DATA/kubeconfig" ] && PORT=$(sed -n \
+	    "s|^ *server: $scheme://127.0.0.1:\([0-9][0-9]*\)\$|\1|p" \
+	    "$DATA/kubeconfig") && [ -n "$PORT" ]; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || fail "volrayd wrote no kubeconfig"
+		kill -0 "$DAEMON_PID" 2>/dev/null || fail "volrayd exited"
+		sleep 0.05
+	done
+	API="$scheme://127.0.0.1:$PORT"
+	CA="$DATA/pki/ca.crt"
+	[ "$scheme" = https ] || CA=""
 	# Readiness only: certificate checks are the tests' business.
-	until command curl -fsk "$API/readyz" >/dev/null 2>&1 && [ -f "$DATA/kubeconfig" ]; do
+	until command curl -fsk "$API/readyz" >/dev/null 2>&1; do
 		i=$((i + 1))
 		[ $i -lt 300 ] || fail "volrayd did not become ready"
 		kill -0 "$DAEMON_PID" 2>/dev/null || fail "volrayd exited"
