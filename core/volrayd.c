@@ -37,6 +37,7 @@
 #include "luahost/luahost.h"
 #include "net/http.h"
 #include "net/tls.h"
+#include "node/endpoint.h"
 #include "node/lifecycle.h"
 #include "node/node.h"
 #include "node/wheel.h"
@@ -61,6 +62,7 @@ struct daemon {
 	controller_rt *ctrl;
 	luahttp *http;
 	node_mgr *nodes;
+	node_endpoint *endpoint;	/* an agent's, for another API */
 	ray *ray;
 	sched *sched;
 	lifecycle *life;
@@ -452,7 +454,7 @@ local_node_name(char *host, size_t size)
 			*c = (char)(*c - 'A' + 'a');
 }
 
-static void start_nodes(struct daemon *);
+static int start_nodes(struct daemon *, char **);
 static void set_http_self(struct daemon *);
 static int start_controllers(struct daemon *, client *, char **);
 static int start_scheduler(struct daemon *, client *, char **);
@@ -469,8 +471,8 @@ start_workers(struct daemon *d, char **cause)
 {
 	int roles = d->f.roles;
 
-	if (roles & ROLE_NODES)
-		start_nodes(d);
+	if ((roles & ROLE_NODES) && start_nodes(d, cause) != 0)
+		return -1;
 	if (d->leader_elect) {
 		/* The roles that want one writer start when elected. */
 		if (roles & ROLE_CONTROLLERS)
@@ -589,8 +591,8 @@ elect(struct daemon *d, const char *lease, leader **slot)
  * The node runtimes (simulated nodes and the local node, with the pods
  * bound to them) and, with the ray role, the Ray heads on them.
  */
-static void
-start_nodes(struct daemon *d)
+static int
+start_nodes(struct daemon *d, char **cause)
 {
 	char host[256] = "", *self;
 
@@ -604,10 +606,19 @@ start_nodes(struct daemon *d)
 	node_mgr_set_local(d->nodes, d->f.data_dir, d->f.no_local_node ?
 	    NULL : host);
 	node_mgr_set_shim(d->nodes, shim_path());
-	/* Ray heads: the Jobs and Serve APIs of every head pod served here. */
-	if (d->f.roles & ROLE_RAY) {
-		d->ray = ray_new(d->loop, d->client, d->nodes);
+	/* An agent's: the API server of another process reaches it. */
+	d->endpoint = volrayd_endpoint_start(d->loop, d->client, d->nodes,
+	    &d->f, d->remote_ca, cause);
+	if (d->endpoint == NULL && *cause != NULL) {
+		log_error("volrayd: %s", *cause);
+		return -1;
 	}
+	/* Ray heads: the Jobs and Serve APIs of every head pod served here. */
+	if (d->f.roles & ROLE_RAY)
+		d->ray = ray_new(d->loop, d->client, d->nodes);
+	if (d->ray != NULL && d->endpoint != NULL)
+		node_endpoint_set_proxy(d->endpoint, proxy_dashboard,
+		    proxy_serves, d->ray);
 	if (d->ray != NULL && d->rg != NULL) {
 		/* The pods' way to the API: this process's, when it serves
 		   one. */
@@ -619,6 +630,7 @@ start_nodes(struct daemon *d)
 	node_mgr_start(d->nodes);
 	if (d->ray != NULL)
 		ray_start(d->ray);
+	return 0;
 }
 
 /* The remote API's token, for volray.http's calls to it. */
@@ -687,6 +699,21 @@ start_api(struct daemon *d, char **cause)
 static void
 wire_api(struct daemon *d)
 {
+	char *cert = NULL, *key = NULL, *cause = NULL;
+
+	/* The nodes of other processes (agents): their endpoints. */
+	if (d->f.plain_http)
+		;	/* no CA to issue the API server's certificate */
+	else if (volrayd_kubelet_client(d->f.data_dir, &cert, &key,
+	    &cause) != 0) {
+		log_warn("volrayd: no client certificate for the nodes' "
+		    "endpoints: %s", cause);
+		free(cause);
+	}
+	api_set_nodes(d->api, d->nodes != NULL ? node_mgr_has_runtime : NULL,
+	    d->nodes, cert, key);
+	free(cert);
+	free(key);
 	api_set_policy_sources(d->api, d->ctrl, d->sched);
 	if (d->ray != NULL)
 		api_set_proxy(d->api, proxy_dashboard, proxy_serves, d->ray);
@@ -712,6 +739,8 @@ shutdown_daemon(struct daemon *d)
 {
 	if (d->ray != NULL)
 		ray_shutdown(d->ray);
+	node_endpoint_free(d->endpoint);
+	d->endpoint = NULL;
 	if (d->nodes != NULL)
 		node_mgr_shutdown(d->nodes);
 	if (d->elect_ctrl != NULL)

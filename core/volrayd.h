@@ -33,6 +33,9 @@ struct volrayd_flags {
 	char *leader_ns;
 	double kube_qps;		/* --kube-api-qps, --kube-api-burst */
 	int kube_burst;
+	char node_host[256];		/* --node-listen: the nodes' endpoint */
+	int node_port;			/* -1: none asked for */
+	char node_ip[64];		/* --node-ip, or "" */
 
 	char *data_dir;
 	char *share_dir;		/* NULL: found by volrayd_share_dir */
@@ -96,6 +99,23 @@ cJSON *volrayd_crds_load(const char *dir, char **cause);
 /* Each of crds on the remote server: created when missing (install), or
    named in a refusal. 0, or -1 with *cause. */
 int volrayd_crds_ensure(struct remote *, const cJSON *crds, int install,
+    char **cause);
+/*
+ * The nodes' endpoint of an agent (volrayd_endpoint.c): on --node-listen,
+ * or 0.0.0.0:10250 when the nodes role runs against a remote API; NULL
+ * when none is wanted (the API is in this process) or with *cause. Its
+ * Nodes advertise --node-ip (else the listening address, else the
+ * primary interface's). Before node_mgr_start.
+ */
+struct uv_loop_s;
+struct client;
+struct node_mgr;
+struct node_endpoint;
+struct node_endpoint *volrayd_endpoint_start(struct uv_loop_s *,
+    struct client *, struct node_mgr *, const struct volrayd_flags *,
+    const char *client_ca, char **cause);
+/* The API server's certificate for the nodes' endpoints (PEM). */
+int volrayd_kubelet_client(const char *data_dir, char **cert, char **key,
     char **cause);
 /* Whether host names a loopback address. */
 int volrayd_is_loopback(const char *host);

@@ -53,7 +53,8 @@ usage(FILE *f)
 	    "[--leader-elect-lease-duration DURATION]\n"
 	    "               [--leader-elect-renew-deadline DURATION] "
 	    "[--leader-elect-retry-period DURATION]\n"
-	    "               [--leader-elect-namespace NS] [--debug]\n");
+	    "               [--leader-elect-namespace NS] "
+	    "[--node-listen HOST:PORT] [--node-ip ADDRESS] [--debug]\n");
 }
 
 int
@@ -132,7 +133,7 @@ enum {
 	O_GRACE, O_LEASE, O_NOTREADY, O_UNREACH,
 	O_ROLES, O_KUBECONFIG, O_CONTEXT, O_METRICS, O_SCHEDNAME, O_NOCRDS,
 	O_ELECT, O_ELECT_LEASE, O_ELECT_RENEW, O_ELECT_RETRY, O_ELECT_NS,
-	O_KQPS, O_KBURST
+	O_KQPS, O_KBURST, O_NODE_LISTEN, O_NODE_IP
 };
 
 static const struct option longopts[] = {
@@ -181,6 +182,8 @@ static const struct option longopts[] = {
 	{ "leader-elect-namespace", required_argument, NULL, O_ELECT_NS },
 	{ "kube-api-qps", required_argument, NULL, O_KQPS },
 	{ "kube-api-burst", required_argument, NULL, O_KBURST },
+	{ "node-listen", required_argument, NULL, O_NODE_LISTEN },
+	{ "node-ip", required_argument, NULL, O_NODE_IP },
 	{ "debug", no_argument, NULL, 'D' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -202,6 +205,7 @@ set_defaults(struct volrayd_flags *f)
 	f->data_dir = xstrdup("/var/lib/volray");
 	snprintf(f->host, sizeof f->host, "127.0.0.1");
 	f->port = 6443;
+	f->node_port = -1;
 	f->lua_memory_mb = 256;
 	f->lua_instructions = 200000000ULL;
 	f->node_grace_ms = 40000;
@@ -310,6 +314,25 @@ role_flag(struct volrayd_flags *f, int c, const char *arg)
 		snprintf(f->metrics_host, sizeof f->metrics_host, "%s",
 		    tmp.host);
 		f->metrics_port = tmp.port;
+		break;
+	}
+	case O_NODE_LISTEN: {
+		struct volrayd_flags tmp;
+
+		memset(&tmp, 0, sizeof tmp);
+		if (parse_listen(&tmp, arg, 1) != 0)
+			return bad("--node-listen %s: want HOST:PORT", arg);
+		snprintf(f->node_host, sizeof f->node_host, "%s", tmp.host);
+		f->node_port = tmp.port;
+		break;
+	}
+	case O_NODE_IP: {
+		unsigned char buf[16];
+
+		if (inet_pton(AF_INET, arg, buf) != 1 &&
+		    inet_pton(AF_INET6, arg, buf) != 1)
+			return bad("--node-ip %s: want an IP address", arg);
+		snprintf(f->node_ip, sizeof f->node_ip, "%s", arg);
 		break;
 	}
 	case O_SCHEDNAME:
@@ -564,6 +587,10 @@ check_together(const struct volrayd_flags *f)
 		    f->roles));
 	if (f->roles == ROLE_API && f->kubeconfig != NULL)
 		return bad("--kubeconfig is for the roles other than api: "
+		    "--roles %s has none", volrayd_roles_text(f->roles));
+	if ((f->node_port >= 0 || f->node_ip[0] != '\0') &&
+	    !(f->roles & ROLE_NODES))
+		return bad("--node-listen and --node-ip are the nodes role's: "
 		    "--roles %s has none", volrayd_roles_text(f->roles));
 	if ((f->roles & ROLE_RAY) && !(f->roles & ROLE_NODES))
 		return bad("--roles %s: ray serves the heads of the nodes this "

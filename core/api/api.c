@@ -30,6 +30,7 @@
 #include "lib/json.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
+#include "net/hclient.h"
 #include "registry/status.h"
 
 api *
@@ -51,6 +52,10 @@ api_free(api *a)
 {
 	if (a == NULL)
 		return;
+	if (a->nodes_hc != NULL)
+		hclient_free(a->nodes_hc);
+	free(a->node_cert);
+	free(a->node_key);
 	free(a->data_dir);
 	free(a);
 }
@@ -97,6 +102,18 @@ api_set_proxy(api *a, api_proxy_fn fn, api_proxy_serves_fn serves, void *arg)
 	a->proxy = fn;
 	a->proxy_serves = serves;
 	a->proxy_arg = arg;
+}
+
+void
+api_set_nodes(api *a, int (*local)(void *, const char *), void *arg,
+    const char *cert_pem, const char *key_pem)
+{
+	a->node_local = local;
+	a->node_local_arg = arg;
+	free(a->node_cert);
+	free(a->node_key);
+	a->node_cert = cert_pem ? xstrdup(cert_pem) : NULL;
+	a->node_key = key_pem ? xstrdup(key_pem) : NULL;
 }
 
 void

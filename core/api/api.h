@@ -47,6 +47,14 @@ typedef int (*api_proxy_fn)(void *arg, http_req *, const char *ns,
 typedef int (*api_proxy_serves_fn)(void *arg, const char *ns,
     const char *pod, int port);
 void api_set_proxy(api *, api_proxy_fn, api_proxy_serves_fn, void *arg);
+/*
+ * The nodes whose pods this process runs (node_mgr_has_runtime): their
+ * logs are read and their heads proxied here. The others' are asked of
+ * their endpoints (an agent's, `--roles nodes`), showing cert_pem/key_pem
+ * (copied; NULL: none) as the API server's client certificate.
+ */
+void api_set_nodes(api *, int (*local)(void *, const char *node), void *arg,
+    const char *cert_pem, const char *key_pem);
 /* POST /apis/volray.io/v1/policy/reload calls fn (0, or -1 with cause). */
 void api_set_reload(api *, int (*fn)(void *, char **), void *arg);
 /* GET /apis/volray.io/v1/policy lists what these two run (either may be

@@ -2,7 +2,8 @@
  * Internals shared by api.c (routing), reply.c (replies) and the handlers
  * api.c dispatches to: api_read.c (get, list, watch), api_write.c (create,
  * update, patch, delete, binding, scale, eviction), podlog.c (pods/log),
- * proxy.c (service and pod proxies) and policyinfo.c (the policy list).
+ * proxy.c (service, pod and node proxies), nodeproxy.c (the way to a node
+ * another process runs) and policyinfo.c (the policy list).
  */
 #ifndef VOLRAY_API_INT_H
 #define VOLRAY_API_INT_H
@@ -34,6 +35,10 @@ struct api {
 	api_proxy_fn proxy;		/* the in-process proxy targets */
 	api_proxy_serves_fn proxy_serves;
 	void *proxy_arg;
+	int (*node_local)(void *, const char *node);	/* NULL: none */
+	void *node_local_arg;
+	char *node_cert, *node_key;	/* nodeproxy.c's credentials */
+	struct hclient *nodes_hc;
 	struct controller_rt *policy_ctrl;	/* policyinfo.c */
 	struct sched *policy_sched;
 };
@@ -73,6 +78,12 @@ void api_write_evict(api *, http_req *, struct route *);
 void podlog_get(api *, http_req *, struct route *);
 /* proxy.c: 1 when the path is a service or pod proxy (answered). */
 int proxy_serve(api *, http_req *, struct route *);
+/*
+ * nodeproxy.c: answer req with what node's endpoint answers at path
+ * (with its query), relayed as it comes.
+ */
+void nodeproxy_forward(api *, http_req *, struct route *, const char *node,
+    const char *path);
 /* policyinfo.c: GET /apis/volray.io/v1/policy. */
 void policyinfo_get(api *, http_req *, struct route *);
 

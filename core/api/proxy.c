@@ -7,10 +7,14 @@
  * Service's port (number or name) maps to its targetPort on the Running
  * pods its selector picks (a named targetPort through the pods' container
  * ports); the request goes to the first of them whose in-process server
- * serves that port (the Ray heads, set by api_set_proxy). No such pod is a 503
- * as kube-apiserver answers when a service has no endpoints, or when the
- * connection to the pod is refused. Nothing is forwarded over a network:
- * every target served here lives in this process.
+ * serves that port (the Ray heads, set by api_set_proxy), else to the
+ * first on a node another process runs (an agent), through that node's
+ * endpoint (nodeproxy.c, /volray/proxy/NS/POD/PORT/PATH there). No such pod
+ * is a 503 as kube-apiserver answers when a service has no endpoints, or
+ * when the connection to the pod is refused.
+ *   /api/v1/nodes/NAME/proxy/PATH
+ * goes to the node's endpoint at PATH (nodes/proxy), as kube-apiserver's
+ * node proxy.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +24,7 @@
 #include "api/reply.h"
 #include "auth/rbac.h"
 #include "lib/json.h"
+#include "lib/util.h"
 #include "registry/status.h"
 
 static const char *
@@ -112,6 +117,31 @@ refused(http_req *req, struct route *rt, const cJSON *pod, int port)
 	    "connection refused", ip ? ip : "<nil>", port));
 }
 
+/* The pod's node when another process runs it, else NULL. */
+static const char *
+remote_node(api *a, const cJSON *pod)
+{
+	const char *node = json_str(pod, "spec.nodeName");
+
+	if (node == NULL || *node == '\0' || (a->node_local != NULL &&
+	    a->node_local(a->node_local_arg, node)))
+		return NULL;
+	return node;
+}
+
+/* To ns/pod's port on its node's endpoint, with the request's query. */
+static void
+forward_remote(api *a, http_req *req, struct route *rt, const cJSON *pod,
+    int port, const char *path)
+{
+	char *url = util_printf("/volray/proxy/%s/%s/%d%s%s%s",
+	    json_str(pod, "metadata.namespace"), json_str(pod,
+	    "metadata.name"), port, path, *req->query ? "?" : "", req->query);
+
+	nodeproxy_forward(a, req, rt, remote_node(a, pod), url);
+	free(url);
+}
+
 /* Send to ns/pod's port, or answer 503. */
 static void
 forward(api *a, http_req *req, struct route *rt, const cJSON *pod,
@@ -123,7 +153,10 @@ forward(api *a, http_req *req, struct route *rt, const cJSON *pod,
 	if (a->proxy != NULL && a->proxy_serves(a->proxy_arg, ns, name, port) &&
 	    a->proxy(a->proxy_arg, req, ns, name, port, path) == 0)
 		return;
-	refused(req, rt, pod, port);
+	if (remote_node(a, pod) != NULL)
+		forward_remote(a, req, rt, pod, port, path);
+	else
+		refused(req, rt, pod, port);
 }
 
 static void
@@ -183,13 +216,18 @@ proxy_service(api *a, http_req *req, struct route *rt, const char *ns,
 		    pods[i]->name, target) && a->proxy(a->proxy_arg, req, ns,
 		    pods[i]->name, target, path) == 0)
 			served = 1;
-		if (!served && first == NULL) {
+		/* A pod of an agent's node ahead of one nobody serves. */
+		if (!served && (first == NULL || (remote_node(a, first) ==
+		    NULL && remote_node(a, pod) != NULL))) {
+			cJSON_Delete(first);
 			first = pod;
 			first_target = target;
 		} else
 			cJSON_Delete(pod);
 	}
-	if (!served && first != NULL)
+	if (!served && first != NULL && remote_node(a, first) != NULL)
+		forward_remote(a, req, rt, first, first_target, path);
+	else if (!served && first != NULL)
 		refused(req, rt, first, first_target);
 	else if (!served)
 		reply_status(req, rt, status_error(503,
@@ -224,15 +262,71 @@ proxy_pod(api *a, http_req *req, struct route *rt, const char *ns,
 	cJSON_Delete(pod);
 }
 
+/*
+ * Whether the user may use RES/proxy (ns may be NULL) named name with the
+ * request's verb; answered 403 when not.
+ */
+static int
+may_proxy(api *a, http_req *req, struct route *rt, const char *res,
+    const char *ns, const char *name)
+{
+	char *reason = NULL;
+	rbac_attrs at;
+
+	rt->verb = method_verb(req->method);
+	memset(&at, 0, sizeof at);
+	at.verb = rt->verb;
+	at.api_group = "";
+	at.resource = res;
+	at.subresource = "proxy";
+	at.ns = ns;
+	at.name = name;
+	if (a->authz != NULL && rt->user != NULL &&
+	    !rbac_authorize(a->authz, rt->user, &at, &reason)) {
+		reply_status(req, rt, rbac_forbidden_reason(rt->user, &at,
+		    reason));
+		free(reason);
+		return 0;
+	}
+	free(reason);
+	return 1;
+}
+
+/* /api/v1/nodes/NAME/proxy/PATH: 1 when it is one (answered). */
+static int
+proxy_node(api *a, http_req *req, struct route *rt)
+{
+	const char *p = req->path, *rest;
+	char node[256], *path;
+	int n = 0;
+
+	if (strncmp(p, "/api/v1/nodes/", 14) != 0 ||
+	    sscanf(p + 14, "%255[^/]%n", node, &n) != 1)
+		return 0;
+	rest = p + 14 + n;
+	if (strncmp(rest, "/proxy", 6) != 0 || (rest[6] != '\0' &&
+	    rest[6] != '/'))
+		return 0;
+	rest += 6;
+	if (!may_proxy(a, req, rt, "nodes", NULL, node))
+		return 1;
+	path = util_printf("%s%s%s", *rest ? rest : "/", *req->query ? "?" :
+	    "", req->query);
+	nodeproxy_forward(a, req, rt, node, path);
+	free(path);
+	return 1;
+}
+
 int
 proxy_serve(api *a, http_req *req, struct route *rt)
 {
 	const char *p = req->path, *slash;
-	char ns[256], res[16], target[512], *name, *port, *reason = NULL;
+	char ns[256], res[16], target[512], *name, *port;
 	const char *rest;
-	rbac_attrs at;
 	int n = 0;
 
+	if (proxy_node(a, req, rt))
+		return 1;
 	if (strncmp(p, "/api/v1/namespaces/", 19) != 0)
 		return 0;
 	if (sscanf(p + 19, "%255[^/]/%15[^/]/%511[^/]%n", ns, res, target,
@@ -245,22 +339,8 @@ proxy_serve(api *a, http_req *req, struct route *rt)
 		return 0;
 	rest += 6;
 	slash = *rest == '\0' ? "/" : rest;
-	rt->verb = method_verb(req->method);
-	memset(&at, 0, sizeof at);
-	at.verb = rt->verb;
-	at.api_group = "";
-	at.resource = res;
-	at.subresource = "proxy";
-	at.ns = ns;
-	at.name = target;
-	if (a->authz != NULL && rt->user != NULL &&
-	    !rbac_authorize(a->authz, rt->user, &at, &reason)) {
-		reply_status(req, rt, rbac_forbidden_reason(rt->user, &at,
-		    reason));
-		free(reason);
+	if (!may_proxy(a, req, rt, res, ns, target))
 		return 1;
-	}
-	free(reason);
 	split_target(target, &name, &port);
 	if (res[0] == 's')
 		proxy_service(a, req, rt, ns, name, port, slash);

@@ -39,6 +39,12 @@ int node_mgr_has_runtime(void *mgr, const char *node);
  * machine registers as the local node (NULL: none). Before start.
  */
 void node_mgr_set_local(node_mgr *, const char *data_dir, const char *name);
+/*
+ * The nodes' endpoint (endpoint.h) the API server reaches them on: every
+ * Node of this manager reports addr as its InternalIP and port as its
+ * status.daemonEndpoints.kubeletEndpoint.Port. Before start.
+ */
+void node_mgr_set_endpoint(node_mgr *, const char *addr, int port);
 /* The volray-shim program the local node runs each container under. */
 void node_mgr_set_shim(node_mgr *, const char *path);
 /* The timer wheel that drives the runtimes (others may share it). */

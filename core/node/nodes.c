@@ -225,14 +225,14 @@ write_node_status(node_mgr *m, struct node *n, const store_obj *o)
 	addr = cJSON_AddArrayToObject(st, "addresses");
 	a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "type", "InternalIP");
-	cJSON_AddStringToObject(a, "address", n->ip);
+	cJSON_AddStringToObject(a, "address", m->ep_addr ? m->ep_addr : n->ip);
 	cJSON_AddItemToArray(addr, a);
 	a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "type", "Hostname");
 	cJSON_AddStringToObject(a, "address", n->name);
 	cJSON_AddItemToArray(addr, a);
 	json_set_num(json_obj(json_obj(st, "daemonEndpoints"),
-	    "kubeletEndpoint"), "Port", 10250);
+	    "kubeletEndpoint"), "Port", m->ep_port > 0 ? m->ep_port : 10250);
 	info = json_obj(st, "nodeInfo");
 	json_set_str(info, "architecture", "amd64");
 	json_set_str(info, "operatingSystem", "linux");
@@ -253,13 +253,18 @@ write_node_status(node_mgr *m, struct node *n, const store_obj *o)
 	write_result("status", n->name, &res);
 }
 
-/* The first InternalIP of a Node, else one made up from its index. */
+/*
+ * The first InternalIP of a Node, else one made up from its index (its
+ * pods' hostIP). With an endpoint the InternalIP is the endpoint's, as
+ * kwok's nodes share its address: the runtime's own is kept then.
+ */
 static void
 node_ip(struct node *n, const cJSON *obj)
 {
-	const cJSON *it;
+	const cJSON *it, *addrs = n->m->ep_addr != NULL ? NULL :
+	    json_at(obj, "status.addresses");
 
-	cJSON_ArrayForEach(it, json_at(obj, "status.addresses"))
+	cJSON_ArrayForEach(it, addrs)
 		if (json_str(it, "type") && strcmp(json_str(it, "type"),
 		    "InternalIP") == 0 && json_str(it, "address")) {
 			snprintf(n->ip, sizeof n->ip, "%s",
@@ -546,6 +551,14 @@ on_check(uv_check_t *h)
 		uv_idle_start(&m->flush_more, on_flush_more);
 }
 
+void
+node_mgr_set_endpoint(node_mgr *m, const char *addr, int port)
+{
+	free(m->ep_addr);
+	m->ep_addr = xstrdup(addr);
+	m->ep_port = port;
+}
+
 int
 node_mgr_has_runtime(void *mgr, const char *node)
 {
@@ -641,6 +654,7 @@ node_mgr_set_local(node_mgr *m, const char *data_dir, const char *name)
 	free(m->data_dir);
 	m->data_dir = xstrdup(data_dir);
 	free(m->local_name);
+	free(m->ep_addr);
 	m->local_name = name != NULL ? xstrdup(name) : NULL;
 }
 

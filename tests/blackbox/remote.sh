@@ -31,7 +31,7 @@ ELECT="--leader-elect-lease-duration 3s --leader-elect-renew-deadline 2s --leade
 M1=$(free_port)
 role w1 --roles controllers,scheduler $ELECT --metrics-listen "127.0.0.1:$M1"
 role w2 --roles controllers,scheduler $ELECT
-role n1 --roles nodes
+role n1 --roles nodes --node-listen 127.0.0.1:0
 holder() {
 	k get lease -n kube-system "$1" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null || true
 }

@@ -1,0 +1,141 @@
+#!/bin/sh
+# Agent mode (issue 21): a second volrayd runs this machine's node, a
+# simulated node and the Ray heads (--roles nodes,ray --kubeconfig) for a
+# volrayd that serves the API alone, as a kubelet does for kube-apiserver.
+# What lives only on the agent is reached through the API server's node
+# proxy to the agent's endpoint (status.daemonEndpoints): kubectl logs
+# (--tail, --timestamps, -f to the pod's end, -c, -p refused as on a
+# cluster), the service proxy to a Ray head on the simulated node (a job
+# submitted and followed), nodes/NAME/proxy. The endpoint serves only the
+# API server: no client certificate is 401, a certificate of the same CA
+# for another user 403.
+. "$(dirname "$0")/lib.sh"
+
+AGENT=""
+trap 'rc=$?; [ -z "$AGENT" ] || kill -9 $AGENT 2>/dev/null || true; (exit $rc); cleanup' EXIT INT TERM
+
+start_daemon --roles api
+"$VOLRAYD" --data-dir "$WORK/agent" --kubeconfig "$DATA/kubeconfig" --roles nodes,ray \
+	--node-listen 127.0.0.1:0 ${SHARE_DIR:+--share-dir "$SHARE_DIR"} \
+	>>"$WORK/agent.log" 2>&1 &
+AGENT=$!
+NODE=$(hostname | tr 'A-Z' 'a-z')
+i=0
+until k get node "$NODE" >/dev/null 2>&1; do
+	i=$((i + 1)); [ $i -lt 200 ] || { tail -5 "$WORK/agent.log"; fail "the agent registered no node"; }
+	kill -0 "$AGENT" 2>/dev/null || { tail -5 "$WORK/agent.log"; fail "the agent exited"; }
+	sleep 0.05
+done
+k wait --for=condition=Ready "node/$NODE" --timeout=10s >/dev/null || fail "the agent's node not Ready"
+EPORT=$(sed -n 's/.*the nodes. endpoint on 127.0.0.1:\([0-9]*\),.*/\1/p' "$WORK/agent.log")
+[ -n "$EPORT" ] || fail "the agent logged no endpoint"
+expect_eq "127.0.0.1 $EPORT" "$(k get node "$NODE" -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address} {.status.daemonEndpoints.kubeletEndpoint.Port}')" \
+	"the node's address and endpoint port"
+pass "the agent registered $NODE with its endpoint 127.0.0.1:$EPORT"
+
+# --- kubectl logs through the node proxy
+k apply -f - >/dev/null <<YAML || fail "create pods"
+apiVersion: v1
+kind: Pod
+metadata: {name: talk}
+spec:
+  nodeName: $NODE
+  restartPolicy: Never
+  containers:
+  - {name: c, image: busybox, command: [sh, -c, 'for i in 1 2 3 4 5; do echo line \$i; done; echo err >&2']}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: slow}
+spec:
+  nodeName: $NODE
+  restartPolicy: Never
+  containers:
+  - {name: a, image: busybox, command: [sh, -c, 'for i in 1 2 3; do echo tick \$i; sleep 0.4; done']}
+  - {name: b, image: busybox, command: [sh, -c, 'echo from b']}
+YAML
+k wait --for=jsonpath='{.status.phase}'=Succeeded pod/talk --timeout=20s >/dev/null || fail "talk did not succeed"
+expect_eq "line 1
+line 2
+line 3
+line 4
+line 5
+err" "$(k logs talk)" "kubectl logs"
+expect_eq "line 5
+err" "$(k logs talk --tail=2)" "kubectl logs --tail=2"
+k logs talk --timestamps --tail=1 | grep -Eq '^20[0-9-]+T[0-9:.]+Z err$' || fail "kubectl logs --timestamps"
+err=$(k logs talk -p 2>&1) && fail "logs -p of a pod that never restarted"
+expect_contains "$err" 'previous terminated container "c" in pod "talk" not found' "logs -p"
+# -f follows the running container to its end, through the proxy.
+out=$(k logs -f slow -c a) || fail "kubectl logs -f"
+expect_eq "tick 1
+tick 2
+tick 3" "$out" "kubectl logs -f"
+k wait --for=jsonpath='{.status.phase}'=Succeeded pod/slow --timeout=20s >/dev/null || fail "slow did not succeed"
+expect_eq "from b" "$(k logs slow -c b)" "kubectl logs -c b"
+pass "kubectl logs, --tail, --timestamps, -f, -c of the agent's pods through the API server"
+
+expect_eq ok "$(k get --raw "/api/v1/nodes/$NODE/proxy/healthz")" "nodes/proxy/healthz"
+expect_eq "line 5" "$(k get --raw "/api/v1/nodes/$NODE/proxy/containerLogs/default/talk/c?tailLines=2" | head -1)" \
+	"nodes/proxy/containerLogs"
+pass "nodes/NAME/proxy reaches the agent's endpoint"
+
+# --- the endpoint serves the API server only
+code=$(command curl -sk -o "$WORK/body" -w '%{http_code}' "https://127.0.0.1:$EPORT/containerLogs/default/talk/c")
+expect_eq 401 "$code" "no client certificate"
+openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+	-keyout "$WORK/alice.key" -subj "/CN=alice/O=dev" -out "$WORK/alice.csr" 2>/dev/null
+openssl x509 -req -in "$WORK/alice.csr" -CA "$DATA/pki/ca.crt" -CAkey "$DATA/pki/ca.key" \
+	-CAcreateserial -days 1 -out "$WORK/alice.crt" 2>/dev/null || fail "sign alice"
+code=$(command curl -sk --cert "$WORK/alice.crt" --key "$WORK/alice.key" -o "$WORK/body" \
+	-w '%{http_code}' "https://127.0.0.1:$EPORT/containerLogs/default/talk/c")
+expect_eq 403 "$code" "another user's certificate"
+expect_contains "$(cat "$WORK/body")" "user=alice" "the 403 names the user"
+pass "the endpoint: 401 without a certificate, 403 for another user"
+
+# --- a Ray head on the agent's simulated node, through the service proxy
+"$top_builddir/volray" node add --virtual --count 1 --cpu 8 --memory 16Gi \
+	--name-prefix av >/dev/null || fail "volray node add"
+k wait --for=condition=Ready node/av-0 --timeout=10s >/dev/null || fail "the simulated node not Ready"
+expect_eq "127.0.0.1 $EPORT" "$(k get node av-0 -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address} {.status.daemonEndpoints.kubeletEndpoint.Port}')" \
+	"the simulated node's endpoint"
+k apply -f - >/dev/null <<'YAML' || fail "create the head"
+apiVersion: v1
+kind: Pod
+metadata:
+  name: vhead
+  labels: {ray.io/node-type: head, ray.io/cluster: vhead}
+spec:
+  nodeName: av-0
+  containers:
+  - name: ray-head
+    image: rayproject/ray:2.46.0
+    command: [/bin/sh, -c, "ray start --head --dashboard-host=0.0.0.0 --block"]
+    ports: [{name: dashboard, containerPort: 8265}, {name: gcs, containerPort: 6379}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: vhead-svc}
+spec:
+  selector: {ray.io/node-type: head, ray.io/cluster: vhead}
+  ports: [{name: dashboard, port: 8265, targetPort: dashboard}]
+YAML
+k wait --for=jsonpath='{.status.phase}'=Running pod/vhead --timeout=15s >/dev/null || fail "head not Running"
+SVC="$API/api/v1/namespaces/default/services/vhead-svc:dashboard/proxy"
+out=$(curl -fsS -X POST -H 'Content-Type: application/json' \
+	-d '{"entrypoint": "python job.py", "submission_id": "agent-1", "metadata": {"volray.io/sim-duration": "300ms"}}' \
+	"$SVC/api/jobs/") || fail "submit through the service proxy"
+expect_contains "$out" '"submission_id":"agent-1"' "submission answer"
+st() { curl -fs "$SVC/api/jobs/agent-1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])'; }
+wait_eq SUCCEEDED "the job's status through the proxy" st
+code=$(curl -s -o "$WORK/body" -w '%{http_code}' "$SVC/api/jobs/nope")
+expect_eq 404 "$code" "an unknown job through the proxy"
+code=$(curl -s -o "$WORK/body" -w '%{http_code}' "$API/api/v1/namespaces/default/pods/vhead:8265/proxy/api/jobs/agent-1")
+expect_eq 200 "$code" "the pod proxy to the head"
+pass "a Ray head on the agent: jobs submitted and followed through the service and pod proxies"
+
+# The agent gone: the API server says it cannot reach the node.
+kill -9 "$AGENT"; wait "$AGENT" 2>/dev/null || true; AGENT=""
+err=$(k logs talk 2>&1) && fail "logs with the agent gone"
+expect_contains "$err" "containerLogs/default/talk/c" "the error names the node's URL"
+pass "the agent gone: logs fail with the node's URL, the API server lives"
