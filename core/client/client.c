@@ -241,6 +241,58 @@ client_bind_async(client *c, const char *ns, const char *name,
 	done(arg, &res);
 }
 
+/* A result to done, or freed when there is none. */
+static void
+give(client_done_fn done, void *arg, struct reg_result *res)
+{
+	if (done != NULL)
+		done(arg, res);
+	else
+		cJSON_Delete(res->body);
+}
+
+void
+client_update_status_async(client *c, const resource *r, const char *ns,
+    const char *name, cJSON *current, cJSON *status,
+    const struct reg_opts *o, client_done_fn done, void *arg)
+{
+	struct reg_result res;
+
+	if (refused(c, &res)) {
+		cJSON_Delete(current);
+		cJSON_Delete(status);
+		give(done, arg, &res);
+		return;
+	}
+	if (c->ops->update_status_async != NULL) {
+		c->ops->update_status_async(c->impl, r, ns, name, current,
+		    status, o, done, arg);
+		return;
+	}
+	c->ops->update_status(c->impl, r, ns, name, current, status, o, &res);
+	give(done, arg, &res);
+}
+
+void
+client_patch_async(client *c, const resource *r, const char *ns,
+    const char *name, const char *content_type, const char *body,
+    size_t len, const struct reg_opts *o, client_done_fn done, void *arg)
+{
+	struct reg_result res;
+
+	if (refused(c, &res)) {
+		give(done, arg, &res);
+		return;
+	}
+	if (c->ops->patch_async != NULL) {
+		c->ops->patch_async(c->impl, r, ns, name, content_type, body,
+		    len, o, done, arg);
+		return;
+	}
+	c->ops->patch(c->impl, r, ns, name, content_type, body, len, o, &res);
+	give(done, arg, &res);
+}
+
 void
 client_evict(client *c, const char *ns, const char *name,
     const struct reg_opts *o, struct reg_result *res)

@@ -63,6 +63,15 @@ struct client_ops {
 	   done at once). */
 	void (*bind_async)(void *impl, const char *ns, const char *name,
 	    const char *node, client_done_fn done, void *arg);
+	/* Optional: update_status and patch answered later, through done
+	   (NULL: the synchronous call, then done at once). */
+	void (*update_status_async)(void *impl, const resource *,
+	    const char *ns, const char *name, cJSON *current, cJSON *status,
+	    const struct reg_opts *, client_done_fn done, void *arg);
+	void (*patch_async)(void *impl, const resource *, const char *ns,
+	    const char *name, const char *content_type, const char *body,
+	    size_t len, const struct reg_opts *, client_done_fn done,
+	    void *arg);
 };
 
 /*
@@ -130,6 +139,20 @@ void client_bind(client *, const char *ns, const char *name,
  */
 void client_bind_async(client *, const char *ns, const char *name,
     const char *node, client_done_fn done, void *arg);
+/*
+ * A status write and a patch without waiting, as client_bind_async: done
+ * (NULL: none) gets the result (its body to free) on the loop, at once
+ * in the embedded client, when the server has answered in the remote
+ * one; a 2xx answer is in the cache before done runs. The remote one
+ * makes no conflict retry (own_status is ignored): a 409 is the
+ * caller's to decide again from a newer version.
+ */
+void client_update_status_async(client *, const resource *, const char *ns,
+    const char *name, cJSON *current, cJSON *status,
+    const struct reg_opts *, client_done_fn done, void *arg);
+void client_patch_async(client *, const resource *, const char *ns,
+    const char *name, const char *content_type, const char *body,
+    size_t len, const struct reg_opts *, client_done_fn done, void *arg);
 /* Evict a pod: the graceful delete Volcano's evictor makes (pods/eviction
    where the API server has it), with these options. */
 void client_evict(client *, const char *ns, const char *name,

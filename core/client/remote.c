@@ -868,7 +868,8 @@ r_bind(void *impl, const char *ns, const char *name, const char *node,
 
 struct async_write {
 	struct remote *rm;
-	client_done_fn done;
+	const resource *through;	/* its 2xx answer into the mirror */
+	client_done_fn done;		/* NULL: none */
 	void *arg;
 	char *ns, *name, *node;	/* a bind's, to assume it bound */
 };
@@ -882,46 +883,103 @@ on_async_done(void *arg, long status, const char *body, size_t len,
 	struct reg_result res;
 
 	answer(&res, status, body, len, err);
+	if (res.code < 300 && aw->through != NULL)
+		write_through(aw->rm, aw->through, res.body);
 	if (res.code < 300 && aw->node != NULL)
 		assume_bound(aw->rm, aw->ns, aw->name, aw->node);
-	aw->done(aw->arg, &res);
+	if (aw->done != NULL)
+		aw->done(aw->arg, &res);
+	else
+		cJSON_Delete(res.body);
 	free(aw->ns);
 	free(aw->name);
 	free(aw->node);
 	free(aw);
 }
 
+/*
+ * Start one write (url is taken) whose answer comes to aw through
+ * on_async_done; the rate limiter's wait is the request's, not the
+ * loop's.
+ */
+static void
+send_async(struct remote *rm, struct async_write *aw, const char *method,
+    char *url, const char *ctype, const char *body, size_t len)
+{
+	struct hclient_call call = { 0 };
+	char *err = NULL;
+
+	aw->rm = rm;
+	call.method = method;
+	call.url = url;
+	call.body = body;
+	call.body_len = len;
+	call.content_type = ctype;
+	call.accept = "application/json";
+	call.timeout_ms = HCLIENT_SYNC_TIMEOUT_MS;
+	if (hclient_start(rm->h, &call, NULL, on_async_done, aw, &err) ==
+	    NULL) {
+		log_warn("remote: %s %s: %s", method, url, err);
+		on_async_done(aw, 0, "", 0, err);
+		free(err);
+	}
+	free(url);
+}
+
 static void
 r_bind_async(void *impl, const char *ns, const char *name, const char *node,
     client_done_fn done, void *arg)
 {
-	struct remote *rm = impl;
 	const resource *pods = resource_find("", "v1", "pods");
-	struct hclient_call call = { 0 };
 	struct async_write *aw = xcalloc(1, sizeof *aw);
-	char *url = object_path(pods, ns, name, "binding"), *err = NULL;
 	char *body = binding_body(ns, name, node);
 
-	aw->rm = rm;
 	aw->done = done;
 	aw->arg = arg;
 	aw->ns = xstrdup(ns);
 	aw->name = xstrdup(name);
 	aw->node = xstrdup(node);
-	call.method = "POST";
-	call.url = url;
-	call.body = body;
-	call.body_len = strlen(body);
-	call.content_type = "application/json";
-	call.accept = "application/json";
-	call.timeout_ms = HCLIENT_SYNC_TIMEOUT_MS;
-	if (hclient_start(rm->h, &call, NULL, on_async_done, aw, &err) ==
-	    NULL) {
-		on_async_done(aw, 0, "", 0, err);
-		free(err);
-	}
-	free(url);
+	send_async(impl, aw, "POST", object_path(pods, ns, name, "binding"),
+	    "application/json", body, strlen(body));
 	free(body);
+}
+
+static void
+r_update_status_async(void *impl, const resource *r, const char *ns,
+    const char *name, cJSON *current, cJSON *status,
+    const struct reg_opts *o, client_done_fn done, void *arg)
+{
+	struct async_write *aw = xcalloc(1, sizeof *aw);
+	char *url = object_path(r, ns, name, "status"), *body;
+
+	cJSON_DeleteItemFromObject(current, "status");
+	if (status != NULL)
+		cJSON_AddItemToObject(current, "status", status);
+	add_query(&url, o);
+	body = cJSON_PrintUnformatted(current);
+	cJSON_Delete(current);
+	aw->through = through(r, o);
+	aw->done = done;
+	aw->arg = arg;
+	send_async(impl, aw, "PUT", url, "application/json", body,
+	    strlen(body));
+	free(body);
+}
+
+static void
+r_patch_async(void *impl, const resource *r, const char *ns,
+    const char *name, const char *content_type, const char *body,
+    size_t len, const struct reg_opts *o, client_done_fn done, void *arg)
+{
+	struct async_write *aw = xcalloc(1, sizeof *aw);
+	char *url = object_path(r, ns, name, o != NULL ? o->subresource :
+	    NULL);
+
+	add_query(&url, o);
+	aw->through = through(r, o);
+	aw->done = done;
+	aw->arg = arg;
+	send_async(impl, aw, "PATCH", url, content_type, body, len);
 }
 
 /* An eviction is the pod's graceful delete, as Volcano's evictor makes
@@ -974,7 +1032,7 @@ r_free(void *impl)
 
 static const struct client_ops remote_ops = {
 	r_create, r_update, r_update_status, r_patch, r_delete, r_bind,
-	r_evict, r_free, r_bind_async
+	r_evict, r_free, r_bind_async, r_update_status_async, r_patch_async
 };
 
 /* --- the client -------------------------------------------------------- */

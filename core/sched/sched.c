@@ -88,6 +88,10 @@ struct sched {
 					   timer re-armed in its callback
 					   would run again in the same turn */
 	int drain_step, drain_at;
+	/* Status writes are asynchronous: the session is finished (and the
+	   next may start) once every one has its answer in the cache. */
+	int writes_inflight;
+	int finish_waiting;
 	/* Binds start while the session still runs: each statement that
 	   commits binds wakes the loop (bind_async), which writes those
 	   published so far; the rest follows when the session is back. */
@@ -383,6 +387,50 @@ cond_is(const cJSON *pod, const char *type, const char *status,
 	return 0;
 }
 
+static void session_finish(struct sched *);
+
+/* A status write on its way: its object, for the log. */
+struct status_wait {
+	struct sched *s;
+	int ok_conflict;		/* a 409 is no news (decided again) */
+	char what[];
+};
+
+static struct status_wait *
+status_wait_new(struct sched *s, int ok_conflict, const char *fmt,
+    const char *a, const char *b)
+{
+	char *what = util_printf(fmt, a, b);
+	size_t len = strlen(what) + 1;
+	struct status_wait *w = xmalloc(sizeof *w + len);
+
+	w->s = s;
+	w->ok_conflict = ok_conflict;
+	memcpy(w->what, what, len);
+	free(what);
+	s->writes_inflight++;
+	return w;
+}
+
+/* A status write's answer; the last one of a drained session ends it. */
+static void
+on_status_written(void *arg, struct reg_result *res)
+{
+	struct status_wait *w = arg;
+	struct sched *s = w->s;
+
+	if (res->code >= 300 && res->code != 404 && (res->code != 409 ||
+	    !w->ok_conflict))
+		log_warn("scheduler: status of %s: code %d", w->what,
+		    res->code);
+	cJSON_Delete(res->body);
+	free(w);
+	if (--s->writes_inflight == 0 && s->finish_waiting) {
+		s->finish_waiting = 0;
+		session_finish(s);
+	}
+}
+
 /* Set a pod condition (and, if given, nominatedNodeName) in its status. */
 static void
 pod_condition(struct sched *s, const cJSON *cur, const char *type,
@@ -393,7 +441,6 @@ pod_condition(struct sched *s, const cJSON *cur, const char *type,
 	const char *ns = json_str(cur, "metadata.namespace");
 	const char *name = json_str(cur, "metadata.name");
 	cJSON *t, *st, *conds, *c = NULL, *it;
-	struct reg_result res;
 	char now[32];
 
 	if (cond_is(cur, type, status, reason, msg) && (nominated == NULL ||
@@ -432,11 +479,8 @@ pod_condition(struct sched *s, const cJSON *cur, const char *type,
 	/* The session's tree is a stored version: the client takes it
 	   for the current one (409 if a later version replaced it). */
 	cJSON_DetachItemViaPointer(t, st);
-	client_update_status(s->c, r, ns, name, t, st, NULL, &res);
-	if (res.code >= 300 && res.code != 404 && res.code != 409)
-		log_warn("scheduler: status of %s/%s: code %d", ns, name,
-		    res.code);
-	cJSON_Delete(res.body);
+	client_update_status_async(s->c, r, ns, name, t, st, NULL,
+	    on_status_written, status_wait_new(s, 1, "pod %s/%s", ns, name));
 }
 
 static void on_soon(uv_timer_t *);
@@ -628,7 +672,6 @@ write_status(struct sched *s, const char *res, const char *group,
 {
 	const resource *r = resource_find(group, version, res);
 	cJSON *t;
-	struct reg_result rr;
 
 	if (r == NULL || status == NULL) {
 		cJSON_Delete(status);
@@ -636,12 +679,10 @@ write_status(struct sched *s, const char *res, const char *group,
 	}
 	/* As in pod_condition: the session's tree is the current one. */
 	t = cJSON_Duplicate(cur, 1);
-	client_update_status(s->c, r, json_str(cur, "metadata.namespace"),
-	    json_str(cur, "metadata.name"), t, status, NULL, &rr);
-	if (rr.code >= 300 && rr.code != 404 && rr.code != 409)
-		log_warn("scheduler: status of %s %s: code %d", res,
-		    json_str(cur, "metadata.name"), rr.code);
-	cJSON_Delete(rr.body);
+	client_update_status_async(s->c, r, json_str(cur, "metadata.namespace"),
+	    json_str(cur, "metadata.name"), t, status, NULL, on_status_written,
+	    status_wait_new(s, 1, "%s %s", res, json_str(cur,
+	    "metadata.name")));
 }
 
 static void
@@ -668,7 +709,6 @@ write_queue(struct sched *s, struct queue_update *u)
 	    "queues");
 	cJSON *patch, *alloc = u->allocated;
 	struct reg_opts o;
-	struct reg_result rr;
 	char *body;
 
 	u->allocated = NULL;
@@ -681,12 +721,10 @@ write_queue(struct sched *s, struct queue_update *u)
 	body = cJSON_PrintUnformatted(patch);
 	memset(&o, 0, sizeof o);
 	o.subresource = "status";
-	client_patch(s->c, r, "", u->q->name, "application/merge-patch+json",
-	    body, strlen(body), &o, &rr);
-	if (rr.code >= 300 && rr.code != 404)
-		log_warn("scheduler: status of queue %s: code %d", u->q->name,
-		    rr.code);
-	cJSON_Delete(rr.body);
+	client_patch_async(s->c, r, "", u->q->name,
+	    "application/merge-patch+json", body, strlen(body), &o,
+	    on_status_written, status_wait_new(s, 0, "queue %s%s", u->q->name,
+	    ""));
 	cJSON_Delete(patch);
 	free(body);
 }
@@ -789,8 +827,6 @@ run_session(uv_work_t *w)
 	s->t_run = util_usec() - t1;
 }
 
-static void session_finish(struct sched *);
-
 /*
  * One slice of the outcome: binds, then the pending pods' reasons, then
  * PodGroup and Queue status, until DRAIN_US have passed; the next slice
@@ -843,6 +879,11 @@ drain(uv_idle_t *h)
 		(*at)++;
 	}
 	uv_idle_stop(&s->drain_idle);
+	/* The last answers finish it (on_status_written). */
+	if (s->writes_inflight > 0) {
+		s->finish_waiting = 1;
+		return;
+	}
 	session_finish(s);
 }
 

@@ -1271,6 +1271,53 @@ test_writes(void)
 	CHECK(nreq() == n0 + 1);
 	client_free(g);		/* leaves the remote client alone */
 
+	/* Status and patch without waiting: sent later, answered through
+	   the callback, a 2xx written through before it runs. */
+	rule("PUT", PD "/w8s/status", "", 200, "{\"apiVersion\":\"v1\","
+	    "\"kind\":\"Pod\",\"metadata\":{\"name\":\"w8s\",\"namespace\":"
+	    "\"default\",\"uid\":\"u-w8s\",\"resourceVersion\":\"78\"},"
+	    "\"spec\":{},\"status\":{\"phase\":\"Failed\"}}");
+	async_code = 0;
+	client_update_status_async(c, pods, "default", "w8s", cJSON_Parse(
+	    "{\"metadata\":{\"name\":\"w8s\",\"resourceVersion\":\"7\"}}"),
+	    cJSON_Parse("{\"phase\":\"Failed\"}"), NULL, on_async, NULL);
+	CHECK(async_code == 0);
+	WAIT(async_code != 0);
+	CHECK(async_code == 200);
+	CHECK(rev_of("pods", "default", "w8s") == 78);
+	t = last_req("PUT", PD "/w8s/status", "", "application/json");
+	CHECK_STR(json_str(t, "status.phase"), "Failed");
+	CHECK_STR(json_str(t, "metadata.resourceVersion"), "7");
+	cJSON_Delete(t);
+	rule("PATCH", PD "/w8s/status", "", 409, "{\"kind\":\"Status\","
+	    "\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":"
+	    "\"Conflict\",\"code\":409}");
+	memset(&o, 0, sizeof o);
+	o.subresource = "status";
+	async_code = 0;
+	client_patch_async(c, pods, "default", "w8s",
+	    "application/merge-patch+json", "{\"status\":{}}", 13, &o,
+	    on_async, NULL);
+	CHECK(async_code == 0);
+	WAIT(async_code != 0);
+	CHECK(async_code == 409);
+	CHECK_STR(async_reason, "Conflict");
+	CHECK(rev_of("pods", "default", "w8s") == 78);
+	cJSON_Delete(last_req("PATCH", PD "/w8s/status", "",
+	    "application/merge-patch+json"));
+	/* Without a callback the answer is dropped. */
+	rule("PATCH", PD "/w8s/status", "", 200, "{\"apiVersion\":\"v1\","
+	    "\"kind\":\"Pod\",\"metadata\":{\"name\":\"w8s\",\"namespace\":"
+	    "\"default\",\"uid\":\"u-w8s\",\"resourceVersion\":\"79\"},"
+	    "\"spec\":{}}");
+	client_patch_async(c, pods, "default", "w8s",
+	    "application/merge-patch+json", "{\"status\":{}}", 13, &o, NULL,
+	    NULL);
+	WAIT(rev_of("pods", "default", "w8s") == 79);
+	CHECK(rev_of("pods", "default", "w8s") == 79);
+	cJSON_Delete(last_req("PATCH", PD "/w8s/status", "",
+	    "application/merge-patch+json"));
+
 	/* Freed with a write's event held: it goes with the mirror. */
 	rule("POST", PD, "", 201, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
 	    "\"metadata\":{\"name\":\"w8\",\"namespace\":\"default\","
