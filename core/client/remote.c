@@ -40,6 +40,8 @@
 #include "net/hclient.h"
 #include "registry/status.h"
 
+/* Kept-alive connections for the requests other than watches. */
+#define REMOTE_WRITE_CONNS	8
 #define PAGE		500
 #define BACKOFF_MIN_MS	250
 #define BACKOFF_MAX_MS	30000
@@ -1121,6 +1123,8 @@ remote_new(uv_loop_t *loop, const struct kubecfg *kc,
 	uv_timer_init(loop, &rm->release);
 	rm->release.data = rm;
 	add_informers(rm, conf);
+	/* A connection per watch and REMOTE_WRITE_CONNS for the rest. */
+	hclient_set_max_connections(rm->h, (int)rm->ninf + REMOTE_WRITE_CONNS);
 	for (i = 0; i < rm->ninf; i++) {
 		rm->inf[i].timer.data = &rm->inf[i];
 		uv_timer_start(&rm->inf[i].timer, on_backoff, 0, 0);

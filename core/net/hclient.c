@@ -397,6 +397,13 @@ hclient_free(hclient *h)
 }
 
 void
+hclient_set_max_connections(hclient *h, int n)
+{
+	curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)n);
+	curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, (long)n);
+}
+
+void
 hclient_set_rate(hclient *h, double qps, int burst)
 {
 	h->qps = qps;

@@ -97,6 +97,15 @@ void hclient_free(hclient *);
 void hclient_set_rate(hclient *, double qps, int burst);
 
 /*
+ * At most n connections to one server, all kept alive (0: libcurl's
+ * default, no limit). Over HTTP/1.1 a burst of requests otherwise opens a
+ * connection each, every one a full TLS handshake (and a parse of the CA)
+ * on both ends; over the limit a request waits for a connection to be
+ * free. A streamed request (a watch) holds one for as long as it lasts.
+ */
+void hclient_set_max_connections(hclient *, int n);
+
+/*
  * Start a request: on_data (NULL: collect the body) and on_done run on
  * the loop thread, never before this returns. A request waits for a rate
  * token first. NULL with *err (malloc'd) when it cannot start.

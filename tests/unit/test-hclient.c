@@ -567,6 +567,56 @@ test_rate(void)
 }
 
 /* TLS: a CA and client credentials as PEM bytes or files, or none. */
+/*
+ * At most two connections: six slow requests share them, two at a time
+ * (the server sees two connections, not six), and all are answered.
+ */
+static void
+test_max_connections(void)
+{
+	struct hclient_call c = { 0 };
+	struct res r[6];
+	char *body = NULL, *err = NULL;
+	size_t len = 0;
+	long status = 0;
+	uint64_t t0;
+	int i, all;
+
+	memset(r, 0, sizeof r);
+	hclient_set_max_connections(hc, 2);
+	spin(500);			/* the idle ones closed (300 ms) */
+	/* A quick answer first: libcurl then knows the server does not
+	   multiplex (HTTP/1.1) and opens a second connection at once. */
+	get(&r[0], "/echo");
+	CHECK(r[0].status == 200);
+	res_reset(&r[0]);
+	t0 = uv_now(&loop);
+	c.url = "/slow";
+	c.timeout_ms = 10000;
+	for (i = 0; i < 6; i++)
+		start(&r[i], &c, 0);
+	spin(300);
+	/* Asked on the synchronous handle: one connection more. */
+	c.url = "/conns";
+	c.timeout_ms = 5000;
+	CHECK(hclient_call_sync(hc, &c, &status, &body, &len, &err) == 0);
+	CHECK(status == 200 && body != NULL && strcmp(body, "3") == 0);
+	if (body == NULL || strcmp(body, "3") != 0)
+		fprintf(stderr, "connections: %s\n", body ? body : err);
+	free(body);
+	free(err);
+	for (i = 0, all = 1; i < 6; i++)
+		all &= wait_for(&r[i].done, 8000) && r[i].status == 200;
+	CHECK(all);
+	/* Three rounds of two: two answers after each second. */
+	for (i = 0, all = 0; i < 6; i++)
+		all += r[i].done_ms - t0 >= 2900;
+	CHECK(all == 2);
+	for (i = 0; i < 6; i++)
+		res_reset(&r[i]);
+	hclient_set_max_connections(hc, 0);
+}
+
 static void
 test_tls(const char *pki)
 {
@@ -722,6 +772,7 @@ main(void)
 	test_stream();
 	test_sync();
 	test_rate();
+	test_max_connections();
 	if (have_tls)
 		test_tls(pki);
 
