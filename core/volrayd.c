@@ -31,6 +31,7 @@
 #include "ctrl/controller.h"
 #include "ctrl/luahttp.h"
 #include "lib/log.h"
+#include "lib/selector.h"
 #include "lib/metrics.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
@@ -352,6 +353,13 @@ on_signal(uv_signal_t *s, int signum)
 	stop(d);
 }
 
+/* The remote mirror's counts, at /metrics. */
+static void
+print_remote_metrics(FILE *f, void *arg)
+{
+	remote_print_metrics(f, arg);
+}
+
 /* The node runtimes' counts, at /metrics. */
 static void
 print_node_metrics(FILE *f, void *arg)
@@ -606,6 +614,10 @@ start_nodes(struct daemon *d, char **cause)
 	node_mgr_set_local(d->nodes, d->f.data_dir, d->f.no_local_node ?
 	    NULL : host);
 	node_mgr_set_shim(d->nodes, shim_path());
+	if (d->f.no_virtual_nodes || d->f.virtual_selector != NULL)
+		node_mgr_set_virtual(d->nodes, !d->f.no_virtual_nodes,
+		    d->f.virtual_selector != NULL ? selector_parse_labels(
+		    d->f.virtual_selector, NULL) : NULL);
 	/* An agent's: the API server of another process reaches it. */
 	d->endpoint = volrayd_endpoint_start(d->loop, d->client, d->nodes,
 	    &d->f, d->remote_ca, cause);
@@ -809,7 +821,10 @@ start_remote(struct daemon *d, char **cause)
 {
 	struct remote_conf rc;
 	struct kubecfg *kc;
-	char crds[PATH_MAX];
+	char crds[PATH_MAX], host[256] = "", *by_node = NULL, *by_name = NULL;
+	const char *fields[] = { "pods", NULL, "nodes", NULL,
+	    "leases.coordination.k8s.io", NULL, NULL };
+	const char **kinds;
 	cJSON *docs;
 	int r;
 
@@ -837,7 +852,23 @@ start_remote(struct daemon *d, char **cause)
 	rc.burst = d->f.kube_burst;
 	rc.on_synced = on_remote_synced;
 	rc.arg = d;
+	/* Only the kinds the roles read; an agent of its own machine
+	   alone, as a kubelet, only its Node and the pods bound to it. */
+	kinds = volrayd_remote_kinds(d->f.roles);
+	rc.resources = kinds;
+	if ((d->f.roles & ~ROLE_RAY) == ROLE_NODES && d->f.no_virtual_nodes &&
+	    !d->f.no_local_node) {
+		local_node_name(host, sizeof host);
+		by_node = util_printf("spec.nodeName=%s", host);
+		by_name = util_printf("metadata.name=%s", host);
+		fields[1] = by_node;
+		fields[3] = fields[5] = by_name;
+		rc.field_selectors = fields;
+	}
 	d->rm = remote_new(d->loop, kc, &rc, cause);
+	free(kinds);
+	free(by_node);
+	free(by_name);
 	kubecfg_free(kc);
 	if (d->rm == NULL ||
 	    volrayd_crds_ensure(d->rm, docs, !d->f.no_install_crds, cause) !=
@@ -847,6 +878,7 @@ start_remote(struct daemon *d, char **cause)
 	}
 	cJSON_Delete(docs);
 	d->client = remote_client(d->rm);
+	metrics_add_source(print_remote_metrics, d->rm);
 	log_info("volrayd: roles %s against %s", volrayd_roles_text(
 	    d->f.roles & ~ROLE_API), remote_server(d->rm));
 	return 0;

@@ -36,6 +36,8 @@ struct volrayd_flags {
 	char node_host[256];		/* --node-listen: the nodes' endpoint */
 	int node_port;			/* -1: none asked for */
 	char node_ip[64];		/* --node-ip, or "" */
+	int no_virtual_nodes;		/* --no-virtual-nodes */
+	char *virtual_selector;		/* --virtual-node-selector */
 
 	char *data_dir;
 	char *share_dir;		/* NULL: found by volrayd_share_dir */
@@ -117,6 +119,13 @@ struct node_endpoint *volrayd_endpoint_start(struct uv_loop_s *,
 /* The API server's certificate for the nodes' endpoints (PEM). */
 int volrayd_kubelet_client(const char *data_dir, char **cert, char **key,
     char **cause);
+/*
+ * The kinds (store keys) the roles other than api mirror of a remote API:
+ * those their subsystems read (sched_kinds, node_mgr_kinds, ray_kinds,
+ * the Leases of leader election); NULL (all) with the controllers role.
+ * An array to free, NULL-terminated.
+ */
+const char **volrayd_remote_kinds(int roles);
 /* Whether host names a loopback address. */
 int volrayd_is_loopback(const char *host);
 

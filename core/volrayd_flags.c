@@ -16,6 +16,7 @@
 
 #include "api/limits.h"
 #include "lib/log.h"
+#include "lib/selector.h"
 #include "lib/sharedir.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
@@ -54,7 +55,9 @@ usage(FILE *f)
 	    "               [--leader-elect-renew-deadline DURATION] "
 	    "[--leader-elect-retry-period DURATION]\n"
 	    "               [--leader-elect-namespace NS] "
-	    "[--node-listen HOST:PORT] [--node-ip ADDRESS] [--debug]\n");
+	    "[--node-listen HOST:PORT] [--node-ip ADDRESS]\n"
+	    "               [--no-virtual-nodes | --virtual-node-selector "
+	    "SELECTOR] [--debug]\n");
 }
 
 int
@@ -133,7 +136,7 @@ enum {
 	O_GRACE, O_LEASE, O_NOTREADY, O_UNREACH,
 	O_ROLES, O_KUBECONFIG, O_CONTEXT, O_METRICS, O_SCHEDNAME, O_NOCRDS,
 	O_ELECT, O_ELECT_LEASE, O_ELECT_RENEW, O_ELECT_RETRY, O_ELECT_NS,
-	O_KQPS, O_KBURST, O_NODE_LISTEN, O_NODE_IP
+	O_KQPS, O_KBURST, O_NODE_LISTEN, O_NODE_IP, O_NO_VIRTUAL, O_VIRTUAL_SEL
 };
 
 static const struct option longopts[] = {
@@ -184,6 +187,8 @@ static const struct option longopts[] = {
 	{ "kube-api-burst", required_argument, NULL, O_KBURST },
 	{ "node-listen", required_argument, NULL, O_NODE_LISTEN },
 	{ "node-ip", required_argument, NULL, O_NODE_IP },
+	{ "no-virtual-nodes", no_argument, NULL, O_NO_VIRTUAL },
+	{ "virtual-node-selector", required_argument, NULL, O_VIRTUAL_SEL },
 	{ "debug", no_argument, NULL, 'D' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -333,6 +338,27 @@ role_flag(struct volrayd_flags *f, int c, const char *arg)
 		    inet_pton(AF_INET6, arg, buf) != 1)
 			return bad("--node-ip %s: want an IP address", arg);
 		snprintf(f->node_ip, sizeof f->node_ip, "%s", arg);
+		break;
+	}
+	case O_NO_VIRTUAL:
+		f->no_virtual_nodes = 1;
+		break;
+	case O_VIRTUAL_SEL: {
+		char *why = NULL, *msg;
+		selector *sel = selector_parse_labels(arg, &why);
+		int r;
+
+		if (sel == NULL) {
+			msg = util_printf("--virtual-node-selector %s: %s", arg,
+			    why ? why : "not a label selector");
+			r = bad("%s", msg);
+			free(msg);
+			free(why);
+			return r;
+		}
+		selector_free(sel);
+		free(f->virtual_selector);
+		f->virtual_selector = xstrdup(arg);
 		break;
 	}
 	case O_SCHEDNAME:
@@ -588,10 +614,15 @@ check_together(const struct volrayd_flags *f)
 	if (f->roles == ROLE_API && f->kubeconfig != NULL)
 		return bad("--kubeconfig is for the roles other than api: "
 		    "--roles %s has none", volrayd_roles_text(f->roles));
-	if ((f->node_port >= 0 || f->node_ip[0] != '\0') &&
+	if ((f->node_port >= 0 || f->node_ip[0] != '\0' ||
+	    f->no_virtual_nodes || f->virtual_selector != NULL) &&
 	    !(f->roles & ROLE_NODES))
-		return bad("--node-listen and --node-ip are the nodes role's: "
-		    "--roles %s has none", volrayd_roles_text(f->roles));
+		return bad("--node-listen, --node-ip, --no-virtual-nodes and "
+		    "--virtual-node-selector are the nodes role's: --roles %s "
+		    "has none", volrayd_roles_text(f->roles));
+	if (f->no_virtual_nodes && f->virtual_selector != NULL)
+		return bad("--no-virtual-nodes and --virtual-node-selector: one "
+		    "or the other%s", "");
 	if ((f->roles & ROLE_RAY) && !(f->roles & ROLE_NODES))
 		return bad("--roles %s: ray serves the heads of the nodes this "
 		    "process runs: add nodes", volrayd_roles_text(f->roles));

@@ -13,9 +13,51 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "lib/yamljson.h"
+#include "node/node.h"
+#include "ray/ray.h"
 #include "registry/resource.h"
+#include "sched/sched.h"
 #include "volrayd.h"
+
+static void
+add_kinds(const char ***out, int *n, const char *const *kinds)
+{
+	int i;
+
+	for (; *kinds != NULL; kinds++) {
+		for (i = 0; i < *n; i++)
+			if (strcmp((*out)[i], *kinds) == 0)
+				break;
+		if (i == *n)
+			(*out)[(*n)++] = *kinds;
+	}
+}
+
+const char **
+volrayd_remote_kinds(int roles)
+{
+	static const char *const elect[] = { "leases.coordination.k8s.io",
+	    NULL };
+	const char **out;
+	int n = 0;
+
+	/* The Lua controllers may read any kind (volray.get, a policy
+	   directory's own controllers): everything. */
+	if (roles & ROLE_CONTROLLERS)
+		return NULL;
+	out = xcalloc(64, sizeof *out);
+	if (roles & ROLE_SCHEDULER) {
+		add_kinds(&out, &n, sched_kinds);
+		add_kinds(&out, &n, elect);
+	}
+	if (roles & ROLE_NODES)
+		add_kinds(&out, &n, node_mgr_kinds);
+	if (roles & ROLE_RAY)
+		add_kinds(&out, &n, ray_kinds);
+	return out;
+}
 
 cJSON *
 volrayd_crds_load(const char *dir, char **cause)

@@ -56,12 +56,14 @@ struct informer {
 	struct remote *rm;
 	const resource *r;
 	char *path;			/* "/api/v1/pods" */
+	char *query;			/* "&fieldSelector=..." or "" */
 	enum istate state;
 	enum istate after_wait;		/* what a WAIT goes back to */
 	hclient_req *req;
 	uv_timer_t timer;
 	unsigned backoff_ms;
 	uint64_t rv;			/* the last resourceVersion seen */
+	uint64_t lists;			/* lists started (1 + relists) */
 	int synced;
 	/* A list under way: its pages' items, kept until the last. */
 	cJSON **items;
@@ -309,13 +311,15 @@ list_page(struct informer *in)
 	char *url, *err = NULL, *cont;
 
 	in->state = I_LIST;
+	if (in->cont == NULL)
+		in->lists++;
 	if (in->cont != NULL) {
 		cont = query_escape(in->cont);
-		url = util_printf("%s?limit=%d&continue=%s", in->path, PAGE,
-		    cont);
+		url = util_printf("%s?limit=%d%s&continue=%s", in->path, PAGE,
+		    in->query, cont);
 		free(cont);
 	} else
-		url = util_printf("%s?limit=%d", in->path, PAGE);
+		url = util_printf("%s?limit=%d%s", in->path, PAGE, in->query);
 	call.url = url;
 	call.accept = "application/json";
 	call.timeout_ms = 60000;
@@ -474,8 +478,8 @@ watch(struct informer *in)
 	in->watch_lines = 0;
 	in->watch_failed = 0;
 	url = util_printf("%s?watch=1&allowWatchBookmarks=true&"
-	    "resourceVersion=%llu&timeoutSeconds=%u", in->path,
-	    (unsigned long long)in->rv, secs);
+	    "resourceVersion=%llu&timeoutSeconds=%u%s", in->path,
+	    (unsigned long long)in->rv, secs, in->query);
 	call.url = url;
 	call.accept = "application/json";
 	call.timeout_ms = (secs + WATCH_GRACE_S) * 1000;
@@ -1017,6 +1021,7 @@ r_free(void *impl)
 		free(in->items);
 		free(in->line);
 		free(in->path);
+		free(in->query);
 	}
 	hclient_free(rm->h);
 	/* Held events (a write's, not yet released) go with the mirror. */
@@ -1054,6 +1059,23 @@ wanted(const resource *r, const struct remote_conf *conf)
 	return 0;
 }
 
+/* The fieldSelector the conf gives r's informer, as a query's tail. */
+static char *
+field_query(const resource *r, const struct remote_conf *conf)
+{
+	const char *const *fs = conf->field_selectors;
+	char *esc, *q;
+
+	for (; fs != NULL && fs[0] != NULL; fs += 2)
+		if (strcmp(fs[0], r->store_key) == 0) {
+			esc = query_escape(fs[1]);
+			q = util_printf("&fieldSelector=%s", esc);
+			free(esc);
+			return q;
+		}
+	return xstrdup("");
+}
+
 /* One informer per stored resource, on the version stored. */
 static void
 add_informers(struct remote *rm, const struct remote_conf *conf)
@@ -1081,6 +1103,7 @@ add_informers(struct remote *rm, const struct remote_conf *conf)
 		in->rm = rm;
 		in->r = r;
 		in->path = collection_path(r, NULL);
+		in->query = field_query(r, conf);
 		uv_timer_init(rm->loop, &in->timer);
 		in->timer.data = in;
 	}
@@ -1133,6 +1156,27 @@ remote_new(uv_loop_t *loop, const struct kubecfg *kc,
 	}
 	rm->c = client_new(rm->mirror, &remote_ops, rm);
 	return rm;
+}
+
+void
+remote_print_metrics(FILE *f, const remote *rm)
+{
+	size_t i;
+
+	fprintf(f, "# HELP volray_remote_mirror_objects Objects of a kind "
+	    "mirrored from the remote API.\n"
+	    "# TYPE volray_remote_mirror_objects gauge\n");
+	for (i = 0; i < rm->ninf; i++)
+		fprintf(f, "volray_remote_mirror_objects{resource=\"%s\"} %zu\n",
+		    rm->inf[i].r->store_key, store_count(rm->mirror,
+		    rm->inf[i].r->store_key));
+	fprintf(f, "# HELP volray_remote_lists_total Lists of a kind from the "
+	    "remote API (the first, then one per 410 Gone or failed "
+	    "watch).\n# TYPE volray_remote_lists_total counter\n");
+	for (i = 0; i < rm->ninf; i++)
+		fprintf(f, "volray_remote_lists_total{resource=\"%s\"} %llu\n",
+		    rm->inf[i].r->store_key,
+		    (unsigned long long)rm->inf[i].lists);
 }
 
 client *

@@ -21,6 +21,7 @@
 #ifndef VOLRAY_REMOTE_H
 #define VOLRAY_REMOTE_H
 
+#include <stdio.h>
 #include <uv.h>
 
 #include "client/client.h"
@@ -37,6 +38,10 @@ struct remote_conf {
 	   reviews. Writes of other resources still go to the server, but
 	   their answers are not put into the mirror. */
 	const char *const *resources;
+	/* Pairs of a store key and the fieldSelector its informer lists and
+	   watches with ("pods", "spec.nodeName=n1"), NULL-terminated; NULL:
+	   none. The mirror then holds what matches, as the server says. */
+	const char *const *field_selectors;
 	/* Called once, when every informer has listed (the mirror holds
 	   what the server held then). */
 	void (*on_synced)(void *arg);
@@ -50,6 +55,8 @@ remote *remote_new(uv_loop_t *, const struct kubecfg *,
 client *remote_client(remote *);
 /* Whether every informer has listed at least once. */
 int remote_synced(const remote *);
+/* The mirror's counts per kind, in the metrics text format. */
+void remote_print_metrics(FILE *, const remote *);
 /* The server's base URL ("https://host:6443"). */
 const char *remote_server(const remote *);
 /*

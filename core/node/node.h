@@ -26,6 +26,12 @@ struct node_stats {
 	uint64_t starts;		/* container instances started */
 };
 
+/*
+ * The kinds (store keys) a node manager reads through its client: what a
+ * process of the nodes role mirrors of a remote API. NULL-terminated.
+ */
+extern const char *const node_mgr_kinds[];
+
 /* A node manager that sees and writes objects through c (borrowed). */
 node_mgr *node_mgr_new(uv_loop_t *, client *c);
 /*
@@ -45,6 +51,15 @@ void node_mgr_set_local(node_mgr *, const char *data_dir, const char *name);
  * status.daemonEndpoints.kubeletEndpoint.Port. Before start.
  */
 void node_mgr_set_endpoint(node_mgr *, const char *addr, int port);
+/*
+ * Which Nodes labelled volray.io/runtime=virtual this manager simulates:
+ * none (enabled 0), or those sel matches too (a label selector, taken;
+ * NULL: all of them, the default). Several agents of one cluster share
+ * its virtual Nodes out this way, as kwok's label selector does. Before
+ * start.
+ */
+struct selector;
+void node_mgr_set_virtual(node_mgr *, int enabled, struct selector *sel);
 /* The volray-shim program the local node runs each container under. */
 void node_mgr_set_shim(node_mgr *, const char *path);
 /* The timer wheel that drives the runtimes (others may share it). */

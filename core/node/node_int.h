@@ -199,6 +199,8 @@ struct node_mgr {
 	char *data_dir;			/* pod directories, logs */
 	char *local_name;		/* the local node, or NULL */
 	char *shim;			/* volray-shim, for local containers */
+	int no_virtual;			/* simulate no virtual Node */
+	struct selector *virtual_sel;	/* only these virtual Nodes, or NULL */
 	char *ep_addr;			/* the nodes' endpoint: InternalIP */
 	int ep_port;			/* and kubeletEndpoint.Port; 0: none */
 	node_env_hook env_hook;		/* more env for local processes */

@@ -22,9 +22,16 @@
 
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/selector.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "node/node_int.h"
+
+const char *const node_mgr_kinds[] = {
+	"nodes", "pods", "namespaces", "leases.coordination.k8s.io",
+	"configmaps", "secrets",	/* env and volumes of local pods */
+	NULL
+};
 
 #define LEASE_SLOTS	100
 #define LEASE_SECONDS	40		/* renewed every quarter of it */
@@ -66,7 +73,9 @@ runtime_for(node_mgr *m, const cJSON *obj)
 	const char *name = json_str(obj, "metadata.name");
 
 	if (rt != NULL && strcmp(rt, "virtual") == 0)
-		return &sim_runtime;
+		return m->no_virtual || (m->virtual_sel != NULL &&
+		    !selector_match_labels(m->virtual_sel, json_at(obj,
+		    "metadata.labels"))) ? NULL : &sim_runtime;
 	if (rt != NULL && strcmp(rt, "local") == 0 && m->local_name != NULL &&
 	    name != NULL && strcmp(name, m->local_name) == 0)
 		return &local_runtime;
@@ -552,6 +561,14 @@ on_check(uv_check_t *h)
 }
 
 void
+node_mgr_set_virtual(node_mgr *m, int enabled, struct selector *sel)
+{
+	m->no_virtual = !enabled;
+	selector_free(m->virtual_sel);
+	m->virtual_sel = sel;
+}
+
+void
 node_mgr_set_endpoint(node_mgr *m, const char *addr, int port)
 {
 	free(m->ep_addr);
@@ -654,7 +671,6 @@ node_mgr_set_local(node_mgr *m, const char *data_dir, const char *name)
 	free(m->data_dir);
 	m->data_dir = xstrdup(data_dir);
 	free(m->local_name);
-	free(m->ep_addr);
 	m->local_name = name != NULL ? xstrdup(name) : NULL;
 }
 
@@ -803,6 +819,8 @@ node_mgr_free(node_mgr *m)
 		free(a);
 	}
 	hmap_free(m->adopting);
+	free(m->ep_addr);
+	selector_free(m->virtual_sel);
 	uv_check_stop(&m->flush);
 	uv_idle_stop(&m->flush_more);
 	wheel_free(m->wheel);

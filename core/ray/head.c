@@ -280,6 +280,8 @@ on_event(void *arg, const store_event *e)
 	head_update(r, o);
 }
 
+const char *const ray_kinds[] = { "pods", NULL };
+
 ray *
 ray_new(uv_loop_t *loop, client *c, node_mgr *nodes)
 {

@@ -23,6 +23,9 @@
 typedef struct ray ray;
 
 /* The heads, seen through c (borrowed), run on nodes' runtimes. */
+/* The kinds (store keys) the heads read through their client;
+   NULL-terminated. */
+extern const char *const ray_kinds[];
 ray *ray_new(uv_loop_t *, client *c, node_mgr *nodes);
 /* Take charge of the head pods already stored; follow the store. */
 void ray_start(ray *);

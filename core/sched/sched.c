@@ -60,6 +60,13 @@ static const char *const storage[NSTORAGE][2] = {
 	{ "priorityclasses", "priorityclasses.scheduling.k8s.io" },
 };
 
+const char *const sched_kinds[] = {
+	"nodes", "pods", "podgroups.scheduling.volcano.sh",
+	"queues.scheduling.volcano.sh", "priorityclasses.scheduling.k8s.io",
+	"events",			/* the recorder folds repeats */
+	NULL
+};
+
 struct cached {
 	char *key;
 	uint64_t rev;

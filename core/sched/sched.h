@@ -47,6 +47,9 @@ void sched_derive(void);
  */
 void sched_set_names(const char *const *names, int n, int also_default);
 /* The scheduler, seeing objects and writing its decisions through c. */
+/* The kinds (store keys) the scheduler reads through its client;
+   NULL-terminated. */
+extern const char *const sched_kinds[];
 sched *sched_new(uv_loop_t *, client *c, luahost *);
 /* Load (or reload) scheduler.yaml and its plugins from the host's roots;
    on error the running policy stays and *cause says why. */

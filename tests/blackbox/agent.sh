@@ -2,6 +2,11 @@
 # Agent mode (issue 21): a second volrayd runs this machine's node, a
 # simulated node and the Ray heads (--roles nodes,ray --kubeconfig) for a
 # volrayd that serves the API alone, as a kubelet does for kube-apiserver.
+# Agent A runs this machine alone (--no-virtual-nodes): it mirrors only
+# the kinds its roles read, and only its Node and the pods bound to it
+# (field selectors). Agent B runs the virtual nodes but those labelled
+# for agent C (--virtual-node-selector), C runs those: each node's
+# address is its own agent's endpoint.
 # What lives only on the agent is reached through the API server's node
 # proxy to the agent's endpoint (status.daemonEndpoints): kubectl logs
 # (--tail, --timestamps, -f to the pod's end, -c, -p refused as on a
@@ -11,14 +16,31 @@
 # for another user 403.
 . "$(dirname "$0")/lib.sh"
 
-AGENT=""
-trap 'rc=$?; [ -z "$AGENT" ] || kill -9 $AGENT 2>/dev/null || true; (exit $rc); cleanup' EXIT INT TERM
+AGENT="" AGENTS=""
+trap 'rc=$?; for p in $AGENT $AGENTS; do kill -9 $p 2>/dev/null || true; done; (exit $rc); cleanup' EXIT INT TERM
 
 start_daemon --roles api
+MA=$(free_port)
 "$VOLRAYD" --data-dir "$WORK/agent" --kubeconfig "$DATA/kubeconfig" --roles nodes,ray \
-	--node-listen 127.0.0.1:0 ${SHARE_DIR:+--share-dir "$SHARE_DIR"} \
-	>>"$WORK/agent.log" 2>&1 &
+	--no-virtual-nodes --node-listen 127.0.0.1:0 --metrics-listen "127.0.0.1:$MA" \
+	${SHARE_DIR:+--share-dir "$SHARE_DIR"} >>"$WORK/agent.log" 2>&1 &
 AGENT=$!
+# agent NAME FLAGS...: another agent, of virtual nodes only.
+agent() {
+	name=$1; shift
+	"$VOLRAYD" --data-dir "$WORK/$name" --kubeconfig "$DATA/kubeconfig" --no-local-node \
+		--node-listen 127.0.0.1:0 ${SHARE_DIR:+--share-dir "$SHARE_DIR"} "$@" \
+		>>"$WORK/$name.log" 2>&1 &
+	AGENTS="$AGENTS $!"
+	i=0
+	until grep -q "the nodes. endpoint on" "$WORK/$name.log"; do
+		i=$((i + 1)); [ $i -lt 200 ] || { tail -5 "$WORK/$name.log"; fail "agent $name did not start"; }
+		sleep 0.05
+	done
+	sed -n 's/.*the nodes. endpoint on 127.0.0.1:\([0-9]*\),.*/\1/p' "$WORK/$name.log"
+}
+BPORT=$(agent b --roles nodes,ray --virtual-node-selector 'volray.io/agent!=c')
+CPORT=$(agent c --roles nodes --virtual-node-selector 'volray.io/agent=c')
 NODE=$(hostname | tr 'A-Z' 'a-z')
 i=0
 until k get node "$NODE" >/dev/null 2>&1; do
@@ -93,12 +115,26 @@ expect_eq 403 "$code" "another user's certificate"
 expect_contains "$(cat "$WORK/body")" "user=alice" "the 403 names the user"
 pass "the endpoint: 401 without a certificate, 403 for another user"
 
-# --- a Ray head on the agent's simulated node, through the service proxy
+# --- virtual nodes shared out between agents B and C
 "$top_builddir/volray" node add --virtual --count 1 --cpu 8 --memory 16Gi \
 	--name-prefix av >/dev/null || fail "volray node add"
-k wait --for=condition=Ready node/av-0 --timeout=10s >/dev/null || fail "the simulated node not Ready"
-expect_eq "127.0.0.1 $EPORT" "$(k get node av-0 -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address} {.status.daemonEndpoints.kubeletEndpoint.Port}')" \
-	"the simulated node's endpoint"
+k apply -f - >/dev/null <<'YAML' || fail "create node cv-0"
+apiVersion: v1
+kind: Node
+metadata:
+  name: cv-0
+  labels: {volray.io/runtime: virtual, volray.io/agent: c}
+YAML
+k wait --for=condition=Ready node/av-0 node/cv-0 --timeout=10s >/dev/null || fail "the simulated nodes not Ready"
+ep() { k get node "$1" -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address} {.status.daemonEndpoints.kubeletEndpoint.Port}'; }
+expect_eq "127.0.0.1 $BPORT" "$(ep av-0)" "av-0 is agent B's"
+expect_eq "127.0.0.1 $CPORT" "$(ep cv-0)" "cv-0 is agent C's (--virtual-node-selector)"
+expect_eq "127.0.0.1 $EPORT" "$(ep "$NODE")" "$NODE is still agent A's"
+grep -q "node cv-0: managed" "$WORK/b.log" && fail "agent B took agent C's node"
+grep -q "node av-0: managed" "$WORK/agent.log" && fail "agent A (--no-virtual-nodes) took a virtual node"
+pass "virtual nodes shared out by --virtual-node-selector; --no-virtual-nodes takes none"
+
+# --- a Ray head on agent B's simulated node, through the service proxy
 k apply -f - >/dev/null <<'YAML' || fail "create the head"
 apiVersion: v1
 kind: Pod
@@ -133,6 +169,14 @@ expect_eq 404 "$code" "an unknown job through the proxy"
 code=$(curl -s -o "$WORK/body" -w '%{http_code}' "$API/api/v1/namespaces/default/pods/vhead:8265/proxy/api/jobs/agent-1")
 expect_eq 200 "$code" "the pod proxy to the head"
 pass "a Ray head on the agent: jobs submitted and followed through the service and pod proxies"
+
+# --- agent A mirrors only what it reads: its own Node and pods
+metric() { command curl -s "http://127.0.0.1:$MA/metrics" | sed -n "s/^volray_remote_mirror_objects{resource=\"$1\"} //p"; }
+expect_eq 1 "$(metric nodes)" "agent A's mirrored Nodes (of $(k get nodes --no-headers | wc -l | tr -d ' '))"
+expect_eq 2 "$(metric pods)" "agent A's mirrored pods (of $(k get pods --no-headers | wc -l | tr -d ' '))"
+expect_eq "" "$(metric deployments.apps)" "agent A mirrors no Deployments"
+expect_eq "" "$(metric services)" "agent A mirrors no Services"
+pass "agent A mirrors its Node and its pods only, and only the kinds it reads"
 
 # The agent gone: the API server says it cannot reach the node.
 kill -9 "$AGENT"; wait "$AGENT" 2>/dev/null || true; AGENT=""
