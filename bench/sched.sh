@@ -15,8 +15,14 @@
 # script: the default plugins (priority, gang, conformance; overcommit,
 # drf, predicates, proportion, nodeorder) and the floor, a plain greedy
 # first fit in C (actions: firstfit). Figures only.
+# REMOTE=1: operator mode. One volrayd serves the API and runs the
+# simulated nodes (--roles api,nodes); the scheduler runs in a second one
+# against it (--roles scheduler --kubeconfig, KUBE_QPS / KUBE_BURST, by
+# default 5000 / 10000), whose figures (CPU, RSS, the informer mirror's
+# objects) are then the ones printed; the policy is reloaded by SIGHUP.
 #   bash bench/sched.sh                       NODES=5000 PODS=50000
 #   SMALL=1 bash bench/sched.sh               a quick run
+#   REMOTE=1 ONLY=plugins bash bench/sched.sh operator mode
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -34,7 +40,7 @@ mkdir -p "$POL"
 echo "# sched: NODES=$NODES PODS=$PODS GANG=$GANG QUEUES=$QUEUES"
 
 cat >"$RUN_DIR/drive.py" <<'PY'
-import http.client, json, os, sys, threading, time
+import http.client, json, os, signal, sys, threading, time, urllib.request
 port, token = int(os.environ["VR_PORT"]), os.environ["VR_TOKEN"]
 H = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
 nodes, pods, gang, queues, writers = (int(os.environ[k]) for k in
@@ -65,9 +71,14 @@ def create_all(path, n, make):
         sys.exit("create failed: %r" % (errors[0],))
     return time.time() - t0
 
+SCHED_METRICS = os.environ.get("SCHED_METRICS")
+
 def metric(name, absent=0.0):
-    c = conn()
-    code, data = request(c, "GET", "/metrics")
+    if SCHED_METRICS and name.startswith(("volray_scheduler_", "volray_remote_")):
+        data = urllib.request.urlopen(SCHED_METRICS, timeout=30).read()
+    else:
+        c = conn()
+        code, data = request(c, "GET", "/metrics")
     for line in data.decode().splitlines():
         if line.startswith(name + " "):
             return float(line.split()[1])
@@ -111,13 +122,15 @@ def cpu(path):
     f = open(path).read().rsplit(")", 1)[1].split()
     return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
 
+SCHED_PID = os.environ.get("SCHED_PID") or os.environ["VR_PID"]
+
 def cpus():
-    pid = os.environ["VR_PID"]
+    pid = SCHED_PID
     return cpu("/proc/%s/stat" % pid), cpu("/proc/%s/task/%s/stat" % (pid, pid))
 
 def faults():
     # minor page faults of the process (first touches of fresh memory)
-    return int(open("/proc/%s/stat" % os.environ["VR_PID"]).read().rsplit(")", 1)[1].split()[7])
+    return int(open("/proc/%s/stat" % SCHED_PID).read().rsplit(")", 1)[1].split()[7])
 
 def run():
     lat, stop = [], threading.Event()
@@ -141,9 +154,12 @@ def run():
     cpu0, loop0 = cpus()
     flt0 = faults()
     open(path, "w").write(conf)
-    code, data = request(c, "POST", "/apis/volray.io/v1/policy/reload", {})
-    if code >= 300:
-        sys.exit("reload: %d %s" % (code, data[:300]))
+    if os.environ.get("SCHED_PID"):
+        os.kill(int(SCHED_PID), signal.SIGHUP)
+    else:
+        code, data = request(c, "POST", "/apis/volray.io/v1/policy/reload", {})
+        if code >= 300:
+            sys.exit("reload: %d %s" % (code, data[:300]))
     longest = 0.0
     while True:
         b = metric("volray_scheduler_binds_total") - b0
@@ -185,6 +201,11 @@ def run():
           "minor_faults=%d running_s=%.2f running_loop_cpu_s=%.2f"
           % (pods, secs, pods / secs, longest, 100 * lua / cyc if cyc else 0, p99, len(lat),
              cpu1 - cpu0, loop1 - loop0, flt1 - flt0, run_secs, loop2 - loop0))
+    if SCHED_METRICS:
+        data = urllib.request.urlopen(SCHED_METRICS, timeout=30).read().decode()
+        objs = sum(float(l.split()[1]) for l in data.splitlines()
+                   if l.startswith("volray_remote_mirror_objects{"))
+        print("MIRROR objects=%d" % objs)
 
 {"setup": setup, "run": run}[sys.argv[1]]()
 PY
@@ -194,8 +215,24 @@ rss_mb() { awk '/^VmRSS:/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
 one_run() { # label actions
 	cp "$SHARE_DIR/policies/scheduler.yaml" "$POL/scheduler.yaml"
 	sed -i 's/^actions: .*/actions: "enqueue"/' "$POL/scheduler.yaml"
-	VR_EXTRA_ARGS="--policy-dir $POL" start_volrayd
-	export VR_PORT VR_TOKEN VR_PID NODES PODS GANG QUEUES WRITERS
+	SCHED_PID="" SCHED_METRICS=""
+	if [ "${REMOTE:-0}" = 1 ]; then
+		VR_EXTRA_ARGS="--roles api,nodes" start_volrayd
+		local mp
+		mp=$(free_port)
+		"$RUN_DIR/vrbench-server" --data-dir "$RUN_DIR/sched" \
+		    --kubeconfig "$RUN_DIR/vr/kubeconfig" --roles scheduler \
+		    --leader-elect=false --policy-dir "$POL" --share-dir "$SHARE_DIR" \
+		    --kube-api-qps "${KUBE_QPS:-5000}" --kube-api-burst "${KUBE_BURST:-10000}" \
+		    --metrics-listen "127.0.0.1:$mp" >"$RUN_DIR/sched.log" 2>&1 &
+		SCHED_PID=$!
+		PIDS="$PIDS $SCHED_PID"
+		SCHED_METRICS="http://127.0.0.1:$mp/metrics"
+		wait_http "http://127.0.0.1:$mp/readyz" 60 ok || die "the scheduler did not start"
+	else
+		VR_EXTRA_ARGS="--policy-dir $POL" start_volrayd
+	fi
+	export VR_PORT VR_TOKEN VR_PID NODES PODS GANG QUEUES WRITERS SCHED_PID SCHED_METRICS
 	VR_TOKEN=$(cat "$RUN_DIR/vr/pki/admin.token")
 	python3 "$RUN_DIR/drive.py" setup || die "setup"
 	# PERF=FILE: profile the daemon during the run (perf record -g).
@@ -209,10 +246,15 @@ one_run() { # label actions
 		die "run"
 	[ -z "${PERF:-}" ] || { kill -INT "$PERF_PID"; wait "$PERF_PID" 2>/dev/null || true; }
 	[ -z "${PERF_STAT:-}" ] || { kill -INT "$STAT_PID"; wait "$STAT_PID" 2>/dev/null || true; }
-	echo "RSS $(rss_mb "$VR_PID") MB"
+	if [ -n "$SCHED_PID" ]; then
+		echo "RSS $(rss_mb "$VR_PID") MB, the scheduler $(rss_mb "$SCHED_PID") MB"
+	else
+		echo "RSS $(rss_mb "$VR_PID") MB"
+	fi
 	# VERBOSE=1: the sessions of the run, as volrayd logged them.
 	[ "${VERBOSE:-0}" = 0 ] || grep -E "scheduler: cycle|loop: stalled" "$RUN_DIR/volrayd.log" | tail -n 12
 	stop_volrayd
+	[ -z "$SCHED_PID" ] || { kill "$SCHED_PID" 2>/dev/null; wait "$SCHED_PID" 2>/dev/null || true; }
 }
 # ONLY=plugins or ONLY=floor: just that run.
 case ${ONLY:-both} in
