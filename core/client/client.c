@@ -252,6 +252,26 @@ give(client_done_fn done, void *arg, struct reg_result *res)
 }
 
 void
+client_update_async(client *c, const resource *r, const char *ns,
+    const char *name, cJSON *obj, const struct reg_opts *o,
+    client_done_fn done, void *arg)
+{
+	struct reg_result res;
+
+	if (refused(c, &res)) {
+		cJSON_Delete(obj);
+		give(done, arg, &res);
+		return;
+	}
+	if (c->ops->update_async != NULL) {
+		c->ops->update_async(c->impl, r, ns, name, obj, o, done, arg);
+		return;
+	}
+	c->ops->update(c->impl, r, ns, name, obj, o, &res);
+	give(done, arg, &res);
+}
+
+void
 client_update_status_async(client *c, const resource *r, const char *ns,
     const char *name, cJSON *current, cJSON *status,
     const struct reg_opts *o, client_done_fn done, void *arg)

@@ -72,6 +72,9 @@ struct client_ops {
 	    const char *name, const char *content_type, const char *body,
 	    size_t len, const struct reg_opts *, client_done_fn done,
 	    void *arg);
+	void (*update_async)(void *impl, const resource *, const char *ns,
+	    const char *name, cJSON *obj, const struct reg_opts *,
+	    client_done_fn done, void *arg);
 };
 
 /*
@@ -140,13 +143,18 @@ void client_bind(client *, const char *ns, const char *name,
 void client_bind_async(client *, const char *ns, const char *name,
     const char *node, client_done_fn done, void *arg);
 /*
- * A status write and a patch without waiting, as client_bind_async: done
- * (NULL: none) gets the result (its body to free) on the loop, at once
- * in the embedded client, when the server has answered in the remote
- * one; a 2xx answer is in the cache before done runs. The remote one
- * makes no conflict retry (own_status is ignored): a 409 is the
- * caller's to decide again from a newer version.
+ * An update, a status write and a patch without waiting, as
+ * client_bind_async: done (NULL: none) gets the result (its body to free)
+ * on the loop, at once in the embedded client, when the server has
+ * answered in the remote one; a 2xx answer is in the cache before done
+ * runs. There is no conflict retry (own_status is not looked at): a 409
+ * is the caller's to write again over a newer version. Two writes of one
+ * object in flight may land in either order: a caller keeps one at a
+ * time per object.
  */
+void client_update_async(client *, const resource *, const char *ns,
+    const char *name, cJSON *obj, const struct reg_opts *,
+    client_done_fn done, void *arg);
 void client_update_status_async(client *, const resource *, const char *ns,
     const char *name, cJSON *current, cJSON *status,
     const struct reg_opts *, client_done_fn done, void *arg);

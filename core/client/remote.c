@@ -880,6 +880,15 @@ struct async_write {
 	char *ns, *name, *node;	/* a bind's, to assume it bound */
 };
 
+static void
+async_free(struct async_write *aw)
+{
+	free(aw->ns);
+	free(aw->name);
+	free(aw->node);
+	free(aw);
+}
+
 /* An asynchronous write's answer, as send_write fills a result. */
 static void
 on_async_done(void *arg, long status, const char *body, size_t len,
@@ -897,10 +906,7 @@ on_async_done(void *arg, long status, const char *body, size_t len,
 		aw->done(aw->arg, &res);
 	else
 		cJSON_Delete(res.body);
-	free(aw->ns);
-	free(aw->name);
-	free(aw->node);
-	free(aw);
+	async_free(aw);
 }
 
 /*
@@ -964,6 +970,25 @@ r_update_status_async(void *impl, const resource *r, const char *ns,
 	add_query(&url, o);
 	body = cJSON_PrintUnformatted(current);
 	cJSON_Delete(current);
+	aw->through = through(r, o);
+	aw->done = done;
+	aw->arg = arg;
+	send_async(impl, aw, "PUT", url, "application/json", body,
+	    strlen(body));
+	free(body);
+}
+
+static void
+r_update_async(void *impl, const resource *r, const char *ns,
+    const char *name, cJSON *obj, const struct reg_opts *o,
+    client_done_fn done, void *arg)
+{
+	struct async_write *aw = xcalloc(1, sizeof *aw);
+	char *url = object_path(r, ns, name, o != NULL ? o->subresource :
+	    NULL), *body = cJSON_PrintUnformatted(obj);
+
+	add_query(&url, o);
+	cJSON_Delete(obj);
 	aw->through = through(r, o);
 	aw->done = done;
 	aw->arg = arg;
@@ -1039,7 +1064,8 @@ r_free(void *impl)
 
 static const struct client_ops remote_ops = {
 	r_create, r_update, r_update_status, r_patch, r_delete, r_bind,
-	r_evict, r_free, r_bind_async, r_update_status_async, r_patch_async
+	r_evict, r_free, r_bind_async, r_update_status_async, r_patch_async,
+	r_update_async
 };
 
 /* --- the client -------------------------------------------------------- */

@@ -161,6 +161,10 @@ struct node_pod {
 	wheel_timer kill_timer;
 	int dirty;
 	struct node_pod *dirty_next;
+	int writing;			/* a status write in flight */
+	int rewrite;			/* changed meanwhile: write again */
+	int stale;			/* refused (409): write again once
+					   the client has a newer version */
 	cJSON *conds;			/* condition -> lastTransitionTime */
 };
 
@@ -177,6 +181,7 @@ struct node {
 	int lease_created;
 	int failing;			/* volray.io/sim-fail: no heartbeat */
 	unsigned idx;
+	int lease_writing;		/* a renewal in flight */
 };
 
 struct node_mgr {

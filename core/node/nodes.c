@@ -100,6 +100,26 @@ write_result(const char *what, const char *name, struct reg_result *res)
 	cJSON_Delete(res->body);
 }
 
+/* A renewal's answer: n may be gone, looked up again by name. */
+struct lease_wait {
+	node_mgr *m;
+	char name[];
+};
+
+static void
+on_lease_written(void *arg, struct reg_result *res)
+{
+	struct lease_wait *w = arg;
+	struct node *n = hmap_get(w->m->nodes, w->name);
+
+	if (n != NULL)
+		n->lease_writing = 0;
+	if (res->code < 300)
+		w->m->stats.lease_writes++;
+	write_result("lease", w->name, res);
+	free(w);
+}
+
 /* Renew (or create) the node's Lease, then come back in a period. */
 static void
 on_lease(wheel_timer *t)
@@ -114,7 +134,7 @@ on_lease(wheel_timer *t)
 	cJSON *l;
 
 	wheel_add(m->wheel, &n->lease_timer, n->lease_period_ms, on_lease, n);
-	if (n->failing || no == NULL)
+	if (n->failing || no == NULL || n->lease_writing)
 		return;
 	util_now_micro(now);
 	l = client_get_tree(m->c, r, LEASE_NS, n->name);
@@ -140,8 +160,17 @@ on_lease(wheel_timer *t)
 		json_set_str(json_obj(l, "spec"), "renewTime", now);
 		client_create(m->c, r, LEASE_NS, l, NULL, &res);
 	} else {
+		/* Without waiting: thousands of nodes renew every period. */
+		size_t len = strlen(n->name) + 1;
+		struct lease_wait *w = xmalloc(sizeof *w + len);
+
+		w->m = m;
+		memcpy(w->name, n->name, len);
 		json_set_str(json_obj(l, "spec"), "renewTime", now);
-		client_update(m->c, r, LEASE_NS, n->name, l, NULL, &res);
+		n->lease_writing = 1;
+		client_update_async(m->c, r, LEASE_NS, n->name, l, NULL,
+		    on_lease_written, w);
+		return;
 	}
 	if (res.code < 300)
 		m->stats.lease_writes++;
@@ -498,9 +527,17 @@ pod_event(node_mgr *m, const store_event *ev)
 	struct adoption *a;
 
 	if (p != NULL) {
-		if (ev->type == STORE_DELETED)
+		if (ev->type == STORE_DELETED) {
 			podworker_forget(p);
-		else if (o->deleting) {
+			return;
+		}
+		if (p->stale) {
+			/* A newer version than the one its write was refused
+			   over: the status goes again on top of it. */
+			p->stale = 0;
+			podstatus_dirty(p);
+		}
+		if (o->deleting) {
 			cJSON *t = store_obj_tree(o);
 			double g = cJSON_GetNumberValue(json_at(t,
 			    "metadata.deletionGracePeriodSeconds"));

@@ -11,14 +11,18 @@
  * Status is not written as things happen: a change marks the pod dirty
  * (a list in the order they changed), and the node manager's flush slice
  * writes each dirty pod once per loop turn, and only when its status
- * differs from the stored one.
+ * differs from the stored one, without waiting for the answer (one write
+ * of a pod in flight at a time; see flush_one).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "lib/hmap.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "node/node_int.h"
 
 static const char *
@@ -301,18 +305,60 @@ podstatus_forget(struct node_pod *p)
 		}
 }
 
-/* Write one pod's status if it changed; t, when given, is the tree of
-   version at (taken). */
+/* An asynchronous status write's answer: the pod, by uid, may be gone. */
+struct status_wait {
+	node_mgr *m;
+	char uid[];
+};
+
 static void
-flush_one(node_mgr *m, struct node_pod *p, const store_obj *at, cJSON *t)
+on_written(void *arg, struct reg_result *res)
+{
+	struct status_wait *w = arg;
+	struct node_pod *p = hmap_get(w->m->pods, w->uid);
+
+	if (res->code < 300)
+		w->m->stats.status_writes++;
+	else if (res->code != 404 && res->code != 409)
+		log_warn("node: status of pod %s: code %d", p != NULL ? p->key :
+		    w->uid, res->code);
+	if (p != NULL) {
+		p->writing = 0;
+		if (res->code == 409)
+			p->stale = 1;	/* again on the next version */
+		else if (p->rewrite)
+			podstatus_dirty(p);
+		p->rewrite = 0;
+	}
+	cJSON_Delete(res->body);
+	free(w);
+}
+
+/*
+ * Write one pod's status if it changed; t, when given, is the tree of
+ * version at (taken). The slices write without waiting, one write of a
+ * pod at a time (a change meanwhile is written after it, a refused one
+ * on top of the next version the client sees); the last status of a pod
+ * that is going away is written synchronously, over any newer version.
+ */
+static void
+flush_one(node_mgr *m, struct node_pod *p, const store_obj *at, cJSON *t,
+    int wait)
 {
 	const resource *r = resource_find("", "v1", "pods");
 	const store_obj *o = client_get(m->c, "pods", p->ns, p->name);
 	struct reg_result res;
 	/* The status is this node's to write (reg_opts.own_status). */
 	static const struct reg_opts own = { .own_status = 1 };
+	struct status_wait *w;
+	size_t len;
 	cJSON *st;
 
+	if (p->writing && !wait) {
+		p->rewrite = 1;
+		cJSON_Delete(t);
+		return;
+	}
 	if (o == NULL || strcmp(o->uid, p->uid) != 0) {
 		cJSON_Delete(t);
 		return;
@@ -330,6 +376,17 @@ flush_one(node_mgr *m, struct node_pod *p, const store_obj *at, cJSON *t)
 		return;
 	}
 	/* t is the stored version: the registry need not parse it again. */
+	if (!wait) {
+		len = strlen(p->uid) + 1;
+		w = xmalloc(sizeof *w + len);
+		w->m = m;
+		memcpy(w->uid, p->uid, len);
+		p->writing = 1;
+		p->stale = 0;
+		client_update_status_async(m->c, r, p->ns, p->name, t, st, NULL,
+		    on_written, w);
+		return;
+	}
 	client_update_status(m->c, r, p->ns, p->name, t, st, &own, &res);
 	if (res.code >= 300)
 		log_warn("node %s: status of %s: code %d", p->node->name, p->key,
@@ -343,7 +400,7 @@ void
 podstatus_flush(struct node_pod *p)
 {
 	if (p->dirty)
-		flush_one(p->node->m, p, NULL, NULL);
+		flush_one(p->node->m, p, NULL, NULL, 1);
 }
 
 void
@@ -361,7 +418,7 @@ podstatus_flush_now(struct node_pod *p, struct node_pod **at,
 		m->dirty_tail = at;
 	p->dirty = 0;
 	p->dirty_next = NULL;
-	flush_one(m, p, o, t);
+	flush_one(m, p, o, t, 0);
 }
 
 /*
@@ -382,6 +439,6 @@ podstatus_flush_slice(node_mgr *m, uint64_t t0)
 			m->dirty_tail = &m->dirty;
 		p->dirty = 0;
 		p->dirty_next = NULL;
-		flush_one(m, p, NULL, NULL);
+		flush_one(m, p, NULL, NULL, 0);
 	}
 }

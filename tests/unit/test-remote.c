@@ -1305,6 +1305,21 @@ test_writes(void)
 	CHECK(rev_of("pods", "default", "w8s") == 78);
 	cJSON_Delete(last_req("PATCH", PD "/w8s/status", "",
 	    "application/merge-patch+json"));
+	/* An update without waiting: a Lease's renewal. */
+	rule("PUT", PD "/w8s", "", 200, "{\"apiVersion\":\"v1\","
+	    "\"kind\":\"Pod\",\"metadata\":{\"name\":\"w8s\",\"namespace\":"
+	    "\"default\",\"uid\":\"u-w8s\",\"resourceVersion\":\"78\"},"
+	    "\"spec\":{\"x\":1}}");
+	async_code = 0;
+	client_update_async(c, pods, "default", "w8s", cJSON_Parse(
+	    "{\"metadata\":{\"name\":\"w8s\",\"resourceVersion\":\"78\"},"
+	    "\"spec\":{\"x\":1}}"), NULL, on_async, NULL);
+	CHECK(async_code == 0);
+	WAIT(async_code != 0);
+	CHECK(async_code == 200);
+	t = last_req("PUT", PD "/w8s", "", "application/json");
+	CHECK(cJSON_GetNumberValue(json_at(t, "spec.x")) == 1);
+	cJSON_Delete(t);
 	/* Without a callback the answer is dropped. */
 	rule("PATCH", PD "/w8s/status", "", 200, "{\"apiVersion\":\"v1\","
 	    "\"kind\":\"Pod\",\"metadata\":{\"name\":\"w8s\",\"namespace\":"
