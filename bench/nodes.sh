@@ -11,7 +11,12 @@
 # something does not work. With SCHED=1 the pods have no nodeName and
 # requests of 1 cpu: volray's scheduler places them (nodes of 64 cpu), and
 # the time to Running includes scheduling.
+# REMOTE=1: agent mode, kwok's use. One volrayd serves the API (--roles
+# api); a second runs the simulated nodes against it (--roles nodes
+# --kubeconfig, KUBE_QPS / KUBE_BURST, by default 2000 / 4000: 5,000
+# nodes renew 500 Leases a second). CPU and RSS are then both processes'.
 #   NODES=5000 PODS=50000 bash bench/nodes.sh      SMALL=1 for a quick run
+#   REMOTE=1 NODES=5000 PODS=50000 bash bench/nodes.sh
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -24,15 +29,35 @@ fi
 : "${WRITERS:=16}"
 
 bench_init
-start_volrayd
-echo "# nodes: NODES=$NODES PODS=$PODS WRITERS=$WRITERS IDLE_S=$IDLE_S SCHED=${SCHED:-0}"
+AGENT_PID=""
+if [ "${REMOTE:-0}" = 1 ]; then
+	VR_EXTRA_ARGS="--roles api" start_volrayd
+	"$RUN_DIR/vrbench-server" --data-dir "$RUN_DIR/agent" --kubeconfig "$RUN_DIR/vr/kubeconfig" \
+	    --roles nodes --no-local-node --node-listen 127.0.0.1:0 --share-dir "$SHARE_DIR" \
+	    --kube-api-qps "${KUBE_QPS:-2000}" --kube-api-burst "${KUBE_BURST:-4000}" \
+	    >"$RUN_DIR/agent.log" 2>&1 &
+	AGENT_PID=$!
+	PIDS="$PIDS $AGENT_PID"
+	i=0
+	until grep -q "the nodes' endpoint on" "$RUN_DIR/agent.log"; do
+		i=$((i + 1)); [ $i -lt 300 ] || die "the agent did not start"
+		sleep 0.1
+	done
+else
+	start_volrayd
+fi
+echo "# nodes: NODES=$NODES PODS=$PODS WRITERS=$WRITERS IDLE_S=$IDLE_S SCHED=${SCHED:-0} REMOTE=${REMOTE:-0}"
 export SCHED
 
-cpu_of() { # PID: user + system CPU seconds
-	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f", ($14 + $15) / hz }' "/proc/$1/stat"
+cpu_of() { # PID...: user + system CPU seconds, summed
+	local p
+	for p in "$@"; do cat "/proc/$p/stat"; done |
+	    awk -v hz="$(getconf CLK_TCK)" '{ t += ($14 + $15) / hz } END { printf "%.3f", t }'
 }
-rss_mb() { # PID
-	awk '/^VmRSS:/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"
+rss_mb() { # PID...: summed
+	local p
+	for p in "$@"; do cat "/proc/$p/status"; done |
+	    awk '/^VmRSS:/ { t += $2 } END { printf "%.0f", t / 1024 }'
 }
 
 cat >"$RUN_DIR/drive.py" <<'PY'
@@ -154,11 +179,13 @@ VR_TOKEN=$(cat "$RUN_DIR/vr/pki/admin.token")
 python3 "$RUN_DIR/drive.py" nodes "$NODES" "$WRITERS" || die "creating nodes"
 # Let every node renew at least once more, then measure idle.
 sleep 11
-c0=$(cpu_of "$VR_PID")
+c0=$(cpu_of $VR_PID $AGENT_PID)
 sleep "$IDLE_S"
-c1=$(cpu_of "$VR_PID")
-awk -v a="$c0" -v b="$c1" -v s="$IDLE_S" -v n="$NODES" -v r="$(rss_mb "$VR_PID")" \
+c1=$(cpu_of $VR_PID $AGENT_PID)
+[ -z "$AGENT_PID" ] || echo "the agent alone: RSS $(rss_mb "$AGENT_PID") MB"
+awk -v a="$c0" -v b="$c1" -v s="$IDLE_S" -v n="$NODES" -v r="$(rss_mb $VR_PID $AGENT_PID)" \
     'BEGIN { printf "idle with %d Ready nodes: %.1f%% of one core, RSS %d MB\n", n, (b - a) * 100 / s, r }'
 python3 "$RUN_DIR/drive.py" pods "$PODS" "$WRITERS" "$NODES" || die "running pods"
-echo "after $PODS pods: RSS $(rss_mb "$VR_PID") MB"
+echo "after $PODS pods: RSS $(rss_mb $VR_PID $AGENT_PID) MB${AGENT_PID:+ (the agent $(rss_mb "$AGENT_PID") MB)}"
 stop_volrayd
+[ -z "$AGENT_PID" ] || { kill "$AGENT_PID" 2>/dev/null; wait "$AGENT_PID" 2>/dev/null || true; }

@@ -99,6 +99,8 @@ struct hclient {
 	struct rlist waitq, running;
 	struct hclient_req *dead;	/* singly linked through next */
 	int inflight;
+	int nrunning;		/* in running */
+	int max_running;	/* 0: no limit */
 	struct sock *socks;
 };
 
@@ -138,6 +140,18 @@ req_free(struct hclient_req *r)
 	curl_slist_free_all(r->hdrs);
 	free(r->resp);
 	free(r);
+}
+
+static void arm_rate_timer(hclient *);
+
+/* A running request is over: the first waiting one may have its turn. */
+static void
+slot_freed(hclient *h)
+{
+	h->nrunning--;
+	if (h->waitq.head != NULL && !uv_is_active((uv_handle_t *)
+	    &h->rate_timer))
+		arm_rate_timer(h);
 }
 
 /* Free the requests cancelled while libcurl was running. */
@@ -182,6 +196,7 @@ check_done(hclient *h)
 		curl_multi_remove_handle(h->multi, r->easy);
 		rlist_del(&h->running, r);
 		h->inflight--;
+		slot_freed(h);
 		r->state = REQ_FINISHING;
 		if (r->streaming || r->resp == NULL)
 			r->on_done(r->arg, status, "", 0, err);
@@ -399,6 +414,7 @@ hclient_free(hclient *h)
 void
 hclient_set_max_connections(hclient *h, int n)
 {
+	h->max_running = n;
 	curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)n);
 	curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, (long)n);
 }
@@ -579,7 +595,15 @@ launch(hclient *h, struct hclient_req *r, char **err)
 	}
 	r->state = REQ_RUNNING;
 	rlist_add(&h->running, r);
+	h->nrunning++;
 	return 0;
+}
+
+/* Whether another request may be handed to libcurl now. */
+static int
+slot_free(const hclient *h)
+{
+	return h->max_running <= 0 || h->nrunning < h->max_running;
 }
 
 static void on_rate_timer(uv_timer_t *);
@@ -591,7 +615,7 @@ arm_rate_timer(hclient *h)
 	uint64_t now = uv_hrtime(), ms = 0;
 	struct hclient_req *r = h->waitq.head;
 
-	if (r == NULL)
+	if (r == NULL || !slot_free(h))
 		return;
 	if (r->due_ns > now)
 		ms = (r->due_ns - now + 999999) / 1000000;
@@ -606,7 +630,8 @@ on_rate_timer(uv_timer_t *t)
 	struct hclient_req *r;
 	char *err = NULL;
 
-	while ((r = h->waitq.head) != NULL && r->due_ns <= uv_hrtime()) {
+	while ((r = h->waitq.head) != NULL && r->due_ns <= uv_hrtime() &&
+	    slot_free(h)) {
 		rlist_del(&h->waitq, r);
 		if (launch(h, r, &err) != 0) {
 			h->inflight--;
@@ -643,7 +668,8 @@ hclient_start(hclient *h, const struct hclient_call *c,
 	}
 	easy_setup(h, r->easy, c, r, c->timeout_ms);
 	wait = reserve(h);
-	if (wait == 0 && !h->in_curl && h->waitq.head == NULL) {
+	if (wait == 0 && !h->in_curl && h->waitq.head == NULL &&
+	    slot_free(h)) {
 		if (launch(h, r, err) != 0) {
 			req_free(r);
 			return NULL;
@@ -676,6 +702,7 @@ hclient_cancel(hclient_req *r)
 	case REQ_RUNNING:
 		rlist_del(&h->running, r);
 		h->inflight--;
+		slot_freed(h);
 		if (h->in_curl) {
 			r->state = REQ_CANCELLED;
 			r->next = h->dead;

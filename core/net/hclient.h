@@ -97,11 +97,13 @@ void hclient_free(hclient *);
 void hclient_set_rate(hclient *, double qps, int burst);
 
 /*
- * At most n connections to one server, all kept alive (0: libcurl's
- * default, no limit). Over HTTP/1.1 a burst of requests otherwise opens a
- * connection each, every one a full TLS handshake (and a parse of the CA)
- * on both ends; over the limit a request waits for a connection to be
- * free. A streamed request (a watch) holds one for as long as it lasts.
+ * At most n requests running and n connections to one server, all kept
+ * alive (0: no limit, libcurl's default). Over HTTP/1.1 a burst of
+ * requests otherwise opens a connection each, every one a full TLS
+ * handshake (and a parse of the CA) on both ends. Over the limit a
+ * request waits in the client's queue, behind the rate limiter's, as
+ * client-go's bounded workers wait: its timeout counts from when it runs.
+ * A streamed request (a watch) holds a place for as long as it lasts.
  */
 void hclient_set_max_connections(hclient *, int n);
 
