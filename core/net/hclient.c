@@ -58,6 +58,7 @@ struct hclient_req {
 	int status_seen;	/* on_data: the status was looked at */
 	int streaming;		/* on_data: a 2xx, delivered as it comes */
 	int too_big;
+	int retries;		/* answered 429 and made again */
 	uint64_t due_ns;	/* when waiting: start at this uv_hrtime */
 	struct hclient_req *prev, *next;	/* waitq, running or dead */
 };
@@ -166,6 +167,65 @@ reap(hclient *h)
 	}
 }
 
+/*
+ * Whether a finished request is to be made again, as client-go makes a
+ * request the server refused for now: 429 Too Many Requests, or a 5xx
+ * with Retry-After, at most HCLIENT_RETRIES times, after Retry-After
+ * seconds (1 when none; at most 10). Not a streamed one: a watch's
+ * informer has its own backoff. Requeued in the waiting queue, in order
+ * of when it is due.
+ */
+static int
+retry_later(hclient *h, struct hclient_req *r, long status)
+{
+	struct curl_header *hd;
+	struct hclient_req *at;
+	const char *ra = NULL;
+	long secs = 1;
+
+	if (r->on_data != NULL || r->retries >= HCLIENT_RETRIES ||
+	    (status != 429 && status < 500))
+		return 0;
+	if (curl_easy_header(r->easy, "Retry-After", 0, CURLH_HEADER, -1,
+	    &hd) == CURLHE_OK)
+		ra = hd->value;
+	if (status != 429 && ra == NULL)
+		return 0;
+	if (ra != NULL && atol(ra) > 0)
+		secs = atol(ra) > 10 ? 10 : atol(ra);
+	curl_multi_remove_handle(h->multi, r->easy);
+	rlist_del(&h->running, r);
+	slot_freed(h);
+	r->retries++;
+	r->resp_len = 0;
+	r->state = REQ_WAITING;
+	r->due_ns = uv_hrtime() + (uint64_t)secs * 1000000000u;
+	for (at = h->waitq.tail; at != NULL && at->due_ns > r->due_ns;
+	    at = at->prev)
+		;
+	if (at == NULL) {		/* first */
+		r->prev = NULL;
+		r->next = h->waitq.head;
+		if (h->waitq.head != NULL)
+			h->waitq.head->prev = r;
+		else
+			h->waitq.tail = r;
+		h->waitq.head = r;
+	} else {
+		r->prev = at;
+		r->next = at->next;
+		if (at->next != NULL)
+			at->next->prev = r;
+		else
+			h->waitq.tail = r;
+		at->next = r;
+	}
+	if (!uv_is_active((uv_handle_t *)&h->rate_timer) ||
+	    h->waitq.head == r)
+		arm_rate_timer(h);
+	return 1;
+}
+
 /* Report every finished transfer, then free it. */
 static void
 check_done(hclient *h)
@@ -193,6 +253,8 @@ check_done(hclient *h)
 			curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE,
 			    &status);
 		/* m is invalid from here on. */
+		if (err == NULL && retry_later(h, r, status))
+			continue;
 		curl_multi_remove_handle(h->multi, r->easy);
 		rlist_del(&h->running, r);
 		h->inflight--;

@@ -8,8 +8,10 @@
  * HTTP/2 when libcurl and the server both have it (HTTP/1.1 otherwise).
  *
  * Requests are asynchronous (hclient_start: the callbacks run on the
- * loop thread) or, for a caller that must have the answer before it goes
- * on, synchronous (hclient_call_sync: blocks the loop). Both take a token
+ * loop thread; one refused for now, 429 or a 5xx with Retry-After, is
+ * made again after it, up to HCLIENT_RETRIES times) or, for a caller that
+ * must have the answer before it goes on, synchronous (hclient_call_sync:
+ * blocks the loop). Both take a token
  * from one rate limiter first (client-go's QPS and burst). A client is
  * used from the loop thread only.
  */
@@ -21,6 +23,9 @@
 
 /* A response body larger than this fails the request, unless streamed. */
 #define HCLIENT_MAX_BODY	(8u << 20)
+/* Times an asynchronous request refused with 429 (or a 5xx with
+   Retry-After) is made again, after Retry-After, as client-go does. */
+#define HCLIENT_RETRIES	5
 /* The timeout of a synchronous call that gives none. */
 #define HCLIENT_SYNC_TIMEOUT_MS	30000u
 

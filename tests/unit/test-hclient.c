@@ -116,6 +116,8 @@ hdr(http_req *req, const char *name)
 	return v != NULL ? v : "-";
 }
 
+static atomic_int flaky_left;
+
 static void
 handler(http_req *req, void *arg)
 {
@@ -138,11 +140,19 @@ handler(http_req *req, void *arg)
 		s = http_query_get(req->query, "code");
 		code = s != NULL ? atoi(s) : 500;
 		free(s);
-		if (code == 429)
+		if (code == 429 || code == 409)
 			http_req_add_header(req, "Retry-After", "3");
 		out = util_printf("status %d", code);
 		http_respond(req, code, "text/plain", out, strlen(out));
 		free(out);
+	} else if (strcmp(req->path, "/flaky") == 0) {
+		/* 429 while flaky_left lasts, then 200. */
+		if (atomic_load(&flaky_left) > 0) {
+			atomic_fetch_sub(&flaky_left, 1);
+			http_req_add_header(req, "Retry-After", "1");
+			http_respond(req, 429, "text/plain", "later", 5);
+		} else
+			http_respond(req, 200, "text/plain", "ok", 2);
 	} else if (strcmp(req->path, "/stream") == 0) {
 		http_stream_begin(req, 200, "application/json");
 		ticker_new(req, on_stream_tick, 30, 30);
@@ -382,9 +392,25 @@ test_async(void)
 	CHECK_STR(r.body, "status 404");
 	CHECK(r.retry == NULL);
 	res_reset(&r);
-	get(&r, "/status?code=429");
-	CHECK(r.status == 429);
+	get(&r, "/status?code=409");
+	CHECK(r.status == 409);
 	CHECK_STR(r.retry, "3");
+	/* 429 is made again after Retry-After (1 s here), twice; a 5xx
+	   without Retry-After is an answer. */
+	res_reset(&r);
+	atomic_store(&flaky_left, 2);
+	{
+		uint64_t t0 = uv_now(&loop);
+
+		get(&r, "/flaky");
+		CHECK(r.status == 200);
+		CHECK_STR(r.body, "ok");
+		CHECK(r.done_ms - t0 >= 1900);
+		CHECK(atomic_load(&flaky_left) == 0);
+	}
+	res_reset(&r);
+	get(&r, "/status?code=503");
+	CHECK(r.status == 503);
 
 	/* Three requests in a row keep one connection. */
 	res_reset(&r);
