@@ -11,6 +11,7 @@
 # and reinstalled only when the lock file changes; without node and npm, or
 # without the registry, the test fails.
 . "$(dirname "$0")/lib.sh"
+need_samples
 
 JS="$top_builddir/tests/js"
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

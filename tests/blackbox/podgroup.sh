@@ -8,6 +8,7 @@
 # scheduler or already in a group are left alone; a PodGroup without a
 # phase gets Pending. Volcano's upstream Deployment and Queue samples run.
 . "$(dirname "$0")/lib.sh"
+need_samples
 # A token for the controller's user, to ask what its role allows.
 echo 'pg-token,system:controller:podgroup-controller,9001,""' >"$WORK/tokens.csv"
 start_daemon --token-auth-file "$WORK/tokens.csv"

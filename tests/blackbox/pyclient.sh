@@ -6,6 +6,7 @@
 # (the client sends watch=True). Then how query options are read: booleans
 # as kube-apiserver reads them, malformed integers 400.
 . "$(dirname "$0")/lib.sh"
+need_samples
 
 # Debian's package lives in Debian's interpreter, whatever python3 is first
 # on PATH. scripts/deps.sh installs it; a test that cannot run fails.

@@ -8,6 +8,7 @@
 # prints Volcano's columns. Phases and admission are the scheduler's: the
 # test asserts no queue capacity and takes a PodGroup's phase as it comes.
 . "$(dirname "$0")/lib.sh"
+need_samples
 start_daemon
 VR="$top_builddir/volray"
 

@@ -8,6 +8,7 @@
 # spec gets a Warning Event and no pods; and with a Volcano queue label
 # the PodGroup is made first and every pod joins it.
 . "$(dirname "$0")/lib.sh"
+need_samples
 start_daemon
 "$top_builddir/volray" node add --virtual --count 4 --cpu 16 --memory 64Gi >/dev/null
 

@@ -10,6 +10,7 @@
 # kill -9 of volrayd mid-Initializing that leaves one cluster and one
 # submission.
 . "$(dirname "$0")/lib.sh"
+need_samples
 LOCAL_NODE=1
 start_daemon
 "$top_builddir/volray" node add --virtual --count 6 --cpu 16 --memory 64Gi >/dev/null

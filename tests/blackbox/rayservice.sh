@@ -7,6 +7,7 @@
 # switch to it with running pods behind them at every moment, and the old
 # cluster is deleted after rayClusterDeletionDelaySeconds.
 . "$(dirname "$0")/lib.sh"
+need_samples
 start_daemon
 "$top_builddir/volray" node add --virtual --count 4 --cpu 16 --memory 64Gi >/dev/null
 

@@ -7,6 +7,7 @@
 # reclaim between queues by deserved share; Volcano's scheduler configs
 # load unchanged; the KubeCon task-priority sample orders by priority.
 . "$(dirname "$0")/lib.sh"
+need_samples
 POL="$WORK/policies"
 mkdir -p "$POL"
 cat >"$POL/scheduler.yaml" <<'YAML'

@@ -14,6 +14,7 @@
 # PodGroups and moves each Pending one to Inqueue with a JSON patch whose
 # test op makes it a no-op when the scheduler got there first.
 . "$(dirname "$0")/lib.sh"
+need_samples
 start_daemon
 VR="$top_builddir/volray"
 
