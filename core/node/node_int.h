@@ -204,6 +204,7 @@ struct node_mgr {
 	char *data_dir;			/* pod directories, logs */
 	char *local_name;		/* the local node, or NULL */
 	char *shim;			/* volray-shim, for local containers */
+	int started;			/* node_mgr_start is done */
 	int no_virtual;			/* simulate no virtual Node */
 	struct selector *virtual_sel;	/* only these virtual Nodes, or NULL */
 	char *ep_addr;			/* the nodes' endpoint: InternalIP */

@@ -372,6 +372,31 @@ unmanage(node_mgr *m, struct node *n)
 	m->stats.nodes--;
 }
 
+static void adopt_later(node_mgr *, const store_obj *);
+
+/*
+ * A node that appears after pods were bound to it runs them, as a
+ * kubelet that starts does (at start-up node_mgr_start takes them all).
+ */
+static void
+adopt_bound(node_mgr *m, struct node *n)
+{
+	const char **keys;
+	const store_obj *o;
+	size_t np, i;
+
+	if (!m->started)
+		return;
+	/* adopt_later writes nothing: the index stays as it is. */
+	np = client_on_node(m->c, n->name, &keys);
+	for (i = 0; i < np; i++)
+		if (strncmp(keys[i], "pods/", 5) == 0 &&
+		    (o = client_get_key(m->c, keys[i])) != NULL &&
+		    hmap_get(m->pods, o->uid) == NULL &&
+		    hmap_get(m->adopting, o->uid) == NULL)
+			adopt_later(m, o);
+}
+
 static void
 node_event(node_mgr *m, const store_event *ev)
 {
@@ -415,9 +440,10 @@ node_event(node_mgr *m, const store_event *ev)
 		cJSON_Delete(t);
 		return;
 	}
-	if (n == NULL)
+	if (n == NULL) {
 		n = manage(m, ev->obj, t, rt);
-	else
+		adopt_bound(m, n);
+	} else
 		podspec_allocatable(t, &n->alloc);
 	was_failing = n->failing;
 	n->failing = annotation(t, "volray.io/sim-fail") != NULL &&
@@ -834,6 +860,7 @@ node_mgr_start(node_mgr *m)
 		}
 		free(keys);
 	}
+	m->started = 1;
 	/* What no pod took back is killed, with its cgroups. */
 	for (i = 0; i < NRUNTIMES; i++)
 		if (runtimes[i]->restored != NULL)

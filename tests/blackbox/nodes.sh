@@ -5,7 +5,8 @@
 # (Succeeded, Failed, restarts with the back-off and CrashLoopBackOff),
 # init containers first, admission (OutOfcpu, OutOfpods, NodeAffinity),
 # graceful deletion that kubectl waits out, a deleted node's pods removed,
-# and a restart of volrayd that picks its pods up again.
+# a restart of volrayd that picks its pods up again, and a node that
+# appears after pods were bound to it runs them.
 . "$(dirname "$0")/lib.sh"
 start_daemon
 
@@ -171,3 +172,26 @@ pass "after a restart the node and its pods are managed again"
 k delete node vn1 >/dev/null
 k wait --for=delete pod/ok pod/steady --timeout=10s >/dev/null || fail "pods of a deleted node remain"
 pass "a deleted node's pods are removed"
+
+# A node that appears after pods were bound to it runs them.
+k apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: early
+  annotations: {volray.io/sim-duration: 1h}
+spec:
+  nodeName: late
+  containers: [{name: c, image: busybox}]
+YAML
+expect_eq Pending "$(k get pod early -o jsonpath='{.status.phase}')" "a pod bound to a node that does not exist yet"
+k apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Node
+metadata:
+  name: late
+  labels: {volray.io/runtime: virtual}
+YAML
+k wait --for=jsonpath='{.status.phase}'=Running pod/early --timeout=10s >/dev/null ||
+	fail "the pod bound before its node existed does not run"
+pass "a node that appears after its pods were bound runs them"
