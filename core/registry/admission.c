@@ -59,9 +59,11 @@ is_dns_subdomain(const char *s)
 	snprintf(buf, sizeof buf, "%s", s);
 	if (buf[0] == '.' || buf[strlen(buf) - 1] == '.' || strstr(buf, ".."))
 		return 0;
+	/* Go's IsDNS1123Subdomain: the regex and 253 in all, no limit of 63
+	   per part (a Deployment of 53 characters has a ReplicaSet of 64). */
 	for (tok = strtok_r(buf, ".", &save); tok != NULL;
 	    tok = strtok_r(NULL, ".", &save))
-		if (!is_dns_label(tok, 63, 0))
+		if (!is_dns_label(tok, 253, 0))
 			return 0;
 	return 1;
 }

@@ -212,6 +212,19 @@ all_rs() { k get rs -o name | wc -l | tr -d ' '; }
 wait_eq 0 "ReplicaSets collected with their Deployment" all_rs
 pass "deleting a Deployment removes its ReplicaSets"
 
+# Names as kube-apiserver takes them: a Deployment of 53 characters has
+# a ReplicaSet of 64 (a DNS-1123 subdomain, 253 at most) and its pods;
+# a Service is a DNS-1123 label (63 at most).
+LONG=$(printf 'd%.0s' $(seq 1 53))
+k create deployment "$LONG" --image=busybox --replicas=1 >/dev/null || fail "a Deployment of 53 characters"
+wait_eq 1 "the long Deployment's ReplicaSet" rs_count "$LONG"
+[ "$(k get rs -o name | grep -c "$LONG-")" = 1 ] || fail "no ReplicaSet named after the long Deployment"
+k delete deploy "$LONG" >/dev/null
+err=$(k create service clusterip "$(printf 's%.0s' $(seq 1 64))" --tcp=80 2>&1) &&
+	fail "a Service name of 64 characters was taken"
+expect_contains "$err" "RFC 1123 label" "a Service name over 63"
+pass "a 53-character Deployment gets its 64-character ReplicaSet; a Service keeps the 63 limit"
+
 if grep -q "controller deployment: reconcile" "$WORK/volrayd.log"; then
 	grep "controller deployment: reconcile" "$WORK/volrayd.log" | head -n 3
 	fail "reconcile errors in the log"
