@@ -729,6 +729,7 @@ wire_api(struct daemon *d)
 	api_set_policy_sources(d->api, d->ctrl, d->sched);
 	if (d->ray != NULL)
 		api_set_proxy(d->api, proxy_dashboard, proxy_serves, d->ray);
+	registry_ensure_api_service(d->rg, d->f.port);
 	if (d->http != NULL)
 		set_http_self(d);
 }

@@ -32,7 +32,15 @@ observe(struct route *rt, int code)
 void
 reply_json(http_req *req, struct route *rt, int code, cJSON *body)
 {
-	char *s = json_print(body);
+	const char *kind = json_str(body, "kind");
+	cJSON *c;
+	char *s;
+
+	/* A Status in Go's field order: details before code. */
+	if (kind != NULL && strcmp(kind, "Status") == 0 &&
+	    (c = cJSON_DetachItemFromObjectCaseSensitive(body, "code")) != NULL)
+		cJSON_AddItemToObject(body, "code", c);
+	s = json_print(body);
 
 	cJSON_Delete(body);
 	observe(rt, code);

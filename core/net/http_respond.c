@@ -82,24 +82,31 @@ static int
 send_response(struct conn *c, int status, const char *ctype,
     const char *data, size_t len, rbuf *rb)
 {
+	static char newline[] = "\n";
 	struct wreq *w;
-	uv_buf_t bufs[2];
+	uv_buf_t bufs[3];
 	size_t n;
-	int nobody = bodyless(status);
+	int nobody = bodyless(status), nb = 1, nl;
 
 	if (rb != NULL) {
 		data = rb->data;
 		len = rb->len;
 	}
+	/* A JSON body ends with a newline, as kube-apiserver's encoder
+	   writes it (stored objects have none of their own). */
+	nl = !nobody && len > 0 && ctype != NULL &&
+	    strncmp(ctype, "application/json", 16) == 0 && data[len - 1] != '\n';
 	w = http_conn_wreq_get(c->srv);
 	n = http_respond_head(c, w->head, WREQ_HEAD - 1, status,
-	    nobody ? NULL : ctype, nobody ? -2 : (long long)len);
+	    nobody ? NULL : ctype, nobody ? -2 : (long long)(len + nl));
 	if (nobody || c->head_only || len == 0)
-		len = 0;
-	else if (rb == NULL && len <= WREQ_HEAD - n) {
+		len = nl = 0;
+	else if (rb == NULL && len + nl <= WREQ_HEAD - n) {
 		memcpy(w->head + n, data, len);
 		n += len;
-		len = 0;
+		if (nl)
+			w->head[n++] = '\n';
+		len = nl = 0;
 	} else if (rb == NULL) {
 		rb = rbuf_new(data, len);
 		w->rb = rb;
@@ -107,8 +114,10 @@ send_response(struct conn *c, int status, const char *ctype,
 		w->rb = rbuf_ref(rb);
 	bufs[0] = uv_buf_init(w->head, n);
 	if (len != 0)
-		bufs[1] = uv_buf_init(rb->data, len);
-	return http_conn_write(c, w, bufs, len != 0 ? 2 : 1);
+		bufs[nb++] = uv_buf_init(rb->data, len);
+	if (nl)
+		bufs[nb++] = uv_buf_init(newline, 1);
+	return http_conn_write(c, w, bufs, nb);
 }
 
 /* Answer a request that could not be parsed, then close. */

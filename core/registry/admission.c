@@ -326,9 +326,8 @@ job_mutate(cJSON *obj, const cJSON *old)
 	podspec_defaults(json_at(spec, "template.spec"));
 }
 
-/* Is ip the cluster IP of any Service? */
-static int
-ip_used(store *st, const char *ip)
+int
+admission_ip_used(store *st, const char *ip)
 {
 	store_obj *const *objs;
 	size_t n = store_list(st, "services", NULL, &objs), i;
@@ -353,6 +352,9 @@ service_mutate(store *st, cJSON *obj, const cJSON *old)
 
 	set_default_str(spec, "type", "ClusterIP");
 	set_default_str(spec, "sessionAffinity", "None");
+	/* As kube-apiserver stores every Service: an empty load balancer. */
+	if (json_at(obj, "status") == NULL)
+		json_obj(json_obj(obj, "status"), "loadBalancer");
 	cJSON_ArrayForEach(p, json_at(spec, "ports")) {
 		const cJSON *port = json_at(p, "port");
 
@@ -370,7 +372,7 @@ service_mutate(store *st, cJSON *obj, const cJSON *old)
 			snprintf(ip, sizeof ip, "10.96.%u.%u",
 			    (next >> 8) & 0xff, next & 0xff);
 			next++;
-			if (!ip_used(st, ip))
+			if (!admission_ip_used(st, ip))
 				break;
 		}
 		cJSON_AddStringToObject(spec, "clusterIP", ip);

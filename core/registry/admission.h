@@ -32,4 +32,7 @@ void admission_set_toleration_seconds(long not_ready, long unreachable);
 /* Check a name: 0 if valid, else a message (static) to show. */
 const char *admission_check_name(const resource *, const char *name);
 
+/* Whether ip is the cluster IP of a Service. */
+int admission_ip_used(store *, const char *ip);
+
 #endif

@@ -141,5 +141,10 @@ void registry_set_pod_runtime(registry *, int (*has_runtime)(void *arg,
 
 /* Create the objects every cluster starts with, and install CRD files. */
 int registry_bootstrap(registry *, const char *crd_dir, char **cause);
+/*
+ * The kubernetes Service in default (10.96.0.1:443) to the API's port,
+ * made or brought up to date once the API listens.
+ */
+void registry_ensure_api_service(registry *, int port);
 
 #endif

@@ -14,6 +14,7 @@
 #include "lib/log.h"
 #include "lib/util.h"
 #include "lib/yamljson.h"
+#include "registry/admission.h"
 #include "registry/registry_int.h"
 
 /* Install every CRD file of a directory (create or update). */
@@ -126,4 +127,54 @@ registry_bootstrap(registry *rg, const char *crd_dir, char **cause)
 	    "\"Queue\",\"metadata\":{\"name\":\"default\"},\"spec\":{\"weight\":"
 	    "1,\"reclaimable\":true,\"parent\":\"root\"}}");
 	return 0;
+}
+
+/*
+ * The kubernetes Service in default, as kube-apiserver keeps it: the
+ * cluster IP 10.96.0.1 (unless another Service took it before) and port
+ * 443 to the port the API listens on (updated when that changed: --listen
+ * HOST:0 picks a new one at each start).
+ */
+void
+registry_ensure_api_service(registry *rg, int port)
+{
+	const resource *r = resource_find("", "v1", "services");
+	const store_obj *o = store_get(rg->st, "services", "default",
+	    "kubernetes");
+	struct reg_result res;
+	cJSON *t, *p;
+	char *json;
+
+	if (r == NULL || port <= 0)
+		return;
+	if (o != NULL) {
+		t = store_obj_tree(o);
+		p = cJSON_GetArrayItem(json_at(t, "spec.ports"), 0);
+		if (p == NULL || cJSON_GetNumberValue(json_at(p,
+		    "targetPort")) == port) {
+			cJSON_Delete(t);
+			return;
+		}
+		json_set_num(p, "targetPort", port);
+		registry_update(rg, r, "default", "kubernetes", t, NULL, &res);
+	} else {
+		json = util_printf("{\"apiVersion\":\"v1\",\"kind\":\"Service\","
+		    "\"metadata\":{\"name\":\"kubernetes\",\"namespace\":"
+		    "\"default\",\"labels\":{\"component\":\"apiserver\","
+		    "\"provider\":\"kubernetes\"}},\"spec\":{\"type\":"
+		    "\"ClusterIP\",%s\"ports\":[{\"name\":\"https\",\"port\":"
+		    "443,\"protocol\":\"TCP\",\"targetPort\":%d}]}}",
+		    admission_ip_used(rg->st, "10.96.0.1") ? "" :
+		    "\"clusterIP\":\"10.96.0.1\",", port);
+		registry_create(rg, r, "default", cJSON_Parse(json), NULL,
+		    &res);
+		free(json);
+	}
+	if (res.code >= 300) {
+		char *s = json_print(res.body);
+
+		log_error("bootstrap: the kubernetes Service: %s", s);
+		free(s);
+	}
+	cJSON_Delete(res.body);
 }

@@ -48,3 +48,16 @@ pass "kubectl create generators (protobuf bodies)"
 k explain rayjob.spec.entrypoint | grep -q 'FIELD: *entrypoint <string>' ||
 	fail "kubectl explain of a CRD field"
 pass "kubectl explain describes custom resources"
+
+# Bodies as kube-apiserver writes them: JSON ending with a newline (a
+# stored object's, a list's, a Status's), a Status in Go's field order.
+k create configmap nl >/dev/null
+for path in /api/v1/namespaces/default/configmaps/nl /api/v1/namespaces/default/configmaps \
+    /api/v1/namespaces/default/pods/nope; do
+	[ "$(curl -s "$API$path" | tail -c 1 | od -An -c | tr -d ' ')" = '\n' ] ||
+		fail "$path: the body does not end with a newline"
+done
+expect_eq "kind apiVersion metadata status message reason details code" \
+	"$(curl -s "$API/api/v1/namespaces/default/pods/nope" | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)))')" \
+	"a Status's fields in Go's order"
+pass "JSON bodies end with a newline; a Status's fields in Go's order"

@@ -79,6 +79,16 @@ expect_eq 2 "$(k get deploy web -o jsonpath='{.metadata.generation}')" "generati
 expect_eq 8080 "$(k get svc web -o jsonpath='{.spec.ports[0].targetPort}')" "service port"
 pass "apply create and update of Deployment, Service, Job, Pod, Node"
 
+# --- Services as on a cluster: an empty load balancer status; the
+# kubernetes Service in default to the API's port; cluster IPs not shared.
+expect_eq '{"loadBalancer":{}}' "$(k get svc web -o jsonpath='{.status}')" "a Service's status"
+expect_eq "10.96.0.1 443 $PORT apiserver" \
+	"$(k get svc kubernetes -o jsonpath='{.spec.clusterIP} {.spec.ports[0].port} {.spec.ports[0].targetPort} {.metadata.labels.component}')" \
+	"the kubernetes Service"
+ips=$(k get svc -A -o jsonpath='{range .items[*]}{.spec.clusterIP}{"\n"}{end}' | grep -v None)
+expect_eq "$(echo "$ips" | wc -l)" "$(echo "$ips" | sort -u | wc -l)" "cluster IPs are distinct"
+pass "Services: status.loadBalancer, the kubernetes Service, distinct cluster IPs"
+
 # --- a CRD and its custom resources
 cat >"$WORK/crd.yaml" <<'YAML'
 apiVersion: apiextensions.k8s.io/v1

@@ -924,7 +924,7 @@ test_limits(void)
 	const char *status413 = "{\"kind\":\"Status\",\"apiVersion\":\"v1\","
 	    "\"metadata\":{},\"status\":\"Failure\",\"message\":\"the request "
 	    "body is too large\",\"reason\":\"RequestEntityTooLarge\","
-	    "\"code\":413}";
+	    "\"code\":413}\n";	/* JSON bodies end with a newline */
 
 	big = malloc(n);
 	memset(big, 'b', n);
