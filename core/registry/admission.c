@@ -576,13 +576,43 @@ check_selector(const cJSON *obj, cJSON *causes)
 	}
 }
 
+/*
+ * A cluster IP the user gave on create: in the range (10.96.0.0/16) and
+ * no other Service's, as kube-apiserver's allocator takes it.
+ */
+static void
+check_cluster_ip(store *st, const cJSON *obj, const cJSON *old,
+    cJSON *causes)
+{
+	const char *ip = json_str(obj, "spec.clusterIP");
+	unsigned a, b, c, d;
+	char end;
+
+	if (old != NULL || ip == NULL || *ip == '\0' ||
+	    strcmp(ip, "None") == 0)
+		return;
+	if (sscanf(ip, "%u.%u.%u.%u%c", &a, &b, &c, &d, &end) != 4 ||
+	    c > 255 || d > 255)
+		status_add_cause(causes, "FieldValueInvalid", "spec.clusterIPs",
+		    "Invalid value: []string{\"%s\"}: must be a valid IP "
+		    "address", ip);
+	else if (a != 10 || b != 96)
+		status_add_cause(causes, "FieldValueInvalid", "spec.clusterIPs",
+		    "Invalid value: []string{\"%s\"}: failed to allocate IP "
+		    "%s: the provided network does not match the current range",
+		    ip, ip);
+	else if (admission_ip_used(st, ip))
+		status_add_cause(causes, "FieldValueInvalid", "spec.clusterIPs",
+		    "Invalid value: []string{\"%s\"}: failed to allocate IP "
+		    "%s: provided IP is already allocated", ip, ip);
+}
+
 void
 admission_validate(store *st, const resource *r, const cJSON *obj,
     const cJSON *old, cJSON *causes)
 {
 	const char *k = r->store_key;
 
-	(void)st;
 	if (!r->builtin)
 		return;
 	if (strcmp(r->group, "rbac.authorization.k8s.io") == 0)
@@ -625,6 +655,7 @@ admission_validate(store *st, const resource *r, const cJSON *obj,
 	} else if (strcmp(k, "services") == 0) {
 		const char *t = json_str(obj, "spec.type");
 
+		check_cluster_ip(st, obj, old, causes);
 		if (t && strcmp(t, "ClusterIP") && strcmp(t, "NodePort") &&
 		    strcmp(t, "LoadBalancer") && strcmp(t, "ExternalName"))
 			status_add_cause(causes, "FieldValueNotSupported",

@@ -87,7 +87,15 @@ expect_eq "10.96.0.1 443 $PORT apiserver" \
 	"the kubernetes Service"
 ips=$(k get svc -A -o jsonpath='{range .items[*]}{.spec.clusterIP}{"\n"}{end}' | grep -v None)
 expect_eq "$(echo "$ips" | wc -l)" "$(echo "$ips" | sort -u | wc -l)" "cluster IPs are distinct"
-pass "Services: status.loadBalancer, the kubernetes Service, distinct cluster IPs"
+webip=$(k get svc web -o jsonpath='{.spec.clusterIP}')
+err=$(k create service clusterip taken --tcp=80 --clusterip="$webip" 2>&1) && fail "a cluster IP in use was taken twice"
+expect_contains "$err" "failed to allocate IP $webip: provided IP is already allocated" "a cluster IP in use"
+err=$(k create service clusterip away --tcp=80 --clusterip=10.0.0.7 2>&1) && fail "a cluster IP out of range was taken"
+expect_contains "$err" "does not match the current range" "a cluster IP out of range"
+k create service clusterip mine --tcp=80 --clusterip=10.96.200.7 >/dev/null || fail "a free cluster IP in range"
+expect_eq 10.96.200.7 "$(k get svc mine -o jsonpath='{.spec.clusterIP}')" "the cluster IP asked for"
+k delete svc mine >/dev/null
+pass "Services: status.loadBalancer, the kubernetes Service, distinct cluster IPs, one asked for checked"
 
 # --- a CRD and its custom resources
 cat >"$WORK/crd.yaml" <<'YAML'
