@@ -381,6 +381,7 @@ print_node_metrics(FILE *f, void *arg)
 	    (unsigned long long)ns.waiting,
 	    (unsigned long long)ns.status_writes,
 	    (unsigned long long)ns.starts);
+	node_mgr_print_usage(f, arg);
 }
 
 /* The store, the registry and the client the workers use; CRDs, RBAC. */
@@ -724,6 +725,8 @@ wire_api(struct daemon *d)
 	}
 	api_set_nodes(d->api, d->nodes != NULL ? node_mgr_has_runtime : NULL,
 	    d->nodes, cert, key);
+	if (d->nodes != NULL)
+		api_set_usage(d->api, node_mgr_usage, d->nodes);
 	free(cert);
 	free(key);
 	api_set_policy_sources(d->api, d->ctrl, d->sched);

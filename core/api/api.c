@@ -117,6 +117,13 @@ api_set_nodes(api *a, int (*local)(void *, const char *), void *arg,
 }
 
 void
+api_set_usage(api *a, api_usage_fn fn, void *arg)
+{
+	a->usage = fn;
+	a->usage_arg = arg;
+}
+
+void
 api_set_policy_sources(api *a, struct controller_rt *ctrl, struct sched *s)
 {
 	a->policy_ctrl = ctrl;
@@ -417,6 +424,22 @@ dispatch(api *a, http_req *req, struct route *rt, int watch)
 {
 	const char *m = req->method;
 
+	if (rt->r->computed) {
+		/* metrics.k8s.io: get and list, nothing else. */
+		if (strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0)
+			reply_status(req, rt, status_error(405,
+			    "MethodNotAllowed", "the server does not allow "
+			    "this method on the requested resource"));
+		else if (watch || http_query_bool(req->query, "watch", 0))
+			reply_status(req, rt, status_error(405,
+			    "MethodNotAllowed", "the server does not allow "
+			    "this method on the requested resource"));
+		else if (rt->name == NULL)
+			metricsapi_list(a, req, rt);
+		else
+			metricsapi_get(a, req, rt);
+		return;
+	}
 	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0) {
 		if (rt->name == NULL) {
 			if (watch || http_query_bool(req->query, "watch", 0))

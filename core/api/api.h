@@ -55,6 +55,14 @@ void api_set_proxy(api *, api_proxy_fn, api_proxy_serves_fn, void *arg);
  */
 void api_set_nodes(api *, int (*local)(void *, const char *node), void *arg,
     const char *cert_pem, const char *key_pem);
+/*
+ * What a container of this process's nodes used over the last window (1
+ * with the CPU rate in nanocores and the memory in bytes, 0 when not
+ * measured): metrics.k8s.io's figures (node_mgr_usage).
+ */
+typedef int (*api_usage_fn)(void *arg, const char *uid, const char *ctr,
+    uint64_t *nanocores, uint64_t *mem_bytes);
+void api_set_usage(api *, api_usage_fn, void *arg);
 /* POST /apis/volray.io/v1/policy/reload calls fn (0, or -1 with cause). */
 void api_set_reload(api *, int (*fn)(void *, char **), void *arg);
 /* GET /apis/volray.io/v1/policy lists what these two run (either may be

@@ -39,6 +39,8 @@ struct api {
 	void *node_local_arg;
 	char *node_cert, *node_key;	/* nodeproxy.c's credentials */
 	struct hclient *nodes_hc;
+	api_usage_fn usage;		/* metricsapi.c's measured figures */
+	void *usage_arg;
 	struct controller_rt *policy_ctrl;	/* policyinfo.c */
 	struct sched *policy_sched;
 };
@@ -84,6 +86,9 @@ int proxy_serve(api *, http_req *, struct route *);
  */
 void nodeproxy_forward(api *, http_req *, struct route *, const char *node,
     const char *path);
+/* metricsapi.c: metrics.k8s.io NodeMetrics and PodMetrics. */
+void metricsapi_get(api *, http_req *, struct route *);
+void metricsapi_list(api *, http_req *, struct route *);
 /* policyinfo.c: GET /apis/volray.io/v1/policy. */
 void policyinfo_get(api *, http_req *, struct route *);
 

@@ -317,23 +317,15 @@ api_write_delete_collection(api *a, http_req *req, struct route *rt)
 	struct reg_opts o;
 	struct reg_result res;
 	store_obj *const *objs;
-	char *ls = http_query_get(req->query, "labelSelector");
-	char *cause = NULL, **names, **nss;
-	selector *sel = NULL;
+	char **names, **nss;
+	selector *sel;
 	size_t n, i, k = 0;
 	uint64_t rev = 0;
 	cJSON *list, *items;
 
 	rt->verb = "deletecollection";
-	if (ls != NULL && *ls && (sel = selector_parse_labels(ls, &cause)) ==
-	    NULL) {
-		reply_status(req, rt, status_bad_request("unable to parse "
-		    "requirement: %s", cause ? cause : ls));
-		free(cause);
-		free(ls);
+	if (reply_label_selector(req, rt, &sel) != 0)
 		return;
-	}
-	free(ls);
 	if (delete_opts(req, rt, &o) != 0) {
 		selector_free(sel);
 		return;

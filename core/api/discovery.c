@@ -82,6 +82,7 @@ resource_list(const char *group, const char *version)
 	static const char *const status[] = { "get", "patch", "update", NULL };
 	static const char *const create[] = { "create", NULL };
 	static const char *const get[] = { "get", NULL };
+	static const char *const getlist[] = { "get", "list", NULL };
 	cJSON *doc = cJSON_CreateObject(), *list;
 	char gv[256];
 	int i, found = 0;
@@ -105,7 +106,7 @@ resource_list(const char *group, const char *version)
 		cJSON_AddBoolToObject(e, "namespaced", r->namespaced);
 		cJSON_AddStringToObject(e, "kind", r->kind);
 		cJSON_AddItemToObject(e, "verbs", verbs(r->create_only ?
-		    create : all));
+		    create : r->computed ? getlist : all));
 		if (r->nshort > 0)
 			cJSON_AddItemToObject(e, "shortNames",
 			    strings(r->short_names, r->nshort));
@@ -291,7 +292,7 @@ openapi_gv(const char *group, const char *version)
 		    strcmp(r->version, version) != 0)
 			continue;
 		found = 1;
-		if (r->create_only)
+		if (r->create_only || r->computed)
 			continue;
 		if (*group)
 			snprintf(path, sizeof path, "/apis/%s/%s/%s%s/{name}",

@@ -14,6 +14,7 @@
 #include "api/apimetrics.h"
 #include "api/reply.h"
 #include "lib/json.h"
+#include "lib/selector.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "registry/status.h"
@@ -128,4 +129,22 @@ reply_wants_table(const http_req *req)
 	const char *accept = http_req_header(req, "Accept");
 
 	return accept != NULL && strstr(accept, "as=Table") != NULL;
+}
+
+int
+reply_label_selector(http_req *req, struct route *rt, selector **out)
+{
+	char *ls = http_query_get(req->query, "labelSelector"), *cause = NULL;
+
+	*out = NULL;
+	if (ls != NULL && *ls != '\0' &&
+	    (*out = selector_parse_labels(ls, &cause)) == NULL) {
+		reply_status(req, rt, status_bad_request("unable to parse "
+		    "requirement: %s", cause ? cause : ls));
+		free(cause);
+		free(ls);
+		return -1;
+	}
+	free(ls);
+	return 0;
 }

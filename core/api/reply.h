@@ -30,6 +30,12 @@ void reply_durable_rbuf(api *, http_req *, struct route *, int code,
  */
 int reply_int_param(http_req *, struct route *, const char *key,
     long long *out);
+/*
+ * The request's labelSelector into *out (NULL when none); a malformed
+ * one is answered 400 as kube-apiserver answers it (-1).
+ */
+struct selector;
+int reply_label_selector(http_req *, struct route *, struct selector **out);
 /* Whether the client asked for a Table. */
 int reply_wants_table(const http_req *);
 

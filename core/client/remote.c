@@ -1075,7 +1075,7 @@ wanted(const resource *r, const struct remote_conf *conf)
 {
 	size_t i;
 
-	if (r->create_only)
+	if (r->create_only || r->computed)
 		return 0;
 	if (conf->resources == NULL)
 		return 1;

@@ -251,6 +251,93 @@ group_path(const struct root *r, const char *uid, const char *ctr,
 		util_strf(out, size, "%s/%s", r->path, uid);
 }
 
+/* The first number of file in dir, or after "key " in it; -1 if none. */
+static long long
+read_number(const char *dir, const char *file, const char *key)
+{
+	char path[PATH_MAX], line[256];
+	long long v = -1;
+	size_t kl = key != NULL ? strlen(key) : 0;
+	FILE *f;
+
+	util_strf(path, sizeof path, "%s/%s", dir, file);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL)
+		if (key == NULL) {
+			v = strtoll(line, NULL, 10);
+			break;
+		} else if (strncmp(line, key, kl) == 0 && line[kl] == ' ') {
+			v = strtoll(line + kl + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/*
+ * The CPU time (us) of the processes in the group dir, from /proc: for a
+ * v1 cpu hierarchy without cpuacct. Those that ended are not counted.
+ */
+static long long
+procs_cpu_usec(const char *dir)
+{
+	char path[PATH_MAX], line[1024], *p;
+	long long total = 0, tck = sysconf(_SC_CLK_TCK);
+	unsigned long long ut, st;
+	FILE *f, *g;
+	int pid;
+
+	util_strf(path, sizeof path, "%s/cgroup.procs", dir);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fscanf(f, "%d", &pid) == 1) {
+		util_strf(path, sizeof path, "/proc/%d/stat", pid);
+		if ((g = fopen(path, "re")) == NULL)
+			continue;
+		/* After the command's ")": state is field 3, utime 14. */
+		if (fgets(line, sizeof line, g) != NULL &&
+		    (p = strrchr(line, ')')) != NULL &&
+		    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u "
+		    "%*u %llu %llu", &ut, &st) == 2)
+			total += (long long)(ut + st) * 1000000 / (tck > 0 ?
+			    tck : 100);
+		fclose(g);
+	}
+	fclose(f);
+	return total;
+}
+
+int
+cgroup_usage(const char *uid, const char *ctr, uint64_t *cpu_usec,
+    uint64_t *mem_bytes)
+{
+	char dir[PATH_MAX];
+	long long cpu = -1, mem = -1;
+	int i;
+
+	for (i = 0; i < nroots; i++) {
+		group_path(&roots[i], uid, ctr, dir, sizeof dir);
+		if (version == 2) {
+			cpu = read_number(dir, "cpu.stat", "usage_usec");
+			mem = read_number(dir, "memory.current", NULL);
+		} else if (roots[i].ctl & CG_MEMORY) {
+			mem = read_number(dir, "memory.usage_in_bytes", NULL);
+			if (cpu < 0)
+				cpu = procs_cpu_usec(dir);
+		} else if (roots[i].ctl & CG_CPU) {
+			/* cpuacct where it shares the cpu hierarchy. */
+			cpu = read_number(dir, "cpuacct.usage", NULL);
+			cpu = cpu >= 0 ? cpu / 1000 : procs_cpu_usec(dir);
+		}
+	}
+	if (cpu < 0 || mem < 0)
+		return -1;
+	*cpu_usec = (uint64_t)cpu;
+	*mem_bytes = (uint64_t)mem;
+	return 0;
+}
+
 /* Write the limits a root's controllers take (0: none). */
 static int
 write_limits(const struct root *r, const char *dir, int64_t mem,

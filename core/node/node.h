@@ -11,6 +11,7 @@
 #define VOLRAY_NODE_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <uv.h>
 
 #include "client/client.h"
@@ -104,5 +105,16 @@ node_proc *node_proc_start(node_mgr *, const char *ns, const char *pod,
     const char *cwd, const char *log_path, node_proc_done done, void *arg, char **cause);
 /* SIGTERM to its process group, SIGKILL after grace_ms (0: at once). */
 void node_proc_stop(node_proc *, uint64_t grace_ms);
+
+/*
+ * What a local container used over the last window (usage.c): 1 with the
+ * CPU rate and the memory, 0 when not known (a simulated container, no
+ * cgroups, not two samples yet). With the node manager as mgr, for
+ * api_set_usage.
+ */
+int node_mgr_usage(void *mgr, const char *uid, const char *ctr,
+    uint64_t *nanocores, uint64_t *mem_bytes);
+/* The local containers' usage in the metrics text format. */
+void node_mgr_print_usage(FILE *, const node_mgr *);
 
 #endif

@@ -90,6 +90,10 @@ const char *cgroup_mode(void);
 int cgroup_create(const char *uid, const char *ctr, int64_t mem_bytes,
     int64_t cpu_milli, char ***paths, char **why);
 void cgroup_paths_free(char **);
+/* A container's CPU time so far and memory now, from its groups; -1 when
+   cgroups are off or it has none. */
+int cgroup_usage(const char *uid, const char *ctr, uint64_t *cpu_usec,
+    uint64_t *mem_bytes);
 void cgroup_kill(const char *uid, const char *ctr);
 /* Remove them (wait: kill what is left and wait up to 100 ms for it). */
 void cgroup_remove(const char *uid, const char *ctr, int wait);
@@ -133,6 +137,10 @@ struct node_ctr {
 	cJSON *ports;			/* the container's ports (probes) */
 	int probe_ready;		/* readiness passed (or none) */
 	int startup_ok;			/* startup passed (or none) */
+	/* Usage (usage.c): the last sample, and the CPU rate between the
+	   last two (known from the second sample on). */
+	uint64_t cpu_usec, sampled_ms, nanocores, mem_bytes;
+	int samples;
 };
 
 enum pod_phase { POD_PENDING, POD_RUNNING, POD_SUCCEEDED, POD_FAILED };
@@ -205,6 +213,7 @@ struct node_mgr {
 	char *local_name;		/* the local node, or NULL */
 	char *shim;			/* volray-shim, for local containers */
 	int started;			/* node_mgr_start is done */
+	uv_timer_t usage_timer;		/* usage.c's sampler */
 	int no_virtual;			/* simulate no virtual Node */
 	struct selector *virtual_sel;	/* only these virtual Nodes, or NULL */
 	char *ep_addr;			/* the nodes' endpoint: InternalIP */
@@ -249,5 +258,9 @@ void podstatus_flush_now(struct node_pod *, struct node_pod **at,
    began at t0 (util_usec) is over. */
 #define FLUSH_US	10000
 void podstatus_flush_slice(node_mgr *, uint64_t t0);
+
+/* usage.c: the local containers' usage, sampled on the loop. */
+void usage_start(node_mgr *);
+void usage_stop(node_mgr *);
 
 #endif

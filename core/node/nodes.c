@@ -861,6 +861,7 @@ node_mgr_start(node_mgr *m)
 		free(keys);
 	}
 	m->started = 1;
+	usage_start(m);
 	/* What no pod took back is killed, with its cgroups. */
 	for (i = 0; i < NRUNTIMES; i++)
 		if (runtimes[i]->restored != NULL)
@@ -883,6 +884,8 @@ node_mgr_free(node_mgr *m)
 		free(a);
 	}
 	hmap_free(m->adopting);
+	if (m->started)
+		usage_stop(m);
 	free(m->ep_addr);
 	selector_free(m->virtual_sel);
 	uv_check_stop(&m->flush);

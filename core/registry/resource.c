@@ -21,6 +21,7 @@ struct builtin {
 	const char *categories;
 	int old_version;         /* served, but not the storage version */
 	int create_only;         /* a review: answered, never stored */
+	int computed;            /* metrics: read, made when asked */
 };
 
 static const struct builtin builtins[] = {
@@ -63,6 +64,11 @@ static const struct builtin builtins[] = {
 	{ "authorization.k8s.io", "v1", "selfsubjectrulesreviews",
 	    "selfsubjectrulesreview",
 	    "SelfSubjectRulesReview", 0, 0, "", "", 0, 1 },
+	/* get and list only, computed: kubectl top (api/metricsapi.c). */
+	{ "metrics.k8s.io", "v1beta1", "nodes", "", "NodeMetrics", 0, 0, "",
+	    "", 0, 0, 1 },
+	{ "metrics.k8s.io", "v1beta1", "pods", "", "PodMetrics", 1, 0, "", "",
+	    0, 0, 1 },
 };
 
 static resource **all;
@@ -184,8 +190,9 @@ resource_init(void)
 		r->namespaced = b->namespaced;
 		r->has_status = b->has_status;
 		r->builtin = 1;
-		r->storage = !b->old_version;
+		r->storage = !b->old_version && !b->computed;
 		r->create_only = b->create_only;
+		r->computed = b->computed;
 		r->short_names = split_list(b->shorts, &r->nshort);
 		r->categories = split_list(b->categories, &r->ncat);
 		fill_names(r);

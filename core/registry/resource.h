@@ -37,6 +37,8 @@ typedef struct resource {
 	int create_only;   /* POST-only reviews (SelfSubjectAccessReview, ...):
 	                      registry_create answers them through the review
 	                      handler and never stores them; no other verb */
+	int computed;      /* read-only, made when asked and never stored
+	                      (metrics.k8s.io): get and list */
 	char **short_names;
 	int nshort;
 	char **categories;

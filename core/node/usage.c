@@ -1,0 +1,124 @@
+/*
+ * What the local node's containers use, for the metrics API (kubectl
+ * top) and /metrics: every USAGE_MS the CPU time and memory of each
+ * running container are read from its cgroups (cgroup.c); the CPU rate is
+ * the difference of the last two samples over their interval, as
+ * metrics-server's window. Containers of simulated nodes, and local ones
+ * where cgroups are off, have no sample: the API reports what their spec
+ * and annotations say instead (api/metricsapi.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/hmap.h"
+#include "node/node.h"
+#include "node/node_int.h"
+#include "node/runtime.h"
+
+#define USAGE_MS	5000
+
+static int
+sample_pod(const char *uid, void *value, void *arg)
+{
+	struct node_pod *p = value;
+	uint64_t now = *(uint64_t *)arg, cpu, mem;
+	int i;
+
+	(void)uid;
+	if (p->node->rt != &local_runtime)
+		return 0;
+	for (i = 0; i < p->nctrs; i++) {
+		struct node_ctr *c = &p->ctrs[i];
+
+		if (c->state != CTR_RUNNING ||
+		    cgroup_usage(p->uid, c->name, &cpu, &mem) != 0) {
+			c->samples = 0;
+			continue;
+		}
+		if (c->samples > 0 && now > c->sampled_ms && cpu >= c->cpu_usec)
+			c->nanocores = (cpu - c->cpu_usec) * 1000000u /
+			    (now - c->sampled_ms);
+		c->cpu_usec = cpu;
+		c->mem_bytes = mem;
+		c->sampled_ms = now;
+		c->samples++;
+	}
+	return 0;
+}
+
+static void
+on_sample(uv_timer_t *t)
+{
+	node_mgr *m = t->data;
+	uint64_t now = uv_now(m->loop);
+
+	hmap_each(m->pods, sample_pod, &now);
+}
+
+void
+usage_start(node_mgr *m)
+{
+	uv_timer_init(m->loop, &m->usage_timer);
+	m->usage_timer.data = m;
+	uv_timer_start(&m->usage_timer, on_sample, 0, USAGE_MS);
+	uv_unref((uv_handle_t *)&m->usage_timer);
+}
+
+void
+usage_stop(node_mgr *m)
+{
+	uv_timer_stop(&m->usage_timer);
+}
+
+int
+node_mgr_usage(void *mgr, const char *uid, const char *ctr,
+    uint64_t *nanocores, uint64_t *mem_bytes)
+{
+	node_mgr *m = mgr;
+	struct node_pod *p = hmap_get(m->pods, uid);
+	int i;
+
+	for (i = 0; p != NULL && i < p->nctrs; i++)
+		if (strcmp(p->ctrs[i].name, ctr) == 0 &&
+		    p->ctrs[i].samples >= 2) {
+			*nanocores = p->ctrs[i].nanocores;
+			*mem_bytes = p->ctrs[i].mem_bytes;
+			return 1;
+		}
+	return 0;
+}
+
+static int
+print_pod(const char *uid, void *value, void *arg)
+{
+	struct node_pod *p = value;
+	FILE *f = arg;
+	int i;
+
+	(void)uid;
+	for (i = 0; i < p->nctrs; i++)
+		if (p->ctrs[i].samples >= 1)
+			fprintf(f, "volray_container_cpu_usage_seconds_total"
+			    "{namespace=\"%s\",pod=\"%s\",container=\"%s\"} "
+			    "%.6f\n", p->ns, p->name, p->ctrs[i].name,
+			    (double)p->ctrs[i].cpu_usec / 1e6);
+	for (i = 0; i < p->nctrs; i++)
+		if (p->ctrs[i].samples >= 1)
+			fprintf(f, "volray_container_memory_working_set_bytes"
+			    "{namespace=\"%s\",pod=\"%s\",container=\"%s\"} "
+			    "%llu\n", p->ns, p->name, p->ctrs[i].name,
+			    (unsigned long long)p->ctrs[i].mem_bytes);
+	return 0;
+}
+
+void
+node_mgr_print_usage(FILE *f, const node_mgr *m)
+{
+	fprintf(f, "# HELP volray_container_cpu_usage_seconds_total CPU time "
+	    "of a local container, from its cgroup.\n"
+	    "# TYPE volray_container_cpu_usage_seconds_total counter\n"
+	    "# HELP volray_container_memory_working_set_bytes Memory of a "
+	    "local container, from its cgroup.\n"
+	    "# TYPE volray_container_memory_working_set_bytes gauge\n");
+	hmap_each(m->pods, print_pod, f);
+}
