@@ -274,6 +274,14 @@ EVENTS
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
+"metadata: {name: 'system:controller:serviceaccount-controller'}\n"
+"rules:\n"
+"- {apiGroups: [''], resources: [namespaces], verbs: " READ "}\n"
+"- {apiGroups: [''], resources: [serviceaccounts],\n"
+"  verbs: [get, list, watch, create]}\n"
+EVENTS
+"---\n"
+"kind: ClusterRole\n"
 "metadata: {name: 'system:controller:generic-garbage-collector'}\n"
 "rules:\n"
 "- apiGroups: ['*']\n"
@@ -351,6 +359,7 @@ static const char *const components[] = {
 	"system:controller:raycluster-controller",
 	"system:controller:rayjob-controller",
 	"system:controller:rayservice-controller",
+	"system:controller:serviceaccount-controller",
 	"system:controller:generic-garbage-collector",
 	"system:controller:clusterrole-aggregation-controller",
 	"system:kube-scheduler",

@@ -97,6 +97,22 @@ expect_eq 10.96.200.7 "$(k get svc mine -o jsonpath='{.spec.clusterIP}')" "the c
 k delete svc mine >/dev/null
 pass "Services: status.loadBalancer, the kubernetes Service, distinct cluster IPs, one asked for checked"
 
+# --- every namespace has a default ServiceAccount, made again if deleted
+k create namespace team-sa >/dev/null
+sa() { k get sa default -n "$1" -o jsonpath='{.metadata.name}' 2>/dev/null; }
+wait_eq default "the new namespace's default ServiceAccount" sa team-sa
+expect_eq default "$(sa default)" "default's default ServiceAccount"
+uid=$(k get sa default -n team-sa -o jsonpath='{.metadata.uid}')
+k delete sa default -n team-sa >/dev/null
+newuid() { k get sa default -n team-sa -o jsonpath='{.metadata.uid}' 2>/dev/null; }
+i=0
+until [ -n "$(newuid)" ] && [ "$(newuid)" != "$uid" ]; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "the deleted default ServiceAccount was not made again"
+	sleep 0.1
+done
+k delete namespace team-sa --wait=true --timeout=20s >/dev/null || fail "delete the namespace"
+pass "a default ServiceAccount in every namespace, made again when deleted"
+
 # --- a CRD and its custom resources
 cat >"$WORK/crd.yaml" <<'YAML'
 apiVersion: apiextensions.k8s.io/v1
