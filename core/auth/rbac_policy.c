@@ -116,7 +116,8 @@ static const char policy[] =
 "rules:\n"
 "- {apiGroups: [''], resources: [secrets], verbs: " READ "}\n"
 "- apiGroups: ['']\n"
-"  resources: [pods, services, configmaps, secrets, serviceaccounts]\n"
+"  resources: [pods, services, configmaps, secrets, serviceaccounts,\n"
+"    endpoints]\n"
 "  verbs: " WRITE "\n"
 "- {apiGroups: [''], resources: [pods/eviction], verbs: [create]}\n"
 "- apiGroups: [apps]\n"
@@ -138,7 +139,8 @@ static const char policy[] =
 "rules:\n"
 "- apiGroups: ['']\n"
 "  resources: [pods, pods/status, pods/log, services, services/status,\n"
-"    configmaps, serviceaccounts, events, namespaces, namespaces/status]\n"
+"    configmaps, serviceaccounts, events, namespaces, namespaces/status,\n"
+"    endpoints]\n"
 "  verbs: " READ "\n"
 "- apiGroups: [apps]\n"
 "  resources: [deployments, deployments/status, deployments/scale,\n"
@@ -274,6 +276,14 @@ EVENTS
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
+"metadata: {name: 'system:controller:endpoints-controller'}\n"
+"rules:\n"
+"- {apiGroups: [''], resources: [services, pods], verbs: " READ "}\n"
+"- {apiGroups: [''], resources: [endpoints],\n"
+"  verbs: [get, list, watch, create, update, delete]}\n"
+EVENTS
+"---\n"
+"kind: ClusterRole\n"
 "metadata: {name: 'system:controller:serviceaccount-controller'}\n"
 "rules:\n"
 "- {apiGroups: [''], resources: [namespaces], verbs: " READ "}\n"
@@ -359,6 +369,7 @@ static const char *const components[] = {
 	"system:controller:raycluster-controller",
 	"system:controller:rayjob-controller",
 	"system:controller:rayservice-controller",
+	"system:controller:endpoints-controller",
 	"system:controller:serviceaccount-controller",
 	"system:controller:generic-garbage-collector",
 	"system:controller:clusterrole-aggregation-controller",

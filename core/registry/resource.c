@@ -30,6 +30,7 @@ static const struct builtin builtins[] = {
 	{ "", "v1", "pods", "pod", "Pod", 1, 1, "po", "all" },
 	{ "", "v1", "services", "service", "Service", 1, 1, "svc", "all" },
 	{ "", "v1", "events", "event", "Event", 1, 0, "ev", "" },
+	{ "", "v1", "endpoints", "endpoints", "Endpoints", 1, 0, "ep", "" },
 	{ "", "v1", "configmaps", "configmap", "ConfigMap", 1, 0, "cm", "" },
 	{ "", "v1", "secrets", "secret", "Secret", 1, 0, "", "" },
 	{ "", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", 1,

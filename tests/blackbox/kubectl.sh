@@ -366,3 +366,44 @@ k get crd widgets.example.com >/dev/null 2>&1 && fail "CRD still there"
 curl -s "$API/apis/example.com/v1/namespaces/default/widgets" | grep -q '"code":404' ||
 	fail "widgets still served"
 pass "deleting a CRD removes its custom resources and API"
+
+# --- Endpoints follow the Services' selected pods
+k apply -f - >/dev/null <<'YAML' || fail "create the endpoints node and pods"
+apiVersion: v1
+kind: Node
+metadata: {name: epn, labels: {volray.io/runtime: virtual}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: eps}
+spec:
+  selector: {app: eps}
+  ports: [{name: http, port: 80, targetPort: web}, {name: raw, port: 81, targetPort: 9000}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: eps-1, labels: {app: eps}, annotations: {volray.io/sim-duration: 1h}}
+spec:
+  nodeName: epn
+  containers: [{name: c, image: busybox, ports: [{name: web, containerPort: 8080}]}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: eps-2, labels: {app: eps}, annotations: {volray.io/sim-duration: 1h}}
+spec:
+  nodeName: epn
+  containers: [{name: c, image: busybox, ports: [{name: web, containerPort: 8081}]}]
+YAML
+k wait --for=condition=Ready pod/eps-1 pod/eps-2 --timeout=10s >/dev/null || fail "eps pods not Ready"
+ep_view() {
+	k get endpoints eps -o jsonpath='{range .subsets[*]}{range .addresses[*]}{.targetRef.name}{" "}{end}{range .ports[*]}{.name}={.port}{" "}{end};{end}'
+}
+wait_eq "eps-1 http=8080 raw=9000 ;eps-2 http=8081 raw=9000 ;" "Endpoints of a named targetPort, per pod" ep_view
+k label pod eps-2 app- >/dev/null
+wait_eq "eps-1 http=8080 raw=9000 ;" "a pod no longer selected leaves the Endpoints" ep_view
+expect_eq "$(k get pod eps-1 -o jsonpath='{.status.podIP}')" \
+	"$(k get endpoints eps -o jsonpath='{.subsets[0].addresses[0].ip}')" "the address is the pod's IP"
+k delete svc eps >/dev/null
+gone() { k get endpoints eps -o name 2>/dev/null; }
+wait_eq "" "the Service's Endpoints go with it" gone
+pass "Endpoints: the selected pods' IPs and resolved ports, updated and removed with the Service"

@@ -1,0 +1,182 @@
+-- Endpoints: a Service with a selector has an Endpoints object of its
+-- name listing the pods it selects, as kube-controller-manager's
+-- endpoints controller keeps it: the running pods with an IP that are not
+-- being deleted, the Ready ones in addresses and the others in
+-- notReadyAddresses (with their node and a targetRef), and the Service's
+-- ports, a named targetPort resolved through each pod's container ports
+-- (pods that resolve them differently go in subsets of their own; a pod
+-- that does not have the named port is left out). A Service without a
+-- selector keeps the Endpoints its user writes; a Service deleted takes
+-- its Endpoints with it.
+local v = volray
+
+local SERVICES = "v1/services"
+local ENDPOINTS = "v1/endpoints"
+local PODS = "v1/pods"
+
+-- The selecting Services of each namespace, listed once and dropped when
+-- a Service of it changes: a pod event then costs a walk of its
+-- namespace's selectors, not a list.
+local by_ns = {}
+
+local function selectors(ns)
+  local list = by_ns[ns]
+  if list == nil then
+    list = v.list(SERVICES, ns, { paths = { "metadata.name", "spec.selector" } })
+    by_ns[ns] = list
+  end
+  return list
+end
+
+-- The Services of the pod's namespace whose selector picks it.
+local function services_of(pod)
+  local keys = {}
+  local labels = pod.metadata.labels or {}
+  for _, s in ipairs(selectors(pod.metadata.namespace)) do
+    local sel = s.spec and s.spec.selector
+    if sel ~= nil and next(sel) ~= nil then
+      local all = true
+      for k, val in pairs(sel) do
+        if labels[k] ~= val then all = false; break end
+      end
+      if all then
+        keys[#keys + 1] = pod.metadata.namespace .. "/" .. s.metadata.name
+      end
+    end
+  end
+  return keys
+end
+
+local controller = {
+  primary = SERVICES,
+  watches = {
+    -- A Service changed: its namespace's selectors are listed again.
+    { resource = SERVICES, map = function(s)
+        by_ns[s.metadata.namespace] = nil
+        return s.metadata.namespace .. "/" .. s.metadata.name
+      end },
+    -- previous: a pod whose labels changed leaves the Services it left.
+    -- paths: the map reads only these (the rest stays in C).
+    { resource = PODS, previous = true,
+      paths = { "metadata.namespace", "metadata.labels" }, map = services_of },
+    -- An Endpoints edited or deleted by hand is put back.
+    { resource = ENDPOINTS, map = function(ep)
+        return ep.metadata.namespace .. "/" .. ep.metadata.name
+      end },
+  },
+}
+
+-- Whether two decoded JSON values are the same.
+local function same(a, b)
+  if type(a) ~= "table" or type(b) ~= "table" then return a == b end
+  for k, x in pairs(a) do
+    if not same(x, b[k]) then return false end
+  end
+  for k in pairs(b) do
+    if a[k] == nil then return false end
+  end
+  return true
+end
+
+local function ready(pod)
+  for _, c in ipairs(pod.status and pod.status.conditions or {}) do
+    if c.type == "Ready" then return c.status == "True" end
+  end
+  return false
+end
+
+-- The container port named name, or nil.
+local function named_port(pod, name)
+  for _, c in ipairs(pod.spec.containers or {}) do
+    for _, p in ipairs(c.ports or {}) do
+      if p.name == name then return p.containerPort end
+    end
+  end
+  return nil
+end
+
+-- The Endpoints ports of the Service for this pod, or nil when a named
+-- targetPort is not the pod's.
+local function ports_for(svc, pod)
+  local out = {}
+  for _, sp in ipairs(svc.spec.ports or {}) do
+    local tp = sp.targetPort or sp.port
+    local n = tonumber(tp)
+    if n == nil then n = named_port(pod, tp) end
+    if n == nil then return nil end
+    out[#out + 1] = { name = sp.name, port = math.tointeger(n) or n,
+      protocol = sp.protocol or "TCP" }
+  end
+  return out
+end
+
+local function ports_key(ports)
+  local parts = {}
+  for i, p in ipairs(ports) do parts[i] = (p.name or "") .. ":" .. p.port .. "/" .. p.protocol end
+  return table.concat(parts, ",")
+end
+
+local function subsets(svc)
+  local by_ports, order = {}, {}
+  local pods = v.list(PODS, svc.metadata.namespace,
+    { labels = { matchLabels = svc.spec.selector } })
+  table.sort(pods, function(a, b) return a.metadata.name < b.metadata.name end)
+  for _, pod in ipairs(pods) do
+    local ip = pod.status and pod.status.podIP
+    local ports = pod.metadata.deletionTimestamp == nil and ip ~= nil and
+      ip ~= "" and pod.status.phase == "Running" and ports_for(svc, pod)
+    if ports then
+      local key = ports_key(ports)
+      local s = by_ports[key]
+      if s == nil then
+        s = { ports = ports }
+        by_ports[key] = s
+        order[#order + 1] = key
+      end
+      local addr = { ip = ip, nodeName = pod.spec.nodeName,
+        targetRef = { kind = "Pod", namespace = pod.metadata.namespace,
+          name = pod.metadata.name, uid = pod.metadata.uid } }
+      local list = ready(pod) and "addresses" or "notReadyAddresses"
+      s[list] = s[list] or {}
+      s[list][#s[list] + 1] = addr
+    end
+  end
+  if #order == 0 then return nil end
+  local out = {}
+  for i, key in ipairs(order) do out[i] = by_ports[key] end
+  return out
+end
+
+function controller.reconcile(req)
+  local svc = v.get(SERVICES, req.namespace, req.name)
+  local ep = v.get(ENDPOINTS, req.namespace, req.name)
+  if svc == nil or svc.metadata.deletionTimestamp ~= nil then
+    if ep ~= nil and svc == nil then
+      local ok, err, code = v.delete(ENDPOINTS, req.namespace, req.name)
+      if not ok and code ~= 404 then error(err) end
+    end
+    return nil
+  end
+  local sel = svc.spec and svc.spec.selector
+  if sel == nil or next(sel) == nil then return nil end
+  local want = subsets(svc)
+  if ep == nil then
+    local _, err, code = v.create({ apiVersion = "v1", kind = "Endpoints",
+      metadata = { name = req.name, namespace = req.namespace,
+        labels = svc.metadata.labels },
+      subsets = want })
+    if err ~= nil and code ~= 409 then error(err) end
+    if code == 409 then return { requeue = true } end
+    return nil
+  end
+  if same(ep.subsets, want) then return nil end
+  ep.subsets = want
+  local _, err, code = v.update(ep)
+  if err ~= nil then
+    if code == 409 then return { requeue = true } end
+    error(err)
+  end
+  return nil
+end
+
+return controller
