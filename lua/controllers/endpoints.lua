@@ -13,31 +13,77 @@ local v = volray
 local SERVICES = "v1/services"
 local ENDPOINTS = "v1/endpoints"
 local PODS = "v1/pods"
+local POD_PATHS = { "metadata.name", "metadata.namespace", "metadata.uid",
+  "metadata.deletionTimestamp", "spec.nodeName", "spec.containers",
+  "status.podIP", "status.phase", "status.conditions" }
 
--- The selecting Services of each namespace, listed once and dropped when
--- a Service of it changes: a pod event then costs a walk of its
--- namespace's selectors, not a list.
-local by_ns = {}
+-- The selecting Services of each namespace, indexed by one "key=value"
+-- of their selectors (a pod event looks only at the Services that share
+-- one of its labels), listed the first time and then kept up to date by
+-- the Services' own events.
+local by_ns = {}	-- ns -> { pairs = { "k=v" -> { name -> svc } }, of = { name -> "k=v" } }
 
-local function selectors(ns)
-  local list = by_ns[ns]
-  if list == nil then
-    list = v.list(SERVICES, ns, { paths = { "metadata.name", "spec.selector" } })
-    by_ns[ns] = list
+local function pair_of(s)
+  local sel = s.spec and s.spec.selector
+  local k = sel and next(sel)
+  return k and (k .. "=" .. sel[k])
+end
+
+local function put(idx, s)
+  local name = s.metadata.name
+  local old = idx.of[name]
+  if old ~= nil then
+    idx.pairs[old][name] = nil
+    idx.of[name] = nil
   end
-  return list
+  local pair = pair_of(s)
+  if pair ~= nil then
+    idx.pairs[pair] = idx.pairs[pair] or {}
+    idx.pairs[pair][name] = s
+    idx.of[name] = pair
+  end
+end
+
+local function index(ns)
+  local idx = by_ns[ns]
+  if idx == nil then
+    idx = { pairs = {}, of = {} }
+    for _, s in ipairs(v.list(SERVICES, ns,
+        { paths = { "metadata.name", "spec.selector" } })) do
+      put(idx, s)
+    end
+    by_ns[ns] = idx
+  end
+  return idx
+end
+
+-- A Service changed (or went): its entry follows.
+local function service_changed(s)
+  local ns, name = s.metadata.namespace, s.metadata.name
+  local idx = by_ns[ns]
+  if idx ~= nil then
+    local now = v.get(SERVICES, ns, name)
+    if now == nil then
+      local old = idx.of[name]
+      if old ~= nil then idx.pairs[old][name] = nil end
+      idx.of[name] = nil
+    else
+      put(idx, now)
+    end
+  end
+  return ns .. "/" .. name
 end
 
 -- The Services of the pod's namespace whose selector picks it.
 local function services_of(pod)
   local keys = {}
   local labels = pod.metadata.labels or {}
-  for _, s in ipairs(selectors(pod.metadata.namespace)) do
-    local sel = s.spec and s.spec.selector
-    if sel ~= nil and next(sel) ~= nil then
+  local idx = index(pod.metadata.namespace)
+  for k, val in pairs(labels) do
+    for _, s in pairs(idx.pairs[k .. "=" .. val] or {}) do
       local all = true
-      for k, val in pairs(sel) do
-        if labels[k] ~= val then all = false; break end
+      for sk, sv in pairs(s.spec.selector) do
+        if labels[sk] ~= sv then all = false; break end
       end
       if all then
         keys[#keys + 1] = pod.metadata.namespace .. "/" .. s.metadata.name
@@ -50,11 +96,8 @@ end
 local controller = {
   primary = SERVICES,
   watches = {
-    -- A Service changed: its namespace's selectors are listed again.
-    { resource = SERVICES, map = function(s)
-        by_ns[s.metadata.namespace] = nil
-        return s.metadata.namespace .. "/" .. s.metadata.name
-      end },
+    -- A Service changed: the index of selectors follows.
+    { resource = SERVICES, map = service_changed },
     -- previous: a pod whose labels changed leaves the Services it left.
     -- paths: the map reads only these (the rest stays in C).
     { resource = PODS, previous = true,
@@ -118,8 +161,9 @@ end
 
 local function subsets(svc)
   local by_ports, order = {}, {}
+  -- paths: only what an address and its ports need become Lua tables.
   local pods = v.list(PODS, svc.metadata.namespace,
-    { labels = { matchLabels = svc.spec.selector } })
+    { labels = { matchLabels = svc.spec.selector }, paths = POD_PATHS })
   table.sort(pods, function(a, b) return a.metadata.name < b.metadata.name end)
   for _, pod in ipairs(pods) do
     local ip = pod.status and pod.status.podIP
