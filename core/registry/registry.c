@@ -319,6 +319,42 @@ check_shape(const cJSON *obj, cJSON *causes)
 	}
 }
 
+/*
+ * ObjectMeta's fields: any other key under metadata is dropped, as
+ * kube-apiserver's decoder drops it; its path goes to *pruned (a
+ * newline-separated list, appended to) when pruned is not NULL.
+ */
+static void
+prune_metadata(cJSON *obj, char **pruned)
+{
+	static const char *const known[] = { "name", "generateName",
+	    "namespace", "selfLink", "uid", "resourceVersion", "generation",
+	    "creationTimestamp", "deletionTimestamp",
+	    "deletionGracePeriodSeconds", "labels", "annotations",
+	    "ownerReferences", "finalizers", "managedFields", NULL };
+	cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata"), *it, *next;
+	char *p;
+	int i;
+
+	if (!cJSON_IsObject(md))
+		return;
+	for (it = md->child; it != NULL; it = next) {
+		next = it->next;
+		for (i = 0; known[i] != NULL; i++)
+			if (it->string != NULL && strcmp(it->string, known[i]) == 0)
+				break;
+		if (known[i] != NULL)
+			continue;
+		if (pruned != NULL) {
+			p = util_printf("%s%smetadata.%s", *pruned ? *pruned : "",
+			    *pruned ? "\n" : "", it->string ? it->string : "");
+			free(*pruned);
+			*pruned = p;
+		}
+		cJSON_Delete(cJSON_DetachItemViaPointer(md, it));
+	}
+}
+
 static cJSON *
 admit(registry *rg, const resource *r, cJSON *obj, const cJSON *old,
     const struct reg_opts *opts)
@@ -335,6 +371,8 @@ admit(registry *rg, const resource *r, cJSON *obj, const cJSON *old,
 		schema_validate_pruned(r->schema, obj, causes, opts != NULL &&
 		    (opts->validate_strict || opts->warn != NULL) ? &pruned :
 		    NULL);
+	prune_metadata(obj, opts != NULL && (opts->validate_strict ||
+	    opts->warn != NULL) ? &pruned : NULL);
 	if (pruned != NULL && opts->validate_strict) {
 		/* fieldValidation=Strict: kube-apiserver's refusal. */
 		cJSON *err = status_strict_decoding(r->kind, json_str(obj,

@@ -191,6 +191,22 @@ expect_eq "4|" "$(k get widget w1 -o jsonpath='{.spec.size}|{.spec.shape}')" "un
 k get widgets | grep -q '^w1 *4 ' || fail "printer columns: $(k get widgets)"
 pass "CRD, custom resources, schema validation, printer columns"
 
+# Unknown fields in metadata are dropped, said under Warn, refused under
+# Strict, as kube-apiserver's decoder does for every kind.
+cat >"$WORK/md.yaml" <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: md, foo: bar}
+data: {a: "1"}
+YAML
+out=$(k apply -f "$WORK/md.yaml" 2>&1) && fail "an unknown metadata field passed Strict"
+expect_contains "$out" 'strict decoding error: unknown field "metadata.foo"' "Strict names the metadata field"
+out=$(k apply --validate=warn -f "$WORK/md.yaml" 2>&1) || fail "--validate=warn: $out"
+expect_contains "$out" 'Warning: unknown field "metadata.foo"' "Warn names the metadata field"
+expect_eq "1|" "$(k get cm md -o jsonpath='{.data.a}|{.metadata.foo}')" "the unknown metadata field is dropped"
+k delete cm md >/dev/null
+pass "unknown metadata fields: refused under Strict, dropped (and said) otherwise"
+
 # --- get in its forms
 k get pods | grep -q '^solo *0/1 *Pending' || fail "pod table: $(k get pods)"
 k get pods -o wide | grep -q 'NOMINATED NODE' || fail "wide columns"
