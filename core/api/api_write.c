@@ -297,6 +297,52 @@ delete_opts(http_req *req, struct route *rt, struct reg_opts *o)
 	return 0;
 }
 
+/*
+ * Whether kube-apiserver answers a DELETE of r with the object
+ * (ReturnDeletedObject: pods, services, custom resources; a namespace goes
+ * through Terminating) rather than a Status, once it is gone.
+ */
+static int
+returns_deleted(const resource *r)
+{
+	return !r->builtin || strcmp(r->store_key, "pods") == 0 ||
+	    strcmp(r->store_key, "services") == 0 ||
+	    strcmp(r->store_key, "namespaces") == 0;
+}
+
+/* Whether the deleted object is still stored (finalizers, a grace period):
+   then the answer is the object, with its deletionTimestamp. */
+static int
+still_there(api *a, const struct route *rt, const cJSON *obj)
+{
+	const store_obj *o = store_get(a->st, rt->r->store_key,
+	    rt->r->namespaced ? (rt->ns ? rt->ns : "") : "", rt->name);
+	const char *uid = json_str(obj, "metadata.uid");
+
+	return o != NULL && uid != NULL && strcmp(o->uid, uid) == 0;
+}
+
+/* {"kind":"Status",...,"status":"Success","details":{name,group,kind,uid}}:
+   details.kind is the resource, as kube-apiserver writes it. */
+static cJSON *
+status_deleted(const resource *r, const cJSON *obj)
+{
+	cJSON *st = cJSON_CreateObject(), *d;
+
+	cJSON_AddStringToObject(st, "kind", "Status");
+	cJSON_AddStringToObject(st, "apiVersion", "v1");
+	cJSON_AddObjectToObject(st, "metadata");
+	cJSON_AddStringToObject(st, "status", "Success");
+	d = cJSON_AddObjectToObject(st, "details");
+	json_set_str(d, "name", json_str(obj, "metadata.name"));
+	if (*r->group != '\0')
+		json_set_str(d, "group", r->group);
+	json_set_str(d, "kind", r->plural);
+	if (json_str(obj, "metadata.uid") != NULL)
+		json_set_str(d, "uid", json_str(obj, "metadata.uid"));
+	return st;
+}
+
 void
 api_write_delete(api *a, http_req *req, struct route *rt)
 {
@@ -308,6 +354,17 @@ api_write_delete(api *a, http_req *req, struct route *rt)
 		return;
 	registry_delete(a->rg, rt->r, rt->ns, rt->name, &o, &res);
 	opts_free(&o);
+	if (res.code == 200 && res.body != NULL && !returns_deleted(rt->r) &&
+	    !still_there(a, rt, res.body)) {
+		/* Gone: kube-apiserver's Status for these kinds. */
+		cJSON *st = status_deleted(rt->r, res.body);
+
+		if (res.json != NULL)
+			rbuf_unref(res.json);
+		res.json = NULL;
+		cJSON_Delete(res.body);
+		res.body = st;
+	}
 	finish(a, req, rt, &res);
 }
 

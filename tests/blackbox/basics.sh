@@ -61,3 +61,26 @@ expect_eq "kind apiVersion metadata status message reason details code" \
 	"$(curl -s "$API/api/v1/namespaces/default/pods/nope" | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)))')" \
 	"a Status's fields in Go's order"
 pass "JSON bodies end with a newline; a Status's fields in Go's order"
+
+# DELETE answers as kube-apiserver: a Status of Success for most kinds
+# once the object is gone, the object for pods, services and custom
+# resources (and for anything finalizers or a grace period keep).
+k create configmap gone >/dev/null
+uid=$(k get cm gone -o jsonpath='{.metadata.uid}')
+expect_eq "Status Success gone configmaps $uid" \
+	"$(curl -s -X DELETE "$API/api/v1/namespaces/default/configmaps/gone" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["kind"], d["status"], d["details"]["name"], d["details"]["kind"], d["details"]["uid"])')" \
+	"DELETE of a ConfigMap"
+k create deployment dgone --image=busybox --replicas=0 >/dev/null
+expect_eq "Status apps deployments" \
+	"$(curl -s -X DELETE "$API/apis/apps/v1/namespaces/default/deployments/dgone" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["kind"], d["details"]["group"], d["details"]["kind"])')" \
+	"DELETE of a Deployment"
+k create configmap held >/dev/null
+k patch cm held -p '{"metadata":{"finalizers":["example.com/hold"]}}' >/dev/null
+expect_eq "ConfigMap True" \
+	"$(curl -s -X DELETE "$API/api/v1/namespaces/default/configmaps/held" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["kind"], "deletionTimestamp" in d["metadata"])')" \
+	"DELETE of an object a finalizer holds"
+k patch cm held -p '{"metadata":{"finalizers":null}}' >/dev/null
+k create service clusterip sgone --tcp=80 >/dev/null
+expect_eq Service "$(curl -s -X DELETE "$API/api/v1/namespaces/default/services/sgone" | python3 -c 'import json,sys; print(json.load(sys.stdin)["kind"])')" \
+	"DELETE of a Service answers the object"
+pass "DELETE answers a Status, or the object where kube-apiserver does"
