@@ -714,11 +714,10 @@ wire_api(struct daemon *d)
 {
 	char *cert = NULL, *key = NULL, *cause = NULL;
 
-	/* The nodes of other processes (agents): their endpoints. */
-	if (d->f.plain_http)
-		;	/* no CA to issue the API server's certificate */
-	else if (volrayd_kubelet_client(d->f.data_dir, &cert, &key,
-	    &cause) != 0) {
+	/* The nodes of other processes (agents): their endpoints, with a
+	   certificate of our CA (plain HTTP has none). */
+	if (!d->f.plain_http && volrayd_kubelet_client(d->f.data_dir, &cert,
+	    &key, &cause) != 0) {
 		log_warn("volrayd: no client certificate for the nodes' "
 		    "endpoints: %s", cause);
 		free(cause);

@@ -426,11 +426,8 @@ dispatch(api *a, http_req *req, struct route *rt, int watch)
 
 	if (rt->r->computed) {
 		/* metrics.k8s.io: get and list, nothing else. */
-		if (strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0)
-			reply_status(req, rt, status_error(405,
-			    "MethodNotAllowed", "the server does not allow "
-			    "this method on the requested resource"));
-		else if (watch || http_query_bool(req->query, "watch", 0))
+		if ((strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) ||
+		    watch || http_query_bool(req->query, "watch", 0))
 			reply_status(req, rt, status_error(405,
 			    "MethodNotAllowed", "the server does not allow "
 			    "this method on the requested resource"));

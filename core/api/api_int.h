@@ -80,6 +80,8 @@ void api_write_evict(api *, http_req *, struct route *);
 void podlog_get(api *, http_req *, struct route *);
 /* proxy.c: 1 when the path is a service or pod proxy (answered). */
 int proxy_serve(api *, http_req *, struct route *);
+/* nodeproxy.c: whether another process runs node (NULL or "": none). */
+int nodeproxy_remote(const api *, const char *node);
 /*
  * nodeproxy.c: answer req with what node's endpoint answers at path
  * (with its query), relayed as it comes.

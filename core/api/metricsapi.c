@@ -106,9 +106,24 @@ item(const char *kind, const cJSON *obj, const char *now)
 	return m;
 }
 
-/* A running pod's PodMetrics, adding its total to *sum when given. */
+/* A running pod's usage added to *sum. */
+static void
+pod_sum(api *a, const cJSON *pod, struct usage *sum)
+{
+	const cJSON *c;
+	int n = cJSON_GetArraySize(json_at(pod, "spec.containers"));
+	struct usage u;
+
+	cJSON_ArrayForEach(c, json_at(pod, "spec.containers")) {
+		container_usage(a, pod, c, n > 0 ? n : 1, &u);
+		sum->nanocores += u.nanocores;
+		sum->bytes += u.bytes;
+	}
+}
+
+/* A running pod's PodMetrics. */
 static cJSON *
-pod_metrics(api *a, const cJSON *pod, const char *now, struct usage *sum)
+pod_metrics(api *a, const cJSON *pod, const char *now)
 {
 	cJSON *m = item("PodMetrics", pod, now), *cs;
 	const cJSON *c;
@@ -124,10 +139,6 @@ pod_metrics(api *a, const cJSON *pod, const char *now, struct usage *sum)
 		    json_str(c, "name") : "");
 		cJSON_AddItemToObject(e, "usage", usage_json(&u));
 		cJSON_AddItemToArray(cs, e);
-		if (sum != NULL) {
-			sum->nanocores += u.nanocores;
-			sum->bytes += u.bytes;
-		}
 	}
 	return m;
 }
@@ -150,7 +161,7 @@ node_metrics(api *a, const cJSON *node, const char *now)
 			continue;
 		pod = store_obj_tree(o);
 		if (pod_running(pod))
-			cJSON_Delete(pod_metrics(a, pod, now, &sum));
+			pod_sum(a, pod, &sum);
 		cJSON_Delete(pod);
 	}
 	m = item("NodeMetrics", node, now);
@@ -176,7 +187,7 @@ metricsapi_get(api *a, http_req *req, struct route *rt)
 		    "%s \"%s\" not found", rt->r->plural, rt->name));
 		return;
 	}
-	m = nodes ? node_metrics(a, t, now) : pod_metrics(a, t, now, NULL);
+	m = nodes ? node_metrics(a, t, now) : pod_metrics(a, t, now);
 	cJSON_Delete(t);
 	reply_json(req, rt, 200, m);
 }
@@ -212,8 +223,7 @@ metricsapi_list(api *a, http_req *req, struct route *rt)
 		if (nodes)
 			cJSON_AddItemToArray(items, node_metrics(a, t, now));
 		else if (pod_running(t))
-			cJSON_AddItemToArray(items, pod_metrics(a, t, now,
-			    NULL));
+			cJSON_AddItemToArray(items, pod_metrics(a, t, now));
 		cJSON_Delete(t);
 	}
 	selector_free(sel);

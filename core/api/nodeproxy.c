@@ -161,6 +161,13 @@ on_close(http_req *req, void *arg)
 	fwd_free(f);
 }
 
+int
+nodeproxy_remote(const api *a, const char *node)
+{
+	return node != NULL && *node != '\0' && (a->node_local == NULL ||
+	    !a->node_local(a->node_local_arg, node));
+}
+
 void
 nodeproxy_forward(api *a, http_req *req, struct route *rt, const char *node,
     const char *path)

@@ -137,26 +137,11 @@ get_pod(const void *st, const char *ns, const char *name)
 	return store_get(st, "pods", ns, name);
 }
 
-/* The pod's node when another process runs it (its endpoint answers). */
-static char *
-remote_node(api *a, const store_obj *o)
-{
-	cJSON *tree = store_obj_tree(o);
-	const char *node = json_str(tree, "spec.nodeName");
-	char *out = NULL;
-
-	if (node != NULL && *node != '\0' && (a->node_local == NULL ||
-	    !a->node_local(a->node_local_arg, node)))
-		out = xstrdup(node);
-	cJSON_Delete(tree);
-	return out;
-}
-
 void
 podlog_get(api *a, http_req *req, struct route *rt)
 {
 	const store_obj *o;
-	char *container = NULL, *node, *url, path[PATH_MAX];
+	char *container = NULL, *url, path[PATH_MAX];
 	int previous = http_query_bool(req->query, "previous", 0);
 	struct logfile_opts lo;
 
@@ -170,13 +155,12 @@ podlog_get(api *a, http_req *req, struct route *rt)
 	}
 	if ((container = pick_container(req, rt, o)) == NULL)
 		return;
-	if ((node = remote_node(a, o)) != NULL) {
+	if (nodeproxy_remote(a, o->node_name)) {
 		/* The kubelet's path; the query as the client sent it. */
 		url = util_printf("/containerLogs/%s/%s/%s%s%s", o->ns,
 		    o->name, container, *req->query ? "?" : "", req->query);
-		nodeproxy_forward(a, req, rt, node, url);
+		nodeproxy_forward(a, req, rt, o->node_name, url);
 		free(url);
-		free(node);
 		free(container);
 		return;
 	}

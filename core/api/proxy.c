@@ -123,10 +123,7 @@ remote_node(api *a, const cJSON *pod)
 {
 	const char *node = json_str(pod, "spec.nodeName");
 
-	if (node == NULL || *node == '\0' || (a->node_local != NULL &&
-	    a->node_local(a->node_local_arg, node)))
-		return NULL;
-	return node;
+	return nodeproxy_remote(a, node) ? node : NULL;
 }
 
 /* To ns/pod's port on its node's endpoint, with the request's query. */

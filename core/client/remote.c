@@ -956,26 +956,34 @@ r_bind_async(void *impl, const char *ns, const char *name, const char *node,
 	free(body);
 }
 
+/* PUT obj (taken) to url (taken) without waiting. */
+static void
+put_async(struct remote *rm, const resource *r, const struct reg_opts *o,
+    char *url, cJSON *obj, client_done_fn done, void *arg)
+{
+	struct async_write *aw = xcalloc(1, sizeof *aw);
+	char *body = cJSON_PrintUnformatted(obj);
+
+	cJSON_Delete(obj);
+	add_query(&url, o);
+	aw->through = through(r, o);
+	aw->done = done;
+	aw->arg = arg;
+	send_async(rm, aw, "PUT", url, "application/json", body,
+	    strlen(body));
+	free(body);
+}
+
 static void
 r_update_status_async(void *impl, const resource *r, const char *ns,
     const char *name, cJSON *current, cJSON *status,
     const struct reg_opts *o, client_done_fn done, void *arg)
 {
-	struct async_write *aw = xcalloc(1, sizeof *aw);
-	char *url = object_path(r, ns, name, "status"), *body;
-
 	cJSON_DeleteItemFromObject(current, "status");
 	if (status != NULL)
 		cJSON_AddItemToObject(current, "status", status);
-	add_query(&url, o);
-	body = cJSON_PrintUnformatted(current);
-	cJSON_Delete(current);
-	aw->through = through(r, o);
-	aw->done = done;
-	aw->arg = arg;
-	send_async(impl, aw, "PUT", url, "application/json", body,
-	    strlen(body));
-	free(body);
+	put_async(impl, r, o, object_path(r, ns, name, "status"), current,
+	    done, arg);
 }
 
 static void
@@ -983,18 +991,8 @@ r_update_async(void *impl, const resource *r, const char *ns,
     const char *name, cJSON *obj, const struct reg_opts *o,
     client_done_fn done, void *arg)
 {
-	struct async_write *aw = xcalloc(1, sizeof *aw);
-	char *url = object_path(r, ns, name, o != NULL ? o->subresource :
-	    NULL), *body = cJSON_PrintUnformatted(obj);
-
-	add_query(&url, o);
-	cJSON_Delete(obj);
-	aw->through = through(r, o);
-	aw->done = done;
-	aw->arg = arg;
-	send_async(impl, aw, "PUT", url, "application/json", body,
-	    strlen(body));
-	free(body);
+	put_async(impl, r, o, object_path(r, ns, name, o != NULL ?
+	    o->subresource : NULL), obj, done, arg);
 }
 
 static void

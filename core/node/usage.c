@@ -25,8 +25,6 @@ sample_pod(const char *uid, void *value, void *arg)
 	int i;
 
 	(void)uid;
-	if (p->node->rt != &local_runtime)
-		return 0;
 	for (i = 0; i < p->nctrs; i++) {
 		struct node_ctr *c = &p->ctrs[i];
 
@@ -51,8 +49,13 @@ on_sample(uv_timer_t *t)
 {
 	node_mgr *m = t->data;
 	uint64_t now = uv_now(m->loop);
+	struct node *n = m->local_name != NULL ? hmap_get(m->nodes,
+	    m->local_name) : NULL;
 
-	hmap_each(m->pods, sample_pod, &now);
+	/* Only the local node's pods have cgroups (thousands of simulated
+	   ones are not walked). */
+	if (n != NULL && n->rt == &local_runtime)
+		hmap_each(n->pods, sample_pod, &now);
 }
 
 void

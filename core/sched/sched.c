@@ -404,10 +404,11 @@ struct status_wait {
 };
 
 static struct status_wait *
-status_wait_new(struct sched *s, int ok_conflict, const char *fmt,
-    const char *a, const char *b)
+status_wait_new(struct sched *s, int ok_conflict, const char *kind,
+    const char *ns, const char *name)
 {
-	char *what = util_printf(fmt, a, b);
+	char *what = util_printf("%s %s%s%s", kind, ns != NULL ? ns : "",
+	    ns != NULL ? "/" : "", name);
 	size_t len = strlen(what) + 1;
 	struct status_wait *w = xmalloc(sizeof *w + len);
 
@@ -487,7 +488,7 @@ pod_condition(struct sched *s, const cJSON *cur, const char *type,
 	   for the current one (409 if a later version replaced it). */
 	cJSON_DetachItemViaPointer(t, st);
 	client_update_status_async(s->c, r, ns, name, t, st, NULL,
-	    on_status_written, status_wait_new(s, 1, "pod %s/%s", ns, name));
+	    on_status_written, status_wait_new(s, 1, "pod", ns, name));
 }
 
 static void on_soon(uv_timer_t *);
@@ -688,8 +689,8 @@ write_status(struct sched *s, const char *res, const char *group,
 	t = cJSON_Duplicate(cur, 1);
 	client_update_status_async(s->c, r, json_str(cur, "metadata.namespace"),
 	    json_str(cur, "metadata.name"), t, status, NULL, on_status_written,
-	    status_wait_new(s, 1, "%s %s", res, json_str(cur,
-	    "metadata.name")));
+	    status_wait_new(s, 1, res, json_str(cur, "metadata.namespace"),
+	    json_str(cur, "metadata.name")));
 }
 
 static void
@@ -730,8 +731,8 @@ write_queue(struct sched *s, struct queue_update *u)
 	o.subresource = "status";
 	client_patch_async(s->c, r, "", u->q->name,
 	    "application/merge-patch+json", body, strlen(body), &o,
-	    on_status_written, status_wait_new(s, 0, "queue %s%s", u->q->name,
-	    ""));
+	    on_status_written, status_wait_new(s, 0, "queue", NULL,
+	    u->q->name));
 	cJSON_Delete(patch);
 	free(body);
 }

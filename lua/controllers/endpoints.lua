@@ -9,6 +9,7 @@
 -- selector keeps the Endpoints its user writes; a Service deleted takes
 -- its Endpoints with it.
 local v = volray
+local canon = require("canon")
 
 local SERVICES = "v1/services"
 local ENDPOINTS = "v1/endpoints"
@@ -109,17 +110,7 @@ local controller = {
   },
 }
 
--- Whether two decoded JSON values are the same.
-local function same(a, b)
-  if type(a) ~= "table" or type(b) ~= "table" then return a == b end
-  for k, x in pairs(a) do
-    if not same(x, b[k]) then return false end
-  end
-  for k in pairs(b) do
-    if a[k] == nil then return false end
-  end
-  return true
-end
+local same = canon.same
 
 local function ready(pod)
   for _, c in ipairs(pod.status and pod.status.conditions or {}) do

@@ -19,6 +19,7 @@
 -- Volcano reacts to pod events; this controller looks at the pods as they
 -- are on each pass, and acts on pods of the job's current version only.
 local v = volray
+local canon = require("canon")
 local podreq = require("podreq")
 
 local JOBS = "batch.volcano.sh/v1alpha1/jobs"
@@ -107,17 +108,7 @@ local function effective(job)
   return e
 end
 
--- Deep equality of two decoded JSON values.
-local function same(a, b)
-  if type(a) ~= "table" or type(b) ~= "table" then return a == b end
-  for k, x in pairs(a) do
-    if not same(x, b[k]) then return false end
-  end
-  for k in pairs(b) do
-    if a[k] == nil then return false end
-  end
-  return true
-end
+local same = canon.same
 
 local function pod_name(job, task, i)
   return string.format("%s-%s-%d", job.metadata.name, task, i)

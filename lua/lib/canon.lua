@@ -139,4 +139,17 @@ function M.equal_ignore_hash(a, b)
   return M.encode(M.without_hash(a)) == M.encode(M.without_hash(b))
 end
 
+-- Whether two decoded JSON values are the same, key by key (no
+-- canonical form: a missing key and an empty table differ).
+function M.same(a, b)
+  if type(a) ~= "table" or type(b) ~= "table" then return a == b end
+  for k, x in pairs(a) do
+    if not M.same(x, b[k]) then return false end
+  end
+  for k in pairs(b) do
+    if a[k] == nil then return false end
+  end
+  return true
+end
+
 return M
