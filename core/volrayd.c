@@ -724,8 +724,10 @@ wire_api(struct daemon *d)
 	}
 	api_set_nodes(d->api, d->nodes != NULL ? node_mgr_has_runtime : NULL,
 	    d->nodes, cert, key);
-	if (d->nodes != NULL)
+	if (d->nodes != NULL) {
 		api_set_usage(d->api, node_mgr_usage, d->nodes);
+		api_set_exec(d->api, node_exec_serve, d->nodes);
+	}
 	free(cert);
 	free(key);
 	api_set_policy_sources(d->api, d->ctrl, d->sched);

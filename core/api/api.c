@@ -124,6 +124,22 @@ api_set_usage(api *a, api_usage_fn fn, void *arg)
 }
 
 void
+api_set_exec(api *a, api_exec_fn fn, void *arg)
+{
+	a->exec = fn;
+	a->exec_arg = arg;
+}
+
+/* exec, attach, portforward: connections into a pod's containers. */
+static int
+is_stream_sub(const struct route *rt)
+{
+	return rt->sub != NULL && strcmp(rt->r->store_key, "pods") == 0 &&
+	    (strcmp(rt->sub, "exec") == 0 || strcmp(rt->sub, "attach") == 0 ||
+	    strcmp(rt->sub, "portforward") == 0);
+}
+
+void
 api_set_policy_sources(api *a, struct controller_rt *ctrl, struct sched *s)
 {
 	a->policy_ctrl = ctrl;
@@ -136,6 +152,9 @@ request_verb(const http_req *req, const struct route *rt, int watch)
 {
 	const char *m = req->method;
 
+	/* A WebSocket's GET asks for create too (kube-apiserver 1.30+). */
+	if (rt->r != NULL && is_stream_sub(rt))
+		return "create";
 	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0) {
 		if (watch)
 			return "watch";
@@ -437,6 +456,10 @@ dispatch(api *a, http_req *req, struct route *rt, int watch)
 			metricsapi_get(a, req, rt);
 		return;
 	}
+	if (is_stream_sub(rt) && rt->name != NULL) {
+		podstream_serve(a, req, rt);
+		return;
+	}
 	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0) {
 		if (rt->name == NULL) {
 			if (watch || http_query_bool(req->query, "watch", 0))
@@ -551,7 +574,7 @@ api_handle(http_req *req, void *arg)
 	if (rt.sub != NULL && strcmp(rt.sub, "status") != 0 &&
 	    !(strcmp(rt.r->store_key, "pods") == 0 &&
 	    (strcmp(rt.sub, "binding") == 0 || strcmp(rt.sub, "log") == 0 ||
-	    strcmp(rt.sub, "eviction") == 0)) &&
+	    strcmp(rt.sub, "eviction") == 0 || is_stream_sub(&rt))) &&
 	    !(strcmp(rt.r->store_key, "namespaces") == 0 &&
 	    strcmp(rt.sub, "finalize") == 0)) {
 		not_found(req, &rt, req->path);

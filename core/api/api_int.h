@@ -39,6 +39,8 @@ struct api {
 	void *node_local_arg;
 	char *node_cert, *node_key;	/* nodeproxy.c's credentials */
 	struct hclient *nodes_hc;
+	api_exec_fn exec;		/* podstream.c: this process's pods */
+	void *exec_arg;
 	api_usage_fn usage;		/* metricsapi.c's measured figures */
 	void *usage_arg;
 	struct controller_rt *policy_ctrl;	/* policyinfo.c */
@@ -78,6 +80,8 @@ void api_write_scale(api *, http_req *, struct route *);
 void api_write_evict(api *, http_req *, struct route *);
 /* podlog.c: GET pods/NAME/log. */
 void podlog_get(api *, http_req *, struct route *);
+/* podstream.c: pods/exec, pods/attach, pods/portforward. */
+void podstream_serve(api *, http_req *, struct route *);
 /* proxy.c: 1 when the path is a service or pod proxy (answered). */
 int proxy_serve(api *, http_req *, struct route *);
 /* nodeproxy.c: whether another process runs node (NULL or "": none). */

@@ -204,6 +204,21 @@ conn_drain(struct conn *c)
 {
 	size_t n;
 
+	if (c->tunnel && !c->closing && c->inlen > c->inoff) {
+		/* An upgraded connection: what arrived before, as it is. The
+		   buffer is detached first, since the callback may end it. */
+		char *in = c->in;
+		size_t off = c->inoff;
+
+		n = c->inlen - off;
+		c->in = NULL;
+		c->incap = c->inoff = c->inlen = 0;
+		c->tunnel_cb(&c->req, in + off, n, c->tunnel_arg);
+		free(in);
+		if (!c->tunnel_paused)
+			http_conn_read_start(c);
+		return;
+	}
 	if (c->busy || c->shutting || c->closing)
 		return;
 	n = conn_parse(c, c->in + c->inoff, c->inlen - c->inoff);
@@ -231,6 +246,14 @@ conn_input(struct conn *c, const char *data, size_t len)
 {
 	size_t n;
 
+	if (c->tunnel) {
+		if (c->inlen > c->inoff) {	/* held input goes first */
+			conn_keep(c, data, len);
+			conn_drain(c);
+		} else
+			c->tunnel_cb(&c->req, data, len, c->tunnel_arg);
+		return;
+	}
 	if (c->busy || c->inlen > c->inoff) {
 		conn_keep(c, data, len);
 		if (!c->busy)

@@ -60,6 +60,10 @@ void http_set_max_connections(int);
 const char *http_req_header(const http_req *, const char *name);
 /* Query parameter, percent-decoded, malloc'd; NULL when absent. */
 char *http_query_get(const char *query, const char *key);
+/* Every value of a repeated parameter, in order (NULL-terminated, NULL
+ * when none; *n their number): kubectl exec's command=...&command=... */
+char **http_query_all(const char *query, const char *key, int *n);
+void http_query_all_free(char **);
 /* A boolean parameter as kube-apiserver reads it: absent is def, "0" and
  * "false" (any case) are 0, anything else is 1. */
 int http_query_bool(const char *query, const char *key, int def);
@@ -84,6 +88,23 @@ int http_stream_write_many(http_req *, rbuf **chunks, int n);
 /* Bytes queued but not yet written to the socket. */
 size_t http_stream_pending(const http_req *);
 void http_stream_end(http_req *);
+/*
+ * Take the request's connection over for another protocol (WebSocket,
+ * SPDY): answer 101 Switching Protocols with "Connection: Upgrade",
+ * "Upgrade: protocol" and the headers added with http_req_add_header;
+ * from then on the connection carries raw bytes both ways. on_data gets
+ * the input (decrypted on TLS), starting with whatever followed the
+ * request's head, possibly before http_upgrade returns; writes go with
+ * http_stream_write*; http_req_on_close tells when the peer goes, and
+ * http_stream_end finishes the request and closes the connection once
+ * the bytes queued are out. Only for a request with no body.
+ */
+typedef void (*http_tunnel_cb)(http_req *, const char *data, size_t len,
+    void *arg);
+void http_upgrade(http_req *, const char *protocol, http_tunnel_cb on_data,
+    void *arg);
+/* Stop (1) or resume (0) reading an upgraded connection: backpressure. */
+void http_tunnel_pause(http_req *, int paused);
 /*
  * Called once when the request is finished (answered, or its stream
  * ended), whether or not the peer is still there.

@@ -93,9 +93,14 @@ struct conn {
 	unsigned	 failed:1;
 	unsigned	 peer_eof:1;	/* peer done sending: flush, close */
 	unsigned	 tls_seen:1;	/* the first TLS bytes have arrived */
+	unsigned	 tunnel:1;	/* upgraded: raw bytes to tunnel_cb */
+	unsigned	 tunnel_paused:1;
 
 	http_close_cb	 close_cb;
 	void		*close_arg;
+	http_tunnel_cb	 tunnel_cb;	/* an upgraded connection's input */
+	void		*tunnel_arg;
+	const char	*upgrade;	/* the protocol a 101 switches to */
 	http_close_cb	 done_cb;	/* the request is finished */
 	void		*done_arg;
 	char		 xhdr[1024];	/* extra response headers, CRLF-ended

@@ -72,8 +72,9 @@ decoded_equal(const char *s, size_t len, const char *key)
 	return *k == '\0';
 }
 
-char *
-http_query_get(const char *query, const char *key)
+/* The nth (from 0) value of key, decoded and malloc'd, or NULL. */
+static char *
+query_nth(const char *query, const char *key, int nth)
 {
 	const char *p, *amp, *eq, *end;
 	char *v;
@@ -89,7 +90,7 @@ http_query_get(const char *query, const char *key)
 		end = eq != NULL ? eq : amp;
 		if (end == p && *key != '\0')
 			continue;
-		if (!decoded_equal(p, end - p, key))
+		if (!decoded_equal(p, end - p, key) || nth-- > 0)
 			continue;
 		if (eq == NULL)
 			n = 0;
@@ -101,6 +102,38 @@ http_query_get(const char *query, const char *key)
 		return v;
 	}
 	return NULL;
+}
+
+char *
+http_query_get(const char *query, const char *key)
+{
+	return query_nth(query, key, 0);
+}
+
+char **
+http_query_all(const char *query, const char *key, int *n)
+{
+	char **v = NULL, *s;
+	int k = 0;
+
+	while ((s = query_nth(query, key, k)) != NULL) {
+		v = xreallocarray(v, k + 2, sizeof *v);
+		v[k++] = s;
+		v[k] = NULL;
+	}
+	if (n != NULL)
+		*n = k;
+	return v;
+}
+
+void
+http_query_all_free(char **v)
+{
+	int i;
+
+	for (i = 0; v != NULL && v[i] != NULL; i++)
+		free(v[i]);
+	free(v);
 }
 
 /*

@@ -58,7 +58,10 @@ http_respond_head(struct conn *c, char *buf, size_t size, int status,
 		memcpy(buf + n, c->xhdr, c->xhdrlen);
 		n += c->xhdrlen;
 	}
-	if (c->close_after)
+	if (c->upgrade != NULL && strlen(c->upgrade) <= MAX_CTYPE)
+		n += snprintf(buf + n, size - n,
+		    "Connection: Upgrade\r\nUpgrade: %s\r\n", c->upgrade);
+	else if (c->close_after)
 		n += snprintf(buf + n, size - n, "Connection: close\r\n");
 	else if (c->http10)
 		n += snprintf(buf + n, size - n, "Connection: keep-alive\r\n");

@@ -179,3 +179,44 @@ http_stream_end(http_req *req)
 	}
 	http_respond_done(c);
 }
+
+void
+http_upgrade(http_req *req, const char *protocol, http_tunnel_cb on_data,
+    void *arg)
+{
+	struct conn *c = REQ_CONN(req);
+
+	if (!c->busy || c->streaming) {
+		log_warn("http: upgrade of a request that is not waiting");
+		return;
+	}
+	c->upgrade = protocol;
+	c->close_after = 1;		/* nothing follows on this connection */
+	http_stream_begin(req, 101, NULL);
+	c->upgrade = NULL;
+	c->chunked = 0;
+	c->tunnel = 1;
+	c->tunnel_cb = on_data;
+	c->tunnel_arg = arg;
+	/* Input that came with the head goes out from the loop, not from
+	   inside the caller. */
+	if (c->inlen > c->inoff)
+		http_conn_timer(c, T_DRAIN, 0);
+	else
+		http_conn_read_start(c);
+}
+
+void
+http_tunnel_pause(http_req *req, int paused)
+{
+	struct conn *c = REQ_CONN(req);
+
+	if (!c->tunnel || c->closing)
+		return;
+	c->tunnel_paused = paused != 0;
+	if (paused && c->reading) {
+		uv_read_stop((uv_stream_t *)&c->tcp);
+		c->reading = 0;
+	} else if (!paused)
+		http_conn_read_start(c);
+}

@@ -422,6 +422,22 @@ fail:
 	return -1;
 }
 
+char **
+cgroup_paths(const char *uid, const char *ctr)
+{
+	char dir[PATH_MAX], **paths;
+	int i;
+
+	if (version == 0)
+		return NULL;
+	paths = xcalloc((size_t)nroots + 1, sizeof *paths);
+	for (i = 0; i < nroots; i++) {
+		group_path(&roots[i], uid, ctr, dir, sizeof dir);
+		paths[i] = xstrdup(dir);
+	}
+	return paths;
+}
+
 void
 cgroup_paths_free(char **paths)
 {

@@ -781,27 +781,56 @@ exec_exit(uv_process_t *proc, int64_t status, int sig)
 	uv_close((uv_handle_t *)proc, on_closed);
 }
 
-static void
-local_exec(struct node *n, struct node_pod *p, struct node_ctr *c,
-    const cJSON *command, uint64_t timeout_ms, void (*done)(void *, int),
-    void *arg)
+/*
+ * What a process run in c's instance gets (an exec probe, kubectl exec):
+ * its environment into env and its working directory into cwd. -1 with
+ * *why.
+ */
+static int
+exec_context(struct node *n, struct node_pod *p, struct node_ctr *c,
+    struct ctrenv *env, char *cwd, size_t size, char **why)
 {
 	const store_obj *o = client_get(n->m->c, "pods", p->ns, p->name);
 	cJSON *pod = o ? store_obj_tree(o) : NULL;
 	const cJSON *spec = NULL, *it;
-	char dir[PATH_MAX], root[PATH_MAX], *why = NULL, **argv = NULL;
-	struct ctrenv env = { 0 };
-	struct exec_run *e = NULL;
-	int argc = 0, devnull = -1, ok = 0, i;
+	char dir[PATH_MAX], root[PATH_MAX];
+	int rc = -1;
 
-	cJSON_ArrayForEach(it, json_at(pod, "spec.containers"))
+	cJSON_ArrayForEach(it, json_at(pod, c->init ? "spec.initContainers" :
+	    "spec.containers"))
 		if (json_str(it, "name") && strcmp(json_str(it, "name"),
 		    c->name) == 0)
 			spec = it;
 	pod_dir(n, p, dir, sizeof dir);
 	util_strf(root, sizeof root, "%s/root", dir);
-	if (spec == NULL || cJSON_GetArraySize(command) == 0 ||
-	    ctrenv_build(n, p, pod, spec, root, &env, &why) != 0 ||
+	if (spec == NULL)
+		*why = util_printf("container %s is gone from pod %s", c->name,
+		    p->name);
+	else if (ctrenv_build(n, p, pod, spec, root, env, why) == 0) {
+		if (json_str(spec, "workingDir") != NULL)
+			util_strf(cwd, size, "%s/%s", root,
+			    json_str(spec, "workingDir"));
+		else
+			util_strf(cwd, size, "%s", root);
+		rc = 0;
+	}
+	cJSON_Delete(pod);
+	return rc;
+}
+
+static void
+local_exec(struct node *n, struct node_pod *p, struct node_ctr *c,
+    const cJSON *command, uint64_t timeout_ms, void (*done)(void *, int),
+    void *arg)
+{
+	const cJSON *it;
+	char cwd[PATH_MAX], *why = NULL, **argv = NULL;
+	struct ctrenv env = { 0 };
+	struct exec_run *e = NULL;
+	int argc = 0, devnull = -1, ok = 0, i;
+
+	if (cJSON_GetArraySize(command) == 0 ||
+	    exec_context(n, p, c, &env, cwd, sizeof cwd, &why) != 0 ||
 	    (devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
 		goto out;
 	argv = xcalloc(cJSON_GetArraySize(command) + 1, sizeof *argv);
@@ -817,7 +846,7 @@ local_exec(struct node *n, struct node_pod *p, struct node_ctr *c,
 		free(e);
 		goto out;
 	}
-	if (spawn_group(n->m->loop, &e->proc, argv, env.kv, root, devnull,
+	if (spawn_group(n->m->loop, &e->proc, argv, env.kv, cwd, devnull,
 	    devnull, exec_exit) != 0) {
 		uv_close((uv_handle_t *)&e->proc, on_closed);
 		goto out;
@@ -832,9 +861,39 @@ out:
 	free(argv);
 	ctrenv_free(&env);
 	free(why);
-	cJSON_Delete(pod);
 	if (!ok)
 		done(arg, 0);
+}
+
+/* kubectl exec: argv as it is (no $(VAR) expansion, as with the CRI). */
+static execproc *
+local_exec_stream(struct node *n, struct node_pod *p, struct node_ctr *c,
+    char **argv, int tty, int in, const struct execproc_cb *cb, void *arg,
+    char **why)
+{
+	struct execproc_opts o;
+	struct ctrenv env = { 0 };
+	char cwd[PATH_MAX];
+	execproc *x = NULL;
+
+	if (n->m->shim == NULL) {
+		*why = util_printf("no volray-shim to exec with");
+		return NULL;
+	}
+	if (exec_context(n, p, c, &env, cwd, sizeof cwd, why) != 0)
+		return NULL;
+	memset(&o, 0, sizeof o);
+	o.shim = n->m->shim;
+	o.argv = argv;
+	o.env = env.kv;
+	o.cwd = cwd;
+	o.groups = cgroup_paths(p->uid, c->name);
+	o.tty = tty;
+	o.in = in;
+	x = execproc_start(n->m->loop, &o, cb, arg, why);
+	cgroup_paths_free(o.groups);
+	ctrenv_free(&env);
+	return x;
 }
 
 
@@ -951,6 +1010,7 @@ const struct node_runtime local_runtime = {
 	.start = local_start,
 	.stop = local_stop,
 	.exec = local_exec,
+	.exec_stream = local_exec_stream,
 	.resume = local_resume,
 	.restore = local_restore,
 	.restored = local_restored,

@@ -15,6 +15,7 @@
 #include <uv.h>
 
 #include "client/client.h"
+#include "net/http.h"
 
 typedef struct node_mgr node_mgr;
 
@@ -75,6 +76,16 @@ void node_mgr_start(node_mgr *);
 void node_mgr_stats(const node_mgr *, struct node_stats *);
 /* "local" or "virtual" for a Node this manager serves, else NULL. */
 const char *node_mgr_runtime(node_mgr *, const char *node_name);
+/*
+ * kubectl exec into container ctr of pod ns/name, which a node of the
+ * manager mgr runs (api_set_exec's hook) (exec.c): the WebSocket channel protocol on req, the
+ * command and streams from its query. 0 when req is taken (answered by
+ * the session), else the HTTP status to refuse it with and *msg
+ * (malloc'd), as a kubelet refuses: 400 not a WebSocket or a container
+ * not running, 404 no such pod or container here, 500 no process.
+ */
+int node_exec_serve(void *mgr, http_req *, const char *ns,
+    const char *pod, const char *ctr, char **msg);
 /* DATA_DIR/pods/NS/NAME (malloc'd): a pod's directory on the local node. */
 char *node_mgr_pod_dir(node_mgr *, const char *ns, const char *name);
 

@@ -90,6 +90,8 @@ const char *cgroup_mode(void);
 int cgroup_create(const char *uid, const char *ctr, int64_t mem_bytes,
     int64_t cpu_milli, char ***paths, char **why);
 void cgroup_paths_free(char **);
+/* The groups of a running container (for kubectl exec), or NULL. */
+char **cgroup_paths(const char *uid, const char *ctr);
 /* A container's CPU time so far and memory now, from its groups; -1 when
    cgroups are off or it has none. */
 int cgroup_usage(const char *uid, const char *ctr, uint64_t *cpu_usec,

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 
+#include "node/execproc.h"
 #include "node/node.h"
 
 struct node;
@@ -48,6 +49,13 @@ struct node_runtime {
 	void (*exec)(struct node *, struct node_pod *, struct node_ctr *,
 	    const cJSON *command, uint64_t timeout_ms,
 	    void (*done)(void *arg, int ok), void *arg);
+	/*
+	 * A process in the running instance for kubectl exec (execproc.h),
+	 * or NULL with *why. NULL: the runtime runs no processes.
+	 */
+	execproc *(*exec_stream)(struct node *, struct node_pod *,
+	    struct node_ctr *, char **argv, int tty, int in,
+	    const struct execproc_cb *, void *arg, char **why);
 	/*
 	 * Take back an instance that was running when the last volrayd
 	 * stopped (c->started says since when): 0 when it runs on (its end

@@ -18,6 +18,13 @@
  *    file and renamed, so a reader sees all of it or nothing); then it
  *    removes the cgroups and exits.
  *
+ * With -x it is the way into a running container instead (kubectl exec):
+ * it puts itself into the container's cgroups (-g), takes its stdin as
+ * controlling terminal when -t says it is one (volrayd made the session),
+ * and execs the command; when that fails, errno goes to descriptor 3
+ * (close-on-exec otherwise), so volrayd can tell "not found" from a
+ * command that exits 127.
+ *
  * It needs nothing from volrayd once started: it ignores SIGHUP and
  * SIGPIPE, holds no descriptor of volrayd's, and outlives a volrayd that
  * crashes, so the next one re-adopts the container (local.c). SIGTERM,
@@ -25,6 +32,7 @@
  * the command's process group (volrayd signals the group itself once it
  * has read the pid file; this covers the moment before).
  */
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -62,7 +70,8 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: volray-shim -d DIR -n NAME [-u UID] "
-	    "[-g CGROUP]... -- COMMAND [ARG]...\n");
+	    "[-g CGROUP]... -- COMMAND [ARG]...\n"
+	    "       volray-shim -x [-t] [-g CGROUP]... -- COMMAND [ARG]...\n");
 	exit(2);
 }
 
@@ -422,21 +431,53 @@ write_status(const char *dir, const char *name, int status, int oom,
 		    "finishedAt %s\n", WEXITSTATUS(status), oom, now);
 }
 
+/* -x: into the container's groups and terminal, then the command. */
+static int
+run_exec(const char **groups, int ngroups, int tty, char **argv)
+{
+	char pidstr[32], path[PATH_MAX];
+	int e, i;
+
+	fcntl(3, F_SETFD, FD_CLOEXEC);
+	snprintf(pidstr, sizeof pidstr, "%d", (int)getpid());
+	for (i = 0; i < ngroups; i++) {
+		snprintf(path, sizeof path, "%s/cgroup.procs", groups[i]);
+		/* A group that is gone: the container is ending; run anyway. */
+		(void)write_str(path, pidstr);
+	}
+	if (tty) {
+		setsid();
+		ioctl(0, TIOCSCTTY, 0);
+	}
+	signal(SIGPIPE, SIG_DFL);
+	execvp(argv[0], argv);
+	e = errno;
+	if (write(3, &e, sizeof e) != (ssize_t)sizeof e)
+		fprintf(stderr, "%s: %s\n", argv[0], strerror(e));
+	return e == ENOENT ? 127 : 126;
+}
+
 int
 main(int argc, char **argv)
 {
 	const char *dir = NULL, *name = NULL, *uid = "-";
 	const char *groups[MAX_GROUPS];
 	char logp[PATH_MAX], what[PATH_MAX + 8];
-	int ngroups = 0, opt, out[2], err[2], wake[2];
+	int ngroups = 0, opt, out[2], err[2], wake[2], xmode = 0, tty = 0;
 	int log_fd, status = 0, e = 0, i, oom = 0, exact;
 	long oom_before[MAX_GROUPS];
 	struct stream so, se;
 	struct timespec t0, t1;
 	pid_t pid;
 
-	while ((opt = getopt(argc, argv, "d:n:u:g:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:n:u:g:xt")) != -1) {
 		switch (opt) {
+		case 'x':
+			xmode = 1;
+			break;
+		case 't':
+			tty = 1;
+			break;
 		case 'd':
 			dir = optarg;
 			break;
@@ -456,6 +497,8 @@ main(int argc, char **argv)
 		}
 	}
 	argv += optind;
+	if (xmode && argv[0] != NULL)
+		return run_exec(groups, ngroups, tty, argv);
 	if (dir == NULL || name == NULL || argv[0] == NULL)
 		usage();
 	install_signals();
