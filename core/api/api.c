@@ -124,9 +124,10 @@ api_set_usage(api *a, api_usage_fn fn, void *arg)
 }
 
 void
-api_set_exec(api *a, api_exec_fn fn, void *arg)
+api_set_streams(api *a, api_exec_fn exec, api_portforward_fn pf, void *arg)
 {
-	a->exec = fn;
+	a->exec = exec;
+	a->portforward = pf;
 	a->exec_arg = arg;
 }
 

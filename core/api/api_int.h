@@ -40,6 +40,7 @@ struct api {
 	char *node_cert, *node_key;	/* nodeproxy.c's credentials */
 	struct hclient *nodes_hc;
 	api_exec_fn exec;		/* podstream.c: this process's pods */
+	api_portforward_fn portforward;
 	void *exec_arg;
 	api_usage_fn usage;		/* metricsapi.c's measured figures */
 	void *usage_arg;

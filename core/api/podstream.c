@@ -1,7 +1,7 @@
 /*
- * pods/exec (and later attach and portforward): what kube-apiserver
- * checks before it hands the connection to the pod's kubelet, then the
- * hand-over. The checks are the pod strategy's ExecLocation: the pod
+ * pods/exec and pods/portforward (attach is not served yet): what
+ * kube-apiserver checks before it hands the connection to the pod's
+ * kubelet, then the hand-over. The checks are the pod strategy's ExecLocation: the pod
  * exists and has not completed, the container is named (or the pod has
  * only one), it is one of the pod's, and the pod has a node. RBAC has
  * already asked for `create` on pods/exec, whatever the method (a
@@ -109,6 +109,33 @@ check_pod(const cJSON *pod, const char *name, const char *query, char **ctr)
 	return NULL;
 }
 
+/* pods/portforward: the pod exists and has a node (PortForwardLocation). */
+static void
+portforward(api *a, http_req *req, struct route *rt, const store_obj *o)
+{
+	char *msg = NULL;
+	int code;
+
+	if (*o->node_name == '\0') {
+		reply_status(req, rt, status_bad_request("pod %s does not have "
+		    "a host assigned", rt->name));
+		return;
+	}
+	if (nodeproxy_remote(a, o->node_name) || a->portforward == NULL) {
+		reply_status(req, rt, status_bad_request("pod %s runs on node "
+		    "%s, which another process runs: port-forward through the "
+		    "API server to an agent's pods is not supported yet",
+		    rt->name, o->node_name));
+		return;
+	}
+	code = a->portforward(a->exec_arg, req, rt->ns, rt->name, &msg);
+	if (code != 0)
+		reply_status(req, rt, status_error(code, code == 404 ?
+		    "NotFound" : code == 500 ? "InternalError" : "BadRequest",
+		    "%s", msg != NULL ? msg : "port-forward failed"));
+	free(msg);
+}
+
 void
 podstream_serve(api *a, http_req *req, struct route *rt)
 {
@@ -120,6 +147,10 @@ podstream_serve(api *a, http_req *req, struct route *rt)
 	if (o == NULL) {
 		reply_status(req, rt, status_error(404, "NotFound",
 		    "pods \"%s\" not found", rt->name));
+		return;
+	}
+	if (strcmp(rt->sub, "portforward") == 0) {
+		portforward(a, req, rt, o);
 		return;
 	}
 	if (strcmp(rt->sub, "exec") != 0) {

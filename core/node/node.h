@@ -86,6 +86,13 @@ const char *node_mgr_runtime(node_mgr *, const char *node_name);
  */
 int node_exec_serve(void *mgr, http_req *, const char *ns,
     const char *pod, const char *ctr, char **msg);
+/*
+ * Port-forward into pod ns/name (portfwd.c): SPDY/3.1 (an upgrade, or in
+ * a WebSocket) or the WebSocket channel protocol on req, to the ports of
+ * this machine the pod listens on. Returns as node_exec_serve.
+ */
+int node_portforward_serve(void *mgr, http_req *, const char *ns,
+    const char *pod, char **msg);
 /* DATA_DIR/pods/NS/NAME (malloc'd): a pod's directory on the local node. */
 char *node_mgr_pod_dir(node_mgr *, const char *ns, const char *name);
 

@@ -13,29 +13,8 @@
 . "$(dirname "$0")/lib.sh"
 need_samples
 
-JS="$top_builddir/tests/js"
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-	fail "node and npm are needed (scripts/deps.sh installs npm)"
-fi
-if ! cmp -s "$top_srcdir/tests/js/package-lock.json" \
-    "$JS/node_modules/.volray-lock.json" 2>/dev/null; then
-	mkdir -p "$JS"
-	if [ "$(cd "$JS" && pwd -P)" != "$(cd "$top_srcdir/tests/js" && pwd -P)" ]; then
-		cp "$top_srcdir/tests/js/package.json" \
-			"$top_srcdir/tests/js/package-lock.json" "$JS/"
-	fi
-	timeout 600 npm ci --prefix "$JS" --no-audit --no-fund --ignore-scripts \
-		>"$WORK/npm.log" 2>&1 || fail "npm ci in $JS: $(tail -n 20 "$WORK/npm.log")"
-	cp "$top_srcdir/tests/js/package-lock.json" "$JS/node_modules/.volray-lock.json"
-fi
-version=$(node -p "require('$JS/node_modules/@kubernetes/client-node/package.json').version")
-case "$version" in
-1.*) ;;
-*) fail "client-node $version: this test is written for the 1.x API" ;;
-esac
-echo "client-node $version, node $(node --version)"
-# The scripts in $WORK import the client from the build tree.
-ln -s "$JS/node_modules" "$WORK/node_modules"
+. "$(dirname "$0")/jslib.sh"
+js_client_setup
 start_daemon
 
 cat >"$WORK/kc.mjs" <<'JS'

@@ -1,0 +1,26 @@
+/*
+ * Port-forward's two files (portfwd.c, portfwd_spdy.c): what portfwd.c,
+ * having checked the pod, hands to the SPDY side.
+ */
+#ifndef VOLRAY_PORTFWD_H
+#define VOLRAY_PORTFWD_H
+
+#include <uv.h>
+
+#include "net/http.h"
+
+/* The WebSocket subprotocol that carries SPDY (kubectl 1.31+). */
+#define PORTFWD_SPDY_WS	"SPDY/3.1+portforward.k8s.io"
+
+/*
+ * SPDY/3.1 after an HTTP upgrade (Upgrade: SPDY/3.1,
+ * X-Stream-Protocol-Version: portforward.k8s.io), or inside the binary
+ * messages of a WebSocket (protocol PORTFWD_SPDY_WS). 0 when req is
+ * taken, else an HTTP status and *msg.
+ */
+int portfwd_spdy_upgrade(uv_loop_t *, http_req *, const char *ns,
+    const char *pod, char **msg);
+int portfwd_spdy_ws(uv_loop_t *, http_req *, const char *proto,
+    const char *ns, const char *pod, char **msg);
+
+#endif
