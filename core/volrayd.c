@@ -626,6 +626,8 @@ start_nodes(struct daemon *d, char **cause)
 		log_error("volrayd: %s", *cause);
 		return -1;
 	}
+	if (d->endpoint != NULL)
+		node_endpoint_set_mgr(d->endpoint, d->nodes);
 	/* Ray heads: the Jobs and Serve APIs of every head pod served here. */
 	if (d->f.roles & ROLE_RAY)
 		d->ray = ray_new(d->loop, d->client, d->nodes);

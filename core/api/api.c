@@ -31,6 +31,7 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "net/hclient.h"
+#include "net/tls.h"
 #include "registry/status.h"
 
 api *
@@ -54,6 +55,7 @@ api_free(api *a)
 		return;
 	if (a->nodes_hc != NULL)
 		hclient_free(a->nodes_hc);
+	tls_ctx_free(a->nodes_tls);
 	free(a->node_cert);
 	free(a->node_key);
 	free(a->data_dir);

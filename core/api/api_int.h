@@ -39,6 +39,7 @@ struct api {
 	void *node_local_arg;
 	char *node_cert, *node_key;	/* nodeproxy.c's credentials */
 	struct hclient *nodes_hc;
+	struct tls_ctx *nodes_tls;	/* streamrelay.c's, made once */
 	api_exec_fn exec;		/* podstream.c: this process's pods */
 	api_portforward_fn portforward;
 	void *exec_arg;
@@ -83,8 +84,20 @@ void api_write_evict(api *, http_req *, struct route *);
 void podlog_get(api *, http_req *, struct route *);
 /* podstream.c: pods/exec, pods/attach, pods/portforward. */
 void podstream_serve(api *, http_req *, struct route *);
+/*
+ * streamrelay.c: relay an upgrade request to node's endpoint at path
+ * (the query kept) and, once it switches protocols, the bytes both ways.
+ */
+void streamrelay_forward(api *, http_req *, struct route *,
+    const char *node, const char *path);
 /* proxy.c: 1 when the path is a service or pod proxy (answered). */
 int proxy_serve(api *, http_req *, struct route *);
+/*
+ * nodeproxy.c: the address (into host) and port of node's endpoint; -1
+ * with a Status in *st.
+ */
+int nodeproxy_addr(api *, const char *node, char *host, size_t size,
+    int *port, cJSON **st);
 /* nodeproxy.c: whether another process runs node (NULL or "": none). */
 int nodeproxy_remote(const api *, const char *node);
 /*

@@ -58,23 +58,22 @@ node_client(api *a)
 	return a->nodes_hc;
 }
 
-/* https://ADDRESS:PORT of node, or NULL with a Status in *st. */
-static char *
-node_base(api *a, const char *node, cJSON **st)
+int
+nodeproxy_addr(api *a, const char *node, char *host, size_t size, int *port,
+    cJSON **st)
 {
 	static const char *const types[] = { "InternalIP", "ExternalIP",
 	    "Hostname" };
 	const store_obj *o = store_get(a->st, "nodes", "", node);
 	const char *addr = NULL;
-	const cJSON *it, *port;
+	const cJSON *it, *p;
 	cJSON *tree;
-	char *base;
 	size_t i;
 
 	if (o == NULL) {
 		*st = status_error(404, "NotFound", "nodes \"%s\" not found",
 		    node);
-		return NULL;
+		return -1;
 	}
 	tree = store_obj_tree(o);
 	for (i = 0; i < sizeof types / sizeof *types && addr == NULL; i++)
@@ -85,18 +84,31 @@ node_base(api *a, const char *node, cJSON **st)
 				addr = json_str(it, "address");
 				break;
 			}
-	port = json_at(tree, "status.daemonEndpoints.kubeletEndpoint.Port");
+	p = json_at(tree, "status.daemonEndpoints.kubeletEndpoint.Port");
 	if (addr == NULL) {
 		*st = status_error(500, "InternalError", "node %s has no "
 		    "address to reach its endpoint on", node);
 		cJSON_Delete(tree);
-		return NULL;
+		return -1;
 	}
-	base = util_printf(strchr(addr, ':') ? "https://[%s]:%d" :
-	    "https://%s:%d", addr, cJSON_IsNumber(port) && port->valueint > 0 ?
-	    port->valueint : NODE_PORT_DEFAULT);
+	util_strf(host, size, "%s", addr);
+	*port = cJSON_IsNumber(p) && p->valueint > 0 ? p->valueint :
+	    NODE_PORT_DEFAULT;
 	cJSON_Delete(tree);
-	return base;
+	return 0;
+}
+
+/* https://ADDRESS:PORT of node, or NULL with a Status in *st. */
+static char *
+node_base(api *a, const char *node, cJSON **st)
+{
+	char host[256];
+	int port;
+
+	if (nodeproxy_addr(a, node, host, sizeof host, &port, st) != 0)
+		return NULL;
+	return util_printf(strchr(host, ':') ? "https://[%s]:%d" :
+	    "https://%s:%d", host, port);
 }
 
 static void

@@ -8,10 +8,10 @@
  * WebSocket comes as GET), as kube-apiserver does since 1.30.
  *
  * A pod of a node this process runs is served here (the node manager's
- * node_exec_serve, through api_set_exec); a pod of a node another process
- * runs (an agent) would need the upgraded connection relayed to that
- * node's endpoint, which is not done yet: it is refused with a clear
- * message.
+ * node_exec_serve and node_portforward_serve, through api_set_streams); a
+ * pod of a node another process runs (an agent) is relayed to that
+ * node's endpoint, /exec/NS/POD/CONTAINER or /portForward/NS/POD with the
+ * query kept, as kube-apiserver relays to a kubelet (streamrelay.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,7 +113,7 @@ check_pod(const cJSON *pod, const char *name, const char *query, char **ctr)
 static void
 portforward(api *a, http_req *req, struct route *rt, const store_obj *o)
 {
-	char *msg = NULL;
+	char *msg = NULL, *path;
 	int code;
 
 	if (*o->node_name == '\0') {
@@ -122,10 +122,9 @@ portforward(api *a, http_req *req, struct route *rt, const store_obj *o)
 		return;
 	}
 	if (nodeproxy_remote(a, o->node_name) || a->portforward == NULL) {
-		reply_status(req, rt, status_bad_request("pod %s runs on node "
-		    "%s, which another process runs: port-forward through the "
-		    "API server to an agent's pods is not supported yet",
-		    rt->name, o->node_name));
+		path = util_printf("/portForward/%s/%s", rt->ns, rt->name);
+		streamrelay_forward(a, req, rt, o->node_name, path);
+		free(path);
 		return;
 	}
 	code = a->portforward(a->exec_arg, req, rt->ns, rt->name, &msg);
@@ -166,10 +165,10 @@ podstream_serve(api *a, http_req *req, struct route *rt)
 		return;
 	}
 	if (nodeproxy_remote(a, o->node_name) || a->exec == NULL) {
-		reply_status(req, rt, status_bad_request("pod %s runs on node "
-		    "%s, which another process runs: exec through the API "
-		    "server to an agent's pods is not supported yet",
-		    rt->name, o->node_name));
+		/* The node's endpoint, as kube-apiserver asks the kubelet. */
+		msg = util_printf("/exec/%s/%s/%s", rt->ns, rt->name, ctr);
+		streamrelay_forward(a, req, rt, o->node_name, msg);
+		free(msg);
 		free(ctr);
 		return;
 	}

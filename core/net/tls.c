@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
@@ -41,6 +42,8 @@ struct tls_conn {
 	int norgs;
 	char err[160];
 };
+
+static void note_error(tls_conn *, int);
 
 static void
 set_cause(char **cause, const char *what, const char *file)
@@ -127,6 +130,53 @@ fail:
 	return NULL;
 }
 
+/* PEM text into the context's certificate and key; -1 with *cause. */
+static int
+use_pem(SSL_CTX *ctx, const char *cert_pem, const char *key_pem,
+    char **cause)
+{
+	BIO *b = BIO_new_mem_buf(cert_pem, -1);
+	X509 *x = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
+	EVP_PKEY *k;
+	int ok;
+
+	BIO_free(b);
+	b = BIO_new_mem_buf(key_pem, -1);
+	k = b ? PEM_read_bio_PrivateKey(b, NULL, NULL, NULL) : NULL;
+	BIO_free(b);
+	ok = x != NULL && k != NULL && SSL_CTX_use_certificate(ctx, x) == 1 &&
+	    SSL_CTX_use_PrivateKey(ctx, k) == 1;
+	X509_free(x);
+	EVP_PKEY_free(k);
+	if (!ok)
+		set_cause(cause, "loading the client certificate", NULL);
+	return ok ? 0 : -1;
+}
+
+tls_ctx *
+tls_ctx_new_client(const char *cert_pem, const char *key_pem, char **cause)
+{
+	tls_ctx *t;
+	SSL_CTX *ctx;
+
+	if ((ctx = SSL_CTX_new(TLS_client_method())) == NULL) {
+		set_cause(cause, "creating the TLS context", NULL);
+		return NULL;
+	}
+	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
+	SSL_CTX_set_alpn_protos(ctx, (const unsigned char *)"\x08http/1.1",
+	    9);
+	if (cert_pem != NULL && key_pem != NULL &&
+	    use_pem(ctx, cert_pem, key_pem, cause) != 0) {
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	t = xcalloc(1, sizeof *t);
+	t->ctx = ctx;
+	return t;
+}
+
 void
 tls_ctx_free(tls_ctx *t)
 {
@@ -149,8 +199,27 @@ tls_conn_new(tls_ctx *t)
 	BIO_set_mem_eof_return(c->in, -1);
 	BIO_set_mem_eof_return(c->out, -1);
 	SSL_set_bio(c->ssl, c->in, c->out);
-	SSL_set_accept_state(c->ssl);
+	if (SSL_CTX_get_ssl_method(t->ctx) == TLS_client_method())
+		SSL_set_connect_state(c->ssl);
+	else
+		SSL_set_accept_state(c->ssl);
 	return c;
+}
+
+int
+tls_conn_handshake(tls_conn *c)
+{
+	int n, e;
+
+	if (SSL_is_init_finished(c->ssl))
+		return 1;
+	if ((n = SSL_do_handshake(c->ssl)) == 1)
+		return 1;
+	e = SSL_get_error(c->ssl, n);
+	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+		return 0;
+	note_error(c, e);
+	return -1;
 }
 
 void

@@ -24,10 +24,19 @@ typedef struct tls_conn tls_conn;
  */
 tls_ctx *tls_ctx_new(const char *cert_file, const char *key_file,
     const char *client_ca_file, char **cause);
+/*
+ * A client's context (dial.c): shows the certificate and key (PEM text;
+ * both NULL: none) and verifies nothing of the server, as kube-apiserver
+ * without --kubelet-certificate-authority. NULL with *cause.
+ */
+tls_ctx *tls_ctx_new_client(const char *cert_pem, const char *key_pem,
+    char **cause);
 void tls_ctx_free(tls_ctx *);
 
 tls_conn *tls_conn_new(tls_ctx *);
 void tls_conn_free(tls_conn *);
+/* Drive the handshake: 1 done, 0 waiting for the peer, -1 failed. */
+int tls_conn_handshake(tls_conn *);
 /* Ciphertext arrived from the peer. -1 on a fatal error. */
 int tls_conn_feed(tls_conn *, const char *data, size_t len);
 /*

@@ -27,6 +27,7 @@ struct node_endpoint {
 	node_endpoint_proxy_fn proxy;
 	node_endpoint_serves_fn serves;
 	void *proxy_arg;
+	node_mgr *mgr;			/* exec, port-forward; NULL: none */
 };
 
 static void
@@ -131,6 +132,39 @@ pod_proxy(node_endpoint *e, http_req *req)
 	    pod, port));
 }
 
+/*
+ * /exec/NS/POD/CONTAINER and /portForward/NS/POD, the kubelet's paths,
+ * served by the node manager (exec.c, portfwd.c) on the request itself.
+ */
+static void
+pod_stream(node_endpoint *e, http_req *req, int exec)
+{
+	char ns[254], pod[254], ctr[254], *msg = NULL;
+	int n = 0, code, ok;
+
+	if (exec)
+		ok = sscanf(req->path, "/exec/%253[^/]/%253[^/]/%253[^/]%n", ns,
+		    pod, ctr, &n) == 3;
+	else
+		ok = sscanf(req->path, "/portForward/%253[^/]/%253[^/]%n", ns,
+		    pod, &n) == 2;
+	if (!ok || req->path[n] != '\0') {
+		reply(req, status_bad_request(exec ? "want /exec/NAMESPACE/POD/"
+		    "CONTAINER" : "want /portForward/NAMESPACE/POD"));
+		return;
+	}
+	if (e->mgr == NULL) {
+		reply(req, status_error(404, "NotFound", "no pods run here"));
+		return;
+	}
+	code = exec ? node_exec_serve(e->mgr, req, ns, pod, ctr, &msg) :
+	    node_portforward_serve(e->mgr, req, ns, pod, &msg);
+	if (code != 0)
+		reply(req, status_error(code, code == 404 ? "NotFound" :
+		    code == 500 ? "InternalError" : "BadRequest", "%s", msg));
+	free(msg);
+}
+
 static void
 handle(http_req *req, void *arg)
 {
@@ -143,6 +177,16 @@ handle(http_req *req, void *arg)
 	if (strncmp(req->path, "/containerLogs/", 15) == 0) {
 		if (authorized(req, "log"))
 			container_logs(e, req);
+		return;
+	}
+	if (strncmp(req->path, "/exec/", 6) == 0) {
+		if (authorized(req, "exec"))
+			pod_stream(e, req, 1);
+		return;
+	}
+	if (strncmp(req->path, "/portForward/", 13) == 0) {
+		if (authorized(req, "portforward"))
+			pod_stream(e, req, 0);
 		return;
 	}
 	if (strncmp(req->path, "/volray/proxy/", 14) == 0) {
@@ -165,6 +209,12 @@ node_endpoint_new(uv_loop_t *loop, client *c, const char *data_dir,
 	e->c = c;
 	e->data_dir = xstrdup(data_dir);
 	return e;
+}
+
+void
+node_endpoint_set_mgr(node_endpoint *e, node_mgr *m)
+{
+	e->mgr = m;
 }
 
 void

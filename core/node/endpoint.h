@@ -7,6 +7,10 @@
  *   GET  /healthz
  *   GET  /containerLogs/NS/POD/CONTAINER?sinceSeconds&sinceTime&tailLines
  *        &limitBytes&timestamps&follow&previous     (the kubelet's)
+ *   GET  /exec/NS/POD/CONTAINER?command&stdin&...  (the kubelet's: kubectl
+ *        exec, a WebSocket, relayed by the API server)
+ *   ANY  /portForward/NS/POD?ports                  (the kubelet's: kubectl
+ *        port-forward, SPDY or a WebSocket)
  *   ANY  /volray/proxy/NS/POD/PORT/PATH?QUERY       (volray's: the pod's
  *        in-process server on PORT, a Ray head's dashboard)
  * HTTPS only, and only for a client certificate the cluster's CA issued to
@@ -21,6 +25,7 @@
 
 #include "client/client.h"
 #include "net/http.h"
+#include "node/node.h"
 
 typedef struct node_endpoint node_endpoint;
 
@@ -36,6 +41,8 @@ typedef int (*node_endpoint_serves_fn)(void *arg, const char *ns,
  */
 node_endpoint *node_endpoint_new(uv_loop_t *, client *c,
     const char *data_dir, tls_ctx *tls);
+/* The node manager whose pods exec and portForward reach (borrowed). */
+void node_endpoint_set_mgr(node_endpoint *, node_mgr *);
 void node_endpoint_set_proxy(node_endpoint *, node_endpoint_proxy_fn,
     node_endpoint_serves_fn, void *arg);
 /* Serve on host:port (0: the kernel picks). 0, or -1 with *cause. */

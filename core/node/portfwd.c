@@ -2,7 +2,7 @@
  * Port-forward into a pod this process runs (kubectl port-forward, the
  * Python and JavaScript clients' PortForward): the kubelet's side. Local
  * pods share this machine's network, so a forwarded connection is a TCP
- * connection to 127.0.0.1:PORT (tcpfwd.c).
+ * connection to 127.0.0.1:PORT (net/dial.c).
  *
  * Two ways in, as on a kubelet:
  *  - SPDY/3.1 with the portforward.k8s.io stream protocol (portfwd_spdy.c),
@@ -21,10 +21,10 @@
 
 #include "lib/util.h"
 #include "lib/xmalloc.h"
+#include "net/dial.h"
 #include "net/websocket.h"
 #include "node/node_int.h"
 #include "node/portfwd.h"
-#include "node/tcpfwd.h"
 
 #define MAX_PORTS	64
 #define MAX_MSG		(16 * 1024 * 1024)
@@ -38,7 +38,7 @@ struct pfport {
 	struct pfws *s;
 	int idx;
 	int port;
-	tcpfwd *t;
+	dial *t;
 	int done;
 };
 
@@ -67,7 +67,7 @@ pfws_free(struct pfws *s)
 	int i;
 
 	for (i = 0; i < s->n; i++)
-		tcpfwd_free(s->ports[i].t);
+		dial_free(s->ports[i].t);
 	ws_free(s->w);
 	uv_timer_stop(&s->poll);
 	uv_close((uv_handle_t *)&s->poll, on_poll_closed);
@@ -106,7 +106,7 @@ pause_all(struct pfws *s, int paused)
 
 	for (i = 0; i < s->n; i++)
 		if (s->ports[i].t != NULL)
-			tcpfwd_pause(s->ports[i].t, paused);
+			dial_pause(s->ports[i].t, paused);
 }
 
 static void
@@ -154,7 +154,7 @@ on_ended(void *arg)
 	port_done(arg);
 }
 
-static const struct tcpfwd_cb tcp_cbs = { on_connected, on_data, on_ended };
+static const struct dial_cb tcp_cbs = { on_connected, on_data, on_ended };
 
 static void
 on_message(void *arg, int binary, const char *data, size_t len)
@@ -169,7 +169,7 @@ on_message(void *arg, int binary, const char *data, size_t len)
 	/* Only data channels are the client's to write. */
 	if (ch % 2 != 0 || ch / 2 >= s->n || s->ports[ch / 2].t == NULL)
 		return;
-	tcpfwd_write(s->ports[ch / 2].t, data + 1, len - 1);
+	dial_write(s->ports[ch / 2].t, data + 1, len - 1);
 }
 
 static void
@@ -221,7 +221,7 @@ serve_channels(node_mgr *m, http_req *req, const char *proto,
 {
 	int ports[MAX_PORTS], n, i;
 	struct pfws *s;
-	char pb[2];
+	char pb[2], *why = NULL;
 
 	if ((n = query_ports(req->query, ports, msg)) < 0)
 		return 400;
@@ -242,9 +242,11 @@ serve_channels(node_mgr *m, http_req *req, const char *proto,
 		send_ch(s, 2 * i + 1, pb, 2);
 	}
 	for (i = 0; i < n && !s->closing; i++)
-		if ((s->ports[i].t = tcpfwd_dial(m->loop, ports[i], &tcp_cbs,
-		    &s->ports[i])) == NULL)
-			on_connected(&s->ports[i], "invalid port");
+		if ((s->ports[i].t = dial_open(m->loop, "127.0.0.1", ports[i],
+		    NULL, &tcp_cbs, &s->ports[i], &why)) == NULL) {
+			on_connected(&s->ports[i], why);
+			free(why);
+		}
 	return 0;
 }
 

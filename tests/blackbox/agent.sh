@@ -8,7 +8,8 @@
 # for agent C (--virtual-node-selector), C runs those: each node's
 # address is its own agent's endpoint.
 # What lives only on the agent is reached through the API server's node
-# proxy to the agent's endpoint (status.daemonEndpoints): kubectl logs
+# proxy to the agent's endpoint (status.daemonEndpoints): kubectl exec and
+# port-forward (the upgraded connection relayed), kubectl logs
 # (--tail, --timestamps, -f to the pod's end, -c, -p refused as on a
 # cluster), the service proxy to a Ray head on the simulated node (a job
 # submitted and followed), nodes/NAME/proxy. The endpoint serves only the
@@ -177,6 +178,46 @@ expect_eq 2 "$(metric pods)" "agent A's mirrored pods (of $(k get pods --no-head
 expect_eq "" "$(metric deployments.apps)" "agent A mirrors no Deployments"
 expect_eq "" "$(metric services)" "agent A mirrors no Services"
 pass "agent A mirrors its Node and its pods only, and only the kinds it reads"
+
+# --- exec and port-forward into the agent's pods, relayed by the API server
+WEB=$(free_port)
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: shell}
+spec:
+  nodeName: $NODE
+  containers:
+  - {name: c, image: busybox, command: [sleep, "3600"], env: [{name: WHERE, value: agent}]}
+  - {name: web, image: python, command: [python3, -m, http.server, "$WEB", --bind, 127.0.0.1],
+     readinessProbe: {tcpSocket: {port: $WEB}, periodSeconds: 1}}
+YAML
+k wait --for=condition=Ready pod/shell --timeout=30s >/dev/null || fail "pod shell not Ready"
+rc=0
+out=$(printf 'in\n' | k exec -i shell -c c -- sh -c 'echo "$WHERE $(cat)"; exit 4' 2>"$WORK/err") || rc=$?
+expect_eq "agent in" "$out" "exec through the agent: output, stdin"
+expect_eq 4 "$rc" "exec through the agent: exit code"
+/usr/bin/python3 - "$WEB" <<'PY' || fail "port-forward through the agent"
+import os, sys
+from kubernetes import client, config
+from kubernetes.stream import portforward
+config.load_kube_config(config_file=os.environ["KUBECONFIG"])
+port = int(sys.argv[1])
+pf = portforward(client.CoreV1Api().connect_get_namespaced_pod_portforward,
+                 "shell", "default", ports=str(port))
+s = pf.socket(port)
+s.setblocking(True)
+s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+data = b""
+while True:
+    d = s.recv(65536)
+    if not d:
+        break
+    data += d
+if not data.startswith(b"HTTP/1.0 200"):
+    sys.exit("through the agent: %r" % data[:100])
+PY
+pass "exec and port-forward into the agent's pods, relayed by the API server"
 
 # The agent gone: the API server says it cannot reach the node.
 kill -9 "$AGENT"; wait "$AGENT" 2>/dev/null || true; AGENT=""
