@@ -728,7 +728,7 @@ wire_api(struct daemon *d)
 	    d->nodes, cert, key);
 	if (d->nodes != NULL) {
 		api_set_usage(d->api, node_mgr_usage, d->nodes);
-		api_set_streams(d->api, node_exec_serve,
+		api_set_streams(d->api, node_exec_serve, node_attach_serve,
 		    node_portforward_serve, d->nodes);
 	}
 	free(cert);

@@ -126,9 +126,11 @@ api_set_usage(api *a, api_usage_fn fn, void *arg)
 }
 
 void
-api_set_streams(api *a, api_exec_fn exec, api_portforward_fn pf, void *arg)
+api_set_streams(api *a, api_exec_fn exec, api_exec_fn attach,
+    api_portforward_fn pf, void *arg)
 {
 	a->exec = exec;
+	a->attach = attach;
 	a->portforward = pf;
 	a->exec_arg = arg;
 }

@@ -56,15 +56,16 @@ void api_set_proxy(api *, api_proxy_fn, api_proxy_serves_fn, void *arg);
 void api_set_nodes(api *, int (*local)(void *, const char *node), void *arg,
     const char *cert_pem, const char *key_pem);
 /*
- * kubectl exec and port-forward into a pod of this process's nodes
- * (node_exec_serve, node_portforward_serve): 0 when req is taken, else an
+ * kubectl exec, attach and port-forward into a pod of this process's
+ * nodes (node_exec_serve, node_attach_serve, node_portforward_serve): 0 when req is taken, else an
  * HTTP status and *msg.
  */
 typedef int (*api_exec_fn)(void *arg, http_req *, const char *ns,
     const char *pod, const char *ctr, char **msg);
 typedef int (*api_portforward_fn)(void *arg, http_req *, const char *ns,
     const char *pod, char **msg);
-void api_set_streams(api *, api_exec_fn, api_portforward_fn, void *arg);
+void api_set_streams(api *, api_exec_fn exec, api_exec_fn attach,
+    api_portforward_fn, void *arg);
 /*
  * What a container of this process's nodes used over the last window (1
  * with the CPU rate in nanocores and the memory in bytes, 0 when not

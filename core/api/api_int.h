@@ -41,6 +41,7 @@ struct api {
 	struct hclient *nodes_hc;
 	struct tls_ctx *nodes_tls;	/* streamrelay.c's, made once */
 	api_exec_fn exec;		/* podstream.c: this process's pods */
+	api_exec_fn attach;
 	api_portforward_fn portforward;
 	void *exec_arg;
 	api_usage_fn usage;		/* metricsapi.c's measured figures */

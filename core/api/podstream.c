@@ -1,5 +1,5 @@
 /*
- * pods/exec and pods/portforward (attach is not served yet): what
+ * pods/exec, pods/attach and pods/portforward: what
  * kube-apiserver checks before it hands the connection to the pod's
  * kubelet, then the hand-over. The checks are the pod strategy's ExecLocation: the pod
  * exists and has not completed, the container is named (or the pod has
@@ -8,9 +8,10 @@
  * WebSocket comes as GET), as kube-apiserver does since 1.30.
  *
  * A pod of a node this process runs is served here (the node manager's
- * node_exec_serve and node_portforward_serve, through api_set_streams); a
- * pod of a node another process runs (an agent) is relayed to that
- * node's endpoint, /exec/NS/POD/CONTAINER or /portForward/NS/POD with the
+ * node_exec_serve, node_attach_serve and node_portforward_serve, through
+ * api_set_streams); a pod of a node another process runs (an agent) is
+ * relayed to that node's endpoint, /exec/NS/POD/CONTAINER,
+ * /attach/NS/POD/CONTAINER or /portForward/NS/POD with the
  * query kept, as kube-apiserver relays to a kubelet (streamrelay.c).
  */
 #include <stdio.h>
@@ -65,7 +66,8 @@ has_container(const cJSON *pod, const char *name)
 
 /* ExecLocation's checks; the container into *ctr (malloc'd), or a Status. */
 static cJSON *
-check_pod(const cJSON *pod, const char *name, const char *query, char **ctr)
+check_pod(const cJSON *pod, const char *name, const char *query,
+    const char *verb, char **ctr)
 {
 	const char *phase = json_str(pod, "status.phase");
 	const cJSON *ctrs = json_at(pod, "spec.containers");
@@ -75,8 +77,8 @@ check_pod(const cJSON *pod, const char *name, const char *query, char **ctr)
 	if (phase != NULL && (strcmp(phase, "Succeeded") == 0 ||
 	    strcmp(phase, "Failed") == 0)) {
 		free(c);
-		return status_bad_request("cannot exec into a container in a "
-		    "completed pod; current phase is %s", phase);
+		return status_bad_request("cannot %s a container in a "
+		    "completed pod; current phase is %s", verb, phase);
 	}
 	if (c == NULL || *c == '\0') {
 		free(c);
@@ -140,8 +142,9 @@ podstream_serve(api *a, http_req *req, struct route *rt)
 {
 	const store_obj *o = store_get(a->st, "pods", rt->ns, rt->name);
 	char *ctr = NULL, *msg = NULL;
+	api_exec_fn fn = NULL;
 	cJSON *pod, *st;
-	int code;
+	int code, attach;
 
 	if (o == NULL) {
 		reply_status(req, rt, status_error(404, "NotFound",
@@ -152,27 +155,26 @@ podstream_serve(api *a, http_req *req, struct route *rt)
 		portforward(a, req, rt, o);
 		return;
 	}
-	if (strcmp(rt->sub, "exec") != 0) {
-		reply_status(req, rt, status_bad_request("pods/%s is not "
-		    "supported by volray yet", rt->sub));
-		return;
-	}
+	attach = strcmp(rt->sub, "attach") == 0;
 	pod = store_obj_tree(o);
-	st = check_pod(pod, rt->name, req->query, &ctr);
+	st = check_pod(pod, rt->name, req->query, attach ? "attach to" :
+	    "exec into", &ctr);
 	cJSON_Delete(pod);
 	if (st != NULL) {
 		reply_status(req, rt, st);
 		return;
 	}
-	if (nodeproxy_remote(a, o->node_name) || a->exec == NULL) {
+	fn = attach ? a->attach : a->exec;
+	if (nodeproxy_remote(a, o->node_name) || fn == NULL) {
 		/* The node's endpoint, as kube-apiserver asks the kubelet. */
-		msg = util_printf("/exec/%s/%s/%s", rt->ns, rt->name, ctr);
+		msg = util_printf("/%s/%s/%s/%s", rt->sub, rt->ns, rt->name,
+		    ctr);
 		streamrelay_forward(a, req, rt, o->node_name, msg);
 		free(msg);
 		free(ctr);
 		return;
 	}
-	code = a->exec(a->exec_arg, req, rt->ns, rt->name, ctr, &msg);
+	code = fn(a->exec_arg, req, rt->ns, rt->name, ctr, &msg);
 	if (code != 0)
 		reply_status(req, rt, status_error(code, code == 404 ?
 		    "NotFound" : code == 500 ? "InternalError" : "BadRequest",

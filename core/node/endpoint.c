@@ -139,26 +139,31 @@ pod_proxy(node_endpoint *e, http_req *req)
 static void
 pod_stream(node_endpoint *e, http_req *req, int exec)
 {
-	char ns[254], pod[254], ctr[254], *msg = NULL;
+	char ns[254], pod[254], ctr[254], verb[8], *msg = NULL;
 	int n = 0, code, ok;
 
 	if (exec)
-		ok = sscanf(req->path, "/exec/%253[^/]/%253[^/]/%253[^/]%n", ns,
-		    pod, ctr, &n) == 3;
+		ok = sscanf(req->path, "/%7[a-z]/%253[^/]/%253[^/]/%253[^/]%n",
+		    verb, ns, pod, ctr, &n) == 4;
 	else
 		ok = sscanf(req->path, "/portForward/%253[^/]/%253[^/]%n", ns,
 		    pod, &n) == 2;
 	if (!ok || req->path[n] != '\0') {
 		reply(req, status_bad_request(exec ? "want /exec/NAMESPACE/POD/"
-		    "CONTAINER" : "want /portForward/NAMESPACE/POD"));
+		    "CONTAINER or /attach/NAMESPACE/POD/CONTAINER" :
+		    "want /portForward/NAMESPACE/POD"));
 		return;
 	}
 	if (e->mgr == NULL) {
 		reply(req, status_error(404, "NotFound", "no pods run here"));
 		return;
 	}
-	code = exec ? node_exec_serve(e->mgr, req, ns, pod, ctr, &msg) :
-	    node_portforward_serve(e->mgr, req, ns, pod, &msg);
+	if (!exec)
+		code = node_portforward_serve(e->mgr, req, ns, pod, &msg);
+	else if (strcmp(verb, "attach") == 0)
+		code = node_attach_serve(e->mgr, req, ns, pod, ctr, &msg);
+	else
+		code = node_exec_serve(e->mgr, req, ns, pod, ctr, &msg);
 	if (code != 0)
 		reply(req, status_error(code, code == 404 ? "NotFound" :
 		    code == 500 ? "InternalError" : "BadRequest", "%s", msg));
@@ -181,6 +186,11 @@ handle(http_req *req, void *arg)
 	}
 	if (strncmp(req->path, "/exec/", 6) == 0) {
 		if (authorized(req, "exec"))
+			pod_stream(e, req, 1);
+		return;
+	}
+	if (strncmp(req->path, "/attach/", 8) == 0) {
+		if (authorized(req, "attach"))
 			pod_stream(e, req, 1);
 		return;
 	}

@@ -9,6 +9,7 @@
  *        &limitBytes&timestamps&follow&previous     (the kubelet's)
  *   GET  /exec/NS/POD/CONTAINER?command&stdin&...  (the kubelet's: kubectl
  *        exec, a WebSocket, relayed by the API server)
+ *   GET  /attach/NS/POD/CONTAINER?stdin&stdout&...  (the kubelet's: attach)
  *   ANY  /portForward/NS/POD?ports                  (the kubelet's: kubectl
  *        port-forward, SPDY or a WebSocket)
  *   ANY  /volray/proxy/NS/POD/PORT/PATH?QUERY       (volray's: the pod's

@@ -1,8 +1,11 @@
 /*
- * kubectl exec into a container of a pod this process runs: the kubelet's
- * side of the WebSocket "channel" protocol (k8s.io/apimachinery's
- * wsstream, remotecommand v4 and v5), on the request itself for the API
- * server of this process, or on the node endpoint's /exec for another's.
+ * kubectl exec and attach into a container of a pod this process runs:
+ * the kubelet's side of the WebSocket "channel" protocol
+ * (k8s.io/apimachinery's wsstream, remotecommand v4 and v5), on the
+ * request itself for the API server of this process, or on the node
+ * endpoint's /exec and /attach for another's. exec runs a process
+ * (execproc.c), attach follows the container's own output and writes to
+ * its stdin (attach.c); the session is the same.
  *
  * Every message starts with its channel: 0 stdin, 1 stdout, 2 stderr,
  * 3 error, 4 resize ({"Width":W,"Height":H}), and in v5 255, "close this
@@ -27,6 +30,7 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "net/websocket.h"
+#include "node/attach.h"
 #include "node/node_int.h"
 
 #define CH_STDIN	0
@@ -44,7 +48,8 @@ static const char *const protocols[] = { "v5.channel.k8s.io",
 
 struct xsess {
 	ws *w;
-	execproc *p;
+	execproc *p;			/* exec's process, or */
+	struct attach *at;		/* attach's container */
 	uv_timer_t poll;		/* the queue, while output waits */
 	int want[3];			/* stdin, stdout, stderr asked for */
 	char *cmd;			/* "[sh -c exit 3]", for the message */
@@ -63,6 +68,8 @@ xsess_free(struct xsess *x)
 {
 	execproc_free(x->p);
 	x->p = NULL;
+	attach_free(x->at);
+	x->at = NULL;
 	ws_free(x->w);
 	x->w = NULL;
 	free(x->cmd);
@@ -90,6 +97,8 @@ on_poll(uv_timer_t *t)
 		uv_timer_stop(t);
 		if (x->p != NULL)
 			execproc_pause(x->p, 0);
+		if (x->at != NULL)
+			attach_pause(x->at, 0);
 	}
 }
 
@@ -102,7 +111,10 @@ on_output(void *arg, int fd, const char *data, size_t len)
 		return;
 	send_channel(x, fd, data, len);
 	if (ws_pending(x->w) > HIGH_WATER) {
-		execproc_pause(x->p, 1);
+		if (x->p != NULL)
+			execproc_pause(x->p, 1);
+		if (x->at != NULL)
+			attach_pause(x->at, 1);
 		uv_timer_start(&x->poll, on_poll, POLL_MS, POLL_MS);
 	}
 }
@@ -171,18 +183,21 @@ on_message(void *arg, int binary, const char *data, size_t len)
 	struct xsess *x = arg;
 
 	(void)binary;
-	if (len == 0 || x->p == NULL)
+	if (len == 0 || (x->p == NULL && x->at == NULL))
 		return;
 	switch ((unsigned char)data[0]) {
 	case CH_STDIN:
-		if (x->want[0])
+		if (x->want[0] && x->p != NULL)
 			execproc_write(x->p, data + 1, len - 1);
+		else if (x->want[0])
+			attach_write(x->at, data + 1, len - 1);
 		break;
 	case CH_RESIZE:
-		resize(x, data + 1, len - 1);
+		if (x->p != NULL)
+			resize(x, data + 1, len - 1);
 		break;
 	case CH_CLOSE:
-		if (len >= 2 && data[1] == CH_STDIN)
+		if (len >= 2 && data[1] == CH_STDIN && x->p != NULL)
 			execproc_close_stdin(x->p);
 		break;
 	default:
@@ -224,61 +239,34 @@ command_text(char **argv)
 	return s;
 }
 
-/* The running instance of container ctr of pod ns/name here, or NULL. */
-static struct node_ctr *
-find_ctr(node_mgr *m, const char *ns, const char *name, const char *ctr,
-    int *code, char **msg)
+/*
+ * What exec and attach share: the container, the WebSocket, the streams
+ * asked for. argv NULL: attach. 0 when req is taken, else a status.
+ */
+static int
+serve(node_mgr *m, http_req *req, const char *ns, const char *pod,
+    const char *ctr, int attach, char **msg)
 {
-	const store_obj *o = client_get(m->c, "pods", ns, name);
-	struct node_pod *p = o ? hmap_get(m->pods, o->uid) : NULL;
-	int i;
-
-	if (p == NULL) {
-		*code = 404;
-		*msg = util_printf("pod %s/%s is not running on this node", ns,
-		    name);
-		return NULL;
-	}
-	for (i = 0; i < p->nctrs; i++)
-		if (strcmp(p->ctrs[i].name, ctr) == 0)
-			break;
-	if (i == p->nctrs) {
-		*code = 404;
-		*msg = util_printf("container not found (\"%s\")", ctr);
-		return NULL;
-	}
-	if (p->ctrs[i].state != CTR_RUNNING || p->ctrs[i].rt == NULL) {
-		*code = 400;
-		*msg = util_printf("container %s is not running", ctr);
-		return NULL;
-	}
-	return &p->ctrs[i];
-}
-
-int
-node_exec_serve(void *mgr, http_req *req, const char *ns,
-    const char *pod, const char *ctr, char **msg)
-{
-	node_mgr *m = mgr;
 	const struct execproc_cb cb = { on_output, on_exited };
 	struct node_ctr *c;
 	struct xsess *x;
 	const char *proto;
-	char **argv, *why = NULL;
-	int code = 0, tty, n;
+	char **argv = NULL, *why = NULL;
+	int code = 0, tty, n = 0;
 
-	if ((c = find_ctr(m, ns, pod, ctr, &code, msg)) == NULL)
+	if ((c = node_mgr_find_ctr(m, ns, pod, ctr, &code, msg)) == NULL)
 		return code;
 	if (c->pod->node->rt->exec_stream == NULL) {
 		*msg = util_printf("container %s of pod %s/%s runs on the "
-		    "simulated node %s: it has no process to exec in", ctr,
-		    ns, pod, c->pod->node->name);
+		    "simulated node %s: it has no process to %s", ctr,
+		    ns, pod, c->pod->node->name, attach ? "attach to" :
+		    "exec in");
 		return 400;
 	}
 	if (ws_is_upgrade(req) != 1) {
-		*msg = util_printf("Upgrade request required: exec speaks "
+		*msg = util_printf("Upgrade request required: %s speaks "
 		    "WebSocket (v5.channel.k8s.io, v4.channel.k8s.io), not "
-		    "SPDY");
+		    "SPDY", attach ? "attach" : "exec");
 		return 400;
 	}
 	if ((proto = ws_pick_protocol(req, protocols)) == NULL) {
@@ -286,8 +274,8 @@ node_exec_serve(void *mgr, http_req *req, const char *ns,
 		    "client's (want v5.channel.k8s.io or v4.channel.k8s.io)");
 		return 400;
 	}
-	argv = http_query_all(req->query, "command", &n);
-	if (n == 0) {
+	if (!attach && (argv = http_query_all(req->query, "command",
+	    &n)) == NULL) {
 		*msg = util_printf("you must specify at least one command for "
 		    "the container");
 		return 400;
@@ -305,21 +293,40 @@ node_exec_serve(void *mgr, http_req *req, const char *ns,
 		*msg = util_printf("stdin and stdout and stderr cannot all be "
 		    "false; tty requires stderr to be false");
 		code = 400;
-	} else if ((x->p = c->pod->node->rt->exec_stream(c->pod->node,
-	    c->pod, c, argv, tty, x->want[0], &cb, x, &why)) == NULL) {
+	} else if (attach && (x->at = attach_start(m, c, x->want[0], &cb, x,
+	    &why)) == NULL) {
+		*msg = util_printf("failed to attach: %s", why);
+		code = 500;
+	} else if (!attach && (x->p = c->pod->node->rt->exec_stream(
+	    c->pod->node, c->pod, c, argv, tty, x->want[0], &cb, x,
+	    &why)) == NULL) {
 		*msg = util_printf("failed to exec in container: %s", why);
-		free(why);
 		code = 500;
 	}
+	free(why);
 	if (code != 0) {
 		http_query_all_free(argv);
 		free(x);
 		return code;
 	}
-	x->cmd = command_text(argv);
+	x->cmd = argv != NULL ? command_text(argv) : xstrdup("[attach]");
 	http_query_all_free(argv);
 	uv_timer_init(m->loop, &x->poll);
 	x->poll.data = x;
 	x->w = ws_accept(req, proto, MAX_MSG, &ws_cbs, x);
 	return 0;
+}
+
+int
+node_exec_serve(void *mgr, http_req *req, const char *ns, const char *pod,
+    const char *ctr, char **msg)
+{
+	return serve(mgr, req, ns, pod, ctr, 0, msg);
+}
+
+int
+node_attach_serve(void *mgr, http_req *req, const char *ns,
+    const char *pod, const char *ctr, char **msg)
+{
+	return serve(mgr, req, ns, pod, ctr, 1, msg);
 }

@@ -362,7 +362,7 @@ on_shim_exit(uv_process_t *proc, int64_t status, int sig)
 /* Where the shim spawn wants its arguments: SHIM -d DIR -n NAME ... -- argv. */
 static char **
 shim_argv(const char *shim, const char *dir, const char *name,
-    const char *uid, char **groups, char **cmd)
+    const char *uid, int in, char **groups, char **cmd)
 {
 	int n = 0, i, ng = 0, nc = 0;
 	char **v;
@@ -371,7 +371,7 @@ shim_argv(const char *shim, const char *dir, const char *name,
 		ng++;
 	while (cmd[nc] != NULL)
 		nc++;
-	v = xcalloc((size_t)(8 + 2 * ng + nc + 1), sizeof *v);
+	v = xcalloc((size_t)(9 + 2 * ng + nc + 1), sizeof *v);
 	v[n++] = (char *)shim;
 	v[n++] = "-d";
 	v[n++] = (char *)dir;
@@ -379,6 +379,8 @@ shim_argv(const char *shim, const char *dir, const char *name,
 	v[n++] = (char *)name;
 	v[n++] = "-u";
 	v[n++] = (char *)uid;
+	if (in)
+		v[n++] = "-i";
 	for (i = 0; i < ng; i++) {
 		v[n++] = "-g";
 		v[n++] = groups[i];
@@ -442,7 +444,8 @@ spawn_shim(struct node *n, struct node_pod *p, struct node_ctr *c,
 	snprintf(l->uid, sizeof l->uid, "%s", p->uid);
 	snprintf(l->dir, sizeof l->dir, "%s", dir);
 	snprintf(l->name, sizeof l->name, "%s", c->name);
-	sargv = shim_argv(n->m->shim, dir, c->name, p->uid, groups, argv);
+	sargv = shim_argv(n->m->shim, dir, c->name, p->uid,
+	    cJSON_IsTrue(json_at(spec, "stdin")), groups, argv);
 	/* The shim's own output goes nowhere: the container's is in its log. */
 	r = spawn_group(n->m->loop, &l->u.proc, sargv, env, cwd, devnull,
 	    devnull, on_shim_exit);

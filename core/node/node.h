@@ -86,6 +86,9 @@ const char *node_mgr_runtime(node_mgr *, const char *node_name);
  */
 int node_exec_serve(void *mgr, http_req *, const char *ns,
     const char *pod, const char *ctr, char **msg);
+/* kubectl attach to container ctr (exec.c, attach.c): as exec. */
+int node_attach_serve(void *mgr, http_req *, const char *ns,
+    const char *pod, const char *ctr, char **msg);
 /*
  * Port-forward into pod ns/name (portfwd.c): SPDY/3.1 (an upgrade, or in
  * a WebSocket) or the WebSocket channel protocol on req, to the ports of

@@ -224,6 +224,13 @@ struct node_mgr {
 	void *env_arg;
 };
 
+/*
+ * nodes.c: the running instance of container ctr of pod ns/name on a
+ * node of m, or NULL with the HTTP status to answer and *msg (malloc'd).
+ */
+struct node_ctr *node_mgr_find_ctr(node_mgr *m, const char *ns,
+    const char *name, const char *ctr, int *code, char **msg);
+
 /* podrestore.c: take back what the stored status says (a restart). */
 void podrestore_apply(struct node_pod *, const cJSON *status);
 

@@ -753,6 +753,37 @@ node_mgr_runtime(node_mgr *m, const char *node_name)
 	return n != NULL ? n->rt->name : NULL;
 }
 
+/* The running instance of container ctr of pod ns/name here, or NULL. */
+struct node_ctr *
+node_mgr_find_ctr(node_mgr *m, const char *ns, const char *name, const char *ctr,
+    int *code, char **msg)
+{
+	const store_obj *o = client_get(m->c, "pods", ns, name);
+	struct node_pod *p = o ? hmap_get(m->pods, o->uid) : NULL;
+	int i;
+
+	if (p == NULL) {
+		*code = 404;
+		*msg = util_printf("pod %s/%s is not running on this node", ns,
+		    name);
+		return NULL;
+	}
+	for (i = 0; i < p->nctrs; i++)
+		if (strcmp(p->ctrs[i].name, ctr) == 0)
+			break;
+	if (i == p->nctrs) {
+		*code = 404;
+		*msg = util_printf("container not found (\"%s\")", ctr);
+		return NULL;
+	}
+	if (p->ctrs[i].state != CTR_RUNNING || p->ctrs[i].rt == NULL) {
+		*code = 400;
+		*msg = util_printf("container %s is not running", ctr);
+		return NULL;
+	}
+	return &p->ctrs[i];
+}
+
 char *
 node_mgr_pod_dir(node_mgr *m, const char *ns, const char *name)
 {

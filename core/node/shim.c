@@ -18,6 +18,10 @@
  *    file and renamed, so a reader sees all of it or nothing); then it
  *    removes the cgroups and exits.
  *
+ * With -i (the container's spec.stdin) the command's stdin is the FIFO
+ * DIR/NAME.stdin, which kubectl attach writes to; it is held open for
+ * writing too, so the command never reads an end of it.
+ *
  * With -x it is the way into a running container instead (kubectl exec):
  * it puts itself into the container's cgroups (-g), takes its stdin as
  * controlling terminal when -t says it is one (volrayd made the session),
@@ -69,7 +73,7 @@ struct stream {
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: volray-shim -d DIR -n NAME [-u UID] "
+	fprintf(stderr, "usage: volray-shim -d DIR -n NAME [-u UID] [-i] "
 	    "[-g CGROUP]... -- COMMAND [ARG]...\n"
 	    "       volray-shim -x [-t] [-g CGROUP]... -- COMMAND [ARG]...\n");
 	exit(2);
@@ -301,7 +305,7 @@ pump(int log_fd, struct stream *so, struct stream *se, int wake,
 
 /* The child: its own group, wait for the go-ahead, exec. */
 static void __attribute__((noreturn))
-run_child(char **argv, int out, int err, int go, int report)
+run_child(char **argv, int in, int out, int err, int go, int report)
 {
 	char c;
 	int e;
@@ -309,7 +313,8 @@ run_child(char **argv, int out, int err, int go, int report)
 	setpgid(0, 0);
 	signal(SIGHUP, SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);
-	if (dup2(out, 1) < 0 || dup2(err, 2) < 0)
+	if ((in >= 0 && dup2(in, 0) < 0) || dup2(out, 1) < 0 ||
+	    dup2(err, 2) < 0)
 		_exit(127);
 	/* The shim died before letting us go: never run unwatched. */
 	if (read(go, &c, 1) != 1)
@@ -351,7 +356,8 @@ install_signals(void)
 static pid_t
 start_child(const char *dir, const char *name, const char *uid,
     const char **groups, int ngroups, long *oom_before, char **argv,
-    int out[2], int err[2], int *exec_errno, char *what, size_t wsize)
+    int in, int out[2], int err[2], int *exec_errno, char *what,
+    size_t wsize)
 {
 	char path[PATH_MAX], pidstr[32];
 	int go[2], rep[2], i, exact, e = 0;
@@ -367,7 +373,7 @@ start_child(const char *dir, const char *name, const char *uid,
 		return -1;
 	}
 	if (pid == 0)
-		run_child(argv, out[1], err[1], go[0], rep[1]);
+		run_child(argv, in, out[1], err[1], go[0], rep[1]);
 	setpgid(pid, pid);
 	close(out[1]);
 	close(err[1]);
@@ -464,14 +470,19 @@ main(int argc, char **argv)
 	const char *groups[MAX_GROUPS];
 	char logp[PATH_MAX], what[PATH_MAX + 8];
 	int ngroups = 0, opt, out[2], err[2], wake[2], xmode = 0, tty = 0;
+	int stdin_fifo = 0, in = -1;
+	char inp[PATH_MAX];
 	int log_fd, status = 0, e = 0, i, oom = 0, exact;
 	long oom_before[MAX_GROUPS];
 	struct stream so, se;
 	struct timespec t0, t1;
 	pid_t pid;
 
-	while ((opt = getopt(argc, argv, "d:n:u:g:xt")) != -1) {
+	while ((opt = getopt(argc, argv, "d:n:u:g:ixt")) != -1) {
 		switch (opt) {
+		case 'i':
+			stdin_fifo = 1;
+			break;
 		case 'x':
 			xmode = 1;
 			break;
@@ -513,8 +524,18 @@ main(int argc, char **argv)
 		return 128;
 	}
 	wake_fd = wake[1];
+	if (stdin_fifo) {
+		snprintf(inp, sizeof inp, "%s/%s.stdin", dir, name);
+		unlink(inp);
+		if (mkfifo(inp, 0600) != 0 ||
+		    (in = open(inp, O_RDWR | O_CLOEXEC)) < 0) {
+			e = errno;
+			write_status(dir, name, 0, 0, e, inp);
+			return 128;
+		}
+	}
 	if ((pid = start_child(dir, name, uid, groups, ngroups, oom_before,
-	    argv, out, err, &e, what, sizeof what)) < 0) {
+	    argv, in, out, err, &e, what, sizeof what)) < 0) {
 		write_status(dir, name, 0, 0, e, what);
 		for (i = 0; i < ngroups; i++)
 			remove_group(groups[i]);

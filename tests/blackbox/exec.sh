@@ -1,5 +1,5 @@
 #!/bin/sh
-# kubectl exec and cp into the local node's pods, over the WebSocket
+# kubectl exec, attach and cp into the local node's pods, over the WebSocket
 # protocol kubectl 1.30+ speaks (v5.channel.k8s.io): stdout and stderr
 # apart, the exit code, stdin, a TTY with its size, the container's
 # environment and working directory; kubectl cp both ways; the process
@@ -81,6 +81,31 @@ kill "$kpid"
 wait "$kpid" 2>/dev/null || true
 wait_eq 0 "exec'd process killed with its client" sh -c 'pgrep -fc "^sleep 4242$" || true'
 pass "exec: the process ends when the client leaves"
+
+# kubectl attach: the container's own output from now on, and its stdin
+# (spec.stdin) through the FIFO its shim made; it ends with the instance.
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: talker}
+spec:
+  nodeName: $NODE
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: busybox
+    stdin: true
+    command: [sh, -c, 'while read l; do echo "got \$l"; echo "err \$l" >&2; [ "\$l" = quit ] && exit 0; done']
+YAML
+k wait --for=condition=Ready pod/talker --timeout=30s >/dev/null || fail "pod talker not Ready"
+out=$( (printf 'hello\n'; sleep 1; printf 'quit\n') | timeout 20 kubectl attach -i talker 2>"$WORK/aerr") ||
+	fail "attach: $(cat "$WORK/aerr")"
+expect_eq "got hello
+got quit" "$out" "attach: stdout of what stdin sent"
+expect_contains "$(cat "$WORK/aerr")" "err quit" "attach: stderr apart"
+k wait --for=jsonpath='{.status.phase}'=Succeeded pod/talker --timeout=20s >/dev/null ||
+	fail "the attached container did not end with its input"
+pass "attach -i: the container's stdin, stdout and stderr; the end with it"
 
 # kube-apiserver's refusals.
 err=$(k exec sh -c nope -- true 2>&1 || true)
