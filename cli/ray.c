@@ -13,9 +13,11 @@
  * the local node, so when volrayd gave this pod its API
  * (VOLRAY_API_SERVER, VOLRAY_CA_FILE, VOLRAY_TOKEN, VOLRAY_NAMESPACE),
  * SVC.NS.svc.cluster.local:PORT, SVC.NS.svc:PORT, and SVC.NS:PORT or
- * SVC:PORT that do not resolve are reached through the API server's
- * service proxy instead. Documented in ray(1).
+ * SVC:PORT that do not resolve (or resolve to a cluster IP, 10.96.0.0/16,
+ * as the pod's /etc/hosts says as root) are reached through the API
+ * server's service proxy instead. Documented in ray(1).
  */
+#include <netinet/in.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
@@ -82,9 +84,21 @@ usage(void)
 static int
 resolves(const char *host)
 {
-	struct addrinfo *ai = NULL;
-	int ok = getaddrinfo(host, NULL, NULL, &ai) == 0;
+	struct addrinfo *ai = NULL, hints;
+	const unsigned char *a;
+	int ok;
 
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_INET;
+	ok = getaddrinfo(host, NULL, &hints, &ai) == 0;
+	/* A Service's cluster IP (10.96.0.0/16, from the pod's /etc/hosts)
+	   is not routed on the local node: that is no way there either. */
+	if (ok && ai->ai_addr->sa_family == AF_INET) {
+		a = (const unsigned char *)&((struct sockaddr_in *)
+		    (void *)ai->ai_addr)->sin_addr;
+		if (a[0] == 10 && a[1] == 96)
+			ok = 0;
+	}
 	if (ai != NULL)
 		freeaddrinfo(ai);
 	return ok;

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <pty.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <termios.h>
@@ -214,7 +215,7 @@ execproc_start(uv_loop_t *loop, const struct execproc_opts *o,
 	execproc *p = xcalloc(1, sizeof *p);
 	uv_process_options_t po;
 	uv_stdio_container_t stdio[4];
-	char **argv;
+	char **argv, nspid[16];
 	int n, i, slave = -1, devnull = -1, r;
 
 	p->loop = loop;
@@ -259,12 +260,17 @@ execproc_start(uv_loop_t *loop, const struct execproc_opts *o,
 		;
 	for (i = 0; o->groups != NULL && o->groups[i] != NULL; i++)
 		;
-	argv = xcalloc((size_t)(n + 2 * i + 5), sizeof *argv);
+	argv = xcalloc((size_t)(n + 2 * i + 7), sizeof *argv);
 	argv[0] = (char *)o->shim;
 	argv[1] = (char *)"-x";
 	n = 2;
 	if (o->tty)
 		argv[n++] = (char *)"-t";
+	if (o->ns_pid > 0) {
+		snprintf(nspid, sizeof nspid, "%d", o->ns_pid);
+		argv[n++] = (char *)"-N";
+		argv[n++] = nspid;
+	}
 	for (i = 0; o->groups != NULL && o->groups[i] != NULL; i++) {
 		argv[n++] = (char *)"-g";
 		argv[n++] = o->groups[i];

@@ -23,6 +23,7 @@ struct execproc_opts {
 	char **groups;			/* cgroup directories, or NULL */
 	int tty;			/* a pseudo-terminal */
 	int in;				/* stdin wanted (else /dev/null) */
+	int ns_pid;			/* join its mount namespace (0: no) */
 };
 
 struct execproc_cb {

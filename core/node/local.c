@@ -362,7 +362,7 @@ on_shim_exit(uv_process_t *proc, int64_t status, int sig)
 /* Where the shim spawn wants its arguments: SHIM -d DIR -n NAME ... -- argv. */
 static char **
 shim_argv(const char *shim, const char *dir, const char *name,
-    const char *uid, int in, char **groups, char **cmd)
+    const char *uid, int in, const char *plan, char **groups, char **cmd)
 {
 	int n = 0, i, ng = 0, nc = 0;
 	char **v;
@@ -371,7 +371,7 @@ shim_argv(const char *shim, const char *dir, const char *name,
 		ng++;
 	while (cmd[nc] != NULL)
 		nc++;
-	v = xcalloc((size_t)(9 + 2 * ng + nc + 1), sizeof *v);
+	v = xcalloc((size_t)(11 + 2 * ng + nc + 1), sizeof *v);
 	v[n++] = (char *)shim;
 	v[n++] = "-d";
 	v[n++] = (char *)dir;
@@ -381,6 +381,10 @@ shim_argv(const char *shim, const char *dir, const char *name,
 	v[n++] = (char *)uid;
 	if (in)
 		v[n++] = "-i";
+	if (plan != NULL) {
+		v[n++] = "-M";
+		v[n++] = (char *)plan;
+	}
 	for (i = 0; i < ng; i++) {
 		v[n++] = "-g";
 		v[n++] = groups[i];
@@ -411,7 +415,7 @@ ctr_limits(const cJSON *spec, int64_t *mem, int64_t *cpu)
 static int
 spawn_shim(struct node *n, struct node_pod *p, struct node_ctr *c,
     const cJSON *spec, char **argv, char **env, const char *cwd,
-    const char *dir, char **why)
+    const char *dir, const char *plan, char **why)
 {
 	struct local_ctr *l;
 	char **groups = NULL, **sargv, *err = NULL;
@@ -445,7 +449,7 @@ spawn_shim(struct node *n, struct node_pod *p, struct node_ctr *c,
 	snprintf(l->dir, sizeof l->dir, "%s", dir);
 	snprintf(l->name, sizeof l->name, "%s", c->name);
 	sargv = shim_argv(n->m->shim, dir, c->name, p->uid,
-	    cJSON_IsTrue(json_at(spec, "stdin")), groups, argv);
+	    cJSON_IsTrue(json_at(spec, "stdin")), plan, groups, argv);
 	/* The shim's own output goes nowhere: the container's is in its log. */
 	r = spawn_group(n->m->loop, &l->u.proc, sargv, env, cwd, devnull,
 	    devnull, on_shim_exit);
@@ -477,7 +481,7 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 	cJSON *pod = o ? store_obj_tree(o) : NULL;
 	const cJSON *spec = NULL, *it;
 	char dir[PATH_MAX], root[PATH_MAX], cwd[PATH_MAX], logp[PATH_MAX];
-	char prev[PATH_MAX], path[PATH_MAX], **argv = NULL;
+	char prev[PATH_MAX], path[PATH_MAX], plan[PATH_MAX], **argv = NULL;
 	struct ctrenv env = { 0 };
 	int argc = 0, rc = -1, i;
 
@@ -538,7 +542,14 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 	unlink(path);
 	util_strf(path, sizeof path, "%s/%s.pid", dir, c->name);
 	unlink(path);
-	rc = spawn_shim(n, p, c, spec, argv, env.kv, cwd, dir, why);
+	plan[0] = '\0';
+	if (mountplan_enabled()) {
+		util_strf(plan, sizeof plan, "%s/%s.mounts", dir, c->name);
+		if (mountplan_write(n, p, pod, spec, root, plan, why) != 0)
+			goto out;
+	}
+	rc = spawn_shim(n, p, c, spec, argv, env.kv, cwd, dir,
+	    plan[0] ? plan : NULL, why);
 out:
 	for (i = 0; i < argc; i++)
 		free(argv[i]);
@@ -827,7 +838,7 @@ local_exec(struct node *n, struct node_pod *p, struct node_ctr *c,
     void *arg)
 {
 	const cJSON *it;
-	char cwd[PATH_MAX], *why = NULL, **argv = NULL;
+	char cwd[PATH_MAX], *why = NULL, **argv = NULL, nspid[16];
 	struct ctrenv env = { 0 };
 	struct exec_run *e = NULL;
 	int argc = 0, devnull = -1, ok = 0, i;
@@ -848,6 +859,19 @@ local_exec(struct node *n, struct node_pod *p, struct node_ctr *c,
 	if (argc == 0) {
 		free(e);
 		goto out;
+	}
+	/* Inside the container's mounts, when it has its own. */
+	if (mountplan_enabled() && n->m->shim != NULL && c->rt != NULL &&
+	    ctr_cmd_pid(c->rt) > 0) {
+		snprintf(nspid, sizeof nspid, "%d", ctr_cmd_pid(c->rt));
+		argv = xreallocarray(argv, (size_t)argc + 6, sizeof *argv);
+		memmove(argv + 5, argv, ((size_t)argc + 1) * sizeof *argv);
+		argv[0] = xstrdup(n->m->shim);
+		argv[1] = xstrdup("-x");
+		argv[2] = xstrdup("-N");
+		argv[3] = xstrdup(nspid);
+		argv[4] = xstrdup("--");
+		argc += 5;
 	}
 	if (spawn_group(n->m->loop, &e->proc, argv, env.kv, cwd, devnull,
 	    devnull, exec_exit) != 0) {
@@ -893,6 +917,8 @@ local_exec_stream(struct node *n, struct node_pod *p, struct node_ctr *c,
 	o.groups = cgroup_paths(p->uid, c->name);
 	o.tty = tty;
 	o.in = in;
+	if (mountplan_enabled() && c->rt != NULL)
+		o.ns_pid = ctr_cmd_pid(c->rt);
 	x = execproc_start(n->m->loop, &o, cb, arg, why);
 	cgroup_paths_free(o.groups);
 	ctrenv_free(&env);

@@ -59,6 +59,15 @@ int ctrenv_mount(struct node *, struct node_pod *, const cJSON *pod,
     const cJSON *spec, const char *root, char **why);
 void ctrenv_free(struct ctrenv *);
 
+/*
+ * mountplan.c: a local container's mounts, as root: whether they are
+ * made (root, mount namespaces), and the plan for volray-shim -M written
+ * to plan, with the pod's hosts and resolv.conf beside it. -1 with *why.
+ */
+int mountplan_enabled(void);
+int mountplan_write(struct node *, struct node_pod *, const cJSON *pod,
+    const cJSON *spec, const char *root, const char *plan, char **why);
+
 /* orphans.c: a container a previous volrayd left, from its pid file. */
 struct orphan {
 	char ns[256], name[256], ctr[256], uid[128];

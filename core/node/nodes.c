@@ -30,6 +30,7 @@
 const char *const node_mgr_kinds[] = {
 	"nodes", "pods", "namespaces", "leases.coordination.k8s.io",
 	"configmaps", "secrets",	/* env and volumes of local pods */
+	"services",			/* their /etc/hosts, as root */
 	NULL
 };
 
@@ -722,9 +723,13 @@ register_local(node_mgr *m)
 	/* The registry owns t now. */
 	write_result("registering the local node", m->local_name, &res);
 	log_info("node %s: the local node runs containers' commands as "
-	    "processes of this user under %s; no images, no filesystem "
-	    "isolation; resource limits are %s", m->local_name,
+	    "processes of this user under %s; no images; %s; resource "
+	    "limits are %s", m->local_name,
 	    m->shim ? m->shim : "no volray-shim (containers cannot start)",
+	    mountplan_enabled() ? "volumes at their mountPath in a mount "
+	    "namespace per container, the host's files otherwise" :
+	    "not root: volumes only under each pod's directory "
+	    "($VOLRAY_POD_ROOT), not at their mountPath",
 	    cgroup_mode());
 }
 

@@ -22,10 +22,15 @@
  * DIR/NAME.stdin, which kubectl attach writes to; it is held open for
  * writing too, so the command never reads an end of it.
  *
+ * With -M PLAN (as root) it first moves into a mount namespace of its own
+ * in which the container's volumes are at their mountPath (shimns.c).
+ *
  * With -x it is the way into a running container instead (kubectl exec):
  * it puts itself into the container's cgroups (-g), takes its stdin as
  * controlling terminal when -t says it is one (volrayd made the session),
- * and execs the command; when that fails, errno goes to descriptor 3
+ * and, with -N PID, into that process's mount namespace (the
+ * container's), and execs the command; when that fails, errno goes to
+ * descriptor 3
  * (close-on-exec otherwise), so volrayd can tell "not found" from a
  * command that exits 127.
  *
@@ -55,6 +60,7 @@
 
 #include "lib/crilog.h"
 #include "lib/proc.h"
+#include "node/shimns.h"
 
 #define MAX_GROUPS	4
 #define DRAIN_MS	1000	/* output still read after the command ends */
@@ -73,9 +79,10 @@ struct stream {
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: volray-shim -d DIR -n NAME [-u UID] [-i] "
+	fprintf(stderr, "usage: volray-shim -d DIR -n NAME [-u UID] [-i] [-M PLAN] "
 	    "[-g CGROUP]... -- COMMAND [ARG]...\n"
-	    "       volray-shim -x [-t] [-g CGROUP]... -- COMMAND [ARG]...\n");
+	    "       volray-shim -x [-t] [-N PID] [-g CGROUP]... -- COMMAND "
+	    "[ARG]...\n");
 	exit(2);
 }
 
@@ -470,16 +477,23 @@ main(int argc, char **argv)
 	const char *groups[MAX_GROUPS];
 	char logp[PATH_MAX], what[PATH_MAX + 8];
 	int ngroups = 0, opt, out[2], err[2], wake[2], xmode = 0, tty = 0;
-	int stdin_fifo = 0, in = -1;
-	char inp[PATH_MAX];
+	int stdin_fifo = 0, in = -1, ns_pid = 0;
+	const char *plan = NULL;
+	char inp[PATH_MAX], nswhy[PATH_MAX + 64], cwd[PATH_MAX];
 	int log_fd, status = 0, e = 0, i, oom = 0, exact;
 	long oom_before[MAX_GROUPS];
 	struct stream so, se;
 	struct timespec t0, t1;
 	pid_t pid;
 
-	while ((opt = getopt(argc, argv, "d:n:u:g:ixt")) != -1) {
+	while ((opt = getopt(argc, argv, "d:n:u:g:ixtM:N:")) != -1) {
 		switch (opt) {
+		case 'M':
+			plan = optarg;
+			break;
+		case 'N':
+			ns_pid = atoi(optarg);
+			break;
 		case 'i':
 			stdin_fifo = 1;
 			break;
@@ -508,8 +522,19 @@ main(int argc, char **argv)
 		}
 	}
 	argv += optind;
-	if (xmode && argv[0] != NULL)
+	if (xmode && argv[0] != NULL) {
+		if (getcwd(inp, sizeof inp) == NULL)
+			inp[0] = '\0';
+		if (ns_pid > 0 && (shimns_join(ns_pid) != 0 ||
+		    (inp[0] != '\0' && chdir(inp) != 0))) {
+			e = errno;
+			if (write(3, &e, sizeof e) != (ssize_t)sizeof e)
+				fprintf(stderr, "mount namespace of %d: %s\n",
+				    ns_pid, strerror(e));
+			return 126;
+		}
 		return run_exec(groups, ngroups, tty, argv);
+	}
 	if (dir == NULL || name == NULL || argv[0] == NULL)
 		usage();
 	install_signals();
@@ -524,6 +549,19 @@ main(int argc, char **argv)
 		return 128;
 	}
 	wake_fd = wake[1];
+	if (plan != NULL) {
+		snprintf(inp, sizeof inp, "%s/.ns-%s", dir, name);
+		/* The working directory is a path: kept across a new root. */
+		if (getcwd(cwd, sizeof cwd) == NULL)
+			snprintf(cwd, sizeof cwd, "/");
+		if (shimns_apply(plan, inp, nswhy, sizeof nswhy) != 0 ||
+		    (chdir(cwd) != 0 && (snprintf(nswhy, sizeof nswhy,
+		    "chdir %s: %s", cwd, strerror(errno)), 1))) {
+			errno = 0;
+			write_status(dir, name, 0, 0, EINVAL, nswhy);
+			return 128;
+		}
+	}
 	if (stdin_fifo) {
 		snprintf(inp, sizeof inp, "%s/%s.stdin", dir, name);
 		unlink(inp);

@@ -176,7 +176,7 @@ metric() { command curl -s "http://127.0.0.1:$MA/metrics" | sed -n "s/^volray_re
 expect_eq 1 "$(metric nodes)" "agent A's mirrored Nodes (of $(k get nodes --no-headers | wc -l | tr -d ' '))"
 expect_eq 2 "$(metric pods)" "agent A's mirrored pods (of $(k get pods --no-headers | wc -l | tr -d ' '))"
 expect_eq "" "$(metric deployments.apps)" "agent A mirrors no Deployments"
-expect_eq "" "$(metric services)" "agent A mirrors no Services"
+expect_eq "" "$(metric replicasets.apps)" "agent A mirrors no ReplicaSets"
 pass "agent A mirrors its Node and its pods only, and only the kinds it reads"
 
 # --- exec and port-forward into the agent's pods, relayed by the API server

@@ -1,0 +1,170 @@
+/*
+ * A local container's mounts, as root (mountplan.h): what volray-shim -M
+ * shows the container at each volumeMount's mountPath (shimns.c does the
+ * mounting), and the pod's /etc/hosts and /etc/resolv.conf.
+ *
+ * A volume is what ctrenv_mount materialised under the pod's root at the
+ * mountPath (ConfigMap, Secret, downwardAPI files, emptyDir), or the
+ * host's path for a hostPath volume; subPath picks a file or directory
+ * inside it; readOnly makes the mount read-only. The pod's /etc/hosts
+ * names localhost, the pod (hostname, and hostname.subdomain when set)
+ * and every Service of its namespace known at the start with a cluster
+ * IP (svc, svc.NS, svc.NS.svc, svc.NS.svc.cluster.local), as cluster DNS
+ * answers; nothing routes cluster IPs on this machine, so a client must
+ * go through the API server's service proxy (the pods' ray command does,
+ * ray(1)). resolv.conf keeps this machine's nameservers, with the
+ * cluster's search path first.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/json.h"
+#include "lib/util.h"
+#include "lib/xmalloc.h"
+#include "node/node_int.h"
+
+static int enabled = -1;
+
+int
+mountplan_enabled(void)
+{
+	if (enabled < 0)
+		enabled = geteuid() == 0 && access("/proc/self/ns/mnt",
+		    F_OK) == 0;
+	return enabled;
+}
+
+static void
+hosts_line(FILE *f, const char *ip, const char *svc, const char *ns)
+{
+	fprintf(f, "%s\t%s %s.%s %s.%s.svc %s.%s.svc.cluster.local\n",
+	    ip, svc, svc, ns, svc, ns, svc, ns);
+}
+
+/* DIR/hosts and DIR/resolv.conf, the pod's. */
+static int
+write_etc(struct node *n, struct node_pod *p, const cJSON *pod,
+    const char *dir, char **why)
+{
+	char path[PATH_MAX], line[512];
+	const char *host = json_str(pod, "spec.hostname");
+	const char *sub = json_str(pod, "spec.subdomain");
+	store_obj *const *svcs = NULL;
+	size_t ns, i;
+	FILE *f, *in;
+
+	util_strf(path, sizeof path, "%s/hosts", dir);
+	if ((f = fopen(path, "we")) == NULL)
+		goto fail;
+	if (host == NULL)
+		host = p->name;
+	fprintf(f, "# Kubernetes-managed hosts file (volray).\n"
+	    "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost "
+	    "ip6-loopback\n");
+	if (sub != NULL)
+		fprintf(f, "%s\t%s.%s.%s.svc.cluster.local %s\n", p->ip[0] ?
+		    p->ip : "127.0.0.1", host, sub, p->ns, host);
+	else
+		fprintf(f, "%s\t%s\n", p->ip[0] ? p->ip : "127.0.0.1", host);
+	ns = client_list(n->m->c, "services", p->ns, &svcs);
+	for (i = 0; i < ns; i++) {
+		cJSON *t = store_obj_tree(svcs[i]);
+		const char *ip = json_str(t, "spec.clusterIP");
+
+		if (ip != NULL && *ip != '\0' && strcmp(ip, "None") != 0)
+			hosts_line(f, ip, svcs[i]->name, p->ns);
+		cJSON_Delete(t);
+	}
+	if (fclose(f) != 0)
+		goto fail;
+	util_strf(path, sizeof path, "%s/resolv.conf", dir);
+	if ((f = fopen(path, "we")) == NULL)
+		goto fail;
+	fprintf(f, "search %s.svc.cluster.local svc.cluster.local "
+	    "cluster.local\n", p->ns);
+	if ((in = fopen("/etc/resolv.conf", "re")) != NULL) {
+		while (fgets(line, sizeof line, in) != NULL)
+			if (strncmp(line, "nameserver", 10) == 0 ||
+			    strncmp(line, "options", 7) == 0)
+				fputs(line, f);
+		fclose(in);
+	}
+	fprintf(f, "options ndots:5\n");
+	if (fclose(f) != 0)
+		goto fail;
+	return 0;
+fail:
+	*why = util_printf("CreateContainerError: %s: %s", path,
+	    strerror(errno));
+	return -1;
+}
+
+/* The volume named name of the pod, or NULL. */
+static const cJSON *
+volume(const cJSON *pod, const char *name)
+{
+	const cJSON *v;
+
+	cJSON_ArrayForEach(v, json_at(pod, "spec.volumes"))
+		if (json_str(v, "name") && strcmp(json_str(v, "name"),
+		    name) == 0)
+			return v;
+	return NULL;
+}
+
+int
+mountplan_write(struct node *n, struct node_pod *p, const cJSON *pod,
+    const cJSON *spec, const char *root, const char *plan, char **why)
+{
+	char dir[PATH_MAX], src[PATH_MAX];
+	const cJSON *m, *v;
+	const char *mp, *sub, *hp;
+	FILE *f;
+
+	util_strf(dir, sizeof dir, "%s", plan);
+	*strrchr(dir, '/') = '\0';
+	if (write_etc(n, p, pod, dir, why) != 0)
+		return -1;
+	if ((f = fopen(plan, "we")) == NULL) {
+		*why = util_printf("CreateContainerError: %s: %s", plan,
+		    strerror(errno));
+		return -1;
+	}
+	cJSON_ArrayForEach(m, json_at(spec, "volumeMounts")) {
+		mp = json_str(m, "mountPath");
+		if (mp == NULL || *mp != '/' || strstr(mp, "..") != NULL ||
+		    strpbrk(mp, "\t\n") != NULL || json_str(m, "name") == NULL ||
+		    (v = volume(pod, json_str(m, "name"))) == NULL)
+			continue;
+		if ((hp = json_str(v, "hostPath.path")) != NULL)
+			util_strf(src, sizeof src, "%s", hp);
+		else
+			util_strf(src, sizeof src, "%s%s", root, mp);
+		sub = json_str(m, "subPath");
+		if (sub != NULL && *sub != '\0' && strstr(sub, "..") == NULL &&
+		    *sub != '/')
+			util_strf(src + strlen(src), sizeof src - strlen(src),
+			    "/%s", sub);
+		if (hp != NULL && sub == NULL &&
+		    strcmp(json_str(v, "hostPath.type") ?
+		    json_str(v, "hostPath.type") : "", "DirectoryOrCreate") ==
+		    0)
+			ctrenv_mkdirs(src);
+		fprintf(f, "%s\t%s\t%s\n", src, mp,
+		    cJSON_IsTrue(json_at(m, "readOnly")) ? "ro" : "rw");
+	}
+	fprintf(f, "%s/hosts\t/etc/hosts\trw\n", dir);
+	fprintf(f, "%s/resolv.conf\t/etc/resolv.conf\trw\n", dir);
+	if (fclose(f) != 0) {
+		*why = util_printf("CreateContainerError: %s: %s", plan,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,18 @@
+/*
+ * volray-shim's mount namespace (shimns.c): a local container's volumes
+ * at their mountPath, the host untouched.
+ */
+#ifndef VOLRAY_SHIMNS_H
+#define VOLRAY_SHIMNS_H
+
+#include <stddef.h>
+
+/*
+ * Into a mount namespace of our own with the plan's mounts (overlays'
+ * upper layers on a tmpfs at tmp). 0, or -1 with why.
+ */
+int shimns_apply(const char *plan, const char *tmp, char *why, size_t size);
+/* Into the mount namespace of process pid (kubectl exec, probes). */
+int shimns_join(int pid);
+
+#endif
