@@ -13,7 +13,7 @@ set -eu
 need="autoconf automake libtool pkg-config make gcc liblua5.4-dev \
 libuv1-dev libcurl4-openssl-dev libyaml-dev libcjson-dev libhttp-parser-dev \
 libssl-dev openssl curl python3 git python3-kubernetes clang mandoc \
-bsdutils libgoogle-perftools-dev libwslay-dev"
+bsdutils libgoogle-perftools-dev libwslay-dev zlib1g-dev"
 extra=""
 [ "${VOLRAY_BENCH:-}" = 1 ] && extra="etcd-server etcd-client"
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Port-forward into the local node's pods, as a kubelet serves it: kubectl
 # port-forward (SPDY/3.1, inside a WebSocket as kubectl 1.31+ tries first,
-# else after an HTTP upgrade) to a pod and through a Service's port, the
+# else after an HTTP upgrade) to a pod and through a Service's port, to
+# a Ray head's dashboard and `ray job submit` through it, the
 # official Python client's portforward() and the JavaScript client's
 # PortForward and Exec (the WebSocket channel protocol); a port nothing
 # listens on gives the kubelet's error, a simulated node's pod a refusal.
@@ -32,6 +33,79 @@ YAML
 mkdir -p "$WORK/data/pods/default/web/root"
 echo "hello from the pod" >"$WORK/data/pods/default/web/root/hello.txt"
 k wait --for=condition=Ready pod/web --timeout=30s >/dev/null || fail "pod web not Ready"
+
+# kubectl port-forward: LOCAL:REMOTE, the line kubectl prints once it
+# listens; pf NAME ARGS... starts one in the background.
+PFS=""
+trap 'for p in $PFS; do kill $p 2>/dev/null || true; done; cleanup' EXIT INT TERM
+pf() {
+	name=$1; shift
+	kubectl port-forward "$@" >"$WORK/$name.log" 2>&1 &
+	PFS="$PFS $!"
+	i=0
+	until grep -q "^Forwarding from 127.0.0.1" "$WORK/$name.log"; do
+		i=$((i + 1)); [ $i -lt 200 ] || fail "kubectl port-forward $*: $(cat "$WORK/$name.log")"
+		sleep 0.05
+	done
+}
+P1=$(free_port)
+pf pod-ws pod/web "$P1:$WEB"
+expect_eq "hello from the pod" "$(command curl -fsS "http://127.0.0.1:$P1/hello.txt")" "through kubectl port-forward"
+for i in 1 2 3 4 5; do
+	command curl -fsS -o /dev/null "http://127.0.0.1:$P1/hello.txt" || fail "connection $i through one port-forward"
+done
+pass "kubectl port-forward pod/web (SPDY in a WebSocket): six connections"
+
+k expose pod web --port=80 --target-port=http >/dev/null
+P2=$(free_port)
+KUBECTL_PORT_FORWARD_WEBSOCKETS=false pf svc-spdy svc/web "$P2:80"
+expect_eq "hello from the pod" "$(command curl -fsS "http://127.0.0.1:$P2/hello.txt")" "svc through SPDY"
+head -c 5000000 /dev/urandom >"$WORK/data/pods/default/web/root/big.bin"
+command curl -fsS -o "$WORK/big.out" "http://127.0.0.1:$P2/big.bin" || fail "5 MB through SPDY"
+cmp -s "$WORK/big.out" "$WORK/data/pods/default/web/root/big.bin" || fail "5 MB through SPDY differ"
+pass "kubectl port-forward svc/web:80 (SPDY after an upgrade, the fallback): 5 MB intact"
+
+P3=$(free_port)
+pf refused pod/web "$P3:1"
+command curl -s -m 5 "http://127.0.0.1:$P3/" >/dev/null 2>&1 || true
+i=0
+until grep -q "error forwarding port 1 to pod default/web" "$WORK/refused.log"; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "no error for a refused port: $(cat "$WORK/refused.log")"
+	sleep 0.1
+done
+pass "a port nothing listens on: the kubelet's error through kubectl"
+
+# KubeRay's quick start: port-forward the head's service, submit a job.
+DPORT=$(free_port)
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: head
+  labels: {ray.io/node-type: head, ray.io/cluster: rc}
+spec:
+  nodeName: $NODE
+  containers:
+  - name: ray-head
+    image: rayproject/ray:2.46.0
+    command: [/bin/sh, -c, "ray start --head --dashboard-host=0.0.0.0 --dashboard-port=$DPORT --block"]
+    ports: [{name: dashboard, containerPort: $DPORT}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: rc-head-svc}
+spec:
+  selector: {ray.io/node-type: head, ray.io/cluster: rc}
+  ports: [{name: dashboard, port: 8265, targetPort: dashboard}]
+YAML
+k wait --for=jsonpath='{.status.phase}'=Running pod/head --timeout=30s >/dev/null || fail "head not Running"
+P4=$(free_port)
+pf head svc/rc-head-svc "$P4:8265"
+out=$("$top_builddir/libexec/ray" job submit --address "http://127.0.0.1:$P4" --submission-id pf-1 -- echo hi from the quick start 2>&1) ||
+	fail "ray job submit through kubectl port-forward: $out"
+expect_contains "$out" "Job 'pf-1' succeeded" "the job through the port-forward"
+expect_contains "$out" "hi from the quick start" "its logs followed"
+pass "KubeRay's quick start: kubectl port-forward svc/rc-head-svc 8265, ray job submit"
 
 # The Python client: portforward() over v4.channel.k8s.io.
 "$PY" - "$WEB" <<'PY' || fail "python client port-forward"
