@@ -121,8 +121,12 @@ overlay(const char *dir, const char *tmp, char *why, size_t size)
 	if (novl == 0 && (mkdirs(layers) != 0 || mount("tmpfs", layers,
 	    "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") != 0))
 		return fail(why, size, "tmpfs at", layers);
-	snprintf(up, sizeof up, "%s/%d/upper", layers, novl);
-	snprintf(work, sizeof work, "%s/%d/work", layers, novl);
+	if (snprintf(up, sizeof up, "%s/%d/upper", layers, novl) >=
+	    (int)sizeof up || snprintf(work, sizeof work, "%s/%d/work",
+	    layers, novl) >= (int)sizeof work) {
+		errno = ENAMETOOLONG;
+		return fail(why, size, "the layers under", layers);
+	}
 	if (mkdirs(up) != 0 || mkdirs(work) != 0)
 		return fail(why, size, "mkdir", up);
 	snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s",
@@ -189,10 +193,11 @@ read_plan(const char *plan, struct mnt *ms, int *n, char *why, size_t size)
 		if ((mode = strchr(dst, '\t')) == NULL)
 			continue;
 		*mode++ = '\0';
-		if (*dst != '/')
+		if (*dst != '/' || strlen(src) >= sizeof ms[*n].src ||
+		    strlen(dst) >= sizeof ms[*n].dst)
 			continue;
-		snprintf(ms[*n].src, sizeof ms[*n].src, "%s", src);
-		snprintf(ms[*n].dst, sizeof ms[*n].dst, "%s", dst);
+		memcpy(ms[*n].src, src, strlen(src) + 1);
+		memcpy(ms[*n].dst, dst, strlen(dst) + 1);
 		ms[*n].ro = strcmp(mode, "ro") == 0;
 		if ((ms[*n].fd = open(src, O_PATH | O_CLOEXEC)) < 0 ||
 		    fstat(ms[*n].fd, &st) != 0) {
