@@ -55,6 +55,15 @@ static const struct kindcols kinds[] = {
 	    { "Ready", "integer", 0 }, { "Age", "string", 0 },
 	    { "Containers", "string", 1 }, { "Images", "string", 1 },
 	    { "Selector", "string", 1 } } },
+	{ "daemonsets.apps", { { "Name", "string", 0 },
+	    { "Desired", "integer", 0 }, { "Current", "integer", 0 },
+	    { "Ready", "integer", 0 }, { "Up-to-date", "integer", 0 },
+	    { "Available", "integer", 0 }, { "Node Selector", "string", 0 },
+	    { "Age", "string", 0 }, { "Containers", "string", 1 },
+	    { "Images", "string", 1 }, { "Selector", "string", 1 } } },
+	{ "controllerrevisions.apps", { { "Name", "string", 0 },
+	    { "Controller", "string", 0 }, { "Revision", "integer", 0 },
+	    { "Age", "string", 0 } } },
 	{ "namespaces", { { "Name", "string", 0 }, { "Status", "string", 0 },
 	    { "Age", "string", 0 } } },
 	{ "events", { { "Last Seen", "string", 0 }, { "Type", "string", 0 },
@@ -436,6 +445,60 @@ replicaset_row(cJSON *cells, const cJSON *o)
 	wide_template(cells, o);
 }
 
+/* DESIRED ... NODE SELECTOR as kubectl prints a DaemonSet. */
+static void
+daemonset_row(cJSON *cells, const cJSON *o)
+{
+	const cJSON *it;
+	char buf[1024], age[16];
+	size_t len = 0;
+
+	cell_num(cells, num(o, "status.desiredNumberScheduled"));
+	cell_num(cells, num(o, "status.currentNumberScheduled"));
+	cell_num(cells, num(o, "status.numberReady"));
+	cell_num(cells, num(o, "status.updatedNumberScheduled"));
+	cell_num(cells, num(o, "status.numberAvailable"));
+	buf[0] = '\0';
+	cJSON_ArrayForEach(it, json_at(o, "spec.template.spec.nodeSelector"))
+		if (cJSON_IsString(it))
+			len += snprintf(buf + len, len < sizeof buf ?
+			    sizeof buf - len : 0, "%s%s=%s", len ? "," : "",
+			    it->string, it->valuestring);
+	cell_str(cells, len ? buf : "<none>");
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
+	wide_template(cells, o);
+}
+
+/* CONTROLLER is kind.group/name of the controller owner, as kubectl's. */
+static void
+revision_row(cJSON *cells, const cJSON *o)
+{
+	const cJSON *ref;
+	char buf[512] = "<none>", age[16];
+
+	cJSON_ArrayForEach(ref, json_at(o, "metadata.ownerReferences")) {
+		const char *av = json_str(ref, "apiVersion");
+		const char *slash = av ? strchr(av, '/') : NULL;
+		char kind[128];
+
+		if (!cJSON_IsTrue(json_at(ref, "controller")))
+			continue;
+		snprintf(kind, sizeof kind, "%s", json_str(ref, "kind") ?
+		    json_str(ref, "kind") : "");
+		for (char *p = kind; *p; p++)
+			if (*p >= 'A' && *p <= 'Z')
+				*p += 'a' - 'A';
+		snprintf(buf, sizeof buf, "%s%s%.*s/%s", kind, slash ? "." : "",
+		    slash ? (int)(slash - av) : 0, slash ? av : "",
+		    json_str(ref, "name") ? json_str(ref, "name") : "");
+	}
+	cell_str(cells, buf);
+	cell_num(cells, num(o, "revision"));
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
+}
+
 static void
 event_row(cJSON *cells, const cJSON *o)
 {
@@ -583,6 +646,10 @@ table_add_row(cJSON *t, const resource *r, const cJSON *o,
 		deployment_row(cells, o);
 	else if (strcmp(k, "replicasets.apps") == 0)
 		replicaset_row(cells, o);
+	else if (strcmp(k, "daemonsets.apps") == 0)
+		daemonset_row(cells, o);
+	else if (strcmp(k, "controllerrevisions.apps") == 0)
+		revision_row(cells, o);
 	else if (strcmp(k, "events") == 0)
 		event_row(cells, o);
 	else if (strcmp(k, "namespaces") == 0) {

@@ -122,7 +122,7 @@ static const char policy[] =
 "- {apiGroups: [''], resources: [pods/eviction], verbs: [create]}\n"
 "- apiGroups: [apps]\n"
 "  resources: [deployments, deployments/scale, deployments/rollback,\n"
-"    replicasets, replicasets/scale]\n"
+"    replicasets, replicasets/scale, daemonsets]\n"
 "  verbs: " WRITE "\n"
 "- {apiGroups: [batch], resources: [jobs], verbs: " WRITE "}\n"
 "- apiGroups: [ray.io]\n"
@@ -144,7 +144,8 @@ static const char policy[] =
 "  verbs: " READ "\n"
 "- apiGroups: [apps]\n"
 "  resources: [deployments, deployments/status, deployments/scale,\n"
-"    replicasets, replicasets/status, replicasets/scale]\n"
+"    replicasets, replicasets/status, replicasets/scale, daemonsets,\n"
+"    daemonsets/status, controllerrevisions]\n"
 "  verbs: " READ "\n"
 "- {apiGroups: [batch], resources: [jobs, jobs/status], verbs: " READ "}\n"
 "- apiGroups: [ray.io]\n"
@@ -183,6 +184,18 @@ EVENTS
 "- {apiGroups: [apps], resources: [replicasets/status], verbs: [update]}\n"
 "- {apiGroups: [''], resources: [pods],\n"
 "  verbs: [list, watch, create, delete]}\n"
+EVENTS
+"---\n"
+"kind: ClusterRole\n"
+"metadata: {name: 'system:controller:daemonset-controller'}\n"
+"rules:\n"
+"- {apiGroups: [apps], resources: [daemonsets], verbs: " READ "}\n"
+"- {apiGroups: [apps], resources: [daemonsets/status], verbs: [update]}\n"
+"- {apiGroups: [apps], resources: [controllerrevisions],\n"
+"  verbs: [get, list, watch, create, update, delete]}\n"
+"- {apiGroups: [''], resources: [pods],\n"
+"  verbs: [list, watch, create, delete]}\n"
+"- {apiGroups: [''], resources: [nodes], verbs: " READ "}\n"
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
@@ -363,6 +376,7 @@ static const char *const components[] = {
 	"system:controller:deployment-controller",
 	"system:controller:replicaset-controller",
 	"system:controller:job-controller",
+	"system:controller:daemonset-controller",
 	"system:controller:podgroup-controller",
 	"system:controller:queue-controller",
 	"system:controller:vcjob-controller",

@@ -413,3 +413,21 @@ podspec_untolerated(const cJSON *pod, const cJSON *node)
 	}
 	return NULL;
 }
+
+int
+podspec_tolerates_unschedulable(const cJSON *pod)
+{
+	cJSON *taint = cJSON_CreateObject();
+	const cJSON *tol;
+	int ok = 0;
+
+	cJSON_AddStringToObject(taint, "key", "node.kubernetes.io/unschedulable");
+	cJSON_AddStringToObject(taint, "effect", "NoSchedule");
+	cJSON_ArrayForEach(tol, json_at(pod, "spec.tolerations"))
+		if (tolerates(tol, taint)) {
+			ok = 1;
+			break;
+		}
+	cJSON_Delete(taint);
+	return ok;
+}

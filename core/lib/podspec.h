@@ -67,5 +67,11 @@ int podspec_node_matches(const cJSON *pod, const cJSON *node);
  * the pod does not tolerate, or NULL (PreferNoSchedule never blocks).
  */
 const cJSON *podspec_untolerated(const cJSON *pod, const cJSON *node);
+/*
+ * Whether the pod tolerates node.kubernetes.io/unschedulable:NoSchedule,
+ * the taint of a cordoned node, as kube-scheduler's NodeUnschedulable
+ * asks (DaemonSet pods do).
+ */
+int podspec_tolerates_unschedulable(const cJSON *pod);
 
 #endif

@@ -24,6 +24,13 @@ void admission_rbac_mutate(const resource *, cJSON *obj);
 void admission_rbac_validate(const resource *, const cJSON *obj,
     const cJSON *old, cJSON *causes);
 /*
+ * The same for the workload kinds of the Lua controllers, DaemonSet first
+ * (admission_workload.c); 1 if r is one of them.
+ */
+int admission_workload_mutate(const resource *, cJSON *obj, const cJSON *old);
+int admission_workload_validate(const resource *, const cJSON *obj,
+    const cJSON *old, cJSON *causes);
+/*
  * The tolerationSeconds of the not-ready and unreachable tolerations every
  * new pod gets (--default-not-ready-toleration-seconds and
  * --default-unreachable-toleration-seconds; 300 each by default).

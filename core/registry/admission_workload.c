@@ -1,0 +1,133 @@
+/*
+ * Admission for the workload kinds whose controllers are Lua scripts in
+ * lua/controllers/: the defaults kube-apiserver fills in (a DaemonSet's
+ * RollingUpdate with maxUnavailable 1, a StatefulSet's OrderedReady
+ * policy, a CronJob's concurrency policy and history limits, ...) and
+ * the checks a kubectl user meets (a selector that matches the template,
+ * the restartPolicy a controller can keep, immutable selectors).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/json.h"
+#include "registry/admission.h"
+#include "registry/podtemplate.h"
+#include "registry/status.h"
+
+static void
+default_str(cJSON *o, const char *key, const char *v)
+{
+	if (cJSON_GetObjectItemCaseSensitive(o, key) == NULL)
+		cJSON_AddStringToObject(o, key, v);
+}
+
+static void
+default_num(cJSON *o, const char *key, double v)
+{
+	if (cJSON_GetObjectItemCaseSensitive(o, key) == NULL)
+		cJSON_AddNumberToObject(o, key, v);
+}
+
+static void
+daemonset_mutate(cJSON *obj)
+{
+	cJSON *spec = json_obj(obj, "spec"), *strat, *ru;
+
+	default_num(spec, "revisionHistoryLimit", 10);
+	strat = json_obj(spec, "updateStrategy");
+	default_str(strat, "type", "RollingUpdate");
+	if (strcmp(json_str(strat, "type"), "RollingUpdate") == 0) {
+		ru = json_obj(strat, "rollingUpdate");
+		default_num(ru, "maxUnavailable", 1);
+		default_num(ru, "maxSurge", 0);
+	}
+	podtemplate_defaults(json_at(spec, "template.spec"));
+}
+
+/* An int-or-percent that is zero: 0, "0" or "0%". */
+static int
+is_zero(const cJSON *v)
+{
+	if (v == NULL)
+		return 1;
+	if (cJSON_IsNumber(v))
+		return v->valuedouble == 0;
+	return cJSON_IsString(v) && (strcmp(v->valuestring, "0") == 0 ||
+	    strcmp(v->valuestring, "0%") == 0);
+}
+
+/* The template of a controller that restarts its pods: Always only. */
+static void
+check_template(const cJSON *obj, cJSON *causes)
+{
+	const char *rp = json_str(obj, "spec.template.spec.restartPolicy");
+
+	if (json_at(obj, "spec.template.spec") == NULL) {
+		status_add_cause(causes, "FieldValueRequired",
+		    "spec.template.spec.containers", "Required value");
+		return;
+	}
+	podtemplate_check(json_at(obj, "spec.template.spec"),
+	    "spec.template.spec", causes, 0);
+	if (rp != NULL && strcmp(rp, "Always") != 0)
+		status_add_cause(causes, "FieldValueNotSupported",
+		    "spec.template.spec.restartPolicy", "Unsupported value: "
+		    "\"%s\": supported values: \"Always\"", rp);
+}
+
+static void
+check_immutable(const cJSON *obj, const cJSON *old, const char *path,
+    cJSON *causes)
+{
+	if (old != NULL && !json_equal(json_at(obj, path), json_at(old, path)))
+		status_add_cause(causes, "FieldValueInvalid", path,
+		    "Invalid value: field is immutable");
+}
+
+static void
+daemonset_validate(const cJSON *obj, const cJSON *old, cJSON *causes)
+{
+	const cJSON *ru = json_at(obj, "spec.updateStrategy.rollingUpdate");
+	const char *t = json_str(obj, "spec.updateStrategy.type");
+
+	podtemplate_check_selector(obj, causes);
+	check_immutable(obj, old, "spec.selector", causes);
+	check_template(obj, causes);
+	if (t != NULL && strcmp(t, "RollingUpdate") != 0 &&
+	    strcmp(t, "OnDelete") != 0)
+		status_add_cause(causes, "FieldValueNotSupported",
+		    "spec.updateStrategy.type", "Unsupported value: \"%s\": "
+		    "supported values: \"OnDelete\", \"RollingUpdate\"", t);
+	if (ru != NULL && is_zero(json_at(ru, "maxUnavailable")) &&
+	    is_zero(json_at(ru, "maxSurge")))
+		status_add_cause(causes, "FieldValueInvalid",
+		    "spec.updateStrategy.rollingUpdate.maxUnavailable",
+		    "Invalid value: 0: may not be 0 when `maxSurge` is 0");
+}
+
+int
+admission_workload_mutate(const resource *r, cJSON *obj, const cJSON *old)
+{
+	const char *k = r->store_key;
+
+	(void)old;
+	if (strcmp(k, "daemonsets.apps") == 0)
+		daemonset_mutate(obj);
+	else
+		return 0;
+	return 1;
+}
+
+int
+admission_workload_validate(const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	const char *k = r->store_key;
+
+	if (strcmp(k, "daemonsets.apps") == 0)
+		daemonset_validate(obj, old, causes);
+	else
+		return 0;
+	return 1;
+}
