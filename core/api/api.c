@@ -543,8 +543,7 @@ api_handle(http_req *req, void *arg)
 		return;
 	}
 	if (rt.sub != NULL && strcmp(rt.sub, "scale") == 0 &&
-	    (strcmp(rt.r->store_key, "deployments.apps") == 0 ||
-	    strcmp(rt.r->store_key, "replicasets.apps") == 0)) {
+	    resource_has_scale(rt.r)) {
 		api_write_scale(a, req, &rt);
 		return;
 	}

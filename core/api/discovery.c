@@ -116,8 +116,7 @@ resource_list(const char *group, const char *version)
 		cJSON_AddItemToArray(list, e);
 		if (r->has_status)
 			add_sub(list, r, "status", r->kind, status);
-		if (strcmp(r->store_key, "deployments.apps") == 0 ||
-		    strcmp(r->store_key, "replicasets.apps") == 0) {
+		if (resource_has_scale(r)) {
 			add_sub(list, r, "scale", "Scale", status);
 			cJSON_AddStringToObject(cJSON_GetArrayItem(list,
 			    cJSON_GetArraySize(list) - 1), "group",

@@ -61,6 +61,9 @@ static const struct kindcols kinds[] = {
 	    { "Available", "integer", 0 }, { "Node Selector", "string", 0 },
 	    { "Age", "string", 0 }, { "Containers", "string", 1 },
 	    { "Images", "string", 1 }, { "Selector", "string", 1 } } },
+	{ "statefulsets.apps", { { "Name", "string", 0 },
+	    { "Ready", "string", 0 }, { "Age", "string", 0 },
+	    { "Containers", "string", 1 }, { "Images", "string", 1 } } },
 	{ "controllerrevisions.apps", { { "Name", "string", 0 },
 	    { "Controller", "string", 0 }, { "Revision", "integer", 0 },
 	    { "Age", "string", 0 } } },
@@ -470,6 +473,24 @@ daemonset_row(cJSON *cells, const cJSON *o)
 	wide_template(cells, o);
 }
 
+static void
+statefulset_row(cJSON *cells, const cJSON *o)
+{
+	char buf[1024], age[16];
+
+	snprintf(buf, sizeof buf, "%d/%d", (int)num(o, "status.readyReplicas"),
+	    (int)(json_at(o, "spec.replicas") ? num(o, "spec.replicas") : 1));
+	cell_str(cells, buf);
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
+	containers_field(json_at(o, "spec.template.spec"), "name", buf,
+	    sizeof buf);
+	cell_str(cells, buf);
+	containers_field(json_at(o, "spec.template.spec"), "image", buf,
+	    sizeof buf);
+	cell_str(cells, buf);
+}
+
 /* CONTROLLER is kind.group/name of the controller owner, as kubectl's. */
 static void
 revision_row(cJSON *cells, const cJSON *o)
@@ -648,6 +669,8 @@ table_add_row(cJSON *t, const resource *r, const cJSON *o,
 		replicaset_row(cells, o);
 	else if (strcmp(k, "daemonsets.apps") == 0)
 		daemonset_row(cells, o);
+	else if (strcmp(k, "statefulsets.apps") == 0)
+		statefulset_row(cells, o);
 	else if (strcmp(k, "controllerrevisions.apps") == 0)
 		revision_row(cells, o);
 	else if (strcmp(k, "events") == 0)

@@ -122,7 +122,8 @@ static const char policy[] =
 "- {apiGroups: [''], resources: [pods/eviction], verbs: [create]}\n"
 "- apiGroups: [apps]\n"
 "  resources: [deployments, deployments/scale, deployments/rollback,\n"
-"    replicasets, replicasets/scale, daemonsets]\n"
+"    replicasets, replicasets/scale, daemonsets, statefulsets,\n"
+"    statefulsets/scale]\n"
 "  verbs: " WRITE "\n"
 "- {apiGroups: [batch], resources: [jobs], verbs: " WRITE "}\n"
 "- apiGroups: [ray.io]\n"
@@ -145,7 +146,8 @@ static const char policy[] =
 "- apiGroups: [apps]\n"
 "  resources: [deployments, deployments/status, deployments/scale,\n"
 "    replicasets, replicasets/status, replicasets/scale, daemonsets,\n"
-"    daemonsets/status, controllerrevisions]\n"
+"    daemonsets/status, statefulsets, statefulsets/status,\n"
+"    statefulsets/scale, controllerrevisions]\n"
 "  verbs: " READ "\n"
 "- {apiGroups: [batch], resources: [jobs, jobs/status], verbs: " READ "}\n"
 "- apiGroups: [ray.io]\n"
@@ -196,6 +198,17 @@ EVENTS
 "- {apiGroups: [''], resources: [pods],\n"
 "  verbs: [list, watch, create, delete]}\n"
 "- {apiGroups: [''], resources: [nodes], verbs: " READ "}\n"
+EVENTS
+"---\n"
+"kind: ClusterRole\n"
+"metadata: {name: 'system:controller:statefulset-controller'}\n"
+"rules:\n"
+"- {apiGroups: [apps], resources: [statefulsets], verbs: " READ "}\n"
+"- {apiGroups: [apps], resources: [statefulsets/status], verbs: [update]}\n"
+"- {apiGroups: [apps], resources: [controllerrevisions],\n"
+"  verbs: [get, list, watch, create, update, delete]}\n"
+"- {apiGroups: [''], resources: [pods],\n"
+"  verbs: [list, watch, create, delete]}\n"
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
@@ -377,6 +390,7 @@ static const char *const components[] = {
 	"system:controller:replicaset-controller",
 	"system:controller:job-controller",
 	"system:controller:daemonset-controller",
+	"system:controller:statefulset-controller",
 	"system:controller:podgroup-controller",
 	"system:controller:queue-controller",
 	"system:controller:vcjob-controller",

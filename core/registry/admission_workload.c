@@ -106,6 +106,80 @@ daemonset_validate(const cJSON *obj, const cJSON *old, cJSON *causes)
 		    "Invalid value: 0: may not be 0 when `maxSurge` is 0");
 }
 
+static void
+statefulset_mutate(cJSON *obj)
+{
+	cJSON *spec = json_obj(obj, "spec"), *strat, *pol;
+
+	default_num(spec, "replicas", 1);
+	default_num(spec, "revisionHistoryLimit", 10);
+	default_str(spec, "podManagementPolicy", "OrderedReady");
+	strat = json_obj(spec, "updateStrategy");
+	default_str(strat, "type", "RollingUpdate");
+	if (strcmp(json_str(strat, "type"), "RollingUpdate") == 0)
+		default_num(json_obj(strat, "rollingUpdate"), "partition", 0);
+	pol = json_obj(spec, "persistentVolumeClaimRetentionPolicy");
+	default_str(pol, "whenDeleted", "Retain");
+	default_str(pol, "whenScaled", "Retain");
+	podtemplate_defaults(json_at(spec, "template.spec"));
+}
+
+/*
+ * Only these StatefulSet spec fields may change, as kube-apiserver
+ * words it when another one does.
+ */
+static void
+check_statefulset_update(const cJSON *obj, const cJSON *old, cJSON *causes)
+{
+	static const char *const mutable[] = { "replicas", "ordinals",
+	    "template", "updateStrategy",
+	    "persistentVolumeClaimRetentionPolicy", "minReadySeconds", NULL };
+	cJSON *a, *b;
+	int i, same;
+
+	if (old == NULL)
+		return;
+	a = cJSON_Duplicate(json_at(obj, "spec"), 1);
+	b = cJSON_Duplicate(json_at(old, "spec"), 1);
+	for (i = 0; mutable[i] != NULL; i++) {
+		json_del(a, mutable[i]);
+		json_del(b, mutable[i]);
+	}
+	same = json_equal(a, b);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	if (!same)
+		status_add_cause(causes, "FieldValueForbidden", "spec",
+		    "Forbidden: updates to statefulset spec for fields other "
+		    "than 'replicas', 'ordinals', 'template', "
+		    "'updateStrategy', 'persistentVolumeClaimRetentionPolicy' "
+		    "and 'minReadySeconds' are forbidden");
+}
+
+static void
+statefulset_validate(const cJSON *obj, const cJSON *old, cJSON *causes)
+{
+	const char *pmp = json_str(obj, "spec.podManagementPolicy");
+	const char *t = json_str(obj, "spec.updateStrategy.type");
+
+	podtemplate_check_nonneg(obj, "spec.replicas", causes);
+	podtemplate_check_nonneg(obj,
+	    "spec.updateStrategy.rollingUpdate.partition", causes);
+	podtemplate_check_selector(obj, causes);
+	check_template(obj, causes);
+	if (pmp != NULL && strcmp(pmp, "OrderedReady") != 0 &&
+	    strcmp(pmp, "Parallel") != 0)
+		status_add_cause(causes, "FieldValueNotSupported",
+		    "spec.podManagementPolicy", "Unsupported value: \"%s\": "
+		    "supported values: \"OrderedReady\", \"Parallel\"", pmp);
+	if (t != NULL && strcmp(t, "RollingUpdate") != 0 &&
+	    strcmp(t, "OnDelete") != 0)
+		status_add_cause(causes, "FieldValueNotSupported",
+		    "spec.updateStrategy.type", "Unsupported value: \"%s\": "
+		    "supported values: \"OnDelete\", \"RollingUpdate\"", t);
+	check_statefulset_update(obj, old, causes);
+}
+
 int
 admission_workload_mutate(const resource *r, cJSON *obj, const cJSON *old)
 {
@@ -114,6 +188,8 @@ admission_workload_mutate(const resource *r, cJSON *obj, const cJSON *old)
 	(void)old;
 	if (strcmp(k, "daemonsets.apps") == 0)
 		daemonset_mutate(obj);
+	else if (strcmp(k, "statefulsets.apps") == 0)
+		statefulset_mutate(obj);
 	else
 		return 0;
 	return 1;
@@ -127,6 +203,8 @@ admission_workload_validate(const resource *r, const cJSON *obj,
 
 	if (strcmp(k, "daemonsets.apps") == 0)
 		daemonset_validate(obj, old, causes);
+	else if (strcmp(k, "statefulsets.apps") == 0)
+		statefulset_validate(obj, old, causes);
 	else
 		return 0;
 	return 1;

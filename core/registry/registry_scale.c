@@ -1,5 +1,5 @@
 /*
- * The scale subresource of Deployments and ReplicaSets: their
+ * The scale subresource of Deployments, ReplicaSets and StatefulSets: their
  * spec.replicas seen as an autoscaling/v1 Scale (with status.replicas and
  * the selector as a string, as kubectl scale and autoscalers read it). A
  * write of a Scale, whole (PUT) or as a merge or JSON patch of the current
@@ -14,7 +14,7 @@
 #include "registry/patch.h"
 #include "registry/registry_int.h"
 
-/* The Scale view of a Deployment or ReplicaSet. */
+/* The Scale view of an object with spec.replicas and a selector. */
 static cJSON *
 scale_of(const cJSON *obj)
 {

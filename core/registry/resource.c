@@ -41,6 +41,8 @@ static const struct builtin builtins[] = {
 	    "all" },
 	{ "apps", "v1", "daemonsets", "daemonset", "DaemonSet", 1, 1, "ds",
 	    "all" },
+	{ "apps", "v1", "statefulsets", "statefulset", "StatefulSet", 1, 1,
+	    "sts", "all" },
 	{ "apps", "v1", "controllerrevisions", "controllerrevision",
 	    "ControllerRevision", 1, 0, "", "" },
 	{ "batch", "v1", "jobs", "job", "Job", 1, 1, "", "all" },
@@ -277,6 +279,19 @@ uint64_t
 resource_generation(void)
 {
 	return generation;
+}
+
+int
+resource_has_scale(const resource *r)
+{
+	static const char *const keys[] = { "deployments.apps",
+	    "replicasets.apps", "statefulsets.apps", NULL };
+	int i;
+
+	for (i = 0; r->builtin && keys[i] != NULL; i++)
+		if (strcmp(r->store_key, keys[i]) == 0)
+			return 1;
+	return 0;
 }
 
 const char *

@@ -69,6 +69,8 @@ int resource_count(void);
 const resource *resource_at(int i);
 /* Bumped on every registration change (for discovery and OpenAPI hashes). */
 uint64_t resource_generation(void);
+/* Whether the kind has a scale subresource (Deployment, ReplicaSet, ...). */
+int resource_has_scale(const resource *);
 /* "pods" or "deployments.apps": the name used in error messages. */
 const char *resource_qualified(const resource *);
 
