@@ -55,6 +55,11 @@ static const struct kindcols kinds[] = {
 	    { "Ready", "integer", 0 }, { "Age", "string", 0 },
 	    { "Containers", "string", 1 }, { "Images", "string", 1 },
 	    { "Selector", "string", 1 } } },
+	{ "replicationcontrollers", { { "Name", "string", 0 },
+	    { "Desired", "integer", 0 }, { "Current", "integer", 0 },
+	    { "Ready", "integer", 0 }, { "Age", "string", 0 },
+	    { "Containers", "string", 1 }, { "Images", "string", 1 },
+	    { "Selector", "string", 1 } } },
 	{ "daemonsets.apps", { { "Name", "string", 0 },
 	    { "Desired", "integer", 0 }, { "Current", "integer", 0 },
 	    { "Ready", "integer", 0 }, { "Up-to-date", "integer", 0 },
@@ -665,7 +670,8 @@ table_add_row(cJSON *t, const resource *r, const cJSON *o,
 		job_row(cells, o);
 	else if (strcmp(k, "deployments.apps") == 0)
 		deployment_row(cells, o);
-	else if (strcmp(k, "replicasets.apps") == 0)
+	else if (strcmp(k, "replicasets.apps") == 0 ||
+	    strcmp(k, "replicationcontrollers") == 0)
 		replicaset_row(cells, o);
 	else if (strcmp(k, "daemonsets.apps") == 0)
 		daemonset_row(cells, o);

@@ -117,7 +117,7 @@ static const char policy[] =
 "- {apiGroups: [''], resources: [secrets], verbs: " READ "}\n"
 "- apiGroups: ['']\n"
 "  resources: [pods, services, configmaps, secrets, serviceaccounts,\n"
-"    endpoints]\n"
+"    endpoints, replicationcontrollers, replicationcontrollers/scale]\n"
 "  verbs: " WRITE "\n"
 "- {apiGroups: [''], resources: [pods/eviction], verbs: [create]}\n"
 "- apiGroups: [apps]\n"
@@ -141,7 +141,8 @@ static const char policy[] =
 "- apiGroups: ['']\n"
 "  resources: [pods, pods/status, pods/log, services, services/status,\n"
 "    configmaps, serviceaccounts, events, namespaces, namespaces/status,\n"
-"    endpoints]\n"
+"    endpoints, replicationcontrollers, replicationcontrollers/status,\n"
+"    replicationcontrollers/scale]\n"
 "  verbs: " READ "\n"
 "- apiGroups: [apps]\n"
 "  resources: [deployments, deployments/status, deployments/scale,\n"
@@ -207,6 +208,16 @@ EVENTS
 "- {apiGroups: [apps], resources: [statefulsets/status], verbs: [update]}\n"
 "- {apiGroups: [apps], resources: [controllerrevisions],\n"
 "  verbs: [get, list, watch, create, update, delete]}\n"
+"- {apiGroups: [''], resources: [pods],\n"
+"  verbs: [list, watch, create, delete]}\n"
+EVENTS
+"---\n"
+"kind: ClusterRole\n"
+"metadata: {name: 'system:controller:replicationcontroller-controller'}\n"
+"rules:\n"
+"- {apiGroups: [''], resources: [replicationcontrollers], verbs: " READ "}\n"
+"- {apiGroups: [''], resources: [replicationcontrollers/status],\n"
+"  verbs: [update]}\n"
 "- {apiGroups: [''], resources: [pods],\n"
 "  verbs: [list, watch, create, delete]}\n"
 EVENTS
@@ -391,6 +402,7 @@ static const char *const components[] = {
 	"system:controller:job-controller",
 	"system:controller:daemonset-controller",
 	"system:controller:statefulset-controller",
+	"system:controller:replicationcontroller-controller",
 	"system:controller:podgroup-controller",
 	"system:controller:queue-controller",
 	"system:controller:vcjob-controller",

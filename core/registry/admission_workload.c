@@ -180,6 +180,51 @@ statefulset_validate(const cJSON *obj, const cJSON *old, cJSON *causes)
 	check_statefulset_update(obj, old, causes);
 }
 
+/* Selector and labels from the template's labels, when not given. */
+static void
+rc_mutate(cJSON *obj)
+{
+	cJSON *spec = json_obj(obj, "spec"), *md = json_obj(obj, "metadata");
+	const cJSON *labels = json_at(spec, "template.metadata.labels");
+
+	if (cJSON_IsObject(labels) && labels->child != NULL) {
+		if (cJSON_GetArraySize(json_at(spec, "selector")) == 0)
+			json_set(spec, "selector", cJSON_Duplicate(labels, 1));
+		if (cJSON_GetArraySize(json_at(md, "labels")) == 0)
+			json_set(md, "labels", cJSON_Duplicate(labels, 1));
+	}
+	default_num(spec, "replicas", 1);
+	podtemplate_defaults(json_at(spec, "template.spec"));
+}
+
+/* An equality selector, not empty, that the template's labels satisfy. */
+static void
+rc_validate(const cJSON *obj, cJSON *causes)
+{
+	const cJSON *sel = json_at(obj, "spec.selector"), *it;
+	const cJSON *labels = json_at(obj, "spec.template.metadata.labels");
+
+	podtemplate_check_nonneg(obj, "spec.replicas", causes);
+	if (cJSON_GetArraySize(sel) == 0)
+		status_add_cause(causes, "FieldValueRequired",
+		    "spec.selector", "Required value");
+	cJSON_ArrayForEach(it, sel) {
+		const cJSON *l = cJSON_GetObjectItemCaseSensitive(labels,
+		    it->string);
+
+		if (!cJSON_IsString(l) || !cJSON_IsString(it) ||
+		    strcmp(l->valuestring, it->valuestring) != 0) {
+			status_add_cause(causes, "FieldValueInvalid",
+			    "spec.template.metadata.labels", "Invalid value: "
+			    "map[string]string{...}: `selector` does not match "
+			    "template `labels`");
+			break;
+		}
+	}
+	if (json_at(obj, "spec.template") != NULL)
+		check_template(obj, causes);
+}
+
 int
 admission_workload_mutate(const resource *r, cJSON *obj, const cJSON *old)
 {
@@ -190,6 +235,8 @@ admission_workload_mutate(const resource *r, cJSON *obj, const cJSON *old)
 		daemonset_mutate(obj);
 	else if (strcmp(k, "statefulsets.apps") == 0)
 		statefulset_mutate(obj);
+	else if (strcmp(k, "replicationcontrollers") == 0)
+		rc_mutate(obj);
 	else
 		return 0;
 	return 1;
@@ -205,6 +252,8 @@ admission_workload_validate(const resource *r, const cJSON *obj,
 		daemonset_validate(obj, old, causes);
 	else if (strcmp(k, "statefulsets.apps") == 0)
 		statefulset_validate(obj, old, causes);
+	else if (strcmp(k, "replicationcontrollers") == 0)
+		rc_validate(obj, causes);
 	else
 		return 0;
 	return 1;

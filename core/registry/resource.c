@@ -35,6 +35,8 @@ static const struct builtin builtins[] = {
 	{ "", "v1", "secrets", "secret", "Secret", 1, 0, "", "" },
 	{ "", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", 1,
 	    0, "sa", "" },
+	{ "", "v1", "replicationcontrollers", "replicationcontroller",
+	    "ReplicationController", 1, 1, "rc", "all" },
 	{ "apps", "v1", "deployments", "deployment", "Deployment", 1, 1,
 	    "deploy", "all" },
 	{ "apps", "v1", "replicasets", "replicaset", "ReplicaSet", 1, 1, "rs",
@@ -285,7 +287,8 @@ int
 resource_has_scale(const resource *r)
 {
 	static const char *const keys[] = { "deployments.apps",
-	    "replicasets.apps", "statefulsets.apps", NULL };
+	    "replicasets.apps", "statefulsets.apps", "replicationcontrollers",
+	    NULL };
 	int i;
 
 	for (i = 0; r->builtin && keys[i] != NULL; i++)
