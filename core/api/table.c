@@ -45,6 +45,12 @@ static const struct kindcols kinds[] = {
 	    { "Completions", "string", 0 }, { "Duration", "string", 0 },
 	    { "Age", "string", 0 }, { "Containers", "string", 1 },
 	    { "Images", "string", 1 }, { "Selector", "string", 1 } } },
+	{ "cronjobs.batch", { { "Name", "string", 0 },
+	    { "Schedule", "string", 0 }, { "Timezone", "string", 0 },
+	    { "Suspend", "boolean", 0 }, { "Active", "integer", 0 },
+	    { "Last Schedule", "string", 0 }, { "Age", "string", 0 },
+	    { "Containers", "string", 1 }, { "Images", "string", 1 },
+	    { "Selector", "string", 1 } } },
 	{ "deployments.apps", { { "Name", "string", 0 },
 	    { "Ready", "string", 0 }, { "Up-to-date", "integer", 0 },
 	    { "Available", "integer", 0 }, { "Age", "string", 0 },
@@ -426,6 +432,35 @@ job_row(cJSON *cells, const cJSON *o)
 }
 
 static void
+cronjob_row(cJSON *cells, const cJSON *o)
+{
+	const cJSON *spec = json_at(o, "spec.jobTemplate.spec.template.spec");
+	char buf[1024], age[16];
+
+	cell_str(cells, json_str(o, "spec.schedule"));
+	cell_str(cells, json_str(o, "spec.timeZone") ?
+	    json_str(o, "spec.timeZone") : "<none>");
+	/* kubectl's printBoolPtr: a string, "<unset>" when absent. */
+	cell_str(cells, json_at(o, "spec.suspend") == NULL ? "<unset>" :
+	    cJSON_IsTrue(json_at(o, "spec.suspend")) ? "True" : "False");
+	cell_num(cells, cJSON_GetArraySize(json_at(o, "status.active")));
+	if (json_str(o, "status.lastScheduleTime") != NULL)
+		age_of(o, "status.lastScheduleTime", age);
+	else
+		snprintf(age, sizeof age, "<none>");
+	cell_str(cells, age);
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
+	containers_field(spec, "name", buf, sizeof buf);
+	cell_str(cells, buf);
+	containers_field(spec, "image", buf, sizeof buf);
+	cell_str(cells, buf);
+	selector_text(json_at(o, "spec.jobTemplate.spec.selector"), buf,
+	    sizeof buf);
+	cell_str(cells, buf);
+}
+
+static void
 deployment_row(cJSON *cells, const cJSON *o)
 {
 	char buf[64], age[16];
@@ -668,6 +703,8 @@ table_add_row(cJSON *t, const resource *r, const cJSON *o,
 		service_row(cells, o);
 	else if (strcmp(k, "jobs.batch") == 0)
 		job_row(cells, o);
+	else if (strcmp(k, "cronjobs.batch") == 0)
+		cronjob_row(cells, o);
 	else if (strcmp(k, "deployments.apps") == 0)
 		deployment_row(cells, o);
 	else if (strcmp(k, "replicasets.apps") == 0 ||

@@ -125,7 +125,7 @@ static const char policy[] =
 "    replicasets, replicasets/scale, daemonsets, statefulsets,\n"
 "    statefulsets/scale]\n"
 "  verbs: " WRITE "\n"
-"- {apiGroups: [batch], resources: [jobs], verbs: " WRITE "}\n"
+"- {apiGroups: [batch], resources: [jobs, cronjobs], verbs: " WRITE "}\n"
 "- apiGroups: [ray.io]\n"
 "  resources: [rayclusters, rayjobs, rayservices]\n"
 "  verbs: " WRITE "\n"
@@ -150,7 +150,9 @@ static const char policy[] =
 "    daemonsets/status, statefulsets, statefulsets/status,\n"
 "    statefulsets/scale, controllerrevisions]\n"
 "  verbs: " READ "\n"
-"- {apiGroups: [batch], resources: [jobs, jobs/status], verbs: " READ "}\n"
+"- apiGroups: [batch]\n"
+"  resources: [jobs, jobs/status, cronjobs, cronjobs/status]\n"
+"  verbs: " READ "\n"
 "- apiGroups: [ray.io]\n"
 "  resources: [rayclusters, rayclusters/status, rayjobs, rayjobs/status,\n"
 "    rayservices, rayservices/status]\n"
@@ -220,6 +222,15 @@ EVENTS
 "  verbs: [update]}\n"
 "- {apiGroups: [''], resources: [pods],\n"
 "  verbs: [list, watch, create, delete]}\n"
+EVENTS
+"---\n"
+"kind: ClusterRole\n"
+"metadata: {name: 'system:controller:cronjob-controller'}\n"
+"rules:\n"
+"- {apiGroups: [batch], resources: [cronjobs], verbs: " READ "}\n"
+"- {apiGroups: [batch], resources: [cronjobs/status], verbs: [update]}\n"
+"- {apiGroups: [batch], resources: [jobs],\n"
+"  verbs: [get, list, watch, create, delete]}\n"
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
@@ -403,6 +414,7 @@ static const char *const components[] = {
 	"system:controller:daemonset-controller",
 	"system:controller:statefulset-controller",
 	"system:controller:replicationcontroller-controller",
+	"system:controller:cronjob-controller",
 	"system:controller:podgroup-controller",
 	"system:controller:queue-controller",
 	"system:controller:vcjob-controller",

@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lib/json.h"
+#include "lib/tz.h"
 #include "registry/admission.h"
 #include "registry/podtemplate.h"
 #include "registry/status.h"
@@ -225,6 +227,84 @@ rc_validate(const cJSON *obj, cJSON *causes)
 		check_template(obj, causes);
 }
 
+static void
+cronjob_mutate(cJSON *obj)
+{
+	cJSON *spec = json_obj(obj, "spec"), *jspec;
+
+	default_str(spec, "concurrencyPolicy", "Allow");
+	if (cJSON_GetObjectItemCaseSensitive(spec, "suspend") == NULL)
+		cJSON_AddFalseToObject(spec, "suspend");
+	default_num(spec, "successfulJobsHistoryLimit", 3);
+	default_num(spec, "failedJobsHistoryLimit", 1);
+	jspec = json_obj(json_obj(spec, "jobTemplate"), "spec");
+	podtemplate_defaults(json_at(jspec, "template.spec"));
+}
+
+/*
+ * The checks kube-apiserver makes of a CronJob that can be made without
+ * reading the schedule as the controller does: a name short enough for
+ * its Jobs, five fields or a descriptor, no TZ in the schedule, a time
+ * zone that exists, a known concurrency policy, a Job's pod template.
+ */
+static void
+cronjob_validate(const cJSON *obj, cJSON *causes)
+{
+	const char *name = json_str(obj, "metadata.name");
+	const char *sch = json_str(obj, "spec.schedule");
+	const char *tz = json_str(obj, "spec.timeZone");
+	const char *cp = json_str(obj, "spec.concurrencyPolicy");
+	const char *p;
+	int fields = 0, in = 0, off;
+
+	if (name != NULL && strlen(name) > 52)
+		status_add_cause(causes, "FieldValueInvalid", "metadata.name",
+		    "Invalid value: \"%s\": must be no more than 52 characters",
+		    name);
+	if (sch == NULL || *sch == '\0')
+		status_add_cause(causes, "FieldValueRequired", "spec.schedule",
+		    "Required value");
+	else if (strstr(sch, "TZ") != NULL)
+		status_add_cause(causes, "FieldValueInvalid", "spec.schedule",
+		    "Invalid value: \"%s\": cannot use TZ or CRON_TZ in "
+		    "schedule, use timeZone field instead", sch);
+	else {
+		for (p = sch; *p; p++) {
+			if (*p != ' ' && *p != '\t' && !in)
+				fields++;
+			in = *p != ' ' && *p != '\t';
+		}
+		if (*sch != '@' && fields != 5)
+			status_add_cause(causes, "FieldValueInvalid",
+			    "spec.schedule", "Invalid value: \"%s\": expected "
+			    "exactly 5 fields, found %d: %s", sch, fields, sch);
+	}
+	if (tz != NULL && strcasecmp(tz, "Local") == 0)
+		status_add_cause(causes, "FieldValueInvalid", "spec.timeZone",
+		    "Invalid value: \"%s\": timeZone must be an explicit time "
+		    "zone as defined in https://www.iana.org/time-zones", tz);
+	else if (tz != NULL && tz_offset(tz, 0, &off) != 0)
+		status_add_cause(causes, "FieldValueInvalid", "spec.timeZone",
+		    "Invalid value: \"%s\": unknown time zone %s", tz, tz);
+	if (cp != NULL && strcmp(cp, "Allow") != 0 &&
+	    strcmp(cp, "Forbid") != 0 && strcmp(cp, "Replace") != 0)
+		status_add_cause(causes, "FieldValueNotSupported",
+		    "spec.concurrencyPolicy", "Unsupported value: \"%s\": "
+		    "supported values: \"Allow\", \"Forbid\", \"Replace\"", cp);
+	podtemplate_check_nonneg(obj, "spec.startingDeadlineSeconds", causes);
+	podtemplate_check_nonneg(obj, "spec.successfulJobsHistoryLimit",
+	    causes);
+	podtemplate_check_nonneg(obj, "spec.failedJobsHistoryLimit", causes);
+	if (json_at(obj, "spec.jobTemplate.spec.template.spec") == NULL)
+		status_add_cause(causes, "FieldValueRequired",
+		    "spec.jobTemplate.spec.template.spec.containers",
+		    "Required value");
+	else
+		podtemplate_check(json_at(obj,
+		    "spec.jobTemplate.spec.template.spec"),
+		    "spec.jobTemplate.spec.template.spec", causes, 1);
+}
+
 int
 admission_workload_mutate(const resource *r, cJSON *obj, const cJSON *old)
 {
@@ -237,6 +317,8 @@ admission_workload_mutate(const resource *r, cJSON *obj, const cJSON *old)
 		statefulset_mutate(obj);
 	else if (strcmp(k, "replicationcontrollers") == 0)
 		rc_mutate(obj);
+	else if (strcmp(k, "cronjobs.batch") == 0)
+		cronjob_mutate(obj);
 	else
 		return 0;
 	return 1;
@@ -254,6 +336,8 @@ admission_workload_validate(const resource *r, const cJSON *obj,
 		statefulset_validate(obj, old, causes);
 	else if (strcmp(k, "replicationcontrollers") == 0)
 		rc_validate(obj, causes);
+	else if (strcmp(k, "cronjobs.batch") == 0)
+		cronjob_validate(obj, causes);
 	else
 		return 0;
 	return 1;

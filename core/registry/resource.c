@@ -48,6 +48,7 @@ static const struct builtin builtins[] = {
 	{ "apps", "v1", "controllerrevisions", "controllerrevision",
 	    "ControllerRevision", 1, 0, "", "" },
 	{ "batch", "v1", "jobs", "job", "Job", 1, 1, "", "all" },
+	{ "batch", "v1", "cronjobs", "cronjob", "CronJob", 1, 1, "cj", "all" },
 	{ "coordination.k8s.io", "v1", "leases", "lease", "Lease", 1, 0, "",
 	    "" },
 	{ "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass",
