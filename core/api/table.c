@@ -78,6 +78,9 @@ static const struct kindcols kinds[] = {
 	{ "controllerrevisions.apps", { { "Name", "string", 0 },
 	    { "Controller", "string", 0 }, { "Revision", "integer", 0 },
 	    { "Age", "string", 0 } } },
+	{ "poddisruptionbudgets.policy", { { "Name", "string", 0 },
+	    { "Min Available", "string", 0 }, { "Max Unavailable", "string", 0 },
+	    { "Allowed Disruptions", "integer", 0 }, { "Age", "string", 0 } } },
 	{ "namespaces", { { "Name", "string", 0 }, { "Status", "string", 0 },
 	    { "Age", "string", 0 } } },
 	{ "events", { { "Last Seen", "string", 0 }, { "Type", "string", 0 },
@@ -531,6 +534,19 @@ statefulset_row(cJSON *cells, const cJSON *o)
 	cell_str(cells, buf);
 }
 
+/* An int-or-string field as kubectl prints it, N/A when absent. */
+static void
+cell_intstr(cJSON *cells, const cJSON *v)
+{
+	char buf[64];
+
+	if (cJSON_IsNumber(v)) {
+		snprintf(buf, sizeof buf, "%d", v->valueint);
+		cell_str(cells, buf);
+	} else
+		cell_str(cells, cJSON_IsString(v) ? v->valuestring : "N/A");
+}
+
 /* CONTROLLER is kind.group/name of the controller owner, as kubectl's. */
 static void
 revision_row(cJSON *cells, const cJSON *o)
@@ -716,6 +732,13 @@ table_add_row(cJSON *t, const resource *r, const cJSON *o,
 		statefulset_row(cells, o);
 	else if (strcmp(k, "controllerrevisions.apps") == 0)
 		revision_row(cells, o);
+	else if (strcmp(k, "poddisruptionbudgets.policy") == 0) {
+		cell_intstr(cells, json_at(o, "spec.minAvailable"));
+		cell_intstr(cells, json_at(o, "spec.maxUnavailable"));
+		cell_num(cells, num(o, "status.disruptionsAllowed"));
+		age_of(o, "metadata.creationTimestamp", age);
+		cell_str(cells, age);
+	}
 	else if (strcmp(k, "events") == 0)
 		event_row(cells, o);
 	else if (strcmp(k, "namespaces") == 0) {

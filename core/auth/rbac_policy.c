@@ -126,6 +126,8 @@ static const char policy[] =
 "    statefulsets/scale]\n"
 "  verbs: " WRITE "\n"
 "- {apiGroups: [batch], resources: [jobs, cronjobs], verbs: " WRITE "}\n"
+"- {apiGroups: [policy], resources: [poddisruptionbudgets],\n"
+"  verbs: " WRITE "}\n"
 "- apiGroups: [ray.io]\n"
 "  resources: [rayclusters, rayjobs, rayservices]\n"
 "  verbs: " WRITE "\n"
@@ -152,6 +154,9 @@ static const char policy[] =
 "  verbs: " READ "\n"
 "- apiGroups: [batch]\n"
 "  resources: [jobs, jobs/status, cronjobs, cronjobs/status]\n"
+"  verbs: " READ "\n"
+"- apiGroups: [policy]\n"
+"  resources: [poddisruptionbudgets, poddisruptionbudgets/status]\n"
 "  verbs: " READ "\n"
 "- apiGroups: [ray.io]\n"
 "  resources: [rayclusters, rayclusters/status, rayjobs, rayjobs/status,\n"
@@ -231,6 +236,20 @@ EVENTS
 "- {apiGroups: [batch], resources: [cronjobs/status], verbs: [update]}\n"
 "- {apiGroups: [batch], resources: [jobs],\n"
 "  verbs: [get, list, watch, create, delete]}\n"
+EVENTS
+"---\n"
+"kind: ClusterRole\n"
+"metadata: {name: 'system:controller:disruption-controller'}\n"
+"rules:\n"
+"- {apiGroups: [policy], resources: [poddisruptionbudgets],\n"
+"  verbs: " READ "}\n"
+"- {apiGroups: [policy], resources: [poddisruptionbudgets/status],\n"
+"  verbs: [update]}\n"
+"- {apiGroups: [''], resources: [pods, replicationcontrollers],\n"
+"  verbs: " READ "}\n"
+"- apiGroups: [apps]\n"
+"  resources: [replicasets, deployments, statefulsets]\n"
+"  verbs: " READ "\n"
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
@@ -415,6 +434,7 @@ static const char *const components[] = {
 	"system:controller:statefulset-controller",
 	"system:controller:replicationcontroller-controller",
 	"system:controller:cronjob-controller",
+	"system:controller:disruption-controller",
 	"system:controller:podgroup-controller",
 	"system:controller:queue-controller",
 	"system:controller:vcjob-controller",

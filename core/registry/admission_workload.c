@@ -305,6 +305,56 @@ cronjob_validate(const cJSON *obj, cJSON *causes)
 		    "spec.jobTemplate.spec.template.spec", causes, 1);
 }
 
+/* An int-or-percent that is not negative, as kube-apiserver checks it. */
+static void
+check_intstr(const cJSON *obj, const char *path, cJSON *causes)
+{
+	const cJSON *v = json_at(obj, path);
+	const char *s;
+	char *end;
+	long n;
+
+	if (v == NULL)
+		return;
+	if (cJSON_IsNumber(v)) {
+		if (v->valuedouble < 0)
+			status_add_cause(causes, "FieldValueInvalid", path,
+			    "Invalid value: %d: must be greater than or equal "
+			    "to 0", v->valueint);
+		return;
+	}
+	s = cJSON_IsString(v) ? v->valuestring : "";
+	n = strtol(s, &end, 10);
+	if (end == s || strcmp(end, "%") != 0)
+		status_add_cause(causes, "FieldValueInvalid", path,
+		    "Invalid value: \"%s\": a valid percent string must be a "
+		    "numeric string followed by an ending '%%' (e.g. '1%%',  "
+		    "or '93%%', regex used for validation is '[0-9]+%%')", s);
+	else if (n < 0 || n > 100)
+		status_add_cause(causes, "FieldValueInvalid", path,
+		    "Invalid value: \"%s\": must be no greater than 100%%", s);
+}
+
+static void
+pdb_validate(const cJSON *obj, cJSON *causes)
+{
+	const char *p = json_str(obj, "spec.unhealthyPodEvictionPolicy");
+
+	if (json_at(obj, "spec.minAvailable") != NULL &&
+	    json_at(obj, "spec.maxUnavailable") != NULL)
+		status_add_cause(causes, "FieldValueInvalid", "spec",
+		    "Invalid value: policy.PodDisruptionBudgetSpec{...}: "
+		    "minAvailable and maxUnavailable cannot be both set");
+	check_intstr(obj, "spec.minAvailable", causes);
+	check_intstr(obj, "spec.maxUnavailable", causes);
+	if (p != NULL && strcmp(p, "IfHealthyBudget") != 0 &&
+	    strcmp(p, "AlwaysAllow") != 0)
+		status_add_cause(causes, "FieldValueNotSupported",
+		    "spec.unhealthyPodEvictionPolicy", "Unsupported value: "
+		    "\"%s\": supported values: \"AlwaysAllow\", "
+		    "\"IfHealthyBudget\"", p);
+}
+
 int
 admission_workload_mutate(const resource *r, cJSON *obj, const cJSON *old)
 {
@@ -338,6 +388,8 @@ admission_workload_validate(const resource *r, const cJSON *obj,
 		rc_validate(obj, causes);
 	else if (strcmp(k, "cronjobs.batch") == 0)
 		cronjob_validate(obj, causes);
+	else if (strcmp(k, "poddisruptionbudgets.policy") == 0)
+		pdb_validate(obj, causes);
 	else
 		return 0;
 	return 1;

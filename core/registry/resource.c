@@ -49,6 +49,8 @@ static const struct builtin builtins[] = {
 	    "ControllerRevision", 1, 0, "", "" },
 	{ "batch", "v1", "jobs", "job", "Job", 1, 1, "", "all" },
 	{ "batch", "v1", "cronjobs", "cronjob", "CronJob", 1, 1, "cj", "all" },
+	{ "policy", "v1", "poddisruptionbudgets", "poddisruptionbudget",
+	    "PodDisruptionBudget", 1, 1, "pdb", "" },
 	{ "coordination.k8s.io", "v1", "leases", "lease", "Lease", 1, 0, "",
 	    "" },
 	{ "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass",
