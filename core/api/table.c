@@ -81,6 +81,15 @@ static const struct kindcols kinds[] = {
 	{ "poddisruptionbudgets.policy", { { "Name", "string", 0 },
 	    { "Min Available", "string", 0 }, { "Max Unavailable", "string", 0 },
 	    { "Allowed Disruptions", "integer", 0 }, { "Age", "string", 0 } } },
+	{ "networkpolicies.networking.k8s.io", { { "Name", "string", 0 },
+	    { "Pod-Selector", "string", 0 }, { "Age", "string", 0 } } },
+	{ "ingresses.networking.k8s.io", { { "Name", "string", 0 },
+	    { "Class", "string", 0 }, { "Hosts", "string", 0 },
+	    { "Address", "string", 0 }, { "Ports", "string", 0 },
+	    { "Age", "string", 0 } } },
+	{ "ingressclasses.networking.k8s.io", { { "Name", "string", 0 },
+	    { "Controller", "string", 0 }, { "Parameters", "string", 0 },
+	    { "Age", "string", 0 } } },
 	{ "namespaces", { { "Name", "string", 0 }, { "Status", "string", 0 },
 	    { "Age", "string", 0 } } },
 	{ "events", { { "Last Seen", "string", 0 }, { "Type", "string", 0 },
@@ -547,6 +556,39 @@ cell_intstr(cJSON *cells, const cJSON *v)
 		cell_str(cells, cJSON_IsString(v) ? v->valuestring : "N/A");
 }
 
+/* CLASS HOSTS ADDRESS PORTS as kubectl prints an Ingress. */
+static void
+ingress_row(cJSON *cells, const cJSON *o)
+{
+	const cJSON *it;
+	char buf[1024], age[16];
+	size_t len = 0;
+
+	cell_str(cells, json_str(o, "spec.ingressClassName") ?
+	    json_str(o, "spec.ingressClassName") : "<none>");
+	buf[0] = '\0';
+	cJSON_ArrayForEach(it, json_at(o, "spec.rules"))
+		len += snprintf(buf + len, len < sizeof buf ? sizeof buf - len :
+		    0, "%s%s", len ? "," : "", json_str(it, "host") ?
+		    json_str(it, "host") : "*");
+	cell_str(cells, len ? buf : "*");
+	len = 0;
+	buf[0] = '\0';
+	cJSON_ArrayForEach(it, json_at(o, "status.loadBalancer.ingress")) {
+		const char *a = json_str(it, "ip") ? json_str(it, "ip") :
+		    json_str(it, "hostname");
+
+		if (a != NULL)
+			len += snprintf(buf + len, len < sizeof buf ?
+			    sizeof buf - len : 0, "%s%s", len ? "," : "", a);
+	}
+	cell_str(cells, buf);
+	cell_str(cells, cJSON_GetArraySize(json_at(o, "spec.tls")) > 0 ?
+	    "80, 443" : "80");
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
+}
+
 /* CONTROLLER is kind.group/name of the controller owner, as kubectl's. */
 static void
 revision_row(cJSON *cells, const cJSON *o)
@@ -732,7 +774,25 @@ table_add_row(cJSON *t, const resource *r, const cJSON *o,
 		statefulset_row(cells, o);
 	else if (strcmp(k, "controllerrevisions.apps") == 0)
 		revision_row(cells, o);
-	else if (strcmp(k, "poddisruptionbudgets.policy") == 0) {
+	else if (strcmp(k, "ingresses.networking.k8s.io") == 0)
+		ingress_row(cells, o);
+	else if (strcmp(k, "networkpolicies.networking.k8s.io") == 0) {
+		selector_text(json_at(o, "spec.podSelector"), buf, sizeof buf);
+		cell_str(cells, buf);
+		age_of(o, "metadata.creationTimestamp", age);
+		cell_str(cells, age);
+	} else if (strcmp(k, "ingressclasses.networking.k8s.io") == 0) {
+		const char *pk = json_str(o, "spec.parameters.kind");
+		char p[512];
+
+		cell_str(cells, json_str(o, "spec.controller"));
+		snprintf(p, sizeof p, "%s/%s", pk ? pk : "",
+		    json_str(o, "spec.parameters.name") ?
+		    json_str(o, "spec.parameters.name") : "");
+		cell_str(cells, pk ? p : "<none>");
+		age_of(o, "metadata.creationTimestamp", age);
+		cell_str(cells, age);
+	} else if (strcmp(k, "poddisruptionbudgets.policy") == 0) {
 		cell_intstr(cells, json_at(o, "spec.minAvailable"));
 		cell_intstr(cells, json_at(o, "spec.maxUnavailable"));
 		cell_num(cells, num(o, "status.disruptionsAllowed"));

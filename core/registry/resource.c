@@ -51,6 +51,13 @@ static const struct builtin builtins[] = {
 	{ "batch", "v1", "cronjobs", "cronjob", "CronJob", 1, 1, "cj", "all" },
 	{ "policy", "v1", "poddisruptionbudgets", "poddisruptionbudget",
 	    "PodDisruptionBudget", 1, 1, "pdb", "" },
+	/* Stored and served; nothing enforces them (no proxy, no CNI). */
+	{ "networking.k8s.io", "v1", "networkpolicies", "networkpolicy",
+	    "NetworkPolicy", 1, 0, "netpol", "" },
+	{ "networking.k8s.io", "v1", "ingresses", "ingress", "Ingress", 1, 1,
+	    "ing", "" },
+	{ "networking.k8s.io", "v1", "ingressclasses", "ingressclass",
+	    "IngressClass", 0, 0, "", "" },
 	{ "coordination.k8s.io", "v1", "leases", "lease", "Lease", 1, 0, "",
 	    "" },
 	{ "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass",
