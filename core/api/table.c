@@ -81,6 +81,9 @@ static const struct kindcols kinds[] = {
 	{ "poddisruptionbudgets.policy", { { "Name", "string", 0 },
 	    { "Min Available", "string", 0 }, { "Max Unavailable", "string", 0 },
 	    { "Allowed Disruptions", "integer", 0 }, { "Age", "string", 0 } } },
+	{ "endpointslices.discovery.k8s.io", { { "Name", "string", 0 },
+	    { "AddressType", "string", 0 }, { "Ports", "string", 0 },
+	    { "Endpoints", "string", 0 }, { "Age", "string", 0 } } },
 	{ "networkpolicies.networking.k8s.io", { { "Name", "string", 0 },
 	    { "Pod-Selector", "string", 0 }, { "Age", "string", 0 } } },
 	{ "ingresses.networking.k8s.io", { { "Name", "string", 0 },
@@ -556,6 +559,40 @@ cell_intstr(cJSON *cells, const cJSON *v)
 		cell_str(cells, cJSON_IsString(v) ? v->valuestring : "N/A");
 }
 
+/* PORTS and the first three ENDPOINTS, as kubectl prints a slice. */
+static void
+endpointslice_row(cJSON *cells, const cJSON *o)
+{
+	const cJSON *it, *a;
+	char buf[1024], age[16];
+	size_t len = 0;
+	int n = 0;
+
+	cell_str(cells, json_str(o, "addressType"));
+	buf[0] = '\0';
+	cJSON_ArrayForEach(it, json_at(o, "ports"))
+		if (cJSON_IsNumber(json_at(it, "port")))
+			len += snprintf(buf + len, len < sizeof buf ?
+			    sizeof buf - len : 0, "%s%d", len ? "," : "",
+			    json_at(it, "port")->valueint);
+	cell_str(cells, len ? buf : "<unset>");
+	len = 0;
+	buf[0] = '\0';
+	cJSON_ArrayForEach(it, json_at(o, "endpoints"))
+		cJSON_ArrayForEach(a, json_at(it, "addresses")) {
+			if (n++ < 3 && cJSON_IsString(a))
+				len += snprintf(buf + len, len < sizeof buf ?
+				    sizeof buf - len : 0, "%s%s", len ? "," :
+				    "", a->valuestring);
+		}
+	if (n > 3)
+		len += snprintf(buf + len, len < sizeof buf ? sizeof buf - len :
+		    0, " + %d more...", n - 3);
+	cell_str(cells, n ? buf : "<unset>");
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
+}
+
 /* CLASS HOSTS ADDRESS PORTS as kubectl prints an Ingress. */
 static void
 ingress_row(cJSON *cells, const cJSON *o)
@@ -776,6 +813,8 @@ table_add_row(cJSON *t, const resource *r, const cJSON *o,
 		revision_row(cells, o);
 	else if (strcmp(k, "ingresses.networking.k8s.io") == 0)
 		ingress_row(cells, o);
+	else if (strcmp(k, "endpointslices.discovery.k8s.io") == 0)
+		endpointslice_row(cells, o);
 	else if (strcmp(k, "networkpolicies.networking.k8s.io") == 0) {
 		selector_text(json_at(o, "spec.podSelector"), buf, sizeof buf);
 		cell_str(cells, buf);

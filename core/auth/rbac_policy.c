@@ -163,6 +163,8 @@ static const char policy[] =
 "- apiGroups: [networking.k8s.io]\n"
 "  resources: [networkpolicies, ingresses, ingresses/status]\n"
 "  verbs: " READ "\n"
+"- {apiGroups: [discovery.k8s.io], resources: [endpointslices],\n"
+"  verbs: " READ "}\n"
 "- apiGroups: [ray.io]\n"
 "  resources: [rayclusters, rayclusters/status, rayjobs, rayjobs/status,\n"
 "    rayservices, rayservices/status]\n"
@@ -352,6 +354,7 @@ EVENTS
 "rules:\n"
 "- {apiGroups: [''], resources: [services, pods], verbs: " READ "}\n"
 "- {apiGroups: [''], resources: [endpoints],\n"
+"  verbs: [get, list, watch, create, update, delete]}\n""- {apiGroups: [discovery.k8s.io], resources: [endpointslices],\n"
 "  verbs: [get, list, watch, create, update, delete]}\n"
 EVENTS
 "---\n"

@@ -51,6 +51,8 @@ static const struct builtin builtins[] = {
 	{ "batch", "v1", "cronjobs", "cronjob", "CronJob", 1, 1, "cj", "all" },
 	{ "policy", "v1", "poddisruptionbudgets", "poddisruptionbudget",
 	    "PodDisruptionBudget", 1, 1, "pdb", "" },
+	{ "discovery.k8s.io", "v1", "endpointslices", "endpointslice",
+	    "EndpointSlice", 1, 0, "", "" },
 	/* Stored and served; nothing enforces them (no proxy, no CNI). */
 	{ "networking.k8s.io", "v1", "networkpolicies", "networkpolicy",
 	    "NetworkPolicy", 1, 0, "netpol", "" },
