@@ -84,6 +84,10 @@ static const struct kindcols kinds[] = {
 	{ "endpointslices.discovery.k8s.io", { { "Name", "string", 0 },
 	    { "AddressType", "string", 0 }, { "Ports", "string", 0 },
 	    { "Endpoints", "string", 0 }, { "Age", "string", 0 } } },
+	{ "limitranges", { { "Name", "string", 0 },
+	    { "Created At", "date", 0 } } },
+	{ "resourcequotas", { { "Name", "string", 0 }, { "Age", "string", 0 },
+	    { "Request", "string", 0 }, { "Limit", "string", 0 } } },
 	{ "networkpolicies.networking.k8s.io", { { "Name", "string", 0 },
 	    { "Pod-Selector", "string", 0 }, { "Age", "string", 0 } } },
 	{ "ingresses.networking.k8s.io", { { "Name", "string", 0 },
@@ -593,6 +597,44 @@ endpointslice_row(cJSON *cells, const cJSON *o)
 	cell_str(cells, age);
 }
 
+/* AGE REQUEST LIMIT: "pods: 1/2, requests.cpu: 0/1" as kubectl has it. */
+static int
+by_key(const void *a, const void *b)
+{
+	return strcmp((*(const cJSON *const *)a)->string,
+	    (*(const cJSON *const *)b)->string);
+}
+
+static void
+quota_row(cJSON *cells, const cJSON *o)
+{
+	const cJSON *h, *keys[64];
+	char col[2][1024], age[16];
+	size_t len[2] = { 0, 0 }, nk = 0, j;
+	int i;
+
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
+	col[0][0] = col[1][0] = '\0';
+	cJSON_ArrayForEach(h, json_at(o, "status.hard"))
+		if (nk < 64)
+			keys[nk++] = h;
+	qsort(keys, nk, sizeof keys[0], by_key);
+	for (j = 0; j < nk; j++) {
+		const cJSON *u = cJSON_GetObjectItemCaseSensitive(json_at(o,
+		    "status.used"), keys[j]->string);
+
+		h = keys[j];
+		i = strncmp(h->string, "limits", 6) == 0;
+		len[i] += snprintf(col[i] + len[i], len[i] < sizeof col[i] ?
+		    sizeof col[i] - len[i] : 0, "%s%s: %s/%s", len[i] ? ", " :
+		    "", h->string, cJSON_IsString(u) ? u->valuestring : "0",
+		    cJSON_IsString(h) ? h->valuestring : "");
+	}
+	cell_str(cells, col[0]);
+	cell_str(cells, col[1]);
+}
+
 /* CLASS HOSTS ADDRESS PORTS as kubectl prints an Ingress. */
 static void
 ingress_row(cJSON *cells, const cJSON *o)
@@ -815,6 +857,8 @@ table_add_row(cJSON *t, const resource *r, const cJSON *o,
 		ingress_row(cells, o);
 	else if (strcmp(k, "endpointslices.discovery.k8s.io") == 0)
 		endpointslice_row(cells, o);
+	else if (strcmp(k, "resourcequotas") == 0)
+		quota_row(cells, o);
 	else if (strcmp(k, "networkpolicies.networking.k8s.io") == 0) {
 		selector_text(json_at(o, "spec.podSelector"), buf, sizeof buf);
 		cell_str(cells, buf);
@@ -871,6 +915,7 @@ table_add_row(cJSON *t, const resource *r, const cJSON *o,
 	} else if (strcmp(k,
 	    "customresourcedefinitions.apiextensions.k8s.io") == 0 ||
 	    strcmp(k, "roles.rbac.authorization.k8s.io") == 0 ||
+	    strcmp(k, "limitranges") == 0 ||
 	    strcmp(k, "clusterroles.rbac.authorization.k8s.io") == 0) {
 		cell_str(cells, json_str(o, "metadata.creationTimestamp"));
 	} else if (strcmp(k, "rolebindings.rbac.authorization.k8s.io") == 0 ||

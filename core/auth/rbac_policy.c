@@ -146,7 +146,8 @@ static const char policy[] =
 "  resources: [pods, pods/status, pods/log, services, services/status,\n"
 "    configmaps, serviceaccounts, events, namespaces, namespaces/status,\n"
 "    endpoints, replicationcontrollers, replicationcontrollers/status,\n"
-"    replicationcontrollers/scale]\n"
+"    replicationcontrollers/scale, limitranges, resourcequotas,\n"
+"    resourcequotas/status]\n"
 "  verbs: " READ "\n"
 "- apiGroups: [apps]\n"
 "  resources: [deployments, deployments/status, deployments/scale,\n"
@@ -257,6 +258,14 @@ EVENTS
 "- apiGroups: [apps]\n"
 "  resources: [replicasets, deployments, statefulsets]\n"
 "  verbs: " READ "\n"
+EVENTS
+"---\n"
+"kind: ClusterRole\n"
+"metadata: {name: 'system:controller:resourcequota-controller'}\n"
+"rules:\n"
+"- {apiGroups: [''], resources: [resourcequotas], verbs: " READ "}\n"
+"- {apiGroups: [''], resources: [resourcequotas/status], verbs: [update]}\n"
+"- {apiGroups: ['*'], resources: ['*'], verbs: [list, watch]}\n"
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
@@ -443,6 +452,7 @@ static const char *const components[] = {
 	"system:controller:replicationcontroller-controller",
 	"system:controller:cronjob-controller",
 	"system:controller:disruption-controller",
+	"system:controller:resourcequota-controller",
 	"system:controller:podgroup-controller",
 	"system:controller:queue-controller",
 	"system:controller:vcjob-controller",

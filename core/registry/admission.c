@@ -13,6 +13,7 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "registry/admission.h"
+#include "registry/limitrange.h"
 #include "registry/podtemplate.h"
 #include "registry/status.h"
 
@@ -411,6 +412,8 @@ admission_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
 		    "PreemptLowerPriority");
 	} else if (strcmp(k, "events") == 0) {
 		set_default_num(obj, "count", 1);
+	} else if (strcmp(k, "limitranges") == 0) {
+		limitrange_defaults(obj);
 	} else if (strcmp(k, "customresourcedefinitions.apiextensions.k8s.io")
 	    == 0) {
 		crd_mutate(obj);

@@ -2,7 +2,9 @@
 # The kinds every cluster serves besides workloads, with stock kubectl:
 # NetworkPolicy, Ingress and IngressClass stored and listed (not
 # enforced), and their kubectl get columns; EndpointSlices kept for a
-# Service (lua/controllers/endpoints.lua) from its pods, with conditions.
+# Service (lua/controllers/endpoints.lua) from its pods, with conditions;
+# LimitRange defaults and bounds and ResourceQuota limits at admission,
+# refused with kube-apiserver's 403 messages, and the quota's status.
 . "$(dirname "$0")/lib.sh"
 start_daemon
 
@@ -73,3 +75,63 @@ k delete svc web >/dev/null
 gone() { k get endpointslices -l kubernetes.io/service-name=web -o name; }
 wait_eq "" "the slices go with their Service" gone
 pass "EndpointSlices follow the Service's pods, ready condition and all"
+
+# --- LimitRange: defaults, then min and max, 403 past them
+k create namespace lim >/dev/null
+k apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: LimitRange
+metadata: {name: lr, namespace: lim}
+spec:
+  limits:
+  - type: Container
+    default: {cpu: 500m, memory: 256Mi}
+    max: {cpu: "1"}
+    min: {cpu: 50m}
+YAML
+expect_eq "500m 256Mi" "$(k get limitrange lr -n lim -o jsonpath='{.spec.limits[0].defaultRequest.cpu} {.spec.limits[0].defaultRequest.memory}')" "defaultRequest from default"
+k run plain -n lim --image=img:1 >/dev/null || fail "a pod within the range"
+expect_eq "500m 256Mi 500m 256Mi" "$(k get pod plain -n lim -o jsonpath='{.spec.containers[0].resources.requests.cpu} {.spec.containers[0].resources.requests.memory} {.spec.containers[0].resources.limits.cpu} {.spec.containers[0].resources.limits.memory}')" "defaults applied"
+expect_eq "LimitRanger plugin set: cpu, memory request for container plain; cpu, memory limit for container plain" \
+	"$(k get pod plain -n lim -o jsonpath='{.metadata.annotations.kubernetes\.io/limit-ranger}')" "limit-ranger annotation"
+out=$(k run big -n lim --image=img:1 --overrides='{"spec":{"containers":[{"name":"big","image":"img:1","resources":{"limits":{"cpu":"2"}}}]}}' 2>&1) &&
+	fail "a pod over max was admitted"
+expect_contains "$out" 'pods "big" is forbidden: maximum cpu usage per Container is 1, but limit is 2' "max refusal"
+out=$(k run small -n lim --image=img:1 --overrides='{"spec":{"containers":[{"name":"small","image":"img:1","resources":{"requests":{"cpu":"10m"}}}]}}' 2>&1) &&
+	fail "a pod under min was admitted"
+expect_contains "$out" 'pods "small" is forbidden: minimum cpu usage per Container is 50m, but request is 10m' "min refusal"
+expect_eq "NAME CREATED AT" "$(k get limits -n lim | head -1 | tr -s ' ')" "kubectl get limitranges columns"
+pass "LimitRange: defaults into containers, min and max refused with 403"
+
+# --- ResourceQuota: counted at admission, status kept
+k create namespace quo >/dev/null
+k apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: q, namespace: quo}
+spec:
+  hard: {pods: "2", requests.cpu: "1", count/deployments.apps: "1"}
+YAML
+qused() { k get quota q -n quo -o jsonpath="{.status.used.$1}"; }
+wait_eq 0 "status.used.pods" qused pods
+expect_eq 2 "$(k get quota q -n quo -o jsonpath='{.status.hard.pods}')" "status.hard"
+cpu_pod() { # cpu_pod NAME [CPU]
+	k run "$1" -n quo --image=img:1 --overrides="{\"spec\":{\"containers\":[{\"name\":\"$1\",\"image\":\"img:1\"${2:+,\"resources\":{\"requests\":{\"cpu\":\"$2\"\}\}}}]}}" 2>&1
+}
+cpu_pod a 500m >/dev/null || fail "first pod"
+cpu_pod b 500m >/dev/null || fail "second pod"
+out=$(cpu_pod c) && fail "a pod without a cpu request admitted under a cpu quota"
+expect_contains "$out" 'pods "c" is forbidden: failed quota: q: must specify requests.cpu for: c' "must specify"
+out=$(cpu_pod d 100m) && fail "a third pod admitted past pods=2"
+expect_contains "$out" 'pods "d" is forbidden: exceeded quota: q, requested: pods=1,requests.cpu=100m, used: pods=2,requests.cpu=1, limited: pods=2,requests.cpu=1' "exceeded quota"
+wait_eq 2 "status.used.pods" qused pods
+expect_eq 1 "$(qused requests\\.cpu)" "status.used requests.cpu"
+k create deployment d1 -n quo --image=img:1 --replicas=0 >/dev/null || fail "first deployment"
+out=$(k create deployment d2 -n quo --image=img:1 --replicas=0 2>&1) && fail "second deployment admitted"
+expect_contains "$out" 'deployments.apps "d2" is forbidden: exceeded quota: q, requested: count/deployments.apps=1, used: count/deployments.apps=1, limited: count/deployments.apps=1' "count/ quota"
+k delete pod a -n quo >/dev/null
+cpu_pod e 500m >/dev/null || fail "a pod fits again once one is deleted"
+expect_eq "NAME AGE REQUEST LIMIT" "$(k get quota -n quo | head -1 | tr -s ' ')" "kubectl get quota columns"
+quota_row() { k get quota q -n quo --no-headers | tr -s ' ' | cut -d' ' -f1,3- | sed 's/ *$//'; }
+wait_eq "q count/deployments.apps: 1/1, pods: 2/2, requests.cpu: 1/1" "kubectl get quota row" quota_row
+pass "ResourceQuota: exceeded and unspecified refused with 403, status used and hard"
