@@ -84,6 +84,9 @@ static const struct kindcols kinds[] = {
 	{ "endpointslices.discovery.k8s.io", { { "Name", "string", 0 },
 	    { "AddressType", "string", 0 }, { "Ports", "string", 0 },
 	    { "Endpoints", "string", 0 }, { "Age", "string", 0 } } },
+	{ "apiservices.apiregistration.k8s.io", { { "Name", "string", 0 },
+	    { "Service", "string", 0 }, { "Available", "string", 0 },
+	    { "Age", "string", 0 } } },
 	{ "limitranges", { { "Name", "string", 0 },
 	    { "Created At", "date", 0 } } },
 	{ "resourcequotas", { { "Name", "string", 0 }, { "Age", "string", 0 },
@@ -859,6 +862,18 @@ table_add_row(cJSON *t, const resource *r, const cJSON *o,
 		endpointslice_row(cells, o);
 	else if (strcmp(k, "resourcequotas") == 0)
 		quota_row(cells, o);
+	else if (strcmp(k, "apiservices.apiregistration.k8s.io") == 0) {
+		const char *svc = json_str(o, "spec.service.name");
+
+		snprintf(buf, sizeof buf, "%s/%s", json_str(o,
+		    "spec.service.namespace") ? json_str(o,
+		    "spec.service.namespace") : "", svc ? svc : "");
+		cell_str(cells, svc ? buf : "Local");
+		cell_str(cells, json_str(cJSON_GetArrayItem(json_at(o,
+		    "status.conditions"), 0), "status"));
+		age_of(o, "metadata.creationTimestamp", age);
+		cell_str(cells, age);
+	}
 	else if (strcmp(k, "networkpolicies.networking.k8s.io") == 0) {
 		selector_text(json_at(o, "spec.podSelector"), buf, sizeof buf);
 		cell_str(cells, buf);
