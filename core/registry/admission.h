@@ -1,8 +1,9 @@
 /*
  * Admission for built-in kinds: the defaults a cluster fills in (Pod
  * restartPolicy, dnsPolicy, imagePullPolicy, priority from
- * priorityClassName, schedulerName, the not-ready and unreachable
- * tolerations of DefaultTolerationSeconds; Deployment and Job defaults; Service
+ * priorityClassName, schedulerName, serviceAccountName, the not-ready and
+ * unreachable tolerations of DefaultTolerationSeconds; Deployment and Job
+ * defaults; Service
  * cluster IPs; Namespace finalizers) and the validation kubectl users rely
  * on (required fields, name formats, selector/template agreement).
  */

@@ -5,7 +5,8 @@
 # Service (lua/controllers/endpoints.lua) from its pods, with conditions;
 # LimitRange defaults and bounds and ResourceQuota limits at admission,
 # refused with kube-apiserver's 403 messages, and the quota's status;
-# read-only APIServices for the served groups.
+# read-only APIServices for the served groups; a pod's service account
+# defaulted as the ServiceAccount admission plugin does.
 . "$(dirname "$0")/lib.sh"
 start_daemon
 
@@ -146,3 +147,10 @@ expect_eq "apps v1 Available True" "$(k get apiservice v1.apps -o jsonpath='{.sp
 out=$(k delete apiservice v1.apps 2>&1) && fail "an APIService was deleted"
 expect_contains "$out" "MethodNotAllowed" "APIServices are read-only"
 pass "APIServices list the served groups, Local and Available, read-only"
+
+# --- ServiceAccount admission: "default" unless the pod names one
+k run sa1 --image=img:1 >/dev/null
+expect_eq "default default" "$(k get pod sa1 -o jsonpath='{.spec.serviceAccountName} {.spec.serviceAccount}')" "service account defaulted"
+k run sa2 --image=img:1 --overrides='{"spec":{"serviceAccountName":"builder"}}' >/dev/null
+expect_eq "builder builder" "$(k get pod sa2 -o jsonpath='{.spec.serviceAccountName} {.spec.serviceAccount}')" "a named service account kept"
+pass "pods get serviceAccountName default at admission"
