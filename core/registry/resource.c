@@ -12,6 +12,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/xmalloc.h"
+#include "lib/yamljson.h"
 #include "registry/resource.h"
 
 struct builtin {
@@ -193,6 +194,7 @@ free_resource(resource *r)
 	}
 	free(r->cols);
 	schema_free(r->schema);
+	cJSON_Delete(r->own_openapi);
 	free(r->crd_name);
 	cJSON_Delete(r->crd);
 	free(r);
@@ -300,6 +302,46 @@ uint64_t
 resource_generation(void)
 {
 	return generation;
+}
+
+int
+resource_load_schemas(const char *dir, char **cause)
+{
+	cJSON *docs, *d, *k;
+	char *bad = NULL;
+	int i;
+
+	*cause = NULL;
+	if ((docs = yamljson_load_dir(dir, cause)) == NULL)
+		return -1;
+	cJSON_ArrayForEach(d, docs) {
+		const char *av = json_str(d, "apiVersion");
+
+		cJSON_ArrayForEach(k, json_at(d, "kinds")) {
+			resource *r = NULL;
+
+			for (i = 0; i < nall && av != NULL; i++)
+				if (all[i]->builtin && strcmp(all[i]->gv, av) ==
+				    0 && strcmp(all[i]->kind, k->string) == 0)
+					r = all[i];
+			if (r == NULL || !cJSON_IsObject(k)) {
+				if (bad == NULL && asprintf(&bad, "%s: no "
+				    "built-in kind %s %s", dir, av ? av : "?",
+				    k->string) < 0)
+					bad = NULL;
+				continue;
+			}
+			cJSON_Delete(r->own_openapi);
+			r->own_openapi = cJSON_Duplicate(k, 1);
+			r->openapi = r->own_openapi;
+		}
+	}
+	cJSON_Delete(docs);
+	if (*cause == NULL)
+		*cause = bad;
+	else
+		free(bad);
+	return 0;
 }
 
 int

@@ -6,7 +6,8 @@
 # LimitRange defaults and bounds and ResourceQuota limits at admission,
 # refused with kube-apiserver's 403 messages, and the quota's status;
 # read-only APIServices for the served groups; a pod's service account
-# defaulted as the ServiceAccount admission plugin does.
+# defaulted as the ServiceAccount admission plugin does; kubectl explain
+# and api-resources for every kind added with them.
 . "$(dirname "$0")/lib.sh"
 start_daemon
 
@@ -154,3 +155,24 @@ expect_eq "default default" "$(k get pod sa1 -o jsonpath='{.spec.serviceAccountN
 k run sa2 --image=img:1 --overrides='{"spec":{"serviceAccountName":"builder"}}' >/dev/null
 expect_eq "builder builder" "$(k get pod sa2 -o jsonpath='{.spec.serviceAccountName} {.spec.serviceAccount}')" "a named service account kept"
 pass "pods get serviceAccountName default at admission"
+
+# --- discovery and kubectl explain of the added kinds
+res=$(k api-resources --no-headers | tr -s ' ')
+for want in "daemonsets ds apps/v1 true DaemonSet" "statefulsets sts apps/v1 true StatefulSet" \
+    "cronjobs cj batch/v1 true CronJob" "replicationcontrollers rc v1 true ReplicationController" \
+    "poddisruptionbudgets pdb policy/v1 true PodDisruptionBudget" "resourcequotas quota v1 true ResourceQuota" \
+    "limitranges limits v1 true LimitRange" "networkpolicies netpol networking.k8s.io/v1 true NetworkPolicy" \
+    "ingresses ing networking.k8s.io/v1 true Ingress" "ingressclasses networking.k8s.io/v1 false IngressClass" \
+    "endpointslices discovery.k8s.io/v1 true EndpointSlice" "controllerrevisions apps/v1 true ControllerRevision" \
+    "apiservices apiregistration.k8s.io/v1 false APIService"; do
+	echo "$res" | grep -qx "$want" || fail "api-resources lacks '$want'"
+done
+expect_eq "GROUP: apps KIND: DaemonSet VERSION: v1 FIELD: updateStrategy <Object>" "$(k explain daemonset.spec.updateStrategy 2>&1 | grep -E '^(GROUP|KIND|VERSION|FIELD):' | tr -s ' ' | tr '\n' ' ' | sed 's/ $//')" "explain ds.spec.updateStrategy"
+for f in daemonset.spec statefulset.spec.podManagementPolicy cronjob.spec.schedule replicationcontroller.spec \
+    poddisruptionbudget.status.disruptionsAllowed resourcequota.spec.hard limitrange.spec.limits networkpolicy.spec \
+    ingress.spec.rules ingressclass.spec.controller endpointslice.endpoints controllerrevision.revision apiservice.spec; do
+	k explain "$f" >"$WORK/explain" 2>&1 || fail "kubectl explain $f: $(cat "$WORK/explain")"
+	grep -q '^DESCRIPTION:' "$WORK/explain" || fail "kubectl explain $f: $(cat "$WORK/explain")"
+done
+k explain cronjob.spec | grep -q 'concurrencyPolicy.*<string>' || fail "explain cronjob.spec lists its fields"
+pass "kubectl api-resources and explain know every added kind"
