@@ -12,7 +12,9 @@
  * healthy while it goes), then the pod is deleted. A pod that is not
  * Ready may go without using the budget when the budget's
  * unhealthyPodEvictionPolicy is AlwaysAllow, or (IfHealthyBudget, the
- * default) when the application has all the healthy pods it needs.
+ * default) when the application has all the healthy pods it needs. A
+ * dry run (kubectl drain --dry-run=server) is judged the same way and
+ * changes nothing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,7 +106,7 @@ num(const cJSON *o, const char *path)
  */
 static int
 use_budget(registry *rg, const char *ns, const cJSON *pod, cJSON *pdb,
-    struct reg_result *res)
+    int dry_run, struct reg_result *res)
 {
 	const resource *r = resource_find("policy", "v1",
 	    "poddisruptionbudgets");
@@ -140,6 +142,8 @@ use_budget(registry *rg, const char *ns, const cJSON *pod, cJSON *pdb,
 		reg_fail(res, too_many(buf));
 		return -1;
 	}
+	if (dry_run)
+		return 0;
 	st = cJSON_Duplicate(json_at(pdb, "status"), 1);
 	json_set_num(st, "disruptionsAllowed", allowed - 1);
 	util_now(now);
@@ -181,7 +185,8 @@ registry_evict(registry *rg, const char *ns, const char *name,
 			return;
 		}
 		if (n == 1 && use_budget(rg, ns, pod,
-		    cJSON_GetArrayItem(pdbs, 0), res) != 0) {
+		    cJSON_GetArrayItem(pdbs, 0), o != NULL && o->dry_run,
+		    res) != 0) {
 			cJSON_Delete(pdbs);
 			cJSON_Delete(pod);
 			return;

@@ -176,3 +176,15 @@ for f in daemonset.spec statefulset.spec.podManagementPolicy cronjob.spec.schedu
 done
 k explain cronjob.spec | grep -q 'concurrencyPolicy.*<string>' || fail "explain cronjob.spec lists its fields"
 pass "kubectl api-resources and explain know every added kind"
+
+# --- kubectl's generators for the added kinds (protobuf bodies)
+k create namespace gen >/dev/null
+k create cronjob nightly -n gen --image=img:1 --schedule='0 3 * * *' >/dev/null || fail "kubectl create cronjob"
+expect_eq "0 3 * * * Allow false" "$(k get cronjob nightly -n gen -o jsonpath='{.spec.schedule} {.spec.concurrencyPolicy} {.spec.suspend}')" "created cronjob"
+k create pdb gen-pdb -n gen --selector=app=gen --min-available=50% >/dev/null || fail "kubectl create pdb"
+expect_eq "50%" "$(k get pdb gen-pdb -n gen -o jsonpath='{.spec.minAvailable}')" "created pdb"
+k create quota gen-q -n gen --hard=pods=5,count/configmaps=3 >/dev/null || fail "kubectl create quota"
+expect_eq "5" "$(k get quota gen-q -n gen -o jsonpath='{.spec.hard.pods}')" "created quota"
+k create ingress gen-ing -n gen --class=nginx --rule='gen.example.com/api*=api:8080' >/dev/null || fail "kubectl create ingress"
+expect_eq "gen.example.com Prefix api 8080" "$(k get ingress gen-ing -n gen -o jsonpath='{.spec.rules[0].host} {.spec.rules[0].http.paths[0].pathType} {.spec.rules[0].http.paths[0].backend.service.name} {.spec.rules[0].http.paths[0].backend.service.port.number}')" "created ingress"
+pass "kubectl create cronjob, pdb, quota and ingress"

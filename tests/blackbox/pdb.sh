@@ -16,9 +16,9 @@ metadata: {name: $1, labels: {volray.io/runtime: virtual}}
 YAML
 }
 pdbstatus() { k get pdb web -o jsonpath="{.status.$1}"; }
-evict() { # evict POD: the HTTP code, the body in $WORK/evict
+evict() { # evict POD [QUERY]: the HTTP code, the body in $WORK/evict
 	curl -s -o "$WORK/evict" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
-		"$API/api/v1/namespaces/default/pods/$1/eviction" \
+		"$API/api/v1/namespaces/default/pods/$1/eviction${2:-}" \
 		-d "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"$1\",\"namespace\":\"default\"}}"
 }
 ready_pods() {
@@ -47,6 +47,9 @@ expect_eq "web N/A 1 1" "$(k get pdb web --no-headers | tr -s ' ' | cut -d' ' -f
 pass "status from the pods and the Deployment's scale (maxUnavailable 1 of 3)"
 
 victim=$(k get pods -l app=web -o jsonpath='{.items[0].metadata.name}')
+expect_eq 201 "$(evict "$victim" '?dryRun=All')" "a dry-run eviction"
+expect_eq 1 "$(pdbstatus disruptionsAllowed)" "a dry run uses no disruption"
+expect_eq "" "$(k get pod "$victim" -o jsonpath='{.metadata.deletionTimestamp}')" "a dry run deletes nothing"
 expect_eq 201 "$(evict "$victim")" "an eviction the budget allows"
 state=$(k get pod "$victim" -o jsonpath='{.metadata.deletionTimestamp}' 2>/dev/null || echo gone)
 [ -n "$state" ] || fail "the evicted pod is not being deleted"
