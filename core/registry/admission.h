@@ -3,9 +3,9 @@
  * restartPolicy, dnsPolicy, imagePullPolicy, priority from
  * priorityClassName, schedulerName, serviceAccountName, the not-ready and
  * unreachable tolerations of DefaultTolerationSeconds; Deployment and Job
- * defaults; Service
- * cluster IPs; Namespace finalizers) and the validation kubectl users rely
- * on (required fields, name formats, selector/template agreement).
+ * defaults; Service cluster IPs; Namespace finalizers) and the validation
+ * kubectl users rely on (required fields, name formats, selector/template
+ * agreement).
  */
 #ifndef VOLRAY_ADMISSION_H
 #define VOLRAY_ADMISSION_H

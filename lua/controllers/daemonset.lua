@@ -6,7 +6,9 @@
 -- taints and the unschedulable one, so a cordoned node keeps (and gets)
 -- its daemon. A node that gains an untolerated NoSchedule taint keeps
 -- the pod it has; an untolerated NoExecute taint, or a node that no
--- longer matches or is deleted, loses it. The pod is not bound here: it
+-- longer matches or is deleted, loses it. A failed pod is deleted (after
+-- a back-off when the node's keeps failing) and made again. The pod is
+-- not bound here: it
 -- gets node affinity to metadata.name of its node and the scheduler binds
 -- it. A new template rolls out node by node: with maxSurge 0 an old pod
 -- is deleted (at most maxUnavailable unavailable at a time) and its
@@ -161,6 +163,30 @@ local function delete_pods(ds, names)
   end
 end
 
+-- A node whose daemon pod keeps failing (a kubelet rejecting it) gets
+-- its failed pod deleted after a back-off, 1 s doubling to 15 min, as
+-- upstream's failedPodsBackoff; soonest is the nearest end of one.
+local backoff = { entries = {}, soonest = nil }
+
+function backoff.wait(ds, node)
+  local key = ds.metadata.uid .. "/" .. tostring(node)
+  local now = v.time()
+  local e = backoff.entries[key]
+  if e ~= nil and now - e.last < e.delay then
+    local left = e.delay - (now - e.last)
+    if backoff.soonest == nil or left < backoff.soonest then backoff.soonest = left end
+    return true
+  end
+  if e == nil or now - e.last > 2 * 900 then
+    e = { delay = 1 }
+  else
+    e.delay = math.min(e.delay * 2, 900)
+  end
+  e.last = now
+  backoff.entries[key] = e
+  return false
+end
+
 local function surge_allowed(ds)
   local s = ds.spec.updateStrategy
   if s == nil or s.type ~= "RollingUpdate" then return false end
@@ -186,12 +212,14 @@ local function plan_node(ds, hash, should_run, should_continue, pods, create, de
     if not podutil.is_terminating(p) then
       local phase = podutil.phase(p)
       if phase == "Failed" or phase == "Succeeded" then
-        if phase == "Failed" then
+        if phase == "Succeeded" then
+          delete[#delete + 1] = p.metadata.name
+        elseif not backoff.wait(ds, node_of(p)) then
           v.event(ds, "Warning", "FailedDaemonPod", "Found failed daemon pod " ..
             p.metadata.namespace .. "/" .. p.metadata.name .. " on node " ..
             tostring(node_of(p)) .. ", will try to kill it")
+          delete[#delete + 1] = p.metadata.name
         end
-        delete[#delete + 1] = p.metadata.name
       else
         running[#running + 1] = p
       end
@@ -368,6 +396,7 @@ function controller.reconcile(req)
   end
   local spec = v.deepcopy(ds.spec.template.spec or {})
   add_tolerations(spec)
+  backoff.soonest = nil
   for _, node in ipairs(nodes) do
     local name = node.metadata.name
     local should_run, should_continue = eligibility(ds, spec, node)
@@ -395,9 +424,12 @@ function controller.reconcile(req)
     error("updating status: " .. tostring(err), 0)
   end
   local st = ds.status
-  if (ds.spec.minReadySeconds or 0) > 0 and st.numberReady > st.numberAvailable then
-    return { requeue_after = ds.spec.minReadySeconds }
+  local again = backoff.soonest
+  if (ds.spec.minReadySeconds or 0) > 0 and st.numberReady > st.numberAvailable and
+      (again == nil or ds.spec.minReadySeconds < again) then
+    again = ds.spec.minReadySeconds
   end
+  if again ~= nil then return { requeue_after = again } end
   return nil
 end
 

@@ -116,6 +116,14 @@ k delete node n4 >/dev/null
 wait_eq "n1 n2 n3" "a deleted node's pod goes" nodes_of logs
 pass "nodes added and deleted"
 
+# --- a failed daemon pod is replaced on its node
+failed=$(k get pods -l app=logs --field-selector spec.nodeName=n2 -o jsonpath='{.items[0].metadata.name}')
+k patch pod "$failed" --subresource=status --type=merge -p '{"status":{"phase":"Failed"}}' >/dev/null
+replaced() { k get pods -l app=logs --field-selector spec.nodeName=n2 -o jsonpath='{range .items[*]}{.metadata.name}|{.status.phase}{"\n"}{end}' | grep -v "^$failed|" | grep -c '|Running$' || true; }
+wait_eq 1 "a new pod on n2" replaced
+k get events --field-selector reason=FailedDaemonPod -o name | grep -q . || fail "FailedDaemonPod event"
+pass "a failed daemon pod is deleted and made again"
+
 # --- rolling update, at most maxUnavailable (1) node without a pod
 wait_eq "n1 n2 n3" "all logs pods running" running_nodes logs
 k rollout status ds/logs --timeout=20s >/dev/null || fail "settled before the update"
