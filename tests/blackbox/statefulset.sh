@@ -115,3 +115,9 @@ expect_eq "db-1 db-0" "$(awk '$1 == "DELETED" { print $2 }' "$WORK/dbev" | tr '\
 wait_eq "$(ststatus db updateRevision)" "currentRevision after the update" ststatus db currentRevision
 [ "$(ststatus db currentRevision)" != "$rev1" ] || fail "revision did not change"
 pass "RollingUpdate from the highest ordinal down; currentRevision follows"
+
+k rollout history sts/db | grep -q '^2 ' || fail "rollout history: $(k rollout history sts/db)"
+k rollout undo sts/db >/dev/null || fail "rollout undo"
+k rollout status sts/db --timeout=30s >/dev/null || fail "rollout status after undo"
+wait_eq "db-0=img:1 db-1=img:1 db-2=img:1" "every pod back on the old image" images
+pass "rollout history and undo through the ControllerRevisions"
