@@ -127,9 +127,10 @@ pass "a failed daemon pod is deleted and made again"
 # --- rolling update, at most maxUnavailable (1) node without a pod
 wait_eq "n1 n2 n3" "all logs pods running" running_nodes logs
 k rollout status ds/logs --timeout=20s >/dev/null || fail "settled before the update"
+w0=$(watchers)
 k get ds logs -w -o jsonpath='{.status.numberAvailable}{"\n"}' >"$WORK/avail" 2>/dev/null &
 watcher=$!
-wait_watchers 1
+wait_watchers $((w0 + 1))
 k set image ds/logs c=img:2 >/dev/null
 k rollout status ds/logs --timeout=30s >"$WORK/rollout" || fail "rollout status after set image"
 grep -q 'successfully rolled out' "$WORK/rollout" || fail "rollout status says: $(cat "$WORK/rollout")"
@@ -154,9 +155,10 @@ pass "rollout undo"
 # --- maxSurge: the new pod starts beside the old one
 k patch ds ssd --type=merge -p '{"spec":{"updateStrategy":{"rollingUpdate":{"maxSurge":1,"maxUnavailable":0}}}}' >/dev/null
 k rollout status ds/ssd --timeout=20s >/dev/null || fail "ssd settled"
+w0=$(watchers)
 k get ds ssd -w -o jsonpath='{.status.numberAvailable}{"\n"}' >"$WORK/avail2" 2>/dev/null &
 watcher=$!
-wait_watchers 1
+wait_watchers $((w0 + 1))
 k set image ds/ssd c=img:2 >/dev/null
 k rollout status ds/ssd --timeout=30s >/dev/null || fail "surge rollout"
 kill $watcher 2>/dev/null || true

@@ -65,9 +65,10 @@ k get all | grep -q '^statefulset.apps/ord' || fail "kubectl get all lists the S
 pass "kubectl get sts and get all"
 
 # --- scale down with OrderedReady: from the highest ordinal
+w0=$(watchers)
 k get pods -l app=ord -w --output-watch-events -o jsonpath='{.type} {.object.metadata.name}{"\n"}' >"$WORK/ordev" 2>/dev/null &
 watcher=$!
-wait_watchers 1
+wait_watchers $((w0 + 1))
 k scale sts ord --replicas=1 >/dev/null || fail "kubectl scale sts"
 wait_eq "ord-0" "scaled down to ord-0" pods_of ord
 kill $watcher 2>/dev/null || true
@@ -103,9 +104,10 @@ expect_eq "db-0=img:1 db-1=img:1 db-2=img:2" "$(images)" "only ordinals >= parti
 expect_eq "$rev1" "$(ststatus db currentRevision)" "currentRevision stays while partitioned"
 pass "RollingUpdate stops at the partition"
 
+w0=$(watchers)
 k get pods -l app=db -w --output-watch-events -o jsonpath='{.type} {.object.metadata.name}{"\n"}' >"$WORK/dbev" 2>/dev/null &
 watcher=$!
-wait_watchers 1
+wait_watchers $((w0 + 1))
 k patch sts db --type=merge -p '{"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}}' >/dev/null
 k rollout status sts/db --timeout=30s >/dev/null || fail "rollout to the end"
 wait_eq "db-0=img:2 db-1=img:2 db-2=img:2" "every pod updated" images
