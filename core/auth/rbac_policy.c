@@ -363,7 +363,8 @@ EVENTS
 "rules:\n"
 "- {apiGroups: [''], resources: [services, pods], verbs: " READ "}\n"
 "- {apiGroups: [''], resources: [endpoints],\n"
-"  verbs: [get, list, watch, create, update, delete]}\n""- {apiGroups: [discovery.k8s.io], resources: [endpointslices],\n"
+"  verbs: [get, list, watch, create, update, delete]}\n"
+"- {apiGroups: [discovery.k8s.io], resources: [endpointslices],\n"
 "  verbs: [get, list, watch, create, update, delete]}\n"
 EVENTS
 "---\n"
