@@ -391,6 +391,13 @@ start_store(struct daemon *d, char **cause)
 	char crds[PATH_MAX];
 
 	resource_init();
+	/* What kubectl explain says of the built-in kinds: optional. */
+	snprintf(crds, sizeof crds, "%s/openapi", d->f.share_dir);
+	if (resource_load_schemas(crds, cause) != 0 || *cause != NULL) {
+		log_warn("volrayd: schemas of built-in kinds: %s", *cause);
+		free(*cause);
+		*cause = NULL;
+	}
 	sched_derive();
 	if (store_open(d->loop, d->f.data_dir, &d->st, cause) != 0) {
 		log_error("volrayd: opening the store: %s", *cause);

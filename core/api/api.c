@@ -449,16 +449,18 @@ dispatch(api *a, http_req *req, struct route *rt, int watch)
 	const char *m = req->method;
 
 	if (rt->r->computed) {
-		/* metrics.k8s.io: get and list, nothing else. */
+		/* metrics.k8s.io, APIServices: get and list, nothing else. */
+		int apis = strcmp(rt->r->group, "apiregistration.k8s.io") == 0;
+
 		if ((strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) ||
 		    watch || http_query_bool(req->query, "watch", 0))
 			reply_status(req, rt, status_error(405,
 			    "MethodNotAllowed", "the server does not allow "
 			    "this method on the requested resource"));
 		else if (rt->name == NULL)
-			metricsapi_list(a, req, rt);
+			(apis ? apiservice_list : metricsapi_list)(a, req, rt);
 		else
-			metricsapi_get(a, req, rt);
+			(apis ? apiservice_get : metricsapi_get)(a, req, rt);
 		return;
 	}
 	if (is_stream_sub(rt) && rt->name != NULL) {
@@ -571,8 +573,7 @@ api_handle(http_req *req, void *arg)
 		return;
 	}
 	if (rt.sub != NULL && strcmp(rt.sub, "scale") == 0 &&
-	    (strcmp(rt.r->store_key, "deployments.apps") == 0 ||
-	    strcmp(rt.r->store_key, "replicasets.apps") == 0)) {
+	    resource_has_scale(rt.r)) {
 		api_write_scale(a, req, &rt);
 		return;
 	}

@@ -110,6 +110,9 @@ void nodeproxy_forward(api *, http_req *, struct route *, const char *node,
 /* metricsapi.c: metrics.k8s.io NodeMetrics and PodMetrics. */
 void metricsapi_get(api *, http_req *, struct route *);
 void metricsapi_list(api *, http_req *, struct route *);
+/* apiservice.c: apiregistration.k8s.io APIServices, read-only. */
+void apiservice_get(api *, http_req *, struct route *);
+void apiservice_list(api *, http_req *, struct route *);
 /* policyinfo.c: GET /apis/volray.io/v1/policy. */
 void policyinfo_get(api *, http_req *, struct route *);
 

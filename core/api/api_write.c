@@ -471,8 +471,8 @@ api_write_scale(api *a, http_req *req, struct route *rt)
 
 /*
  * POST pods/NAME/eviction (kubectl drain): delete the pod as an Eviction
- * asks. There are no PodDisruptionBudgets to consult, so it is always
- * allowed; DeleteOptions inside the Eviction are honoured.
+ * asks, if its PodDisruptionBudget allows (registry_evict); DeleteOptions
+ * inside the Eviction are honoured.
  */
 void
 api_write_evict(api *a, http_req *req, struct route *rt)
@@ -502,7 +502,7 @@ api_write_evict(api *a, http_req *req, struct route *rt)
 		    "deleteOptions.gracePeriodSeconds")->valuedouble;
 	}
 	cJSON_Delete(ev);
-	registry_delete(a->rg, rt->r, rt->ns, rt->name, &o, &res);
+	registry_evict(a->rg, rt->ns, rt->name, &o, &res);
 	opts_free(&o);
 	if (res.code >= 300) {
 		reply_status(req, rt, res.body);

@@ -116,8 +116,7 @@ resource_list(const char *group, const char *version)
 		cJSON_AddItemToArray(list, e);
 		if (r->has_status)
 			add_sub(list, r, "status", r->kind, status);
-		if (strcmp(r->store_key, "deployments.apps") == 0 ||
-		    strcmp(r->store_key, "replicasets.apps") == 0) {
+		if (resource_has_scale(r)) {
 			add_sub(list, r, "scale", "Scale", status);
 			cJSON_AddStringToObject(cJSON_GetArrayItem(list,
 			    cJSON_GetArraySize(list) - 1), "group",
@@ -292,7 +291,7 @@ openapi_gv(const char *group, const char *version)
 		    strcmp(r->version, version) != 0)
 			continue;
 		found = 1;
-		if (r->create_only || r->computed)
+		if (r->create_only)
 			continue;
 		if (*group)
 			snprintf(path, sizeof path, "/apis/%s/%s/%s%s/{name}",
@@ -304,6 +303,9 @@ openapi_gv(const char *group, const char *version)
 			    "namespaces/{namespace}/" : "", r->plural);
 		item = cJSON_AddObjectToObject(paths, path);
 		cJSON_AddItemToObject(item, "get", operation(r, "get"));
+		/* Computed kinds (APIServices, metrics) are read-only. */
+		if (r->computed)
+			continue;
 		cJSON_AddItemToObject(item, "put", operation(r, "put"));
 		cJSON_AddItemToObject(item, "patch", operation(r, "patch"));
 		cJSON_AddItemToObject(item, "delete", operation(r, "delete"));

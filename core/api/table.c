@@ -45,6 +45,12 @@ static const struct kindcols kinds[] = {
 	    { "Completions", "string", 0 }, { "Duration", "string", 0 },
 	    { "Age", "string", 0 }, { "Containers", "string", 1 },
 	    { "Images", "string", 1 }, { "Selector", "string", 1 } } },
+	{ "cronjobs.batch", { { "Name", "string", 0 },
+	    { "Schedule", "string", 0 }, { "Timezone", "string", 0 },
+	    { "Suspend", "boolean", 0 }, { "Active", "integer", 0 },
+	    { "Last Schedule", "string", 0 }, { "Age", "string", 0 },
+	    { "Containers", "string", 1 }, { "Images", "string", 1 },
+	    { "Selector", "string", 1 } } },
 	{ "deployments.apps", { { "Name", "string", 0 },
 	    { "Ready", "string", 0 }, { "Up-to-date", "integer", 0 },
 	    { "Available", "integer", 0 }, { "Age", "string", 0 },
@@ -55,6 +61,45 @@ static const struct kindcols kinds[] = {
 	    { "Ready", "integer", 0 }, { "Age", "string", 0 },
 	    { "Containers", "string", 1 }, { "Images", "string", 1 },
 	    { "Selector", "string", 1 } } },
+	{ "replicationcontrollers", { { "Name", "string", 0 },
+	    { "Desired", "integer", 0 }, { "Current", "integer", 0 },
+	    { "Ready", "integer", 0 }, { "Age", "string", 0 },
+	    { "Containers", "string", 1 }, { "Images", "string", 1 },
+	    { "Selector", "string", 1 } } },
+	{ "daemonsets.apps", { { "Name", "string", 0 },
+	    { "Desired", "integer", 0 }, { "Current", "integer", 0 },
+	    { "Ready", "integer", 0 }, { "Up-to-date", "integer", 0 },
+	    { "Available", "integer", 0 }, { "Node Selector", "string", 0 },
+	    { "Age", "string", 0 }, { "Containers", "string", 1 },
+	    { "Images", "string", 1 }, { "Selector", "string", 1 } } },
+	{ "statefulsets.apps", { { "Name", "string", 0 },
+	    { "Ready", "string", 0 }, { "Age", "string", 0 },
+	    { "Containers", "string", 1 }, { "Images", "string", 1 } } },
+	{ "controllerrevisions.apps", { { "Name", "string", 0 },
+	    { "Controller", "string", 0 }, { "Revision", "integer", 0 },
+	    { "Age", "string", 0 } } },
+	{ "poddisruptionbudgets.policy", { { "Name", "string", 0 },
+	    { "Min Available", "string", 0 }, { "Max Unavailable", "string", 0 },
+	    { "Allowed Disruptions", "integer", 0 }, { "Age", "string", 0 } } },
+	{ "endpointslices.discovery.k8s.io", { { "Name", "string", 0 },
+	    { "AddressType", "string", 0 }, { "Ports", "string", 0 },
+	    { "Endpoints", "string", 0 }, { "Age", "string", 0 } } },
+	{ "apiservices.apiregistration.k8s.io", { { "Name", "string", 0 },
+	    { "Service", "string", 0 }, { "Available", "string", 0 },
+	    { "Age", "string", 0 } } },
+	{ "limitranges", { { "Name", "string", 0 },
+	    { "Created At", "date", 0 } } },
+	{ "resourcequotas", { { "Name", "string", 0 }, { "Age", "string", 0 },
+	    { "Request", "string", 0 }, { "Limit", "string", 0 } } },
+	{ "networkpolicies.networking.k8s.io", { { "Name", "string", 0 },
+	    { "Pod-Selector", "string", 0 }, { "Age", "string", 0 } } },
+	{ "ingresses.networking.k8s.io", { { "Name", "string", 0 },
+	    { "Class", "string", 0 }, { "Hosts", "string", 0 },
+	    { "Address", "string", 0 }, { "Ports", "string", 0 },
+	    { "Age", "string", 0 } } },
+	{ "ingressclasses.networking.k8s.io", { { "Name", "string", 0 },
+	    { "Controller", "string", 0 }, { "Parameters", "string", 0 },
+	    { "Age", "string", 0 } } },
 	{ "namespaces", { { "Name", "string", 0 }, { "Status", "string", 0 },
 	    { "Age", "string", 0 } } },
 	{ "events", { { "Last Seen", "string", 0 }, { "Type", "string", 0 },
@@ -409,6 +454,35 @@ job_row(cJSON *cells, const cJSON *o)
 }
 
 static void
+cronjob_row(cJSON *cells, const cJSON *o)
+{
+	const cJSON *spec = json_at(o, "spec.jobTemplate.spec.template.spec");
+	char buf[1024], age[16];
+
+	cell_str(cells, json_str(o, "spec.schedule"));
+	cell_str(cells, json_str(o, "spec.timeZone") ?
+	    json_str(o, "spec.timeZone") : "<none>");
+	/* kubectl's printBoolPtr: a string, "<unset>" when absent. */
+	cell_str(cells, json_at(o, "spec.suspend") == NULL ? "<unset>" :
+	    cJSON_IsTrue(json_at(o, "spec.suspend")) ? "True" : "False");
+	cell_num(cells, cJSON_GetArraySize(json_at(o, "status.active")));
+	if (json_str(o, "status.lastScheduleTime") != NULL)
+		age_of(o, "status.lastScheduleTime", age);
+	else
+		snprintf(age, sizeof age, "<none>");
+	cell_str(cells, age);
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
+	containers_field(spec, "name", buf, sizeof buf);
+	cell_str(cells, buf);
+	containers_field(spec, "image", buf, sizeof buf);
+	cell_str(cells, buf);
+	selector_text(json_at(o, "spec.jobTemplate.spec.selector"), buf,
+	    sizeof buf);
+	cell_str(cells, buf);
+}
+
+static void
 deployment_row(cJSON *cells, const cJSON *o)
 {
 	char buf[64], age[16];
@@ -434,6 +508,196 @@ replicaset_row(cJSON *cells, const cJSON *o)
 	age_of(o, "metadata.creationTimestamp", age);
 	cell_str(cells, age);
 	wide_template(cells, o);
+}
+
+/* DESIRED ... NODE SELECTOR as kubectl prints a DaemonSet. */
+static void
+daemonset_row(cJSON *cells, const cJSON *o)
+{
+	const cJSON *it;
+	char buf[1024], age[16];
+	size_t len = 0;
+
+	cell_num(cells, num(o, "status.desiredNumberScheduled"));
+	cell_num(cells, num(o, "status.currentNumberScheduled"));
+	cell_num(cells, num(o, "status.numberReady"));
+	cell_num(cells, num(o, "status.updatedNumberScheduled"));
+	cell_num(cells, num(o, "status.numberAvailable"));
+	buf[0] = '\0';
+	cJSON_ArrayForEach(it, json_at(o, "spec.template.spec.nodeSelector"))
+		if (cJSON_IsString(it))
+			len += snprintf(buf + len, len < sizeof buf ?
+			    sizeof buf - len : 0, "%s%s=%s", len ? "," : "",
+			    it->string, it->valuestring);
+	cell_str(cells, len ? buf : "<none>");
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
+	wide_template(cells, o);
+}
+
+static void
+statefulset_row(cJSON *cells, const cJSON *o)
+{
+	char buf[1024], age[16];
+
+	snprintf(buf, sizeof buf, "%d/%d", (int)num(o, "status.readyReplicas"),
+	    (int)(json_at(o, "spec.replicas") ? num(o, "spec.replicas") : 1));
+	cell_str(cells, buf);
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
+	containers_field(json_at(o, "spec.template.spec"), "name", buf,
+	    sizeof buf);
+	cell_str(cells, buf);
+	containers_field(json_at(o, "spec.template.spec"), "image", buf,
+	    sizeof buf);
+	cell_str(cells, buf);
+}
+
+/* An int-or-string field as kubectl prints it, N/A when absent. */
+static void
+cell_intstr(cJSON *cells, const cJSON *v)
+{
+	char buf[64];
+
+	if (cJSON_IsNumber(v)) {
+		snprintf(buf, sizeof buf, "%d", v->valueint);
+		cell_str(cells, buf);
+	} else
+		cell_str(cells, cJSON_IsString(v) ? v->valuestring : "N/A");
+}
+
+/* PORTS and the first three ENDPOINTS, as kubectl prints a slice. */
+static void
+endpointslice_row(cJSON *cells, const cJSON *o)
+{
+	const cJSON *it, *a;
+	char buf[1024], age[16];
+	size_t len = 0;
+	int n = 0;
+
+	cell_str(cells, json_str(o, "addressType"));
+	buf[0] = '\0';
+	cJSON_ArrayForEach(it, json_at(o, "ports"))
+		if (cJSON_IsNumber(json_at(it, "port")))
+			len += snprintf(buf + len, len < sizeof buf ?
+			    sizeof buf - len : 0, "%s%d", len ? "," : "",
+			    json_at(it, "port")->valueint);
+	cell_str(cells, len ? buf : "<unset>");
+	len = 0;
+	buf[0] = '\0';
+	cJSON_ArrayForEach(it, json_at(o, "endpoints"))
+		cJSON_ArrayForEach(a, json_at(it, "addresses")) {
+			if (n++ < 3 && cJSON_IsString(a))
+				len += snprintf(buf + len, len < sizeof buf ?
+				    sizeof buf - len : 0, "%s%s", len ? "," :
+				    "", a->valuestring);
+		}
+	if (n > 3)
+		len += snprintf(buf + len, len < sizeof buf ? sizeof buf - len :
+		    0, " + %d more...", n - 3);
+	cell_str(cells, n ? buf : "<unset>");
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
+}
+
+/* AGE REQUEST LIMIT: "pods: 1/2, requests.cpu: 0/1" as kubectl has it. */
+static int
+by_key(const void *a, const void *b)
+{
+	return strcmp((*(const cJSON *const *)a)->string,
+	    (*(const cJSON *const *)b)->string);
+}
+
+static void
+quota_row(cJSON *cells, const cJSON *o)
+{
+	const cJSON *h, *keys[64];
+	char col[2][1024], age[16];
+	size_t len[2] = { 0, 0 }, nk = 0, j;
+	int i;
+
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
+	col[0][0] = col[1][0] = '\0';
+	cJSON_ArrayForEach(h, json_at(o, "status.hard"))
+		if (nk < 64)
+			keys[nk++] = h;
+	qsort(keys, nk, sizeof keys[0], by_key);
+	for (j = 0; j < nk; j++) {
+		const cJSON *u = cJSON_GetObjectItemCaseSensitive(json_at(o,
+		    "status.used"), keys[j]->string);
+
+		h = keys[j];
+		i = strncmp(h->string, "limits", 6) == 0;
+		len[i] += snprintf(col[i] + len[i], len[i] < sizeof col[i] ?
+		    sizeof col[i] - len[i] : 0, "%s%s: %s/%s", len[i] ? ", " :
+		    "", h->string, cJSON_IsString(u) ? u->valuestring : "0",
+		    cJSON_IsString(h) ? h->valuestring : "");
+	}
+	cell_str(cells, col[0]);
+	cell_str(cells, col[1]);
+}
+
+/* CLASS HOSTS ADDRESS PORTS as kubectl prints an Ingress. */
+static void
+ingress_row(cJSON *cells, const cJSON *o)
+{
+	const cJSON *it;
+	char buf[1024], age[16];
+	size_t len = 0;
+
+	cell_str(cells, json_str(o, "spec.ingressClassName") ?
+	    json_str(o, "spec.ingressClassName") : "<none>");
+	buf[0] = '\0';
+	cJSON_ArrayForEach(it, json_at(o, "spec.rules"))
+		len += snprintf(buf + len, len < sizeof buf ? sizeof buf - len :
+		    0, "%s%s", len ? "," : "", json_str(it, "host") ?
+		    json_str(it, "host") : "*");
+	cell_str(cells, len ? buf : "*");
+	len = 0;
+	buf[0] = '\0';
+	cJSON_ArrayForEach(it, json_at(o, "status.loadBalancer.ingress")) {
+		const char *a = json_str(it, "ip") ? json_str(it, "ip") :
+		    json_str(it, "hostname");
+
+		if (a != NULL)
+			len += snprintf(buf + len, len < sizeof buf ?
+			    sizeof buf - len : 0, "%s%s", len ? "," : "", a);
+	}
+	cell_str(cells, buf);
+	cell_str(cells, cJSON_GetArraySize(json_at(o, "spec.tls")) > 0 ?
+	    "80, 443" : "80");
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
+}
+
+/* CONTROLLER is kind.group/name of the controller owner, as kubectl's. */
+static void
+revision_row(cJSON *cells, const cJSON *o)
+{
+	const cJSON *ref;
+	char buf[512] = "<none>", age[16];
+
+	cJSON_ArrayForEach(ref, json_at(o, "metadata.ownerReferences")) {
+		const char *av = json_str(ref, "apiVersion");
+		const char *slash = av ? strchr(av, '/') : NULL;
+		char kind[128];
+
+		if (!cJSON_IsTrue(json_at(ref, "controller")))
+			continue;
+		snprintf(kind, sizeof kind, "%s", json_str(ref, "kind") ?
+		    json_str(ref, "kind") : "");
+		for (char *p = kind; *p; p++)
+			if (*p >= 'A' && *p <= 'Z')
+				*p += 'a' - 'A';
+		snprintf(buf, sizeof buf, "%s%s%.*s/%s", kind, slash ? "." : "",
+		    slash ? (int)(slash - av) : 0, slash ? av : "",
+		    json_str(ref, "name") ? json_str(ref, "name") : "");
+	}
+	cell_str(cells, buf);
+	cell_num(cells, num(o, "revision"));
+	age_of(o, "metadata.creationTimestamp", age);
+	cell_str(cells, age);
 }
 
 static void
@@ -579,10 +843,60 @@ table_add_row(cJSON *t, const resource *r, const cJSON *o,
 		service_row(cells, o);
 	else if (strcmp(k, "jobs.batch") == 0)
 		job_row(cells, o);
+	else if (strcmp(k, "cronjobs.batch") == 0)
+		cronjob_row(cells, o);
 	else if (strcmp(k, "deployments.apps") == 0)
 		deployment_row(cells, o);
-	else if (strcmp(k, "replicasets.apps") == 0)
+	else if (strcmp(k, "replicasets.apps") == 0 ||
+	    strcmp(k, "replicationcontrollers") == 0)
 		replicaset_row(cells, o);
+	else if (strcmp(k, "daemonsets.apps") == 0)
+		daemonset_row(cells, o);
+	else if (strcmp(k, "statefulsets.apps") == 0)
+		statefulset_row(cells, o);
+	else if (strcmp(k, "controllerrevisions.apps") == 0)
+		revision_row(cells, o);
+	else if (strcmp(k, "ingresses.networking.k8s.io") == 0)
+		ingress_row(cells, o);
+	else if (strcmp(k, "endpointslices.discovery.k8s.io") == 0)
+		endpointslice_row(cells, o);
+	else if (strcmp(k, "resourcequotas") == 0)
+		quota_row(cells, o);
+	else if (strcmp(k, "apiservices.apiregistration.k8s.io") == 0) {
+		const char *svc = json_str(o, "spec.service.name");
+
+		snprintf(buf, sizeof buf, "%s/%s", json_str(o,
+		    "spec.service.namespace") ? json_str(o,
+		    "spec.service.namespace") : "", svc ? svc : "");
+		cell_str(cells, svc ? buf : "Local");
+		cell_str(cells, json_str(cJSON_GetArrayItem(json_at(o,
+		    "status.conditions"), 0), "status"));
+		age_of(o, "metadata.creationTimestamp", age);
+		cell_str(cells, age);
+	}
+	else if (strcmp(k, "networkpolicies.networking.k8s.io") == 0) {
+		selector_text(json_at(o, "spec.podSelector"), buf, sizeof buf);
+		cell_str(cells, buf);
+		age_of(o, "metadata.creationTimestamp", age);
+		cell_str(cells, age);
+	} else if (strcmp(k, "ingressclasses.networking.k8s.io") == 0) {
+		const char *pk = json_str(o, "spec.parameters.kind");
+		char p[512];
+
+		cell_str(cells, json_str(o, "spec.controller"));
+		snprintf(p, sizeof p, "%s/%s", pk ? pk : "",
+		    json_str(o, "spec.parameters.name") ?
+		    json_str(o, "spec.parameters.name") : "");
+		cell_str(cells, pk ? p : "<none>");
+		age_of(o, "metadata.creationTimestamp", age);
+		cell_str(cells, age);
+	} else if (strcmp(k, "poddisruptionbudgets.policy") == 0) {
+		cell_intstr(cells, json_at(o, "spec.minAvailable"));
+		cell_intstr(cells, json_at(o, "spec.maxUnavailable"));
+		cell_num(cells, num(o, "status.disruptionsAllowed"));
+		age_of(o, "metadata.creationTimestamp", age);
+		cell_str(cells, age);
+	}
 	else if (strcmp(k, "events") == 0)
 		event_row(cells, o);
 	else if (strcmp(k, "namespaces") == 0) {
@@ -616,6 +930,7 @@ table_add_row(cJSON *t, const resource *r, const cJSON *o,
 	} else if (strcmp(k,
 	    "customresourcedefinitions.apiextensions.k8s.io") == 0 ||
 	    strcmp(k, "roles.rbac.authorization.k8s.io") == 0 ||
+	    strcmp(k, "limitranges") == 0 ||
 	    strcmp(k, "clusterroles.rbac.authorization.k8s.io") == 0) {
 		cell_str(cells, json_str(o, "metadata.creationTimestamp"));
 	} else if (strcmp(k, "rolebindings.rbac.authorization.k8s.io") == 0 ||

@@ -1,7 +1,9 @@
 /*
  * The embedded client (embedded.h): each write operation is the registry
- * call of the same name on the process's own registry. An eviction is the
- * delete the Eviction subresource makes (no PodDisruptionBudgets here).
+ * call of the same name on the process's own registry. An eviction (the
+ * scheduler's preemption) is the pod's delete: PodDisruptionBudgets are
+ * for the Eviction subresource (registry_evict), as kube-scheduler does
+ * not go through it either.
  */
 #include "client/embedded.h"
 

@@ -24,6 +24,7 @@
 #include "lib/log.h"
 #include "lib/podspec.h"
 #include "lib/selector.h"
+#include "lib/tz.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "luahost/luaconv.h"
@@ -658,6 +659,24 @@ l_format_time(lua_State *L)
 	return 1;
 }
 
+/* volray.tz_offset(zone, seconds): the zone's UTC offset then, or nil
+   and why (an unknown zone). */
+static int
+l_tz_offset(lua_State *L)
+{
+	const char *zone = luaL_checkstring(L, 1);
+	int off, rc;
+
+	rc = tz_offset(zone, (int64_t)luaL_checknumber(L, 2), &off);
+	if (rc != 0) {
+		lua_pushnil(L);
+		lua_pushfstring(L, "unknown time zone %s", zone);
+		return 2;
+	}
+	lua_pushinteger(L, off);
+	return 1;
+}
+
 static int
 l_log(lua_State *L)
 {
@@ -847,6 +866,7 @@ luaapi_open(lua_State *L, void *arg)
 		{ "event", l_event }, { "quantity", l_quantity },
 		{ "milli", l_milli }, { "now", l_now }, { "time", l_time },
 		{ "format_time", l_format_time }, { "log", l_log },
+		{ "tz_offset", l_tz_offset },
 		{ "random_suffix", l_random_suffix },
 		{ "match_labels", l_match_labels }, { "array", l_array },
 		{ "json_encode", l_json_encode },

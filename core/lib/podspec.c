@@ -58,6 +58,29 @@ quantity_json(const cJSON *v, double *out)
 	return -1;
 }
 
+void
+quantity_format(double v, int binary, char out[32])
+{
+	static const struct { const char *suf; double mul; } bins[] = {
+		{ "Ti", 1099511627776.0 }, { "Gi", 1073741824.0 },
+		{ "Mi", 1048576.0 }, { "Ki", 1024.0 }, { NULL, 0 } };
+	double m = v * 1000;
+	int i;
+
+	if (v == floor(v) && fabs(v) < 9e18) {
+		for (i = 0; binary && v != 0 && bins[i].suf != NULL; i++)
+			if (fmod(v, bins[i].mul) == 0) {
+				snprintf(out, 32, "%lld%s",
+				    (long long)(v / bins[i].mul), bins[i].suf);
+				return;
+			}
+		snprintf(out, 32, "%lld", (long long)v);
+	} else if (fabs(m - floor(m + 0.5)) < 1e-6)
+		snprintf(out, 32, "%lldm", (long long)floor(m + 0.5));
+	else
+		snprintf(out, 32, "%g", v);
+}
+
 static int64_t
 round_up(double v)
 {
@@ -412,4 +435,22 @@ podspec_untolerated(const cJSON *pod, const cJSON *node)
 			return taint;
 	}
 	return NULL;
+}
+
+int
+podspec_tolerates_unschedulable(const cJSON *pod)
+{
+	cJSON *taint = cJSON_CreateObject();
+	const cJSON *tol;
+	int ok = 0;
+
+	cJSON_AddStringToObject(taint, "key", "node.kubernetes.io/unschedulable");
+	cJSON_AddStringToObject(taint, "effect", "NoSchedule");
+	cJSON_ArrayForEach(tol, json_at(pod, "spec.tolerations"))
+		if (tolerates(tol, taint)) {
+			ok = 1;
+			break;
+		}
+	cJSON_Delete(taint);
+	return ok;
 }

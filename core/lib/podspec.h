@@ -33,6 +33,11 @@ struct podspec_res {
 int quantity_parse(const char *, double *out);
 /* A quantity given as a JSON string or number; -1 if absent or bad. */
 int quantity_json(const cJSON *, double *out);
+/*
+ * A quantity as Kubernetes prints one: whole numbers plainly (in Ki, Mi,
+ * Gi or Ti when binary and they divide), fractions in milli ("500m").
+ */
+void quantity_format(double v, int binary, char out[32]);
 
 /* Add a ResourceList ({"cpu": "500m", "memory": "1Gi", ...}) into r
    (cpu in millicores, others in base units). */
@@ -67,5 +72,11 @@ int podspec_node_matches(const cJSON *pod, const cJSON *node);
  * the pod does not tolerate, or NULL (PreferNoSchedule never blocks).
  */
 const cJSON *podspec_untolerated(const cJSON *pod, const cJSON *node);
+/*
+ * Whether the pod tolerates node.kubernetes.io/unschedulable:NoSchedule,
+ * the taint of a cordoned node, as kube-scheduler's NodeUnschedulable
+ * asks (DaemonSet pods do).
+ */
+int podspec_tolerates_unschedulable(const cJSON *pod);
 
 #endif

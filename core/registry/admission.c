@@ -13,6 +13,8 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "registry/admission.h"
+#include "registry/limitrange.h"
+#include "registry/podtemplate.h"
 #include "registry/status.h"
 
 static void
@@ -30,26 +32,6 @@ set_default_num(cJSON *o, const char *key, double v)
 }
 
 static int
-is_dns_label(const char *s, int max, int letter_first)
-{
-	size_t n = strlen(s), i;
-
-	if (n == 0 || (int)n > max)
-		return 0;
-	if (letter_first ? !islower((unsigned char)s[0]) :
-	    !(islower((unsigned char)s[0]) || isdigit((unsigned char)s[0])))
-		return 0;
-	if (!(islower((unsigned char)s[n - 1]) ||
-	    isdigit((unsigned char)s[n - 1])))
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!(islower((unsigned char)s[i]) ||
-		    isdigit((unsigned char)s[i]) || s[i] == '-'))
-			return 0;
-	return 1;
-}
-
-static int
 is_dns_subdomain(const char *s)
 {
 	char buf[256], *tok, *save;
@@ -63,7 +45,7 @@ is_dns_subdomain(const char *s)
 	   per part (a Deployment of 53 characters has a ReplicaSet of 64). */
 	for (tok = strtok_r(buf, ".", &save); tok != NULL;
 	    tok = strtok_r(NULL, ".", &save))
-		if (!is_dns_label(tok, 253, 0))
+		if (!podtemplate_is_dns_label(tok, 253, 0))
 			return 0;
 	return 1;
 }
@@ -73,8 +55,8 @@ admission_check_name(const resource *r, const char *name)
 {
 	if (strcmp(r->store_key, "namespaces") == 0 ||
 	    strcmp(r->store_key, "services") == 0) {
-		if (strcmp(r->store_key, "services") == 0 ?
-		    !is_dns_label(name, 63, 1) : !is_dns_label(name, 63, 0))
+		if (!podtemplate_is_dns_label(name, 63,
+		    strcmp(r->store_key, "services") == 0))
 			return "a lowercase RFC 1123 label must consist of "
 			    "lower case alphanumeric characters or '-', and "
 			    "must start and end with an alphanumeric character "
@@ -147,48 +129,6 @@ priority_of(store *st, const char *pcname, int *found, char **default_name)
 	return 0;
 }
 
-static void
-container_defaults(cJSON *c)
-{
-	const char *image = json_str(c, "image");
-	const char *slash, *colon;
-	cJSON *p;
-
-	if (json_at(c, "imagePullPolicy") == NULL && image != NULL) {
-		slash = strrchr(image, '/');
-		colon = strrchr(slash ? slash : image, ':');
-		set_default_str(c, "imagePullPolicy", strchr(image, '@') ?
-		    "IfNotPresent" : (colon == NULL ||
-		    strcmp(colon, ":latest") == 0) ? "Always" : "IfNotPresent");
-	}
-	set_default_str(c, "terminationMessagePath", "/dev/termination-log");
-	set_default_str(c, "terminationMessagePolicy", "File");
-	if (cJSON_GetObjectItemCaseSensitive(c, "resources") == NULL)
-		cJSON_AddObjectToObject(c, "resources");
-	cJSON_ArrayForEach(p, json_at(c, "ports"))
-		set_default_str(p, "protocol", "TCP");
-}
-
-/* Defaults of a PodSpec (also inside templates). */
-static void
-podspec_defaults(cJSON *spec)
-{
-	cJSON *c;
-
-	if (!cJSON_IsObject(spec))
-		return;
-	set_default_str(spec, "restartPolicy", "Always");
-	set_default_num(spec, "terminationGracePeriodSeconds", 30);
-	set_default_str(spec, "dnsPolicy", "ClusterFirst");
-	set_default_str(spec, "schedulerName", "default-scheduler");
-	if (cJSON_GetObjectItemCaseSensitive(spec, "securityContext") == NULL)
-		cJSON_AddObjectToObject(spec, "securityContext");
-	cJSON_ArrayForEach(c, json_at(spec, "containers"))
-		container_defaults(c);
-	cJSON_ArrayForEach(c, json_at(spec, "initContainers"))
-		container_defaults(c);
-}
-
 /* DefaultTolerationSeconds: how long pods stay on a not-ready node. */
 static long not_ready_seconds = 300, unreachable_seconds = 300;
 
@@ -243,6 +183,26 @@ default_tolerations(cJSON *spec)
 	}
 }
 
+/*
+ * As kube-apiserver's ServiceAccount admission: a new pod without
+ * spec.serviceAccountName runs as "default" (or as the deprecated
+ * spec.serviceAccount says), and serviceAccount mirrors it. No token is
+ * mounted, and the account need not exist yet.
+ */
+static void
+service_account(cJSON *spec)
+{
+	const char *name = json_str(spec, "serviceAccountName");
+
+	if (name == NULL || *name == '\0') {
+		name = json_str(spec, "serviceAccount");
+		json_set_str(spec, "serviceAccountName", name != NULL &&
+		    *name ? name : "default");
+	}
+	json_set_str(spec, "serviceAccount", json_str(spec,
+	    "serviceAccountName"));
+}
+
 static void
 pod_mutate(store *st, cJSON *obj, const cJSON *old)
 {
@@ -251,7 +211,7 @@ pod_mutate(store *st, cJSON *obj, const cJSON *old)
 	char *defname = NULL;
 	int found, prio;
 
-	podspec_defaults(spec);
+	podtemplate_defaults(spec);
 	if (old == NULL) {
 		prio = priority_of(st, pc, &found, &defname);
 		if (defname != NULL && pc == NULL)
@@ -264,6 +224,7 @@ pod_mutate(store *st, cJSON *obj, const cJSON *old)
 		    "PreemptLowerPriority");
 		if (json_at(spec, "enableServiceLinks") == NULL)
 			cJSON_AddTrueToObject(spec, "enableServiceLinks");
+		service_account(spec);
 		default_tolerations(spec);
 		status = json_obj(obj, "status");
 		set_default_str(status, "phase", "Pending");
@@ -274,7 +235,7 @@ pod_mutate(store *st, cJSON *obj, const cJSON *old)
 static void
 template_mutate(cJSON *obj)
 {
-	podspec_defaults(json_at(obj, "spec.template.spec"));
+	podtemplate_defaults(json_at(obj, "spec.template.spec"));
 }
 
 static void
@@ -323,7 +284,7 @@ job_mutate(cJSON *obj, const cJSON *old)
 		ml = json_obj(sel, "matchLabels");
 		json_set_str(ml, "batch.kubernetes.io/controller-uid", uid);
 	}
-	podspec_defaults(json_at(spec, "template.spec"));
+	podtemplate_defaults(json_at(spec, "template.spec"));
 }
 
 int
@@ -439,6 +400,8 @@ admission_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
 		return;
 	if (strcmp(r->group, "rbac.authorization.k8s.io") == 0)
 		admission_rbac_mutate(r, obj);
+	else if (admission_workload_mutate(r, obj, old))
+		return;
 	else if (strcmp(k, "pods") == 0)
 		pod_mutate(st, obj, old);
 	else if (strcmp(k, "deployments.apps") == 0)
@@ -470,6 +433,8 @@ admission_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
 		    "PreemptLowerPriority");
 	} else if (strcmp(k, "events") == 0) {
 		set_default_num(obj, "count", 1);
+	} else if (strcmp(k, "limitranges") == 0) {
+		limitrange_defaults(obj);
 	} else if (strcmp(k, "customresourcedefinitions.apiextensions.k8s.io")
 	    == 0) {
 		crd_mutate(obj);
@@ -480,98 +445,6 @@ admission_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
 			cJSON_AddItemToArray(fin, cJSON_CreateString(
 			    "customresourcecleanup.apiextensions.k8s.io"));
 			json_set(md, "finalizers", fin);
-		}
-	}
-}
-
-static void
-check_podspec(const cJSON *spec, const char *path, cJSON *causes,
-    int job)
-{
-	const cJSON *cs = json_at(spec, "containers"), *c;
-	const char *rp = json_str(spec, "restartPolicy");
-	char f[256];
-	int i = 0;
-
-	if (!cJSON_IsArray(cs) || cJSON_GetArraySize(cs) == 0) {
-		snprintf(f, sizeof f, "%s.containers", path);
-		status_add_cause(causes, "FieldValueRequired", f,
-		    "Required value");
-		return;
-	}
-	cJSON_ArrayForEach(c, cs) {
-		const char *name = json_str(c, "name");
-
-		if (name == NULL || *name == '\0') {
-			snprintf(f, sizeof f, "%s.containers[%d].name", path, i);
-			status_add_cause(causes, "FieldValueRequired", f,
-			    "Required value");
-		} else if (!is_dns_label(name, 63, 0)) {
-			snprintf(f, sizeof f, "%s.containers[%d].name", path, i);
-			status_add_cause(causes, "FieldValueInvalid", f,
-			    "Invalid value: \"%s\": a lowercase RFC 1123 label "
-			    "must consist of lower case alphanumeric "
-			    "characters or '-'", name);
-		}
-		if (json_str(c, "image") == NULL ||
-		    *json_str(c, "image") == '\0') {
-			snprintf(f, sizeof f, "%s.containers[%d].image", path, i);
-			status_add_cause(causes, "FieldValueRequired", f,
-			    "Required value");
-		}
-		i++;
-	}
-	if (rp != NULL && strcmp(rp, "Always") != 0 &&
-	    strcmp(rp, "OnFailure") != 0 && strcmp(rp, "Never") != 0) {
-		snprintf(f, sizeof f, "%s.restartPolicy", path);
-		status_add_cause(causes, "FieldValueNotSupported", f,
-		    "Unsupported value: \"%s\": supported values: \"Always\", "
-		    "\"OnFailure\", \"Never\"", rp);
-	}
-	if (job && rp != NULL && strcmp(rp, "Always") == 0) {
-		snprintf(f, sizeof f, "%s.restartPolicy", path);
-		status_add_cause(causes, "FieldValueNotSupported", f,
-		    "Unsupported value: \"Always\": supported values: "
-		    "\"OnFailure\", \"Never\"");
-	}
-}
-
-static void
-check_nonneg(const cJSON *obj, const char *path, cJSON *causes)
-{
-	const cJSON *v = json_at(obj, path);
-
-	if (v != NULL && (!cJSON_IsNumber(v) || v->valuedouble < 0))
-		status_add_cause(causes, "FieldValueInvalid", path,
-		    "Invalid value: %g: must be greater than or equal to 0",
-		    cJSON_IsNumber(v) ? v->valuedouble : -1.0);
-}
-
-/* The selector must match the template's labels (apps/v1 rule). */
-static void
-check_selector(const cJSON *obj, cJSON *causes)
-{
-	const cJSON *ml = json_at(obj, "spec.selector.matchLabels"), *it;
-	const cJSON *labels = json_at(obj, "spec.template.metadata.labels");
-	const cJSON *sel = json_at(obj, "spec.selector");
-
-	if (sel == NULL || (ml == NULL && json_at(sel,
-	    "matchExpressions") == NULL)) {
-		status_add_cause(causes, "FieldValueRequired", "spec.selector",
-		    "Required value");
-		return;
-	}
-	cJSON_ArrayForEach(it, ml) {
-		const cJSON *l = cJSON_GetObjectItemCaseSensitive(labels,
-		    it->string);
-
-		if (!cJSON_IsString(l) || !cJSON_IsString(it) ||
-		    strcmp(l->valuestring, it->valuestring) != 0) {
-			status_add_cause(causes, "FieldValueInvalid",
-			    "spec.template.metadata.labels", "Invalid value: "
-			    "map[string]string{...}: `selector` does not match "
-			    "template `labels`");
-			return;
 		}
 	}
 }
@@ -617,8 +490,10 @@ admission_validate(store *st, const resource *r, const cJSON *obj,
 		return;
 	if (strcmp(r->group, "rbac.authorization.k8s.io") == 0)
 		admission_rbac_validate(r, obj, old, causes);
+	else if (admission_workload_validate(r, obj, old, causes))
+		return;
 	else if (strcmp(k, "pods") == 0) {
-		check_podspec(json_at(obj, "spec"), "spec", causes, 0);
+		podtemplate_check(json_at(obj, "spec"), "spec", causes, 0);
 		if (old != NULL && !json_equal(json_at(obj, "spec.containers"),
 		    json_at(old, "spec.containers"))) {
 			/* Only images may change in a running pod. */
@@ -632,20 +507,20 @@ admission_validate(store *st, const resource *r, const cJSON *obj,
 		}
 	} else if (strcmp(k, "deployments.apps") == 0 ||
 	    strcmp(k, "replicasets.apps") == 0) {
-		check_nonneg(obj, "spec.replicas", causes);
-		check_selector(obj, causes);
+		podtemplate_check_nonneg(obj, "spec.replicas", causes);
+		podtemplate_check_selector(obj, causes);
 		if (json_at(obj, "spec.template.spec") != NULL)
-			check_podspec(json_at(obj, "spec.template.spec"),
+			podtemplate_check(json_at(obj, "spec.template.spec"),
 			    "spec.template.spec", causes, 0);
 	} else if (strcmp(k, "jobs.batch") == 0) {
-		check_nonneg(obj, "spec.parallelism", causes);
-		check_nonneg(obj, "spec.completions", causes);
-		check_nonneg(obj, "spec.backoffLimit", causes);
+		podtemplate_check_nonneg(obj, "spec.parallelism", causes);
+		podtemplate_check_nonneg(obj, "spec.completions", causes);
+		podtemplate_check_nonneg(obj, "spec.backoffLimit", causes);
 		if (json_at(obj, "spec.template.spec") == NULL)
 			status_add_cause(causes, "FieldValueRequired",
 			    "spec.template.spec.containers", "Required value");
 		else
-			check_podspec(json_at(obj, "spec.template.spec"),
+			podtemplate_check(json_at(obj, "spec.template.spec"),
 			    "spec.template.spec", causes, 1);
 		if (old != NULL && !json_equal(json_at(obj, "spec.template"),
 		    json_at(old, "spec.template")))

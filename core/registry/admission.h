@@ -1,10 +1,11 @@
 /*
  * Admission for built-in kinds: the defaults a cluster fills in (Pod
  * restartPolicy, dnsPolicy, imagePullPolicy, priority from
- * priorityClassName, schedulerName, the not-ready and unreachable
- * tolerations of DefaultTolerationSeconds; Deployment and Job defaults; Service
- * cluster IPs; Namespace finalizers) and the validation kubectl users rely
- * on (required fields, name formats, selector/template agreement).
+ * priorityClassName, schedulerName, serviceAccountName, the not-ready and
+ * unreachable tolerations of DefaultTolerationSeconds; Deployment and Job
+ * defaults; Service cluster IPs; Namespace finalizers) and the validation
+ * kubectl users rely on (required fields, name formats, selector/template
+ * agreement).
  */
 #ifndef VOLRAY_ADMISSION_H
 #define VOLRAY_ADMISSION_H
@@ -22,6 +23,13 @@ void admission_validate(store *, const resource *, const cJSON *obj,
 /* The same for the rbac.authorization.k8s.io kinds (admission_rbac.c). */
 void admission_rbac_mutate(const resource *, cJSON *obj);
 void admission_rbac_validate(const resource *, const cJSON *obj,
+    const cJSON *old, cJSON *causes);
+/*
+ * The same for the workload kinds of the Lua controllers, DaemonSet first
+ * (admission_workload.c); 1 if r is one of them.
+ */
+int admission_workload_mutate(const resource *, cJSON *obj, const cJSON *old);
+int admission_workload_validate(const resource *, const cJSON *obj,
     const cJSON *old, cJSON *causes);
 /*
  * The tolerationSeconds of the not-ready and unreachable tolerations every

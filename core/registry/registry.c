@@ -25,6 +25,8 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "registry/admission.h"
+#include "registry/limitrange.h"
+#include "registry/quota.h"
 #include "registry/registry_int.h"
 #include "registry/schema.h"
 
@@ -483,6 +485,11 @@ registry_create(registry *rg, const resource *r, const char *ns, cJSON *obj,
 	if (r->has_status)
 		json_del(obj, "status");
 	if ((err = admit(rg, r, obj, NULL, opts)) != NULL)
+		goto failed;
+	if (r->builtin && strcmp(r->store_key, "pods") == 0 &&
+	    (err = limitrange_admit_pod(rg->st, ns, obj)) != NULL)
+		goto failed;
+	if ((err = quota_admit(rg->st, r, ns, obj)) != NULL)
 		goto failed;
 	if ((err = admit_hook(rg, r, ns, NULL, obj, opts)) != NULL)
 		goto failed;

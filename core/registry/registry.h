@@ -108,6 +108,13 @@ void registry_patch(registry *, const resource *, const char *ns,
 void registry_delete(registry *, const resource *, const char *ns,
     const char *name, const struct reg_opts *, struct reg_result *);
 /*
+ * Evict a pod (pods/eviction): delete it as registry_delete would, unless
+ * its PodDisruptionBudget allows no disruption (429), using one of the
+ * budget's disruptions when it does (registry_evict.c).
+ */
+void registry_evict(registry *, const char *ns, const char *name,
+    const struct reg_opts *, struct reg_result *);
+/*
  * Bind a pod to a node (pods/binding): 409 if it is terminating, already
  * bound, or has scheduling gates. Answers 201 with a Success Status.
  */

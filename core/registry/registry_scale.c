@@ -1,5 +1,6 @@
 /*
- * The scale subresource of Deployments and ReplicaSets: their
+ * The scale subresource of Deployments, ReplicaSets, StatefulSets and
+ * ReplicationControllers: their
  * spec.replicas seen as an autoscaling/v1 Scale (with status.replicas and
  * the selector as a string, as kubectl scale and autoscalers read it). A
  * write of a Scale, whole (PUT) or as a merge or JSON patch of the current
@@ -14,14 +15,14 @@
 #include "registry/patch.h"
 #include "registry/registry_int.h"
 
-/* The Scale view of a Deployment or ReplicaSet. */
+/* The Scale view of an object with spec.replicas and a selector. */
 static cJSON *
 scale_of(const cJSON *obj)
 {
 	cJSON *sc = cJSON_CreateObject(), *md, *st;
 	const char *keys[] = { "name", "namespace", "uid", "resourceVersion",
 	    "creationTimestamp", NULL };
-	const cJSON *sel;
+	const cJSON *sel, *map;
 	char buf[1024] = "";
 	size_t len = 0;
 	int i;
@@ -39,7 +40,12 @@ scale_of(const cJSON *obj)
 	cJSON_AddNumberToObject(st, "replicas",
 	    cJSON_IsNumber(json_at(obj, "status.replicas")) ?
 	    json_at(obj, "status.replicas")->valuedouble : 0);
-	cJSON_ArrayForEach(sel, json_at(obj, "spec.selector.matchLabels"))
+	/* A LabelSelector's matchLabels, or a ReplicationController's map. */
+	map = json_at(obj, "spec.selector.matchLabels");
+	if (map == NULL && json_at(obj, "spec.selector.matchExpressions") ==
+	    NULL)
+		map = json_at(obj, "spec.selector");
+	cJSON_ArrayForEach(sel, map)
 		if (cJSON_IsString(sel))
 			len += snprintf(buf + len, len < sizeof buf ?
 			    sizeof buf - len : 0, "%s%s=%s", len ? "," : "",

@@ -12,6 +12,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/xmalloc.h"
+#include "lib/yamljson.h"
 #include "registry/resource.h"
 
 struct builtin {
@@ -35,11 +36,35 @@ static const struct builtin builtins[] = {
 	{ "", "v1", "secrets", "secret", "Secret", 1, 0, "", "" },
 	{ "", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", 1,
 	    0, "sa", "" },
+	{ "", "v1", "limitranges", "limitrange", "LimitRange", 1, 0, "limits",
+	    "" },
+	{ "", "v1", "resourcequotas", "resourcequota", "ResourceQuota", 1, 1,
+	    "quota", "" },
+	{ "", "v1", "replicationcontrollers", "replicationcontroller",
+	    "ReplicationController", 1, 1, "rc", "all" },
 	{ "apps", "v1", "deployments", "deployment", "Deployment", 1, 1,
 	    "deploy", "all" },
 	{ "apps", "v1", "replicasets", "replicaset", "ReplicaSet", 1, 1, "rs",
 	    "all" },
+	{ "apps", "v1", "daemonsets", "daemonset", "DaemonSet", 1, 1, "ds",
+	    "all" },
+	{ "apps", "v1", "statefulsets", "statefulset", "StatefulSet", 1, 1,
+	    "sts", "all" },
+	{ "apps", "v1", "controllerrevisions", "controllerrevision",
+	    "ControllerRevision", 1, 0, "", "" },
 	{ "batch", "v1", "jobs", "job", "Job", 1, 1, "", "all" },
+	{ "batch", "v1", "cronjobs", "cronjob", "CronJob", 1, 1, "cj", "all" },
+	{ "policy", "v1", "poddisruptionbudgets", "poddisruptionbudget",
+	    "PodDisruptionBudget", 1, 1, "pdb", "" },
+	{ "discovery.k8s.io", "v1", "endpointslices", "endpointslice",
+	    "EndpointSlice", 1, 0, "", "" },
+	/* Stored and served; nothing enforces them (no proxy, no CNI). */
+	{ "networking.k8s.io", "v1", "networkpolicies", "networkpolicy",
+	    "NetworkPolicy", 1, 0, "netpol", "" },
+	{ "networking.k8s.io", "v1", "ingresses", "ingress", "Ingress", 1, 1,
+	    "ing", "" },
+	{ "networking.k8s.io", "v1", "ingressclasses", "ingressclass",
+	    "IngressClass", 0, 0, "", "" },
 	{ "coordination.k8s.io", "v1", "leases", "lease", "Lease", 1, 0, "",
 	    "" },
 	{ "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass",
@@ -65,7 +90,10 @@ static const struct builtin builtins[] = {
 	{ "authorization.k8s.io", "v1", "selfsubjectrulesreviews",
 	    "selfsubjectrulesreview",
 	    "SelfSubjectRulesReview", 0, 0, "", "", 0, 1 },
-	/* get and list only, computed: kubectl top (api/metricsapi.c). */
+	/* get and list only, computed: the served groups (api/apiservice.c)
+	   and kubectl top (api/metricsapi.c). */
+	{ "apiregistration.k8s.io", "v1", "apiservices", "apiservice",
+	    "APIService", 0, 0, "", "api-extensions", 0, 0, 1 },
 	{ "metrics.k8s.io", "v1beta1", "nodes", "", "NodeMetrics", 0, 0, "",
 	    "", 0, 0, 1 },
 	{ "metrics.k8s.io", "v1beta1", "pods", "", "PodMetrics", 1, 0, "", "",
@@ -166,6 +194,7 @@ free_resource(resource *r)
 	}
 	free(r->cols);
 	schema_free(r->schema);
+	cJSON_Delete(r->own_openapi);
 	free(r->crd_name);
 	cJSON_Delete(r->crd);
 	free(r);
@@ -273,6 +302,60 @@ uint64_t
 resource_generation(void)
 {
 	return generation;
+}
+
+int
+resource_load_schemas(const char *dir, char **cause)
+{
+	cJSON *docs, *d, *k;
+	char *bad = NULL;
+	int i;
+
+	*cause = NULL;
+	if ((docs = yamljson_load_dir(dir, cause)) == NULL)
+		return -1;
+	cJSON_ArrayForEach(d, docs) {
+		const char *av = json_str(d, "apiVersion");
+
+		cJSON_ArrayForEach(k, json_at(d, "kinds")) {
+			resource *r = NULL;
+
+			for (i = 0; i < nall && av != NULL; i++)
+				if (all[i]->builtin && strcmp(all[i]->gv, av) ==
+				    0 && strcmp(all[i]->kind, k->string) == 0)
+					r = all[i];
+			if (r == NULL || !cJSON_IsObject(k)) {
+				if (bad == NULL && asprintf(&bad, "%s: no "
+				    "built-in kind %s %s", dir, av ? av : "?",
+				    k->string) < 0)
+					bad = NULL;
+				continue;
+			}
+			cJSON_Delete(r->own_openapi);
+			r->own_openapi = cJSON_Duplicate(k, 1);
+			r->openapi = r->own_openapi;
+		}
+	}
+	cJSON_Delete(docs);
+	if (*cause == NULL)
+		*cause = bad;
+	else
+		free(bad);
+	return 0;
+}
+
+int
+resource_has_scale(const resource *r)
+{
+	static const char *const keys[] = { "deployments.apps",
+	    "replicasets.apps", "statefulsets.apps", "replicationcontrollers",
+	    NULL };
+	int i;
+
+	for (i = 0; r->builtin && keys[i] != NULL; i++)
+		if (strcmp(r->store_key, keys[i]) == 0)
+			return 1;
+	return 0;
 }
 
 const char *

@@ -47,7 +47,9 @@ typedef struct resource {
 	int ncols;
 	schema *schema;    /* custom resources only */
 	char *crd_name;    /* custom resources only */
-	const cJSON *openapi;   /* the CRD version's openAPIV3Schema, if any */
+	const cJSON *openapi;   /* the CRD version's openAPIV3Schema, or a
+	                           built-in kind's from openapi/, if any */
+	cJSON *own_openapi;     /* a built-in kind's, owned */
 	cJSON *crd;        /* owned copy of the CRD for custom resources */
 } resource;
 
@@ -62,6 +64,14 @@ const resource *resource_by_gvk(const char *api_version, const char *kind);
 /* Register (or replace) the versions of a CRD; -1 with *cause if invalid. */
 int resource_register_crd(const cJSON *crd, char **cause);
 void resource_unregister_crd(const char *crd_name);
+/*
+ * Load the descriptive schemas of built-in kinds from the YAML files of
+ * dir (each: apiVersion, and kinds: Kind -> OpenAPI v3 schema), served
+ * for kubectl explain; they do not validate. -1 with *cause when dir
+ * cannot be read; a file or kind that does not fit is skipped and named
+ * in *cause (the caller frees it).
+ */
+int resource_load_schemas(const char *dir, char **cause);
 /* Validate a CRD object before it is stored; -1 with *cause. */
 int resource_check_crd(const cJSON *crd, char **cause);
 /* All descriptors, in registration order. */
@@ -69,6 +79,8 @@ int resource_count(void);
 const resource *resource_at(int i);
 /* Bumped on every registration change (for discovery and OpenAPI hashes). */
 uint64_t resource_generation(void);
+/* Whether the kind has a scale subresource (Deployment, ReplicaSet, ...). */
+int resource_has_scale(const resource *);
 /* "pods" or "deployments.apps": the name used in error messages. */
 const char *resource_qualified(const resource *);
 

@@ -1,6 +1,7 @@
 /*
  * Predicates and scores in C, the fast path every placement takes. With
- * the predicates plugin on, a node fits a task when it is schedulable,
+ * the predicates plugin on, a node fits a task when it is schedulable (or
+ * the pod tolerates the unschedulable taint, as DaemonSet pods do),
  * matches the pod's nodeSelector and required node affinity, carries no
  * NoSchedule/NoExecute taint the pod does not tolerate, and satisfies the
  * pod's required pod (anti-)affinity on kubernetes.io/hostname; the
@@ -146,7 +147,7 @@ predicate_static(struct session *ss, const struct s_task *t,
 {
 	if (!ss->c_predicates)
 		return FIT_OK;
-	if (n->unschedulable)
+	if (n->unschedulable && !podspec_tolerates_unschedulable(t->obj))
 		return FIT_UNSCHEDULABLE;
 	if (n->has_taints && podspec_untolerated(t->obj, n->obj) != NULL)
 		return FIT_TAINT;

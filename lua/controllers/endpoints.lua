@@ -1,18 +1,28 @@
--- Endpoints: a Service with a selector has an Endpoints object of its
--- name listing the pods it selects, as kube-controller-manager's
--- endpoints controller keeps it: the running pods with an IP that are not
--- being deleted, the Ready ones in addresses and the others in
--- notReadyAddresses (with their node and a targetRef), and the Service's
--- ports, a named targetPort resolved through each pod's container ports
--- (pods that resolve them differently go in subsets of their own; a pod
--- that does not have the named port is left out). A Service without a
--- selector keeps the Endpoints its user writes; a Service deleted takes
--- its Endpoints with it.
+-- Endpoints and EndpointSlices: a Service with a selector has an
+-- Endpoints object of its name listing the pods it selects, as
+-- kube-controller-manager's endpoints controller keeps it: the running
+-- pods with an IP that are not being deleted, the Ready ones in addresses
+-- and the others in notReadyAddresses (with their node and a targetRef),
+-- and the Service's ports, a named targetPort resolved through each pod's
+-- container ports (pods that resolve them differently go in subsets of
+-- their own; a pod that does not have the named port is left out). It
+-- also has discovery.k8s.io EndpointSlices, as the endpointslice
+-- controller keeps them: labelled kubernetes.io/service-name and owned by
+-- the Service, one per set of resolved ports (an empty one when no pod
+-- is selected), each endpoint a running pod with an IP and its
+-- conditions ready, serving and terminating (a pod being deleted stays,
+-- terminating and not ready, until it is gone). A Service without a
+-- selector keeps the Endpoints and slices its user writes; a Service
+-- deleted takes its Endpoints with it (its slices go with their owner).
 local v = volray
 local canon = require("canon")
 
 local SERVICES = "v1/services"
 local ENDPOINTS = "v1/endpoints"
+local SLICES = "discovery.k8s.io/v1/endpointslices"
+local SERVICE_NAME = "kubernetes.io/service-name"
+local MANAGED_BY = "endpointslice.kubernetes.io/managed-by"
+local MANAGER = "endpointslice-controller.k8s.io"
 local PODS = "v1/pods"
 local POD_PATHS = { "metadata.name", "metadata.namespace", "metadata.uid",
   "metadata.deletionTimestamp", "spec.nodeName", "spec.containers",
@@ -107,6 +117,13 @@ local controller = {
     { resource = ENDPOINTS, map = function(ep)
         return ep.metadata.namespace .. "/" .. ep.metadata.name
       end },
+    -- So is a slice of ours.
+    { resource = SLICES, paths = { "metadata.namespace", "metadata.labels" },
+      map = function(sl)
+        local svc = sl.metadata.labels and sl.metadata.labels[SERVICE_NAME]
+        if svc == nil then return nil end
+        return sl.metadata.namespace .. "/" .. svc
+      end },
   },
 }
 
@@ -150,36 +167,111 @@ local function ports_key(ports)
   return table.concat(parts, ",")
 end
 
-local function subsets(svc)
+-- The Endpoints subsets and the EndpointSlice groups (by ports key) of
+-- the pods the Service selects.
+local function gather(svc)
   local by_ports, order = {}, {}
+  local slices, slice_order = {}, {}
   -- paths: only what an address and its ports need become Lua tables.
   local pods = v.list(PODS, svc.metadata.namespace,
     { labels = { matchLabels = svc.spec.selector }, paths = POD_PATHS })
   table.sort(pods, function(a, b) return a.metadata.name < b.metadata.name end)
   for _, pod in ipairs(pods) do
     local ip = pod.status and pod.status.podIP
-    local ports = pod.metadata.deletionTimestamp == nil and ip ~= nil and
-      ip ~= "" and pod.status.phase == "Running" and ports_for(svc, pod)
+    local ports = ip ~= nil and ip ~= "" and pod.status.phase == "Running" and
+      ports_for(svc, pod)
     if ports then
       local key = ports_key(ports)
-      local s = by_ports[key]
-      if s == nil then
-        s = { ports = ports }
-        by_ports[key] = s
-        order[#order + 1] = key
+      local target = { kind = "Pod", namespace = pod.metadata.namespace,
+        name = pod.metadata.name, uid = pod.metadata.uid }
+      local going = pod.metadata.deletionTimestamp ~= nil
+      if not going then
+        local sub = by_ports[key]
+        if sub == nil then
+          sub = { ports = ports }
+          by_ports[key] = sub
+          order[#order + 1] = key
+        end
+        local addr = { ip = ip, nodeName = pod.spec.nodeName, targetRef = target }
+        local list = ready(pod) and "addresses" or "notReadyAddresses"
+        sub[list] = sub[list] or {}
+        sub[list][#sub[list] + 1] = addr
       end
-      local addr = { ip = ip, nodeName = pod.spec.nodeName,
-        targetRef = { kind = "Pod", namespace = pod.metadata.namespace,
-          name = pod.metadata.name, uid = pod.metadata.uid } }
-      local list = ready(pod) and "addresses" or "notReadyAddresses"
-      s[list] = s[list] or {}
-      s[list][#s[list] + 1] = addr
+      local sl = slices[key]
+      if sl == nil then
+        sl = { ports = ports, endpoints = v.array() }
+        slices[key] = sl
+        slice_order[#slice_order + 1] = key
+      end
+      sl.endpoints[#sl.endpoints + 1] = { addresses = v.array({ ip }),
+        conditions = { ready = ready(pod) and not going, serving = ready(pod),
+          terminating = going },
+        nodeName = pod.spec.nodeName, targetRef = target }
     end
   end
-  if #order == 0 then return nil end
-  local out = {}
-  for i, key in ipairs(order) do out[i] = by_ports[key] end
-  return out
+  local subsets
+  if #order > 0 then
+    subsets = {}
+    for i, key in ipairs(order) do subsets[i] = by_ports[key] end
+  end
+  local groups = {}
+  for i, key in ipairs(slice_order) do groups[i] = slices[key] end
+  return subsets, groups
+end
+
+-- The slice's ports as ports_key spells them ("" for none).
+local function slice_key(sl)
+  local ps = {}
+  for i, p in ipairs(sl.ports or {}) do
+    ps[i] = { name = p.name, port = p.port, protocol = p.protocol or "TCP" }
+  end
+  return ports_key(ps)
+end
+
+-- Make the Service's slices hold groups: reuse the slice with the same
+-- ports, create the missing, delete the rest.
+local function sync_slices(svc, groups)
+  local ns = svc.metadata.namespace
+  local have = {}
+  for _, sl in ipairs(v.list(SLICES, ns, { labels = SERVICE_NAME .. "=" .. svc.metadata.name })) do
+    if sl.metadata.labels[MANAGED_BY] == MANAGER and v.is_controlled_by(sl, svc) then
+      have[#have + 1] = sl
+    end
+  end
+  if #groups == 0 then groups = { { endpoints = v.array() } } end
+  local used = {}
+  for _, g in ipairs(groups) do
+    local key = g.ports and ports_key(g.ports) or ""
+    local found
+    for i, sl in ipairs(have) do
+      if not used[i] and slice_key(sl) == key then found = i; break end
+    end
+    if found ~= nil then
+      used[found] = true
+      local sl = have[found]
+      if not same(sl.endpoints or {}, g.endpoints) then
+        sl.endpoints = g.endpoints
+        local _, err, code = v.update(sl)
+        if err ~= nil and code ~= 409 and code ~= 404 then error(err) end
+      end
+    else
+      local labels = v.deepcopy(svc.metadata.labels or {})
+      labels[SERVICE_NAME] = svc.metadata.name
+      labels[MANAGED_BY] = MANAGER
+      local _, err = v.create({ apiVersion = "discovery.k8s.io/v1", kind = "EndpointSlice",
+        metadata = { generateName = svc.metadata.name .. "-", namespace = ns,
+          labels = labels, ownerReferences = v.array({ v.owner_ref(svc) }) },
+        addressType = "IPv4", endpoints = g.endpoints,
+        ports = g.ports and v.array(g.ports) or nil })
+      if err ~= nil then error(err) end
+    end
+  end
+  for i, sl in ipairs(have) do
+    if not used[i] then
+      local ok, err, code = v.delete(SLICES, ns, sl.metadata.name)
+      if not ok and code ~= 404 then error(err) end
+    end
+  end
 end
 
 function controller.reconcile(req)
@@ -194,7 +286,8 @@ function controller.reconcile(req)
   end
   local sel = svc.spec and svc.spec.selector
   if sel == nil or next(sel) == nil then return nil end
-  local want = subsets(svc)
+  local want, groups = gather(svc)
+  sync_slices(svc, groups)
   if ep == nil then
     local _, err, code = v.create({ apiVersion = "v1", kind = "Endpoints",
       metadata = { name = req.name, namespace = req.namespace,

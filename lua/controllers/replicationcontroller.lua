@@ -1,0 +1,3 @@
+-- ReplicationController: the ReplicaSet's work (lua/lib/replicas.lua) for
+-- the v1 kind that came before it, whose selector is an equality map.
+return require("replicas").controller("v1/replicationcontrollers")
