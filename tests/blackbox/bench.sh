@@ -17,4 +17,7 @@ TLS=1 bash bench/store.sh
 bash bench/watch.sh
 sh bench/reconcile.sh
 bash bench/sched.sh
+# Streams into a pod need the local node's processes (any user) and the
+# Python client (scripts/deps.sh installs it).
+sh bench/stream.sh
 echo "ok: benchmarks ran"
