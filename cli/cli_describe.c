@@ -462,14 +462,7 @@ describe_one(const struct cli_res *r, const cJSON *obj)
 	else if (strcmp(r->group, "batch") == 0 && strcmp(r->kind, "Job") == 0)
 		cli_describe_job(&b, obj);
 	else if (*r->group == '\0' && strcmp(r->kind, "Namespace") == 0) {
-		cli_describe_w(&b, 0, "Name:\t%s\n",
-		    json_str(obj, "metadata.name"));
-		cli_describe_labels(&b, 0, "Labels",
-		    json_at(obj, "metadata.labels"));
-		cli_describe_annotations(&b, 0,
-		    json_at(obj, "metadata.annotations"));
-		cli_describe_w(&b, 0, "Status:\t%s\n",
-		    json_str(obj, "status.phase"));
+		cli_describe_namespace(&b, obj);
 		cli_describe_flush(&b);
 		cli_buf_free(&b);
 		return;

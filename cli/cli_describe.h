@@ -51,6 +51,8 @@ void cli_describe_pod(struct cli_buf *, const cJSON *pod);
 void cli_describe_node(struct cli_buf *, const cJSON *node);
 void cli_describe_deployment(struct cli_buf *, const cJSON *deployment);
 void cli_describe_job(struct cli_buf *, const cJSON *job);
+/* A Namespace with its quotas and limit ranges, as kubectl shows it. */
+void cli_describe_namespace(struct cli_buf *, const cJSON *ns);
 /* What follows the generic part for a PodGroup (its pods) or a Queue (its
  * PodGroups by phase), in cli_describe_volcano.c; nothing for other kinds. */
 void cli_describe_volcano(struct cli_buf *, const char *kind,

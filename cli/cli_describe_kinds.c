@@ -452,3 +452,130 @@ cli_describe_job(struct cli_buf *b, const cJSON *j)
 #undef N
 	cli_describe_template(b, json_at(spec, "template"));
 }
+
+/* Names of the members of obj, sorted, into names (at most max). */
+static int
+sorted_keys(const cJSON *obj, const char **names, int max)
+{
+	const cJSON *it;
+	int n = 0, i, j;
+
+	cJSON_ArrayForEach(it, obj)
+		if (n < max)
+			names[n++] = it->string;
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+			const char *t = names[j];
+
+			names[j] = names[j - 1];
+			names[j - 1] = t;
+		}
+	return n;
+}
+
+static const char *
+or_dash(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsString(v) ? v->valuestring : "-";
+}
+
+/* kubectl's DescribeResourceQuotas. */
+static void
+namespace_quotas(struct cli_buf *b, const char *ns)
+{
+	struct cli_buf path = { 0 };
+	const char *names[64];
+	const cJSON *q, *hard, *used, *v;
+	cJSON *list;
+	int n, i;
+
+	cli_buf_printf(&path, "/api/v1/namespaces/%s/resourcequotas", ns);
+	list = cli_http_list(path.p, NULL);
+	cli_buf_free(&path);
+	cli_describe_w(b, 0, "\n");
+	if (cJSON_GetArraySize(json_at(list, "items")) == 0) {
+		cli_describe_w(b, 0, "No resource quota.\n");
+		cJSON_Delete(list);
+		return;
+	}
+	cli_describe_w(b, 0, "Resource Quotas\n");
+	cJSON_ArrayForEach(q, json_at(list, "items")) {
+		cli_describe_w(b, 1, "Name:\t%s\n", str(q, "metadata.name"));
+		hard = json_at(q, "status.hard");
+		used = json_at(q, "status.used");
+		cli_describe_w(b, 1, "Resource\tUsed\tHard\n");
+		cli_describe_w(b, 1, "--------\t---\t---\n");
+		n = sorted_keys(hard, names, 64);
+		for (i = 0; i < n; i++) {
+			v = cJSON_GetObjectItemCaseSensitive(used, names[i]);
+			cli_describe_w(b, 1, "%s\t%s\t%s\n", names[i],
+			    cJSON_IsString(v) ? v->valuestring : "0",
+			    or_dash(hard, names[i]));
+		}
+	}
+	cJSON_Delete(list);
+}
+
+/* kubectl's DescribeLimitRanges. */
+static void
+namespace_limits(struct cli_buf *b, const char *ns)
+{
+	static const char *const fields[] = { "min", "max", "defaultRequest",
+	    "default", "maxLimitRequestRatio" };
+	struct cli_buf path = { 0 };
+	const char *names[64], *seen[64];
+	const cJSON *lr, *it, *f;
+	cJSON *list;
+	int n, ns_, i, j, k, dup;
+
+	cli_buf_printf(&path, "/api/v1/namespaces/%s/limitranges", ns);
+	list = cli_http_list(path.p, NULL);
+	cli_buf_free(&path);
+	cli_describe_w(b, 0, "\n");
+	if (cJSON_GetArraySize(json_at(list, "items")) == 0) {
+		cli_describe_w(b, 0, "No LimitRange resource.\n");
+		cJSON_Delete(list);
+		return;
+	}
+	cli_describe_w(b, 0, "Resource Limits\n Type\tResource\tMin\tMax\t"
+	    "Default Request\tDefault Limit\tMax Limit/Request Ratio\n");
+	cli_describe_w(b, 0, " ----\t--------\t---\t---\t---------------\t"
+	    "-------------\t-----------------------\n");
+	cJSON_ArrayForEach(lr, json_at(list, "items"))
+		cJSON_ArrayForEach(it, json_at(lr, "spec.limits")) {
+			ns_ = 0;
+			for (k = 0; k < 5; k++) {
+				f = json_at(it, fields[k]);
+				n = sorted_keys(f, names, 64);
+				for (i = 0; i < n; i++) {
+					for (dup = 0, j = 0; j < ns_; j++)
+						dup |= strcmp(seen[j], names[i]) == 0;
+					if (!dup && ns_ < 64)
+						seen[ns_++] = names[i];
+				}
+			}
+			for (i = 0; i < ns_; i++)
+				cli_describe_w(b, 0, " %s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+				    str(it, "type"), seen[i],
+				    or_dash(json_at(it, "min"), seen[i]),
+				    or_dash(json_at(it, "max"), seen[i]),
+				    or_dash(json_at(it, "defaultRequest"), seen[i]),
+				    or_dash(json_at(it, "default"), seen[i]),
+				    or_dash(json_at(it, "maxLimitRequestRatio"),
+				    seen[i]));
+		}
+	cJSON_Delete(list);
+}
+
+void
+cli_describe_namespace(struct cli_buf *b, const cJSON *ns)
+{
+	cli_describe_w(b, 0, "Name:\t%s\n", str(ns, "metadata.name"));
+	cli_describe_labels(b, 0, "Labels", json_at(ns, "metadata.labels"));
+	cli_describe_annotations(b, 0, json_at(ns, "metadata.annotations"));
+	cli_describe_w(b, 0, "Status:\t%s\n", str(ns, "status.phase"));
+	namespace_quotas(b, str(ns, "metadata.name"));
+	namespace_limits(b, str(ns, "metadata.name"));
+}

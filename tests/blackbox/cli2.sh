@@ -162,6 +162,19 @@ same "describe job" describe job j1
 same "describe raycluster (generic)" describe raycluster rc1
 same_but "describe queue (cluster-scoped generic)" PodGroups describe queue default
 same "describe namespace" describe namespace default
+k create namespace quoted >/dev/null
+k -n quoted create quota q --hard=pods=10,requests.cpu=2 >/dev/null
+k -n quoted apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: LimitRange
+metadata: {name: lr}
+spec:
+  limits:
+  - {type: Container, default: {cpu: 200m, memory: 256Mi}, defaultRequest: {cpu: 100m}, max: {cpu: "2"}}
+YAML
+k -n quoted wait --for=jsonpath='{.status.used.pods}'=0 resourcequota/q --timeout=10s >/dev/null ||
+	fail "the quota's status"
+same "describe namespace with a quota and a LimitRange" describe namespace quoted
 vr describe pod pc | grep -q '^Events:' || fail "describe has Events"
 vr describe deployment d1 | grep -Eq '^  Normal +ScalingReplicaSet ' ||
 	fail "deployment events: $(vr describe deployment d1)"
