@@ -298,6 +298,13 @@ proxy_serves(void *arg, const char *ns, const char *pod, int port)
 	return ray_serves(arg, ns, pod, port);
 }
 
+/* node_mgr_set_portmap's hook: port-forward to a simulated Ray head. */
+static int
+forward_port(void *arg, const char *ns, const char *pod, int port)
+{
+	return ray_forward_port(arg, ns, pod, port);
+}
+
 static void
 on_closed_walk(uv_handle_t *h, void *arg)
 {
@@ -641,6 +648,8 @@ start_nodes(struct daemon *d, char **cause)
 	if (d->ray != NULL && d->endpoint != NULL)
 		node_endpoint_set_proxy(d->endpoint, proxy_dashboard,
 		    proxy_serves, d->ray);
+	if (d->ray != NULL && d->nodes != NULL)
+		node_mgr_set_portmap(d->nodes, forward_port, d->ray);
 	if (d->ray != NULL && d->rg != NULL) {
 		/* The pods' way to the API: this process's, when it serves
 		   one. */

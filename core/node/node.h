@@ -86,6 +86,14 @@ const char *node_mgr_runtime(node_mgr *, const char *node_name);
  */
 int node_exec_serve(void *mgr, http_req *, const char *ns,
     const char *pod, const char *ctr, char **msg);
+/*
+ * Where port-forward reaches port of a pod of a simulated node: a port
+ * on 127.0.0.1, or -1 (ray_forward_port: a Ray head's dashboard). Local
+ * pods are reached on their own port.
+ */
+typedef int (*node_portmap_fn)(void *arg, const char *ns, const char *pod,
+    int port);
+void node_mgr_set_portmap(node_mgr *, node_portmap_fn, void *arg);
 /* kubectl attach to container ctr (exec.c, attach.c): as exec. */
 int node_attach_serve(void *mgr, http_req *, const char *ns,
     const char *pod, const char *ctr, char **msg);

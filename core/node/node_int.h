@@ -229,6 +229,8 @@ struct node_mgr {
 	struct selector *virtual_sel;	/* only these virtual Nodes, or NULL */
 	char *ep_addr;			/* the nodes' endpoint: InternalIP */
 	int ep_port;			/* and kubeletEndpoint.Port; 0: none */
+	node_portmap_fn portmap;	/* port-forward to simulated pods */
+	void *portmap_arg;
 	node_env_hook env_hook;		/* more env for local processes */
 	void *env_arg;
 };

@@ -797,6 +797,13 @@ node_mgr_pod_dir(node_mgr *m, const char *ns, const char *name)
 }
 
 void
+node_mgr_set_portmap(node_mgr *m, node_portmap_fn fn, void *arg)
+{
+	m->portmap = fn;
+	m->portmap_arg = arg;
+}
+
+void
 node_mgr_set_env_hook(node_mgr *m, node_env_hook hook, void *arg)
 {
 	m->env_hook = hook;

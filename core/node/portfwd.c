@@ -2,7 +2,9 @@
  * Port-forward into a pod this process runs (kubectl port-forward, the
  * Python and JavaScript clients' PortForward): the kubelet's side. Local
  * pods share this machine's network, so a forwarded connection is a TCP
- * connection to 127.0.0.1:PORT (net/dial.c).
+ * connection to 127.0.0.1:PORT (net/dial.c); a simulated pod's port is
+ * what the node manager's port map says (a Ray head's dashboard on a
+ * loopback port of its own), else nothing.
  *
  * Two ways in, as on a kubelet:
  *  - SPDY/3.1 with the portforward.k8s.io stream protocol (portfwd_spdy.c),
@@ -242,15 +244,36 @@ serve_channels(node_mgr *m, http_req *req, const char *proto,
 		send_ch(s, 2 * i + 1, pb, 2);
 	}
 	for (i = 0; i < n && !s->closing; i++)
-		if ((s->ports[i].t = dial_open(m->loop, "127.0.0.1", ports[i],
-		    NULL, &tcp_cbs, &s->ports[i], &why)) == NULL) {
+		if ((s->ports[i].t = portfwd_dial(m, ns, pod, ports[i],
+		    &tcp_cbs, &s->ports[i], &why)) == NULL) {
 			on_connected(&s->ports[i], why);
 			free(why);
 		}
 	return 0;
 }
 
-/* The pod, running on a node of this manager with processes. */
+struct dial *
+portfwd_dial(node_mgr *m, const char *ns, const char *pod, int port,
+    const struct dial_cb *cb, void *arg, char **why)
+{
+	const store_obj *o = client_get(m->c, "pods", ns, pod);
+	struct node_pod *p = o ? hmap_get(m->pods, o->uid) : NULL;
+	int to = port;
+
+	if (p == NULL) {
+		*why = util_printf("pod %s/%s is gone", ns, pod);
+		return NULL;
+	}
+	if (p->node->rt->exec_stream == NULL && (m->portmap == NULL ||
+	    (to = m->portmap(m->portmap_arg, ns, pod, port)) <= 0)) {
+		*why = util_printf("the simulated pod serves nothing on port "
+		    "%d", port);
+		return NULL;
+	}
+	return dial_open(m->loop, "127.0.0.1", to, NULL, cb, arg, why);
+}
+
+/* The pod, running on a node of this manager, locally or simulated. */
 static int
 check_pod(node_mgr *m, const char *ns, const char *pod, char **msg)
 {
@@ -262,7 +285,7 @@ check_pod(node_mgr *m, const char *ns, const char *pod, char **msg)
 		    pod);
 		return 404;
 	}
-	if (p->node->rt->exec_stream == NULL) {
+	if (p->node->rt->exec_stream == NULL && m->portmap == NULL) {
 		*msg = util_printf("pod %s/%s runs on the simulated node %s: "
 		    "nothing listens on its ports", ns, pod, p->node->name);
 		return 400;
@@ -285,7 +308,7 @@ node_portforward_serve(void *mgr, http_req *req, const char *ns,
 	if ((code = check_pod(m, ns, pod, msg)) != 0)
 		return code;
 	if (up != NULL && strncasecmp(up, "SPDY/3.1", 8) == 0)
-		return portfwd_spdy_upgrade(m->loop, req, ns, pod, msg);
+		return portfwd_spdy_upgrade(m, req, ns, pod, msg);
 	if (ws_is_upgrade(req) != 1) {
 		*msg = util_printf("Upgrade request required");
 		return 400;
@@ -297,6 +320,6 @@ node_portforward_serve(void *mgr, http_req *req, const char *ns,
 		return 400;
 	}
 	if (strcmp(proto, PORTFWD_SPDY_WS) == 0)
-		return portfwd_spdy_ws(m->loop, req, proto, ns, pod, msg);
+		return portfwd_spdy_ws(m, req, proto, ns, pod, msg);
 	return serve_channels(m, req, proto, ns, pod, msg);
 }

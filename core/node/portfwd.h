@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include "net/http.h"
+#include "node/node.h"
 
 /* The WebSocket subprotocol that carries SPDY (kubectl 1.31+). */
 #define PORTFWD_SPDY_WS	"SPDY/3.1+portforward.k8s.io"
@@ -18,9 +19,17 @@
  * messages of a WebSocket (protocol PORTFWD_SPDY_WS). 0 when req is
  * taken, else an HTTP status and *msg.
  */
-int portfwd_spdy_upgrade(uv_loop_t *, http_req *, const char *ns,
+int portfwd_spdy_upgrade(node_mgr *, http_req *, const char *ns,
     const char *pod, char **msg);
-int portfwd_spdy_ws(uv_loop_t *, http_req *, const char *proto,
+int portfwd_spdy_ws(node_mgr *, http_req *, const char *proto,
     const char *ns, const char *pod, char **msg);
+/*
+ * Dial what serves port of pod ns/name on this machine (portfwd.c): its
+ * own port for a local pod, the mapped one for a simulated pod (a Ray
+ * head's dashboard). NULL with *why when nothing can.
+ */
+struct dial_cb;
+struct dial *portfwd_dial(node_mgr *, const char *ns, const char *pod,
+    int port, const struct dial_cb *, void *arg, char **why);
 
 #endif

@@ -4,7 +4,7 @@
  * client opens an error stream and a data stream with the headers
  * streamtype (error, data), port and requestid; every stream gets a
  * SYN_REPLY. Once both streams of a request id are there, the port is
- * dialled on 127.0.0.1: a refusal is written on the error stream ("error
+ * dialled on 127.0.0.1 (portfwd_dial): a refusal is written on the error stream ("error
  * forwarding port P to pod NS/NAME, uid U: ...") and both streams end;
  * otherwise bytes flow between the data stream and the connection, the
  * client's FIN half-closes the connection, the connection's end FINs the
@@ -24,6 +24,7 @@
 #include "net/dial.h"
 #include "net/spdy.h"
 #include "net/websocket.h"
+#include "node/node_int.h"
 #include "node/portfwd.h"
 
 #define MAX_MSG		(16 * 1024 * 1024)
@@ -43,6 +44,8 @@ struct pair {
 
 struct spdy_pf {
 	uv_loop_t *loop;
+	node_mgr *m;
+	char ns[254], name[254];
 	http_req *req;			/* the upgraded connection, or */
 	ws *w;				/* the WebSocket carrying SPDY */
 	spdy_session *s;
@@ -264,8 +267,8 @@ on_stream(void *arg, uint32_t id, const char *const *names,
 		p->data_id = id;
 	if (p->err_id == 0 || p->data_id == 0 || p->d != NULL || p->done)
 		return;
-	if ((p->d = dial_open(pf->loop, "127.0.0.1", p->port, NULL,
-	    &dial_cbs, p, &why)) == NULL) {
+	if ((p->d = portfwd_dial(pf->m, pf->ns, pf->name, p->port, &dial_cbs,
+	    p, &why)) == NULL) {
 		on_dial_connected(p, why);
 		free(why);
 	}
@@ -352,21 +355,24 @@ on_ws_close(void *arg)
 static const struct ws_callbacks ws_cbs = { on_ws_message, on_ws_close };
 
 static struct spdy_pf *
-pf_new(uv_loop_t *loop, http_req *req, const char *ns, const char *pod)
+pf_new(node_mgr *m, http_req *req, const char *ns, const char *pod)
 {
 	struct spdy_pf *pf = xcalloc(1, sizeof *pf);
 
-	pf->loop = loop;
+	pf->loop = m->loop;
+	pf->m = m;
+	util_strf(pf->ns, sizeof pf->ns, "%s", ns);
+	util_strf(pf->name, sizeof pf->name, "%s", pod);
 	pf->req = req;
 	util_strf(pf->pod, sizeof pf->pod, "%s/%s", ns, pod);
-	uv_timer_init(loop, &pf->poll);
+	uv_timer_init(m->loop, &pf->poll);
 	pf->poll.data = pf;
 	pf->s = spdy_session_new(&spdy_cbs, pf);
 	return pf;
 }
 
 int
-portfwd_spdy_upgrade(uv_loop_t *loop, http_req *req, const char *ns,
+portfwd_spdy_upgrade(node_mgr *m, http_req *req, const char *ns,
     const char *pod, char **msg)
 {
 	const char *proto = http_req_header(req, "X-Stream-Protocol-Version");
@@ -377,7 +383,7 @@ portfwd_spdy_upgrade(uv_loop_t *loop, http_req *req, const char *ns,
 		    "(want portforward.k8s.io)");
 		return 403;
 	}
-	pf = pf_new(loop, req, ns, pod);
+	pf = pf_new(m, req, ns, pod);
 	http_req_add_header(req, "X-Stream-Protocol-Version",
 	    "portforward.k8s.io");
 	http_req_on_close(req, on_tunnel_close, pf);
@@ -386,10 +392,10 @@ portfwd_spdy_upgrade(uv_loop_t *loop, http_req *req, const char *ns,
 }
 
 int
-portfwd_spdy_ws(uv_loop_t *loop, http_req *req, const char *proto,
+portfwd_spdy_ws(node_mgr *m, http_req *req, const char *proto,
     const char *ns, const char *pod, char **msg)
 {
-	struct spdy_pf *pf = pf_new(loop, req, ns, pod);
+	struct spdy_pf *pf = pf_new(m, req, ns, pod);
 
 	(void)msg;
 	pf->w = ws_accept(req, proto, MAX_MSG, &ws_cbs, pf);

@@ -132,6 +132,7 @@ listen_stop(struct ray_head *h)
 {
 	listener_stop(h, &h->dash);
 	listener_stop(h, &h->agent);
+	listener_stop(h, &h->fwd);
 }
 
 /*
@@ -342,6 +343,33 @@ ray_dashboard(ray *r, http_req *req, const char *ns, const char *pod,
 		return -1;
 	ray_jobsapi_serve(h, req, path);
 	return 0;
+}
+
+int
+ray_forward_port(ray *r, const char *ns, const char *pod, int port)
+{
+	struct ray_head *h = head_find(r, ns, pod);
+	char *cause = NULL;
+
+	if (h == NULL || !h->running || h->port != port)
+		return -1;
+	if (h->dash.srv != NULL)
+		return h->dash.port;
+	if (h->fwd.srv == NULL) {
+		h->fwd.what = "dashboard for port-forward";
+		if (http_server_listen(r->loop, "127.0.0.1", 0, head_handle, h,
+		    &h->fwd.srv, &cause) != 0) {
+			log_warn("ray: %s/%s: no port for port-forward: %s",
+			    ns, pod, cause ? cause : "error");
+			free(cause);
+			h->fwd.srv = NULL;
+			return -1;
+		}
+		h->fwd.port = http_server_port(h->fwd.srv);
+		log_info("ray: %s/%s: dashboard for port-forward on "
+		    "http://127.0.0.1:%d", ns, pod, h->fwd.port);
+	}
+	return h->fwd.port;
 }
 
 /* A request on a local head's own 127.0.0.1 listener. */

@@ -49,5 +49,12 @@ void ray_set_pod_env(ray *, const char *bin_dir,
     const char *api_url, const char *ca_file, ray_mint_fn mint, void *arg);
 /* Whether pod ns/name is a head that serves port right now. */
 int ray_serves(ray *, const char *ns, const char *pod, int port);
+/*
+ * The port on 127.0.0.1 where head ns/name's dashboard port is served,
+ * for port-forward: a local head's own listener, or for a simulated one
+ * a listener on a port the kernel picks, made at the first call and
+ * closed with the head. -1 when the pod serves nothing on port here.
+ */
+int ray_forward_port(ray *, const char *ns, const char *pod, int port);
 
 #endif

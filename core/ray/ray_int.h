@@ -68,6 +68,8 @@ struct ray_head {
 	unsigned next_driver;		/* job ids 01000000, 02000000, ... */
 	int agent_port;			/* --dashboard-agent-listen-port */
 	struct listener dash, agent;	/* 127.0.0.1, local heads */
+	struct listener fwd;		/* 127.0.0.1:0, a simulated head's
+					   dashboard for port-forward */
 	int journal;			/* ray-jobs.jsonl, append; -1: closed */
 	int journal_lines;
 	int loading;			/* reading the journal: no appends */

@@ -107,6 +107,44 @@ expect_contains "$out" "Job 'pf-1' succeeded" "the job through the port-forward"
 expect_contains "$out" "hi from the quick start" "its logs followed"
 pass "KubeRay's quick start: kubectl port-forward svc/rc-head-svc 8265, ray job submit"
 
+# A head on a simulated node: its dashboard on a loopback port of its own.
+"$top_builddir/volray" node add --virtual --count 1 --cpu 8 --memory 16Gi --name-prefix pfv >/dev/null ||
+	fail "volray node add"
+k apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: vhead
+  labels: {ray.io/node-type: head, ray.io/cluster: vc}
+spec:
+  nodeName: pfv-0
+  containers:
+  - {name: ray-head, image: rayproject/ray:2.46.0, command: [ray, start, --head], ports: [{name: dashboard, containerPort: 8265}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: vc-head-svc}
+spec:
+  selector: {ray.io/node-type: head, ray.io/cluster: vc}
+  ports: [{name: dashboard, port: 8265, targetPort: dashboard}]
+YAML
+k wait --for=jsonpath='{.status.phase}'=Running pod/vhead --timeout=30s >/dev/null || fail "vhead not Running"
+P5=$(free_port)
+pf vhead svc/vc-head-svc "$P5:8265"
+out=$("$top_builddir/libexec/ray" job submit --address "http://127.0.0.1:$P5" --submission-id pf-2 \
+	--metadata-json '{"volray.io/sim-duration": "300ms"}' -- python job.py 2>&1) ||
+	fail "ray job submit to a simulated head through kubectl port-forward: $out"
+expect_contains "$out" "Job 'pf-2' succeeded" "a simulated head's job through the port-forward"
+P6=$(free_port)
+pf vhead-other pod/vhead "$P6:9999"
+command curl -s -m 5 "http://127.0.0.1:$P6/" >/dev/null 2>&1 || true
+i=0
+until grep -q "serves nothing on port 9999" "$WORK/vhead-other.log"; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "no error for a simulated pod's other port: $(cat "$WORK/vhead-other.log")"
+	sleep 0.1
+done
+pass "a Ray head on a simulated node: port-forward svc 8265 reaches its dashboard, another port is refused"
+
 # The Python client: portforward() over v4.channel.k8s.io.
 "$PY" - "$WEB" <<'PY' || fail "python client port-forward"
 import os, sys
