@@ -272,6 +272,10 @@ not_found(http_req *req, struct route *rt, const char *path)
 	    "the requested resource");
 
 	(void)path;
+	/* kube-apiserver's NotFound of nothing in particular: empty details,
+	   which kubectl debug reads (ephemeral containers "disabled"). */
+	if (cJSON_GetObjectItem(s, "details") == NULL)
+		cJSON_AddObjectToObject(s, "details");
 	reply_status(req, rt, s);
 }
 

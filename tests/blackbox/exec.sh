@@ -138,6 +138,12 @@ err=$(k --token=alice-token exec sh -c d -- true 2>&1 || true)
 expect_contains "$err" 'User "alice" cannot create resource "pods/exec" in API group "" in the namespace "default"' "RBAC create pods/exec"
 pass "exec refusals: container, completed pod, simulated node, RBAC"
 
+# kubectl debug's ephemeral containers are not supported: kubectl says so
+# (it reads kube-apiserver's 404 with empty details), it does not crash.
+err=$(k debug sh --image=busybox -- true 2>&1 || true)
+expect_contains "$err" "ephemeral containers are disabled for this cluster" "kubectl debug"
+pass "kubectl debug: ephemeral containers refused with kubectl's clear error"
+
 # The official Python client: stream() over v4.channel.k8s.io.
 PY=/usr/bin/python3
 "$PY" -c 'import kubernetes' 2>/dev/null ||
