@@ -252,27 +252,6 @@ serve_channels(node_mgr *m, http_req *req, const char *proto,
 	return 0;
 }
 
-struct dial *
-portfwd_dial(node_mgr *m, const char *ns, const char *pod, int port,
-    const struct dial_cb *cb, void *arg, char **why)
-{
-	const store_obj *o = client_get(m->c, "pods", ns, pod);
-	struct node_pod *p = o ? hmap_get(m->pods, o->uid) : NULL;
-	int to = port;
-
-	if (p == NULL) {
-		*why = util_printf("pod %s/%s is gone", ns, pod);
-		return NULL;
-	}
-	if (p->node->rt->exec_stream == NULL && (m->portmap == NULL ||
-	    (to = m->portmap(m->portmap_arg, ns, pod, port)) <= 0)) {
-		*why = util_printf("the simulated pod serves nothing on port "
-		    "%d", port);
-		return NULL;
-	}
-	return dial_open(m->loop, "127.0.0.1", to, NULL, cb, arg, why);
-}
-
 /* The pod, running on a node of this manager, locally or simulated. */
 static int
 check_pod(node_mgr *m, const char *ns, const char *pod, char **msg)

@@ -1,6 +1,7 @@
 /*
- * Port-forward's two files (portfwd.c, portfwd_spdy.c): what portfwd.c,
- * having checked the pod, hands to the SPDY side.
+ * Port-forward's files: portfwd.c (the entry, the channel protocol)
+ * hands SPDY to portfwd_spdy.c once the pod is checked; both dial through
+ * portfwd_dial.c.
  */
 #ifndef VOLRAY_PORTFWD_H
 #define VOLRAY_PORTFWD_H
@@ -24,7 +25,7 @@ int portfwd_spdy_upgrade(node_mgr *, http_req *, const char *ns,
 int portfwd_spdy_ws(node_mgr *, http_req *, const char *proto,
     const char *ns, const char *pod, char **msg);
 /*
- * Dial what serves port of pod ns/name on this machine (portfwd.c): its
+ * Dial what serves port of pod ns/name on this machine (portfwd_dial.c): its
  * own port for a local pod, the mapped one for a simulated pod (a Ray
  * head's dashboard). NULL with *why when nothing can.
  */
