@@ -648,8 +648,11 @@ start_nodes(struct daemon *d, char **cause)
 	if (d->ray != NULL && d->endpoint != NULL)
 		node_endpoint_set_proxy(d->endpoint, proxy_dashboard,
 		    proxy_serves, d->ray);
-	if (d->ray != NULL && d->nodes != NULL)
+	if (d->ray != NULL && d->nodes != NULL) {
 		node_mgr_set_portmap(d->nodes, forward_port, d->ray);
+		node_mgr_set_sim_submitter(d->nodes, ray_sim_submit,
+		    ray_sim_submit_cancel, d->ray);
+	}
 	if (d->ray != NULL && d->rg != NULL) {
 		/* The pods' way to the API: this process's, when it serves
 		   one. */

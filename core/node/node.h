@@ -94,6 +94,18 @@ int node_exec_serve(void *mgr, http_req *, const char *ns,
 typedef int (*node_portmap_fn)(void *arg, const char *ns, const char *pod,
     int port);
 void node_mgr_set_portmap(node_mgr *, node_portmap_fn, void *arg);
+/*
+ * A KubeRay submitter container on a simulated node (its env has
+ * RAY_DASHBOARD_ADDRESS and RAY_JOB_SUBMISSION_ID): start does what its
+ * `ray job` command would and calls done with the command's exit code;
+ * cancel (the container stopped, or after done) releases the handle.
+ * ray_sim_submit is the Ray heads'.
+ */
+typedef void *(*node_sim_submit_fn)(void *arg, const char *ns,
+    const char *pod, const char *address, const char *id,
+    void (*done)(void *, int code), void *done_arg);
+void node_mgr_set_sim_submitter(node_mgr *, node_sim_submit_fn start,
+    void (*cancel)(void *handle), void *arg);
 /* kubectl attach to container ctr (exec.c, attach.c): as exec. */
 int node_attach_serve(void *mgr, http_req *, const char *ns,
     const char *pod, const char *ctr, char **msg);

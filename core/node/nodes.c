@@ -797,6 +797,15 @@ node_mgr_pod_dir(node_mgr *m, const char *ns, const char *name)
 }
 
 void
+node_mgr_set_sim_submitter(node_mgr *m, node_sim_submit_fn start,
+    void (*cancel)(void *), void *arg)
+{
+	m->sim_submit = start;
+	m->sim_cancel = cancel;
+	m->sim_submit_arg = arg;
+}
+
+void
 node_mgr_set_portmap(node_mgr *m, node_portmap_fn fn, void *arg)
 {
 	m->portmap = fn;

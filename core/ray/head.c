@@ -44,6 +44,12 @@ head_find(ray *r, const char *ns, const char *name)
 	return o != NULL ? hmap_get(r->heads, o->uid) : NULL;
 }
 
+struct ray_head *
+ray_head_find(ray *r, const char *ns, const char *name)
+{
+	return head_find(r, ns, name);
+}
+
 /* The value of --flag=N or --flag N in the containers' command lines. */
 static int
 flag_port(const cJSON *pod, const char *flag, int def)
@@ -281,7 +287,9 @@ on_event(void *arg, const store_event *e)
 	head_update(r, o);
 }
 
-const char *const ray_kinds[] = { "pods", NULL };
+const char *const ray_kinds[] = { "pods",
+	"services", "rayjobs.ray.io",	/* simulated submitters (simsubmit.c) */
+	NULL };
 
 ray *
 ray_new(uv_loop_t *loop, client *c, node_mgr *nodes)

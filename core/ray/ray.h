@@ -56,5 +56,15 @@ int ray_serves(ray *, const char *ns, const char *pod, int port);
  * closed with the head. -1 when the pod serves nothing on port here.
  */
 int ray_forward_port(ray *, const char *ns, const char *pod, int port);
+/*
+ * A KubeRay submitter on a simulated node (simsubmit.c): submit job id
+ * to the head address names, unless it has it, and follow it; done gets
+ * the `ray job` command's exit code. The node manager's hook
+ * (node_mgr_set_sim_submitter), with the ray as rp.
+ */
+void *ray_sim_submit(void *rp, const char *ns, const char *pod,
+    const char *address, const char *id, void (*done)(void *, int),
+    void *arg);
+void ray_sim_submit_cancel(void *handle);
 
 #endif

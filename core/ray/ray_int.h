@@ -87,6 +87,9 @@ struct ray {
 	hmap *heads;			/* uid -> head */
 };
 
+/* head.c: the head pod ns/name, or NULL. */
+struct ray_head *ray_head_find(ray *, const char *ns, const char *name);
+
 /* jobsapi.c: answer a dashboard request (path "/api/...") for h. */
 void ray_jobsapi_serve(struct ray_head *h, http_req *, const char *path);
 
