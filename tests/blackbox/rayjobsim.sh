@@ -21,6 +21,7 @@ metadata:
   annotations: {$3}
 spec:
   submissionMode: $2
+${4:-}
   entrypoint: python -c "print('hello')"
   runtimeEnvYAML: |
     env_vars: {WHO: sim}
@@ -42,6 +43,8 @@ YAML
 rayjob k8s K8sJobMode ""
 rayjob sidecar SidecarMode ""
 rayjob failing K8sJobMode '"volray.io/sim-exit-code": "3"'
+rayjob later K8sJobMode "" '  suspend: true
+  shutdownAfterJobFinishes: true'
 for j in k8s sidecar; do
 	k wait --for=jsonpath='{.status.jobDeploymentStatus}'=Complete "rayjob/$j" --timeout=60s >/dev/null ||
 		fail "$j not Complete: $(k get rayjob "$j" -o jsonpath='{.status}')"
@@ -70,3 +73,16 @@ n=$(curl -fsS "$API/api/v1/namespaces/default/services/$svc:dashboard/proxy/api/
 	python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
 expect_eq 1 "$n" "one job on the head"
 pass "the submission carries the RayJob's id, runtime env and metadata; one job"
+
+# Suspended, then resumed; shutdownAfterJobFinishes deletes the cluster.
+expect_eq Suspended "$(k get rayjob later -o jsonpath='{.status.jobDeploymentStatus}')" "a suspended RayJob"
+expect_eq "" "$(k get rayclusters -l ray.io/originated-from-cr-name=later -o name)" "no cluster while suspended"
+k patch rayjob later --type=merge -p '{"spec":{"suspend":false}}' >/dev/null
+k wait --for=jsonpath='{.status.jobDeploymentStatus}'=Complete rayjob/later --timeout=60s >/dev/null ||
+	fail "later not Complete after resume: $(k get rayjob later -o jsonpath='{.status}')"
+expect_eq SUCCEEDED "$(k get rayjob later -o jsonpath='{.status.jobStatus}')" "the resumed job"
+rc=$(k get rayjob later -o jsonpath='{.status.rayClusterName}')
+[ -n "$rc" ] || fail "the resumed job named no cluster"
+k wait --for=delete "raycluster/$rc" --timeout=30s >/dev/null 2>&1 ||
+	fail "the finished job's cluster $rc was not deleted"
+pass "suspend, resume, then shutdownAfterJobFinishes on simulated nodes"
