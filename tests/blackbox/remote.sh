@@ -72,7 +72,8 @@ wait_running() {
 	i=0
 	until [ "$(running)" = "$1" ]; do
 		i=$((i + 1))
-		[ $i -lt "${2:-300}" ] || { k get pods -o wide; fail "$1 web pods not Running (have $(running))"; }
+		[ $i -lt "${2:-300}" ] || { k get pods -o wide; k get nodes; tail -n 30 "$WORK/n1.log";
+			fail "$1 web pods not Running (have $(running))"; }
 		sleep 0.1
 	done
 }
