@@ -201,6 +201,76 @@ MESSAGE(volume_mount, "VolumeMount",
 	STR_KEEP(5, "mountPropagation"),
 	STR(6, "subPathExpr"));
 
+MESSAGE(exec_action, "ExecAction",
+	STRS(1, "command"));
+
+MESSAGE(http_header, "HTTPHeader",
+	STR_KEEP(1, "name"),
+	STR_KEEP(2, "value"));
+
+MESSAGE(http_get_action, "HTTPGetAction",
+	STR(1, "path"),
+	INTSTR(2, "port"),
+	STR(3, "host"),
+	STR(4, "scheme"),
+	MSGS(5, "httpHeaders", http_header));
+
+MESSAGE(tcp_socket_action, "TCPSocketAction",
+	INTSTR(1, "port"),
+	STR(2, "host"));
+
+MESSAGE(grpc_action, "GRPCAction",
+	I32_KEEP(1, "port"),
+	STR_KEEP(2, "service"));
+
+MESSAGE(probe_handler, "ProbeHandler",
+	MSG(1, "exec", exec_action),
+	MSG(2, "httpGet", http_get_action),
+	MSG(3, "tcpSocket", tcp_socket_action),
+	MSG(4, "grpc", grpc_action));
+
+MESSAGE(probe, "Probe",
+	INLINE(1, probe_handler),
+	I32(2, "initialDelaySeconds"),
+	I32(3, "timeoutSeconds"),
+	I32(4, "periodSeconds"),
+	I32(5, "successThreshold"),
+	I32(6, "failureThreshold"),
+	I64_KEEP(7, "terminationGracePeriodSeconds"));
+
+MESSAGE(sleep_action, "SleepAction",
+	I64_KEEP(1, "seconds"));
+
+MESSAGE(lifecycle_handler, "LifecycleHandler",
+	MSG(1, "exec", exec_action),
+	MSG(2, "httpGet", http_get_action),
+	MSG(3, "tcpSocket", tcp_socket_action),
+	MSG(4, "sleep", sleep_action));
+
+MESSAGE(lifecycle, "Lifecycle",
+	MSG(1, "postStart", lifecycle_handler),
+	MSG(2, "preStop", lifecycle_handler),
+	STR_KEEP(3, "stopSignal"));
+
+MESSAGE(capabilities, "Capabilities",
+	STRS(1, "add"),
+	STRS(2, "drop"));
+
+MESSAGE(seccomp_profile, "SeccompProfile",
+	STR_KEEP(1, "type"),
+	STR_KEEP(2, "localhostProfile"));
+
+MESSAGE(security_context, "SecurityContext",
+	MSG(1, "capabilities", capabilities),
+	BOOL_KEEP(2, "privileged"),
+	I64_KEEP(4, "runAsUser"),
+	I64_KEEP(8, "runAsGroup"),
+	BOOL_KEEP(5, "runAsNonRoot"),
+	BOOL_KEEP(6, "readOnlyRootFilesystem"),
+	BOOL_KEEP(7, "allowPrivilegeEscalation"),
+	STR_KEEP(9, "procMount"),
+	MSG(11, "seccompProfile", seccomp_profile));
+
 MESSAGE(container, "Container",
 	STR_KEEP(1, "name"),
 	STR(2, "image"),
@@ -213,6 +283,11 @@ MESSAGE(container, "Container",
 	MSG(8, "resources", resource_requirements),
 	STR_KEEP(24, "restartPolicy"),
 	MSGS(9, "volumeMounts", volume_mount),
+	MSG(10, "livenessProbe", probe),
+	MSG(11, "readinessProbe", probe),
+	MSG(22, "startupProbe", probe),
+	MSG(12, "lifecycle", lifecycle),
+	MSG(15, "securityContext", security_context),
 	STR(13, "terminationMessagePath"),
 	STR(20, "terminationMessagePolicy"),
 	STR(14, "imagePullPolicy"),
@@ -226,6 +301,85 @@ MESSAGE(toleration, "Toleration",
 	STR(3, "value"),
 	STR(4, "effect"),
 	I64_KEEP(5, "tolerationSeconds"));
+
+MESSAGE(node_selector_requirement, "NodeSelectorRequirement",
+	STR_KEEP(1, "key"),
+	STR_KEEP(2, "operator"),
+	STRS(3, "values"));
+
+MESSAGE(node_selector_term, "NodeSelectorTerm",
+	MSGS(1, "matchExpressions", node_selector_requirement),
+	MSGS(2, "matchFields", node_selector_requirement));
+
+MESSAGE(node_selector, "NodeSelector",
+	MSGS(1, "nodeSelectorTerms", node_selector_term));
+
+MESSAGE(preferred_scheduling_term, "PreferredSchedulingTerm",
+	I32_KEEP(1, "weight"),
+	MSG(2, "preference", node_selector_term));
+
+MESSAGE(node_affinity, "NodeAffinity",
+	MSG(1, "requiredDuringSchedulingIgnoredDuringExecution", node_selector),
+	MSGS(2, "preferredDuringSchedulingIgnoredDuringExecution",
+	    preferred_scheduling_term));
+
+MESSAGE(pod_affinity_term, "PodAffinityTerm",
+	MSG(1, "labelSelector", label_selector),
+	STRS(2, "namespaces"),
+	STR_KEEP(3, "topologyKey"),
+	MSG(4, "namespaceSelector", label_selector),
+	STRS(5, "matchLabelKeys"),
+	STRS(6, "mismatchLabelKeys"));
+
+MESSAGE(weighted_pod_affinity_term, "WeightedPodAffinityTerm",
+	I32_KEEP(1, "weight"),
+	MSG(2, "podAffinityTerm", pod_affinity_term));
+
+MESSAGE(pod_affinity, "PodAffinity",
+	MSGS(1, "requiredDuringSchedulingIgnoredDuringExecution",
+	    pod_affinity_term),
+	MSGS(2, "preferredDuringSchedulingIgnoredDuringExecution",
+	    weighted_pod_affinity_term));
+
+MESSAGE(affinity, "Affinity",
+	MSG(1, "nodeAffinity", node_affinity),
+	MSG(2, "podAffinity", pod_affinity),
+	MSG(3, "podAntiAffinity", pod_affinity));
+
+MESSAGE(pod_security_context, "PodSecurityContext",
+	I64_KEEP(2, "runAsUser"),
+	I64_KEEP(6, "runAsGroup"),
+	BOOL_KEEP(3, "runAsNonRoot"),
+	{ 4, "supplementalGroups", K_INT64, F_REPEATED, NULL },
+	I64_KEEP(5, "fsGroup"),
+	STR_KEEP(9, "fsGroupChangePolicy"),
+	MSG(10, "seccompProfile", seccomp_profile));
+
+MESSAGE(host_alias, "HostAlias",
+	STR_KEEP(1, "ip"),
+	STRS(2, "hostnames"));
+
+MESSAGE(pod_dns_config_option, "PodDNSConfigOption",
+	STR(1, "name"),
+	STR_KEEP(2, "value"));
+
+MESSAGE(pod_dns_config, "PodDNSConfig",
+	STRS(1, "nameservers"),
+	STRS(2, "searches"),
+	MSGS(3, "options", pod_dns_config_option));
+
+MESSAGE(pod_readiness_gate, "PodReadinessGate",
+	STR_KEEP(1, "conditionType"));
+
+MESSAGE(topology_spread_constraint, "TopologySpreadConstraint",
+	I32_KEEP(1, "maxSkew"),
+	STR_KEEP(2, "topologyKey"),
+	STR_KEEP(3, "whenUnsatisfiable"),
+	MSG(4, "labelSelector", label_selector),
+	I32_KEEP(5, "minDomains"),
+	STR_KEEP(6, "nodeAffinityPolicy"),
+	STR_KEEP(7, "nodeTaintsPolicy"),
+	STRS(8, "matchLabelKeys"));
 
 MESSAGE(pod_spec, "PodSpec",
 	MSGS(1, "volumes", volume),
@@ -244,11 +398,17 @@ MESSAGE(pod_spec, "PodSpec",
 	BOOL(12, "hostPID"),
 	BOOL(13, "hostIPC"),
 	BOOL_KEEP(27, "shareProcessNamespace"),
+	MSG(14, "securityContext", pod_security_context),
 	MSGS(15, "imagePullSecrets", local_object_reference),
 	STR(16, "hostname"),
 	STR(17, "subdomain"),
+	MSG(18, "affinity", affinity),
 	STR(19, "schedulerName"),
 	MSGS(22, "tolerations", toleration),
+	MSGS(23, "hostAliases", host_alias),
+	MSG(26, "dnsConfig", pod_dns_config),
+	MSGS(28, "readinessGates", pod_readiness_gate),
+	MSGS(33, "topologySpreadConstraints", topology_spread_constraint),
 	STR(24, "priorityClassName"),
 	I32_KEEP(25, "priority"),
 	STR_KEEP(29, "runtimeClassName"),
@@ -258,6 +418,11 @@ MESSAGE(pod_spec, "PodSpec",
 	BOOL_KEEP(35, "setHostnameAsFQDN"),
 	BOOL_KEEP(37, "hostUsers"),
 	MSG(40, "resources", resource_requirements));
+
+MESSAGE(pod, "Pod",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", pod_spec),
+	MSG(3, "status", opaque));
 
 MESSAGE(pod_template_spec, "PodTemplateSpec",
 	MSG(1, "metadata", object_meta),
@@ -613,6 +778,7 @@ static const struct {
 	const struct msg	*msg;
 } kinds[] = {
 	{ "v1", "Namespace", &namespace },
+	{ "v1", "Pod", &pod },
 	{ "v1", "ConfigMap", &config_map },
 	{ "v1", "Secret", &secret },
 	{ "v1", "ServiceAccount", &service_account },

@@ -144,6 +144,13 @@ err=$(k debug sh --image=busybox -- true 2>&1 || true)
 expect_contains "$err" "ephemeral containers are disabled for this cluster" "kubectl debug"
 pass "kubectl debug: ephemeral containers refused with kubectl's clear error"
 
+# kubectl debug --copy-to creates the copy with a protobuf body.
+k debug sh --image=busybox --copy-to=shcopy --container=dbg -- sleep 3600 >/dev/null 2>&1 ||
+	fail "kubectl debug --copy-to: $(k debug sh --image=busybox --copy-to=shcopy2 -- true 2>&1)"
+expect_eq "c d dbg" "$(k get pod shcopy -o jsonpath='{.spec.containers[*].name}')" "the copy's containers"
+expect_eq "work bar" "$(k get pod shcopy -o jsonpath='{.spec.containers[0].workingDir} {.spec.containers[0].env[0].value}')" "the copy's fields"
+pass "kubectl debug --copy-to: a protobuf Pod, its fields kept"
+
 # The official Python client: stream() over v4.channel.k8s.io.
 PY=/usr/bin/python3
 "$PY" -c 'import kubernetes' 2>/dev/null ||

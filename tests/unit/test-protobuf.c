@@ -9,8 +9,7 @@
  * map with thousands of keys, invalid UTF-8 and broken envelopes. Last, every
  * truncation and thousands of random mutations of the captured bodies must
  * decode or fail with a cause, never crash or read outside the buffer: run
- * this under valgrind or ASan. (The jrich fixture also leaves out the
- * livenessProbe and securityContext that protobuf.c does not decode.)
+ * this under valgrind or ASan.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -348,7 +347,9 @@ static const struct fixture {
 	    "idia.com/gpu\":\"1\"},\"requests\":{\"cpu\":\"500m\",\"memory\":"
 	    "\"256Mi\"}},\"volumeMounts\":[{\"name\":\"scratch\",\"mountPath"
 	    "\":\"/scratch\"},{\"name\":\"cfg\",\"readOnly\":true,\"mountPath"
-	    "\":\"/etc/cfg\",\"subPath\":\"a.txt\"}],\"terminationMessagePath"
+	    "\":\"/etc/cfg\",\"subPath\":\"a.txt\"}],"
+	    "\"livenessProbe\":{\"httpGet\":{\"path\":\"/healthz\",\"port\":8080}},"
+	    "\"securityContext\":{\"runAsUser\":1000},\"terminationMessagePath"
 	    "\":\"/dev/termination-log\",\"terminationMessagePolicy\":\"Fallb"
 	    "ackToLogsOnError\",\"imagePullPolicy\":\"IfNotPresent\",\"stdin"
 	    "\":true,\"stdinOnce\":true,\"tty\":true}],\"restartPolicy\":\"Ne"
@@ -810,7 +811,10 @@ test_captured_fields(void)
 	    "configMapKeyRef.name"), "c1");
 	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(at(j, "spec.template."
 	    "spec.containers.0.resources.limits"), "nvidia.com/gpu")), "1");
-	CHECK(at(j, "spec.template.spec.containers.0.livenessProbe") == NULL);
+	CHECK(num_at(j, "spec.template.spec.containers.0.livenessProbe."
+	    "httpGet.port") == 8080);
+	CHECK(num_at(j, "spec.template.spec.containers.0.securityContext."
+	    "runAsUser") == 1000);
 	cJSON_Delete(j);
 }
 
@@ -1192,9 +1196,9 @@ test_envelope(void)
 	free(cause);
 
 	/* A kind with no schema here. */
-	j = decode_object("v1", "Pod", &raw, &cause);
+	j = decode_object("v1", "Node", &raw, &cause);
 	CHECK(j == NULL);
-	CHECK_STR(cause, "protobuf decoding of kind Pod is not supported; "
+	CHECK_STR(cause, "protobuf decoding of kind Node is not supported; "
 	    "send JSON");
 	free(cause);
 
