@@ -550,6 +550,18 @@ free_coll(const char *key, void *value, void *arg)
 }
 
 static int
+free_prov(const char *key, void *value, void *arg)
+{
+	struct store_prov *p = value;
+
+	(void)key;
+	(void)arg;
+	store_obj_unref(p->seen);
+	free(p);
+	return 0;
+}
+
+static int
 free_deps(const char *key, void *value, void *arg)
 {
 	struct deps *d = value;
@@ -572,6 +584,8 @@ store_close(store *st)
 
 	if (st == NULL)
 		return;
+	if (st->backend != NULL)
+		st->backend->close(st);
 	if (st->wal != NULL)
 		wal_close(st->wal);
 	for (i = st->headpending; i < st->npending; i++) {
@@ -584,6 +598,10 @@ store_close(store *st)
 	hmap_each(st->colls, free_coll, NULL);
 	hmap_free(st->colls);
 	hmap_free(st->uids);
+	if (st->prov != NULL) {
+		hmap_each(st->prov, free_prov, NULL);
+		hmap_free(st->prov);
+	}
 	hmap_each(st->deps, free_deps, NULL);
 	hmap_free(st->deps);
 	hmap_each(st->on_node, free_deps, NULL);
@@ -779,8 +797,8 @@ store_each_res(const store *st, void (*fn)(const char *, size_t, void *),
 	hmap_each(st->colls, each_res, &e);
 }
 
-static void
-set_rv(cJSON *obj, uint64_t rev)
+void
+store_set_rv(cJSON *obj, uint64_t rev)
 {
 	cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
 	char buf[32];
@@ -874,7 +892,7 @@ write_version(store *st, const char *res, const char *ns, const char *name,
 	rbuf *json;
 	store_obj *o;
 
-	set_rv(obj, ++st->rev);
+	store_set_rv(obj, ++st->rev);
 	json = json_print_rbuf(obj);	/* numbers exactly */
 	o = store_version_new(res, ns, name, st->rev, json, obj);
 	store_run_filters(st, o, obj);
@@ -893,9 +911,12 @@ uint64_t
 store_put(store *st, const char *res, const char *ns, const char *name,
     cJSON *obj)
 {
-	store_obj *o = write_version(st, res, ns ? ns : "", name, obj, WAL_PUT);
-	store_obj *old = store_index_set(st, res, NULL, store_obj_ref(o));
+	store_obj *o, *old;
 
+	if (st->backend != NULL)
+		return st->backend->put(st, res, ns ? ns : "", name, obj, 0);
+	o = write_version(st, res, ns ? ns : "", name, obj, WAL_PUT);
+	old = store_index_set(st, res, NULL, store_obj_ref(o));
 	st->stats.puts++;
 	store_push_event(st, old ? STORE_MODIFIED : STORE_ADDED, o, old);
 	if (st->mirror) {
@@ -915,6 +936,8 @@ store_delete(store *st, const char *res, const char *ns, const char *name,
 	char nsname[512];
 
 	ns = ns ? ns : "";
+	if (st->backend != NULL)
+		return st->backend->put(st, res, ns, name, last, 1);
 	o = write_version(st, res, ns, name, last, WAL_DELETE);
 	snprintf(nsname, sizeof nsname, "%s/%s", ns, name);
 	old = store_index_set(st, res, nsname, NULL);
@@ -934,6 +957,10 @@ store_when_durable(store *st, uint64_t rev, store_durable_cb cb, void *arg)
 {
 	struct waiter *w;
 
+	if (st->backend != NULL) {
+		st->backend->when(st, rev, cb, arg);
+		return;
+	}
 	if (st->mirror || (rev <= st->durable &&
 	    st->headpending == st->npending)) {
 		cb(arg);

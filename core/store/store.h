@@ -237,6 +237,92 @@ void store_mirror_hold(store *, int hold);
 int store_mirror_assume(store *, const char *res, const char *ns,
     const char *name, const cJSON *tree);
 
+/*
+ * A version the writer of res/ns/name has just committed at rv to the
+ * store behind the mirror (etcd), before the watch brings it (tree NULL:
+ * a deletion): readers see it at once; subscribers hear of it, and of
+ * every change of the key before it, when the watch delivers them, in
+ * revision order. 1, or -EINVAL.
+ */
+int store_mirror_provisional(store *, const char *res, const char *ns,
+    const char *name, const cJSON *tree, uint64_t rv);
+
+/*
+ * The etcd-backed store (store_etcd.c): a mirror that is the cache of an
+ * etcd cluster, which is the truth. It lists the prefix at open and then
+ * follows one etcd watch of it, so its versions carry etcd's revisions
+ * (mod_revision) as their resourceVersions and its events come in etcd's
+ * revision order. It keeps no log of its own.
+ *
+ * Writes: store_put and store_delete inside a batch (store_batch_begin)
+ * are staged, each guarded by the mod_revision of the version the cache
+ * holds (0: the key must be absent), and return STORE_REV_PENDING, which
+ * is also the resourceVersion they set in the caller's tree; the batch
+ * commits as one etcd transaction (store_batch_commit: the callback runs
+ * once the watch has brought the write back, or, on a conflict, once the
+ * cache has caught up with the revision etcd had then: do it all again).
+ * A write outside a batch commits at once, blocking the loop, and is
+ * written into the cache as a provisional version (its caller reads it
+ * back); on a conflict it is dropped and logged, and store_put returns 0.
+ */
+#define STORE_REV_PENDING	9000000000000000001ULL
+
+struct store_etcd_layout {
+	/* The path of res/ns/name under the prefix ("pods/default/web-1",
+	   "ray.io/rayjobs/default/x") into buf; -1 when res has none. */
+	int (*join)(const char *res, const char *ns, const char *name,
+	    char *buf, size_t size);
+	/* And back: -1 when the path is no object's. */
+	int (*split)(const char *path, char *res, size_t rsize, char *ns,
+	    size_t nssize, char *name, size_t namesize);
+	/* The kind res holds (a value of another kind is refused). */
+	const char *(*kind_of)(const char *res);
+};
+
+struct store_etcd_conf {
+	const char *const *servers;	/* --etcd-servers */
+	int nservers;
+	const char *ca_file, *cert_file, *key_file;
+	const char *prefix;		/* --etcd-prefix: "/registry" */
+	unsigned compaction_s;		/* 0: never */
+	const struct store_etcd_layout *layout;
+};
+
+int store_etcd_open(uv_loop_t *, const struct store_etcd_conf *, store **,
+    char **cause);
+int store_is_etcd(const store *);
+
+enum { STORE_COMMIT_OK = 0, STORE_COMMIT_CONFLICT = 1,
+    STORE_COMMIT_ERROR = -1 };
+/* Stage the writes that follow (a no-op on another store). */
+void store_batch_begin(store *);
+/* Writes staged since; 0 on another store. */
+size_t store_batch_size(const store *);
+/* Commit what was staged, asynchronously; rev is the write's revision
+   (the staged versions' resourceVersion). An empty batch: OK, 0. */
+typedef void (*store_commit_fn)(void *arg, int outcome, uint64_t rev,
+    const char *err);
+void store_batch_commit(store *, store_commit_fn, void *arg);
+/* The same, blocking the loop; committed versions are provisional in the
+   cache, and on a conflict the keys are read again from etcd. */
+int store_batch_commit_sync(store *, uint64_t *rev, char **err);
+/* Forget what was staged. */
+void store_batch_abort(store *);
+/*
+ * Call cb once the cache holds every write etcd had acknowledged when
+ * this was called (a consistent read); at once on another store.
+ */
+void store_sync(store *, store_durable_cb, void *arg);
+/*
+ * Cluster state that is not an object (the PKI, the admin's token):
+ * the value of PREFIX/volray.io/NAME (0, malloc'd; 1 when absent; -1 and
+ * *err), and its creation when absent (0 created, 1 there already).
+ */
+int store_etcd_get_raw(store *, const char *name, char **val, size_t *len,
+    char **err);
+int store_etcd_create_raw(store *, const char *name, const char *val,
+    size_t len, char **err);
+
 struct store_stats {
 	uint64_t puts, deletes, snapshots;
 };

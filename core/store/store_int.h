@@ -23,6 +23,13 @@ struct store_coll {
 			      struct store_tomb (NULL until one) */
 };
 
+/* A key with a provisional version (store_mirror_provisional). */
+struct store_prov {
+	uint64_t rev;		/* the provisional version's revision */
+	store_obj *seen;	/* what subscribers last saw, or NULL */
+	char key[];		/* "res/ns/name" */
+};
+
 /* A key a mirror deleted at rv: versions up to rv are stale for it. */
 struct store_tomb {
 	uint64_t rv;
@@ -57,8 +64,27 @@ struct store {
 	size_t nflush;
 	int delivering;
 	int held;                  /* mirror: events wait for a release */
+	struct store_backend *backend;	/* etcd (store_etcd.c), or NULL */
+	hmap *prov;                /* a mirror's provisional versions:
+				      key -> struct store_prov */
 	struct store_stats stats;
 };
+
+/*
+ * Where a store's writes go when it is a cache of another store (etcd):
+ * store_put and store_delete hand their write here instead of making it,
+ * and store_when_durable its wait (store_etcd.c sets it).
+ */
+struct store_backend {
+	uint64_t (*put)(store *, const char *res, const char *ns,
+	    const char *name, cJSON *obj, int del);
+	void (*when)(store *, uint64_t rev, store_durable_cb, void *arg);
+	void (*close)(store *);
+	void *ctx;
+};
+
+/* Set metadata.resourceVersion of obj to rev. */
+void store_set_rv(cJSON *obj, uint64_t rev);
 
 /* An empty store on loop, with neither log nor objects. */
 store *store_new(uv_loop_t *);

@@ -192,6 +192,144 @@ stale(const struct store_coll *c, const char *nsname, uint64_t rv)
 	return c != NULL && rv <= tomb_rv(c, nsname);
 }
 
+/*
+ * Provisional versions: what a writer that has just committed a write to
+ * the store behind the mirror (etcd) put into the index before the watch
+ * brings it back, so that its own next read sees it. Subscribers are not
+ * told then: each key keeps the version they last saw (seen) until the
+ * watch's events reach the provisional revision, and every event on the
+ * way is delivered against it, so that they see each change once, in
+ * revision order.
+ */
+static struct store_prov *
+prov_of(store *st, const char *res, const char *nsname)
+{
+	char key[768];
+
+	if (st->prov == NULL || hmap_count(st->prov) == 0)
+		return NULL;
+	snprintf(key, sizeof key, "%s/%s", res, nsname);
+	return hmap_get(st->prov, key);
+}
+
+static void
+prov_drop(store *st, struct store_prov *p)
+{
+	hmap_del(st->prov, p->key);
+	store_obj_unref(p->seen);
+	free(p);
+}
+
+/* Queue the event that takes subscribers from seen (a reference taken
+   over, or NULL) to o (a reference taken over, or NULL: deleted, last
+   its final state, a reference taken over). */
+static void
+prov_emit(store *st, store_obj *seen, store_obj *o, store_obj *last)
+{
+	if (o == NULL) {
+		if (seen != NULL) {
+			st->stats.deletes++;
+			store_push_event(st, STORE_DELETED, last ? last :
+			    store_obj_ref(seen), seen);
+		} else
+			store_obj_unref(last);
+		return;
+	}
+	store_obj_unref(last);
+	st->stats.puts++;
+	if (seen != NULL && *seen->uid && strcmp(seen->uid, o->uid) != 0) {
+		st->stats.deletes++;
+		store_push_event(st, STORE_DELETED, store_obj_ref(seen), seen);
+		store_push_event(st, STORE_ADDED, o, NULL);
+		return;
+	}
+	store_push_event(st, seen ? STORE_MODIFIED : STORE_ADDED, o, seen);
+}
+
+/* A watch's event for a key with a provisional version. */
+static int
+prov_event(store *st, const char *res, const char *ns, const char *name,
+    const char *nsname, const char *json, size_t len, const cJSON *tree,
+    uint64_t rv, int del)
+{
+	struct store_prov *p = prov_of(st, res, nsname);
+	struct store_coll *c = store_coll_get(st, res, 1);
+	store_obj *o = NULL, *last = NULL, *cur;
+
+	if (p->seen != NULL && rv <= p->seen->rev)
+		return 0;
+	if (!del && (o = version_of(st, res, ns, name, json, len, tree, rv,
+	    0)) == NULL)
+		return -EINVAL;
+	if (del && json != NULL)
+		last = version_of(st, res, ns, name, json, len, NULL, rv, 0);
+	if (rv < p->rev) {
+		/* On the way: subscribers hear of it, the index keeps the
+		   provisional version. */
+		store_obj *seen = p->seen;
+
+		p->seen = o ? store_obj_ref(o) : NULL;
+		prov_emit(st, seen, o, last);
+		cur = hmap_get(c->objs, nsname);
+		if ((cur == NULL && p->seen == NULL) || (cur != NULL &&
+		    p->seen != NULL && cur->rev == p->seen->rev))
+			prov_drop(st, p);
+	} else {
+		/* The write itself, or past it: the index takes it. */
+		store_obj *seen = p->seen;
+
+		p->seen = NULL;
+		cur = store_index_set(st, res, nsname, o ? store_obj_ref(o) :
+		    NULL);
+		store_obj_unref(cur);
+		if (o != NULL)
+			tomb_clear(c, nsname);
+		else
+			tomb_set(c, nsname, rv);
+		prov_emit(st, seen, o, last);
+		prov_drop(st, p);
+	}
+	if (!st->held)
+		store_deliver(st);
+	return 1;
+}
+
+int
+store_mirror_provisional(store *st, const char *res, const char *ns,
+    const char *name, const cJSON *tree, uint64_t rv)
+{
+	struct store_coll *c = store_coll_get(st, res, 1);
+	struct store_prov *p;
+	char nsname[512], key[768];
+	store_obj *o = NULL, *cur;
+
+	ns = ns ? ns : "";
+	if (!nsname_of(nsname, sizeof nsname, ns, name))
+		return -EINVAL;
+	if (tree != NULL && (o = version_of(st, res, ns, name, NULL, 0, tree,
+	    rv, 0)) == NULL)
+		return -EINVAL;
+	if (st->prov == NULL)
+		st->prov = hmap_new();
+	if ((p = prov_of(st, res, nsname)) == NULL) {
+		snprintf(key, sizeof key, "%s/%s", res, nsname);
+		p = xmalloc(sizeof *p + strlen(key) + 1);
+		strcpy(p->key, key);
+		p->rev = 0;
+		cur = hmap_get(c->objs, nsname);
+		p->seen = cur ? store_obj_ref(cur) : NULL;
+		hmap_put(st->prov, p->key, p);
+	}
+	/* Not store_rev: the watch has not reached rv yet. */
+	if (rv > p->rev)
+		p->rev = rv;
+	cur = store_index_set(st, res, nsname, o);
+	store_obj_unref(cur);
+	if (o != NULL)
+		tomb_clear(c, nsname);
+	return 1;
+}
+
 static int
 put(store *st, const char *res, const char *ns, const char *name,
     const char *json, size_t len, const cJSON *tree, uint64_t rv)
@@ -207,6 +345,9 @@ put(store *st, const char *res, const char *ns, const char *name,
 		    name);
 		return -EINVAL;
 	}
+	if (prov_of(st, res, nsname) != NULL)
+		return prov_event(st, res, ns, name, nsname, json, len, tree,
+		    rv, 0);
 	if (stale(store_coll_get(st, res, 0), nsname, rv))
 		return 0;
 	if ((o = version_of(st, res, ns, name, json, len, tree, rv, 0)) ==
@@ -267,6 +408,9 @@ store_mirror_delete(store *st, const char *res, const char *ns,
 	seen_rv(st, rv);
 	if (c == NULL || !nsname_of(nsname, sizeof nsname, ns, name))
 		return 0;
+	if (prov_of(st, res, nsname) != NULL)
+		return prov_event(st, res, ns, name, nsname, json, len, NULL,
+		    rv, 1);
 	if ((cur = hmap_get(c->objs, nsname)) == NULL) {
 		/* Already gone (a delete's response came first): still,
 		   nothing older than this deletion may bring it back. */
