@@ -130,6 +130,37 @@ serving_names(struct daemon *d, int *n)
 }
 
 /*
+ * On etcd, the CA and admin token this server made go to etcd unless
+ * another server's are there; then this server takes those and makes its
+ * serving certificate again under their CA (volrayd_etcd.c).
+ */
+static int
+share_pki(struct daemon *d, const char *pki, char **cause)
+{
+	const char **names;
+	int nnames, rc;
+
+	if ((rc = volrayd_etcd_pki_push(d->st, pki, cause)) <= 0)
+		return rc;
+	log_info("volrayd: another server's CA and admin token are in etcd: "
+	    "taking them");
+	if (volrayd_etcd_pki_pull(d->st, pki, cause) != 0)
+		return -1;
+	free(d->admin_token);
+	authn_free(d->authn);
+	d->authn = authn_new();
+	if ((d->admin_token = authn_admin_token(d->authn, pki, cause)) == NULL)
+		return -1;
+	if (d->f.token_auth_file != NULL &&
+	    authn_load_token_file(d->authn, d->f.token_auth_file, cause) != 0)
+		return -1;
+	names = serving_names(d, &nnames);
+	rc = pki_ensure(pki, names, nnames, cause);
+	free(names);
+	return rc;
+}
+
+/*
  * Credentials before the API opens: the CA and serving certificate (made
  * in DATA_DIR/pki/ unless the user gave theirs), the TLS context, the
  * admin's token and the token file's users.
@@ -146,6 +177,9 @@ security_init(struct daemon *d, char **cause)
 		*cause = util_printf("creating %s: %s", pki, strerror(errno));
 		return -1;
 	}
+	if (d->f.netcd > 0 &&
+	    volrayd_etcd_pki_pull(d->st, pki, cause) != 0)
+		return -1;
 	d->authn = authn_new();
 	if ((d->admin_token = authn_admin_token(d->authn, pki, cause)) == NULL)
 		return -1;
@@ -164,6 +198,8 @@ security_init(struct daemon *d, char **cause)
 		*cause = util_printf("--data-dir %s: path too long", d->f.data_dir);
 		return -1;
 	}
+	if (d->f.netcd > 0 && share_pki(d, pki, cause) != 0)
+		return -1;
 	d->ca_file = util_printf("%s/ca.crt", pki);
 	d->tls = tls_ctx_new(d->f.tls_cert_file ? d->f.tls_cert_file : crt,
 	    d->f.tls_key_file ? d->f.tls_key_file : key, d->ca_file, cause);
@@ -406,7 +442,14 @@ start_store(struct daemon *d, char **cause)
 		*cause = NULL;
 	}
 	sched_derive();
-	if (store_open(d->loop, d->f.data_dir, &d->st, cause) != 0) {
+	if (d->f.netcd > 0) {
+		if (volrayd_etcd_open(d->loop, &d->f, &d->st, cause) != 0) {
+			log_error("volrayd: opening the store on etcd %s: %s",
+			    d->f.etcd_servers[0], *cause);
+			return -1;
+		}
+		volrayd_etcd_follow_crds(d->st);
+	} else if (store_open(d->loop, d->f.data_dir, &d->st, cause) != 0) {
 		log_error("volrayd: opening the store: %s", *cause);
 		return -1;
 	}
@@ -945,25 +988,31 @@ main(int argc, char **argv)
 		    d.f.data_dir, strerror(errno));
 		return 1;
 	}
+	d.loop = uv_default_loop();
+	/* On etcd the credentials are the cluster's: the store comes first. */
+	if ((d.f.roles & ROLE_API) && d.f.netcd > 0 &&
+	    start_store(&d, &cause) != 0)
+		return 1;
 	if ((d.f.roles & ROLE_API) && security_init(&d, &cause) != 0) {
 		log_error("volrayd: %s", cause);
 		return 1;
 	}
-	d.loop = uv_default_loop();
 	daemon_of = &d;
 	/* Alone, volray schedules the default scheduler's pods too; on a
 	   cluster that has its own, only those named for it. */
 	sched_set_names((const char *const *)d.f.scheduler_names,
 	    d.f.nscheduler_names, d.f.kubeconfig == NULL);
 	if (d.f.roles & ROLE_API) {
-		if (start_store(&d, &cause) != 0)
+		if (d.f.netcd == 0 && start_store(&d, &cause) != 0)
 			return 1;
 	} else {
 		resource_init();
 		sched_derive();
 	}
-	d.leader_elect = d.f.leader_elect == -1 ? d.f.kubeconfig != NULL :
-	    d.f.leader_elect;
+	/* Several replicas may run the roles: against a remote API, or
+	   beside other API servers on one etcd. */
+	d.leader_elect = d.f.leader_elect == -1 ? d.f.kubeconfig != NULL ||
+	    d.f.netcd > 0 : d.f.leader_elect;
 	if (d.f.kubeconfig != NULL && start_remote(&d, &cause) != 0) {
 		log_error("volrayd: %s", cause);
 		return 1;

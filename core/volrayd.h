@@ -38,6 +38,11 @@ struct volrayd_flags {
 	char node_ip[64];		/* --node-ip, or "" */
 	int no_virtual_nodes;		/* --no-virtual-nodes */
 	char *virtual_selector;		/* --virtual-node-selector */
+	char **etcd_servers;		/* --etcd-servers: the store in etcd */
+	int netcd;
+	char *etcd_ca, *etcd_cert, *etcd_key;
+	char *etcd_prefix;		/* --etcd-prefix: /registry */
+	long long etcd_compaction_ms;	/* --etcd-compaction-interval */
 
 	char *data_dir;
 	char *share_dir;		/* NULL: found by volrayd_share_dir */
@@ -128,5 +133,19 @@ int volrayd_kubelet_client(const char *data_dir, char **cert, char **key,
 const char **volrayd_remote_kinds(int roles);
 /* Whether host names a loopback address. */
 int volrayd_is_loopback(const char *host);
+
+/*
+ * volrayd on etcd (volrayd_etcd.c): the store as a cache of etcd; the CA
+ * and admin token in etcd, taken into DIR (pull) before the server makes
+ * its own, and written there when absent (push: 1 when another server
+ * wrote different ones first: pull again and redo); CRDs created through
+ * other servers registered as the watch brings them.
+ */
+struct store;
+int volrayd_etcd_open(struct uv_loop_s *, const struct volrayd_flags *,
+    struct store **, char **cause);
+int volrayd_etcd_pki_pull(struct store *, const char *dir, char **cause);
+int volrayd_etcd_pki_push(struct store *, const char *dir, char **cause);
+void volrayd_etcd_follow_crds(struct store *);
 
 #endif

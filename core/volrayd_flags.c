@@ -57,7 +57,11 @@ usage(FILE *f)
 	    "               [--leader-elect-namespace NS] "
 	    "[--node-listen HOST:PORT] [--node-ip ADDRESS]\n"
 	    "               [--no-virtual-nodes | --virtual-node-selector "
-	    "SELECTOR] [--debug]\n");
+	    "SELECTOR] [--debug]\n"
+	    "               [--etcd-servers URL[,URL]... [--etcd-prefix "
+	    "PREFIX] [--etcd-compaction-interval DURATION]\n"
+	    "                [--etcd-cafile FILE] [--etcd-certfile FILE "
+	    "--etcd-keyfile FILE]]\n");
 }
 
 int
@@ -136,7 +140,9 @@ enum {
 	O_GRACE, O_LEASE, O_NOTREADY, O_UNREACH,
 	O_ROLES, O_KUBECONFIG, O_CONTEXT, O_METRICS, O_SCHEDNAME, O_NOCRDS,
 	O_ELECT, O_ELECT_LEASE, O_ELECT_RENEW, O_ELECT_RETRY, O_ELECT_NS,
-	O_KQPS, O_KBURST, O_NODE_LISTEN, O_NODE_IP, O_NO_VIRTUAL, O_VIRTUAL_SEL
+	O_KQPS, O_KBURST, O_NODE_LISTEN, O_NODE_IP, O_NO_VIRTUAL, O_VIRTUAL_SEL,
+	O_ETCD, O_ETCD_CA, O_ETCD_CERT, O_ETCD_KEY, O_ETCD_PREFIX,
+	O_ETCD_COMPACT
 };
 
 static const struct option longopts[] = {
@@ -189,6 +195,13 @@ static const struct option longopts[] = {
 	{ "node-ip", required_argument, NULL, O_NODE_IP },
 	{ "no-virtual-nodes", no_argument, NULL, O_NO_VIRTUAL },
 	{ "virtual-node-selector", required_argument, NULL, O_VIRTUAL_SEL },
+	{ "etcd-servers", required_argument, NULL, O_ETCD },
+	{ "etcd-cafile", required_argument, NULL, O_ETCD_CA },
+	{ "etcd-certfile", required_argument, NULL, O_ETCD_CERT },
+	{ "etcd-keyfile", required_argument, NULL, O_ETCD_KEY },
+	{ "etcd-prefix", required_argument, NULL, O_ETCD_PREFIX },
+	{ "etcd-compaction-interval", required_argument, NULL,
+	    O_ETCD_COMPACT },
 	{ "debug", no_argument, NULL, 'D' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -223,6 +236,8 @@ set_defaults(struct volrayd_flags *f)
 	f->renew_ms = 10000;
 	f->retry_ms = 2000;
 	f->leader_ns = xstrdup("kube-system");
+	f->etcd_prefix = xstrdup("/registry");
+	f->etcd_compaction_ms = 5 * 60 * 1000;
 	f->kube_qps = 50;
 	f->kube_burst = 100;
 }
@@ -401,6 +416,70 @@ role_flag(struct volrayd_flags *f, int c, const char *arg)
 		f->kube_burst = (int)strtol(arg, &end, 10);
 		if (*arg == '\0' || *end != '\0' || f->kube_burst < 1)
 			return bad("--kube-api-burst %s: want 1 or more", arg);
+		break;
+	default:
+		return -1;
+	}
+	return 0;
+}
+
+/* Set *dst to a copy of arg, freeing what it held. */
+static void
+set_str(char **dst, const char *arg)
+{
+	free(*dst);
+	*dst = xstrdup(arg);
+}
+
+/*
+ * The flags of the etcd-backed store: kube-apiserver's names. 0, 2 for a
+ * bad value, or -1 when c is not one of them.
+ */
+static int
+etcd_flag(struct volrayd_flags *f, int c, const char *arg)
+{
+	long long ms;
+	char *copy, *tok, *save;
+
+	switch (c) {
+	case O_ETCD:
+		copy = xstrdup(arg);
+		for (tok = strtok_r(copy, ",", &save); tok != NULL;
+		    tok = strtok_r(NULL, ",", &save)) {
+			if (strncmp(tok, "http://", 7) != 0 &&
+			    strncmp(tok, "https://", 8) != 0) {
+				free(copy);
+				return bad("--etcd-servers %s: want URLs such "
+				    "as http://127.0.0.1:2379", arg);
+			}
+			push(&f->etcd_servers, &f->netcd, tok);
+		}
+		free(copy);
+		if (f->netcd == 0)
+			return bad("--etcd-servers %s: want a URL", arg);
+		break;
+	case O_ETCD_CA:
+		set_str(&f->etcd_ca, arg);
+		break;
+	case O_ETCD_CERT:
+		set_str(&f->etcd_cert, arg);
+		break;
+	case O_ETCD_KEY:
+		set_str(&f->etcd_key, arg);
+		break;
+	case O_ETCD_PREFIX:
+		if (*arg != '/' || strstr(arg, "//") != NULL)
+			return bad("--etcd-prefix %s: want a path such as "
+			    "/registry", arg);
+		set_str(&f->etcd_prefix, arg);
+		break;
+	case O_ETCD_COMPACT:
+		if (strcmp(arg, "0") == 0)
+			ms = 0;
+		else if ((ms = util_duration_ms(arg)) < 1000)
+			return bad("--etcd-compaction-interval %s: want a "
+			    "duration of 1s or more, or 0 for never", arg);
+		f->etcd_compaction_ms = ms;
 		break;
 	default:
 		return -1;
@@ -603,6 +682,15 @@ check_together(const struct volrayd_flags *f)
 	if ((f->tls_cert_file == NULL) != (f->tls_key_file == NULL))
 		return bad("--tls-cert-file and --tls-private-key-file go "
 		    "together%s", "");
+	if ((f->etcd_cert == NULL) != (f->etcd_key == NULL))
+		return bad("--etcd-certfile and --etcd-keyfile go together%s",
+		    "");
+	if (f->netcd == 0 && (f->etcd_ca != NULL || f->etcd_cert != NULL))
+		return bad("--etcd-cafile, --etcd-certfile and --etcd-keyfile "
+		    "are for --etcd-servers%s", "");
+	if (f->netcd > 0 && !(f->roles & ROLE_API))
+		return bad("--etcd-servers is the api role's store: --roles %s "
+		    "has no api", volrayd_roles_text(f->roles));
 	if (f->plain_http && (f->tls_cert_file != NULL || f->nsans > 0))
 		return bad("--plain-http turns TLS off: it takes no "
 		    "--tls-* flags%s", "");
@@ -647,7 +735,8 @@ volrayd_flags_parse(struct volrayd_flags *f, int argc, char **argv)
 		if ((rc = daemon_flag(f, c, optarg)) == -1 &&
 		    (rc = access_flag(f, c, optarg)) == -1 &&
 		    (rc = limit_flag(f, c, optarg)) == -1 &&
-		    (rc = node_flag(f, c, optarg)) == -1)
+		    (rc = node_flag(f, c, optarg)) == -1 &&
+		    (rc = etcd_flag(f, c, optarg)) == -1)
 			rc = role_flag(f, c, optarg);
 		if (rc > 0)
 			return rc;

@@ -447,11 +447,16 @@ admit(api *a, http_req *req, struct route *rt)
 }
 
 /* Hand a resource request to its verb's handler by method. */
-static void
-dispatch(api *a, http_req *req, struct route *rt, int watch)
+void
+api_dispatch(api *a, http_req *req, struct route *rt, int watch)
 {
 	const char *m = req->method;
 
+	if (rt->sub != NULL && strcmp(rt->sub, "scale") == 0 &&
+	    resource_has_scale(rt->r)) {
+		api_write_scale(a, req, rt);
+		return;
+	}
 	if (rt->r->computed) {
 		/* metrics.k8s.io, APIServices: get and list, nothing else. */
 		int apis = strcmp(rt->r->group, "apiregistration.k8s.io") == 0;
@@ -576,12 +581,8 @@ api_handle(http_req *req, void *arg)
 		not_found(req, &rt, req->path);
 		return;
 	}
-	if (rt.sub != NULL && strcmp(rt.sub, "scale") == 0 &&
-	    resource_has_scale(rt.r)) {
-		api_write_scale(a, req, &rt);
-		return;
-	}
 	if (rt.sub != NULL && strcmp(rt.sub, "status") != 0 &&
+	    !(strcmp(rt.sub, "scale") == 0 && resource_has_scale(rt.r)) &&
 	    !(strcmp(rt.r->store_key, "pods") == 0 &&
 	    (strcmp(rt.sub, "binding") == 0 || strcmp(rt.sub, "log") == 0 ||
 	    strcmp(rt.sub, "eviction") == 0 || is_stream_sub(&rt))) &&
@@ -604,5 +605,8 @@ api_handle(http_req *req, void *arg)
 		    "ServiceUnavailable", "the server is shutting down"));
 		return;
 	}
-	dispatch(a, req, &rt, watch);
+	if (store_is_etcd(a->st))
+		api_etcd_run(a, req, &rt, watch);
+	else
+		api_dispatch(a, req, &rt, watch);
 }

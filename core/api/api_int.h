@@ -61,6 +61,7 @@ struct route {
 	user_info cert_user;	/* storage for a client certificate's user */
 	const char *cert_groups[API_MAX_GROUPS];
 	uint64_t t0;
+	struct reply_hold *hold;	/* reply.c keeps the answer there */
 	char buf[1024];
 };
 
@@ -68,6 +69,10 @@ struct route {
  * The handlers api.c dispatches to, one file each; they answer through
  * reply.c and call nothing in api.c.
  */
+/* api.c: a request to its verb's handler. */
+void api_dispatch(api *, http_req *, struct route *, int watch);
+/* api_etcd.c: the same on the etcd-backed store. */
+void api_etcd_run(api *, http_req *, const struct route *, int watch);
 /* api_read.c: get, list, watch. */
 void api_read_get(api *, http_req *, struct route *);
 void api_read_list(api *, http_req *, struct route *);

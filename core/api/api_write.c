@@ -315,10 +315,13 @@ returns_deleted(const resource *r)
 static int
 still_there(api *a, const struct route *rt, const cJSON *obj)
 {
-	const store_obj *o = store_get(a->st, rt->r->store_key,
-	    rt->r->namespaced ? (rt->ns ? rt->ns : "") : "", rt->name);
+	const char *ns = rt->r->namespaced ? (rt->ns ? rt->ns : "") : "";
+	const store_obj *o = store_get(a->st, rt->r->store_key, ns, rt->name);
 	const char *uid = json_str(obj, "metadata.uid");
+	int staged = store_batch_staged(a->st, rt->r->store_key, ns, rt->name);
 
+	if (staged >= 0)	/* on etcd, not committed yet */
+		return staged;
 	return o != NULL && uid != NULL && strcmp(o->uid, uid) == 0;
 }
 

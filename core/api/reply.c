@@ -44,6 +44,12 @@ reply_json(http_req *req, struct route *rt, int code, cJSON *body)
 	s = json_print(body);
 
 	cJSON_Delete(body);
+	if (rt != NULL && rt->hold != NULL) {
+		rt->hold->code = code;
+		rt->hold->body = rbuf_from_str(s);
+		rt->hold->held = 1;
+		return;
+	}
 	observe(rt, code);
 	http_respond(req, code, "application/json", s, strlen(s));
 	free(s);
@@ -84,8 +90,15 @@ void
 reply_durable_rbuf(api *a, http_req *req, struct route *rt, int code,
     rbuf *body, uint64_t rev)
 {
-	struct durable_reply *d = xmalloc(sizeof *d);
+	struct durable_reply *d;
 
+	if (rt->hold != NULL) {
+		rt->hold->code = code;
+		rt->hold->body = body;
+		rt->hold->held = 1;
+		return;
+	}
+	d = xmalloc(sizeof *d);
 	d->req = req;
 	d->rt = *rt;
 	d->rt.ns = d->rt.name = d->rt.sub = NULL;
@@ -104,6 +117,54 @@ reply_durable(api *a, http_req *req, struct route *rt, int code,
 	}
 	reply_durable_rbuf(a, req, rt, code, json_print_rbuf(body), rev);
 	cJSON_Delete(body);
+}
+
+/* The pending resourceVersion of staged writes, as printed. */
+#define PENDING_RV	"\"9000000000000000001\""
+
+void
+reply_held_send(http_req *req, struct route *rt, struct reply_hold *h,
+    uint64_t rev)
+{
+	rbuf *b = h->body;
+	const char *p, *from;
+	char num[32];
+	size_t len;
+	char *out, *o;
+
+	h->body = NULL;
+	h->held = 0;
+	if (rev != 0 && memmem(b->data, b->len, PENDING_RV,
+	    sizeof PENDING_RV - 1) != NULL) {
+		len = (size_t)snprintf(num, sizeof num, "\"%llu\"",
+		    (unsigned long long)rev);
+		out = o = xmalloc(b->len + 1);
+		from = b->data;
+		while ((p = memmem(from, b->len - (size_t)(from - b->data),
+		    PENDING_RV, sizeof PENDING_RV - 1)) != NULL) {
+			memcpy(o, from, (size_t)(p - from));
+			o += p - from;
+			memcpy(o, num, len);
+			o += len;
+			from = p + sizeof PENDING_RV - 1;
+		}
+		memcpy(o, from, b->len - (size_t)(from - b->data));
+		o += b->len - (size_t)(from - b->data);
+		rbuf_unref(b);
+		b = rbuf_new(out, (size_t)(o - out));
+		free(out);
+	}
+	observe(rt, h->code);
+	http_respond_rbuf(req, h->code, "application/json", b);
+	rbuf_unref(b);
+}
+
+void
+reply_held_drop(struct reply_hold *h)
+{
+	rbuf_unref(h->body);
+	h->body = NULL;
+	h->held = 0;
 }
 
 /*

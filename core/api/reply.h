@@ -25,6 +25,20 @@ void reply_durable(api *, http_req *, struct route *, int code,
 void reply_durable_rbuf(api *, http_req *, struct route *, int code,
     rbuf *body, uint64_t rev);
 /*
+ * An answer kept rather than sent (rt->hold set): the etcd-backed store's
+ * writes are answered once their transaction has committed (api_etcd.c).
+ * reply_held_send sends it, the pending resourceVersion of its staged
+ * writes replaced by rev; reply_held_drop forgets it.
+ */
+struct reply_hold {
+	int held;
+	int code;
+	rbuf *body;
+};
+void reply_held_send(http_req *, struct route *, struct reply_hold *,
+    uint64_t rev);
+void reply_held_drop(struct reply_hold *);
+/*
  * An integer option from the query into *out when given (0); a malformed
  * one is answered 400 as kube-apiserver answers it (-1).
  */

@@ -77,6 +77,12 @@ mark_pod_deleting(registry *rg, const resource *r, const char *ns,
 	return store_put(rg->st, r->store_key, ns, name, obj);
 }
 
+store *
+registry_store(registry *rg)
+{
+	return rg->st;
+}
+
 registry *
 registry_new(store *st)
 {

@@ -55,6 +55,8 @@ struct reg_result {
 
 registry *registry_new(store *);
 void registry_free(registry *);
+/* The store it writes to. */
+store *registry_store(registry *);
 
 /*
  * The admission hook: called by create, update and patch (server-side apply

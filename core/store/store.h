@@ -306,6 +306,9 @@ void store_batch_commit(store *, store_commit_fn, void *arg);
 /* The same, blocking the loop; committed versions are provisional in the
    cache, and on a conflict the keys are read again from etcd. */
 int store_batch_commit_sync(store *, uint64_t *rev, char **err);
+/* Whether res/ns/name is staged: 1 written, 0 deleted, -1 neither. */
+int store_batch_staged(const store *, const char *res, const char *ns,
+    const char *name);
 /* Forget what was staged. */
 void store_batch_abort(store *);
 /*

@@ -147,12 +147,13 @@ split_key(struct etcd_store *e, const char *key, size_t klen, int64_t rev,
 {
 	if (klen < e->plen || memcmp(key, e->prefix, e->plen) != 0)
 		return -1;
+	/* volray's own state (volray.io/pki) is no object. */
+	if (strncmp(key + e->plen, "volray.io/", 10) == 0 ||
+	    strcmp(key + e->plen, "compact_rev_key") == 0)
+		return -1;
 	if (memchr(key, '\0', klen) != NULL || e->lay->split(key + e->plen,
 	    res, 256, ns, 256, name, 256) != 0) {
-		/* volray's own state (volray.io/pki) is no object. */
-		if (strncmp(key + e->plen, "volray.io/", 10) != 0 &&
-		    strcmp(key + e->plen, "compact_rev_key") != 0)
-			report(e, key, rev, "not an object's key");
+		report(e, key, rev, "not an object's key");
 		return -1;
 	}
 	return 0;
@@ -588,6 +589,23 @@ store_batch_size(const store *st)
 	return e != NULL ? e->nops : 0;
 }
 
+int
+store_batch_staged(const store *st, const char *res, const char *ns,
+    const char *name)
+{
+	struct etcd_store *e = etcd_of(st);
+	size_t i;
+
+	if (e == NULL)
+		return -1;
+	for (i = e->nops; i-- > 0;)
+		if (strcmp(e->ops[i].name, name) == 0 &&
+		    strcmp(e->ops[i].ns, ns) == 0 &&
+		    strcmp(e->ops[i].res, res) == 0)
+			return e->ops[i].del ? 0 : 1;
+	return -1;
+}
+
 void
 store_batch_abort(store *st)
 {
@@ -637,7 +655,11 @@ commit_finish(void *arg)
 {
 	struct commit *c = arg;
 
-	c->done(c->arg, c->outcome, c->rev, c->err);
+	if (c->done != NULL)
+		c->done(c->arg, c->outcome, c->rev, c->err);
+	else if (c->outcome != STORE_COMMIT_OK)
+		log_warn("store: etcd: a write was lost: %s", c->err ?
+		    c->err : "conflict");
 	staged_free(c->ops, c->nops);
 	free(c->err);
 	free(c);
@@ -688,7 +710,8 @@ store_batch_commit(store *st, store_commit_fn done, void *arg)
 	if (e == NULL || e->nops == 0) {
 		if (e != NULL)
 			e->batch = 0;
-		done(arg, STORE_COMMIT_OK, 0, NULL);
+		if (done != NULL)
+			done(arg, STORE_COMMIT_OK, 0, NULL);
 		return;
 	}
 	c = xcalloc(1, sizeof *c);

@@ -1431,6 +1431,10 @@ wal_get_stats(const wal *w, struct wal_stats *st)
 {
 	wal *mw = (wal *)w;
 
+	if (w == NULL) {	/* no log: the store is etcd's cache */
+		memset(st, 0, sizeof *st);
+		return;
+	}
 	uv_mutex_lock(&mw->mu);
 	*st = w->stats;
 	uv_mutex_unlock(&mw->mu);

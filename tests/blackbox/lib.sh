@@ -9,7 +9,7 @@ set -eu
 
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
-VOLRAYD="$top_builddir/volrayd"
+: "${VOLRAYD:=$top_builddir/volrayd}"
 # LOCAL_NODE=1 lets volrayd register this machine as a node.
 # Where volrayd finds crds/, lua/ and policies/; empty lets it find them.
 SHARE_DIR="$top_srcdir"
@@ -18,6 +18,12 @@ TEST_NAME=$(basename "$0" .sh)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/volray-$TEST_NAME.XXXXXX")
 DATA="$WORK/data"
 DAEMON_PID=""
+# VOLRAY_STORE=etcd runs every daemon start_daemon starts on an etcd (one
+# member, started on the first start_daemon, stopped at exit) rather than
+# on the embedded store: the same scenarios against both backends.
+: "${VOLRAY_STORE:=embedded}"
+ETCD_PIDS=""
+ETCD_ENDPOINTS=""
 
 cleanup() {
 	rc=$?
@@ -25,6 +31,10 @@ cleanup() {
 		kill "$DAEMON_PID" 2>/dev/null || true
 		wait "$DAEMON_PID" 2>/dev/null || true
 	fi
+	for p in $ETCD_PIDS; do
+		kill -9 "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
 	if [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ -f "$WORK/volrayd.log" ]; then
 		echo "---- volrayd log (last 40 lines)"
 		tail -n 40 "$WORK/volrayd.log"
@@ -62,6 +72,67 @@ free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
+# etcd_start [N]: an etcd cluster of N members (1) from Debian's
+# etcd-server on free loopback ports, data under $WORK/etcdI, logs in
+# $WORK/etcdI.log; sets ETCD_ENDPOINTS (comma-separated URLs), ETCD_URL_I
+# and ETCD_PID_I, and waits until the cluster answers. Skips the test
+# when there is no etcd.
+etcd_start() {
+	command -v etcd >/dev/null 2>&1 ||
+	    skip "no etcd on PATH (Debian's etcd-server; scripts/deps.sh installs it)"
+	n=${1:-1}
+	i=1 cluster=""
+	while [ $i -le "$n" ]; do
+		eval "ETCD_CPORT_$i=$(free_port) ETCD_PPORT_$i=$(free_port)"
+		eval "cluster=\"\${cluster:+\$cluster,}e$i=http://127.0.0.1:\$ETCD_PPORT_$i\""
+		i=$((i + 1))
+	done
+	ETCD_CLUSTER=$cluster
+	ETCD_ENDPOINTS=""
+	i=1
+	while [ $i -le "$n" ]; do
+		eval "cport=\$ETCD_CPORT_$i"
+		eval "ETCD_URL_$i=http://127.0.0.1:$cport"
+		ETCD_ENDPOINTS="${ETCD_ENDPOINTS:+$ETCD_ENDPOINTS,}http://127.0.0.1:$cport"
+		etcd_member "$i" new
+		i=$((i + 1))
+	done
+	ETCD_N=$n
+	etcd_wait
+}
+
+# etcd_member I [new|existing]: start (or restart) member I.
+etcd_member() {
+	eval "cport=\$ETCD_CPORT_$1 pport=\$ETCD_PPORT_$1"
+	etcd --name "e$1" --data-dir "$WORK/etcd$1" \
+	    --listen-client-urls "http://127.0.0.1:$cport" \
+	    --advertise-client-urls "http://127.0.0.1:$cport" \
+	    --listen-peer-urls "http://127.0.0.1:$pport" \
+	    --initial-advertise-peer-urls "http://127.0.0.1:$pport" \
+	    --initial-cluster "$ETCD_CLUSTER" \
+	    --initial-cluster-state "${2:-existing}" \
+	    --initial-cluster-token "volray-$TEST_NAME" \
+	    >>"$WORK/etcd$1.log" 2>&1 &
+	eval "ETCD_PID_$1=$!"
+	ETCD_PIDS="$ETCD_PIDS $!"
+}
+
+# etcd_wait: until the cluster commits a write (a quorum is up).
+etcd_wait() {
+	i=0
+	until ETCDCTL_API=3 etcdctl --endpoints="$ETCD_ENDPOINTS" \
+	    --command-timeout=2s put /volray-test/ping x >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "etcd did not come up (see $WORK/etcd*.log)"
+		sleep 0.1
+	done
+}
+
+# ectl ARGS: etcdctl (v3) on the test's cluster.
+ectl() {
+	ETCDCTL_API=3 etcdctl --endpoints="$ETCD_ENDPOINTS" "$@"
+}
+
 # start_daemon [extra volrayd flags]: start and wait until /readyz is 200.
 # The daemon listens on a port the kernel picks (--listen 127.0.0.1:0, so
 # parallel tests never race for one) and writes it to its kubeconfig:
@@ -74,8 +145,13 @@ start_daemon() {
 		[ "$arg" != --plain-http ] || scheme=http
 	done
 	rm -f "$DATA/kubeconfig"
+	etcdflag=""
+	if [ "$VOLRAY_STORE" = etcd ]; then
+		[ -n "$ETCD_ENDPOINTS" ] || etcd_start 1
+		etcdflag="--etcd-servers=$ETCD_ENDPOINTS"
+	fi
 	"$VOLRAYD" --data-dir "$DATA" --listen "127.0.0.1:0" \
-		$nolocal ${SHARE_DIR:+--share-dir "$SHARE_DIR"} "$@" \
+		$nolocal ${SHARE_DIR:+--share-dir "$SHARE_DIR"} $etcdflag "$@" \
 		>>"$WORK/volrayd.log" 2>&1 &
 	DAEMON_PID=$!
 	i=0
