@@ -989,6 +989,14 @@ main(int argc, char **argv)
 		return 1;
 	}
 	d.loop = uv_default_loop();
+	if (d.f.migrate) {
+		resource_init();
+		if (volrayd_etcd_migrate(d.loop, &d.f, &cause) != 0) {
+			log_error("volrayd: --migrate-to-etcd: %s", cause);
+			return 1;
+		}
+		return 0;
+	}
 	/* On etcd the credentials are the cluster's: the store comes first. */
 	if ((d.f.roles & ROLE_API) && d.f.netcd > 0 &&
 	    start_store(&d, &cause) != 0)

@@ -43,6 +43,7 @@ struct volrayd_flags {
 	char *etcd_ca, *etcd_cert, *etcd_key;
 	char *etcd_prefix;		/* --etcd-prefix: /registry */
 	long long etcd_compaction_ms;	/* --etcd-compaction-interval */
+	int migrate;			/* --migrate-to-etcd */
 
 	char *data_dir;
 	char *share_dir;		/* NULL: found by volrayd_share_dir */
@@ -147,5 +148,13 @@ int volrayd_etcd_open(struct uv_loop_s *, const struct volrayd_flags *,
 int volrayd_etcd_pki_pull(struct store *, const char *dir, char **cause);
 int volrayd_etcd_pki_push(struct store *, const char *dir, char **cause);
 void volrayd_etcd_follow_crds(struct store *);
+/*
+ * --migrate-to-etcd: every object of the embedded store in DATA_DIR
+ * written to etcd as it is (uid, generation, timestamps; new
+ * resourceVersions), objects etcd has already left alone, and the CA and
+ * admin token with them. 0, or -1 with *cause.
+ */
+int volrayd_etcd_migrate(struct uv_loop_s *, const struct volrayd_flags *,
+    char **cause);
 
 #endif

@@ -230,3 +230,118 @@ volrayd_etcd_follow_crds(store *st)
 {
 	store_subscribe(st, follow_crds, NULL);
 }
+
+/* ---- --migrate-to-etcd ---- */
+
+#define MIGRATE_CHUNK	100
+
+struct migration {
+	store *from, *to;
+	size_t copied, there, lost;
+	int failed;
+	char *cause;
+};
+
+/* Copy objs (absent from etcd) as one transaction: its outcome. */
+static int
+copy_chunk(struct migration *m, const char *res, store_obj *const *objs,
+    size_t n)
+{
+	uint64_t rev;
+	char *err = NULL;
+	size_t i;
+	int out;
+
+	store_batch_begin(m->to);
+	for (i = 0; i < n; i++) {
+		cJSON *t = store_obj_tree(objs[i]);
+
+		store_put(m->to, res, objs[i]->ns, objs[i]->name, t);
+		cJSON_Delete(t);
+	}
+	out = store_batch_commit_sync(m->to, &rev, &err);
+	if (out == STORE_COMMIT_ERROR && m->cause == NULL)
+		m->cause = util_printf("writing %s: %s", res, err);
+	free(err);
+	return out;
+}
+
+static void
+migrate_res(const char *res, size_t n, void *arg)
+{
+	struct migration *m = arg;
+	store_obj *const *all;
+	store_obj **todo;
+	size_t cnt, i, k = 0, j;
+
+	(void)n;
+	if (m->failed)
+		return;
+	cnt = store_list(m->from, res, NULL, &all);
+	todo = xcalloc(cnt + 1, sizeof *todo);
+	for (i = 0; i < cnt; i++) {
+		if (store_get(m->to, res, all[i]->ns, all[i]->name) != NULL)
+			m->there++;
+		else
+			todo[k++] = all[i];
+	}
+	for (i = 0; i < k && !m->failed; i += MIGRATE_CHUNK) {
+		size_t c = k - i < MIGRATE_CHUNK ? k - i : MIGRATE_CHUNK;
+		int out = copy_chunk(m, res, todo + i, c);
+
+		if (out == STORE_COMMIT_OK)
+			m->copied += c;
+		else if (out == STORE_COMMIT_ERROR)
+			m->failed = 1;
+		else	/* someone wrote one of them meanwhile: one by one */
+			for (j = i; j < i + c && !m->failed; j++) {
+				out = copy_chunk(m, res, todo + j, 1);
+				if (out == STORE_COMMIT_OK)
+					m->copied++;
+				else if (out == STORE_COMMIT_CONFLICT)
+					m->lost++;
+				else
+					m->failed = 1;
+			}
+	}
+	free(todo);
+}
+
+int
+volrayd_etcd_migrate(uv_loop_t *loop, const struct volrayd_flags *f,
+    char **cause)
+{
+	struct migration m;
+	char pki[PATH_MAX];
+	int rc;
+
+	memset(&m, 0, sizeof m);
+	if (store_open(loop, f->data_dir, &m.from, cause) != 0)
+		return -1;
+	if (volrayd_etcd_open(loop, f, &m.to, cause) != 0) {
+		store_close(m.from);
+		return -1;
+	}
+	log_info("volrayd: migrating %s (revision %llu) to etcd %s under %s",
+	    f->data_dir, (unsigned long long)store_rev(m.from),
+	    f->etcd_servers[0], f->etcd_prefix);
+	store_each_res(m.from, migrate_res, &m);
+	rc = m.failed ? -1 : 0;
+	if (rc != 0)
+		*cause = m.cause;
+	else
+		free(m.cause);
+	snprintf(pki, sizeof pki, "%s/pki", f->data_dir);
+	if (rc == 0 && (rc = volrayd_etcd_pki_push(m.to, pki, cause)) == 1) {
+		log_warn("volrayd: etcd has another cluster's CA and admin "
+		    "token: kept them; this data dir's kubeconfig will not "
+		    "work against servers on etcd");
+		rc = 0;
+	}
+	log_info("volrayd: %zu objects copied, %zu already in etcd (left "
+	    "alone), %zu written meanwhile by others", m.copied, m.there,
+	    m.lost);
+	store_close(m.to);
+	store_close(m.from);
+	return rc;
+}

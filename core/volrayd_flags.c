@@ -61,7 +61,8 @@ usage(FILE *f)
 	    "               [--etcd-servers URL[,URL]... [--etcd-prefix "
 	    "PREFIX] [--etcd-compaction-interval DURATION]\n"
 	    "                [--etcd-cafile FILE] [--etcd-certfile FILE "
-	    "--etcd-keyfile FILE]]\n");
+	    "--etcd-keyfile FILE]]\n"
+	    "               [--migrate-to-etcd]\n");
 }
 
 int
@@ -142,7 +143,7 @@ enum {
 	O_ELECT, O_ELECT_LEASE, O_ELECT_RENEW, O_ELECT_RETRY, O_ELECT_NS,
 	O_KQPS, O_KBURST, O_NODE_LISTEN, O_NODE_IP, O_NO_VIRTUAL, O_VIRTUAL_SEL,
 	O_ETCD, O_ETCD_CA, O_ETCD_CERT, O_ETCD_KEY, O_ETCD_PREFIX,
-	O_ETCD_COMPACT
+	O_ETCD_COMPACT, O_MIGRATE
 };
 
 static const struct option longopts[] = {
@@ -202,6 +203,7 @@ static const struct option longopts[] = {
 	{ "etcd-prefix", required_argument, NULL, O_ETCD_PREFIX },
 	{ "etcd-compaction-interval", required_argument, NULL,
 	    O_ETCD_COMPACT },
+	{ "migrate-to-etcd", no_argument, NULL, O_MIGRATE },
 	{ "debug", no_argument, NULL, 'D' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -481,6 +483,9 @@ etcd_flag(struct volrayd_flags *f, int c, const char *arg)
 			    "duration of 1s or more, or 0 for never", arg);
 		f->etcd_compaction_ms = ms;
 		break;
+	case O_MIGRATE:
+		f->migrate = 1;
+		break;
 	default:
 		return -1;
 	}
@@ -688,6 +693,8 @@ check_together(const struct volrayd_flags *f)
 	if (f->netcd == 0 && (f->etcd_ca != NULL || f->etcd_cert != NULL))
 		return bad("--etcd-cafile, --etcd-certfile and --etcd-keyfile "
 		    "are for --etcd-servers%s", "");
+	if (f->migrate && f->netcd == 0)
+		return bad("--migrate-to-etcd wants --etcd-servers%s", "");
 	if (f->netcd > 0 && !(f->roles & ROLE_API))
 		return bad("--etcd-servers is the api role's store: --roles %s "
 		    "has no api", volrayd_roles_text(f->roles));

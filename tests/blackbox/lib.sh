@@ -22,8 +22,10 @@ DAEMON_PID=""
 # member, started on the first start_daemon, stopped at exit) rather than
 # on the embedded store: the same scenarios against both backends.
 : "${VOLRAY_STORE:=embedded}"
-ETCD_PIDS=""
 ETCD_ENDPOINTS=""
+# Processes a test started besides the daemon (etcd members, a second
+# server): killed (-9) at exit.
+KILL_PIDS=""
 
 cleanup() {
 	rc=$?
@@ -31,7 +33,7 @@ cleanup() {
 		kill "$DAEMON_PID" 2>/dev/null || true
 		wait "$DAEMON_PID" 2>/dev/null || true
 	fi
-	for p in $ETCD_PIDS; do
+	for p in $KILL_PIDS; do
 		kill -9 "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 	done
@@ -114,7 +116,7 @@ etcd_member() {
 	    --initial-cluster-token "volray-$TEST_NAME" \
 	    >>"$WORK/etcd$1.log" 2>&1 &
 	eval "ETCD_PID_$1=$!"
-	ETCD_PIDS="$ETCD_PIDS $!"
+	KILL_PIDS="$KILL_PIDS $!"
 }
 
 # etcd_wait: until the cluster commits a write (a quorum is up).
@@ -148,8 +150,11 @@ start_daemon() {
 	etcdflag=""
 	if [ "$VOLRAY_STORE" = etcd ]; then
 		[ -n "$ETCD_ENDPOINTS" ] || etcd_start 1
-		etcdflag="--etcd-servers=$ETCD_ENDPOINTS"
+		# One server: no election (a test's own flag comes after).
+		etcdflag="--etcd-servers=$ETCD_ENDPOINTS --leader-elect=false"
 	fi
+	# For a test that starts the daemon again itself.
+	STORE_FLAGS=$etcdflag
 	"$VOLRAYD" --data-dir "$DATA" --listen "127.0.0.1:0" \
 		$nolocal ${SHARE_DIR:+--share-dir "$SHARE_DIR"} $etcdflag "$@" \
 		>>"$WORK/volrayd.log" 2>&1 &

@@ -105,7 +105,7 @@ pass "kill -9 of the leader: the standby took its Lease and scaled the Deploymen
 # restart of their own.
 stop_daemon KILL
 "$VOLRAYD" --data-dir "$DATA" --listen "127.0.0.1:$PORT" --no-local-node \
-	${SHARE_DIR:+--share-dir "$SHARE_DIR"} --roles api >>"$WORK/volrayd.log" 2>&1 &
+	${SHARE_DIR:+--share-dir "$SHARE_DIR"} $STORE_FLAGS --roles api >>"$WORK/volrayd.log" 2>&1 &
 DAEMON_PID=$!
 i=0
 until command curl -fsk "$API/readyz" >/dev/null 2>&1; do
