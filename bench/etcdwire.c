@@ -33,7 +33,7 @@
  * and value, base64-decoded for json). Each run first does one untimed
  * request per client, so connections are open before the clock starts.
  *
- * Build: bench/etcdwire.sh does it (protoc-c on the .proto files in bench/etcdwire/,
+ * Build: bench/etcdwire.sh does it (protoc-c on core/store/etcdpb/*.proto,
  * then cc ... $(pkg-config --cflags --libs grpc libprotobuf-c libcurl
  * libcjson)).
  */

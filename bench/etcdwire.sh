@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # etcd transport: gRPC or the JSON gateway.
 #
-# Builds bench/etcdwire (protoc-c on bench/etcdwire/*.proto, then cc with
-# gRPC C core, protobuf-c, libcurl and cJSON), starts Debian's etcd 3.4 as
-# a single member on loopback ports ETCD_PORT/ETCD_PEER_PORT (23791/23792)
-# with a data directory under $BENCH_WORK, and measures the same work
-# through both transports, alternating them run by run (and which goes
-# first):
+# Builds bench/out/etcdwire/etcdwire (protoc-c on core/store/etcdpb/*.proto,
+# the etcd client's, then cc with gRPC C core, protobuf-c, libcurl and
+# cJSON), starts Debian's etcd 3.4 as a single member on loopback ports
+# ETCD_PORT/ETCD_PEER_PORT (23791/23792) with a data directory under
+# $BENCH_WORK, and measures the same work through both transports,
+# alternating them run by run (and which goes first):
 #
 #   txn    N create-if-absent transactions (compare create_revision == 0,
 #          then put a SIZE-byte ConfigMap) at each count of CLIENTS in
@@ -42,8 +42,8 @@ fi
 : "${WRITER_CLIENTS:=16}"
 : "${ETCD_PORT:=23791}"
 : "${ETCD_PEER_PORT:=23792}"
-EW_SRC=$BENCH_DIR/etcdwire
-EW_OUT=$EW_SRC/out
+EW_SRC=$TOP/core/store/etcdpb
+EW_OUT=$BENCH_DIR/out/etcdwire
 : "${ETCDWIRE:=$EW_OUT/etcdwire}"
 EW_PKGS="grpc libprotobuf-c libcurl libcjson"
 
@@ -51,11 +51,11 @@ EW_PKGS="grpc libprotobuf-c libcurl libcjson"
 build_etcdwire() {
 	local f stale=0 p
 	command -v protoc-c >/dev/null 2>&1 ||
-	    die "no protoc-c: install protobuf-c-compiler (VOLRAY_BENCH=1 scripts/deps.sh)"
+	    die "no protoc-c: install protobuf-c-compiler (scripts/deps.sh)"
 	for p in $EW_PKGS; do
 		pkg-config --exists "$p" ||
 		    die "pkg-config finds no $p: install libgrpc-dev libprotobuf-c-dev" \
-		    "libcurl4-openssl-dev libcjson-dev (VOLRAY_BENCH=1 scripts/deps.sh)"
+		    "libcurl4-openssl-dev libcjson-dev (scripts/deps.sh)"
 	done
 	[ -x "$ETCDWIRE" ] || stale=1
 	for f in "$BENCH_DIR/etcdwire.c" "$EW_SRC"/*.proto; do
