@@ -58,8 +58,9 @@ struct etcdkv_op {
 enum { ETCDKV_OK = 0, ETCDKV_CONFLICT = 1, ETCDKV_ERROR = -1 };
 
 etcdkv *etcdkv_new(uv_loop_t *, const struct etcdkv_conf *, char **cause);
-/* Calls under way are dropped (their callbacks are not called); in
-   etcdkv_grpc.c, watches still running are stopped and freed too. */
+/* Calls under way are dropped (their callbacks are not called). In
+   etcdkv_grpc.c, watches still running are stopped and freed too, and
+   it may be called from one of the client's callbacks. */
 void etcdkv_free(etcdkv *);
 /* The endpoint calls go to now. */
 const char *etcdkv_endpoint(const etcdkv *);

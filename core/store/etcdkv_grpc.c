@@ -66,6 +66,8 @@ struct etcdkv {
 	struct tag *done, **done_tail;	/* completed, for the loop */
 	uv_async_t async;
 	int closing;
+	int dispatching;	/* a completion's fn is running */
+	int torn;		/* etcdkv_free ran inside one: finish after */
 
 	struct ucall *calls;		/* asynchronous calls under way */
 	struct etcdkv_watch *watches;
@@ -140,15 +142,25 @@ done_pop(etcdkv *kv)
 	return t;
 }
 
-/* The completed batches, one at a time: a callback may free the client. */
+static void kv_teardown(etcdkv *);
+
+/* The completed batches, one at a time: a callback may free the client,
+   whose end then waits for that callback's call to be cleared. */
 static void
 on_async(uv_async_t *a)
 {
 	etcdkv *kv = a->data;
 	struct tag *t;
 
-	while (!kv->closing && (t = done_pop(kv)) != NULL)
+	while (!kv->closing && (t = done_pop(kv)) != NULL) {
+		kv->dispatching = 1;
 		t->fn(t, t->ok);
+		kv->dispatching = 0;
+	}
+	if (kv->torn) {
+		kv->torn = 0;
+		kv_teardown(kv);
+	}
 }
 
 /* ---- endpoints and channels ---- */
@@ -1035,7 +1047,7 @@ watch_settle(etcdkv_watch *w)
 	char *why;
 	unsigned delay;
 
-	if (w->pending > 0)
+	if (w->pending > 0 || w->call == NULL)
 		return;
 	why = status_error(w->status, w->details, "closed");
 	grpc_byte_buffer_destroy(w->req);
@@ -1189,7 +1201,8 @@ etcdkv_watch_start(etcdkv *kv, const char *key, size_t klen, const char *end,
 	memcpy(w->key, key, klen);
 	w->klen = klen;
 	w->end = xmalloc(elen + 1);
-	memcpy(w->end, end, elen);
+	if (elen > 0)
+		memcpy(w->end, end, elen);
 	w->elen = elen;
 	w->next = start_rev;
 	w->cb = *cb;
@@ -1226,6 +1239,15 @@ kv_closed(uv_handle_t *h)
 	free(kv);
 }
 
+static void
+kv_teardown(etcdkv *kv)
+{
+	grpc_completion_queue_destroy(kv->cq);
+	endpoints_free(kv);
+	grpc_shutdown();
+	uv_close((uv_handle_t *)&kv->async, kv_closed);
+}
+
 /*
  * Cancel every call and stream, let the thread hand back every batch
  * until the queue is shut down, then free them without a callback: the
@@ -1252,8 +1274,8 @@ etcdkv_free(etcdkv *kv)
 	pthread_join(kv->thread, NULL);
 	while ((t = done_pop(kv)) != NULL)
 		t->fn(t, 0);
-	grpc_completion_queue_destroy(kv->cq);
-	endpoints_free(kv);
-	grpc_shutdown();
-	uv_close((uv_handle_t *)&kv->async, kv_closed);
+	if (kv->dispatching)
+		kv->torn = 1;
+	else
+		kv_teardown(kv);
 }

@@ -435,6 +435,7 @@ struct watcher {
 	int64_t compacted;
 	char err[256];
 	int stop_after;		/* stop in on_event after that many */
+	etcdkv *free_kv;	/* or free this client there */
 	int stopped;
 	int late;		/* callbacks after the stop */
 };
@@ -463,6 +464,11 @@ w_event(void *arg, const struct etcdkv_kv *kv, const struct etcdkv_kv *prev)
 	if (x->stop_after > 0 && x->n == x->stop_after) {
 		x->stopped = 1;
 		etcdkv_watch_stop(x->w);
+	}
+	if (x->free_kv != NULL) {
+		x->stopped = 1;
+		etcdkv_free(x->free_kv);
+		x->free_kv = NULL;
 	}
 }
 
@@ -926,6 +932,52 @@ print_handle(uv_handle_t *h, void *arg)
 	    uv_handle_type_name(uv_handle_get_type(h)));
 }
 
+struct freer {
+	etcdkv *kv;
+	int done;
+};
+
+static void
+on_txn_free(void *arg, int outcome, int64_t rev, const char *err)
+{
+	struct freer *f = arg;
+
+	f->done = 1;
+	etcdkv_free(f->kv);
+}
+
+/* Freed from a callback: a transaction's, with a watch running; a
+   watch's own on_event, with a transaction in flight. */
+static void
+test_free_in_callback(void)
+{
+	const char *eps[1] = { live_url };
+	struct etcdkv_op o = put("/t/cb", "x", -1);
+	struct freer f;
+	struct txn_res t;
+	struct watcher x;
+
+	memset(&x, 0, sizeof x);
+	f.kv = client(eps, 1);
+	f.done = 0;
+	watch(f.kv, &x, "/t/cb", current_rev(f.kv) + 1);
+	etcdkv_txn(f.kv, &o, 1, on_txn_free, &f);
+	CHECK(wait_for(&f.done, 5000));
+	x.stopped = 1;
+	spin(200);
+	CHECK(x.late == 0);
+
+	memset(&x, 0, sizeof x);
+	memset(&t, 0, sizeof t);
+	x.free_kv = client(eps, 1);
+	watch(x.free_kv, &x, "/t/cb", current_rev(x.free_kv) + 1);
+	etcdkv_txn(x.free_kv, &o, 1, on_txn, &t);
+	etcdkv_txn(x.free_kv, &o, 1, on_txn, &t);
+	CHECK(wait_events(&x, 1, 5000));
+	spin(200);
+	CHECK(x.n == 1 && x.late == 0 && x.free_kv == NULL);
+}
+
 int
 main(void)
 {
@@ -965,6 +1017,7 @@ main(void)
 	test_resume(kv, bin);
 	etcdkv_free(kv);
 	test_free_running();
+	test_free_in_callback();
 	test_tls(bin);
 
 	uv_close((uv_handle_t *)&tick, NULL);
