@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -140,6 +141,8 @@ etcd_spawn(const char *bin, int port, int peer, int tls)
 	if (!tls)
 		argv[15] = NULL;
 	if ((pid = fork()) == 0) {
+		/* Not left behind should the test crash. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if ((fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644)) >= 0) {
 			dup2(fd, 1);
 			dup2(fd, 2);
