@@ -2,8 +2,9 @@
 # Install the Debian packages volray needs to build and test, when missing.
 # Runs apt-get only as root (or through sudo when available); otherwise it
 # lists what is missing and carries on, so configure can name the problem.
-# With VOLRAY_BENCH=1 it also installs etcd, the benchmarks' baseline; that
-# part is best effort (the benchmarks run without a baseline otherwise).
+# The etcd client (core/store/etcdkv_grpc.c) needs gRPC's C core, protobuf-c
+# and protoc-c; etcd itself is for its unit test (test-etcdkv) and the
+# benchmarks' baseline.
 # clang is always on the list: it brings libFuzzer, and check.sh runs a
 # short fuzz smoke test (build-fuzz/, ./configure --enable-fuzz) with it.
 # bsdutils brings script(1), with which cli3.sh runs volray on a terminal.
@@ -13,9 +14,8 @@ set -eu
 need="autoconf automake libtool pkg-config make gcc liblua5.4-dev \
 libuv1-dev libcurl4-openssl-dev libyaml-dev libcjson-dev libhttp-parser-dev \
 libssl-dev openssl curl python3 git python3-kubernetes clang mandoc \
-bsdutils libgoogle-perftools-dev libwslay-dev zlib1g-dev"
-extra=""
-[ "${VOLRAY_BENCH:-}" = 1 ] && extra="etcd-server etcd-client"
+bsdutils libgoogle-perftools-dev libwslay-dev zlib1g-dev \
+libgrpc-dev libprotobuf-c-dev protobuf-c-compiler etcd-server etcd-client"
 
 missing() {
 	out=""
@@ -33,16 +33,14 @@ command -v kubectl >/dev/null 2>&1 || need_missing="$need_missing kubernetes-cli
 # npm (and node) for tests/blackbox/jsclient.sh, which installs the pinned
 # JavaScript client itself; any npm on PATH will do, Debian's otherwise.
 command -v npm >/dev/null 2>&1 || need_missing="$need_missing npm"
-# shellcheck disable=SC2086
-extra_missing=$(missing $extra)
-[ -z "$need_missing$extra_missing" ] && exit 0
+[ -z "$need_missing" ] && exit 0
 
 if [ "$(id -u)" = 0 ]; then
 	SUDO=""
 elif command -v sudo >/dev/null 2>&1; then
 	SUDO="sudo -n"
 else
-	echo "deps: not root and no sudo; install:$need_missing$extra_missing" >&2
+	echo "deps: not root and no sudo; install:$need_missing" >&2
 	exit 0
 fi
 export DEBIAN_FRONTEND=noninteractive
@@ -51,10 +49,4 @@ if [ -n "$need_missing" ]; then
 	echo "deps: installing:$need_missing"
 	# shellcheck disable=SC2086
 	$SUDO apt-get install -y -qq $need_missing
-fi
-if [ -n "$extra_missing" ]; then
-	echo "deps: installing (best effort):$extra_missing"
-	# shellcheck disable=SC2086
-	$SUDO apt-get install -y -qq $extra_missing ||
-		echo "deps: could not install$extra_missing; benchmarks run without etcd" >&2
 fi

@@ -8,8 +8,8 @@ set -eu
 cd "$top_srcdir"
 LOADGEN="$top_builddir/bench-loadgen"
 sh bench/build.sh "$LOADGEN" >/dev/null
-# etcd is the baseline when it is installed (scripts/deps.sh installs it
-# with VOLRAY_BENCH=1); without it only volray runs.
+# etcd is the baseline when it is installed (scripts/deps.sh installs
+# it); without it only volray runs.
 if command -v etcd >/dev/null 2>&1; then base=1; else base=0; fi
 export LOADGEN SMALL=1 ETCD_BASELINE=$base VOLRAYD="$top_builddir/volrayd" SHARE_DIR="$top_srcdir"
 bash bench/store.sh
