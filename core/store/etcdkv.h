@@ -1,14 +1,14 @@
 /*
  * An etcd v3 client: the key-value calls the etcd-backed store needs
  * (range, transaction, watch, compaction), on the loop: every callback
- * runs on the loop thread. Two implementations of this header:
- * etcdkv_grpc.c over etcd's gRPC API (gRPC's C core and protobuf-c), the
- * one built, and etcdkv.c over etcd's JSON gateway (/v3/kv/range,
- * /v3/kv/txn, /v3/watch, /v3/kv/compaction) on the daemon's libcurl
- * client (net/hclient.c), kept out of the build: bench/etcdwire.sh
- * measured gRPC 1.6-2.7x faster on create transactions, with 2-4x less
- * of etcd's CPU. tests/unit/test-etcdkv.c runs against either. Keys and
- * values are bytes; revisions are etcd's int64.
+ * runs on the loop thread. etcdkv_grpc.c implements it over etcd's gRPC
+ * API (gRPC's C core and protobuf-c). A client over etcd's JSON gateway
+ * (/v3/kv/txn, /v3/watch on libcurl) was written first and measured
+ * against it: bench/etcdwire.sh found gRPC 1.6-2.7x faster on create
+ * transactions with 2-4x less of etcd's CPU, and the gateway client lost
+ * its watch across an etcd restart; it is in the history (git log --
+ * core/store/etcdkv.c). tests/unit/test-etcdkv.c checks the contract.
+ * Keys and values are bytes; revisions are etcd's int64.
  *
  * Several endpoints (the members of one cluster) are tried in turn: a
  * read or a watch that cannot reach one goes on to the next; a

@@ -8,8 +8,7 @@
  * Every asynchronous call and watch stream completes on one completion
  * queue, drained by a thread of this file's own: it hands each completed
  * batch (a struct tag) to the loop through a list and a uv_async, and the
- * loop runs it, so every callback runs on the loop thread as with the
- * JSON gateway (etcdkv.c). A synchronous call blocks the loop on a
+ * loop runs it, so every callback runs on the loop thread. A synchronous call blocks the loop on a
  * completion queue of its own. A watch is one /etcdserverpb.Watch/Watch
  * stream with a single watcher: the create request, then one RECV_MESSAGE
  * outstanding at a time, and RECV_STATUS_ON_CLIENT to learn of its end;

@@ -3,9 +3,7 @@
  * etcd, started here on free loopback ports with a data directory under
  * /tmp, and killed and removed at the end (the test is skipped, exit 77,
  * without an etcd binary: $ETCD, else etcd on PATH). Only etcdkv.h is
- * used, so the same test runs against either implementation: the one in
- * the build (etcdkv_grpc.c) or the JSON gateway's (etcdkv.c), linked
- * ahead of libvolray.a in its place. The loop runs in the main thread,
+ * used, so it is the contract any implementation keeps. The loop runs in the main thread,
  * stepped by wait_for until a callback has run; etcd sends a watch's
  * progress notifications every second here. VERBOSE=1 shows the
  * client's log.
