@@ -80,21 +80,22 @@ slurp(const char *path, size_t *len)
 static int
 spill(const char *path, const char *val, size_t len)
 {
-	char tmp[PATH_MAX];
-	int fd;
+	char *tmp = util_printf("%s.tmp", path);
+	int fd, rc = -1;
 	ssize_t w;
 
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0)
-		return -1;
-	w = write(fd, val, len);
-	if (w != (ssize_t)len || fsync(fd) != 0) {
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600)) >= 0) {
+		w = write(fd, val, len);
+		if (w == (ssize_t)len && fsync(fd) == 0)
+			rc = 0;
 		close(fd);
-		unlink(tmp);
-		return -1;
+		if (rc == 0)
+			rc = rename(tmp, path);
+		else
+			unlink(tmp);
 	}
-	close(fd);
-	return rename(tmp, path);
+	free(tmp);
+	return rc;
 }
 
 int

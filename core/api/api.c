@@ -447,8 +447,8 @@ admit(api *a, http_req *req, struct route *rt)
 }
 
 /* Hand a resource request to its verb's handler by method. */
-void
-api_dispatch(api *a, http_req *req, struct route *rt, int watch)
+static void
+dispatch(api *a, http_req *req, struct route *rt, int watch)
 {
 	const char *m = req->method;
 
@@ -606,7 +606,7 @@ api_handle(http_req *req, void *arg)
 		return;
 	}
 	if (store_is_etcd(a->st))
-		api_etcd_run(a, req, &rt, watch);
+		api_etcd_run(a, req, &rt, watch, dispatch);
 	else
-		api_dispatch(a, req, &rt, watch);
+		dispatch(a, req, &rt, watch);
 }

@@ -36,6 +36,7 @@
 struct etcd_req {
 	api *a;
 	http_req *req;
+	api_dispatch_fn dispatch;
 	int watch;
 	int tries;
 	int synced;		/* ran again after store_sync */
@@ -45,7 +46,8 @@ struct etcd_req {
 
 /* A copy of rt whose pointers into rt->buf point into the copy's. */
 static struct etcd_req *
-req_new(api *a, http_req *req, const struct route *rt, int watch)
+req_new(api *a, http_req *req, const struct route *rt, int watch,
+    api_dispatch_fn dispatch)
 {
 	struct etcd_req *er = xcalloc(1, sizeof *er);
 	const char *lo = rt->buf, *hi = rt->buf + sizeof rt->buf;
@@ -53,6 +55,7 @@ req_new(api *a, http_req *req, const struct route *rt, int watch)
 	er->a = a;
 	er->req = req;
 	er->watch = watch;
+	er->dispatch = dispatch;
 	er->rt = *rt;
 #define REBASE(p) do {							\
 	if ((p) != NULL && (p) >= lo && (p) < hi)			\
@@ -81,7 +84,7 @@ read_synced(void *arg)
 {
 	struct etcd_req *er = arg;
 
-	api_dispatch(er->a, er->req, &er->rt, er->watch);
+	er->dispatch(er->a, er->req, &er->rt, er->watch);
 	req_free(er);
 }
 
@@ -131,7 +134,7 @@ attempt(struct etcd_req *er)
 	reply_held_drop(&er->hold);
 	er->rt.hold = &er->hold;
 	store_batch_begin(st);
-	api_dispatch(er->a, er->req, &er->rt, er->watch);
+	er->dispatch(er->a, er->req, &er->rt, er->watch);
 	er->rt.hold = NULL;
 	if (!er->hold.held) {
 		/* Answered later: its writes, if any, go now. */
@@ -159,7 +162,8 @@ attempt(struct etcd_req *er)
 }
 
 void
-api_etcd_run(api *a, http_req *req, const struct route *rt, int watch)
+api_etcd_run(api *a, http_req *req, const struct route *rt, int watch,
+    api_dispatch_fn dispatch)
 {
 	const char *m = req->method;
 	struct etcd_req *er;
@@ -169,11 +173,12 @@ api_etcd_run(api *a, http_req *req, const struct route *rt, int watch)
 		rv = http_query_get(req->query, "resourceVersion");
 		if (rv != NULL && strcmp(rv, "0") == 0) {
 			free(rv);
-			api_dispatch(a, req, (struct route *)rt, watch);
+			dispatch(a, req, (struct route *)rt, watch);
 			return;
 		}
 		free(rv);
-		store_sync(a->st, read_synced, req_new(a, req, rt, watch));
+		store_sync(a->st, read_synced, req_new(a, req, rt, watch,
+		    dispatch));
 		return;
 	}
 	if (rt->sub != NULL && strcmp(rt->sub, "status") != 0 &&
@@ -181,9 +186,9 @@ api_etcd_run(api *a, http_req *req, const struct route *rt, int watch)
 	    strcmp(rt->sub, "eviction") != 0 &&
 	    strcmp(rt->sub, "finalize") != 0) {
 		/* Streams (exec, attach, portforward) store nothing. */
-		api_dispatch(a, req, (struct route *)rt, watch);
+		dispatch(a, req, (struct route *)rt, watch);
 		return;
 	}
-	er = req_new(a, req, rt, watch);
+	er = req_new(a, req, rt, watch, dispatch);
 	attempt(er);
 }

@@ -69,10 +69,11 @@ struct route {
  * The handlers api.c dispatches to, one file each; they answer through
  * reply.c and call nothing in api.c.
  */
-/* api.c: a request to its verb's handler. */
-void api_dispatch(api *, http_req *, struct route *, int watch);
-/* api_etcd.c: the same on the etcd-backed store. */
-void api_etcd_run(api *, http_req *, const struct route *, int watch);
+/* api_etcd.c: a request on the etcd-backed store, handed to its verb's
+   handler by dispatch (api.c's) when the store is ready for it. */
+typedef void (*api_dispatch_fn)(api *, http_req *, struct route *, int);
+void api_etcd_run(api *, http_req *, const struct route *, int watch,
+    api_dispatch_fn dispatch);
 /* api_read.c: get, list, watch. */
 void api_read_get(api *, http_req *, struct route *);
 void api_read_list(api *, http_req *, struct route *);
