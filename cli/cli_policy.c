@@ -19,6 +19,7 @@
 #include "cli_print.h"
 #include "cli_table.h"
 #include "lib/json.h"
+#include "lib/log.h"
 #include "lib/sharedir.h"
 #include "lib/xmalloc.h"
 #include "sched/policytest.h"
@@ -40,8 +41,12 @@ policy_offline(const char *verb, const char *dir)
 	}
 	if (strcmp(verb, "check") == 0)
 		rc = policytest_check(share, dir, stdout, &cause);
-	else
+	else {
+		/* A plugin's failure is told once, in its case's verdict,
+		   not again by the scheduler's log. */
+		log_set_level(LOG_ERROR);
 		rc = policytest_run(share, dir, stdout, &cause);
+	}
 	free(share);
 	if (rc < 0) {
 		fprintf(stderr, "volray: policy %s: %s\n", verb, cause);

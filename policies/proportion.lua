@@ -120,6 +120,10 @@ function P.open(ssn)
     for _, k in ipairs(kids) do distribute(k.name, k.deserved) end
   end
   distribute("root", total)
+  -- The figures behind each queue's share, for explain and policy test.
+  for name, q in pairs(ssn.queues) do
+    ssn:queue_info(q, "deserved", attrs[name].deserved)
+  end
 end
 
 -- Higher spec.priority first, then the smaller share (an order key,

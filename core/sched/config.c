@@ -7,6 +7,8 @@
  *     - name: priority
  *     - name: gang
  *       enablePreemptable: false
+ *     - name: quota
+ *       failurePolicy: Fail     # volray's: an error is a rejection
  *   configurations:
  *   - name: allocate
  *     arguments: {...}
@@ -163,6 +165,7 @@ parse_plugin(const char *path, const char *buf, size_t len, const cJSON *p,
 {
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(p, "arguments");
+	const cJSON *fp;
 	char needle[300];
 	size_t i;
 
@@ -178,6 +181,15 @@ parse_plugin(const char *path, const char *buf, size_t len, const cJSON *p,
 		    "a mapping", pc->name);
 	pc->arguments = cJSON_IsObject(args) ? cJSON_Duplicate(args, 1) :
 	    cJSON_CreateObject();
+	fp = cJSON_GetObjectItemCaseSensitive(p, "failurePolicy");
+	if (fp != NULL && !cJSON_IsNull(fp)) {
+		if (!cJSON_IsString(fp) || (strcmp(fp->valuestring, "Fail") != 0 &&
+		    strcmp(fp->valuestring, "Ignore") != 0))
+			return err(cause, path, line_of(buf, len, "failurePolicy",
+			    pc->line), "plugin %s: failurePolicy: want Ignore or "
+			    "Fail", pc->name);
+		pc->fail_closed = strcmp(fp->valuestring, "Fail") == 0;
+	}
 	pc->enabled = ~0u;
 	for (i = 0; i < sizeof flags / sizeof *flags; i++) {
 		const cJSON *f = cJSON_GetObjectItemCaseSensitive(p,

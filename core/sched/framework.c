@@ -20,8 +20,14 @@
  *   on_allocate/deallocate every plugin
  *
  * Every call goes through framework_call: a plugin whose call fails
- * (error, instruction budget, memory) is skipped for the rest of the
- * session and reported.
+ * (error, instruction budget, memory) is reported and, with its
+ * failurePolicy Ignore (the default), skipped for the rest of the
+ * session. With failurePolicy Fail its votes and predicates count as
+ * rejections for the rest of the session instead, never as passes: a
+ * job it would judge is not valid, not ready, not enqueued, not
+ * pipelined; its queue is overused and allocates nothing; no victim is
+ * taken and no node passes. Orders, scores and event handlers cannot
+ * reject: a failed one is skipped either way.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,18 +41,61 @@
 #include "luahost/luahost.h"
 #include "sched/sched_int.h"
 
+/* The plugins defining ep that may still be called or refuse. */
 #define EACH_PLUGIN(ss, pl, ep)						\
 	for (struct plugin *pl = (ss)->pol->plugins;			\
 	    pl < (ss)->pol->plugins + (ss)->pol->nplugins; pl++)	\
-		if (pl->has[ep] && !(ss)->failed[pl - (ss)->pol->plugins])
+		if (pl->has[ep] && (pl->conf->fail_closed ||		\
+		    !(ss)->failed[pl - (ss)->pol->plugins]))
+
+/*
+ * Cut err (a message and Lua's traceback) at the traceback, which is
+ * returned (allocated, "" when there is none) without what the user did
+ * not write: the batch trampoline's frames, and the C frames of error()
+ * and the call; the trampoline's name for the plugin's function becomes
+ * the extension point's.
+ */
+static char *
+tidy_traceback(char *err, const char *ep)
+{
+	char *tb = strstr(err, "\nstack traceback:"), *line, *next, *out;
+	size_t len = 0, cap;
+
+	if (tb == NULL)
+		return xstrdup("");
+	*tb++ = '\0';
+	cap = strlen(tb) + strlen(ep) * 8 + 64;
+	out = xmalloc(cap);
+	out[0] = '\0';
+	for (line = tb; line != NULL && *line; line = next) {
+		char *q;
+
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		if (len + 1 >= cap)
+			break;
+		if (strstr(line, TRAMPOLINE_NAME) != NULL ||
+		    strstr(line, "[C]: in ") != NULL)
+			continue;
+		if ((q = strstr(line, "in local 'plugin_fn'")) != NULL)
+			len += (size_t)snprintf(out + len, cap - len,
+			    "\n%.*sin function '%s'", (int)(q - line), line, ep);
+		else
+			len += (size_t)snprintf(out + len, cap - len, "\n%s",
+			    line);
+	}
+	return out;
+}
 
 /*
  * Call plugin pl's function for ep with nargs pushed: 0 with nres results
  * pushed, or -1 with nothing pushed when it is not there, failed earlier
  * in the session or fails now (error, instruction budget, memory): then
  * it is skipped for the rest of the session and the failure reported (an
- * Event on the root queue). Per-node functions (predicate, node_order)
- * are called once for all the nodes, through the policy's trampoline.
+ * Event on the root queue). A failed plugin whose failurePolicy is Fail
+ * gives FW_REFUSED instead of -1: its caller counts a rejection.
+ * Per-node functions (predicate, node_order) are called once for all
+ * the nodes, through the policy's trampoline.
  */
 int
 framework_call(struct session *ss, struct plugin *pl, int ep, int nargs,
@@ -56,7 +105,11 @@ framework_call(struct session *ss, struct plugin *pl, int ep, int nargs,
 	int k = (int)(pl - ss->pol->plugins), base = lua_gettop(L) - nargs;
 	char *err = NULL;
 
-	if (ss->failed[k] || (!pl->has[ep] && ep != EP_OPEN && ep != EP_CLOSE)) {
+	if (ss->failed[k]) {
+		lua_settop(L, base);
+		return pl->conf->fail_closed ? FW_REFUSED : -1;
+	}
+	if (!pl->has[ep] && ep != EP_OPEN && ep != EP_CLOSE) {
 		lua_settop(L, base);
 		return -1;
 	}
@@ -85,18 +138,24 @@ framework_call(struct session *ss, struct plugin *pl, int ep, int nargs,
 			return 0;
 	}
 	{
-		char *m = util_printf("plugin %s failed in %s (%s): %s; skipped "
-		    "for the rest of this session", pl->name,
-		    config_ep_names[ep], pl->file, err);
+		char *tb = tidy_traceback(err, config_ep_names[ep]);
+		char *m = util_printf("plugin %s failed in %s (%s): %s; %s "
+		    "for the rest of this session%s", pl->name,
+		    config_ep_names[ep], pl->file, err, pl->conf->fail_closed ?
+		    "its votes and predicates reject (failurePolicy Fail)" :
+		    "skipped", tb);
 
 		log_warn("scheduler: %s", m);
 		ss->failed[k] = 1;
+		ss->fail_err[k] = util_printf("plugin %s failed in %s: %s",
+		    pl->name, config_ep_names[ep], err);
+		free(tb);
 		ss->events = xreallocarray(ss->events, (size_t)ss->nevents + 1,
 		    sizeof *ss->events);
 		ss->events[ss->nevents++] = m;
 		free(err);
 		lua_settop(L, base);
-		return -1;
+		return pl->conf->fail_closed ? FW_REFUSED : -1;
 	}
 }
 
@@ -270,23 +329,40 @@ framework_task_less(struct session *ss, struct s_task *a, struct s_task *b)
 /* ------------------------------------------------------------------ */
 /* Job predicates.                                                     */
 
+/* What held j back: the plugin, its reason and message. */
+static void
+set_invalid(struct s_job *j, const struct plugin *pl, const char *reason,
+    const char *msg)
+{
+	free(j->invalid_reason);
+	free(j->invalid_msg);
+	j->invalid_reason = xstrdup(reason);
+	j->invalid_msg = xstrdup(msg);
+	j->invalid_plugin = pl->name;
+	j->invalid = 1;
+}
+
 int
 framework_job_valid(struct session *ss, struct s_job *j)
 {
 	lua_State *L = ss->L;
 
 	EACH_PLUGIN(ss, pl, EP_JOB_VALID) {
+		int rc;
+
 		view_push_job(ss, j);
-		if (framework_call(ss, pl, EP_JOB_VALID, 1, 3) != 0)
+		if ((rc = framework_call(ss, pl, EP_JOB_VALID, 1, 3)) ==
+		    FW_REFUSED) {
+			set_invalid(j, pl, "PluginFailed",
+			    ss->fail_err[pl - ss->pol->plugins]);
+			return 0;
+		}
+		if (rc != 0)
 			continue;
 		if (lua_isboolean(L, -3) && !lua_toboolean(L, -3)) {
-			free(j->invalid_reason);
-			free(j->invalid_msg);
-			j->invalid_reason = xstrdup(luaL_optstring(L, -2,
-			    "NotValid"));
-			j->invalid_msg = xstrdup(luaL_optstring(L, -1, ""));
+			set_invalid(j, pl, luaL_optstring(L, -2, "NotValid"),
+			    luaL_optstring(L, -1, ""));
 			lua_pop(L, 3);
-			j->invalid = 1;
 			return 0;
 		}
 		lua_pop(L, 3);
@@ -298,13 +374,15 @@ static int
 bool_and(struct session *ss, struct s_job *j, int ep)
 {
 	EACH_PLUGIN(ss, pl, ep) {
-		view_push_job(ss, j);
-		if (framework_call(ss, pl, ep, 1, 1) != 0)
-			continue;
-		lua_State *L = ss->L;
-		int ok = lua_toboolean(L, -1);
+		int rc, ok;
 
-		lua_pop(L, 1);
+		view_push_job(ss, j);
+		if ((rc = framework_call(ss, pl, ep, 1, 1)) == FW_REFUSED)
+			return 0;
+		if (rc != 0)
+			continue;
+		ok = lua_toboolean(ss->L, -1);
+		lua_pop(ss->L, 1);
 		if (!ok)
 			return 0;
 	}
@@ -331,7 +409,9 @@ votes(struct session *ss, struct s_job *j, int ep)
 			tier = pl->tier;
 		}
 		view_push_job(ss, j);
-		if (framework_call(ss, pl, ep, 1, 1) != 0)
+		if ((r = framework_call(ss, pl, ep, 1, 1)) == FW_REFUSED)
+			return 0;
+		if (r != 0)
 			continue;
 		r = result_int(ss->L);
 		if (r < 0)
@@ -366,7 +446,7 @@ framework_job_enqueued(struct session *ss, struct s_job *j)
 int
 framework_job_starving(struct session *ss, struct s_job *j)
 {
-	int tier = -1, decided = 0, result = 1;
+	int tier = -1, decided = 0, result = 1, rc;
 
 	EACH_PLUGIN(ss, pl, EP_JOB_STARVING) {
 		if (pl->tier != tier) {
@@ -375,7 +455,10 @@ framework_job_starving(struct session *ss, struct s_job *j)
 			tier = pl->tier;
 		}
 		view_push_job(ss, j);
-		if (framework_call(ss, pl, EP_JOB_STARVING, 1, 1) != 0)
+		if ((rc = framework_call(ss, pl, EP_JOB_STARVING, 1, 1)) ==
+		    FW_REFUSED)
+			return 0;
+		if (rc != 0)
 			continue;
 		decided = 1;
 		if (!lua_toboolean(ss->L, -1))
@@ -395,7 +478,10 @@ framework_overused(struct session *ss, struct s_queue *q)
 		int r;
 
 		view_push_queue(ss, q);
-		if (framework_call(ss, pl, EP_OVERUSED, 1, 1) != 0)
+		if ((r = framework_call(ss, pl, EP_OVERUSED, 1, 1)) ==
+		    FW_REFUSED)
+			return 1;
+		if (r != 0)
 			continue;
 		r = lua_toboolean(ss->L, -1);
 		lua_pop(ss->L, 1);
@@ -414,7 +500,9 @@ queue_task_and(struct session *ss, int ep, struct s_queue *q,
 
 		view_push_queue(ss, q);
 		view_push_task(ss, t);
-		if (framework_call(ss, pl, ep, 2, 1) != 0)
+		if ((r = framework_call(ss, pl, ep, 2, 1)) == FW_REFUSED)
+			return 0;
+		if (r != 0)
 			continue;
 		r = lua_toboolean(ss->L, -1);
 		lua_pop(ss->L, 1);
@@ -446,9 +534,10 @@ framework_victims(struct session *ss, int ep, struct s_task *preemptor,
 	lua_State *L = ss->L;
 	int *marks = xcalloc((size_t)n + 1, sizeof *marks);
 	int *mine = xcalloc((size_t)n + 1, sizeof *mine);
-	int tier, i, k = 0;
+	int tier, i, k = 0, refused = 0;
 
-	for (tier = 0; tier < ss->pol->conf.ntiers && k == 0; tier++) {
+	for (tier = 0; tier < ss->pol->conf.ntiers && k == 0 && !refused;
+	    tier++) {
 		int answered = 0;
 
 		memset(marks, 0, (size_t)n * sizeof *marks);
@@ -461,7 +550,12 @@ framework_victims(struct session *ss, int ep, struct s_task *preemptor,
 				view_push_task(ss, cands[i]);
 				lua_rawseti(L, -2, i + 1);
 			}
-			if (framework_call(ss, pl, ep, 2, 1) != 0)
+			if ((i = framework_call(ss, pl, ep, 2, 1)) ==
+			    FW_REFUSED) {
+				refused = 1;
+				break;
+			}
+			if (i != 0)
 				continue;
 			if (!lua_istable(L, -1)) {
 				lua_pop(L, 1);	/* abstains */
@@ -488,7 +582,7 @@ framework_victims(struct session *ss, int ep, struct s_task *preemptor,
 					marks[i]++;
 			answered++;
 		}
-		if (answered == 0)
+		if (answered == 0 || refused)
 			continue;
 		for (i = 0; i < n; i++)
 			if (marks[i] == answered)
@@ -502,7 +596,7 @@ framework_victims(struct session *ss, int ep, struct s_task *preemptor,
 	}
 	free(marks);
 	free(mine);
-	return k;
+	return refused ? 0 : k;
 }
 
 /* ------------------------------------------------------------------ */
@@ -525,7 +619,7 @@ framework_predicate(struct session *ss, struct s_task *t,
     struct s_node **nodes, int n, int *rejects, char **reason)
 {
 	lua_State *L = ss->L;
-	int ep, i, k;
+	int ep, i, k, rc;
 
 	for (ep = EP_PREDICATE; ep <= EP_BATCH_PREDICATE; ep++)
 		EACH_PLUGIN(ss, pl, ep) {
@@ -533,7 +627,16 @@ framework_predicate(struct session *ss, struct s_task *t,
 				return 0;
 			view_push_task(ss, t);
 			push_nodes(ss, nodes, n);
-			if (framework_call(ss, pl, ep, 2, 1) != 0)
+			if ((rc = framework_call(ss, pl, ep, 2, 1)) ==
+			    FW_REFUSED) {
+				/* No node passes a plugin that failed. */
+				if (*reason == NULL)
+					*reason = xstrdup(ss->fail_err[pl -
+					    ss->pol->plugins]);
+				*rejects += n;
+				return 0;
+			}
+			if (rc != 0)
 				continue;
 			if (!lua_istable(L, -1)) {
 				lua_pop(L, 1);

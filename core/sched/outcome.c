@@ -11,7 +11,9 @@
  *   otherwise              -> Unknown if it was Running, else Inqueue
  *                             when admitted, else Pending
  *
- * with the counts running/succeeded/failed and the gang's condition, and
+ * with the counts running/succeeded/failed and the gang's condition (or,
+ * for a job a plugin's job_valid refused, that plugin's reason and
+ * message: what held it back, not what followed from it), and
  * each queue's allocated resources. The caller compares with what is
  * stored and writes only what changed.
  */
@@ -103,6 +105,59 @@ set_condition(cJSON *st, const char *type, const char *reason,
 	json_set_str(c, "message", msg);
 }
 
+char *
+outcome_invalid_msg(const struct s_job *j)
+{
+	if (j->invalid_plugin == NULL ||
+	    strstr(j->invalid_msg, j->invalid_plugin) != NULL)
+		return xstrdup(j->invalid_msg);
+	return util_printf("%s%s(plugin %s)", j->invalid_msg,
+	    *j->invalid_msg ? " " : "", j->invalid_plugin);
+}
+
+char *
+outcome_pending_msg(const struct s_task *t)
+{
+	const struct s_job *j = t->job;
+	char *why, *msg;
+
+	if (j == NULL || t->status != TS_PENDING)
+		return NULL;
+	if (j->invalid) {
+		why = outcome_invalid_msg(j);
+		msg = util_printf("%s: %s", j->invalid_reason, why);
+		free(why);
+		return msg;
+	}
+	if (j->queue == NULL)
+		return util_printf("queue %s does not exist", j->queue_name);
+	if (j->pg != NULL && strcmp(j->phase, "Pending") == 0)
+		return util_printf("pod group %s is Pending%s%s", j->name,
+		    j->enqueue_msg ? ": " : "", j->enqueue_msg ?
+		    j->enqueue_msg : "");
+	if (j->cond_type != NULL && strcmp(j->cond_type, "Unschedulable") == 0 &&
+	    j->min_member > 1)
+		return util_printf("%s%s%s", j->cond_msg, t->why ? "; " : "",
+		    t->why ? t->why : "");
+	return t->why != NULL ? xstrdup(t->why) : NULL;
+}
+
+void
+outcome_pg_events(const struct s_job *j, outcome_event_fn fn, void *arg)
+{
+	if (j->invalid) {
+		/* The plugin's reason, as the condition has it. */
+		char *msg = outcome_invalid_msg(j);
+
+		fn(arg, j, j->invalid_reason, msg);
+		free(msg);
+	} else if (j->cond_type != NULL &&
+	    strcmp(j->cond_type, "Unschedulable") == 0)
+		fn(arg, j, "Unschedulable", j->cond_msg);
+	if (j->enqueue_msg != NULL)
+		fn(arg, j, "NotEnqueued", j->enqueue_msg);
+}
+
 static cJSON *
 pg_status(struct s_job *j)
 {
@@ -130,7 +185,12 @@ pg_status(struct s_job *j)
 	    j->n[TS_BINDING] + j->n[TS_ALLOCATED]);
 	json_set_num(st, "succeeded", j->n[TS_SUCCEEDED]);
 	json_set_num(st, "failed", j->n[TS_FAILED]);
-	if (j->cond_type != NULL)
+	if (j->invalid) {
+		char *msg = outcome_invalid_msg(j);
+
+		set_condition(st, "Unschedulable", j->invalid_reason, msg);
+		free(msg);
+	} else if (j->cond_type != NULL)
 		set_condition(st, j->cond_type, j->cond_reason, j->cond_msg);
 	return st;
 }

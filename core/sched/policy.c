@@ -334,10 +334,9 @@ policy_load(luahost *h, char **cause)
 			p->nplugins++;
 		}
 	/* Per-node functions are called in batches through this. */
-	if (luaL_loadstring(p->L, "local fn, ssn, task, nodes = ...\n"
-	    "local out = {}\n"
-	    "for i = 1, #nodes do out[i] = fn(ssn, task, nodes[i]) end\n"
-	    "return out") != LUA_OK) {
+	/* Its chunk name is what framework.c cuts from a traceback. */
+	if (luaL_loadbuffer(p->L, TRAMPOLINE, strlen(TRAMPOLINE),
+	    "=" TRAMPOLINE_NAME) != LUA_OK) {
 		*cause = xstrdup("cannot build the batch trampoline");
 		policy_free(p);
 		return NULL;

@@ -15,10 +15,14 @@
  *     - {kind: Node, metadata: {name: n1},
  *        status: {allocatable: {cpu: "4", memory: 8Gi}}}
  *     - {kind: Pod, metadata: {name: p1}, spec: {...}}
+ *     arguments: {proportion: {...}}   # optional: merged into the
+ *                                      # plugin's, tiers unrepeated
  *     expect:
  *       binds: {p1: n1}          # exactly these (unlisted: not bound)
  *       pipelined: [p2]          # when given, exactly these
  *       evicted: [v1]            # when given, exactly these
+ *       podgroups, pods, events, queues: what the session would write
+ *                                # and record (policytest_expect.c)
  *
  * Convenience defaults: a Node without conditions is Ready; objects get
  * the namespace default, a uid and creation times in the order written;
@@ -207,6 +211,75 @@ expected(const cJSON *e, int map)
 	return s;
 }
 
+/*
+ * The case's configuration with args ({plugin: {name: value}}) merged
+ * into those plugins' arguments: conf (owned) when the case has one,
+ * else the policy directory's scheduler.yaml, else the built-in one.
+ * NULL with *cause when a plugin is not in the tiers.
+ */
+static cJSON *
+with_arguments(const char *share, const char *dir, cJSON *conf,
+    const cJSON *args, char **cause)
+{
+	const cJSON *a, *tier, *pl;
+	char path[4200];
+
+	if (!cJSON_IsObject(args)) {
+		*cause = xstrdup("want a mapping of plugin names to arguments");
+		cJSON_Delete(conf);
+		return NULL;
+	}
+	if (conf == NULL && dir != NULL) {
+		snprintf(path, sizeof path, "%s/scheduler.yaml", dir);
+		if (access(path, R_OK) == 0)
+			conf = yamljson_load_file(path, cause);
+	}
+	if (conf == NULL && *cause == NULL) {
+		snprintf(path, sizeof path, "%s/policies/scheduler.yaml", share);
+		conf = yamljson_load_file(path, cause);
+	}
+	if (cJSON_IsArray(conf)) {	/* the documents of a file */
+		cJSON *first = cJSON_DetachItemFromArray(conf, 0);
+
+		cJSON_Delete(conf);
+		conf = first;
+	}
+	if (conf == NULL) {
+		if (*cause == NULL)
+			*cause = util_printf("%s: empty", path);
+		return NULL;
+	}
+	cJSON_ArrayForEach(a, args) {
+		int found = 0;
+
+		cJSON_ArrayForEach(tier, json_at(conf, "tiers"))
+			cJSON_ArrayForEach(pl, json_at(tier, "plugins")) {
+			cJSON *to;
+			const cJSON *kv;
+
+			if (json_str(pl, "name") == NULL ||
+			    strcmp(json_str(pl, "name"), a->string) != 0)
+				continue;
+			found = 1;
+			if ((to = json_obj((cJSON *)pl, "arguments")) == NULL)
+				continue;
+			cJSON_ArrayForEach(kv, a) {
+				cJSON_DeleteItemFromObjectCaseSensitive(to,
+				    kv->string);
+				cJSON_AddItemToObject(to, kv->string,
+				    cJSON_Duplicate(kv, 1));
+			}
+		}
+		if (!found) {
+			*cause = util_printf("no plugin %s in the tiers",
+			    a->string);
+			cJSON_Delete(conf);
+			return NULL;
+		}
+	}
+	return conf;
+}
+
 /* One case; 0 pass, 1 fail (message printed), -1 error in the spec. */
 static int
 run_case(const char *share, const char *dir, const char *file,
@@ -214,7 +287,9 @@ run_case(const char *share, const char *dir, const char *file,
 {
 	const char *name = json_str(c, "name");
 	const cJSON *expect = cJSON_GetObjectItemCaseSensitive(c, "expect");
-	const cJSON *conf = cJSON_GetObjectItemCaseSensitive(c, "config");
+	const cJSON *args = cJSON_GetObjectItemCaseSensitive(c, "arguments");
+	cJSON *conf = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(c,
+	    "config"), 1);
 	struct scripted sc = { cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(
 	    c, "cluster"), 1) };
 	struct sched_source src = { scripted_list, &sc };
@@ -231,6 +306,13 @@ run_case(const char *share, const char *dir, const char *file,
 	if (!cJSON_IsArray(sc.objs) || complete(sc.objs, &cause) != 0) {
 		fprintf(out, "FAIL %s: %s: %s\n", file, name, cause ? cause :
 		    "cluster: want a list of objects");
+		free(cause);
+		cJSON_Delete(sc.objs);
+		return 1;
+	}
+	if (args != NULL && (conf = with_arguments(share, dir, conf, args,
+	    &cause)) == NULL) {
+		fprintf(out, "FAIL %s: %s: arguments: %s\n", file, name, cause);
 		free(cause);
 		cJSON_Delete(sc.objs);
 		return 1;
@@ -287,8 +369,6 @@ run_case(const char *share, const char *dir, const char *file,
 	for (i = 0; i < ss.nevents; i++)
 		fprintf(out, "     %s\n", ss.events[i]);
 	nfailed = ss.nevents;
-	session_free(&ss);
-	policy_free(p);
 	for (k = 0; k < 3; k++) {
 		const cJSON *e = cJSON_GetObjectItemCaseSensitive(expect, what[k]);
 
@@ -313,6 +393,10 @@ run_case(const char *share, const char *dir, const char *file,
 		    nfailed);
 		rc = 1;
 	}
+	if (policytest_expect(&ss, expect, out, file, name, rc))
+		rc = 1;
+	session_free(&ss);
+	policy_free(p);
 	if (rc == 0)
 		fprintf(out, "ok   %s: %s\n", file, name);
 out:
@@ -329,6 +413,7 @@ out:
 		unlink(path);
 		rmdir(tmp);
 	}
+	cJSON_Delete(conf);
 	return rc;
 }
 

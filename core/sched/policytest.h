@@ -15,4 +15,12 @@ int policytest_check(const char *share, const char *dir, FILE *out,
 int policytest_run(const char *share, const char *dir, FILE *out,
     char **cause);
 
+struct session;
+struct cJSON;
+/* policytest_expect.c: a case's expect.podgroups, pods, events and
+   queues against the session that ran; 1 (and the misses printed under
+   the case's FAIL line, printed here unless failed says it was) or 0. */
+int policytest_expect(struct session *, const struct cJSON *expect,
+    FILE *out, const char *file, const char *name, int failed);
+
 #endif

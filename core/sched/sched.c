@@ -49,6 +49,9 @@
 #define BIND_WAKE	256		/* binds published before the loop is
 				   woken to write them, mid-session */
 #define EVENT_EVERY_S	60
+/* FailedScheduling events a session records at most (one per pod whose
+   reason to wait changed). */
+#define POD_EVENTS	100
 #define IDLE_CYCLE_S	60
 
 #define NSTORAGE	5
@@ -123,6 +126,7 @@ struct sched {
 	struct sched_outcome out;
 	struct tell { struct s_task *t; char *msg; } *tells;
 	int ntells, npending;
+	int pod_events;			/* FailedScheduling, this session */
 	size_t captells;
 	struct session *to_free;	/* the last session, freed off the loop */
 	/* A cycle whose inputs did not change since the last one would
@@ -600,7 +604,7 @@ decide_pending(struct sched *s, struct session *ss)
 	for (i = 0; i < ss->ntasks; i++) {
 		struct s_task *t = ss->tasks[i];
 		struct s_job *j = t->job;
-		char *msg = NULL;
+		char *msg;
 
 		if (j == NULL || (t->status != TS_PENDING &&
 		    t->status != TS_PIPELINED))
@@ -610,23 +614,7 @@ decide_pending(struct sched *s, struct session *ss)
 				add_tell(s, t, NULL);
 			continue;
 		}
-		if (j->invalid)
-			msg = util_printf("%s", j->invalid_msg);
-		else if (j->queue == NULL)
-			msg = util_printf("queue %s does not exist",
-			    j->queue_name);
-		else if (j->pg != NULL && strcmp(j->phase, "Pending") == 0)
-			msg = util_printf("pod group %s is Pending%s%s", j->name,
-			    j->enqueue_msg ? ": " : "", j->enqueue_msg ?
-			    j->enqueue_msg : "");
-		else if (j->cond_type != NULL &&
-		    strcmp(j->cond_type, "Unschedulable") == 0 &&
-		    j->min_member > 1)
-			msg = util_printf("%s%s%s", j->cond_msg, t->why ? "; " :
-			    "", t->why ? t->why : "");
-		else if (t->why != NULL)
-			msg = xstrdup(t->why);
-		if (msg == NULL)
+		if ((msg = outcome_pending_msg(t)) == NULL)
 			continue;
 		s->npending++;
 		if (t->unsched_msg != NULL && strcmp(t->unsched_msg, msg) == 0) {
@@ -646,9 +634,18 @@ write_tell(struct sched *s, struct tell *tl)
 		pod_condition(s, tl->t->obj, "PodScheduled", "False",
 		    "Unschedulable", "waiting for preempted or reclaimed pods "
 		    "to release their resources", tl->t->nominated);
-	else
+	else {
 		pod_condition(s, tl->t->obj, "PodScheduled", "False",
 		    "Unschedulable", tl->msg, NULL);
+		/* kube-scheduler's event for a pod that did not fit, for
+		   the first POD_EVENTS pods of a session whose reason
+		   changed (the rest say it in their condition). */
+		if (s->pod_events < POD_EVENTS) {
+			s->pod_events++;
+			record_event(s, tl->t->obj, "Warning",
+			    "FailedScheduling", tl->msg);
+		}
+	}
 	free(tl->msg);
 	tl->msg = NULL;
 }
@@ -694,6 +691,13 @@ write_status(struct sched *s, const char *res, const char *group,
 }
 
 static void
+pg_event(void *arg, const struct s_job *j, const char *reason,
+    const char *msg)
+{
+	record_event(arg, j->pg, "Warning", reason, msg);
+}
+
+static void
 write_pg(struct sched *s, struct pg_update *u)
 {
 	struct s_job *j = u->job;
@@ -701,11 +705,7 @@ write_pg(struct sched *s, struct pg_update *u)
 	write_status(s, "podgroups", "scheduling.volcano.sh", "v1beta1", j->pg,
 	    u->status);
 	u->status = NULL;
-	if (j->cond_type != NULL && strcmp(j->cond_type, "Unschedulable") == 0)
-		record_event(s, j->pg, "Warning", "Unschedulable", j->cond_msg);
-	if (j->enqueue_msg != NULL)
-		record_event(s, j->pg, "Warning", "NotEnqueued",
-		    j->enqueue_msg);
+	outcome_pg_events(j, pg_event, s);
 }
 
 /* A merge patch of status.allocated alone: the Queue controller writes
@@ -969,6 +969,7 @@ session_finish(struct sched *s)
 	   referenced until the outcome is written. */
 	release(s);
 	s->ntells = 0;
+	s->pod_events = 0;
 	/* Freeing 100,000 tasks takes a while: the next session's thread
 	   does it. */
 	if (s->to_free != NULL) {

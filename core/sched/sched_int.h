@@ -51,6 +51,7 @@ struct plugin_conf {
 	char *name;
 	cJSON *arguments;		/* as written (object), never NULL */
 	uint32_t enabled;		/* bit per enum ep */
+	int fail_closed;		/* failurePolicy: Fail */
 	int line;			/* in the config file */
 };
 
@@ -216,6 +217,7 @@ struct s_job {
 	/* Session outcome. */
 	int invalid;			/* JobValid failed */
 	char *invalid_reason, *invalid_msg;
+	const char *invalid_plugin;	/* whose job_valid said so */
 	int enqueued;			/* admitted this session */
 	char *enqueue_msg;		/* why enqueue refused it */
 	char *cond_type, *cond_reason, *cond_msg;	/* ssn:job_condition */
@@ -321,6 +323,10 @@ struct session {
 	int views_ref;			/* view cache table */
 	int nviews;
 	uint32_t *failed;		/* per plugin: failed this session */
+	char **fail_err;		/* per plugin: its error, or NULL */
+	int nfail_err;
+	cJSON *qinfo;			/* ssn:queue_info's: {queue: {key:
+					   value}}, or NULL */
 	char **events;			/* plugin failures to report */
 	int nevents;
 	uint64_t lua_us;		/* time inside plugin calls */
@@ -415,7 +421,9 @@ int pq_less_task(struct session *, void *, void *);
 
 /* framework.c: the tier rules over the plugins' extension points. */
 /* Call plugin p's function for ep with nargs pushed; 0 ok (nres
-   results pushed), -1 failed (plugin skipped for the session). */
+   results pushed), -1 failed or absent (plugin skipped for the
+   session), FW_REFUSED failed with failurePolicy Fail (a rejection). */
+#define FW_REFUSED	(-2)
 int framework_call(struct session *, struct plugin *, int ep, int nargs,
     int nres);
 int framework_job_less(struct session *, struct s_job *, struct s_job *);
@@ -495,6 +503,14 @@ struct plugin {
 	int has[EP_N];			/* defines the function and enabled */
 };
 
+/* Per-node functions are called in batches through this chunk. */
+#define TRAMPOLINE_NAME	"volray-batch"
+#define TRAMPOLINE							\
+	"local plugin_fn, ssn, task, nodes = ...\n"			\
+	"local out = {}\n"						\
+	"for i = 1, #nodes do out[i] = plugin_fn(ssn, task, nodes[i]) end\n" \
+	"return out"
+
 struct policy {
 	lua_State *L;
 	struct sched_conf conf;
@@ -531,6 +547,7 @@ void view_push_queue(struct session *, struct s_queue *);
 void view_push_res(lua_State *, const struct podspec_res *);
 /* The job behind the view argument at idx, or a Lua error naming fn. */
 struct s_job *view_check_job(lua_State *, int idx, const char *fn);
+struct s_queue *view_check_queue(lua_State *, int idx, const char *fn);
 
 /* outcome.c: what the session decided about PodGroups and queues. */
 struct pg_update {
@@ -549,5 +566,15 @@ struct sched_outcome {
 };
 void outcome_build(struct session *, struct sched_outcome *);
 void outcome_free(struct sched_outcome *);
+/* Why a job a plugin's job_valid refused is held back, naming the
+   plugin (allocated). */
+char *outcome_invalid_msg(const struct s_job *);
+/* Why a pending task waits (its PodScheduled message), or NULL when
+   nothing says (allocated). */
+char *outcome_pending_msg(const struct s_task *);
+/* The Warning events about a job's PodGroup (reason, message). */
+typedef void (*outcome_event_fn)(void *arg, const struct s_job *,
+    const char *reason, const char *msg);
+void outcome_pg_events(const struct s_job *, outcome_event_fn, void *arg);
 
 #endif

@@ -98,6 +98,10 @@ session_free(struct session *ss)
 	free(ss->queues);
 	free(ss->binds);
 	free(ss->evicts);
+	for (i = 0; i < ss->nfail_err; i++)
+		free(ss->fail_err[i]);
+	free(ss->fail_err);
+	cJSON_Delete(ss->qinfo);
 	free(ss->failed);
 	capindex_free(&ss->cap);
 	free(ss->why);

@@ -201,9 +201,13 @@ add_queue_obj(struct build *b, cJSON *obj, const char *name)
 	struct session *ss = b->ss;
 	struct s_queue *q;
 	const cJSON *w;
+	int i;
 
-	if (hmap_get(ss->queue_index, name) != NULL)
-		return;
+	/* The root and default queues are added after the stored ones
+	   (obj NULL) when there are none: the index is not built yet. */
+	for (i = 0; obj == NULL && i < ss->nqueues; i++)
+		if (strcmp(ss->queues[i].name, name) == 0)
+			return;
 	XGROW(ss->queues, b->nqueues_cap, ss->nqueues + 1);
 	q = &ss->queues[ss->nqueues];
 	memset(q, 0, sizeof *q);

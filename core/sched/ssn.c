@@ -23,6 +23,7 @@
 #include <lauxlib.h>
 
 #include "lib/xmalloc.h"
+#include "luahost/luaconv.h"
 #include "sched/sched_int.h"
 
 static struct session *
@@ -137,6 +138,32 @@ l_ssn_job_condition(lua_State *L)
 	return 0;
 }
 
+/* ssn:queue_info(queue, key, value): a figure a plugin computed about a
+   queue (proportion's deserved share), for `policy test` and explain. */
+static int
+l_ssn_queue_info(lua_State *L)
+{
+	struct session *ss = ssn_of(L);
+	struct s_queue *q = view_check_queue(L, 2, "ssn:queue_info");
+	const char *key = luaL_checkstring(L, 3);
+	char *cause = NULL;
+	cJSON *v = luaconv_to_json(L, 4, &cause), *per;
+
+	if (v == NULL) {
+		lua_pushfstring(L, "ssn:queue_info: %s", cause);
+		free(cause);
+		return lua_error(L);
+	}
+	if (ss->qinfo == NULL)
+		ss->qinfo = cJSON_CreateObject();
+	if ((per = cJSON_GetObjectItemCaseSensitive(ss->qinfo, q->name)) ==
+	    NULL)
+		per = cJSON_AddObjectToObject(ss->qinfo, q->name);
+	cJSON_DeleteItemFromObjectCaseSensitive(per, key);
+	cJSON_AddItemToObject(per, key, v);
+	return 0;
+}
+
 /* ssn:use_predicates() / ssn:use_scores{...}: the C fast paths. */
 static int
 l_ssn_use_predicates(lua_State *L)
@@ -187,6 +214,9 @@ ssn_open(struct session *ss)
 	ss->L = L;
 	ss->failed = xcalloc((size_t)ss->pol->nplugins + 1,
 	    sizeof *ss->failed);
+	ss->fail_err = xcalloc((size_t)ss->pol->nplugins + 1,
+	    sizeof *ss->fail_err);
+	ss->nfail_err = ss->pol->nplugins;
 	view_open(ss);
 	lua_newtable(L);
 	lua_pushlightuserdata(L, ss);
@@ -215,6 +245,8 @@ ssn_open(struct session *ss)
 	lua_setfield(L, -2, "active_jobs");
 	lua_pushcfunction(L, l_ssn_job_condition);
 	lua_setfield(L, -2, "job_condition");
+	lua_pushcfunction(L, l_ssn_queue_info);
+	lua_setfield(L, -2, "queue_info");
 	lua_pushcfunction(L, l_ssn_use_predicates);
 	lua_setfield(L, -2, "use_predicates");
 	lua_pushcfunction(L, l_ssn_use_scores);

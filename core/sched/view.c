@@ -66,6 +66,19 @@ view_check_job(lua_State *L, int idx, const char *fn)
 	return j;
 }
 
+/* The queue behind the view argument at idx, or a Lua error. */
+struct s_queue *
+view_check_queue(lua_State *L, int idx, const char *fn)
+{
+	struct s_queue *q;
+	int kind;
+
+	luaL_checktype(L, idx, LUA_TTABLE);
+	if ((q = view_ptr(L, idx, &kind)) == NULL || kind != VIEW_QUEUE)
+		luaL_error(L, "%s: want a queue of this session", fn);
+	return q;
+}
+
 static void push_str(lua_State *, const char *);
 static void set_int(lua_State *, const char *, lua_Integer);
 static void push_job_view(struct session *, lua_State *, struct s_job *);

@@ -115,3 +115,165 @@ case "$out" in *"boom in the probe"*"FAIL probe.spec.yaml"*"plugin failures: wan
 sed -i 's/    binds: {p1: n1}/    binds: {p1: n1}\n    plugin_failures: true/' "$P/probe.spec.yaml"
 out=$("$VR" policy test "$P" 2>&1) || fail "plugin_failures: true: $out"
 pass "a plugin's failure fails its case unless expected (plugin_failures: true)"
+
+# The failure is told once (no scheduler log line besides the case's),
+# with the user's file:line and the extension point, not the batch
+# trampoline's chunk or the C frames.
+cat >"$P/probe.lua" <<'LUA'
+local P = {}
+local function helper(node) error("boom in the helper") end
+function P.predicate(ssn, task, node) helper(node) end
+return P
+LUA
+out=$("$VR" policy test "$P" 2>&1) || fail "plugin_failures: true: $out"
+n=$(printf '%s\n' "$out" | grep -c 'boom in the helper')
+expect_eq 1 "$n" "the failure is printed once: $out"
+case "$out" in *"probe.lua:2: in upvalue 'helper'"*"probe.lua:3: in function 'predicate'"*) ;;
+*) fail "the traceback names the user's lines and the extension point: $out" ;; esac
+case "$out" in *"volray-batch"*|*"local fn"*|*"[C]"*|*"plugin_fn"*) fail "internal frames: $out" ;; esac
+pass "a plugin's traceback: once, the user's file:line and extension point only"
+
+# A case asserts what the session writes and records: the PodGroup's
+# condition, the pods' PodScheduled, events, a queue's allocated and a
+# plugin's figures (proportion's deserved); it overrides one plugin's
+# arguments without the tiers; failurePolicy Fail turns an error in
+# job_valid into a rejection.
+Q="$WORK/quota"
+mkdir -p "$Q"
+cat >"$Q/scheduler.yaml" <<'YAML'
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+  - name: teamquota
+    arguments: {team: blue}
+- plugins:
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+YAML
+cat >"$Q/teamquota.lua" <<'LUA'
+-- Test plugin: the team named in its arguments is over its quota; a
+-- job of team boom makes it fail.
+local P = { arguments = { team = { type = "string", default = "" } } }
+local over
+function P.open(ssn, args) over = args.team end
+function P.job_valid(ssn, job)
+  if job.labels.team == "boom" then error("kaboom") end
+  if job.labels.team == over then
+    return false, "TeamQuota", "team " .. over .. " is over its quota"
+  end
+  return true
+end
+return P
+LUA
+NODE='{kind: Node, metadata: {name: n1}, status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}}'
+pod() { # name group cpu
+	echo "  - {kind: Pod, metadata: {name: $1, annotations: {scheduling.k8s.io/group-name: $2}}, spec: {schedulerName: volcano, containers: [{name: c, resources: {requests: {cpu: \"$3\", memory: 1Gi}}}]}}"
+}
+cat >"$Q/teamquota.spec.yaml" <<YAML
+cases:
+- name: held back with the plugin's reason everywhere
+  cluster:
+  - $NODE
+  - {kind: Queue, metadata: {name: q1}, spec: {weight: 1}}
+  - {kind: PodGroup, metadata: {name: pg-blue, labels: {team: blue}}, spec: {minMember: 2, queue: q1}}
+  - {kind: PodGroup, metadata: {name: pg-red, labels: {team: red}}, spec: {minMember: 1, queue: q1}}
+$(pod blue-0 pg-blue 1)
+$(pod blue-1 pg-blue 1)
+$(pod red-0 pg-red 2)
+  expect:
+    binds: {red-0: n1}
+    podgroups:
+      pg-blue: {phase: Inqueue, condition: Unschedulable, reason: TeamQuota, message: "team blue is over its quota (plugin teamquota)"}
+      pg-red: {phase: Running}
+    pods:
+      blue-0: {status: "False", reason: Unschedulable, message: "TeamQuota: team blue"}
+      red-0: {status: "True"}
+    events:
+    - {object: podgroup/pg-blue, reason: TeamQuota, message: over its quota}
+    - {object: pod/blue-1, reason: FailedScheduling, message: TeamQuota}
+    queues:
+      q1: {allocated: {cpu: "2", memory: 1Gi}}
+- name: another team over its quota, by one argument
+  arguments: {teamquota: {team: red}}
+  cluster:
+  - $NODE
+  - {kind: PodGroup, metadata: {name: pg-blue, labels: {team: blue}}, spec: {minMember: 1}}
+  - {kind: PodGroup, metadata: {name: pg-red, labels: {team: red}}, spec: {minMember: 1}}
+$(pod blue-0 pg-blue 1)
+$(pod red-0 pg-red 1)
+  expect:
+    binds: {blue-0: n1}
+    podgroups:
+      pg-red: {reason: TeamQuota, message: "team red"}
+- name: an error in job_valid with failurePolicy Fail holds the job
+  config:
+    actions: "enqueue, allocate"
+    tiers:
+    - plugins:
+      - {name: gang}
+      - {name: teamquota, failurePolicy: Fail}
+  cluster:
+  - $NODE
+  - {kind: PodGroup, metadata: {name: pg-boom, labels: {team: boom}}, spec: {minMember: 1}}
+$(pod boom-0 pg-boom 1)
+  expect:
+    binds: {}
+    plugin_failures: true
+    podgroups:
+      pg-boom: {reason: PluginFailed, message: "plugin teamquota failed in job_valid"}
+    events:
+    - {object: queue/root, reason: PluginFailed, message: kaboom}
+- name: the same error with failurePolicy Ignore (the default) lets it run
+  config:
+    actions: "enqueue, allocate"
+    tiers:
+    - plugins:
+      - {name: gang}
+      - {name: teamquota}
+  cluster:
+  - $NODE
+  - {kind: PodGroup, metadata: {name: pg-boom, labels: {team: boom}}, spec: {minMember: 1}}
+$(pod boom-0 pg-boom 1)
+  expect:
+    binds: {boom-0: n1}
+    plugin_failures: true
+- name: proportion's deserved shares by weight
+  cluster:
+  - {kind: Node, metadata: {name: n1}, status: {allocatable: {cpu: "6", memory: 12Gi, pods: "110"}}}
+  - {kind: Queue, metadata: {name: qa}, spec: {weight: 2}}
+  - {kind: Queue, metadata: {name: qb}, spec: {weight: 1}}
+  - {kind: PodGroup, metadata: {name: ga}, spec: {minMember: 1, queue: qa}}
+  - {kind: PodGroup, metadata: {name: gb}, spec: {minMember: 1, queue: qb}}
+  - {kind: Pod, metadata: {name: a0, annotations: {scheduling.k8s.io/group-name: ga}}, spec: {schedulerName: volcano, containers: [{name: c, resources: {requests: {cpu: "6", memory: 12Gi}}}]}}
+  - {kind: Pod, metadata: {name: b0, annotations: {scheduling.k8s.io/group-name: gb}}, spec: {schedulerName: volcano, containers: [{name: c, resources: {requests: {cpu: "6", memory: 12Gi}}}]}}
+  expect:
+    binds: {}
+    queues:
+      qa: {deserved: {cpu: "4", memory: 8Gi}}
+      qb: {deserved: {cpu: "2", memory: 4Gi}}
+YAML
+out=$("$VR" policy test "$Q" 2>&1) || fail "the quota spec: $out"
+case "$out" in *"5 cases, 0 failed"*) ;; *) fail "the quota spec's summary: $out" ;; esac
+# Each kind of expectation can fail, and says what it got.
+sed -e 's/reason: TeamQuota, message: "team blue/reason: Other, message: "team blue/' \
+    -e 's/red-0: {status: "True"}/red-0: {status: "False"}/' \
+    -e 's/message: TeamQuota}/message: NotThere}/' \
+    -e 's/q1: {allocated: {cpu: "2"/q1: {allocated: {cpu: "3"/' \
+    -e 's/qb: {deserved: {cpu: "2"/qb: {deserved: {cpu: "1"/' \
+    -e 's/arguments: {teamquota: {team: red}}/arguments: {teamquota: {team: nobody}}/' \
+    "$Q/teamquota.spec.yaml" >"$Q/wrong.yaml"
+mv "$Q/wrong.yaml" "$Q/teamquota.spec.yaml"
+if out=$("$VR" policy test "$Q" 2>&1); then fail "wrong expectations passed: $out"; fi
+for want in 'podgroup pg-blue: reason: want "Other", got "TeamQuota"' \
+    'pod red-0: status: want "False", got "True"' \
+    'events: none for pod/blue-1 with reason FailedScheduling and a message containing "NotThere"' \
+    'queue q1: allocated: cpu: want 3000, got 2000' \
+    'queue qb: deserved: cpu: want 1000, got 2000' \
+    'FAIL teamquota.spec.yaml: another team over its quota, by one argument'; do
+	case "$out" in *"$want"*) ;; *) fail "not said: $want: $out" ;; esac
+done
+pass "a case asserts conditions, PodScheduled, events, queues; overrides one plugin's arguments; failurePolicy"

@@ -111,8 +111,8 @@ YAML
 member roles-w0 roles 1 worker
 member roles-w1 roles 1 worker
 cond() { k get podgroup roles -o jsonpath='{.status.conditions[?(@.type=="Unschedulable")].reason}'; }
-msg() { why roles-w0 | cut -c1-40; }
-wait_eq "Not enough valid pods of each task for g" "the missing role keeps the gang out" msg
+msg() { why roles-w0 | cut -c1-61; }
+wait_eq "NotEnoughPodsOfTask: Not enough valid pods of each task for g" "the missing role keeps the gang out" msg
 expect_eq 0 "$(bound_count roles-)" "no pod bound without its ps"
 member roles-ps roles 1 ps
 wait_eq 3 "bound once the ps exists" bound_count roles-
