@@ -32,6 +32,8 @@ int cli_kubeconfig_run(int argc, char **argv);
 int cli_misc_completion(int argc, char **argv);
 int cli_misc_node(int argc, char **argv);
 int cli_queue_run(int argc, char **argv);
+int cli_queue_pending(const char *name);
+int cli_explain_run(int argc, char **argv);
 int cli_rayjob_run(int argc, char **argv);
 
 /* The verb table of volray.c, for help and completion. */

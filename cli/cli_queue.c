@@ -34,7 +34,7 @@ static int
 usage(const char *why)
 {
 	return cli_opt_usage("queue", "%s\nusage: volray queue list | get NAME "
-	    "| open NAME | close NAME", why);
+	    "| pending NAME | open NAME | close NAME", why);
 }
 
 static char *
@@ -232,12 +232,14 @@ cli_queue_run(int argc, char **argv)
 		return queue_list();
 	}
 	if (strcmp(argv[0], "get") != 0 && strcmp(argv[0], "open") != 0 &&
-	    strcmp(argv[0], "close") != 0)
+	    strcmp(argv[0], "close") != 0 && strcmp(argv[0], "pending") != 0)
 		return usage("unknown queue subcommand");
 	if (argc != 2)
 		return usage("a queue name, and only one, is needed");
 	if (strcmp(argv[0], "get") == 0)
 		return queue_get(argv[1]);
+	if (strcmp(argv[0], "pending") == 0)
+		return cli_queue_pending(argv[1]);
 	return queue_set_state(argv[1], strcmp(argv[0], "open") == 0 ?
 	    "Open" : "Closed");
 }

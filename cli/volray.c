@@ -147,6 +147,10 @@ static const struct cli_opt policy_opts[] = {
 	O("output", 'o', STR, output, "FORMAT",
 	    "policy list as json, yaml or wide (with the arguments)"), END
 };
+static const struct cli_opt explain_opts[] = {
+	O("output", 'o', STR, output, "FORMAT",
+	    "the whole record as json or yaml"), END
+};
 static const struct cli_opt rayjob_opts[] = {
 	O("follow", 'f', FLAG, follow, NULL,
 	    "go on printing the logs until the Ray job ends"), END
@@ -197,9 +201,12 @@ const struct cli_verb cli_verbs[] = {
 	    cli_delete_wait, 0 },
 	{ "node", "add --virtual --count N --cpu C --memory M",
 	    "Add simulated nodes.", node_opts, cli_misc_node, 0 },
-	{ "queue", "list | get NAME | open NAME | close NAME",
-	    "List Volcano queues, show one, or open or close it.", NULL,
-	    cli_queue_run, 0 },
+	{ "queue", "list | get NAME | pending NAME | open NAME | close NAME",
+	    "List Volcano queues, show one or its waiting jobs in line, or "
+	    "open or close it.", NULL, cli_queue_run, 0 },
+	{ "explain", "pod|podgroup|vcjob|rayjob|raycluster|queue/NAME",
+	    "Why a job waits: what the scheduler's last sessions did with "
+	    "it.", explain_opts, cli_explain_run, 0 },
 	{ "policy", "list | reload | check DIR | test [DIR]",
 	    "List or reload the daemon's policies; check or test a policy "
 	    "directory offline.", policy_opts, cli_policy_run, 1 },

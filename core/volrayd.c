@@ -586,6 +586,7 @@ static int
 start_scheduler(struct daemon *d, client *c, char **cause)
 {
 	d->sched = sched_new(d->loop, c, d->lua);
+	sched_set_explain_sessions(d->sched, d->f.explain_sessions);
 	if (sched_reload(d->sched, cause) != 0) {
 		log_error("volrayd: %s", *cause);
 		return -1;

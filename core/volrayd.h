@@ -56,6 +56,7 @@ struct volrayd_flags {
 	int request_timeout;
 	int lua_memory_mb;
 	unsigned long long lua_instructions;
+	int explain_sessions;		/* --explain-sessions */
 	int plain_http;
 	char *tls_cert_file;
 	char *tls_key_file;

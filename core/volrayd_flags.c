@@ -20,6 +20,7 @@
 #include "lib/sharedir.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
+#include "sched/sched.h"
 #include "volrayd.h"
 
 #ifndef PKGDATADIR
@@ -42,6 +43,7 @@ usage(FILE *f)
 	    "               [--batch-scheduler volcano] [--watch-history N] "
 	    "[--request-timeout SECONDS]\n"
 	    "               [--lua-memory MB] [--lua-instructions N] "
+	    "[--explain-sessions N] "
 	    "[--node-monitor-grace-period DURATION]\n"
 	    "               [--node-lease-duration-seconds N] "
 	    "[--default-not-ready-toleration-seconds N]\n"
@@ -143,7 +145,7 @@ enum {
 	O_ELECT, O_ELECT_LEASE, O_ELECT_RENEW, O_ELECT_RETRY, O_ELECT_NS,
 	O_KQPS, O_KBURST, O_NODE_LISTEN, O_NODE_IP, O_NO_VIRTUAL, O_VIRTUAL_SEL,
 	O_ETCD, O_ETCD_CA, O_ETCD_CERT, O_ETCD_KEY, O_ETCD_PREFIX,
-	O_ETCD_COMPACT, O_MIGRATE
+	O_ETCD_COMPACT, O_MIGRATE, O_EXPLAIN
 };
 
 static const struct option longopts[] = {
@@ -156,6 +158,7 @@ static const struct option longopts[] = {
 	{ "request-timeout", required_argument, NULL, 'T' },
 	{ "lua-memory", required_argument, NULL, 'M' },
 	{ "lua-instructions", required_argument, NULL, 'I' },
+	{ "explain-sessions", required_argument, NULL, O_EXPLAIN },
 	{ "plain-http", no_argument, NULL, O_PLAIN },
 	{ "tls-cert-file", required_argument, NULL, O_CERT },
 	{ "tls-private-key-file", required_argument, NULL, O_KEY },
@@ -228,6 +231,7 @@ set_defaults(struct volrayd_flags *f)
 	f->node_port = -1;
 	f->lua_memory_mb = 256;
 	f->lua_instructions = 200000000ULL;
+	f->explain_sessions = SCHED_EXPLAIN_SESSIONS;
 	f->node_grace_ms = 40000;
 	f->node_lease_seconds = 40;
 	f->not_ready_seconds = 300;
@@ -538,6 +542,16 @@ daemon_flag(struct volrayd_flags *f, int c, const char *arg)
 			return bad("--lua-instructions %s: wants at least "
 			    "100000", arg);
 		break;
+	case O_EXPLAIN: {
+		char *end;
+
+		f->explain_sessions = (int)strtol(arg, &end, 10);
+		if (*arg == '\0' || *end != '\0' || f->explain_sessions < 0 ||
+		    f->explain_sessions > 1000)
+			return bad("--explain-sessions %s: want 0 (off) to 1000",
+			    arg);
+		break;
+	}
 	case O_BATCH:
 		if (strcmp(arg, "volcano") != 0)
 			return bad("--batch-scheduler %s: only volcano is "

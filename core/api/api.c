@@ -556,6 +556,11 @@ api_handle(http_req *req, void *arg)
 			policyinfo_get(a, req, &rt);
 		return;
 	}
+	if (explaininfo_path(req->path)) {
+		if (authorize(a, req, &rt, 0) == 0)
+			explaininfo_get(a, req, &rt);
+		return;
+	}
 	if (n >= 3 && strcmp(seg[0], "api") == 0) {
 		group = "";
 		version = seg[1];

@@ -121,5 +121,8 @@ void apiservice_get(api *, http_req *, struct route *);
 void apiservice_list(api *, http_req *, struct route *);
 /* policyinfo.c: GET /apis/volray.io/v1/policy. */
 void policyinfo_get(api *, http_req *, struct route *);
+/* explaininfo.c: GET /apis/volray.io/v1/explain/...: why a job waits. */
+int explaininfo_path(const char *path);
+void explaininfo_get(api *, http_req *, struct route *);
 
 #endif

@@ -333,6 +333,8 @@ allocate_run(struct session *ss)
 			continue;
 		if ((j = pq_pop(&jobs[q->idx])) == NULL)
 			continue;
+		if (j->alloc_turn == 0)
+			j->alloc_turn = ++q->turns;
 		tq = &tasks[j->idx];
 		if (tq->ss == NULL) {
 			pq_init(tq, ss, pq_less_task);
@@ -370,13 +372,26 @@ allocate_run(struct session *ss)
 				break;
 			}
 		}
-		if (framework_job_ready(ss, j))
+		if (framework_job_ready(ss, j)) {
 			statement_commit(&st);
-		else if (framework_job_pipelined(ss, j))
+			j->alloc_result = ALLOC_COMMITTED;
+		} else if (framework_job_pipelined(ss, j)) {
 			statement_keep(&st);
-		else
+			j->alloc_result = ALLOC_PIPELINED;
+		} else {
 			statement_discard(&st);
+			j->alloc_result = ALLOC_DISCARDED;
+		}
 		pq_push(&queues, q);
+	}
+	/* The jobs an overused queue kept, in the order they would have
+	   come: their turn, negative (explain.c). */
+	for (i = 0; i < ss->nqueues; i++) {
+		struct s_job *j;
+
+		while ((j = pq_pop(&jobs[i])) != NULL)
+			if (j->alloc_turn == 0)
+				j->alloc_turn = -++ss->queues[i].turns;
 	}
 	pq_free(&queues);
 	for (i = 0; i < ss->nqueues; i++)

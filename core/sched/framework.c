@@ -370,6 +370,18 @@ framework_job_valid(struct session *ss, struct s_job *j)
 	return 1;
 }
 
+/* Which plugin said no to j at ep, for explain. */
+static void
+veto(struct s_job *j, int ep, const char *plugin)
+{
+	switch (ep) {
+	case EP_JOB_ENQUEUEABLE: j->enq_veto = plugin; break;
+	case EP_JOB_READY: j->ready_veto = plugin; break;
+	case EP_JOB_PIPELINED: j->pipe_veto = plugin; break;
+	default: break;
+	}
+}
+
 static int
 bool_and(struct session *ss, struct s_job *j, int ep)
 {
@@ -377,14 +389,18 @@ bool_and(struct session *ss, struct s_job *j, int ep)
 		int rc, ok;
 
 		view_push_job(ss, j);
-		if ((rc = framework_call(ss, pl, ep, 1, 1)) == FW_REFUSED)
+		if ((rc = framework_call(ss, pl, ep, 1, 1)) == FW_REFUSED) {
+			veto(j, ep, pl->name);
 			return 0;
+		}
 		if (rc != 0)
 			continue;
 		ok = lua_toboolean(ss->L, -1);
 		lua_pop(ss->L, 1);
-		if (!ok)
+		if (!ok) {
+			veto(j, ep, pl->name);
 			return 0;
+		}
 	}
 	return 1;
 }
@@ -409,13 +425,17 @@ votes(struct session *ss, struct s_job *j, int ep)
 			tier = pl->tier;
 		}
 		view_push_job(ss, j);
-		if ((r = framework_call(ss, pl, ep, 1, 1)) == FW_REFUSED)
+		if ((r = framework_call(ss, pl, ep, 1, 1)) == FW_REFUSED) {
+			veto(j, ep, pl->name);
 			return 0;
+		}
 		if (r != 0)
 			continue;
 		r = result_int(ss->L);
-		if (r < 0)
+		if (r < 0) {
+			veto(j, ep, pl->name);
 			return 0;
+		}
 		if (r > 0)
 			permit = 1;
 	}
@@ -479,14 +499,18 @@ framework_overused(struct session *ss, struct s_queue *q)
 
 		view_push_queue(ss, q);
 		if ((r = framework_call(ss, pl, EP_OVERUSED, 1, 1)) ==
-		    FW_REFUSED)
+		    FW_REFUSED) {
+			q->overused_by = pl->name;
 			return 1;
+		}
 		if (r != 0)
 			continue;
 		r = lua_toboolean(ss->L, -1);
 		lua_pop(ss->L, 1);
-		if (r)
+		if (r) {
+			q->overused_by = pl->name;
 			return 1;
+		}
 	}
 	return 0;
 }
@@ -596,7 +620,10 @@ framework_victims(struct session *ss, int ep, struct s_task *preemptor,
 	}
 	free(marks);
 	free(mine);
-	return refused ? 0 : k;
+	if (refused)
+		k = 0;
+	preemptor->job->victims_allowed += k;
+	return k;
 }
 
 /* ------------------------------------------------------------------ */

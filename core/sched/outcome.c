@@ -27,8 +27,8 @@
 #include "sched/sched_int.h"
 
 /* A ResourceList in Kubernetes' quantities. */
-static cJSON *
-res_list(const struct podspec_res *r)
+cJSON *
+outcome_res_list(const struct podspec_res *r)
 {
 	cJSON *o = cJSON_CreateObject();
 	char buf[64];
@@ -219,7 +219,7 @@ outcome_build(struct session *ss, struct sched_outcome *out)
 		if (q->obj == NULL)
 			continue;
 		out->queues[out->nqueues].q = q;
-		out->queues[out->nqueues++].allocated = res_list(&q->allocated);
+		out->queues[out->nqueues++].allocated = outcome_res_list(&q->allocated);
 	}
 }
 

@@ -77,9 +77,15 @@ preempt_for(struct session *ss, struct statement *st, struct s_task *t,
 		for (k = 0; k < n->ntasks; k++) {
 			struct s_task *v = n->tasks[k];
 
-			if ((v->status == TS_RUNNING || v->status == TS_BOUND) &&
-			    v->preemptable && v->job != NULL && filter(t, v))
+			if ((v->status != TS_RUNNING && v->status != TS_BOUND) ||
+			    v->job == NULL || !filter(t, v))
+				continue;
+			/* For explain: what was considered, and kept. */
+			t->job->victims_seen++;
+			if (v->preemptable)
 				victims[nv++] = v;
+			else
+				t->job->victims_protected++;
 		}
 		if (nv == 0)
 			continue;

@@ -41,6 +41,7 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "luahost/luahost.h"
+#include "sched/explain.h"
 #include "sched/sched.h"
 #include "sched/sched_int.h"
 
@@ -136,6 +137,7 @@ struct sched {
 	time_t last_cycle;
 	struct sched_stats stats;
 	int pending_work;
+	explain *explain;		/* the last sessions' reasons, or NULL */
 };
 
 
@@ -832,6 +834,7 @@ run_session(uv_work_t *w)
 	session_run(s->running);
 	decide_outcome(s, s->running);
 	decide_pending(s, s->running);
+	explain_record(s->explain, s->running, s->stats.cycles + 1);
 	s->t_run = util_usec() - t1;
 }
 
@@ -1096,7 +1099,9 @@ print_metrics(FILE *f, void *arg)
 	    "# TYPE volray_scheduler_cycle_seconds_total counter\n"
 	    "volray_scheduler_cycle_seconds_total %.6f\n"
 	    "# TYPE volray_scheduler_lua_seconds_total counter\n"
-	    "volray_scheduler_lua_seconds_total %.6f\n",
+	    "volray_scheduler_lua_seconds_total %.6f\n"
+	    "# TYPE volray_scheduler_explain_seconds_total counter\n"
+	    "volray_scheduler_explain_seconds_total %.6f\n",
 	    (unsigned long long)s->stats.cycles,
 	    (unsigned long long)s->stats.skipped,
 	    (unsigned long long)s->stats.binds,
@@ -1104,7 +1109,32 @@ print_metrics(FILE *f, void *arg)
 	    (unsigned long long)s->stats.plugin_failures,
 	    (double)s->stats.last_cycle_us / 1e6,
 	    (double)s->stats.last_bind_cycle_us / 1e6,
-	    (double)s->stats.cycle_us / 1e6, (double)s->stats.lua_us / 1e6);
+	    (double)s->stats.cycle_us / 1e6, (double)s->stats.lua_us / 1e6,
+	    (double)explain_record_us(s->explain) / 1e6);
+}
+
+void
+sched_set_explain_sessions(sched *s, int n)
+{
+	if (s->running != NULL)
+		return;	/* at start only: the thread may be recording */
+	explain_free(s->explain);
+	s->explain = explain_new(n);
+}
+
+cJSON *
+sched_explain(sched *s, const char *kind, const char *key)
+{
+	if (s == NULL || s->explain == NULL)
+		return NULL;
+	return strcmp(kind, "queues") == 0 ? explain_queue(s->explain, key) :
+	    explain_job(s->explain, key);
+}
+
+int
+sched_explain_on(const sched *s)
+{
+	return s != NULL && s->explain != NULL;
 }
 
 sched *
@@ -1114,6 +1144,7 @@ sched_new(uv_loop_t *loop, client *c, luahost *lua)
 
 	s->cache = hmap_new();
 	s->events = hmap_new();
+	s->explain = explain_new(SCHED_EXPLAIN_SESSIONS);
 	s->loop = loop;
 	s->c = c;
 	s->rec = recorder_new(c, "volcano");

@@ -58,5 +58,18 @@ void sched_start(sched *);
 void sched_stats_get(const sched *, struct sched_stats *);
 /* The running policy's plugins and config as JSON (policy_info). */
 cJSON *sched_policy_info(const sched *);
+/* Keep the reasons of the last n sessions for explain (0: none); at
+   start, before sched_start. The default: SCHED_EXPLAIN_SESSIONS. */
+#define SCHED_EXPLAIN_SESSIONS 8
+void sched_set_explain_sessions(sched *, int n);
+int sched_explain_on(const sched *);
+/* The newest kept explanation of a job ("ns/podgroup-name", kind
+   "podgroups") or a queue (kind "queues"): a new tree, or NULL. Any
+   thread. */
+cJSON *sched_explain(sched *, const char *kind, const char *key);
+/* The scheduler's job key ("ns/name") of a pod: its group-name
+   annotation's PodGroup, else the implicit podgroup-<owner or own uid>
+   (allocated; NULL without namespace, name or uid). */
+char *sched_pod_job_key(const cJSON *pod);
 
 #endif

@@ -157,6 +157,8 @@ struct s_queue {
 					   allocated */
 	struct podspec_res elastic;	/* allocated beyond the minimum */
 	uint32_t ver;			/* bumped when allocated changes */
+	const char *overused_by;	/* the plugin that said so, or NULL */
+	int turns;			/* jobs allocate took up from it */
 	struct okey *keys;		/* per plugin */
 	int view;
 	int idx;
@@ -195,6 +197,11 @@ struct role_count {
 	int n[TS_N];
 };
 
+/* What allocate did with a job it took up (explain.c). */
+enum alloc_result {
+	ALLOC_NONE, ALLOC_COMMITTED, ALLOC_PIPELINED, ALLOC_DISCARDED
+};
+
 struct s_job {
 	const char *key;		/* "ns/name" */
 	const char *name, *ns, *uid, *created;
@@ -221,6 +228,19 @@ struct s_job {
 	int enqueued;			/* admitted this session */
 	char *enqueue_msg;		/* why enqueue refused it */
 	char *cond_type, *cond_reason, *cond_msg;	/* ssn:job_condition */
+	/* For explain.c: what the actions did with it. */
+	int alloc_turn;			/* allocate took it up (1, 2, ...); -n:
+					   n-th in line when its queue was
+					   found overused */
+	int alloc_result;		/* enum alloc_result */
+	const char *enq_veto;		/* plugin whose vote kept it Pending */
+	const char *ready_veto;		/* plugin that said not ready */
+	const char *pipe_veto;		/* ... not pipelined */
+	int victims_seen;		/* as a preemptor: candidates, */
+	int victims_protected;		/* not preemptable of those, */
+	int victims_allowed;		/* allowed by the plugins */
+	char **notes;			/* ssn:explain's "plugin: message" */
+	int nnotes;
 	uint32_t ver, view_ver;
 	struct okey *keys;		/* per plugin */
 	int active;			/* had work or changed this session */
@@ -569,6 +589,8 @@ void outcome_free(struct sched_outcome *);
 /* Why a job a plugin's job_valid refused is held back, naming the
    plugin (allocated). */
 char *outcome_invalid_msg(const struct s_job *);
+/* A ResourceList in Kubernetes' quantities. */
+cJSON *outcome_res_list(const struct podspec_res *);
 /* Why a pending task waits (its PodScheduled message), or NULL when
    nothing says (allocated). */
 char *outcome_pending_msg(const struct s_task *);

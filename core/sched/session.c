@@ -57,7 +57,7 @@ session_run(struct session *ss)
 void
 session_free(struct session *ss)
 {
-	int i;
+	int i, k;
 
 	for (i = 0; i < ss->njobs; i++) {
 		struct s_job *j = ss->jobs[i];
@@ -66,6 +66,9 @@ session_free(struct session *ss)
 		free(j->roles);
 		free(j->invalid_reason);
 		free(j->invalid_msg);
+		for (k = 0; k < j->nnotes; k++)
+			free(j->notes[k]);
+		free(j->notes);
 		free(j->enqueue_msg);
 		free(j->cond_type);
 		free(j->cond_reason);

@@ -28,6 +28,7 @@
 #include "lib/json.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
+#include "sched/sched.h"
 #include "sched/sched_int.h"
 
 #define GROUP_ANNOTATION	"scheduling.k8s.io/group-name"
@@ -396,6 +397,22 @@ controller_uid(const cJSON *pod)
 	return NULL;
 }
 
+char *
+sched_pod_job_key(const cJSON *pod)
+{
+	const char *ns = json_str(pod, "metadata.namespace");
+	const char *uid = json_str(pod, "metadata.uid");
+	const char *group = annotation(pod, GROUP_ANNOTATION);
+	const char *owner = controller_uid(pod);
+
+	if (ns == NULL || uid == NULL || json_str(pod, "metadata.name") == NULL)
+		return NULL;
+	if (group == NULL || *group == '\0')
+		return util_printf("%s/podgroup-%s", ns, owner != NULL ? owner :
+		    uid);
+	return util_printf("%s/%s", ns, group);
+}
+
 static int
 is_critical(const cJSON *pod, const char *ns)
 {
@@ -514,9 +531,7 @@ snapshot_pod_summary(const cJSON *pod)
 	str[6] = controller_uid(pod);
 	group = annotation(pod, GROUP_ANNOTATION);
 	m.implicit = group == NULL || *group == '\0';
-	str[5] = key = m.implicit ? util_printf("%s/podgroup-%s", str[0],
-	    str[6] != NULL ? str[6] : str[2]) : util_printf("%s/%s", str[0],
-	    group);
+	str[5] = key = sched_pod_job_key(pod);
 	str[7] = annotation(pod, MIN_MEMBER_ANNOTATION);
 	str[8] = annotation(pod, QUEUE_ANNOTATION);
 	str[9] = json_str(pod, "spec.priorityClassName");

@@ -22,6 +22,7 @@
 
 #include <lauxlib.h>
 
+#include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "luahost/luaconv.h"
 #include "sched/sched_int.h"
@@ -164,6 +165,28 @@ l_ssn_queue_info(lua_State *L)
 	return 0;
 }
 
+/* ssn:explain(job, message): a plugin's own words about a job, shown by
+   volray explain (the plugin is named by the caller's file). */
+static int
+l_ssn_explain(lua_State *L)
+{
+	struct s_job *j;
+	lua_Debug ar;
+	const char *who = "?";
+
+	ssn_of(L);
+	j = view_check_job(L, 2, "ssn:explain");
+	if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "S", &ar))
+		who = ar.short_src;
+	if (j->nnotes >= 16)	/* a plugin in a loop says enough */
+		return 0;
+	j->notes = xreallocarray(j->notes, (size_t)j->nnotes + 1,
+	    sizeof *j->notes);
+	j->notes[j->nnotes++] = util_printf("%s: %s", who,
+	    luaL_checkstring(L, 3));
+	return 0;
+}
+
 /* ssn:use_predicates() / ssn:use_scores{...}: the C fast paths. */
 static int
 l_ssn_use_predicates(lua_State *L)
@@ -245,6 +268,8 @@ ssn_open(struct session *ss)
 	lua_setfield(L, -2, "active_jobs");
 	lua_pushcfunction(L, l_ssn_job_condition);
 	lua_setfield(L, -2, "job_condition");
+	lua_pushcfunction(L, l_ssn_explain);
+	lua_setfield(L, -2, "explain");
 	lua_pushcfunction(L, l_ssn_queue_info);
 	lua_setfield(L, -2, "queue_info");
 	lua_pushcfunction(L, l_ssn_use_predicates);

@@ -1,0 +1,176 @@
+#!/bin/sh
+# volray explain and volray queue pending: why a job waits, from the
+# scheduler's last sessions, for a gang that does not fit, a job kept
+# Pending by its queue's capability, a pod no node's predicates pass, a
+# preemption that no victim allows; the same record as JSON at the API's
+# explain path; a queue's waiting jobs in line; a clear 404 for a job
+# that does not wait; --explain-sessions=0 turns it off (503).
+. "$(dirname "$0")/lib.sh"
+POL="$WORK/policies"
+mkdir -p "$POL"
+cat >"$POL/scheduler.yaml" <<'YAML'
+actions: "enqueue, allocate, backfill, preempt"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+YAML
+start_daemon --policy-dir "$POL"
+VR="$top_builddir/volray"
+"$VR" node add --virtual --count 2 --cpu 4 --memory 8Gi --name-prefix n >/dev/null ||
+	fail "add nodes"
+# field JSON-PATH: read a field of the explain record on stdin.
+field() {
+	python3 -c 'import json,sys
+v = json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    v = v[int(k)] if isinstance(v, list) else v.get(k) if v is not None else None
+print("" if v is None else v)' "$1"
+}
+explained() { # kind/name field
+	"$VR" explain "$1" -o json 2>/dev/null | field "$2"
+}
+
+# --- a gang that does not fit ------------------------------------------
+k apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: big}
+spec: {minMember: 2}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: big-0, annotations: {scheduling.k8s.io/group-name: big}}
+spec: {schedulerName: volcano, containers: [{name: c, image: busybox, resources: {requests: {cpu: 3}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: big-1, annotations: {scheduling.k8s.io/group-name: big}}
+spec: {schedulerName: volcano, containers: [{name: c, image: busybox, resources: {requests: {cpu: 5}}}]}
+YAML
+wait_eq NotEnoughResources "the gang's reason" explained podgroup/big reason
+case "$(explained podgroup/big message)" in
+*"tasks in gang unschedulable"*"(plugin gang)"*"0/2 nodes are available: 2 Insufficient cpu."*) ;;
+*) fail "the gang's message: $(explained podgroup/big message)" ;; esac
+expect_eq "discarded: not ready" "$(explained podgroup/big steps.1.result)" "allocate's step"
+expect_eq gang "$(explained podgroup/big steps.1.plugin)" "the plugin that found it not ready"
+expect_eq default/big "$(explained pod/big-1 job)" "a pod explains through its PodGroup"
+out=$("$VR" explain podgroup/big)
+for want in "Reason:    NotEnoughResources" "Steps:" "allocate" "Pending pods:" \
+    "Insufficient cpu" "Queue default (Open" "Cluster:   2 nodes"; do
+	case "$out" in *"$want"*) ;; *) fail "the screen lacks '$want': $out" ;; esac
+done
+# The API path serves the same record to any client.
+doc=$(curl -fs "$API/apis/volray.io/v1/explain/namespaces/default/podgroups/big") ||
+	fail "GET the explain path"
+expect_eq JobExplanation "$(echo "$doc" | field kind)" "the API's kind"
+pass "a gang that does not fit: gang's reason, the FitError, the steps, the screen"
+
+# --- a queue over its capability keeps a job Pending ---------------------
+k apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: small}
+spec: {weight: 1, capability: {cpu: "1"}}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: capped}
+spec: {minMember: 2, queue: small, minResources: {cpu: "2"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: capped-0, annotations: {scheduling.k8s.io/group-name: capped}}
+spec: {schedulerName: volcano, containers: [{name: c, image: busybox, resources: {requests: {cpu: 1}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: capped-1, annotations: {scheduling.k8s.io/group-name: capped}}
+spec: {schedulerName: volcano, containers: [{name: c, image: busybox, resources: {requests: {cpu: 1}}}]}
+YAML
+wait_eq NotEnqueued "the capped job's reason" explained podgroup/capped reason
+expect_eq refused "$(explained podgroup/capped steps.0.result)" "enqueue's step"
+expect_eq proportion "$(explained podgroup/capped steps.0.plugin)" "the plugin whose vote said no"
+expect_eq 1 "$(explained podgroup/capped queueState.capability.cpu)" "the queue's capability beside it"
+pass "a job kept Pending by its queue's capability: enqueue refused by proportion"
+
+# --- a pod whose predicates no node passes --------------------------------
+k apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: picky}
+spec:
+  schedulerName: volcano
+  nodeSelector: {disk: ssd}
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: 1}}}]
+YAML
+wait_eq Unschedulable "the picky pod's reason" explained pod/picky reason
+case "$(explained pod/picky message)" in
+*"0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector"*) ;;
+*) fail "the predicates' message: $(explained pod/picky message)" ;; esac
+pass "a pod no node's predicates pass: the FitError by reason and node count"
+
+# --- a preemption no victim allows ----------------------------------------
+k apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: low}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+YAML
+k delete podgroup big >/dev/null
+k delete pod big-0 big-1 --wait=true >/dev/null
+for i in 0 1; do
+	k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: keep-$i, annotations: {volray.io/sim-duration: 1h, volcano.sh/preemptable: "false"}}
+spec: {schedulerName: volcano, priorityClassName: low, containers: [{name: c, image: busybox, resources: {requests: {cpu: 3}}}]}
+YAML
+done
+k wait --for=jsonpath='{.status.phase}'=Running pod/keep-0 pod/keep-1 --timeout=30s >/dev/null ||
+	fail "the low-priority pods run"
+k apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: urgent}
+spec: {schedulerName: volcano, priorityClassName: high, containers: [{name: c, image: busybox, resources: {requests: {cpu: 2}}}]}
+YAML
+preempt_step() {
+	"$VR" explain pod/urgent -o json 2>/dev/null | python3 -c 'import json,sys
+for s in json.load(sys.stdin)["steps"]:
+    if "candidates" in s: print(s["result"], s["candidates"] > 0, s["allowed"])'
+}
+wait_eq "no victim allowed True 0" "the preemption step" preempt_step
+expect_eq "" "$(k get pod keep-0 -o jsonpath='{.metadata.deletionTimestamp}')" "keep-0 stays"
+pass "a preemption no victim allows: candidates considered, none allowed"
+
+# --- a queue's line; a job that does not wait; off ------------------------
+out=$("$VR" queue pending default)
+case "$out" in *POSITION*JOB*REASON*"default/"*Unschedulable*) ;;
+*) fail "queue pending default: $out" ;; esac
+k apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: easy, annotations: {volray.io/sim-duration: 1h}}
+spec: {schedulerName: volcano, containers: [{name: c, image: busybox, resources: {requests: {cpu: "100m"}}}]}
+YAML
+k wait --for=jsonpath='{.status.phase}'=Running pod/easy --timeout=30s >/dev/null ||
+	fail "the easy pod runs"
+if out=$("$VR" explain pod/easy 2>&1); then fail "a running pod explained: $out"; fi
+case "$out" in *"no record in the scheduler's last sessions"*"does not wait"*) ;;
+*) fail "the 404 says why: $out" ;; esac
+stop_daemon
+start_daemon --policy-dir "$POL" --explain-sessions=0
+if out=$("$VR" explain pod/picky 2>&1); then fail "explained with --explain-sessions=0"; fi
+case "$out" in *"keeps no sessions"*) ;; *) fail "the 503 says why: $out" ;; esac
+pass "queue pending lists the line; a running pod is not explained; --explain-sessions=0 turns it off"
