@@ -22,7 +22,7 @@ struct cli_opts {
 	const char	*ns, *selector, *fselector, *output, *container;
 	const char	*forcond, *sort_by, *patch, *patch_type, *subresource;
 	const char	*cascade, *field_manager, *since, *since_time;
-	const char	*color;
+	const char	*color, *policy_dir;
 	const char	**files;
 	int		 nfiles, all_ns, ignore_nf, managed, watch;
 	int		 show_labels, overwrite, wait, all, help, client_only;

@@ -169,6 +169,8 @@ cli_policy_run(int argc, char **argv)
 		return policy_list();
 	if (argc == 1 && strcmp(argv[0], "reload") == 0)
 		return policy_reload();
+	if (argc == 2 && strcmp(argv[0], "dry-run") == 0)
+		return cli_policy_dry_run(argv[1]);
 	return cli_opt_usage("policy", "usage: volray policy list | reload | "
-	    "check DIR | test [DIR]");
+	    "check DIR | test [DIR] | dry-run DIR");
 }

@@ -151,6 +151,13 @@ static const struct cli_opt explain_opts[] = {
 	O("output", 'o', STR, output, "FORMAT",
 	    "the whole record as json or yaml"), END
 };
+static const struct cli_opt session_opts[] = {
+	O("policy-dir", 0, STR, policy_dir, "DIR",
+	    "replay with DIR's scheduler.yaml and plugins over the recorded "
+	    "ones"),
+	O("output", 'o', STR, output, "FORMAT",
+	    "replay's decisions as json or yaml"), END
+};
 static const struct cli_opt rayjob_opts[] = {
 	O("follow", 'f', FLAG, follow, NULL,
 	    "go on printing the logs until the Ray job ends"), END
@@ -207,9 +214,13 @@ const struct cli_verb cli_verbs[] = {
 	{ "explain", "pod|podgroup|vcjob|rayjob|raycluster|queue/NAME",
 	    "Why a job waits: what the scheduler's last sessions did with "
 	    "it.", explain_opts, cli_explain_run, 0 },
-	{ "policy", "list | reload | check DIR | test [DIR]",
+	{ "policy", "list | reload | check DIR | test [DIR] | dry-run DIR",
 	    "List or reload the daemon's policies; check or test a policy "
-	    "directory offline.", policy_opts, cli_policy_run, 1 },
+	    "directory offline; what DIR would change on the live cluster.",
+	    policy_opts, cli_policy_run, 1 },
+	{ "session", "record FILE | replay FILE [--policy-dir DIR]",
+	    "Save what a scheduling session reads, or run one on a saved "
+	    "file offline.", session_opts, cli_session_run, 1 },
 	{ "rayjob", "logs NAME [-f]",
 	    "Print a RayJob's Ray job logs, read from its head.", rayjob_opts,
 	    cli_rayjob_run, 0 },

@@ -11,7 +11,7 @@
  *   cases:
  *   - name: a gang that does not fit is not bound at all
  *     config: {actions: "enqueue, allocate", tiers: [...]}   # optional
- *     cluster:
+ *     cluster:                 # or {from: FILE}: a session record's
  *     - {kind: Node, metadata: {name: n1},
  *        status: {allocatable: {cpu: "4", memory: 8Gi}}}
  *     - {kind: Pod, metadata: {name: p1}, spec: {...}}
@@ -44,9 +44,6 @@
 
 static const struct luahost_limits limits = { 256u << 20, 200000000ULL };
 
-struct scripted {
-	cJSON *objs;			/* the case's cluster (array) */
-};
 
 static const char *
 kind_res(const char *kind)
@@ -69,7 +66,7 @@ scripted_list(void *arg, const char *res,
     void (*fn)(void *, cJSON *, void **, const struct sched_meta *),
     void *fnarg)
 {
-	struct scripted *sc = arg;
+	struct policytest_cluster *sc = arg;
 	cJSON *o;
 
 	cJSON_ArrayForEach(o, sc->objs) {
@@ -80,9 +77,18 @@ scripted_list(void *arg, const char *res,
 	}
 }
 
+void
+policytest_source(struct policytest_cluster *pc, cJSON *objs,
+    struct sched_source *src)
+{
+	pc->objs = objs;
+	src->list = scripted_list;
+	src->arg = pc;
+}
+
 /* Fill in what a cluster would have set; -1 with *cause. */
-static int
-complete(cJSON *objs, char **cause)
+int
+policytest_complete(cJSON *objs, char **cause)
 {
 	cJSON *o;
 	int i = 0;
@@ -125,8 +131,8 @@ complete(cJSON *objs, char **cause)
 	return 0;
 }
 
-static luahost *
-host_for(const char *share, const char *dir, const char *extra)
+luahost *
+policytest_host(const char *share, const char *dir, const char *extra)
 {
 	char lroot[4096], proot[4096];
 	const char *roots[4];
@@ -146,7 +152,7 @@ host_for(const char *share, const char *dir, const char *extra)
 int
 policytest_check(const char *share, const char *dir, FILE *out, char **cause)
 {
-	luahost *h = host_for(share, dir, NULL);
+	luahost *h = policytest_host(share, dir, NULL);
 	struct policy *p = policy_load(h, cause);
 	int i;
 
@@ -280,20 +286,48 @@ with_arguments(const char *share, const char *dir, cJSON *conf,
 	return conf;
 }
 
+/*
+ * A case's cluster: its list, or {from: FILE}, the cluster of a file
+ * `volray session record` wrote (a path relative to the spec file's
+ * directory where): a recorded session as a regression case. NULL with
+ * *cause.
+ */
+static cJSON *
+case_cluster(const char *where, const cJSON *c, char **cause)
+{
+	const cJSON *cl = cJSON_GetObjectItemCaseSensitive(c, "cluster");
+	const char *from = json_str(cl, "from");
+	cJSON *doc, *objs;
+	char *path;
+
+	if (from == NULL)
+		return cJSON_Duplicate(cl, 1);
+	path = *from == '/' ? xstrdup(from) : util_printf("%s/%s", where,
+	    from);
+	doc = yamljson_load_file(path, cause);
+	objs = cJSON_DetachItemFromObjectCaseSensitive(cJSON_GetArrayItem(doc,
+	    0), "cluster");
+	if (doc != NULL && objs == NULL)
+		*cause = util_printf("%s: no cluster in it (want a file of "
+		    "volray session record)", path);
+	cJSON_Delete(doc);
+	free(path);
+	return objs;
+}
+
 /* One case; 0 pass, 1 fail (message printed), -1 error in the spec. */
 static int
-run_case(const char *share, const char *dir, const char *file,
-    const cJSON *c, FILE *out)
+run_case(const char *share, const char *dir, const char *where,
+    const char *file, const cJSON *c, FILE *out)
 {
 	const char *name = json_str(c, "name");
 	const cJSON *expect = cJSON_GetObjectItemCaseSensitive(c, "expect");
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(c, "arguments");
 	cJSON *conf = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(c,
 	    "config"), 1);
-	struct scripted sc = { cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(
-	    c, "cluster"), 1) };
-	struct sched_source src = { scripted_list, &sc };
 	char tmp[] = "/tmp/volray-policytest.XXXXXX", *cause = NULL;
+	struct policytest_cluster sc = { case_cluster(where, c, &cause) };
+	struct sched_source src = { scripted_list, &sc };
 	char *got[3] = { NULL, NULL, NULL }, *want[3] = { NULL, NULL, NULL };
 	static const char *const what[3] = { "binds", "pipelined", "evicted" };
 	struct session ss;
@@ -303,7 +337,7 @@ run_case(const char *share, const char *dir, const char *file,
 
 	if (name == NULL)
 		name = "(unnamed)";
-	if (!cJSON_IsArray(sc.objs) || complete(sc.objs, &cause) != 0) {
+	if (!cJSON_IsArray(sc.objs) || policytest_complete(sc.objs, &cause) != 0) {
 		fprintf(out, "FAIL %s: %s: %s\n", file, name, cause ? cause :
 		    "cluster: want a list of objects");
 		free(cause);
@@ -331,7 +365,7 @@ run_case(const char *share, const char *dir, const char *file,
 		}
 		free(text);
 	}
-	h = host_for(share, dir, conf != NULL ? tmp : NULL);
+	h = policytest_host(share, dir, conf != NULL ? tmp : NULL);
 	if ((p = policy_load(h, &cause)) == NULL) {
 		fprintf(out, "FAIL %s: %s: the policy does not load: %s\n", file,
 		    name, cause);
@@ -456,7 +490,8 @@ policytest_run(const char *share, const char *dir, FILE *out, char **cause)
 		cJSON_ArrayForEach(c, json_at(cJSON_GetArrayItem(doc, 0),
 		    "cases")) {
 			cases++;
-			if (run_case(share, dir, list[i]->d_name, c, out) != 0)
+			if (run_case(share, dir, where, list[i]->d_name, c,
+			    out) != 0)
 				failed++;
 		}
 		cJSON_Delete(doc);

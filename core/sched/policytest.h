@@ -17,6 +17,28 @@ int policytest_run(const char *share, const char *dir, FILE *out,
 
 struct session;
 struct cJSON;
+struct sched_source;
+struct luahost;
+
+/* A scripted cluster as a session's source (the objects, an array). */
+struct policytest_cluster {
+	struct cJSON *objs;
+};
+void policytest_source(struct policytest_cluster *, struct cJSON *objs,
+    struct sched_source *);
+/* Fill in what a cluster would have set (uids, creation times, the
+   default namespace, Ready nodes, Pending pods); -1 with *cause. */
+int policytest_complete(struct cJSON *objs, char **cause);
+/* A Lua host over share's lua/ and policies/, then dir and extra (each
+   may be NULL). */
+struct luahost *policytest_host(const char *share, const char *dir,
+    const char *extra);
+/* replay.c: one session on a recorded cluster with dir's policy over the
+   built-in one: its decisions (binds, pipelined, evicted, waiting,
+   pluginFailures; see replay.c), or NULL with *cause. */
+struct cJSON *replay_run(const char *share, const char *dir,
+    const struct cJSON *cluster, char **cause);
+struct cJSON *replay_decisions(struct session *);
 /* policytest_expect.c: a case's expect.podgroups, pods, events and
    queues against the session that ran; 1 (and the misses printed under
    the case's FAIL line, printed here unless failed says it was) or 0. */
