@@ -132,7 +132,9 @@ serving_names(struct daemon *d, int *n)
 /*
  * On etcd, the CA and admin token this server made go to etcd unless
  * another server's are there; then this server takes those and makes its
- * serving certificate again under their CA (volrayd_etcd.c).
+ * serving certificate again under their CA (volrayd_etcd.c). With
+ * --plain-http there is no CA, but the token is shared all the same: the
+ * servers of one cluster accept one admin token.
  */
 static int
 share_pki(struct daemon *d, const char *pki, char **cause)
@@ -154,6 +156,8 @@ share_pki(struct daemon *d, const char *pki, char **cause)
 	if (d->f.token_auth_file != NULL &&
 	    authn_load_token_file(d->authn, d->f.token_auth_file, cause) != 0)
 		return -1;
+	if (d->f.plain_http)
+		return 0;
 	names = serving_names(d, &nnames);
 	rc = pki_ensure(pki, names, nnames, cause);
 	free(names);
@@ -187,7 +191,7 @@ security_init(struct daemon *d, char **cause)
 	    authn_load_token_file(d->authn, d->f.token_auth_file, cause) != 0)
 		return -1;
 	if (d->f.plain_http)
-		return 0;
+		return d->f.netcd > 0 ? share_pki(d, pki, cause) : 0;
 	names = serving_names(d, &nnames);
 	rc = pki_ensure(pki, names, nnames, cause);
 	free(names);

@@ -217,3 +217,24 @@ kb get cm while-b-down >/dev/null || fail "restarted B lacks a write made while 
 expect_eq "$(k get cm -o name | sort | tr '\n' ' ')" \
 	"$(kb get cm -o name | sort | tr '\n' ' ')" "A and B list the same"
 pass "server killed and restarted: it lists what the other wrote meanwhile"
+
+# --- a --plain-http server on the same etcd: the same admin token (it
+# had its own before: the servers of one cluster took different tokens).
+DATA3="$WORK/data3"
+PORT_C=$(free_port)
+"$VOLRAYD" --data-dir "$DATA3" --listen "127.0.0.1:$PORT_C" --plain-http \
+    ${SHARE_DIR:+--share-dir "$SHARE_DIR"} --roles api \
+    --etcd-servers "$ETCD_ENDPOINTS" >>"$WORK/volrayd-c.log" 2>&1 &
+KILL_PIDS="$KILL_PIDS $!"
+i=0
+until command curl -fs "http://127.0.0.1:$PORT_C/readyz" >/dev/null 2>&1; do
+	i=$((i + 1)); [ $i -lt 300 ] || fail "the plain-http server did not start"
+	sleep 0.05
+done
+cmp -s "$DATA/pki/admin.token" "$DATA3/pki/admin.token" ||
+	fail "the plain-http server has its own admin token"
+code=$(command curl -s -o /dev/null -w '%{http_code}' \
+    -H "Authorization: Bearer $(cat "$DATA/pki/admin.token")" \
+    "http://127.0.0.1:$PORT_C/api/v1/namespaces/default/configmaps/while-b-down")
+expect_eq 200 "$code" "the cluster's admin token on the plain-http server"
+pass "a --plain-http server on the same etcd accepts the cluster's admin token"
