@@ -36,6 +36,7 @@ int cli_queue_pending(const char *name);
 int cli_explain_run(int argc, char **argv);
 int cli_session_run(int argc, char **argv);
 int cli_policy_dry_run(const char *dir);
+int cli_sim_run(int argc, char **argv);
 int cli_rayjob_run(int argc, char **argv);
 
 /* The verb table of volray.c, for help and completion. */

@@ -32,6 +32,10 @@ struct cli_opts {
 	long		 tail, timeout_ms, replicas, grace, limit_bytes;
 	struct cli_http_conf conn;	/* --kubeconfig, --server, --token, ... */
 	struct cli_node_opts node;	/* node add: --virtual, --count, ... */
+	struct cli_sim_opts {		/* sim: --nodes, --node-cpu, ... */
+		long		 nodes;
+		const char	*cpu, *memory, *weights, *csv, *svg;
+	} sim;
 };
 extern struct cli_opts cli_opts;
 

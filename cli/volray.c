@@ -158,6 +158,18 @@ static const struct cli_opt session_opts[] = {
 	O("output", 'o', STR, output, "FORMAT",
 	    "replay's decisions as json or yaml"), END
 };
+static const struct cli_opt sim_opts[] = {
+	O("nodes", 0, LONG, sim.nodes, "N", "simulated nodes (100)"),
+	O("node-cpu", 0, STR, sim.cpu, "QUANTITY", "CPU of each node (32)"),
+	O("node-memory", 0, STR, sim.memory, "QUANTITY",
+	    "memory of each node (128Gi)"),
+	O("queue-weights", 0, STR, sim.weights, "Q=W,...",
+	    "queues' weights (1 each)"),
+	O("csv", 0, STR, sim.csv, "FILE",
+	    "the cluster over time, per policy and queue, as CSV"),
+	O("svg", 0, STR, sim.svg, "PREFIX",
+	    "plots: PREFIX-util.svg, PREFIX-shares.svg, PREFIX-wait.svg"), END
+};
 static const struct cli_opt rayjob_opts[] = {
 	O("follow", 'f', FLAG, follow, NULL,
 	    "go on printing the logs until the Ray job ends"), END
@@ -218,6 +230,9 @@ const struct cli_verb cli_verbs[] = {
 	    "List or reload the daemon's policies; check or test a policy "
 	    "directory offline; what DIR would change on the live cluster.",
 	    policy_opts, cli_policy_run, 1 },
+	{ "sim", "TRACE [POLICY-DIR...]",
+	    "Play a job trace in virtual time with each policy, side by side.",
+	    sim_opts, cli_sim_run, 1 },
 	{ "session", "record FILE | replay FILE [--policy-dir DIR]",
 	    "Save what a scheduling session reads, or run one on a saved "
 	    "file offline.", session_opts, cli_session_run, 1 },
