@@ -12,12 +12,15 @@
 MAN="$top_srcdir/man/volray.1"
 start_daemon
 
-# norm: spaces squeezed and ages (5s, 3m12s, 2d) replaced, so that two
-# outputs taken a moment apart compare.
+# norm: spaces squeezed and ages (5s, 3m12s, 2d) replaced, and a node
+# Lease's RenewTime (renewed every 10 s, so it may move between the two
+# outputs on a loaded machine), so that two outputs taken a moment apart
+# compare.
 norm() {
 	python3 -c 'import re, sys
 for l in sys.stdin:
     l = re.sub(r"(?<![\w./-])\d+[smhd](\d+[smh])?( \(x\d+ over \S+\))?(?![\w./-])", "AGE", l.rstrip("\n"))
+    l = re.sub(r"^( *RenewTime: *).*$", r"\1TIME", l)
     print(re.sub(r" +", " ", l).rstrip())'
 }
 

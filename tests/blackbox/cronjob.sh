@@ -155,7 +155,7 @@ active_or_done() {
 wait_eq "$job" "status.active names it (or it has ended)" active_or_done
 k get job "$job" -o jsonpath='{.metadata.annotations.batch\.kubernetes\.io/cronjob-scheduled-timestamp}' | grep -q "$last" ||
 	fail "cronjob-scheduled-timestamp annotation"
-k wait --for=condition=Complete "job/$job" --timeout=20s >/dev/null || fail "the Job completes"
+k wait --for=condition=Complete "job/$job" --timeout=60s >/dev/null || fail "the Job completes"
 succ() { cjstatus tick lastSuccessfulTime; }
 i=0; until [ -n "$(succ)" ]; do i=$((i + 1)); [ $i -lt 100 ] || fail "lastSuccessfulTime"; sleep 0.1; done
 expect_eq "" "$(cjstatus tick active)" "a finished Job leaves status.active"
@@ -170,7 +170,7 @@ pass "kubectl get cronjob and get all"
 # --- kubectl create job --from, and the history limit of one
 k create job manual --from=cronjob/tick >/dev/null || fail "kubectl create job --from=cronjob/tick"
 expect_eq "manual tick" "$(k get job manual -o jsonpath='{.metadata.annotations.cronjob\.kubernetes\.io/instantiate} {.metadata.ownerReferences[0].name}')" "a manual Job of the CronJob"
-k wait --for=condition=Complete job/manual --timeout=20s >/dev/null || fail "the manual Job completes"
+k wait --for=condition=Complete job/manual --timeout=60s >/dev/null || fail "the manual Job completes"
 # tick runs every minute: a boundary crossed meanwhile adds a scheduled Job
 # newer than manual, which is then the one kept.
 manual_ts=$(k get job manual -o jsonpath='{.metadata.creationTimestamp}' 2>/dev/null || true)
