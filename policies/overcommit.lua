@@ -4,7 +4,9 @@
 -- A PodGroup with minResources is admitted (Pending -> Inqueue) only
 -- while the minimum resources of the jobs already admitted but not yet
 -- running, plus its own, fit in total * overcommit-factor minus what is
--- in use. Jobs without minResources are always admitted.
+-- in use. Jobs without minResources are always admitted; a group of one
+-- (a bare pod's) is left to the other plugins: it reserves nothing, so
+-- the cluster's room is no reason to hold it back.
 --
 -- Arguments:
 --   overcommit-factor  number >= 1, default 1.2
@@ -30,6 +32,7 @@ end
 
 function O.job_enqueueable(ssn, job)
   if job.min_resources == nil then return 1 end
+  if job.min_available <= 1 then return 0 end
   local want = res.add(res.clone(inqueue), job.min_resources)
   if res.less_equal(want, idle) then return 1 end
   return -1

@@ -13,7 +13,8 @@
 -- session; a task is allocatable while its queue is Open and stays within
 -- its deserved part on the resources the task asks for; a job is admitted
 -- (enqueue) while its queue is Open and its minResources fit the queue's
--- capability next to what is allocated and already admitted; tasks of a
+-- capability next to what is allocated and already admitted, on every
+-- resource the minResources name (memory as much as cpu); tasks of a
 -- queue above its deserved part may be reclaimed by other queues.
 --
 -- Arguments: none.
@@ -148,10 +149,14 @@ function P.job_enqueueable(ssn, job)
   local a = attrs[job.queue]
   if a == nil or a.state ~= "Open" then return -1 end
   if job.min_resources == nil then return 1 end
+  local cap = a.real_capability or a.capability
+  if cap == nil then return 1 end
   local want = res.add(res.add(res.clone(job.min_resources), a.allocated), a.inqueue)
   res.sub(want, a.elastic)
-  if res.less_equal_inf(want, a.real_capability or a.capability) then return 1 end
-  return -1
+  -- On the resources the job asks for, as Volcano compares them.
+  local short = res.exceeded_on(want, cap, job.min_resources)
+  if #short == 0 then return 1 end
+  return -1, res.insufficient("queue resource quota insufficient", short)
 end
 
 function P.job_enqueued(ssn, job)

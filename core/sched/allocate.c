@@ -6,11 +6,18 @@
  * (Allocatable) is skipped; the others go through the predicates (C, then
  * Lua on the survivors) against future idle, prefer a node where the
  * request fits idle, take the best score and are allocated (fits idle) or
- * pipelined (fits only once releasing pods are gone). The first task that
- * fits nowhere ends the job's turn. Once the job is ready with tasks
- * left, it goes back to its queue's heap for another turn. After the
- * turn: ready -> commit; pipelined -> keep the reservation; else discard.
- * The queue goes back to be re-ranked by its new share.
+ * pipelined (fits only once releasing pods are gone). A task that fits
+ * nowhere marks its role (volcano.sh/task-spec) as failed for the
+ * session, and the job's other tasks of that role are not tried; the
+ * turn goes on only while the gang can still be made without that role's
+ * remaining tasks (Volcano's NeedContinueAllocating: never when every
+ * task is needed). Once the job is ready with tasks left, it goes back to
+ * its queue's heap for another turn. After the turn: ready -> commit;
+ * pipelined -> keep the reservation; else discard. The queue goes back to
+ * be re-ranked by its new share.
+ *
+ * Without an enqueue action in the configuration, allocate admits the
+ * Pending PodGroups itself first (phase Inqueue), as Volcano's does.
  *
  * The node scan walks the free-capacity index (capindex.c: full nodes
  * are skipped, not checked), starts where the last one stopped and
@@ -284,6 +291,71 @@ allocate_schedulable(struct session *ss, struct s_job *j)
 	return 1;
 }
 
+/*
+ * After a task of j fit nowhere: may the turn go on with the job's other
+ * tasks (Volcano's NeedContinueAllocating)? Not when every task is
+ * needed. When the roles' minimums add up to more than minMember, only
+ * the total counts: what is ready plus the pending tasks of roles that
+ * have not failed must still reach it. Otherwise every failed role with a
+ * minimum must already have it placed (allocated, succeeded, or pending
+ * best-effort).
+ */
+static int
+may_go_on(const struct s_job *j)
+{
+	int i, k, min_total = 0, left = 0;
+
+	if (j->min_member >= j->ntasks)
+		return 0;
+	for (i = 0; i < j->nroles; i++)
+		min_total += j->roles[i].min;
+	if (j->min_member < min_total) {
+		for (i = 0; i < j->nroles; i++)
+			if (j->roles[i].fit_failed == NULL)
+				left += j->roles[i].n[TS_PENDING];
+		return j->n[TS_ALLOCATED] + j->n[TS_BINDING] + j->n[TS_BOUND] +
+		    j->n[TS_RUNNING] + j->n[TS_SUCCEEDED] + left >=
+		    j->min_member;
+	}
+	for (i = 0; i < j->nroles; i++) {
+		const struct role_count *rc = &j->roles[i];
+		int have;
+
+		if (rc->fit_failed == NULL || rc->min == 0)
+			continue;
+		have = rc->n[TS_ALLOCATED] + rc->n[TS_BINDING] +
+		    rc->n[TS_BOUND] + rc->n[TS_RUNNING] + rc->n[TS_SUCCEEDED];
+		for (k = 0; k < j->ntasks && have < rc->min; k++)
+			if (j->tasks[k]->status == TS_PENDING &&
+			    j->tasks[k]->best_effort &&
+			    strcmp(j->tasks[k]->role, rc->role) == 0)
+				have++;
+		if (have < rc->min)
+			return 0;
+	}
+	return 1;
+}
+
+/* Without an enqueue action, allocate admits the Pending PodGroups. */
+static void
+admit_pending(struct session *ss)
+{
+	int i;
+
+	if (config_has_action(&ss->pol->conf, ACT_ENQUEUE))
+		return;
+	for (i = 0; i < ss->njobs; i++) {
+		struct s_job *j = ss->jobs[i];
+
+		if (j->pg == NULL || j->queue == NULL ||
+		    strcmp(j->phase, "Pending") != 0)
+			continue;
+		j->phase = "Inqueue";
+		j->enqueued = 1;
+		j->ver++;
+	}
+}
+
 static int
 has_pending(const struct s_job *j, int best_effort)
 {
@@ -307,6 +379,7 @@ allocate_run(struct session *ss)
 	int i, k;
 
 	memset(&cc, 0, sizeof cc);
+	admit_pending(ss);
 	pq_init(&queues, ss, pq_less_queue);
 	for (i = 0; i < ss->nqueues; i++)
 		pq_init(&jobs[i], ss, pq_less_job);
@@ -347,6 +420,7 @@ allocate_run(struct session *ss)
 		cc.like = NULL;
 		while (tq->n > 0) {
 			struct s_task *t = pq_pop(tq);
+			struct role_count *rc;
 			struct s_node *n;
 			int pipe;
 
@@ -360,8 +434,20 @@ allocate_run(struct session *ss)
 				}
 				continue;
 			}
-			if ((n = pick(ss, &cc, t, &pipe)) == NULL)
+			rc = task_role(j, t->role);
+			if (*t->role != '\0' && rc->fit_failed != NULL) {
+				/* Its role fit nowhere: neither does it. */
+				free(t->why);
+				t->why = rc->fit_failed->why != NULL ?
+				    xstrdup(rc->fit_failed->why) : NULL;
+				continue;
+			}
+			if ((n = pick(ss, &cc, t, &pipe)) == NULL) {
+				rc->fit_failed = t;
+				if (may_go_on(j))
+					continue;
 				break;	/* the rest cannot make a gang now */
+			}
 			if (pipe)
 				statement_pipeline(&st, t, n);
 			else

@@ -190,6 +190,14 @@ parse_plugin(const char *path, const char *buf, size_t len, const cJSON *p,
 			    "Fail", pc->name);
 		pc->fail_closed = strcmp(fp->valuestring, "Fail") == 0;
 	}
+	fp = cJSON_GetObjectItemCaseSensitive(p, "enableHierarchy");
+	if (fp != NULL && !cJSON_IsNull(fp)) {
+		if (!cJSON_IsBool(fp))
+			return err(cause, path, line_of(buf, len,
+			    "enableHierarchy", pc->line), "%s",
+			    "enableHierarchy: want true or false");
+		pc->hierarchy = cJSON_IsTrue(fp);
+	}
 	pc->enabled = ~0u;
 	for (i = 0; i < sizeof flags / sizeof *flags; i++) {
 		const cJSON *f = cJSON_GetObjectItemCaseSensitive(p,

@@ -4,12 +4,14 @@
  * jobs in JobOrder, one job per queue turn; a job is admitted when its
  * queue is Open and it has no minResources or JobEnqueueable passes
  * (proportion: the queue's capability; overcommit: the cluster's room).
- * A group of one (minMember 1, as the implicit group of a bare pod) has
- * nothing to reserve and is admitted at once: counting its minResources
- * against the cluster while its queue is at its deserved share is how
- * Volcano's one-pod groups hold a budget they cannot use (jobs stuck
- * Inqueue with free capacity, volcano#3910).
- * The JobEnqueued handlers hear of each admission.
+ * A group of one (minMember 1, as the implicit group of a bare pod) is
+ * asked about like any other, but reserves nothing once admitted: the
+ * JobEnqueued handlers, which count an admitted job's minResources
+ * against the budgets, hear only of gangs. Counting a one-pod group's
+ * minimum while its queue is at its deserved share is how Volcano's
+ * one-pod groups hold a budget they cannot use (jobs stuck Inqueue with
+ * free capacity, volcano#3910); overcommit abstains on them for the same
+ * reason, while a queue's capability holds them as it holds gangs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -52,14 +54,14 @@ enqueue_run(struct session *ss)
 		if (strcmp(q->state, "Open") != 0)
 			j->enqueue_msg = util_printf("queue %s is %s", q->name,
 			    q->state);
-		else if (!j->has_min_res || j->min_member <= 1 ||
-		    framework_job_enqueueable(ss, j)) {
+		else if (!j->has_min_res ||
+		    framework_job_enqueueable(ss, j, &j->enqueue_msg)) {
 			j->enqueued = 1;
 			j->phase = "Inqueue";
 			j->ver++;
 			if (j->min_member > 1)
 				framework_job_enqueued(ss, j);
-		} else
+		} else if (j->enqueue_msg == NULL)
 			j->enqueue_msg = util_printf("queue resource quota "
 			    "insufficient");
 		pq_push(&queues, q);

@@ -304,6 +304,12 @@ framework_job_less(struct session *ss, struct s_job *a, struct s_job *b)
 }
 
 int
+framework_job_order(struct session *ss, struct s_job *a, struct s_job *b)
+{
+	return order(ss, EP_JOB_ORDER, EP_JOB_ORDER_KEY, a, b, push_job);
+}
+
+int
 framework_queue_less(struct session *ss, struct s_queue *a, struct s_queue *b)
 {
 	int r = order(ss, EP_QUEUE_ORDER, EP_QUEUE_ORDER_KEY, a, b,
@@ -411,12 +417,17 @@ framework_job_ready(struct session *ss, struct s_job *j)
 	return bool_and(ss, j, EP_JOB_READY);
 }
 
+/*
+ * Tiered votes. A vote against may come with the plugin's words (a
+ * second result, a string); *why gets a copy when why is given.
+ */
 static int
-votes(struct session *ss, struct s_job *j, int ep)
+votes(struct session *ss, struct s_job *j, int ep, char **why)
 {
 	int tier = -1, permit = 0;
 
 	EACH_PLUGIN(ss, pl, ep) {
+		const char *msg;
 		int r;
 
 		if (pl->tier != tier) {
@@ -425,16 +436,27 @@ votes(struct session *ss, struct s_job *j, int ep)
 			tier = pl->tier;
 		}
 		view_push_job(ss, j);
-		if ((r = framework_call(ss, pl, ep, 1, 1)) == FW_REFUSED) {
+		if ((r = framework_call(ss, pl, ep, 1, 2)) == FW_REFUSED) {
 			veto(j, ep, pl->name);
 			return 0;
 		}
 		if (r != 0)
 			continue;
+		msg = lua_type(ss->L, -1) == LUA_TSTRING ?
+		    lua_tostring(ss->L, -1) : NULL;
+		if (why != NULL && msg != NULL) {
+			free(*why);
+			*why = xstrdup(msg);
+		}
+		lua_pop(ss->L, 1);
 		r = result_int(ss->L);
 		if (r < 0) {
 			veto(j, ep, pl->name);
 			return 0;
+		}
+		if (why != NULL) {
+			free(*why);
+			*why = NULL;
 		}
 		if (r > 0)
 			permit = 1;
@@ -445,13 +467,13 @@ votes(struct session *ss, struct s_job *j, int ep)
 int
 framework_job_pipelined(struct session *ss, struct s_job *j)
 {
-	return votes(ss, j, EP_JOB_PIPELINED);
+	return votes(ss, j, EP_JOB_PIPELINED, NULL);
 }
 
 int
-framework_job_enqueueable(struct session *ss, struct s_job *j)
+framework_job_enqueueable(struct session *ss, struct s_job *j, char **why)
 {
-	return votes(ss, j, EP_JOB_ENQUEUEABLE);
+	return votes(ss, j, EP_JOB_ENQUEUEABLE, why);
 }
 
 void

@@ -199,6 +199,12 @@ resolve_args(lua_State *L, struct plugin *pl, const char *cpath,
 			lua_pop(L, 1);
 		}
 	}
+	/* The plugin entry's enableHierarchy (Volcano's key, beside the
+	   enable flags) reaches the plugin as an argument. */
+	if (pl->conf->hierarchy) {
+		lua_pushboolean(L, 1);
+		lua_setfield(L, out, "enableHierarchy");
+	}
 	lua_replace(L, schema);
 	lua_settop(L, schema);
 	return 0;

@@ -4,13 +4,22 @@
  * JobOrder and TaskOrder: the nodes that pass the predicates (resources
  * aside), best score first; on each, the candidate victims (Bound or
  * Running, preemptable, of another job; the action's filter decides the
- * queue) go through the plugins' Preemptable or Reclaimable rule; if what
- * they free plus the node's future idle covers the task, victims are
- * evicted lowest first (reverse TaskOrder) until it fits, and the task is
- * pipelined there with nominatedNodeName. A job's statement is committed
- * when the job is then pipelined (gang: enough reserved), else undone.
- * Preempt then runs the same step within each starving job (its own
+ * queue) are put least important first and go through the plugins'
+ * Preemptable or Reclaimable rule; if what they free plus the node's
+ * future idle covers the task, victims are evicted in that order until it
+ * fits -- for preempt, until its queue may also take it (Allocatable: a
+ * queue at its capability makes room from its own lower-priority jobs)
+ * -- and the task is pipelined there with nominatedNodeName. The
+ * evictions on a node where the task then still cannot go are undone
+ * before the next node is tried. A job's statement is committed when the
+ * job is then pipelined (gang: enough reserved), else undone. Preempt
+ * then runs the same step within each starving job (its own
  * lower-priority tasks as victims).
+ *
+ * Least important first is Volcano's victim order: between queues the
+ * one last in QueueOrder (lowest spec.priority, then largest share);
+ * within a queue the job last in JobOrder; within a job the task last in
+ * TaskOrder.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,13 +49,43 @@ victim_cmp(const void *a, const void *b)
 {
 	struct s_task *x = *(struct s_task *const *)a;
 	struct s_task *y = *(struct s_task *const *)b;
+	struct s_job *jx = x->job, *jy = y->job;
+	int r;
 
-	/* The last in TaskOrder (the least important) goes first. */
+	if (jx != jy) {
+		if (jx->queue != jy->queue && jx->queue != NULL &&
+		    jy->queue != NULL) {
+			/* The queue last in QueueOrder gives first. */
+			if (framework_queue_less(sort_ss, jy->queue, jx->queue))
+				return -1;
+			if (framework_queue_less(sort_ss, jx->queue, jy->queue))
+				return 1;
+		}
+		/* Then the job last in JobOrder (no fallback: ties go to
+		   the tasks' order). */
+		if ((r = framework_job_order(sort_ss, jx, jy)) != 0)
+			return r > 0 ? -1 : 1;
+	}
+	/* The last in TaskOrder goes first. */
 	if (framework_task_less(sort_ss, y, x))
 		return -1;
 	if (framework_task_less(sort_ss, x, y))
 		return 1;
 	return 0;
+}
+
+/* May t go on n now: it fits n's future idle and, for preempt, its
+   queue may take it. */
+static int
+room_for(struct session *ss, struct s_task *t, struct s_node *n, int ep)
+{
+	struct podspec_res avail;
+
+	node_future_idle(n, &avail);
+	if (!predicate_fits(&t->req, &avail))
+		return 0;
+	return ep != EP_PREEMPTABLE || framework_allocatable(ss,
+	    t->job->queue, t);
 }
 
 int
@@ -70,6 +109,7 @@ preempt_for(struct session *ss, struct statement *st, struct s_task *t,
 	for (i = 0; i < nn && !done; i++) {
 		struct s_node *n = nodes[i].n;
 		struct podspec_res avail;
+		struct statement nst;
 		int nv = 0;
 
 		free(victims);
@@ -103,19 +143,23 @@ preempt_for(struct session *ss, struct statement *st, struct s_task *t,
 			podspec_res_add(&avail, &victims[k]->req, 1);
 		if (!predicate_fits(&t->req, &avail))
 			continue;
-		for (k = 0; k < nv; k++) {
-			char *why;
-
-			node_future_idle(n, &avail);
-			if (predicate_fits(&t->req, &avail))
-				break;
-			why = util_printf("%s for %s/%s",
+		/* This node's evictions, undone if t cannot go there. */
+		statement_init(&nst, ss);
+		nst.quiet = st->quiet;
+		for (k = 0; k < nv && !room_for(ss, t, n, ep); k++) {
+			char *why = util_printf("%s for %s/%s",
 			    ep == EP_PREEMPTABLE ? "preempted" : "reclaimed",
 			    t->ns, t->name);
-			statement_evict(st, victims[k], why);
+
+			statement_evict(&nst, victims[k], why);
 			free(why);
 		}
-		statement_pipeline(st, t, n);
+		if (k == nv && !room_for(ss, t, n, ep)) {
+			statement_discard(&nst);
+			continue;
+		}
+		statement_pipeline(&nst, t, n);
+		statement_merge(st, &nst);
 		free(t->nominated);
 		t->nominated = xstrdup(n->name);
 		done = 1;
@@ -182,7 +226,9 @@ preempt_jobs(struct session *ss, int ep,
 				pq_push(&tasks, j->tasks[k]);
 		statement_init(&st, ss);
 		while ((t = pq_pop(&tasks)) != NULL) {
-			if (ep == EP_PREEMPTABLE &&
+			/* Volcano's reclaim asks the reclaimer's queue
+			   (capacity: within deserved); preempt does not. */
+			if (ep == EP_RECLAIMABLE &&
 			    !framework_preemptive(ss, j->queue, t))
 				continue;
 			if (!preempt_for(ss, &st, t, ep, filter))
@@ -233,8 +279,6 @@ preempt_within_jobs(struct session *ss)
 			struct statement st;
 			int assigned;
 
-			if (!framework_preemptive(ss, j->queue, t))
-				continue;
 			statement_init(&st, ss);
 			assigned = preempt_for(ss, &st, t, EP_PREEMPTABLE,
 			    same_job);

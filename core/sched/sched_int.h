@@ -52,6 +52,7 @@ struct plugin_conf {
 	cJSON *arguments;		/* as written (object), never NULL */
 	uint32_t enabled;		/* bit per enum ep */
 	int fail_closed;		/* failurePolicy: Fail */
+	int hierarchy;			/* enableHierarchy: true */
 	int line;			/* in the config file */
 };
 
@@ -195,6 +196,8 @@ struct role_count {
 	const char *role;
 	int min;			/* minTaskMember, 0 if none */
 	int n[TS_N];
+	struct s_task *fit_failed;	/* allocate: a task of this role that
+					   fit no node this session */
 };
 
 /* What allocate did with a job it took up (explain.c). */
@@ -421,6 +424,8 @@ void statement_commit(struct statement *);
 void statement_discard(struct statement *);
 /* Keep the changes in the session only (a pipelined reservation). */
 void statement_keep(struct statement *);
+/* Move src's changes, still undoable, to the end of dst's. */
+void statement_merge(struct statement *dst, struct statement *src);
 
 /* pq.c: a binary heap ordered by the plugins' order functions. */
 struct pq {
@@ -447,13 +452,17 @@ int pq_less_task(struct session *, void *, void *);
 int framework_call(struct session *, struct plugin *, int ep, int nargs,
     int nres);
 int framework_job_less(struct session *, struct s_job *, struct s_job *);
+/* The plugins' job order alone (<0 a first, >0 b first, 0 they do not
+   care), without the fallback to creation time. */
+int framework_job_order(struct session *, struct s_job *, struct s_job *);
 int framework_queue_less(struct session *, struct s_queue *, struct s_queue *);
 int framework_task_less(struct session *, struct s_task *, struct s_task *);
 int framework_job_valid(struct session *, struct s_job *);
 int framework_job_ready(struct session *, struct s_job *);
 int framework_job_pipelined(struct session *, struct s_job *);
 int framework_job_starving(struct session *, struct s_job *);
-int framework_job_enqueueable(struct session *, struct s_job *);
+/* The plugins' votes; on a refusal *why is the plugin's message or NULL. */
+int framework_job_enqueueable(struct session *, struct s_job *, char **why);
 void framework_job_enqueued(struct session *, struct s_job *);
 int framework_overused(struct session *, struct s_queue *);
 int framework_allocatable(struct session *, struct s_queue *, struct s_task *);
@@ -498,8 +507,8 @@ void allocate_firstfit(struct session *);
 struct s_node *allocate_pick(struct session *, struct s_task *,
     int allow_pipeline, int *pipeline);
 /* preempt.c: evict victims (of the Preemptable or Reclaimable rule,
-   picked by filter) on the best node until t fits, then pipeline t
-   there. 1 when it did. */
+   picked by filter) on the best node until t fits (for preempt: and its
+   queue may take it), then pipeline t there. 1 when it did. */
 int preempt_for(struct session *, struct statement *, struct s_task *,
     int ep, int (*filter)(struct s_task *preemptor, struct s_task *victim));
 void preempt_jobs(struct session *, int ep,

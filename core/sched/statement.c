@@ -166,3 +166,24 @@ statement_keep(struct statement *st)
 	st->ops = NULL;
 	st->nops = st->capops = 0;
 }
+
+/*
+ * A statement tried within another (preempt's per node) joins it: its
+ * operations move to the end of dst's, to be committed or undone with
+ * them.
+ */
+void
+statement_merge(struct statement *dst, struct statement *src)
+{
+	if (src->nops > 0) {
+		XGROW(dst->ops, dst->capops, (size_t)dst->nops +
+		    (size_t)src->nops);
+		memcpy(dst->ops + dst->nops, src->ops, (size_t)src->nops *
+		    sizeof *src->ops);
+		dst->nops += src->nops;
+	}
+	free(src->ops);
+	src->ops = NULL;
+	src->nops = 0;
+	src->capops = 0;
+}

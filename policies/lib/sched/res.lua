@@ -64,6 +64,26 @@ function M.less_equal_on(a, b, want)
   return true
 end
 
+-- The dimensions that want asks for (want[k] > 0, "pods" aside) where
+-- a > b (missing in b = 0), sorted: empty when a fits b on them.
+function M.exceeded_on(a, b, want)
+  local out = {}
+  for k, v in pairs(want) do
+    if v > 0 and k ~= "pods" and (a[k] or 0) > (b[k] or 0) then out[#out + 1] = k end
+  end
+  table.sort(out)
+  return out
+end
+
+-- "prefix: insufficient cpu, insufficient memory", as Volcano words a
+-- quota that does not fit (prefix alone when names is empty).
+function M.insufficient(prefix, names)
+  if #names == 0 then return prefix end
+  local parts = {}
+  for i, k in ipairs(names) do parts[i] = "insufficient " .. k end
+  return prefix .. ": " .. table.concat(parts, ", ")
+end
+
 -- Some dimension of a is < the same dimension of b.
 function M.less_partly(a, b)
   for k, v in pairs(b) do
