@@ -41,6 +41,9 @@ static const struct {
 	{ "/apis/scheduling.volcano.sh/v1beta1/podgroups", "PodGroup",
 	    "scheduling.volcano.sh/v1beta1" },
 	{ "/api/v1/pods", "Pod", "v1" },
+	{ "/api/v1/resourcequotas", "ResourceQuota", "v1" },
+	{ "/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget",
+	    "policy/v1" },
 };
 
 /* The cluster as the scheduler reads it: a list of objects. */
@@ -214,7 +217,9 @@ replay(const cJSON *rec, const char *over, char **cause)
 		return NULL;
 	}
 	log_set_level(LOG_ERROR);	/* failures are in the decisions */
-	d = replay_run(share, dir, json_at(rec, "cluster"), cause);
+	d = replay_run(share, dir, json_at(rec, "cluster"),
+	    json_str(rec, "recorded") != NULL ?
+	    (double)util_time_parse(json_str(rec, "recorded")) : 0, cause);
 	remove_dir(dir);
 	free(share);
 	return d;

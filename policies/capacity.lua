@@ -86,9 +86,10 @@ local function new_attr(name, q)
     name = name, priority = q.priority or 0, state = q.state,
     parent = q.parent, reclaimable = q.reclaimable,
     deserved = res.clone(q.deserved), guarantee = res.clone(q.guarantee),
-    capability = q.capability,
+    capability = q.capability, spec_capability = q.capability,
     allocated = res.clone(q.allocated), request = res.clone(q.request),
     inqueue = res.clone(q.inqueue), elastic = res.clone(q.elastic),
+    reserved = res.clone(q.reserved),
     children = {}, ancestors = {}, share = 0,
   }
 end
@@ -267,10 +268,17 @@ end
 function C.allocatable(ssn, queue, task)
   local a = attrs[queue.name]
   if unusable(a) then return false end
-  for _, x in ipairs(chain(a)) do
+  -- What the queue already promised to pods whose admission gate went
+  -- (all but this task's own share of it).
+  local promised = res.clone(a.reserved)
+  if task.queue_gate and not task.gated then res.sub(promised, task.resreq) end
+  for i, x in ipairs(chain(a)) do
     local future = res.add(res.clone(x.allocated), task.resreq)
+    if i == 1 then res.add(future, promised) end
     if not fits_on(future, x.real_capability, task.resreq) then return false end
   end
+  -- A gated task that passes has its gate removed: hold its room.
+  if task.gated and task.queue_gate then res.add(a.reserved, task.resreq) end
   return true
 end
 
@@ -297,14 +305,20 @@ function C.job_enqueueable(ssn, job)
   if why then return -1, why end
   if job.min_resources == nil then return 1 end
   local min = job.min_resources
+  -- A group of one (a bare pod's) only against capabilities the queues
+  -- set, as proportion does: against the cluster it would stay Pending
+  -- whenever the cluster is full, and a Pending pod never preempts.
+  local single = job.min_available <= 1
   for i, x in ipairs(chain(a)) do
-    local want = res.add(res.add(res.clone(min), x.allocated), x.inqueue)
-    res.sub(want, x.elastic)
-    if i > 1 then res.sub(want, borrowed_beside(x, a)) end
-    local ok, short = fits_on(want, x.real_capability, min)
-    if not ok then
-      local where = x == a and "" or " (ancestor " .. x.name .. ")"
-      return -1, res.insufficient("queue resource quota insufficient" .. where, short)
+    if not single or x.spec_capability ~= nil then
+      local want = res.add(res.add(res.clone(min), x.allocated), x.inqueue)
+      res.sub(want, x.elastic)
+      if i > 1 then res.sub(want, borrowed_beside(x, a)) end
+      local ok, short = fits_on(want, x.real_capability, min)
+      if not ok then
+        local where = x == a and "" or " (ancestor " .. x.name .. ")"
+        return -1, res.insufficient("queue resource quota insufficient" .. where, short)
+      end
     end
   end
   return 1
@@ -423,6 +437,10 @@ end
 local function account(task, sign)
   local a = attrs[task.job.queue]
   if a == nil then return end
+  -- A task given room at its gate's removal takes it up now.
+  if task.queue_gate and not task.gated then
+    if sign > 0 then res.sub(a.reserved, task.resreq) else res.add(a.reserved, task.resreq) end
+  end
   for _, x in ipairs(chain(a)) do
     if sign > 0 then res.add(x.allocated, task.resreq) else res.sub(x.allocated, task.resreq) end
     update_share(x)

@@ -13,8 +13,9 @@
 -- session; a task is allocatable while its queue is Open and stays within
 -- its deserved part on the resources the task asks for; a job is admitted
 -- (enqueue) while its queue is Open and its minResources fit the queue's
--- capability next to what is allocated and already admitted, on every
--- resource the minResources name (memory as much as cpu); tasks of a
+-- real capability next to what is allocated and already admitted, on
+-- every resource the minResources name (memory as much as cpu) -- a
+-- group of one only against a capability the queue sets; tasks of a
 -- queue above its deserved part may be reclaimed by other queues.
 --
 -- Arguments: none.
@@ -149,7 +150,13 @@ function P.job_enqueueable(ssn, job)
   local a = attrs[job.queue]
   if a == nil or a.state ~= "Open" then return -1 end
   if job.min_resources == nil then return 1 end
+  -- A gang is held to the real capability (the cluster less the others'
+  -- guarantees, within capability), as in Volcano. A group of one (a
+  -- bare pod's) only to a capability the queue sets: measured against
+  -- the cluster it would stay Pending whenever the cluster is full, and
+  -- a Pending pod never preempts.
   local cap = a.real_capability or a.capability
+  if job.min_available <= 1 then cap = a.capability end
   if cap == nil then return 1 end
   local want = res.add(res.add(res.clone(job.min_resources), a.allocated), a.inqueue)
   res.sub(want, a.elastic)

@@ -203,6 +203,93 @@ service_account(cJSON *spec)
 	    "serviceAccountName"));
 }
 
+/* After creation a pod's scheduling gates may only be removed. */
+static void
+gates_only_removed(const cJSON *obj, const cJSON *old, cJSON *causes)
+{
+	const cJSON *g, *o;
+
+	cJSON_ArrayForEach(g, json_at(obj, "spec.schedulingGates")) {
+		const char *name = json_str(g, "name");
+		int found = 0;
+
+		cJSON_ArrayForEach(o, json_at(old, "spec.schedulingGates"))
+			if (name != NULL && json_str(o, "name") != NULL &&
+			    strcmp(json_str(o, "name"), name) == 0)
+				found = 1;
+		if (!found) {
+			status_add_cause(causes, "FieldValueForbidden",
+			    "spec.schedulingGates", "Forbidden: only deletion "
+			    "is allowed, but found new scheduling gate");
+			return;
+		}
+	}
+}
+
+/*
+ * Volcano 1.15's queue admission (SchedulingGatesQueueAdmission, its
+ * webhook's part): a pod annotated scheduling.volcano.sh/
+ * queue-allocation-gate: "true" gets the scheduling gate of that name,
+ * which the scheduler removes once its queue has room, so that cluster
+ * autoscalers see it Unschedulable only for a real shortage. A pod
+ * created with any gate says PodScheduled=False SchedulingGated, as
+ * kube-apiserver writes it.
+ */
+#define QUEUE_GATE "scheduling.volcano.sh/queue-allocation-gate"
+
+static void
+queue_gate(cJSON *obj, cJSON *spec, cJSON *status)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(json_at(obj,
+	    "metadata.annotations"), QUEUE_GATE);
+	const char *opt = cJSON_IsString(a) ? a->valuestring : NULL;
+	cJSON *gates = cJSON_GetObjectItemCaseSensitive(spec,
+	    "schedulingGates"), *it, *g, *conds, *c;
+	int have = 0;
+
+	if (opt != NULL && strcmp(opt, "true") == 0) {
+		if (!cJSON_IsArray(gates)) {
+			cJSON_DeleteItemFromObjectCaseSensitive(spec,
+			    "schedulingGates");
+			gates = cJSON_AddArrayToObject(spec, "schedulingGates");
+		}
+		cJSON_ArrayForEach(it, gates)
+			if (json_str(it, "name") != NULL &&
+			    strcmp(json_str(it, "name"), QUEUE_GATE) == 0)
+				have = 1;
+		if (!have) {
+			g = cJSON_CreateObject();
+			cJSON_AddStringToObject(g, "name", QUEUE_GATE);
+			cJSON_AddItemToArray(gates, g);
+		}
+	}
+	if (cJSON_GetArraySize(gates) == 0)
+		return;
+	conds = cJSON_GetObjectItemCaseSensitive(status, "conditions");
+	if (!cJSON_IsArray(conds)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(status, "conditions");
+		conds = cJSON_AddArrayToObject(status, "conditions");
+	}
+	cJSON_ArrayForEach(it, conds)
+		if (json_str(it, "type") != NULL &&
+		    strcmp(json_str(it, "type"), "PodScheduled") == 0)
+			return;
+	c = cJSON_CreateObject();
+	cJSON_AddStringToObject(c, "type", "PodScheduled");
+	cJSON_AddStringToObject(c, "status", "False");
+	cJSON_AddNullToObject(c, "lastProbeTime");
+	{
+		char now[32];
+
+		util_now(now);
+		cJSON_AddStringToObject(c, "lastTransitionTime", now);
+	}
+	cJSON_AddStringToObject(c, "reason", "SchedulingGated");
+	cJSON_AddStringToObject(c, "message", "Scheduling is blocked due to "
+	    "non-empty scheduling gates");
+	cJSON_AddItemToArray(conds, c);
+}
+
 static void
 pod_mutate(store *st, cJSON *obj, const cJSON *old)
 {
@@ -229,6 +316,7 @@ pod_mutate(store *st, cJSON *obj, const cJSON *old)
 		status = json_obj(obj, "status");
 		set_default_str(status, "phase", "Pending");
 		set_default_str(status, "qosClass", "BestEffort");
+		queue_gate(obj, spec, status);
 	}
 }
 
@@ -494,6 +582,8 @@ admission_validate(store *st, const resource *r, const cJSON *obj,
 		return;
 	else if (strcmp(k, "pods") == 0) {
 		podtemplate_check(json_at(obj, "spec"), "spec", causes, 0);
+		if (old != NULL)
+			gates_only_removed(obj, old, causes);
 		if (old != NULL && !json_equal(json_at(obj, "spec.containers"),
 		    json_at(old, "spec.containers"))) {
 			/* Only images may change in a running pod. */

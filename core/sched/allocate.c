@@ -426,11 +426,23 @@ allocate_run(struct session *ss)
 
 			if (!framework_allocatable(ss, q, t)) {
 				/* Say the node's reason when there is one. */
+				if (t->gated)
+					continue;
 				if (allocate_pick(ss, t, 1, &pipe) != NULL) {
 					free(t->why);
 					t->why = util_printf("queue %s: the task "
 					    "would exceed the queue's deserved "
 					    "share (%s)", q->name, q->state);
+				}
+				continue;
+			}
+			if (t->gated) {
+				/* Not placed while gated; the queue has room
+				   for it: its admission gate may go (Volcano
+				   1.15's SchedulingGatesQueueAdmission). */
+				if (t->queue_gate >= 0 && !t->ungate) {
+					t->ungate = 1;
+					ss->nungates++;
 				}
 				continue;
 			}
@@ -513,7 +525,8 @@ allocate_backfill(struct session *ss)
 			struct s_node *n;
 			int pipe;
 
-			if (t->status != TS_PENDING || !t->best_effort)
+			if (t->status != TS_PENDING || !t->best_effort ||
+			    t->gated)
 				continue;
 			if ((n = allocate_pick(ss, t, 0, &pipe)) == NULL)
 				continue;
@@ -548,7 +561,7 @@ allocate_firstfit(struct session *ss)
 		for (k = 0; k < j->ntasks; k++) {
 			struct s_task *t = j->tasks[k];
 
-			if (t->status != TS_PENDING)
+			if (t->status != TS_PENDING || t->gated)
 				continue;
 			for (n = capindex_next(&ss->cap, 0, ss->nnodes, &t->req);
 			    n >= 0; n = capindex_next(&ss->cap, n + 1,

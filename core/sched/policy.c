@@ -263,9 +263,24 @@ load_plugin(struct policy *p, luahost *h, struct plugin *pl, char **cause)
 static int
 l_log(lua_State *L)
 {
-	const char *msg = luaL_checkstring(L, 1);
+	const char *level, *msg;
 
-	log_info("scheduler: %s", msg);
+	/* volray.log(level, message) as in controllers, or (message). */
+	if (lua_gettop(L) >= 2) {
+		level = luaL_checkstring(L, 1);
+		msg = luaL_checkstring(L, 2);
+	} else {
+		level = "info";
+		msg = luaL_checkstring(L, 1);
+	}
+	if (strcmp(level, "error") == 0)
+		log_error("scheduler: %s", msg);
+	else if (strcmp(level, "warn") == 0)
+		log_warn("scheduler: %s", msg);
+	else if (strcmp(level, "debug") == 0)
+		log_debug("scheduler: %s", msg);
+	else
+		log_info("scheduler: %s", msg);
 	return 0;
 }
 

@@ -52,6 +52,8 @@ kind_res(const char *kind)
 		{ "Node", "nodes" }, { "Pod", "pods" },
 		{ "PodGroup", "podgroups" }, { "Queue", "queues" },
 		{ "PriorityClass", "priorityclasses" },
+		{ "ResourceQuota", "resourcequotas" },
+		{ "PodDisruptionBudget", "poddisruptionbudgets" },
 	};
 	size_t i;
 
@@ -82,6 +84,7 @@ policytest_source(struct policytest_cluster *pc, cJSON *objs,
     struct sched_source *src)
 {
 	pc->objs = objs;
+	memset(src, 0, sizeof *src);
 	src->list = scripted_list;
 	src->arg = pc;
 }
@@ -100,7 +103,8 @@ policytest_complete(cJSON *objs, char **cause)
 
 		if (kind_res(kind) == NULL || json_str(md, "name") == NULL) {
 			*cause = util_printf("cluster item %d: want a Node, Pod, "
-			    "PodGroup, Queue or PriorityClass with a name", i + 1);
+			    "PodGroup, Queue, PriorityClass, ResourceQuota or "
+			    "PodDisruptionBudget with a name", i + 1);
 			return -1;
 		}
 		if (json_str(md, "uid") == NULL) {
@@ -112,7 +116,9 @@ policytest_complete(cJSON *objs, char **cause)
 			    i / 3600 % 24, i / 60 % 60, i % 60);
 			json_set_str(md, "creationTimestamp", ts);
 		}
-		if (strcmp(kind, "Pod") == 0 || strcmp(kind, "PodGroup") == 0)
+		if (strcmp(kind, "Pod") == 0 || strcmp(kind, "PodGroup") == 0 ||
+		    strcmp(kind, "ResourceQuota") == 0 ||
+		    strcmp(kind, "PodDisruptionBudget") == 0)
 			if (json_str(md, "namespace") == NULL)
 				json_set_str(md, "namespace", "default");
 		if (strcmp(kind, "Node") == 0 &&
@@ -315,6 +321,20 @@ case_cluster(const char *where, const cJSON *c, char **cause)
 	return objs;
 }
 
+/* A case's `now` (RFC 3339), by default an hour after the first object
+   (objects without a creationTimestamp are a second apart from
+   2026-01-01T00:00:00Z). */
+static double
+case_now(const cJSON *c)
+{
+	const char *s = json_str(c, "now");
+	time_t t = s != NULL ? util_time_parse(s) : -1;
+
+	if (t < 0)
+		t = util_time_parse("2026-01-01T01:00:00Z");
+	return (double)t;
+}
+
 /* One case; 0 pass, 1 fail (message printed), -1 error in the spec. */
 static int
 run_case(const char *share, const char *dir, const char *where,
@@ -327,9 +347,12 @@ run_case(const char *share, const char *dir, const char *where,
 	    "config"), 1);
 	char tmp[] = "/tmp/volray-policytest.XXXXXX", *cause = NULL;
 	struct policytest_cluster sc = { case_cluster(where, c, &cause) };
-	struct sched_source src = { scripted_list, &sc };
-	char *got[3] = { NULL, NULL, NULL }, *want[3] = { NULL, NULL, NULL };
-	static const char *const what[3] = { "binds", "pipelined", "evicted" };
+	struct sched_source src = { scripted_list, &sc, NULL,
+	    case_now(c) };
+	char *got[4] = { NULL, NULL, NULL, NULL };
+	char *want[4] = { NULL, NULL, NULL, NULL };
+	static const char *const what[4] = { "binds", "pipelined", "evicted",
+	    "ungated" };
 	struct session ss;
 	struct policy *p;
 	luahost *h;
@@ -398,12 +421,19 @@ run_case(const char *share, const char *dir, const char *where,
 		got[2] = joined(v, n);
 		for (i = 0; i < n; i++)
 			free(v[i]);
+		n = 0;
+		for (i = 0; i < ss.ntasks; i++)
+			if (ss.tasks[i]->ungate)
+				v[n++] = xstrdup(ss.tasks[i]->name);
+		got[3] = joined(v, n);
+		for (i = 0; i < n; i++)
+			free(v[i]);
 		free(v);
 	}
 	for (i = 0; i < ss.nevents; i++)
 		fprintf(out, "     %s\n", ss.events[i]);
 	nfailed = ss.nevents;
-	for (k = 0; k < 3; k++) {
+	for (k = 0; k < 4; k++) {
 		const cJSON *e = cJSON_GetObjectItemCaseSensitive(expect, what[k]);
 
 		if (e == NULL && k > 0)
@@ -434,7 +464,7 @@ run_case(const char *share, const char *dir, const char *where,
 	if (rc == 0)
 		fprintf(out, "ok   %s: %s\n", file, name);
 out:
-	for (k = 0; k < 3; k++) {
+	for (k = 0; k < 4; k++) {
 		free(got[k]);
 		free(want[k]);
 	}

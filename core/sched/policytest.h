@@ -37,7 +37,7 @@ struct luahost *policytest_host(const char *share, const char *dir,
    built-in one: its decisions (binds, pipelined, evicted, waiting,
    pluginFailures; see replay.c), or NULL with *cause. */
 struct cJSON *replay_run(const char *share, const char *dir,
-    const struct cJSON *cluster, char **cause);
+    const struct cJSON *cluster, double now, char **cause);
 struct cJSON *replay_decisions(struct session *);
 /* policytest_expect.c: a case's expect.podgroups, pods, events and
    queues against the session that ran; 1 (and the misses printed under

@@ -191,7 +191,7 @@ starving_pending(struct session *ss, struct s_job *j)
 		return 0;
 	for (i = 0; i < j->ntasks; i++)
 		if (j->tasks[i]->status == TS_PENDING &&
-		    !j->tasks[i]->best_effort)
+		    !j->tasks[i]->best_effort && !j->tasks[i]->gated)
 			return 1;
 	return 0;
 }
@@ -222,7 +222,7 @@ preempt_jobs(struct session *ss, int ep,
 		pq_init(&tasks, ss, pq_less_task);
 		for (k = 0; k < j->ntasks; k++)
 			if (j->tasks[k]->status == TS_PENDING &&
-			    !j->tasks[k]->best_effort)
+			    !j->tasks[k]->best_effort && !j->tasks[k]->gated)
 				pq_push(&tasks, j->tasks[k]);
 		statement_init(&st, ss);
 		while ((t = pq_pop(&tasks)) != NULL) {
@@ -273,7 +273,7 @@ preempt_within_jobs(struct session *ss)
 		pq_init(&tasks, ss, pq_less_task);
 		for (k = 0; k < j->ntasks; k++)
 			if (j->tasks[k]->status == TS_PENDING &&
-			    !j->tasks[k]->best_effort)
+			    !j->tasks[k]->best_effort && !j->tasks[k]->gated)
 				pq_push(&tasks, j->tasks[k]);
 		while ((t = pq_pop(&tasks)) != NULL) {
 			struct statement st;

@@ -85,7 +85,7 @@ replay_decisions(struct session *ss)
 
 cJSON *
 replay_run(const char *share, const char *dir, const cJSON *cluster,
-    char **cause)
+    double now, char **cause)
 {
 	cJSON *objs = cJSON_Duplicate(cluster, 1), *d;
 	struct policytest_cluster pc;
@@ -101,6 +101,7 @@ replay_run(const char *share, const char *dir, const cJSON *cluster,
 		return NULL;
 	}
 	policytest_source(&pc, objs, &src);
+	src.now = now;		/* the recording's time: waits as they were */
 	h = policytest_host(share, dir, NULL);
 	if ((p = policy_load(h, cause)) == NULL) {
 		luahost_free(h);

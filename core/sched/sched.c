@@ -55,18 +55,21 @@
 #define POD_EVENTS	100
 #define IDLE_CYCLE_S	60
 
-#define NSTORAGE	5
+#define NSTORAGE	7
 static const char *const storage[NSTORAGE][2] = {
 	{ "nodes", "nodes" },
 	{ "pods", "pods" },
 	{ "podgroups", "podgroups.scheduling.volcano.sh" },
 	{ "queues", "queues.scheduling.volcano.sh" },
 	{ "priorityclasses", "priorityclasses.scheduling.k8s.io" },
+	{ "resourcequotas", "resourcequotas" },
+	{ "poddisruptionbudgets", "poddisruptionbudgets.policy" },
 };
 
 const char *const sched_kinds[] = {
 	"nodes", "pods", "podgroups.scheduling.volcano.sh",
 	"queues.scheduling.volcano.sh", "priorityclasses.scheduling.k8s.io",
+	"resourcequotas", "poddisruptionbudgets.policy",
 	"events",			/* the recorder folds repeats */
 	NULL
 };
@@ -584,6 +587,47 @@ write_evictions(struct sched *s, struct session *ss)
 	}
 }
 
+/*
+ * Admission gates the session let go: removed by a JSON patch that first
+ * tests the gate is still where the session saw it (a changed pod is
+ * decided again next session).
+ */
+static void
+write_ungates(struct sched *s, struct session *ss)
+{
+	const resource *r = resource_find("", "v1", "pods");
+	int i;
+
+	if (ss->nungates == 0)
+		return;
+	for (i = 0; i < ss->ntasks; i++) {
+		struct s_task *t = ss->tasks[i];
+		cJSON *obj;
+		char *body, path[16];
+		int last;
+
+		if (!t->ungate)
+			continue;
+		/* The last gate takes the list with it, as an API server
+		   that drops empty lists shows it. */
+		obj = task_obj(ss, t);
+		last = obj != NULL && cJSON_GetArraySize(json_at(obj,
+		    "spec.schedulingGates")) == 1;
+		snprintf(path, sizeof path, last ? "" : "/%d", t->queue_gate);
+		body = util_printf("[{\"op\":\"test\",\"path\":"
+		    "\"/spec/schedulingGates/%d/name\",\"value\":\"%s\"},"
+		    "{\"op\":\"remove\",\"path\":"
+		    "\"/spec/schedulingGates%s\"}]", t->queue_gate,
+		    QUEUE_GATE, path);
+		client_patch_async(s->c, r, t->ns, t->name,
+		    "application/json-patch+json", body, strlen(body), NULL,
+		    on_status_written, status_wait_new(s, 1, "pod gate",
+		    t->ns, t->name));
+		free(body);
+		s->stats.ungates++;
+	}
+}
+
 static void
 add_tell(struct sched *s, struct s_task *t, char *msg)
 {
@@ -609,8 +653,8 @@ decide_pending(struct sched *s, struct session *ss)
 		char *msg;
 
 		if (j == NULL || (t->status != TS_PENDING &&
-		    t->status != TS_PIPELINED))
-			continue;
+		    t->status != TS_PIPELINED) || t->gated)
+			continue;	/* a gated pod says SchedulingGated */
 		if (t->status == TS_PIPELINED) {
 			if (t->nominated != NULL)
 				add_tell(s, t, NULL);
@@ -909,6 +953,7 @@ session_done(uv_work_t *w, int status)
 	s->session_back = 1;
 	s->streamed = s->drain_at;	/* binds stay at step 0 until now */
 	write_evictions(s, s->running);
+	write_ungates(s, s->running);
 	drain(&s->drain_idle);
 }
 
@@ -1090,6 +1135,8 @@ print_metrics(FILE *f, void *arg)
 	    "volray_scheduler_binds_total %llu\n"
 	    "# TYPE volray_scheduler_evictions_total counter\n"
 	    "volray_scheduler_evictions_total %llu\n"
+	    "# TYPE volray_scheduler_gates_removed_total counter\n"
+	    "volray_scheduler_gates_removed_total %llu\n"
 	    "# TYPE volray_scheduler_plugin_failures_total counter\n"
 	    "volray_scheduler_plugin_failures_total %llu\n"
 	    "# TYPE volray_scheduler_last_cycle_seconds gauge\n"
@@ -1106,6 +1153,7 @@ print_metrics(FILE *f, void *arg)
 	    (unsigned long long)s->stats.skipped,
 	    (unsigned long long)s->stats.binds,
 	    (unsigned long long)s->stats.evictions,
+	    (unsigned long long)s->stats.ungates,
 	    (unsigned long long)s->stats.plugin_failures,
 	    (double)s->stats.last_cycle_us / 1e6,
 	    (double)s->stats.last_bind_cycle_us / 1e6,

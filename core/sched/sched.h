@@ -26,6 +26,7 @@ struct sched_stats {
 	uint64_t skipped;		/* inputs unchanged since the last */
 	uint64_t binds;
 	uint64_t evictions;
+	uint64_t ungates;		/* admission gates removed */
 	uint64_t unschedulable;		/* pods told why they wait */
 	uint64_t plugin_failures;
 	uint64_t lua_us;		/* inside plugin calls, all cycles */

@@ -157,6 +157,8 @@ struct s_queue {
 	struct podspec_res inqueue;	/* admitted jobs' minimum not yet
 					   allocated */
 	struct podspec_res elastic;	/* allocated beyond the minimum */
+	struct podspec_res reserved;	/* pending tasks whose admission gate
+					   went: the room they were given */
 	uint32_t ver;			/* bumped when allocated changes */
 	const char *overused_by;	/* the plugin that said so, or NULL */
 	int turns;			/* jobs allocate took up from it */
@@ -181,6 +183,11 @@ struct s_task {
 	int has_selector, has_pod_affinity, critical, preemptable;
 	const char *role;		/* volcano.sh/task-spec, or "" */
 	const char *created;
+	int gated;			/* spec.schedulingGates not empty */
+	int queue_gate;			/* index of the queue-allocation gate
+					   it opted into (annotation), or -1 */
+	int ungate;			/* decided: remove that gate */
+	int gate_opt;			/* annotated with QUEUE_GATE "true" */
 	enum task_status status;
 	struct s_node *node;		/* allocated, pipelined or bound */
 	struct s_job *job;
@@ -191,6 +198,11 @@ struct s_task {
 	int view;
 	int idx;
 };
+
+/* Volcano 1.15's queue admission gate: a pod annotated with it gets the
+   scheduling gate of the same name at creation; the scheduler removes
+   the gate once the pod's queue may take it. */
+#define QUEUE_GATE		"scheduling.volcano.sh/queue-allocation-gate"
 
 struct role_count {
 	const char *role;
@@ -281,7 +293,8 @@ struct sched_meta {
 /* A source of objects for a snapshot. */
 struct sched_source {
 	/* Call fn for each object of resource ("nodes", "pods",
-	   "podgroups", "queues", "priorityclasses"); the tree stays valid
+	   "podgroups", "queues", "priorityclasses", "resourcequotas",
+	   "poddisruptionbudgets"); the tree stays valid
 	   for the session. memo, when not NULL, is a slot the snapshot may
 	   fill with one malloc'd block derived from the tree; the source
 	   frees it when the tree changes (not for a bound pod's node, phase
@@ -293,6 +306,10 @@ struct sched_source {
 	/* A new tree of an object listed lazily (meta->lazy); lazy stays
 	   valid until the session's outcome is written. */
 	cJSON *(*tree)(void *arg, const void *lazy);
+	/* The session's time, seconds since the epoch (ssn.now, what the
+	   sla plugin measures waits with); 0: the wall clock. Policy tests,
+	   replays and simulations give theirs. */
+	double now;
 };
 
 struct session {
@@ -340,6 +357,7 @@ struct session {
 	void *commit_arg;
 	struct decision_evict *evicts;
 	int nevicts;
+	int nungates;			/* tasks with ungate set */
 	size_t capevicts;
 	/* Lua side. */
 	int ssn_ref;			/* the ssn table */
@@ -362,6 +380,11 @@ struct session {
 	cJSON **trees;			/* parsed by task_obj() */
 	int ntrees;
 	size_t captrees;
+	/* Other objects plugins read, the source's trees (ssn:quotas,
+	   ssn:pdbs): ResourceQuotas and PodDisruptionBudgets. */
+	const cJSON **quotas, **pdbs;
+	int nquotas, npdbs;
+	size_t capquotas, cappdbs;
 	struct sched_source src;	/* what it was opened from */
 };
 

@@ -16,6 +16,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lib/xmalloc.h"
 #include "sched/sched_int.h"
@@ -26,6 +27,8 @@ session_open(struct session *ss, struct policy *pol,
 {
 	memset(ss, 0, sizeof *ss);
 	ss->src = *src;
+	if (ss->src.now <= 0)
+		ss->src.now = (double)time(NULL);
 	ss->pol = pol;
 	ss->node_index = hmap_new();
 	ss->queue_index = hmap_new();
@@ -84,6 +87,8 @@ session_free(struct session *ss)
 		free(ss->nodes[i].tasks);
 	for (i = 0; i < ss->nevicts; i++)
 		free(ss->evicts[i].reason);
+	free(ss->quotas);
+	free(ss->pdbs);
 	for (i = 0; i < ss->nown; i++)
 		free(ss->own[i]);
 	for (i = 0; i < ss->ntrees; i++)

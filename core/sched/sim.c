@@ -376,12 +376,16 @@ sim_result_free(struct sim_result *r)
 static int
 session(struct model *m, struct policy *pol, struct sim_result *r)
 {
-	struct sched_source src = { model_list, m };
+	struct sched_source src = { model_list, m, NULL, 0 };
 	struct sched_outcome out;
 	struct session ss;
 	struct { struct pod *p; const char *node; } *dec;
 	int i, n = 0, changed;
+	char ts[32];
 
+	/* Virtual time, on the clock the jobs' creation stamps use. */
+	stamp(ts, m->now);
+	src.now = (double)util_time_parse(ts) + (m->now - (double)(long)m->now);
 	session_open(&ss, pol, &src);
 	session_run(&ss);
 	dec = xcalloc((size_t)(ss.nbinds + ss.nevicts) + 1, sizeof *dec);

@@ -258,6 +258,39 @@ add_prio(void *arg, cJSON *obj, void **memo,
 		b->prio_default = *x;
 }
 
+/* ResourceQuotas and PodDisruptionBudgets: kept as they are, for the
+   plugins that read them (ssn:quotas, ssn:pdbs). */
+static void
+keep_tree(const cJSON ***list, int *n, size_t *cap, cJSON *obj)
+{
+	if (obj == NULL)
+		return;
+	XGROW(*list, *cap, (size_t)*n + 1);
+	(*list)[(*n)++] = obj;
+}
+
+static void
+add_quota(void *arg, cJSON *obj, void **memo,
+    const struct sched_meta *meta)
+{
+	struct session *ss = ((struct build *)arg)->ss;
+
+	(void)memo;
+	(void)meta;
+	keep_tree(&ss->quotas, &ss->nquotas, &ss->capquotas, obj);
+}
+
+static void
+add_pdb(void *arg, cJSON *obj, void **memo,
+    const struct sched_meta *meta)
+{
+	struct session *ss = ((struct build *)arg)->ss;
+
+	(void)memo;
+	(void)meta;
+	keep_tree(&ss->pdbs, &ss->npdbs, &ss->cappdbs, obj);
+}
+
 static long long
 prio_of(struct build *b, const char *class)
 {
@@ -444,7 +477,8 @@ struct pod_memo {
 					   message, or NULL */
 	const char *shape;		/* see shape_of */
 	unsigned ours:1, best_effort:1, has_selector:1, has_pod_affinity:1,
-	    critical:1, preemptable:1, implicit:1;
+	    critical:1, preemptable:1, implicit:1, gated:1, gate_opt:1;
+	int queue_gate;			/* see struct s_task */
 };
 
 static struct s_job *
@@ -566,6 +600,18 @@ snapshot_pod_summary(const cJSON *pod)
 	m.critical = is_critical(pod, str[0]);
 	pa = annotation(pod, PREEMPTABLE_ANNOTATION);
 	m.preemptable = pa == NULL || strcmp(pa, "false") != 0;
+	m.queue_gate = -1;
+	pa = annotation(pod, QUEUE_GATE);
+	m.gate_opt = pa != NULL && strcmp(pa, "true") == 0;
+	i = 0;
+	cJSON_ArrayForEach(it, json_at(pod, "spec.schedulingGates")) {
+		const char *g = json_str(it, "name");
+
+		m.gated = 1;
+		if (g != NULL && strcmp(g, QUEUE_GATE) == 0 && m.gate_opt)
+			m.queue_gate = i;
+		i++;
+	}
 
 	for (i = 0; i < 12; i++)
 		total += (len[i] = str[i] != NULL ? strlen(str[i]) + 1 : 0);
@@ -646,6 +692,9 @@ add_pod(void *arg, cJSON *pod, void **memo,
 	t->has_pod_affinity = m->has_pod_affinity;
 	t->critical = m->critical;
 	t->preemptable = m->preemptable;
+	t->gated = m->gated;
+	t->queue_gate = m->queue_gate;
+	t->gate_opt = m->gate_opt;
 	t->role = m->role;
 	t->status = st;
 	if (sn != NULL && st != TS_SUCCEEDED && st != TS_FAILED) {
@@ -668,10 +717,14 @@ queue_account(struct s_queue *q, const struct s_job *j)
 	int i;
 
 	podspec_res_add(&q->allocated, &j->allocated, 1);
-	for (i = 0; i < j->ntasks; i++)
-		if (task_allocated(j->tasks[i]->status) ||
-		    j->tasks[i]->status == TS_PENDING)
-			podspec_res_add(&q->request, &j->tasks[i]->req, 1);
+	for (i = 0; i < j->ntasks; i++) {
+		const struct s_task *t = j->tasks[i];
+
+		if (task_allocated(t->status) || t->status == TS_PENDING)
+			podspec_res_add(&q->request, &t->req, 1);
+		if (t->status == TS_PENDING && t->gate_opt && !t->gated)
+			podspec_res_add(&q->reserved, &t->req, 1);
+	}
 	if (!j->has_min_res || j->min_member <= 1)
 		return;		/* a group of one reserves nothing */
 	if (strcmp(j->phase, "Inqueue") == 0)
@@ -724,6 +777,8 @@ snapshot_build(struct session *ss)
 	src->list(src->arg, "priorityclasses", add_prio, &b);
 	src->list(src->arg, "podgroups", add_podgroup, &b);
 	src->list(src->arg, "pods", add_pod, &b);
+	src->list(src->arg, "resourcequotas", add_quota, &b);
+	src->list(src->arg, "poddisruptionbudgets", add_pdb, &b);
 	hmap_free(b.prio);
 
 	/* Jobs with a queue; counts and the queues' totals. */

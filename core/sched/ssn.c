@@ -22,6 +22,8 @@
 
 #include <lauxlib.h>
 
+#include "lib/json.h"
+#include "lib/podspec.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "luahost/luaconv.h"
@@ -53,6 +55,114 @@ l_ssn_nodes(lua_State *L)
 		lua_rawseti(L, -2, i + 1);
 	}
 	return 1;
+}
+
+/* A ResourceQuota's hard or used list as resources: cpu-like names
+   (cpu, requests.cpu, limits.cpu) in millicores, the rest in units. */
+static void
+push_quota_res(lua_State *L, const cJSON *list)
+{
+	const cJSON *it;
+
+	lua_newtable(L);
+	cJSON_ArrayForEach(it, list) {
+		double v;
+		size_t n = strlen(it->string);
+
+		if (quantity_json(it, &v) != 0)
+			continue;
+		if (n >= 3 && strcmp(it->string + n - 3, "cpu") == 0)
+			v *= 1000;
+		lua_pushnumber(L, v);
+		lua_setfield(L, -2, it->string);
+	}
+}
+
+/* Objects of a namespace (or all, when ns is nil) as tables. */
+static int
+push_namespaced(lua_State *L, const cJSON **objs, int n,
+    void (*push)(lua_State *, const cJSON *))
+{
+	const char *ns = luaL_optstring(L, 2, NULL);
+	int i, k = 0;
+
+	lua_newtable(L);
+	for (i = 0; i < n; i++) {
+		const char *ons = json_str(objs[i], "metadata.namespace");
+
+		if (ns != NULL && (ons == NULL || strcmp(ons, ns) != 0))
+			continue;
+		push(L, objs[i]);
+		lua_rawseti(L, -2, ++k);
+	}
+	return 1;
+}
+
+static void
+push_quota(lua_State *L, const cJSON *q)
+{
+	lua_newtable(L);
+	lua_pushstring(L, json_str(q, "metadata.name"));
+	lua_setfield(L, -2, "name");
+	lua_pushstring(L, json_str(q, "metadata.namespace"));
+	lua_setfield(L, -2, "namespace");
+	push_quota_res(L, json_at(q, "spec.hard"));
+	lua_setfield(L, -2, "hard");
+	push_quota_res(L, json_at(q, "status.used"));
+	lua_setfield(L, -2, "used");
+}
+
+/* ssn:quotas([namespace]) -> the ResourceQuotas: name, namespace,
+   hard, used */
+static int
+l_ssn_quotas(lua_State *L)
+{
+	struct session *ss = ssn_of(L);
+
+	return push_namespaced(L, ss->quotas, ss->nquotas, push_quota);
+}
+
+static void
+push_pdb(lua_State *L, const cJSON *p)
+{
+	const cJSON *x;
+
+	lua_newtable(L);
+	lua_pushstring(L, json_str(p, "metadata.name"));
+	lua_setfield(L, -2, "name");
+	lua_pushstring(L, json_str(p, "metadata.namespace"));
+	lua_setfield(L, -2, "namespace");
+	luaconv_push(L, json_at(p, "spec.selector"));
+	lua_setfield(L, -2, "selector");
+	if ((x = json_at(p, "spec.minAvailable")) != NULL) {
+		luaconv_push(L, x);
+		lua_setfield(L, -2, "min_available");
+	}
+	if ((x = json_at(p, "spec.maxUnavailable")) != NULL) {
+		luaconv_push(L, x);
+		lua_setfield(L, -2, "max_unavailable");
+	}
+	if ((x = json_at(p, "status.disruptionsAllowed")) != NULL &&
+	    cJSON_IsNumber(x)) {
+		lua_pushinteger(L, (lua_Integer)x->valuedouble);
+		lua_setfield(L, -2, "disruptions_allowed");
+	}
+	if ((x = json_at(p, "status.disruptedPods")) != NULL &&
+	    cJSON_IsObject(x)) {
+		luaconv_push(L, x);
+		lua_setfield(L, -2, "disrupted_pods");
+	}
+}
+
+/* ssn:pdbs([namespace]) -> the PodDisruptionBudgets: name, namespace,
+   selector, min_available, max_unavailable, disruptions_allowed,
+   disrupted_pods */
+static int
+l_ssn_pdbs(lua_State *L)
+{
+	struct session *ss = ssn_of(L);
+
+	return push_namespaced(L, ss->pdbs, ss->npdbs, push_pdb);
 }
 
 /* ssn:tasks(job) -> the job's task views */
@@ -256,6 +366,8 @@ ssn_open(struct session *ss)
 	lua_setfield(L, -2, "queues");
 	view_push_res(L, &ss->total);
 	lua_setfield(L, -2, "total");
+	lua_pushnumber(L, ss->src.now);
+	lua_setfield(L, -2, "now");
 	lua_pushinteger(L, ss->nnodes);
 	lua_setfield(L, -2, "node_count");
 	lua_pushcfunction(L, l_ssn_nodes);
@@ -266,6 +378,10 @@ ssn_open(struct session *ss)
 	lua_setfield(L, -2, "node");
 	lua_pushcfunction(L, l_ssn_active_jobs);
 	lua_setfield(L, -2, "active_jobs");
+	lua_pushcfunction(L, l_ssn_quotas);
+	lua_setfield(L, -2, "quotas");
+	lua_pushcfunction(L, l_ssn_pdbs);
+	lua_setfield(L, -2, "pdbs");
 	lua_pushcfunction(L, l_ssn_job_condition);
 	lua_setfield(L, -2, "job_condition");
 	lua_pushcfunction(L, l_ssn_explain);

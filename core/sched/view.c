@@ -16,6 +16,7 @@
 
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/util.h"
 #include "luahost/luaconv.h"
 #include "sched/sched_int.h"
 
@@ -370,6 +371,10 @@ push_job_view(struct session *ss, lua_State *L, struct s_job *j)
 		set_str(L, "uid", j->uid);
 		set_str(L, "queue", j->queue_name);
 		set_str(L, "creation", j->created);
+		if (j->created != NULL && util_time_parse(j->created) >= 0) {
+			lua_pushnumber(L, (double)util_time_parse(j->created));
+			lua_setfield(L, -2, "created_at");
+		}
 		set_str(L, "phase", j->phase);
 		set_int(L, "priority", j->priority);
 		set_int(L, "min_available", j->min_member);
@@ -418,6 +423,10 @@ view_push_task(struct session *ss, struct s_task *t)
 		lua_setfield(L, -2, "critical");
 		lua_pushboolean(L, t->preemptable);
 		lua_setfield(L, -2, "preemptable");
+		lua_pushboolean(L, t->gated);
+		lua_setfield(L, -2, "gated");
+		lua_pushboolean(L, t->gate_opt);
+		lua_setfield(L, -2, "queue_gate");
 	} else
 		get_view(ss, L, t->view);
 	push_str(L, task_status_names[t->status]);
@@ -504,6 +513,8 @@ view_push_queue(struct session *ss, struct s_queue *q)
 	lua_setfield(L, -2, "inqueue");
 	view_push_res(L, &q->elastic);
 	lua_setfield(L, -2, "elastic");
+	view_push_res(L, &q->reserved);
+	lua_setfield(L, -2, "reserved");
 }
 
 

@@ -179,14 +179,16 @@ pass "reclaim: a queue below its deserved share takes it back from one above"
 k delete pods --all --wait=true >/dev/null
 
 # --- Volcano's own scheduler configs load unchanged ---------------------
-for conf in "$SAMPLES"/volcano/*.conf; do
+for conf in "$SAMPLES"/volcano/*.conf "$SAMPLES"/volcano-1.15/*.conf; do
 	cp "$conf" "$POL/scheduler.yaml"
 	out=$("$VR" policy reload 2>&1) || fail "$(basename "$conf") refused: $out"
 done
-# volcano-scheduler-ci.conf names plugins volray does not have: skipped
-# with a warning that names them.
-grep -q 'plugin sla: no sla.lua in the policy directories; skipped' "$WORK/volrayd.log" ||
+# volcano-scheduler-ci.conf names a plugin volray does not have: skipped
+# with a warning that names it; sla is one volray has.
+grep -q 'plugin network-topology-aware: no network-topology-aware.lua in the policy directories; skipped' "$WORK/volrayd.log" ||
 	fail "the unknown plugin was not reported"
+grep -q 'plugin sla: no sla.lua' "$WORK/volrayd.log" &&
+	fail "sla reported unknown"
 pass "Volcano's scheduler configs load unchanged (unknown plugins skipped with a warning)"
 
 # --- the KubeCon task-priority sample ---------------------------------
@@ -211,3 +213,39 @@ k uncordon clean-0 >/dev/null
 wait_eq clean-0 "the high-priority pod gets the node" node_of high-pod
 expect_eq "" "$(node_of normal-pod)" "the lower-priority pod waits"
 pass "the KubeCon task-priority sample: higher priority goes first"
+
+# --- Volcano 1.15's queue admission gate ------------------------------
+# A pod that opts in (annotation) is created with the gate and
+# PodScheduled=False SchedulingGated; the scheduler removes the gate once
+# its queue has room, then places it. Gates may only be removed later.
+k delete pods --all --wait=true >/dev/null
+cat >"$WORK/gated.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: gated
+  annotations: {scheduling.volcano.sh/queue-allocation-gate: "true", volray.io/sim-duration: 1h}
+spec:
+  schedulerName: volcano
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+YAML
+dry=$(k create --dry-run=server -o json -f "$WORK/gated.yaml") || fail "dry run"
+echo "$dry" | python3 -c '
+import json, sys
+p = json.load(sys.stdin)
+assert p["spec"]["schedulingGates"] == [{"name": "scheduling.volcano.sh/queue-allocation-gate"}], p["spec"]
+c = [c for c in p["status"]["conditions"] if c["type"] == "PodScheduled"][0]
+assert c["status"] == "False" and c["reason"] == "SchedulingGated", c' ||
+	fail "the gate and its condition at creation"
+k create -f "$WORK/gated.yaml" >/dev/null || fail "create gated"
+k wait --for=condition=PodScheduled pod/gated --timeout=30s >/dev/null ||
+	fail "the gated pod was not placed: $(k get pod gated -o yaml)"
+[ -n "$(node_of gated)" ] || fail "PodScheduled without a node"
+expect_eq "" "$(k get pod gated -o jsonpath='{.spec.schedulingGates}')" "gates left"
+curl -fs "$API/metrics" | grep -q '^volray_scheduler_gates_removed_total [1-9]' ||
+	fail "gates removed not counted"
+bare plain 1 >/dev/null
+out=$(k patch pod plain --type=json -p '[{"op":"add","path":"/spec/schedulingGates","value":[{"name":"example.com/x"}]}]' 2>&1) &&
+	fail "a gate was added after creation"
+echo "$out" | grep -q "only deletion is allowed" || fail "adding a gate: $out"
+pass "queue admission gates: set at creation, removed by the scheduler, never added later"
