@@ -4,7 +4,10 @@
  * and its capacity as the annotations volray.io/cpu, volray.io/memory and
  * volray.io/pods that volrayd's node manager turns into status. Names are
  * PREFIX-0, PREFIX-1, ...; a name already taken is skipped, so running
- * the command again adds nodes rather than failing.
+ * the command again adds nodes rather than failing. --topology N,M,...
+ * labels them into a network topology (volray.io/hypernode-tier1 =
+ * PREFIX-tier1-<i/N>, volray.io/hypernode-tier2 = PREFIX-tier2-<i/(N*M)>,
+ * ...), from which volrayd's hypernode controller makes HyperNodes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +29,7 @@ usage(const char *why)
 	cli_color_errorf("%s\nusage: volray node add --virtual --count N "
 	    "--cpu C --memory M [--pods P]\n"
 	    "       [--labels k=v,...] [--taints k=v:Effect,...] "
-	    "[--name-prefix P]\n", why);
+	    "[--name-prefix P] [--topology N[,M,...]]\n", why);
 	return 2;
 }
 
@@ -84,6 +87,47 @@ parse_taints(const char *s, cJSON *arr)
 	return rc;
 }
 
+#define MAX_TIERS 9
+
+/* "16,8" into sizes[]; the number of tiers, or -1 when malformed. */
+static int
+parse_topology(const char *s, long sizes[MAX_TIERS])
+{
+	char *copy = xstrdup(s), *save, *tok, *end;
+	int n = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		if (n == MAX_TIERS || (sizes[n] = strtol(tok, &end, 10)) < 1 ||
+		    *end != '\0') {
+			n = -1;
+			break;
+		}
+		n++;
+	}
+	free(copy);
+	return n;
+}
+
+/* The node of index i's HyperNode labels. */
+static void
+topology_labels(cJSON *labels, const char *prefix, const long *sizes,
+    int ntiers, long i)
+{
+	long group = 1;
+	int t;
+
+	for (t = 0; t < ntiers; t++) {
+		char key[64], val[300];
+
+		group *= sizes[t];
+		snprintf(key, sizeof key, "volray.io/hypernode-tier%d", t + 1);
+		snprintf(val, sizeof val, "%s-tier%d-%ld", prefix, t + 1,
+		    i / group);
+		json_set_str(labels, key, val);
+	}
+}
+
 static cJSON *
 node_doc(const struct cli_node_opts *n, const char *name)
 {
@@ -112,8 +156,9 @@ static int
 node_add(const struct cli_node_opts *n)
 {
 	const char *prefix = n->prefix ? n->prefix : "vnode";
-	long made = 0, i;
+	long made = 0, i, sizes[MAX_TIERS];
 	char name[256], first[256] = "", last[256] = "";
+	int ntiers = 0;
 	double q;
 	cJSON *probe;
 
@@ -138,6 +183,10 @@ node_add(const struct cli_node_opts *n)
 		    "PreferNoSchedule|NoExecute,...");
 	}
 	cJSON_Delete(probe);
+	if (n->topology != NULL &&
+	    (ntiers = parse_topology(n->topology, sizes)) <= 0)
+		return usage("--topology wants group sizes per tier, such as "
+		    "16,8 (16 nodes a tier-1 HyperNode, 8 of those a tier-2)");
 	for (i = 0; made < n->count; i++) {
 		struct cli_http_resp rsp;
 		cJSON *d;
@@ -145,6 +194,9 @@ node_add(const struct cli_node_opts *n)
 
 		snprintf(name, sizeof name, "%s-%ld", prefix, i);
 		d = node_doc(n, name);
+		if (ntiers > 0)
+			topology_labels(json_obj(json_obj(d, "metadata"),
+			    "labels"), prefix, sizes, ntiers, i);
 		body = cJSON_PrintUnformatted(d);
 		cJSON_Delete(d);
 		cli_http_request("POST", "/api/v1/nodes", "application/json",

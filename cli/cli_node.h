@@ -14,6 +14,7 @@ struct cli_node_opts {
 	const char	*labels;	/* --labels k=v,... */
 	const char	*taints;	/* --taints k=v:Effect,... */
 	const char	*prefix;	/* --name-prefix */
+	const char	*topology;	/* --topology N[,M,...] */
 };
 
 /* volray node add ...; 0, 1 when the server refused, 2 on a usage error. */

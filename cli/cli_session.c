@@ -32,6 +32,7 @@
 
 static const struct {
 	const char *path, *kind, *api_version;
+	int optional;			/* a cluster may not serve it */
 } kinds[] = {
 	{ "/api/v1/nodes", "Node", "v1" },
 	{ "/apis/scheduling.volcano.sh/v1beta1/queues", "Queue",
@@ -41,9 +42,11 @@ static const struct {
 	{ "/apis/scheduling.volcano.sh/v1beta1/podgroups", "PodGroup",
 	    "scheduling.volcano.sh/v1beta1" },
 	{ "/api/v1/pods", "Pod", "v1" },
-	{ "/api/v1/resourcequotas", "ResourceQuota", "v1" },
+	{ "/api/v1/resourcequotas", "ResourceQuota", "v1", 1 },
 	{ "/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget",
-	    "policy/v1" },
+	    "policy/v1", 1 },
+	{ "/apis/topology.volcano.sh/v1alpha1/hypernodes", "HyperNode",
+	    "topology.volcano.sh/v1alpha1", 1 },
 };
 
 /* The cluster as the scheduler reads it: a list of objects. */
@@ -55,6 +58,8 @@ record_cluster(void)
 
 	for (k = 0; k < sizeof kinds / sizeof *kinds; k++) {
 		if ((list = cli_http_list(kinds[k].path, NULL)) == NULL) {
+			if (kinds[k].optional)
+				continue;
 			cJSON_Delete(out);
 			return NULL;
 		}

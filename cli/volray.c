@@ -141,6 +141,9 @@ static const struct cli_opt node_opts[] = {
 	    "taints of each node"),
 	O("name-prefix", 0, STR, node.prefix, "PREFIX",
 	    "names are PREFIX-0, PREFIX-1, ... (vnode)"),
+	O("topology", 0, STR, node.topology, "N[,M,...]",
+	    "label nodes into HyperNodes: N nodes a tier-1 group, M of those "
+	    "a tier-2 group, ..."),
 	END
 };
 static const struct cli_opt policy_opts[] = {

@@ -291,6 +291,16 @@ EVENTS
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
+"metadata: {name: 'system:controller:hypernode-controller'}\n"
+"rules:\n"
+"- {apiGroups: [''], resources: [nodes], verbs: " READ "}\n"
+"- {apiGroups: [topology.volcano.sh], resources: [hypernodes],\n"
+"  verbs: [get, list, watch, create, update, delete]}\n"
+"- {apiGroups: [topology.volcano.sh], resources: [hypernodes/status],\n"
+"  verbs: [update]}\n"
+EVENTS
+"---\n"
+"kind: ClusterRole\n"
 "metadata: {name: 'system:controller:queue-controller'}\n"
 "rules:\n"
 "- {apiGroups: [scheduling.volcano.sh], resources: [queues],\n"
@@ -393,8 +403,14 @@ EVENTS
 "kind: ClusterRole\n"
 "metadata: {name: 'system:kube-scheduler'}\n"
 "rules:\n"
-"- {apiGroups: [''], resources: [pods, nodes], verbs: " READ "}\n"
+"- {apiGroups: [''], resources: [pods, nodes, resourcequotas],\n"
+"  verbs: " READ "}\n"
+"- {apiGroups: [''], resources: [pods], verbs: [patch]}\n"
 "- {apiGroups: [''], resources: [pods/binding], verbs: [create]}\n"
+"- {apiGroups: [policy], resources: [poddisruptionbudgets],\n"
+"  verbs: " READ "}\n"
+"- {apiGroups: [topology.volcano.sh], resources: [hypernodes],\n"
+"  verbs: " READ "}\n"
 "- {apiGroups: [''], resources: [pods/status], verbs: [update]}\n"
 "- apiGroups: [scheduling.volcano.sh]\n"
 "  resources: [podgroups, queues]\n"
@@ -456,6 +472,7 @@ static const char *const components[] = {
 	"system:controller:resourcequota-controller",
 	"system:controller:podgroup-controller",
 	"system:controller:queue-controller",
+	"system:controller:hypernode-controller",
 	"system:controller:vcjob-controller",
 	"system:controller:raycluster-controller",
 	"system:controller:rayjob-controller",

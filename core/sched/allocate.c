@@ -104,23 +104,31 @@ allocate_pick(struct session *ss, struct s_task *t, int allow_pipeline,
 		    sizeof *ss->scores);
 	}
 	/* The nodes whose free capacity may hold it, from where the last
-	   scan stopped, round the ring once. */
-	while (nc < want) {
-		int k = capindex_next(&ss->cap, from, to, &t->req);
+	   scan stopped, round the ring once; or the nodes allocate is
+	   restricted to (a HyperNode's). */
+	for (i = 0; nc < want; ) {
+		int k;
 		struct s_node *n;
 		enum fit_reason r;
 		struct podspec_res fi;
 
-		if (k < 0) {
-			if (to != ss->nnodes || start == 0)
+		if (ss->restrict_nodes != NULL) {
+			if (i == ss->nrestrict)
 				break;
-			from = 0;
-			to = start;
-			continue;
+			n = ss->restrict_nodes[i++];
+		} else {
+			k = capindex_next(&ss->cap, from, to, &t->req);
+			if (k < 0) {
+				if (to != ss->nnodes || start == 0)
+					break;
+				from = 0;
+				to = start;
+				continue;
+			}
+			from = k + 1;
+			last = k;
+			n = &ss->nodes[k];
 		}
-		from = k + 1;
-		last = k;
-		n = &ss->nodes[k];
 		if (predicate_static(ss, t, n) != FIT_OK)
 			continue;
 		if (predicate_fits(&t->req, &n->idle)) {
@@ -173,6 +181,9 @@ allocate_pick(struct session *ss, struct s_task *t, int allow_pipeline,
 		*pipeline = 1;
 	for (i = 0; i < nc; i++)
 		ss->scores[i] = predicate_score(ss, t, ss->cand[i]);
+	if (ss->topo_on && t->job != NULL && t->job->topo_mode == TOPO_SOFT)
+		for (i = 0; i < nc; i++)
+			ss->scores[i] += topology_score(ss, t->job, ss->cand[i]);
 	if (framework_defines(ss, EP_NODE_ORDER) ||
 	    framework_defines(ss, EP_BATCH_NODE_ORDER))
 		framework_node_order(ss, t, ss->cand, nc, ss->scores);
@@ -248,7 +259,10 @@ pick(struct session *ss, struct cand_cache *cc, struct s_task *t, int *pipe)
 		}
 	}
 	cc->like = NULL;
+	/* Soft topology scores move with every placement: no cache. */
 	if ((n = allocate_pick(ss, t, 1, pipe)) == NULL || *pipe ||
+	    (ss->topo_on && t->job != NULL &&
+	    t->job->topo_mode == TOPO_SOFT) ||
 	    framework_defines(ss, EP_PREDICATE) ||
 	    framework_defines(ss, EP_BATCH_PREDICATE) ||
 	    framework_defines(ss, EP_NODE_ORDER) ||
@@ -336,6 +350,164 @@ may_go_on(const struct s_job *j)
 	return 1;
 }
 
+/* A job's pending tasks (best-effort ones aside), in task order. */
+static void
+fill_tasks(struct session *ss, struct s_job *j, struct pq *tq)
+{
+	int k;
+
+	pq_init(tq, ss, pq_less_task);
+	for (k = 0; k < j->ntasks; k++)
+		if (j->tasks[k]->status == TS_PENDING &&
+		    !j->tasks[k]->best_effort)
+			pq_push(tq, j->tasks[k]);
+}
+
+/*
+ * One turn of job j of queue q: its tasks in order onto the nodes, into
+ * st, until one fits nowhere and the gang cannot be made without its
+ * role, or the job is ready with tasks left (1: it goes back to its
+ * queue's heap for another turn).
+ */
+static int
+job_turn(struct session *ss, struct s_job *j, struct s_queue *q,
+    struct pq *tq, struct statement *st, struct cand_cache *cc)
+{
+	while (tq->n > 0) {
+		struct s_task *t = pq_pop(tq);
+		struct role_count *rc;
+		struct s_node *n;
+		int pipe;
+
+		if (!framework_allocatable(ss, q, t)) {
+			/* Say the node's reason when there is one. */
+			if (t->gated)
+				continue;
+			if (allocate_pick(ss, t, 1, &pipe) != NULL) {
+				free(t->why);
+				t->why = util_printf("queue %s: the task would "
+				    "exceed the queue's deserved share (%s)",
+				    q->name, q->state);
+			}
+			continue;
+		}
+		if (t->gated) {
+			/* Not placed while gated; the queue has room for
+			   it: its admission gate may go (Volcano 1.15's
+			   SchedulingGatesQueueAdmission). */
+			if (t->queue_gate >= 0 && !t->ungate) {
+				t->ungate = 1;
+				ss->nungates++;
+			}
+			continue;
+		}
+		rc = task_role(j, t->role);
+		if (*t->role != '\0' && rc->fit_failed != NULL) {
+			/* Its role fit nowhere: neither does it. */
+			free(t->why);
+			t->why = rc->fit_failed->why != NULL ?
+			    xstrdup(rc->fit_failed->why) : NULL;
+			continue;
+		}
+		if ((n = pick(ss, cc, t, &pipe)) == NULL) {
+			rc->fit_failed = t;
+			if (may_go_on(j))
+				continue;
+			break;	/* the rest cannot make a gang now */
+		}
+		if (pipe)
+			statement_pipeline(st, t, n);
+		else
+			statement_allocate(st, t, n);
+		rescore(ss, cc, n);
+		if (tq->n > 0 && framework_job_ready(ss, j))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * What a hard-topology job still needs at once: its remaining minimum
+ * (minResources less what it holds), else its pending tasks' requests
+ * up to minMember.
+ */
+static void
+job_need(const struct s_job *j, struct podspec_res *need)
+{
+	int k, ready = j->n[TS_ALLOCATED] + j->n[TS_BINDING] +
+	    j->n[TS_BOUND] + j->n[TS_RUNNING] + j->n[TS_SUCCEEDED];
+	int want = j->min_member - ready;
+
+	memset(need, 0, sizeof *need);
+	for (k = 0; k < j->ntasks && want > 0; k++) {
+		const struct s_task *t = j->tasks[k];
+
+		if (t->status != TS_PENDING || t->best_effort || t->gated)
+			continue;
+		podspec_res_add(need, &t->req, 1);
+		want--;
+	}
+}
+
+/*
+ * A turn of a job with a hard networkTopology: within one HyperNode of at
+ * most its highest allowed tier, tried lowest tier first and, within a
+ * tier, the fullest that holds its need first (Volcano's gradients and
+ * hypernode binpack order); the first where the job becomes ready or
+ * pipelined keeps its placements, the others are undone.
+ */
+static int
+hard_turn(struct session *ss, struct s_job *j, struct s_queue *q,
+    struct pq *tq, struct statement *st, struct cand_cache *cc)
+{
+	struct s_hypernode **cands;
+	struct podspec_res need;
+	int i, k, nc, back = 0, found = 0;
+
+	job_need(j, &need);
+	cands = topology_candidates(ss, j, &need, &nc);
+	statement_init(st, ss);
+	for (i = 0; i < nc && !found; i++) {
+		ss->restrict_nodes = cands[i]->nodes;
+		ss->nrestrict = cands[i]->nnodes;
+		if (i > 0) {
+			pq_free(tq);
+			fill_tasks(ss, j, tq);
+			for (k = 0; k < j->nroles; k++)
+				j->roles[k].fit_failed = NULL;
+			statement_init(st, ss);
+		}
+		cc->like = NULL;
+		back = job_turn(ss, j, q, tq, st, cc);
+		if (framework_job_ready(ss, j) || framework_job_pipelined(ss, j))
+			found = 1;
+		else
+			statement_discard(st);
+	}
+	ss->restrict_nodes = NULL;
+	ss->nrestrict = 0;
+	cc->like = NULL;
+	if (!found) {
+		for (k = 0; k < j->ntasks; k++) {
+			struct s_task *t = j->tasks[k];
+
+			if (t->status != TS_PENDING || t->gated)
+				continue;
+			free(t->why);
+			t->why = util_printf("no HyperNode of tier <= %d can "
+			    "hold the job (networkTopology hard, %d "
+			    "candidates tried)", j->topo_tier, nc);
+		}
+		back = 0;
+		if (nc > 0) {
+			pq_free(tq);
+			fill_tasks(ss, j, tq);
+		}
+	}
+	free(cands);
+	return back;
+}
+
 /* Without an enqueue action, allocate admits the Pending PodGroups. */
 static void
 admit_pending(struct session *ss)
@@ -376,7 +548,7 @@ allocate_run(struct session *ss)
 	struct pq *tasks = xcalloc((size_t)ss->njobs + 1, sizeof *tasks);
 	char *in_pq = xcalloc((size_t)ss->nqueues + 1, 1);
 	struct cand_cache cc;
-	int i, k;
+	int i;
 
 	memset(&cc, 0, sizeof cc);
 	admit_pending(ss);
@@ -401,6 +573,7 @@ allocate_run(struct session *ss)
 		struct pq *tq;
 		struct statement st;
 		struct s_job *j;
+		int back;
 
 		if (framework_overused(ss, q))
 			continue;
@@ -409,67 +582,17 @@ allocate_run(struct session *ss)
 		if (j->alloc_turn == 0)
 			j->alloc_turn = ++q->turns;
 		tq = &tasks[j->idx];
-		if (tq->ss == NULL) {
-			pq_init(tq, ss, pq_less_task);
-			for (k = 0; k < j->ntasks; k++)
-				if (j->tasks[k]->status == TS_PENDING &&
-				    !j->tasks[k]->best_effort)
-					pq_push(tq, j->tasks[k]);
+		if (tq->ss == NULL)
+			fill_tasks(ss, j, tq);
+		if (ss->topo_on && ss->nhns > 0 && j->topo_mode == TOPO_HARD)
+			back = hard_turn(ss, j, q, tq, &st, &cc);
+		else {
+			statement_init(&st, ss);
+			cc.like = NULL;
+			back = job_turn(ss, j, q, tq, &st, &cc);
 		}
-		statement_init(&st, ss);
-		cc.like = NULL;
-		while (tq->n > 0) {
-			struct s_task *t = pq_pop(tq);
-			struct role_count *rc;
-			struct s_node *n;
-			int pipe;
-
-			if (!framework_allocatable(ss, q, t)) {
-				/* Say the node's reason when there is one. */
-				if (t->gated)
-					continue;
-				if (allocate_pick(ss, t, 1, &pipe) != NULL) {
-					free(t->why);
-					t->why = util_printf("queue %s: the task "
-					    "would exceed the queue's deserved "
-					    "share (%s)", q->name, q->state);
-				}
-				continue;
-			}
-			if (t->gated) {
-				/* Not placed while gated; the queue has room
-				   for it: its admission gate may go (Volcano
-				   1.15's SchedulingGatesQueueAdmission). */
-				if (t->queue_gate >= 0 && !t->ungate) {
-					t->ungate = 1;
-					ss->nungates++;
-				}
-				continue;
-			}
-			rc = task_role(j, t->role);
-			if (*t->role != '\0' && rc->fit_failed != NULL) {
-				/* Its role fit nowhere: neither does it. */
-				free(t->why);
-				t->why = rc->fit_failed->why != NULL ?
-				    xstrdup(rc->fit_failed->why) : NULL;
-				continue;
-			}
-			if ((n = pick(ss, &cc, t, &pipe)) == NULL) {
-				rc->fit_failed = t;
-				if (may_go_on(j))
-					continue;
-				break;	/* the rest cannot make a gang now */
-			}
-			if (pipe)
-				statement_pipeline(&st, t, n);
-			else
-				statement_allocate(&st, t, n);
-			rescore(ss, &cc, n);
-			if (tq->n > 0 && framework_job_ready(ss, j)) {
-				pq_push(&jobs[q->idx], j);
-				break;
-			}
-		}
+		if (back)
+			pq_push(&jobs[q->idx], j);
 		if (framework_job_ready(ss, j)) {
 			statement_commit(&st);
 			j->alloc_result = ALLOC_COMMITTED;

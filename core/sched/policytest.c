@@ -54,6 +54,7 @@ kind_res(const char *kind)
 		{ "PriorityClass", "priorityclasses" },
 		{ "ResourceQuota", "resourcequotas" },
 		{ "PodDisruptionBudget", "poddisruptionbudgets" },
+		{ "HyperNode", "hypernodes" },
 	};
 	size_t i;
 
@@ -103,8 +104,9 @@ policytest_complete(cJSON *objs, char **cause)
 
 		if (kind_res(kind) == NULL || json_str(md, "name") == NULL) {
 			*cause = util_printf("cluster item %d: want a Node, Pod, "
-			    "PodGroup, Queue, PriorityClass, ResourceQuota or "
-			    "PodDisruptionBudget with a name", i + 1);
+			    "PodGroup, Queue, PriorityClass, ResourceQuota, "
+			    "PodDisruptionBudget or HyperNode with a name",
+			    i + 1);
 			return -1;
 		}
 		if (json_str(md, "uid") == NULL) {

@@ -55,7 +55,7 @@
 #define POD_EVENTS	100
 #define IDLE_CYCLE_S	60
 
-#define NSTORAGE	7
+#define NSTORAGE	8
 static const char *const storage[NSTORAGE][2] = {
 	{ "nodes", "nodes" },
 	{ "pods", "pods" },
@@ -64,12 +64,14 @@ static const char *const storage[NSTORAGE][2] = {
 	{ "priorityclasses", "priorityclasses.scheduling.k8s.io" },
 	{ "resourcequotas", "resourcequotas" },
 	{ "poddisruptionbudgets", "poddisruptionbudgets.policy" },
+	{ "hypernodes", "hypernodes.topology.volcano.sh" },
 };
 
 const char *const sched_kinds[] = {
 	"nodes", "pods", "podgroups.scheduling.volcano.sh",
 	"queues.scheduling.volcano.sh", "priorityclasses.scheduling.k8s.io",
 	"resourcequotas", "poddisruptionbudgets.policy",
+	"hypernodes.topology.volcano.sh",
 	"events",			/* the recorder folds repeats */
 	NULL
 };

@@ -204,6 +204,21 @@ struct s_task {
    the gate once the pod's queue may take it. */
 #define QUEUE_GATE		"scheduling.volcano.sh/queue-allocation-gate"
 
+/* topology.c: a HyperNode of the session. */
+struct s_hypernode {
+	const char *name, *tier_name;
+	int tier;
+	const cJSON *obj;
+	struct s_node **nodes;		/* its own and its children's */
+	int nnodes;
+	size_t capnodes;
+	struct s_hypernode *parent;
+	struct podspec_res alloc;	/* its nodes' allocatable */
+	int idx;
+};
+
+enum topo_mode { TOPO_NONE, TOPO_HARD, TOPO_SOFT };
+
 struct role_count {
 	const char *role;
 	int min;			/* minTaskMember, 0 if none */
@@ -228,6 +243,11 @@ struct s_job {
 	int min_member;
 	struct podspec_res min_res;
 	int has_min_res;
+	/* PodGroup spec.networkTopology: mode, highestTierAllowed (or
+	   highestTierName, resolved to topo_tier by topology_build). */
+	enum topo_mode topo_mode;
+	int topo_tier;
+	const char *topo_tier_name;
 	struct s_task **tasks;
 	int ntasks;
 	size_t captasks;
@@ -385,6 +405,18 @@ struct session {
 	const cJSON **quotas, **pdbs;
 	int nquotas, npdbs;
 	size_t capquotas, cappdbs;
+	/* Network topology (topology.c), built when a plugin asks. */
+	const cJSON **hn_objs;
+	int nhn_objs;
+	size_t caphn_objs;
+	struct s_hypernode *hns;	/* lowest tier first */
+	int nhns, min_tier, max_tier, topo_built, topo_on;
+	struct s_hypernode **node_hn;	/* [node idx][tier] */
+	double topo_weight, topo_w_cpu, topo_w_memory;
+	/* allocate_pick looks only at these nodes when set (a hard-mode
+	   job tried within one HyperNode). */
+	struct s_node **restrict_nodes;
+	int nrestrict;
 	struct sched_source src;	/* what it was opened from */
 };
 
@@ -529,6 +561,17 @@ void allocate_firstfit(struct session *);
    t->why; *pipeline set when it fits only future idle. */
 struct s_node *allocate_pick(struct session *, struct s_task *,
     int allow_pipeline, int *pipeline);
+/* topology.c */
+void topology_build(struct session *);
+void topology_free(struct session *);
+struct s_hypernode *topology_node_at(const struct session *,
+    const struct s_node *, int tier);
+int topology_common_tier(const struct session *, const struct s_node *,
+    const struct s_node *);
+struct s_hypernode **topology_candidates(struct session *, struct s_job *,
+    const struct podspec_res *need, int *n);
+double topology_score(struct session *, struct s_job *, struct s_node *);
+
 /* preempt.c: evict victims (of the Preemptable or Reclaimable rule,
    picked by filter) on the best node until t fits (for preempt: and its
    queue may take it), then pipeline t there. 1 when it did. */

@@ -89,6 +89,7 @@ session_free(struct session *ss)
 		free(ss->evicts[i].reason);
 	free(ss->quotas);
 	free(ss->pdbs);
+	topology_free(ss);
 	for (i = 0; i < ss->nown; i++)
 		free(ss->own[i]);
 	for (i = 0; i < ss->ntrees; i++)

@@ -281,6 +281,17 @@ add_quota(void *arg, cJSON *obj, void **memo,
 }
 
 static void
+add_hypernode(void *arg, cJSON *obj, void **memo,
+    const struct sched_meta *meta)
+{
+	struct session *ss = ((struct build *)arg)->ss;
+
+	(void)memo;
+	(void)meta;
+	keep_tree(&ss->hn_objs, &ss->nhn_objs, &ss->caphn_objs, obj);
+}
+
+static void
 add_pdb(void *arg, cJSON *obj, void **memo,
     const struct sched_meta *meta)
 {
@@ -380,6 +391,18 @@ add_podgroup(void *arg, cJSON *obj, void **memo,
 	if (annotation(obj, PREEMPTABLE_ANNOTATION) != NULL &&
 	    strcmp(annotation(obj, PREEMPTABLE_ANNOTATION), "false") == 0)
 		j->preemptable = 0;
+	if ((it = json_at(obj, "spec.networkTopology")) != NULL &&
+	    cJSON_IsObject(it)) {
+		const char *mode = json_str(it, "mode");
+		const cJSON *tier = json_at(it, "highestTierAllowed");
+
+		j->topo_mode = mode != NULL && strcmp(mode, "soft") == 0 ?
+		    TOPO_SOFT : TOPO_HARD;
+		/* Without a highest tier, hard mode keeps to tier 1. */
+		j->topo_tier = cJSON_IsNumber(tier) ? (int)tier->valuedouble :
+		    1;
+		j->topo_tier_name = json_str(it, "highestTierName");
+	}
 }
 
 /* What the store extracts beside a version, read from the tree instead
@@ -779,6 +802,7 @@ snapshot_build(struct session *ss)
 	src->list(src->arg, "pods", add_pod, &b);
 	src->list(src->arg, "resourcequotas", add_quota, &b);
 	src->list(src->arg, "poddisruptionbudgets", add_pdb, &b);
+	src->list(src->arg, "hypernodes", add_hypernode, &b);
 	hmap_free(b.prio);
 
 	/* Jobs with a queue; counts and the queues' totals. */

@@ -334,6 +334,28 @@ l_ssn_use_scores(lua_State *L)
 	return 0;
 }
 
+/* ssn:use_topology{weight=, cpu=, memory=}: HyperNodes for the jobs'
+   networkTopology (topology.c); returns the tiers found, lowest and
+   highest (0, 0 without HyperNodes). */
+static int
+l_ssn_use_topology(lua_State *L)
+{
+	struct session *ss = ssn_of(L);
+
+	if (lua_istable(L, 2)) {
+		ss->topo_weight = num_field(L, 2, "weight", 1);
+		ss->topo_w_cpu = num_field(L, 2, "cpu", 1);
+		ss->topo_w_memory = num_field(L, 2, "memory", 1);
+	} else {
+		ss->topo_weight = ss->topo_w_cpu = ss->topo_w_memory = 1;
+	}
+	topology_build(ss);
+	ss->topo_on = 1;
+	lua_pushinteger(L, ss->min_tier);
+	lua_pushinteger(L, ss->max_tier);
+	return 2;
+}
+
 /*
  * Open the plugins on the session: views, the ssn table, then each
  * plugin's open(ssn, args) in tier order.
@@ -392,6 +414,8 @@ ssn_open(struct session *ss)
 	lua_setfield(L, -2, "use_predicates");
 	lua_pushcfunction(L, l_ssn_use_scores);
 	lua_setfield(L, -2, "use_scores");
+	lua_pushcfunction(L, l_ssn_use_topology);
+	lua_setfield(L, -2, "use_topology");
 	ss->ssn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	for (i = 0; i < ss->pol->nplugins; i++) {
 		struct plugin *pl = &ss->pol->plugins[i];

@@ -230,6 +230,8 @@ local function ensure_podgroup(job, e)
     queue = e.queue,
     minResources = min_resources(e),
     priorityClassName = job.spec.priorityClassName,
+    -- Volcano's job controller passes the job's topology on.
+    networkTopology = job.spec.networkTopology,
   }
   local pg = v.get(PODGROUPS, ns, name)
   if pg == nil then
@@ -253,13 +255,15 @@ local function ensure_podgroup(job, e)
   local s = pg.spec or {}
   local same = s.minMember == want.minMember and
     (s.priorityClassName or "") == (want.priorityClassName or "") and
-    same(s.minResources or {}, want.minResources or {})
+    same(s.minResources or {}, want.minResources or {}) and
+    same(s.networkTopology or {}, want.networkTopology or {})
   for k, n in pairs(min_task) do
     if (s.minTaskMember or {})[k] ~= n then same = false end
   end
   if same then return pg end
   s.minMember, s.minTaskMember = want.minMember, want.minTaskMember
   s.minResources, s.priorityClassName = want.minResources, want.priorityClassName
+  s.networkTopology = want.networkTopology
   pg.spec = s
   local updated, err, code = v.update(pg)
   if updated == nil and code ~= 409 and code ~= 404 then
