@@ -26,6 +26,18 @@
 # SCHED_ARGS: more flags for the daemon that schedules, e.g.
 # --explain-sessions=0 (explain_share: the share of session time spent
 # recording why jobs wait, for volray explain).
+# ONLY=a,b,...: the runs to make, of
+#   plugins   the default configuration (above)
+#   floor     first fit in C (above)
+#   capacity  the default with capacity in place of proportion, each queue
+#             deserving an equal part of the cluster
+#   topology  the default plus network-topology-aware, nodes in a 3-tier
+#             topology (TOPOLOGY=16,8,4: racks of 16 nodes, spines of 8
+#             racks, blocks of 4 spines, as HyperNodes the hypernode
+#             controller makes from node labels), every PodGroup hard
+#             mode within a spine (highestTierAllowed 2), gangs of
+#             GANGS=8,16,32,64 pods in turn
+#   ONLY=plugins,topology bash bench/sched.sh   topology against default
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -87,32 +99,75 @@ def metric(name, absent=0.0):
             return float(line.split()[1])
     return absent
 
+TOPOLOGY = [int(x) for x in os.environ.get("TOPOLOGY", "").split(",") if x]
+GANGS = [int(x) for x in os.environ.get("GANGS", "").split(",") if x] or [gang]
+
+def node_labels(i):
+    labels, size = {"volray.io/runtime": "virtual"}, 1
+    for t, n in enumerate(TOPOLOGY):
+        size *= n
+        labels["volray.io/hypernode-tier%d" % (t + 1)] = "t%d-%d" % (t + 1, i // size)
+    return labels
+
 def setup():
     create_all("/api/v1/nodes", nodes, lambda i: {
         "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": "vn-%05d" % i,
-                     "labels": {"volray.io/runtime": "virtual"},
+        "metadata": {"name": "vn-%05d" % i, "labels": node_labels(i),
                      "annotations": {"volray.io/cpu": "32", "volray.io/memory": "128Gi",
                                      "volray.io/pods": "110"}}})
+    # An equal part of the cluster each (capacity reads it; proportion
+    # shares by weight).
     create_all("/apis/scheduling.volcano.sh/v1beta1/queues", queues, lambda i: {
         "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
-        "metadata": {"name": "q%d" % i}, "spec": {"weight": i + 1}})
-    groups = pods // gang
-    create_all("/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups", groups,
-        lambda i: {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-                   "metadata": {"name": "pg-%05d" % i},
-                   "spec": {"minMember": gang, "queue": "q%d" % (i % queues),
-                            "minResources": {"cpu": str(gang), "memory": "%dGi" % gang}}})
+        "metadata": {"name": "q%d" % i},
+        "spec": {"weight": i + 1, "deserved": {"cpu": str(nodes * 32 // queues),
+                                               "memory": "%dGi" % (nodes * 128 // queues)}}})
+    # Gangs of the GANGS sizes in turn, until PODS pods.
+    sizes, n = [], 0
+    while n < pods:
+        g = min(GANGS[len(sizes) % len(GANGS)], pods - n)
+        sizes.append(g)
+        n += g
+    owner = []
+    for k, g in enumerate(sizes):
+        owner += [k] * g
+    def group(i):
+        g = sizes[i]
+        spec = {"minMember": g, "queue": "q%d" % (i % queues),
+                "minResources": {"cpu": str(g), "memory": "%dGi" % g}}
+        if TOPOLOGY:
+            spec["networkTopology"] = {"mode": "hard", "highestTierAllowed": 2}
+        return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                "metadata": {"name": "pg-%05d" % i}, "spec": spec}
+    create_all("/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
+               len(sizes), group)
     secs = create_all("/api/v1/namespaces/default/pods", pods, lambda i: {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "p-%06d" % i,
-                     "annotations": {"scheduling.k8s.io/group-name": "pg-%05d" % (i // gang),
+                     "annotations": {"scheduling.k8s.io/group-name": "pg-%05d" % owner[i],
                                      "volray.io/sim-duration": "1h"}},
         "spec": {"schedulerName": "volcano",
                  "containers": [{"name": "c", "image": "busybox",
                                  "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}})
+    if TOPOLOGY:
+        # The hypernode controller makes them from the node labels.
+        want, size = 0, 1
+        for n in TOPOLOGY:
+            size *= n
+            want += (nodes + size - 1) // size
+        t0 = time.time()
+        while True:
+            c = conn()
+            code, data = request(c, "GET", "/apis/topology.volcano.sh/v1alpha1/hypernodes")
+            have = len(json.loads(data).get("items", [])) if code == 200 else 0
+            if have >= want:
+                break
+            if time.time() - t0 > 300:
+                sys.exit("only %d of %d HyperNodes after 300 s" % (have, want))
+            time.sleep(0.5)
+        print("%d HyperNodes in %d tiers" % (want, len(TOPOLOGY)))
     print("created %d nodes, %d queues, %d podgroups, %d pods (pods at %.0f/s)"
-          % (nodes, queues, groups, pods, pods / secs))
+          % (nodes, queues, len(sizes), pods, pods / secs))
 
 def session_seconds():
     # The last session that bound pods (the last one of any kind from a
@@ -224,6 +279,12 @@ rss_mb() { awk '/^VmRSS:/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
 one_run() { # label actions
 	cp "$SHARE_DIR/policies/scheduler.yaml" "$POL/scheduler.yaml"
 	sed -i 's/^actions: .*/actions: "enqueue"/' "$POL/scheduler.yaml"
+	case $1 in
+	capacity) sed -i 's/name: proportion/name: capacity/' "$POL/scheduler.yaml"
+		grep -q "name: capacity" "$POL/scheduler.yaml" || die "no capacity conf" ;;
+	topology) sed -i 's/^\( *\)- name: proportion$/&\n\1- name: network-topology-aware/' "$POL/scheduler.yaml"
+		grep -q "name: network-topology-aware" "$POL/scheduler.yaml" || die "no topology conf" ;;
+	esac
 	SCHED_PID="" SCHED_METRICS=""
 	if [ "${REMOTE:-0}" = 1 ]; then
 		VR_EXTRA_ARGS="--roles api,nodes" start_volrayd
@@ -241,7 +302,8 @@ one_run() { # label actions
 	else
 		VR_EXTRA_ARGS="--policy-dir $POL ${SCHED_ARGS:-}" start_volrayd
 	fi
-	export VR_PORT VR_TOKEN VR_PID NODES PODS GANG QUEUES WRITERS SCHED_PID SCHED_METRICS
+	export VR_PORT VR_TOKEN VR_PID NODES PODS GANG QUEUES WRITERS SCHED_PID SCHED_METRICS \
+	    TOPOLOGY GANGS
 	VR_TOKEN=$(cat "$RUN_DIR/vr/pki/admin.token")
 	python3 "$RUN_DIR/drive.py" setup || die "setup"
 	# PERF=FILE: profile the daemon during the run (perf record -g).
@@ -265,10 +327,12 @@ one_run() { # label actions
 	stop_volrayd
 	[ -z "$SCHED_PID" ] || { kill "$SCHED_PID" 2>/dev/null; wait "$SCHED_PID" 2>/dev/null || true; }
 }
-# ONLY=plugins or ONLY=floor: just that run.
-case ${ONLY:-both} in
-both | plugins) one_run plugins "enqueue, allocate, backfill" ;;
-esac
-case ${ONLY:-both} in
-both | floor) one_run floor "firstfit" ;;
-esac
+for run in $(echo "${ONLY:-plugins,floor}" | tr ',' ' '); do
+	case $run in
+	plugins | capacity) TOPOLOGY="" GANGS="" one_run "$run" "enqueue, allocate, backfill" ;;
+	topology) TOPOLOGY=${TOPOLOGY:-16,8,4} GANGS=${GANGS:-8,16,32,64} \
+	    one_run topology "enqueue, allocate, backfill" ;;
+	floor) TOPOLOGY="" GANGS="" one_run floor "firstfit" ;;
+	*) die "ONLY: $run is not a run (plugins, floor, capacity, topology)" ;;
+	esac
+done

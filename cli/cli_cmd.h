@@ -32,6 +32,7 @@ int cli_kubeconfig_run(int argc, char **argv);
 int cli_misc_completion(int argc, char **argv);
 int cli_misc_node(int argc, char **argv);
 int cli_queue_run(int argc, char **argv);
+int cli_hypernode_run(int argc, char **argv);
 int cli_queue_pending(const char *name);
 int cli_explain_run(int argc, char **argv);
 int cli_session_run(int argc, char **argv);

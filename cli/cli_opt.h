@@ -36,6 +36,11 @@ struct cli_opts {
 		long		 nodes;
 		const char	*cpu, *memory, *weights, *csv, *svg;
 	} sim;
+	struct cli_queue_opts {		/* queue create / operate */
+		long		 weight, priority;
+		const char	*parent, *capability, *deserved, *guarantee;
+		const char	*reclaimable, *action;
+	} queue;
 };
 extern struct cli_opts cli_opts;
 

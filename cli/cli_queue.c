@@ -6,6 +6,10 @@
  * PodGroups in it by phase (read from the PodGroups themselves); open and
  * close set the annotation volray.io/queue-state that the queue controller
  * acts on (a closed queue is Closing while PodGroups remain, then Closed).
+ * create, delete and operate are vcctl's verbs: create NAME with
+ * --weight, --priority, --parent, --capability, --deserved, --guarantee
+ * and --reclaimable; delete NAME (the server refuses root, default and
+ * parents); operate NAME --action open|close|update (update: --weight).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +38,13 @@ static int
 usage(const char *why)
 {
 	return cli_opt_usage("queue", "%s\nusage: volray queue list | get NAME "
-	    "| pending NAME | open NAME | close NAME", why);
+	    "| pending NAME | open NAME | close NAME\n"
+	    "       | create NAME [--weight N] [--priority N] [--parent Q] "
+	    "[--capability K=V,...]\n"
+	    "         [--deserved K=V,...] [--guarantee K=V,...] "
+	    "[--reclaimable true|false]\n"
+	    "       | delete NAME | operate NAME --action open|close|update "
+	    "[--weight N]", why);
 }
 
 static char *
@@ -221,6 +231,129 @@ queue_set_state(const char *name, const char *state)
 	return CLI_OK;
 }
 
+/* "cpu=8,memory=32Gi" into a resource list; -1 when malformed. */
+static int
+res_list(const char *s, cJSON *into)
+{
+	char *copy = xstrdup(s), *save, *tok;
+	int rc = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+
+		if (eq == NULL || eq == tok || eq[1] == '\0') {
+			rc = -1;
+			break;
+		}
+		*eq = '\0';
+		cJSON_AddStringToObject(into, tok, eq + 1);
+	}
+	free(copy);
+	return rc;
+}
+
+static int
+queue_send(const char *method, const char *path, const char *ctype,
+    const cJSON *doc, const char *done, const char *name)
+{
+	struct cli_http_resp r;
+	char *body = doc != NULL ? cJSON_PrintUnformatted(doc) : NULL;
+
+	cli_http_request(method, path, ctype, body, NULL, &r);
+	free(body);
+	if (r.code >= 300) {
+		cli_http_report(&r);
+		cli_buf_free(&r.body);
+		return CLI_FAIL;
+	}
+	cli_buf_free(&r.body);
+	printf("queue.scheduling.volcano.sh/%s %s\n", name, done);
+	return CLI_OK;
+}
+
+static int
+queue_create(const char *name)
+{
+	const struct cli_queue_opts *o = &cli_opts.queue;
+	cJSON *d = cJSON_CreateObject(), *spec;
+	int rc;
+
+	cJSON_AddStringToObject(d, "apiVersion",
+	    "scheduling.volcano.sh/v1beta1");
+	cJSON_AddStringToObject(d, "kind", "Queue");
+	json_set_str(json_obj(d, "metadata"), "name", name);
+	spec = json_obj(d, "spec");
+	cJSON_AddNumberToObject(spec, "weight", o->weight > 0 ?
+	    (double)o->weight : 1);
+	if (o->priority != 0)
+		cJSON_AddNumberToObject(spec, "priority", (double)o->priority);
+	if (o->parent != NULL)
+		json_set_str(spec, "parent", o->parent);
+	if (o->reclaimable != NULL) {
+		if (strcmp(o->reclaimable, "true") != 0 &&
+		    strcmp(o->reclaimable, "false") != 0) {
+			cJSON_Delete(d);
+			return usage("--reclaimable wants true or false");
+		}
+		cJSON_AddBoolToObject(spec, "reclaimable",
+		    strcmp(o->reclaimable, "true") == 0);
+	}
+	if ((o->capability != NULL && res_list(o->capability, json_obj(spec,
+	    "capability")) != 0) || (o->deserved != NULL &&
+	    res_list(o->deserved, json_obj(spec, "deserved")) != 0) ||
+	    (o->guarantee != NULL && res_list(o->guarantee,
+	    json_obj(json_obj(spec, "guarantee"), "resource")) != 0)) {
+		cJSON_Delete(d);
+		return usage("--capability, --deserved and --guarantee want "
+		    "K=V,... such as cpu=8,memory=32Gi");
+	}
+	rc = queue_send("POST", QUEUES, "application/json", d, "created", name);
+	cJSON_Delete(d);
+	return rc;
+}
+
+static int
+queue_delete(const char *name)
+{
+	struct cli_buf path = { 0 };
+	int rc;
+
+	cli_buf_printf(&path, "%s/%s", QUEUES, name);
+	rc = queue_send("DELETE", path.p, NULL, NULL, "deleted", name);
+	cli_buf_free(&path);
+	return rc;
+}
+
+/* operate --action open|close|update (update: the weight). */
+static int
+queue_operate(const char *name)
+{
+	const char *a = cli_opts.queue.action;
+	struct cli_buf path = { 0 };
+	cJSON *d;
+	int rc;
+
+	if (a == NULL)
+		return usage("queue operate needs --action open|close|update");
+	if (strcmp(a, "open") == 0 || strcmp(a, "close") == 0)
+		return queue_set_state(name, a[0] == 'o' ? "Open" : "Closed");
+	if (strcmp(a, "update") != 0)
+		return usage("--action is open, close or update");
+	if (cli_opts.queue.weight <= 0)
+		return usage("queue operate --action update needs --weight N "
+		    "(at least 1)");
+	d = cJSON_CreateObject();
+	cJSON_AddNumberToObject(json_obj(d, "spec"), "weight",
+	    (double)cli_opts.queue.weight);
+	cli_buf_printf(&path, "%s/%s", QUEUES, name);
+	rc = queue_send("PATCH", path.p, "application/merge-patch+json", d,
+	    "updated", name);
+	cli_buf_free(&path);
+	cJSON_Delete(d);
+	return rc;
+}
+
 int
 cli_queue_run(int argc, char **argv)
 {
@@ -232,10 +365,18 @@ cli_queue_run(int argc, char **argv)
 		return queue_list();
 	}
 	if (strcmp(argv[0], "get") != 0 && strcmp(argv[0], "open") != 0 &&
-	    strcmp(argv[0], "close") != 0 && strcmp(argv[0], "pending") != 0)
+	    strcmp(argv[0], "close") != 0 && strcmp(argv[0], "pending") != 0 &&
+	    strcmp(argv[0], "create") != 0 && strcmp(argv[0], "delete") != 0 &&
+	    strcmp(argv[0], "operate") != 0)
 		return usage("unknown queue subcommand");
 	if (argc != 2)
 		return usage("a queue name, and only one, is needed");
+	if (strcmp(argv[0], "create") == 0)
+		return queue_create(argv[1]);
+	if (strcmp(argv[0], "delete") == 0)
+		return queue_delete(argv[1]);
+	if (strcmp(argv[0], "operate") == 0)
+		return queue_operate(argv[1]);
 	if (strcmp(argv[0], "get") == 0)
 		return queue_get(argv[1]);
 	if (strcmp(argv[0], "pending") == 0)

@@ -146,6 +146,23 @@ static const struct cli_opt node_opts[] = {
 	    "a tier-2 group, ..."),
 	END
 };
+static const struct cli_opt queue_opts[] = {
+	O("weight", 0, LONG, queue.weight, "N",
+	    "create / operate --action update: the queue's weight"),
+	O("priority", 0, LONG, queue.priority, "N", "create: spec.priority"),
+	O("parent", 0, STR, queue.parent, "QUEUE", "create: the parent queue"),
+	O("capability", 0, STR, queue.capability, "K=V,...",
+	    "create: the most the queue may use, as cpu=8,memory=32Gi"),
+	O("deserved", 0, STR, queue.deserved, "K=V,...",
+	    "create: what it is entitled to (capacity)"),
+	O("guarantee", 0, STR, queue.guarantee, "K=V,...",
+	    "create: what is set aside for it"),
+	O("reclaimable", 0, STR, queue.reclaimable, "true|false",
+	    "create: whether others may reclaim from it (true)"),
+	O("action", 0, STR, queue.action, "open|close|update",
+	    "operate: what to do"),
+	END
+};
 static const struct cli_opt policy_opts[] = {
 	O("output", 'o', STR, output, "FORMAT",
 	    "policy list as json, yaml or wide (with the arguments)"), END
@@ -223,9 +240,14 @@ const struct cli_verb cli_verbs[] = {
 	    cli_delete_wait, 0 },
 	{ "node", "add --virtual --count N --cpu C --memory M",
 	    "Add simulated nodes.", node_opts, cli_misc_node, 0 },
-	{ "queue", "list | get NAME | pending NAME | open NAME | close NAME",
-	    "List Volcano queues, show one or its waiting jobs in line, or "
-	    "open or close it.", NULL, cli_queue_run, 0 },
+	{ "queue", "list | get NAME | pending NAME | open NAME | close NAME | "
+	    "create NAME | delete NAME | operate NAME --action A",
+	    "List Volcano queues, show one or its waiting jobs in line, "
+	    "create, delete, open, close or update one (vcctl's verbs).",
+	    queue_opts, cli_queue_run, 0 },
+	{ "hypernode", "list | get NAME",
+	    "Draw the network topology (HyperNodes) as a tree.", NULL,
+	    cli_hypernode_run, 0 },
 	{ "explain", "pod|podgroup|vcjob|rayjob|raycluster|queue/NAME",
 	    "Why a job waits: what the scheduler's last sessions did with "
 	    "it.", explain_opts, cli_explain_run, 0 },

@@ -574,6 +574,8 @@ admission_validate(store *st, const resource *r, const cJSON *obj,
 {
 	const char *k = r->store_key;
 
+	if (admission_volcano_validate(st, r, obj, old, causes))
+		return;
 	if (!r->builtin)
 		return;
 	if (strcmp(r->group, "rbac.authorization.k8s.io") == 0)

@@ -32,6 +32,14 @@ int admission_workload_mutate(const resource *, cJSON *obj, const cJSON *old);
 int admission_workload_validate(const resource *, const cJSON *obj,
     const cJSON *old, cJSON *causes);
 /*
+ * Volcano's kinds (admission_volcano.c): Queue parents and quantities,
+ * PodGroups and Jobs in leaf queues; 1 if r is one of them. A delete
+ * refused gets a message (free it), else NULL.
+ */
+int admission_volcano_validate(store *, const resource *, const cJSON *obj,
+    const cJSON *old, cJSON *causes);
+char *admission_volcano_delete(store *, const resource *, const char *name);
+/*
  * The tolerationSeconds of the not-ready and unreachable tolerations every
  * new pod gets (--default-not-ready-toleration-seconds and
  * --default-unreachable-toleration-seconds; 300 each by default).

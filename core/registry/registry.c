@@ -898,6 +898,17 @@ registry_delete(registry *rg, const resource *r, const char *ns,
 		reg_fail(res, status_conflict(r, name));
 		return;
 	}
+	{
+		char *why = admission_volcano_delete(rg->st, r, name);
+
+		if (why != NULL) {
+			reg_fail(res, status_error(403, "Forbidden", "%s \"%s\" "
+			    "is forbidden: %s", resource_qualified(r), name,
+			    why));
+			free(why);
+			return;
+		}
+	}
 	obj = store_obj_tree(cur);
 	if (opts && opts->dry_run) {
 		reg_ok(res, 200, obj, 0);

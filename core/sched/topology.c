@@ -24,6 +24,7 @@
 #include "lib/hmap.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/selector.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "sched/sched_int.h"
@@ -33,37 +34,11 @@
 static int
 labels_match(const cJSON *sel, const cJSON *labels)
 {
-	const cJSON *it, *v;
+	selector *x = selector_from_json(sel, NULL);
+	int ok = x != NULL && selector_match_labels(x, labels);
 
-	cJSON_ArrayForEach(it, json_at(sel, "matchLabels")) {
-		v = cJSON_GetObjectItemCaseSensitive(labels, it->string);
-		if (!cJSON_IsString(v) || !cJSON_IsString(it) ||
-		    strcmp(v->valuestring, it->valuestring) != 0)
-			return 0;
-	}
-	cJSON_ArrayForEach(it, json_at(sel, "matchExpressions")) {
-		const char *key = json_str(it, "key");
-		const char *op = json_str(it, "operator");
-		const cJSON *x;
-		int in = 0;
-
-		if (key == NULL || op == NULL)
-			return 0;
-		v = cJSON_GetObjectItemCaseSensitive(labels, key);
-		cJSON_ArrayForEach(x, json_at(it, "values"))
-			if (cJSON_IsString(v) && cJSON_IsString(x) &&
-			    strcmp(v->valuestring, x->valuestring) == 0)
-				in = 1;
-		if ((strcmp(op, "In") == 0 && !in) ||
-		    (strcmp(op, "NotIn") == 0 && in) ||
-		    (strcmp(op, "Exists") == 0 && v == NULL) ||
-		    (strcmp(op, "DoesNotExist") == 0 && v != NULL))
-			return 0;
-		if (strcmp(op, "In") != 0 && strcmp(op, "NotIn") != 0 &&
-		    strcmp(op, "Exists") != 0 && strcmp(op, "DoesNotExist") != 0)
-			return 0;
-	}
-	return 1;
+	selector_free(x);
+	return ok;
 }
 
 static void

@@ -39,7 +39,17 @@ hns() { k get hypernodes -o jsonpath='{range .items[*]}{.metadata.name}:{.spec.t
 wait_eq "n-tier1-0:1:2 n-tier1-1:1:2 n-tier1-2:1:2 n-tier1-3:1:2 n-tier2-0:2:4 n-tier2-1:2:4 " "HyperNodes from the labels" hns
 members=$(k get hypernode n-tier2-1 -o jsonpath='{.spec.members[*].selector.exactMatch.name}')
 expect_eq "n-tier1-2 n-tier1-3" "$members" "a spine's members"
-pass "HyperNodes made from node labels: racks of nodes, spines of racks, node counts"
+out=$("$VR" hypernode get n-tier2-0) || fail "hypernode get"
+expect_eq "n-tier2-0 (tier 2, 4 nodes)
+|-- n-tier1-0 (tier 1, 2 nodes)
+|   |-- n-0
+|   \`-- n-1
+\`-- n-tier1-1 (tier 1, 2 nodes)
+    |-- n-2
+    \`-- n-3" "$out" "volray hypernode get"
+expect_eq "n-tier2-0 (tier 2, 4 nodes)" "$("$VR" hypernode list | head -n 1)" "the first top of hypernode list"
+expect_eq 6 "$("$VR" hypernode list | wc -l | tr -d ' ')" "hypernode list's lines"
+pass "HyperNodes made from node labels: racks of nodes, spines of racks, node counts; volray hypernode draws them"
 
 # A node's labels go: its rack counts one node fewer.
 k label node n-7 volray.io/hypernode-tier1- volray.io/hypernode-tier2- >/dev/null
