@@ -434,6 +434,35 @@ function C.reclaimable(ssn, reclaimer, candidates)
   return out
 end
 
+-- gangpreempt: not capacity's to judge (all may go); gangreclaim: a
+-- victim while its queue stays at or above its guarantee and is above its
+-- deserved on a resource the victim uses (or deserves none of them), as
+-- Volcano's capacity judges gang reclaim.
+function C.evictable(ssn, ctx, candidates)
+  if ctx.kind ~= "gangreclaim" then return candidates end
+  local out, left = {}, {}
+  for _, v in ipairs(candidates) do
+    local a = attrs[v.job.queue]
+    if a ~= nil then
+      local allocated = left[a.name]
+      if allocated == nil then
+        allocated = res.clone(a.allocated)
+        left[a.name] = allocated
+      end
+      local after = res.sub(res.clone(allocated), v.resreq)
+      local keeps = true
+      for k, g in pairs(a.guarantee) do
+        if g > (after[k] or 0) then keeps = false end
+      end
+      if keeps and (deserves_none(v, a.deserved) or over_deserved(allocated, a.deserved, v)) then
+        res.sub(allocated, v.resreq)
+        out[#out + 1] = v
+      end
+    end
+  end
+  return out
+end
+
 local function account(task, sign)
   local a = attrs[task.job.queue]
   if a == nil then return end

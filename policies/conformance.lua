@@ -2,7 +2,7 @@
 --
 -- Pods in kube-system and pods of the system-cluster-critical and
 -- system-node-critical priority classes are never chosen as victims of
--- preemption or reclaim.
+-- preemption or reclaim (gang-aware or not).
 --
 -- Arguments: none.
 local C = {}
@@ -17,5 +17,6 @@ end
 
 C.preemptable = victims
 C.reclaimable = victims
+C.evictable = victims		-- gangpreempt and gangreclaim
 
 return C

@@ -89,6 +89,10 @@ end
 G.preemptable = victims
 G.reclaimable = victims
 
+-- The gang actions keep gangs whole themselves (safe and whole bundles):
+-- every candidate may go.
+function G.evictable(ssn, ctx, candidates) return candidates end
+
 -- Volcano's histogram: "3 Pending, 4 minAvailable", largest first.
 local function fit_error(job)
   local reasons = {}

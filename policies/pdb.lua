@@ -65,6 +65,7 @@ end
 
 P.preemptable = victims
 P.reclaimable = victims
+P.evictable = victims		-- gangpreempt and gangreclaim
 
 -- Count this session's evictions (and their undoing) against budgets.
 function P.on_deallocate(ssn, task)

@@ -33,6 +33,17 @@ function P.preemptable(ssn, preemptor, candidates)
   return out
 end
 
+-- gangpreempt: only jobs of lower priority give; gangreclaim is about
+-- queues' shares, not priority.
+function P.evictable(ssn, ctx, candidates)
+  if ctx.kind ~= "gangpreempt" then return candidates end
+  local out = {}
+  for _, v in ipairs(candidates) do
+    if v.job.priority < ctx.job.priority then out[#out + 1] = v end
+  end
+  return out
+end
+
 function P.job_starving(ssn, job)
   return job.ready + job.waiting < job.task_num
 end

@@ -28,13 +28,16 @@ local function update_share(a)
   a.share = res.share(a.allocated, a.deserved)
 end
 
--- Share `amount` among sibling queues by weight (Volcano's loop).
-local function fill(kids, amount)
+-- Share `amount` among sibling queues by weight (Volcano's loop). A
+-- queue's real capability is bounded by `limit` (its parent's real
+-- capability, the cluster for root's children), not by what its parent
+-- deserves now: a queue that asks nothing yet may still admit a job.
+local function fill(kids, amount, limit)
   local guarantee = res.new()
   for _, a in ipairs(kids) do res.add(guarantee, a.guarantee) end
   for _, a in ipairs(kids) do
     a.deserved = res.new()
-    local room = res.add(res.sub(res.clone(amount), guarantee), a.guarantee)
+    local room = res.add(res.sub_floor(limit, guarantee), a.guarantee)
     a.real_capability = res.min_inf(room, a.capability)
   end
   local remaining = res.clone(amount)
@@ -115,13 +118,13 @@ function P.open(ssn)
     attrs.root.deserved = res.clone(total)
     update_share(attrs.root)
   end
-  local function distribute(name, amount)
+  local function distribute(name, amount, limit)
     local kids = children[name]
     if kids == nil then return end
-    fill(kids, amount)
-    for _, k in ipairs(kids) do distribute(k.name, k.deserved) end
+    fill(kids, amount, limit)
+    for _, k in ipairs(kids) do distribute(k.name, k.deserved, k.real_capability) end
   end
-  distribute("root", total)
+  distribute("root", total, total)
   -- The figures behind each queue's share, for explain and policy test.
   for name, q in pairs(ssn.queues) do
     ssn:queue_info(q, "deserved", attrs[name].deserved)
@@ -169,6 +172,29 @@ end
 function P.job_enqueued(ssn, job)
   local a = attrs[job.queue]
   if a ~= nil and job.min_resources ~= nil then res.add(a.inqueue, job.min_resources) end
+end
+
+-- gangreclaim: a victim while its queue, less the victims taken so far,
+-- stays above its deserved part; gangpreempt (within a queue) is not
+-- proportion's to judge.
+function P.evictable(ssn, ctx, candidates)
+  if ctx.kind ~= "gangreclaim" then return candidates end
+  local out, left = {}, {}
+  for _, v in ipairs(candidates) do
+    local a = attrs[v.job.queue]
+    if a ~= nil then
+      local allocated = left[a.name]
+      if allocated == nil then
+        allocated = res.clone(a.allocated)
+        left[a.name] = allocated
+      end
+      if not res.less_equal(allocated, a.deserved) then
+        res.sub(allocated, v.resreq)
+        out[#out + 1] = v
+      end
+    end
+  end
+  return out
 end
 
 local function account(task, sign)

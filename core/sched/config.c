@@ -39,6 +39,7 @@ const char *const config_ep_names[EP_N] = {
 	"predicate", "batch_predicate", "node_order", "batch_node_order",
 	"best_node", "on_allocate", "on_deallocate",
 	"job_order_key", "queue_order_key", "task_order_key",
+	"evictable",
 };
 
 /* Volcano's flag names and the points each one gates. */
@@ -71,6 +72,7 @@ static const struct {
 
 static const char *const action_names[] = {
 	"enqueue", "allocate", "backfill", "preempt", "reclaim", "firstfit",
+	"gangpreempt", "gangreclaim",
 };
 
 /* The line where needle first appears at or after from (1-based). */
@@ -141,7 +143,8 @@ parse_actions(const char *path, const char *buf, size_t len,
 		if (i == sizeof action_names / sizeof *action_names) {
 			err(cause, path, line_of(buf, len, "actions", 0),
 			    "unknown action \"%s\" (known: enqueue, allocate, "
-			    "backfill, preempt, reclaim)", tok);
+			    "backfill, preempt, reclaim, gangpreempt, "
+			    "gangreclaim)", tok);
 			free(list);
 			return -1;
 		}

@@ -573,8 +573,35 @@ framework_preemptive(struct session *ss, struct s_queue *q, struct s_task *t)
 /* ------------------------------------------------------------------ */
 /* Victims.                                                            */
 
-int
-framework_victims(struct session *ss, int ep, struct s_task *preemptor,
+/* What the victim rules are asked about: a preemptor task, or for the
+   gang actions an eviction context {kind, job}. */
+struct victim_ask {
+	struct s_task *preemptor;
+	const char *kind;
+	struct s_job *job;
+};
+
+static void
+push_ask(struct session *ss, const struct victim_ask *a)
+{
+	if (a->preemptor != NULL) {
+		view_push_task(ss, a->preemptor);
+		return;
+	}
+	lua_createtable(ss->L, 0, 2);
+	lua_pushstring(ss->L, a->kind);
+	lua_setfield(ss->L, -2, "kind");
+	view_push_job(ss, a->job);
+	lua_setfield(ss->L, -2, "job");
+}
+
+/*
+ * The tiers' victim rule at ep: within a tier, the candidates every
+ * answering plugin accepts; the first tier that accepts some decides.
+ * cands is compacted to them; their number.
+ */
+static int
+victims_by_tier(struct session *ss, int ep, const struct victim_ask *ask,
     struct s_task **cands, int n)
 {
 	lua_State *L = ss->L;
@@ -590,7 +617,7 @@ framework_victims(struct session *ss, int ep, struct s_task *preemptor,
 		EACH_PLUGIN(ss, pl, ep) {
 			if (pl->tier != tier)
 				continue;
-			view_push_task(ss, preemptor);
+			push_ask(ss, ask);
 			lua_createtable(L, n, 0);
 			for (i = 0; i < n; i++) {
 				view_push_task(ss, cands[i]);
@@ -642,10 +669,27 @@ framework_victims(struct session *ss, int ep, struct s_task *preemptor,
 	}
 	free(marks);
 	free(mine);
-	if (refused)
-		k = 0;
+	return refused ? 0 : k;
+}
+
+int
+framework_victims(struct session *ss, int ep, struct s_task *preemptor,
+    struct s_task **cands, int n)
+{
+	struct victim_ask ask = { preemptor, NULL, NULL };
+	int k = victims_by_tier(ss, ep, &ask, cands, n);
+
 	preemptor->job->victims_allowed += k;
 	return k;
+}
+
+int
+framework_evictable(struct session *ss, const char *kind, struct s_job *j,
+    struct s_task **cands, int n)
+{
+	struct victim_ask ask = { NULL, kind, j };
+
+	return victims_by_tier(ss, EP_EVICTABLE, &ask, cands, n);
 }
 
 /* ------------------------------------------------------------------ */

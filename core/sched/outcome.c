@@ -201,6 +201,8 @@ outcome_build(struct session *ss, struct sched_outcome *out)
 {
 	int i;
 
+	struct podspec_res *tree;
+
 	memset(out, 0, sizeof *out);
 	out->pgs = xcalloc((size_t)ss->njobs + 1, sizeof *out->pgs);
 	out->queues = xcalloc((size_t)ss->nqueues + 1,
@@ -213,14 +215,36 @@ outcome_build(struct session *ss, struct sched_outcome *out)
 		out->pgs[out->npgs].job = j;
 		out->pgs[out->npgs++].status = pg_status(j);
 	}
+	/* A queue's allocated rolls up into its ancestors' (spec.parent,
+	   root for every queue but root), as Volcano's hierarchy shows it. */
+	tree = xcalloc((size_t)ss->nqueues + 1, sizeof *tree);
+	for (i = 0; i < ss->nqueues; i++) {
+		struct s_queue *q = &ss->queues[i];
+		int depth;
+
+		podspec_res_add(&tree[i], &q->allocated, 1);
+		for (depth = 0; depth < 64 && strcmp(q->name, "root") != 0;
+		    depth++) {
+			const char *p = q->parent != NULL && *q->parent != '\0' ?
+			    q->parent : "root";
+
+			if ((q = hmap_get(ss->queue_index, p)) == NULL ||
+			    q == &ss->queues[i])
+				break;
+			podspec_res_add(&tree[q->idx], &ss->queues[i].allocated,
+			    1);
+		}
+	}
 	for (i = 0; i < ss->nqueues; i++) {
 		struct s_queue *q = &ss->queues[i];
 
 		if (q->obj == NULL)
 			continue;
 		out->queues[out->nqueues].q = q;
-		out->queues[out->nqueues++].allocated = outcome_res_list(&q->allocated);
+		out->queues[out->nqueues++].allocated = outcome_res_list(
+		    &tree[i]);
 	}
+	free(tree);
 }
 
 void

@@ -44,6 +44,7 @@ enum ep {
 	EP_PREDICATE, EP_BATCH_PREDICATE, EP_NODE_ORDER, EP_BATCH_NODE_ORDER,
 	EP_BEST_NODE, EP_ON_ALLOCATE, EP_ON_DEALLOCATE,
 	EP_JOB_ORDER_KEY, EP_QUEUE_ORDER_KEY, EP_TASK_ORDER_KEY,
+	EP_EVICTABLE,
 	EP_N
 };
 
@@ -64,7 +65,7 @@ struct tier_conf {
 #define MAX_ACTIONS 8
 enum action {
 	ACT_ENQUEUE, ACT_ALLOCATE, ACT_BACKFILL, ACT_PREEMPT, ACT_RECLAIM,
-	ACT_FIRSTFIT
+	ACT_FIRSTFIT, ACT_GANGPREEMPT, ACT_GANGRECLAIM
 };
 
 struct sched_conf {
@@ -525,6 +526,12 @@ int framework_preemptive(struct session *, struct s_queue *, struct s_task *);
 /* Filter victims in place by the Preemptable/Reclaimable rule. */
 int framework_victims(struct session *, int ep, struct s_task *preemptor,
     struct s_task **cands, int n);
+/* The gang actions' rule (evictable(ssn, ctx, candidates), ctx = {kind =
+   "gangpreempt" or "gangreclaim", job}), by tier the same way. */
+int framework_evictable(struct session *, const char *kind, struct s_job *,
+    struct s_task **cands, int n);
+/* gangevict.c: gangpreempt (reclaim 0) and gangreclaim (1). */
+void gangevict_run(struct session *, int reclaim);
 /* Lua predicates on the nodes that passed C's; compacts nodes, returns
    how many are left, counting rejections into *lua_rejects. */
 int framework_predicate(struct session *, struct s_task *,
@@ -571,6 +578,8 @@ int topology_common_tier(const struct session *, const struct s_node *,
 struct s_hypernode **topology_candidates(struct session *, struct s_job *,
     const struct podspec_res *need, int *n);
 double topology_score(struct session *, struct s_job *, struct s_node *);
+struct s_hypernode **topology_domains(struct session *, struct s_job *,
+    const struct podspec_res *need, int max, int *n);
 
 /* preempt.c: evict victims (of the Preemptable or Reclaimable rule,
    picked by filter) on the best node until t fits (for preempt: and its

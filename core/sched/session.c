@@ -53,6 +53,8 @@ session_run(struct session *ss)
 		case ACT_PREEMPT: preempt_run(ss); break;
 		case ACT_RECLAIM: reclaim_run(ss); break;
 		case ACT_FIRSTFIT: allocate_firstfit(ss); break;
+		case ACT_GANGPREEMPT: gangevict_run(ss, 0); break;
+		case ACT_GANGRECLAIM: gangevict_run(ss, 1); break;
 		}
 	ssn_close(ss);
 }

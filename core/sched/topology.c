@@ -357,6 +357,42 @@ topology_candidates(struct session *ss, struct s_job *j,
 	return out;
 }
 
+static int
+cmp_evict(const void *a, const void *b)
+{
+	const struct s_hypernode *x = *(struct s_hypernode *const *)a;
+	const struct s_hypernode *y = *(struct s_hypernode *const *)b;
+
+	if (x->tier != y->tier)
+		return x->tier > y->tier ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * Where a hard-mode job may make room by eviction (Volcano's evict
+ * gradients): the HyperNodes of at most its allowed tier that hold its
+ * placed tasks and whose allocatable holds its need, highest tier first,
+ * at most max of them.
+ */
+struct s_hypernode **
+topology_domains(struct session *ss, struct s_job *j,
+    const struct podspec_res *need, int max, int *n)
+{
+	struct s_hypernode **out = xcalloc((size_t)ss->nhns + 1, sizeof *out);
+	int i, k = 0;
+
+	for (i = 0; i < ss->nhns; i++) {
+		struct s_hypernode *h = &ss->hns[i];
+
+		if (h->tier <= j->topo_tier && h->nnodes > 0 &&
+		    holds_placed(ss, h, j) && predicate_fits(need, &h->alloc))
+			out[k++] = h;
+	}
+	qsort(out, (size_t)k, sizeof *out, cmp_evict);
+	*n = k < max ? k : max;
+	return out;
+}
+
 /*
  * Soft mode: how close n is to the job's placed tasks, Volcano's score:
  * 100 in the same lowest-tier HyperNode as all of them, else less by

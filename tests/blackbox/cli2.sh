@@ -173,8 +173,10 @@ kind: LimitRange
 metadata: {name: lr}
 spec:
   limits:
-  - {type: Container, default: {cpu: 200m, memory: 256Mi}, defaultRequest: {cpu: 100m}, max: {cpu: "2"}}
+  - {type: Container, default: {cpu: 200m}, defaultRequest: {cpu: 100m}, max: {cpu: "2"}}
 YAML
+# One resource: kubectl lists a LimitRange's resources in Go map order,
+# which differs from run to run.
 k -n quoted wait --for=jsonpath='{.status.used.pods}'=0 resourcequota/q --timeout=10s >/dev/null ||
 	fail "the quota's status"
 same "describe namespace with a quota and a LimitRange" describe namespace quoted

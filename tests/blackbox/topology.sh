@@ -57,12 +57,15 @@ wait_eq 1 "the rack's node count after a node left it" \
 	k get hypernode n-tier1-3 -o jsonpath='{.status.nodeCount}'
 pass "HyperNodes follow the labels"
 
+"$VR" queue create org >/dev/null || fail "queue org"
+"$VR" queue create org-ml --parent org >/dev/null || fail "queue org-ml"
 vcjob() { # name replicas tier
 	k apply -f - >/dev/null <<YAML
 apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
 metadata: {name: $1}
 spec:
+  queue: org-ml
   minAvailable: $2
   schedulerName: volcano
   networkTopology: {mode: hard, highestTierAllowed: $3}
@@ -86,6 +89,10 @@ vcjob rack 4 1
 wait_eq 4 "the rack job's pods run" running rack
 expect_eq 1 "$(racks rack | wc -w | tr -d ' ')" "racks the job spans ($(racks rack))"
 pass "a hard networkTopology job runs within one rack"
+alloc() { k get queue "$1" -o jsonpath='{.status.allocated.cpu}'; }
+wait_eq 8 "the child queue's allocated cpu" alloc org-ml
+wait_eq 8 "the parent queue's allocated cpu (rolled up)" alloc org
+pass "a queue's allocated rolls up into its parent's"
 
 # 8 cpu more than any free rack has, tier 1 only: it waits, saying why.
 vcjob wide 5 1
