@@ -33,6 +33,10 @@ int cli_misc_completion(int argc, char **argv);
 int cli_misc_node(int argc, char **argv);
 int cli_queue_run(int argc, char **argv);
 int cli_hypernode_run(int argc, char **argv);
+int cli_job_run(int argc, char **argv);
+/* "cpu=8,memory=32Gi" into a JSON resource list; -1 when malformed. */
+struct cJSON;
+int cli_res_list(const char *s, struct cJSON *into);
 int cli_queue_pending(const char *name);
 int cli_explain_run(int argc, char **argv);
 int cli_session_run(int argc, char **argv);

@@ -36,6 +36,11 @@ struct cli_opts {
 		long		 nodes;
 		const char	*cpu, *memory, *weights, *csv, *svg;
 	} sim;
+	struct cli_job_opts {		/* job run */
+		long		 replicas, min;
+		const char	*name, *image, *requests, *limits, *queue;
+		const char	*scheduler;
+	} job;
 	struct cli_queue_opts {		/* queue create / operate */
 		long		 weight, priority;
 		const char	*parent, *capability, *deserved, *guarantee;

@@ -231,9 +231,10 @@ queue_set_state(const char *name, const char *state)
 	return CLI_OK;
 }
 
-/* "cpu=8,memory=32Gi" into a resource list; -1 when malformed. */
-static int
-res_list(const char *s, cJSON *into)
+/* "cpu=8,memory=32Gi" into a resource list (vcctl's "mem" is memory);
+   -1 when malformed. */
+int
+cli_res_list(const char *s, cJSON *into)
 {
 	char *copy = xstrdup(s), *save, *tok;
 	int rc = 0;
@@ -247,7 +248,8 @@ res_list(const char *s, cJSON *into)
 			break;
 		}
 		*eq = '\0';
-		cJSON_AddStringToObject(into, tok, eq + 1);
+		cJSON_AddStringToObject(into, strcmp(tok, "mem") == 0 ?
+		    "memory" : tok, eq + 1);
 	}
 	free(copy);
 	return rc;
@@ -299,10 +301,10 @@ queue_create(const char *name)
 		cJSON_AddBoolToObject(spec, "reclaimable",
 		    strcmp(o->reclaimable, "true") == 0);
 	}
-	if ((o->capability != NULL && res_list(o->capability, json_obj(spec,
+	if ((o->capability != NULL && cli_res_list(o->capability, json_obj(spec,
 	    "capability")) != 0) || (o->deserved != NULL &&
-	    res_list(o->deserved, json_obj(spec, "deserved")) != 0) ||
-	    (o->guarantee != NULL && res_list(o->guarantee,
+	    cli_res_list(o->deserved, json_obj(spec, "deserved")) != 0) ||
+	    (o->guarantee != NULL && cli_res_list(o->guarantee,
 	    json_obj(json_obj(spec, "guarantee"), "resource")) != 0)) {
 		cJSON_Delete(d);
 		return usage("--capability, --deserved and --guarantee want "

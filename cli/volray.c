@@ -163,6 +163,19 @@ static const struct cli_opt queue_opts[] = {
 	    "operate: what to do"),
 	END
 };
+static const struct cli_opt job_opts[] = {
+	O("name", 'N', STR, job.name, "NAME", "run: the job's name"),
+	O("image", 'i', STR, job.image, "IMAGE", "run: the image (busybox)"),
+	O("replicas", 'r', LONG, job.replicas, "N", "run: pods of the task (1)"),
+	O("min", 'm', LONG, job.min, "N", "run: minAvailable (1)"),
+	O("requests", 'R', STR, job.requests, "K=V,...",
+	    "run: each pod's requests (cpu=1000m,memory=100Mi)"),
+	O("limits", 'L', STR, job.limits, "K=V,...", "run: each pod's limits"),
+	O("queue", 'q', STR, job.queue, "QUEUE", "run: the queue (default)"),
+	O("scheduler", 'S', STR, job.scheduler, "NAME",
+	    "run: the scheduler (volcano)"),
+	OPT_FILES, OPT_ALLNS, END
+};
 static const struct cli_opt policy_opts[] = {
 	O("output", 'o', STR, output, "FORMAT",
 	    "policy list as json, yaml or wide (with the arguments)"), END
@@ -245,6 +258,10 @@ const struct cli_verb cli_verbs[] = {
 	    "List Volcano queues, show one or its waiting jobs in line, "
 	    "create, delete, open, close or update one (vcctl's verbs).",
 	    queue_opts, cli_queue_run, 0 },
+	{ "job", "run --name NAME [...] | run -f FILE | list [-A] | view NAME | "
+	    "delete NAME | suspend NAME | resume NAME",
+	    "Volcano Jobs with vcctl's verbs: run, list, view, delete, suspend, "
+	    "resume.", job_opts, cli_job_run, 0 },
 	{ "hypernode", "list | get NAME",
 	    "Draw the network topology (HyperNodes) as a tree.", NULL,
 	    cli_hypernode_run, 0 },

@@ -321,6 +321,12 @@ EVENTS
 "  verbs: [list, watch, create, patch, delete]}\n"
 "- {apiGroups: [scheduling.volcano.sh], resources: [podgroups],\n"
 "  verbs: [get, list, watch, create, update, delete]}\n"
+"- {apiGroups: [bus.volcano.sh], resources: [commands],\n"
+"  verbs: [get, list, watch, delete]}\n"
+"- {apiGroups: [''], resources: [configmaps, services],\n"
+"  verbs: [get, create, update]}\n"
+"- {apiGroups: [networking.k8s.io], resources: [networkpolicies],\n"
+"  verbs: [get, create]}\n"
 "- {apiGroups: [scheduling.k8s.io], resources: [priorityclasses],\n"
 "  verbs: [get]}\n"
 EVENTS

@@ -18,11 +18,21 @@
 -- policy is simply left as it ended (or, when it vanished, made again).
 -- Volcano reacts to pod events; this controller looks at the pods as they
 -- are on each pass, and acts on pods of the job's current version only.
+-- A Command (bus.volcano.sh/v1alpha1, owned by the job: what `vcctl job
+-- suspend|resume` and `volray job suspend|resume` create) is an action
+-- taken once, oldest first, then deleted: AbortJob suspends a live job
+-- (Aborting, then Aborted once its pods are gone), ResumeJob starts an
+-- Aborted one again as a new version (Restarting, retryCount + 1),
+-- RestartJob, CompleteJob and TerminateJob as from a policy.
 local v = volray
 local canon = require("canon")
 local podreq = require("podreq")
 
 local JOBS = "batch.volcano.sh/v1alpha1/jobs"
+local CONFIGMAPS = "v1/configmaps"
+local SERVICES = "v1/services"
+local NETPOLS = "networking.k8s.io/v1/networkpolicies"
+local COMMANDS = "bus.volcano.sh/v1alpha1/commands"
 local PODGROUPS = "scheduling.volcano.sh/v1beta1/podgroups"
 local GROUP_NAME = "scheduling.k8s.io/group-name"
 local TASK_SPEC = "volcano.sh/task-spec"
@@ -40,7 +50,7 @@ local PASSED = { "volcano.sh/preemptable", "volcano.sh/cooldown-time",
 
 local controller = {
   primary = JOBS,
-  owns = { "v1/pods", PODGROUPS },
+  owns = { "v1/pods", PODGROUPS, COMMANDS },
 }
 
 local KNOWN_EVENTS = { ["*"] = true, PodFailed = true, PodEvicted = true,
@@ -149,6 +159,31 @@ local function new_pod(job, e, t, i)
   if (not present(spec.priorityClassName) or spec.priorityClassName == "") and
       present(job.spec.priorityClassName) and job.spec.priorityClassName ~= "" then
     spec.priorityClassName = job.spec.priorityClassName
+  end
+  -- The svc plugin: a stable name under the job's headless Service, and
+  -- every task's hosts from the job's <job>-svc ConfigMap, as variables
+  -- and as files under /etc/volcano.
+  if (job.spec.plugins or {}).svc ~= nil then
+    if not present(spec.hostname) or spec.hostname == "" then spec.hostname = pod_name(job, t.name, i) end
+    if not present(spec.subdomain) or spec.subdomain == "" then spec.subdomain = job.metadata.name end
+    local cm = job.metadata.name .. "-svc"
+    local vars = {}
+    for _, ts in ipairs(e.tasks) do
+      local key = ts.name:gsub("-", "_"):upper()
+      for _, n in ipairs({ "VC_" .. key .. "_HOSTS", "VC_" .. key .. "_NUM" }) do
+        vars[#vars + 1] = { name = n, valueFrom = { configMapKeyRef = { name = cm, key = n } } }
+      end
+    end
+    for _, list in ipairs({ spec.containers or {}, spec.initContainers or {} }) do
+      for _, c in ipairs(list) do
+        c.env = c.env or v.array()
+        for _, x in ipairs(vars) do c.env[#c.env + 1] = v.deepcopy(x) end
+        c.volumeMounts = c.volumeMounts or v.array()
+        c.volumeMounts[#c.volumeMounts + 1] = { name = cm, mountPath = "/etc/volcano" }
+      end
+    end
+    spec.volumes = spec.volumes or v.array()
+    spec.volumes[#spec.volumes + 1] = { name = cm, configMap = { name = cm } }
   end
   -- The env plugin: each container learns its index.
   if (job.spec.plugins or {}).env ~= nil then
@@ -416,9 +451,65 @@ local function podgroup_event(job, pg)
   end
 end
 
+-- The svc plugin's objects, owned by the job: the ConfigMap <job>-svc of
+-- each task's hosts (<task>.host, one per line; VC_<TASK>_HOSTS, comma
+-- separated; VC_<TASK>_NUM), the headless Service <job> over the job's
+-- pods and, unless --disable-network-policy, a NetworkPolicy <job> that
+-- lets only the job's pods in (--publish-not-ready-addresses: the
+-- Service lists pods before they are ready).
+local function ensure_svc(job, e)
+  local args = {}
+  for _, a in ipairs(job.spec.plugins.svc or {}) do args[a] = true end
+  local ns, name = job.metadata.namespace, job.metadata.name
+  local data = {}
+  for _, ts in ipairs(e.tasks) do
+    local hosts = {}
+    local th = ((ts.template or {}).spec or {}).hostname
+    local sub = ((ts.template or {}).spec or {}).subdomain
+    if not present(sub) or sub == "" then sub = name end
+    for i = 0, ts.replicas - 1 do
+      local h = (present(th) and th ~= "") and th or pod_name(job, ts.name, i)
+      hosts[#hosts + 1] = h .. "." .. sub
+      if present(th) and th ~= "" then break end
+    end
+    local key = ts.name:gsub("-", "_")
+    data[key .. ".host"] = table.concat(hosts, "\n")
+    data["VC_" .. key:upper() .. "_HOSTS"] = table.concat(hosts, ",")
+    data["VC_" .. key:upper() .. "_NUM"] = tostring(#hosts)
+  end
+  local owner = v.array({ v.owner_ref(job) })
+  local cm = v.get(CONFIGMAPS, ns, name .. "-svc")
+  if cm == nil then
+    local _, err, code = v.create({ apiVersion = "v1", kind = "ConfigMap",
+      metadata = { name = name .. "-svc", namespace = ns, ownerReferences = owner }, data = data })
+    if err ~= nil and code ~= 409 then error("creating ConfigMap " .. name .. "-svc: " .. tostring(err), 0) end
+  elseif not same(cm.data or {}, data) then
+    cm.data = data
+    local _, err, _, reason = v.update(cm)
+    if err ~= nil and reason ~= "Conflict" then error("updating ConfigMap " .. name .. "-svc: " .. tostring(err), 0) end
+  end
+  local selector = { [JOB_NAME] = name, [JOB_NAMESPACE] = ns }
+  if v.get(SERVICES, ns, name) == nil then
+    local _, err, code = v.create({ apiVersion = "v1", kind = "Service",
+      metadata = { name = name, namespace = ns, ownerReferences = owner },
+      spec = { clusterIP = "None", selector = selector,
+        publishNotReadyAddresses = args["--publish-not-ready-addresses"] == true } })
+    if err ~= nil and code ~= 409 then error("creating Service " .. name .. ": " .. tostring(err), 0) end
+  end
+  if not args["--disable-network-policy"] and v.get(NETPOLS, ns, name) == nil then
+    local _, err, code = v.create({ apiVersion = "networking.k8s.io/v1", kind = "NetworkPolicy",
+      metadata = { name = name, namespace = ns, ownerReferences = owner },
+      spec = { podSelector = { matchLabels = selector },
+        ingress = v.array({ { from = v.array({ { podSelector = { matchLabels = selector } } }) } }),
+        policyTypes = v.array({ "Ingress" }) } })
+    if err ~= nil and code ~= 409 then error("creating NetworkPolicy " .. name .. ": " .. tostring(err), 0) end
+  end
+end
+
 -- Volcano's SyncJob: keep the PodGroup right; once the scheduler admitted
 -- it, make the missing pods and delete surplus or out-of-sync ones.
 local function sync_job(job, e, pods, update)
+  if (job.spec.plugins or {}).svc ~= nil then ensure_svc(job, e) end
   local pg = ensure_podgroup(job, e)
   podgroup_event(job, pg)
   local pg_phase = pg and pg.status and pg.status.phase or ""
@@ -621,10 +712,43 @@ local function restarting_update(e)
   end
 end
 
+-- The oldest Command for this job, taken (deleted): its action, or nil.
+local function take_command(job)
+  local cmds = v.list(COMMANDS, job.metadata.namespace, { owner = job.metadata.uid })
+  if #cmds == 0 then return nil end
+  table.sort(cmds, function(a, b)
+    local x, y = a.metadata.creationTimestamp or "", b.metadata.creationTimestamp or ""
+    if x ~= y then return x < y end
+    return a.metadata.name < b.metadata.name
+  end)
+  local cmd = cmds[1]
+  local _, err, code = v.delete(COMMANDS, cmd.metadata.namespace, cmd.metadata.name)
+  if err ~= nil and code ~= 404 then
+    error("deleting Command " .. cmd.metadata.name .. ": " .. tostring(err), 0)
+  end
+  if code == 404 then return nil end	-- someone else took it
+  local action = cmd.action
+  if not KNOWN_ACTIONS[action or ""] then
+    v.event(job, "Warning", "CommandIssued",
+      string.format("Command %s: unknown action %q, ignored", cmd.metadata.name, tostring(action)))
+    return nil
+  end
+  v.event(job, "Normal", "CommandIssued", "Start to execute action " .. action)
+  return action
+end
+
 -- One pass of Volcano's state machine for the job's current phase.
-local function execute(job, e, pods)
+local function execute(job, e, pods, command)
   local phase = job.status.state.phase
   local action, ev = "SyncJob", nil
+  if command ~= nil then
+    if (phase == "Pending" or phase == "Running") and command ~= "ResumeJob" then
+      local r = common_action(job, e, pods, command, nil)
+      if r ~= false then return r end
+    elseif phase == "Aborted" and command == "ResumeJob" then
+      return kill_job(job, e, pods, SOFT, restart("Restarting"), true)
+    end
+  end
   if phase == "Pending" or phase == "Running" then
     local events = pod_events(job, e, pods)
     -- A gang that ran and no longer fits: the scheduler says Unknown.
@@ -677,7 +801,7 @@ function controller.reconcile(req)
     job = v.get(JOBS, req.namespace, req.name)
     if job == nil then return nil end
   end
-  return execute(job, e, owned_pods(job))
+  return execute(job, e, owned_pods(job), take_command(job))
 end
 
 return controller
