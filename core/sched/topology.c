@@ -29,26 +29,16 @@
 #include "lib/xmalloc.h"
 #include "sched/sched_int.h"
 
-/* Does a label selector ({matchLabels, matchExpressions}) select the
-   node's labels? */
-static int
-labels_match(const cJSON *sel, const cJSON *labels)
-{
-	selector *x = selector_from_json(sel, NULL);
-	int ok = x != NULL && selector_match_labels(x, labels);
-
-	selector_free(x);
-	return ok;
-}
-
+/*
+ * Add n to h once. seen is the session's mark per node: seen[n] == mark
+ * when n is in h already (h's mark: its index + 1).
+ */
 static void
-add_node(struct s_hypernode *h, struct s_node *n)
+add_node(struct s_hypernode *h, struct s_node *n, int *seen)
 {
-	int i;
-
-	for (i = 0; i < h->nnodes; i++)
-		if (h->nodes[i] == n)
-			return;
+	if (seen[n->idx] == h->idx + 1)
+		return;
+	seen[n->idx] = h->idx + 1;
 	XGROW(h->nodes, h->capnodes, (size_t)h->nnodes + 1);
 	h->nodes[h->nnodes++] = n;
 }
@@ -68,7 +58,8 @@ compile(regex_t *re, const char *pattern, const char *hn)
 
 /* The members of h: nodes into h->nodes, HyperNodes get h as parent. */
 static void
-resolve_members(struct session *ss, struct s_hypernode *h, hmap *by_name)
+resolve_members(struct session *ss, struct s_hypernode *h, hmap *by_name,
+    int *seen)
 {
 	const cJSON *m;
 
@@ -88,7 +79,7 @@ resolve_members(struct session *ss, struct s_hypernode *h, hmap *by_name)
 				    exact);
 
 				if (n != NULL)
-					add_node(h, n);
+					add_node(h, n, seen);
 			} else {
 				struct s_hypernode *c = hmap_get(by_name, exact);
 
@@ -102,7 +93,8 @@ resolve_members(struct session *ss, struct s_hypernode *h, hmap *by_name)
 				for (i = 0; i < ss->nnodes; i++)
 					if (regexec(&re, ss->nodes[i].name, 0,
 					    NULL, 0) == 0)
-						add_node(h, &ss->nodes[i]);
+						add_node(h, &ss->nodes[i],
+						    seen);
 			} else {
 				for (i = 0; i < ss->nhns; i++)
 					if (&ss->hns[i] != h &&
@@ -113,10 +105,14 @@ resolve_members(struct session *ss, struct s_hypernode *h, hmap *by_name)
 			}
 			regfree(&re);
 		} else if (sel != NULL && nodes) {
-			for (i = 0; i < ss->nnodes; i++)
-				if (labels_match(sel, json_at(ss->nodes[i].obj,
-				    "metadata.labels")))
-					add_node(h, &ss->nodes[i]);
+			/* Parsed once, matched against every node. */
+			selector *x = selector_from_json(sel, NULL);
+
+			for (i = 0; x != NULL && i < ss->nnodes; i++)
+				if (selector_match_labels(x, json_at(
+				    ss->nodes[i].obj, "metadata.labels")))
+					add_node(h, &ss->nodes[i], seen);
+			selector_free(x);
 		}
 	}
 }
@@ -135,7 +131,7 @@ void
 topology_build(struct session *ss)
 {
 	hmap *by_name;
-	int i, k;
+	int i, k, *seen;
 
 	if (ss->topo_built)
 		return;
@@ -160,6 +156,7 @@ topology_build(struct session *ss)
 	/* Lowest tier first: children are resolved before their parents. */
 	qsort(ss->hns, (size_t)ss->nhns, sizeof *ss->hns, cmp_tier);
 	by_name = hmap_new();
+	seen = xcalloc((size_t)ss->nnodes + 1, sizeof *seen);
 	for (i = 0; i < ss->nhns; i++) {
 		ss->hns[i].idx = i;
 		hmap_put(by_name, ss->hns[i].name, &ss->hns[i]);
@@ -169,19 +166,25 @@ topology_build(struct session *ss)
 			ss->max_tier = ss->hns[i].tier;
 	}
 	for (i = 0; i < ss->nhns; i++)
-		resolve_members(ss, &ss->hns[i], by_name);
-	/* A HyperNode holds its children's nodes too (children have a
-	   lower tier, so they are complete when their parent is). */
-	for (i = 0; i < ss->nhns; i++) {
-		struct s_hypernode *p = ss->hns[i].parent;
-
-		if (p == NULL || p->tier <= ss->hns[i].tier) {
+		resolve_members(ss, &ss->hns[i], by_name, seen);
+	/* A HyperNode holds its children's nodes too: lowest tier first,
+	   so children are complete before their parent takes theirs. */
+	for (i = 0; i < ss->nhns; i++)
+		if (ss->hns[i].parent != NULL &&
+		    ss->hns[i].parent->tier <= ss->hns[i].tier)
 			ss->hns[i].parent = NULL;	/* not a tree: cut */
-			continue;
-		}
-		for (k = 0; k < ss->hns[i].nnodes; k++)
-			add_node(p, ss->hns[i].nodes[k]);
+	for (i = 0; i < ss->nhns; i++) {
+		struct s_hypernode *p = &ss->hns[i];
+		int c;
+
+		for (k = 0; k < p->nnodes; k++)
+			seen[p->nodes[k]->idx] = p->idx + 1;
+		for (c = 0; c < i; c++)
+			if (ss->hns[c].parent == p)
+				for (k = 0; k < ss->hns[c].nnodes; k++)
+					add_node(p, ss->hns[c].nodes[k], seen);
 	}
+	free(seen);
 	/* Each node's HyperNode per tier (the first one listing it). */
 	ss->node_hn = xcalloc((size_t)ss->nnodes * (size_t)(ss->max_tier + 1)
 	    + 1, sizeof *ss->node_hn);

@@ -18,7 +18,8 @@
 . "$(dirname "$0")/lib.sh"
 
 AGENT="" AGENTS=""
-trap 'rc=$?; for p in $AGENT $AGENTS; do kill -9 $p 2>/dev/null || true; done; (exit $rc); cleanup' EXIT INT TERM
+# agent() runs in $(...), a subshell: its daemons' pids go to a file.
+trap 'rc=$?; for p in $AGENT $AGENTS $(cat "$WORK/agents.pids" 2>/dev/null); do kill -9 $p 2>/dev/null || true; done; (exit $rc); cleanup' EXIT INT TERM
 
 start_daemon --roles api
 MA=$(free_port)
@@ -33,6 +34,7 @@ agent() {
 		--node-listen 127.0.0.1:0 ${SHARE_DIR:+--share-dir "$SHARE_DIR"} "$@" \
 		>>"$WORK/$name.log" 2>&1 &
 	AGENTS="$AGENTS $!"
+	echo $! >>"$WORK/agents.pids"
 	i=0
 	until grep -q "the nodes. endpoint on" "$WORK/$name.log"; do
 		i=$((i + 1)); [ $i -lt 200 ] || { tail -5 "$WORK/$name.log"; fail "agent $name did not start"; }
