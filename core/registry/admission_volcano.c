@@ -5,8 +5,11 @@
  * in leaf queues); its deserved must lie between its guarantee and its
  * capability; the root and default queues, and a queue with child
  * queues, cannot be deleted; a PodGroup or Volcano Job goes in a leaf
- * queue only.
+ * queue only; a HyperNode member's selector is exactly one of
+ * exactMatch, regexMatch (a pattern that compiles, POSIX ERE as the
+ * scheduler reads it) and labelMatch (Node members only).
  */
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,7 @@
 #define QUEUES		"queues.scheduling.volcano.sh"
 #define PODGROUPS	"podgroups.scheduling.volcano.sh"
 #define VCJOBS		"jobs.batch.volcano.sh"
+#define HYPERNODES	"hypernodes.topology.volcano.sh"
 #define MAX_DEPTH	64
 
 /* A queue's parent as the scheduler reads it: root for all but root. */
@@ -194,6 +198,48 @@ leaf_queue(store *st, const cJSON *obj, const cJSON *old, cJSON *causes)
 	free(msg);
 }
 
+static void
+hypernode_validate(const cJSON *obj, cJSON *causes)
+{
+	const cJSON *m;
+	int i = 0;
+
+	cJSON_ArrayForEach(m, json_at(obj, "spec.members")) {
+		const cJSON *sel = json_at(m, "selector");
+		const char *type = json_str(m, "type");
+		const char *pat = json_str(m, "selector.regexMatch.pattern");
+		int n = (json_at(sel, "exactMatch") != NULL) +
+		    (json_at(sel, "regexMatch") != NULL) +
+		    (json_at(sel, "labelMatch") != NULL);
+		char field[64];
+		regex_t re;
+
+		snprintf(field, sizeof field, "spec.members[%d].selector", i++);
+		if (n != 1) {
+			status_add_cause(causes, "FieldValueInvalid", field,
+			    "Invalid value: exactly one of exactMatch, "
+			    "regexMatch or labelMatch must be given");
+			continue;
+		}
+		if (pat != NULL) {
+			if (regcomp(&re, pat, REG_EXTENDED | REG_NOSUB) != 0) {
+				char *msg = util_printf("Invalid value: \"%s\": "
+				    "not a regular expression", pat);
+
+				status_add_cause(causes, "FieldValueInvalid",
+				    field, msg);
+				free(msg);
+			} else
+				regfree(&re);
+		}
+		if (json_at(sel, "labelMatch") != NULL && type != NULL &&
+		    strcmp(type, "Node") != 0)
+			status_add_cause(causes, "FieldValueInvalid", field,
+			    "Invalid value: labelMatch selects nodes: only for "
+			    "members of type Node");
+	}
+}
+
 int
 admission_volcano_validate(store *st, const resource *r, const cJSON *obj,
     const cJSON *old, cJSON *causes)
@@ -203,6 +249,8 @@ admission_volcano_validate(store *st, const resource *r, const cJSON *obj,
 	else if (strcmp(r->store_key, PODGROUPS) == 0 ||
 	    strcmp(r->store_key, VCJOBS) == 0)
 		leaf_queue(st, obj, old, causes);
+	else if (strcmp(r->store_key, HYPERNODES) == 0)
+		hypernode_validate(obj, causes);
 	else
 		return 0;
 	return 1;

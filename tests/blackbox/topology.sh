@@ -51,6 +51,31 @@ expect_eq "n-tier2-0 (tier 2, 4 nodes)" "$("$VR" hypernode list | head -n 1)" "t
 expect_eq 6 "$("$VR" hypernode list | wc -l | tr -d ' ')" "hypernode list's lines"
 pass "HyperNodes made from node labels: racks of nodes, spines of racks, node counts; volray hypernode draws them"
 
+# Bad members are refused with the field, as Volcano's webhook does.
+bad_hn() { # what expected; manifest on stdin
+	out=$(k create -f - 2>&1) && fail "$1 was accepted"
+	expect_contains "$out" "$2" "$1"
+}
+bad_hn "a member with two selectors" 'spec.members[0].selector: Invalid value: exactly one of exactMatch, regexMatch or labelMatch' <<'YAML'
+apiVersion: topology.volcano.sh/v1alpha1
+kind: HyperNode
+metadata: {name: two}
+spec: {tier: 1, members: [{type: Node, selector: {exactMatch: {name: n-0}, regexMatch: {pattern: "^n-"}}}]}
+YAML
+bad_hn "a pattern that does not compile" 'not a regular expression' <<'YAML'
+apiVersion: topology.volcano.sh/v1alpha1
+kind: HyperNode
+metadata: {name: badre}
+spec: {tier: 1, members: [{type: Node, selector: {regexMatch: {pattern: "n-[0-"}}}]}
+YAML
+bad_hn "labelMatch for HyperNode members" 'labelMatch selects nodes' <<'YAML'
+apiVersion: topology.volcano.sh/v1alpha1
+kind: HyperNode
+metadata: {name: badlm}
+spec: {tier: 2, members: [{type: HyperNode, selector: {labelMatch: {matchLabels: {a: b}}}}]}
+YAML
+pass "HyperNodes with bad members are refused, naming the field"
+
 # A node's labels go: its rack counts one node fewer.
 k label node n-7 volray.io/hypernode-tier1- volray.io/hypernode-tier2- >/dev/null
 wait_eq 1 "the rack's node count after a node left it" \
