@@ -385,9 +385,15 @@ local function ancestor_to_check(reclaimer, a, level)
   return anc
 end
 
-function C.reclaimable(ssn, reclaimer, candidates)
-  local ra = attrs[reclaimer.job.queue]
-  if ra == nil then return {} end
+-- The victims among candidates: never below their queue's guarantee,
+-- from a queue above its deserved on a resource the victim uses (or that
+-- deserves none of them), counting the victims taken so far. With a
+-- reclaimer (a task), only victims that free something it asks for, and
+-- with ancestorReclaimLevel the ancestors it does not share must be over
+-- their deserved too; without (gangreclaim), the queue alone decides.
+local function victims(candidates, reclaimer)
+  local ra = reclaimer and attrs[reclaimer.job.queue]
+  if reclaimer ~= nil and ra == nil then return {} end
   local out, left = {}, {}
   local function allocated_of(x)
     local r = left[x.name]
@@ -399,10 +405,9 @@ function C.reclaimable(ssn, reclaimer, candidates)
   end
   for _, v in ipairs(candidates) do
     local a = attrs[v.job.queue]
-    if a ~= nil and intersects(v.resreq, reclaimer.resreq) then
+    if a ~= nil and (reclaimer == nil or intersects(v.resreq, reclaimer.resreq)) then
       local allocated = allocated_of(a)
       local after = res.sub(res.clone(allocated), v.resreq)
-      -- Never below the victim queue's guarantee.
       local keeps = true
       for k, g in pairs(a.guarantee) do
         if g > (after[k] or 0) then keeps = false end
@@ -410,18 +415,16 @@ function C.reclaimable(ssn, reclaimer, candidates)
       local eligible = keeps and (deserves_none(v, a.deserved) or
         over_deserved(allocated, a.deserved, v))
       local checked = {}
-      if eligible then
-        for level = 1, reclaim_level do
-          local anc = ancestor_to_check(ra, a, level)
-          if anc ~= nil then
-            local aa = allocated_of(anc)
-            if not deserves_none(v, anc.deserved) and
-                not over_deserved(aa, anc.deserved, v) then
-              eligible = false
-              break
-            end
-            checked[#checked + 1] = aa
+      for level = 1, (eligible and ra ~= nil) and reclaim_level or 0 do
+        local anc = ancestor_to_check(ra, a, level)
+        if anc ~= nil then
+          local aa = allocated_of(anc)
+          if not deserves_none(v, anc.deserved) and
+              not over_deserved(aa, anc.deserved, v) then
+            eligible = false
+            break
           end
+          checked[#checked + 1] = aa
         end
       end
       if eligible then
@@ -434,33 +437,15 @@ function C.reclaimable(ssn, reclaimer, candidates)
   return out
 end
 
--- gangpreempt: not capacity's to judge (all may go); gangreclaim: a
--- victim while its queue stays at or above its guarantee and is above its
--- deserved on a resource the victim uses (or deserves none of them), as
--- Volcano's capacity judges gang reclaim.
+function C.reclaimable(ssn, reclaimer, candidates)
+  return victims(candidates, reclaimer)
+end
+
+-- gangpreempt: not capacity's to judge (all may go); gangreclaim: as
+-- reclaim, queue by queue (Volcano's capacity judges gang reclaim so).
 function C.evictable(ssn, ctx, candidates)
   if ctx.kind ~= "gangreclaim" then return candidates end
-  local out, left = {}, {}
-  for _, v in ipairs(candidates) do
-    local a = attrs[v.job.queue]
-    if a ~= nil then
-      local allocated = left[a.name]
-      if allocated == nil then
-        allocated = res.clone(a.allocated)
-        left[a.name] = allocated
-      end
-      local after = res.sub(res.clone(allocated), v.resreq)
-      local keeps = true
-      for k, g in pairs(a.guarantee) do
-        if g > (after[k] or 0) then keeps = false end
-      end
-      if keeps and (deserves_none(v, a.deserved) or over_deserved(allocated, a.deserved, v)) then
-        res.sub(allocated, v.resreq)
-        out[#out + 1] = v
-      end
-    end
-  end
-  return out
+  return victims(candidates, nil)
 end
 
 local function account(task, sign)

@@ -174,11 +174,10 @@ function P.job_enqueued(ssn, job)
   if a ~= nil and job.min_resources ~= nil then res.add(a.inqueue, job.min_resources) end
 end
 
--- gangreclaim: a victim while its queue, less the victims taken so far,
--- stays above its deserved part; gangpreempt (within a queue) is not
--- proportion's to judge.
-function P.evictable(ssn, ctx, candidates)
-  if ctx.kind ~= "gangreclaim" then return candidates end
+-- The candidates taken while each one's queue, less the victims taken so
+-- far, stays above its deserved part (and, with need, holds at least
+-- need on every resource).
+local function over_share(candidates, need)
   local out, left = {}, {}
   for _, v in ipairs(candidates) do
     local a = attrs[v.job.queue]
@@ -188,13 +187,21 @@ function P.evictable(ssn, ctx, candidates)
         allocated = res.clone(a.allocated)
         left[a.name] = allocated
       end
-      if not res.less_equal(allocated, a.deserved) then
+      if (need == nil or not res.less_partly(allocated, need)) and
+          not res.less_equal(allocated, a.deserved) then
         res.sub(allocated, v.resreq)
         out[#out + 1] = v
       end
     end
   end
   return out
+end
+
+-- gangreclaim: victims from queues above their deserved part; gangpreempt
+-- (within a queue) is not proportion's to judge.
+function P.evictable(ssn, ctx, candidates)
+  if ctx.kind ~= "gangreclaim" then return candidates end
+  return over_share(candidates, nil)
 end
 
 local function account(task, sign)
@@ -208,23 +215,7 @@ function P.on_allocate(ssn, task) account(task, 1) end
 function P.on_deallocate(ssn, task) account(task, -1) end
 
 function P.reclaimable(ssn, reclaimer, candidates)
-  local out, left = {}, {}
-  for _, v in ipairs(candidates) do
-    local a = attrs[v.job.queue]
-    if a ~= nil then
-      local allocated = left[a.name]
-      if allocated == nil then
-        allocated = res.clone(a.allocated)
-        left[a.name] = allocated
-      end
-      if not res.less_partly(allocated, reclaimer.resreq) and
-          not res.less_equal(allocated, a.deserved) then
-        res.sub(allocated, v.resreq)
-        out[#out + 1] = v
-      end
-    end
-  end
-  return out
+  return over_share(candidates, reclaimer.resreq)
 end
 
 return P

@@ -125,6 +125,15 @@ roi(const struct bundle *b, const struct podspec_res *need)
 	return global > 0 ? local / global : 1e300;
 }
 
+static int
+cmp_by_job(const void *a, const void *b)
+{
+	const struct s_task *x = *(struct s_task *const *)a;
+	const struct s_task *y = *(struct s_task *const *)b;
+
+	return strcmp(x->job->key, y->job->key);
+}
+
 /* The safe and whole bundles of job j from its tasks here (sorted). */
 static int
 make_bundles(struct s_job *j, struct s_task **local, int n,
@@ -259,21 +268,13 @@ try_domain(struct session *ss, struct s_job *j, struct s_task **pending,
 	}
 	ncand = framework_evictable(ss, reclaim ? "gangreclaim" :
 	    "gangpreempt", j, cand, ncand);
+	/* A job's candidates side by side, then a run per job. */
+	qsort(cand, (size_t)ncand, sizeof *cand, cmp_by_job);
 	b = xcalloc((size_t)ncand * 2 + 1, sizeof *b);
-	for (i = 0; i < ncand; i++) {
-		struct s_task **mine;
-		int n = 0, seen = 0;
-
-		for (k = 0; k < i; k++)
-			seen |= cand[k]->job == cand[i]->job;
-		if (seen)
-			continue;
-		mine = xmalloc((size_t)ncand * sizeof *mine);
-		for (k = i; k < ncand; k++)
-			if (cand[k]->job == cand[i]->job)
-				mine[n++] = cand[k];
-		nb += make_bundles(cand[i]->job, mine, n, b + nb);
-		free(mine);
+	for (i = 0; i < ncand; i = k) {
+		for (k = i; k < ncand && cand[k]->job == cand[i]->job; k++)
+			;
+		nb += make_bundles(cand[i]->job, cand + i, k - i, b + nb);
 	}
 	for (i = 0; i < nb; i++)
 		b[i].roi = roi(&b[i], need);
