@@ -184,6 +184,8 @@ struct node_pod {
 	int rewrite;			/* changed meanwhile: write again */
 	int stale;			/* refused (409): write again once
 					   the client has a newer version */
+	uint64_t write_rev;		/* the version a write in flight
+					   was made on */
 	cJSON *conds;			/* condition -> lastTransitionTime */
 };
 

@@ -323,9 +323,16 @@ on_written(void *arg, struct reg_result *res)
 		log_warn("node: status of pod %s: code %d", p != NULL ? p->key :
 		    w->uid, res->code);
 	if (p != NULL) {
+		const store_obj *o;
+
 		p->writing = 0;
-		if (res->code == 409)
+		if (res->code == 409 && (o = client_get(w->m->c, "pods", p->ns,
+		    p->name)) != NULL && o->rev == p->write_rev)
 			p->stale = 1;	/* again on the next version */
+		else if (res->code == 409)
+			/* The version that beat it came before this answer:
+			   no event is left to wait for. */
+			podstatus_dirty(p);
 		else if (p->rewrite)
 			podstatus_dirty(p);
 		p->rewrite = 0;
@@ -383,6 +390,7 @@ flush_one(node_mgr *m, struct node_pod *p, const store_obj *at, cJSON *t,
 		memcpy(w->uid, p->uid, len);
 		p->writing = 1;
 		p->stale = 0;
+		p->write_rev = o->rev;
 		client_update_status_async(m->c, r, p->ns, p->name, t, st, NULL,
 		    on_written, w);
 		return;

@@ -30,8 +30,13 @@ KILL_PIDS=""
 cleanup() {
 	rc=$?
 	if [ -n "$DAEMON_PID" ]; then
+		# SIGTERM, and SIGKILL if it has not gone in 10 s: a test
+		# that failed must not leave its daemon behind.
 		kill "$DAEMON_PID" 2>/dev/null || true
+		(sleep 10; kill -9 "$DAEMON_PID") >/dev/null 2>&1 &
+		_killer=$!
 		wait "$DAEMON_PID" 2>/dev/null || true
+		kill "$_killer" 2>/dev/null || true
 	fi
 	for p in $KILL_PIDS; do
 		kill -9 "$p" 2>/dev/null || true
