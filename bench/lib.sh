@@ -174,6 +174,7 @@ start_etcd() {
 		    --logger zap --log-level warn >"$RUN_DIR/etcd.log" 2>&1 &
 		ETCD_PID=$!
 		ETCD_URL="$scheme://127.0.0.1:$cport"
+		ETCD_PEER_URL="http://127.0.0.1:$pport"
 		for i in $(seq 1 300); do
 			if curl -fsk -m 1 "$ETCD_URL/health" 2>/dev/null | grep -q true; then
 				PIDS="$PIDS $ETCD_PID"

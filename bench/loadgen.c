@@ -154,6 +154,9 @@ static struct {
 
 	struct sockaddr_storage addr;
 	socklen_t	 addrlen;
+	struct sockaddr_storage addr2;	/* --watch-url: every other watcher */
+	socklen_t	 addrlen2;
+	int		 use2;		/* dial addr2 */
 	int		 epfd;
 
 	enum phase	 phase;
@@ -541,10 +544,13 @@ dial(SSL **sslp)
 	int fd, one = 1;
 	SSL *ssl;
 
-	fd = socket(g.addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_storage *a = g.use2 ? &g.addr2 : &g.addr;
+
+	fd = socket(a->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		die("socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&g.addr, g.addrlen) != 0)
+	if (connect(fd, (struct sockaddr *)a, g.use2 ? g.addrlen2 :
+	    g.addrlen) != 0)
 		die("connect %s:%s: %s", g.host, g.port, strerror(errno));
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	*sslp = NULL;
@@ -1001,6 +1007,31 @@ run_requests(struct conn **cl, int nc, uint64_t total, uint64_t start)
 	return ((now_ns() - t0) / 1e9);
 }
 
+/* The address of a second server, http://host:port, for --watch-url. */
+static void
+url_parse_second(const char *url)
+{
+	char		 host[256], port[16];
+	const char	*p = strstr(url, "://"), *end, *colon;
+	struct addrinfo	 hints, *ai;
+	int		 e;
+
+	p = p != NULL ? p + 3 : url;
+	end = p + strcspn(p, "/");
+	colon = memchr(p, ':', end - p);
+	if (colon == NULL)
+		die("--watch-url: host:port wanted: %s", url);
+	snprintf(host, sizeof host, "%.*s", (int)(colon - p), p);
+	snprintf(port, sizeof port, "%.*s", (int)(end - colon - 1), colon + 1);
+	memset(&hints, 0, sizeof hints);
+	hints.ai_socktype = SOCK_STREAM;
+	if ((e = getaddrinfo(host, port, &hints, &ai)) != 0)
+		die("%s: %s", host, gai_strerror(e));
+	memcpy(&g.addr2, ai->ai_addr, ai->ai_addrlen);
+	g.addrlen2 = ai->ai_addrlen;
+	freeaddrinfo(ai);
+}
+
 /* Split http://host:port/path into g.host, g.port and g.path. */
 static void
 url_parse(const char *url)
@@ -1230,7 +1261,10 @@ run_watch(void)
 		rev = list_revision();
 
 	for (i = 0; i < g.w; i++) {
+		/* With --watch-url, every other watcher on the second server. */
+		g.use2 = g.addrlen2 > 0 && (i & 1);
 		wl[i] = conn_open(R_WATCH);
+		g.use2 = 0;
 		watch_start(wl[i], rev);
 	}
 	for (;;) {
@@ -1316,6 +1350,8 @@ usage(void)
 "  stops waiting after S seconds without events (default 15); -v: verbose\n"
 "  -r R: send at most R requests (updates) per second; default: closed loop\n"
 "  -H 'Name: value': send this header too (e.g. Authorization: Bearer T)\n"
+"  --watch-url URL: watch mode opens every other watch on this server (the\n"
+"       same cluster behind another API server, or another etcd member)\n"
 "       loadgen handshake -u URL [-n connections]: connection set-up rate\n"
 "  https:// URLs use TLS; --cacert FILE: the CA to verify the server with\n");
 	exit(2);
@@ -1331,9 +1367,10 @@ main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "idle", required_argument, NULL, 'I' },
 		{ "cacert", required_argument, NULL, 'C' },
+		{ "watch-url", required_argument, NULL, 'X' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char	*url = NULL;
+	const char	*url = NULL, *url2 = NULL;
 	size_t		 i;
 	int		 ch, rc;
 
@@ -1423,6 +1460,9 @@ main(int argc, char **argv)
 		case 'C':
 			g.cacert = optarg;
 			break;
+		case 'X':
+			url2 = optarg;
+			break;
 		default:
 			usage();
 		}
@@ -1433,6 +1473,8 @@ main(int argc, char **argv)
 	if (g.k == 0)
 		g.k = g.c > 100 ? g.c : 100;
 	url_parse(url);
+	if (url2 != NULL)
+		url_parse_second(url2);
 	signal(SIGPIPE, SIG_IGN);
 	if (g.tls) {
 		if ((g.ssl_ctx = SSL_CTX_new(TLS_client_method())) == NULL)

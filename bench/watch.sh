@@ -24,6 +24,12 @@
 # work (a non-2xx, a lost event, a server that does not start), never on a
 # figure.
 #
+# With ETCD_STORE=1 the volray side is two API servers on one etcd member
+# (--etcd-servers, prefix /vrbench): the writers go to the first, the
+# watchers alternate between the two (loadgen --watch-url), so every
+# event comes from one etcd watch per server and is fanned out there;
+# the baseline is the same etcd serving the 1,000 watches itself.
+#
 # Environment: W (1000), U (10000), ETCD_U (U/10), WRITERS (4), RATE (10),
 # PACED_U (200), SIZE (1024), SMALL=1 (W=50, U=200, PACED_U=40, RATE=20),
 # ETCD_BASELINE=0 (skip etcd), QUIET_WAIT (seconds to wait before each run
@@ -50,7 +56,7 @@ build_loadgen
 run_watch() {
 	local name=$1 url=$2 updates=$3
 	shift 3
-	case $name in volray*) set -- -H "$VR_AUTH" "$@" ;; esac
+	case $name in volray*) set -- -H "$VR_AUTH" ${VR2_BASE:+--watch-url "$VR2_BASE"} "$@" ;; esac
 	wait_quiet
 	"$LOADGEN" watch "$@" -u "$url" -w "$W" -U "$updates" -c "$WRITERS" \
 	    -s "$SIZE" -p "w$$-$name" >"$RUN_DIR/$name.out" || {
@@ -64,13 +70,49 @@ run_watch() {
 
 echo "# watch: W=$W watchers, U=$U updates (etcd $ETCD_U), WRITERS=$WRITERS," \
     "paced: $PACED_U updates at $RATE/s, SIZE=$SIZE bytes"
-start_volrayd
-echo "volrayd on port $VR_PORT"
+VR2_BASE=""
+# start_servers / stop_servers: volrayd, or with ETCD_STORE=1 a fresh etcd
+# and two volrayd on it (the second --roles api, started once the first
+# has put the cluster's CA and token in etcd).
+start_servers() {
+	if [ "${ETCD_STORE:-0}" != 1 ]; then
+		start_volrayd
+		echo "volrayd on port $VR_PORT"
+		return
+	fi
+	start_etcd
+	VR_EXTRA_ARGS="--etcd-servers=$ETCD_URL --etcd-prefix=/vrbench"
+	start_volrayd
+	VR2_PORT=$(free_port)
+	rm -rf "$RUN_DIR/vr2"
+	"$RUN_DIR/vrbench-server" --data-dir "$RUN_DIR/vr2" --roles api \
+	    --listen "127.0.0.1:$VR2_PORT" --no-local-node --plain-http \
+	    --share-dir "$SHARE_DIR" $VR_EXTRA_ARGS >"$RUN_DIR/volrayd2.log" 2>&1 &
+	VR2_PID=$!
+	PIDS="$PIDS $VR2_PID"
+	wait_http "http://127.0.0.1:$VR2_PORT/readyz" 30 ok ||
+	    die "the second volrayd did not become ready"
+	VR2_BASE="http://127.0.0.1:$VR2_PORT"
+	echo "two volrayd on etcd ${ETCD_URL##*:}: ports $VR_PORT and $VR2_PORT"
+}
+stop_servers() {
+	stop_volrayd
+	if [ -n "$VR2_BASE" ]; then
+		kill "$VR2_PID" 2>/dev/null || true
+		wait "$VR2_PID" 2>/dev/null || true
+		rm -rf "$RUN_DIR/vr2"
+		stop_etcd
+		VR2_BASE=""
+	fi
+}
+[ "${ETCD_STORE:-0}" != 1 ] || { [ "$TLS" != 1 ] || die "ETCD_STORE=1 runs plain HTTP only"; have_etcd || die "ETCD_STORE=1 wants etcd"; }
+start_servers
 run_watch volray-saturated "$VR_URL" "$U"
-stop_volrayd
-start_volrayd
+stop_servers
+start_servers
 run_watch volray-paced "$VR_URL" "$PACED_U" -r "$RATE"
-stop_volrayd
+stop_servers
+VR_EXTRA_ARGS=""
 
 if [ "$ETCD_BASELINE" = 1 ]; then
 	if have_etcd; then

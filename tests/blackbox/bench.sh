@@ -15,6 +15,11 @@ export LOADGEN SMALL=1 ETCD_BASELINE=$base VOLRAYD="$top_builddir/volrayd" SHARE
 bash bench/store.sh
 TLS=1 bash bench/store.sh
 bash bench/watch.sh
+if [ "$base" = 1 ]; then
+	# issue 22's: two API servers on one etcd, start-up on etcd.
+	ETCD_STORE=1 W=20 bash bench/watch.sh
+	bash bench/etcdstart.sh
+fi
 sh bench/reconcile.sh
 ONLY=plugins,floor,capacity,topology bash bench/sched.sh
 # Streams into a pod need the local node's processes (any user) and the
