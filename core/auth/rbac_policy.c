@@ -131,7 +131,7 @@ static const char policy[] =
 "- {apiGroups: [networking.k8s.io], resources: [networkpolicies, ingresses],\n"
 "  verbs: " WRITE "}\n"
 "- apiGroups: [ray.io]\n"
-"  resources: [rayclusters, rayjobs, rayservices]\n"
+"  resources: [rayclusters, rayjobs, rayservices, raycronjobs]\n"
 "  verbs: " WRITE "\n"
 "- {apiGroups: [scheduling.volcano.sh], resources: [podgroups],\n"
 "  verbs: " WRITE "}\n"
@@ -168,7 +168,7 @@ static const char policy[] =
 "  verbs: " READ "}\n"
 "- apiGroups: [ray.io]\n"
 "  resources: [rayclusters, rayclusters/status, rayjobs, rayjobs/status,\n"
-"    rayservices, rayservices/status]\n"
+"    rayservices, rayservices/status, raycronjobs, raycronjobs/status]\n"
 "  verbs: " READ "\n"
 "- apiGroups: [scheduling.volcano.sh]\n"
 "  resources: [podgroups, podgroups/status, queues, queues/status]\n"
@@ -244,6 +244,14 @@ EVENTS
 "- {apiGroups: [batch], resources: [cronjobs/status], verbs: [update]}\n"
 "- {apiGroups: [batch], resources: [jobs],\n"
 "  verbs: [get, list, watch, create, delete]}\n"
+EVENTS
+"---\n"
+"kind: ClusterRole\n"
+"metadata: {name: 'system:controller:raycronjob-controller'}\n"
+"rules:\n"
+"- {apiGroups: [ray.io], resources: [raycronjobs], verbs: " READ "}\n"
+"- {apiGroups: [ray.io], resources: [raycronjobs/status], verbs: [update]}\n"
+"- {apiGroups: [ray.io], resources: [rayjobs], verbs: [create]}\n"
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
@@ -482,6 +490,7 @@ static const char *const components[] = {
 	"system:controller:vcjob-controller",
 	"system:controller:raycluster-controller",
 	"system:controller:rayjob-controller",
+	"system:controller:raycronjob-controller",
 	"system:controller:rayservice-controller",
 	"system:controller:endpoints-controller",
 	"system:controller:serviceaccount-controller",

@@ -76,7 +76,11 @@ local MODES = { K8sJobMode = true, HTTPMode = true, InteractiveMode = true, Side
 function M.job(job)
   local err = M.name("RayJob", job.metadata.name, M.MAX_JOB_NAME)
   if err then return "The RayJob metadata is invalid: " .. err end
-  local s = job.spec
+  return M.job_spec(job.spec)
+end
+
+-- A RayJob spec (also a RayCronJob's jobTemplate).
+function M.job_spec(s)
   local mode = s.submissionMode or "K8sJobMode"
   local selector = present(s.clusterSelector) and next(s.clusterSelector) ~= nil
   if not MODES[mode] then return string.format("submissionMode %q is not supported", mode) end
@@ -132,6 +136,34 @@ function M.job(job)
     if cerr then return "The RayJob spec is invalid: " .. cerr end
   end
   return nil
+end
+
+-- A RayCronJob (ValidateRayCronJobSpec): its name leaves room for the
+-- RayJobs' "-<minutes>", the schedule parses and names no zone itself,
+-- the time zone is known, the template is a valid RayJob spec.
+M.MAX_CRONJOB_NAME = M.MAX_JOB_NAME - 11
+
+function M.cronjob(cj, cron)
+  local s = cj.spec
+  if #cj.metadata.name > M.MAX_CRONJOB_NAME then
+    return string.format("RayCronJob name should be no more than %d characters", M.MAX_CRONJOB_NAME)
+  end
+  if (s.schedule or ""):find("TZ", 1, true) then
+    return "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"
+  end
+  local sched, perr = cron.parse(s.schedule or "")
+  if sched == nil then return "invalid cron schedule: " .. tostring(perr) end
+  if present(s.timeZone) then
+    if s.timeZone == "" then
+      return "timeZone must not be empty string, omit the field to use the local time zone of the KubeRay operator"
+    end
+    if v.tz_offset(s.timeZone, 0) == nil then
+      return string.format("invalid time zone: unknown time zone %s", s.timeZone)
+    end
+  end
+  local err = M.job_spec(s.jobTemplate or {})
+  if err then return "invalid RayJob template: " .. err end
+  return nil, sched
 end
 
 function M.service(svc)
