@@ -769,6 +769,24 @@ start(int argc, char **argv)
 }
 
 /*
+ * ray kuberay-autoscaler: KubeRay's autoscaler sidecar. volray's
+ * autoscaler is a controller of volrayd's (rayautoscaler.lua), so this
+ * only says so and waits until it is stopped.
+ */
+static int
+kuberay_autoscaler(void)
+{
+	printf("volray: the autoscaler of this cluster runs in volrayd "
+	    "(lua/controllers/rayautoscaler.lua); this sidecar waits.\n");
+	fflush(stdout);
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	while (!stopped)
+		pause();
+	return 0;
+}
+
+/*
  * ray health-check --address HOST:6379: whether the head answers, as
  * KubeRay's wait-gcs-ready init container asks (the GCS is volrayd; its
  * port means the head's dashboard). 0 when it does, 1 otherwise.
@@ -815,6 +833,8 @@ main(int argc, char **argv)
 		return 0;
 	if (strcmp(argv[1], "health-check") == 0)
 		return health_check(argc - 2, argv + 2);
+	if (strcmp(argv[1], "kuberay-autoscaler") == 0)
+		return kuberay_autoscaler();
 	if (strcmp(argv[1], "job") != 0 || argc < 3)
 		usage();
 	if (strcmp(argv[2], "submit") == 0)

@@ -342,14 +342,29 @@ EVENTS
 "kind: ClusterRole\n"
 "metadata: {name: 'system:controller:raycluster-controller'}\n"
 "rules:\n"
-"- {apiGroups: [ray.io], resources: [rayclusters], verbs: " READ "}\n"
+"- {apiGroups: [ray.io], resources: [rayclusters],\n"
+"  verbs: [get, list, watch, patch]}\n"
 "- {apiGroups: [ray.io], resources: [rayclusters/status], verbs: [update]}\n"
 "- {apiGroups: [''], resources: [pods],\n"
-"  verbs: [list, watch, create, delete]}\n"
+"  verbs: [get, list, watch, create, delete, patch]}\n"
+"- {apiGroups: [''], resources: [pods/resize], verbs: [patch]}\n"
+"- {apiGroups: [''], resources: [serviceaccounts],\n"
+"  verbs: [get, list, watch, create]}\n"
+"- {apiGroups: [rbac.authorization.k8s.io], resources: [roles, rolebindings],\n"
+"  verbs: [get, list, watch, create]}\n"
 "- {apiGroups: [''], resources: [services],\n"
 "  verbs: [get, list, watch, create]}\n"
 "- {apiGroups: [scheduling.volcano.sh], resources: [podgroups],\n"
 "  verbs: [get, list, watch, create, patch]}\n"
+EVENTS
+"---\n"
+"kind: ClusterRole\n"
+"metadata: {name: 'system:controller:rayautoscaler-controller'}\n"
+"rules:\n"
+"- {apiGroups: [ray.io], resources: [rayclusters],\n"
+"  verbs: [get, list, watch, update, patch]}\n"
+"- {apiGroups: [''], resources: [pods], verbs: " READ "}\n"
+"- {apiGroups: [''], resources: [services/proxy], verbs: [get]}\n"
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
@@ -489,6 +504,7 @@ static const char *const components[] = {
 	"system:controller:hypernode-controller",
 	"system:controller:vcjob-controller",
 	"system:controller:raycluster-controller",
+	"system:controller:rayautoscaler-controller",
 	"system:controller:rayjob-controller",
 	"system:controller:raycronjob-controller",
 	"system:controller:rayservice-controller",

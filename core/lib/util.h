@@ -23,6 +23,8 @@ time_t util_time_parse(const char *);
 void util_random_suffix(char *out, size_t n);
 /* Monotonic microseconds. */
 uint64_t util_usec(void);
+/* Wall-clock milliseconds since the Unix epoch. */
+uint64_t util_now_ms(void);
 /* A Go duration ("1h30m", "500ms", "2.5s", "0") in milliseconds; -1 if bad. */
 int64_t util_duration_ms(const char *);
 /* A human age like kubectl prints it: 5s, 3m, 2m30s, 4h, 3d. */

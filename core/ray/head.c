@@ -176,6 +176,7 @@ head_free(struct ray_head *h)
 {
 	listen_stop(h);
 	ray_jobs_free(h);
+	ray_demand_head_free(h);
 	ray_journal_close(h);
 	ray_serve_free(h);
 	hmap_del(h->r->heads, h->uid);

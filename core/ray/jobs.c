@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "lib/json.h"
@@ -43,15 +42,6 @@ int
 ray_job_terminal(const struct ray_job *j)
 {
 	return j->status >= JOB_STOPPED;
-}
-
-static uint64_t
-now_ms(void)
-{
-	struct timeval tv;
-
-	gettimeofday(&tv, NULL);
-	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
 }
 
 /* Ray's default message for a status. */
@@ -111,8 +101,10 @@ set_status(struct ray_job *j, enum job_status s, const char *msg,
 	if (s == JOB_RUNNING && j->driver_id == NULL)
 		j->driver_id = util_printf("%02x000000",
 		    ++j->head->next_driver & 0xff);
-	if (s >= JOB_STOPPED)
-		j->end_ms = now_ms();
+	if (s >= JOB_STOPPED) {
+		j->end_ms = util_now_ms();
+		ray_demand_release(j);
+	}
 	journal(j->head, job_record(j));
 }
 
@@ -209,15 +201,25 @@ on_sim_end(wheel_timer *t)
 	finish(j, j->sim_exit);
 }
 
+void
+ray_job_placed(struct ray_job *j)
+{
+	if (j->sim_ms >= 0)
+		wheel_add(j->head->r->wheel, &j->timer, (uint64_t)j->sim_ms,
+		    on_sim_end, j);
+}
+
+/* Running: its duration counts once its bundles have a place (demand.c). */
 static void
 on_sim_start(wheel_timer *t)
 {
 	struct ray_job *j = t->data;
 
 	set_status(j, JOB_RUNNING, NULL, NULL);
-	if (j->sim_ms >= 0)
-		wheel_add(j->head->r->wheel, &j->timer, (uint64_t)j->sim_ms,
-		    on_sim_end, j);
+	if (j->nbundles > 0)
+		ray_demand_place(j->head);
+	else
+		ray_job_placed(j);
 }
 
 /* The environment a local entrypoint gets on top of the head's. */
@@ -353,6 +355,18 @@ check_request(const cJSON *b)
 	if (!cJSON_IsObject(b))
 		return xstrdup("TypeError: the request body must be a JSON "
 		    "object");
+	{
+		/* volray.io/sim-bundles, when given, must parse. */
+		struct ray_job probe;
+		char *why = NULL;
+
+		memset(&probe, 0, sizeof probe);
+		probe.req = (cJSON *)b;
+		i = ray_demand_parse(&probe, &why);
+		ray_demand_free(&probe);
+		if (i != 0)
+			return why;
+	}
 	cJSON_ArrayForEach(it, b) {
 		for (i = 0; known[i] != NULL; i++)
 			if (strcmp(it->string, known[i]) == 0)
@@ -447,8 +461,14 @@ ray_job_submit(struct ray_head *h, const cJSON *b, struct ray_job **out,
 	json_del(j->req, "entrypoint");
 	json_del(j->req, "submission_id");
 	json_del(j->req, "job_id");
-	j->start_ms = now_ms();
+	j->start_ms = util_now_ms();
 	sim_settings(j);
+	if (h->runtime == NULL || strcmp(h->runtime, "local") != 0) {
+		char *why = NULL;
+
+		(void)ray_demand_parse(j, &why);	/* checked above */
+		free(why);
+	}
 	set_status(j, JOB_PENDING, NULL, NULL);
 	log_info("ray: %s/%s: job %s submitted: %s", h->ns, h->name, j->id,
 	    j->entrypoint);
@@ -478,6 +498,7 @@ static void
 job_free(struct ray_job *j)
 {
 	wheel_cancel(j->head->r->wheel, &j->timer);
+	ray_demand_free(j);
 	free(j->id);
 	free(j->driver_id);
 	free(j->entrypoint);
@@ -672,6 +693,12 @@ load(struct ray_head *h, const cJSON *saved)
 		    "local") != 0;
 		if (ray_job_terminal(j))
 			continue;
+		if (j->simulated) {
+			char *why = NULL;
+
+			(void)ray_demand_parse(j, &why);
+			free(why);
+		}
 		if (!j->simulated) {
 			set_status(j, JOB_FAILED, "Job supervisor actor died: "
 			    "volrayd restarted and its entrypoint process was "
@@ -681,9 +708,14 @@ load(struct ray_head *h, const cJSON *saved)
 		if (j->status == JOB_PENDING) {
 			wheel_add(h->r->wheel, &j->timer, SIM_START_MS,
 			    on_sim_start, j);
+		} else if (j->nbundles > 0) {
+			/* Where its bundles were is not kept: placed again,
+			   its work starts over. */
+			wheel_add(h->r->wheel, &j->timer, SIM_START_MS,
+			    on_sim_start, j);
 		} else if (j->sim_ms >= 0) {
 			uint64_t end = j->start_ms + (uint64_t)j->sim_ms, now =
-			    now_ms();
+			    util_now_ms();
 
 			wheel_add(h->r->wheel, &j->timer, end > now ? end - now :
 			    0, on_sim_end, j);

@@ -208,6 +208,11 @@ ray_jobsapi_serve(struct ray_head *h, http_req *req, const char *path)
 	else if (strcmp(path, "/api/serve/applications/") == 0 ||
 	    strcmp(path, "/api/serve/applications") == 0)
 		serve(h, req);
-	else
+	else if (strcmp(path, "/api/volray/autoscaler") == 0) {
+		if (is(req, "GET"))
+			reply_json(req, 200, ray_demand_report(h));
+		else
+			not_allowed(req);
+	} else
 		not_found(req);
 }

@@ -22,6 +22,12 @@ enum job_status {
 
 struct ray_head;
 
+/* A simulated job's demand: resources, and the pod it is placed on. */
+struct bundle {
+	int64_t cpu_m, gpu, mem;	/* millicores, GPUs, bytes */
+	char *node;			/* NULL until placed */
+};
+
 struct ray_job {
 	struct ray_head *head;
 	char *id;			/* submission_id */
@@ -40,6 +46,10 @@ struct ray_job {
 	int sim_exit;
 	int stopping;
 	int simulated;			/* on a virtual node: no process, no file */
+	struct bundle *bundles;		/* demand.c */
+	int nbundles;
+	size_t bundle_cap;
+	int placed;			/* all bundles placed: running */
 };
 
 struct serve_app;
@@ -77,6 +87,8 @@ struct ray_head {
 	struct serve_app *apps;
 	uint64_t serve_ms;		/* simulated deploy time */
 	char *sim_serve_duration;
+	wheel_timer place_timer;	/* demand.c: jobs wait to be placed */
+	hmap *idle_since;		/* pod name -> struct idle (demand.c) */
 };
 
 struct ray {
@@ -93,7 +105,21 @@ struct ray_head *ray_head_find(ray *, const char *ns, const char *name);
 /* jobsapi.c: answer a dashboard request (path "/api/...") for h. */
 void ray_jobsapi_serve(struct ray_head *h, http_req *, const char *path);
 
+/* demand.c: simulated jobs' bundles and the cluster's resources. */
+/* The job's bundles from its request: 0, or -1 with *why (malloc'd). */
+int ray_demand_parse(struct ray_job *, char **why);
+/* Place waiting jobs' bundles where they fit (ray_job_placed for each). */
+void ray_demand_place(struct ray_head *);
+/* A job is over: its bundles leave their nodes. */
+void ray_demand_release(struct ray_job *);
+void ray_demand_free(struct ray_job *);
+void ray_demand_head_free(struct ray_head *);
+/* GET /api/volray/autoscaler's answer (new tree). */
+cJSON *ray_demand_report(struct ray_head *);
+
 /* jobs.c */
+/* A simulated job's bundles are placed: its duration counts from now. */
+void ray_job_placed(struct ray_job *);
 const char *ray_job_status_name(enum job_status);
 int ray_job_terminal(const struct ray_job *);
 /*

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
 #include "lib/json.h"
 #include "lib/util.h"
@@ -28,15 +27,6 @@ struct serve_app {
 	uint64_t ready_ms;		/* RUNNING from then on */
 	struct serve_app *next;
 };
-
-static uint64_t
-now_ms(void)
-{
-	struct timeval tv;
-
-	gettimeofday(&tv, NULL);
-	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
-}
 
 /* A Go duration of whole units ("1s", "500ms", "2m") in ms; def if bad. */
 static uint64_t
@@ -131,7 +121,7 @@ ray_serve_put(struct ray_head *h, const char *body, size_t len, char **text)
 	const cJSON *c;
 	struct serve_app *old = h->apps, *next = NULL, **tail = &next, *a, **pp;
 	char *err;
-	uint64_t now = now_ms();
+	uint64_t now = util_now_ms();
 
 	if (b == NULL) {
 		*text = xstrdup("json.decoder.JSONDecodeError: the request body "
@@ -226,7 +216,7 @@ ray_serve_get(struct ray_head *h)
 {
 	cJSON *t = cJSON_CreateObject(), *apps = cJSON_CreateObject(), *ho;
 	const struct serve_app *a;
-	uint64_t now = now_ms();
+	uint64_t now = util_now_ms();
 
 	json_set(t, "controller_info", cJSON_CreateObject());
 	json_set_str(t, "proxy_location", "EveryNode");

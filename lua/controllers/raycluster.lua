@@ -147,7 +147,9 @@ local function reconcile_group(rc, group, pods, key)
       keep[#keep + 1] = rep
     end
   end
-  local want = raypg.desired_workers(group, rc.spec.enableInTreeAutoscaling == true) // hosts
+  -- replicas clamped, with the autoscaler too (it writes replicas); the
+  -- PodGroup's gang is the minimum (raypodgroup.lua).
+  local want = raypg.desired_workers(group, false) // hosts
   local diff = want - #keep
   if diff > 0 then
     for _ = 1, math.min(diff, MAX_BURST) do
@@ -288,11 +290,10 @@ local function count_fields(rc, pods)
   local st = rc.status
   local heads, groups = sort_pods(pods)
   local desired, min, max = 0, 0, 0
-  local autoscaling = rc.spec.enableInTreeAutoscaling == true
   local gang_members, res = raypg.cluster_gang(rc.spec)
   for _, g in ipairs(rc.spec.workerGroupSpecs or {}) do
     local hosts = g.numOfHosts or 1
-    desired = desired + raypg.desired_workers(g, autoscaling)
+    desired = desired + raypg.desired_workers(g, false)
     if g.suspend ~= true then
       min = min + (g.minReplicas or 0) * hosts
       max = math.min(2147483647, max + (g.maxReplicas or 2147483647) * hosts)
@@ -384,6 +385,55 @@ local function status_text(st)
   return canon.encode(copy)
 end
 
+-- With the in-tree autoscaler: its ServiceAccount (unless the head names
+-- its own), Role and RoleBinding, named after the cluster and owned by
+-- it, as KubeRay makes them (created when missing, never updated).
+local RBAC_GROUP = "rbac.authorization.k8s.io"
+
+local function ensure(rc, res, obj, what)
+  if v.get(res, obj.metadata.namespace, obj.metadata.name) ~= nil then return nil end
+  local out, err, code = v.create(obj)
+  if out == nil and code ~= 409 then
+    v.event(rc, "Warning", "FailedToCreate" .. what, "Failed to create " ..
+      what .. " " .. obj.metadata.name .. ": " .. tostring(err))
+    return failure("FailedCreate" .. what, tostring(err))
+  end
+  if out ~= nil then
+    v.event(rc, "Normal", "Created" .. what, "Created " .. what .. " " ..
+      obj.metadata.namespace .. "/" .. obj.metadata.name)
+  end
+  return nil
+end
+
+local function reconcile_autoscaler_rbac(rc)
+  if rc.spec.enableInTreeAutoscaling ~= true then return nil end
+  local ns, name = rc.metadata.namespace, rc.metadata.name
+  local function meta(n)
+    return { name = n, namespace = ns, ownerReferences = v.array({ v.owner_ref(rc) }),
+      labels = { [raypod.CLUSTER] = name, [raypod.APP_NAME] = "kuberay",
+        [raypod.CREATED_BY] = raypod.OPERATOR } }
+  end
+  local sa = raypod.autoscaler_account(rc)
+  local head_sa = ((rc.spec.headGroupSpec.template or {}).spec or {}).serviceAccountName
+  if head_sa == nil or head_sa == v.null or head_sa == "" then
+    local f = ensure(rc, "v1/serviceaccounts",
+      { apiVersion = "v1", kind = "ServiceAccount", metadata = meta(sa) }, "ServiceAccount")
+    if f then return f end
+  end
+  local f = ensure(rc, RBAC_GROUP .. "/v1/roles", {
+    apiVersion = RBAC_GROUP .. "/v1", kind = "Role", metadata = meta(name),
+    rules = v.array({
+      { apiGroups = v.array({ "" }), resources = v.array({ "pods" }), verbs = v.array({ "get", "list", "watch", "patch" }) },
+      { apiGroups = v.array({ "" }), resources = v.array({ "pods/resize" }), verbs = v.array({ "patch" }) },
+      { apiGroups = v.array({ "ray.io" }), resources = v.array({ "rayclusters" }), verbs = v.array({ "get", "patch" }) },
+    }) }, "Role")
+  if f then return f end
+  return ensure(rc, RBAC_GROUP .. "/v1/rolebindings", {
+    apiVersion = RBAC_GROUP .. "/v1", kind = "RoleBinding", metadata = meta(name),
+    subjects = v.array({ { kind = "ServiceAccount", name = sa, namespace = ns } }),
+    roleRef = { apiGroup = RBAC_GROUP, kind = "Role", name = name } }, "RoleBinding")
+end
+
 function controller.reconcile(req)
   local rc = v.get(RC, req.namespace, req.name)
   if rc == nil then
@@ -410,6 +460,7 @@ function controller.reconcile(req)
   end
   local svc
   svc, fail = reconcile_service(rc)
+  if fail == nil then fail = reconcile_autoscaler_rbac(rc) end
   if fail == nil then fail, soon = reconcile_pods(rc, req.key) end
   compute_status(rc, svc, fail)
   local changed = status_text(rc.status) ~= before

@@ -50,6 +50,12 @@ function M.put_serve(base, config)
   return call("PUT", base .. "/api/serve/applications/", config)
 end
 
+-- GET /api/volray/autoscaler: the head's nodes, their use and idle time,
+-- and the bundles that wait (rayautoscaler.lua).
+function M.autoscaler_state(base)
+  return call("GET", base .. "/api/volray/autoscaler")
+end
+
 function M.get_serve(base)
   return call("GET", base .. "/api/serve/applications/")
 end

@@ -124,6 +124,10 @@ function M.start_params(cluster, node_type, group_spec, container)
   if p["metrics-export-port"] == nil then p["metrics-export-port"] = "8080" end
   if p["dashboard-agent-listen-port"] == nil then p["dashboard-agent-listen-port"] = M.DASHBOARD_AGENT_PORT end
   if p.block == nil then p.block = "true" end
+  -- With the in-tree autoscaler the head runs no monitor of its own.
+  if node_type == "head" and cluster.spec.enableInTreeAutoscaling == true then
+    p["no-monitor"] = "true"
+  end
   if p["num-cpus"] == nil then
     local cpu = whole(resource(container, "cpu"))
     if cpu then p["num-cpus"] = tostring(cpu) end
@@ -168,7 +172,10 @@ end
 function M.add_env(cluster, node_type, container, start_cmd)
   local hp = M.port(cluster.spec.headGroupSpec.rayStartParams, "gcs-server")
   set_env(container, "RAY_CLUSTER_NAME", cluster.metadata.name)
+  set_env(container, "RAY_CLUSTER_NAMESPACE", nil, { fieldRef = { fieldPath = "metadata.namespace" } })
   set_env(container, "RAY_CLOUD_INSTANCE_ID", nil, { fieldRef = { fieldPath = "metadata.name" } })
+  set_env(container, "RAY_NODE_TYPE_NAME", nil,
+    { fieldRef = { fieldPath = "metadata.labels['" .. M.GROUP .. "']" } })
   set_env(container, "RAY_PORT", tostring(hp))
   if node_type == "head" then
     set_env(container, "RAY_ADDRESS", "127.0.0.1:" .. hp)
@@ -218,6 +225,66 @@ function M.set_command(pod, container, start_cmd)
   container.args = v.array({ M.ULIMIT .. "; " .. cmd })
 end
 
+M.AUTOSCALER = "autoscaler"
+M.AUTOSCALER_CMD = "ray kuberay-autoscaler --cluster-name $(RAY_CLUSTER_NAME) --cluster-namespace $(RAY_CLUSTER_NAMESPACE)"
+
+-- The head's service account with the autoscaler: the head template's,
+-- else the cluster's name (the autoscaler's Role is bound to it).
+function M.autoscaler_account(cluster)
+  local sa = ((cluster.spec.headGroupSpec.template or {}).spec or {}).serviceAccountName
+  if present(sa) and sa ~= "" then return sa end
+  return cluster.metadata.name
+end
+
+-- KubeRay's autoscaler sidecar (BuildAutoscalerContainer with the
+-- overrides of autoscalerOptions). volray's own autoscaler is the Lua
+-- controller rayautoscaler.lua; the sidecar is there for fidelity, and on
+-- the local node volray's `ray kuberay-autoscaler` only waits.
+function M.autoscaler_container(cluster, image)
+  local o = cluster.spec.autoscalerOptions or {}
+  local env = v.array({
+    { name = "RAY_CLUSTER_NAME", valueFrom = { fieldRef = { fieldPath = "metadata.labels['" .. M.CLUSTER .. "']" } } },
+    { name = "RAY_CLUSTER_NAMESPACE", valueFrom = { fieldRef = { fieldPath = "metadata.namespace" } } },
+    { name = "RAY_HEAD_POD_NAME", valueFrom = { fieldRef = { fieldPath = "metadata.name" } } },
+    { name = "KUBERAY_CRD_VER", value = "v1" },
+    { name = "KUBERAY_GEN_AUTOSCALER_START_CMD", value = M.AUTOSCALER_CMD },
+  })
+  for _, e in ipairs(o.env or {}) do env[#env + 1] = v.deepcopy(e) end
+  local c = {
+    name = M.AUTOSCALER,
+    image = present(o.image) and o.image or image,
+    imagePullPolicy = present(o.imagePullPolicy) and o.imagePullPolicy or "IfNotPresent",
+    env = env,
+    command = v.array({ "/bin/bash", "-c", "--" }),
+    args = v.array({ M.AUTOSCALER_CMD }),
+    resources = present(o.resources) and v.deepcopy(o.resources) or {
+      limits = { cpu = "500m", memory = "512Mi" },
+      requests = { cpu = "500m", memory = "512Mi" },
+    },
+  }
+  if present(o.envFrom) and #o.envFrom > 0 then c.envFrom = v.deepcopy(o.envFrom) end
+  if present(o.volumeMounts) and #o.volumeMounts > 0 then c.volumeMounts = v.deepcopy(o.volumeMounts) end
+  if present(o.securityContext) then c.securityContext = v.deepcopy(o.securityContext) end
+  if present(o.command) and #o.command > 0 then c.command = v.deepcopy(o.command) end
+  if present(o.args) and #o.args > 0 then c.args = v.deepcopy(o.args) end
+  return c
+end
+
+-- The head pod with the in-tree autoscaler: its service account, the
+-- sidecar, and the autoscaler version's environment.
+local function add_autoscaler(cluster, pod, ray)
+  pod.spec.serviceAccountName = M.autoscaler_account(cluster)
+  local containers = pod.spec.containers
+  containers[#containers + 1] = M.autoscaler_container(cluster, ray.image)
+  local version = (cluster.spec.autoscalerOptions or {}).version
+  if version == "v2" then
+    set_env(ray, "RAY_enable_autoscaler_v2", "true")
+    pod.spec.restartPolicy = "Never"
+  elseif version == "v1" then
+    set_env(ray, "RAY_enable_autoscaler_v2", "false")
+  end
+end
+
 -- A Ray pod of the cluster: node_type "head" or "worker", group_spec the
 -- headGroupSpec or a workerGroupSpec, extra labels (replica name, host
 -- index) and a PodGroup to join (nil for none).
@@ -250,6 +317,12 @@ function M.build(cluster, node_type, group_spec, extra_labels, pg)
     M.set_command(pod, ray, cmd)
     M.add_env(cluster, node_type, ray, cmd)
     if node_type == "head" then M.add_head_ports(ray, group_spec.rayStartParams) end
+    if node_type == "head" and cluster.spec.enableInTreeAutoscaling == true then
+      add_autoscaler(cluster, pod, ray)
+    elseif cluster.spec.enableInTreeAutoscaling == true and
+        (cluster.spec.autoscalerOptions or {}).version == "v2" then
+      pod.spec.restartPolicy = "Never"
+    end
   end
   if pg ~= nil then pg.annotate(pod, group) end
   return pod
