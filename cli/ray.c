@@ -37,6 +37,7 @@ struct conn {
 	char *shown;		/* the address as the user gave it */
 	char *ca;		/* CA file, for the service proxy */
 	char *auth;		/* "Authorization: Bearer ..." or NULL */
+	char *ray_auth;		/* Ray's token header (RAY_AUTH_TOKEN), or NULL */
 };
 
 struct buf {
@@ -166,6 +167,7 @@ conn_close(void)
 	free(k->shown);
 	free(k->ca);
 	free(k->auth);
+	free(k->ray_auth);
 	curl_global_cleanup();
 }
 
@@ -215,6 +217,14 @@ conn_open(struct conn *k, const char *addr)
 	if (strncmp(k->shown, "http://", 7) != 0 || !service_proxy(k, host,
 	    port))
 		k->base = strdup(k->shown);
+	/* Ray's token (RAY_AUTH_MODE=token): in Authorization to the head
+	   itself, in X-Ray-Authorization through the API's proxy, whose
+	   Authorization is the API's. */
+	if (getenv("RAY_AUTH_TOKEN") != NULL && *getenv("RAY_AUTH_TOKEN") &&
+	    asprintf(&k->ray_auth, "%s: Bearer %s", k->auth != NULL ?
+	    "X-Ray-Authorization" : "Authorization",
+	    getenv("RAY_AUTH_TOKEN")) < 0)
+		exit(1);
 	k->c = curl_easy_init();
 	if (k->c == NULL)
 		exit(1);
@@ -247,6 +257,8 @@ call(struct conn *k, const char *method, const char *path, const char *body,
 		curl_easy_setopt(k->c, CURLOPT_CAINFO, k->ca);
 	if (k->auth != NULL)
 		h = curl_slist_append(h, k->auth);
+	if (k->ray_auth != NULL)
+		h = curl_slist_append(h, k->ray_auth);
 	if (body != NULL) {
 		h = curl_slist_append(h, "Content-Type: application/json");
 		curl_easy_setopt(k->c, CURLOPT_POSTFIELDS, body);
@@ -286,6 +298,8 @@ call_quiet(struct conn *k, const char *path, char **out)
 		curl_easy_setopt(k->c, CURLOPT_CAINFO, k->ca);
 	if (k->auth != NULL)
 		h = curl_slist_append(h, k->auth);
+	if (k->ray_auth != NULL)
+		h = curl_slist_append(h, k->ray_auth);
 	curl_easy_setopt(k->c, CURLOPT_HTTPHEADER, h);
 	if (curl_easy_perform(k->c) == CURLE_OK)
 		curl_easy_getinfo(k->c, CURLINFO_RESPONSE_CODE, &code);

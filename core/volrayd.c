@@ -329,7 +329,7 @@ static int
 proxy_dashboard(void *arg, http_req *req, const char *ns, const char *pod,
     int port, const char *path)
 {
-	return ray_dashboard(arg, req, ns, pod, port, path);
+	return ray_dashboard(arg, req, ns, pod, port, path, 1);
 }
 
 static int

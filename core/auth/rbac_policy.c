@@ -348,7 +348,7 @@ EVENTS
 "- {apiGroups: [''], resources: [pods],\n"
 "  verbs: [get, list, watch, create, delete, patch]}\n"
 "- {apiGroups: [''], resources: [pods/resize], verbs: [patch]}\n"
-"- {apiGroups: [''], resources: [serviceaccounts],\n"
+"- {apiGroups: [''], resources: [serviceaccounts, secrets],\n"
 "  verbs: [get, list, watch, create]}\n"
 "- {apiGroups: [rbac.authorization.k8s.io], resources: [roles, rolebindings],\n"
 "  verbs: [get, list, watch, create]}\n"
@@ -365,6 +365,7 @@ EVENTS
 "  verbs: [get, list, watch, update, patch]}\n"
 "- {apiGroups: [''], resources: [pods], verbs: " READ "}\n"
 "- {apiGroups: [''], resources: [services/proxy], verbs: [get]}\n"
+"- {apiGroups: [''], resources: [secrets], verbs: " READ "}\n"
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
@@ -379,6 +380,7 @@ EVENTS
 "  verbs: [get, list, watch, create, delete]}\n"
 "- {apiGroups: [''], resources: [services/proxy],\n"
 "  verbs: [get, create]}\n"
+"- {apiGroups: [''], resources: [secrets], verbs: " READ "}\n"
 "- {apiGroups: [scheduling.volcano.sh], resources: [podgroups],\n"
 "  verbs: [get, list, watch, create, patch]}\n"
 EVENTS
@@ -395,6 +397,7 @@ EVENTS
 "- {apiGroups: [''], resources: [services/proxy],\n"
 "  verbs: [get, update]}\n"
 "- {apiGroups: [''], resources: [pods], verbs: [list]}\n"
+"- {apiGroups: [''], resources: [secrets], verbs: " READ "}\n"
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
@@ -411,7 +414,7 @@ EVENTS
 "metadata: {name: 'system:controller:serviceaccount-controller'}\n"
 "rules:\n"
 "- {apiGroups: [''], resources: [namespaces], verbs: " READ "}\n"
-"- {apiGroups: [''], resources: [serviceaccounts],\n"
+"- {apiGroups: [''], resources: [serviceaccounts, secrets],\n"
 "  verbs: [get, list, watch, create]}\n"
 EVENTS
 "---\n"

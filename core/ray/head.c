@@ -290,6 +290,7 @@ on_event(void *arg, const store_event *e)
 
 const char *const ray_kinds[] = { "pods",
 	"services", "rayjobs.ray.io",	/* simulated submitters (simsubmit.c) */
+	"secrets",			/* Ray tokens (auth.c) */
 	NULL };
 
 ray *
@@ -344,13 +345,14 @@ ray_serves(ray *r, const char *ns, const char *pod, int port)
 
 int
 ray_dashboard(ray *r, http_req *req, const char *ns, const char *pod,
-    int port, const char *path)
+    int port, const char *path, int proxied)
 {
 	struct ray_head *h = head_find(r, ns, pod);
 
 	if (h == NULL || !h->running || h->port != port)
 		return -1;
-	ray_jobsapi_serve(h, req, path);
+	if (ray_auth_check(h, req, path, proxied) == 0)
+		ray_jobsapi_serve(h, req, path);
 	return 0;
 }
 
@@ -388,7 +390,8 @@ head_handle(http_req *req, void *arg)
 	struct ray_head *h = arg;
 
 	/* The agent's port answers as the dashboard does. */
-	if (ray_dashboard(h->r, req, h->ns, h->name, h->port, req->path) != 0)
+	if (ray_dashboard(h->r, req, h->ns, h->name, h->port, req->path,
+	    0) != 0)
 		http_respond(req, 503, "text/plain; charset=utf-8",
 		    "the Ray head is not running\n", 28);
 }

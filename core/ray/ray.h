@@ -35,9 +35,11 @@ void ray_shutdown(ray *);
  * Answer a dashboard request (path "/api/jobs/...", query in req) for
  * port of pod ns/name. 0 when answered; -1 when that pod serves nothing
  * on that port here (the caller answers as for a refused connection).
+ * proxied: it came through the API server's proxies, whose Authorization
+ * header was the API's, not the head's (auth.c).
  */
 int ray_dashboard(ray *, http_req *, const char *ns, const char *pod,
-    int port, const char *path);
+    int port, const char *path, int proxied);
 /*
  * Give every process of the local node's pods `ray` first on PATH
  * (bin_dir) and the daemon's API (api_url, ca_file) with a token for its

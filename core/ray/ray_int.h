@@ -117,6 +117,19 @@ void ray_demand_head_free(struct ray_head *);
 /* GET /api/volray/autoscaler's answer (new tree). */
 cJSON *ray_demand_report(struct ray_head *);
 
+/* auth.c: Ray's token authentication. */
+/*
+ * The token a pod's container (the first, or the one whose env has
+ * `with`) carries in RAY_AUTH_TOKEN (malloc'd, NULL if none);
+ * *mode_token says RAY_AUTH_MODE is token.
+ */
+char *ray_auth_pod_token(ray *, const char *ns, const char *pod,
+    const char *with, int *mode_token);
+/* 0 when head h may answer the request; else it was answered (401, 403,
+   or /api/authentication_mode) and -1. proxied: came through the API. */
+int ray_auth_check(struct ray_head *, http_req *, const char *path,
+    int proxied);
+
 /* jobs.c */
 /* A simulated job's bundles are placed: its duration counts from now. */
 void ray_job_placed(struct ray_job *);

@@ -191,6 +191,27 @@ submission(struct simsub *s)
 	return body;
 }
 
+/*
+ * Whether `ray job submit` would pass the head's token check: the head
+ * wants none, or the submitter's container (the one with
+ * RAY_JOB_SUBMISSION_ID) carries its token in RAY_AUTH_TOKEN, as KubeRay
+ * gives it.
+ */
+static int
+token_ok(struct simsub *s, struct ray_head *h)
+{
+	int head_mode, mode, ok;
+	char *want = ray_auth_pod_token(s->r, h->ns, h->name, NULL, &head_mode);
+	char *have = ray_auth_pod_token(s->r, s->ns, s->pod,
+	    "RAY_JOB_SUBMISSION_ID", &mode);
+
+	ok = !head_mode || want == NULL || (have != NULL &&
+	    strcmp(have, want) == 0);
+	free(want);
+	free(have);
+	return ok;
+}
+
 static void
 on_tick(uv_timer_t *t)
 {
@@ -216,6 +237,14 @@ on_tick(uv_timer_t *t)
 			return;
 		}
 		s->submitted = 1;
+		if (!token_ok(s, h)) {
+			log_info("ray: %s/%s: submitting %s: Authentication "
+			    "failed: the submitter's RAY_AUTH_TOKEN is not "
+			    "the head's", s->ns, s->pod, s->id);
+			cJSON_Delete(body);
+			finish(s, 1);
+			return;
+		}
 		if (ray_job_submit(h, body, &j, &text) != 0) {
 			log_info("ray: %s/%s: submitting %s: %s", s->ns,
 			    s->pod, s->id, text ? text : "refused");

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
@@ -478,6 +480,38 @@ crd_mutate(cJSON *obj)
 	json_set(st, "storedVersions", vs);
 }
 
+/*
+ * A Secret's stringData goes into data, base64-encoded, and is not
+ * stored (kube-apiserver's Secret strategy): a key in both takes
+ * stringData's value; type defaults to Opaque.
+ */
+static void
+secret_mutate(cJSON *obj)
+{
+	cJSON *sd = cJSON_DetachItemFromObjectCaseSensitive(obj, "stringData");
+	const cJSON *e;
+
+	set_default_str(obj, "type", "Opaque");
+	if (!cJSON_IsObject(sd)) {
+		cJSON_Delete(sd);
+		return;
+	}
+	cJSON_ArrayForEach(e, sd) {
+		size_t n;
+		char *b;
+
+		if (!cJSON_IsString(e))
+			continue;
+		n = strlen(e->valuestring);
+		b = xmalloc(4 * ((n + 2) / 3) + 1);
+		EVP_EncodeBlock((unsigned char *)b,
+		    (const unsigned char *)e->valuestring, (int)n);
+		json_set_str(json_obj(obj, "data"), e->string, b);
+		free(b);
+	}
+	cJSON_Delete(sd);
+}
+
 void
 admission_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
 {
@@ -519,6 +553,8 @@ admission_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
 	} else if (strcmp(k, "priorityclasses.scheduling.k8s.io") == 0) {
 		set_default_str(obj, "preemptionPolicy",
 		    "PreemptLowerPriority");
+	} else if (strcmp(k, "secrets") == 0) {
+		secret_mutate(obj);
 	} else if (strcmp(k, "events") == 0) {
 		set_default_num(obj, "count", 1);
 	} else if (strcmp(k, "limitranges") == 0) {

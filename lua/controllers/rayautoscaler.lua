@@ -185,7 +185,7 @@ function controller.reconcile(req)
   end
 
   local port = raypod.port(rc.spec.headGroupSpec.rayStartParams, "dashboard")
-  local base, berr = dash.base(rc.metadata.namespace, raypod.head_service_name(rc), port)
+  local base, berr = dash.base(rc.metadata.namespace, raypod.head_service_name(rc), port, rc)
   if base == nil then error(berr, 0) end
   local r = dash.autoscaler_state(base)
   if r.pending then return { requeue_after = 30 } end

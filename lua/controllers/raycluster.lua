@@ -434,6 +434,23 @@ local function reconcile_autoscaler_rbac(rc)
     roleRef = { apiGroup = RBAC_GROUP, kind = "Role", name = name } }, "RoleBinding")
 end
 
+-- Token authentication: the Secret with a random token, named after the
+-- cluster and owned by it, unless authOptions names one or delegates to
+-- Kubernetes (created when missing, never updated, as KubeRay does).
+local function reconcile_auth_secret(rc)
+  if not raypod.auth_enabled(rc.spec) or raypod.k8s_auth(rc.spec) then return nil end
+  local o = rc.spec.authOptions
+  if o.secretName ~= nil and o.secretName ~= v.null and o.secretName ~= "" then return nil end
+  return ensure(rc, "v1/secrets", {
+    apiVersion = "v1", kind = "Secret",
+    metadata = { name = rc.metadata.name, namespace = rc.metadata.namespace,
+      labels = { [raypod.CLUSTER] = rc.metadata.name },
+      ownerReferences = v.array({ v.owner_ref(rc) }) },
+    -- 43 random characters of the generated-name alphabet: ~204 bits.
+    stringData = { [raypod.AUTH_SECRET_KEY] = v.random_suffix(30) .. v.random_suffix(13) },
+  }, "Secret")
+end
+
 function controller.reconcile(req)
   local rc = v.get(RC, req.namespace, req.name)
   if rc == nil then
@@ -461,6 +478,7 @@ function controller.reconcile(req)
   local svc
   svc, fail = reconcile_service(rc)
   if fail == nil then fail = reconcile_autoscaler_rbac(rc) end
+  if fail == nil then fail = reconcile_auth_secret(rc) end
   if fail == nil then fail, soon = reconcile_pods(rc, req.key) end
   compute_status(rc, svc, fail)
   local changed = status_text(rc.status) ~= before

@@ -126,7 +126,7 @@ end
 
 local function dashboard_base(job, rc)
   local port = raypod.port(rc.spec.headGroupSpec.rayStartParams, "dashboard")
-  return dash.base(job.metadata.namespace, raypod.head_service_name(rc), port)
+  return dash.base(job.metadata.namespace, raypod.head_service_name(rc), port, rc)
 end
 
 local function new_attempt(job, st)
@@ -174,7 +174,7 @@ local function initializing(job, st, now)
   if mode(job) == "K8sJobMode" then
     local j = v.get(jc.JOBS, job.metadata.namespace, job.metadata.name)
     if j == nil then
-      local out, err, code = v.create(sub.job(job))
+      local out, err, code = v.create(sub.job(job, rc))
       if out == nil and code ~= 409 then
         v.event(job, "Warning", "FailedToCreateSubmitterJob", tostring(err))
         error("creating submitter Job: " .. tostring(err), 0)

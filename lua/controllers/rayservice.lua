@@ -81,7 +81,7 @@ end
 local function serve_status(svc, rc)
   if ((rc.status or {}).state) ~= "ready" then return nil, false end
   local port = raypod.port(rc.spec.headGroupSpec.rayStartParams, "dashboard")
-  local base = dash.base(svc.metadata.namespace, raypod.head_service_name(rc), port)
+  local base = dash.base(svc.metadata.namespace, raypod.head_service_name(rc), port, rc)
   if base == nil then return nil, false end
   local text = svc.spec.serveConfigV2
   if not present(text) then return {}, true end

@@ -13,16 +13,56 @@ local M = {}
 
 M.TERMINAL = { STOPPED = true, SUCCEEDED = true, FAILED = true }
 
--- Base URL of a cluster's dashboard: service name and dashboard port.
-function M.base(namespace, service, port)
-  if v.service_url == nil then return nil, "volray.service_url is not available" end
-  return v.service_url(namespace, service, tostring(port))
+local function present(x) return x ~= nil and x ~= v.null end
+
+-- Standard base64 to a string (a Secret's data); nil when bad.
+local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+local function unbase64(s)
+  if type(s) ~= "string" then return nil end
+  s = s:gsub("%s", ""):gsub("=+$", "")
+  local bits, out = {}, {}
+  for i = 1, #s do
+    local n = B64:find(s:sub(i, i), 1, true)
+    if n == nil then return nil end
+    bits[#bits + 1] = n - 1
+  end
+  for i = 1, #bits, 4 do
+    local a, b, c, d = bits[i], bits[i + 1] or 0, bits[i + 2], bits[i + 3]
+    local x = a << 18 | b << 12 | (c or 0) << 6 | (d or 0)
+    out[#out + 1] = string.char(x >> 16 & 255)
+    if c then out[#out + 1] = string.char(x >> 8 & 255) end
+    if d then out[#out + 1] = string.char(x & 255) end
+  end
+  return table.concat(out)
 end
 
-local function call(method, url, body)
+-- A cluster's Ray token (token authentication), from its Secret; nil
+-- when it has none or the Secret is not there yet.
+function M.token(rc)
+  local spec = rc and rc.spec or {}
+  local o = spec.authOptions
+  if not present(o) or o.mode ~= "token" or o.enableK8sTokenAuth == true then return nil end
+  local name = (present(o.secretName) and o.secretName ~= "") and o.secretName or rc.metadata.name
+  local sec = v.get("v1/secrets", rc.metadata.namespace, name)
+  return sec and sec.data and unbase64(sec.data.auth_token) or nil
+end
+
+-- Where a cluster's dashboard is: the service's proxy URL and dashboard
+-- port, and with rc its Ray token, sent as KubeRay's dashboard client
+-- sends it through a proxy (X-Ray-Authorization). Pass it to the calls
+-- below.
+function M.base(namespace, service, port, rc)
+  if v.service_url == nil then return nil, "volray.service_url is not available" end
+  return { url = v.service_url(namespace, service, tostring(port)), token = M.token(rc) }
+end
+
+local function call(method, base, path, body)
   if v.http == nil then return { error = "volray.http is not available" } end
   local text = body ~= nil and canon.encode(body) or nil
-  local headers = text and { ["Content-Type"] = "application/json" } or nil
+  local headers = {}
+  if text then headers["Content-Type"] = "application/json" end
+  if base.token then headers["X-Ray-Authorization"] = "Bearer " .. base.token end
+  local url = base.url .. path
   local resp, err = v.http({ method = method, url = url, body = text, headers = headers, timeout = 10 })
   if resp == nil then
     if err == "pending" then return { pending = true } end
@@ -33,31 +73,31 @@ end
 
 -- GET /api/jobs/<id>: a Ray JobDetails table in .json on 200.
 function M.job_info(base, id)
-  return call("GET", base .. "/api/jobs/" .. id)
+  return call("GET", base, "/api/jobs/" .. id)
 end
 
 -- POST /api/jobs/ with the submission id chosen by the controller.
 function M.submit(base, req)
-  return call("POST", base .. "/api/jobs/", req)
+  return call("POST", base, "/api/jobs/", req)
 end
 
 function M.stop(base, id)
-  return call("POST", base .. "/api/jobs/" .. id .. "/stop")
+  return call("POST", base, "/api/jobs/" .. id .. "/stop")
 end
 
 -- PUT /api/serve/applications/ with a Serve config (decoded YAML).
 function M.put_serve(base, config)
-  return call("PUT", base .. "/api/serve/applications/", config)
+  return call("PUT", base, "/api/serve/applications/", config)
 end
 
 -- GET /api/volray/autoscaler: the head's nodes, their use and idle time,
 -- and the bundles that wait (rayautoscaler.lua).
 function M.autoscaler_state(base)
-  return call("GET", base .. "/api/volray/autoscaler")
+  return call("GET", base, "/api/volray/autoscaler")
 end
 
 function M.get_serve(base)
-  return call("GET", base .. "/api/serve/applications/")
+  return call("GET", base, "/api/serve/applications/")
 end
 
 -- A Ray time in ms since the epoch as RFC 3339 (nil for none).

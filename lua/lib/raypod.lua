@@ -270,12 +270,62 @@ function M.autoscaler_container(cluster, image)
   return c
 end
 
+-- Ray's token authentication (authOptions.mode token, Ray 2.52+), as
+-- KubeRay's SetContainerTokenAuthEnvVars sets it on a container:
+-- RAY_AUTH_MODE, and RAY_AUTH_TOKEN from the Secret (authOptions.secretName,
+-- else the one named after the cluster, key auth_token), or with
+-- enableK8sTokenAuth RAY_ENABLE_K8S_TOKEN_AUTH and the projected token.
+M.AUTH_SECRET_KEY = "auth_token"
+M.TOKEN_VOLUME = "ray-token"
+M.TOKEN_MOUNT = "/var/run/secrets/ray.io/serviceaccount"
+
+function M.auth_enabled(spec)
+  return present(spec.authOptions) and spec.authOptions.mode == "token"
+end
+
+function M.k8s_auth(spec)
+  return present(spec.authOptions) and spec.authOptions.enableK8sTokenAuth == true
+end
+
+function M.auth_secret_name(cluster)
+  local o = cluster.spec.authOptions or {}
+  if present(o.secretName) and o.secretName ~= "" then return o.secretName end
+  return cluster.metadata.name
+end
+
+function M.add_auth_env(cluster, container)
+  set_env(container, "RAY_AUTH_MODE", "token")
+  if M.k8s_auth(cluster.spec) then
+    set_env(container, "RAY_ENABLE_K8S_TOKEN_AUTH", "true")
+    container.volumeMounts = container.volumeMounts or v.array()
+    for _, m in ipairs(container.volumeMounts) do
+      if m.name == M.TOKEN_VOLUME then return end
+    end
+    container.volumeMounts[#container.volumeMounts + 1] =
+      { name = M.TOKEN_VOLUME, mountPath = M.TOKEN_MOUNT, readOnly = true }
+  else
+    set_env(container, "RAY_AUTH_TOKEN", nil, { secretKeyRef =
+      { name = M.auth_secret_name(cluster), key = M.AUTH_SECRET_KEY } })
+  end
+end
+
+local function add_token_volume(spec)
+  spec.volumes = spec.volumes or v.array()
+  for _, vol in ipairs(spec.volumes) do
+    if vol.name == M.TOKEN_VOLUME then return end
+  end
+  spec.volumes[#spec.volumes + 1] = { name = M.TOKEN_VOLUME,
+    projected = { sources = v.array({ { serviceAccountToken = { path = "token" } } }) } }
+end
+
 -- The head pod with the in-tree autoscaler: its service account, the
 -- sidecar, and the autoscaler version's environment.
 local function add_autoscaler(cluster, pod, ray)
   pod.spec.serviceAccountName = M.autoscaler_account(cluster)
   local containers = pod.spec.containers
-  containers[#containers + 1] = M.autoscaler_container(cluster, ray.image)
+  local c = M.autoscaler_container(cluster, ray.image)
+  if M.auth_enabled(cluster.spec) then M.add_auth_env(cluster, c) end
+  containers[#containers + 1] = c
   local version = (cluster.spec.autoscalerOptions or {}).version
   if version == "v2" then
     set_env(ray, "RAY_enable_autoscaler_v2", "true")
@@ -317,6 +367,14 @@ function M.build(cluster, node_type, group_spec, extra_labels, pg)
     M.set_command(pod, ray, cmd)
     M.add_env(cluster, node_type, ray, cmd)
     if node_type == "head" then M.add_head_ports(ray, group_spec.rayStartParams) end
+    if M.auth_enabled(cluster.spec) then
+      -- The Ray container, and SidecarMode's submitter beside it.
+      M.add_auth_env(cluster, ray)
+      for _, c in ipairs(containers) do
+        if c.name == "ray-job-submitter" then M.add_auth_env(cluster, c) end
+      end
+      if M.k8s_auth(cluster.spec) then add_token_volume(pod.spec) end
+    end
     if node_type == "head" and cluster.spec.enableInTreeAutoscaling == true then
       add_autoscaler(cluster, pod, ray)
     elseif cluster.spec.enableInTreeAutoscaling == true and

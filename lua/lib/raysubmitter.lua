@@ -10,6 +10,7 @@
 local v = volray
 local canon = require("canon")
 local raypg = require("raypodgroup")
+local raypod = require("raypod")
 local M = {}
 
 M.CONTAINER = "ray-job-submitter"
@@ -101,7 +102,7 @@ end
 
 -- The K8sJobMode submitter Job for a job whose status names its cluster,
 -- dashboard and submission id.
-function M.job(job)
+function M.job(job, rc)
   local st = job.status
   local address = "http://" .. st.dashboardURL
   local t = M.template(job)
@@ -112,6 +113,7 @@ function M.job(job)
   end
   set_env(c, "RAY_DASHBOARD_ADDRESS", st.dashboardURL)
   set_env(c, "RAY_JOB_SUBMISSION_ID", st.jobId)
+  if rc ~= nil and raypod.auth_enabled(rc.spec) then raypod.add_auth_env(rc, c) end
   if raypg.enabled(job) then
     raypg.annotate({ metadata = t.metadata, spec = t.spec }, raypg.name(job.metadata.name),
       raypg.SUBMITTER_GROUP, job.metadata.labels)
