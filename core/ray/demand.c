@@ -9,11 +9,11 @@
  * job's bundles are placed all together, first fit over the cluster's
  * Running Ray pods (head first, then by name), on what each pod's `ray
  * start` line gives it (--num-cpus, --num-gpus, --memory); its simulated
- * duration counts from then, so a job whose bundles do not fit waits, as
- * a Ray job waits for its tasks' resources, and its bundles are the
- * pending demand. Placement is tried again every second while some job
- * waits, and when a job ends. Jobs of a local head run as processes: they
- * declare nothing and are not placed.
+ * duration counts from then (jobs.c starts it), so a job whose bundles
+ * do not fit waits, as a Ray job waits for its tasks' resources, and its
+ * bundles are the pending demand; jobs.c tries again every second while
+ * some job waits, and when a job ends. Jobs of a local head run as
+ * processes: they declare nothing and are not placed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +26,6 @@
 #include "lib/xmalloc.h"
 #include "ray/ray_int.h"
 
-#define PLACE_RETRY_MS	1000
 #define MAX_BUNDLES	10000
 
 /* One Ray node: a Running pod of the cluster. */
@@ -272,17 +271,6 @@ place_job(struct ray_job *j, struct rnode *nodes, size_t n)
 	return 1;
 }
 
-static void on_place(wheel_timer *);
-
-/* Some job waits: try again in a second (or at once: delay 0). */
-static void
-place_later(struct ray_head *h, uint64_t delay)
-{
-	if (h->place_timer.armed)
-		wheel_cancel(h->r->wheel, &h->place_timer);
-	wheel_add(h->r->wheel, &h->place_timer, delay, on_place, h);
-}
-
 /* A node's idle time: from when it was first seen or last freed. */
 struct idle {
 	uint64_t since;
@@ -339,42 +327,38 @@ mark_seen(struct ray_head *h, const struct rnode *nodes, size_t n)
 	free(gone);
 }
 
-void
-ray_demand_place(struct ray_head *h)
+int
+ray_demand_place(struct ray_head *h, struct ray_job ***placed, size_t *n)
 {
 	struct rnode *nodes;
-	size_t n = cluster_nodes(h, &nodes);
+	size_t nn = cluster_nodes(h, &nodes), cap = 0;
 	int jn, waiting = 0;
 
-	mark_seen(h, nodes, n);
+	*placed = NULL;
+	*n = 0;
+	mark_seen(h, nodes, nn);
 	for (jn = 0; jn < h->njobs; jn++) {
 		struct ray_job *j = h->order[jn];
 
 		if (j->status != JOB_RUNNING || !j->simulated || j->placed ||
 		    j->nbundles == 0)
 			continue;
-		if (place_job(j, nodes, n))
-			ray_job_placed(j);
-		else
+		if (place_job(j, nodes, nn)) {
+			XGROW(*placed, cap, *n + 1);
+			(*placed)[(*n)++] = j;
+		} else
 			waiting = 1;
 	}
-	nodes_free(nodes, n);
-	if (waiting)
-		place_later(h, PLACE_RETRY_MS);
-}
-
-static void
-on_place(wheel_timer *t)
-{
-	ray_demand_place(t->data);
+	nodes_free(nodes, nn);
+	return waiting;
 }
 
 /* A job ends: its nodes are idle from now if nothing else is on them. */
-void
+int
 ray_demand_release(struct ray_job *j)
 {
 	struct ray_head *h = j->head;
-	int b;
+	int b, was = j->placed;
 
 	for (b = 0; b < j->nbundles; b++) {
 		struct idle *e;
@@ -387,11 +371,8 @@ ray_demand_release(struct ray_job *j)
 		free(j->bundles[b].node);
 		j->bundles[b].node = NULL;
 	}
-	if (j->placed) {
-		j->placed = 0;
-		/* What waited may fit now (not from inside the caller). */
-		place_later(h, 0);
-	}
+	j->placed = 0;
+	return was;
 }
 
 void
@@ -418,8 +399,6 @@ free_value(const char *key, void *value, void *arg)
 void
 ray_demand_head_free(struct ray_head *h)
 {
-	if (h->place_timer.armed)
-		wheel_cancel(h->r->wheel, &h->place_timer);
 	if (h->idle_since != NULL) {
 		hmap_each(h->idle_since, free_value, NULL);
 		hmap_free(h->idle_since);

@@ -27,6 +27,7 @@
 #define STOP_GRACE_MS	3000
 #define TAIL_CHARS	20000
 #define SIM_START_MS	10
+#define PLACE_RETRY_MS	1000
 
 static const char *const status_names[] = {
 	"PENDING", "RUNNING", "STOPPED", "SUCCEEDED", "FAILED"
@@ -89,6 +90,8 @@ journal(struct ray_head *h, cJSON *rec)
 		ray_journal_append(h, rec, job_record);
 }
 
+static void on_place(wheel_timer *);
+
 static void
 set_status(struct ray_job *j, enum job_status s, const char *msg,
     const char *error_type)
@@ -103,7 +106,10 @@ set_status(struct ray_job *j, enum job_status s, const char *msg,
 		    ++j->head->next_driver & 0xff);
 	if (s >= JOB_STOPPED) {
 		j->end_ms = util_now_ms();
-		ray_demand_release(j);
+		/* What waited may fit now: a pass soon, not from in here. */
+		if (ray_demand_release(j))
+			wheel_add(j->head->r->wheel, &j->head->place_timer, 0,
+			    on_place, j->head);
 	}
 	journal(j->head, job_record(j));
 }
@@ -201,12 +207,35 @@ on_sim_end(wheel_timer *t)
 	finish(j, j->sim_exit);
 }
 
-void
-ray_job_placed(struct ray_job *j)
+/* A simulated job runs: its duration counts from now. */
+static void
+job_placed(struct ray_job *j)
 {
 	if (j->sim_ms >= 0)
 		wheel_add(j->head->r->wheel, &j->timer, (uint64_t)j->sim_ms,
 		    on_sim_end, j);
+}
+
+/* Place what waits (demand.c); try again in a second while some waits. */
+static void
+place(struct ray_head *h)
+{
+	struct ray_job **placed;
+	size_t n, i;
+	int waiting = ray_demand_place(h, &placed, &n);
+
+	for (i = 0; i < n; i++)
+		job_placed(placed[i]);
+	free(placed);
+	if (waiting)
+		wheel_add(h->r->wheel, &h->place_timer, PLACE_RETRY_MS,
+		    on_place, h);
+}
+
+static void
+on_place(wheel_timer *t)
+{
+	place(t->data);
 }
 
 /* Running: its duration counts once its bundles have a place (demand.c). */
@@ -217,9 +246,9 @@ on_sim_start(wheel_timer *t)
 
 	set_status(j, JOB_RUNNING, NULL, NULL);
 	if (j->nbundles > 0)
-		ray_demand_place(j->head);
+		place(j->head);
 	else
-		ray_job_placed(j);
+		job_placed(j);
 }
 
 /* The environment a local entrypoint gets on top of the head's. */
@@ -625,6 +654,7 @@ ray_jobs_free(struct ray_head *h)
 {
 	int i;
 
+	wheel_cancel(h->r->wheel, &h->place_timer);
 	for (i = 0; i < h->njobs; i++) {
 		hmap_del(h->jobs, h->order[i]->id);
 		job_free(h->order[i]);

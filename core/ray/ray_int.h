@@ -87,7 +87,7 @@ struct ray_head {
 	struct serve_app *apps;
 	uint64_t serve_ms;		/* simulated deploy time */
 	char *sim_serve_duration;
-	wheel_timer place_timer;	/* demand.c: jobs wait to be placed */
+	wheel_timer place_timer;	/* jobs.c: jobs wait to be placed */
 	hmap *idle_since;		/* pod name -> struct idle (demand.c) */
 };
 
@@ -108,10 +108,12 @@ void ray_jobsapi_serve(struct ray_head *h, http_req *, const char *path);
 /* demand.c: simulated jobs' bundles and the cluster's resources. */
 /* The job's bundles from its request: 0, or -1 with *why (malloc'd). */
 int ray_demand_parse(struct ray_job *, char **why);
-/* Place waiting jobs' bundles where they fit (ray_job_placed for each). */
-void ray_demand_place(struct ray_head *);
-/* A job is over: its bundles leave their nodes. */
-void ray_demand_release(struct ray_job *);
+/* Place waiting jobs' bundles where they fit: the jobs placed now in
+   *placed (malloc'd, *n of them); 1 if some job still waits. */
+int ray_demand_place(struct ray_head *, struct ray_job ***placed,
+    size_t *n);
+/* A job is over: its bundles leave their nodes; 1 if it had any placed. */
+int ray_demand_release(struct ray_job *);
 void ray_demand_free(struct ray_job *);
 void ray_demand_head_free(struct ray_head *);
 /* GET /api/volray/autoscaler's answer (new tree). */
@@ -131,8 +133,6 @@ int ray_auth_check(struct ray_head *, http_req *, const char *path,
     int proxied);
 
 /* jobs.c */
-/* A simulated job's bundles are placed: its duration counts from now. */
-void ray_job_placed(struct ray_job *);
 const char *ray_job_status_name(enum job_status);
 int ray_job_terminal(const struct ray_job *);
 /*
