@@ -3,7 +3,9 @@
  * crds/ directory is registered in this process's resource table (so the
  * informers and the controllers know the kinds), then each CRD is looked
  * up on the server and, when missing, created there, or with
- * --no-install-crds named in a refusal.
+ * --no-install-crds named in a refusal (unless it is annotated
+ * volray.io/optional: a kind no role needs). One already there is left
+ * as it is.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,7 +123,15 @@ volrayd_crds_ensure(remote *rm, const cJSON *crds, int install,
 			return -1;
 		}
 		if (!install) {
-			char *m = util_printf("%s%s%s", missing ? missing : "",
+			char *m;
+
+			/* Kinds no role needs (the Gateway API's): absent
+			   is fine. */
+			if (cJSON_GetObjectItemCaseSensitive(json_at(d,
+			    "metadata.annotations"), "volray.io/optional") !=
+			    NULL)
+				continue;
+			m = util_printf("%s%s%s", missing ? missing : "",
 			    missing ? ", " : "", name);
 
 			free(missing);

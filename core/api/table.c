@@ -87,6 +87,18 @@ static const struct kindcols kinds[] = {
 	{ "apiservices.apiregistration.k8s.io", { { "Name", "string", 0 },
 	    { "Service", "string", 0 }, { "Available", "string", 0 },
 	    { "Age", "string", 0 } } },
+	{ "persistentvolumeclaims", { { "Name", "string", 0 },
+	    { "Status", "string", 0 }, { "Volume", "string", 0 },
+	    { "Capacity", "string", 0 }, { "Access Modes", "string", 0 },
+	    { "StorageClass", "string", 0 },
+	    { "VolumeAttributesClass", "string", 0 }, { "Age", "string", 0 },
+	    { "VolumeMode", "string", 1 } } },
+	{ "persistentvolumes", { { "Name", "string", 0 },
+	    { "Capacity", "string", 0 }, { "Access Modes", "string", 0 },
+	    { "Reclaim Policy", "string", 0 }, { "Status", "string", 0 },
+	    { "Claim", "string", 0 }, { "StorageClass", "string", 0 },
+	    { "VolumeAttributesClass", "string", 0 }, { "Reason", "string", 0 },
+	    { "Age", "string", 0 }, { "VolumeMode", "string", 1 } } },
 	{ "limitranges", { { "Name", "string", 0 },
 	    { "Created At", "date", 0 } } },
 	{ "resourcequotas", { { "Name", "string", 0 }, { "Age", "string", 0 },
@@ -608,6 +620,69 @@ by_key(const void *a, const void *b)
 	    (*(const cJSON *const *)b)->string);
 }
 
+/* kubectl's access modes: RWO, ROX, RWX, RWOP, comma-joined. */
+static void
+access_modes(const cJSON *modes, char *out, size_t n)
+{
+	static const char *const names[][2] = { { "ReadWriteOnce", "RWO" },
+	    { "ReadOnlyMany", "ROX" }, { "ReadWriteMany", "RWX" },
+	    { "ReadWriteOncePod", "RWOP" } };
+	const cJSON *m;
+	size_t i, len = 0;
+
+	out[0] = '\0';
+	cJSON_ArrayForEach(m, modes)
+		for (i = 0; i < 4; i++)
+			if (cJSON_IsString(m) &&
+			    strcmp(m->valuestring, names[i][0]) == 0 &&
+			    len + 6 < n)
+				len += (size_t)snprintf(out + len, n - len,
+				    "%s%s", len ? "," : "", names[i][1]);
+}
+
+/* A PersistentVolumeClaim's or PersistentVolume's row. */
+static void
+storage_row(cJSON *cells, const cJSON *o, int pv)
+{
+	char modes[64], claim[512], age[16];
+	const char *sc = json_str(o, "spec.storageClassName");
+	const char *vac = json_str(o, "spec.volumeAttributesClassName");
+	const char *cap = json_str(o, pv ? "spec.capacity.storage" :
+	    "status.capacity.storage");
+
+	access_modes(json_at(o, pv ? "spec.accessModes" : "status.accessModes"),
+	    modes, sizeof modes);
+	age_of(o, "metadata.creationTimestamp", age);
+	if (!pv) {
+		cell_str(cells, json_str(o, "status.phase"));
+		cell_str(cells, json_str(o, "spec.volumeName") ?
+		    json_str(o, "spec.volumeName") : "");
+		cell_str(cells, cap ? cap : "");
+		cell_str(cells, modes);
+		cell_str(cells, sc ? sc : "<unset>");
+		cell_str(cells, vac ? vac : "<unset>");
+		cell_str(cells, age);
+	} else {
+		const char *cn = json_str(o, "spec.claimRef.name");
+
+		snprintf(claim, sizeof claim, "%s/%s",
+		    json_str(o, "spec.claimRef.namespace") ?
+		    json_str(o, "spec.claimRef.namespace") : "", cn ? cn : "");
+		cell_str(cells, cap ? cap : "");
+		cell_str(cells, modes);
+		cell_str(cells, json_str(o, "spec.persistentVolumeReclaimPolicy"));
+		cell_str(cells, json_str(o, "status.phase"));
+		cell_str(cells, cn ? claim : "");
+		cell_str(cells, sc ? sc : "");
+		cell_str(cells, vac ? vac : "<unset>");
+		cell_str(cells, json_str(o, "status.reason") ?
+		    json_str(o, "status.reason") : "");
+		cell_str(cells, age);
+	}
+	cell_str(cells, json_str(o, "spec.volumeMode") ?
+	    json_str(o, "spec.volumeMode") : "Filesystem");
+}
+
 static void
 quota_row(cJSON *cells, const cJSON *o)
 {
@@ -874,6 +949,9 @@ table_add_row(cJSON *t, const resource *r, const cJSON *o,
 		age_of(o, "metadata.creationTimestamp", age);
 		cell_str(cells, age);
 	}
+	else if (strcmp(k, "persistentvolumeclaims") == 0 ||
+	    strcmp(k, "persistentvolumes") == 0)
+		storage_row(cells, o, strcmp(k, "persistentvolumes") == 0);
 	else if (strcmp(k, "networkpolicies.networking.k8s.io") == 0) {
 		selector_text(json_at(o, "spec.podSelector"), buf, sizeof buf);
 		cell_str(cells, buf);

@@ -555,6 +555,19 @@ admission_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
 		    "PreemptLowerPriority");
 	} else if (strcmp(k, "secrets") == 0) {
 		secret_mutate(obj);
+	} else if (strcmp(k, "persistentvolumeclaims") == 0 ||
+	    strcmp(k, "persistentvolumes") == 0) {
+		/* Stored as kube-apiserver's strategies leave them: nothing
+		   here provisions or binds, so they stay Pending. */
+		cJSON *spec = json_obj(obj, "spec");
+
+		set_default_str(spec, "volumeMode", "Filesystem");
+		if (strcmp(k, "persistentvolumes") == 0)
+			set_default_str(spec, "persistentVolumeReclaimPolicy",
+			    "Retain");
+		if (old == NULL)
+			json_set_str(json_obj(obj, "status"), "phase",
+			    "Pending");
 	} else if (strcmp(k, "events") == 0) {
 		set_default_num(obj, "count", 1);
 	} else if (strcmp(k, "limitranges") == 0) {

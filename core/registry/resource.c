@@ -40,6 +40,11 @@ static const struct builtin builtins[] = {
 	    "" },
 	{ "", "v1", "resourcequotas", "resourcequota", "ResourceQuota", 1, 1,
 	    "quota", "" },
+	/* Stored and served; nothing provisions or binds them (no storage). */
+	{ "", "v1", "persistentvolumeclaims", "persistentvolumeclaim",
+	    "PersistentVolumeClaim", 1, 1, "pvc", "" },
+	{ "", "v1", "persistentvolumes", "persistentvolume",
+	    "PersistentVolume", 0, 1, "pv", "" },
 	{ "", "v1", "replicationcontrollers", "replicationcontroller",
 	    "ReplicationController", 1, 1, "rc", "all" },
 	{ "apps", "v1", "deployments", "deployment", "Deployment", 1, 1,

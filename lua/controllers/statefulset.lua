@@ -3,8 +3,9 @@
 -- has its name as hostname, the set's serviceName as subdomain, the
 -- labels statefulset.kubernetes.io/pod-name and apps.kubernetes.io/pod-index,
 -- and a volume per volumeClaimTemplate naming the claim
--- <template>-<set>-<ordinal> (volray has no PersistentVolumeClaims: the
--- claims are named, not made). OrderedReady makes one pod at a time, each
+-- <template>-<set>-<ordinal>, made from the template before the pod when
+-- missing and kept after it (nothing provisions it: it stays Pending, and
+-- the pod does not wait for it). OrderedReady makes one pod at a time, each
 -- Running and Ready (for minReadySeconds) before the next, and removes
 -- from the highest ordinal down, one at a time, only while every other
 -- pod is healthy; Parallel makes and removes them all at once. A failed
@@ -19,6 +20,7 @@ local revisions = require("revisions")
 
 local STS = "apps/v1/statefulsets"
 local PODS = "v1/pods"
+local PVCS = "v1/persistentvolumeclaims"
 local NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 local INDEX_LABEL = "apps.kubernetes.io/pod-index"
 
@@ -95,7 +97,38 @@ local function new_pod(set, template, rev, i)
   return pod
 end
 
+-- The pod's claims from the volumeClaimTemplates, made when missing, as
+-- the StatefulSet controller's createPersistentVolumeClaims: the
+-- template's labels and the set's selector labels; retained (no owner).
+local function create_claims(set, pod)
+  for _, ct in ipairs(set.spec.volumeClaimTemplates or {}) do
+    local cname = ct.metadata and ct.metadata.name
+    if cname ~= nil then
+      local name = cname .. "-" .. pod.metadata.name
+      if v.get(PVCS, set.metadata.namespace, name) == nil then
+        local labels = v.deepcopy(ct.metadata.labels or {})
+        for k, x in pairs((set.spec.selector or {}).matchLabels or {}) do labels[k] = x end
+        local claim = { apiVersion = "v1", kind = "PersistentVolumeClaim",
+          metadata = { name = name, namespace = set.metadata.namespace, labels = labels,
+            annotations = v.deepcopy(ct.metadata.annotations or {}) },
+          spec = v.deepcopy(ct.spec or {}) }
+        local out, err, code = v.create(claim)
+        if out == nil and code ~= 409 then
+          v.event(set, "Warning", "FailedCreate", "create Claim " .. name .. " for Pod " ..
+            pod.metadata.name .. " in StatefulSet " .. set.metadata.name .. " failed error: " .. tostring(err))
+          error("creating claim: " .. tostring(err), 0)
+        end
+        if out ~= nil then
+          v.event(set, "Normal", "SuccessfulCreate", "create Claim " .. name .. " Pod " ..
+            pod.metadata.name .. " in StatefulSet " .. set.metadata.name .. " success")
+        end
+      end
+    end
+  end
+end
+
 local function create(set, pod)
+  create_claims(set, pod)
   local created, err, code = v.create(pod)
   if created == nil and code ~= 409 then
     v.event(set, "Warning", "FailedCreate", "create Pod " .. pod.metadata.name ..

@@ -53,6 +53,7 @@ k wait --for=jsonpath='{.status.readyReplicas}'=3 sts/ord --timeout=10s >/dev/nu
 expect_eq "ord-1 ord-svc 1 ord" "$(k get pod ord-1 -o jsonpath='{.spec.hostname} {.spec.subdomain} {.metadata.labels.apps\.kubernetes\.io/pod-index} {.metadata.ownerReferences[0].name}')" "hostname, subdomain, pod-index, owner"
 expect_eq "ord-1" "$(k get pod ord-1 -o jsonpath='{.metadata.labels.statefulset\.kubernetes\.io/pod-name}')" "pod-name label"
 expect_eq "data data-ord-1" "$(k get pod ord-1 -o jsonpath='{.spec.volumes[0].name} {.spec.volumes[0].persistentVolumeClaim.claimName}')" "claim volume from volumeClaimTemplates"
+expect_eq "1Gi|ord|Pending" "$(k get pvc data-ord-1 -o jsonpath='{.spec.resources.requests.storage}|{.metadata.labels.app}|{.status.phase}')" "the claim made from volumeClaimTemplates"
 rev=$(ststatus ord updateRevision)
 expect_eq "$rev" "$(k get pod ord-2 -o jsonpath='{.metadata.labels.controller-revision-hash}')" "controller-revision-hash is the revision's name"
 expect_eq "$rev" "$(ststatus ord currentRevision)" "current = update revision"
