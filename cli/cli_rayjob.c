@@ -7,7 +7,9 @@
  * status.rayClusterName's "-head-svc" on port 8265, as rayjob.lua sets
  * them. With -f the logs are read again every 200 ms and what is new
  * printed, until the job is SUCCEEDED, FAILED or STOPPED, as `ray job
- * logs --follow` does.
+ * logs --follow` does. When no head answers (the cluster was deleted
+ * after the job), or the RayJob itself is gone, the logs come from the
+ * Ray job history (/apis/volray.io/v1/rayhistory/..., core/ray/history.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,14 +111,60 @@ fail:
 	return CLI_FAIL;
 }
 
-/* rayjob logs NAME. */
+/* GET path's JSON when the answer is 200; NULL, unreported, else. */
+static cJSON *
+quiet_get(const char *path)
+{
+	struct cli_http_resp r;
+	cJSON *t = NULL;
+
+	cli_http_request("GET", path, NULL, NULL, NULL, &r);
+	if (r.code == 200 && r.body.p != NULL)
+		t = cJSON_Parse(r.body.p);
+	cli_buf_free(&r.body);
+	return t;
+}
+
+/* The kept job's history base (.../clusters/CLUSTER) and id. */
+static int
+history_of(const char *ns, const char *name, struct cli_buf *base,
+    char **id)
+{
+	struct cli_buf p = { 0 };
+	const char *cl, *sid;
+	cJSON *t;
+
+	cli_buf_printf(&p, "/apis/volray.io/v1/rayhistory/namespaces/%s/"
+	    "rayjobs/%s", ns, name);
+	t = quiet_get(p.p);
+	cli_buf_free(&p);
+	if (t == NULL)
+		return -1;
+	cl = json_str(t, "volray_history.cluster");
+	sid = json_str(t, "submission_id");
+	if (cl == NULL || sid == NULL) {
+		cJSON_Delete(t);
+		return -1;
+	}
+	cli_buf_printf(base, "/apis/volray.io/v1/rayhistory/namespaces/%s/"
+	    "clusters/%s", ns, cl);
+	*id = strdup(sid);
+	cJSON_Delete(t);
+	return 0;
+}
+
+/*
+ * rayjob logs NAME: from the live head; when the cluster is gone (or the
+ * RayJob too), from the Ray job history (core/ray/history.c).
+ */
 int
 cli_rayjob_run(int argc, char **argv)
 {
 	const struct cli_res *r;
-	struct cli_buf path = { 0 }, head = { 0 };
+	struct cli_buf path = { 0 }, head = { 0 }, probe = { 0 };
 	const char *ns, *id;
-	cJSON *rj;
+	char *kept = NULL;
+	cJSON *rj, *t;
 	int rc = CLI_FAIL;
 
 	if (argc != 2 || strcmp(argv[0], "logs") != 0)
@@ -126,16 +174,31 @@ cli_rayjob_run(int argc, char **argv)
 		return CLI_FAIL;
 	ns = cli_obj_ns(r);
 	cli_res_path(&path, r, ns, argv[1], NULL);
-	rj = cli_http_get_json(path.p, NULL);
+	rj = quiet_get(path.p);
 	cli_buf_free(&path);
-	if (rj == NULL)
-		return CLI_FAIL;
-	id = json_str(rj, "status.jobId");
-	if (id == NULL || *id == '\0' || head_path(rj, ns, &head) != 0)
-		cli_color_errorf("rayjob %s has no Ray job yet (no "
-		    "status.jobId and head)\n", argv[1]);
+	id = rj != NULL ? json_str(rj, "status.jobId") : NULL;
+	if (id != NULL && *id != '\0' && head_path(rj, ns, &head) == 0) {
+		cli_buf_printf(&probe, "%s/api/jobs/%s", head.p, id);
+		if ((t = quiet_get(probe.p)) != NULL) {
+			cJSON_Delete(t);
+			rc = show_logs(head.p, id);
+			goto out;
+		}
+	}
+	/* The cluster (or the RayJob) is gone: what the history kept. */
+	cli_buf_free(&head);
+	if (history_of(ns, argv[1], &head, &kept) == 0)
+		rc = show_logs(head.p, kept);
+	else if (rj == NULL)
+		cli_color_errorf("rayjob %s not found, and no job of it kept in "
+		    "the Ray job history\n", argv[1]);
 	else
-		rc = show_logs(head.p, id);
+		cli_color_errorf("rayjob %s has no Ray job to show (no head "
+		    "answers for status.jobId, none kept in the history)\n",
+		    argv[1]);
+out:
+	free(kept);
+	cli_buf_free(&probe);
 	cli_buf_free(&head);
 	cJSON_Delete(rj);
 	return rc;

@@ -324,6 +324,13 @@ shim_path(void)
 	return access(path, X_OK) == 0 ? path : NULL;
 }
 
+/* The Ray job history (ray/history.c), served by the API. */
+static int
+history_serve(void *arg, http_req *req)
+{
+	return ray_history_serve(arg, req);
+}
+
 /* The API's service and pod proxies reach the Ray heads. */
 static int
 proxy_dashboard(void *arg, http_req *req, const char *ns, const char *pod,
@@ -693,6 +700,13 @@ start_nodes(struct daemon *d, char **cause)
 	/* Ray heads: the Jobs and Serve APIs of every head pod served here. */
 	if (d->f.roles & ROLE_RAY)
 		d->ray = ray_new(d->loop, d->client, d->nodes);
+	if (d->ray != NULL) {
+		char *hd = util_printf("%s/ray-history", d->f.data_dir);
+
+		ray_set_history(d->ray, hd, d->f.ray_history_max,
+		    d->f.ray_history_bytes);
+		free(hd);
+	}
 	if (d->ray != NULL && d->endpoint != NULL)
 		node_endpoint_set_proxy(d->endpoint, proxy_dashboard,
 		    proxy_serves, d->ray);
@@ -801,8 +815,10 @@ wire_api(struct daemon *d)
 	free(cert);
 	free(key);
 	api_set_policy_sources(d->api, d->ctrl, d->sched);
-	if (d->ray != NULL)
+	if (d->ray != NULL) {
 		api_set_proxy(d->api, proxy_dashboard, proxy_serves, d->ray);
+		api_set_history(d->api, history_serve, d->ray);
+	}
 	registry_ensure_api_service(d->rg, d->f.port);
 	if (d->http != NULL)
 		set_http_self(d);

@@ -57,6 +57,8 @@ struct volrayd_flags {
 	int lua_memory_mb;
 	unsigned long long lua_instructions;
 	int explain_sessions;		/* --explain-sessions */
+	long ray_history_max;		/* --ray-history-max (jobs) */
+	long long ray_history_bytes;	/* --ray-history-max-bytes */
 	int plain_http;
 	char *tls_cert_file;
 	char *tls_key_file;

@@ -16,6 +16,7 @@
 
 #include "api/limits.h"
 #include "lib/log.h"
+#include "lib/podspec.h"
 #include "lib/selector.h"
 #include "lib/sharedir.h"
 #include "lib/util.h"
@@ -45,6 +46,8 @@ usage(FILE *f)
 	    "               [--lua-memory MB] [--lua-instructions N] "
 	    "[--explain-sessions N] "
 	    "[--node-monitor-grace-period DURATION]\n"
+	    "               [--ray-history-max N] "
+	    "[--ray-history-max-bytes SIZE]\n"
 	    "               [--node-lease-duration-seconds N] "
 	    "[--default-not-ready-toleration-seconds N]\n"
 	    "               [--default-unreachable-toleration-seconds N]\n"
@@ -145,7 +148,7 @@ enum {
 	O_ELECT, O_ELECT_LEASE, O_ELECT_RENEW, O_ELECT_RETRY, O_ELECT_NS,
 	O_KQPS, O_KBURST, O_NODE_LISTEN, O_NODE_IP, O_NO_VIRTUAL, O_VIRTUAL_SEL,
 	O_ETCD, O_ETCD_CA, O_ETCD_CERT, O_ETCD_KEY, O_ETCD_PREFIX,
-	O_ETCD_COMPACT, O_MIGRATE, O_EXPLAIN
+	O_ETCD_COMPACT, O_MIGRATE, O_EXPLAIN, O_HISTORY, O_HISTORY_BYTES
 };
 
 static const struct option longopts[] = {
@@ -159,6 +162,8 @@ static const struct option longopts[] = {
 	{ "lua-memory", required_argument, NULL, 'M' },
 	{ "lua-instructions", required_argument, NULL, 'I' },
 	{ "explain-sessions", required_argument, NULL, O_EXPLAIN },
+	{ "ray-history-max", required_argument, NULL, O_HISTORY },
+	{ "ray-history-max-bytes", required_argument, NULL, O_HISTORY_BYTES },
 	{ "plain-http", no_argument, NULL, O_PLAIN },
 	{ "tls-cert-file", required_argument, NULL, O_CERT },
 	{ "tls-private-key-file", required_argument, NULL, O_KEY },
@@ -232,6 +237,8 @@ set_defaults(struct volrayd_flags *f)
 	f->lua_memory_mb = 256;
 	f->lua_instructions = 200000000ULL;
 	f->explain_sessions = SCHED_EXPLAIN_SESSIONS;
+	f->ray_history_max = 1000;
+	f->ray_history_bytes = 1LL << 30;
 	f->node_grace_ms = 40000;
 	f->node_lease_seconds = 40;
 	f->not_ready_seconds = 300;
@@ -550,6 +557,25 @@ daemon_flag(struct volrayd_flags *f, int c, const char *arg)
 		    f->explain_sessions > 1000)
 			return bad("--explain-sessions %s: want 0 (off) to 1000",
 			    arg);
+		break;
+	}
+	case O_HISTORY: {
+		char *end;
+
+		f->ray_history_max = strtol(arg, &end, 10);
+		if (*arg == '\0' || *end != '\0' || f->ray_history_max < 0 ||
+		    f->ray_history_max > 10000000)
+			return bad("--ray-history-max %s: want 0 (keep none) to "
+			    "10000000 jobs", arg);
+		break;
+	}
+	case O_HISTORY_BYTES: {
+		double q;
+
+		if (quantity_parse(arg, &q) != 0 || q < 1)
+			return bad("--ray-history-max-bytes %s: want a size "
+			    "such as 1Gi or 500Mi", arg);
+		f->ray_history_bytes = (long long)q;
 		break;
 	}
 	case O_BATCH:

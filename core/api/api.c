@@ -99,6 +99,13 @@ api_set_authorizer(api *a, rbac *authz)
 }
 
 void
+api_set_history(api *a, api_history_fn fn, void *arg)
+{
+	a->history = fn;
+	a->history_arg = arg;
+}
+
+void
 api_set_proxy(api *a, api_proxy_fn fn, api_proxy_serves_fn serves, void *arg)
 {
 	a->proxy = fn;
@@ -541,6 +548,13 @@ api_handle(http_req *req, void *arg)
 	}
 	if (proxy_serve(a, req, &rt))
 		return;
+	/* The Ray job history: Ray's Jobs API paths, deeper than ours. */
+	if (strncmp(req->path, "/apis/volray.io/v1/rayhistory/", 30) == 0) {
+		if (authorize(a, req, &rt, 0) == 0 && (a->history == NULL ||
+		    a->history(a->history_arg, req) != 0))
+			not_found(req, &rt, req->path);
+		return;
+	}
 	n = segments(&rt, req->path, seg, 10);
 	if (n < 0) {
 		not_found(req, &rt, req->path);

@@ -48,6 +48,12 @@ typedef int (*api_proxy_serves_fn)(void *arg, const char *ns,
     const char *pod, int port);
 void api_set_proxy(api *, api_proxy_fn, api_proxy_serves_fn, void *arg);
 /*
+ * GET /apis/volray.io/v1/rayhistory/...: fn answers (0) or declines
+ * (-1: 404); authorized as a non-resource path.
+ */
+typedef int (*api_history_fn)(void *arg, http_req *);
+void api_set_history(api *, api_history_fn, void *arg);
+/*
  * The nodes whose pods this process runs (node_mgr_has_runtime): their
  * logs are read and their heads proxied here. The others' are asked of
  * their endpoints (an agent's, `--roles nodes`), showing cert_pem/key_pem

@@ -48,6 +48,8 @@ struct api {
 	void *usage_arg;
 	struct controller_rt *policy_ctrl;	/* policyinfo.c */
 	struct sched *policy_sched;
+	api_history_fn history;		/* the Ray job history, or NULL */
+	void *history_arg;
 };
 
 /* One parsed request for an object or a collection. */

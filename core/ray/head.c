@@ -291,6 +291,7 @@ on_event(void *arg, const store_event *e)
 const char *const ray_kinds[] = { "pods",
 	"services", "rayjobs.ray.io",	/* simulated submitters (simsubmit.c) */
 	"secrets",			/* Ray tokens (auth.c) */
+	"rayclusters.ray.io",		/* a job's RayJob (jobs.c, history) */
 	NULL };
 
 ray *
@@ -304,6 +305,14 @@ ray_new(uv_loop_t *loop, client *c, node_mgr *nodes)
 	r->wheel = node_mgr_wheel(nodes);
 	r->heads = hmap_new();
 	return r;
+}
+
+void
+ray_set_history(ray *r, const char *dir, long max_jobs, long long max_bytes)
+{
+	ray_history_free(r->history);
+	r->history = max_jobs > 0 ? ray_history_new(dir, max_jobs, max_bytes) :
+	    NULL;
 }
 
 void
@@ -333,6 +342,8 @@ void
 ray_shutdown(ray *r)
 {
 	hmap_each(r->heads, stop_one, NULL);
+	ray_history_free(r->history);
+	r->history = NULL;
 }
 
 int

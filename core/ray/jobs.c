@@ -92,6 +92,41 @@ journal(struct ray_head *h, cJSON *rec)
 
 static void on_place(wheel_timer *);
 
+/*
+ * An ended job goes to the history (history.c) with its cluster (the
+ * head pod's label) and RayJob (the RayCluster's labels), not while the
+ * journal is read.
+ */
+static void
+keep(struct ray_job *j)
+{
+	struct ray_head *h = j->head;
+	const store_obj *o;
+	const cJSON *l, *cl, *crd, *cr;
+	cJSON *d;
+	char *logs;
+
+	if (h->r->history == NULL || h->loading ||
+	    (o = client_get(h->r->c, "pods", h->ns, h->name)) == NULL)
+		return;
+	cl = cJSON_GetObjectItemCaseSensitive(o->labels, "ray.io/cluster");
+	if (!cJSON_IsString(cl))
+		return;
+	/* The RayJob a cluster was made for is on the RayCluster. */
+	o = client_get(h->r->c, "rayclusters.ray.io", h->ns, cl->valuestring);
+	l = o != NULL ? o->labels : NULL;
+	crd = cJSON_GetObjectItemCaseSensitive(l, "ray.io/originated-from-crd");
+	cr = cJSON_GetObjectItemCaseSensitive(l,
+	    "ray.io/originated-from-cr-name");
+	d = ray_job_details(j);
+	logs = ray_job_logs(j);
+	ray_history_add(h->r->history, h->ns, cl->valuestring,
+	    cJSON_IsString(crd) && strcmp(crd->valuestring, "RayJob") == 0 &&
+	    cJSON_IsString(cr) ? cr->valuestring : "", d, logs);
+	cJSON_Delete(d);
+	free(logs);
+}
+
 static void
 set_status(struct ray_job *j, enum job_status s, const char *msg,
     const char *error_type)
@@ -106,6 +141,7 @@ set_status(struct ray_job *j, enum job_status s, const char *msg,
 		    ++j->head->next_driver & 0xff);
 	if (s >= JOB_STOPPED) {
 		j->end_ms = util_now_ms();
+		keep(j);
 		/* What waited may fit now: a pass soon, not from in here. */
 		if (ray_demand_release(j))
 			wheel_add(j->head->r->wheel, &j->head->place_timer, 0,

@@ -68,5 +68,17 @@ void *ray_sim_submit(void *rp, const char *ns, const char *pod,
     const char *address, const char *id, void (*done)(void *, int),
     void *arg);
 void ray_sim_submit_cancel(void *handle);
+/*
+ * Keep every Ray job that ends in dir, at most max_jobs of them and
+ * max_bytes (the oldest go first), after its cluster is gone
+ * (history.c); max_jobs 0 keeps none.
+ */
+void ray_set_history(ray *, const char *dir, long max_jobs,
+    long long max_bytes);
+/*
+ * GET /apis/volray.io/v1/rayhistory/namespaces/NS/...: 0 when answered,
+ * -1 when req is not for that path.
+ */
+int ray_history_serve(ray *, http_req *);
 
 #endif

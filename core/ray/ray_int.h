@@ -91,12 +91,15 @@ struct ray_head {
 	hmap *idle_since;		/* pod name -> struct idle (demand.c) */
 };
 
+struct ray_history;
+
 struct ray {
 	uv_loop_t *loop;
 	client *c;
 	node_mgr *nodes;
 	wheel *wheel;
 	hmap *heads;			/* uid -> head */
+	struct ray_history *history;	/* history.c, NULL: none kept */
 };
 
 /* head.c: the head pod ns/name, or NULL. */
@@ -131,6 +134,15 @@ char *ray_auth_pod_token(ray *, const char *ns, const char *pod,
    or /api/authentication_mode) and -1. proxied: came through the API. */
 int ray_auth_check(struct ray_head *, http_req *, const char *path,
     int proxied);
+
+/* history.c: ended jobs kept after their cluster. */
+struct ray_history *ray_history_new(const char *dir, long max_jobs,
+    long long max_bytes);
+void ray_history_free(struct ray_history *);
+/* Keep a job that ended: its details (JobDetails) and log. */
+void ray_history_add(struct ray_history *, const char *ns,
+    const char *cluster, const char *rayjob, const cJSON *details,
+    const char *logs);
 
 /* jobs.c */
 const char *ray_job_status_name(enum job_status);
