@@ -175,7 +175,6 @@ cli_rayjob_run(int argc, char **argv)
 	ns = cli_obj_ns(r);
 	cli_res_path(&path, r, ns, argv[1], NULL);
 	rj = quiet_get(path.p);
-	cli_buf_free(&path);
 	id = rj != NULL ? json_str(rj, "status.jobId") : NULL;
 	if (id != NULL && *id != '\0' && head_path(rj, ns, &head) == 0) {
 		cli_buf_printf(&probe, "%s/api/jobs/%s", head.p, id);
@@ -189,14 +188,18 @@ cli_rayjob_run(int argc, char **argv)
 	cli_buf_free(&head);
 	if (history_of(ns, argv[1], &head, &kept) == 0)
 		rc = show_logs(head.p, kept);
-	else if (rj == NULL)
-		cli_color_errorf("rayjob %s not found, and no job of it kept in "
-		    "the Ray job history\n", argv[1]);
-	else
+	else if (rj == NULL) {
+		/* The server's NotFound, as kubectl reports it. */
+		if ((t = cli_http_get_json(path.p, NULL)) != NULL)
+			cJSON_Delete(t);
+		cli_color_errorf("no job of rayjob %s kept in the Ray job "
+		    "history either\n", argv[1]);
+	} else
 		cli_color_errorf("rayjob %s has no Ray job to show (no head "
 		    "answers for status.jobId, none kept in the history)\n",
 		    argv[1]);
 out:
+	cli_buf_free(&path);
 	free(kept);
 	cli_buf_free(&probe);
 	cli_buf_free(&head);

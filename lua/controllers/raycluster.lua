@@ -44,8 +44,39 @@ local function owned(resource, rc)
   return out
 end
 
+-- upgradeStrategy Recreate (KubeRay 1.7): the head pod carries the hash
+-- of the spec without what scaling or external controllers change
+-- (replicas, min, max, workersToDelete, tolerations, scheduling gates);
+-- when the spec's hash is another, every pod is deleted and made again.
+local RECREATE_HASH = "ray.io/upgrade-strategy-recreate-hash"
+local KUBERAY_VERSION = "ray.io/kuberay-version"
+
+local function recreate(rc)
+  local u = rc.spec.upgradeStrategy
+  return u ~= nil and u ~= v.null and u.type == "Recreate"
+end
+
+local function recreate_hash(rc)
+  local s = v.deepcopy(rc.spec)
+  local function mute(t)
+    if t and t.spec then t.spec.tolerations = nil; t.spec.schedulingGates = nil end
+  end
+  mute(s.headGroupSpec.template)
+  for _, g in ipairs(s.workerGroupSpecs or {}) do
+    g.replicas, g.maxReplicas, g.minReplicas = nil, nil, nil
+    if g.scaleStrategy then g.scaleStrategy.workersToDelete = nil end
+    mute(g.template)
+  end
+  s.upgradeStrategy = nil
+  return canon.safe_encode(canon.fnv1a32(canon.encode(s)))
+end
+
 local function create_pod(rc, node_type, spec, scope, extra)
   local pod = raypod.build(rc, node_type, spec, extra, raypg.for_cluster(rc))
+  if node_type == "head" and recreate(rc) then
+    pod.metadata.annotations[RECREATE_HASH] = recreate_hash(rc)
+    pod.metadata.annotations[KUBERAY_VERSION] = "volray"
+  end
   local out, err = v.create(pod)
   local what = node_type == "head" and "HeadPod" or "WorkerPod"
   if out == nil then
@@ -152,10 +183,24 @@ local function reconcile_group(rc, group, pods, key)
   local want = raypg.desired_workers(group, false) // hosts
   local diff = want - #keep
   if diff > 0 then
+    -- Each replica gets the lowest index not in use in its group
+    -- (ray.io/worker-group-replica-index, KubeRay's RayMultiHostIndexing).
+    local used = {}
+    for _, p in ipairs(live) do
+      local ix = tonumber((p.metadata.labels or {})[raypod.REPLICA_INDEX])
+      if ix then used[ix] = true end
+    end
+    local index = 0
     for _ = 1, math.min(diff, MAX_BURST) do
+      while used[index] do index = index + 1 end
+      used[index] = true
       local replica = hosts > 1 and (group.groupName .. "-" .. v.random_suffix()) or nil
       for h = 0, hosts - 1 do
-        local extra = replica and { [raypod.REPLICA] = replica, [raypod.HOST_INDEX] = tostring(h) } or nil
+        local extra = { [raypod.REPLICA_INDEX] = tostring(index) }
+        if replica then
+          extra[raypod.REPLICA] = replica
+          extra[raypod.HOST_INDEX] = tostring(h)
+        end
         local f = create_pod(rc, "worker", group, scope, extra)
         if f then return f, true end
       end
@@ -266,6 +311,25 @@ local function reconcile_pods(rc, key)
     if rc.spec.suspend == true then return nil, false end
     cond.set(st, "RayClusterSuspended", "False", "RayClusterResumed", "the RayCluster is resumed")
     v.event(rc, "Normal", "Resumed", "Resumed the RayCluster")
+  end
+  -- Recreate: a spec changed under the running pods takes them all down.
+  local head = active(heads)[1]
+  if recreate(rc) and head ~= nil then
+    local have = (head.metadata.annotations or {})[RECREATE_HASH]
+    if have ~= nil and have ~= recreate_hash(rc) then
+      local all = {}
+      for _, p in ipairs(active(heads)) do all[#all + 1] = p end
+      for _, list in pairs(groups) do for _, p in ipairs(active(list)) do all[#all + 1] = p end end
+      for _, p in ipairs(all) do
+        local scope = key .. "/" .. (p.metadata.labels[raypod.NODE_TYPE] == "head" and "head" or
+          (p.metadata.labels[raypod.GROUP] or ""))
+        local df = delete_pod(rc, p, scope, "the spec changed, upgradeStrategy Recreate")
+        if df then return df, true end
+      end
+      v.event(rc, "Normal", "DeletedPod", "Deleted all Pods for RayCluster " .. rc.metadata.namespace ..
+        "/" .. rc.metadata.name .. " due to spec change with Recreate upgradeStrategy")
+      return nil, true
+    end
   end
   local f, soon = reconcile_head(rc, heads, key)
   if f then return f, true end

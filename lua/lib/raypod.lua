@@ -22,6 +22,7 @@ M.CREATED_BY = "app.kubernetes.io/created-by"
 M.APP_NAME = "app.kubernetes.io/name"
 M.REPLICA = "ray.io/worker-group-replica-name"
 M.HOST_INDEX = "ray.io/replica-host-index"
+M.REPLICA_INDEX = "ray.io/worker-group-replica-index"
 M.ORIGIN_NAME = "ray.io/originated-from-cr-name"
 M.ORIGIN_CRD = "ray.io/originated-from-crd"
 M.OVERWRITE_CMD = "ray.io/overwrite-container-cmd"
@@ -110,9 +111,45 @@ local function resource(container, name)
 end
 
 -- rayStartParams with KubeRay's defaults filled in.
+local function is_gpu_key(k)
+  return k:sub(-3) == "gpu" or k:match("^nvidia%.com/mig%-%d+g%.%d+gb$") ~= nil
+end
+
 function M.start_params(cluster, node_type, group_spec, container)
   local p = {}
   for k, x in pairs(group_spec.rayStartParams or {}) do p[k] = tostring(x) end
+  -- KubeRay 1.7's top-level `resources` override rayStartParams (cpu,
+  -- memory and GPUs as numbers, the rest as --resources JSON), and
+  -- `labels` become --labels.
+  if present(group_spec.resources) and next(group_spec.resources) ~= nil then
+    local custom, names = {}, {}
+    for name in pairs(group_spec.resources) do names[#names + 1] = name end
+    table.sort(names)
+    for _, name in ipairs(names) do
+      local q = v.quantity(tostring(group_spec.resources[name]))
+      local lname = name:lower()
+      if q == nil then
+        -- skipped, as KubeRay skips a quantity it cannot parse
+      elseif lname == "cpu" then
+        p["num-cpus"] = string.format("%d", math.floor(q))
+      elseif lname == "memory" then
+        p.memory = string.format("%d", math.floor(q))
+      elseif is_gpu_key(lname) then
+        p["num-gpus"] = string.format("%d", math.floor(q))
+      else
+        custom[#custom + 1] = string.format("%q:%s", name,
+          (math.tointeger(q) and string.format("%d", q)) or tostring(q))
+      end
+    end
+    if #custom > 0 then p.resources = "'{" .. table.concat(custom, ",") .. "}'" end
+  end
+  if present(group_spec.labels) and next(group_spec.labels) ~= nil then
+    local keys = {}
+    for k in pairs(group_spec.labels) do keys[#keys + 1] = k end
+    table.sort(keys)
+    for i, k in ipairs(keys) do keys[i] = k .. "=" .. tostring(group_spec.labels[k]) end
+    p.labels = table.concat(keys, ",")
+  end
   if node_type == "head" then
     if p["dashboard-host"] == nil then p["dashboard-host"] = "0.0.0.0" end
   else
@@ -343,6 +380,7 @@ function M.build(cluster, node_type, group_spec, extra_labels, pg)
   local md = template.metadata or {}
   local group = node_type == "head" and M.HEAD_GROUP or group_spec.groupName
   local labels = v.deepcopy(md.labels or {})
+  for k, x in pairs(group_spec.labels or {}) do labels[k] = x end
   for k, x in pairs(extra_labels or {}) do labels[k] = x end
   for k, x in pairs(M.labels(cluster, node_type, group)) do labels[k] = x end
   local prefix = node_type == "head" and (cluster.metadata.name .. "-head-")

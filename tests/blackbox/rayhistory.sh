@@ -66,7 +66,7 @@ pass "the history survives a restart"
 for j in h2 h3 h4; do rayjob $j; done
 for j in h2 h3 h4; do done_and_gone $j; done
 out=$(vr rayjob logs h1 2>&1) && fail "h1 still kept past --ray-history-max=3: $out"
-expect_contains "$out" "no job of it kept" "h1 after three newer jobs"
+expect_contains "$out" "kept in the Ray job history either" "h1 after three newer jobs"
 for j in h2 h3 h4; do
 	out=$(vr rayjob logs $j 2>&1) || fail "$j: $out"
 	expect_contains "$out" "python history.py --name $j" "$j's log"
