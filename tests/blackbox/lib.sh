@@ -144,9 +144,20 @@ ectl() {
 # The daemon listens on a port the kernel picks (--listen 127.0.0.1:0, so
 # parallel tests never race for one) and writes it to its kubeconfig:
 # PORT and API are read from there, on every start.
+LOCAL_LOCKED=0
 start_daemon() {
 	nolocal=--no-local-node
 	[ "${LOCAL_NODE:-0}" != 1 ] || nolocal=""
+	# Tests that run this machine as a node take turns (make -j2 check
+	# runs two tests at once): their local Ray heads listen on
+	# 127.0.0.1:8265 and 52365, and another test's head there would
+	# answer for this one's. The lock goes with the test's shell.
+	if [ "${LOCAL_NODE:-0}" = 1 ] && [ $LOCAL_LOCKED = 0 ] &&
+	    command -v flock >/dev/null 2>&1; then
+		exec 9>"${TMPDIR:-/tmp}/volray-test-localnode.lock"
+		flock -w 1200 9 || fail "waited 20 minutes for the local-node lock"
+		LOCAL_LOCKED=1
+	fi
 	scheme=https
 	for arg in "$@"; do
 		[ "$arg" != --plain-http ] || scheme=http
@@ -162,7 +173,7 @@ start_daemon() {
 	STORE_FLAGS=$etcdflag
 	"$VOLRAYD" --data-dir "$DATA" --listen "127.0.0.1:0" \
 		$nolocal ${SHARE_DIR:+--share-dir "$SHARE_DIR"} $etcdflag "$@" \
-		>>"$WORK/volrayd.log" 2>&1 &
+		>>"$WORK/volrayd.log" 2>&1 9>&- &
 	DAEMON_PID=$!
 	i=0
 	until [ -s "$DATA/kubeconfig" ] && PORT=$(sed -n \
