@@ -14,10 +14,11 @@
 --     maxReplicas. upscalingMode Conservative allows at most as many
 --     pending workers as the cluster has Running nodes; Default and
 --     Aggressive are not limited.
---   * scale down (when nothing waits): a worker with nothing placed on it
---     for its group's idleTimeoutSeconds (else autoscalerOptions', else
---     60) is named in workersToDelete and replicas lowered, never below
---     minReplicas.
+--   * scale down (when nothing waits): a worker (with numOfHosts above 1,
+--     a replica: all its hosts) with nothing placed on it for its group's
+--     idleTimeoutSeconds (else autoscalerOptions', else 60) is named in
+--     workersToDelete (one pod per replica) and replicas lowered, never
+--     below minReplicas.
 -- A replacement is a controller file of the same name (volray-lua(7)).
 local v = volray
 local raypod = require("raypod")
@@ -139,17 +140,29 @@ local function plan(rc, report, pods)
       end
     end
   end
+  -- Scale down: a replica (its numOfHosts pods, by replica name) whose
+  -- every host is Running and idle for the timeout; naming one of its pods
+  -- in workersToDelete takes the whole replica away.
   local doomed = {}
   if not waiting then
     for i, g in ipairs(groups) do
-      local limit = idle_timeout(rc, g)
+      local limit, hosts = idle_timeout(rc, g), g.numOfHosts or 1
+      local reps, order = {}, {}
       for _, p in ipairs(pods[g.groupName] or {}) do
-        local n = node_of[p.metadata.name]
-        if n ~= nil and (g.numOfHosts or 1) == 1 and replicas[i] > (g.minReplicas or 0) and
-            (n.idle_seconds or 0) >= limit then
+        local key = hosts > 1 and (p.metadata.labels or {})[raypod.REPLICA] or p.metadata.name
+        if reps[key] == nil then reps[key] = {}; order[#order + 1] = key end
+        reps[key][#reps[key] + 1] = p
+      end
+      for _, key in ipairs(order) do
+        local rep, idle = reps[key], #reps[key] == hosts
+        for _, p in ipairs(rep) do
+          local n = node_of[p.metadata.name]
+          if n == nil or (n.idle_seconds or 0) < limit then idle = false end
+        end
+        if idle and replicas[i] > (g.minReplicas or 0) then
           replicas[i] = replicas[i] - 1
           doomed[i] = doomed[i] or {}
-          doomed[i][#doomed[i] + 1] = p.metadata.name
+          doomed[i][#doomed[i] + 1] = rep[1].metadata.name
         end
       end
     end

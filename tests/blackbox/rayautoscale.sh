@@ -8,7 +8,8 @@
 # are named in workersToDelete and go; workersToDelete written by hand
 # removes exactly the pods it names; upscalingMode Conservative grows by
 # at most the cluster's size at a time; the group of higher priority grows
-# first; with Volcano the PodGroup's gang stays the minimum.
+# first; a multi-host group grows and shrinks a whole replica; with Volcano
+# the PodGroup's gang stays the minimum.
 . "$(dirname "$0")/lib.sh"
 start_daemon
 "$top_builddir/volray" node add --virtual --count 8 --cpu 8 --memory 32Gi >/dev/null ||
@@ -182,6 +183,25 @@ submit prio one '[{"CPU": 2}]' 1s
 wait_eq 1 "the high-priority group's replicas" replicas prio 1
 expect_eq 0 "$(replicas prio 0)" "the low-priority group's replicas"
 pass "the worker group of higher priority grows first"
+
+# --- a multi-host group: a replica is numOfHosts pods, up and down whole
+cluster mh "idleTimeoutSeconds: 3" "$(group hosts 2 | sed 's/^    priority: 0$/    priority: 0\n    numOfHosts: 2/')"
+wait_head mh
+submit mh pair '[{"CPU": 2, "count": 2}]' 1s
+wait_eq 1 "the multi-host group's replicas" replicas mh
+i=0
+until [ "$(workers mh | wc -l)" -eq 2 ]; do
+	i=$((i + 1)); [ $i -lt 300 ] || fail "one replica of 2 hosts wanted, have $(workers mh | wc -l) pods"
+	sleep 0.1
+done
+wait_job mh pair SUCCEEDED
+i=0
+until [ -z "$(workers mh)" ]; do
+	i=$((i + 1)); [ $i -lt 300 ] || fail "the idle replica is still there: $(workers mh)"
+	sleep 0.1
+done
+expect_eq 0 "$(replicas mh)" "the multi-host group's replicas after the idle timeout"
+pass "a multi-host group grows and shrinks a whole replica at a time"
 
 # --- Volcano: the gang is the minimum, whatever the size
 expect_eq 1 "$(k get podgroup ray-as-pg -o jsonpath='{.spec.minMember}')" "as's PodGroup minMember (head + minReplicas 0)"
