@@ -82,47 +82,6 @@ trim(char *s)
 	return s;
 }
 
-/* Standard base64 (white space ignored, padding optional) into *out. */
-static int
-base64_decode(const char *s, char **out, size_t *len)
-{
-	static const char alpha[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "abcdefghijklmnopqrstuvwxyz0123456789+/";
-	unsigned acc = 0;
-	int bits = 0, pad = 0;
-	size_t n = 0, chars = 0;
-	const char *p;
-	char *buf;
-
-	buf = xmalloc(strlen(s) / 4 * 3 + 4);
-	for (; *s != '\0'; s++) {
-		if (isspace((unsigned char)*s))
-			continue;
-		if (*s == '=') {
-			pad++;
-			continue;
-		}
-		if (pad > 0 || (p = strchr(alpha, *s)) == NULL)
-			goto bad;
-		chars++;
-		acc = (acc << 6) | (unsigned)(p - alpha);
-		if ((bits += 6) >= 8) {
-			bits -= 8;
-			buf[n++] = (char)((acc >> bits) & 0xff);
-		}
-	}
-	/* One character alone cannot end a group; padding completes one. */
-	if (chars % 4 == 1 || pad > 2 || (pad > 0 && (chars + pad) % 4 != 0))
-		goto bad;
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	return 0;
-bad:
-	free(buf);
-	return -1;
-}
-
 /* A path of the kubeconfig resolved against its directory dir. */
 static char *
 resolve(const char *dir, const char *path)
@@ -168,7 +127,7 @@ load_pem(const cJSON *obj, const char *name, const char *dir,
 
 	snprintf(data_name, sizeof data_name, "%s-data", name);
 	if ((s = field(obj, data_name)) != NULL) {
-		if (base64_decode(s, &pem->data, &pem->len) != 0) {
+		if (util_base64_decode(s, &pem->data, &pem->len) != 0) {
 			*cause = util_printf("bad base64 in %s in %s",
 			    data_name, path);
 			return -1;

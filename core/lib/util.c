@@ -3,6 +3,7 @@
  * generator seeded once from getrandom(2): uids need to be unique, not
  * secret.
  */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 
 static uint64_t rng_state;
 
@@ -219,4 +221,44 @@ util_now_micro(char out[40])
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 	    tm.tm_min, tm.tm_sec, (int)tv.tv_usec) >= 40)
 		out[0] = '\0';
+}
+
+int
+util_base64_decode(const char *s, char **out, size_t *len)
+{
+	static const char alpha[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789+/";
+	unsigned acc = 0;
+	int bits = 0, pad = 0;
+	size_t n = 0, chars = 0;
+	const char *p;
+	char *buf;
+
+	buf = xmalloc(strlen(s) / 4 * 3 + 4);
+	for (; *s != '\0'; s++) {
+		if (isspace((unsigned char)*s))
+			continue;
+		if (*s == '=') {
+			pad++;
+			continue;
+		}
+		if (pad > 0 || (p = strchr(alpha, *s)) == NULL)
+			goto bad;
+		chars++;
+		acc = (acc << 6) | (unsigned)(p - alpha);
+		if ((bits += 6) >= 8) {
+			bits -= 8;
+			buf[n++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	/* One character alone cannot end a group; padding completes one. */
+	if (chars % 4 == 1 || pad > 2 || (pad > 0 && (chars + pad) % 4 != 0))
+		goto bad;
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+bad:
+	free(buf);
+	return -1;
 }

@@ -35,6 +35,9 @@ void util_age(time_t since, char out[16]);
  */
 int util_strf(char *out, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Standard base64 (white space ignored, padding optional) into *out,
+   NUL-terminated, *len bytes: 0, or -1 when it is not base64. */
+int util_base64_decode(const char *s, char **out, size_t *len);
 /* printf into newly allocated memory (aborts when out of memory). */
 char *util_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

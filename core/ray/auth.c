@@ -18,34 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "ray/ray_int.h"
-
-/* Standard base64 to a NUL-terminated string; NULL when bad. */
-static char *
-unbase64(const char *s)
-{
-	size_t n = strlen(s), pad = 0;
-	unsigned char *out;
-	int len;
-
-	if (n % 4 != 0)
-		return NULL;
-	out = xmalloc(n / 4 * 3 + 1);
-	if ((len = EVP_DecodeBlock(out, (const unsigned char *)s, (int)n)) < 0) {
-		free(out);
-		return NULL;
-	}
-	while (pad < 2 && n > pad && s[n - 1 - pad] == '=')
-		pad++;
-	out[len - (int)pad] = '\0';
-	return (char *)out;
-}
 
 /* An env variable of container c in namespace ns: its value, or the
    Secret key it refers to (malloc'd); NULL when absent. */
@@ -73,8 +50,11 @@ env_value(client *cl, const char *ns, const cJSON *c, const char *name)
 			const cJSON *d = cJSON_GetObjectItemCaseSensitive(
 			    json_at(t, "data"), json_str(ref, "key"));
 
-			if (cJSON_IsString(d))
-				out = unbase64(d->valuestring);
+			size_t n;
+
+			if (cJSON_IsString(d) &&
+			    util_base64_decode(d->valuestring, &out, &n) != 0)
+				out = NULL;
 			cJSON_Delete(t);
 		}
 		return out;

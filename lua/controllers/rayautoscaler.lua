@@ -88,13 +88,14 @@ local function plan(rc, report, pods)
     node_of[n.name] = n
     free[#free + 1] = minus(n.resources, n.used)
   end
-  local replicas, pending_pods = {}, 0
+  local replicas, pending_pods, caps = {}, 0, {}
   for i, g in ipairs(groups) do
     local live = pods[g.groupName] or {}
     replicas[i] = math.max(#live // (g.numOfHosts or 1),
       present(g.replicas) and g.replicas or (g.minReplicas or 0))
     -- Workers asked for and not yet Running: their room is coming.
-    local cap = worker_capacity(rc, g)
+    caps[i] = worker_capacity(rc, g)
+    local cap = caps[i]
     local launching = replicas[i] * (g.numOfHosts or 1)
     for _, p in ipairs(live) do
       if node_of[p.metadata.name] ~= nil then launching = launching - 1 end
@@ -124,7 +125,7 @@ local function plan(rc, report, pods)
       if not placed and room > 0 then
         for _, i in ipairs(order) do
           local g = groups[i]
-          local cap = worker_capacity(rc, g)
+          local cap = caps[i]
           if g.suspend ~= true and replicas[i] < (g.maxReplicas or 2147483647) and fits(cap, b) then
             replicas[i] = replicas[i] + 1
             up[i] = true

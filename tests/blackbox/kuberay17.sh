@@ -46,7 +46,7 @@ expect_contains "$row" "data Pending" "kubectl get pvc"
 expect_contains "$row" "standard" "kubectl get pvc's storage class"
 row=$(k get pv disk-1 --no-headers | tr -s ' ')
 expect_contains "$row" "disk-1 5Gi RWO,ROX Retain Pending" "kubectl get pv"
-expect_contains "$(k get pvc -A 2>&1; k api-resources --no-headers | tr -s ' ')" "persistentvolumeclaims pvc v1 true PersistentVolumeClaim" "api-resources"
+expect_contains "$(k api-resources --no-headers | tr -s ' ')" "persistentvolumeclaims pvc v1 true PersistentVolumeClaim" "api-resources"
 expect_contains "$(k explain pvc.spec 2>&1)" "accessModes" "kubectl explain pvc.spec"
 pass "PersistentVolumeClaim and PersistentVolume: stored, Pending, kubectl's columns"
 

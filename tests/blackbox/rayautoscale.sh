@@ -83,6 +83,13 @@ workers() {	# the live worker pods of a cluster, by name
 for p in json.load(sys.stdin)["items"]:
     if not p["metadata"].get("deletionTimestamp"): print(p["metadata"]["name"])' | sort
 }
+wait_workers() {	# wait_workers CLUSTER N: until it has N live worker pods
+	i=0
+	until [ "$(workers "$1" | wc -l)" -eq "$2" ]; do
+		i=$((i + 1)); [ $i -lt 300 ] || fail "$1: $2 worker pods wanted, have $(workers "$1" | wc -l)"
+		sleep 0.1
+	done
+}
 wait_head() {
 	k wait --for=condition=Ready pod -l "ray.io/cluster=$1,ray.io/node-type=head" --timeout=30s >/dev/null ||
 		fail "$1's head is not ready"
@@ -114,19 +121,11 @@ wait_job as big RUNNING
 state=$(k get --raw "/api/v1/namespaces/default/services/as-head-svc:8265/proxy/api/volray/autoscaler")
 case "$state" in *'"submission_id":"big"'*|*'"pending":[]'*) ;; *) fail "the head's autoscaler state: $state" ;; esac
 wait_eq 3 "replicas after the demand" replicas as
-i=0
-until [ "$(workers as | wc -l)" -eq 3 ]; do
-	i=$((i + 1)); [ $i -lt 300 ] || fail "3 workers wanted, have $(workers as | wc -l)"
-	sleep 0.1
-done
+wait_workers as 3
 first=$(workers as | tr '\n' ' ')
 wait_job as big SUCCEEDED
 expect_eq 3 "$(replicas as)" "replicas while the job ran (no fourth worker)"
-i=0
-until [ -z "$(workers as)" ]; do
-	i=$((i + 1)); [ $i -lt 300 ] || fail "idle workers still there: $(workers as)"
-	sleep 0.1
-done
+wait_workers as 0
 wait_eq "0" "replicas after the idle timeout" replicas as
 wait_eq "" "workersToDelete cleared once they are gone" \
 	k get raycluster as -o jsonpath='{.spec.workerGroupSpecs[0].scaleStrategy.workersToDelete[*]}'
@@ -147,11 +146,7 @@ pass "3 workers for a job that needs 3; it ran; after the idle timeout exactly t
 # --- workersToDelete by hand: exactly the named pod goes
 submit as long '[{"CPU": 2, "count": 2}]' 600s
 wait_eq 2 "replicas for the long job" replicas as
-i=0
-until [ "$(workers as | wc -l)" -eq 2 ]; do
-	i=$((i + 1)); [ $i -lt 300 ] || fail "2 workers wanted"
-	sleep 0.1
-done
+wait_workers as 2
 victim=$(workers as | head -1)
 keep=$(workers as | tail -1)
 k patch raycluster as --type=json -p "[
@@ -189,17 +184,9 @@ cluster mh "idleTimeoutSeconds: 3" "$(group hosts 2 | sed 's/^    priority: 0$/ 
 wait_head mh
 submit mh pair '[{"CPU": 2, "count": 2}]' 1s
 wait_eq 1 "the multi-host group's replicas" replicas mh
-i=0
-until [ "$(workers mh | wc -l)" -eq 2 ]; do
-	i=$((i + 1)); [ $i -lt 300 ] || fail "one replica of 2 hosts wanted, have $(workers mh | wc -l) pods"
-	sleep 0.1
-done
+wait_workers mh 2
 wait_job mh pair SUCCEEDED
-i=0
-until [ -z "$(workers mh)" ]; do
-	i=$((i + 1)); [ $i -lt 300 ] || fail "the idle replica is still there: $(workers mh)"
-	sleep 0.1
-done
+wait_workers mh 0
 expect_eq 0 "$(replicas mh)" "the multi-host group's replicas after the idle timeout"
 pass "a multi-host group grows and shrinks a whole replica at a time"
 

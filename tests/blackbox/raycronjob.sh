@@ -76,17 +76,24 @@ jobs_of() {	# the RayJobs of a RayCronJob, by name
 rcj tick "* * * * *" ""
 wait_eq 1 "the SuspendedRayCronJob event" events tick SuspendedRayCronJob
 expect_eq "" "$(jobs_of tick)" "RayJobs of a suspended RayCronJob"
+# resume_from NAME T: lastScheduleTime T (Unix seconds), then resumed.
+resume_from() {
+	k patch raycronjob "$1" --subresource=status --type=merge \
+		-p "{\"status\":{\"lastScheduleTime\":\"$(date -u -d "@$2" +%Y-%m-%dT%H:%M:%SZ)\"}}" >/dev/null ||
+		fail "set $1's lastScheduleTime"
+	k patch raycronjob "$1" --type=merge -p '{"spec":{"suspend":false}}' >/dev/null || fail "resume $1"
+}
+wait_jobs() {	# wait_jobs NAME N: until it has made at least N RayJobs
+	i=0
+	until [ "$(jobs_of "$1" | wc -l)" -ge "$2" ]; do
+		i=$((i + 1)); [ $i -lt 100 ] || fail "$1: $2 RayJobs wanted, have $(jobs_of "$1" | wc -l)"
+		sleep 0.1
+	done
+}
 now=$(date +%s)
 t0=$((now / 60 * 60 - 180))
-k patch raycronjob tick --subresource=status --type=merge \
-	-p "{\"status\":{\"lastScheduleTime\":\"$(date -u -d "@$t0" +%Y-%m-%dT%H:%M:%SZ)\"}}" >/dev/null ||
-	fail "set lastScheduleTime"
-k patch raycronjob tick --type=merge -p '{"spec":{"suspend":false}}' >/dev/null || fail "resume"
-i=0
-until [ "$(jobs_of tick | wc -l)" -ge 3 ]; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "3 missed times made $(jobs_of tick | wc -l) RayJobs"
-	sleep 0.1
-done
+resume_from tick $t0
+wait_jobs tick 3
 last=$(k get raycronjob tick -o jsonpath='{.status.lastScheduleTime}')
 lastmin=$(($(date -u -d "$last" +%s) / 60))
 [ "$lastmin" -ge $((t0 / 60 + 3)) ] || fail "lastScheduleTime $last is before the third missed time"
@@ -103,15 +110,8 @@ pass "missed times made up one RayJob each, named <cronjob>-<minutes>, owned, an
 # --- a time zone moves the schedule: 0 * * * * in Asia/Kolkata is :30 UTC
 rcj kolkata "0 * * * *" "timeZone: Asia/Kolkata"
 t0=$((now / 3600 * 3600 - 7200))
-k patch raycronjob kolkata --subresource=status --type=merge \
-	-p "{\"status\":{\"lastScheduleTime\":\"$(date -u -d "@$t0" +%Y-%m-%dT%H:%M:%SZ)\"}}" >/dev/null ||
-	fail "set lastScheduleTime"
-k patch raycronjob kolkata --type=merge -p '{"spec":{"suspend":false}}' >/dev/null || fail "resume"
-i=0
-until [ "$(jobs_of kolkata | wc -l)" -ge 2 ]; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "Asia/Kolkata: $(jobs_of kolkata | wc -l) RayJobs"
-	sleep 0.1
-done
+resume_from kolkata $t0
+wait_jobs kolkata 2
 for j in $(jobs_of kolkata); do
 	at=$(k get rayjob "$j" -o jsonpath='{.metadata.annotations.ray\.io/cronjob-scheduled-timestamp}')
 	case "$at" in *:30:00Z) ;; *) fail "$j scheduled at $at, not at half past an hour UTC" ;; esac
