@@ -712,8 +712,8 @@ start_nodes(struct daemon *d, char **cause)
 		    proxy_serves, d->ray);
 	if (d->ray != NULL && d->nodes != NULL) {
 		node_mgr_set_portmap(d->nodes, forward_port, d->ray);
-		node_mgr_set_sim_submitter(d->nodes, ray_sim_submit,
-		    ray_sim_submit_cancel, d->ray);
+		node_mgr_set_sim_effect(d->nodes, ray_sim_effect,
+		    ray_sim_effect_cancel, d->ray);
 	}
 	if (d->ray != NULL && d->rg != NULL) {
 		/* The pods' way to the API: this process's, when it serves

@@ -7,6 +7,8 @@
 # benchmarks' baseline.
 # clang is always on the list: it brings libFuzzer, and check.sh runs a
 # short fuzz smoke test (build-fuzz/, ./configure --enable-fuzz) with it.
+# hiredis is the Redis client of GCS fault tolerance (core/ray/gcsstore.c);
+# redis-server and redis-cli are for gcsft.sh.
 # bsdutils brings script(1), with which cli3.sh runs volray on a terminal.
 # libgoogle-perftools-dev brings tcmalloc, volrayd's allocator (configure).
 set -eu
@@ -15,7 +17,8 @@ need="autoconf automake libtool pkg-config make gcc liblua5.4-dev \
 libuv1-dev libcurl4-openssl-dev libyaml-dev libcjson-dev libhttp-parser-dev \
 libssl-dev openssl curl python3 git python3-kubernetes clang mandoc \
 bsdutils libgoogle-perftools-dev libwslay-dev zlib1g-dev \
-libgrpc-dev libprotobuf-c-dev protobuf-c-compiler etcd-server etcd-client"
+libgrpc-dev libprotobuf-c-dev protobuf-c-compiler etcd-server etcd-client \
+libhiredis-dev redis-server redis-tools"
 
 missing() {
 	out=""

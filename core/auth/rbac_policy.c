@@ -360,6 +360,10 @@ EVENTS
 "  verbs: [get, list, watch, create]}\n"
 "- {apiGroups: [scheduling.volcano.sh], resources: [podgroups],\n"
 "  verbs: [get, list, watch, create, patch]}\n"
+"- {apiGroups: [batch], resources: [jobs],\n"
+"  verbs: [get, list, watch, create]}\n"
+"- {apiGroups: [''], resources: [persistentvolumeclaims],\n"
+"  verbs: [get, list, watch, create]}\n"
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
@@ -384,7 +388,7 @@ EVENTS
 "  verbs: [get, list, watch, create, delete]}\n"
 "- {apiGroups: [''], resources: [services/proxy],\n"
 "  verbs: [get, create]}\n"
-"- {apiGroups: [''], resources: [secrets], verbs: " READ "}\n"
+"- {apiGroups: [''], resources: [secrets, pods], verbs: " READ "}\n"
 "- {apiGroups: [scheduling.volcano.sh], resources: [podgroups],\n"
 "  verbs: [get, list, watch, create, patch]}\n"
 EVENTS

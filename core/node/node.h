@@ -95,16 +95,18 @@ typedef int (*node_portmap_fn)(void *arg, const char *ns, const char *pod,
     int port);
 void node_mgr_set_portmap(node_mgr *, node_portmap_fn, void *arg);
 /*
- * A KubeRay submitter container on a simulated node (its env has
- * RAY_DASHBOARD_ADDRESS and RAY_JOB_SUBMISSION_ID): start does what its
- * `ray job` command would and calls done with the command's exit code;
- * cancel (the container stopped, or after done) releases the handle.
- * ray_sim_submit is the Ray heads'.
+ * A container's command given an effect on a simulated node: start is
+ * asked for each container started (init: an init container); it
+ * returns a handle when it takes the container, and calls done with the
+ * command's exit code when it ends; NULL: the container runs as any
+ * simulated one. cancel (the container stopped, or after done) releases
+ * the handle. ray_sim_effect is the Ray heads' (KubeRay's submitters,
+ * Redis cleanup Jobs, workers' raylets).
  */
-typedef void *(*node_sim_submit_fn)(void *arg, const char *ns,
-    const char *pod, const char *address, const char *id,
+typedef void *(*node_sim_effect_fn)(void *arg, const char *ns,
+    const char *pod, const char *ctr, int init,
     void (*done)(void *, int code), void *done_arg);
-void node_mgr_set_sim_submitter(node_mgr *, node_sim_submit_fn start,
+void node_mgr_set_sim_effect(node_mgr *, node_sim_effect_fn start,
     void (*cancel)(void *handle), void *arg);
 /* kubectl attach to container ctr (exec.c, attach.c): as exec. */
 int node_attach_serve(void *mgr, http_req *, const char *ns,

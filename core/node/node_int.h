@@ -232,9 +232,9 @@ struct node_mgr {
 	char *ep_addr;			/* the nodes' endpoint: InternalIP */
 	int ep_port;			/* and kubeletEndpoint.Port; 0: none */
 	node_portmap_fn portmap;	/* port-forward to simulated pods */
-	node_sim_submit_fn sim_submit;	/* KubeRay submitters, simulated */
+	node_sim_effect_fn sim_effect;	/* Ray's commands, simulated */
 	void (*sim_cancel)(void *);
-	void *sim_submit_arg;
+	void *sim_effect_arg;
 	void *portmap_arg;
 	node_env_hook env_hook;		/* more env for local processes */
 	void *env_arg;

@@ -797,12 +797,12 @@ node_mgr_pod_dir(node_mgr *m, const char *ns, const char *name)
 }
 
 void
-node_mgr_set_sim_submitter(node_mgr *m, node_sim_submit_fn start,
+node_mgr_set_sim_effect(node_mgr *m, node_sim_effect_fn start,
     void (*cancel)(void *), void *arg)
 {
-	m->sim_submit = start;
+	m->sim_effect = start;
 	m->sim_cancel = cancel;
-	m->sim_submit_arg = arg;
+	m->sim_effect_arg = arg;
 }
 
 void

@@ -7,10 +7,10 @@
  * once. Stopping a simulated container ends it at once with 143, as a
  * process that dies of SIGTERM. Nothing runs: every end is a timer on the
  * node manager's wheel. After a volrayd restart a container that was
- * running goes on from its stored startedAt (sim_resume). A KubeRay
- * submitter container is the exception: it does what its `ray job`
- * command would, through the node manager's submitter hook (the Ray
- * heads' simsubmit.c), and exits as the command would.
+ * running goes on from its stored startedAt (sim_resume). Ray's commands
+ * are the exception: a KubeRay submitter, a Redis cleanup Job, a worker's
+ * raylet do what the command would, through the node manager's effect
+ * hook (the Ray heads' simeffect.c), and exit as the command would.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +27,7 @@ struct sim_ctr {
 	wheel_timer timer;
 	struct node_ctr *c;
 	int exit_code;
-	void *sub;			/* a KubeRay submitter's, or NULL */
+	void *sub;			/* the effect hook's, or NULL */
 	node_mgr *m;
 };
 
@@ -94,9 +94,9 @@ sim_run(struct node *n, struct node_pod *p, struct node_ctr *c, int64_t ms)
 		wheel_add(n->m->wheel, &s->timer, (uint64_t)ms, on_end, s);
 }
 
-/* The submitter followed its job to the end (ray.c, simsubmit.c). */
+/* A command given an effect ended (the node manager's hook). */
 static void
-submitter_done(void *arg, int code)
+effect_done(void *arg, int code)
 {
 	struct sim_ctr *s = arg;
 	struct node_ctr *c = s->c;
@@ -108,49 +108,27 @@ submitter_done(void *arg, int code)
 }
 
 /*
- * A KubeRay submitter (RAY_DASHBOARD_ADDRESS and RAY_JOB_SUBMISSION_ID in
- * its env, as the K8sJobMode Job and the SidecarMode container have):
- * the node manager's submitter hook does what its command would. 0 when
- * it took the container.
+ * A container whose command the node manager's effect hook plays (the
+ * Ray heads': KubeRay's submitters, Redis cleanup Jobs, workers'
+ * raylets). 0 when it took the container.
  */
 static int
-sim_submitter(struct node *n, struct node_pod *p, struct node_ctr *c)
+sim_effect(struct node *n, struct node_pod *p, struct node_ctr *c)
 {
-	const store_obj *o = client_get(n->m->c, "pods", p->ns, p->name);
-	const char *addr = NULL, *id = NULL;
-	const cJSON *ct, *e;
 	struct sim_ctr *s;
-	cJSON *pod;
 
-	if (n->m->sim_submit == NULL || o == NULL)
+	if (n->m->sim_effect == NULL)
 		return -1;
-	pod = store_obj_tree(o);
-	cJSON_ArrayForEach(ct, json_at(pod, c->init ? "spec.initContainers" :
-	    "spec.containers"))
-		if (json_str(ct, "name") && strcmp(json_str(ct, "name"),
-		    c->name) == 0)
-			cJSON_ArrayForEach(e, json_at(ct, "env")) {
-				if (json_str(e, "name") == NULL ||
-				    json_str(e, "value") == NULL)
-					continue;
-				if (strcmp(json_str(e, "name"),
-				    "RAY_DASHBOARD_ADDRESS") == 0)
-					addr = json_str(e, "value");
-				else if (strcmp(json_str(e, "name"),
-				    "RAY_JOB_SUBMISSION_ID") == 0)
-					id = json_str(e, "value");
-			}
-	if (addr == NULL || id == NULL) {
-		cJSON_Delete(pod);
-		return -1;
-	}
 	s = xcalloc(1, sizeof *s);
 	s->c = c;
 	s->m = n->m;
+	s->sub = n->m->sim_effect(n->m->sim_effect_arg, p->ns, p->name,
+	    c->name, c->init, effect_done, s);
+	if (s->sub == NULL) {
+		free(s);
+		return -1;
+	}
 	c->rt = s;
-	s->sub = n->m->sim_submit(n->m->sim_submit_arg, p->ns, p->name, addr,
-	    id, submitter_done, s);
-	cJSON_Delete(pod);
 	return 0;
 }
 
@@ -158,7 +136,7 @@ static int
 sim_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 {
 	(void)why;
-	if (sim_submitter(n, p, c) == 0)
+	if (sim_effect(n, p, c) == 0)
 		return 0;
 	sim_run(n, p, c, sim_duration(n, p, c));
 	return 0;
@@ -177,7 +155,7 @@ sim_resume(struct node *n, struct node_pod *p, struct node_ctr *c)
 	struct timespec now;
 
 	/* A submitter follows its job again (it never submits twice). */
-	if (sim_submitter(n, p, c) == 0)
+	if (sim_effect(n, p, c) == 0)
 		return 0;
 	ms = sim_duration(n, p, c);
 	if (ms < 0 || since < 0) {

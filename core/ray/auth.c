@@ -24,10 +24,8 @@
 #include "lib/xmalloc.h"
 #include "ray/ray_int.h"
 
-/* An env variable of container c in namespace ns: its value, or the
-   Secret key it refers to (malloc'd); NULL when absent. */
-static char *
-env_value(client *cl, const char *ns, const cJSON *c, const char *name)
+char *
+ray_pod_env(client *cl, const char *ns, const cJSON *c, const char *name)
 {
 	const cJSON *e, *ref;
 	const store_obj *o;
@@ -93,10 +91,10 @@ ray_auth_pod_token(ray *r, const char *ns, const char *pod, const char *with,
 		return NULL;
 	t = store_obj_tree(o);
 	if ((c = container(t, with)) != NULL) {
-		mode = env_value(r->c, ns, c, "RAY_AUTH_MODE");
+		mode = ray_pod_env(r->c, ns, c, "RAY_AUTH_MODE");
 		*mode_token = mode != NULL && strcmp(mode, "token") == 0;
 		free(mode);
-		tok = env_value(r->c, ns, c, "RAY_AUTH_TOKEN");
+		tok = ray_pod_env(r->c, ns, c, "RAY_AUTH_TOKEN");
 	}
 	cJSON_Delete(t);
 	return tok;

@@ -75,6 +75,9 @@ ray_demand_parse(struct ray_job *j, char **why)
 	add_bundle(j, amount(json_at(j->req, "entrypoint_num_cpus")),
 	    amount(json_at(j->req, "entrypoint_num_gpus")),
 	    amount(json_at(j->req, "entrypoint_memory")));
+	/* With entrypoint resources the driver runs where its bundle goes,
+	   else on the head (Ray's JobSupervisor). */
+	j->driver_bundle = j->nbundles == 1;
 	if (!cJSON_IsString(sb))
 		return 0;
 	list = cJSON_Parse(sb->valuestring);

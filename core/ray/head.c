@@ -8,13 +8,17 @@
  * program holds is a logged warning. A head that is deleted, fails, or
  * whose node goes away fails its unfinished jobs, as Ray's do when the
  * head dies; a deleted head is forgotten. A head's jobs are read back
- * from its journal (journal.c) when it is first seen after a restart.
+ * from its journal (journal.c) when it is first seen after a restart,
+ * and with GCS fault tolerance from its cluster's Redis (gcsstore.c),
+ * which outlives the head: a new head recovers them. Raylets (raylet.c)
+ * are told of every change of a cluster's heads.
  * A dashboard request, through the API's proxies or on a local head's
  * own listener, is answered by jobsapi.c once the head is found here.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lib/json.h"
 #include "lib/log.h"
@@ -174,6 +178,8 @@ head_new(ray *r, const store_obj *o)
 static void
 head_free(struct ray_head *h)
 {
+	ray_gcs_close(h->gcs);
+	h->gcs = NULL;
 	listen_stop(h);
 	ray_jobs_free(h);
 	ray_demand_head_free(h);
@@ -187,10 +193,16 @@ head_free(struct ray_head *h)
 	free(h->node);
 	free(h->dir);
 	free(h->sim_serve_duration);
+	free(h->cluster);
+	free(h->session);
 	free(h);
 }
 
-/* The head died (why): its unfinished jobs fail; it serves nothing. */
+/*
+ * The head died (why): its unfinished jobs fail; it serves nothing. A
+ * fault-tolerant head's GCS storage is left as it was: the next head
+ * recovers its jobs from it.
+ */
 static void
 head_dies(struct ray_head *h, const char *why)
 {
@@ -198,13 +210,67 @@ head_dies(struct ray_head *h, const char *why)
 
 	h->running = 0;
 	listen_stop(h);
+	ray_gcs_close(h->gcs);
+	h->gcs = NULL;
+	h->recovering = 0;
 	if (h->dead)
 		return;
 	h->dead = 1;
 	msg = util_printf("Job supervisor actor died: the Ray head pod %s/%s "
-	    "%s.", h->ns, h->name, why);
+	    "%s.%s", h->ns, h->name, why, h->ft ? " (GCS fault tolerance: "
+	    "the next head recovers the job from Redis.)" : "");
 	ray_jobs_fail_all(h, msg);
 	free(msg);
+}
+
+static void head_update(ray *, const store_obj *);
+
+/* A fault-tolerant head read its cluster's GCS storage: it serves. */
+static void
+on_recovered(struct ray_head *h, const cJSON *records, const char *session,
+    const cJSON *serve)
+{
+	const store_obj *o;
+
+	free(h->session);
+	h->session = xstrdup(session);
+	ray_jobs_recover(h, records);
+	/* Serve's controller checkpoints them in the GCS; their replicas
+	   on the workers kept serving. */
+	if (serve != NULL)
+		ray_serve_restore(h, serve);
+	h->recovering = 0;
+	if ((o = client_get(h->r->c, "pods", h->ns, h->name)) != NULL)
+		head_update(h->r, o);
+}
+
+/*
+ * The head's jobs, once it is on a node: its journal's (after a restart
+ * of volrayd), then, with GCS fault tolerance, those its cluster's GCS
+ * storage kept (gcsstore.c); it serves nothing until they are read.
+ */
+static void
+head_load(struct ray_head *h, const cJSON *pod)
+{
+	struct gcs_target g;
+	char *why = NULL;
+
+	h->loaded = 1;
+	ray_jobs_load(h);
+	if (h->ft && ray_gcs_target(h->r, h->ns, pod, &g, &why) != 0) {
+		log_warn("ray: %s/%s: GCS fault tolerance without Redis: %s; "
+		    "its jobs will not outlive it", h->ns, h->name, why);
+		free(why);
+		h->ft = 0;
+	}
+	if (!h->ft) {
+		h->session = ray_session_name(h->uid);
+		return;
+	}
+	h->recovering = 1;
+	h->gcs = ray_gcs_open(h, &g, 1, ray_job_record, ray_serve_state,
+	    on_recovered);
+	ray_gcs_target_free(&g);
 }
 
 /* A head pod's new version. */
@@ -234,8 +300,19 @@ head_update(ray *r, const store_obj *o)
 		h->sim_serve_duration = cJSON_IsString(a) ?
 		    xstrdup(a->valuestring) : NULL;
 	}
-	if (first && h->runtime != NULL)
-		ray_jobs_load(h);
+	if (first) {
+		const cJSON *cl = cJSON_GetObjectItemCaseSensitive(o->labels,
+		    "ray.io/cluster");
+		const cJSON *ft = cJSON_GetObjectItemCaseSensitive(json_at(t,
+		    "metadata.annotations"), "ray.io/ft-enabled");
+
+		h->cluster = cJSON_IsString(cl) ? xstrdup(cl->valuestring) :
+		    NULL;
+		h->ft = cJSON_IsString(ft) && strcasecmp(ft->valuestring,
+		    "true") == 0;
+	}
+	if (!h->loaded && h->runtime != NULL)
+		head_load(h, t);
 	if (o->deleting)
 		head_dies(h, "is being deleted");
 	else if (phase != NULL && (strcmp(phase, "Failed") == 0 ||
@@ -244,12 +321,13 @@ head_update(ray *r, const store_obj *o)
 		    "exited");
 	else if (h->runtime != NULL && phase != NULL &&
 	    strcmp(phase, "Running") == 0 && !h->dead) {
-		h->running = 1;
-		if (strcmp(h->runtime, "local") == 0)
+		h->running = !h->recovering;
+		if (h->running && strcmp(h->runtime, "local") == 0)
 			listen_start(h);
 	} else
 		h->running = 0;
 	cJSON_Delete(t);
+	ray_raylets_check(r, h->ns, h->cluster);
 }
 
 static int
@@ -259,8 +337,10 @@ on_node_gone_one(const char *k, void *v, void *arg)
 	const char *node = arg;
 
 	(void)k;
-	if (h->node != NULL && strcmp(h->node, node) == 0)
+	if (h->node != NULL && strcmp(h->node, node) == 0) {
 		head_dies(h, "lost its node");
+		ray_raylets_check(h->r, h->ns, h->cluster);
+	}
 	return 0;
 }
 
@@ -280,8 +360,14 @@ on_event(void *arg, const store_event *e)
 		return;
 	if (e->type == STORE_DELETED) {
 		if ((h = hmap_get(r->heads, o->uid)) != NULL) {
+			char *ns = xstrdup(h->ns);
+			char *cl = h->cluster ? xstrdup(h->cluster) : NULL;
+
 			head_dies(h, "was deleted");
 			head_free(h);
+			ray_raylets_check(r, ns, cl);
+			free(ns);
+			free(cl);
 		}
 		return;
 	}
@@ -290,6 +376,7 @@ on_event(void *arg, const store_event *e)
 
 const char *const ray_kinds[] = { "pods",
 	"services", "rayjobs.ray.io",	/* simulated submitters (simsubmit.c) */
+	"endpoints",			/* Redis behind a Service (gcsstore.c) */
 	"secrets",			/* Ray tokens (auth.c) */
 	"rayclusters.ray.io",		/* a job's RayJob (jobs.c, history) */
 	NULL };

@@ -77,17 +77,45 @@ job_record(const struct ray_job *j)
 	if (j->sim_ms >= 0)
 		json_set_num(t, "sim_ms", (double)j->sim_ms);
 	json_set_num(t, "sim_exit", j->sim_exit);
+	if (j->placed) {
+		cJSON *where = cJSON_CreateArray();
+		int b;
+
+		for (b = 0; b < j->nbundles; b++)
+			cJSON_AddItemToArray(where, cJSON_CreateString(
+			    j->bundles[b].node ? j->bundles[b].node : ""));
+		json_set(t, "placement", where);
+		json_set_num(t, "placed_ms", (double)j->placed_ms);
+	}
 	return t;
 }
 
-/* Every change of a job is a record in its head's journal. */
+cJSON *
+ray_job_record(const struct ray_job *j)
+{
+	return job_record(j);
+}
+
+/*
+ * Every change of a job is a record in its head's journal, and in its
+ * GCS storage when the head is fault tolerant (gcsstore.c).
+ */
 static void
 journal(struct ray_head *h, cJSON *rec)
 {
-	if (h->loading)
+	const char *id = json_str(rec, "submission_id");
+
+	if (h->loading) {
 		cJSON_Delete(rec);
-	else
-		ray_journal_append(h, rec, job_record);
+		return;
+	}
+	if (h->gcs != NULL && id != NULL) {
+		if (cJSON_IsTrue(json_at(rec, "deleted")))
+			ray_gcs_del(h->gcs, id);
+		else
+			ray_gcs_put(h->gcs, id, rec);
+	}
+	ray_journal_append(h, rec, job_record);
 }
 
 static void on_place(wheel_timer *);
@@ -106,7 +134,8 @@ keep(struct ray_job *j)
 	cJSON *d;
 	char *logs;
 
-	if (h->r->history == NULL || h->loading ||
+	/* A fault-tolerant head's jobs go on with its next head. */
+	if (h->r->history == NULL || h->loading || (h->dead && h->ft) ||
 	    (o = client_get(h->r->c, "pods", h->ns, h->name)) == NULL)
 		return;
 	cl = cJSON_GetObjectItemCaseSensitive(o->labels, "ray.io/cluster");
@@ -247,6 +276,8 @@ on_sim_end(wheel_timer *t)
 static void
 job_placed(struct ray_job *j)
 {
+	j->placed_ms = util_now_ms();
+	journal(j->head, job_record(j));
 	if (j->sim_ms >= 0)
 		wheel_add(j->head->r->wheel, &j->timer, (uint64_t)j->sim_ms,
 		    on_sim_end, j);
@@ -701,6 +732,75 @@ ray_jobs_free(struct ray_head *h)
 	h->cap = 0;
 }
 
+/* A job as a record kept it (journal or GCS); NULL when bad or known. */
+static struct ray_job *
+from_record(struct ray_head *h, const cJSON *t)
+{
+	const char *id = json_str(t, "submission_id");
+	const char *st = json_str(t, "status");
+	const cJSON *v;
+	struct ray_job *j;
+	int i;
+
+	if (id == NULL || st == NULL || json_str(t, "entrypoint") == NULL ||
+	    ray_job_find(h, id) != NULL)
+		return NULL;
+	j = job_new(h, id);
+	j->entrypoint = xstrdup(json_str(t, "entrypoint"));
+	j->req = cJSON_Duplicate(json_at(t, "request"), 1);
+	if (j->req == NULL)
+		j->req = cJSON_CreateObject();
+	for (i = 0; i < 5; i++)
+		if (strcmp(st, status_names[i]) == 0)
+			j->status = (enum job_status)i;
+	j->message = xstrdup(json_str(t, "message") ? json_str(t,
+	    "message") : "");
+	if (json_str(t, "error_type") != NULL)
+		j->error_type = xstrdup(json_str(t, "error_type"));
+	if (json_str(t, "job_id") != NULL)
+		j->driver_id = xstrdup(json_str(t, "job_id"));
+	if ((v = json_at(t, "start_time")) && cJSON_IsNumber(v))
+		j->start_ms = (uint64_t)v->valuedouble;
+	if ((v = json_at(t, "end_time")) && cJSON_IsNumber(v))
+		j->end_ms = (uint64_t)v->valuedouble;
+	if ((v = json_at(t, "driver_exit_code")) && cJSON_IsNumber(v)) {
+		j->exit_code = v->valueint;
+		j->has_exit = 1;
+	}
+	if ((v = json_at(t, "sim_ms")) && cJSON_IsNumber(v))
+		j->sim_ms = (int64_t)v->valuedouble;
+	if ((v = json_at(t, "sim_exit")) && cJSON_IsNumber(v))
+		j->sim_exit = v->valueint;
+	if ((v = json_at(t, "placed_ms")) && cJSON_IsNumber(v))
+		j->placed_ms = (uint64_t)v->valuedouble;
+	if (j->driver_id != NULL) {
+		unsigned n = (unsigned)(strtoul(j->driver_id, NULL, 16) >> 24);
+
+		if (n > h->next_driver)
+			h->next_driver = n;
+	}
+	j->simulated = h->runtime == NULL || strcmp(h->runtime,
+	    "local") != 0;
+	if (!ray_job_terminal(j) && j->simulated) {
+		char *why = NULL;
+
+		(void)ray_demand_parse(j, &why);
+		free(why);
+	}
+	return j;
+}
+
+/* Its simulated duration runs on from when it was placed. */
+static void
+run_on(struct ray_job *j)
+{
+	uint64_t end = j->placed_ms + (uint64_t)j->sim_ms, now = util_now_ms();
+
+	if (j->sim_ms >= 0)
+		wheel_add(j->head->r->wheel, &j->timer, end > now ? end - now :
+		    0, on_sim_end, j);
+}
+
 /*
  * Jobs from the head's journal after a restart of volrayd. A local
  * entrypoint that was running was killed with the daemon (its process
@@ -711,60 +811,12 @@ static void
 load(struct ray_head *h, const cJSON *saved)
 {
 	const cJSON *t;
-	int i;
 
 	cJSON_ArrayForEach(t, saved) {
-		const char *id = json_str(t, "submission_id");
-		const char *st = json_str(t, "status");
-		const cJSON *v;
-		struct ray_job *j;
+		struct ray_job *j = from_record(h, t);
 
-		if (id == NULL || st == NULL || json_str(t, "entrypoint") ==
-		    NULL || ray_job_find(h, id) != NULL)
+		if (j == NULL || ray_job_terminal(j))
 			continue;
-		j = job_new(h, id);
-		j->entrypoint = xstrdup(json_str(t, "entrypoint"));
-		j->req = cJSON_Duplicate(json_at(t, "request"), 1);
-		if (j->req == NULL)
-			j->req = cJSON_CreateObject();
-		for (i = 0; i < 5; i++)
-			if (strcmp(st, status_names[i]) == 0)
-				j->status = (enum job_status)i;
-		j->message = xstrdup(json_str(t, "message") ? json_str(t,
-		    "message") : "");
-		if (json_str(t, "error_type") != NULL)
-			j->error_type = xstrdup(json_str(t, "error_type"));
-		if (json_str(t, "job_id") != NULL)
-			j->driver_id = xstrdup(json_str(t, "job_id"));
-		if ((v = json_at(t, "start_time")) && cJSON_IsNumber(v))
-			j->start_ms = (uint64_t)v->valuedouble;
-		if ((v = json_at(t, "end_time")) && cJSON_IsNumber(v))
-			j->end_ms = (uint64_t)v->valuedouble;
-		if ((v = json_at(t, "driver_exit_code")) && cJSON_IsNumber(v)) {
-			j->exit_code = v->valueint;
-			j->has_exit = 1;
-		}
-		if ((v = json_at(t, "sim_ms")) && cJSON_IsNumber(v))
-			j->sim_ms = (int64_t)v->valuedouble;
-		if ((v = json_at(t, "sim_exit")) && cJSON_IsNumber(v))
-			j->sim_exit = v->valueint;
-		if (j->driver_id != NULL) {
-			unsigned n = (unsigned)(strtoul(j->driver_id, NULL, 16) >>
-			    24);
-
-			if (n > h->next_driver)
-				h->next_driver = n;
-		}
-		j->simulated = h->runtime == NULL || strcmp(h->runtime,
-		    "local") != 0;
-		if (ray_job_terminal(j))
-			continue;
-		if (j->simulated) {
-			char *why = NULL;
-
-			(void)ray_demand_parse(j, &why);
-			free(why);
-		}
 		if (!j->simulated) {
 			set_status(j, JOB_FAILED, "Job supervisor actor died: "
 			    "volrayd restarted and its entrypoint process was "
@@ -780,12 +832,80 @@ load(struct ray_head *h, const cJSON *saved)
 			wheel_add(h->r->wheel, &j->timer, SIM_START_MS,
 			    on_sim_start, j);
 		} else if (j->sim_ms >= 0) {
-			uint64_t end = j->start_ms + (uint64_t)j->sim_ms, now =
-			    util_now_ms();
-
-			wheel_add(h->r->wheel, &j->timer, end > now ? end - now :
-			    0, on_sim_end, j);
+			j->placed_ms = j->start_ms;
+			run_on(j);
 		}
+	}
+}
+
+/* Is pod name a Running, undeleted worker of h's cluster? */
+static int
+worker_alive(struct ray_head *h, const char *name)
+{
+	const store_obj *o = name != NULL ? client_get(h->r->c, "pods", h->ns,
+	    name) : NULL;
+	const cJSON *t, *c;
+
+	if (o == NULL || o->deleting || strcmp(o->phase, "Running") != 0)
+		return 0;
+	t = cJSON_GetObjectItemCaseSensitive(o->labels, "ray.io/node-type");
+	c = cJSON_GetObjectItemCaseSensitive(o->labels, "ray.io/cluster");
+	return cJSON_IsString(t) && strcmp(t->valuestring, "worker") == 0 &&
+	    cJSON_IsString(c) && h->cluster != NULL &&
+	    strcmp(c->valuestring, h->cluster) == 0;
+}
+
+/*
+ * A new head recovers its cluster's jobs from GCS storage (gcsstore.c),
+ * as Ray's job manager does after a GCS restart: a job whose supervisor
+ * (its driver) ran on a worker that is still there goes on where it was,
+ * ending when it would have; one whose supervisor was on the old head
+ * (a local entrypoint process, or a job without entrypoint resources)
+ * died with it: FAILED, "failed to get job supervisor". A bundle whose
+ * worker went is placed again.
+ */
+void
+ray_jobs_recover(struct ray_head *h, const cJSON *saved)
+{
+	const cJSON *t;
+
+	cJSON_ArrayForEach(t, saved) {
+		struct ray_job *j = from_record(h, t);
+		const cJSON *where = json_at(t, "placement");
+		int b, lost = 0;
+
+		if (j == NULL || ray_job_terminal(j))
+			continue;
+		if (j->status == JOB_PENDING && j->simulated) {
+			wheel_add(h->r->wheel, &j->timer, SIM_START_MS,
+			    on_sim_start, j);
+			continue;
+		}
+		if (!j->simulated || j->status == JOB_PENDING ||
+		    !j->driver_bundle ||
+		    cJSON_GetArraySize(where) != j->nbundles ||
+		    !worker_alive(h, cJSON_GetArrayItem(where, 0)->valuestring)) {
+			set_status(j, JOB_FAILED, "Unexpected error occurred: "
+			    "failed to get job supervisor.",
+			    "JOB_SUPERVISOR_ACTOR_START_FAILURE");
+			continue;
+		}
+		for (b = 0; b < j->nbundles; b++) {
+			const char *n = cJSON_GetArrayItem(where, b)->valuestring;
+
+			if (n != NULL && worker_alive(h, n))
+				j->bundles[b].node = xstrdup(n);
+			else
+				lost = 1;
+		}
+		if (!lost) {
+			j->placed = 1;
+			run_on(j);
+			continue;
+		}
+		/* Its tasks start again where they fit. */
+		(void)ray_demand_release(j);
+		place(h);
 	}
 }
 

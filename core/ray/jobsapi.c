@@ -175,10 +175,13 @@ serve(struct ray_head *h, http_req *req)
 		reply_json(req, 200, ray_serve_get(h));
 	else if (is(req, "PUT")) {
 		code = ray_serve_put(h, req->body, req->body_len, &text);
+		if (code == 200)
+			ray_gcs_put_serve(h->gcs, h);
 		reply_text(req, code, text ? text : "");
 		free(text);
 	} else if (is(req, "DELETE")) {
 		ray_serve_delete(h);
+		ray_gcs_put_serve(h->gcs, h);
 		reply_text(req, 200, "");
 	} else
 		not_allowed(req);

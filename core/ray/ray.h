@@ -59,15 +59,15 @@ int ray_serves(ray *, const char *ns, const char *pod, int port);
  */
 int ray_forward_port(ray *, const char *ns, const char *pod, int port);
 /*
- * A KubeRay submitter on a simulated node (simsubmit.c): submit job id
- * to the head address names, unless it has it, and follow it; done gets
- * the `ray job` command's exit code. The node manager's hook
- * (node_mgr_set_sim_submitter), with the ray as rp.
+ * What Ray's command in container ctr of pod ns/pod on a simulated node
+ * would do (simeffect.c): a handle when it is Ray's to play (a KubeRay
+ * submitter, the Redis cleanup Job, a worker's raylet), done getting the
+ * command's exit code; NULL otherwise. The node manager's hook
+ * (node_mgr_set_sim_effect), with the ray as rp.
  */
-void *ray_sim_submit(void *rp, const char *ns, const char *pod,
-    const char *address, const char *id, void (*done)(void *, int),
-    void *arg);
-void ray_sim_submit_cancel(void *handle);
+void *ray_sim_effect(void *rp, const char *ns, const char *pod,
+    const char *ctr, int init, void (*done)(void *, int), void *arg);
+void ray_sim_effect_cancel(void *handle);
 /*
  * Keep every Ray job that ends in dir, at most max_jobs of them and
  * max_bytes (the oldest go first), after its cluster is gone

@@ -50,6 +50,8 @@ struct ray_job {
 	int nbundles;
 	size_t bundle_cap;
 	int placed;			/* all bundles placed: running */
+	int driver_bundle;		/* bundles[0] is the entrypoint's */
+	uint64_t placed_ms;		/* when placed (Unix ms) */
 };
 
 struct serve_app;
@@ -89,6 +91,12 @@ struct ray_head {
 	char *sim_serve_duration;
 	wheel_timer place_timer;	/* jobs.c: jobs wait to be placed */
 	hmap *idle_since;		/* pod name -> struct idle (demand.c) */
+	char *cluster;			/* its ray.io/cluster label, or NULL */
+	char *session;			/* the GCS's session name */
+	int loaded;			/* its jobs were read (journal, GCS) */
+	int ft;				/* GCS fault tolerance (gcsstore.c) */
+	struct gcs_store *gcs;		/* its GCS storage, NULL: none */
+	int recovering;			/* reading GCS storage: not serving */
 };
 
 struct ray_history;
@@ -100,6 +108,7 @@ struct ray {
 	wheel *wheel;
 	hmap *heads;			/* uid -> head */
 	struct ray_history *history;	/* history.c, NULL: none kept */
+	struct raylet *raylets;		/* raylet.c: simulated workers */
 };
 
 /* head.c: the head pod ns/name, or NULL. */
@@ -123,6 +132,10 @@ void ray_demand_head_free(struct ray_head *);
 cJSON *ray_demand_report(struct ray_head *);
 
 /* auth.c: Ray's token authentication. */
+/* An env variable of container c in namespace ns: its value, or the
+   Secret key it refers to (malloc'd); NULL when absent. */
+char *ray_pod_env(client *, const char *ns, const cJSON *c,
+    const char *name);
 /*
  * The token a pod's container (the first, or the one whose env has
  * `with`) carries in RAY_AUTH_TOKEN (malloc'd, NULL if none);
@@ -170,6 +183,64 @@ void ray_jobs_free(struct ray_head *);
    resolved), then the journal rewritten. */
 void ray_jobs_load(struct ray_head *);
 
+/* A job's record, as the journal and GCS storage keep it (new tree). */
+cJSON *ray_job_record(const struct ray_job *);
+/* A new head's jobs from its cluster's GCS storage (gcsstore.c). */
+void ray_jobs_recover(struct ray_head *, const cJSON *records);
+
+/* gcsstore.c: GCS fault tolerance on Redis. */
+struct gcs_target {
+	char *address;			/* as given */
+	char *host;			/* an IP address */
+	int port;
+	char *user, *pass;		/* NULL: none */
+	char *storage_ns;		/* the external storage namespace */
+};
+/* Redis as a pod's Ray container names it: 0, or -1 with *why. */
+int ray_gcs_target(ray *, const char *ns, const cJSON *pod,
+    struct gcs_target *, char **why);
+void ray_gcs_target_free(struct gcs_target *);
+struct gcs_store;
+typedef cJSON *(*ray_gcs_record_fn)(const struct ray_job *);
+typedef cJSON *(*ray_gcs_serve_fn)(const struct ray_head *);
+typedef void (*ray_gcs_loaded_fn)(struct ray_head *, const cJSON *records,
+    const char *session, const cJSON *serve);
+/* A head's storage; load: read it first (loaded), else write it. Jobs
+   are written as record makes them, Serve's applications as serve. */
+struct gcs_store *ray_gcs_open(struct ray_head *, const struct gcs_target *,
+    int load, ray_gcs_record_fn record, ray_gcs_serve_fn serve,
+    ray_gcs_loaded_fn loaded);
+/* Serve's applications changed (their state through the store's serve). */
+void ray_gcs_put_serve(struct gcs_store *, const struct ray_head *);
+void ray_gcs_put(struct gcs_store *, const char *id, const cJSON *rec);
+void ray_gcs_del(struct gcs_store *, const char *id);
+void ray_gcs_close(struct gcs_store *);
+/* A new session name, "session_<UTC time>_<6 digits from seed>". */
+char *ray_session_name(const char *seed);
+/* KubeRay's Redis cleanup: delete the storage namespace's keys, then
+   done(arg, 0), or done(arg, 1) after max_tries connections failed. */
+struct gcs_clean;
+struct gcs_clean *ray_gcs_clean(ray *, const struct gcs_target *,
+    int max_tries, int wait_ms, void (*done)(void *, int), void *arg);
+void ray_gcs_clean_cancel(struct gcs_clean *);
+
+/* raylet.c: simulated workers, which lose their head as Ray's do. */
+struct raylet;
+struct raylet *ray_raylet_start(ray *, const char *ns, const char *pod,
+    const char *cluster, int timeout_s, void (*done)(void *, int),
+    void *arg);
+void ray_raylet_cancel(struct raylet *);
+/* A head of cluster ns/cluster changed: its raylets look again. */
+void ray_raylets_check(ray *, const char *ns, const char *cluster);
+
+/* simsubmit.c: a KubeRay submitter on a simulated node: submit job id
+   to the head address names, unless it has it, and follow it; done gets
+   the `ray job` command's exit code. */
+void *ray_sim_submit(ray *, const char *ns, const char *pod,
+    const char *address, const char *id, void (*done)(void *, int),
+    void *arg);
+void ray_sim_submit_cancel(void *handle);
+
 /* journal.c */
 /* A job as the journal keeps it (a new tree). */
 typedef cJSON *(*ray_journal_record_fn)(const struct ray_job *);
@@ -190,5 +261,8 @@ int ray_serve_put(struct ray_head *, const char *body, size_t len,
 cJSON *ray_serve_get(struct ray_head *);
 void ray_serve_delete(struct ray_head *);
 void ray_serve_free(struct ray_head *);
+/* The applications as GCS storage keeps them (new tree), and back. */
+cJSON *ray_serve_state(const struct ray_head *);
+void ray_serve_restore(struct ray_head *, const cJSON *state);
 
 #endif

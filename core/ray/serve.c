@@ -212,6 +212,54 @@ app_details(const struct serve_app *a, uint64_t now)
 }
 
 cJSON *
+ray_serve_state(const struct ray_head *h)
+{
+	cJSON *t = cJSON_CreateObject(), *apps = cJSON_CreateArray(), *x;
+	const struct serve_app *a;
+
+	json_set(t, "config", h->serve_config ?
+	    cJSON_Duplicate(h->serve_config, 1) : cJSON_CreateNull());
+	for (a = h->apps; a != NULL; a = a->next) {
+		x = cJSON_CreateObject();
+		json_set_str(x, "name", a->name);
+		json_set(x, "config", cJSON_Duplicate(a->config, 1));
+		json_set_num(x, "deployed_ms", (double)a->deployed_ms);
+		json_set_num(x, "ready_ms", (double)a->ready_ms);
+		cJSON_AddItemToArray(apps, x);
+	}
+	json_set(t, "applications", apps);
+	return t;
+}
+
+void
+ray_serve_restore(struct ray_head *h, const cJSON *state)
+{
+	struct serve_app *a, **tail = &h->apps;
+	const cJSON *x, *c;
+
+	if (!cJSON_IsObject(state))
+		return;
+	ray_serve_free(h);
+	c = json_at(state, "config");
+	h->serve_config = cJSON_IsObject(c) ? cJSON_Duplicate(c, 1) : NULL;
+	cJSON_ArrayForEach(x, json_at(state, "applications")) {
+		if (json_str(x, "name") == NULL)
+			continue;
+		a = xcalloc(1, sizeof *a);
+		a->name = xstrdup(json_str(x, "name"));
+		a->config = cJSON_Duplicate(json_at(x, "config"), 1);
+		if (a->config == NULL)
+			a->config = cJSON_CreateObject();
+		c = json_at(x, "deployed_ms");
+		a->deployed_ms = cJSON_IsNumber(c) ? (uint64_t)c->valuedouble : 0;
+		c = json_at(x, "ready_ms");
+		a->ready_ms = cJSON_IsNumber(c) ? (uint64_t)c->valuedouble : 0;
+		*tail = a;
+		tail = &a->next;
+	}
+}
+
+cJSON *
 ray_serve_get(struct ray_head *h)
 {
 	cJSON *t = cJSON_CreateObject(), *apps = cJSON_CreateObject(), *ho;

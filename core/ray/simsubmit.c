@@ -37,6 +37,8 @@ struct simsub {
 	char ns[254], pod[254], id[128];
 	char host[512];
 	int submitted;
+	int following;			/* saw the job: `ray job logs --follow` */
+	char head_uid[64];		/* of the head it follows */
 	int ticks;
 	void (*done)(void *, int);
 	void *arg;
@@ -221,7 +223,16 @@ on_tick(uv_timer_t *t)
 	char *text = NULL;
 	cJSON *body;
 
-	if (h == NULL || !h->running) {
+	if (h == NULL || !h->running || (s->following &&
+	    strcmp(h->uid, s->head_uid) != 0)) {
+		if (s->following) {
+			/* The follow's connection is lost with the head. */
+			log_info("ray: %s/%s: lost the Ray head at %s while "
+			    "following job %s: the simulated submitter fails",
+			    s->ns, s->pod, s->host, s->id);
+			finish(s, 1);
+			return;
+		}
 		if (++s->ticks >= GIVE_UP_TICKS) {
 			log_info("ray: %s/%s: no Ray head at %s: the simulated "
 			    "submitter fails", s->ns, s->pod, s->host);
@@ -255,16 +266,18 @@ on_tick(uv_timer_t *t)
 		}
 		cJSON_Delete(body);
 	}
+	if (!s->following)
+		util_strf(s->head_uid, sizeof s->head_uid, "%s", h->uid);
+	s->following = 1;
 	if (ray_job_terminal(j))
 		finish(s, 0);
 }
 
 void *
-ray_sim_submit(void *rp, const char *ns, const char *pod,
+ray_sim_submit(ray *r, const char *ns, const char *pod,
     const char *address, const char *id, void (*done)(void *, int),
     void *arg)
 {
-	ray *r = rp;
 	struct simsub *s = xcalloc(1, sizeof *s);
 	const char *h = address;
 	size_t n;

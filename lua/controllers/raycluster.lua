@@ -11,7 +11,11 @@
 -- (expectations) so a read that lags behind never makes extra pods. With
 -- Volcano (see raypodgroup.lua) the PodGroup is made before the pods.
 -- status carries KubeRay's fields and conditions; `state` is ready once
--- every desired pod runs and is ready.
+-- every desired pod runs and is ready. GCS fault tolerance (raygcsft.lua):
+-- with Redis the cluster carries a finalizer, and its deletion ends with
+-- KubeRay's Redis cleanup Job; the embedded backend gets its PVC. A lost
+-- head is made again, except in a provisioned cluster annotated
+-- ray.io/disable-provisioned-head-restart (a SidecarMode RayJob's).
 local v = volray
 local canon = require("canon")
 local exp = require("expectations")
@@ -20,6 +24,7 @@ local raypod = require("raypod")
 local raypg = require("raypodgroup")
 local validate = require("rayvalidate")
 local cond = require("raycond")
+local gcsft = require("raygcsft")
 
 local RC = "ray.io/v1/rayclusters"
 local REQUEUE_SHORT = 2    -- after an error or a status change
@@ -28,8 +33,10 @@ local MAX_BURST = 200      -- pod creations or deletions per pass
 
 local controller = {
   primary = RC,
-  owns = { "v1/pods", "v1/services", raypg.PODGROUPS },
+  owns = { "v1/pods", "v1/services", raypg.PODGROUPS, "batch/v1/jobs" },
 }
+local JOBS = "batch/v1/jobs"
+local REQUEUE_HEAD_GONE = 10  -- KubeRay's wait for the head to terminate
 
 -- A failure of this pass: it becomes ReplicaFailure and a short requeue.
 local function failure(reason, message)
@@ -234,11 +241,19 @@ local function suspend_pods(rc, pods, key)
   return nil, #pods == 0
 end
 
+local DISABLE_HEAD_RESTART = "ray.io/disable-provisioned-head-restart"
+
 local function reconcile_head(rc, heads, key)
   local scope = key .. "/head"
   if not exp.satisfied(scope, heads) then return nil, true end
   local live = active(heads)
   if #live == 0 then
+    -- A RayJob's SidecarMode cluster gets no new head once provisioned:
+    -- its submitter and its submission id went with the old one.
+    if cond.is_true(rc.status, "RayClusterProvisioned") and
+        (rc.metadata.annotations or {})[DISABLE_HEAD_RESTART] == "true" then
+      return nil, false
+    end
     return create_pod(rc, "head", rc.spec.headGroupSpec, scope), true
   end
   if #live > 1 then
@@ -515,13 +530,89 @@ local function reconcile_auth_secret(rc)
   }, "Secret")
 end
 
+local function has_finalizer(rc)
+  for _, f in ipairs(rc.metadata.finalizers or {}) do
+    if f == gcsft.FINALIZER then return true end
+  end
+  return false
+end
+
+-- Add or remove the Redis cleanup finalizer; false on a conflict.
+local function set_finalizer(rc, on)
+  local list = v.array()
+  for _, f in ipairs(rc.metadata.finalizers or {}) do
+    if f ~= gcsft.FINALIZER then list[#list + 1] = f end
+  end
+  if on then list[#list + 1] = gcsft.FINALIZER end
+  local out, err, code = v.patch(RC, rc.metadata.namespace, rc.metadata.name,
+    { metadata = { finalizers = list, resourceVersion = rc.metadata.resourceVersion } })
+  if out == nil and code ~= 409 and code ~= 404 then error("finalizer: " .. tostring(err), 0) end
+  return out ~= nil
+end
+
+local function job_finished(job)
+  for _, c in ipairs((job.status or {}).conditions or {}) do
+    if (c.type == "Complete" or c.type == "Failed") and c.status == "True" then return c.type end
+  end
+  return nil
+end
+
+-- A Redis cluster being deleted: its pods go, then, once no head is
+-- left (its GCS could still write), the cleanup Job runs; the finalizer
+-- goes when the Job has finished either way, as KubeRay's does.
+local function reconcile_deletion(rc, key)
+  if not has_finalizer(rc) then return nil end
+  if gcsft.embedded(rc.spec) then
+    if not set_finalizer(rc, false) then return { requeue = true } end
+    return nil
+  end
+  local heads, groups = sort_pods(owned("v1/pods", rc))
+  for _, p in ipairs(active(heads)) do delete_pod(rc, p, key .. "/head", "the RayCluster is deleted") end
+  for g, pods in pairs(groups) do
+    for _, p in ipairs(active(pods)) do delete_pod(rc, p, key .. "/" .. g, "the RayCluster is deleted") end
+  end
+  if #heads > 0 then return { requeue_after = REQUEUE_HEAD_GONE } end
+  local job
+  for _, j in ipairs(owned(JOBS, rc)) do
+    if (j.metadata.labels or {})[raypod.NODE_TYPE] == gcsft.CLEANUP_TYPE then job = j end
+  end
+  if job ~= nil then
+    local done = job_finished(job)
+    if done == nil then return { requeue_after = REQUEUE_SHORT } end
+    if not set_finalizer(rc, false) then return { requeue = true } end
+    v.info("RayCluster %s/%s: Redis cleanup Job %s %s; finalizer %s removed", rc.metadata.namespace,
+      rc.metadata.name, job.metadata.name, done == "Complete" and "completed" or
+      "failed (delete the storage namespace in Redis by hand)", gcsft.FINALIZER)
+    return nil
+  end
+  local spec = raypod.build(rc, "head", rc.spec.headGroupSpec)
+  local out, err, code = v.create(gcsft.cleanup_job(rc, spec))
+  if out == nil and code ~= 409 then
+    v.event(rc, "Warning", "FailedToCreateRedisCleanupJob", "Failed to create Redis cleanup Job " ..
+      rc.metadata.namespace .. "/" .. rc.metadata.name .. "-redis-cleanup, " .. tostring(err))
+    return { requeue_after = REQUEUE_SHORT }
+  end
+  if out ~= nil then
+    v.event(rc, "Normal", "CreatedRedisCleanupJob", "Created Redis cleanup Job " ..
+      out.metadata.namespace .. "/" .. out.metadata.name)
+  end
+  return { requeue_after = REQUEUE_SHORT }
+end
+
+-- The embedded GCS backend's claim (KubeRay's {cluster}-gcs-pvc).
+local function reconcile_gcs_storage(rc)
+  local pvc = gcsft.storage_claim(rc)
+  if pvc == nil then return nil end
+  return ensure(rc, "v1/persistentvolumeclaims", pvc, "PVC")
+end
+
 function controller.reconcile(req)
   local rc = v.get(RC, req.namespace, req.name)
   if rc == nil then
     exp.forget(req.key .. "/")
     return nil
   end
-  if rc.metadata.deletionTimestamp ~= nil then return nil end
+  if rc.metadata.deletionTimestamp ~= nil then return reconcile_deletion(rc, req.key) end
   local managed = rc.spec.managedBy
   if managed ~= nil and managed ~= v.null and managed ~= validate.OPERATOR then return nil end
   local bad = validate.cluster(rc)
@@ -529,6 +620,11 @@ function controller.reconcile(req)
     local meta = validate.name("RayCluster", rc.metadata.name, validate.MAX_CLUSTER_NAME)
     v.event(rc, "Warning", meta and "InvalidRayClusterMetadata" or "InvalidRayClusterSpec", bad)
     return nil
+  end
+  -- With Redis, the finalizer first; the cluster is made after it.
+  if gcsft.redis(rc) and not has_finalizer(rc) then
+    set_finalizer(rc, true)
+    return { requeue = true }
   end
   rc.status = rc.status or {}
   local before = status_text(rc.status)
@@ -543,6 +639,7 @@ function controller.reconcile(req)
   svc, fail = reconcile_service(rc)
   if fail == nil then fail = reconcile_autoscaler_rbac(rc) end
   if fail == nil then fail = reconcile_auth_secret(rc) end
+  if fail == nil then fail = reconcile_gcs_storage(rc) end
   if fail == nil then fail, soon = reconcile_pods(rc, req.key) end
   compute_status(rc, svc, fail)
   local changed = status_text(rc.status) ~= before

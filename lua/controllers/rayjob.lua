@@ -254,6 +254,15 @@ local function running(job, st, now, key)
       fail(st, "SubmissionFailed", "the submitter Job failed: " .. tostring(sub_info or ""))
       return 0
     end
+  elseif mode(job) == "SidecarMode" then
+    -- The submitter lives in the head pod: without it the job is lost
+    -- (the cluster makes no new head, raycluster.lua).
+    local heads = v.list("v1/pods", job.metadata.namespace,
+      { labels = "ray.io/cluster=" .. st.rayClusterName .. ",ray.io/node-type=head" })
+    if #heads == 0 then
+      fail(st, "AppFailed", "Ray head pod not found.")
+      return 0
+    end
   end
   local base, berr = dashboard_base(job, rc)
   local r = base and dash.job_info(base, st.jobId) or { error = berr }

@@ -36,17 +36,26 @@ function M.build(job)
   for k, x in pairs(job.metadata.labels or {}) do labels[k] = x end
   labels[raypod.ORIGIN_NAME] = job.metadata.name
   labels[raypod.ORIGIN_CRD] = "RayJob"
+  -- The RayJob's annotations (GCS fault tolerance's among them), but
+  -- not what kubectl applied to the RayJob.
+  local annotations = {}
+  for k, x in pairs(job.metadata.annotations or {}) do
+    if k ~= "kubectl.kubernetes.io/last-applied-configuration" then annotations[k] = x end
+  end
   local spec = v.deepcopy(job.spec.rayClusterSpec)
   if job.spec.submissionMode == "SidecarMode" then
     local hs = spec.headGroupSpec.template.spec
     local port = raypod.port(spec.headGroupSpec.rayStartParams, "dashboard")
     hs.containers[#hs.containers + 1] = sub.sidecar(job, port)
     hs.restartPolicy = "Never"
+    -- Its submitter and submission id go with the head: no new head.
+    annotations["ray.io/disable-provisioned-head-restart"] = "true"
   end
   return {
     apiVersion = "ray.io/v1", kind = "RayCluster",
     metadata = { name = job.status.rayClusterName, namespace = job.metadata.namespace,
-      labels = labels, ownerReferences = v.array({ v.owner_ref(job) }) },
+      labels = labels, annotations = next(annotations) and annotations or nil,
+      ownerReferences = v.array({ v.owner_ref(job) }) },
     spec = spec,
   }
 end

@@ -11,6 +11,7 @@
 -- default ports it lacks (gcs-server 6379, dashboard 8265, client 10001,
 -- metrics 8080), which the head Service then exposes.
 local v = volray
+local gcsft = require("raygcsft")
 local M = {}
 
 M.CLUSTER = "ray.io/cluster"
@@ -225,7 +226,6 @@ function M.add_env(cluster, node_type, container, start_cmd)
   set_env(container, "RAY_USAGE_STATS_KUBERAY_IN_USE", "1")
   local crd = (cluster.metadata.labels or {})[M.ORIGIN_CRD] or "RayCluster"
   set_env(container, "RAY_USAGE_STATS_EXTRA_TAGS", "kuberay_version=volray;kuberay_crd=" .. crd)
-  set_env(container, "REDIS_PASSWORD", "")
   set_env(container, "RAY_DASHBOARD_ENABLE_K8S_DISK_USAGE", "1")
 end
 
@@ -401,9 +401,11 @@ function M.build(cluster, node_type, group_spec, extra_labels, pg)
   local ray = containers[1]
   if ray ~= nil then
     local params = M.start_params(cluster, node_type, group_spec, ray)
+    gcsft.start_params(cluster, node_type, params)
     local cmd = M.start_command(node_type, params)
     M.set_command(pod, ray, cmd)
     M.add_env(cluster, node_type, ray, cmd)
+    gcsft.configure(cluster, node_type, pod, ray)
     if node_type == "head" then M.add_head_ports(ray, group_spec.rayStartParams) end
     if M.auth_enabled(cluster.spec) then
       -- The Ray container, and SidecarMode's submitter beside it.

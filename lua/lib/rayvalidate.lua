@@ -3,6 +3,7 @@
 -- into the Warning Event (and, for a RayJob, status.message). Checks that
 -- the CRD schema already makes (types, enums, minimums) are not repeated.
 local v = volray
+local gcsft = require("raygcsft")
 local M = {}
 
 M.MAX_CLUSTER_NAME = 53
@@ -37,7 +38,7 @@ end
 
 -- A RayCluster spec (also a RayJob's rayClusterSpec and a RayService's
 -- rayClusterConfig).
-function M.cluster_spec(spec)
+function M.cluster_spec(spec, annotations)
   if not present(spec) then return "the RayCluster spec is missing" end
   local hg = spec.headGroupSpec
   if not present(hg) then return "headGroupSpec is required" end
@@ -63,11 +64,12 @@ function M.cluster_spec(spec)
   if present(spec.managedBy) and spec.managedBy ~= M.OPERATOR and spec.managedBy ~= "kueue.x-k8s.io/multikueue" then
     return string.format("spec.managedBy %q is not supported", spec.managedBy)
   end
-  return nil
+  return gcsft.validate(spec, annotations)
 end
 
 function M.cluster(rc)
-  return M.name("RayCluster", rc.metadata.name, M.MAX_CLUSTER_NAME) or M.cluster_spec(rc.spec)
+  return M.name("RayCluster", rc.metadata.name, M.MAX_CLUSTER_NAME) or
+    M.cluster_spec(rc.spec, rc.metadata.annotations)
 end
 
 local MODES = { K8sJobMode = true, HTTPMode = true, InteractiveMode = true, SidecarMode = true }
