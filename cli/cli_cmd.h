@@ -4,7 +4,7 @@
  * wait), cli_edit.c (patch, label, annotate, scale), cli_describe.c
  * (describe), cli_misc.c (logs, version, api-resources, completion),
  * cli_kubeconfig.c (kubeconfig), cli_policy.c (policy), cli_queue.c (queue), cli_rayjob.c
- * (rayjob logs). Each takes the words left
+ * (rayjob logs), cli_ray.c (ray: the kubectl ray plugin's verbs). Each takes the words left
  * after option parsing and returns an exit status: CLI_OK, CLI_FAIL or
  * CLI_USAGE.
  */
@@ -43,6 +43,7 @@ int cli_session_run(int argc, char **argv);
 int cli_policy_dry_run(const char *dir);
 int cli_sim_run(int argc, char **argv);
 int cli_rayjob_run(int argc, char **argv);
+int cli_ray_run(int argc, char **argv);
 
 /* The verb table of volray.c, for help and completion. */
 extern const struct cli_verb cli_verbs[];

@@ -19,7 +19,8 @@
 #include "lib/xmalloc.h"
 
 struct cli_opts cli_opts = { .tail = -1, .timeout_ms = 30000,
-    .replicas = -1, .grace = -1, .limit_bytes = -1 };
+    .replicas = -1, .grace = -1, .limit_bytes = -1,
+    .ray = { .min_replicas = -1, .max_replicas = -1 } };
 
 const struct cli_opt cli_opt_global[] = {
 	{ "kubeconfig", 0, CLI_OPT_STR, &cli_opts.conn.kubeconfig, "FILE",

@@ -41,6 +41,19 @@ struct cli_opts {
 		const char	*name, *image, *requests, *limits, *queue;
 		const char	*scheduler;
 	} job;
+	struct cli_ray_opts {		/* ray: the kubectl ray plugin's */
+		const char	*ray_version, *image, *head_cpu, *head_memory;
+		const char	*head_gpu, *worker_cpu, *worker_memory;
+		const char	*worker_gpu, *labels, *annotations;
+		const char	*head_params, *worker_params, *autoscaler;
+		const char	*cluster, *worker_group, *node_type, *out_dir;
+		const char	*job_name, *working_dir, *runtime_env_json;
+		const char	*metadata_json, *entrypoint_resources;
+		const char	*ep_cpus, *ep_gpus, *submission_id;
+		long		 min_replicas, max_replicas, hosts, ep_memory;
+		long		 timeout_ms;
+		int		 dry_run, yes, no_wait;
+	} ray;
 	struct cli_queue_opts {		/* queue create / operate */
 		long		 weight, priority;
 		const char	*parent, *capability, *deserved, *guarantee;

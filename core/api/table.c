@@ -417,19 +417,6 @@ wide_template(cJSON *cells, const cJSON *o)
 	cell_str(cells, buf);
 }
 
-static int
-has_condition(const cJSON *o, const char *type)
-{
-	const cJSON *c;
-
-	cJSON_ArrayForEach(c, json_at(o, "status.conditions"))
-		if (json_str(c, "type") && strcmp(json_str(c, "type"), type) ==
-		    0 && json_str(c, "status") && strcmp(json_str(c, "status"),
-		    "True") == 0)
-			return 1;
-	return 0;
-}
-
 static void
 job_row(cJSON *cells, const cJSON *o)
 {
@@ -438,11 +425,11 @@ job_row(cJSON *cells, const cJSON *o)
 	time_t start = util_time_parse(json_str(o, "status.startTime"));
 	time_t end = util_time_parse(json_str(o, "status.completionTime"));
 
-	if (has_condition(o, "Complete"))
+	if (json_condition_true(o, "Complete"))
 		status = "Complete";
-	else if (has_condition(o, "Failed"))
+	else if (json_condition_true(o, "Failed"))
 		status = "Failed";
-	else if (has_condition(o, "Suspended"))
+	else if (json_condition_true(o, "Suspended"))
 		status = "Suspended";
 	else if (json_at(o, "metadata.deletionTimestamp") != NULL)
 		status = "Terminating";

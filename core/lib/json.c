@@ -253,3 +253,16 @@ json_drop_duplicates(cJSON *o)
 		drop_dups(o, NULL, &out, &len);
 	return out;
 }
+
+int
+json_condition_true(const cJSON *o, const char *type)
+{
+	const cJSON *c;
+
+	cJSON_ArrayForEach(c, json_at(o, "status.conditions"))
+		if (json_str(c, "type") && strcmp(json_str(c, "type"), type) ==
+		    0 && json_str(c, "status") && strcmp(json_str(c, "status"),
+		    "True") == 0)
+			return 1;
+	return 0;
+}

@@ -25,6 +25,8 @@ void json_set_num(cJSON *, const char *key, double value);
 void json_del(cJSON *, const char *key);
 /* Does the array at a dotted path hold the string s? */
 int json_has_string(const cJSON *, const char *path, const char *s);
+/* Is the object's status condition of that type True? */
+int json_condition_true(const cJSON *, const char *type);
 /* Deep equality of two trees (numbers by value, objects unordered). */
 int json_equal(const cJSON *, const cJSON *);
 /*

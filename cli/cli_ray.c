@@ -1,0 +1,643 @@
+/*
+ * volray ray: what KubeRay's `kubectl ray` plugin (1.7) does, with its
+ * flags, defaults and messages:
+ *   create cluster NAME        a RayCluster as the plugin generates it
+ *                              (--dry-run prints it; --wait until
+ *                              RayClusterProvisioned)
+ *   create workergroup NAME -c CLUSTER   a worker group added to it
+ *   get cluster [NAME]         Desired/Available workers, resources,
+ *                              condition, status, age
+ *   get workergroup [NAME] [-c CLUSTER]  min, max, ready/desired, totals
+ *   get node [NAME] [-c CLUSTER]         the Ray pods with their requests
+ *   get token CLUSTER          the token of authOptions' Secret
+ *   scale cluster NAME -w GROUP [-r N] [--min-replicas N] [--max-replicas N]
+ *   job submit --name NAME [ray job submit flags] -- ENTRYPOINT...
+ *                              a RayJob in InteractiveMode, then the Ray
+ *                              job submitted to its head (through the
+ *                              API server's service proxy) with that id,
+ *                              followed as `ray job submit` does
+ *   log NAME [--out-dir D] [--node-type all|head|worker]
+ *                              every Ray pod's container logs into D/NAME
+ *   delete NAME | raycluster/NAME | rayjob/NAME | rayservice/NAME [-y]
+ * The gets are in cli_ray_get.c, job submit and log in cli_ray_job.c.
+ * Documented in volray(1), RAY.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli_buf.h"
+#include "cli_cmd.h"
+#include "cli_color.h"
+#include "cli_http.h"
+#include "cli_obj.h"
+#include "cli_opt.h"
+#include "cli_print.h"
+#include "cli_res.h"
+#include "cli_table.h"
+#include "lib/json.h"
+#include "lib/podspec.h"
+#include "lib/util.h"
+#include "cli_ray.h"
+
+#define RAY_VERSION	"2.52.0"
+#define POLL_US		200000
+
+const char *
+cli_ray_ns(void)
+{
+	return cli_opts.ns != NULL ? cli_opts.ns : cli_http_namespace();
+}
+
+const char *
+cli_ray_or(const char *v, const char *def)
+{
+	return v != NULL ? v : def;
+}
+
+/* Set item at a dotted path, making the objects on the way. */
+void
+cli_ray_put(cJSON *o, const char *path, cJSON *item)
+{
+	char key[128];
+	const char *dot;
+
+	while ((dot = strchr(path, '.')) != NULL) {
+		snprintf(key, sizeof key, "%.*s", (int)(dot - path), path);
+		o = json_obj(o, key);
+		path = dot + 1;
+	}
+	json_set(o, path, item);
+}
+
+/* A label (or any member whose key has dots) of an object, or NULL. */
+const char *
+cli_ray_member(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* "k=v,k2=v2" into an object of strings; -1 when malformed. */
+static int
+kv_map(const char *s, cJSON *into, const char *flag)
+{
+	char *copy, *tok, *save = NULL, *eq;
+
+	if (s == NULL)
+		return 0;
+	copy = strdup(s);
+	for (tok = strtok_r(copy, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		if ((eq = strchr(tok, '=')) == NULL || eq == tok) {
+			cli_color_errorf("%s: %s is not KEY=VALUE\n", flag, tok);
+			free(copy);
+			return -1;
+		}
+		*eq = '\0';
+		cJSON_DeleteItemFromObjectCaseSensitive(into, tok);
+		cJSON_AddStringToObject(into, tok, eq + 1);
+	}
+	free(copy);
+	return 0;
+}
+
+/* Requests (cpu, memory, GPUs) and limits (memory, GPUs) of non-zero
+   quantities, as the plugin's generation does. */
+static cJSON *
+resources(const char *cpu, const char *mem, const char *gpu)
+{
+	cJSON *r = cJSON_CreateObject(), *req = cJSON_CreateObject();
+	cJSON *lim = cJSON_CreateObject();
+	double q;
+
+	if (cpu && quantity_parse(cpu, &q) == 0 && q != 0)
+		cJSON_AddStringToObject(req, "cpu", cpu);
+	if (mem && quantity_parse(mem, &q) == 0 && q != 0) {
+		cJSON_AddStringToObject(req, "memory", mem);
+		cJSON_AddStringToObject(lim, "memory", mem);
+	}
+	if (gpu && quantity_parse(gpu, &q) == 0 && q != 0) {
+		cJSON_AddStringToObject(req, "nvidia.com/gpu", gpu);
+		cJSON_AddStringToObject(lim, "nvidia.com/gpu", gpu);
+	}
+	cJSON_AddItemToObject(r, "requests", req);
+	cJSON_AddItemToObject(r, "limits", lim);
+	return r;
+}
+
+int
+cli_ray_check_quantities(void)
+{
+	const char *q[] = { cli_opts.ray.head_cpu, cli_opts.ray.head_memory,
+	    cli_opts.ray.head_gpu, cli_opts.ray.worker_cpu,
+	    cli_opts.ray.worker_memory, cli_opts.ray.worker_gpu };
+	size_t i;
+	double d;
+
+	for (i = 0; i < sizeof q / sizeof *q; i++)
+		if (q[i] != NULL && quantity_parse(q[i], &d) != 0) {
+			cli_color_errorf("%s is not a quantity\n", q[i]);
+			return -1;
+		}
+	return 0;
+}
+
+/* A worker group of the flags' shape. */
+static cJSON *
+worker_group(const char *name, const char *image)
+{
+	cJSON *g = cJSON_CreateObject(), *c, *params = cJSON_CreateObject();
+	long replicas = cli_opts.replicas >= 0 ? cli_opts.replicas : 1;
+
+	if (kv_map(cli_opts.ray.worker_params, params,
+	    "--worker-ray-start-params") != 0) {
+		cJSON_Delete(params);
+		cJSON_Delete(g);
+		return NULL;
+	}
+	cJSON_AddStringToObject(g, "groupName", name);
+	cJSON_AddNumberToObject(g, "replicas", (double)replicas);
+	if (cli_opts.ray.min_replicas >= 0)
+		cJSON_AddNumberToObject(g, "minReplicas",
+		    (double)cli_opts.ray.min_replicas);
+	if (cli_opts.ray.max_replicas >= 0)
+		cJSON_AddNumberToObject(g, "maxReplicas",
+		    (double)cli_opts.ray.max_replicas);
+	if (cli_opts.ray.hosts > 0)
+		cJSON_AddNumberToObject(g, "numOfHosts",
+		    (double)cli_opts.ray.hosts);
+	cJSON_AddItemToObject(g, "rayStartParams", params);
+	c = cJSON_CreateObject();
+	cJSON_AddStringToObject(c, "name", "ray-worker");
+	cJSON_AddStringToObject(c, "image", image);
+	cJSON_AddItemToObject(c, "resources", resources(
+	    cli_ray_or(cli_opts.ray.worker_cpu, "2"),
+	    cli_ray_or(cli_opts.ray.worker_memory,
+	    "4Gi"), cli_ray_or(cli_opts.ray.worker_gpu, "0")));
+	cli_ray_put(g, "template.spec.containers", cJSON_CreateArray());
+	cJSON_AddItemToArray(json_at(g, "template.spec.containers"), c);
+	return g;
+}
+
+static cJSON *
+port(int n, const char *name)
+{
+	cJSON *p = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(p, "containerPort", n);
+	cJSON_AddStringToObject(p, "name", name);
+	return p;
+}
+
+/* The RayCluster spec the plugin generates from the flags. */
+cJSON *
+cli_ray_cluster_spec(void)
+{
+	const char *version = cli_ray_or(cli_opts.ray.ray_version, RAY_VERSION);
+	char image[160];
+	cJSON *spec = cJSON_CreateObject(), *c, *ports, *params, *groups, *g;
+
+	snprintf(image, sizeof image, "rayproject/ray:%s", version);
+	if (cli_opts.ray.image != NULL)
+		snprintf(image, sizeof image, "%s", cli_opts.ray.image);
+	cJSON_AddStringToObject(spec, "rayVersion", version);
+	params = cJSON_CreateObject();
+	if (kv_map(cli_opts.ray.head_params, params,
+	    "--head-ray-start-params") != 0) {
+		cJSON_Delete(params);
+		cJSON_Delete(spec);
+		return NULL;
+	}
+	cli_ray_put(spec, "headGroupSpec.rayStartParams", params);
+	c = cJSON_CreateObject();
+	cJSON_AddStringToObject(c, "name", "ray-head");
+	cJSON_AddStringToObject(c, "image", image);
+	cJSON_AddItemToObject(c, "resources", resources(
+	    cli_ray_or(cli_opts.ray.head_cpu, "2"),
+	    cli_ray_or(cli_opts.ray.head_memory, "4Gi"),
+	    cli_ray_or(cli_opts.ray.head_gpu, "0")));
+	ports = cJSON_CreateArray();
+	cJSON_AddItemToArray(ports, port(6379, "gcs-server"));
+	cJSON_AddItemToArray(ports, port(8265, "dashboard"));
+	cJSON_AddItemToArray(ports, port(10001, "client"));
+	cJSON_AddItemToObject(c, "ports", ports);
+	cli_ray_put(spec, "headGroupSpec.template.spec.containers",
+	    cJSON_CreateArray());
+	cJSON_AddItemToArray(json_at(spec,
+	    "headGroupSpec.template.spec.containers"), c);
+	if ((g = worker_group("default-group", image)) == NULL) {
+		cJSON_Delete(spec);
+		return NULL;
+	}
+	groups = cJSON_CreateArray();
+	cJSON_AddItemToArray(groups, g);
+	cJSON_AddItemToObject(spec, "workerGroupSpecs", groups);
+	if (cli_opts.ray.autoscaler != NULL) {
+		if (strcmp(cli_opts.ray.autoscaler, "v1") != 0 &&
+		    strcmp(cli_opts.ray.autoscaler, "v2") != 0) {
+			cli_color_errorf("--autoscaler: \"v1\" or \"v2\", not "
+			    "%s\n", cli_opts.ray.autoscaler);
+			cJSON_Delete(spec);
+			return NULL;
+		}
+		cJSON_AddTrueToObject(spec, "enableInTreeAutoscaling");
+		cli_ray_put(spec, "autoscalerOptions.version",
+		    cJSON_CreateString(cli_opts.ray.autoscaler));
+	}
+	return spec;
+}
+
+static void
+cluster_path(struct cli_buf *b, const char *ns, const char *name)
+{
+	cli_buf_printf(b, "/apis/ray.io/v1/namespaces/%s/rayclusters%s%s", ns,
+	    name ? "/" : "", name ? name : "");
+}
+
+/* Until the cluster is RayClusterProvisioned, or the timeout. */
+static int
+wait_provisioned(const char *ns, const char *name)
+{
+	long until = cli_obj_now_ms() + (cli_opts.timeout_ms > 0 ?
+	    cli_opts.timeout_ms : 300000);
+	struct cli_buf path = { 0 };
+	struct cli_http_resp r;
+	cJSON *o;
+	int ok = 0;
+
+	cluster_path(&path, ns, name);
+	while (!ok && cli_obj_now_ms() < until) {
+		memset(&r, 0, sizeof r);
+		cli_http_request("GET", path.p, NULL, NULL, NULL, &r);
+		if (r.code == 200 && (o = cJSON_Parse(r.body.p)) != NULL) {
+			ok = json_condition_true(o, "RayClusterProvisioned");
+			cJSON_Delete(o);
+		}
+		cli_buf_free(&r.body);
+		if (!ok)
+			usleep(POLL_US);
+	}
+	cli_buf_free(&path);
+	if (!ok)
+		cli_color_errorf("timed out waiting for cluster %s to be "
+		    "provisioned\n", name);
+	return ok ? 0 : -1;
+}
+
+static int
+create_cluster(const char *name)
+{
+	const char *ns = cli_ray_ns();
+	cJSON *rc, *spec, *labels = cJSON_CreateObject();
+	cJSON *ann = cJSON_CreateObject(), *out;
+	struct cli_buf path = { 0 };
+	char *body;
+	int rc_ = CLI_FAIL;
+
+	if (cli_ray_check_quantities() != 0 || kv_map(cli_opts.ray.labels, labels,
+	    "--labels") != 0 || kv_map(cli_opts.ray.annotations, ann,
+	    "--annotations") != 0 || (spec = cli_ray_cluster_spec()) == NULL) {
+		cJSON_Delete(labels);
+		cJSON_Delete(ann);
+		return CLI_USAGE;
+	}
+	rc = cJSON_CreateObject();
+	cJSON_AddStringToObject(rc, "apiVersion", "ray.io/v1");
+	cJSON_AddStringToObject(rc, "kind", "RayCluster");
+	cli_ray_put(rc, "metadata.name", cJSON_CreateString(name));
+	cli_ray_put(rc, "metadata.namespace", cJSON_CreateString(ns));
+	if (cJSON_GetArraySize(labels) > 0)
+		cli_ray_put(rc, "metadata.labels", labels);
+	else
+		cJSON_Delete(labels);
+	if (cJSON_GetArraySize(ann) > 0)
+		cli_ray_put(rc, "metadata.annotations", ann);
+	else
+		cJSON_Delete(ann);
+	cJSON_AddItemToObject(rc, "spec", spec);
+	if (cli_opts.ray.dry_run) {
+		cli_print_yaml(stdout, rc);
+		cJSON_Delete(rc);
+		return CLI_OK;
+	}
+	cluster_path(&path, ns, NULL);
+	body = cJSON_PrintUnformatted(rc);
+	out = cli_obj_send("POST", path.p, "application/json", body);
+	free(body);
+	if (out != NULL) {
+		printf("Created Ray cluster: %s\n", name);
+		rc_ = CLI_OK;
+		if (cli_opts.wait) {
+			if (wait_provisioned(ns, name) == 0)
+				printf("Ray cluster %s is provisioned\n", name);
+			else
+				rc_ = CLI_FAIL;
+		}
+	}
+	cJSON_Delete(out);
+	cJSON_Delete(rc);
+	cli_buf_free(&path);
+	return rc_;
+}
+
+cJSON *
+cli_ray_cluster(const char *ns, const char *name)
+{
+	struct cli_buf path = { 0 };
+	cJSON *o;
+
+	cluster_path(&path, ns, name);
+	o = cli_http_get_json(path.p, NULL);
+	cli_buf_free(&path);
+	return o;
+}
+
+/* A merge patch of the cluster's workerGroupSpecs (the whole list). */
+static int
+put_groups(const char *ns, const char *name, const cJSON *rc,
+    cJSON *groups)
+{
+	struct cli_buf path = { 0 };
+	cJSON *patch = cJSON_CreateObject(), *out;
+	char *body;
+
+	cli_ray_put(patch, "metadata.resourceVersion",
+	    cJSON_CreateString(json_str(rc, "metadata.resourceVersion")));
+	cli_ray_put(patch, "spec.workerGroupSpecs", groups);
+	body = cJSON_PrintUnformatted(patch);
+	cluster_path(&path, ns, name);
+	out = cli_obj_send("PATCH", path.p, "application/merge-patch+json",
+	    body);
+	free(body);
+	cJSON_Delete(patch);
+	cli_buf_free(&path);
+	cJSON_Delete(out);
+	return out != NULL ? 0 : -1;
+}
+
+static int
+create_workergroup(const char *group)
+{
+	const char *ns = cli_ray_ns(), *cl = cli_opts.ray.cluster;
+	cJSON *rc, *groups, *g;
+	const cJSON *x;
+	char image[160];
+	int rc_;
+
+	if (cl == NULL)
+		return cli_opt_usage("ray", "create workergroup: "
+		    "-c/--ray-cluster is required");
+	if (cli_ray_check_quantities() != 0)
+		return CLI_USAGE;
+	if ((rc = cli_ray_cluster(ns, cl)) == NULL)
+		return CLI_FAIL;
+	cJSON_ArrayForEach(x, json_at(rc, "spec.workerGroupSpecs"))
+		if (json_str(x, "groupName") && strcmp(json_str(x,
+		    "groupName"), group) == 0) {
+			cli_color_errorf("worker group %s already exists in Ray "
+			    "cluster %s\n", group, cl);
+			cJSON_Delete(rc);
+			return CLI_FAIL;
+		}
+	snprintf(image, sizeof image, "%s", cli_ray_or(cli_opts.ray.image, json_str(
+	    cJSON_GetArrayItem(json_at(rc,
+	    "spec.headGroupSpec.template.spec.containers"), 0), "image")));
+	if ((g = worker_group(group, image)) == NULL) {
+		cJSON_Delete(rc);
+		return CLI_USAGE;
+	}
+	groups = cJSON_Duplicate(json_at(rc, "spec.workerGroupSpecs"), 1);
+	if (groups == NULL)
+		groups = cJSON_CreateArray();
+	cJSON_AddItemToArray(groups, g);
+	rc_ = put_groups(ns, cl, rc, groups) == 0 ? CLI_OK : CLI_FAIL;
+	if (rc_ == CLI_OK)
+		printf("Updated Ray cluster %s/%s with new worker group\n", ns,
+		    cl);
+	cJSON_Delete(rc);
+	return rc_;
+}
+
+long
+cli_ray_num(const cJSON *o, const char *path, long def)
+{
+	const cJSON *v = json_at(o, path);
+
+	return cJSON_IsNumber(v) ? (long)v->valuedouble : def;
+}
+
+static int
+scale_cluster(const char *name)
+{
+	const char *ns = cli_ray_ns(), *wg = cli_opts.ray.worker_group;
+	long rep = cli_opts.replicas, mn = cli_opts.ray.min_replicas;
+	long mx = cli_opts.ray.max_replicas, cur, cmin, cmax;
+	struct cli_buf changes = { 0 }, names = { 0 };
+	cJSON *rc, *groups, *g, *found = NULL;
+	int rc_ = CLI_FAIL;
+
+	if (wg == NULL)
+		return cli_opt_usage("ray", "must specify -w/--worker-group");
+	if (rep < 0 && mn < 0 && mx < 0)
+		return cli_opt_usage("ray", "must specify at least one of "
+		    "--replicas, --min-replicas, or --max-replicas "
+		    "(non-negative integers)");
+	if (mn >= 0 && mx >= 0 && mn > mx)
+		return cli_opt_usage("ray", "--min-replicas (%ld) cannot be "
+		    "greater than --max-replicas (%ld)", mn, mx);
+	if ((rc = cli_ray_cluster(ns, name)) == NULL)
+		return CLI_FAIL;
+	groups = cJSON_Duplicate(json_at(rc, "spec.workerGroupSpecs"), 1);
+	cJSON_ArrayForEach(g, groups) {
+		const char *gn = json_str(g, "groupName");
+
+		cli_buf_printf(&names, "%s%s", names.len ? ", " : "",
+		    gn ? gn : "");
+		if (gn != NULL && strcmp(gn, wg) == 0)
+			found = g;
+	}
+	if (found == NULL) {
+		cli_color_errorf("worker group %s not found in Ray cluster %s "
+		    "in namespace %s. Available worker groups: %s\n", wg, name,
+		    ns, names.p ? names.p : "");
+		goto out;
+	}
+	cur = cli_ray_num(found, "replicas", 0);
+	cmin = cli_ray_num(found, "minReplicas", 0);
+	cmax = cli_ray_num(found, "maxReplicas", 2147483647);
+	if ((mn >= 0 ? mn : cmin) > (mx >= 0 ? mx : cmax)) {
+		cli_color_errorf("cannot set --min-replicas (%ld) greater than "
+		    "--max-replicas (%ld)\n", mn >= 0 ? mn : cmin, mx >= 0 ?
+		    mx : cmax);
+		goto out;
+	}
+	if (rep >= 0 && rep < (mn >= 0 ? mn : cmin)) {
+		cli_color_errorf("cannot set --replicas (%ld) less than "
+		    "--min-replicas (%ld)\n", rep, mn >= 0 ? mn : cmin);
+		goto out;
+	}
+	if (rep >= 0 && rep > (mx >= 0 ? mx : cmax)) {
+		cli_color_errorf("cannot set --replicas (%ld) greater than "
+		    "--max-replicas (%ld)\n", rep, mx >= 0 ? mx : cmax);
+		goto out;
+	}
+	if (mn >= 0 && mn != cmin) {
+		cli_buf_printf(&changes, "Scaled minReplicas: %ld to %ld", cmin,
+		    mn);
+		cJSON_DeleteItemFromObject(found, "minReplicas");
+		cJSON_AddNumberToObject(found, "minReplicas", (double)mn);
+	}
+	if (mx >= 0 && mx != cmax) {
+		cli_buf_printf(&changes, "%sScaled maxReplicas: %ld to %ld",
+		    changes.len ? ", " : "", cmax, mx);
+		cJSON_DeleteItemFromObject(found, "maxReplicas");
+		cJSON_AddNumberToObject(found, "maxReplicas", (double)mx);
+	}
+	if (rep >= 0 && rep != cur) {
+		cli_buf_printf(&changes, "%sScaled Replicas: %ld to %ld",
+		    changes.len ? ", " : "", cur, rep);
+		cJSON_DeleteItemFromObject(found, "replicas");
+		cJSON_AddNumberToObject(found, "replicas", (double)rep);
+	}
+	if (changes.len == 0) {
+		printf("Worker group %s in Ray cluster %s in namespace %s "
+		    "already matches the requested configuration. Skipping.\n",
+		    wg, name, ns);
+		rc_ = CLI_OK;
+		goto out;
+	}
+	if (put_groups(ns, name, rc, groups) == 0) {
+		groups = NULL;
+		printf("Updated worker group %s in Ray cluster %s in namespace "
+		    "%s (%s)\n", wg, name, ns, changes.p);
+		rc_ = CLI_OK;
+	} else
+		groups = NULL;
+out:
+	cJSON_Delete(groups);
+	cJSON_Delete(rc);
+	cli_buf_free(&changes);
+	cli_buf_free(&names);
+	return rc_;
+}
+
+cJSON *
+cli_ray_list(const char *what, const char *ns, const char *selector)
+{
+	struct cli_buf path = { 0 };
+	cJSON *l;
+
+	if (ns != NULL)
+		cli_buf_printf(&path, "%s/namespaces/%s/%s", strcmp(what,
+		    "pods") == 0 ? "/api/v1" : "/apis/ray.io/v1", ns, what);
+	else
+		cli_buf_printf(&path, "%s/%s", strcmp(what, "pods") == 0 ?
+		    "/api/v1" : "/apis/ray.io/v1", what);
+	if (selector != NULL)
+		cli_http_query_add(&path, "labelSelector", selector);
+	l = cli_http_list(path.p, NULL);
+	cli_buf_free(&path);
+	return l;
+}
+
+/* --- delete, log ----------------------------------------------------- */
+
+static int
+delete_run(int argc, char **argv)
+{
+	struct cli_buf path = { 0 }, list_ = { 0 };
+	const char *ns = cli_ray_ns();
+	char answer[16];
+	int i, rc = CLI_OK;
+
+	if (argc < 1)
+		return cli_opt_usage("ray", "delete: accepts a minimum of 1 "
+		    "arg, received 0");
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i], *slash = strchr(a, '/');
+
+		if (slash != NULL && strncmp(a, "raycluster/", 11) != 0 &&
+		    strncmp(a, "rayjob/", 7) != 0 &&
+		    strncmp(a, "rayservice/", 11) != 0) {
+			cli_buf_free(&list_);
+			return cli_opt_usage("ray", "unsupported resource "
+			    "type: %s", a);
+		}
+		cli_buf_printf(&list_, "\n%s/%s", slash ? "" : "raycluster",
+		    slash ? a : a);
+	}
+	if (!cli_opts.ray.yes) {
+		printf("Are you sure you want to delete the following "
+		    "resources?%s\n(y/yes/n/no)", list_.p);
+		fflush(stdout);
+		if (fgets(answer, sizeof answer, stdin) == NULL)
+			answer[0] = '\0';
+		answer[strcspn(answer, "\r\n")] = '\0';
+		if (strcmp(answer, "n") == 0 || strcmp(answer, "no") == 0) {
+			printf("Canceled deletion.\n");
+			cli_buf_free(&list_);
+			return CLI_OK;
+		}
+		if (strcmp(answer, "y") != 0 && strcmp(answer, "yes") != 0) {
+			printf("Unknown input %s\n", answer);
+			cli_buf_free(&list_);
+			return CLI_FAIL;
+		}
+	}
+	cli_buf_free(&list_);
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i], *slash = strchr(a, '/');
+		char type[16];
+		cJSON *out;
+
+		snprintf(type, sizeof type, "%.*s", slash ? (int)(slash - a) :
+		    10, slash ? a : "raycluster");
+		path.len = 0;
+		cli_buf_printf(&path, "/apis/ray.io/v1/namespaces/%s/%ss/%s",
+		    ns, type, slash ? slash + 1 : a);
+		if ((out = cli_obj_send("DELETE", path.p, NULL, NULL)) ==
+		    NULL) {
+			rc = CLI_FAIL;
+			continue;
+		}
+		cJSON_Delete(out);
+		printf("Deleted %s %s\n", type, slash ? slash + 1 : a);
+	}
+	cli_buf_free(&path);
+	return rc;
+}
+
+int
+cli_ray_run(int argc, char **argv)
+{
+	const char *v = argc > 0 ? argv[0] : "";
+
+	if (strcmp(v, "create") == 0 && argc == 3 &&
+	    strcmp(argv[1], "cluster") == 0)
+		return create_cluster(argv[2]);
+	if (strcmp(v, "create") == 0 && argc == 3 &&
+	    strcmp(argv[1], "workergroup") == 0)
+		return create_workergroup(argv[2]);
+	if (strcmp(v, "get") == 0)
+		return cli_ray_get(argc - 1, argv + 1);
+	if (strcmp(v, "scale") == 0 && argc == 3 &&
+	    strcmp(argv[1], "cluster") == 0)
+		return scale_cluster(argv[2]);
+	if (strcmp(v, "delete") == 0)
+		return delete_run(argc - 1, argv + 1);
+	if (strcmp(v, "log") == 0)
+		return cli_ray_log(argc - 1, argv + 1);
+	if (strcmp(v, "job") == 0 && argc >= 2 && strcmp(argv[1], "submit") ==
+	    0)
+		return cli_ray_job_submit(argc - 2, argv + 2);
+	return cli_opt_usage("ray", "usage: volray ray create cluster|"
+	    "workergroup NAME | get cluster|workergroup|node [NAME] | get "
+	    "token CLUSTER | scale cluster NAME -w GROUP -r N | job submit "
+	    "--name NAME -- ENTRYPOINT | log NAME | delete NAME");
+}

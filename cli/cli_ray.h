@@ -1,0 +1,34 @@
+/*
+ * volray ray (cli_ray.c, cli_ray_get.c, cli_ray_job.c): what the pieces
+ * share.
+ */
+#ifndef VOLRAY_CLI_RAY_H
+#define VOLRAY_CLI_RAY_H
+
+#include <cjson/cJSON.h>
+
+/* -n, else the context's namespace. */
+const char *cli_ray_ns(void);
+/* v, else def. */
+const char *cli_ray_or(const char *v, const char *def);
+/* Set item at a dotted path, making the objects on the way. */
+void cli_ray_put(cJSON *o, const char *path, cJSON *item);
+/* A member whose key may have dots (a label), as a string, or NULL. */
+const char *cli_ray_member(const cJSON *o, const char *key);
+/* A number at path, else def. */
+long cli_ray_num(const cJSON *o, const char *path, long def);
+/* The RayCluster ns/name, or NULL (reported). */
+cJSON *cli_ray_cluster(const char *ns, const char *name);
+/* The flags' quantities parse: 0, or -1 (reported). */
+int cli_ray_check_quantities(void);
+/* The RayCluster spec the plugin generates from the flags, or NULL. */
+cJSON *cli_ray_cluster_spec(void);
+/* Every "pods" or Ray "rayclusters" of ns (NULL: all), by selector. */
+cJSON *cli_ray_list(const char *what, const char *ns, const char *selector);
+
+/* The subcommands of the other files. */
+int cli_ray_get(int argc, char **argv);
+int cli_ray_log(int argc, char **argv);
+int cli_ray_job_submit(int argc, char **argv);
+
+#endif

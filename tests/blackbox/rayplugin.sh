@@ -1,0 +1,129 @@
+#!/bin/sh
+# volray ray (cli/cli_ray.c): what KubeRay's kubectl ray plugin does, on
+# simulated nodes: create cluster (--dry-run's object, the plugin's
+# defaults, --wait until provisioned), get cluster|workergroup|node with
+# the plugin's columns, create workergroup, scale cluster (bounds checked,
+# the plugin's messages), get token, job submit in InteractiveMode (the
+# RayJob gets the submission id, the job runs and the command exits 0;
+# a failing job exits 1), log into a directory, delete with and without
+# confirmation.
+. "$(dirname "$0")/lib.sh"
+start_daemon
+"$top_builddir/volray" node add --virtual --count 4 --cpu 16 --memory 64Gi >/dev/null ||
+	fail "volray node add"
+vr() { "$top_builddir/volray" "$@"; }
+
+# --- create cluster --------------------------------------------------------
+out=$(vr ray create cluster demo --dry-run --worker-replicas 2 --worker-cpu 1 \
+	--labels team=a --head-ray-start-params num-cpus=0) || fail "create --dry-run: $out"
+expect_contains "$out" "kind: RayCluster" "dry-run object"
+expect_contains "$out" "rayVersion: 2.52.0" "plugin's default Ray version"
+expect_contains "$out" "image: rayproject/ray:2.52.0" "plugin's default image"
+expect_contains "$out" "groupName: default-group" "plugin's worker group name"
+expect_contains "$out" "num-cpus: \"0\"" "head rayStartParams"
+k get raycluster demo >/dev/null 2>&1 && fail "--dry-run created the cluster"
+
+out=$(vr ray create cluster demo --worker-replicas 2 --worker-cpu 1 --wait --timeout 60s) ||
+	fail "create cluster --wait: $out"
+expect_contains "$out" "Created Ray cluster: demo" "create's message"
+expect_contains "$out" "Ray cluster demo is provisioned" "--wait's message"
+expect_eq "2|4Gi|1|ray-head" "$(k get raycluster demo -o jsonpath='{.spec.workerGroupSpecs[0].replicas}|{.spec.headGroupSpec.template.spec.containers[0].resources.requests.memory}|{.spec.workerGroupSpecs[0].template.spec.containers[0].resources.requests.cpu}|{.spec.headGroupSpec.template.spec.containers[0].name}')" \
+	"the cluster as the plugin makes it"
+vr ray create cluster bad --worker-cpu lots >/dev/null 2>&1 && fail "a bad quantity was accepted"
+pass "create cluster: --dry-run, defaults, --wait"
+
+# --- get -------------------------------------------------------------------
+out=$(vr ray get cluster)
+expect_contains "$(echo "$out" | head -1)" "NAME   NAMESPACE   DESIRED WORKERS   AVAILABLE WORKERS   CPUS   GPUS   TPUS   MEMORY   CONDITION" "get cluster header"
+row=$(echo "$out" | grep '^demo ')
+expect_contains "$row" "default" "get cluster row"
+expect_contains "$row" "ready" "get cluster status"
+set -- $row
+expect_eq "2|2|4|0|12Gi" "$3|$4|$5|$6|$8" "desired, available, CPUs, GPUs, memory"
+out=$(vr ray get workergroup -c demo)
+expect_contains "$(echo "$out" | head -1)" "NAME            MIN   MAX" "get workergroup header"
+set -- $(echo "$out" | grep '^default-group')
+expect_eq "default-group|0|2147483647|2/2|2|0|0|8Gi|demo" "$1|$2|$3|$4|$5|$6|$7|$8|$9" "get workergroup row"
+out=$(vr ray get node -c demo)
+expect_eq 3 "$(echo "$out" | grep -c 'demo')" "get node: head and 2 workers"
+expect_contains "$(echo "$out" | grep head)" "headgroup" "head's group"
+vr ray get cluster nosuch >/dev/null 2>&1 && fail "get of a missing cluster succeeded"
+pass "get cluster, workergroup, node"
+
+# --- create workergroup, scale ---------------------------------------------
+out=$(vr ray create workergroup gpu -c demo --worker-replicas 1 --worker-max-replicas 3) ||
+	fail "create workergroup: $out"
+expect_contains "$out" "Updated Ray cluster default/demo with new worker group" "create workergroup's message"
+expect_eq "gpu|1|3" "$(k get raycluster demo -o jsonpath='{.spec.workerGroupSpecs[1].groupName}|{.spec.workerGroupSpecs[1].replicas}|{.spec.workerGroupSpecs[1].maxReplicas}')" "new group"
+out=$(vr ray scale cluster demo -w gpu -r 3) || fail "scale: $out"
+expect_eq "Updated worker group gpu in Ray cluster demo in namespace default (Scaled Replicas: 1 to 3)" "$out" "scale's message"
+out=$(vr ray scale cluster demo -w gpu -r 3)
+expect_contains "$out" "already matches the requested configuration. Skipping." "scale to the same size"
+out=$(vr ray scale cluster demo -w gpu -r 4 2>&1) && fail "scaled past maxReplicas: $out"
+expect_contains "$out" "cannot set --replicas (4) greater than --max-replicas (3)" "bound's message"
+out=$(vr ray scale cluster demo -w nosuch -r 1 2>&1) && fail "scaled a missing group"
+expect_contains "$out" "Available worker groups: default-group, gpu" "missing group's message"
+i=0
+until [ "$(k get pods -l ray.io/cluster=demo,ray.io/group=gpu -o name | wc -l)" -eq 3 ]; do
+	i=$((i + 1)); [ $i -lt 200 ] || fail "gpu group did not grow to 3 pods"
+	sleep 0.1
+done
+pass "create workergroup and scale cluster"
+
+# --- get token -------------------------------------------------------------
+vr ray get token demo >/dev/null 2>&1 && fail "token of a cluster without auth"
+k apply -f - >/dev/null <<'YAML' || fail "create auth cluster"
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: secure}
+spec:
+  authOptions: {mode: token}
+  headGroupSpec:
+    rayStartParams: {}
+    template:
+      spec:
+        containers: [{name: ray-head, image: "rayproject/ray:2.52.0", resources: {limits: {cpu: "1", memory: 1Gi}}}]
+YAML
+i=0
+until k get secret secure >/dev/null 2>&1; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "no token Secret"
+	sleep 0.1
+done
+want=$(k get secret secure -o jsonpath='{.data.auth_token}' | base64 -d)
+expect_eq "$want" "$(vr ray get token secure)" "get token"
+pass "get token"
+
+# --- job submit ------------------------------------------------------------
+out=$(vr ray job submit --name wc --worker-replicas 1 --worker-cpu 1 --submission-id raysubmit_plugintest1 \
+	--metadata-json '{"volray.io/sim-duration": "1s"}' --timeout 90s -- python wc.py) ||
+	fail "job submit: $out"
+expect_contains "$out" "Submitted RayJob wc." "job submit's RayJob"
+expect_contains "$out" "Ray job submitted with ID raysubmit_plugintest1" "job submit's id"
+expect_contains "$out" "Job raysubmit_plugintest1 finished with status SUCCEEDED." "job submit's end"
+expect_eq "InteractiveMode|raysubmit_plugintest1|SUCCEEDED" \
+	"$(k get rayjob wc -o jsonpath='{.spec.submissionMode}|{.status.jobId}|{.status.jobStatus}')" "the RayJob"
+out=$(vr ray job submit --name wcfail --worker-replicas 0 --timeout 90s \
+	--metadata-json '{"volray.io/sim-duration": "1s", "volray.io/sim-exit-code": "3"}' -- python wc.py 2>&1) &&
+	fail "a failing job exited 0: $out"
+expect_contains "$out" "Generated submission ID for Ray job: raysubmit_" "generated id"
+expect_contains "$out" "failed" "failing job's message"
+vr ray job submit -- python x.py >/dev/null 2>&1 && fail "job submit without --name"
+pass "job submit: InteractiveMode RayJob, submitted, followed, exit status"
+
+# --- log -------------------------------------------------------------------
+out=$(vr ray log demo --out-dir "$WORK/logs" --node-type head) || fail "log: $out"
+expect_contains "$out" "Downloading log for Ray Node demo-head-" "log's message"
+[ "$(ls "$WORK/logs/demo" | wc -l)" -eq 1 ] || fail "log --node-type head wrote $(ls "$WORK/logs/demo")"
+ls "$WORK"/logs/demo/demo-head-*/ray-head.log >/dev/null || fail "no head container log file"
+pass "log into a directory"
+
+# --- delete ----------------------------------------------------------------
+out=$(echo n | vr ray delete demo)
+expect_contains "$out" "Canceled deletion." "answering no"
+k get raycluster demo >/dev/null || fail "deleted after no"
+out=$(vr ray delete demo rayjob/wc -y) || fail "delete -y: $out"
+expect_contains "$out" "Deleted raycluster demo" "delete's message"
+expect_contains "$out" "Deleted rayjob wc" "delete's message"
+k wait --for=delete raycluster/demo --timeout=30s >/dev/null || fail "demo still there"
+vr ray delete pod/x -y >/dev/null 2>&1 && fail "deleted an unsupported type"
+pass "delete with confirmation"
