@@ -406,6 +406,18 @@ EVENTS
 "  verbs: [get, update]}\n"
 "- {apiGroups: [''], resources: [pods], verbs: [list]}\n"
 "- {apiGroups: [''], resources: [secrets], verbs: " READ "}\n"
+"- {apiGroups: [gateway.networking.k8s.io], resources: [gateways, httproutes],\n"
+"  verbs: [get, list, watch, create, update, patch]}\n"
+EVENTS
+"---\n"
+"kind: ClusterRole\n"
+"metadata: {name: 'system:controller:gateway-controller'}\n"
+"rules:\n"
+"- {apiGroups: [gateway.networking.k8s.io], resources: [gateways, httproutes],\n"
+"  verbs: " READ "}\n"
+"- {apiGroups: [gateway.networking.k8s.io],\n"
+"  resources: [gateways/status, httproutes/status], verbs: [update]}\n"
+"- {apiGroups: [''], resources: [services], verbs: " READ "}\n"
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
@@ -520,6 +532,7 @@ static const char *const components[] = {
 	"system:controller:raycronjob-controller",
 	"system:controller:rayservice-controller",
 	"system:controller:endpoints-controller",
+	"system:controller:gateway-controller",
 	"system:controller:serviceaccount-controller",
 	"system:controller:generic-garbage-collector",
 	"system:controller:clusterrole-aggregation-controller",

@@ -264,6 +264,7 @@ ray_serve_get(struct ray_head *h)
 {
 	cJSON *t = cJSON_CreateObject(), *apps = cJSON_CreateObject(), *ho;
 	const struct serve_app *a;
+	const cJSON *tc;
 	uint64_t now = util_now_ms();
 
 	json_set(t, "controller_info", cJSON_CreateObject());
@@ -277,6 +278,8 @@ ray_serve_get(struct ray_head *h)
 	for (a = h->apps; a != NULL; a = a->next)
 		json_set(apps, a->name, app_details(a, now));
 	json_set(t, "applications", apps);
-	json_set(t, "target_capacity", cJSON_CreateNull());
+	tc = json_at(h->serve_config, "target_capacity");
+	json_set(t, "target_capacity", cJSON_IsNumber(tc) ?
+	    cJSON_CreateNumber(tc->valuedouble) : cJSON_CreateNull());
 	return t;
 }

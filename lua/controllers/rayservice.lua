@@ -10,13 +10,17 @@
 -- of serveConfigV2 alone is pushed to the active cluster. status carries
 -- activeServiceStatus, pendingServiceStatus (cluster name, application
 -- and deployment statuses), numServeEndpoints and the Ready and
--- UpgradeInProgress conditions.
+-- UpgradeInProgress conditions. With upgradeStrategy
+-- NewClusterWithIncrementalUpgrade the new cluster takes the traffic step
+-- by step through a Gateway and an HTTPRoute (rayincremental.lua), and a
+-- spec reverted mid-upgrade rolls back (RollbackInProgress).
 local v = volray
 local canon = require("canon")
 local cond = require("raycond")
 local dash = require("raydashboard")
 local raypod = require("raypod")
 local validate = require("rayvalidate")
+local incr = require("rayincremental")
 
 local RS = "ray.io/v1/rayservices"
 local RC = "ray.io/v1/rayclusters"
@@ -28,7 +32,7 @@ local DEFAULT_DELAY = 60
 
 local controller = {
   primary = RS,
-  owns = { RC, "v1/services" },
+  owns = { RC, "v1/services", incr.GATEWAYS, incr.ROUTES },
 }
 
 -- In memory, as upstream keeps them: when each old cluster goes, and
@@ -78,16 +82,18 @@ end
 -- Push the Serve config to a ready cluster and read its applications.
 -- Returns the application statuses (nil while unknown) and whether every
 -- application is RUNNING.
-local function serve_status(svc, rc)
+local function serve_status(svc, rc, capacity)
   if ((rc.status or {}).state) ~= "ready" then return nil, false end
   local port = raypod.port(rc.spec.headGroupSpec.rayStartParams, "dashboard")
   local base = dash.base(svc.metadata.namespace, raypod.head_service_name(rc), port, rc)
   if base == nil then return nil, false end
   local text = svc.spec.serveConfigV2
   if not present(text) then return {}, true end
-  local want = config_hash(svc)
+  local want = config_hash(svc) .. (capacity and ("@" .. capacity) or "")
   if pushed[rc.metadata.uid] ~= want then
     local cfg = v.yaml_decode(text)
+    -- An incremental upgrade sets each cluster's target_capacity.
+    if capacity then cfg.target_capacity = capacity end
     local r = dash.put_serve(base, cfg)
     if r.pending then return nil, false end
     if r.error or r.status >= 300 then
@@ -113,6 +119,12 @@ local function serve_status(svc, rc)
   return apps, all
 end
 
+local function serve_selector(svc, rc)
+  local sel = { [raypod.CLUSTER] = rc.metadata.name }
+  if svc.spec.excludeHeadPodFromServeSvc == true then sel[raypod.NODE_TYPE] = "worker" end
+  return sel
+end
+
 -- <svc>-head-svc and <svc>-serve-svc, pointed at the active cluster.
 local function sync_services(svc, rc)
   local ns = svc.metadata.namespace
@@ -125,8 +137,7 @@ local function sync_services(svc, rc)
       head_ports[#head_ports + 1] = { name = p.name, port = p.containerPort, targetPort = p.containerPort, protocol = "TCP" }
     end
   end
-  local serve_sel = { [raypod.CLUSTER] = rc.metadata.name }
-  if svc.spec.excludeHeadPodFromServeSvc == true then serve_sel[raypod.NODE_TYPE] = "worker" end
+  local serve_sel = serve_selector(svc, rc)
   local want = {
     { name = svc.metadata.name .. "-head-svc", selector = raypod.selector(rc, "head"), ports = head_ports },
     { name = svc.metadata.name .. "-serve-svc", selector = serve_sel,
@@ -216,8 +227,21 @@ function controller.reconcile(req)
   local pending = get_cluster(svc, st.pendingServiceStatus.rayClusterName)
   local want = spec_hash(svc.spec.rayClusterConfig)
   local strategy = svc.spec.upgradeStrategy and svc.spec.upgradeStrategy.type or "NewCluster"
+  local inc = incr.enabled(svc)
+  local upgrading = inc and active ~= nil and pending ~= nil
   if active == nil then st.activeServiceStatus = {} end
-  if pending ~= nil and (pending.metadata.annotations or {})[HASH] ~= want then
+  if upgrading then
+    -- Mid-upgrade the spec decides between going on and rolling back.
+    local ph = (pending.metadata.annotations or {})[HASH]
+    if ph == want then
+      cond.remove(st, "RollbackInProgress")
+    elseif not cond.is_true(st, "RollbackInProgress") then
+      local back = (active.metadata.annotations or {})[HASH] == want
+      cond.set(st, "RollbackInProgress", "True", "DesiredClusterSpecChanged", back and
+        "Goal state reverted to original cluster, rolling back." or
+        "Goal state changed mid-upgrade, rolling back to original cluster.")
+    end
+  elseif pending ~= nil and (pending.metadata.annotations or {})[HASH] ~= want then
     pending = nil  -- the spec changed again: a newer pending cluster replaces it
   end
   if pending == nil then
@@ -226,31 +250,72 @@ function controller.reconcile(req)
     if active == nil or stale then
       pending = new_cluster(svc)
       st.pendingServiceStatus = { rayClusterName = pending.metadata.name }
+      -- Incremental: a first cluster takes all at once, a new one none.
+      if inc then st.pendingServiceStatus.targetCapacity = active and 0 or 100 end
     end
   end
-  if active ~= nil then
-    local apps = serve_status(svc, active)
-    if apps then st.activeServiceStatus.applicationStatuses = next(apps) and apps or nil end
-    st.activeServiceStatus.rayClusterStatus = active.status
+  upgrading = inc and active ~= nil and pending ~= nil
+  if upgrading and incr.may_move_capacity(svc) then
+    for _, which in ipairs({ "active", "pending" }) do
+      local goal = incr.capacity_goal(svc, which)
+      if goal then st[which .. "ServiceStatus"].targetCapacity = goal end
+    end
   end
+  if active ~= nil and (pending == nil or upgrading) then
+    local tc = inc and (st.activeServiceStatus.targetCapacity or 100) or nil
+    local apps = serve_status(svc, active, tc)
+    if apps then st.activeServiceStatus.applicationStatuses = next(apps) and apps or nil end
+  end
+  if active ~= nil then st.activeServiceStatus.rayClusterStatus = active.status end
   if pending ~= nil then
-    local apps, serving = serve_status(svc, pending)
+    local apps, serving = serve_status(svc, pending, inc and st.pendingServiceStatus.targetCapacity or nil)
     if apps then st.pendingServiceStatus.applicationStatuses = next(apps) and apps or nil end
     st.pendingServiceStatus.rayClusterStatus = pending.status
-    if serving then
+    if upgrading then
+      incr.sync_cluster_service(svc, active, serve_selector(svc, active))
+      incr.sync_cluster_service(svc, pending, serve_selector(svc, pending))
+      incr.sync_gateway(svc)
+      local aw, pw = incr.weights(svc, serving, now)
+      incr.read_weights(svc, incr.sync_route(svc, active, pending, aw, pw), v.now())
+      if cond.is_true(st, "RollbackInProgress") and incr.rolled_back(svc, pending) then
+        -- Back where it was: the new cluster goes (collect_old).
+        v.event(svc, "Normal", "RolledBack", "Rolled back to RayCluster " .. active.metadata.name)
+        st.pendingServiceStatus = {}
+        cond.remove(st, "RollbackInProgress")
+        pending = nil
+      elseif not cond.is_true(st, "RollbackInProgress") and incr.complete(svc) then
+        st.activeServiceStatus = st.pendingServiceStatus
+        st.pendingServiceStatus = {}
+        v.event(svc, "Normal", "Promoted", "RayCluster " .. pending.metadata.name ..
+          " is now serving: incremental upgrade complete")
+        active, pending = pending, nil
+      end
+    elseif serving then
       -- Promote: the Services switch in one pass; the old cluster waits.
       st.activeServiceStatus = st.pendingServiceStatus
       st.activeServiceStatus.lastTrafficMigratedTime = v.now()
+      if inc then
+        st.activeServiceStatus.targetCapacity = 100
+        st.activeServiceStatus.trafficRoutedPercent = 100
+      end
       st.pendingServiceStatus = {}
       v.event(svc, "Normal", "Promoted", "RayCluster " .. pending.metadata.name .. " is now serving")
       active, pending = pending, nil
     end
+  end
+  if inc and active ~= nil and pending == nil then
+    -- Between upgrades the route sends everything to the active cluster.
+    incr.sync_cluster_service(svc, active, serve_selector(svc, active))
+    incr.sync_gateway(svc)
+    incr.read_weights(svc, incr.sync_route(svc, active, nil, 100, 0), v.now())
   end
   local keep = {}
   if active then keep[active.metadata.name] = true; sync_services(svc, active) end
   if pending then keep[pending.metadata.name] = true end
   local soonest = collect_old(svc, keep, now)
   local n = active and serve_endpoints(svc, active) or 0
+  -- Mid-upgrade the new cluster serves its share too.
+  if inc and active and pending then n = n + serve_endpoints(svc, pending) end
   st.numServeEndpoints = n
   st.serviceStatus = active and "Running" or nil
   if active == nil then

@@ -4,6 +4,7 @@
 -- the CRD schema already makes (types, enums, minimums) are not repeated.
 local v = volray
 local gcsft = require("raygcsft")
+local incr = require("rayincremental")
 local M = {}
 
 M.MAX_CLUSTER_NAME = 53
@@ -171,7 +172,13 @@ end
 function M.service(svc)
   local err = M.name("RayService", svc.metadata.name, M.MAX_SERVICE_NAME)
   if err then return err end
-  return M.cluster_spec(svc.spec.rayClusterConfig)
+  local u = svc.spec.upgradeStrategy
+  local t = present(u) and u.type or nil
+  if present(t) and t ~= "None" and t ~= "NewCluster" and t ~= incr.STRATEGY then
+    return string.format("The RayService spec is invalid: Spec.UpgradeStrategy.Type value %s is invalid, " ..
+      "valid options are %s, NewCluster, or None", t, incr.STRATEGY)
+  end
+  return incr.validate(svc) or M.cluster_spec(svc.spec.rayClusterConfig)
 end
 
 return M

@@ -352,11 +352,6 @@ spec:
       spec:
         containers: [{name: ray-head, image: "rayproject/ray:2.52.0"}]
 YAML
-i=0
-until k get events --field-selector involvedObject.name=both,reason=InvalidRayClusterSpec \
-	-o jsonpath='{.items[*].message}' | grep -q "annotation and GcsFaultToleranceOptions are both set"; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "no InvalidRayClusterSpec event for annotation and options together"
-	sleep 0.1
-done
+wait_event both InvalidRayClusterSpec "annotation and GcsFaultToleranceOptions are both set"
 expect_eq "" "$(head_pod both 2>/dev/null || true)" "no pods for an invalid cluster"
 pass "validation: annotation and options together refused"

@@ -274,6 +274,17 @@ wait_watchers() {
 	done
 }
 
+# wait_event OBJECT REASON TEXT: until an Event of that reason about the
+# object (by name) says TEXT (about 10 s).
+wait_event() {
+	_i=0
+	until k get events --field-selector "involvedObject.name=$1,reason=$2" \
+		-o jsonpath='{.items[*].message}' | grep -qF "$3"; do
+		_i=$((_i + 1)); [ $_i -lt 100 ] || fail "no $2 event about $1 saying: $3"
+		sleep 0.1
+	done
+}
+
 # expect_contains HAYSTACK NEEDLE WHAT
 expect_contains() {
 	case "$1" in
