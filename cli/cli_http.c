@@ -174,7 +174,7 @@ pem_opt(CURL *c, const struct kubecfg_pem *pem, CURLoption file_opt,
 /* Set up the handle for one request; free the returned list after it. */
 static struct curl_slist *
 prepare(const char *method, const char *path, const char *ctype,
-    const char *body, const char *accept, long timeout_ms)
+    const char *body, size_t body_len, const char *accept, long timeout_ms)
 {
 	struct curl_slist *h = NULL;
 	struct cli_buf b = { 0 };
@@ -195,7 +195,7 @@ prepare(const char *method, const char *path, const char *ctype,
 	else
 		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	if (body != NULL) {
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)body_len);
 		curl_easy_setopt(c, CURLOPT_COPYPOSTFIELDS, body);
 	}
 	cli_buf_printf(&b, "Accept: %s", accept != NULL ? accept :
@@ -237,12 +237,21 @@ void
 cli_http_request(const char *method, const char *path, const char *ctype,
     const char *body, const char *accept, struct cli_http_resp *r)
 {
+	cli_http_request_bytes(method, path, ctype, body, body ? strlen(body) :
+	    0, accept, r);
+}
+
+void
+cli_http_request_bytes(const char *method, const char *path,
+    const char *ctype, const char *body, size_t len, const char *accept,
+    struct cli_http_resp *r)
+{
 	struct curl_slist *h;
 	CURLcode rc;
 
 	memset(r, 0, sizeof *r);
 	cli_buf_add(&r->body, "", 0);
-	h = prepare(method, path, ctype, body, accept, cl.req_timeout_ms);
+	h = prepare(method, path, ctype, body, len, accept, cl.req_timeout_ms);
 	curl_easy_setopt(cl.curl, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(cl.curl, CURLOPT_WRITEDATA, &r->body);
 	if ((rc = curl_easy_perform(cl.curl)) != CURLE_OK) {
@@ -409,7 +418,7 @@ cli_http_watch_as(const char *path, const char *rv, long timeout_ms,
 	snprintf(secs, sizeof secs, "%ld", timeout_ms / 1000 + 1);
 	cli_http_query_add(&p, "timeoutSeconds", secs);
 	cli_buf_add(&s.line, "", 0);
-	h = prepare("GET", p.p, NULL, NULL, accept, timeout_ms);
+	h = prepare("GET", p.p, NULL, NULL, 0, accept, timeout_ms);
 	curl_easy_setopt(cl.curl, CURLOPT_WRITEFUNCTION, on_stream);
 	curl_easy_setopt(cl.curl, CURLOPT_WRITEDATA, &s);
 	rc = curl_easy_perform(cl.curl);
@@ -466,7 +475,7 @@ cli_http_stream(const char *path, const char *accept, FILE *out)
 	CURLcode rc;
 
 	cli_buf_add(&t.err, "", 0);
-	h = prepare("GET", path, NULL, NULL, accept, 0);
+	h = prepare("GET", path, NULL, NULL, 0, accept, 0);
 	curl_easy_setopt(cl.curl, CURLOPT_WRITEFUNCTION, on_passthru);
 	curl_easy_setopt(cl.curl, CURLOPT_WRITEDATA, &t);
 	rc = curl_easy_perform(cl.curl);

@@ -49,6 +49,10 @@ const char *cli_http_namespace(void);
  * r->code is -1, already reported, if the server could not be reached. */
 void cli_http_request(const char *method, const char *path, const char *ctype,
     const char *body, const char *accept, struct cli_http_resp *r);
+/* The same with a body of len bytes (binary). */
+void cli_http_request_bytes(const char *method, const char *path,
+    const char *ctype, const char *body, size_t len, const char *accept,
+    struct cli_http_resp *r);
 /* Print a failed reply as kubectl does, from the Status the server sent. */
 void cli_http_report(const struct cli_http_resp *);
 /* GET a JSON document; NULL (reported) unless the server answered 200. */

@@ -52,7 +52,7 @@ struct cli_opts {
 		const char	*ep_cpus, *ep_gpus, *submission_id;
 		long		 min_replicas, max_replicas, hosts, ep_memory;
 		long		 timeout_ms;
-		int		 dry_run, yes, no_wait;
+		int		 dry_run, yes, no_wait, verbose;
 	} ray;
 	struct cli_queue_opts {		/* queue create / operate */
 		long		 weight, priority;

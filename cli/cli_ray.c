@@ -19,7 +19,9 @@
  *   log NAME [--out-dir D] [--node-type all|head|worker]
  *                              every Ray pod's container logs into D/NAME
  *   delete NAME | raycluster/NAME | rayjob/NAME | rayservice/NAME [-y]
- * The gets are in cli_ray_get.c, job submit and log in cli_ray_job.c.
+ *   session NAME | TYPE/NAME   kubectl port-forward to its head Service
+ * The gets are in cli_ray_get.c, job submit and log in cli_ray_job.c,
+ * session in cli_ray_session.c.
  * Documented in volray(1), RAY.
  */
 #include <stdio.h>
@@ -633,11 +635,14 @@ cli_ray_run(int argc, char **argv)
 		return delete_run(argc - 1, argv + 1);
 	if (strcmp(v, "log") == 0)
 		return cli_ray_log(argc - 1, argv + 1);
+	if (strcmp(v, "session") == 0)
+		return cli_ray_session(argc - 1, argv + 1);
 	if (strcmp(v, "job") == 0 && argc >= 2 && strcmp(argv[1], "submit") ==
 	    0)
 		return cli_ray_job_submit(argc - 2, argv + 2);
 	return cli_opt_usage("ray", "usage: volray ray create cluster|"
 	    "workergroup NAME | get cluster|workergroup|node [NAME] | get "
 	    "token CLUSTER | scale cluster NAME -w GROUP -r N | job submit "
-	    "--name NAME -- ENTRYPOINT | log NAME | delete NAME");
+	    "--name NAME -- ENTRYPOINT | session NAME | log NAME | delete "
+	    "NAME");
 }

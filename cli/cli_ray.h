@@ -30,5 +30,9 @@ cJSON *cli_ray_list(const char *what, const char *ns, const char *selector);
 int cli_ray_get(int argc, char **argv);
 int cli_ray_log(int argc, char **argv);
 int cli_ray_job_submit(int argc, char **argv);
+int cli_ray_session(int argc, char **argv);
+/* Pack and upload a working dir to the head at the proxy path head:
+   0 with *uri (gcs://..., malloc'd), or -1 (reported). */
+int cli_ray_upload(const char *head, const char *dir, char **uri);
 
 #endif

@@ -359,10 +359,6 @@ cli_ray_job_submit(int argc, char **argv)
 	if (name == NULL)
 		return cli_opt_usage("ray", "job submit: --name is required "
 		    "(the RayJob's name)");
-	if (cli_opts.ray.working_dir != NULL)
-		return cli_opt_usage("ray", "job submit: --working-dir is not "
-		    "supported (no package upload); put the files in the "
-		    "image or a volume");
 	for (i = 0; i < argc; i++)
 		cli_buf_printf(&ep, "%s%s", i ? " " : "", argv[i]);
 	if (cli_opts.ray.submission_id != NULL)
@@ -399,8 +395,22 @@ cli_ray_job_submit(int argc, char **argv)
 		goto done;
 	cJSON_Delete(out);
 	printf("Submitted RayJob %s.\n", name);
-	if (wait_cluster(ns, name, until, &head) != 0 ||
-	    submit_follow(head.p, req, id, until) != 0)
+	if (wait_cluster(ns, name, until, &head) != 0)
+		goto done;
+	if (cli_opts.ray.working_dir != NULL) {
+		char *uri;
+		cJSON *env;
+
+		if (cli_ray_upload(head.p, cli_opts.ray.working_dir, &uri) != 0)
+			goto done;
+		if ((env = cJSON_GetObjectItemCaseSensitive(req,
+		    "runtime_env")) == NULL)
+			env = cJSON_AddObjectToObject(req, "runtime_env");
+		cJSON_DeleteItemFromObjectCaseSensitive(env, "working_dir");
+		cJSON_AddStringToObject(env, "working_dir", uri);
+		free(uri);
+	}
+	if (submit_follow(head.p, req, id, until) != 0)
 		goto done;
 	rc = cli_opts.ray.no_wait ? CLI_OK : wait_rayjob(ns, name);
 done:

@@ -258,7 +258,7 @@ static const struct cli_opt ray_opts[] = {
 	O("submission-id", 0, STR, ray.submission_id, "ID",
 	    "job submit: the Ray job's id (raysubmit_...)"),
 	O("working-dir", 0, STR, ray.working_dir, "DIR",
-	    "job submit: refused (no package upload)"),
+	    "job submit: zip DIR and upload it as the job's working_dir"),
 	O("runtime-env-json", 0, STR, ray.runtime_env_json, "JSON",
 	    "job submit: the job's runtime_env"),
 	O("metadata-json", 0, STR, ray.metadata_json, "JSON",
@@ -278,6 +278,8 @@ static const struct cli_opt ray_opts[] = {
 	O("out-dir", 0, STR, ray.out_dir, "DIR",
 	    "log: where the logs go (.)"),
 	O("yes", 'y', FLAG, ray.yes, NULL, "delete: do not ask"),
+	O("verbose", 'v', FLAG, ray.verbose, NULL,
+	    "session: print the kubectl command it runs"),
 	OPT_ALLNS, END
 };
 static const struct cli_opt kubeconfig_opts[] = {
@@ -356,8 +358,8 @@ const struct cli_verb cli_verbs[] = {
 	    cli_rayjob_run, 0 },
 	{ "ray", "create cluster|workergroup NAME | get cluster|workergroup|"
 	    "node [NAME] | get token CLUSTER | scale cluster NAME -w GROUP -r N"
-	    " | job submit --name NAME -- ENTRYPOINT... | log NAME | delete "
-	    "NAME...",
+	    " | job submit --name NAME -- ENTRYPOINT... | session NAME | log "
+	    "NAME | delete NAME...",
 	    "What KubeRay's kubectl ray plugin does: Ray clusters, worker "
 	    "groups, jobs, logs.", ray_opts, cli_ray_run, 0 },
 	{ "api-resources", "", "List the resources the server serves.",

@@ -85,25 +85,6 @@ struct daemon {
 	leader *elect_ctrl, *elect_sched;
 };
 
-static int
-mkdir_p(const char *path)
-{
-	char buf[PATH_MAX], *p;
-
-	snprintf(buf, sizeof buf, "%s", path);
-	for (p = buf + 1; *p; p++) {
-		if (*p == '/') {
-			*p = '\0';
-			if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-				return -1;
-			*p = '/';
-		}
-	}
-	if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
 /* The names the serving certificate must cover. */
 static const char **
 serving_names(struct daemon *d, int *n)
@@ -1004,7 +985,7 @@ main(int argc, char **argv)
 	 * malloc only: tcmalloc, when linked (configure), ignores it.
 	 */
 	mallopt(M_TOP_PAD, 16 << 20);
-	if (mkdir_p(d.f.data_dir) != 0) {
+	if (util_mkdirs(d.f.data_dir, 0700) != 0) {
 		fprintf(stderr, "volrayd: cannot create %s: %s\n",
 		    d.f.data_dir, strerror(errno));
 		return 1;

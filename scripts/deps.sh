@@ -8,7 +8,8 @@
 # clang is always on the list: it brings libFuzzer, and check.sh runs a
 # short fuzz smoke test (build-fuzz/, ./configure --enable-fuzz) with it.
 # hiredis is the Redis client of GCS fault tolerance (core/ray/gcsstore.c);
-# redis-server and redis-cli are for gcsft.sh.
+# redis-server and redis-cli are for gcsft.sh. libzip packs and unpacks
+# Ray's working_dir uploads (volray ray job submit, core/ray/packages.c).
 # bsdutils brings script(1), with which cli3.sh runs volray on a terminal.
 # libgoogle-perftools-dev brings tcmalloc, volrayd's allocator (configure).
 set -eu
@@ -18,7 +19,7 @@ libuv1-dev libcurl4-openssl-dev libyaml-dev libcjson-dev libhttp-parser-dev \
 libssl-dev openssl curl python3 git python3-kubernetes clang mandoc \
 bsdutils libgoogle-perftools-dev libwslay-dev zlib1g-dev \
 libgrpc-dev libprotobuf-c-dev protobuf-c-compiler etcd-server etcd-client \
-libhiredis-dev redis-server redis-tools"
+libhiredis-dev redis-server redis-tools libzip-dev"
 
 missing() {
 	out=""

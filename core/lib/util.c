@@ -4,11 +4,13 @@
  * secret.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 
@@ -261,4 +263,23 @@ util_base64_decode(const char *s, char **out, size_t *len)
 bad:
 	free(buf);
 	return -1;
+}
+
+int
+util_mkdirs(const char *path, unsigned mode)
+{
+	char buf[4096], *p;
+
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (p = buf + 1; *p != '\0'; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(buf, (mode_t)mode) != 0 && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	return mkdir(buf, (mode_t)mode) != 0 && errno != EEXIST ? -1 : 0;
 }

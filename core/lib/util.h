@@ -38,6 +38,8 @@ int util_strf(char *out, size_t size, const char *fmt, ...)
 /* Standard base64 (white space ignored, padding optional) into *out,
    NUL-terminated, *len bytes: 0, or -1 when it is not base64. */
 int util_base64_decode(const char *s, char **out, size_t *len);
+/* mkdir -p with mode for each directory made: 0, or -1 (errno). */
+int util_mkdirs(const char *path, unsigned mode);
 /* printf into newly allocated memory (aborts when out of memory). */
 char *util_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

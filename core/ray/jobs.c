@@ -349,10 +349,26 @@ start_local(struct ray_job *j)
 	struct stat sb;
 	int i;
 
+	if (wd != NULL && strncmp(wd, "gcs://", 6) == 0) {
+		/* An uploaded working_dir (packages.c). */
+		char *why = NULL;
+
+		if ((cwd = ray_package_dir(j->head, wd + 6, &why)) == NULL) {
+			msg = util_printf("RuntimeEnvSetupError: Failed to set "
+			    "up runtime environment: %s", why);
+			set_status(j, JOB_FAILED, msg,
+			    "RUNTIME_ENV_SETUP_FAILED");
+			free(msg);
+			free(why);
+			return;
+		}
+	}
 	set_status(j, JOB_RUNNING, NULL, NULL);
 	env = job_env(j);
 	/* A local working_dir: everything is on this machine. */
-	if (wd != NULL && wd[0] == '/' && stat(wd, &sb) == 0 &&
+	if (cwd != NULL)
+		;
+	else if (wd != NULL && wd[0] == '/' && stat(wd, &sb) == 0 &&
 	    S_ISDIR(sb.st_mode))
 		cwd = xstrdup(wd);
 	else if (wd != NULL && wd[0] != '/' && strstr(wd, "://") == NULL &&
@@ -403,6 +419,23 @@ start(struct ray_job *j)
 		return;
 	}
 	j->simulated = 1;
+	{
+		/* An uploaded working_dir must be there, as Ray's runtime
+		   env setup needs it. */
+		const char *wd = json_str(j->req, "runtime_env.working_dir");
+
+		if (wd != NULL && strncmp(wd, "gcs://", 6) == 0 &&
+		    !ray_package_has(j->head, wd + 6)) {
+			char *msg = util_printf("RuntimeEnvSetupError: Failed "
+			    "to set up runtime environment: the package %s is "
+			    "not on the head (was it uploaded?)", wd);
+
+			set_status(j, JOB_FAILED, msg,
+			    "RUNTIME_ENV_SETUP_FAILED");
+			free(msg);
+			return;
+		}
+	}
 	wheel_add(j->head->r->wheel, &j->timer, SIM_START_MS, on_sim_start, j);
 }
 

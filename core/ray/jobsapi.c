@@ -5,7 +5,8 @@
  * JSON bodies for results, plain-text bodies with Ray's status codes for
  * errors ("Job X does not exist" 404; a refused submission 400 with the
  * Python exception's text), aiohttp's "404: Not Found" and "405: Method
- * Not Allowed" for other paths and methods.
+ * Not Allowed" for other paths and methods; /api/packages/ stores
+ * working_dir uploads (packages.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,6 +188,37 @@ serve(struct ray_head *h, http_req *req)
 		not_allowed(req);
 }
 
+/*
+ * /api/packages/PROTOCOL/NAME: is the package there (GET), store it
+ * (PUT), as Ray's dashboard answers `ray job submit --working-dir`.
+ */
+static void
+packages(struct ray_head *h, http_req *req, const char *rest)
+{
+	const char *name = strchr(rest, '/');
+	char *why = NULL;
+
+	if (name == NULL || !ray_package_name_ok(name + 1)) {
+		reply_text(req, 400, "Invalid package URI");
+		return;
+	}
+	name++;
+	if (is(req, "GET")) {
+		if (ray_package_has(h, name))
+			reply_text(req, 200, "");
+		else
+			reply_text(req, 404, "Package not found");
+	} else if (is(req, "PUT")) {
+		if (ray_package_put(h, name, req->body, req->body_len,
+		    &why) == 0)
+			reply_text(req, 200, "");
+		else
+			reply_text(req, 500, why);
+		free(why);
+	} else
+		not_allowed(req);
+}
+
 void
 ray_jobsapi_serve(struct ray_head *h, http_req *req, const char *path)
 {
@@ -199,6 +231,8 @@ ray_jobsapi_serve(struct ray_head *h, http_req *req, const char *path)
 			not_allowed(req);
 	} else if (strncmp(path, "/api/jobs/", 10) == 0)
 		job_path(h, req, path + 10);
+	else if (strncmp(path, "/api/packages/", 14) == 0)
+		packages(h, req, path + 14);
 	else if (strcmp(path, "/api/version") == 0) {
 		if (is(req, "GET"))
 			version(h, req);

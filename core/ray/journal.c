@@ -22,22 +22,6 @@
 #include "lib/util.h"
 #include "ray/ray_int.h"
 
-/* mkdir -p with mode 0700. */
-static void
-mkdirs(const char *path)
-{
-	char buf[4096], *p;
-
-	snprintf(buf, sizeof buf, "%s", path);
-	for (p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			mkdir(buf, 0700);
-			*p = '/';
-		}
-	mkdir(buf, 0700);
-}
-
 static void
 write_line(struct ray_head *h, int fd, cJSON *t)
 {
@@ -65,7 +49,7 @@ ray_journal_rewrite(struct ray_head *h, ray_journal_record_fn record)
 	int fd, i;
 
 	ray_journal_close(h);
-	mkdirs(h->dir);
+	(void)util_mkdirs(h->dir, 0700);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd >= 0) {
 		json_set_str(head, "uid", h->uid);
@@ -108,7 +92,7 @@ ray_journal_read(struct ray_head *h)
 	size_t cap = 0;
 	int first = 1, ok = 0;
 
-	mkdirs(h->dir);
+	(void)util_mkdirs(h->dir, 0700);
 	f = fopen(path, "r");
 	free(path);
 	while (f != NULL && getline(&line, &cap, f) > 0) {

@@ -241,6 +241,17 @@ void *ray_sim_submit(ray *, const char *ns, const char *pod,
     void *arg);
 void ray_sim_submit_cancel(void *handle);
 
+/* packages.c: Ray's package store (working_dir uploads). */
+int ray_package_name_ok(const char *name);
+int ray_package_has(const struct ray_head *, const char *name);
+/* Store a package: 0, or -1 with *why (malloc'd). */
+int ray_package_put(const struct ray_head *, const char *name,
+    const char *body, size_t len, char **why);
+/* The package extracted for a local job: its directory (malloc'd), or
+   NULL with *why (malloc'd). */
+char *ray_package_dir(const struct ray_head *, const char *name,
+    char **why);
+
 /* journal.c */
 /* A job as the journal keeps it (a new tree). */
 typedef cJSON *(*ray_journal_record_fn)(const struct ray_job *);

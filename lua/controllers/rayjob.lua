@@ -11,13 +11,17 @@
 -- Running polls the dashboard until the Ray job is terminal: Complete, or
 -- Failed with AppFailed; a failed submitter is SubmissionFailed; deadlines
 -- (activeDeadlineSeconds, preRunningDeadlineSeconds), a submitter that
--- ended 30 s before the Ray job did, and 300 s of dashboard errors fail it
--- too. A failure with backoffLimit left goes Retrying: the cluster and
+-- ended 30 s before the Ray job did, and 300 s of dashboard errors (their
+-- start kept in status.jobStatusCheckFailureStartTime) fail it too; a
+-- SidecarMode job whose head pod is gone fails (its cluster makes no new
+-- head). A failure with backoffLimit left goes Retrying: the cluster and
 -- submitter are deleted and the RayJob starts over with new ones.
 -- suspend deletes them the same way (Suspending, Suspended) and resuming
 -- starts over. When finished, deletionRules (the most impactful overdue
--- first) or shutdownAfterJobFinishes with ttlSecondsAfterFinished delete
--- what they say, and the PodGroup is recomputed from what is left.
+-- first), the older onSuccess/onFailure policies (after
+-- ttlSecondsAfterFinished), or shutdownAfterJobFinishes with
+-- ttlSecondsAfterFinished delete what they say, and the PodGroup is
+-- recomputed from what is left.
 -- Deleting a RayJob asks the head to stop an unfinished job (best effort)
 -- before the finalizer goes.
 local v = volray
@@ -42,8 +46,6 @@ local controller = {
   owns = { jc.RC, jc.JOBS, raypg.PODGROUPS },
 }
 
--- When each key's dashboard calls began failing (in memory, as upstream).
-local failing_since = {}
 
 local function present(x)
   return x ~= nil and x ~= v.null and x ~= ""
@@ -268,16 +270,19 @@ local function running(job, st, now, key)
   local r = base and dash.job_info(base, st.jobId) or { error = berr }
   if r.pending then return REQUEUE end
   if r.error or (r.status ~= 200 and r.status ~= 404) then
-    failing_since[key] = failing_since[key] or now
-    if now - failing_since[key] >= STATUS_CHECK_TIMEOUT then
-      failing_since[key] = nil
-      fail(st, "JobStatusCheckTimeoutExceeded", "the dashboard did not answer for " ..
-        STATUS_CHECK_TIMEOUT .. " s: " .. tostring(r.error or r.status))
+    -- When the checks began failing is kept in status (KubeRay 1.7).
+    if not present(st.jobStatusCheckFailureStartTime) then st.jobStatusCheckFailureStartTime = v.now() end
+    local since = v.time(st.jobStatusCheckFailureStartTime)
+    if now - since >= STATUS_CHECK_TIMEOUT then
+      fail(st, "JobStatusCheckTimeoutExceeded", string.format(
+        "Job status checks have been failing since %s; exceeded timeout of %ds (%s)",
+        st.jobStatusCheckFailureStartTime, STATUS_CHECK_TIMEOUT, tostring(r.error or r.status)))
+      st.jobStatusCheckFailureStartTime = nil
       return 0
     end
     return REQUEUE
   end
-  failing_since[key] = nil
+  st.jobStatusCheckFailureStartTime = nil
   if r.status == 404 then
     if mode(job) == "HTTPMode" then submit_http(job, base, st) end
     if sub_state == "complete" and now - sub_info >= SUBMITTER_GRACE then
@@ -329,6 +334,7 @@ local function tear_down(job, st)
   st.rayJobInfo = nil
   st.jobStatus = nil
   st.startTime = nil
+  st.jobStatusCheckFailureStartTime = nil
   st.jobDeploymentStatus = st.jobDeploymentStatus == "Suspending" and "Suspended" or ""
   return 0
 end
@@ -379,6 +385,15 @@ local function finished(job, st, now)
     if next_due ~= nil then return next_due - now end
     return nil
   end
+  if present(ds) and (present(ds.onSuccess) or present(ds.onFailure)) then
+    -- The older onSuccess/onFailure, after ttlSecondsAfterFinished.
+    local p = st.jobStatus == "SUCCEEDED" and ds.onSuccess or st.jobStatus == "FAILED" and ds.onFailure or nil
+    if p == nil or not present(p.policy) or p.policy == "DeleteNone" then return nil end
+    local left = ended + (job.spec.ttlSecondsAfterFinished or 0) - now
+    if left > 0 then return left end
+    run_policy(job, p.policy)
+    return nil
+  end
   if job.spec.shutdownAfterJobFinishes == true and not jc.uses_selector(job) then
     local left = ended + (job.spec.ttlSecondsAfterFinished or 0) - now
     if left > 0 then return left end
@@ -426,7 +441,6 @@ end
 function controller.reconcile(req)
   local job = v.get(RJ, req.namespace, req.name)
   if job == nil then
-    failing_since[req.key] = nil
     return nil
   end
   if job.metadata.deletionTimestamp ~= nil then return finalize(job) end

@@ -120,6 +120,34 @@ function M.job_spec(s)
     if type(env) ~= "table" then return "RuntimeEnvYAML must be a YAML mapping" end
   end
   local ds = s.deletionStrategy
+  local legacy = present(ds) and (present(ds.onSuccess) or present(ds.onFailure))
+  local rules = present(ds) and present(ds.deletionRules) and #ds.deletionRules > 0
+  if legacy and rules then
+    return "The RayJob spec is invalid: Cannot use both legacy onSuccess/onFailure fields and deletionRules simultaneously"
+  end
+  if present(ds) and not legacy and not rules then
+    return "The RayJob spec is invalid: DeletionStrategy requires either BOTH onSuccess and onFailure, " ..
+      "OR the deletionRules field (cannot be empty)"
+  end
+  if legacy then
+    if not present(ds.onSuccess) or not present(ds.onFailure) then
+      return "both DeletionStrategy.OnSuccess and DeletionStrategy.OnFailure must be set when using the legacy " ..
+        "deletion policy fields of DeletionStrategy"
+    end
+    for _, w in ipairs({ { "OnSuccess", ds.onSuccess, "success" }, { "OnFailure", ds.onFailure, "failure" } }) do
+      local p = w[2].policy
+      if not present(p) then
+        return "the DeletionPolicyType field of DeletionStrategy." .. w[1] ..
+          " cannot be unset when DeletionStrategy is enabled"
+      end
+      if selector and (p == "DeleteCluster" or p == "DeleteWorkers") then
+        return string.format("the ClusterSelector mode doesn't support DeletionStrategy=%s on %s", p, w[3])
+      end
+      if p == "DeleteWorkers" and present(s.rayClusterSpec) and s.rayClusterSpec.enableInTreeAutoscaling == true then
+        return "DeletionStrategy=DeleteWorkers currently does not support RayCluster with autoscaling enabled"
+      end
+    end
+  end
   if present(ds) and present(ds.deletionRules) then
     if s.shutdownAfterJobFinishes == true then
       return "shutdownAfterJobFinishes and deletionStrategy.deletionRules cannot be used together"

@@ -3,7 +3,8 @@
 # simulated nodes: create cluster (--dry-run's object, the plugin's
 # defaults, --wait until provisioned), get cluster|workergroup|node with
 # the plugin's columns, create workergroup, scale cluster (bounds checked,
-# the plugin's messages), get token, job submit in InteractiveMode (the
+# the plugin's messages), get token, session (kubectl port-forward to the
+# head Service), job submit in InteractiveMode (the
 # RayJob gets the submission id, the job runs and the command exits 0;
 # a failing job exits 1), log into a directory, delete with and without
 # confirmation.
@@ -108,6 +109,11 @@ out=$(vr ray job submit --name wcfail --worker-replicas 0 --timeout 90s \
 expect_contains "$out" "Generated submission ID for Ray job: raysubmit_" "generated id"
 expect_contains "$out" "failed" "failing job's message"
 vr ray job submit -- python x.py >/dev/null 2>&1 && fail "job submit without --name"
+mkdir -p "$WORK/app" && echo 'print(1)' >"$WORK/app/main.py"
+out=$(vr ray job submit --name wd --worker-replicas 0 --working-dir "$WORK/app" --timeout 90s \
+	--metadata-json '{"volray.io/sim-duration": "1s"}' -- python main.py) || fail "job submit --working-dir: $out"
+expect_contains "$out" "Uploading package gcs://_ray_pkg_" "--working-dir upload"
+expect_contains "$(k get rayjob wd -o jsonpath='{.status.jobStatus}')" "SUCCEEDED" "--working-dir job on simulated nodes"
 pass "job submit: InteractiveMode RayJob, submitted, followed, exit status"
 
 # --- log -------------------------------------------------------------------
@@ -116,6 +122,38 @@ expect_contains "$out" "Downloading log for Ray Node demo-head-" "log's message"
 [ "$(ls "$WORK/logs/demo" | wc -l)" -eq 1 ] || fail "log --node-type head wrote $(ls "$WORK/logs/demo")"
 ls "$WORK"/logs/demo/demo-head-*/ray-head.log >/dev/null || fail "no head container log file"
 pass "log into a directory"
+
+# --- session ---------------------------------------------------------------
+# kubectl port-forward to the head Service, as the plugin runs it. Local
+# port 8265 is also the local-node tests' heads': take their turn.
+if command -v flock >/dev/null 2>&1; then
+	exec 9>"${TMPDIR:-/tmp}/volray-test-localnode.lock"
+	flock -w 1200 9 || fail "waited 20 minutes for the local-node lock"
+fi
+"$top_builddir/volray" ray session demo -v >"$WORK/session.out" 2>&1 9>&- &
+spid=$!
+KILL_PIDS="$KILL_PIDS $spid"
+i=0
+until out=$(command curl -fsS http://127.0.0.1:8265/api/version 2>&1); do
+	i=$((i + 1)); [ $i -lt 200 ] || fail "no dashboard on localhost:8265: $out $(cat "$WORK/session.out")"
+	kill -0 $spid 2>/dev/null || fail "session exited: $(cat "$WORK/session.out")"
+	sleep 0.1
+done
+expect_contains "$out" "ray_version" "the head's dashboard through the session"
+so=$(cat "$WORK/session.out")
+expect_contains "$so" "Forwarding ports to service demo-head-svc" "session's message"
+expect_contains "$so" "Ray Dashboard: http://localhost:8265" "session's message"
+expect_contains "$so" "Ray Interactive Client: http://localhost:10001" "session's message"
+expect_contains "$so" "Running: kubectl port-forward -n default service/demo-head-svc 8265:8265 10001:10001" "-v"
+kill -TERM $spid
+wait $spid || fail "session did not exit 0 on SIGTERM"
+command curl -fs http://127.0.0.1:8265/api/version >/dev/null 2>&1 && fail "the forward outlived the session"
+exec 9>&-
+wcc=$(k get rayjob wc -o jsonpath='{.status.rayClusterName}')
+out=$(PATH=/nonexistent vr ray session rayjob/wc 2>&1) && fail "session without kubectl exited 0"
+expect_contains "$out" "Forwarding ports to service $wcc-head-svc" "a RayJob's session"
+expect_contains "$out" "kubectl not found on PATH" "without kubectl"
+pass "session: kubectl port-forward to the head Service, ended by SIGTERM"
 
 # --- delete ----------------------------------------------------------------
 out=$(echo n | vr ray delete demo)
