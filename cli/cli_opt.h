@@ -49,7 +49,7 @@ struct cli_opts {
 		const char	*cluster, *worker_group, *node_type, *out_dir;
 		const char	*job_name, *working_dir, *runtime_env_json;
 		const char	*metadata_json, *entrypoint_resources;
-		const char	*ep_cpus, *ep_gpus, *submission_id;
+		const char	*ep_cpus, *ep_gpus, *submission_id, *file;
 		long		 min_replicas, max_replicas, hosts, ep_memory;
 		long		 timeout_ms;
 		int		 dry_run, yes, no_wait, verbose;

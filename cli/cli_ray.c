@@ -109,30 +109,6 @@ kv_map(const char *s, cJSON *into, const char *flag)
 	return 0;
 }
 
-/* Requests (cpu, memory, GPUs) and limits (memory, GPUs) of non-zero
-   quantities, as the plugin's generation does. */
-static cJSON *
-resources(const char *cpu, const char *mem, const char *gpu)
-{
-	cJSON *r = cJSON_CreateObject(), *req = cJSON_CreateObject();
-	cJSON *lim = cJSON_CreateObject();
-	double q;
-
-	if (cpu && quantity_parse(cpu, &q) == 0 && q != 0)
-		cJSON_AddStringToObject(req, "cpu", cpu);
-	if (mem && quantity_parse(mem, &q) == 0 && q != 0) {
-		cJSON_AddStringToObject(req, "memory", mem);
-		cJSON_AddStringToObject(lim, "memory", mem);
-	}
-	if (gpu && quantity_parse(gpu, &q) == 0 && q != 0) {
-		cJSON_AddStringToObject(req, "nvidia.com/gpu", gpu);
-		cJSON_AddStringToObject(lim, "nvidia.com/gpu", gpu);
-	}
-	cJSON_AddItemToObject(r, "requests", req);
-	cJSON_AddItemToObject(r, "limits", lim);
-	return r;
-}
-
 int
 cli_ray_check_quantities(void)
 {
@@ -150,12 +126,11 @@ cli_ray_check_quantities(void)
 	return 0;
 }
 
-/* A worker group of the flags' shape. */
+/* The flags' worker group, in the config's words (NULL: a bad flag). */
 static cJSON *
-worker_group(const char *name, const char *image)
+flags_group(const char *name)
 {
-	cJSON *g = cJSON_CreateObject(), *c, *params = cJSON_CreateObject();
-	long replicas = cli_opts.replicas >= 0 ? cli_opts.replicas : 1;
+	cJSON *g = cJSON_CreateObject(), *params = cJSON_CreateObject();
 
 	if (kv_map(cli_opts.ray.worker_params, params,
 	    "--worker-ray-start-params") != 0) {
@@ -163,95 +138,71 @@ worker_group(const char *name, const char *image)
 		cJSON_Delete(g);
 		return NULL;
 	}
-	cJSON_AddStringToObject(g, "groupName", name);
-	cJSON_AddNumberToObject(g, "replicas", (double)replicas);
+	if (name != NULL)
+		cJSON_AddStringToObject(g, "name", name);
+	cJSON_AddNumberToObject(g, "replicas", cli_opts.replicas >= 0 ?
+	    (double)cli_opts.replicas : 1);
 	if (cli_opts.ray.min_replicas >= 0)
-		cJSON_AddNumberToObject(g, "minReplicas",
+		cJSON_AddNumberToObject(g, "min-replicas",
 		    (double)cli_opts.ray.min_replicas);
 	if (cli_opts.ray.max_replicas >= 0)
-		cJSON_AddNumberToObject(g, "maxReplicas",
+		cJSON_AddNumberToObject(g, "max-replicas",
 		    (double)cli_opts.ray.max_replicas);
 	if (cli_opts.ray.hosts > 0)
-		cJSON_AddNumberToObject(g, "numOfHosts",
+		cJSON_AddNumberToObject(g, "num-of-hosts",
 		    (double)cli_opts.ray.hosts);
-	cJSON_AddItemToObject(g, "rayStartParams", params);
-	c = cJSON_CreateObject();
-	cJSON_AddStringToObject(c, "name", "ray-worker");
-	cJSON_AddStringToObject(c, "image", image);
-	cJSON_AddItemToObject(c, "resources", resources(
-	    cli_ray_or(cli_opts.ray.worker_cpu, "2"),
-	    cli_ray_or(cli_opts.ray.worker_memory,
-	    "4Gi"), cli_ray_or(cli_opts.ray.worker_gpu, "0")));
-	cli_ray_put(g, "template.spec.containers", cJSON_CreateArray());
-	cJSON_AddItemToArray(json_at(g, "template.spec.containers"), c);
+	if (cli_opts.ray.worker_cpu != NULL)
+		cJSON_AddStringToObject(g, "cpu", cli_opts.ray.worker_cpu);
+	if (cli_opts.ray.worker_memory != NULL)
+		cJSON_AddStringToObject(g, "memory", cli_opts.ray.worker_memory);
+	if (cli_opts.ray.worker_gpu != NULL)
+		cJSON_AddStringToObject(g, "gpu", cli_opts.ray.worker_gpu);
+	cJSON_AddItemToObject(g, "ray-start-params", params);
 	return g;
 }
 
+/* The flags as the plugin's cluster config (NULL: a bad flag). */
 static cJSON *
-port(int n, const char *name)
+flags_config(void)
 {
-	cJSON *p = cJSON_CreateObject();
+	cJSON *cfg = cJSON_CreateObject(), *head, *params, *g;
 
-	cJSON_AddNumberToObject(p, "containerPort", n);
-	cJSON_AddStringToObject(p, "name", name);
-	return p;
+	if (cli_opts.ray.ray_version != NULL)
+		cJSON_AddStringToObject(cfg, "ray-version",
+		    cli_opts.ray.ray_version);
+	if (cli_opts.ray.image != NULL)
+		cJSON_AddStringToObject(cfg, "image", cli_opts.ray.image);
+	head = cJSON_AddObjectToObject(cfg, "head");
+	if (cli_opts.ray.head_cpu != NULL)
+		cJSON_AddStringToObject(head, "cpu", cli_opts.ray.head_cpu);
+	if (cli_opts.ray.head_memory != NULL)
+		cJSON_AddStringToObject(head, "memory", cli_opts.ray.head_memory);
+	if (cli_opts.ray.head_gpu != NULL)
+		cJSON_AddStringToObject(head, "gpu", cli_opts.ray.head_gpu);
+	params = cJSON_AddObjectToObject(head, "ray-start-params");
+	if (kv_map(cli_opts.ray.head_params, params,
+	    "--head-ray-start-params") != 0 || (g = flags_group(NULL)) ==
+	    NULL) {
+		cJSON_Delete(cfg);
+		return NULL;
+	}
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(cfg, "worker-groups"), g);
+	if (cli_opts.ray.autoscaler != NULL)
+		cJSON_AddStringToObject(cJSON_AddObjectToObject(cfg,
+		    "autoscaler"), "version", cli_opts.ray.autoscaler);
+	return cfg;
 }
 
 /* The RayCluster spec the plugin generates from the flags. */
 cJSON *
 cli_ray_cluster_spec(void)
 {
-	const char *version = cli_ray_or(cli_opts.ray.ray_version, RAY_VERSION);
-	char image[160];
-	cJSON *spec = cJSON_CreateObject(), *c, *ports, *params, *groups, *g;
+	cJSON *cfg = flags_config(), *spec;
 
-	snprintf(image, sizeof image, "rayproject/ray:%s", version);
-	if (cli_opts.ray.image != NULL)
-		snprintf(image, sizeof image, "%s", cli_opts.ray.image);
-	cJSON_AddStringToObject(spec, "rayVersion", version);
-	params = cJSON_CreateObject();
-	if (kv_map(cli_opts.ray.head_params, params,
-	    "--head-ray-start-params") != 0) {
-		cJSON_Delete(params);
-		cJSON_Delete(spec);
+	if (cfg == NULL)
 		return NULL;
-	}
-	cli_ray_put(spec, "headGroupSpec.rayStartParams", params);
-	c = cJSON_CreateObject();
-	cJSON_AddStringToObject(c, "name", "ray-head");
-	cJSON_AddStringToObject(c, "image", image);
-	cJSON_AddItemToObject(c, "resources", resources(
-	    cli_ray_or(cli_opts.ray.head_cpu, "2"),
-	    cli_ray_or(cli_opts.ray.head_memory, "4Gi"),
-	    cli_ray_or(cli_opts.ray.head_gpu, "0")));
-	ports = cJSON_CreateArray();
-	cJSON_AddItemToArray(ports, port(6379, "gcs-server"));
-	cJSON_AddItemToArray(ports, port(8265, "dashboard"));
-	cJSON_AddItemToArray(ports, port(10001, "client"));
-	cJSON_AddItemToObject(c, "ports", ports);
-	cli_ray_put(spec, "headGroupSpec.template.spec.containers",
-	    cJSON_CreateArray());
-	cJSON_AddItemToArray(json_at(spec,
-	    "headGroupSpec.template.spec.containers"), c);
-	if ((g = worker_group("default-group", image)) == NULL) {
-		cJSON_Delete(spec);
-		return NULL;
-	}
-	groups = cJSON_CreateArray();
-	cJSON_AddItemToArray(groups, g);
-	cJSON_AddItemToObject(spec, "workerGroupSpecs", groups);
-	if (cli_opts.ray.autoscaler != NULL) {
-		if (strcmp(cli_opts.ray.autoscaler, "v1") != 0 &&
-		    strcmp(cli_opts.ray.autoscaler, "v2") != 0) {
-			cli_color_errorf("--autoscaler: \"v1\" or \"v2\", not "
-			    "%s\n", cli_opts.ray.autoscaler);
-			cJSON_Delete(spec);
-			return NULL;
-		}
-		cJSON_AddTrueToObject(spec, "enableInTreeAutoscaling");
-		cli_ray_put(spec, "autoscalerOptions.version",
-		    cJSON_CreateString(cli_opts.ray.autoscaler));
-	}
+	spec = cli_ray_spec_from_config(cfg);
+	cJSON_Delete(cfg);
 	return spec;
 }
 
@@ -292,23 +243,102 @@ wait_provisioned(const char *ns, const char *name)
 	return ok ? 0 : -1;
 }
 
+/* Flags that --file replaces (the plugin refuses them together). */
+static const char *
+file_conflict(void)
+{
+	const struct cli_ray_opts *o = &cli_opts.ray;
+
+	if (o->ray_version || o->image || o->head_cpu || o->head_memory ||
+	    o->head_gpu || o->worker_cpu || o->worker_memory || o->worker_gpu ||
+	    o->labels || o->annotations || o->head_params ||
+	    o->worker_params || o->autoscaler || o->hosts > 0 ||
+	    cli_opts.replicas >= 0)
+		return "--file cannot be used with the flags that describe the "
+		    "cluster (--ray-version, --image, --head-*, --worker-*, "
+		    "--labels, --annotations, --num-of-hosts, --autoscaler)";
+	return NULL;
+}
+
+/* The cluster's name, namespace, labels and spec from --file. */
+static cJSON *
+from_file(const char **name, const char **ns, cJSON **labels,
+    cJSON **ann, cJSON **cfg)
+{
+	const char *fname, *fns, *why = file_conflict();
+	cJSON *spec;
+
+	if (why != NULL) {
+		cli_color_errorf("%s\n", why);
+		return NULL;
+	}
+	if ((*cfg = cli_ray_config_read(cli_opts.ray.file)) == NULL)
+		return NULL;
+	fname = json_str(*cfg, "name");
+	fns = json_str(*cfg, "namespace");
+	if (fname != NULL && *name != NULL && strcmp(fname, *name) != 0) {
+		cli_color_errorf("the cluster name in the config file \"%s\" "
+		    "does not match the cluster name \"%s\". You must use the "
+		    "same name to perform this operation\n", fname, *name);
+		return NULL;
+	}
+	if (*name == NULL)
+		*name = fname;
+	if (*name == NULL) {
+		cli_color_errorf("the cluster name is required\n");
+		return NULL;
+	}
+	if (fns != NULL && cli_opts.ns != NULL && strcmp(fns, cli_opts.ns) !=
+	    0) {
+		cli_color_errorf("the namespace in the config file \"%s\" does "
+		    "not match the namespace \"%s\". You must pass "
+		    "--namespace=%s to perform this operation\n", fns,
+		    cli_opts.ns, fns);
+		return NULL;
+	}
+	if (fns != NULL)
+		*ns = fns;
+	cJSON_Delete(*labels);
+	cJSON_Delete(*ann);
+	*labels = cJSON_Duplicate(json_at(*cfg, "labels"), 1);
+	*ann = cJSON_Duplicate(json_at(*cfg, "annotations"), 1);
+	if (*labels == NULL)
+		*labels = cJSON_CreateObject();
+	if (*ann == NULL)
+		*ann = cJSON_CreateObject();
+	spec = cli_ray_spec_from_config(*cfg);
+	return spec;
+}
+
 static int
 create_cluster(const char *name)
 {
 	const char *ns = cli_ray_ns();
 	cJSON *rc, *spec, *labels = cJSON_CreateObject();
-	cJSON *ann = cJSON_CreateObject(), *out;
+	cJSON *ann = cJSON_CreateObject(), *out, *cfg = NULL;
 	struct cli_buf path = { 0 };
 	char *body;
 	int rc_ = CLI_FAIL;
 
-	if (cli_ray_check_quantities() != 0 || kv_map(cli_opts.ray.labels, labels,
-	    "--labels") != 0 || kv_map(cli_opts.ray.annotations, ann,
-	    "--annotations") != 0 || (spec = cli_ray_cluster_spec()) == NULL) {
+	if (cli_opts.ray.file != NULL)
+		spec = from_file(&name, &ns, &labels, &ann, &cfg);
+	else if (name == NULL) {
 		cJSON_Delete(labels);
 		cJSON_Delete(ann);
+		return cli_opt_usage("ray", "create cluster: a NAME, or --file");
+	} else if (cli_ray_check_quantities() != 0 ||
+	    kv_map(cli_opts.ray.labels, labels, "--labels") != 0 ||
+	    kv_map(cli_opts.ray.annotations, ann, "--annotations") != 0)
+		spec = NULL;
+	else
+		spec = cli_ray_cluster_spec();
+	if (spec == NULL) {
+		cJSON_Delete(labels);
+		cJSON_Delete(ann);
+		cJSON_Delete(cfg);
 		return CLI_USAGE;
 	}
+
 	rc = cJSON_CreateObject();
 	cJSON_AddStringToObject(rc, "apiVersion", "ray.io/v1");
 	cJSON_AddStringToObject(rc, "kind", "RayCluster");
@@ -326,6 +356,7 @@ create_cluster(const char *name)
 	if (cli_opts.ray.dry_run) {
 		cli_print_yaml(stdout, rc);
 		cJSON_Delete(rc);
+		cJSON_Delete(cfg);
 		return CLI_OK;
 	}
 	cluster_path(&path, ns, NULL);
@@ -345,6 +376,7 @@ create_cluster(const char *name)
 	cJSON_Delete(out);
 	cJSON_Delete(rc);
 	cli_buf_free(&path);
+	cJSON_Delete(cfg);
 	return rc_;
 }
 
@@ -407,10 +439,22 @@ create_workergroup(const char *group)
 			cJSON_Delete(rc);
 			return CLI_FAIL;
 		}
-	snprintf(image, sizeof image, "%s", cli_ray_or(cli_opts.ray.image, json_str(
-	    cJSON_GetArrayItem(json_at(rc,
+	snprintf(image, sizeof image, "%s", cli_ray_or(cli_opts.ray.image,
+	    json_str(cJSON_GetArrayItem(json_at(rc,
 	    "spec.headGroupSpec.template.spec.containers"), 0), "image")));
-	if ((g = worker_group(group, image)) == NULL) {
+	{
+		cJSON *want = flags_group(group);
+		int bad = 0;
+
+		g = want != NULL ? cli_ray_worker_group(want, 0, image, NULL,
+		    &bad) : NULL;
+		cJSON_Delete(want);
+		if (g != NULL && bad) {
+			cJSON_Delete(g);
+			g = NULL;
+		}
+	}
+	if (g == NULL) {
 		cJSON_Delete(rc);
 		return CLI_USAGE;
 	}
@@ -620,9 +664,9 @@ cli_ray_run(int argc, char **argv)
 {
 	const char *v = argc > 0 ? argv[0] : "";
 
-	if (strcmp(v, "create") == 0 && argc == 3 &&
+	if (strcmp(v, "create") == 0 && (argc == 3 || argc == 2) &&
 	    strcmp(argv[1], "cluster") == 0)
-		return create_cluster(argv[2]);
+		return create_cluster(argc == 3 ? argv[2] : NULL);
 	if (strcmp(v, "create") == 0 && argc == 3 &&
 	    strcmp(argv[1], "workergroup") == 0)
 		return create_workergroup(argv[2]);

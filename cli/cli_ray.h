@@ -26,6 +26,15 @@ cJSON *cli_ray_cluster_spec(void);
 /* Every "pods" or Ray "rayclusters" of ns (NULL: all), by selector. */
 cJSON *cli_ray_list(const char *what, const char *ns, const char *selector);
 
+/* cli_ray_spec.c: the plugin's cluster config (YAML, strict) into a
+   RayCluster spec, or NULL (reported). */
+cJSON *cli_ray_config_read(const char *file);
+cJSON *cli_ray_spec_from_config(const cJSON *cfg);
+/* A worker group of the config (index names an unnamed one); *bad set
+   on a bad quantity. */
+cJSON *cli_ray_worker_group(const cJSON *g, int index, const char *image,
+    const char *sa, int *bad);
+
 /* The subcommands of the other files. */
 int cli_ray_get(int argc, char **argv);
 int cli_ray_log(int argc, char **argv);

@@ -239,6 +239,8 @@ static const struct cli_opt ray_opts[] = {
 	    "create cluster: annotations"),
 	O("autoscaler", 0, STR, ray.autoscaler, "v1|v2",
 	    "create cluster: in-tree autoscaling of that version"),
+	O("file", 0, STR, ray.file, "FILE",
+	    "create cluster: the plugin's cluster config (YAML)"),
 	O("dry-run", 0, FLAG, ray.dry_run, NULL,
 	    "create cluster, job submit: print the object, create nothing"),
 	O("wait", 0, FLAG, wait, NULL,

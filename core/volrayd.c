@@ -686,6 +686,7 @@ start_nodes(struct daemon *d, char **cause)
 
 		ray_set_history(d->ray, hd, d->f.ray_history_max,
 		    d->f.ray_history_bytes);
+		ray_set_data_dir(d->ray, d->f.data_dir);
 		free(hd);
 	}
 	if (d->ray != NULL && d->endpoint != NULL)

@@ -283,3 +283,27 @@ util_mkdirs(const char *path, unsigned mode)
 		}
 	return mkdir(buf, (mode_t)mode) != 0 && errno != EEXIST ? -1 : 0;
 }
+
+char *
+util_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (f == NULL)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	if (n < 0 || (buf = malloc((size_t)n + 1)) == NULL) {
+		fclose(f);
+		return NULL;
+	}
+	n = (long)fread(buf, 1, (size_t)n, f);
+	buf[n] = '\0';
+	fclose(f);
+	if (len != NULL)
+		*len = (size_t)n;
+	return buf;
+}

@@ -40,6 +40,9 @@ int util_strf(char *out, size_t size, const char *fmt, ...)
 int util_base64_decode(const char *s, char **out, size_t *len);
 /* mkdir -p with mode for each directory made: 0, or -1 (errno). */
 int util_mkdirs(const char *path, unsigned mode);
+/* A whole file, NUL-terminated (malloc'd; *len its size unless NULL),
+   or NULL. */
+char *util_read_file(const char *path, size_t *len);
 /* printf into newly allocated memory (aborts when out of memory). */
 char *util_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -392,7 +392,8 @@ rconn_close(struct rconn *rc)
 /* --- a head's tables ----------------------------------------------- */
 
 struct gcs_store {
-	struct rconn *rc;
+	struct rconn *rc;		/* Redis, or NULL */
+	struct gcs_file *file;		/* the embedded backend, or NULL */
 	struct ray_head *h;
 	char *key;			/* RAY<ns>@KV */
 	int want_load;			/* read the tables before serving */
@@ -509,13 +510,70 @@ ray_gcs_open(struct ray_head *h, const struct gcs_target *t, int load,
 	return s;
 }
 
+/* The embedded backend's document is read: as on_load for Redis. */
+static void
+on_file_loaded(void *arg, const cJSON *doc)
+{
+	struct gcs_store *s = arg;
+	const cJSON *j, *ss = json_at(doc, "session");
+	cJSON *recs = cJSON_CreateArray();
+	char *session;
+
+	cJSON_ArrayForEach(j, json_at(doc, "jobs"))
+		cJSON_AddItemToArray(recs, cJSON_Duplicate(j, 1));
+	session = cJSON_IsString(ss) ? xstrdup(ss->valuestring) :
+	    ray_session_name(s->h->uid);
+	if (!cJSON_IsString(ss)) {
+		cJSON *v = cJSON_CreateString(session);
+
+		ray_gcs_file_set(s->file, "session", NULL, v);
+		cJSON_Delete(v);
+	}
+	log_info("ray: %s/%s: GCS recovered from its embedded storage: %d "
+	    "jobs, session %s", s->h->ns, s->h->name, cJSON_GetArraySize(recs),
+	    session);
+	s->want_load = 0;
+	s->loaded(s->h, recs, session, json_at(doc, "serve"));
+	cJSON_Delete(recs);
+	free(session);
+	write_all(s);
+}
+
+struct gcs_store *
+ray_gcs_open_file(struct ray_head *h, const char *dir,
+    ray_gcs_record_fn record, ray_gcs_serve_fn serve,
+    ray_gcs_loaded_fn loaded)
+{
+	struct gcs_store *s = xcalloc(1, sizeof *s);
+
+	s->h = h;
+	s->want_load = 1;
+	s->record = record;
+	s->serve = serve;
+	s->loaded = loaded;
+	s->file = ray_gcs_file_open(h->r->wheel, dir, on_file_loaded, s);
+	return s;
+}
+
+/* Is the store ready for writes? */
+static int
+writable(const struct gcs_store *s)
+{
+	return s != NULL && !s->want_load && (s->file != NULL ||
+	    (s->rc != NULL && s->rc->up));
+}
+
 void
 ray_gcs_put(struct gcs_store *s, const char *id, const cJSON *rec)
 {
 	char *v;
 
-	if (s == NULL || !s->rc->up || s->want_load)
+	if (!writable(s))
 		return;
+	if (s->file != NULL) {
+		ray_gcs_file_set(s->file, "jobs", id, rec);
+		return;
+	}
 	v = cJSON_PrintUnformatted(rec);
 	redisAsyncCommand(s->rc->ac, NULL, NULL, "HSET %s %s%s %s", s->key,
 	    JOB_FIELD, id, v);
@@ -528,9 +586,14 @@ ray_gcs_put_serve(struct gcs_store *s, const struct ray_head *h)
 	cJSON *st;
 	char *v;
 
-	if (s == NULL || !s->rc->up || s->want_load)
+	if (!writable(s))
 		return;
 	st = s->serve(h);
+	if (s->file != NULL) {
+		ray_gcs_file_set(s->file, "serve", NULL, st);
+		cJSON_Delete(st);
+		return;
+	}
 	v = cJSON_PrintUnformatted(st);
 	redisAsyncCommand(s->rc->ac, NULL, NULL, "HSET %s %s %s", s->key,
 	    SERVE_FIELD, v);
@@ -541,8 +604,12 @@ ray_gcs_put_serve(struct gcs_store *s, const struct ray_head *h)
 void
 ray_gcs_del(struct gcs_store *s, const char *id)
 {
-	if (s == NULL || !s->rc->up || s->want_load)
+	if (!writable(s))
 		return;
+	if (s->file != NULL) {
+		ray_gcs_file_set(s->file, "jobs", id, NULL);
+		return;
+	}
 	redisAsyncCommand(s->rc->ac, NULL, NULL, "HDEL %s %s%s", s->key,
 	    JOB_FIELD, id);
 }
@@ -552,7 +619,9 @@ ray_gcs_close(struct gcs_store *s)
 {
 	if (s == NULL)
 		return;
-	rconn_close(s->rc);
+	if (s->rc != NULL)
+		rconn_close(s->rc);
+	ray_gcs_file_close(s->file);
 	free(s->key);
 	free(s);
 }

@@ -245,18 +245,69 @@ on_recovered(struct ray_head *h, const cJSON *records, const char *session,
 }
 
 /*
+ * The embedded backend's storage: DATA_DIR/gcs-storage/<uid of the claim
+ * of the head's volume gcs-storage> (malloc'd), when the Ray container
+ * has RAY_gcs_storage=rocksdb; NULL otherwise, *why saying so when it
+ * asked for it.
+ */
+static char *
+embedded_dir(struct ray_head *h, const cJSON *pod, char **why)
+{
+	const cJSON *c = cJSON_GetArrayItem(json_at(pod, "spec.containers"), 0);
+	const cJSON *vol;
+	char *be = ray_pod_env(h->r->c, h->ns, c, "RAY_gcs_storage");
+	const char *claim = NULL;
+	const store_obj *o;
+	int rocks = be != NULL && strcmp(be, "rocksdb") == 0;
+
+	free(be);
+	*why = NULL;
+	if (!rocks)
+		return NULL;
+	cJSON_ArrayForEach(vol, json_at(pod, "spec.volumes"))
+		if (json_str(vol, "name") != NULL && strcmp(json_str(vol,
+		    "name"), "gcs-storage") == 0)
+			claim = json_str(vol, "persistentVolumeClaim.claimName");
+	if (claim == NULL || h->r->data_dir == NULL ||
+	    (o = client_get(h->r->c, "persistentvolumeclaims", h->ns,
+	    claim)) == NULL) {
+		*why = util_printf("the embedded GCS storage's claim %s is not "
+		    "there", claim ? claim : "(no gcs-storage volume)");
+		return NULL;
+	}
+	return util_printf("%s/gcs-storage/%s", h->r->data_dir, o->uid);
+}
+
+/*
  * The head's jobs, once it is on a node: its journal's (after a restart
  * of volrayd), then, with GCS fault tolerance, those its cluster's GCS
- * storage kept (gcsstore.c); it serves nothing until they are read.
+ * storage kept (gcsstore.c: Redis; gcsfile.c: embedded); it serves
+ * nothing until they are read.
  */
 static void
 head_load(struct ray_head *h, const cJSON *pod)
 {
 	struct gcs_target g;
-	char *why = NULL;
+	char *why = NULL, *dir;
 
 	h->loaded = 1;
 	ray_jobs_load(h);
+	if (h->ft && ((dir = embedded_dir(h, pod, &why)) != NULL ||
+	    why != NULL)) {
+		if (dir == NULL) {
+			log_warn("ray: %s/%s: %s; its jobs will not outlive it",
+			    h->ns, h->name, why);
+			free(why);
+			h->ft = 0;
+			h->session = ray_session_name(h->uid);
+			return;
+		}
+		h->recovering = 1;
+		h->gcs = ray_gcs_open_file(h, dir, ray_job_record,
+		    ray_serve_state, on_recovered);
+		free(dir);
+		return;
+	}
 	if (h->ft && ray_gcs_target(h->r, h->ns, pod, &g, &why) != 0) {
 		log_warn("ray: %s/%s: GCS fault tolerance without Redis: %s; "
 		    "its jobs will not outlive it", h->ns, h->name, why);
@@ -356,6 +407,12 @@ on_event(void *arg, const store_event *e)
 			hmap_each(r->heads, on_node_gone_one, (void *)o->name);
 		return;
 	}
+	if (strcmp(o->res, "persistentvolumeclaims") == 0) {
+		/* A claim gone takes the embedded GCS storage on it. */
+		if (e->type == STORE_DELETED && r->data_dir != NULL)
+			ray_gcs_file_remove(r->data_dir, o->uid);
+		return;
+	}
 	if (strcmp(o->res, "pods") != 0 || !is_head(o))
 		return;
 	if (e->type == STORE_DELETED) {
@@ -377,6 +434,7 @@ on_event(void *arg, const store_event *e)
 const char *const ray_kinds[] = { "pods",
 	"services", "rayjobs.ray.io",	/* simulated submitters (simsubmit.c) */
 	"endpoints",			/* Redis behind a Service (gcsstore.c) */
+	"persistentvolumeclaims",	/* embedded GCS storage (gcsfile.c) */
 	"secrets",			/* Ray tokens (auth.c) */
 	"rayclusters.ray.io",		/* a job's RayJob (jobs.c, history) */
 	NULL };
@@ -392,6 +450,13 @@ ray_new(uv_loop_t *loop, client *c, node_mgr *nodes)
 	r->wheel = node_mgr_wheel(nodes);
 	r->heads = hmap_new();
 	return r;
+}
+
+void
+ray_set_data_dir(ray *r, const char *dir)
+{
+	free(r->data_dir);
+	r->data_dir = dir ? xstrdup(dir) : NULL;
 }
 
 void

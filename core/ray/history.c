@@ -91,28 +91,6 @@ write_file(const char *path, const char *data)
 	return ok ? 0 : -1;
 }
 
-static char *
-read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (f == NULL)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	if (n < 0 || (buf = malloc((size_t)n + 1)) == NULL) {
-		fclose(f);
-		return NULL;
-	}
-	n = (long)fread(buf, 1, (size_t)n, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 /* Drop the oldest kept jobs while over a bound. */
 static void
 trim(struct ray_history *hs)
@@ -191,7 +169,7 @@ load(struct ray_history *hs)
 				json = util_printf("%s.json", hj->base);
 				t = NULL;
 				{
-					char *text = read_file(json);
+					char *text = util_read_file(json, NULL);
 
 					t = text ? cJSON_Parse(text) : NULL;
 					free(text);
@@ -341,7 +319,8 @@ ray_history_add(struct ray_history *hs, const char *ns, const char *cluster,
 static cJSON *
 details_of(const struct hjob *hj)
 {
-	char *p = util_printf("%s.json", hj->base), *text = read_file(p);
+	char *p = util_printf("%s.json", hj->base);
+	char *text = util_read_file(p, NULL);
 	cJSON *t = text ? cJSON_Parse(text) : NULL;
 
 	free(p);
@@ -429,7 +408,7 @@ serve(struct ray_history *hs, http_req *req, const char *path)
 				reply_text(req, 404, "Job ID does not exist");
 		} else if (strcmp(what, "logs") == 0) {
 			char *p = util_printf("%s.log", hj->base);
-			char *text = read_file(p);
+			char *text = util_read_file(p, NULL);
 			cJSON *t = cJSON_CreateObject();
 
 			cJSON_AddStringToObject(t, "logs", text ? text : "");

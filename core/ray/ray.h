@@ -73,6 +73,8 @@ void ray_sim_effect_cancel(void *handle);
  * max_bytes (the oldest go first), after its cluster is gone
  * (history.c); max_jobs 0 keeps none.
  */
+/* Where the embedded GCS storage goes (DATA_DIR/gcs-storage/...). */
+void ray_set_data_dir(ray *, const char *dir);
 void ray_set_history(ray *, const char *dir, long max_jobs,
     long long max_bytes);
 /*

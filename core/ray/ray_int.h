@@ -109,6 +109,7 @@ struct ray {
 	hmap *heads;			/* uid -> head */
 	struct ray_history *history;	/* history.c, NULL: none kept */
 	struct raylet *raylets;		/* raylet.c: simulated workers */
+	char *data_dir;			/* for the embedded GCS storage */
 };
 
 /* head.c: the head pod ns/name, or NULL. */
@@ -210,8 +211,23 @@ typedef void (*ray_gcs_loaded_fn)(struct ray_head *, const cJSON *records,
 struct gcs_store *ray_gcs_open(struct ray_head *, const struct gcs_target *,
     int load, ray_gcs_record_fn record, ray_gcs_serve_fn serve,
     ray_gcs_loaded_fn loaded);
+/* The embedded backend (gcsfile.c) in dir, with the same behaviour. */
+struct gcs_store *ray_gcs_open_file(struct ray_head *, const char *dir,
+    ray_gcs_record_fn record, ray_gcs_serve_fn serve,
+    ray_gcs_loaded_fn loaded);
 /* Serve's applications changed (their state through the store's serve). */
 void ray_gcs_put_serve(struct gcs_store *, const struct ray_head *);
+
+/* gcsfile.c: the embedded backend's document. */
+struct gcs_file;
+struct gcs_file *ray_gcs_file_open(wheel *, const char *dir,
+    void (*loaded)(void *arg, const cJSON *doc), void *arg);
+/* Set key (with id: key's member id) to value; NULL deletes it. */
+void ray_gcs_file_set(struct gcs_file *, const char *key, const char *id,
+    const cJSON *value);
+void ray_gcs_file_close(struct gcs_file *);
+/* The storage of the claim of that uid goes (the claim was deleted). */
+void ray_gcs_file_remove(const char *data_dir, const char *uid);
 void ray_gcs_put(struct gcs_store *, const char *id, const cJSON *rec);
 void ray_gcs_del(struct gcs_store *, const char *id);
 void ray_gcs_close(struct gcs_store *);

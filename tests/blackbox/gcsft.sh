@@ -6,6 +6,8 @@
 #   rayStartParams on the head and the reconnect timeout on workers, and
 #   the cluster carries the Redis cleanup finalizer; the head's job table
 #   is in Redis under RAY<storage namespace>@KV;
+# - the embedded backend (rocksdb): the claim, env and volume KubeRay
+#   makes, and a new head recovers the jobs from the claim's storage;
 # - the head pod deleted: a new head recovers the jobs from Redis; a job
 #   whose driver ran on a worker is still RUNNING and then SUCCEEDED, one
 #   whose driver ran on the head FAILED ("failed to get job supervisor");
@@ -179,6 +181,38 @@ expect_contains "$(job_field ft on-head message)" "failed to get job supervisor"
 expect_eq "$before" "$(restarts ft)" "workers kept, not restarted"
 wait_job ft on-worker SUCCEEDED
 pass "new head $h2 recovered the jobs from Redis; workers kept"
+
+# --- the embedded backend: the tables on the head's claim -----------------------
+cluster emb '{backend: rocksdb, storage: {size: 1Gi}}' 1
+wait_ready emb
+eh=$(head_pod emb)
+expect_eq "emb-gcs-pvc|1Gi" "$(k get pvc emb-gcs-pvc -o jsonpath='{.metadata.name}|{.spec.resources.requests.storage}')" \
+	"the embedded backend's claim"
+expect_eq "RayCluster" "$(k get pvc emb-gcs-pvc -o jsonpath='{.metadata.ownerReferences[0].kind}')" "the claim's owner"
+expect_eq "emb-gcs-pvc" "$(k get pod "$eh" -o jsonpath='{.spec.volumes[?(@.name=="gcs-storage")].persistentVolumeClaim.claimName}')" \
+	"the head's gcs-storage volume"
+expect_contains "$(k get pod "$eh" -o jsonpath='{range .spec.containers[0].env[*]}{.name}={.value} {end}')" \
+	"RAY_gcs_storage=rocksdb RAY_gcs_storage_path=/data/gcs" "the head's env"
+expect_eq "" "$(k get raycluster emb -o jsonpath='{.metadata.finalizers}')" "no Redis cleanup finalizer"
+submit emb emb-job 25s 1
+wait_job emb emb-job RUNNING
+estart=$(job_field emb emb-job start_time)
+k delete pod "$eh" >/dev/null || fail "delete the embedded head"
+i=0
+until h2=$(head_pod emb 2>/dev/null) && [ -n "$h2" ] && [ "$h2" != "$eh" ] &&
+	[ "$(job_field emb emb-job status 2>/dev/null)" = RUNNING ]; do
+	i=$((i + 1)); [ $i -lt 300 ] || fail "the embedded head did not recover its job: $(job_field emb emb-job status 2>&1)"
+	sleep 0.1
+done
+expect_eq "$estart" "$(job_field emb emb-job start_time)" "the same job on the new head"
+k delete raycluster emb --timeout=60s >/dev/null || fail "delete the embedded cluster"
+k wait --for=delete pvc/emb-gcs-pvc --timeout=30s >/dev/null || fail "the claim outlived its cluster"
+i=0
+while [ -n "$(ls "$DATA/gcs-storage" 2>/dev/null)" ]; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "the embedded storage outlived its claim: $(ls "$DATA/gcs-storage")"
+	sleep 0.1
+done
+pass "embedded backend: claim, env, volume; a new head recovers the job from the claim's storage"
 
 # --- without fault tolerance: a new head is a new cluster ------------------
 cluster plain '{}' 2 5

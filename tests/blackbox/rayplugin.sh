@@ -33,6 +33,37 @@ expect_eq "2|4Gi|1|ray-head" "$(k get raycluster demo -o jsonpath='{.spec.worker
 vr ray create cluster bad --worker-cpu lots >/dev/null 2>&1 && fail "a bad quantity was accepted"
 pass "create cluster: --dry-run, defaults, --wait"
 
+# --file: the plugin's cluster config, strict, and not with the flags.
+cat >"$WORK/cfg.yaml" <<'YAML'
+name: filecl
+labels: {team: b}
+ray-version: "2.51.0"
+head: {cpu: "1", memory: 2Gi, ray-start-params: {num-cpus: "0"}}
+worker-groups:
+- {name: cpu-group, replicas: 2, cpu: "1", memory: 1Gi}
+- {replicas: 1, gpu: "1", node-selectors: {gpu: "yes"}}
+autoscaler: {version: v2}
+YAML
+out=$(vr ray create cluster --file "$WORK/cfg.yaml" --dry-run) || fail "create --file --dry-run: $out"
+for want in "name: filecl" "team: b" "image: rayproject/ray:2.51.0" "groupName: cpu-group" \
+	"groupName: default-group-1" "nvidia.com/gpu: \"1\"" "gpu: \"yes\"" "enableInTreeAutoscaling: true" \
+	"num-cpus: \"0\""; do
+	expect_contains "$out" "$want" "create --file"
+done
+out=$(vr ray create cluster --file "$WORK/cfg.yaml") || fail "create --file: $out"
+expect_eq "b|2" "$(k get raycluster filecl -o jsonpath='{.metadata.labels.team}|{.spec.workerGroupSpecs[0].replicas}')" \
+	"the cluster from the file"
+echo "bogus: 1" >>"$WORK/cfg.yaml"
+out=$(vr ray create cluster --file "$WORK/cfg.yaml" --dry-run 2>&1) && fail "an unknown field was accepted"
+expect_contains "$out" 'unknown field "bogus"' "strict config"
+out=$(vr ray create cluster other --file "$WORK/cfg.yaml" --worker-cpu 1 2>&1) && fail "--file with --worker-cpu"
+expect_contains "$out" "--file cannot be used with" "flags with --file"
+sed -i '/^bogus/d' "$WORK/cfg.yaml"
+out=$(vr ray create cluster other --file "$WORK/cfg.yaml" 2>&1) && fail "a name not the file's"
+expect_contains "$out" "does not match the cluster name" "name mismatch"
+vr ray delete filecl -y >/dev/null || fail "delete filecl"
+pass "create cluster --file: groups, selectors, autoscaler; strict; not with flags; names agree"
+
 # --- get -------------------------------------------------------------------
 out=$(vr ray get cluster)
 expect_contains "$(echo "$out" | head -1)" "NAME   NAMESPACE   DESIRED WORKERS   AVAILABLE WORKERS   CPUS   GPUS   TPUS   MEMORY   CONDITION" "get cluster header"
