@@ -12,6 +12,9 @@
  * endpoint (nodeproxy.c, /volray/proxy/NS/POD/PORT/PATH there). No such pod
  * is a 503 as kube-apiserver answers when a service has no endpoints, or
  * when the connection to the pod is refused.
+ * A Gateway's Service (annotated volray.io/gateway) routes by the
+ * Gateway's HTTPRoutes instead: weighted backend Services, as a gateway
+ * implementation's data plane does (gateway_route).
  *   /api/v1/nodes/NAME/proxy/PATH
  * goes to the node's endpoint at PATH (nodes/proxy), as kube-apiserver's
  * node proxy.
@@ -156,6 +159,113 @@ forward(api *a, http_req *req, struct route *rt, const cJSON *pod,
 		refused(req, rt, pod, port);
 }
 
+static void proxy_service(api *, http_req *, struct route *, const char *,
+    const char *, const char *, const char *);
+
+/* How much of path a route match takes (-1: none). */
+static int
+match_len(const cJSON *m, const char *path)
+{
+	const char *type = json_str(m, "path.type");
+	const char *v = json_str(m, "path.value");
+	size_t n;
+
+	if (v == NULL)
+		v = "/";
+	n = strlen(v);
+	if (type != NULL && strcmp(type, "Exact") == 0)
+		return strcmp(path, v) == 0 ? (int)n : -1;
+	if (strcmp(v, "/") == 0)
+		return 1;
+	if (strncmp(path, v, n) != 0 || (path[n] != '\0' && path[n] != '/' &&
+	    v[n - 1] != '/'))
+		return -1;
+	return (int)n;
+}
+
+/*
+ * A Gateway's Service (annotated volray.io/gateway by the gateway
+ * controller): the HTTPRoutes attached to that Gateway pick the backend
+ * Service, the rule whose path match is longest, then a backendRef at
+ * random in proportion to its weight (default 1; 0 never), and the
+ * request goes on through that Service's proxy. No rule: 404.
+ */
+static void
+gateway_route(api *a, http_req *req, struct route *rt, const char *ns,
+    const char *gw, const char *path)
+{
+	store_obj *const *routes;
+	size_t n = store_list(a->st, "httproutes.gateway.networking.k8s.io",
+	    ns, &routes), i;
+	cJSON *best = NULL, *keep = NULL;
+	const cJSON *rule, *rules, *m, *p, *b;
+	int best_len = -1;
+	long total = 0, pick;
+	char port[16];
+
+	for (i = 0; i < n; i++) {
+		cJSON *t = store_obj_tree(routes[i]);
+		int mine = 0;
+
+		cJSON_ArrayForEach(p, json_at(t, "spec.parentRefs"))
+			if (json_str(p, "name") != NULL && strcmp(json_str(p,
+			    "name"), gw) == 0 && (json_str(p, "namespace") ==
+			    NULL || strcmp(json_str(p, "namespace"), ns) == 0))
+				mine = 1;
+		rules = mine ? json_at(t, "spec.rules") : NULL;
+		cJSON_ArrayForEach(rule, rules) {
+			const cJSON *ms = json_at(rule, "matches");
+			int len = cJSON_GetArraySize((cJSON *)ms) == 0 ? 1 : -1;
+
+			cJSON_ArrayForEach(m, ms) {
+				int l = match_len(m, path);
+
+				if (l > len)
+					len = l;
+			}
+			if (len > best_len) {
+				best_len = len;
+				best = (cJSON *)rule;
+				if (keep != t) {
+					cJSON_Delete(keep);
+					keep = t;
+				}
+			}
+		}
+		if (keep != t)
+			cJSON_Delete(t);
+	}
+	cJSON_ArrayForEach(b, json_at(best, "backendRefs")) {
+		const cJSON *w = cJSON_GetObjectItemCaseSensitive(b, "weight");
+
+		total += cJSON_IsNumber(w) ? w->valueint : 1;
+	}
+	if (best == NULL || total <= 0) {
+		reply_status(req, rt, status_error(404, "NotFound",
+		    "no HTTPRoute of Gateway %s takes %s", gw, path));
+		cJSON_Delete(keep);
+		return;
+	}
+	pick = random() % total;
+	cJSON_ArrayForEach(b, json_at(best, "backendRefs")) {
+		const cJSON *w = cJSON_GetObjectItemCaseSensitive(b, "weight");
+		long wt = cJSON_IsNumber(w) ? w->valueint : 1;
+
+		if (pick < wt) {
+			const cJSON *bp = json_at(b, "port");
+
+			snprintf(port, sizeof port, "%d", cJSON_IsNumber(bp) ?
+			    bp->valueint : 80);
+			proxy_service(a, req, rt, json_str(b, "namespace") ?
+			    json_str(b, "namespace") : ns, json_str(b, "name"),
+			    port, path);
+			break;
+		}
+		pick -= wt;
+	}
+	cJSON_Delete(keep);
+}
+
 static void
 proxy_service(api *a, http_req *req, struct route *rt, const char *ns,
     const char *name, const char *port, const char *path)
@@ -173,6 +283,26 @@ proxy_service(api *a, http_req *req, struct route *rt, const char *ns,
 		return;
 	}
 	svc = store_obj_tree(o);
+	{
+		const cJSON *g = cJSON_GetObjectItemCaseSensitive(json_at(svc,
+		    "metadata.annotations"), "volray.io/gateway");
+
+		/* Routes to routes: a few hops, not a loop. */
+		static int hops;
+
+		if (cJSON_IsString(g) && hops >= 4)
+			reply_status(req, rt, status_error(508, "LoopDetected",
+			    "HTTPRoutes of Gateway %s loop", g->valuestring));
+		else if (cJSON_IsString(g)) {
+			hops++;
+			gateway_route(a, req, rt, ns, g->valuestring, path);
+			hops--;
+		}
+		if (cJSON_IsString(g)) {
+			cJSON_Delete(svc);
+			return;
+		}
+	}
 	cJSON_ArrayForEach(it, json_at(svc, "spec.ports")) {
 		const cJSON *pn = json_at(it, "port");
 

@@ -417,7 +417,8 @@ EVENTS
 "  verbs: " READ "}\n"
 "- {apiGroups: [gateway.networking.k8s.io],\n"
 "  resources: [gateways/status, httproutes/status], verbs: [update]}\n"
-"- {apiGroups: [''], resources: [services], verbs: " READ "}\n"
+"- {apiGroups: [''], resources: [services],\n"
+"  verbs: [get, list, watch, create]}\n"
 EVENTS
 "---\n"
 "kind: ClusterRole\n"

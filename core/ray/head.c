@@ -498,11 +498,52 @@ ray_shutdown(ray *r)
 	r->history = NULL;
 }
 
+/* Serve's HTTP port on every Running pod of a cluster. */
+#define SERVE_PORT 8000
+
+struct find_serving {
+	const char *ns, *cluster;
+	struct ray_head *found;
+};
+
+static int
+serving_one(const char *k, void *v, void *arg)
+{
+	struct ray_head *h = v;
+	struct find_serving *f = arg;
+
+	(void)k;
+	if (!h->running || h->apps == NULL || h->cluster == NULL ||
+	    strcmp(h->ns, f->ns) != 0 || strcmp(h->cluster, f->cluster) != 0)
+		return 0;
+	f->found = h;
+	return 1;
+}
+
+/* The serving head of pod ns/pod's cluster, when the pod is Running. */
+static struct ray_head *
+serve_head(ray *r, const char *ns, const char *pod)
+{
+	const store_obj *o = client_get(r->c, "pods", ns, pod);
+	const cJSON *cl;
+	struct find_serving f = { ns, NULL, NULL };
+
+	if (o == NULL || o->deleting || strcmp(o->phase, "Running") != 0 ||
+	    !cJSON_IsString(cl = cJSON_GetObjectItemCaseSensitive(o->labels,
+	    "ray.io/cluster")))
+		return NULL;
+	f.cluster = cl->valuestring;
+	hmap_each(r->heads, serving_one, &f);
+	return f.found;
+}
+
 int
 ray_serves(ray *r, const char *ns, const char *pod, int port)
 {
 	struct ray_head *h = head_find(r, ns, pod);
 
+	if (port == SERVE_PORT && (h == NULL || h->port != port))
+		return serve_head(r, ns, pod) != NULL;
 	return h != NULL && h->running && h->port == port;
 }
 
@@ -512,6 +553,12 @@ ray_dashboard(ray *r, http_req *req, const char *ns, const char *pod,
 {
 	struct ray_head *h = head_find(r, ns, pod);
 
+	if (port == SERVE_PORT && (h == NULL || h->port != port)) {
+		if ((h = serve_head(r, ns, pod)) == NULL)
+			return -1;
+		ray_serve_http(h, req, path, pod);
+		return 0;
+	}
 	if (h == NULL || !h->running || h->port != port)
 		return -1;
 	if (ray_auth_check(h, req, path, proxied) == 0)

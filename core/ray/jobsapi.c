@@ -219,6 +219,50 @@ packages(struct ray_head *h, http_req *req, const char *rest)
 		not_allowed(req);
 }
 
+/*
+ * Serve's HTTP proxy, simulated: an application whose route_prefix takes
+ * the path answers 200 with who answered (application, prefix, cluster,
+ * pod), the way a deployment would; /-/routes and /-/healthz as Serve's
+ * proxy has them; no application: 404 in Serve's words; one still
+ * deploying: 503.
+ */
+void
+ray_serve_http(struct ray_head *h, http_req *req, const char *path,
+    const char *pod)
+{
+	const char *prefix = NULL, *app;
+	int running = 0;
+	cJSON *t;
+
+	if (strcmp(path, "/-/routes") == 0) {
+		reply_json(req, 200, ray_serve_routes(h));
+		return;
+	}
+	if (strcmp(path, "/-/healthz") == 0) {
+		reply_text(req, 200, "success");
+		return;
+	}
+	if ((app = ray_serve_route(h, path, &prefix, &running)) == NULL) {
+		char *msg = util_printf("Path '%s' not found. Ping "
+		    "http://.../-/routes for available routes.", path);
+
+		reply_text(req, 404, msg);
+		free(msg);
+		return;
+	}
+	if (!running) {
+		reply_text(req, 503, "Service Unavailable");
+		return;
+	}
+	t = cJSON_CreateObject();
+	json_set_str(t, "application", app);
+	json_set_str(t, "route_prefix", prefix);
+	json_set_str(t, "cluster", h->cluster ? h->cluster : "");
+	json_set_str(t, "pod", pod);
+	json_set_str(t, "path", path);
+	reply_json(req, 200, t);
+}
+
 void
 ray_jobsapi_serve(struct ray_head *h, http_req *req, const char *path)
 {

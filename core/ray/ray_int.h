@@ -290,6 +290,16 @@ void ray_serve_delete(struct ray_head *);
 void ray_serve_free(struct ray_head *);
 /* The applications as GCS storage keeps them (new tree), and back. */
 cJSON *ray_serve_state(const struct ray_head *);
+/* The application whose route_prefix takes path (the longest), or NULL;
+   its prefix and whether it is RUNNING. */
+const char *ray_serve_route(const struct ray_head *, const char *path,
+    const char **prefix, int *running);
+/* Serve's /-/routes: route prefix -> application (new tree). */
+cJSON *ray_serve_routes(const struct ray_head *);
+
+/* jobsapi.c: Serve's HTTP proxy on port 8000 of pod (of h's cluster). */
+void ray_serve_http(struct ray_head *h, http_req *, const char *path,
+    const char *pod);
 void ray_serve_restore(struct ray_head *, const cJSON *state);
 
 #endif

@@ -283,3 +283,57 @@ ray_serve_get(struct ray_head *h)
 	    cJSON_CreateNumber(tc->valuedouble) : cJSON_CreateNull());
 	return t;
 }
+
+/* Does prefix p take path (Serve's route matching: whole segments)? */
+static int
+prefix_takes(const char *p, const char *path)
+{
+	size_t n = strlen(p);
+
+	if (strcmp(p, "/") == 0)
+		return 1;
+	if (strncmp(path, p, n) != 0)
+		return 0;
+	return path[n] == '\0' || path[n] == '/' || path[n] == '?' ||
+	    p[n - 1] == '/';
+}
+
+const char *
+ray_serve_route(const struct ray_head *h, const char *path,
+    const char **prefix, int *running)
+{
+	const struct serve_app *a, *best = NULL;
+	const char *bp = NULL;
+	uint64_t now = util_now_ms();
+
+	for (a = h->apps; a != NULL; a = a->next) {
+		const char *rp = json_str(a->config, "route_prefix");
+
+		if (rp == NULL)
+			rp = "/";
+		if (prefix_takes(rp, path) && (bp == NULL ||
+		    strlen(rp) > strlen(bp))) {
+			best = a;
+			bp = rp;
+		}
+	}
+	if (best == NULL)
+		return NULL;
+	*prefix = bp;
+	*running = now >= best->ready_ms;
+	return best->name;
+}
+
+cJSON *
+ray_serve_routes(const struct ray_head *h)
+{
+	cJSON *t = cJSON_CreateObject();
+	const struct serve_app *a;
+
+	for (a = h->apps; a != NULL; a = a->next) {
+		const char *rp = json_str(a->config, "route_prefix");
+
+		json_set_str(t, rp ? rp : "/", a->name);
+	}
+	return t;
+}

@@ -5,7 +5,12 @@
 -- Programmed, each listener with them; every HTTPRoute that names a
 -- Gateway as a parent gets that parent's status: Accepted, and
 -- ResolvedRefs True when each backendRef is a Service that exists (else
--- False, BackendNotFound, looked at again every 5 s).
+-- False, BackendNotFound, looked at again every 5 s). Each Gateway gets
+-- a Service of its name (ports of its listeners, no selector, annotated
+-- volray.io/gateway) whose proxy (/api/v1/namespaces/NS/services/NAME:
+-- PORT/proxy/PATH) routes by the HTTPRoutes: the longest path match, then
+-- a backend Service at random in proportion to its weight (api/proxy.c);
+-- status.addresses names it.
 local v = volray
 local canon = require("canon")
 
@@ -27,6 +32,7 @@ end
 
 local controller = {
   primary = GATEWAYS,
+  owns = { "v1/services" },
   watches = { { resource = ROUTES, map = parents } },
 }
 
@@ -50,6 +56,8 @@ local function gateway_status(gw, now)
   local gen = gw.metadata.generation
   local old = (gw.status or {}).conditions
   local st = {
+    addresses = v.array({ { type = "Hostname",
+      value = gw.metadata.name .. "." .. gw.metadata.namespace .. ".svc.cluster.local" } }),
     conditions = v.array({
       condition("Accepted", true, "Accepted", "Accepted by volray", gen, now, old),
       condition("Programmed", true, "Programmed", "Programmed by volray (no data plane)", gen, now, old),
@@ -98,9 +106,28 @@ local function route_status(route, gw, now)
   }, missing == nil
 end
 
+-- The Gateway's Service: the address its routes are reached at.
+local function ensure_service(gw)
+  local ns, name = gw.metadata.namespace, gw.metadata.name
+  local cur = v.get("v1/services", ns, name)
+  if cur ~= nil then return end
+  local ports = v.array()
+  for _, l in ipairs(gw.spec.listeners or {}) do
+    ports[#ports + 1] = { name = l.name, port = l.port, targetPort = l.port, protocol = "TCP" }
+  end
+  local out, err, code = v.create({
+    apiVersion = "v1", kind = "Service",
+    metadata = { name = name, namespace = ns, annotations = { ["volray.io/gateway"] = name },
+      ownerReferences = v.array({ v.owner_ref(gw) }) },
+    spec = { type = "ClusterIP", ports = ports },
+  })
+  if out == nil and code ~= 409 then error("creating the Gateway's Service: " .. tostring(err), 0) end
+end
+
 function controller.reconcile(req)
   local gw = v.get(GATEWAYS, req.namespace, req.name)
   if gw == nil or gw.metadata.deletionTimestamp ~= nil then return nil end
+  ensure_service(gw)
   local now = v.now()
   local st = gateway_status(gw, now)
   if not same(st, gw.status or {}) then

@@ -69,6 +69,11 @@ head_tc() {
 		python3 -c 'import json,sys; print(json.load(sys.stdin)["target_capacity"])'
 }
 expect_eq 100 "$(head_tc "$first")" "target_capacity on the first cluster's head"
+gw_cluster() {
+	curl -fsS "$API/api/v1/namespaces/default/services/$svc-gateway:80/proxy/fruit" |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["cluster"])'
+}
+wait_eq "$first" "a request through the Gateway" gw_cluster
 pass "first cluster: Gateway, HTTPRoute with its status, capacity and traffic 100"
 
 # --- an upgrade, step by step -----------------------------------------------
@@ -94,6 +99,7 @@ wait_eq "$second-serve-svc=100" "HTTPRoute after promotion" \
 	k get httproute $svc-httproute -o jsonpath='{range .spec.rules[0].backendRefs[*]}{.name}={.weight}{end}'
 wait_eq "$second" "serve-svc follows" k get svc $svc-serve-svc -o jsonpath='{.spec.selector.ray\.io/cluster}'
 expect_eq 100 "$(head_tc "$second")" "target_capacity on the new head"
+expect_eq "$second" "$(gw_cluster)" "a request through the Gateway after promotion"
 # The recorded steps: traffic never ahead of capacity, steps of 25 at most,
 # capacity in steps of 50.
 python3 - "$WORK/steps" "$first" <<'PY' || fail "steps: $(cat "$WORK/steps")"
