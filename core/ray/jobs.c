@@ -365,14 +365,13 @@ start_local(struct ray_job *j)
 	}
 	set_status(j, JOB_RUNNING, NULL, NULL);
 	env = job_env(j);
-	/* A local working_dir: everything is on this machine. */
-	if (cwd != NULL)
-		;
-	else if (wd != NULL && wd[0] == '/' && stat(wd, &sb) == 0 &&
+	/* A local working_dir (an uploaded one is cwd already): everything
+	   is on this machine. */
+	if (cwd == NULL && wd != NULL && wd[0] == '/' && stat(wd, &sb) == 0 &&
 	    S_ISDIR(sb.st_mode))
 		cwd = xstrdup(wd);
-	else if (wd != NULL && wd[0] != '/' && strstr(wd, "://") == NULL &&
-	    strstr(wd, "..") == NULL)
+	else if (cwd == NULL && wd != NULL && wd[0] != '/' &&
+	    strstr(wd, "://") == NULL && strstr(wd, "..") == NULL)
 		cwd = util_printf("%s/root/%s", j->head->dir, wd);
 	{
 		char *id = util_printf("job-%s", j->id);
