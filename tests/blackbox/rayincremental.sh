@@ -89,7 +89,7 @@ i=0
 while :; do
 	a=$(sst activeServiceStatus.rayClusterName)
 	[ "$a" != "$first" ] && [ -z "$(sst pendingServiceStatus.rayClusterName)" ] && break
-	i=$((i + 1)); [ $i -lt 600 ] || fail "upgrade did not complete: $(sst '')"
+	i=$((i + 1)); [ $i -lt 600 ] || fail "upgrade did not complete: $(k get rayservice $svc -o jsonpath='{.status}')"
 	sleep 0.1
 done
 second=$a
@@ -125,21 +125,25 @@ k get events --field-selector involvedObject.name=$svc,reason=CreatedHTTPRoute -
 pass "incremental upgrade: traffic by 25, capacity by 50, promotion, route and services to the new cluster"
 
 # --- rollback -----------------------------------------------------------------
-k patch rayservice $svc --type=json \
-	-p '[{"op":"replace","path":"/spec/rayClusterConfig/headGroupSpec/template/metadata/labels/rev","value":"3"}]' >/dev/null
+# lastTrafficMigratedTime has whole seconds (as metav1.Time), so a step of
+# intervalSeconds 1 may last next to nothing: with 4 the 25% step lasts
+# over 3 s, long enough to see it and to revert the spec mid-upgrade.
+k patch rayservice $svc --type=json -p '[
+	{"op":"replace","path":"/spec/upgradeStrategy/clusterUpgradeOptions/intervalSeconds","value":4},
+	{"op":"replace","path":"/spec/rayClusterConfig/headGroupSpec/template/metadata/labels/rev","value":"3"}]' >/dev/null
 i=0
 until [ "$(sst pendingServiceStatus.trafficRoutedPercent)" = 25 ]; do
-	i=$((i + 1)); [ $i -lt 400 ] || fail "the third upgrade never moved traffic: $(sst '')"
+	i=$((i + 1)); [ $i -lt 400 ] || fail "the third upgrade never moved traffic: $(k get rayservice $svc -o jsonpath='{.status}'); steps: $(cat "$WORK/steps")"
 	sleep 0.1
 done
 third=$(sst pendingServiceStatus.rayClusterName)
 k patch rayservice $svc --type=json \
 	-p '[{"op":"replace","path":"/spec/rayClusterConfig/headGroupSpec/template/metadata/labels/rev","value":"2"}]' >/dev/null
 k wait --for=condition=RollbackInProgress rayservice/$svc --timeout=20s >/dev/null ||
-	fail "no RollbackInProgress: $(sst conditions)"
+	fail "no RollbackInProgress: $(sst conditions); steps: $(cat "$WORK/steps")"
 i=0
 until [ -z "$(sst pendingServiceStatus.rayClusterName)" ]; do
-	i=$((i + 1)); [ $i -lt 400 ] || fail "rollback did not complete: $(sst '')"
+	i=$((i + 1)); [ $i -lt 400 ] || fail "rollback did not complete: $(k get rayservice $svc -o jsonpath='{.status}')"
 	sleep 0.1
 done
 expect_eq "$second|100|100" "$(sst activeServiceStatus.rayClusterName)|$(sst activeServiceStatus.targetCapacity)|$(sst activeServiceStatus.trafficRoutedPercent)" \
