@@ -119,6 +119,35 @@ print_queue_state(const cJSON *q)
 	}
 }
 
+/* A preemption step's victims, at most VICTIMS_SHOWN of them (JSON has
+   them all). */
+#define VICTIMS_SHOWN	12
+static void
+print_victims(const cJSON *step)
+{
+	const cJSON *v;
+	int n = 0, total = cJSON_GetArraySize(json_at(step, "victims"));
+
+	if (total == 0)
+		return;
+	printf("\nVictims considered (%s):\n", s_or(step, "action", "?"));
+	cJSON_ArrayForEach(v, json_at(step, "victims")) {
+		if (n++ == VICTIMS_SHOWN)
+			break;
+		printf("  %-15s %s on %s: %s", s_or(v, "verdict", "?"),
+		    s_or(v, "pod", "?"), s_or(v, "node", "?"),
+		    s_or(v, "message", ""));
+		if (json_str(v, "plugin") != NULL)
+			printf(" (plugin %s)", json_str(v, "plugin"));
+		printf("\n");
+	}
+	total += (int)n_of(step, "victimsNotListed");
+	if (total > VICTIMS_SHOWN)
+		printf("  ... %d more (-o json lists the first %d)\n",
+		    total - VICTIMS_SHOWN, cJSON_GetArraySize(json_at(step,
+		    "victims")));
+}
+
 static void
 print_job(const cJSON *doc)
 {
@@ -156,6 +185,8 @@ print_job(const cJSON *doc)
 			printf(": %s", json_str(it, "message"));
 		printf("\n");
 	}
+	cJSON_ArrayForEach(it, json_at(doc, "steps"))
+		print_victims(it);
 	if (cJSON_GetArraySize(json_at(doc, "pods")) > 0) {
 		printf("\nPending pods:\n");
 		cJSON_ArrayForEach(it, json_at(doc, "pods"))

@@ -241,9 +241,15 @@ print_decisions(const cJSON *d)
 		printf("pipeline  %s -> %s\n", it->string, it->valuestring);
 	cJSON_ArrayForEach(it, json_at(d, "evicted"))
 		printf("evict     %s: %s\n", it->string, it->valuestring);
-	cJSON_ArrayForEach(it, json_at(d, "waiting"))
+	cJSON_ArrayForEach(it, json_at(d, "waiting")) {
+		const cJSON *v;
+
 		printf("wait      %s: %s: %s\n", it->string,
 		    json_str(it, "reason"), json_str(it, "message"));
+		cJSON_ArrayForEach(v, json_at(it, "victims"))
+			printf("  victim  %s: %s\n", v->string,
+			    cJSON_IsString(v) ? v->valuestring : "?");
+	}
 	cJSON_ArrayForEach(it, json_at(d, "pluginFailures"))
 		printf("failure   %s\n", it->valuestring);
 	printf("%d binds, %d pipelined, %d evicted, %d jobs waiting\n",

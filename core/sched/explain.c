@@ -35,6 +35,7 @@
  * pending pods' requests), phase and reason.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -264,6 +265,68 @@ fit_error(const struct s_job *j)
 }
 
 /* What each action did with j; *reason and *msg summarise (allocated). */
+/* "preempt", "reclaim+gangreclaim", ...: the actions of acts (VA_*). */
+static char *
+victim_actions(int acts)
+{
+	static const char *const names[] = { "preempt", "reclaim",
+	    "gangpreempt", "gangreclaim" };
+	char buf[64] = "";
+	size_t i;
+
+	for (i = 0; i < sizeof names / sizeof *names; i++)
+		if (acts & (1 << i))
+			snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
+			    "%s%s", buf[0] ? "+" : "", names[i]);
+	return xstrdup(buf[0] ? buf : "preempt");
+}
+
+/*
+ * Each victim the job considered, with what became of it, and the count
+ * of each verdict: {"victims": [{pod, node, verdict, message, plugin}],
+ * "verdicts": {evicted: n, ...}, "victimsNotListed": n}.
+ */
+static void
+add_victims(cJSON *s, const struct s_job *j)
+{
+	cJSON *list, *counts, *v;
+	char *pod;
+	int i, n[VV_N] = { 0 };
+
+	if (j->nvnotes == 0)
+		return;
+	list = cJSON_AddArrayToObject(s, "victims");
+	for (i = 0; i < j->nvnotes; i++) {
+		const struct victim_note *vn = &j->vnotes[i];
+
+		v = cJSON_CreateObject();
+		cJSON_AddItemToArray(list, v);
+		pod = util_printf("%s/%s", vn->t->ns, vn->t->name);
+		cJSON_AddStringToObject(v, "pod", pod);
+		free(pod);
+		if (vn->n != NULL)
+			cJSON_AddStringToObject(v, "node", vn->n->name);
+		cJSON_AddStringToObject(v, "verdict",
+		    victim_verdict_name(vn->v));
+		if (vn->v == VV_REFUSED) {
+			set_str(v, "plugin", vn->plugin);
+			cJSON_AddStringToObject(v, "message", vn->plugin !=
+			    NULL ? "kept by the plugin's rule" :
+			    "no plugin's rule allowed it");
+		} else
+			cJSON_AddStringToObject(v, "message",
+			    victim_verdict_text(vn->v));
+		n[vn->v]++;
+	}
+	counts = cJSON_AddObjectToObject(s, "verdicts");
+	for (i = 0; i < VV_N; i++)
+		if (n[i] > 0)
+			cJSON_AddNumberToObject(counts,
+			    victim_verdict_name((enum victim_verdict)i), n[i]);
+	if (j->vnotes_more > 0)
+		cJSON_AddNumberToObject(s, "victimsNotListed", j->vnotes_more);
+}
+
 static cJSON *
 steps_of(struct session *ss, const struct s_job *j, const char *pending_msg,
     char **reason, char **msg)
@@ -354,14 +417,16 @@ steps_of(struct session *ss, const struct s_job *j, const char *pending_msg,
 	} else if (j->pg != NULL && strcmp(j->phase, "Pending") == 0)
 		step(steps, "allocate", "not taken up: pod group is Pending");
 	if (j->victims_seen > 0) {
-		s = step(steps, config_has_action(c, ACT_RECLAIM) &&
-		    !config_has_action(c, ACT_PREEMPT) ? "reclaim" :
-		    "preempt/reclaim", j->victims_allowed > 0 ?
+		char *acts = victim_actions(j->victim_acts);
+
+		s = step(steps, acts, j->victims_allowed > 0 ?
 		    "victims allowed" : "no victim allowed");
+		free(acts);
 		cJSON_AddNumberToObject(s, "candidates", j->victims_seen);
 		cJSON_AddNumberToObject(s, "notPreemptable",
 		    j->victims_protected);
 		cJSON_AddNumberToObject(s, "allowed", j->victims_allowed);
+		add_victims(s, j);
 	}
 	if (*reason == NULL && pending_msg != NULL) {
 		*reason = xstrdup("Unschedulable");
@@ -495,6 +560,14 @@ signature(const struct s_job *j, int evicted)
 	h = mix_int(h, j->victims_seen);
 	h = mix_int(h, j->victims_protected);
 	h = mix_int(h, j->victims_allowed);
+	h = mix_int(h, j->victim_acts);
+	h = mix_int(h, j->vnotes_more);
+	for (i = 0; i < j->nvnotes; i++) {
+		h = mix_str(h, j->vnotes[i].t->uid);
+		h = mix_int(h, j->vnotes[i].v);
+		h = mix_str(h, j->vnotes[i].plugin);
+		h = mix_str(h, j->vnotes[i].n ? j->vnotes[i].n->name : NULL);
+	}
 	h = mix_str(h, j->enqueue_msg);
 	h = mix_str(h, j->enq_veto);
 	h = mix_str(h, j->ready_veto);

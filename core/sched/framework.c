@@ -602,7 +602,7 @@ push_ask(struct session *ss, const struct victim_ask *a)
  */
 static int
 victims_by_tier(struct session *ss, int ep, const struct victim_ask *ask,
-    struct s_task **cands, int n)
+    struct s_task **cands, int n, const char **why)
 {
 	lua_State *L = ss->L;
 	int *marks = xcalloc((size_t)n + 1, sizeof *marks);
@@ -625,6 +625,9 @@ victims_by_tier(struct session *ss, int ep, const struct victim_ask *ask,
 			}
 			if ((i = framework_call(ss, pl, ep, 2, 1)) ==
 			    FW_REFUSED) {
+				for (i = 0; i < n; i++)
+					if (why[i] == NULL)
+						why[i] = pl->name;
 				refused = 1;
 				break;
 			}
@@ -650,9 +653,12 @@ victims_by_tier(struct session *ss, int ep, const struct victim_ask *ask,
 				lua_pop(L, 1);
 			}
 			lua_pop(L, 1);
-			for (i = 0; i < n; i++)
+			for (i = 0; i < n; i++) {
 				if (mine[i] && marks[i] == answered)
 					marks[i]++;
+				else if (!mine[i] && why[i] == NULL)
+					why[i] = pl->name;
+			}
 			answered++;
 		}
 		if (answered == 0 || refused)
@@ -672,12 +678,39 @@ victims_by_tier(struct session *ss, int ep, const struct victim_ask *ask,
 	return refused ? 0 : k;
 }
 
+/*
+ * The rule of ep over cands, compacted to the victims it allows (in
+ * their order); the ones left out are noted for the preemptor job j as
+ * refused, with the plugin that left each out first (NULL: no plugin
+ * allowed any).
+ */
+static int
+victims_noted(struct session *ss, int ep, const struct victim_ask *ask,
+    struct s_job *j, struct s_task **cands, int n)
+{
+	struct s_task **orig = xcalloc((size_t)n + 1, sizeof *orig);
+	const char **why = xcalloc((size_t)n + 1, sizeof *why);
+	int i, k, m = 0;
+
+	memcpy(orig, cands, (size_t)n * sizeof *orig);
+	k = victims_by_tier(ss, ep, ask, cands, n, why);
+	for (i = 0; i < n; i++) {
+		if (m < k && cands[m] == orig[i])
+			m++;
+		else
+			victim_note(j, orig[i], VV_REFUSED, why[i]);
+	}
+	free(orig);
+	free(why);
+	return k;
+}
+
 int
 framework_victims(struct session *ss, int ep, struct s_task *preemptor,
     struct s_task **cands, int n)
 {
 	struct victim_ask ask = { preemptor, NULL, NULL };
-	int k = victims_by_tier(ss, ep, &ask, cands, n);
+	int k = victims_noted(ss, ep, &ask, preemptor->job, cands, n);
 
 	preemptor->job->victims_allowed += k;
 	return k;
@@ -688,8 +721,10 @@ framework_evictable(struct session *ss, const char *kind, struct s_job *j,
     struct s_task **cands, int n)
 {
 	struct victim_ask ask = { NULL, kind, j };
+	int k = victims_noted(ss, EP_EVICTABLE, &ask, j, cands, n);
 
-	return victims_by_tier(ss, EP_EVICTABLE, &ask, cands, n);
+	j->victims_allowed += k;
+	return k;
 }
 
 /* ------------------------------------------------------------------ */

@@ -226,18 +226,36 @@ cmp_bundle(const void *a, const void *b)
 	return strcmp(x->job->key, y->job->key);
 }
 
+/* Whether j may take v: 1 yes, 0 no, -1 it could but v (or its job) is
+   not preemptable. */
 static int
 takeable(struct s_job *j, struct s_task *v, int reclaim)
 {
 	struct s_job *vj = v->job;
+	int rel;
 
 	if ((v->status != TS_RUNNING && v->status != TS_BOUND) ||
-	    !v->preemptable || vj == NULL || vj == j || !vj->preemptable ||
-	    vj->queue == NULL)
+	    vj == NULL || vj == j || vj->queue == NULL)
 		return 0;
 	if (reclaim)
-		return vj->queue != j->queue && vj->queue->reclaimable;
-	return vj->queue == j->queue && vj->priority < j->priority;
+		rel = vj->queue != j->queue && vj->queue->reclaimable;
+	else
+		rel = vj->queue == j->queue && vj->priority < j->priority;
+	if (rel && (!v->preemptable || !vj->preemptable))
+		return -1;
+	return rel;
+}
+
+/* For explain: the verdict on every task of bundles [from, to). */
+static void
+note_bundles(struct s_job *j, const struct bundle *b, int from, int to,
+    enum victim_verdict vv)
+{
+	int i, k;
+
+	for (i = from; i < to; i++)
+		for (k = 0; k < b[i].n; k++)
+			victim_note(j, b[i].tasks[k], vv, NULL);
 }
 
 /*
@@ -256,12 +274,22 @@ try_domain(struct session *ss, struct s_job *j, struct s_task **pending,
 	size_t cap = 0;
 
 	/* The tasks it may take, job by job. */
+	j->victim_acts |= reclaim ? VA_GANGRECLAIM : VA_GANGPREEMPT;
 	for (i = 0; i < nn; i++)
-		for (k = 0; k < nodes[i]->ntasks; k++)
-			if (takeable(j, nodes[i]->tasks[k], reclaim)) {
+		for (k = 0; k < nodes[i]->ntasks; k++) {
+			struct s_task *v = nodes[i]->tasks[k];
+			int can = takeable(j, v, reclaim);
+
+			if (can != 0)
+				j->victims_seen++;
+			if (can < 0) {
+				j->victims_protected++;
+				victim_note(j, v, VV_PROTECTED, NULL);
+			} else if (can > 0) {
 				XGROW(cand, cap, (size_t)ncand + 1);
-				cand[ncand++] = nodes[i]->tasks[k];
+				cand[ncand++] = v;
 			}
+		}
 	if (ncand == 0) {
 		free(cand);
 		return 0;
@@ -293,8 +321,10 @@ try_domain(struct session *ss, struct s_job *j, struct s_task **pending,
 		struct statement st;
 		int ok = 1;
 
-		if (b[i].whole && !args->allow_whole)
+		if (b[i].whole && !args->allow_whole) {
+			note_bundles(j, b, i, i + 1, VV_WHOLE);
 			continue;
+		}
 		for (k = 0; k < b[i].n; k++) {
 			sel[nsel++] = b[i].tasks[k];
 			podspec_res_add(&avail, &b[i].tasks[k]->req, 1);
@@ -334,15 +364,23 @@ try_domain(struct session *ss, struct s_job *j, struct s_task **pending,
 		ss->nrestrict = 0;
 		if (ok && framework_job_pipelined(ss, j)) {
 			statement_commit(&st);
+			for (k = 0; k < nsel; k++)
+				victim_note(j, sel[k], VV_EVICTED, NULL);
+			note_bundles(j, b, i + 1, nb, VV_SPARED);
 			done = 1;
 		} else {
 			statement_discard(&st);
+			for (k = 0; k < nsel; k++)
+				victim_note(j, sel[k], VV_UNDONE, NULL);
 			for (m = 0; m < np; m++) {
 				free(pending[m]->nominated);
 				pending[m]->nominated = NULL;
 			}
 		}
 	}
+	if (!done)		/* all it took would not make room */
+		for (k = 0; k < nsel; k++)
+			victim_note(j, sel[k], VV_NO_ROOM, NULL);
 	for (i = 0; i < nb; i++)
 		free(b[i].tasks);
 	free(b);

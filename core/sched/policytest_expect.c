@@ -15,6 +15,10 @@
  *       q1:                #   plugin gave with ssn:queue_info
  *         allocated: {cpu: "2", memory: 4Gi}
  *         deserved: {cpu: "4"}
+ *     victims:             # per preemptor job (PodGroup or pod name),
+ *       pg1:               #   each victim's verdict as explain gives it,
+ *         p2: evicted      #   "refused (plugin NAME)" naming the plugin
+ *         p3: refused (plugin priority)
  *
  * A message matches when it contains the expected text; every other
  * field must be equal. Resources compare as quantities, on the names
@@ -329,6 +333,51 @@ queues(struct verdict *v, struct session *ss, const cJSON *want)
 	}
 }
 
+static void
+victims(struct verdict *v, struct session *ss, const cJSON *want)
+{
+	const cJSON *w, *p;
+	int i;
+
+	cJSON_ArrayForEach(w, want) {
+		struct s_job *j = NULL;
+		struct s_task *t;
+
+		for (i = 0; i < ss->njobs && j == NULL; i++)
+			if (strcmp(ss->jobs[i]->name, w->string) == 0)
+				j = ss->jobs[i];
+		if (j == NULL && (t = task_named(ss, w->string)) != NULL &&
+		    t->job != NULL && t->job->pg == NULL)
+			j = t->job;	/* a bare pod's implicit group */
+		if (j == NULL) {
+			miss(v, "victims of %s: no such job", w->string);
+			continue;
+		}
+		cJSON_ArrayForEach(p, w) {
+			const struct victim_note *vn = NULL;
+			char what[300], *got;
+
+			for (i = 0; i < j->nvnotes && vn == NULL; i++)
+				if (strcmp(j->vnotes[i].t->name, p->string) == 0)
+					vn = &j->vnotes[i];
+			snprintf(what, sizeof what, "victims of %s", w->string);
+			if (!cJSON_IsString(p)) {
+				miss(v, "%s: %s: want a verdict", what,
+				    p->string);
+				continue;
+			}
+			got = vn == NULL ? xstrdup("not considered") :
+			    util_printf("%s%s%s%s", victim_verdict_name(vn->v),
+			    vn->plugin ? " (plugin " : "", vn->plugin ?
+			    vn->plugin : "", vn->plugin ? ")" : "");
+			if (strcmp(got, p->valuestring) != 0)
+				miss(v, "%s: %s: want %s, got %s", what,
+				    p->string, p->valuestring, got);
+			free(got);
+		}
+	}
+}
+
 int
 policytest_expect(struct session *ss, const cJSON *expect, FILE *out,
     const char *file, const char *name, int failed)
@@ -339,5 +388,6 @@ policytest_expect(struct session *ss, const cJSON *expect, FILE *out,
 	pods(&v, ss, json_at(expect, "pods"));
 	events(&v, ss, json_at(expect, "events"));
 	queues(&v, ss, json_at(expect, "queues"));
+	victims(&v, ss, json_at(expect, "victims"));
 	return v.failed && !failed;
 }

@@ -74,6 +74,14 @@ victim_cmp(const void *a, const void *b)
 	return 0;
 }
 
+static void
+note_all(struct s_job *j, struct s_task **v, int from, int to,
+    enum victim_verdict vv)
+{
+	for (; from < to; from++)
+		victim_note(j, v[from], vv, NULL);
+}
+
 /* May t go on n now: it fits n's future idle and, for preempt, its
    queue may take it. */
 static int
@@ -122,10 +130,14 @@ preempt_for(struct session *ss, struct statement *st, struct s_task *t,
 				continue;
 			/* For explain: what was considered, and kept. */
 			t->job->victims_seen++;
+			t->job->victim_acts |= ep == EP_PREEMPTABLE ?
+			    VA_PREEMPT : VA_RECLAIM;
 			if (v->preemptable)
 				victims[nv++] = v;
-			else
+			else {
 				t->job->victims_protected++;
+				victim_note(t->job, v, VV_PROTECTED, NULL);
+			}
 		}
 		if (nv == 0)
 			continue;
@@ -141,8 +153,10 @@ preempt_for(struct session *ss, struct statement *st, struct s_task *t,
 		node_future_idle(n, &avail);
 		for (k = 0; k < nv; k++)
 			podspec_res_add(&avail, &victims[k]->req, 1);
-		if (!predicate_fits(&t->req, &avail))
+		if (!predicate_fits(&t->req, &avail)) {
+			note_all(t->job, victims, 0, nv, VV_NO_ROOM);
 			continue;
+		}
 		/* This node's evictions, undone if t cannot go there. */
 		statement_init(&nst, ss);
 		nst.quiet = st->quiet;
@@ -156,8 +170,11 @@ preempt_for(struct session *ss, struct statement *st, struct s_task *t,
 		}
 		if (k == nv && !room_for(ss, t, n, ep)) {
 			statement_discard(&nst);
+			note_all(t->job, victims, 0, nv, VV_NO_ROOM);
 			continue;
 		}
+		note_all(t->job, victims, 0, k, VV_EVICTED);
+		note_all(t->job, victims, k, nv, VV_SPARED);
 		statement_pipeline(&nst, t, n);
 		statement_merge(st, &nst);
 		free(t->nominated);
@@ -239,8 +256,10 @@ preempt_jobs(struct session *ss, int ep,
 		pq_free(&tasks);
 		if (framework_job_pipelined(ss, j))
 			statement_commit(&st);
-		else
+		else {
 			statement_discard(&st);
+			victim_settle(j);
+		}
 	}
 	pq_free(&jobs);
 }

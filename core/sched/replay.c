@@ -11,7 +11,9 @@
  *   {"binds":     {"ns/pod": "node", ...},
  *    "pipelined": {"ns/pod": "node", ...},
  *    "evicted":   {"ns/pod": "reason", ...},
- *    "waiting":   {"ns/job": {"reason": ..., "message": ...}, ...},
+ *    "waiting":   {"ns/job": {"reason": ..., "message": ...,
+ *                               "victims": {"ns/pod": "verdict", ...}},
+ *                  ...},
  *    "pluginFailures": ["plugin X failed in ...", ...]}
  *
  * with the reasons explain.c gives.
@@ -39,6 +41,38 @@ add_str(cJSON *o, char *key, const char *v)
 {
 	cJSON_AddStringToObject(o, key, v ? v : "");
 	free(key);
+}
+
+/* "verdict" or "verdict (plugin X)", in a static buffer. */
+static const char *
+verdict_of(const cJSON *v, const char *plugin)
+{
+	static char buf[256];
+
+	snprintf(buf, sizeof buf, "%s%s%s%s", json_str(v, "verdict") ?
+	    json_str(v, "verdict") : "?", plugin ? " (plugin " : "",
+	    plugin ? plugin : "", plugin ? ")" : "");
+	return buf;
+}
+
+/* The verdicts on the victims a waiting job considered (its record's
+   steps'), "evicted" or "refused (plugin X)". */
+static void
+add_victims(cJSON *w, const cJSON *record)
+{
+	const cJSON *st, *v;
+	cJSON *out = NULL;
+
+	cJSON_ArrayForEach(st, json_at(record, "steps"))
+		cJSON_ArrayForEach(v, json_at(st, "victims")) {
+			const char *plugin = json_str(v, "plugin");
+
+			if (out == NULL)
+				out = cJSON_AddObjectToObject(w, "victims");
+			cJSON_DeleteItemFromObject(out, json_str(v, "pod"));
+			add_str(out, xstrdup(json_str(v, "pod")),
+			    verdict_of(v, plugin));
+		}
 }
 
 cJSON *
@@ -74,6 +108,7 @@ replay_decisions(struct session *ss)
 		    json_str(r, "reason") : "");
 		cJSON_AddStringToObject(w, "message", json_str(r, "message") ?
 		    json_str(r, "message") : "");
+		add_victims(w, r);
 		cJSON_Delete(r);
 	}
 	explain_free(ex);

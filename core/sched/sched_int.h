@@ -194,6 +194,8 @@ struct s_task {
 	struct s_job *job;
 	char *why;			/* why it stays pending */
 	char *nominated;		/* pipelined by preempt/reclaim */
+	int vnote;			/* its victim note in vnote_job's */
+	struct s_job *vnote_job;	/* (victimnote.c) */
 	uint32_t ver;
 	struct okey *keys;		/* per plugin */
 	int view;
@@ -227,6 +229,38 @@ struct role_count {
 	struct s_task *fit_failed;	/* allocate: a task of this role that
 					   fit no node this session */
 };
+
+/*
+ * What became of a task a preemptor considered as a victim, for explain
+ * (victimnote.c), weakest first: a later verdict on the same victim
+ * replaces an earlier one only if it is stronger.
+ */
+enum victim_verdict {
+	VV_PROTECTED,			/* not preemptable */
+	VV_REFUSED,			/* a plugin's rule kept it */
+	VV_WHOLE,			/* would break its gang (gang actions,
+					   allowWholeBundle false) */
+	VV_SPARED,			/* allowed, room made without it */
+	VV_NO_ROOM,			/* allowed, evicting it would not make
+					   room */
+	VV_UNDONE,			/* evicted, undone: the preemptor could
+					   still not be placed */
+	VV_EVICTED,
+	VV_N
+};
+
+struct victim_note {
+	struct s_task *t;
+	struct s_node *n;
+	enum victim_verdict v;
+	const char *plugin;		/* VV_REFUSED: whose rule, or NULL */
+};
+
+/* Actions a job was a preemptor in (victim_acts). */
+#define VA_PREEMPT	1
+#define VA_RECLAIM	2
+#define VA_GANGPREEMPT	4
+#define VA_GANGRECLAIM	8
 
 /* What allocate did with a job it took up (explain.c). */
 enum alloc_result {
@@ -275,6 +309,10 @@ struct s_job {
 	int victims_seen;		/* as a preemptor: candidates, */
 	int victims_protected;		/* not preemptable of those, */
 	int victims_allowed;		/* allowed by the plugins */
+	int victim_acts;		/* VA_* */
+	struct victim_note *vnotes;	/* the first VNOTES_MAX victims */
+	int nvnotes, vnotes_more;	/* ... and verdicts not kept */
+	size_t capvnotes;
 	char **notes;			/* ssn:explain's "plugin: message" */
 	int nnotes;
 	uint32_t ver, view_ver;
@@ -523,13 +561,24 @@ void framework_job_enqueued(struct session *, struct s_job *);
 int framework_overused(struct session *, struct s_queue *);
 int framework_allocatable(struct session *, struct s_queue *, struct s_task *);
 int framework_preemptive(struct session *, struct s_queue *, struct s_task *);
-/* Filter victims in place by the Preemptable/Reclaimable rule. */
+/* Filter victims in place by the Preemptable/Reclaimable rule; each one
+   left out is noted as refused, with the plugin that left it out. */
 int framework_victims(struct session *, int ep, struct s_task *preemptor,
     struct s_task **cands, int n);
 /* The gang actions' rule (evictable(ssn, ctx, candidates), ctx = {kind =
-   "gangpreempt" or "gangreclaim", job}), by tier the same way. */
+   "gangpreempt" or "gangreclaim", job}), by tier the same way, noted for
+   the job. */
 int framework_evictable(struct session *, const char *kind, struct s_job *,
     struct s_task **cands, int n);
+
+/* victimnote.c: what became of each victim a preemptor considered. */
+#define VNOTES_MAX	32
+void victim_note(struct s_job *preemptor, struct s_task *victim,
+    enum victim_verdict, const char *plugin);
+/* After a statement is discarded: its evictions become VV_UNDONE. */
+void victim_settle(struct s_job *preemptor);
+const char *victim_verdict_name(enum victim_verdict);
+const char *victim_verdict_text(enum victim_verdict);
 /* gangevict.c: gangpreempt (reclaim 0) and gangreclaim (1). */
 void gangevict_run(struct session *, int reclaim);
 /* Lua predicates on the nodes that passed C's; compacts nodes, returns

@@ -74,6 +74,7 @@ session_free(struct session *ss)
 		for (k = 0; k < j->nnotes; k++)
 			free(j->notes[k]);
 		free(j->notes);
+		free(j->vnotes);
 		free(j->enqueue_msg);
 		free(j->cond_type);
 		free(j->cond_reason);

@@ -15,11 +15,24 @@ tiers:
   - name: priority
   - name: gang
   - name: conformance
+  - name: guard
 - plugins:
   - name: predicates
   - name: proportion
   - name: nodeorder
 YAML
+# guard: a pod named "guarded" is never a victim.
+cat >"$POL/guard.lua" <<'LUA'
+local G = {}
+function G.preemptable(ssn, preemptor, candidates)
+  local out = {}
+  for _, v in ipairs(candidates) do
+    if v.name ~= "guarded" then out[#out + 1] = v end
+  end
+  return out
+end
+return G
+LUA
 start_daemon --policy-dir "$POL"
 VR="$top_builddir/volray"
 "$VR" node add --virtual --count 2 --cpu 4 --memory 8Gi --name-prefix n >/dev/null ||
@@ -129,15 +142,16 @@ value: 1000
 YAML
 k delete podgroup big >/dev/null
 k delete pod big-0 big-1 --wait=true >/dev/null
-for i in 0 1; do
+# keep-0 is not preemptable; guarded is, but the guard plugin keeps it.
+for p in keep-0:false guarded:true; do
 	k apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Pod
-metadata: {name: keep-$i, annotations: {volray.io/sim-duration: 1h, volcano.sh/preemptable: "false"}}
+metadata: {name: ${p%:*}, annotations: {volray.io/sim-duration: 1h, volcano.sh/preemptable: "${p#*:}"}}
 spec: {schedulerName: volcano, priorityClassName: low, containers: [{name: c, image: busybox, resources: {requests: {cpu: 3}}}]}
 YAML
 done
-k wait --for=jsonpath='{.status.phase}'=Running pod/keep-0 pod/keep-1 --timeout=30s >/dev/null ||
+k wait --for=jsonpath='{.status.phase}'=Running pod/keep-0 pod/guarded --timeout=30s >/dev/null ||
 	fail "the low-priority pods run"
 k apply -f - >/dev/null <<'YAML'
 apiVersion: v1
@@ -152,7 +166,36 @@ for s in json.load(sys.stdin)["steps"]:
 }
 wait_eq "no victim allowed True 0" "the preemption step" preempt_step
 expect_eq "" "$(k get pod keep-0 -o jsonpath='{.metadata.deletionTimestamp}')" "keep-0 stays"
-pass "a preemption no victim allows: candidates considered, none allowed"
+expect_eq "" "$(k get pod guarded -o jsonpath='{.metadata.deletionTimestamp}')" "guarded stays"
+# Each victim with its verdict, and the plugin that kept it.
+victims() {
+	"$VR" explain pod/urgent -o json 2>/dev/null | python3 -c 'import json,sys
+for s in json.load(sys.stdin)["steps"]:
+    for v in s.get("victims", []):
+        print(s["action"], v["pod"], v["node"] != "", v["verdict"], v.get("plugin", "-"))' | sort | tr '\n' ';'
+}
+expect_eq "preempt default/guarded True refused guard;preempt default/keep-0 True notPreemptable -;" \
+	"$(victims)" "the victims' verdicts"
+out=$("$VR" explain pod/urgent)
+case "$out" in *"Victims considered (preempt):"*"refused"*"default/guarded on n-"*"(plugin guard)"*) ;;
+*) fail "explain's victims for a person: $out" ;; esac
+pass "a preemption no victim allows: candidates considered, none allowed, each victim's verdict"
+
+# The same session replayed with a guard that keeps nothing: guarded is
+# evicted for urgent, and the replay says so, every time.
+"$VR" session record "$WORK/rec.json" || fail "session record"
+mkdir -p "$WORK/open"
+printf 'return { preemptable = function(ssn, p, c) return c end }\n' >"$WORK/open/guard.lua"
+replayed() {
+	"$VR" session replay "$WORK/rec.json" --policy-dir "$WORK/open" -o json | python3 -c 'import json,sys
+d = json.load(sys.stdin)
+print(sorted(d["evicted"]), [sorted(w["victims"].items()) for w in d["waiting"].values() if "victims" in w])'
+}
+r1=$(replayed) || fail "replay"
+expect_eq "['default/guarded'] [[('default/guarded', 'evicted'), ('default/keep-0', 'notPreemptable')]]" \
+	"$r1" "the replayed victims"
+expect_eq "$r1" "$(replayed)" "the replay again"
+pass "a replay with another guard: the victim evicted, the verdicts in the decisions"
 
 # --- a queue's line; a job that does not wait; off ------------------------
 out=$("$VR" queue pending default)
