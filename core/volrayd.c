@@ -64,6 +64,8 @@ struct daemon {
 	luahttp *http;
 	node_mgr *nodes;
 	node_endpoint *endpoint;	/* an agent's, for another API */
+	node_endpoint *sched_ep;	/* the scheduler's, for another API */
+	char sched_url[300];		/* advertised on its Lease, or "" */
 	ray *ray;
 	sched *sched;
 	lifecycle *life;
@@ -513,6 +515,7 @@ local_node_name(char *host, size_t size)
 }
 
 static int start_nodes(struct daemon *, char **);
+static void start_sched_endpoint(struct daemon *);
 static void set_http_self(struct daemon *);
 static int start_controllers(struct daemon *, client *, char **);
 static int start_scheduler(struct daemon *, client *, char **);
@@ -531,6 +534,8 @@ start_workers(struct daemon *d, char **cause)
 
 	if ((roles & ROLE_NODES) && start_nodes(d, cause) != 0)
 		return -1;
+	if (roles & ROLE_SCHEDULER)
+		start_sched_endpoint(d);
 	if (d->leader_elect) {
 		/* The roles that want one writer start when elected. */
 		if (roles & ROLE_CONTROLLERS)
@@ -548,6 +553,35 @@ start_workers(struct daemon *d, char **cause)
 	if (roles & (ROLE_CONTROLLERS | ROLE_SCHEDULER))
 		log_info("volrayd: reloaded Lua scripts");
 	return 0;
+}
+
+/*
+ * Against a remote API, the scheduler's endpoint: the API server relays
+ * explain requests there, at the URL the scheduler's Lease advertises.
+ * Not being able to listen costs explain through the API, not the
+ * scheduler: said, and gone on.
+ */
+static void
+start_sched_endpoint(struct daemon *d)
+{
+	char *cause = NULL;
+
+	d->sched_ep = volrayd_sched_endpoint_start(d->loop, d->client, &d->f,
+	    d->remote_ca, d->sched_url, sizeof d->sched_url, &cause);
+	if (d->sched_ep == NULL) {
+		if (cause != NULL)
+			log_warn("volrayd: no scheduler endpoint, so no explain "
+			    "through the API: %s", cause);
+		free(cause);
+		d->sched_url[0] = '\0';
+		return;
+	}
+	node_endpoint_set_handler(d->sched_ep, "/volray/explain/",
+	    volrayd_explain_serve, &d->sched);
+	if (!d->leader_elect)
+		log_warn("volrayd: without leader election the API server "
+		    "cannot find the scheduler's endpoint (its Lease names it): "
+		    "explain through the API answers 503");
 }
 
 /* The Lua controllers and the node lifecycle controller, writing
@@ -579,6 +613,11 @@ start_scheduler(struct daemon *d, client *c, char **cause)
 {
 	d->sched = sched_new(d->loop, c, d->lua);
 	sched_set_explain_sessions(d->sched, d->f.explain_sessions);
+	if (sched_set_record_sessions(d->sched, d->f.record_dir,
+	    d->f.record_keep, cause) != 0) {
+		log_error("volrayd: %s", *cause);
+		return -1;
+	}
 	if (sched_reload(d->sched, cause) != 0) {
 		log_error("volrayd: %s", *cause);
 		return -1;
@@ -636,6 +675,10 @@ elect(struct daemon *d, const char *lease, leader **slot)
 	lc.renew_ms = (unsigned)d->f.renew_ms;
 	lc.retry_ms = (unsigned)d->f.retry_ms;
 	lc.release_on_cancel = 1;
+	if (slot == &d->elect_sched && d->sched_url[0] != '\0') {
+		lc.note_key = "volray.io/endpoint";
+		lc.note_value = d->sched_url;
+	}
 	lc.on_started = on_elected;
 	lc.on_stopped = on_deposed;
 	lc.arg = slot;
@@ -825,6 +868,7 @@ shutdown_daemon(struct daemon *d)
 	if (d->ray != NULL)
 		ray_shutdown(d->ray);
 	node_endpoint_free(d->endpoint);
+	node_endpoint_free(d->sched_ep);
 	d->endpoint = NULL;
 	if (d->nodes != NULL)
 		node_mgr_shutdown(d->nodes);

@@ -35,6 +35,9 @@ struct volrayd_flags {
 	int kube_burst;
 	char node_host[256];		/* --node-listen: the nodes' endpoint */
 	int node_port;			/* -1: none asked for */
+	char sched_host[256];		/* --scheduler-listen: the scheduler's
+					   endpoint (explain) */
+	int sched_port;			/* -1: the default, SCHED_LISTEN_OFF */
 	char node_ip[64];		/* --node-ip, or "" */
 	int no_virtual_nodes;		/* --no-virtual-nodes */
 	char *virtual_selector;		/* --virtual-node-selector */
@@ -57,6 +60,8 @@ struct volrayd_flags {
 	int lua_memory_mb;
 	unsigned long long lua_instructions;
 	int explain_sessions;		/* --explain-sessions */
+	char *record_dir;		/* --record-sessions, or NULL */
+	int record_keep;		/* --record-sessions-keep */
 	long ray_history_max;		/* --ray-history-max (jobs) */
 	long long ray_history_bytes;	/* --ray-history-max-bytes */
 	int plain_http;
@@ -125,6 +130,21 @@ struct node_endpoint;
 struct node_endpoint *volrayd_endpoint_start(struct uv_loop_s *,
     struct client *, struct node_mgr *, const struct volrayd_flags *,
     const char *client_ca, char **cause);
+/*
+ * The scheduler's endpoint, for the API server's explain requests, when
+ * the scheduler runs against a remote API without the nodes role: on
+ * --scheduler-listen, else 0.0.0.0:10259; NULL when off or not wanted,
+ * or with *cause. Its https URL, advertised on the scheduler's Lease, in
+ * url.
+ */
+#define SCHED_LISTEN_OFF	(-2)
+struct node_endpoint *volrayd_sched_endpoint_start(struct uv_loop_s *,
+    struct client *, const struct volrayd_flags *, const char *client_ca,
+    char *url, size_t len, char **cause);
+/* The endpoint's /volray/explain/ requests: podgroups/NS/NAME or
+   queues/NAME, answered from *(sched **)arg's kept sessions. */
+struct http_req;
+void volrayd_explain_serve(void *arg, struct http_req *, const char *rest);
 /* The API server's certificate for the nodes' endpoints (PEM). */
 int volrayd_kubelet_client(const char *data_dir, char **cert, char **key,
     char **cause);

@@ -23,6 +23,7 @@
 #include "volrayd.h"
 
 #define ENDPOINT_PORT	10250		/* the kubelet's */
+#define SCHED_ENDPOINT_PORT 10259	/* kube-scheduler's secure port */
 
 static int
 wildcard(const char *host)
@@ -56,29 +57,22 @@ primary_address(char *buf, size_t len)
 	close(fd);
 }
 
-node_endpoint *
-volrayd_endpoint_start(uv_loop_t *loop, client *c, node_mgr *nodes,
-    const struct volrayd_flags *f, const char *client_ca, char **cause)
+/*
+ * An endpoint on host:port for the API server of another process, its
+ * certificate made for addr (the address advertised) among its names.
+ */
+static node_endpoint *
+endpoint_open(uv_loop_t *loop, client *c, const struct volrayd_flags *f,
+    const char *host, int port, const char *addr, const char *client_ca,
+    const char *flag, char **cause)
 {
-	char pki[PATH_MAX], crt[PATH_MAX], key[PATH_MAX], addr[256];
+	char pki[PATH_MAX], crt[PATH_MAX], key[PATH_MAX];
 	char hostname[256] = "";
-	const char *host = f->node_host, *sans[4];
-	int port = f->node_port, nsans = 0;
+	const char *sans[4];
+	int nsans = 0;
 	node_endpoint *e;
 	tls_ctx *tls;
 
-	if (port < 0 && (f->kubeconfig == NULL || (f->roles & ROLE_API)))
-		return NULL;		/* the API is in this process */
-	if (port < 0) {
-		host = "0.0.0.0";
-		port = ENDPOINT_PORT;
-	}
-	if (f->node_ip[0] != '\0')
-		snprintf(addr, sizeof addr, "%s", f->node_ip);
-	else if (!wildcard(host))
-		snprintf(addr, sizeof addr, "%s", host);
-	else
-		primary_address(addr, sizeof addr);
 	sans[nsans++] = addr;
 	sans[nsans++] = "127.0.0.1";
 	sans[nsans++] = "localhost";
@@ -94,15 +88,14 @@ volrayd_endpoint_start(uv_loop_t *loop, client *c, node_mgr *nodes,
 	if (pki_ensure(pki, sans, nsans, cause) != 0)
 		return NULL;
 	if (client_ca == NULL)
-		log_warn("volrayd: the kubeconfig names no CA: the nodes' "
-		    "endpoint can verify no API server and refuses every "
-		    "request");
+		log_warn("volrayd: the kubeconfig names no CA: the endpoint "
+		    "can verify no API server and refuses every request");
 	if ((tls = tls_ctx_new(crt, key, client_ca, cause)) == NULL)
 		return NULL;
 	e = node_endpoint_new(loop, c, f->data_dir, tls);
 	if (node_endpoint_listen(e, wildcard(host) && *host == '\0' ?
 	    "0.0.0.0" : host, port, cause) != 0) {
-		char *why = util_printf("--node-listen %s:%d: %s", host, port,
+		char *why = util_printf("%s %s:%d: %s", flag, host, port,
 		    *cause);
 
 		free(*cause);
@@ -110,9 +103,67 @@ volrayd_endpoint_start(uv_loop_t *loop, client *c, node_mgr *nodes,
 		node_endpoint_free(e);
 		return NULL;
 	}
+	return e;
+}
+
+node_endpoint *
+volrayd_endpoint_start(uv_loop_t *loop, client *c, node_mgr *nodes,
+    const struct volrayd_flags *f, const char *client_ca, char **cause)
+{
+	char addr[256];
+	const char *host = f->node_host;
+	int port = f->node_port;
+	node_endpoint *e;
+
+	if (port < 0 && (f->kubeconfig == NULL || (f->roles & ROLE_API)))
+		return NULL;		/* the API is in this process */
+	if (port < 0) {
+		host = "0.0.0.0";
+		port = ENDPOINT_PORT;
+	}
+	if (f->node_ip[0] != '\0')
+		snprintf(addr, sizeof addr, "%s", f->node_ip);
+	else if (!wildcard(host))
+		snprintf(addr, sizeof addr, "%s", host);
+	else
+		primary_address(addr, sizeof addr);
+	if ((e = endpoint_open(loop, c, f, host, port, addr, client_ca,
+	    "--node-listen", cause)) == NULL)
+		return NULL;
 	node_mgr_set_endpoint(nodes, addr, node_endpoint_port(e));
 	log_info("volrayd: the nodes' endpoint on %s:%d, advertised as %s:%d",
 	    host, node_endpoint_port(e), addr, node_endpoint_port(e));
+	return e;
+}
+
+node_endpoint *
+volrayd_sched_endpoint_start(uv_loop_t *loop, client *c,
+    const struct volrayd_flags *f, const char *client_ca, char *url,
+    size_t len, char **cause)
+{
+	char addr[256];
+	const char *host = f->sched_host;
+	int port = f->sched_port;
+	node_endpoint *e;
+
+	if (port == SCHED_LISTEN_OFF || f->kubeconfig == NULL ||
+	    (f->roles & ROLE_API))
+		return NULL;
+	if (port < 0) {
+		host = "0.0.0.0";
+		port = SCHED_ENDPOINT_PORT;
+	}
+	if (!wildcard(host))
+		snprintf(addr, sizeof addr, "%s", host);
+	else
+		primary_address(addr, sizeof addr);
+	if ((e = endpoint_open(loop, c, f, host, port, addr, client_ca,
+	    "--scheduler-listen", cause)) == NULL)
+		return NULL;
+	snprintf(url, len, strchr(addr, ':') ? "https://[%s]:%d" :
+	    "https://%s:%d", addr, node_endpoint_port(e));
+	log_info("volrayd: the scheduler's endpoint on %s:%d, advertised as "
+	    "%s", host, node_endpoint_port(e), url);
 	return e;
 }
 

@@ -46,6 +46,7 @@ usage(FILE *f)
 	    "               [--lua-memory MB] [--lua-instructions N] "
 	    "[--explain-sessions N] "
 	    "[--node-monitor-grace-period DURATION]\n"
+	    "               [--record-sessions DIR [--record-sessions-keep N]]\n"
 	    "               [--ray-history-max N] "
 	    "[--ray-history-max-bytes SIZE]\n"
 	    "               [--node-lease-duration-seconds N] "
@@ -61,6 +62,7 @@ usage(FILE *f)
 	    "[--leader-elect-retry-period DURATION]\n"
 	    "               [--leader-elect-namespace NS] "
 	    "[--node-listen HOST:PORT] [--node-ip ADDRESS]\n"
+	    "               [--scheduler-listen HOST:PORT|off]\n"
 	    "               [--no-virtual-nodes | --virtual-node-selector "
 	    "SELECTOR] [--debug]\n"
 	    "               [--etcd-servers URL[,URL]... [--etcd-prefix "
@@ -146,9 +148,10 @@ enum {
 	O_GRACE, O_LEASE, O_NOTREADY, O_UNREACH,
 	O_ROLES, O_KUBECONFIG, O_CONTEXT, O_METRICS, O_SCHEDNAME, O_NOCRDS,
 	O_ELECT, O_ELECT_LEASE, O_ELECT_RENEW, O_ELECT_RETRY, O_ELECT_NS,
-	O_KQPS, O_KBURST, O_NODE_LISTEN, O_NODE_IP, O_NO_VIRTUAL, O_VIRTUAL_SEL,
+	O_KQPS, O_KBURST, O_NODE_LISTEN, O_SCHED_LISTEN, O_NODE_IP, O_NO_VIRTUAL, O_VIRTUAL_SEL,
 	O_ETCD, O_ETCD_CA, O_ETCD_CERT, O_ETCD_KEY, O_ETCD_PREFIX,
-	O_ETCD_COMPACT, O_MIGRATE, O_EXPLAIN, O_HISTORY, O_HISTORY_BYTES
+	O_ETCD_COMPACT, O_MIGRATE, O_EXPLAIN, O_HISTORY, O_HISTORY_BYTES,
+	O_RECORD, O_RECORD_KEEP
 };
 
 static const struct option longopts[] = {
@@ -162,6 +165,8 @@ static const struct option longopts[] = {
 	{ "lua-memory", required_argument, NULL, 'M' },
 	{ "lua-instructions", required_argument, NULL, 'I' },
 	{ "explain-sessions", required_argument, NULL, O_EXPLAIN },
+	{ "record-sessions", required_argument, NULL, O_RECORD },
+	{ "record-sessions-keep", required_argument, NULL, O_RECORD_KEEP },
 	{ "ray-history-max", required_argument, NULL, O_HISTORY },
 	{ "ray-history-max-bytes", required_argument, NULL, O_HISTORY_BYTES },
 	{ "plain-http", no_argument, NULL, O_PLAIN },
@@ -201,6 +206,7 @@ static const struct option longopts[] = {
 	{ "kube-api-qps", required_argument, NULL, O_KQPS },
 	{ "kube-api-burst", required_argument, NULL, O_KBURST },
 	{ "node-listen", required_argument, NULL, O_NODE_LISTEN },
+	{ "scheduler-listen", required_argument, NULL, O_SCHED_LISTEN },
 	{ "node-ip", required_argument, NULL, O_NODE_IP },
 	{ "no-virtual-nodes", no_argument, NULL, O_NO_VIRTUAL },
 	{ "virtual-node-selector", required_argument, NULL, O_VIRTUAL_SEL },
@@ -234,9 +240,11 @@ set_defaults(struct volrayd_flags *f)
 	snprintf(f->host, sizeof f->host, "127.0.0.1");
 	f->port = 6443;
 	f->node_port = -1;
+	f->sched_port = -1;
 	f->lua_memory_mb = 256;
 	f->lua_instructions = 200000000ULL;
 	f->explain_sessions = SCHED_EXPLAIN_SESSIONS;
+	f->record_keep = 16;
 	f->ray_history_max = 1000;
 	f->ray_history_bytes = 1LL << 30;
 	f->node_grace_ms = 40000;
@@ -357,6 +365,21 @@ role_flag(struct volrayd_flags *f, int c, const char *arg)
 			return bad("--node-listen %s: want HOST:PORT", arg);
 		snprintf(f->node_host, sizeof f->node_host, "%s", tmp.host);
 		f->node_port = tmp.port;
+		break;
+	}
+	case O_SCHED_LISTEN: {
+		struct volrayd_flags tmp;
+
+		if (strcmp(arg, "off") == 0) {
+			f->sched_port = SCHED_LISTEN_OFF;
+			break;
+		}
+		memset(&tmp, 0, sizeof tmp);
+		if (parse_listen(&tmp, arg, 1) != 0)
+			return bad("--scheduler-listen %s: want HOST:PORT or "
+			    "off", arg);
+		snprintf(f->sched_host, sizeof f->sched_host, "%s", tmp.host);
+		f->sched_port = tmp.port;
 		break;
 	}
 	case O_NODE_IP: {
@@ -559,6 +582,22 @@ daemon_flag(struct volrayd_flags *f, int c, const char *arg)
 			    arg);
 		break;
 	}
+	case O_RECORD:
+		if (*arg == '\0')
+			return bad("--record-sessions: want a directory%s", "");
+		free(f->record_dir);
+		f->record_dir = xstrdup(arg);
+		break;
+	case O_RECORD_KEEP: {
+		char *end;
+
+		f->record_keep = (int)strtol(arg, &end, 10);
+		if (*arg == '\0' || *end != '\0' || f->record_keep < 1 ||
+		    f->record_keep > 100000)
+			return bad("--record-sessions-keep %s: want 1 to 100000",
+			    arg);
+		break;
+	}
 	case O_HISTORY: {
 		char *end;
 
@@ -755,6 +794,12 @@ check_together(const struct volrayd_flags *f)
 		return bad("--node-listen, --node-ip, --no-virtual-nodes and "
 		    "--virtual-node-selector are the nodes role's: --roles %s "
 		    "has none", volrayd_roles_text(f->roles));
+	if (f->record_dir != NULL && !(f->roles & ROLE_SCHEDULER))
+		return bad("--record-sessions is the scheduler role's: --roles "
+		    "%s has none", volrayd_roles_text(f->roles));
+	if (f->sched_port != -1 && !(f->roles & ROLE_SCHEDULER))
+		return bad("--scheduler-listen is the scheduler role's: --roles "
+		    "%s has none", volrayd_roles_text(f->roles));
 	if (f->no_virtual_nodes && f->virtual_selector != NULL)
 		return bad("--no-virtual-nodes and --virtual-node-selector: one "
 		    "or the other%s", "");

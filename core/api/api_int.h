@@ -115,6 +115,10 @@ int nodeproxy_remote(const api *, const char *node);
  */
 void nodeproxy_forward(api *, http_req *, struct route *, const char *node,
     const char *path);
+/* nodeproxy.c: the same to another process's endpoint at base
+   (https://HOST:PORT), with the same credentials: the scheduler's. */
+void nodeproxy_forward_url(api *, http_req *, struct route *,
+    const char *base, const char *path);
 /* metricsapi.c: metrics.k8s.io NodeMetrics and PodMetrics. */
 void metricsapi_get(api *, http_req *, struct route *);
 void metricsapi_list(api *, http_req *, struct route *);

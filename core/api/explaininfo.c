@@ -13,8 +13,15 @@
  * A read-only, non-resource path beside /apis/volray.io/v1/policy,
  * authorized as it is (RBAC nonResourceURLs, verb get). 404 when no kept
  * session has a record (the job is not waiting, or is not known yet);
- * 503 when the scheduler runs in another process (--roles) or keeps no
- * sessions (--explain-sessions=0).
+ * 503 when the scheduler keeps no sessions (--explain-sessions=0).
+ *
+ * When the scheduler runs in another process (--roles), the request goes
+ * to the scheduler that holds the Lease volray-scheduler (any namespace,
+ * the most recently renewed), at the URL its volray.io/endpoint
+ * annotation gives, as .../volray/explain/podgroups/NS/NAME or
+ * queues/NAME (a pod is turned into its job here), over HTTPS with the
+ * credentials the API server shows the nodes' endpoints; no holder, or a
+ * holder that advertises no endpoint, is a 503 that says so.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +37,8 @@
 #include "store/store.h"
 
 #define PREFIX "/apis/volray.io/v1/explain/"
+#define SCHED_LEASE "volray-scheduler"
+#define ENDPOINT_ANNOTATION "volray.io/endpoint"
 
 int
 explaininfo_path(const char *path)
@@ -51,6 +60,66 @@ split(const char *s, char *buf, size_t len, char **seg, int n)
 			*p++ = '\0';
 	}
 	return p != NULL && *p ? -1 : k;
+}
+
+/* The Lease of the leading scheduler: the most recently renewed
+   volray-scheduler with a holder, or NULL (a new tree). */
+static cJSON *
+sched_lease(api *a)
+{
+	store_obj *const *objs;
+	const char *best_time = "";
+	cJSON *best = NULL;
+	size_t n, i;
+
+	n = store_list(a->st, "leases.coordination.k8s.io", NULL, &objs);
+	for (i = 0; i < n; i++) {
+		cJSON *t;
+		const char *renew;
+
+		if (strcmp(objs[i]->name, SCHED_LEASE) != 0)
+			continue;
+		t = store_obj_tree(objs[i]);
+		renew = json_str(t, "spec.renewTime");
+		if (json_str(t, "spec.holderIdentity") == NULL ||
+		    *json_str(t, "spec.holderIdentity") == '\0' ||
+		    renew == NULL || strcmp(renew, best_time) <= 0) {
+			cJSON_Delete(t);
+			continue;
+		}
+		cJSON_Delete(best);
+		best = t;
+		best_time = renew;
+	}
+	return best;
+}
+
+/* To the leading scheduler's endpoint, or a 503 that says why not. */
+static void
+relay(api *a, http_req *req, struct route *rt, const char *kind,
+    const char *key)
+{
+	cJSON *lease = sched_lease(a);
+	const cJSON *ann = cJSON_GetObjectItemCaseSensitive(json_at(lease,
+	    "metadata.annotations"), ENDPOINT_ANNOTATION);
+	const char *url = cJSON_IsString(ann) ? ann->valuestring : NULL;
+	char *path;
+
+	if (lease == NULL || url == NULL || strncmp(url, "https://", 8) != 0) {
+		reply_status(req, rt, status_error(503, "ServiceUnavailable",
+		    "the scheduler does not run in this server (--roles) and "
+		    "%s", lease == NULL ? "no scheduler holds the Lease "
+		    SCHED_LEASE " (explain through the API needs the "
+		    "scheduler's leader election)" : "the scheduler holding "
+		    "the Lease " SCHED_LEASE " advertises no endpoint (its "
+		    "--scheduler-listen is off or failed: see its log)"));
+		cJSON_Delete(lease);
+		return;
+	}
+	path = util_printf("/volray/explain/%s/%s", kind, key);
+	nodeproxy_forward_url(a, req, rt, url, path);
+	free(path);
+	cJSON_Delete(lease);
 }
 
 void
@@ -88,34 +157,27 @@ explaininfo_get(api *a, http_req *req, struct route *rt)
 		}
 		key = sched_pod_job_key(pod);
 		cJSON_Delete(pod);
+		if (key == NULL) {
+			reply_status(req, rt, status_error(404, "NotFound",
+			    "pods \"%s\": no job (no namespace or uid)",
+			    seg[3]));
+			return;
+		}
 	} else {
 		reply_status(req, rt, status_error(404, "NotFound", "want "
 		    PREFIX "namespaces/NS/podgroups/NAME, .../pods/NAME or "
 		    PREFIX "queues/NAME"));
 		return;
 	}
-	if (!sched_explain_on(a->policy_sched)) {
-		reply_status(req, rt, status_error(503, "ServiceUnavailable",
-		    "%s", a->policy_sched == NULL ? "the scheduler does not "
-		    "run in this server (--roles): ask the one that runs it" :
-		    "the scheduler keeps no sessions (--explain-sessions=0)"));
+	if (a->policy_sched == NULL) {
+		relay(a, req, rt, kind, key);
 		free(key);
 		return;
 	}
-	if ((o = sched_explain(a->policy_sched, kind, key ? key : "")) ==
-	    NULL) {
-		reply_status(req, rt, status_error(404, "NotFound", "%s %s: no "
-		    "record in the scheduler's last sessions: %s",
-		    strcmp(kind, "queues") == 0 ? "queue" : "job", key ? key :
-		    "?", strcmp(kind, "queues") == 0 ? "no job waits in it" :
-		    "it does not wait (bound, running or finished) or has not "
-		    "been scheduled yet"));
-		free(key);
-		return;
-	}
+	o = sched_explain_answer(a->policy_sched, kind, key);
 	free(key);
-	cJSON_AddStringToObject(o, "kind", strcmp(kind, "queues") == 0 ?
-	    "QueueExplanation" : "JobExplanation");
-	cJSON_AddStringToObject(o, "apiVersion", "volray.io/v1");
-	reply_json(req, rt, 200, o);
+	if (strcmp(json_str(o, "kind"), "Status") == 0)
+		reply_status(req, rt, o);
+	else
+		reply_json(req, rt, 200, o);
 }

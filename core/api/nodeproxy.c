@@ -184,21 +184,31 @@ void
 nodeproxy_forward(api *a, http_req *req, struct route *rt, const char *node,
     const char *path)
 {
+	cJSON *st = NULL;
+	char *base;
+
+	if ((base = node_base(a, node, &st)) == NULL) {
+		reply_status(req, rt, st);
+		return;
+	}
+	nodeproxy_forward_url(a, req, rt, base, path);
+	free(base);
+}
+
+void
+nodeproxy_forward_url(api *a, http_req *req, struct route *rt,
+    const char *base, const char *path)
+{
 	struct hclient_call call;
 	hclient *hc = node_client(a);
 	const char *ct = http_req_header(req, "Content-Type");
 	const char *accept = http_req_header(req, "Accept");
-	cJSON *st = NULL;
-	char *base, *err = NULL;
+	char *err = NULL;
 	struct fwd *f;
 
 	if (hc == NULL) {
 		reply_status(req, rt, status_error(500, "InternalError",
 		    "no client for the nodes' endpoints"));
-		return;
-	}
-	if ((base = node_base(a, node, &st)) == NULL) {
-		reply_status(req, rt, st);
 		return;
 	}
 	f = xcalloc(1, sizeof *f);
@@ -207,7 +217,6 @@ nodeproxy_forward(api *a, http_req *req, struct route *rt, const char *node,
 	f->rt.verb = rt->verb;
 	f->rt.t0 = rt->t0;
 	f->url = util_printf("%s%s", base, path);
-	free(base);
 	memset(&call, 0, sizeof call);
 	call.method = req->method;
 	call.url = f->url;

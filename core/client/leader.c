@@ -40,6 +40,7 @@ struct leader {
 	uint64_t lease_us, renew_us, retry_us;
 	int lease_secs;              /* leaseDurationSeconds written */
 	int release_on_cancel;
+	char *note_key, *note_value;  /* written on acquire and renew */
 	void (*on_started)(void *);
 	void (*on_stopped)(void *);
 	void (*on_new_leader)(void *, const char *);
@@ -174,10 +175,14 @@ write_failed(leader *l, const char *what, const struct reg_result *res)
 }
 
 static void
-set_spec(cJSON *lease, const char *holder, int secs, const char *acquire,
-    const char *renew, int transitions)
+set_spec(leader *l, cJSON *lease, const char *holder, int secs,
+    const char *acquire, const char *renew, int transitions)
 {
 	cJSON *spec = json_obj(lease, "spec");
+
+	if (l->note_key != NULL && strcmp(holder, l->identity) == 0)
+		json_set_str(json_obj(json_obj(lease, "metadata"),
+		    "annotations"), l->note_key, l->note_value);
 
 	json_set_str(spec, "holderIdentity", holder);
 	json_set_num(spec, "leaseDurationSeconds", secs);
@@ -226,7 +231,7 @@ acquire_or_renew(leader *l)
 		md = json_obj(lease, "metadata");
 		json_set_str(md, "name", l->name);
 		json_set_str(md, "namespace", l->ns);
-		set_spec(lease, l->identity, l->lease_secs, now, now, 0);
+		set_spec(l, lease, l->identity, l->lease_secs, now, now, 0);
 		client_create(l->c, l->r, l->ns, lease, NULL, &res);
 		ok = res.code < 300;
 		if (ok) {
@@ -249,11 +254,11 @@ acquire_or_renew(leader *l)
 	old_holder = xstrdup(holder);
 	if (ours && l->leading)
 		/* A renewal keeps when it was acquired. */
-		set_spec(lease, l->identity, l->lease_secs,
+		set_spec(l, lease, l->identity, l->lease_secs,
 		    spec_str(lease, "spec.acquireTime"), now,
 		    spec_int(lease, "spec.leaseTransitions"));
 	else
-		set_spec(lease, l->identity, l->lease_secs, now, now,
+		set_spec(l, lease, l->identity, l->lease_secs, now, now,
 		    spec_int(lease, "spec.leaseTransitions") + !ours);
 	ok = update(l, lease, ours && l->leading ? "renew" : "acquire");
 	if (ok && !ours)
@@ -416,6 +421,11 @@ leader_new(uv_loop_t *loop, client *c, const struct leader_conf *conf)
 	l->retry_us = or_default(conf->retry_ms, LEADER_RETRY_MS) * 1000;
 	l->lease_secs = (int)((lease_ms + 999) / 1000);
 	l->release_on_cancel = conf->release_on_cancel;
+	if (conf->note_key != NULL) {
+		l->note_key = xstrdup(conf->note_key);
+		l->note_value = xstrdup(conf->note_value ? conf->note_value :
+		    "");
+	}
 	/* Seeded from the identity (random) and the time: replicas started
 	   together still read apart. */
 	l->rng = util_usec() | 1;
@@ -476,7 +486,7 @@ release(leader *l)
 		return;
 	}
 	util_now_micro(now);
-	set_spec(lease, "", 1, now, now,
+	set_spec(l, lease, "", 1, now, now,
 	    spec_int(lease, "spec.leaseTransitions"));
 	if (update(l, lease, "release"))
 		log_info("leader: %s: released lease %s", l->identity, l->key);
@@ -505,6 +515,8 @@ on_closed(uv_handle_t *h)
 	free(l->name);
 	free(l->key);
 	free(l->identity);
+	free(l->note_key);
+	free(l->note_value);
 	free(l->observed);
 	free(l->holder);
 	free(l->reported);

@@ -48,6 +48,10 @@ struct leader_conf {
 	unsigned renew_ms;          /* renew deadline (0: 10 s) */
 	unsigned retry_ms;          /* retry period (0: 2 s) */
 	int release_on_cancel;      /* leader_free releases the Lease */
+	/* An annotation this replica writes on the Lease whenever it
+	   acquires or renews it (NULL key: none): where the leader can be
+	   reached, volray.io/endpoint. */
+	const char *note_key, *note_value;
 	/*
 	 * Called on the loop: on_started when this replica starts leading,
 	 * on_stopped when it stops (the deadline passed, the Lease was taken,

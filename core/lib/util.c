@@ -265,6 +265,16 @@ bad:
 	return -1;
 }
 
+uint64_t
+util_fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	while (n-- > 0)
+		h = (h ^ *c++) * 1099511628211ULL;
+	return h;
+}
+
 int
 util_mkdirs(const char *path, unsigned mode)
 {

@@ -43,6 +43,10 @@ int util_mkdirs(const char *path, unsigned mode);
 /* A whole file, NUL-terminated (malloc'd; *len its size unless NULL),
    or NULL. */
 char *util_read_file(const char *path, size_t *len);
+/* FNV-1a over n bytes, going on from h (UTIL_FNV_SEED to start): a
+   signature of what a record is made from, not a cryptographic hash. */
+#define UTIL_FNV_SEED	14695981039346656037ULL
+uint64_t util_fnv1a(uint64_t h, const void *p, size_t n);
 /* printf into newly allocated memory (aborts when out of memory). */
 char *util_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

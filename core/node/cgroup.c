@@ -204,10 +204,8 @@ make_key(const char *data_dir)
 {
 	char real[PATH_MAX];
 	const char *p = realpath(data_dir, real) != NULL ? real : data_dir;
-	uint64_t h = 14695981039346656037ULL;
+	uint64_t h = util_fnv1a(UTIL_FNV_SEED, p, strlen(p));
 
-	for (; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
 	util_strf(key, sizeof key, "d%012llx",
 	    (unsigned long long)(h & 0xffffffffffffULL));
 }

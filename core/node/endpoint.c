@@ -28,6 +28,9 @@ struct node_endpoint {
 	node_endpoint_serves_fn serves;
 	void *proxy_arg;
 	node_mgr *mgr;			/* exec, port-forward; NULL: none */
+	char *prefix;			/* node_endpoint_set_handler's */
+	node_endpoint_handler_fn handler;
+	void *handler_arg;
 };
 
 static void
@@ -204,8 +207,25 @@ handle(http_req *req, void *arg)
 			pod_proxy(e, req);
 		return;
 	}
+	if (e->prefix != NULL && strncmp(req->path, e->prefix,
+	    strlen(e->prefix)) == 0) {
+		if (authorized(req, "proxy"))
+			e->handler(e->handler_arg, req, req->path +
+			    strlen(e->prefix));
+		return;
+	}
 	reply(req, status_error(404, "NotFound", "the node endpoint serves "
 	    "no %s", req->path));
+}
+
+void
+node_endpoint_set_handler(node_endpoint *e, const char *prefix,
+    node_endpoint_handler_fn fn, void *arg)
+{
+	free(e->prefix);
+	e->prefix = xstrdup(prefix);
+	e->handler = fn;
+	e->handler_arg = arg;
 }
 
 node_endpoint *
@@ -262,5 +282,6 @@ node_endpoint_free(node_endpoint *e)
 		http_server_close(e->srv);
 	tls_ctx_free(e->tls);
 	free(e->data_dir);
+	free(e->prefix);
 	free(e);
 }

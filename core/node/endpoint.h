@@ -14,6 +14,10 @@
  *        port-forward, SPDY or a WebSocket)
  *   ANY  /volray/proxy/NS/POD/PORT/PATH?QUERY       (volray's: the pod's
  *        in-process server on PORT, a Ray head's dashboard)
+ *   ANY  PREFIX...                                  (a handler the
+ *        process adds: the scheduler's /volray/explain/)
+ * A process with the scheduler role and no nodes serves the same endpoint
+ * for its handler alone.
  * HTTPS only, and only for a client certificate the cluster's CA issued to
  * the API server (CN kube-apiserver-kubelet-client, or in the group
  * system:masters): none is 401, another identity 403, as a kubelet with
@@ -46,6 +50,12 @@ node_endpoint *node_endpoint_new(uv_loop_t *, client *c,
 void node_endpoint_set_mgr(node_endpoint *, node_mgr *);
 void node_endpoint_set_proxy(node_endpoint *, node_endpoint_proxy_fn,
     node_endpoint_serves_fn, void *arg);
+/* Requests whose path starts with prefix (copied) go to fn with the rest
+   of the path, once the API server's credentials are checked. One. */
+typedef void (*node_endpoint_handler_fn)(void *arg, http_req *,
+    const char *rest);
+void node_endpoint_set_handler(node_endpoint *, const char *prefix,
+    node_endpoint_handler_fn, void *arg);
 /* Serve on host:port (0: the kernel picks). 0, or -1 with *cause. */
 int node_endpoint_listen(node_endpoint *, const char *host, int port,
     char **cause);

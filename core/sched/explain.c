@@ -513,27 +513,17 @@ job_record(struct session *ss, const struct s_job *j, char **reason_out)
 	return o;
 }
 
-/* FNV-1a over what a job's record is made from. */
-static uint64_t
-mix(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *c = p;
-
-	while (n-- > 0)
-		h = (h ^ *c++) * 1099511628211ULL;
-	return h;
-}
-
 static uint64_t
 mix_str(uint64_t h, const char *s)
 {
-	return s != NULL ? mix(h, s, strlen(s) + 1) : mix(h, "\377", 1);
+	return s != NULL ? util_fnv1a(h, s, strlen(s) + 1) :
+	    util_fnv1a(h, "\377", 1);
 }
 
 static uint64_t
 mix_int(uint64_t h, long long x)
 {
-	return mix(h, &x, sizeof x);
+	return util_fnv1a(h, &x, sizeof x);
 }
 
 /*
@@ -544,13 +534,13 @@ mix_int(uint64_t h, long long x)
 static uint64_t
 signature(const struct s_job *j, int evicted)
 {
-	uint64_t h = 14695981039346656037ULL;
+	uint64_t h = UTIL_FNV_SEED;
 	const char *why = NULL;
 	int i;
 
 	h = mix_str(h, j->phase);
 	h = mix_str(h, j->queue_name);
-	h = mix(h, j->n, sizeof j->n);
+	h = util_fnv1a(h, j->n, sizeof j->n);
 	h = mix_int(h, j->min_member);
 	h = mix_int(h, j->alloc_turn);
 	h = mix_int(h, j->alloc_result);
@@ -606,20 +596,91 @@ rec_new(cJSON *o, uint64_t sig)
 	return r;
 }
 
-/* The record for key: the previous session's when equal (shared). */
-static struct ex_rec *
-keep(hmap *prev, const char *key, cJSON *o)
+/* What a waiting job asks for: its minResources, else its pending
+   pods' requests. */
+static void
+line_request(const struct s_job *j, struct podspec_res *r)
 {
-	struct ex_rec *r = prev != NULL ? hmap_get(prev, key) : NULL;
-	char *json = cJSON_PrintUnformatted(o);
+	int t;
 
-	if (r != NULL && strcmp(r->json, json) == 0) {
-		free(json);
-		r->refs++;
-		return r;
+	if (j->has_min_res) {
+		*r = j->min_res;
+		return;
 	}
-	free(json);
-	return rec_new(o, 0);
+	memset(r, 0, sizeof *r);
+	for (t = 0; t < j->ntasks; t++)
+		if (j->tasks[t]->status == TS_PENDING)
+			podspec_res_add(r, &j->tasks[t]->req, 1);
+}
+
+/*
+ * A queue's record: its figures and its waiting jobs in line (line[]
+ * sorted, reasons[] by job index). The previous session's is shared when
+ * the signature of what it is made from is the same, without building
+ * the line again (a standing backlog of thousands of jobs costs a hash
+ * per job, not a JSON document).
+ */
+static void
+record_queue(struct session *ss, struct s_queue *q, struct s_job **line,
+    int nline, const char **reasons, const struct ex_slot *prev,
+    struct ex_slot *fresh)
+{
+	struct podspec_res req;
+	struct ex_rec *r;
+	cJSON *o, *pend;
+	char *text;
+	uint64_t sig;
+	int k, pos = 0, any = 0;
+
+	for (k = 0; k < nline && !any; k++)
+		any = line[k]->queue == q;
+	if (!any)
+		return;
+	o = queue_state(ss, q);
+	text = cJSON_PrintUnformatted(o);
+	sig = mix_str(UTIL_FNV_SEED, text);
+	free(text);
+	for (k = 0; k < nline; k++) {
+		const struct s_job *j = line[k];
+
+		if (j->queue != q)
+			continue;
+		line_request(j, &req);
+		sig = mix_str(sig, j->key);
+		sig = mix_str(sig, j->phase);
+		sig = mix_int(sig, j->priority);
+		sig = mix_int(sig, j->n[TS_PENDING]);
+		sig = mix_int(sig, j->has_min_res);
+		sig = util_fnv1a(sig, &req, sizeof req);
+		sig = mix_str(sig, reasons[j->idx]);
+	}
+	r = prev->queues != NULL ? hmap_get(prev->queues, q->name) : NULL;
+	if (r != NULL && r->sig == sig) {
+		r->refs++;
+		hmap_put(fresh->queues, xstrdup(q->name), r);
+		cJSON_Delete(o);
+		return;
+	}
+	pend = cJSON_AddArrayToObject(o, "pending");
+	for (k = 0; k < nline; k++) {
+		const struct s_job *j = line[k];
+		cJSON *e;
+
+		if (j->queue != q)
+			continue;
+		e = cJSON_CreateObject();
+		cJSON_AddNumberToObject(e, "position", ++pos);
+		cJSON_AddStringToObject(e, "job", j->key);
+		cJSON_AddStringToObject(e, "phase", j->phase ? j->phase : "");
+		cJSON_AddNumberToObject(e, "priority", (double)j->priority);
+		cJSON_AddNumberToObject(e, "pending", j->n[TS_PENDING]);
+		line_request(j, &req);
+		add_res(e, j->has_min_res ? "minResources" : "request", &req);
+		set_str(e, "reason", reasons[j->idx]);
+		cJSON_AddItemToArray(pend, e);
+	}
+	hmap_put(fresh->queues, xstrdup(q->name), rec_new(o, sig));
+	cJSON_Delete(o);
 }
 
 /* A queue's waiting jobs in allocate's order (taken up first, then
@@ -713,51 +774,9 @@ explain_record(explain *ex, struct session *ss, uint64_t no)
 	}
 	free(evicted);
 	qsort(line, (size_t)nline, sizeof *line, cmp_line);
-	for (i = 0; i < ss->nqueues; i++) {
-		struct s_queue *q = &ss->queues[i];
-		cJSON *o = NULL, *pend = NULL;
-		int k, pos = 0;
-
-		for (k = 0; k < nline; k++) {
-			struct s_job *j = line[k];
-			cJSON *e;
-
-			if (j->queue != q)
-				continue;
-			if (o == NULL) {
-				o = queue_state(ss, q);
-				pend = cJSON_AddArrayToObject(o, "pending");
-			}
-			e = cJSON_CreateObject();
-			cJSON_AddNumberToObject(e, "position", ++pos);
-			cJSON_AddStringToObject(e, "job", j->key);
-			cJSON_AddStringToObject(e, "phase", j->phase ?
-			    j->phase : "");
-			cJSON_AddNumberToObject(e, "priority",
-			    (double)j->priority);
-			cJSON_AddNumberToObject(e, "pending", j->n[TS_PENDING]);
-			if (j->has_min_res)
-				add_res(e, "minResources", &j->min_res);
-			else {
-				struct podspec_res r;
-				int t;
-
-				memset(&r, 0, sizeof r);
-				for (t = 0; t < j->ntasks; t++)
-					if (j->tasks[t]->status == TS_PENDING)
-						podspec_res_add(&r,
-						    &j->tasks[t]->req, 1);
-				add_res(e, "request", &r);
-			}
-			set_str(e, "reason", reasons[j->idx]);
-			cJSON_AddItemToArray(pend, e);
-		}
-		if (o == NULL)
-			continue;
-		hmap_put(fresh.queues, xstrdup(q->name), keep(prev->queues,
-		    q->name, o));
-		cJSON_Delete(o);
-	}
+	for (i = 0; i < ss->nqueues; i++)
+		record_queue(ss, &ss->queues[i], line, nline, reasons, prev,
+		    &fresh);
 	free(reasons);
 	free(line);
 	pthread_mutex_lock(&ex->mu);

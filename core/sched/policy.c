@@ -295,6 +295,32 @@ open_sched_api(lua_State *L, void *arg)
 	lua_setfield(L, -2, "null");
 }
 
+/* The policy's files as `volray session record` keeps them: the
+   config and each loaded plugin's file, by name. */
+static char *
+files_json(const struct policy *p)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *text, *out;
+	size_t len;
+	int i;
+
+	if ((text = util_read_file(p->conf.path, &len)) != NULL)
+		cJSON_AddStringToObject(o, "scheduler.yaml", text);
+	free(text);
+	for (i = 0; i < p->nplugins; i++) {
+		char *name = util_printf("%s.lua", p->plugins[i].name);
+
+		if ((text = util_read_file(p->plugins[i].file, &len)) != NULL)
+			cJSON_AddStringToObject(o, name, text);
+		free(text);
+		free(name);
+	}
+	out = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return out;
+}
+
 struct policy *
 policy_load(luahost *h, char **cause)
 {
@@ -365,6 +391,7 @@ policy_load(luahost *h, char **cause)
 	p->tramp_ref = luaL_ref(p->L, LUA_REGISTRYINDEX);
 	util_now(now);
 	p->loaded_at = xstrdup(now);
+	p->files_json = files_json(p);
 	return p;
 }
 
@@ -384,6 +411,7 @@ policy_free(struct policy *p)
 		free(p->warnings[i]);
 	free(p->warnings);
 	free(p->loaded_at);
+	free(p->files_json);
 	luahost_state_close(p->L);
 	config_free(&p->conf);
 	free(p);

@@ -41,9 +41,11 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "luahost/luahost.h"
+#include "registry/status.h"
 #include "sched/explain.h"
 #include "sched/sched.h"
 #include "sched/sched_int.h"
+#include "sched/sessionlog.h"
 
 #define SOON_MS		20
 #define DRAIN_US	10000		/* writes a loop turn, in time */
@@ -125,6 +127,8 @@ struct sched {
 	struct session *running;
 	struct policy *run_pol, *retired;
 	struct captured { store_obj **objs; size_t n; } captured[NSTORAGE];
+	sessionlog *slog;		/* --record-sessions, or NULL */
+	uint64_t slog_us;		/* time spent writing it */
 	uv_work_t work;
 	uint64_t t_open, t_capture, t_snap, t_run;
 	/* Decided on the thread, written on the loop: the status updates
@@ -846,6 +850,26 @@ sched_policy_info(const sched *s)
 
 static void on_bind_commit(void *);
 
+/* On the session's thread: its input to --record-sessions' files. */
+static void
+log_session(struct sched *s)
+{
+	store_obj *const *objs[NSTORAGE];
+	size_t n[NSTORAGE];
+	uint64_t t0 = util_usec();
+	char now[32];
+	int i;
+
+	for (i = 0; i < NSTORAGE; i++) {
+		objs[i] = s->captured[i].objs;
+		n[i] = s->captured[i].n;
+	}
+	util_now(now);
+	sessionlog_write(s->slog, objs, n, NSTORAGE, s->run_pol->files_json,
+	    s->stats.cycles + 1, now);
+	s->slog_us += util_usec() - t0;
+}
+
 /*
  * On a worker thread: the snapshot (from the captured versions, through
  * the cache, which only this thread touches while a session is in
@@ -881,6 +905,8 @@ run_session(uv_work_t *w)
 	decide_outcome(s, s->running);
 	decide_pending(s, s->running);
 	explain_record(s->explain, s->running, s->stats.cycles + 1);
+	if (s->slog != NULL)
+		log_session(s);
 	s->t_run = util_usec() - t1;
 }
 
@@ -1161,6 +1187,25 @@ print_metrics(FILE *f, void *arg)
 	    (double)s->stats.last_bind_cycle_us / 1e6,
 	    (double)s->stats.cycle_us / 1e6, (double)s->stats.lua_us / 1e6,
 	    (double)explain_record_us(s->explain) / 1e6);
+	if (s->slog != NULL)
+		fprintf(f, "# TYPE volray_scheduler_sessions_recorded_total "
+		    "counter\nvolray_scheduler_sessions_recorded_total %llu\n"
+		    "# TYPE volray_scheduler_record_seconds_total counter\n"
+		    "volray_scheduler_record_seconds_total %.6f\n",
+		    (unsigned long long)sessionlog_written(s->slog),
+		    (double)s->slog_us / 1e6);
+}
+
+int
+sched_set_record_sessions(sched *s, const char *dir, int keep, char **cause)
+{
+	if (s->running != NULL)
+		return 0;	/* at start only */
+	sessionlog_free(s->slog);
+	s->slog = NULL;
+	if (dir == NULL)
+		return 0;
+	return (s->slog = sessionlog_new(dir, keep, cause)) != NULL ? 0 : -1;
 }
 
 void
@@ -1185,6 +1230,30 @@ int
 sched_explain_on(const sched *s)
 {
 	return s != NULL && s->explain != NULL;
+}
+
+cJSON *
+sched_explain_answer(sched *s, const char *kind, const char *key)
+{
+	int queue = strcmp(kind, "queues") == 0;
+	cJSON *o;
+
+	if (s == NULL)
+		return status_error(503, "ServiceUnavailable", "this scheduler "
+		    "does not lead (it stands by)");
+	if (!sched_explain_on(s))
+		return status_error(503, "ServiceUnavailable", "the scheduler "
+		    "keeps no sessions (--explain-sessions=0)");
+	if ((o = sched_explain(s, kind, key)) == NULL)
+		return status_error(404, "NotFound", "%s %s: no record in the "
+		    "scheduler's last sessions: %s", queue ? "queue" : "job",
+		    key, queue ? "no job waits in it" : "it does not wait "
+		    "(bound, running or finished) or has not been scheduled "
+		    "yet");
+	cJSON_AddStringToObject(o, "kind", queue ? "QueueExplanation" :
+	    "JobExplanation");
+	cJSON_AddStringToObject(o, "apiVersion", "volray.io/v1");
+	return o;
 }
 
 sched *

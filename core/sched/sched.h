@@ -63,11 +63,20 @@ cJSON *sched_policy_info(const sched *);
    start, before sched_start. The default: SCHED_EXPLAIN_SESSIONS. */
 #define SCHED_EXPLAIN_SESSIONS 8
 void sched_set_explain_sessions(sched *, int n);
+/* volrayd --record-sessions: write each session whose input changed to
+   dir as a `volray session record` file, keeping the newest keep (dir
+   NULL: none). At start, before sched_start; -1 with *cause. */
+int sched_set_record_sessions(sched *, const char *dir, int keep,
+    char **cause);
 int sched_explain_on(const sched *);
 /* The newest kept explanation of a job ("ns/podgroup-name", kind
    "podgroups") or a queue (kind "queues"): a new tree, or NULL. Any
    thread. */
 cJSON *sched_explain(sched *, const char *kind, const char *key);
+/* The answer to an explain request: that record with its kind and
+   apiVersion, or a Status (404: no kept record; 503: s is NULL, a
+   standby, or keeps no sessions). status_code() tells which. */
+cJSON *sched_explain_answer(sched *, const char *kind, const char *key);
 /* The scheduler's job key ("ns/name") of a pod: its group-name
    annotation's PodGroup, else the implicit podgroup-<owner or own uid>
    (allocated; NULL without namespace, name or uid). */

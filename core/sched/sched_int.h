@@ -673,6 +673,8 @@ struct policy {
 	char *loaded_at;
 	char **warnings;
 	int nwarnings;
+	char *files_json;		/* {"scheduler.yaml": text, "NAME.lua":
+					   text}, for --record-sessions */
 };
 
 struct luahost;

@@ -29,8 +29,8 @@ role() {
 }
 ELECT="--leader-elect-lease-duration 3s --leader-elect-renew-deadline 2s --leader-elect-retry-period 500ms"
 M1=$(free_port)
-role w1 --roles controllers,scheduler $ELECT --metrics-listen "127.0.0.1:$M1"
-role w2 --roles controllers,scheduler $ELECT
+role w1 --roles controllers,scheduler $ELECT --metrics-listen "127.0.0.1:$M1" --scheduler-listen 127.0.0.1:0
+role w2 --roles controllers,scheduler $ELECT --scheduler-listen 127.0.0.1:0
 role n1 --roles nodes --node-listen 127.0.0.1:0
 holder() {
 	k get lease -n kube-system "$1" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null || true
@@ -84,6 +84,26 @@ done
 expect_eq "" "$(k get pod other -o jsonpath='{.spec.nodeName}')" "the default scheduler's pod's node"
 pass "a Deployment's pods created, bound and run by three client processes"
 
+# explain through the API: relayed to the leading scheduler's endpoint,
+# which its Lease names.
+k apply -f - >/dev/null <<'YAML' || fail "create huge"
+apiVersion: v1
+kind: Pod
+metadata: {name: huge}
+spec: {schedulerName: volcano, containers: [{name: c, image: busybox, resources: {requests: {cpu: "64"}}}]}
+YAML
+explained() {
+	"$top_builddir/volray" explain pod/huge -o json 2>/dev/null | python3 -c 'import json,sys
+d = json.load(sys.stdin)
+print(d["reason"], "Insufficient cpu" in d["message"])' 2>/dev/null || true
+}
+wait_eq "Unschedulable True" "explain pod/huge through the API" explained
+url=$(k get lease -n kube-system volray-scheduler -o jsonpath='{.metadata.annotations.volray\.io/endpoint}')
+case "$url" in https://127.0.0.1:[0-9]*) ;; *) fail "the scheduler's Lease advertises '$url'" ;; esac
+out=$("$top_builddir/volray" explain pod/web-none 2>&1) && fail "explained a pod that does not exist"
+expect_contains "$out" "not found" "explain of a missing pod"
+pass "explain through the API from the scheduler of another process ($url)"
+
 # kill -9 the controllers' leader: the standby takes the Lease over.
 old=$(holder volray-controllers)
 if grep -q "$old: became leader of lease kube-system/volray-controllers" "$WORK/w1.log"; then
@@ -99,6 +119,9 @@ grep -q "$new: became leader of lease kube-system/volray-controllers" "$WORK/$st
 	fail "the new holder $new is not the standby"
 expect_eq 5 "$(k get pods -l app=web --no-headers | wc -l | tr -d ' ')" "web pods after the takeover"
 pass "kill -9 of the leader: the standby took its Lease and scaled the Deployment"
+# The scheduler that leads now (the same or the standby) answers explain.
+wait_eq "Unschedulable True" "explain pod/huge after the takeover" explained
+k delete pod huge --wait=false >/dev/null
 
 # kill -9 of the API and a restart on the same data dir: the clients'
 # watches drop and resume (or list again), and they go on without a
@@ -130,8 +153,8 @@ sup() {
 	EXTRA="$EXTRA $!"
 }
 M3=$(free_port); M4=$(free_port)
-sup w3 --roles controllers,scheduler $ELECT --metrics-listen "127.0.0.1:$M3"
-sup w4 --roles controllers,scheduler $ELECT --metrics-listen "127.0.0.1:$M4"
+sup w3 --roles controllers,scheduler $ELECT --metrics-listen "127.0.0.1:$M3" --scheduler-listen 127.0.0.1:0
+sup w4 --roles controllers,scheduler $ELECT --metrics-listen "127.0.0.1:$M4" --scheduler-listen 127.0.0.1:0
 eval "old_pid=\$PID_$standby"
 i=0
 until grep -q "electing on lease" "$WORK/w3.log" 2>/dev/null &&

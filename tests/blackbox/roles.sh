@@ -22,6 +22,8 @@ bad_flags "need an API server" --roles scheduler
 bad_flags "ray serves the heads" --roles api,ray
 bad_flags "retry period < renew deadline" --leader-elect-renew-deadline 20s
 bad_flags "loopback" --metrics-listen 10.1.2.3:9000
+bad_flags "the scheduler role's" --roles api --scheduler-listen 127.0.0.1:0
+bad_flags "want HOST:PORT or off" --scheduler-listen nowhere
 pass "bad role lists and flags exit 2 with a message"
 
 MPORT=$(free_port)

@@ -4,7 +4,8 @@
 # with a changed plugin it decides differently; dry-run of the live
 # policy finds nothing to change (exit 0), of a changed one lists the pods
 # that would be placed (exit 1); a record is a policy test case
-# (cluster: {from: FILE}).
+# (cluster: {from: FILE}); volrayd --record-sessions keeps the sessions
+# whose input changed, the newest N, each one replayable.
 . "$(dirname "$0")/lib.sh"
 POL="$WORK/policies"
 mkdir -p "$POL"
@@ -24,7 +25,7 @@ return P
 LUA
 }
 quota "$POL" blue
-start_daemon --policy-dir "$POL"
+start_daemon --policy-dir "$POL" --record-sessions "$WORK/sessions" --record-sessions-keep 3
 VR="$top_builddir/volray"
 "$VR" node add --virtual --count 2 --cpu 4 --memory 8Gi --name-prefix n >/dev/null ||
 	fail "add nodes"
@@ -102,3 +103,39 @@ cp "$WORK/rec.json" "$NEW/"
 out=$("$VR" policy test "$NEW" 2>&1) || fail "the recorded case: $out"
 case "$out" in *"ok   recorded.spec.yaml: the recorded cluster"*) ;; *) fail "$out" ;; esac
 pass "a recorded session is a policy test case (cluster: {from: FILE})"
+
+# --- volrayd --record-sessions: the daemon's own records -------------------
+metric() { k get --raw /metrics | awk -v m="$1" '$1 == m { print $2 }'; }
+files() { ls "$WORK/sessions" | grep -c '^session-[0-9]*-[0-9]*\.json$' || true; }
+r0=$(metric volray_scheduler_sessions_recorded_total)
+c0=$(metric volray_scheduler_cycles_total)
+[ "${r0:-0}" -ge 1 ] || fail "no session recorded: ${r0:-none}"
+# Sessions over an unchanged cluster write nothing more.
+i=0
+until [ "$(metric volray_scheduler_cycles_total)" -ge $((c0 + 3)) ]; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "no sessions run"
+	sleep 0.1
+done
+r1=$(metric volray_scheduler_sessions_recorded_total)
+[ $((r1 - r0)) -lt 3 ] || fail "3 sessions of an unchanged cluster wrote $((r1 - r0)) records"
+# Changes are recorded; only the newest 3 files stay.
+for i in 1 2 3 4; do
+	k create configmap unseen-$i >/dev/null	# not read by the scheduler
+	k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: more-$i, annotations: {volray.io/sim-duration: 1h}}
+spec: {schedulerName: volcano, containers: [{name: c, image: busybox, resources: {requests: {cpu: "100m"}}}]}
+YAML
+	k wait --for=jsonpath='{.status.phase}'=Running pod/more-$i --timeout=30s >/dev/null ||
+		fail "more-$i runs"
+done
+[ "$(metric volray_scheduler_sessions_recorded_total)" -ge $((r1 + 4)) ] ||
+	fail "4 new pods, $(($(metric volray_scheduler_sessions_recorded_total) - r1)) records"
+expect_eq 3 "$(files)" "files kept with --record-sessions-keep 3"
+last=$(ls "$WORK/sessions"/session-*.json | tail -n 1)
+"$VR" session replay "$last" >"$WORK/r4" || fail "replay of the daemon's record: $(cat "$WORK/r4")"
+grep -q '^wait      default/blue: TeamQuota: team blue is over its quota (plugin teamquota)$' "$WORK/r4" ||
+	fail "the daemon's record replays: $(cat "$WORK/r4")"
+"$VR" session replay "$last" >"$WORK/r5" && cmp -s "$WORK/r4" "$WORK/r5" || fail "two replays of the daemon's record differ"
+pass "--record-sessions: changed sessions recorded, the newest 3 kept, each replays"
