@@ -11,6 +11,7 @@
 # redis-server and redis-cli are for gcsft.sh. libzip packs and unpacks
 # Ray's working_dir uploads (volray ray job submit, core/ray/packages.c).
 # bsdutils brings script(1), with which cli3.sh runs volray on a terminal.
+# openssh-client's ssh-keygen checks the vcjob ssh plugin's keys (vcjob.sh).
 # libgoogle-perftools-dev brings tcmalloc, volrayd's allocator (configure).
 set -eu
 
@@ -19,7 +20,7 @@ libuv1-dev libcurl4-openssl-dev libyaml-dev libcjson-dev libhttp-parser-dev \
 libssl-dev openssl curl python3 git python3-kubernetes clang mandoc \
 bsdutils libgoogle-perftools-dev libwslay-dev zlib1g-dev \
 libgrpc-dev libprotobuf-c-dev protobuf-c-compiler etcd-server etcd-client \
-libhiredis-dev redis-server redis-tools libzip-dev"
+libhiredis-dev redis-server redis-tools libzip-dev openssh-client"
 
 missing() {
 	out=""

@@ -337,6 +337,7 @@ EVENTS
 "  verbs: [get, list, watch, delete]}\n"
 "- {apiGroups: [''], resources: [configmaps, services],\n"
 "  verbs: [get, create, update]}\n"
+"- {apiGroups: [''], resources: [secrets], verbs: [get, create]}\n"
 "- {apiGroups: [networking.k8s.io], resources: [networkpolicies],\n"
 "  verbs: [get, create]}\n"
 "- {apiGroups: [scheduling.k8s.io], resources: [priorityclasses],\n"

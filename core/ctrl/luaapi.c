@@ -17,6 +17,7 @@
 
 #include <lauxlib.h>
 
+#include "auth/sshkey.h"
 #include "ctrl/luaapi.h"
 #include "ctrl/luaconfig.h"
 #include "ctrl/luahttp.h"
@@ -714,6 +715,27 @@ l_random_suffix(lua_State *L)
 	return 1;
 }
 
+/* volray.ssh_keygen([bits]) -> private_pem, authorized_keys_line: a new
+   RSA key (2048 bits by default), or raises. */
+static int
+l_ssh_keygen(lua_State *L)
+{
+	lua_Integer bits = luaL_optinteger(L, 1, 2048);
+	char *priv, *pub, *cause = NULL;
+
+	if (sshkey_rsa((unsigned)(bits > 0 && bits <= 65536 ? bits : 0),
+	    &priv, &pub, &cause) != 0) {
+		lua_pushstring(L, cause);
+		free(cause);
+		return lua_error(L);
+	}
+	lua_pushstring(L, priv);
+	lua_pushstring(L, pub);
+	free(priv);
+	free(pub);
+	return 2;
+}
+
 /* volray.match_labels(selector, labels) -> bool */
 static int
 l_match_labels(lua_State *L)
@@ -868,6 +890,7 @@ luaapi_open(lua_State *L, void *arg)
 		{ "format_time", l_format_time }, { "log", l_log },
 		{ "tz_offset", l_tz_offset },
 		{ "random_suffix", l_random_suffix },
+		{ "ssh_keygen", l_ssh_keygen },
 		{ "match_labels", l_match_labels }, { "array", l_array },
 		{ "json_encode", l_json_encode },
 		{ "json_decode", l_json_decode }, { NULL, NULL }

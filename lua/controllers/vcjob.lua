@@ -24,14 +24,27 @@
 -- (Aborting, then Aborted once its pods are gone), ResumeJob starts an
 -- Aborted one again as a new version (Restarting, retryCount + 1),
 -- RestartJob, CompleteJob and TerminateJob as from a policy.
+-- A policy with a timeout acts only once its event has lasted that long
+-- (the pod Pending since its creation, Failed since it finished, evicted
+-- since its deletion began, a task completed since its last pod
+-- finished; an event with no time of its own counts as old enough), and
+-- the job is looked at again when it will have; PodPending matches only
+-- a policy with a timeout, as in Volcano. An event that ends before its
+-- timeout (a pending pod starts) cancels the action.
+-- A task with dependsOn ({name: [tasks], iteration: any|all}) gets its
+-- pods only once the tasks it depends on are ready (all of them, or with
+-- iteration any and several names, one): at least their minAvailable
+-- pods Succeeded, or Running with every container ready.
 local v = volray
 local canon = require("canon")
+local duration = require("duration")
 local podreq = require("podreq")
 
 local JOBS = "batch.volcano.sh/v1alpha1/jobs"
 local CONFIGMAPS = "v1/configmaps"
 local SERVICES = "v1/services"
 local NETPOLS = "networking.k8s.io/v1/networkpolicies"
+local SECRETS = "v1/secrets"
 local COMMANDS = "bus.volcano.sh/v1alpha1/commands"
 local PODGROUPS = "scheduling.volcano.sh/v1beta1/podgroups"
 local GROUP_NAME = "scheduling.k8s.io/group-name"
@@ -85,7 +98,8 @@ local function effective(job)
     end
     e.tasks[i] = { name = name, replicas = replicas, min = min,
       maxRetry = present(t.maxRetry) and t.maxRetry ~= 0 and t.maxRetry or 3,
-      template = t.template or {}, policies = t.policies or {} }
+      template = t.template or {}, policies = t.policies or {},
+      dependsOn = present(t.dependsOn) and t.dependsOn or nil }
     e.total = e.total + replicas
     task_min = task_min + min
   end
@@ -98,10 +112,32 @@ local function effective(job)
   e.queue = present(s.queue) and s.queue ~= "" and s.queue or "default"
   e.schedulerName = present(s.schedulerName) and s.schedulerName ~= "" and s.schedulerName or "volcano"
   e.policies = s.policies or {}
+  e.timeouts = {}		-- policy -> seconds
+  for _, t in ipairs(e.tasks) do
+    local d = t.dependsOn
+    if d ~= nil then
+      for _, n in ipairs(present(d.name) and d.name or {}) do
+        if not names[n] or n == t.name then
+          return nil, "task " .. t.name .. " depends on " .. tostring(n) ..
+            ", which is not another task of the job"
+        end
+      end
+      if present(d.iteration) and d.iteration ~= "any" and d.iteration ~= "all" then
+        return nil, "task " .. t.name .. ": dependsOn.iteration must be any or all"
+      end
+    end
+  end
   local lists = { e.policies }
   for _, t in ipairs(e.tasks) do lists[#lists + 1] = t.policies end
   for _, list in ipairs(lists) do
     for _, p in ipairs(list) do
+      if present(p.timeout) then
+        local secs = duration.parse(p.timeout)
+        if secs == nil or secs < 0 then
+          return nil, "invalid policy timeout " .. tostring(p.timeout)
+        end
+        e.timeouts[p] = secs
+      end
       if present(p.action) and not KNOWN_ACTIONS[p.action] then
         return nil, "invalid policy action " .. tostring(p.action)
       end
@@ -148,6 +184,65 @@ local function owned_pods(job)
   return out
 end
 
+-- The ssh plugin's arguments, as Go flags: --ssh-key-file-path (where
+-- the keys are mounted, /root/.ssh), --ssh-private-key and
+-- --ssh-public-key (the user's own pair instead of a new one),
+-- --ssh-port (22; one out of range falls back to 22).
+local SSH_PATH = "/root/.ssh"
+local function ssh_args(job)
+  local a = { path = SSH_PATH, port = 22 }
+  local list = job.spec.plugins.ssh or {}
+  local i = 1
+  while i <= #list do
+    local flag, value = tostring(list[i]):match("^%-%-?([%w-]+)=(.*)$")
+    if flag == nil then
+      flag = tostring(list[i]):match("^%-%-?([%w-]+)$")
+      value = list[i + 1]
+      i = i + 1
+    end
+    if flag == "ssh-key-file-path" then a.path = value
+    elseif flag == "ssh-private-key" then a.private = value
+    elseif flag == "ssh-public-key" then a.public = value
+    elseif flag == "ssh-port" then a.port = tonumber(value) or 0 end
+    i = i + 1
+  end
+  if a.port == nil or a.port <= 0 or a.port > 65535 or a.port % 1 ~= 0 then a.port = 22 end
+  return a
+end
+
+-- Volcano's generateSSHConfig: every pod of the job by its host name
+-- within the job's subdomain (the svc plugin's headless Service).
+local function ssh_config(job, e, port)
+  local out = { "StrictHostKeyChecking no", "UserKnownHostsFile /dev/null" }
+  for _, t in ipairs(e.tasks) do
+    local ps = t.template.spec or {}
+    for i = 0, t.replicas - 1 do
+      local host = present(ps.hostname) and ps.hostname ~= "" and ps.hostname or pod_name(job, t.name, i)
+      local sub = present(ps.subdomain) and ps.subdomain ~= "" and ps.subdomain or job.metadata.name
+      out[#out + 1] = "Host " .. host
+      out[#out + 1] = "  HostName " .. host .. "." .. sub
+      out[#out + 1] = "  Port " .. tostring(port)
+      if present(ps.hostname) and ps.hostname ~= "" then break end
+    end
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+-- The Secret <job>-ssh, made once (a new RSA key pair of 2048 bits, or
+-- the user's) and owned by the job, as Volcano's ssh plugin makes it.
+local function ensure_ssh(job, e)
+  local ns, name = job.metadata.namespace, job.metadata.name .. "-ssh"
+  if v.get(SECRETS, ns, name) ~= nil then return end
+  local a = ssh_args(job)
+  local private, public = a.private, a.public
+  if private == nil or private == "" then private, public = v.ssh_keygen(2048) end
+  local _, err, code = v.create({ apiVersion = "v1", kind = "Secret",
+    metadata = { name = name, namespace = ns, ownerReferences = v.array({ v.owner_ref(job) }) },
+    stringData = { id_rsa = private, ["id_rsa.pub"] = public or "",
+      authorized_keys = public or "", config = ssh_config(job, e, a.port) } })
+  if err ~= nil and code ~= 409 then error("creating Secret " .. name .. ": " .. tostring(err), 0) end
+end
+
 local function new_pod(job, e, t, i)
   local tmpl = t.template
   local md = tmpl.metadata or {}
@@ -184,6 +279,25 @@ local function new_pod(job, e, t, i)
     end
     spec.volumes = spec.volumes or v.array()
     spec.volumes[#spec.volumes + 1] = { name = cm, configMap = { name = cm } }
+  end
+  -- The ssh plugin: the job's key pair and ssh config at the key path
+  -- (/root/.ssh, 0600; elsewhere 0644), from the Secret <job>-ssh.
+  if (job.spec.plugins or {}).ssh ~= nil then
+    local a = ssh_args(job)
+    local secret = job.metadata.name .. "-ssh"
+    local items = v.array()
+    for _, k in ipairs({ "id_rsa", "id_rsa.pub", "authorized_keys", "config" }) do
+      items[#items + 1] = { key = k, path = ".ssh/" .. k }
+    end
+    spec.volumes = spec.volumes or v.array()
+    spec.volumes[#spec.volumes + 1] = { name = secret, secret = { secretName = secret,
+      items = items, defaultMode = a.path == SSH_PATH and 384 or 420 } }
+    for _, list in ipairs({ spec.containers or {}, spec.initContainers or {} }) do
+      for _, c in ipairs(list) do
+        c.volumeMounts = c.volumeMounts or v.array()
+        c.volumeMounts[#c.volumeMounts + 1] = { name = secret, mountPath = a.path, subPath = ".ssh" }
+      end
+    end
   end
   -- The env plugin: each container learns its index.
   if (job.spec.plugins or {}).env ~= nil then
@@ -506,10 +620,51 @@ local function ensure_svc(job, e)
   end
 end
 
+-- Volcano's isDependsOnPodsReady: at least the task's minAvailable pods
+-- Succeeded, or Running with every container ready.
+local function task_ready(job, e, name, pods)
+  local task
+  for _, t in ipairs(e.tasks) do if t.name == name then task = t end end
+  if task == nil then return true end
+  local n = 0
+  for i = 0, task.replicas - 1 do
+    local p = pods[pod_name(job, name, i)]
+    local ph = p and phase_of(p)
+    if ph == "Succeeded" then
+      n = n + 1
+    elseif ph == "Running" then
+      local all = true
+      for _, cs in ipairs(p.status and p.status.containerStatuses or {}) do
+        if not cs.ready then all = false end
+      end
+      if all then n = n + 1 end
+    end
+  end
+  return n >= task.min
+end
+
+-- Volcano's waitDependsOnTaskMeetCondition: whether task t may get its
+-- pods now.
+local function depends_met(job, e, t, pods)
+  local d = t.dependsOn
+  if d == nil or not present(d.name) then return true end
+  if #d.name > 1 and d.iteration == "any" then
+    for _, n in ipairs(d.name) do
+      if task_ready(job, e, n, pods) then return true end
+    end
+    return false
+  end
+  for _, n in ipairs(d.name) do
+    if not task_ready(job, e, n, pods) then return false end
+  end
+  return true
+end
+
 -- Volcano's SyncJob: keep the PodGroup right; once the scheduler admitted
 -- it, make the missing pods and delete surplus or out-of-sync ones.
 local function sync_job(job, e, pods, update)
   if (job.spec.plugins or {}).svc ~= nil then ensure_svc(job, e) end
+  if (job.spec.plugins or {}).ssh ~= nil then ensure_ssh(job, e) end
   local pg = ensure_podgroup(job, e)
   podgroup_event(job, pg)
   local pg_phase = pg and pg.status and pg.status.phase or ""
@@ -524,12 +679,16 @@ local function sync_job(job, e, pods, update)
   end
   local c = fresh_counts()
   local expected = {}
+  local ready_to_start = {}
+  for _, t in ipairs(e.tasks) do ready_to_start[t.name] = depends_met(job, e, t, pods) end
   for _, t in ipairs(e.tasks) do
     for i = 0, t.replicas - 1 do
       local name = pod_name(job, t.name, i)
       expected[name] = true
       local p = pods[name]
-      if p == nil then
+      if p == nil and not ready_to_start[t.name] then
+        -- Not yet: it waits for the tasks it depends on.
+      elseif p == nil then
         local created, err, code = v.create(new_pod(job, e, t, i))
         if created == nil and code ~= 409 then
           v.event(job, "Warning", "FailedCreate", "Error creating pods: " .. tostring(err))
@@ -555,30 +714,51 @@ local function sync_job(job, e, pods, update)
   return write_status(job, new)
 end
 
+-- When a pod's last container finished (seconds), or nil.
+local function finished_at(p)
+  local last
+  for _, cs in ipairs(p.status and p.status.containerStatuses or {}) do
+    local term = cs.state and cs.state.terminated
+    if term and present(term.finishedAt) then
+      local t = v.time(term.finishedAt)
+      if t and (last == nil or t > last) then last = t end
+    end
+  end
+  return last
+end
+
 -- What happened to the job's pods of its current version, as Volcano's
--- events: a list of {event, task, pod, exit_code}.
+-- events: a list of {event, task, pod, exit_code, since} (since: when it
+-- began, seconds, or nil).
 local function pod_events(job, e, pods)
   local out = {}
   local version = job.status.version or 0
   local running = job.status.state.phase == "Running"
   for _, t in ipairs(e.tasks) do
-    local succeeded, restarts = 0, 0
+    local succeeded, restarts, last_done = 0, 0, nil
+    local started = depends_met(job, e, t, pods)
     for i = 0, t.replicas - 1 do
       local name = pod_name(job, t.name, i)
       local p = pods[name]
       if p == nil then
-        if running then out[#out + 1] = { event = "PodEvicted", task = t.name, pod = name } end
+        -- A pod never made (its task waits for another) is not evicted.
+        if running and started then out[#out + 1] = { event = "PodEvicted", task = t.name, pod = name } end
       elseif version_of(p) == version and ann(p, OUT_OF_SYNC) == nil then
         local ph = phase_of(p)
         if p.metadata.deletionTimestamp ~= nil then
-          out[#out + 1] = { event = "PodEvicted", task = t.name, pod = name }
+          out[#out + 1] = { event = "PodEvicted", task = t.name, pod = name,
+            since = v.time(p.metadata.deletionTimestamp) }
         elseif ph == "Failed" then
           local cs = p.status and p.status.containerStatuses or {}
           local term = cs[1] and cs[1].state and cs[1].state.terminated
           out[#out + 1] = { event = "PodFailed", task = t.name, pod = name,
-            exit_code = term and term.exitCode or nil }
+            exit_code = term and term.exitCode or nil, since = finished_at(p) }
         elseif ph == "Succeeded" then
           succeeded = succeeded + 1
+          last_done = math.max(last_done or 0, finished_at(p) or 0)
+        elseif ph == "Pending" then
+          out[#out + 1] = { event = "PodPending", task = t.name, pod = name,
+            since = p.metadata.creationTimestamp and v.time(p.metadata.creationTimestamp) }
         else
           local st = p.status or {}
           for _, list in ipairs({ st.initContainerStatuses or {}, st.containerStatuses or {} }) do
@@ -588,7 +768,8 @@ local function pod_events(job, e, pods)
       end
     end
     if t.replicas > 0 and succeeded >= t.replicas then
-      out[#out + 1] = { event = "TaskCompleted", task = t.name }
+      out[#out + 1] = { event = "TaskCompleted", task = t.name,
+        since = last_done ~= 0 and last_done or nil }
     end
     -- Containers of the task's live pods restarted maxRetry times (-1: no limit).
     if t.replicas > 0 and t.maxRetry ~= -1 and restarts >= t.maxRetry then
@@ -609,21 +790,43 @@ local function policy_matches(p, ev)
 end
 
 -- Volcano's applyPolicies: the task's policies first, then the job's;
--- the first event with a matching policy decides.
+-- the first event with a matching policy decides. A policy with a
+-- timeout decides only once the event has lasted that long: until then
+-- the event is passed over (its pod or task is waited for) and the
+-- seconds left come back as the third value, the soonest of them.
 local function choose_action(e, events)
+  local now, wait = v.time(), nil
+  -- nil: p does not apply to ev; else the seconds still to wait (<= 0: act).
+  local function left(p, ev)
+    if not policy_matches(p, ev) then return nil end
+    local t = e.timeouts[p]
+    if t == nil then
+      if ev.event == "PodPending" then return nil end	-- needs a timeout
+      return 0
+    end
+    return ev.since ~= nil and ev.since + t - now or 0
+  end
   for _, ev in ipairs(events) do
+    local lists = {}
     for _, t in ipairs(e.tasks) do
-      if t.name == ev.task then
-        for _, p in ipairs(t.policies) do
-          if policy_matches(p, ev) then return p.action, ev end
+      if t.name == ev.task then lists[#lists + 1] = t.policies end
+    end
+    lists[#lists + 1] = e.policies
+    local decided = false
+    for _, list in ipairs(lists) do
+      for _, p in ipairs(list) do
+        local l = left(p, ev)
+        if l ~= nil and l <= 0 then return p.action, ev, wait end
+        if l ~= nil then
+          if wait == nil or l < wait then wait = l end
+          decided = true
+          break
         end
       end
-    end
-    for _, p in ipairs(e.policies) do
-      if policy_matches(p, ev) then return p.action, ev end
+      if decided then break end
     end
   end
-  return "SyncJob", nil
+  return "SyncJob", nil, wait
 end
 
 local function set_phase(phase)
@@ -737,6 +940,16 @@ local function take_command(job)
   return action
 end
 
+-- A pass's result, with a look again in wait seconds (a policy's timeout
+-- running) unless it already asks for one sooner.
+local function after(r, wait)
+  if wait == nil then return r end
+  wait = math.max(wait, 0.05)
+  if r == nil then return { requeue_after = wait } end
+  if r.requeue_after == nil or r.requeue_after > wait then r.requeue_after = wait end
+  return r
+end
+
 -- One pass of Volcano's state machine for the job's current phase.
 local function execute(job, e, pods, command)
   local phase = job.status.state.phase
@@ -749,6 +962,7 @@ local function execute(job, e, pods, command)
       return kill_job(job, e, pods, SOFT, restart("Restarting"), true)
     end
   end
+  local wait
   if phase == "Pending" or phase == "Running" then
     local events = pod_events(job, e, pods)
     -- A gang that ran and no longer fits: the scheduler says Unknown.
@@ -756,16 +970,16 @@ local function execute(job, e, pods, command)
     if pg ~= nil and pg.status and pg.status.phase == "Unknown" then
       events[#events + 1] = { event = "Unknown" }
     end
-    action, ev = choose_action(e, events)
+    action, ev, wait = choose_action(e, events)
   end
   if phase == "Pending" then
     local r = common_action(job, e, pods, action, ev)
     if r ~= false then return r end
-    return sync_job(job, e, pods, pending_update(e))
+    return after(sync_job(job, e, pods, pending_update(e)), wait)
   elseif phase == "Running" then
     local r = common_action(job, e, pods, action, ev)
     if r ~= false then return r end
-    return sync_job(job, e, pods, running_update(e))
+    return after(sync_job(job, e, pods, running_update(e)), wait)
   elseif phase == "Restarting" then
     return sync_job(job, e, pods, restarting_update(e))
   elseif phase == "Aborting" then

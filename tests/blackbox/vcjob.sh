@@ -4,7 +4,8 @@
 # Volcano's annotations, labels and VC_TASK_INDEX; Pending -> Running ->
 # Completed; PodFailed -> RestartJob up to maxRetry, then Failed;
 # PodEvicted -> AbortJob; TaskCompleted -> CompleteJob; TaskFailed ->
-# TerminateJob; a bad job and an
+# TerminateJob; dependsOn; a policy's timeout; the ssh plugin; a bad
+# job and an
 # unschedulable PodGroup are Warning events; Volcano's upstream sample
 # job.yaml runs unchanged; a job survives a restart of volrayd.
 #
@@ -240,6 +241,136 @@ k delete vcjob test-job >/dev/null
 k wait --for=delete pod -l volcano.sh/job-name=test-job --timeout=30s >/dev/null ||
 	fail "the sample's pods outlived it"
 pass "the upstream sample job.yaml runs six pods, and goes with its pods"
+
+# dependsOn: the workers' pods are made once the master runs ready.
+k create -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: dep}
+spec:
+  minAvailable: 1
+  tasks:
+  - name: master
+    replicas: 1
+    template:
+      spec:
+        nodeSelector: {dep-role: master}
+        containers: [{name: c, image: busybox}]
+  - name: worker
+    replicas: 2
+    minAvailable: 0
+    dependsOn: {name: [master]}
+    template:
+      spec:
+        containers: [{name: c, image: busybox}]
+YAML
+i=0
+until k get pod dep-master-0 >/dev/null 2>&1 && [ "$(k get vcjob dep -o jsonpath='{.status.pending}')" = 1 ]; do
+	i=$((i + 1)); [ $i -lt 200 ] || fail "dep's master pod not made: $(k get vcjob dep -o jsonpath='{.status}')"
+	sleep 0.1
+done
+expect_eq "" "$(k get pods -l volcano.sh/task-spec=worker,volcano.sh/job-name=dep -o name)" \
+	"worker pods while the master cannot start"
+k label node vnode-1 dep-role=master >/dev/null
+k wait --for=condition=Ready pod/dep-master-0 --timeout=30s >/dev/null || fail "the master did not start"
+i=0
+until k get pod dep-worker-0 dep-worker-1 >/dev/null 2>&1; do
+	i=$((i + 1)); [ $i -lt 200 ] || fail "the workers were not made after the master"
+	sleep 0.1
+done
+k wait --for=jsonpath='{.status.phase}'=Running pod/dep-worker-0 pod/dep-worker-1 --timeout=30s >/dev/null ||
+	fail "the workers did not run"
+k delete vcjob dep --wait=false >/dev/null
+pass "dependsOn: a task's pods wait until the task it depends on runs ready"
+
+# A policy timeout: the PodPending policy acts once the pod has been
+# pending 3s (a PodPending policy without a timeout does not apply).
+k create -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: stuck}
+spec:
+  policies: [{event: PodPending, action: AbortJob, timeout: 3s}]
+  tasks:
+  - name: w
+    replicas: 1
+    policies: [{event: PodPending, action: TerminateJob}]
+    template:
+      spec:
+        nodeSelector: {no-such: node}
+        containers: [{name: c, image: busybox}]
+YAML
+wait_phase stuck Aborted
+created=$(k get vcjob stuck -o jsonpath='{.metadata.creationTimestamp}')
+aborting=$(k get vcjob stuck -o jsonpath='{.status.conditions[?(@.status=="Aborting")].lastTransitionTime}')
+waited=$(python3 -c 'import sys, datetime as d
+f = lambda s: d.datetime.strptime(s, "%Y-%m-%dT%H:%M:%SZ")
+print(int((f(sys.argv[2]) - f(sys.argv[1])).total_seconds()))' "$created" "$aborting")
+[ "$waited" -ge 2 ] || fail "AbortJob came ${waited}s after the job was made, before the 3s timeout"
+k create -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: badtimeout}
+spec:
+  policies: [{event: PodFailed, action: RestartJob, timeout: 3x}]
+  tasks:
+  - {name: w, replicas: 1, template: {spec: {containers: [{name: c, image: busybox}]}}}
+YAML
+msg() { k get events --field-selector involvedObject.name=badtimeout,reason=InvalidJob -o jsonpath='{.items[*].message}'; }
+wait_eq "invalid policy timeout 3x" "the InvalidJob event for a bad timeout" msg
+pass "a policy's timeout delays its action (${waited}s after creation); a bad timeout is refused"
+
+# The ssh plugin: a Secret <job>-ssh with a new RSA pair whose halves
+# match (ssh-keygen -y), the ssh config of every pod, mounted at
+# /root/.ssh with mode 0600; arguments move the keys and the port.
+k create -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: mpi}
+spec:
+  plugins: {ssh: [], svc: []}
+  tasks:
+  - {name: master, replicas: 1, template: {spec: {containers: [{name: c, image: busybox}]}}}
+  - {name: worker, replicas: 2, template: {spec: {containers: [{name: c, image: busybox}]}}}
+YAML
+wait_phase mpi Running
+sec() { k get secret "$1" -o jsonpath="{.data.$2}" | base64 -d; }
+sec mpi-ssh id_rsa >"$WORK/id_rsa"
+chmod 600 "$WORK/id_rsa"
+head -n 1 "$WORK/id_rsa" | grep -q -- "-----BEGIN RSA PRIVATE KEY-----" || fail "id_rsa: $(head -n 1 "$WORK/id_rsa")"
+pub=$(sec mpi-ssh id_rsa\\.pub)
+expect_eq "$pub" "$(ssh-keygen -y -f "$WORK/id_rsa")" "the public key is the private key's"
+expect_eq "$pub" "$(sec mpi-ssh authorized_keys)" "authorized_keys"
+expect_eq "2048" "$(printf '%s\n' "$pub" | ssh-keygen -l -f - | cut -d' ' -f1)" "key bits"
+cfg=$(sec mpi-ssh config)
+case "$cfg" in "StrictHostKeyChecking no
+UserKnownHostsFile /dev/null
+Host mpi-master-0
+  HostName mpi-master-0.mpi
+  Port 22
+Host mpi-worker-0
+  HostName mpi-worker-0.mpi
+  Port 22
+Host mpi-worker-1"*) ;; *) fail "ssh config: $cfg" ;; esac
+expect_eq "mpi-ssh 384 /root/.ssh .ssh" "$(k get pod mpi-worker-1 -o jsonpath='{.spec.volumes[?(@.name=="mpi-ssh")].secret.secretName} {.spec.volumes[?(@.name=="mpi-ssh")].secret.defaultMode} {.spec.containers[0].volumeMounts[?(@.name=="mpi-ssh")].mountPath} {.spec.containers[0].volumeMounts[?(@.name=="mpi-ssh")].subPath}')" \
+	"the keys mounted in a pod"
+expect_eq "Job mpi" "$(k get secret mpi-ssh -o jsonpath='{.metadata.ownerReferences[0].kind} {.metadata.ownerReferences[0].name}')" "the Secret's owner"
+k create -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: mpi2}
+spec:
+  plugins: {ssh: ["--ssh-key-file-path=/home/u/.ssh", "--ssh-port", "2222"]}
+  tasks:
+  - {name: w, replicas: 1, template: {spec: {containers: [{name: c, image: busybox}]}}}
+YAML
+wait_phase mpi2 Running
+case "$(sec mpi2-ssh config)" in *"Port 2222"*) ;; *) fail "--ssh-port: $(sec mpi2-ssh config)" ;; esac
+expect_eq "420 /home/u/.ssh" "$(k get pod mpi2-w-0 -o jsonpath='{.spec.volumes[?(@.name=="mpi2-ssh")].secret.defaultMode} {.spec.containers[0].volumeMounts[?(@.name=="mpi2-ssh")].mountPath}')" \
+	"--ssh-key-file-path"
+k delete vcjob mpi mpi2 >/dev/null
+k wait --for=delete secret/mpi-ssh --timeout=30s >/dev/null || fail "the Secret outlived its job"
+pass "the ssh plugin: a matching RSA pair, the hosts' config, mounted at the key path"
 
 # The controller keeps no state of its own: a job carries on after a
 # restart of the daemon from what the store says.
