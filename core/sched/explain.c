@@ -61,12 +61,24 @@ struct ex_slot {
 	hmap *queues;			/* name -> struct ex_rec */
 };
 
+/* A waiting job's entry in its queue's line, as JSON text without its
+   position and opening brace: kept from session to session while what it
+   is made from (sig) stays, so a standing backlog's line is not rebuilt. */
+struct ex_entry {
+	char *key;			/* the map's key */
+	uint64_t sig;
+	char *text;
+};
+
 struct explain {
 	pthread_mutex_t mu;
 	int n;				/* slots (sessions kept) */
 	int next;			/* the slot the next session takes */
 	struct ex_slot *slots;
 	uint64_t record_us;		/* time spent recording, in total */
+	hmap *entries;			/* "ns/name" -> struct ex_entry, the
+					   last session's; the session thread's
+					   alone */
 };
 
 explain *
@@ -103,6 +115,20 @@ release_one(const char *key, void *value, void *arg)
 	return 0;
 }
 
+/* hmap_each: an entry (with its key) goes. */
+static int
+entry_free(const char *key, void *value, void *arg)
+{
+	struct ex_entry *e = value;
+
+	(void)key;
+	(void)arg;
+	free(e->key);
+	free(e->text);
+	free(e);
+	return 0;
+}
+
 static void
 slot_clear(struct ex_slot *s)
 {
@@ -128,6 +154,10 @@ explain_free(explain *ex)
 	for (i = 0; i < ex->n; i++)
 		slot_clear(&ex->slots[i]);
 	free(ex->slots);
+	if (ex->entries != NULL) {
+		hmap_each(ex->entries, entry_free, NULL);
+		hmap_free(ex->entries);
+	}
 	pthread_mutex_destroy(&ex->mu);
 	free(ex);
 }
@@ -588,7 +618,7 @@ rec_new(cJSON *o, uint64_t sig)
 {
 	struct ex_rec *r = xcalloc(1, sizeof *r);
 
-	r->json = cJSON_PrintUnformatted(o);
+	r->json = json_print(o);
 	r->reason = xstrdup(json_str(o, "reason") ? json_str(o, "reason") :
 	    "");
 	r->sig = sig;
@@ -613,22 +643,88 @@ line_request(const struct s_job *j, struct podspec_res *r)
 			podspec_res_add(r, &j->tasks[t]->req, 1);
 }
 
-/*
- * A queue's record: its figures and its waiting jobs in line (line[]
- * sorted, reasons[] by job index). The previous session's is shared when
- * the signature of what it is made from is the same, without building
- * the line again (a standing backlog of thousands of jobs costs a hash
- * per job, not a JSON document).
- */
-static void
-record_queue(struct session *ss, struct s_queue *q, struct s_job **line,
-    int nline, const char **reasons, const struct ex_slot *prev,
-    struct ex_slot *fresh)
+/* What a line entry of j is made from. */
+static uint64_t
+entry_sig(const struct s_job *j, const char *reason,
+    const struct podspec_res *req)
+{
+	uint64_t h = mix_str(UTIL_FNV_SEED, j->phase);
+
+	h = mix_int(h, j->priority);
+	h = mix_int(h, j->n[TS_PENDING]);
+	h = mix_int(h, j->has_min_res);
+	h = util_fnv1a(h, req, sizeof *req);
+	return mix_str(h, reason);
+}
+
+/* j's line entry: the previous session's text when made from the same,
+   else a new one; moved into the session's map (next). */
+static const struct ex_entry *
+line_entry(explain *ex, hmap *next, const struct s_job *j,
+    const char *reason)
 {
 	struct podspec_res req;
-	struct ex_rec *r;
-	cJSON *o, *pend;
+	struct ex_entry *e;
+	uint64_t sig;
+	cJSON *o;
 	char *text;
+
+	line_request(j, &req);
+	sig = entry_sig(j, reason, &req);
+	e = ex->entries != NULL ? hmap_del(ex->entries, j->key) : NULL;
+	if (e == NULL) {
+		e = xcalloc(1, sizeof *e);
+		e->key = xstrdup(j->key);
+	}
+	hmap_put(next, e->key, e);
+	if (e->text != NULL && e->sig == sig)
+		return e;
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "job", j->key);
+	cJSON_AddStringToObject(o, "phase", j->phase ? j->phase : "");
+	cJSON_AddNumberToObject(o, "priority", (double)j->priority);
+	cJSON_AddNumberToObject(o, "pending", j->n[TS_PENDING]);
+	add_res(o, j->has_min_res ? "minResources" : "request", &req);
+	set_str(o, "reason", reason);
+	text = json_print(o);
+	cJSON_Delete(o);
+	free(e->text);
+	e->sig = sig;
+	e->text = xstrdup(text + 1);	/* without its "{" */
+	free(text);
+	return e;
+}
+
+struct text {
+	char *p;
+	size_t n, cap;
+};
+
+static void
+append(struct text *t, const char *s, size_t n)
+{
+	XGROW(t->p, t->cap, t->n + n + 1);
+	memcpy(t->p + t->n, s, n);
+	t->n += n;
+	t->p[t->n] = '\0';
+}
+
+/*
+ * A queue's record: its figures and its waiting jobs in line (line[]
+ * sorted, reasons[] by job index), written as text from each job's kept
+ * entry (a standing backlog of thousands of jobs costs a lookup per job,
+ * not a JSON document); the previous session's record is shared when the
+ * signature of the whole is the same.
+ */
+static void
+record_queue(explain *ex, hmap *next, struct session *ss, struct s_queue *q,
+    struct s_job **line, int nline, const char **reasons,
+    const struct ex_slot *prev, struct ex_slot *fresh)
+{
+	struct text t = { NULL, 0, 0 };
+	struct ex_rec *r;
+	cJSON *o;
+	char *state, num[32];
 	uint64_t sig;
 	int k, pos = 0, any = 0;
 
@@ -637,50 +733,41 @@ record_queue(struct session *ss, struct s_queue *q, struct s_job **line,
 	if (!any)
 		return;
 	o = queue_state(ss, q);
-	text = cJSON_PrintUnformatted(o);
-	sig = mix_str(UTIL_FNV_SEED, text);
-	free(text);
+	state = json_print(o);
+	cJSON_Delete(o);
+	sig = mix_str(UTIL_FNV_SEED, state);
+	/* "{...figures" then ,"pending":[{"position":N,<entry>},...]} */
+	append(&t, state, strlen(state) - 1);
+	append(&t, ",\"pending\":[", 12);
 	for (k = 0; k < nline; k++) {
 		const struct s_job *j = line[k];
+		const struct ex_entry *e;
 
 		if (j->queue != q)
 			continue;
-		line_request(j, &req);
+		e = line_entry(ex, next, j, reasons[j->idx]);
 		sig = mix_str(sig, j->key);
-		sig = mix_str(sig, j->phase);
-		sig = mix_int(sig, j->priority);
-		sig = mix_int(sig, j->n[TS_PENDING]);
-		sig = mix_int(sig, j->has_min_res);
-		sig = util_fnv1a(sig, &req, sizeof req);
-		sig = mix_str(sig, reasons[j->idx]);
+		sig = mix_int(sig, (long long)e->sig);
+		snprintf(num, sizeof num, "%s{\"position\":%d,", pos > 0 ? "," :
+		    "", pos + 1);
+		pos++;
+		append(&t, num, strlen(num));
+		append(&t, e->text, strlen(e->text));
 	}
+	append(&t, "]}", 2);
+	free(state);
 	r = prev->queues != NULL ? hmap_get(prev->queues, q->name) : NULL;
 	if (r != NULL && r->sig == sig) {
 		r->refs++;
-		hmap_put(fresh->queues, xstrdup(q->name), r);
-		cJSON_Delete(o);
-		return;
+		free(t.p);
+	} else {
+		r = xcalloc(1, sizeof *r);
+		r->json = t.p;
+		r->reason = xstrdup("");
+		r->sig = sig;
+		r->refs = 1;
 	}
-	pend = cJSON_AddArrayToObject(o, "pending");
-	for (k = 0; k < nline; k++) {
-		const struct s_job *j = line[k];
-		cJSON *e;
-
-		if (j->queue != q)
-			continue;
-		e = cJSON_CreateObject();
-		cJSON_AddNumberToObject(e, "position", ++pos);
-		cJSON_AddStringToObject(e, "job", j->key);
-		cJSON_AddStringToObject(e, "phase", j->phase ? j->phase : "");
-		cJSON_AddNumberToObject(e, "priority", (double)j->priority);
-		cJSON_AddNumberToObject(e, "pending", j->n[TS_PENDING]);
-		line_request(j, &req);
-		add_res(e, j->has_min_res ? "minResources" : "request", &req);
-		set_str(e, "reason", reasons[j->idx]);
-		cJSON_AddItemToArray(pend, e);
-	}
-	hmap_put(fresh->queues, xstrdup(q->name), rec_new(o, sig));
-	cJSON_Delete(o);
+	hmap_put(fresh->queues, xstrdup(q->name), r);
 }
 
 /* A queue's waiting jobs in allocate's order (taken up first, then
@@ -715,6 +802,7 @@ explain_record(explain *ex, struct session *ss, uint64_t no)
 {
 	struct ex_slot fresh, *prev;
 	struct s_job **line;
+	hmap *next;
 	const char **reasons;		/* the records': borrowed */
 	char *evicted;
 	cJSON *meta;
@@ -736,7 +824,7 @@ explain_record(explain *ex, struct session *ss, uint64_t no)
 	cJSON_AddNumberToObject(meta, "jobs", ss->njobs);
 	set_str(meta, "policy", ss->pol->conf.path);
 	cJSON_AddItemToObject(meta, "cluster", cluster_state(ss));
-	fresh.meta = cJSON_PrintUnformatted(meta);
+	fresh.meta = json_print(meta);
 	cJSON_Delete(meta);
 	line = xcalloc((size_t)ss->njobs + 1, sizeof *line);
 	reasons = xcalloc((size_t)ss->njobs + 1, sizeof *reasons);
@@ -774,9 +862,16 @@ explain_record(explain *ex, struct session *ss, uint64_t no)
 	}
 	free(evicted);
 	qsort(line, (size_t)nline, sizeof *line, cmp_line);
+	next = hmap_new();
 	for (i = 0; i < ss->nqueues; i++)
-		record_queue(ss, &ss->queues[i], line, nline, reasons, prev,
-		    &fresh);
+		record_queue(ex, next, ss, &ss->queues[i], line, nline,
+		    reasons, prev, &fresh);
+	/* Entries of jobs that no longer wait go. */
+	if (ex->entries != NULL) {
+		hmap_each(ex->entries, entry_free, NULL);
+		hmap_free(ex->entries);
+	}
+	ex->entries = next;
 	free(reasons);
 	free(line);
 	pthread_mutex_lock(&ex->mu);
