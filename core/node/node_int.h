@@ -227,6 +227,7 @@ struct node_mgr {
 	char *shim;			/* volray-shim, for local containers */
 	int started;			/* node_mgr_start is done */
 	uv_timer_t usage_timer;		/* usage.c's sampler */
+	struct usage_ring *usage;	/* usage.c: the local node's load */
 	int no_virtual;			/* simulate no virtual Node */
 	struct selector *virtual_sel;	/* only these virtual Nodes, or NULL */
 	char *ep_addr;			/* the nodes' endpoint: InternalIP */

@@ -6,16 +6,117 @@
  * metrics-server's window. Containers of simulated nodes, and local ones
  * where cgroups are off, have no sample: the API reports what their spec
  * and annotations say instead (api/metricsapi.c).
+ *
+ * The local node's load over the last USAGE_AVG_MS, the sum of its
+ * containers' samples in percent of its allocatable, is written on its
+ * Node as the annotation volray.io/usage ("cpu=12.5,memory=40.2,time=
+ * RFC 3339"), for the scheduler's usage plugin (policies/usage.lua):
+ * every USAGE_PUBLISH_MS when it moved by a point or more, and at least
+ * every USAGE_REFRESH_MS, so that a stale one tells a runtime gone quiet.
  */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/hmap.h"
+#include "lib/json.h"
+#include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "node/node.h"
 #include "node/node_int.h"
 #include "node/runtime.h"
 
 #define USAGE_MS	5000
+#define USAGE_AVG_MS	600000		/* Volcano's NODE_METRICS_PERIOD */
+#define USAGE_SLOTS	(USAGE_AVG_MS / USAGE_MS)
+#define USAGE_PUBLISH_MS 15000
+#define USAGE_REFRESH_MS 120000
+#define USAGE_ANNOTATION "volray.io/usage"
+
+/* The local node's totals, a sample each USAGE_MS, the last USAGE_SLOTS. */
+struct usage_ring {
+	double cpu[USAGE_SLOTS], mem[USAGE_SLOTS];	/* cores, bytes */
+	int n, next;
+	double pub_cpu, pub_mem;	/* percent last written */
+	uint64_t pub_ms;		/* when; 0: never */
+	int writing;
+};
+
+struct totals {
+	double cores, bytes;
+};
+
+static int
+sum_pod(const char *uid, void *value, void *arg)
+{
+	struct node_pod *p = value;
+	struct totals *t = arg;
+	int i;
+
+	(void)uid;
+	for (i = 0; i < p->nctrs; i++)
+		if (p->ctrs[i].state == CTR_RUNNING && p->ctrs[i].samples >= 2) {
+			t->cores += (double)p->ctrs[i].nanocores / 1e9;
+			t->bytes += (double)p->ctrs[i].mem_bytes;
+		}
+	return 0;
+}
+
+static void
+on_published(void *arg, struct reg_result *res)
+{
+	struct usage_ring *u = arg;
+
+	u->writing = 0;
+	if (res->code >= 300)
+		u->pub_ms = 0;	/* try again at the next sample */
+	cJSON_Delete(res->body);
+}
+
+/* Add this sample of n's pods; write the average when it is time. */
+static void
+publish(node_mgr *m, struct node *n, uint64_t now)
+{
+	struct usage_ring *u = m->usage;
+	struct totals t = { 0, 0 };
+	double cpu = 0, mem = 0;
+	char ts[32], *body;
+	int i;
+
+	if (u == NULL)
+		u = m->usage = xcalloc(1, sizeof *u);
+	hmap_each(n->pods, sum_pod, &t);
+	u->cpu[u->next] = t.cores;
+	u->mem[u->next] = t.bytes;
+	u->next = (u->next + 1) % USAGE_SLOTS;
+	if (u->n < USAGE_SLOTS)
+		u->n++;
+	for (i = 0; i < u->n; i++) {
+		cpu += u->cpu[i];
+		mem += u->mem[i];
+	}
+	cpu = n->alloc.cpu > 0 ? cpu / u->n * 1000 * 100 / (double)n->alloc.cpu :
+	    0;
+	mem = n->alloc.memory > 0 ? mem / u->n * 100 /
+	    (double)n->alloc.memory : 0;
+	if (u->writing || (u->pub_ms != 0 && (now - u->pub_ms < USAGE_PUBLISH_MS ||
+	    (fabs(cpu - u->pub_cpu) < 1 && fabs(mem - u->pub_mem) < 1 &&
+	    now - u->pub_ms < USAGE_REFRESH_MS))))
+		return;
+	util_now(ts);
+	body = util_printf("{\"metadata\":{\"annotations\":{\""
+	    USAGE_ANNOTATION "\":\"cpu=%.1f,memory=%.1f,time=%s\"}}}", cpu,
+	    mem, ts);
+	u->writing = 1;
+	u->pub_ms = now;
+	u->pub_cpu = cpu;
+	u->pub_mem = mem;
+	client_patch_async(m->c, resource_find("", "v1", "nodes"), "", n->name,
+	    "application/merge-patch+json", body, strlen(body), NULL,
+	    on_published, u);
+	free(body);
+}
 
 static int
 sample_pod(const char *uid, void *value, void *arg)
@@ -54,8 +155,10 @@ on_sample(uv_timer_t *t)
 
 	/* Only the local node's pods have cgroups (thousands of simulated
 	   ones are not walked). */
-	if (n != NULL && n->rt == &local_runtime)
+	if (n != NULL && n->rt == &local_runtime) {
 		hmap_each(n->pods, sample_pod, &now);
+		publish(m, n, now);
+	}
 }
 
 void
