@@ -127,6 +127,9 @@ struct s_node {
 	uint32_t ver, view_ver;		/* accounting changes; the Lua view */
 	int view;			/* index in the view table, 0 none */
 	struct capindex *cx;		/* the free-capacity index, once built */
+	struct s_hypernode **hns;	/* the HyperNodes holding it, once the
+					   topology is built (topology.c) */
+	int nhns;
 };
 
 /* Nodes by free capacity (capindex.c). */
@@ -217,6 +220,8 @@ struct s_hypernode {
 	size_t capnodes;
 	struct s_hypernode *parent;
 	struct podspec_res alloc;	/* its nodes' allocatable */
+	struct podspec_res fidle, used;	/* its nodes' future idle and used,
+					   kept by node.c as tasks move */
 	int idx;
 };
 

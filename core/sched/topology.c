@@ -279,8 +279,19 @@ topology_build(struct session *ss)
 			if (*slot == NULL)
 				*slot = h;
 		}
-		for (k = 0; k < h->nnodes; k++)
-			podspec_res_add(&h->alloc, &h->nodes[k]->alloc, 1);
+		for (k = 0; k < h->nnodes; k++) {
+			struct s_node *n = h->nodes[k];
+			struct podspec_res fi;
+
+			podspec_res_add(&h->alloc, &n->alloc, 1);
+			node_future_idle(n, &fi);
+			podspec_res_add(&h->fidle, &fi, 1);
+			podspec_res_add(&h->used, &n->used, 1);
+			/* From now on node.c keeps the sums. */
+			n->hns = xreallocarray(n->hns, (size_t)n->nhns + 1,
+			    sizeof *n->hns);
+			n->hns[n->nhns++] = h;
+		}
 	}
 	/* Tier names for highestTierName. */
 	for (i = 0; i < ss->njobs; i++) {
@@ -303,6 +314,11 @@ topology_free(struct session *ss)
 
 	for (i = 0; i < ss->nhns; i++)
 		free(ss->hns[i].nodes);
+	for (i = 0; i < ss->nnodes; i++) {
+		free(ss->nodes[i].hns);
+		ss->nodes[i].hns = NULL;
+		ss->nodes[i].nhns = 0;
+	}
 	free(ss->hns);
 	free(ss->node_hn);
 	free(ss->hn_objs);
@@ -361,28 +377,18 @@ static double
 binpack(const struct session *ss, const struct s_hypernode *h,
     const struct podspec_res *req)
 {
-	struct podspec_res idle, used;
 	double s = 0, w = 0;
-	int k;
 
-	memset(&idle, 0, sizeof idle);
-	memset(&used, 0, sizeof used);
-	for (k = 0; k < h->nnodes; k++) {
-		struct podspec_res fi;
-
-		node_future_idle(h->nodes[k], &fi);
-		podspec_res_add(&idle, &fi, 1);
-		podspec_res_add(&used, &h->nodes[k]->used, 1);
-	}
-	if (!predicate_fits(req, &idle))
+	/* The sums node.c keeps as tasks move (no walk of h's nodes). */
+	if (!predicate_fits(req, &h->fidle))
 		return -1;
 	if (h->alloc.cpu > 0 && req->cpu > 0) {
-		s += ss->topo_w_cpu * (double)(used.cpu + req->cpu) /
+		s += ss->topo_w_cpu * (double)(h->used.cpu + req->cpu) /
 		    (double)h->alloc.cpu;
 		w += ss->topo_w_cpu;
 	}
 	if (h->alloc.memory > 0 && req->memory > 0) {
-		s += ss->topo_w_memory * (double)(used.memory + req->memory) /
+		s += ss->topo_w_memory * (double)(h->used.memory + req->memory) /
 		    (double)h->alloc.memory;
 		w += ss->topo_w_memory;
 	}
