@@ -30,7 +30,7 @@ expect_eq "15 100%" "${12} ${13}" "makespan and utilisation"
 pass "a small trace: completion, wait, makespan and utilisation as by hand"
 
 # Deterministic: the same table twice (the speed column aside).
-strip() { printf '%s\n' "$1" | sed 's/ [0-9]*x$//; s/ [0-9]*x  (.*$//'; }
+strip() { printf '%s\n' "$1" | sed 's/ *[0-9]*x$//; s/ *[0-9]*x  (.*$//'; }
 out2=$(run t.csv)
 expect_eq "$(strip "$out")" "$(strip "$out2")" "two runs of one trace"
 cat >t.yaml <<'YAML'
