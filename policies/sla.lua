@@ -20,32 +20,13 @@ local S = {
   },
 }
 
-local UNITS = { ns = 1e-9, us = 1e-6, ["µs"] = 1e-6, ["μs"] = 1e-6,
-  ms = 1e-3, s = 1, m = 60, h = 3600 }
+local parse = require("sched.duration").parse
 
--- A Go duration in seconds, or nil.
+-- A positive Go duration in seconds, or nil.
 local function duration(text)
-  if type(text) ~= "string" or text == "" then return nil end
-  local total, rest = 0, text
-  while rest ~= "" do
-    local num, unit, tail = rest:match("^(%d+%.?%d*)([^%d%.]+)(.*)$")
-    if num == nil or UNITS[unit] == nil then
-      -- A unit followed by digits: take the longest known unit prefix.
-      num, unit, tail = rest:match("^(%d+%.?%d*)(%a+)(.*)$")
-      if num == nil then return nil end
-      local found
-      for k in pairs(UNITS) do
-        if unit:sub(1, #k) == k and (found == nil or #k > #found) then found = k end
-      end
-      if found == nil then return nil end
-      tail = unit:sub(#found + 1) .. tail
-      unit = found
-    end
-    total = total + tonumber(num) * UNITS[unit]
-    rest = tail
-  end
-  if total <= 0 then return nil end
-  return total
+  local d = parse(text)
+  if d == nil or d <= 0 then return nil end
+  return d
 end
 S.duration = duration
 

@@ -29,13 +29,12 @@ local U = {
   },
 }
 
-local ANNOTATION = "volray.io/usage"
-local ACTIVE = 300	-- seconds a measure stays current (MetricsActiveTime)
+local measure = require("sched.measure")
+
 local CPU_OVER = "the CPU load of the node exceeds the upper limit"
 local MEM_OVER = "the memory load of the node exceeds the upper limit"
 
 local w_usage, w_cpu, w_mem, cpu_max, mem_max, now
-local cache = {}	-- annotation text -> parsed, this session
 
 function U.open(ssn, args)
   w_usage, w_cpu, w_mem = args["usage.weight"], args["cpu.weight"], args["memory.weight"]
@@ -43,42 +42,9 @@ function U.open(ssn, args)
   cpu_max = tonumber(t.cpu) or 80
   mem_max = tonumber(t.mem) or 80
   now = ssn.now
-  cache = {}
 end
 
--- An RFC 3339 UTC time ("2026-12-04T15:00:00Z") in seconds since the
--- epoch, or nil (days from the civil date, as in Howard Hinnant's
--- algorithm: no os library in a policy).
-local function epoch(text)
-  if #text < 19 or text:sub(11, 11) ~= "T" then return nil end
-  local y, mo, d = tonumber(text:sub(1, 4)), tonumber(text:sub(6, 7)), tonumber(text:sub(9, 10))
-  local h, mi, sec = tonumber(text:sub(12, 13)), tonumber(text:sub(15, 16)), tonumber(text:sub(18, 19))
-  if not (y and mo and d and h and mi and sec) then return nil end
-  if mo <= 2 then y = y - 1 end
-  local era = y // 400
-  local yoe = y - era * 400
-  local doy = (153 * (mo + (mo > 2 and -3 or 9)) + 2) // 5 + d - 1
-  local doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-  local days = era * 146097 + doe - 719468
-  return days * 86400 + h * 3600 + mi * 60 + sec
-end
-
--- {cpu, memory} in percent, or nil when the node has no current measure.
-local function load(node)
-  local text = (node.annotations or {})[ANNOTATION]
-  if text == nil then return nil end
-  local m = cache[text]
-  if m == nil then
-    m = {}
-    for k, val in text:gmatch("([%a]+)=([^,]+)") do m[k] = val end
-    m.cpu, m.memory = tonumber(m.cpu), tonumber(m.memory)
-    m.at = m.time and epoch(m.time) or nil
-    cache[text] = m
-  end
-  if m.cpu == nil or m.memory == nil then return nil end
-  if m.at ~= nil and now ~= nil and now - m.at > ACTIVE then return nil end
-  return m
-end
+local function load(node) return measure.load(node, now) end
 
 function U.predicate(ssn, task, node)
   local m = load(node)

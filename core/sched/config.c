@@ -35,7 +35,7 @@ const char *const config_ep_names[EP_N] = {
 	"job_valid", "job_ready", "job_pipelined", "job_starving",
 	"job_enqueueable", "job_enqueued",
 	"overused", "allocatable", "preemptive",
-	"preemptable", "reclaimable", "victim",
+	"preemptable", "reclaimable", "victim_tasks",
 	"predicate", "batch_predicate", "node_order", "batch_node_order",
 	"best_node", "on_allocate", "on_deallocate",
 	"job_order_key", "queue_order_key", "task_order_key",
@@ -72,7 +72,7 @@ static const struct {
 
 static const char *const action_names[] = {
 	"enqueue", "allocate", "backfill", "preempt", "reclaim", "firstfit",
-	"gangpreempt", "gangreclaim",
+	"gangpreempt", "gangreclaim", "shuffle",
 };
 
 /* The line where needle first appears at or after from (1-based). */

@@ -15,6 +15,8 @@
  *   preemptive
  *   preemptable,           within a tier intersect the lists of the
  *   reclaimable              plugins that answer; empty -> next tier
+ *   victim_tasks           the union of a tier's lists; the first
+ *                          tier naming some decides (shuffle.c)
  *   predicate              first rejection
  *   node_order             summed
  *   on_allocate/deallocate every plugin

@@ -879,7 +879,7 @@ static void
 run_session(uv_work_t *w)
 {
 	struct sched *s = w->data;
-	struct sched_source src = { source_list, s, source_tree };
+	struct sched_source src = { source_list, s, source_tree, 0, 1 };
 	uint64_t t0 = util_usec(), t1;
 	int i;
 

@@ -65,7 +65,7 @@ struct tier_conf {
 #define MAX_ACTIONS 8
 enum action {
 	ACT_ENQUEUE, ACT_ALLOCATE, ACT_BACKFILL, ACT_PREEMPT, ACT_RECLAIM,
-	ACT_FIRSTFIT, ACT_GANGPREEMPT, ACT_GANGRECLAIM
+	ACT_FIRSTFIT, ACT_GANGPREEMPT, ACT_GANGRECLAIM, ACT_SHUFFLE
 };
 
 struct sched_conf {
@@ -374,6 +374,10 @@ struct sched_source {
 	   sla plugin measures waits with); 0: the wall clock. Policy tests,
 	   replays and simulations give theirs. */
 	double now;
+	/* Whether ssn.utc_offset is the machine's local time zone's (the
+	   daemon, simulations) or 0 (policy tests and replays: UTC, the
+	   same everywhere). */
+	int local_time;
 };
 
 struct session {
@@ -573,6 +577,11 @@ int framework_victims(struct session *, int ep, struct s_task *preemptor,
 /* The gang actions' rule (evictable(ssn, ctx, candidates), ctx = {kind =
    "gangpreempt" or "gangreclaim", job}), by tier the same way, noted for
    the job. */
+/* shuffle.c: the tiers' victim_tasks; the tasks chosen (allocated,
+   their number) and each one's reason (owned by the caller). */
+int framework_victim_tasks(struct session *, struct s_task ***out,
+    char ***reasons);
+void shuffle_run(struct session *);
 int framework_evictable(struct session *, const char *kind, struct s_job *,
     struct s_task **cands, int n);
 
@@ -708,6 +717,9 @@ void view_push_res(lua_State *, const struct podspec_res *);
 /* The job behind the view argument at idx, or a Lua error naming fn. */
 struct s_job *view_check_job(lua_State *, int idx, const char *fn);
 struct s_queue *view_check_queue(lua_State *, int idx, const char *fn);
+struct s_node *view_check_node(lua_State *, int idx, const char *fn);
+/* The task behind the value at idx, or NULL (not a task view). */
+struct s_task *view_task_at(lua_State *, int idx);
 
 /* outcome.c: what the session decided about PodGroups and queues. */
 struct pg_update {

@@ -55,6 +55,7 @@ session_run(struct session *ss)
 		case ACT_FIRSTFIT: allocate_firstfit(ss); break;
 		case ACT_GANGPREEMPT: gangevict_run(ss, 0); break;
 		case ACT_GANGRECLAIM: gangevict_run(ss, 1); break;
+		case ACT_SHUFFLE: shuffle_run(ss); break;
 		}
 	ssn_close(ss);
 }

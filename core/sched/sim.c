@@ -376,7 +376,7 @@ sim_result_free(struct sim_result *r)
 static int
 session(struct model *m, struct policy *pol, struct sim_result *r)
 {
-	struct sched_source src = { model_list, m, NULL, 0 };
+	struct sched_source src = { model_list, m, NULL, 0, 1 };
 	struct sched_outcome out;
 	struct session ss;
 	struct { struct pod *p; const char *node; } *dec;

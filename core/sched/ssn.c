@@ -7,6 +7,7 @@
  *   ssn:nodes()            every node's view
  *   ssn:node(name)         one node's view, or nil
  *   ssn:tasks(job)         the job's task views
+ *   ssn:node_tasks(node)   the task views of the tasks on a node
  *   ssn:active_jobs()      the jobs that had work or changed this session
  *   ssn:job_condition(job, type, reason, message)
  *                          the PodGroup's condition this session
@@ -19,6 +20,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <lauxlib.h>
 
@@ -179,6 +181,41 @@ l_ssn_tasks(lua_State *L)
 		lua_rawseti(L, -2, i + 1);
 	}
 	return 1;
+}
+
+/* ssn:node_tasks(node) -> the task views of the tasks on the node (a
+   view or a name) */
+static int
+l_ssn_node_tasks(lua_State *L)
+{
+	struct session *ss = ssn_of(L);
+	struct s_node *n;
+	int i;
+
+	if (lua_type(L, 2) == LUA_TSTRING) {
+		if ((n = hmap_get(ss->node_index, lua_tostring(L, 2))) == NULL)
+			return luaL_error(L, "ssn:node_tasks: no node %s",
+			    lua_tostring(L, 2));
+	} else
+		n = view_check_node(L, 2, "ssn:node_tasks");
+	lua_createtable(L, n->ntasks, 0);
+	for (i = 0; i < n->ntasks; i++) {
+		view_push_task(ss, n->tasks[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	return 1;
+}
+
+/* Seconds east of UTC of the local time zone at t. */
+static long
+utc_offset(double t)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (localtime_r(&tt, &tm) == NULL)
+		return 0;
+	return tm.tm_gmtoff;
 }
 
 /* ssn:active_jobs() -> the jobs that had work or changed this session */
@@ -390,6 +427,8 @@ ssn_open(struct session *ss)
 	lua_setfield(L, -2, "total");
 	lua_pushnumber(L, ss->src.now);
 	lua_setfield(L, -2, "now");
+	lua_pushinteger(L, ss->src.local_time ? utc_offset(ss->src.now) : 0);
+	lua_setfield(L, -2, "utc_offset");
 	lua_pushinteger(L, ss->nnodes);
 	lua_setfield(L, -2, "node_count");
 	lua_pushcfunction(L, l_ssn_nodes);
@@ -398,6 +437,8 @@ ssn_open(struct session *ss)
 	lua_setfield(L, -2, "tasks");
 	lua_pushcfunction(L, l_ssn_node);
 	lua_setfield(L, -2, "node");
+	lua_pushcfunction(L, l_ssn_node_tasks);
+	lua_setfield(L, -2, "node_tasks");
 	lua_pushcfunction(L, l_ssn_active_jobs);
 	lua_setfield(L, -2, "active_jobs");
 	lua_pushcfunction(L, l_ssn_quotas);

@@ -80,6 +80,33 @@ view_check_queue(lua_State *L, int idx, const char *fn)
 	return q;
 }
 
+/* The node behind the view argument at idx, or a Lua error. */
+struct s_node *
+view_check_node(lua_State *L, int idx, const char *fn)
+{
+	struct s_node *n;
+	int kind;
+
+	luaL_checktype(L, idx, LUA_TTABLE);
+	if ((n = view_ptr(L, idx, &kind)) == NULL || kind != VIEW_NODE)
+		luaL_error(L, "%s: want a node of this session", fn);
+	return n;
+}
+
+/* The task behind the value at idx, or NULL when it is not a task view
+   of this session. */
+struct s_task *
+view_task_at(lua_State *L, int idx)
+{
+	struct s_task *t;
+	int kind;
+
+	if (!lua_istable(L, idx))
+		return NULL;
+	t = view_ptr(L, lua_absindex(L, idx), &kind);
+	return kind == VIEW_TASK ? t : NULL;
+}
+
 static void push_str(lua_State *, const char *);
 static void set_int(lua_State *, const char *, lua_Integer);
 static void push_job_view(struct session *, lua_State *, struct s_job *);
@@ -450,6 +477,8 @@ view_push_node(struct session *ss, struct s_node *n)
 		view_push_res(L, &n->alloc);
 		lua_setfield(L, -2, "allocatable");
 		set_int(L, "max_pods", n->alloc.pods);
+		lua_pushboolean(L, n->unschedulable);
+		lua_setfield(L, -2, "unschedulable");
 		n->view_ver = n->ver - 1;
 	} else
 		get_view(ss, L, n->view);
