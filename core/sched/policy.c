@@ -116,6 +116,29 @@ coerce(lua_State *L, const char *type, const cJSON *v, char **why)
 }
 
 /*
+ * Push the schema entry whose key ends in "*" and whose rest begins
+ * name ("tdm.revocable-zone.*": a family of arguments), or nil.
+ */
+static void
+prefixed_entry(lua_State *L, int schema, const char *name)
+{
+	lua_pushnil(L);
+	while (lua_next(L, schema) != 0) {
+		size_t n;
+		const char *k = lua_type(L, -2) == LUA_TSTRING ?
+		    lua_tolstring(L, -2, &n) : NULL;
+
+		if (k != NULL && n > 1 && k[n - 1] == '*' &&
+		    strncmp(k, name, n - 1) == 0 && lua_istable(L, -1)) {
+			lua_remove(L, -2);
+			return;
+		}
+		lua_pop(L, 1);
+	}
+	lua_pushnil(L);
+}
+
+/*
  * Resolve the plugin's arguments (table on the stack top) against its
  * schema; pushes the resolved table. -1 with *cause.
  */
@@ -147,6 +170,10 @@ resolve_args(lua_State *L, struct plugin *pl, const char *cpath,
 			return -1;
 		}
 		lua_getfield(L, schema, a->string);
+		if (!lua_istable(L, -1)) {
+			lua_pop(L, 1);
+			prefixed_entry(L, schema, a->string);
+		}
 		if (!lua_istable(L, -1)) {
 			*cause = util_printf("%s:%d: plugin %s: unknown argument "
 			    "%s", cpath, pl->conf->line, pl->name, a->string);
