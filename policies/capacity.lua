@@ -27,7 +27,9 @@
 -- Volcano) queues form a tree through spec.parent under `root`: only leaf
 -- queues run jobs; each check above holds for the queue and every
 -- ancestor; a child's real capability is bounded by its parent's; the
--- order compares the two queues' ancestors just below their common one.
+-- order compares the two queues' ancestors just below their common one;
+-- victims come first from the queues nearest the reclaimer's in the tree
+-- (the deepest common ancestor), as Volcano's victim queue order.
 -- Admission at an ancestor does not count what the other subtrees
 -- borrowed beyond their deserved (reclaim can take it back): a job of a
 -- queue below its deserved is admitted on a full cluster (Volcano #4679,
@@ -263,6 +265,24 @@ function C.queue_order(ssn, l, r)
   if la.share ~= ra.share then return la.share < ra.share and -1 or 1 end
   if la.best_effort ~= ra.best_effort then return la.best_effort and 1 or -1 end
   return 0
+end
+
+-- The depth of the deepest ancestor a and b share (root 1).
+local function common_depth(a, b)
+  local i = 0
+  while a.ancestors[i + 1] ~= nil and a.ancestors[i + 1] == b.ancestors[i + 1] do i = i + 1 end
+  return i
+end
+
+-- Victims from the queue whose common ancestor with the preemptor's is
+-- deeper go first (siblings before cousins).
+function C.victim_queue_order(ssn, l, r, preemptor)
+  if not hierarchy then return 0 end
+  local la, ra, pa = attrs[l.name], attrs[r.name], attrs[preemptor.name]
+  if la == nil or ra == nil or pa == nil then return 0 end
+  local ld, rd = common_depth(la, pa), common_depth(ra, pa)
+  if ld == rd then return 0 end
+  return ld > rd and -1 or 1
 end
 
 function C.allocatable(ssn, queue, task)

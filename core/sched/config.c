@@ -39,7 +39,7 @@ const char *const config_ep_names[EP_N] = {
 	"predicate", "batch_predicate", "node_order", "batch_node_order",
 	"best_node", "on_allocate", "on_deallocate",
 	"job_order_key", "queue_order_key", "task_order_key",
-	"evictable",
+	"evictable", "victim_queue_order",
 };
 
 /* Volcano's flag names and the points each one gates. */

@@ -4,6 +4,8 @@
  *   job/queue/task order   first non-zero comparison (or differing
  *                          order key) wins; fallback creation time,
  *                          then uid
+ *   victim_queue_order     first non-zero comparison; fallback the
+ *                          reverse queue order
  *   job_valid              first failure
  *   job_ready              AND over all, default true
  *   job_pipelined,         votes -1/0/1: any -1 -> false; at the end of
@@ -322,6 +324,35 @@ framework_queue_less(struct session *ss, struct s_queue *a, struct s_queue *b)
 	return fallback(json_str(a->obj, "metadata.creationTimestamp"),
 	    json_str(b->obj, "metadata.creationTimestamp"), a->name,
 	    b->name);
+}
+
+int
+framework_victim_queue_order(struct session *ss, struct s_queue *a,
+    struct s_queue *b, struct s_queue *p)
+{
+	EACH_PLUGIN(ss, pl, EP_VICTIM_QUEUE_ORDER) {
+		int r;
+
+		view_push_queue(ss, a);
+		view_push_queue(ss, b);
+		view_push_queue(ss, p);
+		if (framework_call(ss, pl, EP_VICTIM_QUEUE_ORDER, 3, 1) != 0)
+			continue;
+		if ((r = result_int(ss->L)) != 0)
+			return r;
+	}
+	return 0;
+}
+
+int
+framework_victim_queue_first(struct session *ss, struct s_queue *a,
+    struct s_queue *b, struct s_queue *p)
+{
+	int r = p != NULL ? framework_victim_queue_order(ss, a, b, p) : 0;
+
+	if (r != 0)
+		return r < 0;
+	return framework_queue_less(ss, b, a);
 }
 
 int

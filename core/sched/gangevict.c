@@ -195,6 +195,7 @@ make_bundles(struct s_job *j, struct s_task **local, int n,
 
 static struct session *sort_ss;
 static int sort_reclaim;
+static struct s_queue *sort_pq;		/* the preemptor's queue */
 
 static int
 cmp_bundle(const void *a, const void *b)
@@ -205,12 +206,13 @@ cmp_bundle(const void *a, const void *b)
 		return x->whole ? 1 : -1;
 	if (x->job != y->job) {
 		if (sort_reclaim && x->job->queue != y->job->queue) {
-			/* The queue last in queue order gives first. */
-			if (framework_queue_less(sort_ss, y->job->queue,
-			    x->job->queue))
+			/* The plugins' victim queue order, then the queue
+			   last in queue order gives first. */
+			if (framework_victim_queue_first(sort_ss,
+			    x->job->queue, y->job->queue, sort_pq))
 				return -1;
-			if (framework_queue_less(sort_ss, x->job->queue,
-			    y->job->queue))
+			if (framework_victim_queue_first(sort_ss,
+			    y->job->queue, x->job->queue, sort_pq))
 				return 1;
 		}
 		if (!sort_reclaim) {
@@ -308,6 +310,7 @@ try_domain(struct session *ss, struct s_job *j, struct s_task **pending,
 		b[i].roi = roi(&b[i], need);
 	sort_ss = ss;
 	sort_reclaim = reclaim;
+	sort_pq = j->queue;
 	qsort(b, (size_t)nb, sizeof *b, cmp_bundle);
 	memset(&avail, 0, sizeof avail);
 	for (i = 0; i < nn; i++) {

@@ -43,6 +43,7 @@ by_score(const void *a, const void *b)
 }
 
 static struct session *sort_ss;
+static struct s_queue *sort_pq;		/* the preemptor's queue */
 
 static int
 victim_cmp(const void *a, const void *b)
@@ -55,10 +56,14 @@ victim_cmp(const void *a, const void *b)
 	if (jx != jy) {
 		if (jx->queue != jy->queue && jx->queue != NULL &&
 		    jy->queue != NULL) {
-			/* The queue last in QueueOrder gives first. */
-			if (framework_queue_less(sort_ss, jy->queue, jx->queue))
+			/* The plugins' victim queue order (capacity: the
+			   queue nearest the preemptor's in the tree), then
+			   the queue last in QueueOrder gives first. */
+			if (framework_victim_queue_first(sort_ss, jx->queue,
+			    jy->queue, sort_pq))
 				return -1;
-			if (framework_queue_less(sort_ss, jx->queue, jy->queue))
+			if (framework_victim_queue_first(sort_ss, jy->queue,
+			    jx->queue, sort_pq))
 				return 1;
 		}
 		/* Then the job last in JobOrder (no fallback: ties go to
@@ -147,6 +152,7 @@ preempt_for(struct session *ss, struct statement *st, struct s_task *t,
 		 * minimum) then spares the ones that matter more.
 		 */
 		sort_ss = ss;
+		sort_pq = t->job->queue;
 		qsort(victims, (size_t)nv, sizeof *victims, victim_cmp);
 		if ((nv = framework_victims(ss, ep, t, victims, nv)) == 0)
 			continue;

@@ -44,7 +44,7 @@ enum ep {
 	EP_PREDICATE, EP_BATCH_PREDICATE, EP_NODE_ORDER, EP_BATCH_NODE_ORDER,
 	EP_BEST_NODE, EP_ON_ALLOCATE, EP_ON_DEALLOCATE,
 	EP_JOB_ORDER_KEY, EP_QUEUE_ORDER_KEY, EP_TASK_ORDER_KEY,
-	EP_EVICTABLE,
+	EP_EVICTABLE, EP_VICTIM_QUEUE_ORDER,
 	EP_N
 };
 
@@ -560,6 +560,14 @@ int framework_job_less(struct session *, struct s_job *, struct s_job *);
 int framework_job_order(struct session *, struct s_job *, struct s_job *);
 int framework_queue_less(struct session *, struct s_queue *, struct s_queue *);
 int framework_task_less(struct session *, struct s_task *, struct s_task *);
+/* Which of two victims' queues gives first for a preemptor of queue p
+   (<0 a, >0 b, 0 the plugins do not say): victim_queue_order. */
+int framework_victim_queue_order(struct session *, struct s_queue *a,
+    struct s_queue *b, struct s_queue *p);
+/* Victims' queues: victim_queue_order, then the queue last in queue
+   order first; 1 when a's victims go before b's. */
+int framework_victim_queue_first(struct session *, struct s_queue *a,
+    struct s_queue *b, struct s_queue *p);
 int framework_job_valid(struct session *, struct s_job *);
 int framework_job_ready(struct session *, struct s_job *);
 int framework_job_pipelined(struct session *, struct s_job *);
