@@ -4,8 +4,11 @@
  * mounting), and the pod's /etc/hosts and /etc/resolv.conf.
  *
  * A volume is what ctrenv_mount materialised under the pod's root at the
- * mountPath (ConfigMap, Secret, downwardAPI files, emptyDir), or the
- * host's path for a hostPath volume; subPath picks a file or directory
+ * mountPath (ConfigMap, Secret, downwardAPI files, emptyDir), the
+ * host's path for a hostPath volume, or for a persistentVolumeClaim the
+ * claim's directory DATA/volumes/NS/CLAIM on this node (volray has no
+ * volume provisioner: the claim's pods on one node share it, and it
+ * outlives them and the claim); subPath picks a file or directory
  * inside it; readOnly makes the mount read-only. The pod's /etc/hosts
  * names localhost, the pod (hostname, and hostname.subdomain when set)
  * and every Service of its namespace known at the start with a cluster
@@ -124,7 +127,7 @@ mountplan_write(struct node *n, struct node_pod *p, const cJSON *pod,
 {
 	char dir[PATH_MAX], src[PATH_MAX];
 	const cJSON *m, *v;
-	const char *mp, *sub, *hp;
+	const char *mp, *sub, *hp, *claim;
 	FILE *f;
 
 	util_strf(dir, sizeof dir, "%s", plan);
@@ -144,7 +147,16 @@ mountplan_write(struct node *n, struct node_pod *p, const cJSON *pod,
 			continue;
 		if ((hp = json_str(v, "hostPath.path")) != NULL)
 			util_strf(src, sizeof src, "%s", hp);
-		else
+		else if ((claim = json_str(v,
+		    "persistentVolumeClaim.claimName")) != NULL &&
+		    *claim != '\0' && strchr(claim, '/') == NULL &&
+		    strstr(claim, "..") == NULL) {
+			/* The claim's directory on this node, shared by
+			   its pods here and kept after them. */
+			util_strf(src, sizeof src, "%s/volumes/%s/%s",
+			    n->m->data_dir, p->ns, claim);
+			ctrenv_mkdirs(src);
+		} else
 			util_strf(src, sizeof src, "%s%s", root, mp);
 		sub = json_str(m, "subPath");
 		if (sub != NULL && *sub != '\0' && strstr(sub, "..") == NULL &&

@@ -35,10 +35,13 @@
 -- pods only once the tasks it depends on are ready (all of them, or with
 -- iteration any and several names, one): at least their minAvailable
 -- pods Succeeded, or Running with every container ready.
+-- spec.volumes mount PersistentVolumeClaims in every container, made
+-- for the job when it gives a volumeClaim (lib/jobvolumes.lua).
 local v = volray
 local canon = require("canon")
 local duration = require("duration")
 local podreq = require("podreq")
+local volumes = require("jobvolumes")
 
 local JOBS = "batch.volcano.sh/v1alpha1/jobs"
 local CONFIGMAPS = "v1/configmaps"
@@ -63,7 +66,7 @@ local PASSED = { "volcano.sh/preemptable", "volcano.sh/cooldown-time",
 
 local controller = {
   primary = JOBS,
-  owns = { "v1/pods", PODGROUPS, COMMANDS },
+  owns = { "v1/pods", PODGROUPS, COMMANDS, "v1/persistentvolumeclaims" },
 }
 
 local KNOWN_EVENTS = { ["*"] = true, PodFailed = true, PodEvicted = true,
@@ -255,6 +258,8 @@ local function new_pod(job, e, t, i)
       present(job.spec.priorityClassName) and job.spec.priorityClassName ~= "" then
     spec.priorityClassName = job.spec.priorityClassName
   end
+  -- spec.volumes: the job's claims in every container.
+  volumes.mount(job, spec)
   -- The svc plugin: a stable name under the job's headless Service, and
   -- every task's hosts from the job's <job>-svc ConfigMap, as variables
   -- and as files under /etc/volcano.
@@ -481,6 +486,12 @@ end
 -- Write the status when it changed; a new phase gets its time and condition.
 local function write_status(job, new)
   local old = job.status or {}
+  -- What the job made: its claims (volume-pvc-<name>) and plugins
+  -- (plugin-<name>), as Volcano records them.
+  local cr = v.deepcopy(new.controlledResources or {})
+  volumes.controlled(job, cr)
+  for name in pairs(job.spec.plugins or {}) do cr["plugin-" .. name] = name end
+  if next(cr) ~= nil then new.controlledResources = cr end
   local moved = (old.state or {}).phase ~= new.state.phase
   if not moved and same(old, new) then return nil end
   if moved then
@@ -663,6 +674,13 @@ end
 -- Volcano's SyncJob: keep the PodGroup right; once the scheduler admitted
 -- it, make the missing pods and delete surplus or out-of-sync ones.
 local function sync_job(job, e, pods, update)
+  local ok, r, why = pcall(volumes.ensure, job)
+  if not ok or r == "missing" then
+    v.event(job, "Warning", "PVCError", "Failed to create PVC, err: " .. tostring(why or r))
+    if not ok then error(r, 0) end
+    return { requeue_after = 5 }
+  end
+  if r == "updated" then return nil end	-- the write brings the job back
   if (job.spec.plugins or {}).svc ~= nil then ensure_svc(job, e) end
   if (job.spec.plugins or {}).ssh ~= nil then ensure_ssh(job, e) end
   local pg = ensure_podgroup(job, e)

@@ -4,7 +4,8 @@
 # `python /home/ray/samples/sample_code.py` from a ConfigMap mounted
 # there): a missing mount point made on an overlay of its nearest
 # ancestor, a missing top-level directory in a root of the container's
-# own, readOnly, subPath (a file), hostPath; /etc/hosts naming the pod and
+# own, readOnly, subPath (a file), hostPath, a PersistentVolumeClaim
+# (the node's directory for it); /etc/hosts naming the pod and
 # the namespace's Services, resolv.conf with the cluster's search path;
 # kubectl exec and exec probes inside the same mounts; the host's files
 # never changed.
@@ -37,6 +38,7 @@ spec:
   - {name: s, configMap: {name: samples}}
   - {name: e, emptyDir: {}}
   - {name: h, hostPath: {path: $HOSTDIR}}
+  - {name: c, persistentVolumeClaim: {claimName: scratch}}
   containers:
   - name: c
     image: python
@@ -48,6 +50,7 @@ spec:
     - {name: s, mountPath: /opt/app.conf, subPath: app.conf}
     - {name: e, mountPath: $TOP}
     - {name: h, mountPath: /mnt/volray-host-$$}
+    - {name: c, mountPath: /mnt/claim-$$}
 YAML
 k wait --for=condition=Ready pod/mnt --timeout=30s >/dev/null ||
 	fail "pod mnt not Ready (the exec probe reads a mounted file): $(k get pod mnt -o jsonpath='{.status.containerStatuses[0].state}')"
@@ -65,7 +68,25 @@ expect_contains "$err" "Read-only file system" "readOnly"
 k exec mnt -- sh -c 'echo from-the-pod >/mnt/volray-host-'$$'/p.txt'
 expect_eq from-the-pod "$(cat "$HOSTDIR/p.txt")" "hostPath writes reach the host"
 k exec mnt -- ls /usr/bin/env >/dev/null || fail "the host's files are there too"
-pass "exec in the mounts: readOnly, subPath, a top-level emptyDir, hostPath"
+# A claim is the node's directory for it: a second pod with the same
+# claim reads what the first wrote, and it outlives both.
+k exec mnt -- sh -c 'echo kept >/mnt/claim-'$$'/c.txt'
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: mnt2}
+spec:
+  nodeName: $NODE
+  restartPolicy: Never
+  volumes: [{name: c, persistentVolumeClaim: {claimName: scratch}}]
+  containers:
+  - {name: c, image: busybox, command: [cat, /data/c.txt], volumeMounts: [{name: c, mountPath: /data}]}
+YAML
+k wait --for=jsonpath='{.status.phase}'=Succeeded pod/mnt2 --timeout=30s >/dev/null ||
+	fail "mnt2 did not read the claim: $(k get pod mnt2 -o jsonpath='{.status.phase}') $(k logs mnt2 2>&1)"
+expect_eq kept "$(k logs mnt2)" "a claim shared by two pods of the node"
+k delete pod mnt2 --wait=true --timeout=30s >/dev/null
+pass "exec in the mounts: readOnly, subPath, a top-level emptyDir, hostPath, a claim"
 
 hosts=$(k exec mnt -- cat /etc/hosts)
 ip=$(k get svc web -o jsonpath='{.spec.clusterIP}')
@@ -74,7 +95,7 @@ expect_contains "$hosts" "box" "the pod's hostname"
 expect_contains "$(k exec mnt -- cat /etc/resolv.conf)" "search default.svc.cluster.local svc.cluster.local cluster.local" "resolv.conf"
 pass "/etc/hosts and resolv.conf are the pod's"
 
-for p in /home/ray "$TOP" /etc/volray-test /opt/app.conf "/mnt/volray-host-$$"; do
+for p in /home/ray "$TOP" /etc/volray-test /opt/app.conf "/mnt/volray-host-$$" "/mnt/claim-$$"; do
 	[ ! -e "$p" ] || fail "the host gained $p"
 done
 k delete pod mnt --wait=true --timeout=30s >/dev/null

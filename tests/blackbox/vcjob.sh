@@ -372,6 +372,49 @@ k delete vcjob mpi mpi2 >/dev/null
 k wait --for=delete secret/mpi-ssh --timeout=30s >/dev/null || fail "the Secret outlived its job"
 pass "the ssh plugin: a matching RSA pair, the hosts' config, mounted at the key path"
 
+# spec.volumes: a claim made for the job from volumeClaim (named
+# <job>-volume-<12 characters>, owned by the job, its name written back
+# into the job), and a named claim not there yet: the job waits Pending,
+# without pods, with a PVCError event, and runs once the claim is
+# created; every container mounts both; the made claim goes with the job.
+k create -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: vols}
+spec:
+  volumes:
+  - mountPath: /data
+    volumeClaim: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+  - {mountPath: /shared, volumeClaimName: team-share}
+  tasks:
+  - {name: w, replicas: 2, template: {spec: {containers: [{name: a, image: busybox}, {name: b, image: busybox}]}}}
+YAML
+wait_event vols PVCError "pvc team-share is not found, the job will be in the Pending state until the PVC is created"
+expect_eq "Pending" "$(jphase vols)" "the job's phase while its claim is missing"
+expect_eq "" "$(k get pods -l volcano.sh/job-name=vols -o name)" "pods while the claim is missing"
+k create -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: team-share}
+spec: {accessModes: [ReadWriteMany], resources: {requests: {storage: 1Gi}}}
+YAML
+wait_phase vols Running
+made=$(k get vcjob vols -o jsonpath='{.spec.volumes[0].volumeClaimName}')
+case "$made" in vols-volume-????????????) ;; *) fail "the made claim's name in the job: '$made'" ;; esac
+expect_eq "Job vols 1Gi" "$(k get pvc "$made" -o jsonpath='{.metadata.ownerReferences[0].kind} {.metadata.ownerReferences[0].name} {.spec.resources.requests.storage}')" \
+	"the made claim: owner and request"
+expect_eq "$made team-share" "$(k get vcjob vols -o jsonpath="{.status.controlledResources.volume-pvc-$made} {.status.controlledResources.volume-pvc-team-share}")" \
+	"status.controlledResources"
+expect_eq "1" "$(k get pvc -o name | grep -c "vols-volume-")" "claims made for the job (one, once)"
+for c in 0 1; do
+	expect_eq "/data /shared" "$(k get pod vols-w-1 -o jsonpath="{.spec.containers[$c].volumeMounts[*].mountPath}")" "container $c's mounts"
+done
+expect_eq "$made team-share" "$(k get pod vols-w-0 -o jsonpath='{.spec.volumes[*].persistentVolumeClaim.claimName}')" "the pod's claims"
+k delete vcjob vols >/dev/null
+k wait --for=delete "pvc/$made" --timeout=30s >/dev/null || fail "the made claim outlived its job"
+k get pvc team-share >/dev/null 2>&1 || fail "the user's claim went with the job"
+pass "spec.volumes: a claim made from volumeClaim and a named one (waited for), mounted in every container"
+
 # The controller keeps no state of its own: a job carries on after a
 # restart of the daemon from what the store says.
 k create -f - >/dev/null <<'YAML'
