@@ -37,6 +37,15 @@
 #             controller makes from node labels), every PodGroup hard
 #             mode within a spine (highestTierAllowed 2), gangs of
 #             GANGS=8,16,32,64 pods in turn
+#   topofull  hard mode's worst case: the same topology with nodes of
+#             NODE_CPU=3 cpus and pods of POD_CPU=2, so a node holds one
+#             pod and every rack's free cpu (48) adds up to a gang of 24
+#             (GANGS=24) that its 16 nodes cannot hold: each gang is tried
+#             in every rack, and undone, before a spine holds it;
+#             PODS=4680 (195 gangs, 5 in each of the 39 whole spines;
+#             SMALL=1: 96). Run twice: the default
+#             configuration on that cluster (topofull-default), then with
+#             network-topology-aware (topofull)
 #   ONLY=plugins,topology bash bench/sched.sh   topology against default
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -60,6 +69,7 @@ port, token = int(os.environ["VR_PORT"]), os.environ["VR_TOKEN"]
 H = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
 nodes, pods, gang, queues, writers = (int(os.environ[k]) for k in
     ("NODES", "PODS", "GANG", "QUEUES", "WRITERS"))
+node_cpu, pod_cpu = int(os.environ.get("NODE_CPU") or 32), int(os.environ.get("POD_CPU") or 1)
 
 def conn():
     return http.client.HTTPConnection("127.0.0.1", port, timeout=300)
@@ -113,14 +123,14 @@ def setup():
     create_all("/api/v1/nodes", nodes, lambda i: {
         "apiVersion": "v1", "kind": "Node",
         "metadata": {"name": "vn-%05d" % i, "labels": node_labels(i),
-                     "annotations": {"volray.io/cpu": "32", "volray.io/memory": "128Gi",
+                     "annotations": {"volray.io/cpu": str(node_cpu), "volray.io/memory": "128Gi",
                                      "volray.io/pods": "110"}}})
     # An equal part of the cluster each (capacity reads it; proportion
     # shares by weight).
     create_all("/apis/scheduling.volcano.sh/v1beta1/queues", queues, lambda i: {
         "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
         "metadata": {"name": "q%d" % i},
-        "spec": {"weight": i + 1, "deserved": {"cpu": str(nodes * 32 // queues),
+        "spec": {"weight": i + 1, "deserved": {"cpu": str(nodes * node_cpu // queues),
                                                "memory": "%dGi" % (nodes * 128 // queues)}}})
     # Gangs of the GANGS sizes in turn, until PODS pods.
     sizes, n = [], 0
@@ -134,7 +144,7 @@ def setup():
     def group(i):
         g = sizes[i]
         spec = {"minMember": g, "queue": "q%d" % (i % queues),
-                "minResources": {"cpu": str(g), "memory": "%dGi" % g}}
+                "minResources": {"cpu": str(g * pod_cpu), "memory": "%dGi" % g}}
         if TOPOLOGY:
             spec["networkTopology"] = {"mode": "hard", "highestTierAllowed": 2}
         return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
@@ -148,7 +158,7 @@ def setup():
                                      "volray.io/sim-duration": "1h"}},
         "spec": {"schedulerName": "volcano",
                  "containers": [{"name": "c", "image": "busybox",
-                                 "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}})
+                                 "resources": {"requests": {"cpu": str(pod_cpu), "memory": "1Gi"}}}]}})
     if TOPOLOGY:
         # The hypernode controller makes them from the node labels.
         want, size = 0, 1
@@ -282,7 +292,7 @@ one_run() { # label actions
 	case $1 in
 	capacity) sed -i 's/name: proportion/name: capacity/' "$POL/scheduler.yaml"
 		grep -q "name: capacity" "$POL/scheduler.yaml" || die "no capacity conf" ;;
-	topology) sed -i 's/^\( *\)- name: proportion$/&\n\1- name: network-topology-aware/' "$POL/scheduler.yaml"
+	topology | topofull) sed -i 's/^\( *\)- name: proportion$/&\n\1- name: network-topology-aware/' "$POL/scheduler.yaml"
 		grep -q "name: network-topology-aware" "$POL/scheduler.yaml" || die "no topology conf" ;;
 	esac
 	SCHED_PID="" SCHED_METRICS=""
@@ -303,7 +313,7 @@ one_run() { # label actions
 		VR_EXTRA_ARGS="--policy-dir $POL ${SCHED_ARGS:-}" start_volrayd
 	fi
 	export VR_PORT VR_TOKEN VR_PID NODES PODS GANG QUEUES WRITERS SCHED_PID SCHED_METRICS \
-	    TOPOLOGY GANGS
+	    TOPOLOGY GANGS NODE_CPU POD_CPU
 	VR_TOKEN=$(cat "$RUN_DIR/vr/pki/admin.token")
 	python3 "$RUN_DIR/drive.py" setup || die "setup"
 	# PERF=FILE: profile the daemon during the run (perf record -g).
@@ -332,7 +342,14 @@ for run in $(echo "${ONLY:-plugins,floor}" | tr ',' ' '); do
 	plugins | capacity) TOPOLOGY="" GANGS="" one_run "$run" "enqueue, allocate, backfill" ;;
 	topology) TOPOLOGY=${TOPOLOGY:-16,8,4} GANGS=${GANGS:-8,16,32,64} \
 	    one_run topology "enqueue, allocate, backfill" ;;
+	topofull)
+		full_pods=4680
+		[ "$SMALL" = 0 ] || full_pods=96	# 100 nodes: one spine, 4 gangs
+		TOPOLOGY=${TOPOLOGY:-16,8,4} GANGS=${FULL_GANGS:-24} NODE_CPU=3 POD_CPU=2 \
+		    PODS=$full_pods BIND_TARGET=$full_pods one_run topofull-default "enqueue, allocate, backfill"
+		TOPOLOGY=${TOPOLOGY:-16,8,4} GANGS=${FULL_GANGS:-24} NODE_CPU=3 POD_CPU=2 \
+		    PODS=$full_pods BIND_TARGET=$full_pods one_run topofull "enqueue, allocate, backfill" ;;
 	floor) TOPOLOGY="" GANGS="" one_run floor "firstfit" ;;
-	*) die "ONLY: $run is not a run (plugins, floor, capacity, topology)" ;;
+	*) die "ONLY: $run is not a run (plugins, floor, capacity, topology, topofull)" ;;
 	esac
 done

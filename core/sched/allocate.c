@@ -429,23 +429,35 @@ job_turn(struct session *ss, struct s_job *j, struct s_queue *q,
 /*
  * What a hard-topology job still needs at once: its remaining minimum
  * (minResources less what it holds), else its pending tasks' requests
- * up to minMember.
+ * up to minMember; *want gets how many tasks that is and min the least
+ * any of them asks for cpu, memory and pods (what topology_may_hold
+ * packs).
  */
 static void
-job_need(const struct s_job *j, struct podspec_res *need)
+job_need(const struct s_job *j, struct podspec_res *need,
+    struct podspec_res *min, int *want)
 {
 	int k, ready = j->n[TS_ALLOCATED] + j->n[TS_BINDING] +
 	    j->n[TS_BOUND] + j->n[TS_RUNNING] + j->n[TS_SUCCEEDED];
-	int want = j->min_member - ready;
+	int left = j->min_member - ready;
 
 	memset(need, 0, sizeof *need);
-	for (k = 0; k < j->ntasks && want > 0; k++) {
+	memset(min, 0, sizeof *min);
+	*want = 0;
+	for (k = 0; k < j->ntasks && left > 0; k++) {
 		const struct s_task *t = j->tasks[k];
 
 		if (t->status != TS_PENDING || t->best_effort || t->gated)
 			continue;
 		podspec_res_add(need, &t->req, 1);
-		want--;
+		if (*want == 0 || t->req.cpu < min->cpu)
+			min->cpu = t->req.cpu;
+		if (*want == 0 || t->req.memory < min->memory)
+			min->memory = t->req.memory;
+		if (*want == 0 || t->req.pods < min->pods)
+			min->pods = t->req.pods;
+		(*want)++;
+		left--;
 	}
 }
 
@@ -461,16 +473,21 @@ hard_turn(struct session *ss, struct s_job *j, struct s_queue *q,
     struct pq *tq, struct statement *st, struct cand_cache *cc)
 {
 	struct s_hypernode **cands;
-	struct podspec_res need;
-	int i, k, nc, back = 0, found = 0;
+	struct podspec_res need, min;
+	int i, k, nc, want, back = 0, found = 0, tried = 0;
 
-	job_need(j, &need);
+	job_need(j, &need, &min, &want);
 	cands = topology_candidates(ss, j, &need, &nc);
 	statement_init(st, ss);
 	for (i = 0; i < nc && !found; i++) {
+		/* A HyperNode whose free room adds up to the need but is
+		   too fragmented to hold it is passed over without a dry
+		   run (a packing bound, exact for gangs of equal pods). */
+		if (!topology_may_hold(cands[i], &min, want))
+			continue;
 		ss->restrict_nodes = cands[i]->nodes;
 		ss->nrestrict = cands[i]->nnodes;
-		if (i > 0) {
+		if (tried++ > 0) {
 			pq_free(tq);
 			fill_tasks(ss, j, tq);
 			for (k = 0; k < j->nroles; k++)
@@ -499,7 +516,7 @@ hard_turn(struct session *ss, struct s_job *j, struct s_queue *q,
 			    "candidates tried)", j->topo_tier, nc);
 		}
 		back = 0;
-		if (nc > 0) {
+		if (tried > 0) {
 			pq_free(tq);
 			fill_tasks(ss, j, tq);
 		}

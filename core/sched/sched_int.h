@@ -648,6 +648,11 @@ int topology_common_tier(const struct session *, const struct s_node *,
     const struct s_node *);
 struct s_hypernode **topology_candidates(struct session *, struct s_job *,
     const struct podspec_res *need, int *n);
+/* Whether h's nodes could hold want tasks asking at least min each: the
+   copies of min their future idle holds, summed (a necessary condition,
+   exact for gangs of equal pods; no dry run). */
+int topology_may_hold(const struct s_hypernode *, const struct podspec_res *min,
+    int want);
 double topology_score(struct session *, struct s_job *, struct s_node *);
 struct s_hypernode **topology_domains(struct session *, struct s_job *,
     const struct podspec_res *need, int max, int *n);

@@ -446,6 +446,40 @@ topology_candidates(struct session *ss, struct s_job *j,
 	return out;
 }
 
+/* How many copies of min avail holds (INT64_MAX when min asks nothing). */
+static int64_t
+copies(const struct podspec_res *avail, const struct podspec_res *min)
+{
+	int64_t k = INT64_MAX;
+
+	if (min->cpu > 0)
+		k = avail->cpu > 0 ? avail->cpu / min->cpu : 0;
+	if (min->memory > 0 && (avail->memory > 0 ?
+	    avail->memory / min->memory : 0) < k)
+		k = avail->memory > 0 ? avail->memory / min->memory : 0;
+	if (min->pods > 0 && (avail->pods > 0 ? avail->pods / min->pods : 0) < k)
+		k = avail->pods > 0 ? avail->pods / min->pods : 0;
+	return k;
+}
+
+int
+topology_may_hold(const struct s_hypernode *h, const struct podspec_res *min,
+    int want)
+{
+	int64_t slots = 0;
+	int i;
+
+	for (i = 0; i < h->nnodes && slots < want; i++) {
+		struct podspec_res fi;
+		int64_t k;
+
+		node_future_idle(h->nodes[i], &fi);
+		k = copies(&fi, min);
+		slots = k > want ? want : slots + k;
+	}
+	return slots >= want;
+}
+
 static int
 cmp_evict(const void *a, const void *b)
 {

@@ -22,7 +22,7 @@ if [ "$base" = 1 ]; then
 fi
 sh bench/reconcile.sh
 N=4 NODES=8 ROUNDS=1 sh bench/autoscale.sh
-ONLY=plugins,floor,capacity,topology bash bench/sched.sh
+ONLY=plugins,floor,capacity,topology,topofull bash bench/sched.sh
 # Streams into a pod need the local node's processes (any user) and the
 # Python client (scripts/deps.sh installs it).
 sh bench/stream.sh
