@@ -36,12 +36,22 @@
 --                  moves); params: thresholds, targetThresholds ({cpu,
 --                  memory, pods} percent), thresholdPriority,
 --                  thresholdPriorityClassName, nodeFit, numberOfNodes.
---                  An unknown strategy is left out, with a warning.
+--                  offlineOnly (only pods annotated volcano.sh/preemptable
+--                  "true" may move) and lowPriorityFirst (the order
+--                  lowNodeUtilization already takes) are the filter and
+--                  order of Volcano's rescheduling design, which its code
+--                  accepts without acting on; any other strategy is left
+--                  out, with a warning.
+--   queueSelector  list of queue names: only their jobs' pods may move
+--   labelSelector  table of labels a pod must carry to move (the design's
+--                  filters; Volcano's code ignores them)
 local R = {
   arguments = {
     interval = { type = "string", default = "5m" },
     metricsPeriod = { type = "string", default = "5m" },
     strategies = { type = "table", default = {} },
+    queueSelector = { type = "table", default = {} },
+    labelSelector = { type = "table", default = {} },
   },
 }
 
@@ -56,7 +66,7 @@ local SYSTEM_PRIORITY = {
 local RESOURCES = { "cpu", "memory", "pods" }
 
 local last_run	-- survives sessions: the rate limit
-local due, now, strategies
+local due, now, strategies, offline_only, queues, labels
 local warned = {}
 
 local function warn_once(key, text)
@@ -87,17 +97,26 @@ function R.open(ssn, args)
   if last_run == nil or now < last_run then last_run = now end
   due = now - last_run >= interval
   if due then last_run = now end
-  strategies = {}
+  strategies, offline_only = {}, false
+  queues, labels = nil, args.labelSelector or {}
+  for _, q in ipairs(args.queueSelector or {}) do
+    queues = queues or {}
+    queues[tostring(q)] = true
+  end
   for _, s in ipairs(args.strategies or {}) do
     if type(s) == "table" and s.name == "lowNodeUtilization" then
       strategies[#strategies + 1] = s
+    elseif type(s) == "table" and s.name == "offlineOnly" then
+      offline_only = true
+    elseif type(s) == "table" and s.name == "lowPriorityFirst" then
+      -- lowNodeUtilization's order already
     else
       local name = type(s) == "table" and tostring(s.name) or tostring(s)
       warn_once("strategy:" .. name, "strategy " .. name ..
         " is not known (Volcano 1.15 has lowNodeUtilization); left out")
     end
   end
-  if #(args.strategies or {}) == 0 then
+  if #strategies == 0 then
     strategies[1] = { name = "lowNodeUtilization", params = {} }
   end
 end
@@ -128,6 +147,20 @@ local function qos(task)
     end
   end
   return 2
+end
+
+-- Whether the filters let the task move: offlineOnly, queueSelector,
+-- labelSelector.
+local function selected(task)
+  if offline_only and (task.annotations or {})["volcano.sh/preemptable"] ~= "true" then
+    return false
+  end
+  if queues ~= nil and not queues[task.job.queue or ""] then return false end
+  local have = task.labels or {}
+  for k, v in pairs(labels) do
+    if have[k] ~= tostring(v) then return false end
+  end
+  return true
 end
 
 -- Whether something would make the task's pod again elsewhere.
@@ -197,7 +230,8 @@ local function low_node_utilization(ssn, p, victims, reasons)
     local n, u = h.node, h.u
     local cands = {}
     for _, t in ipairs(ssn:node_tasks(n)) do
-      if t.status == "Running" and not t.critical and t.priority < floor and movable(t) then
+      if t.status == "Running" and not t.critical and t.priority < floor and
+          movable(t) and selected(t) then
         cands[#cands + 1] = { t = t, q = qos(t) }
       end
     end
