@@ -24,19 +24,9 @@
 #include "volrayd.h"
 
 static void
-answer(http_req *req, int code, cJSON *o)
-{
-	char *s = json_print(o);
-
-	cJSON_Delete(o);
-	http_respond(req, code, "application/json", s, strlen(s));
-	free(s);
-}
-
-static void
 fail(http_req *req, cJSON *st)
 {
-	answer(req, status_code(st), st);
+	http_respond_json(req, status_code(st), st);
 }
 
 void
@@ -65,6 +55,6 @@ volrayd_explain_serve(void *arg, http_req *req, const char *rest)
 	key = queue ? util_printf("%s", a) : util_printf("%s/%s", a, b);
 	o = sched_explain_answer(s, kind, key);
 	free(key);
-	answer(req, strcmp(json_str(o, "kind"), "Status") == 0 ?
+	http_respond_json(req, strcmp(json_str(o, "kind"), "Status") == 0 ?
 	    status_code(o) : 200, o);
 }

@@ -74,6 +74,9 @@ int http_query_int(const char *query, const char *key, long long *out,
 
 void http_respond(http_req *, int status, const char *content_type,
     const char *body, size_t len);
+/* A JSON document (freed) as application/json. */
+struct cJSON;
+void http_respond_json(http_req *, int status, struct cJSON *body);
 /* Like http_respond but sends a shared buffer (takes a reference). */
 void http_respond_rbuf(http_req *, int status, const char *content_type,
     rbuf *body);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/json.h"
 #include "net/http_int.h"
 
 #define MAX_CTYPE	256
@@ -170,6 +171,16 @@ http_respond_done(struct conn *c)
 		}
 	}
 	http_conn_unref(c);
+}
+
+void
+http_respond_json(http_req *req, int status, cJSON *body)
+{
+	char *s = json_print(body);
+
+	cJSON_Delete(body);
+	http_respond(req, status, "application/json", s, strlen(s));
+	free(s);
 }
 
 void

@@ -36,12 +36,7 @@ struct node_endpoint {
 static void
 reply(http_req *req, cJSON *st)
 {
-	char *s = json_print(st);
-	int code = status_code(st);
-
-	cJSON_Delete(st);
-	http_respond(req, code, "application/json", s, strlen(s));
-	free(s);
+	http_respond_json(req, status_code(st), st);
 }
 
 /* Whether the request comes from the API server; answered when not. */

@@ -205,6 +205,20 @@ struct node {
 	int lease_writing;		/* a renewal in flight */
 };
 
+/* usage.c: the local node's totals, a sample each USAGE_MS, the last
+   USAGE_SLOTS (kept in the node manager, which outlives the writes that
+   point at it). */
+#define USAGE_MS	5000
+#define USAGE_AVG_MS	600000		/* Volcano's NODE_METRICS_PERIOD */
+#define USAGE_SLOTS	(USAGE_AVG_MS / USAGE_MS)
+struct usage_ring {
+	double cpu[USAGE_SLOTS], mem[USAGE_SLOTS];	/* cores, bytes */
+	int n, next;
+	double pub_cpu, pub_mem;	/* percent last written */
+	uint64_t pub_ms;		/* when; 0: never */
+	int writing;
+};
+
 struct node_mgr {
 	uv_loop_t *loop;
 	client *c;
@@ -227,7 +241,7 @@ struct node_mgr {
 	char *shim;			/* volray-shim, for local containers */
 	int started;			/* node_mgr_start is done */
 	uv_timer_t usage_timer;		/* usage.c's sampler */
-	struct usage_ring *usage;	/* usage.c: the local node's load */
+	struct usage_ring usage;	/* usage.c: the local node's load */
 	int no_virtual;			/* simulate no virtual Node */
 	struct selector *virtual_sel;	/* only these virtual Nodes, or NULL */
 	char *ep_addr;			/* the nodes' endpoint: InternalIP */

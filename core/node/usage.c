@@ -27,21 +27,9 @@
 #include "node/node_int.h"
 #include "node/runtime.h"
 
-#define USAGE_MS	5000
-#define USAGE_AVG_MS	600000		/* Volcano's NODE_METRICS_PERIOD */
-#define USAGE_SLOTS	(USAGE_AVG_MS / USAGE_MS)
 #define USAGE_PUBLISH_MS 15000
 #define USAGE_REFRESH_MS 120000
 #define USAGE_ANNOTATION "volray.io/usage"
-
-/* The local node's totals, a sample each USAGE_MS, the last USAGE_SLOTS. */
-struct usage_ring {
-	double cpu[USAGE_SLOTS], mem[USAGE_SLOTS];	/* cores, bytes */
-	int n, next;
-	double pub_cpu, pub_mem;	/* percent last written */
-	uint64_t pub_ms;		/* when; 0: never */
-	int writing;
-};
 
 struct totals {
 	double cores, bytes;
@@ -78,14 +66,12 @@ on_published(void *arg, struct reg_result *res)
 static void
 publish(node_mgr *m, struct node *n, uint64_t now)
 {
-	struct usage_ring *u = m->usage;
+	struct usage_ring *u = &m->usage;
 	struct totals t = { 0, 0 };
 	double cpu = 0, mem = 0;
 	char ts[32], *body;
 	int i;
 
-	if (u == NULL)
-		u = m->usage = xcalloc(1, sizeof *u);
 	hmap_each(n->pods, sum_pod, &t);
 	u->cpu[u->next] = t.cores;
 	u->mem[u->next] = t.bytes;

@@ -329,16 +329,6 @@ details_of(const struct hjob *hj)
 }
 
 static void
-reply(http_req *req, int code, cJSON *t)
-{
-	char *s = json_print(t);
-
-	http_respond(req, code, "application/json", s, strlen(s));
-	free(s);
-	cJSON_Delete(t);
-}
-
-static void
 reply_text(http_req *req, int code, const char *msg)
 {
 	http_respond(req, code, "text/plain; charset=utf-8", msg, strlen(msg));
@@ -366,7 +356,7 @@ serve(struct ray_history *hs, http_req *req, const char *path)
 				cJSON *t = details_of(hs->jobs[i - 1]);
 
 				if (t != NULL) {
-					reply(req, 200, t);
+					http_respond_json(req, 200, t);
 					return;
 				}
 			}
@@ -387,7 +377,7 @@ serve(struct ray_history *hs, http_req *req, const char *path)
 			    strcmp(hs->jobs[i]->cluster, name) == 0 &&
 			    (t = details_of(hs->jobs[i])) != NULL)
 				cJSON_AddItemToArray(list, t);
-		reply(req, 200, list);
+		http_respond_json(req, 200, list);
 		return;
 	}
 	{
@@ -403,7 +393,7 @@ serve(struct ray_history *hs, http_req *req, const char *path)
 			cJSON *t = details_of(hj);
 
 			if (t != NULL)
-				reply(req, 200, t);
+				http_respond_json(req, 200, t);
 			else
 				reply_text(req, 404, "Job ID does not exist");
 		} else if (strcmp(what, "logs") == 0) {
@@ -414,7 +404,7 @@ serve(struct ray_history *hs, http_req *req, const char *path)
 			cJSON_AddStringToObject(t, "logs", text ? text : "");
 			free(text);
 			free(p);
-			reply(req, 200, t);
+			http_respond_json(req, 200, t);
 		} else
 			reply_text(req, 404, "not found");
 	}

@@ -26,16 +26,6 @@ reply_text(http_req *req, int code, const char *text)
 	    strlen(text));
 }
 
-static void
-reply_json(http_req *req, int code, cJSON *t)
-{
-	char *s = json_print(t);
-
-	cJSON_Delete(t);
-	http_respond(req, code, "application/json", s, strlen(s));
-	free(s);
-}
-
 static int
 is(const http_req *req, const char *m)
 {
@@ -87,7 +77,7 @@ submit(struct ray_head *h, http_req *req)
 	t = cJSON_CreateObject();
 	json_set_str(t, "job_id", j->id);
 	json_set_str(t, "submission_id", j->id);
-	reply_json(req, 200, t);
+	http_respond_json(req, 200, t);
 }
 
 static void
@@ -98,7 +88,7 @@ list(struct ray_head *h, http_req *req)
 
 	for (i = 0; i < h->njobs; i++)
 		cJSON_AddItemToArray(a, ray_job_details(h->order[i]));
-	reply_json(req, 200, a);
+	http_respond_json(req, 200, a);
 }
 
 /* /api/jobs/ID[/logs|/stop]: rest is what follows "/api/jobs/". */
@@ -134,11 +124,11 @@ job_path(struct ray_head *h, http_req *req, const char *rest)
 		t = cJSON_CreateObject();
 		json_set_str(t, "logs", logs);
 		free(logs);
-		reply_json(req, 200, t);
+		http_respond_json(req, 200, t);
 	} else if (strcmp(sub, "stop") == 0) {
 		t = cJSON_CreateObject();
 		json_set(t, "stopped", cJSON_CreateBool(ray_job_stop(j)));
-		reply_json(req, 200, t);
+		http_respond_json(req, 200, t);
 	} else if (is(req, "DELETE")) {
 		if (ray_job_delete(j, &text) != 0) {
 			reply_text(req, 400, text);
@@ -147,9 +137,9 @@ job_path(struct ray_head *h, http_req *req, const char *rest)
 		}
 		t = cJSON_CreateObject();
 		json_set(t, "deleted", cJSON_CreateBool(1));
-		reply_json(req, 200, t);
+		http_respond_json(req, 200, t);
 	} else
-		reply_json(req, 200, ray_job_details(j));
+		http_respond_json(req, 200, ray_job_details(j));
 }
 
 static void
@@ -163,7 +153,7 @@ version(struct ray_head *h, http_req *req)
 	json_set_str(t, "ray_commit", "volray");
 	json_set_str(t, "session_name", session);
 	free(session);
-	reply_json(req, 200, t);
+	http_respond_json(req, 200, t);
 }
 
 static void
@@ -173,7 +163,7 @@ serve(struct ray_head *h, http_req *req)
 	int code;
 
 	if (is(req, "GET"))
-		reply_json(req, 200, ray_serve_get(h));
+		http_respond_json(req, 200, ray_serve_get(h));
 	else if (is(req, "PUT")) {
 		code = ray_serve_put(h, req->body, req->body_len, &text);
 		if (code == 200)
@@ -235,7 +225,7 @@ ray_serve_http(struct ray_head *h, http_req *req, const char *path,
 	cJSON *t;
 
 	if (strcmp(path, "/-/routes") == 0) {
-		reply_json(req, 200, ray_serve_routes(h));
+		http_respond_json(req, 200, ray_serve_routes(h));
 		return;
 	}
 	if (strcmp(path, "/-/healthz") == 0) {
@@ -260,7 +250,7 @@ ray_serve_http(struct ray_head *h, http_req *req, const char *path,
 	json_set_str(t, "cluster", h->cluster ? h->cluster : "");
 	json_set_str(t, "pod", pod);
 	json_set_str(t, "path", path);
-	reply_json(req, 200, t);
+	http_respond_json(req, 200, t);
 }
 
 void
@@ -291,7 +281,7 @@ ray_jobsapi_serve(struct ray_head *h, http_req *req, const char *path)
 		serve(h, req);
 	else if (strcmp(path, "/api/volray/autoscaler") == 0) {
 		if (is(req, "GET"))
-			reply_json(req, 200, ray_demand_report(h));
+			http_respond_json(req, 200, ray_demand_report(h));
 		else
 			not_allowed(req);
 	} else

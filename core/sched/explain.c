@@ -48,7 +48,8 @@
 
 struct ex_rec {
 	char *json;
-	char *reason;			/* its "reason", for the queue's line */
+	char *reason;			/* a job's "reason", for its queue's
+					   line; NULL for a queue's record */
 	uint64_t sig;			/* of what it was made from */
 	int refs;
 };
@@ -762,8 +763,7 @@ record_queue(explain *ex, hmap *next, struct session *ss, struct s_queue *q,
 		free(t.p);
 	} else {
 		r = xcalloc(1, sizeof *r);
-		r->json = t.p;
-		r->reason = xstrdup("");
+		r->json = t.p;		/* reason: a job's only */
 		r->sig = sig;
 		r->refs = 1;
 	}

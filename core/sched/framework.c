@@ -635,11 +635,9 @@ push_ask(struct session *ss, const struct victim_ask *a)
  */
 static int
 victims_by_tier(struct session *ss, int ep, const struct victim_ask *ask,
-    struct s_task **cands, int n, const char **why)
+    struct s_task **cands, int n, const char **why, int *marks, int *mine)
 {
 	lua_State *L = ss->L;
-	int *marks = xcalloc((size_t)n + 1, sizeof *marks);
-	int *mine = xcalloc((size_t)n + 1, sizeof *mine);
 	int tier, i, k = 0, refused = 0;
 
 	for (tier = 0; tier < ss->pol->conf.ntiers && k == 0 && !refused;
@@ -706,8 +704,6 @@ victims_by_tier(struct session *ss, int ep, const struct victim_ask *ask,
 					cands[k++] = cands[i];
 		}
 	}
-	free(marks);
-	free(mine);
 	return refused ? 0 : k;
 }
 
@@ -721,20 +717,33 @@ static int
 victims_noted(struct session *ss, int ep, const struct victim_ask *ask,
     struct s_job *j, struct s_task **cands, int n)
 {
-	struct s_task **orig = xcalloc((size_t)n + 1, sizeof *orig);
-	const char **why = xcalloc((size_t)n + 1, sizeof *why);
+	/* One scratch block of the session's, grown as needed: the
+	   candidates as given, each one's refuser, the tier marks. */
+	size_t need = ((size_t)n + 1) * (sizeof(struct s_task *) +
+	    sizeof(const char *) + 2 * sizeof(int));
+	struct s_task **orig;
+	const char **why;
+	int *marks, *mine;
 	int i, k, m = 0;
 
+	if (need > ss->vscratch_cap) {
+		free(ss->vscratch);
+		ss->vscratch = xmalloc(need);
+		ss->vscratch_cap = need;
+	}
+	orig = ss->vscratch;
+	why = (const char **)(orig + n + 1);
+	marks = (int *)(why + n + 1);
+	mine = marks + n + 1;
 	memcpy(orig, cands, (size_t)n * sizeof *orig);
-	k = victims_by_tier(ss, ep, ask, cands, n, why);
+	memset(why, 0, ((size_t)n + 1) * sizeof *why);
+	k = victims_by_tier(ss, ep, ask, cands, n, why, marks, mine);
 	for (i = 0; i < n; i++) {
 		if (m < k && cands[m] == orig[i])
 			m++;
 		else
 			victim_note(j, orig[i], VV_REFUSED, why[i]);
 	}
-	free(orig);
-	free(why);
 	return k;
 }
 

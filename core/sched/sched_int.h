@@ -403,6 +403,8 @@ struct session {
 		double binpack, bp_cpu, bp_memory;
 	} w;
 	struct s_node **cand;		/* scratch: candidate nodes */
+	void *vscratch;			/* scratch: framework.c's victim rule */
+	size_t vscratch_cap;
 	double *scores;
 	int ncand;			/* scored by the last allocate_pick */
 	/* Reasons counted for a task that fit nowhere, by task shape. */

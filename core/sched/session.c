@@ -119,6 +119,7 @@ session_free(struct session *ss)
 	capindex_free(&ss->cap);
 	free(ss->why);
 	free(ss->cand);
+	free(ss->vscratch);
 	free(ss->scores);
 	hmap_free(ss->node_index);
 	hmap_free(ss->queue_index);

@@ -656,7 +656,7 @@ end
 
 -- Volcano's waitDependsOnTaskMeetCondition: whether task t may get its
 -- pods now.
-local function depends_met(job, e, t, pods)
+local function depends_on_ready(job, e, t, pods)
   local d = t.dependsOn
   if d == nil or not present(d.name) then return true end
   if #d.name > 1 and d.iteration == "any" then
@@ -669,6 +669,18 @@ local function depends_met(job, e, t, pods)
     if not task_ready(job, e, n, pods) then return false end
   end
   return true
+end
+
+-- The same, once per pass (e is the pass's; pod_events and sync_job both
+-- ask, about the same pods).
+local function depends_met(job, e, t, pods)
+  e.started = e.started or {}
+  local r = e.started[t.name]
+  if r == nil then
+    r = depends_on_ready(job, e, t, pods)
+    e.started[t.name] = r
+  end
+  return r
 end
 
 -- Volcano's SyncJob: keep the PodGroup right; once the scheduler admitted
