@@ -154,7 +154,12 @@ k patch raycluster as --type=json -p "[
   {\"op\": \"add\", \"path\": \"/spec/workerGroupSpecs/0/scaleStrategy\", \"value\": {\"workersToDelete\": [\"$victim\"]}}]" >/dev/null ||
 	fail "patch workersToDelete"
 k wait --for=delete "pod/$victim" --timeout=30s >/dev/null || fail "$victim was not deleted"
-expect_eq "$keep" "$(workers as)" "the worker left"
+# The other worker stays. (The long job still asks for two workers, so
+# the autoscaler may already be bringing a new one: only the named pod
+# going and the other staying are what workersToDelete says.)
+left=$(workers as)
+case " $(echo $left) " in *" $keep "*) ;; *) fail "the worker not named went: $keep not in '$left'" ;; esac
+case " $(echo $left) " in *" $victim "*) fail "the named worker is back: $left" ;; esac
 pass "workersToDelete removes exactly the pods it names"
 
 # --- Conservative: at most the cluster's size pending at a time

@@ -1,0 +1,91 @@
+#!/bin/sh
+# The tdm plugin on the daemon, in the daemon's local time zone (TZ
+# JST-9, nine hours from UTC, so that a window read in UTC would be the
+# wrong one): a node whose zone's window is open takes the pods that
+# opted in (and they prefer it) but not the others, which say why; the
+# shuffle action empties a node whose zone's window is closed of its
+# preemptable pods, one per job each eviction period, and leaves the
+# others.
+. "$(dirname "$0")/lib.sh"
+export TZ=JST-9
+h=$(date +%H | sed 's/^0//')
+hh() { printf '%02d' $((($1 + 24) % 24)); }
+OPEN="$(hh $((h - 1))):00-$(hh $((h + 1))):59"
+CLOSED="$(hh $((h + 2))):00-$(hh $((h + 3))):00"
+POL="$WORK/policies"
+mkdir -p "$POL"
+cat >"$POL/scheduler.yaml" <<YAML
+actions: "enqueue, allocate, backfill, shuffle"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: tdm
+    arguments:
+      tdm.revocable-zone.day: "$OPEN"
+      tdm.revocable-zone.night: "$CLOSED"
+      tdm.evict.period: 1s
+YAML
+start_daemon --policy-dir "$POL"
+VR="$top_builddir/volray"
+"$VR" node add --virtual --count 1 --cpu 8 --memory 16Gi --name-prefix plain >/dev/null || fail "plain node"
+"$VR" node add --virtual --count 1 --cpu 8 --memory 16Gi --name-prefix day \
+	--labels volcano.sh/revocable-zone=day >/dev/null || fail "day node"
+"$VR" node add --virtual --count 1 --cpu 8 --memory 16Gi --name-prefix night \
+	--labels volcano.sh/revocable-zone=night >/dev/null || fail "night node"
+k wait --for=condition=Ready node/plain-0 node/day-0 node/night-0 --timeout=30s >/dev/null ||
+	fail "nodes not Ready"
+
+pod() { # name annotations [node]
+	k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, annotations: {volray.io/sim-duration: 1h, $2}}
+spec:
+  schedulerName: volcano
+  ${3:+nodeName: $3}
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+YAML
+}
+node_of() { k get pod "$1" -o jsonpath='{.spec.nodeName}'; }
+
+# --- an open window: the pods that opted in, and only they -------------
+pod spare 'volcano.sh/revocable-zone: "*"'
+pod said 'volcano.sh/preemptable: "true"'
+wait_eq day-0 "a pod that opted in prefers the open revocable node" node_of spare
+wait_eq day-0 "a pod said preemptable prefers it too" node_of said
+k apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: plain, annotations: {volray.io/sim-duration: 1h}}
+spec:
+  schedulerName: volcano
+  nodeSelector: {volcano.sh/revocable-zone: day}
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+YAML
+msg() { k get pod plain -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'; }
+i=0
+until msg | grep -q "not allow to dispatch to revocable node"; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "the pod that did not opt in: '$(msg)'"
+	sleep 0.1
+done
+expect_eq "" "$(node_of plain)" "a pod that did not opt in is not placed on the revocable node"
+pass "open window ($OPEN in the daemon's JST): opted-in pods go there, the others say why"
+
+# --- a closed window: its preemptable pods are evicted -------------------
+pod night-a 'volcano.sh/preemptable: "true"' night-0
+pod night-b 'volcano.sh/preemptable: "true"' night-0
+pod night-keep 'volcano.sh/preemptable: "false"' night-0
+gone() { k get pod "$1" >/dev/null 2>&1 && echo here || echo gone; }
+wait_eq gone "night-a evicted from the closed zone" gone night-a
+wait_eq gone "night-b evicted from the closed zone" gone night-b
+msgs=$(k get events --field-selector reason=Preempted,involvedObject.name=night-a -o jsonpath='{.items[*].message}')
+expect_contains "$msgs" "shuffle: tdm: current time beyond revocable zone night:$CLOSED (plugin tdm)" "the eviction's reason"
+expect_eq here "$(gone night-keep)" "a pod that is not preemptable stays"
+expect_eq "day-0 day-0" "$(node_of spare) $(node_of said)" "the open zone's pods stay"
+pass "closed window ($CLOSED): its preemptable pods are evicted with tdm's reason, the rest stay"
