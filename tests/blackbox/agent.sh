@@ -19,7 +19,8 @@
 
 AGENT="" AGENTS=""
 # agent() runs in $(...), a subshell: its daemons' pids go to a file.
-trap 'rc=$?; for p in $AGENT $AGENTS $(cat "$WORK/agents.pids" 2>/dev/null); do kill -9 $p 2>/dev/null || true; done; (exit $rc); cleanup' EXIT INT TERM
+# Local containers outlive their agent (by design): their shims go too.
+trap 'rc=$?; for p in $AGENT $AGENTS $(cat "$WORK/agents.pids" 2>/dev/null); do kill -9 $p 2>/dev/null || true; done; pkill -9 -f "volray-shim -d $WORK/" 2>/dev/null || true; (exit $rc); cleanup' EXIT INT TERM
 
 start_daemon --roles api
 MA=$(free_port)
