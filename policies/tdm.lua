@@ -188,16 +188,23 @@ function T.victim_tasks(ssn)
   local names = {}
   for z in pairs(zones) do names[#names + 1] = z end
   table.sort(names)	-- Volcano walks a Go map; here in name order
+  -- The revocable nodes by zone, in one walk of the nodes.
+  local by_zone = {}
+  for _, n in ipairs(ssn:nodes()) do
+    local z = zone_of(n)
+    if z ~= nil then
+      by_zone[z] = by_zone[z] or {}
+      table.insert(by_zone[z], n)
+    end
+  end
   local victims, reasons = {}, {}
   for _, z in ipairs(names) do
     local why = closed(z)
     if why ~= nil then
       local tasks = {}
-      for _, n in ipairs(ssn:nodes()) do
-        if zone_of(n) == z then
-          for _, t in ipairs(ssn:node_tasks(n)) do
-            if t.preemptable and t.status == "Running" then tasks[#tasks + 1] = t end
-          end
+      for _, n in ipairs(by_zone[z] or {}) do
+        for _, t in ipairs(ssn:node_tasks(n)) do
+          if t.preemptable and t.status == "Running" then tasks[#tasks + 1] = t end
         end
       end
       for _, t in ipairs(within_budgets(tasks)) do

@@ -587,10 +587,7 @@ int framework_victims(struct session *, int ep, struct s_task *preemptor,
 /* The gang actions' rule (evictable(ssn, ctx, candidates), ctx = {kind =
    "gangpreempt" or "gangreclaim", job}), by tier the same way, noted for
    the job. */
-/* shuffle.c: the tiers' victim_tasks; the tasks chosen (allocated,
-   their number) and each one's reason (owned by the caller). */
-int framework_victim_tasks(struct session *, struct s_task ***out,
-    char ***reasons);
+/* shuffle.c: the shuffle action. */
 void shuffle_run(struct session *);
 int framework_evictable(struct session *, const char *kind, struct s_job *,
     struct s_task **cands, int n);

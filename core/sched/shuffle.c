@@ -5,7 +5,7 @@
  * chooses the tasks of over-used nodes, tdm those of revocable nodes
  * whose time window closed; each rate-limits itself.
  *
- * framework_victim_tasks is the tier rule: every plugin of a tier that
+ * victim_tasks is the tier rule: every plugin of a tier that
  * defines victim_tasks is asked (victim_tasks(ssn) returns a list of
  * task views and optionally a reason for all of them or a list of
  * reasons, one per task); the tier's answers are merged
@@ -24,9 +24,10 @@
 #include "lib/xmalloc.h"
 #include "sched/sched_int.h"
 
-int
-framework_victim_tasks(struct session *ss, struct s_task ***out,
-    char ***reasons)
+/* The tiers' victim_tasks: the tasks chosen (allocated, their number)
+   and each one's reason (owned by the caller). */
+static int
+victim_tasks(struct session *ss, struct s_task ***out, char ***reasons)
 {
 	lua_State *L = ss->L;
 	char *seen = xcalloc((size_t)ss->ntasks + 1, 1);
@@ -100,7 +101,7 @@ shuffle_run(struct session *ss)
 
 	if (!framework_defines(ss, EP_VICTIM))
 		return;
-	n = framework_victim_tasks(ss, &v, &why);
+	n = victim_tasks(ss, &v, &why);
 	statement_init(&st, ss);
 	for (i = 0; i < n; i++) {
 		statement_evict(&st, v[i], why[i]);
