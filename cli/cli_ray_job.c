@@ -271,7 +271,9 @@ submit_follow(const char *head, cJSON *req, const char *id, long until)
 	}
 	path.len = 0;
 	cli_buf_printf(&path, "%s/api/jobs/%s/logs", head, id);
-	for (;;) {
+	/* Logs, then the status; once the job is over, the logs once
+	   more: what it printed after the last read is shown too. */
+	for (int over = 0;;) {
 		cJSON *l = cli_http_get_json(path.p, NULL);
 		const char *s = l ? json_str(l, "logs") : NULL;
 
@@ -281,15 +283,15 @@ submit_follow(const char *head, cJSON *req, const char *id, long until)
 			shown = strlen(s);
 		}
 		cJSON_Delete(l);
+		if (over)
+			break;
 		t = ray_job(head, id);
 		st = t ? json_str(t, "status") : NULL;
-		if (st != NULL && (strcmp(st, "SUCCEEDED") == 0 ||
-		    strcmp(st, "FAILED") == 0 || strcmp(st, "STOPPED") == 0)) {
-			cJSON_Delete(t);
-			break;
-		}
+		over = st != NULL && (strcmp(st, "SUCCEEDED") == 0 ||
+		    strcmp(st, "FAILED") == 0 || strcmp(st, "STOPPED") == 0);
 		cJSON_Delete(t);
-		usleep(POLL_US);
+		if (!over)
+			usleep(POLL_US);
 	}
 	cli_buf_free(&path);
 	return 0;
