@@ -2,17 +2,26 @@
 # The volray demo: start volrayd on an embedded store in a temporary data
 # dir (HTTPS, its own CA, the admin's token in the kubeconfig), with this
 # machine as a node; add simulated nodes; apply a Volcano Queue and a
-# RayJob gang-scheduled through it (samples/), whose entrypoint is a real
-# word count run on this machine by the Ray head; show its status as it
-# changes, its logs (the counts and their total), the cleanup of its
-# cluster; stop the daemon. Exits non-zero if the job does not complete.
+# RayJob gang-scheduled through it (samples/), whose entrypoint, a
+# Python word count, runs as a process on this machine; show its status
+# as it changes, its logs (the counts and their total), the cleanup of
+# its cluster; stop the daemon. Exits non-zero if the job does not
+# complete. No Ray runs here: the head's Jobs API is volrayd's emulation
+# and the two workers are simulated nodes' pods (README, "What is real,
+# what is emulated").
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
 
 scripts/deps.sh
 [ -f configure ] && [ configure -nt configure.ac ] || autoreconf -fi
-[ ! -f config.status ] || make distclean >/dev/null
+# An in-tree configure would stop the out-of-tree one ("already
+# configured"); cleaning the user's tree is theirs to decide.
+if [ -f config.status ]; then
+	echo "demo: this source tree is configured in place (config.status);" \
+	    "run 'make distclean' here first, then scripts/demo.sh builds in build/" >&2
+	exit 1
+fi
 mkdir -p build
 [ -f build/Makefile ] || (cd build && ../configure >/dev/null)
 make -C build -j2 >/dev/null   # volrayd, volray and the ray command local pods use
@@ -42,7 +51,9 @@ echo "== a Volcano queue for Ray work (samples/queue.yaml)"
 kubectl apply -f samples/queue.yaml
 kubectl get queues.scheduling.volcano.sh
 echo "== the word count RayJob (samples/rayjob-wordcount.yaml): head and submitter on"
-echo "   this machine, two workers on the simulated nodes, one gang through ray-demo"
+echo "   this machine, two workers on the simulated nodes, one gang through ray-demo."
+echo "   No Ray runs: volrayd emulates the head's Jobs API and runs the entrypoint,"
+echo "   a plain python3 word count, as a process on this machine"
 sed -n '/^apiVersion/,$p' samples/rayjob-wordcount.yaml | sed -n '/entrypoint/,/shutdown/p' | sed 's/^/   /'
 kubectl get rayjob -w >"$work/watch.out" 2>&1 &
 watch=$!
@@ -72,7 +83,8 @@ echo "== what it made: the PodGroup, the cluster's pods, the submitter Job"
 kubectl get podgroups.scheduling.volcano.sh
 kubectl get pods -o wide
 kubectl get jobs
-echo "== kubectl logs job/wordcount (the submitter follows the Ray job's output)"
+echo "== kubectl logs job/wordcount (the submitter's ray job submit follows the"
+echo "   entrypoint's output through the emulated Jobs API)"
 kubectl logs job/wordcount
 if ! kubectl logs job/wordcount | grep -q 'total: 6'; then
 	echo "== the word count did not print its total"
