@@ -29,7 +29,8 @@ static int
 usage(const char *why)
 {
 	return cli_opt_usage("explain", "%s\nusage: volray explain "
-	    "pod|podgroup|vcjob|rayjob|raycluster|queue/NAME [-o json|yaml]",
+	    "pod|podgroup|vcjob|rayjob|raycluster|queue/NAME [-o json|yaml]\n"
+	    "       volray explain KIND NAME [-o json|yaml]",
 	    why);
 }
 
@@ -278,9 +279,8 @@ get_obj(const char *group_version, const char *res, const char *name)
 static char *
 path_of(const char *kind, const char *name)
 {
-	struct cli_buf p = { 0 };
+	struct cli_buf p = { 0 }, pg = { 0 };
 	cJSON *o = NULL, *owner;
-	char *pg = NULL;
 
 	if (strcmp(kind, "queue") == 0 || strcmp(kind, "queues") == 0 ||
 	    strcmp(kind, "q") == 0) {
@@ -294,20 +294,18 @@ path_of(const char *kind, const char *name)
 	}
 	if (strcmp(kind, "podgroup") == 0 || strcmp(kind, "podgroups") == 0 ||
 	    strcmp(kind, "pg") == 0)
-		pg = xstrdup(name);
+		cli_buf_printf(&pg, "%s", name);
 	else if (strcmp(kind, "vcjob") == 0 || strcmp(kind, "vcjobs") == 0 ||
-	    strcmp(kind, "job.batch.volcano.sh") == 0) {
+	    strcmp(kind, "job.batch.volcano.sh") == 0 ||
+	    strcmp(kind, "jobs.batch.volcano.sh") == 0) {
 		if ((o = get_obj("/apis/batch.volcano.sh/v1alpha1", "jobs",
 		    name)) == NULL)
 			return NULL;
-		cli_buf_printf(&p, "%s-%s", name, s_or(o, "metadata.uid", ""));
-		pg = p.p;
-		p.p = NULL;
+		cli_buf_printf(&pg, "%s-%s", name, s_or(o, "metadata.uid",
+		    ""));
 	} else if (strcmp(kind, "rayjob") == 0 || strcmp(kind, "rayjobs") ==
 	    0) {
-		cli_buf_printf(&p, "ray-%s-pg", name);
-		pg = p.p;
-		p.p = NULL;
+		cli_buf_printf(&pg, "ray-%s-pg", name);
 	} else if (strcmp(kind, "raycluster") == 0 ||
 	    strcmp(kind, "rayclusters") == 0) {
 		/* A RayJob's cluster joins the RayJob's PodGroup. */
@@ -317,17 +315,15 @@ path_of(const char *kind, const char *name)
 		cJSON_ArrayForEach(owner, json_at(o, "metadata.ownerReferences"))
 			if (strcmp(s_or(owner, "kind", ""), "RayJob") == 0)
 				name = s_or(owner, "name", name);
-		cli_buf_printf(&p, "ray-%s-pg", name);
-		pg = p.p;
-		p.p = NULL;
+		cli_buf_printf(&pg, "ray-%s-pg", name);
 	} else {
 		cJSON_Delete(o);
 		usage("explain knows pod, podgroup, vcjob, rayjob, raycluster "
 		    "and queue");
 		return NULL;
 	}
-	cli_buf_printf(&p, EXPLAIN "/namespaces/%s/podgroups/%s", ns(), pg);
-	free(pg);
+	cli_buf_printf(&p, EXPLAIN "/namespaces/%s/podgroups/%s", ns(), pg.p);
+	cli_buf_free(&pg);
 	cJSON_Delete(o);
 	return p.p;
 }
@@ -356,15 +352,27 @@ int
 cli_explain_run(int argc, char **argv)
 {
 	const char *out = cli_opts.output;
+	const char *name;
 	char *kind, *slash, *path;
 	int rc;
 
-	if (argc != 1 || (slash = strchr(argv[0], '/')) == NULL)
-		return usage("explain wants one KIND/NAME");
-	if (out != NULL && strcmp(out, "json") != 0 && strcmp(out, "yaml") != 0)
+	/* KIND/NAME, or KIND NAME as kubectl takes it. */
+	if (argc == 2 && strchr(argv[0], '/') == NULL && argv[1][0] != '\0' &&
+	    strchr(argv[1], '/') == NULL) {
+		kind = xstrdup(argv[0]);
+		name = argv[1];
+	} else if (argc == 1 && (slash = strchr(argv[0], '/')) != NULL &&
+	    slash[1] != '\0' && strchr(slash + 1, '/') == NULL) {
+		kind = xstrndup(argv[0], (size_t)(slash - argv[0]));
+		name = slash + 1;
+	} else
+		return usage("explain wants one KIND/NAME or KIND NAME");
+	if (out != NULL && strcmp(out, "json") != 0 && strcmp(out, "yaml") !=
+	    0) {
+		free(kind);
 		return usage("-o must be json or yaml");
-	kind = xstrndup(argv[0], (size_t)(slash - argv[0]));
-	if ((path = path_of(kind, slash + 1)) == NULL) {
+	}
+	if ((path = path_of(kind, name)) == NULL) {
 		free(kind);
 		return CLI_FAIL;
 	}

@@ -342,7 +342,7 @@ const struct cli_verb cli_verbs[] = {
 	{ "hypernode", "list | get NAME",
 	    "Draw the network topology (HyperNodes) as a tree.", NULL,
 	    cli_hypernode_run, 0 },
-	{ "explain", "pod|podgroup|vcjob|rayjob|raycluster|queue/NAME",
+	{ "explain", "pod|podgroup|vcjob|rayjob|raycluster|queue/NAME | KIND NAME",
 	    "Why a job waits: what the scheduler's last sessions did with "
 	    "it.", explain_opts, cli_explain_run, 0 },
 	{ "policy", "list | reload | check DIR | test [DIR] | dry-run DIR",

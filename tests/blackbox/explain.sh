@@ -4,7 +4,8 @@
 # Pending by its queue's capability, a pod no node's predicates pass, a
 # preemption that no victim allows; the same record as JSON at the API's
 # explain path; a queue's waiting jobs in line; a clear 404 for a job
-# that does not wait; --explain-sessions=0 turns it off (503).
+# that does not wait; --explain-sessions=0 turns it off (503); a Volcano
+# Job named as vcjob/NAME, vcjob NAME, with -n.
 . "$(dirname "$0")/lib.sh"
 POL="$WORK/policies"
 mkdir -p "$POL"
@@ -217,3 +218,45 @@ start_daemon --policy-dir "$POL" --explain-sessions=0
 if out=$("$VR" explain pod/picky 2>&1); then fail "explained with --explain-sessions=0"; fi
 case "$out" in *"keeps no sessions"*) ;; *) fail "the 503 says why: $out" ;; esac
 pass "queue pending lists the line; a running pod is not explained; --explain-sessions=0 turns it off"
+
+# --- a Volcano Job, named the ways a user names it ------------------------
+# Its PodGroup is NAME-UID; three pods of 2.5 cpu pass enqueue on two
+# 4-cpu nodes but only two fit, so the gang waits.
+stop_daemon
+start_daemon --policy-dir "$POL"
+"$VR" node add --virtual --count 2 --cpu 4 --memory 8Gi --name-prefix n >/dev/null ||
+	fail "add nodes"
+k create namespace other >/dev/null
+k apply -n other -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: wide}
+spec:
+  minAvailable: 3
+  tasks:
+  - name: w
+    replicas: 3
+    template:
+      spec:
+        containers: [{name: c, image: busybox, resources: {requests: {cpu: 2500m}}}]
+YAML
+uid=$(k get vcjob wide -n other -o jsonpath='{.metadata.uid}')
+[ -n "$uid" ] || fail "the Volcano Job's uid"
+vcjob_job() { "$VR" explain vcjob/wide -n other -o json | field job; }
+wait_eq "other/wide-$uid" "explain vcjob/wide -n other" vcjob_job
+expect_eq NotEnoughResources "$("$VR" explain vcjob wide -n other -o json | field reason)" \
+	"explain vcjob NAME (two words, as kubectl takes them)"
+expect_eq "other/wide-$uid" "$("$VR" -n other explain jobs.batch.volcano.sh/wide -o json | field job)" \
+	"explain jobs.batch.volcano.sh/NAME with -n before the verb"
+out=$("$VR" explain vcjob/wide -n other) || fail "explain vcjob/wide for a person"
+case "$out" in *"Job:       other/wide-$uid"*"Reason:    NotEnoughResources"*) ;;
+*) fail "explain vcjob/wide's screen: $out" ;; esac
+if out=$("$VR" explain vcjob/wide 2>&1); then fail "vcjob/wide found outside its namespace"; fi
+case "$out" in *NotFound*|*"not found"*) ;; *) fail "vcjob/wide in default: $out" ;; esac
+if out=$("$VR" explain vcjob/wide/x -n other 2>&1); then fail "explain vcjob/wide/x: $out"; fi
+case "$out" in *"KIND/NAME or KIND NAME"*) ;; *) fail "explain vcjob/wide/x says why: $out" ;; esac
+# A RayJob's PodGroup path is built the same way (none waits here: 404).
+if out=$("$VR" explain rayjob nosuch -n other 2>&1); then fail "explain rayjob nosuch: $out"; fi
+case "$out" in *"job other/ray-nosuch-pg: no record"*) ;;
+*) fail "explain rayjob nosuch asks for other/ray-nosuch-pg: $out" ;; esac
+pass "explain vcjob/NAME, vcjob NAME, -n NS: the Volcano Job's PodGroup NAME-UID"
