@@ -24,6 +24,9 @@
  *       podgroups, pods, events, queues: what the session would write
  *                                # and record (policytest_expect.c)
  *
+ * Any other key, at the top, in a case or in its expect, fails with its
+ * name: a misspelt expectation must not pass unchecked.
+ *
  * Convenience defaults: a Node without conditions is Ready; objects get
  * the namespace default, a uid and creation times in the order written;
  * a Pod without status is Pending.
@@ -184,6 +187,33 @@ policytest_check(const char *share, const char *dir, FILE *out, char **cause)
 	return 0;
 }
 
+char *
+policytest_unknown_key(const cJSON *o, const char *const *known)
+{
+	const cJSON *it;
+	char *s, *next;
+	int i;
+
+	cJSON_ArrayForEach(it, o) {
+		for (i = 0; known[i] != NULL; i++)
+			if (strcmp(it->string, known[i]) == 0)
+				break;
+		if (known[i] != NULL)
+			continue;
+		s = util_printf("unknown key \"%s\" (want ", it->string);
+		for (i = 0; known[i] != NULL; i++) {
+			next = util_printf("%s%s%s", s, i == 0 ? "" :
+			    known[i + 1] == NULL ? " or " : ", ", known[i]);
+			free(s);
+			s = next;
+		}
+		next = util_printf("%s)", s);
+		free(s);
+		return next;
+	}
+	return NULL;
+}
+
 /* The names in an expect list or map, sorted, as one string. */
 static int
 cmp_str(const void *a, const void *b)
@@ -341,6 +371,44 @@ case_now(const cJSON *c)
 	return (double)t;
 }
 
+/* The keys of a case and of its expect. */
+static const char *const case_keys[] = { "name", "cluster", "config",
+    "arguments", "now", "expect", NULL };
+static const char *const expect_keys[] = { "binds", "pipelined",
+    "evicted", "ungated", "plugin_failures", "podgroups", "pods", "events",
+    "queues", "victims", NULL };
+
+/* A case's keys and its expect's known, each a mapping; 0, or -1 with
+   the reason printed under the case's FAIL line. */
+static int
+case_keys_ok(const char *file, const char *name, const cJSON *c, FILE *out)
+{
+	const cJSON *expect = cJSON_GetObjectItemCaseSensitive(c, "expect");
+	char *why;
+
+	if (!cJSON_IsObject(c)) {
+		fprintf(out, "FAIL %s: %s: a case is a mapping\n", file, name);
+		return -1;
+	}
+	if ((why = policytest_unknown_key(c, case_keys)) != NULL) {
+		fprintf(out, "FAIL %s: %s: %s\n", file, name, why);
+		free(why);
+		return -1;
+	}
+	if (expect != NULL && !cJSON_IsObject(expect) &&
+	    !cJSON_IsNull(expect)) {
+		fprintf(out, "FAIL %s: %s: expect: want a mapping\n", file,
+		    name);
+		return -1;
+	}
+	if ((why = policytest_unknown_key(expect, expect_keys)) != NULL) {
+		fprintf(out, "FAIL %s: %s: expect: %s\n", file, name, why);
+		free(why);
+		return -1;
+	}
+	return 0;
+}
+
 /* One case; 0 pass, 1 fail (message printed), -1 error in the spec. */
 static int
 run_case(const char *share, const char *dir, const char *where,
@@ -366,6 +434,12 @@ run_case(const char *share, const char *dir, const char *where,
 
 	if (name == NULL)
 		name = "(unnamed)";
+	if (case_keys_ok(file, name, c, out) != 0) {
+		free(cause);
+		cJSON_Delete(sc.objs);
+		cJSON_Delete(conf);
+		return 1;
+	}
 	if (!cJSON_IsArray(sc.objs) || policytest_complete(sc.objs, &cause) != 0) {
 		fprintf(out, "FAIL %s: %s: %s\n", file, name, cause ? cause :
 		    "cluster: want a list of objects");
@@ -495,6 +569,29 @@ is_spec(const struct dirent *de)
 	return n > 10 && strcmp(de->d_name + n - 10, ".spec.yaml") == 0;
 }
 
+/* Why a spec file (its documents) is not one mapping of cases, or NULL. */
+static char *
+spec_file_bad(const cJSON *doc)
+{
+	static const char *const keys[] = { "cases", NULL };
+	const cJSON *top = cJSON_GetArrayItem(doc, 0);
+	char *why;
+
+	if (cJSON_GetArraySize(doc) != 1)
+		return util_printf("want one YAML document, got %d",
+		    cJSON_GetArraySize(doc));
+	if (cJSON_IsObject(top) && (why = policytest_unknown_key(top,
+	    keys)) != NULL) {
+		char *s = util_printf("at the top: %s", why);
+
+		free(why);
+		return s;
+	}
+	if (!cJSON_IsObject(top) || !cJSON_IsArray(json_at(top, "cases")))
+		return xstrdup("want a mapping with a list of cases");
+	return NULL;
+}
+
 int
 policytest_run(const char *share, const char *dir, FILE *out, char **cause)
 {
@@ -520,6 +617,14 @@ policytest_run(const char *share, const char *dir, FILE *out, char **cause)
 			fprintf(out, "FAIL %s: %s\n", list[i]->d_name, why);
 			free(why);
 			failed++;
+			free(list[i]);
+			continue;
+		}
+		if ((why = spec_file_bad(doc)) != NULL) {
+			fprintf(out, "FAIL %s: %s\n", list[i]->d_name, why);
+			free(why);
+			failed++;
+			cJSON_Delete(doc);
 			free(list[i]);
 			continue;
 		}

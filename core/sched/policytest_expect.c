@@ -21,7 +21,8 @@
  *         p3: refused (plugin priority)
  *
  * A message matches when it contains the expected text; every other
- * field must be equal. Resources compare as quantities, on the names
+ * field must be equal; a key not listed here fails the case (a misspelt
+ * one would otherwise pass unchecked). Resources compare as quantities, on the names
  * given.
  */
 #include <stdarg.h>
@@ -55,6 +56,24 @@ miss(struct verdict *v, const char *fmt, ...)
 	vfprintf(v->out, fmt, ap);
 	va_end(ap);
 	fprintf(v->out, "\n");
+}
+
+/* An entry's keys, each known (else a miss naming the other): 0 or -1. */
+static int
+keys_ok(struct verdict *v, const char *what, const cJSON *w,
+    const char *const *known)
+{
+	char *why;
+
+	if (!cJSON_IsObject(w)) {
+		miss(v, "%s: want a mapping", what);
+		return -1;
+	}
+	if ((why = policytest_unknown_key(w, known)) == NULL)
+		return 0;
+	miss(v, "%s: %s", what, why);
+	free(why);
+	return -1;
 }
 
 /* want's field k against got: equal, or contained for a message. */
@@ -92,6 +111,8 @@ task_named(struct session *ss, const char *name)
 static void
 podgroups(struct verdict *v, struct session *ss, const cJSON *want)
 {
+	static const char *const keys[] = { "phase", "condition", "reason",
+	    "message", NULL };
 	struct sched_outcome out;
 	const cJSON *w;
 	int i;
@@ -103,6 +124,8 @@ podgroups(struct verdict *v, struct session *ss, const cJSON *want)
 		char what[300];
 
 		snprintf(what, sizeof what, "podgroup %s", w->string);
+		if (keys_ok(v, what, w, keys) != 0)
+			continue;
 		for (i = 0; i < out.npgs; i++)
 			if (strcmp(out.pgs[i].job->name, w->string) == 0)
 				st = out.pgs[i].status;
@@ -136,6 +159,8 @@ podgroups(struct verdict *v, struct session *ss, const cJSON *want)
 static void
 pods(struct verdict *v, struct session *ss, const cJSON *want)
 {
+	static const char *const keys[] = { "status", "reason", "message",
+	    NULL };
 	const cJSON *w;
 
 	cJSON_ArrayForEach(w, want) {
@@ -144,6 +169,8 @@ pods(struct verdict *v, struct session *ss, const cJSON *want)
 		char what[300], *msg = NULL;
 
 		snprintf(what, sizeof what, "pod %s", w->string);
+		if (keys_ok(v, what, w, keys) != 0)
+			continue;
 		if (t == NULL) {
 			miss(v, "%s: not in the cluster", what);
 			continue;
@@ -218,6 +245,8 @@ session_events(struct session *ss, struct events *e)
 static void
 events(struct verdict *v, struct session *ss, const cJSON *want)
 {
+	static const char *const keys[] = { "object", "reason", "message",
+	    NULL };
 	struct events e = { NULL, 0, 0 };
 	const cJSON *w;
 	int i;
@@ -229,6 +258,8 @@ events(struct verdict *v, struct session *ss, const cJSON *want)
 		size_t ol = obj ? strlen(obj) : 0, rl = r ? strlen(r) : 0;
 		int found = 0;
 
+		if (keys_ok(v, "events", w, keys) != 0)
+			continue;
 		if (obj == NULL || r == NULL) {
 			miss(v, "events: each wants an object (kind/name) and "
 			    "a reason");

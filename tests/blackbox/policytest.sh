@@ -277,3 +277,37 @@ for want in 'podgroup pg-blue: reason: want "Other", got "TeamQuota"' \
 	case "$out" in *"$want"*) ;; *) fail "not said: $want: $out" ;; esac
 done
 pass "a case asserts conditions, PodScheduled, events, queues; overrides one plugin's arguments; failurePolicy"
+
+# --- an unknown key fails, named with its file and case -------------------
+# A misspelt expectation would otherwise pass unchecked.
+K="$WORK/keys"
+mkdir -p "$K"
+keyspec() { # top-key case-key expect-key podgroup-key
+	cat >"$K/keys.spec.yaml" <<YAML
+$1:
+- name: one pod, one node
+  config: {actions: "allocate", tiers: [{plugins: [{name: gang}, {name: predicates}]}]}
+  cluster:
+  - {kind: Node, metadata: {name: n1}, status: {allocatable: {cpu: "4", memory: 8Gi}}}
+  - {kind: PodGroup, metadata: {name: pg}, spec: {minMember: 1}}
+  - {kind: Pod, metadata: {name: p, annotations: {scheduling.k8s.io/group-name: pg}}, spec: {schedulerName: volcano, containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+  $2: "2026-01-01T01:00:00Z"
+  expect:
+    binds: {p: n1}
+    $3: []
+    podgroups: {pg: {$4: Running}}
+YAML
+}
+keyspec cases now evicted phase
+out=$("$VR" policy test "$K" 2>&1) || fail "the spec with every key known: $out"
+case "$out" in *"1 cases, 0 failed"*) ;; *) fail "the known keys' summary: $out" ;; esac
+for bad in "cases now evictd phase|FAIL keys.spec.yaml: one pod, one node: expect: unknown key \"evictd\" (want binds, pipelined, evicted, ungated, plugin_failures, podgroups, pods, events, queues or victims)" \
+    "cases nowe evicted phase|FAIL keys.spec.yaml: one pod, one node: unknown key \"nowe\" (want name, cluster, config, arguments, now or expect)" \
+    "case now evicted phase|FAIL keys.spec.yaml: at the top: unknown key \"case\" (want cases)" \
+    "cases now evicted phse|podgroup pg: unknown key \"phse\" (want phase, condition, reason or message)"; do
+	keyspec ${bad%%|*}
+	if out=$("$VR" policy test "$K" 2>&1); then fail "${bad%%|*}: passed: $out"; fi
+	case "$out" in *"${bad#*|}"*"1 failed"*) ;;
+	*) fail "${bad%%|*}: want '${bad#*|}': $out" ;; esac
+done
+pass "an unknown key at the top, in a case, in its expect or a podgroup's fails, named"
