@@ -3,7 +3,8 @@
  * the scheduler framework in this process (libvolray_sched.a) and need no
  * daemon. list reads GET /apis/volray.io/v1/policy (core/api/policyinfo.c)
  * and prints one row per Lua controller, scheduler plugin and the
- * scheduler.yaml in force, with the file each was loaded from and when.
+ * scheduler.yaml in force, with the file each was loaded from and when
+ * (-o wide: a plugin's failurePolicy and arguments too).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,11 +57,11 @@ policy_offline(const char *verb, const char *dir)
 	return rc == 0 ? CLI_OK : CLI_FAIL;
 }
 
-/* One row: KIND NAME TIER FILE LOADED [ARGUMENTS]. */
+/* One row: KIND NAME TIER FILE LOADED [FAILUREPOLICY ARGUMENTS]. */
 static void
 row(struct cli_table *t, const char *kind, const cJSON *el, int wide)
 {
-	char *cells[6];
+	char *cells[7];
 	const cJSON *tier = json_at(el, "tier");
 	struct cli_buf b = { 0 };
 
@@ -76,10 +77,15 @@ row(struct cli_table *t, const char *kind, const cJSON *el, int wide)
 	cells[3] = xstrdup(json_str(el, "file") != NULL ?
 	    json_str(el, "file") : "");
 	cells[4] = cli_obj_age(json_str(el, "loadedAt"));
-	if (wide)
-		cells[5] = json_at(el, "arguments") != NULL ?
+	if (wide) {
+		/* Ignore (skipped for the session) or Fail (a rejection)
+		   when a plugin errs; controllers and the config have none. */
+		cells[5] = xstrdup(json_str(el, "failurePolicy") != NULL ?
+		    json_str(el, "failurePolicy") : "<none>");
+		cells[6] = json_at(el, "arguments") != NULL ?
 		    cJSON_PrintUnformatted(json_at(el, "arguments")) :
 		    xstrdup("<none>");
+	}
 	cli_table_add(t, cells);
 }
 
@@ -88,11 +94,11 @@ static int
 policy_list(void)
 {
 	static const char *const head[] = { "KIND", "NAME", "TIER", "FILE",
-	    "LOADED", "ARGUMENTS" };
+	    "LOADED", "FAILUREPOLICY", "ARGUMENTS" };
 	const char *out = cli_opts.output;
 	struct cli_table t = { 0 };
 	const cJSON *el;
-	char *cells[6];
+	char *cells[7];
 	cJSON *doc;
 	int i, wide = out != NULL && strcmp(out, "wide") == 0;
 
@@ -112,7 +118,7 @@ policy_list(void)
 		cli_http_close();
 		return i == 0 ? CLI_OK : CLI_FAIL;
 	}
-	t.ncol = wide ? 6 : 5;
+	t.ncol = wide ? 7 : 5;
 	for (i = 0; i < t.ncol; i++)
 		cells[i] = xstrdup(head[i]);
 	cli_table_add(&t, cells);

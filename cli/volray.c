@@ -178,7 +178,8 @@ static const struct cli_opt job_opts[] = {
 };
 static const struct cli_opt policy_opts[] = {
 	O("output", 'o', STR, output, "FORMAT",
-	    "policy list as json, yaml or wide (with the arguments)"), END
+	    "policy list as json, yaml or wide (with failurePolicy and the "
+	    "arguments)"), END
 };
 static const struct cli_opt explain_opts[] = {
 	O("output", 'o', STR, output, "FORMAT",

@@ -4,7 +4,8 @@
  * authorized as it is (RBAC nonResourceURLs, verb get). The document:
  *   {"kind": "PolicyInfo", "apiVersion": "volray.io/v1",
  *    "controllers": [{"name", "file", "loadedAt"}],
- *    "plugins": [{"name", "file", "loadedAt", "tier", "arguments"}],
+ *    "plugins": [{"name", "file", "loadedAt", "tier", "failurePolicy",
+ *                 "arguments"}],
  *    "config": {"file", "loadedAt"}}
  * with the arguments after defaults and each file after --policy-dir
  * overrides; with ?content=true each file's text besides ("content"). The data comes from the controller runtime and the scheduler

@@ -445,7 +445,8 @@ policy_free(struct policy *p)
 }
 
 /* The loaded set as GET /apis/volray.io/v1/policy shows it: each plugin
- * with its file, tier and arguments after defaults, and the config. */
+ * with its file, tier, failurePolicy and arguments after defaults, and
+ * the config. */
 cJSON *
 policy_info(const struct policy *p)
 {
@@ -459,6 +460,8 @@ policy_info(const struct policy *p)
 		cJSON_AddStringToObject(pl, "file", p->plugins[i].file);
 		cJSON_AddStringToObject(pl, "loadedAt", p->loaded_at);
 		cJSON_AddNumberToObject(pl, "tier", p->plugins[i].tier + 1);
+		cJSON_AddStringToObject(pl, "failurePolicy",
+		    p->plugins[i].conf->fail_closed ? "Fail" : "Ignore");
 		args = p->plugins[i].args_json != NULL ?
 		    cJSON_Duplicate(p->plugins[i].args_json, 1) :
 		    cJSON_CreateObject();

@@ -251,3 +251,27 @@ out=$(k patch pod plain --type=json -p '[{"op":"add","path":"/spec/schedulingGat
 	fail "a gate was added after creation"
 echo "$out" | grep -q "only deletion is allowed" || fail "adding a gate: $out"
 pass "queue admission gates: set at creation, removed by the scheduler, never added later"
+
+# --- policy list -o wide: each plugin's failurePolicy -------------------
+cat >"$POL/scheduler.yaml" <<'YAML'
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+    failurePolicy: Fail
+- plugins:
+  - name: predicates
+YAML
+"$VR" policy reload >/dev/null || fail "reload a policy with failurePolicy: Fail"
+"$VR" policy list -o wide >"$WORK/wide" || fail "policy list -o wide"
+head -n 1 "$WORK/wide" | grep -Eq '^KIND +NAME +TIER +FILE +LOADED +FAILUREPOLICY +ARGUMENTS$' ||
+	fail "policy list -o wide's columns: $(head -n 1 "$WORK/wide")"
+grep -Eq '^plugin +gang +1 +[^ ]+/gang\.lua +[0-9]+[smh] +Fail +\{' "$WORK/wide" ||
+	fail "gang's failurePolicy Fail: $(cat "$WORK/wide")"
+grep -Eq '^plugin +predicates +2 +[^ ]+ +[0-9]+[smh] +Ignore +\{' "$WORK/wide" ||
+	fail "predicates' failurePolicy Ignore (the default): $(cat "$WORK/wide")"
+expect_eq "gang=Fail predicates=Ignore priority=Ignore" "$("$VR" policy list -o json | python3 -c 'import json, sys
+print(" ".join(sorted(p["name"] + "=" + p["failurePolicy"] for p in json.load(sys.stdin)["plugins"])))')" \
+	"policy list -o json: failurePolicy"
+pass "policy list -o wide and -o json show each plugin's failurePolicy"
