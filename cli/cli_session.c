@@ -126,14 +126,13 @@ record(void)
 	return doc;
 }
 
-/* Write files ({name: text}) into a new temporary directory. */
+/* Write the recorded policy files ({name: text}) into a new temporary
+   directory. */
 static char *
-write_dir(const cJSON *files, const char *over, char **cause)
+write_dir(const cJSON *files, char **cause)
 {
 	char tmpl[] = "/tmp/volray-session.XXXXXX", *dir;
 	const cJSON *f;
-	struct dirent *de;
-	DIR *d;
 
 	if ((dir = mkdtemp(tmpl)) == NULL) {
 		*cause = xstrdup("cannot make a temporary directory");
@@ -151,35 +150,41 @@ write_dir(const cJSON *files, const char *over, char **cause)
 		}
 		free(path);
 	}
-	/* DIR's scheduler.yaml and *.lua over the recorded ones. */
-	if (over != NULL && (d = opendir(over)) != NULL) {
-		while ((de = readdir(d)) != NULL) {
-			size_t n = strlen(de->d_name);
-			char *from, *to, buf[8192];
-			FILE *in, *out;
-
-			if (!(n > 4 && strcmp(de->d_name + n - 4, ".lua") == 0) &&
-			    strcmp(de->d_name, "scheduler.yaml") != 0)
-				continue;
-			from = util_printf("%s/%s", over, de->d_name);
-			to = util_printf("%s/%s", dir, de->d_name);
-			if ((in = fopen(from, "r")) != NULL &&
-			    (out = fopen(to, "w")) != NULL) {
-				while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-					fwrite(buf, 1, n, out);
-				fclose(out);
-			}
-			if (in != NULL)
-				fclose(in);
-			free(from);
-			free(to);
-		}
-		closedir(d);
-	} else if (over != NULL) {
-		*cause = util_printf("%s: cannot read the directory", over);
-		return NULL;
-	}
 	return dir;
+}
+
+/* s with each "dir/" replaced by label (to free). */
+static char *
+relabel(const char *s, const char *dir, const char *label)
+{
+	struct cli_buf b = { 0 };
+	size_t n = strlen(dir);
+	const char *at;
+
+	cli_buf_add(&b, "", 0);
+	while ((at = strstr(s, dir)) != NULL && at[n] == '/') {
+		cli_buf_add(&b, s, (size_t)(at - s));
+		cli_buf_printf(&b, "%s", label);
+		s = at + n + 1;
+	}
+	cli_buf_printf(&b, "%s", s);
+	return b.p;
+}
+
+/* The temporary directory's paths in every string of o, as label. */
+static void
+relabel_json(cJSON *o, const char *dir, const char *label)
+{
+	cJSON *it;
+	char *s;
+
+	if (cJSON_IsString(o) && strstr(o->valuestring, dir) != NULL) {
+		s = relabel(o->valuestring, dir, label);
+		cJSON_SetValuestring(o, s);
+		free(s);
+	}
+	cJSON_ArrayForEach(it, o)
+		relabel_json(it, dir, label);
 }
 
 static void
@@ -207,24 +212,41 @@ remove_dir(char *dir)
 	free(dir);
 }
 
-/* One session on the record with its policy, DIR's files over it. */
+/*
+ * One session on the record with its policy, DIR's files over it. DIR
+ * is read where it is, so a failure names the user's own file
+ * (DIR/x.lua:LINE); the recorded files, written to a temporary
+ * directory, are named as label (the record's) instead of that.
+ */
 static cJSON *
-replay(const cJSON *rec, const char *over, char **cause)
+replay(const cJSON *rec, const char *over, const char *label, char **cause)
 {
-	char *share, *dir;
+	char *share, *dir, *why;
+	struct stat sb;
 	cJSON *d;
 
+	if (over != NULL && (stat(over, &sb) != 0 || !S_ISDIR(sb.st_mode) ||
+	    access(over, R_OK | X_OK) != 0)) {
+		*cause = util_printf("%s: cannot read the directory", over);
+		return NULL;
+	}
 	if ((share = share_dir_find(cause)) == NULL)
 		return NULL;
-	if ((dir = write_dir(json_at(rec, "policyFiles"), over, cause)) ==
-	    NULL) {
+	if ((dir = write_dir(json_at(rec, "policyFiles"), cause)) == NULL) {
 		free(share);
 		return NULL;
 	}
 	log_set_level(LOG_ERROR);	/* failures are in the decisions */
-	d = replay_run(share, dir, json_at(rec, "cluster"),
+	d = replay_run(share, dir, over, json_at(rec, "cluster"),
 	    json_str(rec, "recorded") != NULL ?
 	    (double)util_time_parse(json_str(rec, "recorded")) : 0, cause);
+	if (d != NULL)
+		relabel_json(d, dir, label);
+	else if (*cause != NULL) {
+		why = relabel(*cause, dir, label);
+		free(*cause);
+		*cause = why;
+	}
 	remove_dir(dir);
 	free(share);
 	return d;
@@ -269,7 +291,7 @@ usage(const char *why)
 int
 cli_session_run(int argc, char **argv)
 {
-	char *cause = NULL;
+	char *cause = NULL, *label;
 	cJSON *doc, *d;
 	int rc;
 
@@ -310,8 +332,11 @@ cli_session_run(int argc, char **argv)
 		free(cause);
 		return CLI_FAIL;
 	}
-	if ((d = replay(cJSON_GetArrayItem(doc, 0), cli_opts.policy_dir,
-	    &cause)) == NULL) {
+	label = util_printf("%s:policyFiles/", argv[1]);
+	d = replay(cJSON_GetArrayItem(doc, 0), cli_opts.policy_dir, label,
+	    &cause);
+	free(label);
+	if (d == NULL) {
 		fprintf(stderr, "volray: session replay: %s\n", cause);
 		free(cause);
 		cJSON_Delete(doc);
@@ -446,8 +471,8 @@ cli_policy_dry_run(const char *dir)
 	cli_http_close();
 	if (rec == NULL)
 		return CLI_FAIL;
-	if ((a = replay(rec, NULL, &cause)) == NULL ||
-	    (b = replay(rec, dir, &cause)) == NULL) {
+	if ((a = replay(rec, NULL, "the live policy's ", &cause)) == NULL ||
+	    (b = replay(rec, dir, "the live policy's ", &cause)) == NULL) {
 		fprintf(stderr, "volray: policy dry-run: %s\n", cause);
 		free(cause);
 		cJSON_Delete(a);

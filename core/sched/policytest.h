@@ -34,10 +34,13 @@ int policytest_complete(struct cJSON *objs, char **cause);
 struct luahost *policytest_host(const char *share, const char *dir,
     const char *extra);
 /* replay.c: one session on a recorded cluster with dir's policy over the
-   built-in one: its decisions (binds, pipelined, evicted, waiting,
-   pluginFailures; see replay.c), or NULL with *cause. */
+   built-in one and over's (a user's directory, read in place so that
+   errors name its files; may be NULL) over both: its decisions (binds,
+   pipelined, evicted, waiting, pluginFailures; see replay.c), or NULL
+   with *cause. */
 struct cJSON *replay_run(const char *share, const char *dir,
-    const struct cJSON *cluster, double now, char **cause);
+    const char *over, const struct cJSON *cluster, double now,
+    char **cause);
 struct cJSON *replay_decisions(struct session *);
 /* NULL when every key of the mapping o is in known (NULL-terminated);
    else why not, naming the first other key and the known ones (to

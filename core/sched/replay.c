@@ -119,8 +119,8 @@ replay_decisions(struct session *ss)
 }
 
 cJSON *
-replay_run(const char *share, const char *dir, const cJSON *cluster,
-    double now, char **cause)
+replay_run(const char *share, const char *dir, const char *over,
+    const cJSON *cluster, double now, char **cause)
 {
 	cJSON *objs = cJSON_Duplicate(cluster, 1), *d;
 	struct policytest_cluster pc;
@@ -137,7 +137,7 @@ replay_run(const char *share, const char *dir, const cJSON *cluster,
 	}
 	policytest_source(&pc, objs, &src);
 	src.now = now;		/* the recording's time: waits as they were */
-	h = policytest_host(share, dir, NULL);
+	h = policytest_host(share, dir, over);
 	if ((p = policy_load(h, cause)) == NULL) {
 		luahost_free(h);
 		cJSON_Delete(objs);

@@ -311,3 +311,45 @@ for bad in "cases now evictd phase|FAIL keys.spec.yaml: one pod, one node: expec
 	*) fail "${bad%%|*}: want '${bad#*|}': $out" ;; esac
 done
 pass "an unknown key at the top, in a case, in its expect or a podgroup's fails, named"
+
+# --- session replay names the user's files, not a temporary copy --------
+# A record written by hand (volray session record's shape): one node, one
+# pod, and a recorded picky plugin that throws.
+R="$WORK/replay"
+mkdir -p "$R/pol"
+cat >"$R/rec.json" <<'JSON'
+{"apiVersion": "volray.io/v1", "kind": "SessionRecord", "recorded": "2026-01-01T01:00:00Z",
+ "policyFiles": {
+  "scheduler.yaml": "actions: \"allocate\"\ntiers:\n- plugins:\n  - name: picky\n  - name: predicates\n",
+  "picky.lua": "return {\n  predicate = function() error(\"recorded boom\") end }\n"},
+ "cluster": [
+  {"kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "4", "memory": "8Gi"}}},
+  {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"schedulerName": "volcano",
+   "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}]}
+JSON
+cd "$R"
+out=$("$VR" session replay rec.json 2>&1) || fail "replay the record: $out"
+case "$out" in *"failure   plugin picky failed in predicate (rec.json:policyFiles/picky.lua): rec.json:policyFiles/picky.lua:2: recorded boom"*) ;;
+*) fail "a recorded plugin's failure names the record: $out" ;; esac
+# The user's picky.lua replaces the recorded one.
+printf 'local P = {}\nfunction P.predicate(ssn, t, n)\n  return nil\nend\nreturn P\n' >pol/picky.lua
+out=$("$VR" session replay rec.json --policy-dir pol 2>&1) || fail "replay with pol: $out"
+expect_eq "bind      default/p -> n1
+1 binds, 0 pipelined, 0 evicted, 0 jobs waiting" "$out" "the user's picky.lua over the recorded one"
+printf 'local P = {}\nfunction P.predicate(ssn, t, n)\n  error("no node pleases me")\nend\nreturn P\n' >pol/picky.lua
+out=$("$VR" session replay rec.json --policy-dir pol 2>&1) || fail "replay with a throwing pol/picky.lua: $out"
+case "$out" in *"failure   plugin picky failed in predicate (pol/picky.lua): pol/picky.lua:3: no node pleases me"*) ;;
+*) fail "a throwing plugin of --policy-dir is named as the user's file: $out" ;; esac
+printf 'local P = {\nfunction P.predicate(ssn, t, n)\nend\nreturn P\n' >pol/picky.lua
+if out=$("$VR" session replay rec.json --policy-dir pol 2>&1); then fail "a syntax error replayed: $out"; fi
+case "$out" in "volray: session replay: pol/picky.lua:2: '(' expected near 'P'") ;;
+*) fail "a syntax error names pol/picky.lua:2: $out" ;; esac
+rm pol/picky.lua
+printf 'actions: "allocate"\ntiers:\n- plugins:\n  - name: gang\n    arguments: {colour: red}\n' >pol/scheduler.yaml
+if out=$("$VR" session replay rec.json --policy-dir pol 2>&1); then fail "a bad argument replayed: $out"; fi
+case "$out" in "volray: session replay: pol/scheduler.yaml:4: plugin gang takes no arguments (got colour)") ;;
+*) fail "a bad scheduler.yaml names pol/scheduler.yaml:4: $out" ;; esac
+if out=$("$VR" session replay rec.json --policy-dir nothere 2>&1); then fail "a missing --policy-dir replayed: $out"; fi
+expect_eq "volray: session replay: nothere: cannot read the directory" "$out" "a missing --policy-dir"
+cd - >/dev/null
+pass "session replay names --policy-dir's files (dir/x.lua:LINE) and the record's (FILE:policyFiles/x.lua)"
