@@ -187,33 +187,6 @@ policytest_check(const char *share, const char *dir, FILE *out, char **cause)
 	return 0;
 }
 
-char *
-policytest_unknown_key(const cJSON *o, const char *const *known)
-{
-	const cJSON *it;
-	char *s, *next;
-	int i;
-
-	cJSON_ArrayForEach(it, o) {
-		for (i = 0; known[i] != NULL; i++)
-			if (strcmp(it->string, known[i]) == 0)
-				break;
-		if (known[i] != NULL)
-			continue;
-		s = util_printf("unknown key \"%s\" (want ", it->string);
-		for (i = 0; known[i] != NULL; i++) {
-			next = util_printf("%s%s%s", s, i == 0 ? "" :
-			    known[i + 1] == NULL ? " or " : ", ", known[i]);
-			free(s);
-			s = next;
-		}
-		next = util_printf("%s)", s);
-		free(s);
-		return next;
-	}
-	return NULL;
-}
-
 /* The names in an expect list or map, sorted, as one string. */
 static int
 cmp_str(const void *a, const void *b)
@@ -390,7 +363,7 @@ case_keys_ok(const char *file, const char *name, const cJSON *c, FILE *out)
 		fprintf(out, "FAIL %s: %s: a case is a mapping\n", file, name);
 		return -1;
 	}
-	if ((why = policytest_unknown_key(c, case_keys)) != NULL) {
+	if ((why = policytest_expect_keys(c, case_keys)) != NULL) {
 		fprintf(out, "FAIL %s: %s: %s\n", file, name, why);
 		free(why);
 		return -1;
@@ -401,7 +374,7 @@ case_keys_ok(const char *file, const char *name, const cJSON *c, FILE *out)
 		    name);
 		return -1;
 	}
-	if ((why = policytest_unknown_key(expect, expect_keys)) != NULL) {
+	if ((why = policytest_expect_keys(expect, expect_keys)) != NULL) {
 		fprintf(out, "FAIL %s: %s: expect: %s\n", file, name, why);
 		free(why);
 		return -1;
@@ -580,7 +553,7 @@ spec_file_bad(const cJSON *doc)
 	if (cJSON_GetArraySize(doc) != 1)
 		return util_printf("want one YAML document, got %d",
 		    cJSON_GetArraySize(doc));
-	if (cJSON_IsObject(top) && (why = policytest_unknown_key(top,
+	if (cJSON_IsObject(top) && (why = policytest_expect_keys(top,
 	    keys)) != NULL) {
 		char *s = util_printf("at the top: %s", why);
 

@@ -42,15 +42,15 @@ struct cJSON *replay_run(const char *share, const char *dir,
     const char *over, const struct cJSON *cluster, double now,
     char **cause);
 struct cJSON *replay_decisions(struct session *);
-/* NULL when every key of the mapping o is in known (NULL-terminated);
-   else why not, naming the first other key and the known ones (to
-   free). A misspelt key must not pass as if it were not there. */
-char *policytest_unknown_key(const struct cJSON *o,
-    const char *const *known);
 /* policytest_expect.c: a case's expect.podgroups, pods, events and
    queues against the session that ran; 1 (and the misses printed under
    the case's FAIL line, printed here unless failed says it was) or 0. */
 int policytest_expect(struct session *, const struct cJSON *expect,
     FILE *out, const char *file, const char *name, int failed);
+/* NULL when every key of the mapping o is in known (NULL-terminated);
+   else why not, naming the first other key and the known ones (to
+   free): a spec's misspelt key must not pass as if it were not there. */
+char *policytest_expect_keys(const struct cJSON *o,
+    const char *const *known);
 
 #endif

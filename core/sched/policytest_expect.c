@@ -58,6 +58,34 @@ miss(struct verdict *v, const char *fmt, ...)
 	fprintf(v->out, "\n");
 }
 
+/* The first key of o not in known, with the known ones, as a reason. */
+char *
+policytest_expect_keys(const cJSON *o, const char *const *known)
+{
+	const cJSON *it;
+	char *s, *next;
+	int i;
+
+	cJSON_ArrayForEach(it, o) {
+		for (i = 0; known[i] != NULL; i++)
+			if (strcmp(it->string, known[i]) == 0)
+				break;
+		if (known[i] != NULL)
+			continue;
+		s = util_printf("unknown key \"%s\" (want ", it->string);
+		for (i = 0; known[i] != NULL; i++) {
+			next = util_printf("%s%s%s", s, i == 0 ? "" :
+			    known[i + 1] == NULL ? " or " : ", ", known[i]);
+			free(s);
+			s = next;
+		}
+		next = util_printf("%s)", s);
+		free(s);
+		return next;
+	}
+	return NULL;
+}
+
 /* An entry's keys, each known (else a miss naming the other): 0 or -1. */
 static int
 keys_ok(struct verdict *v, const char *what, const cJSON *w,
@@ -69,7 +97,7 @@ keys_ok(struct verdict *v, const char *what, const cJSON *w,
 		miss(v, "%s: want a mapping", what);
 		return -1;
 	}
-	if ((why = policytest_unknown_key(w, known)) == NULL)
+	if ((why = policytest_expect_keys(w, known)) == NULL)
 		return 0;
 	miss(v, "%s: %s", what, why);
 	free(why);
