@@ -35,6 +35,7 @@ struct cli_opts {
 	struct cli_sim_opts {		/* sim: --nodes, --node-cpu, ... */
 		long		 nodes;
 		const char	*cpu, *memory, *weights, *csv, *svg;
+		const char	*nodes_file, *labels;
 	} sim;
 	struct cli_job_opts {		/* job run */
 		long		 replicas, min;

@@ -5,7 +5,10 @@
  * stdout, --csv FILE for tools (the cluster sampled over time) and --svg
  * PREFIX for people: PREFIX-util.svg (utilisation over time),
  * PREFIX-shares.svg (each queue's share against its deserved share) and
- * PREFIX-wait.svg (the wait-time CDF), SVG written here directly.
+ * PREFIX-wait.svg (the wait-time CDF), SVG written here directly. The
+ * nodes are --nodes alike or a --nodes-file's, labelled (--node-labels
+ * too); the jobs a run left unplaced follow the table with the
+ * scheduler's reason.
  */
 #include <math.h>
 #include <stdio.h>
@@ -113,6 +116,32 @@ table(struct run *runs, int n, const struct sim_trace *tr)
 		    x->r.sessions, x->wall > 0 ? x->r.makespan / x->wall : 0,
 		    x->r.stuck ? "  (jobs left that nothing could place)" :
 		    "");
+	}
+}
+
+/* Each run's jobs still waiting at its end, with the scheduler's reason
+   as `volray explain` gives it. */
+static void
+unplaced(struct run *runs, int n, const struct sim_trace *tr)
+{
+	int i, k;
+
+	for (i = 0; i < n; i++) {
+		const struct sim_result *r = &runs[i].r;
+
+		if (r->nunplaced == 0)
+			continue;
+		printf("\n# %s: %d job%s left unplaced\n", runs[i].label,
+		    r->nunplaced, r->nunplaced == 1 ? "" : "s");
+		for (k = 0; k < r->nunplaced; k++) {
+			const struct sim_unplaced *u = &r->unplaced[k];
+			const struct sim_job *j = &tr->jobs[u->job];
+
+			printf("job-%05d (queue %s, arrived %gs, %d of %d pods "
+			    "of %g cpu waiting): %s: %s\n", u->job, j->queue,
+			    j->arrival, u->pending, j->tasks, j->cpu_m / 1000,
+			    u->reason, u->message);
+		}
 	}
 }
 
@@ -296,8 +325,9 @@ static int
 usage(const char *why)
 {
 	return cli_opt_usage("sim", "%s\nusage: volray sim TRACE [POLICY-DIR...]"
-	    " [--nodes N] [--node-cpu C] [--node-memory M] [--queue-weights "
-	    "Q=W,...] [--csv FILE] [--svg PREFIX]", why);
+	    " [--nodes N] [--node-cpu C] [--node-memory M] [--nodes-file FILE]"
+	    " [--node-labels K=V,...] [--queue-weights Q=W,...] [--csv FILE] "
+	    "[--svg PREFIX]", why);
 }
 
 int
@@ -308,23 +338,39 @@ cli_sim_run(int argc, char **argv)
 	struct sim_nodes nodes;
 	struct run *runs;
 	char *share, *cause = NULL;
-	double x;
+	double cpu, memory;
 	int n, i, rc = CLI_OK;
 
 	if (argc < 1)
 		return usage("sim wants a trace");
-	nodes.count = o->nodes > 0 ? (int)o->nodes : 100;
-	if (quantity_parse(o->cpu ? o->cpu : "32", &x) != 0 || x <= 0)
+	if (o->nodes_file != NULL && o->nodes != 0)
+		return usage("--nodes and --nodes-file: give one");
+	if (o->nodes < 0 || o->nodes > SIM_NODES_MAX)
+		return usage("--nodes: want 1 to 100000");
+	if (quantity_parse(o->cpu ? o->cpu : "32", &cpu) != 0 || cpu <= 0)
 		return usage("--node-cpu: want a quantity");
-	nodes.cpu_m = x * 1000;
-	if (quantity_parse(o->memory ? o->memory : "128Gi", &nodes.memory) !=
-	    0 || nodes.memory <= 0)
+	if (quantity_parse(o->memory ? o->memory : "128Gi", &memory) != 0 ||
+	    memory <= 0)
 		return usage("--node-memory: want a quantity");
+	if ((rc = sim_nodes_make(&nodes, o->nodes_file, o->nodes > 0 ?
+	    (int)o->nodes : 100, cpu * 1000, memory, o->labels, &cause)) !=
+	    0) {
+		if (rc == -2)
+			rc = usage(cause);
+		else {
+			fprintf(stderr, "volray: sim: %s\n", cause);
+			rc = CLI_FAIL;
+		}
+		free(cause);
+		return rc;
+	}
+	rc = CLI_OK;
 	if ((share = share_dir_find(&cause)) == NULL ||
 	    sim_trace_load(argv[0], o->weights, &tr, &cause) != 0) {
 		fprintf(stderr, "volray: sim: %s\n", cause);
 		free(cause);
 		free(share);
+		sim_nodes_free(&nodes);
 		return CLI_FAIL;
 	}
 	log_set_level(LOG_ERROR);
@@ -350,10 +396,17 @@ cli_sim_run(int argc, char **argv)
 		stats(&runs[i], &tr);
 	}
 	if (rc == CLI_OK) {
-		printf("# %d jobs (%d pods) in %d queues on %d nodes of %g cpu, "
-		    "%g GiB\n", tr.njobs, tr.npods, tr.nqueues, nodes.count,
-		    nodes.cpu_m / 1000, nodes.memory / (1 << 30));
+		if (o->nodes_file == NULL)
+			printf("# %d jobs (%d pods) in %d queues on %d nodes of "
+			    "%g cpu, %g GiB\n", tr.njobs, tr.npods,
+			    tr.nqueues, nodes.count, cpu, memory / (1 << 30));
+		else
+			printf("# %d jobs (%d pods) in %d queues on the %d "
+			    "nodes of %s (%g cpu, %g GiB in all)\n", tr.njobs,
+			    tr.npods, tr.nqueues, nodes.count, o->nodes_file,
+			    nodes.cpu_m / 1000, nodes.memory / (1 << 30));
 		table(runs, n, &tr);
+		unplaced(runs, n, &tr);
 		if (o->csv != NULL && write_csv(o->csv, runs, n, &tr) != 0) {
 			fprintf(stderr, "volray: %s: cannot write\n", o->csv);
 			rc = CLI_FAIL;
@@ -368,6 +421,7 @@ cli_sim_run(int argc, char **argv)
 	}
 	free(runs);
 	sim_trace_free(&tr);
+	sim_nodes_free(&nodes);
 	free(share);
 	return rc;
 }

@@ -197,6 +197,11 @@ static const struct cli_opt sim_opts[] = {
 	O("node-cpu", 0, STR, sim.cpu, "QUANTITY", "CPU of each node (32)"),
 	O("node-memory", 0, STR, sim.memory, "QUANTITY",
 	    "memory of each node (128Gi)"),
+	O("nodes-file", 0, STR, sim.nodes_file, "FILE",
+	    "the nodes of FILE (YAML: name, count, cpu, memory, labels; or "
+	    "Node objects) instead"),
+	O("node-labels", 0, STR, sim.labels, "K=V,...",
+	    "labels of every node"),
 	O("queue-weights", 0, STR, sim.weights, "Q=W,...",
 	    "queues' weights (1 each)"),
 	O("csv", 0, STR, sim.csv, "FILE",

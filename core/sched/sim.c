@@ -15,6 +15,8 @@
  * eviction puts it back to Pending (it starts over, as a restarted pod
  * would); a pod that ran its duration leaves, and its job completes with
  * its last pod. The PodGroups' phases come from the session's outcome.
+ * When nothing more can be placed, the jobs still waiting are listed
+ * with the reason explain.c gives them.
  */
 #include <math.h>
 #include <stdio.h>
@@ -26,6 +28,7 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "luahost/luahost.h"
+#include "sched/explain.h"
 #include "sched/policytest.h"
 #include "sched/sched_int.h"
 #include "sched/sim.h"
@@ -115,24 +118,23 @@ model_init(struct model *m, const struct sim_trace *tr,
 	long serial = 1;
 	int i, k, n = 0;
 	char name[64];
+	cJSON *nd;
 
 	memset(m, 0, sizeof *m);
 	m->tr = tr;
 	m->nodes = nodes;
-	m->node_objs = cJSON_CreateArray();
-	for (i = 0; i < nodes->count; i++) {
-		cJSON *o, *st, *c;
+	/* The caller's nodes, with uids and creation times of ours. */
+	m->node_objs = cJSON_Duplicate(nodes->objs, 1);
+	cJSON_ArrayForEach(nd, m->node_objs) {
+		cJSON *md = meta(json_str(nd, "metadata.name"), NULL, 0,
+		    serial++), *old = json_obj(nd, "metadata"), *kv;
 
-		snprintf(name, sizeof name, "sim-%d", i);
-		o = object("v1", "Node", meta(name, NULL, 0, serial++));
-		st = cJSON_AddObjectToObject(o, "status");
-		c = res(nodes->cpu_m, nodes->memory);
-		cJSON_AddStringToObject(c, "pods", "110");
-		cJSON_AddItemToObject(st, "allocatable", c);
-		c = cJSON_AddArrayToObject(st, "conditions");
-		cJSON_AddItemToArray(c, cJSON_Parse(
-		    "{\"type\":\"Ready\",\"status\":\"True\"}"));
-		cJSON_AddItemToArray(m->node_objs, o);
+		cJSON_ArrayForEach(kv, old)
+			if (cJSON_GetObjectItemCaseSensitive(md, kv->string) ==
+			    NULL)
+				cJSON_AddItemToObject(md, kv->string,
+				    cJSON_Duplicate(kv, 1));
+		json_set(nd, "metadata", md);
 	}
 	m->queue_objs = cJSON_CreateArray();
 	for (i = 0; i < tr->nqueues; i++) {
@@ -355,7 +357,7 @@ result_init(struct sim_result *r, const struct sim_trace *tr,
 	r->jobs = xcalloc((size_t)tr->njobs + 1, sizeof *r->jobs);
 	for (i = 0; i < tr->njobs; i++)
 		r->jobs[i].start = r->jobs[i].end = -1;
-	r->total_cpu = nodes->count * nodes->cpu_m;
+	r->total_cpu = nodes->cpu_m;
 }
 
 void
@@ -369,23 +371,38 @@ sim_result_free(struct sim_result *r)
 	}
 	free(r->rows);
 	free(r->jobs);
+	for (i = 0; i < r->nunplaced; i++) {
+		free(r->unplaced[i].reason);
+		free(r->unplaced[i].message);
+	}
+	free(r->unplaced);
 	memset(r, 0, sizeof *r);
+}
+
+/* A session's source at m->now: virtual time, on the clock the jobs'
+   creation stamps use. */
+static void
+source_at(struct model *m, struct sched_source *src)
+{
+	struct sched_source s = { model_list, m, NULL, 0, 1 };
+	char ts[32];
+
+	stamp(ts, m->now);
+	s.now = (double)util_time_parse(ts) + (m->now - (double)(long)m->now);
+	*src = s;
 }
 
 /* One session at m->now; what it changed: binds + evictions. */
 static int
 session(struct model *m, struct policy *pol, struct sim_result *r)
 {
-	struct sched_source src = { model_list, m, NULL, 0, 1 };
+	struct sched_source src;
 	struct sched_outcome out;
 	struct session ss;
 	struct { struct pod *p; const char *node; } *dec;
 	int i, n = 0, changed;
-	char ts[32];
 
-	/* Virtual time, on the clock the jobs' creation stamps use. */
-	stamp(ts, m->now);
-	src.now = (double)util_time_parse(ts) + (m->now - (double)(long)m->now);
+	source_at(m, &src);
 	session_open(&ss, pol, &src);
 	session_run(&ss);
 	dec = xcalloc((size_t)(ss.nbinds + ss.nevicts) + 1, sizeof *dec);
@@ -434,6 +451,59 @@ session(struct model *m, struct policy *pol, struct sim_result *r)
 	sample(m, r);
 	r->sessions++;
 	return changed;
+}
+
+static int
+cmp_unplaced(const void *a, const void *b)
+{
+	return ((const struct sim_unplaced *)a)->job -
+	    ((const struct sim_unplaced *)b)->job;
+}
+
+/*
+ * The jobs still waiting when the run ends, each with the reason and
+ * message explain gives: one more session at that moment (the last one
+ * changed nothing, so this one decides the same), recorded as the
+ * daemon's explain records a session.
+ */
+static void
+left_unplaced(struct model *m, struct policy *pol, struct sim_result *r)
+{
+	struct sched_source src;
+	struct session ss;
+	explain *ex = explain_new(1);
+	int i;
+
+	source_at(m, &src);
+	session_open(&ss, pol, &src);
+	session_run(&ss);
+	explain_record(ex, &ss, (uint64_t)r->sessions + 1);
+	r->unplaced = xcalloc((size_t)ss.njobs + 1, sizeof *r->unplaced);
+	for (i = 0; i < ss.njobs; i++) {
+		const struct s_job *j = ss.jobs[i];
+		struct sim_unplaced *u;
+		cJSON *rec;
+		int k;
+
+		if (j->n[TS_PENDING] == 0 && j->n[TS_PIPELINED] == 0)
+			continue;
+		k = strncmp(j->name, "job-", 4) == 0 ? atoi(j->name + 4) : -1;
+		if (k < 0 || k >= m->tr->njobs)
+			continue;
+		u = &r->unplaced[r->nunplaced++];
+		u->job = k;
+		u->pending = j->n[TS_PENDING] + j->n[TS_PIPELINED];
+		rec = explain_job(ex, j->key);
+		u->reason = xstrdup(json_str(rec, "reason") != NULL ?
+		    json_str(rec, "reason") : "Unknown");
+		u->message = xstrdup(json_str(rec, "message") != NULL ?
+		    json_str(rec, "message") : "");
+		cJSON_Delete(rec);
+	}
+	qsort(r->unplaced, (size_t)r->nunplaced, sizeof *r->unplaced,
+	    cmp_unplaced);
+	session_free(&ss);
+	explain_free(ex);
 }
 
 /* Pods that ran their time leave; their jobs may complete. */
@@ -565,6 +635,8 @@ sim_run(const char *share, const char *dir, const struct sim_trace *tr,
 		}
 	}
 	r->makespan = t;
+	if (m.npending > 0)
+		left_unplaced(&m, pol, r);
 	model_free(&m);
 	policy_free(pol);
 	luahost_free(h);

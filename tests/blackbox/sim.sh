@@ -3,7 +3,8 @@
 # calculation gives; the same trace twice gives the same table; CSV and
 # YAML traces are the same trace; two policy directories side by side;
 # --csv and --svg write well-formed files; a bad trace is refused with the
-# line. No daemon.
+# line; labelled nodes (a nodes file, --node-labels) steer node rules; jobs
+# left unplaced are listed with the scheduler's reason. No daemon.
 . "$(dirname "$0")/lib.sh"
 VR="$top_builddir/volray"
 cd "$WORK"
@@ -70,3 +71,105 @@ case "$out" in *"line 2: tasks"*) ;; *) fail "the refusal names the line: $out" 
 out=$("$VR" sim "$top_srcdir/samples/sim-trace.csv" "$top_srcdir/policies" \
     "$top_srcdir/samples/sim-fifo" --nodes 20) || fail "the README's sample: $out"
 pass "a bad trace is refused with its line; the README's sample runs"
+
+# --- labelled nodes: a node-order rule that prefers a label ---------------
+# small (4 cpu, cost=cheap) and big (8 cpu). A 4-cpu pod at 0 goes to big
+# under the built-in policy (nodeorder prefers the emptier node), so the
+# 8-cpu pod at 1 waits until 10; cheap-first puts the first on small and
+# the second starts at once. A 16-cpu pod fits no node: listed unplaced.
+cat >nodes.yaml <<'YAML'
+- {name: small, cpu: 4, memory: 16Gi, labels: {cost: cheap}}
+- {name: big, cpu: 8, memory: 16Gi}
+YAML
+sed '/labels/s/, labels: {cost: cheap}//' nodes.yaml >plain.yaml
+cat >pick.csv <<'CSV'
+arrival,queue,tasks,cpu,memory,duration
+0,a,1,4,1Gi,10
+1,a,1,8,1Gi,5
+2,a,1,16,1Gi,5
+CSV
+mkdir -p cheap
+cat >cheap/scheduler.yaml <<'YAML'
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}]
+- plugins: [{name: predicates}, {name: nodeorder}, {name: cheap-first}]
+YAML
+cat >cheap/cheap-first.lua <<'LUA'
+local P = {}
+function P.node_order(ssn, task, node)
+  if node.labels.cost == "cheap" then return 1000 end
+  return 0
+end
+return P
+LUA
+out=$("$VR" sim pick.csv "$top_srcdir/policies" cheap --nodes-file nodes.yaml) || fail "sim on nodes.yaml: $out"
+waits() { # the max wait of a policy's row
+	printf '%s\n' "$1" | awk -v p="$2" '$1 == p { print $11 }'
+}
+expect_eq 9 "$(waits "$out" "$top_srcdir/policies")" "the built-in policy's max wait"
+expect_eq 0 "$(waits "$out" cheap)" "cheap-first's max wait (the first pod on the cheap node)"
+out2=$("$VR" sim pick.csv cheap --nodes-file plain.yaml) || fail "sim on plain.yaml: $out2"
+expect_eq 9 "$(waits "$out2" cheap)" "cheap-first without the label"
+case "$out" in *"on the 2 nodes of nodes.yaml (12 cpu, 32 GiB in all)"*) ;;
+*) fail "the header names the nodes file: $out" ;; esac
+for p in "$top_srcdir/policies" cheap; do
+	case "$out" in *"# $p: 1 job left unplaced
+job-00002 (queue a, arrived 2s, 1 of 1 pods of 16 cpu waiting): Unschedulable: 0/2 nodes are available: 2 Insufficient cpu."*) ;;
+	*) fail "$p: the 16-cpu job listed unplaced with its reason: $out" ;; esac
+done
+pass "a nodes file's labels steer a node-order rule; a job no node fits is listed unplaced with its reason"
+
+# --- --node-labels on every node; Node objects as kubectl prints them -----
+mkdir -p gpu
+cat >gpu/scheduler.yaml <<'YAML'
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}]
+- plugins: [{name: predicates}, {name: nodeorder}, {name: gpu-pool}]
+YAML
+cat >gpu/gpu-pool.lua <<'LUA'
+local P = {}
+function P.predicate(ssn, task, node)
+  if node.labels.pool ~= "gpu" then return "node(s) not in the gpu pool" end
+end
+return P
+LUA
+printf 'arrival,queue,tasks,cpu,memory,duration\n0,a,2,1,1Gi,10\n' >two.csv
+out=$("$VR" sim two.csv gpu --nodes 2 --node-cpu 4 --node-memory 8Gi) || fail "sim without labels: $out"
+case "$out" in *"job-00000 (queue a, arrived 0s, 2 of 2 pods of 1 cpu waiting): NotEnoughResources: "*"0/2 nodes are available: 2 node(s) not in the gpu pool."*) ;;
+*) fail "the gang the predicate keeps out, unplaced with the plugin's reason: $out" ;; esac
+out=$("$VR" sim two.csv gpu --nodes 2 --node-cpu 4 --node-memory 8Gi --node-labels zone=a,pool=gpu) ||
+	fail "sim with --node-labels: $out"
+expect_eq "1 1" "$(printf '%s\n' "$out" | awk '$1 == "gpu" { print $2, $3 }')" "--node-labels: the job done"
+case "$out" in *unplaced*) fail "a job unplaced with --node-labels: $out" ;; esac
+cat >kube.yaml <<'YAML'
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata: {name: real-1, labels: {pool: gpu}}
+  status: {allocatable: {cpu: "4", memory: 8Gi}}
+YAML
+out=$("$VR" sim two.csv gpu --nodes-file kube.yaml) || fail "sim on Node objects: $out"
+expect_eq "1 1" "$(printf '%s\n' "$out" | awk '$1 == "gpu" { print $2, $3 }')" "Node objects with their labels"
+pass "--node-labels labels every node; Node objects are taken with their labels"
+
+# --- bad nodes input: refused, saying why --------------------------------
+bad_nodes() { # exit-status want-text args...
+	st=$1 want=$2
+	shift 2
+	if out=$("$VR" sim two.csv "$@" 2>&1); then fail "sim $*: ran: $out"; else rc=$?; fi
+	expect_eq "$st" "$rc" "sim $*: exit status"
+	case "$out" in *"$want"*) ;; *) fail "sim $*: want '$want': $out" ;; esac
+}
+printf -- '- {name: a, cpus: 4}\n' >bad.yaml
+bad_nodes 1 'bad.yaml: node 1: unknown key "cpus" (want name, count, cpu, memory, pods or labels, or a Node object)' --nodes-file bad.yaml
+printf -- '- {name: a}\n- {count: 2, name: a}\n- {name: a-1}\n' >bad.yaml
+bad_nodes 1 'bad.yaml: two nodes named a-1' --nodes-file bad.yaml
+printf -- '- {kind: Pod, metadata: {name: p}}\n' >bad.yaml
+bad_nodes 1 'bad.yaml: node 1: a Pod, not a Node' --nodes-file bad.yaml
+bad_nodes 2 '--node-labels: want key=value,...' --node-labels pool
+bad_nodes 2 '--nodes and --nodes-file: give one' --nodes 3 --nodes-file nodes.yaml
+pass "a bad nodes file or --node-labels is refused, saying why"
