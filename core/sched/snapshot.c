@@ -108,12 +108,15 @@ ours(const cJSON *pod)
 	const char *s = json_str(pod, "spec.schedulerName");
 	int i;
 
-	if (s == NULL || strcmp(s, "default-scheduler") == 0)
-		return take_default;
+	/* The API server's default: a pod without one is the default
+	   scheduler's. A name given (--scheduler-name default-scheduler)
+	   is taken wherever the API is. */
+	if (s == NULL)
+		s = "default-scheduler";
 	for (i = 0; i < nnames; i++)
 		if (strcmp(s, names[i]) == 0)
 			return 1;
-	return 0;
+	return take_default && strcmp(s, "default-scheduler") == 0;
 }
 
 static const char *

@@ -4,7 +4,8 @@
 # gets no ReplicaSet, a virtual Node never turns Ready, no scheduler,
 # controller or node metrics are registered. Bad role lists and flag
 # combinations exit 2 with a message. --metrics-listen serves /readyz and
-# /metrics in plain HTTP. With api,controllers,scheduler,nodes (no ray) a
+# /metrics in plain HTTP. A --roles scheduler against it with
+# --scheduler-name default-scheduler takes the plain pods. With api,controllers,scheduler,nodes (no ray) a
 # Deployment's pods are bound to a virtual node and run.
 . "$(dirname "$0")/lib.sh"
 
@@ -52,6 +53,35 @@ k create configmap fence >/dev/null || fail "create configmap"
 expect_eq "" "$(k get rs -o name)" "ReplicaSets with --roles api"
 expect_eq "" "$(k get node vn1 -o jsonpath='{.status.conditions}')" "vn1's conditions with --roles api"
 pass "--roles api serves the API and reconciles nothing"
+
+# Against this API (a cluster without kube-scheduler), a scheduler told
+# --scheduler-name default-scheduler takes the plain pods, and only the
+# names it was given: volcano's pod, created first, is left alone.
+k apply -f - >/dev/null <<'YAML' || fail "create the pods"
+apiVersion: v1
+kind: Pod
+metadata: {name: vc}
+spec: {schedulerName: volcano, containers: [{name: c, image: busybox}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: plain}
+spec: {containers: [{name: c, image: busybox}]}
+YAML
+"$VOLRAYD" --data-dir "$WORK/s" --kubeconfig "$DATA/kubeconfig" --no-local-node \
+	${SHARE_DIR:+--share-dir "$SHARE_DIR"} --roles scheduler --leader-elect=false \
+	--scheduler-listen off --scheduler-name default-scheduler >>"$WORK/s.log" 2>&1 &
+SPID=$!
+KILL_PIDS="$KILL_PIDS $SPID"
+podsched() {
+	k get pod "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}'
+}
+wait_eq Unschedulable "the plain pod is the scheduler's (vn1 is not Ready)" podsched plain
+expect_eq "" "$(podsched vc)" "volcano's pod, not named, has no word from the scheduler"
+kill "$SPID"
+wait "$SPID" 2>/dev/null || true
+k delete pod vc plain --wait=false >/dev/null
+pass "--scheduler-name default-scheduler against a remote API places the plain pods"
 stop_daemon
 
 # The same data dir with every role but ray: the Deployment is
