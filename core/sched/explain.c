@@ -380,11 +380,8 @@ steps_of(struct session *ss, const struct s_job *j, const char *pending_msg,
 			s = step(steps, "enqueue", "refused");
 			set_str(s, "plugin", j->enq_veto);
 			set_str(s, "message", j->enqueue_msg);
-			*reason = xstrdup("NotEnqueued");
-			*msg = util_printf("%s%s%s%s", j->enqueue_msg ?
-			    j->enqueue_msg : "not admitted", j->enq_veto ?
-			    " (plugin " : "", j->enq_veto ? j->enq_veto : "",
-			    j->enq_veto ? ")" : "");
+			*reason = xstrdup(outcome_enqueue_reason(j));
+			*msg = outcome_enqueue_msg(j);
 		} else
 			step(steps, "enqueue", "admitted earlier");
 	}

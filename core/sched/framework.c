@@ -470,7 +470,16 @@ votes(struct session *ss, struct s_job *j, int ep, char **why)
 		}
 		view_push_job(ss, j);
 		if ((r = framework_call(ss, pl, ep, 1, 2)) == FW_REFUSED) {
+			/* Its error is the reason, not a vote it never
+			   gave. */
 			veto(j, ep, pl->name);
+			if (why != NULL) {
+				free(*why);
+				*why = xstrdup(ss->fail_err[pl -
+				    ss->pol->plugins]);
+			}
+			if (ep == EP_JOB_ENQUEUEABLE)
+				j->enq_failed = 1;
 			return 0;
 		}
 		if (r != 0)

@@ -11,10 +11,12 @@
  *   otherwise              -> Unknown if it was Running, else Inqueue
  *                             when admitted, else Pending
  *
- * with the counts running/succeeded/failed and the gang's condition (or,
- * for a job a plugin's job_valid refused, that plugin's reason and
- * message: what held it back, not what followed from it), and
- * each queue's allocated resources. The caller compares with what is
+ * with the counts running/succeeded/failed and the gang's condition (or
+ * what held the job back, not what followed from it: for a job enqueue
+ * refused, Unschedulable with the reason NotEnqueued, or PluginFailed
+ * when a plugin's failure under failurePolicy Fail was the refusal; for
+ * a job a plugin's job_valid refused, that plugin's reason and message),
+ * and each queue's allocated resources. The caller compares with what is
  * stored and writes only what changed.
  */
 #include <stdio.h>
@@ -105,14 +107,54 @@ set_condition(cJSON *st, const char *type, const char *reason,
 	json_set_str(c, "message", msg);
 }
 
+/* A job admitted now: enqueue's refusal of it is past. */
+static void
+drop_refusal(cJSON *st)
+{
+	cJSON *conds = cJSON_GetObjectItemCaseSensitive(st, "conditions");
+	int i;
+
+	for (i = cJSON_GetArraySize(conds) - 1; i >= 0; i--) {
+		const cJSON *c = cJSON_GetArrayItem(conds, i);
+		const char *type = json_str(c, "type");
+		const char *reason = json_str(c, "reason");
+
+		if (type != NULL && reason != NULL &&
+		    strcmp(type, "Unschedulable") == 0 &&
+		    (strcmp(reason, "NotEnqueued") == 0 ||
+		    strcmp(reason, "PluginFailed") == 0))
+			cJSON_DeleteItemFromArray(conds, i);
+	}
+}
+
 char *
 outcome_invalid_msg(const struct s_job *j)
 {
+	/* A failed plugin's error names it already ("plugin x failed in
+	   job_valid: ..."); any other message gets its name, whatever
+	   words it has. */
 	if (j->invalid_plugin == NULL ||
-	    strstr(j->invalid_msg, j->invalid_plugin) != NULL)
+	    strcmp(j->invalid_reason, "PluginFailed") == 0)
 		return xstrdup(j->invalid_msg);
 	return util_printf("%s%s(plugin %s)", j->invalid_msg,
 	    *j->invalid_msg ? " " : "", j->invalid_plugin);
+}
+
+const char *
+outcome_enqueue_reason(const struct s_job *j)
+{
+	return j->enq_failed ? "PluginFailed" : "NotEnqueued";
+}
+
+char *
+outcome_enqueue_msg(const struct s_job *j)
+{
+	const char *m = j->enqueue_msg != NULL ? j->enqueue_msg :
+	    "not admitted";
+
+	if (j->enq_veto == NULL || j->enq_failed)
+		return xstrdup(m);
+	return util_printf("%s (plugin %s)", m, j->enq_veto);
 }
 
 char *
@@ -131,10 +173,17 @@ outcome_pending_msg(const struct s_task *t)
 	}
 	if (j->queue == NULL)
 		return util_printf("queue %s does not exist", j->queue_name);
+	if (j->pg != NULL && strcmp(j->phase, "Pending") == 0 &&
+	    j->enqueue_msg != NULL) {
+		why = outcome_enqueue_msg(j);
+		msg = util_printf("pod group %s is Pending: %s%s%s", j->name,
+		    j->enq_failed ? outcome_enqueue_reason(j) : "",
+		    j->enq_failed ? ": " : "", why);
+		free(why);
+		return msg;
+	}
 	if (j->pg != NULL && strcmp(j->phase, "Pending") == 0)
-		return util_printf("pod group %s is Pending%s%s", j->name,
-		    j->enqueue_msg ? ": " : "", j->enqueue_msg ?
-		    j->enqueue_msg : "");
+		return util_printf("pod group %s is Pending", j->name);
 	if (j->cond_type != NULL && strcmp(j->cond_type, "Unschedulable") == 0 &&
 	    j->min_member > 1)
 		return util_printf("%s%s%s", j->cond_msg, t->why ? "; " : "",
@@ -154,8 +203,12 @@ outcome_pg_events(const struct s_job *j, outcome_event_fn fn, void *arg)
 	} else if (j->cond_type != NULL &&
 	    strcmp(j->cond_type, "Unschedulable") == 0)
 		fn(arg, j, "Unschedulable", j->cond_msg);
-	if (j->enqueue_msg != NULL)
-		fn(arg, j, "NotEnqueued", j->enqueue_msg);
+	if (j->enqueue_msg != NULL) {
+		char *msg = outcome_enqueue_msg(j);
+
+		fn(arg, j, outcome_enqueue_reason(j), msg);
+		free(msg);
+	}
 }
 
 static cJSON *
@@ -185,13 +238,22 @@ pg_status(struct s_job *j)
 	    j->n[TS_BINDING] + j->n[TS_ALLOCATED]);
 	json_set_num(st, "succeeded", j->n[TS_SUCCEEDED]);
 	json_set_num(st, "failed", j->n[TS_FAILED]);
-	if (j->invalid) {
+	if (j->enqueue_msg != NULL && strcmp(phase, "Pending") == 0) {
+		/* Refused at enqueue: that is what holds it back. */
+		char *msg = outcome_enqueue_msg(j);
+
+		set_condition(st, "Unschedulable", outcome_enqueue_reason(j),
+		    msg);
+		free(msg);
+	} else if (j->invalid) {
 		char *msg = outcome_invalid_msg(j);
 
 		set_condition(st, "Unschedulable", j->invalid_reason, msg);
 		free(msg);
 	} else if (j->cond_type != NULL)
 		set_condition(st, j->cond_type, j->cond_reason, j->cond_msg);
+	else if (j->enqueued)
+		drop_refusal(st);
 	return st;
 }
 

@@ -302,6 +302,8 @@ struct s_job {
 	const char *invalid_plugin;	/* whose job_valid said so */
 	int enqueued;			/* admitted this session */
 	char *enqueue_msg;		/* why enqueue refused it */
+	int enq_failed;			/* ... a plugin failed (failurePolicy
+					   Fail): enqueue_msg is its error */
 	char *cond_type, *cond_reason, *cond_msg;	/* ssn:job_condition */
 	/* For explain.c: what the actions did with it. */
 	int alloc_turn;			/* allocate took it up (1, 2, ...); -n:
@@ -753,6 +755,11 @@ void outcome_free(struct sched_outcome *);
 /* Why a job a plugin's job_valid refused is held back, naming the
    plugin (allocated). */
 char *outcome_invalid_msg(const struct s_job *);
+/* Why enqueue refused a job: NotEnqueued, or PluginFailed when a
+   plugin's failure under failurePolicy Fail was the refusal; and its
+   message, naming the plugin whose vote it was (allocated). */
+const char *outcome_enqueue_reason(const struct s_job *);
+char *outcome_enqueue_msg(const struct s_job *);
 /* A ResourceList in Kubernetes' quantities. */
 cJSON *outcome_res_list(const struct podspec_res *);
 /* Why a pending task waits (its PodScheduled message), or NULL when

@@ -137,7 +137,9 @@ pass "a plugin's traceback: once, the user's file:line and extension point only"
 # condition, the pods' PodScheduled, events, a queue's allocated and a
 # plugin's figures (proportion's deserved); it overrides one plugin's
 # arguments without the tiers; failurePolicy Fail turns an error in
-# job_valid into a rejection.
+# job_valid or job_enqueueable into a rejection whose reason is
+# PluginFailed with the error; a job_valid message ends with the
+# plugin's name even when its words name it.
 Q="$WORK/quota"
 mkdir -p "$Q"
 cat >"$Q/scheduler.yaml" <<'YAML'
@@ -156,7 +158,7 @@ tiers:
 YAML
 cat >"$Q/teamquota.lua" <<'LUA'
 -- Test plugin: the team named in its arguments is over its quota; a
--- job of team boom makes it fail.
+-- job of team boom makes it fail, one of team late at enqueue.
 local P = { arguments = { team = { type = "string", default = "" } } }
 local over
 function P.open(ssn, args) over = args.team end
@@ -166,6 +168,10 @@ function P.job_valid(ssn, job)
     return false, "TeamQuota", "team " .. over .. " is over its quota"
   end
   return true
+end
+function P.job_enqueueable(ssn, job)
+  if job.labels.team == "late" then error("enqueue kaboom") end
+  return 0
 end
 return P
 LUA
@@ -227,6 +233,40 @@ $(pod boom-0 pg-boom 1)
       pg-boom: {reason: PluginFailed, message: "plugin teamquota failed in job_valid"}
     events:
     - {object: queue/root, reason: PluginFailed, message: kaboom}
+- name: an error in job_enqueueable with failurePolicy Fail is the refusal
+  config:
+    actions: "enqueue, allocate"
+    tiers:
+    - plugins:
+      - {name: gang}
+      - {name: teamquota, failurePolicy: Fail}
+  cluster:
+  - $NODE
+  - {kind: PodGroup, metadata: {name: pg-late, labels: {team: late}}, spec: {minMember: 1, minResources: {cpu: "1"}}}
+$(pod late-0 pg-late 1)
+  expect:
+    binds: {}
+    plugin_failures: true
+    podgroups:
+      pg-late: {phase: Pending, condition: Unschedulable, reason: PluginFailed,
+                message: "plugin teamquota failed in job_enqueueable: "}
+    pods:
+      late-0: {status: "False", reason: Unschedulable,
+               message: "pod group pg-late is Pending: PluginFailed: plugin teamquota failed in job_enqueueable"}
+    events:
+    - {object: podgroup/pg-late, reason: PluginFailed, message: "teamquota.lua:14: enqueue kaboom"}
+- name: a message that names the plugin still ends with its name
+  arguments: {teamquota: {team: teamquota}}
+  cluster:
+  - $NODE
+  - {kind: PodGroup, metadata: {name: pg-tq, labels: {team: teamquota}}, spec: {minMember: 1}}
+$(pod tq-0 pg-tq 1)
+  expect:
+    binds: {}
+    podgroups:
+      pg-tq: {reason: TeamQuota, message: "team teamquota is over its quota (plugin teamquota)"}
+    pods:
+      tq-0: {message: "TeamQuota: team teamquota is over its quota (plugin teamquota)"}
 - name: the same error with failurePolicy Ignore (the default) lets it run
   config:
     actions: "enqueue, allocate"
@@ -257,7 +297,7 @@ $(pod boom-0 pg-boom 1)
       qb: {deserved: {cpu: "2", memory: 4Gi}}
 YAML
 out=$("$VR" policy test "$Q" 2>&1) || fail "the quota spec: $out"
-case "$out" in *"5 cases, 0 failed"*) ;; *) fail "the quota spec's summary: $out" ;; esac
+case "$out" in *"7 cases, 0 failed"*) ;; *) fail "the quota spec's summary: $out" ;; esac
 # Each kind of expectation can fail, and says what it got.
 sed -e 's/reason: TeamQuota, message: "team blue/reason: Other, message: "team blue/' \
     -e 's/red-0: {status: "True"}/red-0: {status: "False"}/' \
