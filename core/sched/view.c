@@ -377,6 +377,9 @@ job_refresh(lua_State *L, struct s_job *j)
 	set_int(L, "ready", ready);
 	set_int(L, "valid", ready + j->n[TS_PIPELINED] + j->n[TS_PENDING]);
 	set_int(L, "task_num", j->ntasks);
+	/* Enqueue admits a job (Inqueue) after its view may have been made
+	   (the job order): gang's close must see it admitted. */
+	set_str(L, "phase", j->phase);
 	/* allocated, request, roles: computed again when next read. */
 	for (k = lazy_job; *k != NULL; k++) {
 		lua_pushnil(L);
@@ -402,7 +405,6 @@ push_job_view(struct session *ss, lua_State *L, struct s_job *j)
 			lua_pushnumber(L, (double)util_time_parse(j->created));
 			lua_setfield(L, -2, "created_at");
 		}
-		set_str(L, "phase", j->phase);
 		set_int(L, "priority", j->priority);
 		set_int(L, "min_available", j->min_member);
 		lua_pushboolean(L, j->pg != NULL);
