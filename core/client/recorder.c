@@ -166,7 +166,7 @@ too_similar(recorder *r, const struct recorder_obj *o, const char *type,
 static cJSON *
 new_event(recorder *r, const struct recorder_obj *o, const char *ns,
     const char *evname, const char *type, const char *reason,
-    const char *message, const char *now)
+    const char *message, const char *now, int n)
 {
 	cJSON *ev = cJSON_CreateObject(), *io;
 
@@ -193,13 +193,21 @@ new_event(recorder *r, const struct recorder_obj *o, const char *ns,
 	json_set_str(ev, "reportingComponent", r->component);
 	json_set_str(ev, "firstTimestamp", now);
 	json_set_str(ev, "lastTimestamp", now);
-	json_set_num(ev, "count", 1);
+	json_set_num(ev, "count", n);
 	return ev;
 }
 
 int
 recorder_event(recorder *r, const struct recorder_obj *o, const char *type,
     const char *reason, const char *message, const struct reg_opts *opts)
+{
+	return recorder_event_n(r, o, type, reason, message, 1, opts);
+}
+
+int
+recorder_event_n(recorder *r, const struct recorder_obj *o, const char *type,
+    const char *reason, const char *message, int times,
+    const struct reg_opts *opts)
 {
 	const resource *er = resource_find("", "v1", "events");
 	const char *ns = o->ns != NULL && *o->ns != '\0' ? o->ns : "default";
@@ -229,13 +237,15 @@ recorder_event(recorder *r, const struct recorder_obj *o, const char *type,
 		/* A repeat is the same Event counted again, as client-go's. */
 		double n = cJSON_GetNumberValue(json_at(ev, "count"));
 
-		json_set_num(ev, "count", (n > 0 ? n : 1) + 1);
+		json_set_num(ev, "count", (n > 0 ? n : 1) + (times > 0 ? times :
+		    1));
 		json_set_str(ev, "lastTimestamp", now);
 		if (combined != NULL)
 			json_set_str(ev, "message", message);
 		client_update(r->c, er, ns, evname, ev, opts, &res);
 	} else {
-		ev = new_event(r, o, ns, evname, type, reason, message, now);
+		ev = new_event(r, o, ns, evname, type, reason, message, now,
+		    times > 0 ? times : 1);
 		client_create(r->c, er, ns, ev, opts, &res);
 	}
 	code = res.code;

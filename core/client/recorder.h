@@ -51,5 +51,10 @@ void recorder_obj_of(const cJSON *obj, struct recorder_obj *);
 int recorder_event(recorder *, const struct recorder_obj *o,
     const char *type, const char *reason, const char *message,
     const struct reg_opts *opts);
+/* The same, for n occurrences at once (a caller that writes repeats
+   less often than they happen): the Event's count grows by n. */
+int recorder_event_n(recorder *, const struct recorder_obj *o,
+    const char *type, const char *reason, const char *message, int n,
+    const struct reg_opts *opts);
 
 #endif

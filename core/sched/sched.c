@@ -9,8 +9,10 @@
  * commit, so the API answers between slices), evictions
  * as a DisruptionTarget condition then a graceful delete, nominated
  * nodes, PodScheduled=False with the reason for pods left pending,
- * PodGroup and Queue status, and Warning events (a recorder's, at most
- * one per object and reason a minute). Only what changed is written.
+ * PodGroup and Queue status, and Warning events (a recorder's, written
+ * at most once a minute per object, reason and message -- PluginFailed
+ * once a second -- with the repeats in between added to the Event's
+ * count). Only what changed is written.
  *
  * A session leaves the loop: the loop takes a referenced copy of the
  * versions it will read (nodes, queues, priority classes, PodGroups,
@@ -52,6 +54,8 @@
 #define BIND_WAKE	256		/* binds published before the loop is
 				   woken to write them, mid-session */
 #define EVENT_EVERY_S	60
+#define FAIL_EVENT_EVERY_S 1		/* PluginFailed: one object, few
+					   messages */
 /* FailedScheduling events a session records at most (one per pod whose
    reason to wait changed). */
 #define POD_EVENTS	100
@@ -324,41 +328,66 @@ sweep(struct sched *s)
 /* Applying decisions.                                                 */
 
 /*
- * When an object last got an event of a reason from the scheduler. The
- * recorder folds a repeat into its Event's count, but a repeat is still a
- * write: a PodGroup left Unschedulable would be written every cycle (up
- * to fifty a second). At most one per object and reason a minute.
+ * When an object last got an event of a reason and message from the
+ * scheduler. The recorder folds a repeat into its Event's count, but a
+ * repeat is still a write: a PodGroup left Unschedulable would be written
+ * every cycle (up to fifty a second). At most one write per object,
+ * reason and message a minute (PluginFailed, on the root queue alone, a
+ * second); the repeats in between are counted and the next write adds
+ * them to the Event's count, so that it says how often it happened. A
+ * new message (a changed reason to wait, the policy reloaded) is written
+ * at once.
  */
 struct event_seen {
-	char *key;			/* "ns/name|reason" */
+	char *key;			/* "ns/name|reason|hash of message" */
 	time_t last;
+	int missed;			/* repeats not written since */
 };
+
+static uint32_t
+msg_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
 
 static void
 record_event(struct sched *s, const cJSON *obj, const char *type,
     const char *reason, const char *msg)
 {
 	struct recorder_obj ro;
-	char *key = util_printf("%s/%s|%s", json_str(obj, "metadata.namespace") ?
+	char *key = util_printf("%s/%s|%s|%08x",
+	    json_str(obj, "metadata.namespace") ?
 	    json_str(obj, "metadata.namespace") : "",
-	    json_str(obj, "metadata.name"), reason);
+	    json_str(obj, "metadata.name"), reason, msg_hash(msg));
 	struct event_seen *e = hmap_get(s->events, key);
 	time_t now = time(NULL);
+	int every = strcmp(reason, "PluginFailed") == 0 ? FAIL_EVENT_EVERY_S :
+	    EVENT_EVERY_S, n;
 
 	if (e != NULL) {
 		free(key);
-		if (now - e->last < EVENT_EVERY_S)
+		if (now - e->last < every) {
+			e->missed++;
 			return;
+		}
 	} else {
-		e = xmalloc(sizeof *e);
+		e = xcalloc(1, sizeof *e);
 		e->key = key;
 		hmap_put(s->events, e->key, e);
 	}
 	e->last = now;
+	n = 1 + e->missed;
+	e->missed = 0;
 	recorder_obj_of(obj, &ro);
-	recorder_event(s->rec, &ro, type, reason, msg, NULL);
+	recorder_event_n(s->rec, &ro, type, reason, msg, n, NULL);
 }
 
+/* Forgotten: what was written a minute ago and not repeated since, and
+   after the recorder's window whatever repeats it had. */
 static int
 stale_event(const char *key, void *value, void *arg)
 {
@@ -366,7 +395,8 @@ stale_event(const char *key, void *value, void *arg)
 	struct event_seen ***drop = arg;
 
 	(void)key;
-	if (time(NULL) - e->last >= EVENT_EVERY_S)
+	if (time(NULL) - e->last >= (e->missed > 0 ?
+	    RECORDER_SIMILAR_WINDOW : EVENT_EVERY_S))
 		*(*drop)++ = e;
 	return 0;
 }
