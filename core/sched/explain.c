@@ -1,7 +1,9 @@
 /*
  * Why a job waits, kept for `volray explain` and `volray queue pending`:
  * at the end of each session (on its thread) every job that still has a
- * pending task, or lost one to an eviction, gets a record of what each
+ * pending task (or, a PodGroup not running yet, lacks its pods: a Volcano
+ * Job's before its controller creates them, with the reason
+ * NotEnoughTasks), or lost one to an eviction, gets a record of what each
  * action did with it, and every queue with such jobs the line they wait
  * in. The last N sessions' records are kept in a ring; a record equal to
  * the one the previous session made for the same job is shared, so a
@@ -358,6 +360,24 @@ add_victims(cJSON *s, const struct s_job *j)
 		cJSON_AddNumberToObject(s, "victimsNotListed", j->vnotes_more);
 }
 
+/* A PodGroup that waits for its pods to be created. */
+static int
+lacks_pods(const struct s_job *j)
+{
+	return j->pg != NULL && j->n[TS_PENDING] == 0 &&
+	    j->n[TS_PIPELINED] == 0 && (j->ntasks == 0 ||
+	    j->ntasks < j->min_member) && j->phase != NULL &&
+	    (strcmp(j->phase, "Pending") == 0 ||
+	    strcmp(j->phase, "Inqueue") == 0);
+}
+
+int
+explain_waits(const struct s_job *j)
+{
+	return j->n[TS_PENDING] > 0 || j->n[TS_PIPELINED] > 0 ||
+	    lacks_pods(j);
+}
+
 static cJSON *
 steps_of(struct session *ss, const struct s_job *j, const char *pending_msg,
     char **reason, char **msg)
@@ -444,6 +464,8 @@ steps_of(struct session *ss, const struct s_job *j, const char *pending_msg,
 		}
 	} else if (j->pg != NULL && strcmp(j->phase, "Pending") == 0)
 		step(steps, "allocate", "not taken up: pod group is Pending");
+	else if (lacks_pods(j))
+		step(steps, "allocate", "not taken up: no pods to place");
 	if (j->victims_seen > 0) {
 		char *acts = victim_actions(j->victim_acts);
 
@@ -459,6 +481,14 @@ steps_of(struct session *ss, const struct s_job *j, const char *pending_msg,
 	if (*reason == NULL && pending_msg != NULL) {
 		*reason = xstrdup("Unschedulable");
 		*msg = xstrdup(pending_msg);
+	}
+	if (*reason == NULL && lacks_pods(j)) {
+		/* Volcano's word for fewer pods than the gang needs. */
+		*reason = xstrdup("NotEnoughTasks");
+		*msg = util_printf("pod group %s is %s with %d of its %d pods "
+		    "(minMember): waiting for them to be created", j->name,
+		    j->phase, j->ntasks, j->min_member > 0 ? j->min_member :
+		    1);
 	}
 	if (*reason == NULL) {
 		*reason = xstrdup("Waiting");
@@ -483,11 +513,6 @@ cluster_state(struct session *ss)
 	return o;
 }
 
-static int
-waiting(const struct s_job *j)
-{
-	return j->n[TS_PENDING] > 0 || j->n[TS_PIPELINED] > 0;
-}
 
 static cJSON *
 job_record(struct session *ss, const struct s_job *j, char **reason_out)
@@ -838,7 +863,7 @@ explain_record(explain *ex, struct session *ss, uint64_t no)
 		uint64_t sig;
 		cJSON *o;
 
-		if (!waiting(j) && !evicted[j->idx])
+		if (!explain_waits(j) && !evicted[j->idx])
 			continue;
 		sig = signature(j, evicted[j->idx]);
 		r = prev->jobs != NULL ? hmap_get(prev->jobs, j->key) : NULL;
@@ -854,7 +879,7 @@ explain_record(explain *ex, struct session *ss, uint64_t no)
 		}
 		reasons[j->idx] = r->reason;
 		hmap_put(fresh.jobs, xstrdup(j->key), r);
-		if (waiting(j) && j->queue != NULL)
+		if (explain_waits(j) && j->queue != NULL)
 			line[nline++] = j;
 	}
 	free(evicted);

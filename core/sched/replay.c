@@ -99,7 +99,7 @@ replay_decisions(struct session *ss)
 		const struct s_job *j = ss->jobs[i];
 		cJSON *r, *w;
 
-		if (j->n[TS_PENDING] == 0 && j->n[TS_PIPELINED] == 0)
+		if (!explain_waits(j))
 			continue;
 		if ((r = explain_job(ex, j->key)) == NULL)
 			continue;

@@ -2,6 +2,7 @@
 # volray explain and volray queue pending: why a job waits, from the
 # scheduler's last sessions, for a gang that does not fit, a job kept
 # Pending by its queue's capability, a pod no node's predicates pass, a
+# Volcano Job and a bare PodGroup whose pods are not created yet, a
 # preemption that no victim allows; the same record as JSON at the API's
 # explain path; a queue's waiting jobs in line; a clear 404 for a job
 # that does not wait; --explain-sessions=0 turns it off (503); a Volcano
@@ -128,6 +129,52 @@ case "$(explained pod/picky message)" in
 *"0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector"*) ;;
 *) fail "the predicates' message: $(explained pod/picky message)" ;; esac
 pass "a pod no node's predicates pass: the FitError by reason and node count"
+
+# --- jobs whose pods are not created yet ----------------------------------
+# A Volcano Job's PodGroup waits in its queue like any other job, pods or
+# not: over the small queue's capability it stays Pending, and its
+# controller creates no pod; a bare PodGroup admitted before its pods
+# exist waits for them.
+k apply -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: big}
+spec:
+  minAvailable: 2
+  schedulerName: volcano
+  queue: small
+  tasks:
+  - replicas: 2
+    name: w
+    template:
+      spec:
+        containers: [{name: c, image: busybox, resources: {requests: {cpu: 1}}}]
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: empty}
+spec: {minMember: 2}
+YAML
+big_pg() {
+	k get podgroups -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.ownerReferences[0].name}{"\n"}{end}' |
+	    awk '$2 == "big" { print $1 }'
+}
+i=0
+until pg=$(big_pg) && [ -n "$pg" ]; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "the vcjob big has no PodGroup"; sleep 0.1
+done
+wait_eq NotEnqueued "the podless vcjob's reason" explained "podgroup/$pg" reason
+expect_eq 0 "$(explained "podgroup/$pg" tasks.total)" "its pods"
+expect_eq "" "$(k get pods -l volcano.sh/job-name=big -o name)" "the vcjob's pods"
+out=$("$VR" queue pending small)
+case "$out" in *"default/$pg"*NotEnqueued*) ;; *) fail "queue pending small: $out" ;; esac
+wait_eq NotEnoughTasks "the empty PodGroup's reason" explained podgroup/empty reason
+case "$(explained podgroup/empty message)" in
+*"pod group empty is Inqueue with 0 of its 2 pods"*) ;;
+*) fail "the empty PodGroup's message: $(explained podgroup/empty message)" ;; esac
+k delete podgroup empty >/dev/null
+k delete vcjob big >/dev/null
+pass "a vcjob with no pods and a bare PodGroup without its pods wait in their queues, explained"
 
 # --- a preemption no victim allows ----------------------------------------
 k apply -f - >/dev/null <<'YAML'
