@@ -1,7 +1,8 @@
 /*
  * Tests for the event recorder (client/recorder.c) over a real store and
  * registry, through the embedded client: the same event twice is one Event
- * counted twice; past RECORDER_SIMILAR different messages for one object,
+ * counted twice, and n repeats at once (recorder_event_n) count n; past
+ * RECORDER_SIMILAR different messages for one object,
  * type and reason, the rest go to one combined Event whose count grows
  * (and an earlier message still counts on its own Event); another reason
  * or type is another Event; a cluster-scoped object's Events go to
@@ -194,6 +195,25 @@ test_other_reason(recorder *r)
 }
 
 static void
+test_repeats_at_once(recorder *r)
+{
+	struct recorder_obj o = pod("p9", "uid-p9");
+	cJSON *ev[4];
+	size_t n;
+
+	CHECK(recorder_event_n(r, &o, "Warning", "Failed", "again", 3, NULL) ==
+	    201);
+	CHECK(recorder_event_n(r, &o, "Warning", "Failed", "again", 4, NULL) ==
+	    200);
+	CHECK(recorder_event(r, &o, "Warning", "Failed", "again", NULL) == 200);
+	n = events_of("p9", "Failed", ev, 4);
+	CHECK(n == 1);
+	if (n == 1)
+		CHECK(count_of(ev[0]) == 8);
+	free_all(ev, n);
+}
+
+static void
 test_cluster_scoped(recorder *r)
 {
 	struct recorder_obj o = { "v1", "Node", "", "n1", "uid-n1", NULL };
@@ -245,6 +265,7 @@ main(void)
 	test_similar(r);
 	test_other_reason(r);
 	test_cluster_scoped(r);
+	test_repeats_at_once(r);
 
 	recorder_free(r);
 	client_free(cl);
