@@ -250,6 +250,120 @@ podspec_requests(const cJSON *pod, struct podspec_res *out)
 	out->pods = 1;
 }
 
+/*
+ * Add one ResourceList's cpu and memory (positive amounts only) into
+ * sums[0..1]; a resource named in limits but not in requests counts as
+ * requested too when dflt is given (the API's defaulting of requests from
+ * limits). Sets bit 0 of *found for cpu, bit 1 for memory.
+ */
+static void
+qos_add(const cJSON *list, const cJSON *dflt, double sums[2], int *found)
+{
+	static const char *names[] = { "cpu", "memory" };
+	const cJSON *q;
+	double v;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		q = cJSON_GetObjectItemCaseSensitive(list, names[k]);
+		if (q == NULL && dflt != NULL)
+			q = cJSON_GetObjectItemCaseSensitive(dflt, names[k]);
+		if (q == NULL || quantity_json(q, &v) != 0 || v <= 0)
+			continue;
+		sums[k] += v;
+		*found |= 1 << k;
+	}
+}
+
+/*
+ * What the API defaults a missing pod-level cpu or memory request to when
+ * the pod-level limit is set: the containers' effective request (the sum
+ * of the containers', or the largest init container's if larger) when any
+ * container asks for it, else the limit itself.
+ */
+static cJSON *
+pod_request_defaults(const cJSON *pod)
+{
+	static const char *names[] = { "cpu", "memory" };
+	cJSON *out = cJSON_CreateObject();
+	const cJSON *it, *lim = json_at(pod, "spec.resources.limits"), *q;
+	double sum[2] = { 0, 0 }, init[2] = { 0, 0 }, v;
+	int found, k;
+
+	for (k = 0; k < 2; k++) {
+		found = 0;
+		cJSON_ArrayForEach(it, json_at(pod, "spec.containers")) {
+			double one[2] = { 0, 0 };
+
+			qos_add(json_at(it, "resources.requests"),
+			    json_at(it, "resources.limits"), one, &found);
+			sum[k] += one[k];
+		}
+		cJSON_ArrayForEach(it, json_at(pod, "spec.initContainers")) {
+			double one[2] = { 0, 0 };
+
+			qos_add(json_at(it, "resources.requests"),
+			    json_at(it, "resources.limits"), one, &found);
+			if (one[k] > init[k])
+				init[k] = one[k];
+		}
+		if (found & (1 << k))
+			cJSON_AddNumberToObject(out, names[k],
+			    sum[k] > init[k] ? sum[k] : init[k]);
+		else if ((q = cJSON_GetObjectItemCaseSensitive(lim,
+		    names[k])) != NULL && quantity_json(q, &v) == 0)
+			cJSON_AddNumberToObject(out, names[k], v);
+	}
+	return out;
+}
+
+/*
+ * Kubernetes' ComputePodQOS: only cpu and memory count; BestEffort when
+ * no container (init containers included) requests or limits either;
+ * Guaranteed when every container limits both and the summed requests
+ * equal the summed limits; else Burstable. Pod-level spec.resources, when
+ * set, decide alone (PodLevelResources, on by default since 1.34).
+ */
+const char *
+podspec_qos(const cJSON *pod)
+{
+	static const char *lists[] = { "spec.containers", "spec.initContainers" };
+	const cJSON *podres = json_at(pod, "spec.resources"), *it;
+	double req[2] = { 0, 0 }, lim[2] = { 0, 0 };
+	int rfound = 0, lfound = 0, guaranteed = 1, k, l;
+
+	if (cJSON_GetArraySize(json_at(podres, "requests")) > 0 ||
+	    cJSON_GetArraySize(json_at(podres, "limits")) > 0) {
+		cJSON *dflt = pod_request_defaults(pod);
+
+		qos_add(json_at(podres, "requests"), dflt, req, &rfound);
+		qos_add(json_at(podres, "limits"), NULL, lim, &lfound);
+		guaranteed = lfound == 3;
+		cJSON_Delete(dflt);
+	} else
+		for (l = 0; l < 2; l++)
+			cJSON_ArrayForEach(it, json_at(pod, lists[l])) {
+				const cJSON *cl = json_at(it,
+				    "resources.limits");
+				int cfound = 0;
+
+				qos_add(json_at(it, "resources.requests"), cl,
+				    req, &rfound);
+				qos_add(cl, NULL, lim, &cfound);
+				lfound |= cfound;
+				if (cfound != 3)
+					guaranteed = 0;
+			}
+	if (rfound == 0 && lfound == 0)
+		return "BestEffort";
+	for (k = 0; k < 2 && guaranteed; k++)
+		/* Equal up to the doubles' rounding ("1" and "1000m"). */
+		if (((rfound >> k) & 1) != ((lfound >> k) & 1) ||
+		    fabs(req[k] - lim[k]) > 1e-9 * fabs(lim[k]))
+			guaranteed = 0;
+	return guaranteed ? "Guaranteed" : "Burstable";
+}
+
 void
 podspec_allocatable(const cJSON *node, struct podspec_res *out)
 {

@@ -45,6 +45,11 @@ void podspec_read_list(const cJSON *list, struct podspec_res *r);
 /* The pod's effective requests (pods = 1). */
 void podspec_requests(const cJSON *pod, struct podspec_res *out);
 /*
+ * The pod's QoS class, "Guaranteed", "Burstable" or "BestEffort", as
+ * Kubernetes computes it (kube-apiserver on create, the kubelet after).
+ */
+const char *podspec_qos(const cJSON *pod);
+/*
  * The node's allocatable resources: status.allocatable, else
  * status.capacity, else the annotations volray.io/cpu, volray.io/memory,
  * volray.io/pods (pods default 110).

@@ -280,7 +280,6 @@ const char *podworker_annotation(const struct node_pod *, const char *key);
 
 /* podstatus.c: the status a kubelet would write, and when. */
 /* Guaranteed, Burstable or BestEffort. */
-const char *podstatus_qos(const cJSON *pod);
 /* The pod's status changed: write it in the next flush slice. */
 void podstatus_dirty(struct node_pod *);
 /* The pod is about to be freed: off the list of dirty pods. */

@@ -177,40 +177,6 @@ ctr_status(const struct node_pod *p, const struct node_ctr *c)
 	return s;
 }
 
-/* Guaranteed, Burstable or BestEffort, from requests and limits. */
-const char *
-podstatus_qos(const cJSON *pod)
-{
-	const cJSON *it;
-	int any = 0, guaranteed = 1;
-	const char *keys[] = { "cpu", "memory" };
-	size_t k;
-
-	cJSON_ArrayForEach(it, json_at(pod, "spec.containers")) {
-		const cJSON *req = json_at(it, "resources.requests");
-		const cJSON *lim = json_at(it, "resources.limits");
-
-		if (cJSON_GetArraySize(req) > 0 || cJSON_GetArraySize(lim) > 0)
-			any = 1;
-		for (k = 0; k < 2; k++) {
-			const cJSON *l = cJSON_GetObjectItemCaseSensitive(lim,
-			    keys[k]);
-			const cJSON *r = cJSON_GetObjectItemCaseSensitive(req,
-			    keys[k]);
-			double lv, rv;
-
-			if (l == NULL || quantity_json(l, &lv) != 0) {
-				guaranteed = 0;
-				continue;
-			}
-			if (r != NULL && (quantity_json(r, &rv) != 0 ||
-			    rv != lv))
-				guaranteed = 0;
-		}
-	}
-	return !any ? "BestEffort" : guaranteed ? "Guaranteed" : "Burstable";
-}
-
 static cJSON *
 pod_status(struct node_pod *p, const cJSON *old)
 {

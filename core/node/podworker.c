@@ -90,7 +90,7 @@ podworker_new(struct node *n, const store_obj *o, const cJSON *obj)
 		ctr_init(p, &p->ctrs[i++], it, 0);
 	p->conds = cJSON_CreateObject();
 	podspec_requests(obj, &p->req);
-	snprintf(p->qos, sizeof p->qos, "%s", podstatus_qos(obj));
+	snprintf(p->qos, sizeof p->qos, "%s", podspec_qos(obj));
 	p->ann = cJSON_Duplicate(json_at(obj, "metadata.annotations"), 1);
 	hmap_put(n->pods, p->uid, p);
 	hmap_put(n->m->pods, p->uid, p);

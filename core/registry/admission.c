@@ -317,7 +317,6 @@ pod_mutate(store *st, cJSON *obj, const cJSON *old)
 		default_tolerations(spec);
 		status = json_obj(obj, "status");
 		set_default_str(status, "phase", "Pending");
-		set_default_str(status, "qosClass", "BestEffort");
 		queue_gate(obj, spec, status);
 	}
 }

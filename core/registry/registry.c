@@ -22,6 +22,7 @@
 
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/podspec.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "registry/admission.h"
@@ -492,9 +493,14 @@ registry_create(registry *rg, const resource *r, const char *ns, cJSON *obj,
 		json_del(obj, "status");
 	if ((err = admit(rg, r, obj, NULL, opts)) != NULL)
 		goto failed;
-	if (r->builtin && strcmp(r->store_key, "pods") == 0 &&
-	    (err = limitrange_admit_pod(rg->st, ns, obj)) != NULL)
-		goto failed;
+	if (r->builtin && strcmp(r->store_key, "pods") == 0) {
+		if ((err = limitrange_admit_pod(rg->st, ns, obj)) != NULL)
+			goto failed;
+		/* After the LimitRange's defaults, as kube-apiserver's
+		   PrepareForCreate follows the mutating admission. */
+		json_set_str(json_obj(obj, "status"), "qosClass",
+		    podspec_qos(obj));
+	}
 	if ((err = quota_admit(rg->st, r, ns, obj)) != NULL)
 		goto failed;
 	if ((err = admit_hook(rg, r, ns, NULL, obj, opts)) != NULL)

@@ -2,7 +2,8 @@
 # Pod admission and pod subresources: priorityClassName -> spec.priority
 # (and the global default), default schedulerName and restartPolicy,
 # pods/binding (201, then 409), pods/log (empty before any runtime writes,
-# then the file's content with tailLines), and chunked lists.
+# then the file's content with tailLines), chunked lists, and status.qosClass
+# on create (init containers, pod-level resources, LimitRange defaults).
 . "$(dirname "$0")/lib.sh"
 start_daemon
 P="$API/api/v1/namespaces/default/pods"
@@ -39,6 +40,67 @@ expect_eq "default-scheduler Always ClusterFirst IfNotPresent" \
 	"pod defaults"
 expect_eq Pending "$(k get pod hi -o jsonpath='{.status.phase}')" "created Pending"
 pass "admission: priority classes, scheduler name, pod defaults"
+
+# QoS class on create, before any node: kube-apiserver's ComputePodQOS.
+k apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: q-req}
+spec:
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: 100m}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: q-guar}
+spec:
+  initContainers: [{name: i, image: busybox, resources: {limits: {cpu: "1", memory: 64Mi}}}]
+  containers:
+  - {name: a, image: busybox, resources: {limits: {cpu: 500m, memory: 64Mi}}}
+  - {name: b, image: busybox, resources: {requests: {cpu: "1", memory: 1Gi}, limits: {cpu: 1000m, memory: 1Gi}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: q-init}
+spec:
+  initContainers: [{name: i, image: busybox, resources: {requests: {cpu: 100m}}}]
+  containers: [{name: a, image: busybox, resources: {limits: {cpu: 500m, memory: 64Mi}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: q-podlevel}
+spec:
+  resources: {limits: {cpu: "2", memory: 1Gi}}
+  containers: [{name: a, image: busybox}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: q-podlevel-req}
+spec:
+  resources: {limits: {cpu: "2", memory: 1Gi}}
+  containers: [{name: a, image: busybox, resources: {requests: {cpu: 100m}}}]
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: qlr}
+---
+apiVersion: v1
+kind: LimitRange
+metadata: {name: lr, namespace: qlr}
+spec:
+  limits: [{type: Container, default: {cpu: 200m, memory: 128Mi}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: q-lr, namespace: qlr}
+spec:
+  containers: [{name: c, image: busybox}]
+YAML
+for pq in q-req:Burstable q-guar:Guaranteed q-init:Burstable \
+    q-podlevel:Guaranteed q-podlevel-req:Burstable plain:BestEffort; do
+	expect_eq "${pq#*:}" "$(k get pod "${pq%%:*}" -o jsonpath='{.status.qosClass}')" "qosClass of ${pq%%:*}"
+done
+expect_eq Guaranteed "$(k -n qlr get pod q-lr -o jsonpath='{.status.qosClass}')" "qosClass after LimitRange defaults"
+pass "qosClass computed on create: Burstable, Guaranteed, BestEffort"
 
 bind() {
 	curl -s -o "$WORK/bind.json" -w '%{http_code}' -XPOST "$P/$1/binding" \
