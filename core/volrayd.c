@@ -800,6 +800,7 @@ start_api(struct daemon *d, char **cause)
 	api_set_reload(d->api, reload, d);
 	api_set_authn(d->api, d->authn);
 	api_set_authorizer(d->api, d->rbac);
+	api_set_client(d->api, d->client);
 	d->limits = limits_new(&lc);
 	api_set_limits(d->api, d->limits);
 	if (http_server_listen(d->loop, d->f.host, d->f.port, api_handle,

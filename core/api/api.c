@@ -81,6 +81,13 @@ api_set_server(api *a, http_server *srv)
 }
 
 void
+api_set_client(api *a, struct client *c)
+{
+	a->client = c;
+	apiservice_avail_start(a);
+}
+
+void
 api_set_authn(api *a, authn *au)
 {
 	a->authn = au;
@@ -375,7 +382,8 @@ handle_special(api *a, http_req *req, struct route *rt, const char *path)
 			not_found(req, rt, path);
 		return;
 	}
-	if ((doc = discovery_document(path)) != NULL) {
+	if ((doc = apiservice_discovery(a, path,
+	    discovery_document(path))) != NULL) {
 		reply_json(req, rt, 200, doc);
 		return;
 	}
@@ -465,20 +473,22 @@ dispatch(api *a, http_req *req, struct route *rt, int watch)
 		return;
 	}
 	if (rt->r->computed) {
-		/* metrics.k8s.io, APIServices: get and list, nothing else. */
-		int apis = strcmp(rt->r->group, "apiregistration.k8s.io") == 0;
-
+		/* metrics.k8s.io: get and list, nothing else. */
 		if ((strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) ||
 		    watch || http_query_bool(req->query, "watch", 0))
 			reply_status(req, rt, status_error(405,
 			    "MethodNotAllowed", "the server does not allow "
 			    "this method on the requested resource"));
 		else if (rt->name == NULL)
-			(apis ? apiservice_list : metricsapi_list)(a, req, rt);
+			metricsapi_list(a, req, rt);
 		else
-			(apis ? apiservice_get : metricsapi_get)(a, req, rt);
+			metricsapi_get(a, req, rt);
 		return;
 	}
+	/* APIServices: the Local ones are answered there, not stored. */
+	if (strcmp(rt->r->store_key, "apiservices.apiregistration.k8s.io") ==
+	    0 && apiservice_serve(a, req, rt, watch))
+		return;
 	if (is_stream_sub(rt) && rt->name != NULL) {
 		podstream_serve(a, req, rt);
 		return;
@@ -575,6 +585,10 @@ api_handle(http_req *req, void *arg)
 			explaininfo_get(a, req, &rt);
 		return;
 	}
+	/* An aggregated group-version: its server answers. */
+	if (n >= 3 && strcmp(seg[0], "apis") == 0 &&
+	    apiservice_proxy(a, req, &rt, seg[1], seg[2]))
+		return;
 	if (n >= 3 && strcmp(seg[0], "api") == 0) {
 		group = "";
 		version = seg[1];

@@ -26,6 +26,12 @@ void api_set_ready(api *, int ready);
 void api_set_draining(api *, int draining);
 void api_set_server(api *, http_server *);
 /*
+ * The client the API's own writes go through (borrowed): the status of
+ * stored APIServices, which a timer set here starts checking.
+ */
+struct client;
+void api_set_client(api *, struct client *);
+/*
  * Authenticate every request except /healthz, /livez, /readyz and
  * /version with a (borrowed); without one every request is anonymous and
  * allowed (unit tests only: volrayd always sets one).

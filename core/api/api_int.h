@@ -50,6 +50,8 @@ struct api {
 	struct sched *policy_sched;
 	api_history_fn history;		/* the Ray job history, or NULL */
 	void *history_arg;
+	struct client *client;		/* apiservice_avail.c's writes */
+	struct apiservice_avail *avail;
 };
 
 /* One parsed request for an object or a collection. */
@@ -119,12 +121,46 @@ void nodeproxy_forward(api *, http_req *, struct route *, const char *node,
    (https://HOST:PORT), with the same credentials: the scheduler's. */
 void nodeproxy_forward_url(api *, http_req *, struct route *,
     const char *base, const char *path);
+/* nodeproxy.c: the same through client hc (its credentials), with more
+   request headers ("Name: value", NULL-terminated; may be NULL). */
+void nodeproxy_forward_with(api *, http_req *, struct route *,
+    struct hclient *hc, const char *base, const char *path,
+    const char *const *headers);
 /* metricsapi.c: metrics.k8s.io NodeMetrics and PodMetrics. */
 void metricsapi_get(api *, http_req *, struct route *);
 void metricsapi_list(api *, http_req *, struct route *);
-/* apiservice.c: apiregistration.k8s.io APIServices, read-only. */
-void apiservice_get(api *, http_req *, struct route *);
-void apiservice_list(api *, http_req *, struct route *);
+/*
+ * apiservice.c: apiregistration.k8s.io APIServices. 1 when it answered
+ * the request (a list, a Local one's get, a write to a Local one
+ * refused); 0 leaves it to the stored path.
+ */
+int apiservice_serve(api *, http_req *, struct route *, int watch);
+/*
+ * apiservice.c: a request under /apis/GROUP/VERSION of a stored
+ * service-backed APIService, proxied to its server (1), or 0.
+ */
+int apiservice_proxy(api *, http_req *, struct route *, const char *group,
+    const char *version);
+/*
+ * apiservice.c: discovery with the stored service-backed APIServices'
+ * groups: doc (the local document of path, or NULL) completed, or a new
+ * one; NULL when path has none.
+ */
+cJSON *apiservice_discovery(api *, const char *path, cJSON *doc);
+/* apiservice_avail.c: the checker of stored APIServices' status. */
+void apiservice_avail_start(api *);
+/*
+ * apiservice_avail.c: the base URL ("https://IP:PORT") of a service-backed
+ * APIService's server, 0; or -1 with kube-aggregator's reason and message
+ * for the Available condition. sig (may be NULL) gets the revisions of the
+ * objects it read.
+ */
+int apiservice_backend(api *, const cJSON *as, char *base, size_t n,
+    const char **reason, char *msg, size_t msgn, char *sig, size_t sign);
+/* apiservice_avail.c: the client of a stored service-backed APIService,
+   trusting what it says (made again when its caBundle or
+   insecureSkipTLSVerify changed); NULL when libcurl refuses. */
+struct hclient *apiservice_client(api *, const cJSON *as);
 /* policyinfo.c: GET /apis/volray.io/v1/policy. */
 void policyinfo_get(api *, http_req *, struct route *);
 /* explaininfo.c: GET /apis/volray.io/v1/explain/...: why a job waits. */

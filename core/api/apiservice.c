@@ -1,12 +1,16 @@
 /*
- * apiregistration.k8s.io/v1 APIServices, read-only: one for each
- * group-version this server serves (v1., v1.apps, v1beta1.metrics.k8s.io,
- * the CRDs' groups), made when asked from the resource registry, as
- * kube-apiserver's aggregator lists its local APIServices. Every one is
- * Local (served in this process, spec.service null) and Available. The
- * priorities are kube-apiserver's for the groups it has, 1000 and 100 for
- * the others, as it gives CRD groups. get and list only: nothing is
- * stored, so nothing can be written or watched.
+ * apiregistration.k8s.io/v1 APIServices, as kube-apiserver's aggregator
+ * serves them: the ones users write are stored (registry: admission in
+ * registry/admission_apiservice.c; status by apiservice_avail.c); beside
+ * them, one Local APIService for each group-version this server serves
+ * (v1., v1.apps, v1beta1.metrics.k8s.io, the CRDs' groups), made when
+ * asked from the resource registry and never stored, as the aggregator's
+ * autoregistration keeps its local ones. Every Local one is Available,
+ * spec.service null. The priorities are kube-apiserver's for the groups
+ * it has, 1000 and 100 for the others, as it gives CRD groups. A list
+ * holds both, in name order; a get of a Local name answers it; a write to
+ * one is refused (409), where kube-apiserver would write it and then put
+ * its own back. A watch sees the stored ones only.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +21,11 @@
 #include "api/reply.h"
 #include "api/table.h"
 #include "lib/json.h"
+#include "lib/selector.h"
+#include "registry/admission.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
+#include "net/http.h"
 #include "registry/resource.h"
 #include "registry/status.h"
 
@@ -36,6 +44,8 @@ static const struct {
 	{ "discovery.k8s.io", 16200, 15 },
 	{ "metrics.k8s.io", 100, 100 },
 };
+
+#define APISERVICES	"apiservices.apiregistration.k8s.io"
 
 static char started[32];
 
@@ -100,67 +110,299 @@ nth_gv(int i)
 	return resource_at(i);
 }
 
-void
-apiservice_get(api *a, http_req *req, struct route *rt)
+/* Order list items by metadata.name. */
+static int
+by_name(const void *a, const void *b)
 {
-	const resource *r;
-	char name[512];
-	int i;
+	const cJSON *x = *(const cJSON *const *)a;
+	const cJSON *y = *(const cJSON *const *)b;
 
-	(void)a;
-	rt->verb = "get";
-	for (i = 0; i < resource_count(); i++) {
-		if ((r = nth_gv(i)) == NULL)
-			continue;
-		snprintf(name, sizeof name, "%s.%s", r->version, r->group);
-		if (strcmp(name, rt->name) == 0) {
-			cJSON *o = item(r);
-
-			if (reply_wants_table(req)) {
-				cJSON *t = table_new(rt->r, "");
-
-				table_add_row(t, rt->r, o, TABLE_METADATA);
-				cJSON_Delete(o);
-				o = t;
-			}
-			reply_json(req, rt, 200, o);
-			return;
-		}
-	}
-	reply_status(req, rt, status_error(404, "NotFound", "%s \"%s\" not "
-	    "found", resource_qualified(rt->r), rt->name));
+	return strcmp(json_str(x, "metadata.name"),
+	    json_str(y, "metadata.name"));
 }
 
-void
-apiservice_list(api *a, http_req *req, struct route *rt)
+/* The stored ones and the Local ones not shadowed by a stored name. */
+static void
+list(api *a, http_req *req, struct route *rt)
 {
-	cJSON *list, *items, *t = NULL;
+	store_obj *const *objs;
+	cJSON **v = NULL, *out, *items, *t = NULL;
 	const resource *r;
-	int i;
+	selector *labels = NULL, *fields = NULL;
+	char *ls = http_query_get(req->query, "labelSelector"), *cause = NULL;
+	char *fs = http_query_get(req->query, "fieldSelector");
+	char rv[32], name[512];
+	size_t n, i, nv = 0;
+	int j;
 
-	(void)a;
 	rt->verb = "list";
-	list = cJSON_CreateObject();
-	cJSON_AddStringToObject(list, "kind", "APIServiceList");
-	cJSON_AddStringToObject(list, "apiVersion", "apiregistration.k8s.io/v1");
-	json_obj(list, "metadata");
-	items = cJSON_AddArrayToObject(list, "items");
-	if (reply_wants_table(req))
-		t = table_new(rt->r, "");
-	for (i = 0; i < resource_count(); i++) {
-		if ((r = nth_gv(i)) == NULL)
+	if ((ls != NULL && *ls &&
+	    (labels = selector_parse_labels(ls, &cause)) == NULL) ||
+	    (fs != NULL && *fs &&
+	    (fields = selector_parse_fields(fs, &cause)) == NULL)) {
+		reply_status(req, rt, status_bad_request("%s: %s", labels ==
+		    NULL && ls != NULL && *ls ? "unable to parse requirement" :
+		    "invalid field selector", cause ? cause : ""));
+		free(cause);
+		free(ls);
+		free(fs);
+		selector_free(labels);
+		return;
+	}
+	free(ls);
+	free(fs);
+	snprintf(rv, sizeof rv, "%llu", (unsigned long long)store_rev(a->st));
+	n = store_list(a->st, rt->r->store_key, NULL, &objs);
+	v = xreallocarray(NULL, n + (size_t)resource_count() + 1, sizeof *v);
+	for (i = 0; i < n; i++)
+		v[nv++] = store_obj_tree(objs[i]);
+	for (j = 0; j < resource_count(); j++) {
+		if ((r = nth_gv(j)) == NULL)
 			continue;
+		snprintf(name, sizeof name, "%s.%s", r->version, r->group);
+		if (store_get(a->st, rt->r->store_key, "", name) == NULL)
+			v[nv++] = item(r);
+	}
+	qsort(v, nv, sizeof *v, by_name);
+	out = cJSON_CreateObject();
+	cJSON_AddStringToObject(out, "kind", "APIServiceList");
+	cJSON_AddStringToObject(out, "apiVersion", "apiregistration.k8s.io/v1");
+	cJSON_AddStringToObject(json_obj(out, "metadata"), "resourceVersion",
+	    rv);
+	items = cJSON_AddArrayToObject(out, "items");
+	if (reply_wants_table(req))
+		t = table_new(rt->r, rv);
+	for (i = 0; i < nv; i++) {
+		if ((labels != NULL && !selector_match_labels(labels,
+		    json_at(v[i], "metadata.labels"))) || (fields != NULL &&
+		    !selector_match_fields(fields, v[i]))) {
+			cJSON_Delete(v[i]);
+			continue;
+		}
 		if (t != NULL) {
-			cJSON *o = item(r);
+			table_add_row(t, rt->r, v[i], TABLE_METADATA);
+			cJSON_Delete(v[i]);
+		} else
+			cJSON_AddItemToArray(items, v[i]);
+	}
+	free(v);
+	selector_free(labels);
+	selector_free(fields);
+	if (t != NULL) {
+		cJSON_Delete(out);
+		out = t;
+	}
+	reply_json(req, rt, 200, out);
+}
+
+int
+apiservice_serve(api *a, http_req *req, struct route *rt, int watch)
+{
+	const char *m = req->method;
+	int get = strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0;
+	const resource *r;
+
+	watch = watch || http_query_bool(req->query, "watch", 0);
+	if (rt->name == NULL) {
+		if (!get || watch)
+			return 0;
+		list(a, req, rt);
+		return 1;
+	}
+	if ((r = admission_apiservice_local(rt->name)) == NULL ||
+	    store_get(a->st, rt->r->store_key, "", rt->name) != NULL ||
+	    (get && watch))
+		return 0;
+	if (get) {
+		cJSON *o = item(r);
+
+		rt->verb = "get";
+		if (rt->sub != NULL && strcmp(rt->sub, "status") != 0) {
+			cJSON_Delete(o);
+			return 0;
+		}
+		if (reply_wants_table(req)) {
+			cJSON *t = table_new(rt->r, "");
 
 			table_add_row(t, rt->r, o, TABLE_METADATA);
 			cJSON_Delete(o);
-		} else
-			cJSON_AddItemToArray(items, item(r));
+			o = t;
+		}
+		reply_json(req, rt, 200, o);
+		return 1;
 	}
-	if (t != NULL) {
-		cJSON_Delete(list);
-		list = t;
+	rt->verb = strcmp(m, "DELETE") == 0 ? "delete" : "update";
+	reply_status(req, rt, status_error(409, "Conflict", "Operation cannot "
+	    "be fulfilled on %s \"%s\": served by this server itself (a "
+	    "Local APIService, not stored): it cannot be created, replaced or "
+	    "deleted", resource_qualified(rt->r), rt->name));
+	return 1;
+}
+
+/* The stored APIService version.group if it has a service, or NULL. */
+static cJSON *
+remote_of(api *a, const char *group, const char *version)
+{
+	char name[512];
+	const store_obj *o;
+	cJSON *as;
+
+	snprintf(name, sizeof name, "%s.%s", version, group);
+	/* Every request under /apis asks: the store first, it is cheaper. */
+	if ((o = store_get(a->st, APISERVICES, "", name)) == NULL ||
+	    admission_apiservice_local(name) != NULL)
+		return NULL;
+	as = store_obj_tree(o);
+	if (!cJSON_IsObject(json_at(as, "spec.service"))) {
+		cJSON_Delete(as);
+		return NULL;
 	}
-	reply_json(req, rt, 200, list);
+	return as;
+}
+
+int
+apiservice_proxy(api *a, http_req *req, struct route *rt, const char *group,
+    const char *version)
+{
+	const char *hdr[API_MAX_GROUPS + 3];
+	char *lines[API_MAX_GROUPS + 2], base[400], msg[1024], *path;
+	const char *reason;
+	cJSON *as;
+	size_t nl = 0, i;
+	int g;
+
+	if ((as = remote_of(a, group, version)) == NULL)
+		return 0;
+	rt->verb = "proxy";
+	if (a->authn != NULL && rt->user == NULL) {
+		reply_status(req, rt, status_error(401, "Unauthorized",
+		    "Unauthorized"));
+		goto done;
+	}
+	if (!json_condition_true(as, "Available")) {
+		reply_status(req, rt, status_error(503, "ServiceUnavailable",
+		    "the server is currently unable to handle the request "
+		    "(APIService %s is not available)", json_str(as,
+		    "metadata.name")));
+		goto done;
+	}
+	if (apiservice_backend(a, as, base, sizeof base, &reason, msg,
+	    sizeof msg, NULL, 0) != 0) {
+		reply_status(req, rt, status_error(503, "ServiceUnavailable",
+		    "service unavailable: %s", msg));
+		goto done;
+	}
+	/* Who asks, as kube-aggregator tells the server it proxies to. */
+	if (rt->user != NULL) {
+		lines[nl++] = util_printf("X-Remote-User: %s", rt->user->name);
+		for (g = 0; g < rt->user->ngroups && nl < API_MAX_GROUPS + 1;
+		    g++)
+			lines[nl++] = util_printf("X-Remote-Group: %s",
+			    rt->user->groups[g]);
+	}
+	for (i = 0; i < nl; i++)
+		hdr[i] = lines[i];
+	hdr[nl] = NULL;
+	path = util_printf("%s%s%s", req->path, *req->query ? "?" : "",
+	    req->query);
+	nodeproxy_forward_with(a, req, rt, apiservice_client(a, as), base,
+	    path, hdr);
+	free(path);
+	for (i = 0; i < nl; i++)
+		free(lines[i]);
+done:
+	cJSON_Delete(as);
+	return 1;
+}
+
+/* Whether version.group is a stored APIService with a service. */
+static int
+is_remote(api *a, const char *group, const char *version)
+{
+	cJSON *as = remote_of(a, group, version);
+
+	cJSON_Delete(as);
+	return as != NULL;
+}
+
+/*
+ * Add group/version to a group list's entry (made when missing); the
+ * version of the highest priority is the preferred one, as
+ * kube-aggregator sorts them (a local group keeps its own).
+ */
+static void
+add_version(cJSON *groups, const char *group, const char *version, int prio)
+{
+	cJSON *g = NULL, *it, *v, *best;
+	char gv[600];
+
+	cJSON_ArrayForEach(it, groups)
+		if (strcmp(json_str(it, "name") ? json_str(it, "name") : "",
+		    group) == 0)
+			g = it;
+	if (g == NULL) {
+		g = cJSON_CreateObject();
+		cJSON_AddStringToObject(g, "name", group);
+		cJSON_AddArrayToObject(g, "versions");
+		cJSON_AddNumberToObject(g, "\001prio", -1);
+		cJSON_AddItemToArray(groups, g);
+	}
+	snprintf(gv, sizeof gv, "%s/%s", group, version);
+	cJSON_ArrayForEach(it, json_at(g, "versions"))
+		if (strcmp(json_str(it, "groupVersion"), gv) == 0)
+			return;
+	v = cJSON_CreateObject();
+	cJSON_AddStringToObject(v, "groupVersion", gv);
+	cJSON_AddStringToObject(v, "version", version);
+	cJSON_AddItemToArray(json_at(g, "versions"), v);
+	best = cJSON_GetObjectItemCaseSensitive(g, "\001prio");
+	if (best != NULL && prio > best->valueint) {
+		cJSON_SetNumberValue(best, prio);
+		json_set(g, "preferredVersion", cJSON_Duplicate(v, 1));
+	}
+}
+
+cJSON *
+apiservice_discovery(api *a, const char *path, cJSON *doc)
+{
+	store_obj *const *objs;
+	char group[256];
+	cJSON *groups, *g;
+	size_t n, i;
+	int one = 0;
+
+	if (strcmp(path, "/apis") != 0 && strcmp(path, "/apis/") != 0) {
+		/* /apis/GROUP of a group no local resource has. */
+		if (doc != NULL || sscanf(path, "/apis/%255[^/]", group) != 1 ||
+		    strchr(path + 6, '/') != NULL)
+			return doc;
+		one = 1;
+	}
+	n = store_list(a->st, APISERVICES, NULL, &objs);
+	if (n == 0)
+		return doc;
+	groups = one ? cJSON_CreateArray() : json_at(doc, "groups");
+	for (i = 0; i < n; i++) {
+		cJSON *as = store_obj_tree(objs[i]);
+		const char *gr = json_str(as, "spec.group");
+		const char *ver = json_str(as, "spec.version");
+		const cJSON *vp = json_at(as, "spec.versionPriority");
+
+		if (gr != NULL && ver != NULL && *gr &&
+		    (!one || strcmp(gr, group) == 0) && is_remote(a, gr, ver))
+			add_version(groups, gr, ver, cJSON_IsNumber(vp) ?
+			    vp->valueint : 0);
+		cJSON_Delete(as);
+	}
+	cJSON_ArrayForEach(g, groups)
+		cJSON_DeleteItemFromObjectCaseSensitive(g, "\001prio");
+	if (!one)
+		return doc;
+	g = cJSON_DetachItemFromArray(groups, 0);
+	cJSON_Delete(groups);
+	if (g == NULL)
+		return NULL;
+	cJSON_AddStringToObject(g, "kind", "APIGroup");
+	cJSON_AddStringToObject(g, "apiVersion", "v1");
+	return g;
 }

@@ -199,16 +199,23 @@ void
 nodeproxy_forward_url(api *a, http_req *req, struct route *rt,
     const char *base, const char *path)
 {
+	nodeproxy_forward_with(a, req, rt, node_client(a), base, path, NULL);
+}
+
+void
+nodeproxy_forward_with(api *a, http_req *req, struct route *rt, hclient *hc,
+    const char *base, const char *path, const char *const *headers)
+{
 	struct hclient_call call;
-	hclient *hc = node_client(a);
 	const char *ct = http_req_header(req, "Content-Type");
 	const char *accept = http_req_header(req, "Accept");
 	char *err = NULL;
 	struct fwd *f;
 
+	(void)a;
 	if (hc == NULL) {
 		reply_status(req, rt, status_error(500, "InternalError",
-		    "no client for the nodes' endpoints"));
+		    "no client for %s", base));
 		return;
 	}
 	f = xcalloc(1, sizeof *f);
@@ -226,6 +233,7 @@ nodeproxy_forward_url(api *a, http_req *req, struct route *rt,
 	}
 	call.content_type = ct;
 	call.accept = accept;
+	call.headers = headers;
 	if ((f->hr = hclient_start(hc, &call, on_data, on_done, f,
 	    &err)) == NULL) {
 		reply_status(req, rt, status_error(500, "InternalError",

@@ -525,6 +525,8 @@ admission_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
 		return;
 	else if (strcmp(k, "pods") == 0)
 		pod_mutate(st, obj, old);
+	else if (strcmp(k, "apiservices.apiregistration.k8s.io") == 0)
+		admission_apiservice_mutate(obj, old);
 	else if (strcmp(k, "deployments.apps") == 0)
 		deployment_mutate(obj);
 	else if (strcmp(k, "replicasets.apps") == 0) {
@@ -630,6 +632,8 @@ admission_validate(store *st, const resource *r, const cJSON *obj,
 		admission_rbac_validate(r, obj, old, causes);
 	else if (admission_workload_validate(r, obj, old, causes))
 		return;
+	else if (strcmp(k, "apiservices.apiregistration.k8s.io") == 0)
+		admission_apiservice_validate(obj, old, causes);
 	else if (strcmp(k, "pods") == 0) {
 		podtemplate_check(json_at(obj, "spec"), "spec", causes, 0);
 		if (old != NULL)

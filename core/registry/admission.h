@@ -40,6 +40,17 @@ int admission_volcano_validate(store *, const resource *, const cJSON *obj,
     const cJSON *old, cJSON *causes);
 char *admission_volcano_delete(store *, const resource *, const char *name);
 /*
+ * APIServices (admission_apiservice.c): kube-aggregator's defaults,
+ * create-time status and validation; a name of a group-version this
+ * server serves is refused.
+ */
+void admission_apiservice_mutate(cJSON *obj, const cJSON *old);
+void admission_apiservice_validate(const cJSON *obj, const cJSON *old,
+    cJSON *causes);
+/* The descriptor of the served group-version named "version.group"
+   (a Local APIService's name), or NULL. */
+const resource *admission_apiservice_local(const char *name);
+/*
  * The tolerationSeconds of the not-ready and unreachable tolerations every
  * new pod gets (--default-not-ready-toleration-seconds and
  * --default-unreachable-toleration-seconds; 300 each by default).

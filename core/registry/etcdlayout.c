@@ -7,7 +7,8 @@
  *                    the group (deployments, leases, clusterroles), with
  *                    kube's historical directories: services/specs,
  *                    services/endpoints, minions (nodes), controllers
- *                    (replicationcontrollers)
+ *                    (replicationcontrollers), and APIServices under
+ *                    apiregistration.k8s.io/apiservices as kube's
  *   custom resources PREFIX/<group>/<plural>/[<namespace>/]<name>
  *                    (ray.io/rayjobs/default/x; the CRDs themselves under
  *                    apiextensions.k8s.io/customresourcedefinitions)
@@ -31,6 +32,8 @@ static const struct {
 	{ "endpoints", "services/endpoints" },
 	{ "nodes", "minions" },
 	{ "replicationcontrollers", "controllers" },
+	{ "apiservices.apiregistration.k8s.io",
+	    "apiregistration.k8s.io/apiservices" },
 };
 
 static const char *

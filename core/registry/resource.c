@@ -95,10 +95,11 @@ static const struct builtin builtins[] = {
 	{ "authorization.k8s.io", "v1", "selfsubjectrulesreviews",
 	    "selfsubjectrulesreview",
 	    "SelfSubjectRulesReview", 0, 0, "", "", 0, 1 },
-	/* get and list only, computed: the served groups (api/apiservice.c)
-	   and kubectl top (api/metricsapi.c). */
+	/* Stored, beside the served groups' Local ones that api/apiservice.c
+	   makes when asked. */
 	{ "apiregistration.k8s.io", "v1", "apiservices", "apiservice",
-	    "APIService", 0, 0, "", "api-extensions", 0, 0, 1 },
+	    "APIService", 0, 1, "", "api-extensions" },
+	/* get and list only, computed: kubectl top (api/metricsapi.c). */
 	{ "metrics.k8s.io", "v1beta1", "nodes", "", "NodeMetrics", 0, 0, "",
 	    "", 0, 0, 1 },
 	{ "metrics.k8s.io", "v1beta1", "pods", "", "PodMetrics", 1, 0, "", "",

@@ -5,7 +5,7 @@
 # Service (lua/controllers/endpoints.lua) from its pods, with conditions;
 # LimitRange defaults and bounds and ResourceQuota limits at admission,
 # refused with kube-apiserver's 403 messages, and the quota's status;
-# read-only APIServices for the served groups; a pod's service account
+# Local APIServices for the served groups; a pod's service account
 # defaulted as the ServiceAccount admission plugin does; kubectl explain
 # and api-resources for every kind added with them.
 . "$(dirname "$0")/lib.sh"
@@ -139,15 +139,15 @@ quota_row() { k get quota q -n quo --no-headers | tr -s ' ' | cut -d' ' -f1,3- |
 wait_eq "q count/deployments.apps: 1/1, pods: 2/2, requests.cpu: 1/1" "kubectl get quota row" quota_row
 pass "ResourceQuota: exceeded and unspecified refused with 403, status used and hard"
 
-# --- apiregistration.k8s.io APIServices: the served groups, read-only
+# --- apiregistration.k8s.io APIServices: the served groups, Local
 expect_eq "NAME SERVICE AVAILABLE AGE" "$(k get apiservices | head -1 | tr -s ' ')" "kubectl get apiservices columns"
 for gv in v1. v1.apps v1.batch v1.policy v1.discovery.k8s.io v1.networking.k8s.io v1beta1.metrics.k8s.io v1.ray.io; do
 	expect_eq "$gv Local True" "$(k get apiservice "$gv" --no-headers | tr -s ' ' | cut -d' ' -f1-3)" "APIService $gv"
 done
 expect_eq "apps v1 Available True" "$(k get apiservice v1.apps -o jsonpath='{.spec.group} {.spec.version} {.status.conditions[0].type} {.status.conditions[0].status}')" "v1.apps object"
 out=$(k delete apiservice v1.apps 2>&1) && fail "an APIService was deleted"
-expect_contains "$out" "MethodNotAllowed" "APIServices are read-only"
-pass "APIServices list the served groups, Local and Available, read-only"
+expect_contains "$out" "served by this server itself" "a Local APIService cannot be deleted"
+pass "APIServices list the served groups, Local and Available, not deletable"
 
 # --- ServiceAccount admission: "default" unless the pod names one
 k run sa1 --image=img:1 >/dev/null

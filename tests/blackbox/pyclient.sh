@@ -1,7 +1,8 @@
 #!/bin/sh
 # The official Python client (Debian's python3-kubernetes) against the TLS
 # and token default, with the generated kubeconfig unchanged: ConfigMap and
-# Pod CRUD, a RayCluster through CustomObjectsApi, paged lists with
+# Pod CRUD, APIServices through ApiregistrationV1Api, a RayCluster through
+# CustomObjectsApi, paged lists with
 # remainingItemCount, and a Watch that sees changes made after it opened
 # (the client sends watch=True). Then how query options are read: booleans
 # as kube-apiserver reads them, malformed integers 400.
@@ -130,6 +131,46 @@ expect(b"", log.read(), "log of a pod without output, to its end")
 print("ok")
 PY
 pass "discovery; ConfigMap and Pod create/read/replace/patch/list/delete, orphan_dependents, log follow, 404/409 as ApiException"
+
+# --- APIServices: ApiregistrationV1Api create, read, list, patch, delete
+"$PY" - <<'PY' || fail "APIServices through the Python client"
+from kc import *
+
+reg = client.ApiregistrationV1Api()
+body = client.V1APIService(
+    metadata=client.V1ObjectMeta(name="v1.py.example.com", labels={"py": "y"}),
+    spec=client.V1APIServiceSpec(group="py.example.com", version="v1",
+                                 group_priority_minimum=100,
+                                 version_priority=10))
+made = reg.create_api_service(body, _request_timeout=T)
+expect("v1.py.example.com", made.metadata.name, "created APIService")
+got = reg.read_api_service("v1.py.example.com", _request_timeout=T)
+expect([("Available", "True", "Local")],
+       [(c.type, c.status, c.reason) for c in got.status.conditions],
+       "a Local one's condition")
+local = reg.read_api_service("v1.apps", _request_timeout=T)
+expect(("apps", "Local"), (local.spec.group, local.status.conditions[0].reason),
+       "a served group-version's")
+names = [i.metadata.name for i in reg.list_api_service(_request_timeout=T).items]
+if "v1.py.example.com" not in names or "v1." not in names:
+    fail("list: %s" % names)
+sel = reg.list_api_service(label_selector="py=y", _request_timeout=T)
+expect(["v1.py.example.com"], [i.metadata.name for i in sel.items], "by label")
+pat = reg.patch_api_service("v1.py.example.com",
+                            {"spec": {"versionPriority": 20}}, _request_timeout=T)
+expect(20, pat.spec.version_priority, "patched")
+expect((409, "Conflict"), status_of(reg.delete_api_service, "v1.apps"),
+       "a served group-version's cannot be deleted")
+expect((422, "Invalid"), status_of(reg.create_api_service, {
+    "metadata": {"name": "v1.batch"}, "spec": {"group": "batch",
+    "version": "v1", "groupPriorityMinimum": 1, "versionPriority": 1}}),
+    "nor created")
+reg.delete_api_service("v1.py.example.com", _request_timeout=T)
+expect((404, "NotFound"), status_of(reg.read_api_service, "v1.py.example.com"),
+       "read after delete")
+print("ok")
+PY
+pass "APIServices: create, read (Local ones too), list, patch, delete; served ones refused"
 
 # --- a custom object: the KubeRay sample RayCluster
 "$PY" - "$SAMPLES/kuberay/ray-cluster.sample.yaml" <<'PY' || fail "RayCluster through CustomObjectsApi"
