@@ -20,6 +20,7 @@
 #include "api/api_int.h"
 #include "api/reply.h"
 #include "api/table.h"
+#include "auth/rbac.h"
 #include "lib/json.h"
 #include "lib/selector.h"
 #include "registry/admission.h"
@@ -260,6 +261,71 @@ remote_of(api *a, const char *group, const char *version)
 	return as;
 }
 
+/*
+ * Authorize a request for an aggregated group as kube-apiserver does
+ * before its aggregator proxies it: RBAC on the request's attributes
+ * (/apis/GROUP/VERSION[/namespaces/NS]/RESOURCE[/NAME[/SUB]]), the
+ * discovery path as a non-resource URL. 0, or -1 after a 403.
+ */
+static int
+may_proxy(api *a, http_req *req, struct route *rt, const char *group)
+{
+	char *copy, *seg[8], *save = NULL, *p, verb[16], *reason = NULL;
+	const char *m = req->method;
+	rbac_attrs at;
+	int n = 0, i = 0, ok;
+
+	if (a->authz == NULL || rt->user == NULL)
+		return 0;
+	copy = xstrdup(req->path);
+	for (p = strtok_r(copy, "/", &save); p != NULL && n < 8;
+	    p = strtok_r(NULL, "/", &save))
+		seg[n++] = p;
+	memset(&at, 0, sizeof at);
+	at.api_group = at.resource = at.subresource = at.ns = at.name = "";
+	at.path = req->path;
+	/* seg: apis GROUP VERSION [namespaces NS] RESOURCE [NAME [SUB]] */
+	i = 3;
+	if (n >= i + 2 && strcmp(seg[i], "namespaces") == 0) {
+		at.ns = seg[i + 1];
+		i += 2;
+	}
+	if (n <= 3 || n == i) {
+		for (n = 0; m[n] && n < (int)sizeof verb - 1; n++)
+			verb[n] = (char)(m[n] | 0x20);
+		verb[n] = '\0';
+		at.verb = verb;
+		at.ns = "";
+	} else {
+		at.path = NULL;
+		at.api_group = group;
+		at.resource = seg[i];
+		if (n > i + 1)
+			at.name = seg[i + 1];
+		if (n > i + 2)
+			at.subresource = seg[i + 2];
+		if (strcmp(m, "POST") == 0)
+			at.verb = "create";
+		else if (strcmp(m, "PUT") == 0)
+			at.verb = "update";
+		else if (strcmp(m, "PATCH") == 0)
+			at.verb = "patch";
+		else if (strcmp(m, "DELETE") == 0)
+			at.verb = *at.name ? "delete" : "deletecollection";
+		else if (http_query_bool(req->query, "watch", 0))
+			at.verb = "watch";
+		else
+			at.verb = *at.name ? "get" : "list";
+	}
+	ok = rbac_authorize(a->authz, rt->user, &at, &reason);
+	if (!ok)
+		reply_status(req, rt, rbac_forbidden_reason(rt->user, &at,
+		    reason));
+	free(reason);
+	free(copy);
+	return ok ? 0 : -1;
+}
+
 int
 apiservice_proxy(api *a, http_req *req, struct route *rt, const char *group,
     const char *version)
@@ -279,6 +345,8 @@ apiservice_proxy(api *a, http_req *req, struct route *rt, const char *group,
 		    "Unauthorized"));
 		goto done;
 	}
+	if (may_proxy(a, req, rt, group) != 0)
+		goto done;
 	if (!json_condition_true(as, "Available")) {
 		reply_status(req, rt, status_error(503, "ServiceUnavailable",
 		    "the server is currently unable to handle the request "

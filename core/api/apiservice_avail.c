@@ -63,7 +63,26 @@ struct apiservice_avail {
 	api *a;
 	uv_timer_t timer;
 	hmap *backends;		/* stored name -> struct backend */
+	hclient **retired;	/* replaced clients with proxied requests
+				   still going: freed once they are done */
+	size_t nretired;
 };
+
+/* Free hc now, or once its proxied requests are over (a request's
+   close handler still cancels through it). */
+static void
+retire(struct apiservice_avail *av, hclient *hc)
+{
+	if (hc == NULL)
+		return;
+	if (hclient_inflight(hc) == 0) {
+		hclient_free(hc);
+		return;
+	}
+	av->retired = xreallocarray(av->retired, av->nretired + 1,
+	    sizeof *av->retired);
+	av->retired[av->nretired++] = hc;
+}
 
 static const cJSON *
 port_of(const cJSON *svc, int port)
@@ -203,10 +222,13 @@ apiservice_client(api *a, const cJSON *as)
 	conf.key_pem_len = a->node_key ? strlen(a->node_key) : 0;
 	conf.user_agent = "volray-aggregator";
 	if (b->hc != NULL) {
-		/* Its check is cancelled with it: made again next tick. */
+		/* Its check goes with it: made again next tick. */
+		if (b->hr != NULL)
+			hclient_cancel(b->hr);
 		b->hr = NULL;
 		b->sig[0] = '\0';
-		hclient_free(b->hc);
+		retire(a->avail, b->hc);
+		b->hc = NULL;
 	}
 	free(b->tls);
 	b->tls = xstrdup(want);
@@ -364,8 +386,7 @@ backend_free(struct backend *b)
 {
 	if (b->hr != NULL)
 		hclient_cancel(b->hr);
-	if (b->hc != NULL)
-		hclient_free(b->hc);
+	retire(b->av, b->hc);
 	free(b->tls);
 	free(b->name);
 	free(b);
@@ -396,6 +417,11 @@ on_tick(uv_timer_t *t)
 	size_t n, i;
 	uint64_t now = uv_now(t->loop);
 
+	for (i = 0; i < av->nretired; i++)
+		if (hclient_inflight(av->retired[i]) == 0) {
+			hclient_free(av->retired[i]);
+			av->retired[i--] = av->retired[--av->nretired];
+		}
 	n = store_list(av->a->st, APISERVICES, NULL, &objs);
 	for (i = 0; i < n; i++)
 		check(av, objs[i], now);

@@ -7,11 +7,15 @@
 # EndpointsNotFound, MissingEndpoints, FailedDiscoveryCheck, Passed), and
 # a service-backed one's group in discovery with its requests proxied to
 # a small HTTPS server on loopback (an Endpoints object names it), who
-# asks passed on in X-Remote-User; 503 while it is not Available.
+# asks passed on in X-Remote-User, after RBAC on the request's group and
+# resource as kube-apiserver authorizes it; 503 while it is not Available.
 . "$(dirname "$0")/lib.sh"
 command -v openssl >/dev/null 2>&1 || skip "no openssl to make the test server's certificate"
 command -v python3 >/dev/null 2>&1 || skip "no python3 for the test server"
-start_daemon
+cat >"$WORK/tokens.csv" <<'EOF'
+alice-token,alice,1001,"devs"
+EOF
+start_daemon --token-auth-file "$WORK/tokens.csv"
 AS=v1alpha1.wardle.example.com
 
 avail() {
@@ -181,3 +185,11 @@ expect_contains "$(k get --raw /apis/wardle.example.com/v1alpha1)" '"name": "flu
 expect_eq "flunders" "$(k api-resources --api-group=wardle.example.com --no-headers | cut -d' ' -f1)" "kubectl api-resources"
 expect_eq "f1 volray-admin" "$(k get flunders -o jsonpath='{.items[0].metadata.name} {.items[0].spec.askedBy}')" "kubectl get flunders, proxied with X-Remote-User"
 pass "discovery lists the aggregated group; its requests go to its Service's server"
+
+# RBAC before the proxy, on the aggregated group's resource.
+out=$(k --token=alice-token get flunders 2>&1) && fail "alice listed flunders without a binding"
+expect_contains "$out" 'flunders.wardle.example.com is forbidden: User "alice" cannot list resource "flunders" in API group "wardle.example.com" in the namespace "default"' "403 before the proxy"
+k create role flunder-reader -n default --verb=list --resource=flunders.wardle.example.com >/dev/null
+k create rolebinding alice-flunders -n default --role=flunder-reader --user=alice >/dev/null
+wait_eq "f1 alice" "alice through a RoleBinding" k --token=alice-token get flunders -o jsonpath='{.items[0].metadata.name} {.items[0].spec.askedBy}'
+pass "RBAC on the aggregated resource before the proxy; the user passed on"
