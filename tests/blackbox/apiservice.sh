@@ -186,6 +186,15 @@ expect_eq "flunders" "$(k api-resources --api-group=wardle.example.com --no-head
 expect_eq "f1 volray-admin" "$(k get flunders -o jsonpath='{.items[0].metadata.name} {.items[0].spec.askedBy}')" "kubectl get flunders, proxied with X-Remote-User"
 pass "discovery lists the aggregated group; its requests go to its Service's server"
 
+# caBundle instead of insecureSkipTLSVerify: another CA fails the check,
+# the server's own certificate passes it.
+k patch apiservice $AS --type=merge -p "{\"spec\":{\"insecureSkipTLSVerify\":null,\"caBundle\":\"$(base64 -w0 "$DATA/pki/ca.crt")\"}}" >/dev/null
+wait_eq "False FailedDiscoveryCheck" "a caBundle that does not sign the server's certificate" avail $AS
+k patch apiservice $AS --type=merge -p "{\"spec\":{\"caBundle\":\"$(base64 -w0 "$WORK/cert.pem")\"}}" >/dev/null
+wait_eq "True Passed" "the server's certificate as caBundle" avail $AS
+expect_eq "f1" "$(k get flunders -o jsonpath='{.items[0].metadata.name}')" "proxied with the caBundle"
+pass "caBundle: the server's certificate checked"
+
 # RBAC before the proxy, on the aggregated group's resource.
 out=$(k --token=alice-token get flunders 2>&1) && fail "alice listed flunders without a binding"
 expect_contains "$out" 'flunders.wardle.example.com is forbidden: User "alice" cannot list resource "flunders" in API group "wardle.example.com" in the namespace "default"' "403 before the proxy"
