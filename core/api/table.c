@@ -926,13 +926,28 @@ table_add_row(cJSON *t, const resource *r, const cJSON *o,
 		quota_row(cells, o);
 	else if (strcmp(k, "apiservices.apiregistration.k8s.io") == 0) {
 		const char *svc = json_str(o, "spec.service.name");
+		const cJSON *c, *avail = NULL;
 
 		snprintf(buf, sizeof buf, "%s/%s", json_str(o,
 		    "spec.service.namespace") ? json_str(o,
 		    "spec.service.namespace") : "", svc ? svc : "");
 		cell_str(cells, svc ? buf : "Local");
-		cell_str(cells, json_str(cJSON_GetArrayItem(json_at(o,
-		    "status.conditions"), 0), "status"));
+		/* kube-aggregator's printer: True, "False (Reason)", or
+		   Unknown without the condition. */
+		cJSON_ArrayForEach(c, json_at(o, "status.conditions"))
+			if (json_str(c, "type") != NULL &&
+			    strcmp(json_str(c, "type"), "Available") == 0)
+				avail = c;
+		if (avail == NULL || json_str(avail, "status") == NULL)
+			cell_str(cells, "Unknown");
+		else if (strcmp(json_str(avail, "status"), "True") != 0 &&
+		    json_str(avail, "reason") != NULL &&
+		    *json_str(avail, "reason") != '\0') {
+			snprintf(buf, sizeof buf, "%s (%s)", json_str(avail,
+			    "status"), json_str(avail, "reason"));
+			cell_str(cells, buf);
+		} else
+			cell_str(cells, json_str(avail, "status"));
 		age_of(o, "metadata.creationTimestamp", age);
 		cell_str(cells, age);
 	}

@@ -161,6 +161,7 @@ metadata: {name: wardle}
 subsets: [{addresses: [{ip: 127.0.0.1}], ports: [{name: other, port: $SP}]}]
 YAML
 wait_eq "False MissingEndpoints" "no address with the port's name" avail $AS
+expect_eq "default/wardle False (MissingEndpoints)" "$(k get apiservice $AS --no-headers | tr -s ' ' | cut -d' ' -f2-4)" "kubectl get shows the reason"
 k apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Endpoints
