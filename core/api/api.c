@@ -84,7 +84,7 @@ void
 api_set_client(api *a, struct client *c)
 {
 	a->client = c;
-	apiservice_avail_start(a);
+	apiservice_start(a);
 }
 
 void

@@ -147,6 +147,8 @@ int apiservice_proxy(api *, http_req *, struct route *, const char *group,
  * one; NULL when path has none.
  */
 cJSON *apiservice_discovery(api *, const char *path, cJSON *doc);
+/* apiservice.c: the Local ones' creation time, and the checker. */
+void apiservice_start(api *);
 /* apiservice_avail.c: the checker of stored APIServices' status. */
 void apiservice_avail_start(api *);
 /*
