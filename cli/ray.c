@@ -5,7 +5,12 @@
  * pod) with Ray's flags, output lines and exit codes; `ray start ...
  * --block` blocks until SIGTERM so KubeRay's head and worker command
  * lines run unchanged; `ray health-check` asks whether the head answers
- * (KubeRay's wait-gcs-ready init container); `ray stop` does nothing.
+ * (KubeRay's wait-gcs-ready init container); `ray stop` stops the
+ * `ray start --block` processes of the same pod (SIGTERM, SIGKILL after
+ * the grace period, or at once with --force): they are found in /proc by
+ * their command line, and by VOLRAY_POD_ROOT in their environment, which
+ * is the pod's own (a process outside any pod stops only those outside
+ * pods); Ray's own lines say how many it stopped.
  *
  * The dashboard address is --address, else RAY_API_SERVER_ADDRESS, else
  * RAY_DASHBOARD_ADDRESS, else RAY_ADDRESS, else http://127.0.0.1:8265
@@ -17,13 +22,21 @@
  * as the pod's /etc/hosts says as root) are reached through the API
  * server's service proxy instead. Documented in ray(1).
  */
+#include <sys/syscall.h>
+#include <sys/types.h>
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <netdb.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -77,7 +90,7 @@ usage(void)
 	    "       ray job list [--address A]\n"
 	    "       ray start [--head | --address A] [--block] [...]\n"
 	    "       ray health-check [--address HOST:PORT]\n"
-	    "       ray stop\n"
+	    "       ray stop [--force] [--grace-period SECONDS]\n"
 	    "       ray --version\n");
 	exit(2);
 }
@@ -831,6 +844,241 @@ health_check(int argc, char **argv)
 	return code == 200 ? 0 : 1;
 }
 
+/* A file of /proc/PID (cmdline, environ): NUL-separated words; NULL. */
+static char *
+proc_read(long pid, const char *what, size_t *len)
+{
+	char path[64], *buf = NULL, *q;
+	size_t cap = 0, n = 0, got;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%ld/%s", pid, what);
+	if ((f = fopen(path, "rb")) == NULL)
+		return NULL;
+	do {
+		if (n + 4096 + 1 > cap) {
+			cap = (n + 4096 + 1) * 2;
+			if ((q = realloc(buf, cap)) == NULL) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = q;
+		}
+		got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+	} while (got > 0);
+	fclose(f);
+	if (buf == NULL)
+		return NULL;
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* NAME's value in a NUL-separated environment, or NULL. */
+static const char *
+env_of(const char *env, size_t len, const char *name)
+{
+	size_t nl = strlen(name);
+	const char *p = env;
+
+	while (p < env + len) {
+		if (strncmp(p, name, nl) == 0 && p[nl] == '=')
+			return p + nl + 1;
+		p += strlen(p) + 1;
+	}
+	return NULL;
+}
+
+/*
+ * Whether process pid is a `ray start` (blocking: one that did not block
+ * has already ended) of the pod this one runs in: the same VOLRAY_POD_ROOT,
+ * or neither in a pod.
+ */
+static int
+ray_start_of_pod(long pid, const char *pod)
+{
+	size_t n, elen;
+	char *cmd = proc_read(pid, "cmdline", &n), *env;
+	const char *a0, *base, *root;
+	int ok = 0;
+
+	if (cmd == NULL)
+		return 0;
+	a0 = cmd;
+	base = strrchr(a0, '/') ? strrchr(a0, '/') + 1 : a0;
+	if (strcmp(base, "ray") == 0 && strlen(a0) + 1 < n &&
+	    strcmp(a0 + strlen(a0) + 1, "start") == 0 &&
+	    (env = proc_read(pid, "environ", &elen)) != NULL) {
+		root = env_of(env, elen, "VOLRAY_POD_ROOT");
+		ok = (root == NULL && pod == NULL) || (root != NULL &&
+		    pod != NULL && strcmp(root, pod) == 0);
+		free(env);
+	}
+	free(cmd);
+	return ok;
+}
+
+/* Whether pid is gone: no such process, or a zombie its parent will reap. */
+static int
+gone(long pid)
+{
+	char path[64], buf[512], *rp;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 1;
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	rp = strrchr(buf, ')');
+	return rp != NULL && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+}
+
+/*
+ * Wait up to ms for the processes left in pids (0 once gone); how many
+ * are. Each is watched through a pidfd (pidfd_open(2)), which wakes this
+ * the moment it ends; a check every 50 ms covers those without one.
+ */
+static int
+wait_gone(long *pids, int n, long ms)
+{
+	struct pollfd *fds = calloc((size_t)n, sizeof *fds);
+	struct timespec now;
+	long long end;
+	int i, left, step;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	end = now.tv_sec * 1000LL + now.tv_nsec / 1000000 + ms;
+	for (i = 0; fds != NULL && i < n; i++) {
+		fds[i].fd = pids[i] != 0 ? (int)syscall(SYS_pidfd_open,
+		    (pid_t)pids[i], 0) : -1;
+		fds[i].events = POLLIN;
+	}
+	for (;;) {
+		left = 0;
+		for (i = 0; i < n; i++) {
+			if (pids[i] != 0 && gone(pids[i]))
+				pids[i] = 0;
+			if (pids[i] == 0 && fds != NULL && fds[i].fd >= 0) {
+				close(fds[i].fd);
+				fds[i].fd = -1;	/* poll skips it */
+			}
+			left += pids[i] != 0;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		ms = end - (now.tv_sec * 1000LL + now.tv_nsec / 1000000);
+		if (left == 0 || ms <= 0)
+			break;
+		step = ms < 50 ? (int)ms : 50;
+		if (fds != NULL)
+			poll(fds, (nfds_t)n, step);
+		else
+			usleep((useconds_t)step * 1000);
+	}
+	for (i = 0; fds != NULL && i < n; i++)
+		if (fds[i].fd >= 0)
+			close(fds[i].fd);
+	free(fds);
+	return n - left;
+}
+
+/*
+ * ray stop [--force] [-g|--grace-period SECONDS]: stop this pod's `ray
+ * start` processes as Ray stops its own: SIGTERM (SIGKILL with --force),
+ * a wait of the grace period (16 s, Ray's default), SIGKILL for what is
+ * left; exit 0 either way.
+ */
+static int
+stop(int argc, char **argv)
+{
+	const char *pod = getenv("VOLRAY_POD_ROOT"), *v, *sep;
+	long grace = 16, *pids = NULL, pid, *q;
+	int i, force = 0, n = 0, cap = 0, stopped;
+	struct dirent *d;
+	DIR *dir;
+	char *end;
+
+	if (pod != NULL && *pod == '\0')
+		pod = NULL;
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--force") == 0)
+			force = 1;
+		else if ((v = opt(argc, argv, &i, "--grace-period")) != NULL ||
+		    (v = opt(argc, argv, &i, "-g")) != NULL) {
+			errno = 0;
+			grace = strtol(v, &end, 10);
+			if (*v == '\0' || *end != '\0' || errno != 0 || grace < 0 ||
+			    grace > 86400) {
+				fprintf(stderr, "Error: Invalid value for "
+				    "'-g' / '--grace-period': '%s' is not a "
+				    "valid integer.\n", v);
+				return 2;
+			}
+		} else if (ignored(argc, argv, &i))
+			continue;
+		else {
+			fprintf(stderr, "Error: No such option: %s\n", argv[i]);
+			return 2;
+		}
+	}
+	if ((dir = opendir("/proc")) == NULL) {
+		fprintf(stderr, "Error: /proc: %s\n", strerror(errno));
+		return 1;
+	}
+	while ((d = readdir(dir)) != NULL) {
+		if (!isdigit((unsigned char)d->d_name[0]))
+			continue;
+		pid = strtol(d->d_name, NULL, 10);
+		if (pid == (long)getpid() || gone(pid) ||
+		    !ray_start_of_pod(pid, pod))
+			continue;
+		if (kill((pid_t)pid, force ? SIGKILL : SIGTERM) != 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			if ((q = realloc(pids, (size_t)cap * sizeof *pids)) ==
+			    NULL)
+				break;
+			pids = q;
+		}
+		pids[n++] = pid;
+	}
+	closedir(dir);
+	if (n == 0) {
+		printf("Did not find any active Ray processes.\n");
+		free(pids);
+		return 0;
+	}
+	stopped = wait_gone(pids, n, grace * 1000);
+	if (stopped == n)
+		printf("Stopped all %d Ray processes.\n", n);
+	else {
+		printf("Stopped only %d out of %d Ray processes within the "
+		    "grace period %ld seconds. Set `-v` to see more details. "
+		    "Remaining processes [", stopped, n, grace);
+		for (i = 0, sep = ""; i < n; i++)
+			if (pids[i] != 0) {
+				printf("%s%ld", sep, pids[i]);
+				sep = ", ";
+			}
+		printf("] will be forcefully terminated.\n");
+		printf("You can also use `--force` to forcefully terminate "
+		    "processes or set higher `--grace-period` to wait longer "
+		    "time for proper termination.\n");
+		for (i = 0; i < n; i++)
+			if (pids[i] != 0)
+				kill((pid_t)pids[i], SIGKILL);
+		wait_gone(pids, n, 2000);
+	}
+	fflush(stdout);
+	free(pids);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -844,7 +1092,7 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "start") == 0)
 		return start(argc - 2, argv + 2);
 	if (strcmp(argv[1], "stop") == 0)
-		return 0;
+		return stop(argc - 2, argv + 2);
 	if (strcmp(argv[1], "health-check") == 0)
 		return health_check(argc - 2, argv + 2);
 	if (strcmp(argv[1], "kuberay-autoscaler") == 0)
