@@ -21,6 +21,7 @@
 #include <uv.h>
 
 #include "client/client.h"
+#include "client/recorder.h"
 #include "lib/hmap.h"
 #include "lib/podspec.h"
 #include "node/node.h"
@@ -131,7 +132,8 @@ struct node_ctr {
 	int init;			/* an init container */
 	enum ctr_state state;
 	char reason[64];		/* waiting reason */
-	char message[256];
+	char message[512];
+	int no_command;			/* neither command nor args */
 	char started[32];		/* running since */
 	int resume;			/* it ran before volrayd restarted */
 	char end_at[32];		/* the runtime knows when it ended */
@@ -253,6 +255,7 @@ struct node_mgr {
 	void *portmap_arg;
 	node_env_hook env_hook;		/* more env for local processes */
 	void *env_arg;
+	recorder *events;		/* as the kubelet: pods' Events */
 };
 
 /*
@@ -277,6 +280,9 @@ void podworker_forget(struct node_pod *);
 void podworker_remove(node_mgr *, const char *ns, const char *name);
 /* One of the pod's annotations, or NULL. */
 const char *podworker_annotation(const struct node_pod *, const char *key);
+/* An Event about the pod, as the kubelet records one ("Warning", ...). */
+void podworker_event(struct node_pod *, const char *type, const char *reason,
+    const char *message);
 
 /* podstatus.c: the status a kubelet would write, and when. */
 /* Guaranteed, Burstable or BestEffort. */

@@ -662,6 +662,7 @@ node_mgr_new(uv_loop_t *loop, client *c)
 	m->dirty_tail = &m->dirty;
 	m->adopt_tail = &m->adopt;
 	m->wheel = wheel_new(loop);
+	m->events = recorder_new(c, "kubelet");
 	uv_check_init(loop, &m->flush);
 	m->flush.data = m;
 	uv_check_start(&m->flush, on_check);
@@ -943,6 +944,7 @@ node_mgr_free(node_mgr *m)
 	uv_check_stop(&m->flush);
 	uv_idle_stop(&m->flush_more);
 	wheel_free(m->wheel);
+	recorder_free(m->events);
 }
 
 void

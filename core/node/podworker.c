@@ -12,6 +12,12 @@
  *    Never none. Restarts wait the kubelet's back-off: none the first time,
  *    then 10 s doubling to 5 min, forgotten once an instance has run for
  *    10 min; the container shows waiting/CrashLoopBackOff meanwhile.
+ *  - A container with neither command nor args on a runtime that runs
+ *    processes (the local node runs commands, not images) never starts:
+ *    it waits as a kubelet's container whose image cannot be pulled,
+ *    ErrImagePull for PULL_ERR_MS, then ImagePullBackOff until the next
+ *    "pull" (10 s doubling to 5 min), with the same Events (Failed,
+ *    BackOff); it is never restarted, so its restartCount stays 0.
  *  - The phase follows: Pending until the main containers start, Running,
  *    then Succeeded when every container ended 0 with nothing to restart,
  *    Failed when one ended otherwise.
@@ -36,6 +42,7 @@
 #define BACKOFF_FIRST_MS	10000
 #define BACKOFF_MAX_MS		300000
 #define BACKOFF_RESET_MS	600000
+#define PULL_ERR_MS		2000	/* ErrImagePull, before the back-off */
 
 static void ctr_start(struct node_pod *, struct node_ctr *);
 static void pod_sync(struct node_pod *);
@@ -50,6 +57,17 @@ podworker_annotation(const struct node_pod *p, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+void
+podworker_event(struct node_pod *p, const char *type, const char *reason,
+    const char *message)
+{
+	struct recorder_obj o = { "v1", "Pod", p->ns, p->name, p->uid, NULL };
+
+	if (p->removed || p->node->m->events == NULL)
+		return;
+	recorder_event(p->node->m->events, &o, type, reason, message, NULL);
+}
+
 static void
 ctr_init(struct node_pod *p, struct node_ctr *c, const cJSON *spec, int init)
 {
@@ -60,6 +78,8 @@ ctr_init(struct node_pod *p, struct node_ctr *c, const cJSON *spec, int init)
 	c->init = init;
 	c->name = xstrdup(json_str(spec, "name") ? json_str(spec, "name") : "");
 	c->image = xstrdup(img ? img : "");
+	c->no_command = cJSON_GetArraySize(json_at(spec, "command")) == 0 &&
+	    cJSON_GetArraySize(json_at(spec, "args")) == 0;
 	c->state = CTR_WAITING;
 	snprintf(c->reason, sizeof c->reason, "%s",
 	    init || p->ninit == 0 ? "ContainerCreating" : "PodInitializing");
@@ -249,6 +269,63 @@ ctr_resume(struct node_pod *p, struct node_ctr *c)
 	return 0;
 }
 
+static void pull_failed(struct node_pod *, struct node_ctr *);
+
+/* The "pull" back-off is over: ImagePullBackOff, then the next "pull". */
+static void
+on_pull_timer(wheel_timer *t)
+{
+	struct node_ctr *c = t->data;
+	struct node_pod *p = c->pod;
+	char msg[512];
+
+	if (p->terminating || p->phase >= POD_SUCCEEDED)
+		return;
+	if (strcmp(c->reason, "ErrImagePull") != 0) {
+		pull_failed(p, c);
+		return;
+	}
+	snprintf(msg, sizeof msg, "Back-off pulling image \"%s\"", c->image);
+	podworker_event(p, "Normal", "BackOff", msg);
+	podworker_event(p, "Warning", "Failed", "Error: ImagePullBackOff");
+	snprintf(c->reason, sizeof c->reason, "ImagePullBackOff");
+	snprintf(msg, sizeof msg, "Back-off pulling image \"%s\": %s",
+	    c->image, c->message);
+	snprintf(c->message, sizeof c->message, "%s", msg);
+	wheel_add(p->node->m->wheel, &c->timer, c->backoff_ms, on_pull_timer,
+	    c);
+	podstatus_dirty(p);
+}
+
+/*
+ * A container the runtime cannot run: it has no command, and this
+ * runtime runs commands, not images. It waits as a kubelet's container
+ * whose image cannot be pulled does, and no process starts.
+ */
+static void
+pull_failed(struct node_pod *p, struct node_ctr *c)
+{
+	c->state = CTR_WAITING;
+	c->backoff_ms = c->backoff_ms == 0 ? BACKOFF_FIRST_MS :
+	    c->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS :
+	    c->backoff_ms * 2;
+	snprintf(c->reason, sizeof c->reason, "ErrImagePull");
+	snprintf(c->message, sizeof c->message, "the local node runs a "
+	    "container's command, not its image's entrypoint, and container "
+	    "\"%s\" has none", c->name);
+	podworker_event(p, "Warning", "Failed", c->message);
+	podworker_event(p, "Warning", "Failed", "Error: ErrImagePull");
+	wheel_add(p->node->m->wheel, &c->timer, PULL_ERR_MS, on_pull_timer, c);
+	podstatus_dirty(p);
+}
+
+/* Whether the node's runtime runs processes (not the simulated one). */
+static int
+runs_processes(const struct node *n)
+{
+	return n->rt->exec_stream != NULL;
+}
+
 static void
 ctr_start(struct node_pod *p, struct node_ctr *c)
 {
@@ -257,6 +334,10 @@ ctr_start(struct node_pod *p, struct node_ctr *c)
 
 	if (c->resume && ctr_resume(p, c) == 0)
 		return;
+	if (c->no_command && runs_processes(n)) {
+		pull_failed(p, c);
+		return;
+	}
 	if (c->instance > 0)
 		c->restarts++;
 	c->instance++;

@@ -56,21 +56,34 @@ expect_contains "$logs" "contents" "ConfigMap volume file"
 expect_eq "$(echo "$logs" | tail -n 1)" "$(k logs hello --tail=1)" "--tail"
 pass "a real process: logs (stdout and stderr), exit code, env, ConfigMap volume"
 
-# No command: the local node runs commands, not images.
-k apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: imageonly}
-spec:
-  nodeName: $NODE
-  restartPolicy: Never
-  containers: [{name: c, image: nginx}]
-YAML
-k wait --for=jsonpath='{.status.containerStatuses[0].state.terminated.reason}'=RunContainerError \
-	pod/imageonly --timeout=10s >/dev/null || fail "a pod without a command"
-expect_contains "$(k get pod imageonly -o jsonpath='{.status.containerStatuses[0].state.terminated.message}')" \
-	"runs commands, not images" "no-command message"
-pass "a container without a command fails with a clear reason"
+# No command: the local node runs commands, not images. The pod waits as
+# one whose image cannot be pulled, ErrImagePull then ImagePullBackOff in
+# turn, with a Failed Event; nothing runs, nothing restarts.
+k run imageonly --image=nginx --overrides="{\"spec\":{\"nodeName\":\"$NODE\"}}" >/dev/null
+k wait --for=jsonpath='{.status.containerStatuses[0].state.waiting.reason}'=ErrImagePull \
+	pod/imageonly --timeout=10s >/dev/null || fail "a pod without a command: $(k get pod imageonly -o jsonpath='{.status}')"
+NOCMD="the local node runs a container's command, not its image's entrypoint, and container \"imageonly\" has none"
+expect_eq "$NOCMD" "$(k get pod imageonly -o jsonpath='{.status.containerStatuses[0].state.waiting.message}')" \
+	"ErrImagePull's message"
+wait_event imageonly Failed "$NOCMD"
+wait_event imageonly Failed "Error: ErrImagePull"
+k wait --for=jsonpath='{.status.containerStatuses[0].state.waiting.reason}'=ImagePullBackOff \
+	pod/imageonly --timeout=10s >/dev/null || fail "no ImagePullBackOff"
+expect_eq "Back-off pulling image \"nginx\": $NOCMD" \
+	"$(k get pod imageonly -o jsonpath='{.status.containerStatuses[0].state.waiting.message}')" \
+	"ImagePullBackOff's message"
+expect_contains "$(k get pod imageonly --no-headers)" "ImagePullBackOff" "kubectl get pod's STATUS"
+wait_event imageonly BackOff 'Back-off pulling image "nginx"'
+# The next "pull", after the first back-off (10 s).
+k wait --for=jsonpath='{.status.containerStatuses[0].state.waiting.reason}'=ErrImagePull \
+	pod/imageonly --timeout=20s >/dev/null || fail "ErrImagePull did not come back"
+expect_eq "0 Pending" "$(k get pod imageonly -o jsonpath='{.status.containerStatuses[0].restartCount} {.status.phase}')" \
+	"restartCount and phase"
+expect_eq "" "$(k get pod imageonly -o jsonpath='{.status.containerStatuses[0].lastState.terminated}')" "lastState"
+[ -e "$DATA/pods/default/hello/c.log" ] || fail "no log file where a container's process writes it"
+[ ! -e "$DATA/pods/default/imageonly/imageonly.log" ] || fail "a process ran for the image-only pod"
+k delete pod imageonly --timeout=10s >/dev/null || fail "deleting the image-only pod"
+pass "a container without a command: ErrImagePull and ImagePullBackOff with the reason, no crash loop"
 
 # Restarts: OnFailure restarts at once, then backs off; -p shows the last run.
 k apply -f - >/dev/null <<YAML
