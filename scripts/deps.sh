@@ -13,6 +13,7 @@
 # bsdutils brings script(1), with which cli3.sh runs volray on a terminal.
 # openssh-client's ssh-keygen checks the vcjob ssh plugin's keys (vcjob.sh).
 # libgoogle-perftools-dev brings tcmalloc, volrayd's allocator (configure).
+# python3-grpcio runs the gRPC health server of grpcprobe.sh.
 set -eu
 
 need="autoconf automake libtool pkg-config make gcc liblua5.4-dev \
@@ -20,7 +21,8 @@ libuv1-dev libcurl4-openssl-dev libyaml-dev libcjson-dev libhttp-parser-dev \
 libssl-dev openssl curl python3 git python3-kubernetes clang mandoc \
 bsdutils libgoogle-perftools-dev libwslay-dev zlib1g-dev \
 libgrpc-dev libprotobuf-c-dev protobuf-c-compiler etcd-server etcd-client \
-libhiredis-dev redis-server redis-tools libzip-dev openssh-client"
+libhiredis-dev redis-server redis-tools libzip-dev openssh-client \
+python3-grpcio"
 
 missing() {
 	out=""

@@ -1,7 +1,8 @@
 /*
  * Internals shared by the node runtimes: the node manager (nodes.c), the
  * pod worker common to every runtime (podworker.c, its status writes in
- * podstatus.c, its probes in probe.c, what a restart takes back in
+ * podstatus.c, its probes in probe.c (grpc ones through grpcprobe.c),
+ * its Events in podevent.c, what a restart takes back in
  * podrestore.c) and the runtimes themselves (runtime.h: sim.c, local.c
  * with ctrenv.c, orphans.c and cgroup.c). A runtime only starts and stops
  * container instances and reports how each one ended; the pod worker
@@ -24,6 +25,7 @@
 #include "client/recorder.h"
 #include "lib/hmap.h"
 #include "lib/podspec.h"
+#include "node/grpcprobe.h"
 #include "node/node.h"
 #include "node/runtime.h"
 #include "node/wheel.h"
@@ -132,7 +134,7 @@ struct node_ctr {
 	int init;			/* an init container */
 	enum ctr_state state;
 	char reason[64];		/* waiting reason */
-	char message[512];
+	char message[256];
 	int no_command;			/* neither command nor args */
 	char started[32];		/* running since */
 	int resume;			/* it ran before volrayd restarted */
@@ -256,6 +258,7 @@ struct node_mgr {
 	node_env_hook env_hook;		/* more env for local processes */
 	void *env_arg;
 	recorder *events;		/* as the kubelet: pods' Events */
+	grpcprobe *grpc;		/* grpc probes' client, from the first */
 };
 
 /*
@@ -280,8 +283,9 @@ void podworker_forget(struct node_pod *);
 void podworker_remove(node_mgr *, const char *ns, const char *name);
 /* One of the pod's annotations, or NULL. */
 const char *podworker_annotation(const struct node_pod *, const char *key);
-/* An Event about the pod, as the kubelet records one ("Warning", ...). */
-void podworker_event(struct node_pod *, const char *type, const char *reason,
+
+/* podevent.c: an Event about the pod, as the kubelet records one. */
+void podevent_record(struct node_pod *, const char *type, const char *reason,
     const char *message);
 
 /* podstatus.c: the status a kubelet would write, and when. */

@@ -944,6 +944,7 @@ node_mgr_free(node_mgr *m)
 	uv_check_stop(&m->flush);
 	uv_idle_stop(&m->flush_more);
 	wheel_free(m->wheel);
+	grpcprobe_free(m->grpc);
 	recorder_free(m->events);
 }
 

@@ -57,17 +57,6 @@ podworker_annotation(const struct node_pod *p, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-void
-podworker_event(struct node_pod *p, const char *type, const char *reason,
-    const char *message)
-{
-	struct recorder_obj o = { "v1", "Pod", p->ns, p->name, p->uid, NULL };
-
-	if (p->removed || p->node->m->events == NULL)
-		return;
-	recorder_event(p->node->m->events, &o, type, reason, message, NULL);
-}
-
 static void
 ctr_init(struct node_pod *p, struct node_ctr *c, const cJSON *spec, int init)
 {
@@ -271,13 +260,21 @@ ctr_resume(struct node_pod *p, struct node_ctr *c)
 
 static void pull_failed(struct node_pod *, struct node_ctr *);
 
+/* Why a container without a command does not run here, into buf. */
+static void
+no_command_message(const struct node_ctr *c, char *buf, size_t size)
+{
+	snprintf(buf, size, "the local node runs a container's command, not "
+	    "its image's entrypoint, and container \"%s\" has none", c->name);
+}
+
 /* The "pull" back-off is over: ImagePullBackOff, then the next "pull". */
 static void
 on_pull_timer(wheel_timer *t)
 {
 	struct node_ctr *c = t->data;
 	struct node_pod *p = c->pod;
-	char msg[512];
+	size_t n;
 
 	if (p->terminating || p->phase >= POD_SUCCEEDED)
 		return;
@@ -285,13 +282,17 @@ on_pull_timer(wheel_timer *t)
 		pull_failed(p, c);
 		return;
 	}
-	snprintf(msg, sizeof msg, "Back-off pulling image \"%s\"", c->image);
-	podworker_event(p, "Normal", "BackOff", msg);
-	podworker_event(p, "Warning", "Failed", "Error: ImagePullBackOff");
+	snprintf(c->message, sizeof c->message, "Back-off pulling image "
+	    "\"%s\"", c->image);
+	podevent_record(p, "Normal", "BackOff", c->message);
+	podevent_record(p, "Warning", "Failed", "Error: ImagePullBackOff");
 	snprintf(c->reason, sizeof c->reason, "ImagePullBackOff");
-	snprintf(msg, sizeof msg, "Back-off pulling image \"%s\": %s",
-	    c->image, c->message);
-	snprintf(c->message, sizeof c->message, "%s", msg);
+	n = strlen(c->message);
+	if (n + 2 < sizeof c->message) {
+		memcpy(c->message + n, ": ", 3);
+		no_command_message(c, c->message + n + 2,
+		    sizeof c->message - n - 2);
+	}
 	wheel_add(p->node->m->wheel, &c->timer, c->backoff_ms, on_pull_timer,
 	    c);
 	podstatus_dirty(p);
@@ -310,11 +311,9 @@ pull_failed(struct node_pod *p, struct node_ctr *c)
 	    c->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS :
 	    c->backoff_ms * 2;
 	snprintf(c->reason, sizeof c->reason, "ErrImagePull");
-	snprintf(c->message, sizeof c->message, "the local node runs a "
-	    "container's command, not its image's entrypoint, and container "
-	    "\"%s\" has none", c->name);
-	podworker_event(p, "Warning", "Failed", c->message);
-	podworker_event(p, "Warning", "Failed", "Error: ErrImagePull");
+	no_command_message(c, c->message, sizeof c->message);
+	podevent_record(p, "Warning", "Failed", c->message);
+	podevent_record(p, "Warning", "Failed", "Error: ErrImagePull");
 	wheel_add(p->node->m->wheel, &c->timer, PULL_ERR_MS, on_pull_timer, c);
 	podstatus_dirty(p);
 }

@@ -1,7 +1,7 @@
 /*
  * Container probes as the kubelet runs them: a startup probe first (the
  * others wait until it has succeeded), then liveness and readiness, each
- * an exec, httpGet or tcpSocket check every periodSeconds after
+ * an exec, httpGet, tcpSocket or grpc check every periodSeconds after
  * initialDelaySeconds, failing after timeoutSeconds. successThreshold
  * successes in a row make a readiness probe pass, failureThreshold
  * failures make it fail; a failed liveness or startup probe stops the
@@ -9,9 +9,13 @@
  * gates the container's ready flag and so the pod's Ready condition.
  *
  * httpGet and tcpSocket connect to the pod's address (127.0.0.1 on the
- * local node) with libuv; exec runs the command through the runtime (on
- * the local node: a process in the container's environment). A simulated
- * container passes every probe.
+ * local node) with libuv; grpc calls the gRPC health checking protocol's
+ * Check there (grpcprobe.c: SERVING passes); exec runs the command through
+ * the runtime (on the local node: a process in the container's
+ * environment). Each failure is an Unhealthy Event in the kubelet's words
+ * ("Readiness probe failed: service unhealthy (responded with
+ * \"NOT_SERVING\")"), and a container a probe stops a Killing one. A
+ * simulated container passes every probe.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +31,11 @@
 
 static const char *const kinds[] = { "startupProbe", "livenessProbe",
     "readinessProbe" };
+/* As the kubelet names them in its Events. */
+static const char *const kind_names[] = { "Startup", "Liveness",
+    "Readiness" };
+static const char *const kind_lower[] = { "startup", "liveness",
+    "readiness" };
 
 struct probe {
 	struct node_ctr *c;
@@ -38,12 +47,15 @@ struct probe {
 };
 
 /*
- * One check in flight: over TCP (httpGet, tcpSocket) or through the
- * runtime (exec). Abandoned (pr NULL) when the container stops first.
+ * One check in flight: over TCP (httpGet, tcpSocket), through the
+ * runtime (exec) or the gRPC client (grpc). Abandoned (pr NULL) when the
+ * container stops first.
  */
 struct probe_run {
 	struct probe *pr;		/* NULL once abandoned */
-	int exec;
+	int exec;			/* or grpc: freed, no handle to close */
+	char target[300];		/* host:port, for the messages */
+	char path[256];			/* httpGet's */
 	uv_tcp_t tcp;
 	uv_connect_t conn;
 	uv_write_t wr;
@@ -72,9 +84,9 @@ started(const struct node_ctr *c)
 	return c->probes[PROBE_STARTUP] == NULL || c->startup_ok;
 }
 
-/* What a check's outcome does. */
+/* What a check's outcome does; msg says why it failed. */
 static void
-outcome(struct probe *pr, int ok)
+outcome(struct probe *pr, int ok, const char *msg)
 {
 	struct node_ctr *c = pr->c;
 	struct node_pod *p = c->pod;
@@ -86,8 +98,13 @@ outcome(struct probe *pr, int ok)
 		pr->failures = 0;
 		pr->successes++;
 	} else {
+		char ev[700];
+
 		pr->successes = 0;
 		pr->failures++;
+		snprintf(ev, sizeof ev, "%s probe failed: %s",
+		    kind_names[pr->type], msg ? msg : "");
+		podevent_record(p, "Warning", "Unhealthy", ev);
 	}
 	switch (pr->type) {
 	case PROBE_READINESS:
@@ -116,9 +133,14 @@ outcome(struct probe *pr, int ok)
 		/* FALLTHROUGH */
 	case PROBE_LIVENESS:
 		if (!ok && pr->failures >= failure_t) {
+			char ev[400];
+
 			log_info("node %s: pod %s container %s: %s failed %d "
 			    "times, restarting it", p->node->name, p->key,
 			    c->name, kinds[pr->type], pr->failures);
+			snprintf(ev, sizeof ev, "Container %s failed %s probe, "
+			    "will be restarted", c->name, kind_lower[pr->type]);
+			podevent_record(p, "Normal", "Killing", ev);
 			pr->failures = 0;
 			p->node->rt->stop(p->node, p, c, 2000);
 			return;
@@ -135,9 +157,9 @@ run_free(uv_handle_t *h)
 	free(h->data);
 }
 
-/* End a TCP check: report once, close, and free when libuv is done. */
+/* End a check: report once, close, and free when libuv is done. */
 static void
-run_end(struct probe_run *r, int ok)
+run_end(struct probe_run *r, int ok, const char *msg)
 {
 	struct probe *pr = r->pr;
 
@@ -154,21 +176,33 @@ run_end(struct probe_run *r, int ok)
 	else
 		uv_close((uv_handle_t *)&r->tcp, run_free);
 	if (pr != NULL)
-		outcome(pr, ok);
+		outcome(pr, ok, msg);
 }
 
 static void
 on_timeout(wheel_timer *t)
 {
-	run_end(t->data, 0);
+	struct probe_run *r = t->data;
+	char msg[700];
+
+	if (r->http)
+		snprintf(msg, sizeof msg, "Get \"http://%s%s\": context "
+		    "deadline exceeded (Client.Timeout exceeded while awaiting "
+		    "headers)", r->target, r->path);
+	else
+		snprintf(msg, sizeof msg, "dial tcp %s: i/o timeout", r->target);
+	run_end(r, 0, msg);
 }
 
 static int
 on_status(http_parser *hp)
 {
 	struct probe_run *r = hp->data;
+	char msg[64];
 
-	run_end(r, hp->status_code >= 200 && hp->status_code < 400);
+	snprintf(msg, sizeof msg, "HTTP probe failed with statuscode: %u",
+	    hp->status_code);
+	run_end(r, hp->status_code >= 200 && hp->status_code < 400, msg);
 	return 1;	/* stop parsing */
 }
 
@@ -189,14 +223,14 @@ on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 
 	settings.on_headers_complete = on_status;
 	if (n < 0) {
-		run_end(r, 0);
+		run_end(r, 0, n == UV_EOF ? "EOF" : uv_strerror((int)n));
 		return;
 	}
 	if (n > 0)
 		http_parser_execute(&r->parser, &settings, buf->base, (size_t)n);
 	if (!r->done && HTTP_PARSER_ERRNO(&r->parser) != HPE_OK &&
 	    HTTP_PARSER_ERRNO(&r->parser) != HPE_CB_headers_complete)
-		run_end(r, 0);
+		run_end(r, 0, "malformed HTTP response");
 }
 
 static void
@@ -205,7 +239,7 @@ on_written(uv_write_t *w, int status)
 	struct probe_run *r = w->data;
 
 	if (status < 0)
-		run_end(r, 0);
+		run_end(r, 0, uv_strerror(status));
 }
 
 static void
@@ -217,7 +251,12 @@ on_connect(uv_connect_t *req, int status)
 	if (r->done)
 		return;
 	if (status < 0 || !r->http) {
-		run_end(r, status == 0);
+		char msg[400];
+
+		snprintf(msg, sizeof msg, "%s%s%s: connect: %s", r->http ?
+		    "Get \"http://" : "dial tcp ", r->target, r->http ? "\"" :
+		    "", status < 0 ? uv_strerror(status) : "");
+		run_end(r, status == 0, msg);
 		return;
 	}
 	http_parser_init(&r->parser, HTTP_RESPONSE);
@@ -226,7 +265,7 @@ on_connect(uv_connect_t *req, int status)
 	r->wr.data = r;
 	if (uv_write(&r->wr, (uv_stream_t *)&r->tcp, &b, 1, on_written) != 0 ||
 	    uv_read_start((uv_stream_t *)&r->tcp, on_alloc, on_read) != 0)
-		run_end(r, 0);
+		run_end(r, 0, "cannot send the request");
 }
 
 /* A named or numbered port of the container. */
@@ -252,7 +291,50 @@ port_of(const cJSON *pod_ports, const cJSON *v)
 static void
 exec_done(void *arg, int ok)
 {
-	run_end(arg, ok);
+	/* The kubelet says what the command printed; it is not kept here. */
+	run_end(arg, ok, "");
+}
+
+/* The gRPC client's answer (r may have been abandoned). */
+static void
+grpc_done(void *arg, int ok, const char *msg)
+{
+	struct probe_run *r = arg;
+
+	if (ok < 0) {
+		/* The client is going: no outcome, the run goes with it. */
+		if (r->pr != NULL)
+			r->pr->run = NULL;
+		free(r);
+		return;
+	}
+	run_end(r, ok, msg);
+}
+
+/* A grpc check: the health protocol's Check at the pod's address. */
+static void
+grpc_probe(struct probe *pr, const cJSON *g, uint64_t timeout)
+{
+	struct node_pod *p = pr->c->pod;
+	node_mgr *m = p->node->m;
+	const cJSON *port = json_at(g, "port");
+	const char *service = json_str(g, "service");
+	struct probe_run *r;
+
+	if (!cJSON_IsNumber(port) || port->valuedouble < 1 ||
+	    port->valuedouble > 65535) {
+		outcome(pr, 0, "error: the grpc probe's port is not a number "
+		    "from 1 to 65535");
+		return;
+	}
+	if (m->grpc == NULL)
+		m->grpc = grpcprobe_new(m->loop);
+	r = xcalloc(1, sizeof *r);
+	r->pr = pr;
+	r->exec = 1;
+	pr->run = r;
+	grpcprobe_check(m->grpc, p->ip, (int)port->valuedouble,
+	    service ? service : "", timeout, grpc_done, r);
 }
 
 static void
@@ -273,7 +355,7 @@ on_probe(wheel_timer *t)
 		return;
 	if (n->rt->exec == NULL) {
 		/* A simulated container passes every probe. */
-		outcome(pr, 1);
+		outcome(pr, 1, NULL);
 		return;
 	}
 	if (json_at(spec, "exec") != NULL) {
@@ -285,22 +367,30 @@ on_probe(wheel_timer *t)
 		    exec_done, r);
 		return;
 	}
+	if (json_at(spec, "grpc") != NULL) {
+		grpc_probe(pr, json_at(spec, "grpc"), timeout);
+		return;
+	}
 	h = json_at(spec, "httpGet");
 	if (h == NULL)
 		h = json_at(spec, "tcpSocket");
 	if (h == NULL) {
-		outcome(pr, 1);	/* grpc and others: not checked */
+		/* No handler (kube-apiserver would refuse the pod): passes. */
+		outcome(pr, 1, NULL);
 		return;
 	}
 	port = port_of(c->ports, json_at(h, "port"));
 	host = json_str(h, "host") ? json_str(h, "host") : p->ip;
 	if (port <= 0 || port > 65535 || uv_ip4_addr(host, port, &addr) != 0) {
-		outcome(pr, 0);
+		outcome(pr, 0, "error: no such port or host");
 		return;
 	}
 	r = xcalloc(1, sizeof *r);
 	r->pr = pr;
 	r->http = json_at(spec, "httpGet") != NULL;
+	snprintf(r->target, sizeof r->target, "%s:%d", host, port);
+	snprintf(r->path, sizeof r->path, "%s", json_str(h, "path") ?
+	    json_str(h, "path") : "/");
 	if (r->http) {
 		const cJSON *hd;
 		size_t len;
@@ -325,7 +415,7 @@ on_probe(wheel_timer *t)
 	wheel_add(n->m->wheel, &r->timeout, timeout, on_timeout, r);
 	if (uv_tcp_connect(&r->conn, &r->tcp, (struct sockaddr *)&addr,
 	    on_connect) != 0)
-		run_end(r, 0);
+		run_end(r, 0, "cannot connect");
 }
 
 static void
