@@ -507,11 +507,13 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 		    "no such container" : strerror(errno));
 		goto out;
 	}
+	/* The pod worker does not start such a container here (it waits
+	   as ErrImagePull); this is a guard. */
 	if (cJSON_GetArraySize(json_at(spec, "command")) == 0 &&
 	    cJSON_GetArraySize(json_at(spec, "args")) == 0) {
-		*why = util_printf("RunContainerError: container %s has no "
-		    "command: the local node runs commands, not images",
-		    c->name);
+		*why = util_printf("RunContainerError: the local node runs a "
+		    "container's command, not its image's entrypoint, and "
+		    "container \"%s\" has none", c->name);
 		goto out;
 	}
 	if (ctrenv_build(n, p, pod, spec, root, &env, why) != 0 ||
