@@ -223,7 +223,11 @@ on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 
 	settings.on_headers_complete = on_status;
 	if (n < 0) {
-		run_end(r, 0, n == UV_EOF ? "EOF" : uv_strerror((int)n));
+		char msg[700];
+
+		snprintf(msg, sizeof msg, "Get \"http://%s%s\": %s", r->target,
+		    r->path, n == UV_EOF ? "EOF" : uv_strerror((int)n));
+		run_end(r, 0, msg);
 		return;
 	}
 	if (n > 0)
@@ -251,11 +255,15 @@ on_connect(uv_connect_t *req, int status)
 	if (r->done)
 		return;
 	if (status < 0 || !r->http) {
-		char msg[400];
+		char msg[900];
 
-		snprintf(msg, sizeof msg, "%s%s%s: connect: %s", r->http ?
-		    "Get \"http://" : "dial tcp ", r->target, r->http ? "\"" :
-		    "", status < 0 ? uv_strerror(status) : "");
+		if (r->http)
+			snprintf(msg, sizeof msg, "Get \"http://%s%s\": dial "
+			    "tcp %s: connect: %s", r->target, r->path,
+			    r->target, uv_strerror(status));
+		else
+			snprintf(msg, sizeof msg, "dial tcp %s: connect: %s",
+			    r->target, status < 0 ? uv_strerror(status) : "");
 		run_end(r, status == 0, msg);
 		return;
 	}

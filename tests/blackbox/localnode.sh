@@ -105,8 +105,10 @@ expect_contains "$prev" "run at" "previous log"
 [ "$cur" != "$prev" ] || fail "the previous log is the current one"
 pass "restart with back-off; logs -p shows the previous instance"
 
-# Probes: readiness gates Ready (exec and httpGet), liveness restarts.
+# Probes: readiness gates Ready (exec and httpGet), liveness restarts;
+# failures are Unhealthy Events, a probe's restart a Killing one.
 HPORT=$(free_port)
+RPORT=$(free_port)
 k apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Pod
@@ -144,6 +146,17 @@ spec:
     image: busybox
     command: [sh, -c, 'while true; do sleep 0.2; done']
     livenessProbe: {exec: {command: ["false"]}, periodSeconds: 1, failureThreshold: 2}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: refused}
+spec:
+  nodeName: $NODE
+  containers:
+  - name: c
+    image: busybox
+    command: [sleep, "600"]
+    readinessProbe: {httpGet: {path: /healthz, port: $RPORT}, periodSeconds: 1}
 YAML
 k wait --for=jsonpath='{.status.phase}'=Running pod/gated --timeout=10s >/dev/null || fail "gated not running"
 k wait --for=condition=Ready pod/web --timeout=20s >/dev/null || fail "httpGet readiness"
@@ -155,8 +168,11 @@ k wait --for=condition=Ready=false pod/gated --timeout=10s >/dev/null || fail "r
 k wait --for=jsonpath='{.status.containerStatuses[0].restartCount}'=1 pod/dying --timeout=20s >/dev/null ||
 	fail "liveness did not restart the container"
 expect_eq 0 "$(k get pod web -o jsonpath='{.status.containerStatuses[0].restartCount}')" "a live web server is not restarted"
-k delete pod gated web dying --grace-period=1 --timeout=20s >/dev/null || fail "deleting probed pods"
-pass "probes: exec and httpGet readiness gate Ready, a failing liveness probe restarts"
+wait_event dying Unhealthy "Liveness probe failed: "
+wait_event dying Killing "Container c failed liveness probe, will be restarted"
+wait_event refused Unhealthy "Readiness probe failed: Get \"http://127.0.0.1:$RPORT/healthz\": dial tcp 127.0.0.1:$RPORT: connect: connection refused"
+k delete pod gated web dying refused --grace-period=1 --timeout=20s >/dev/null || fail "deleting probed pods"
+pass "probes: exec and httpGet readiness gate Ready, a failing liveness probe restarts, Events say why"
 
 # Graceful deletion: SIGTERM reaches the process, which logs it.
 k apply -f - >/dev/null <<YAML
