@@ -2,10 +2,12 @@
  * A main() for the fuzz targets without libFuzzer, so the normal build can
  * run them as unit tests: every file named on the command line (a folder
  * stands for the files in it) goes once through LLVMFuzzerTestOneInput.
- * Without arguments it replays tests/fuzz/regress/NAME and
- * tests/fuzz/corpus/NAME under $top_srcdir, NAME being the target this
+ * Without arguments it replays tests/fuzz/regress/NAME (when there is one)
+ * and tests/fuzz/corpus/NAME under $top_srcdir, NAME being the target this
  * program was built for. A crash or a failed property aborts the program,
- * which fails the test.
+ * which fails the test; so do a missing corpus folder, a path named on the
+ * command line that is not there, and no input at all (a replay of nothing
+ * would pass whatever the parser does).
  */
 #include <sys/stat.h>
 
@@ -120,7 +122,11 @@ main(int argc, char **argv)
 		run_path(path, 0);
 		snprintf(path, sizeof path, "%s/tests/fuzz/corpus/%s", top,
 		    FUZZ_NAME);
-		run_path(path, 0);
+		run_path(path, 1);
+	}
+	if (nrun == 0) {
+		fprintf(stderr, "replay-%s: no input to replay\n", FUZZ_NAME);
+		return 1;
 	}
 	fprintf(stderr, "replay-%s: %d inputs, no crash\n", FUZZ_NAME, nrun);
 	return 0;
