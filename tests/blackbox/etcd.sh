@@ -59,7 +59,12 @@ ectl get /registry/configmaps/default/c1 --print-value-only |
 	fail "the value is not the object's JSON"
 ectl get /registry/namespaces/default --keys-only | grep -q . ||
 	fail "no /registry/namespaces/default"
-ectl get /registry/minions --prefix --keys-only >/dev/null
+printf 'apiVersion: v1\nkind: Node\nmetadata: {name: etcd-node}\n' | k create -f - >/dev/null ||
+	fail "create a Node"
+ectl get /registry/minions/etcd-node --print-value-only |
+	python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["kind"]=="Node" and d["metadata"]["name"]=="etcd-node", d' ||
+	fail "the Node is not under /registry/minions/etcd-node: $(ectl get /registry/minions --prefix --keys-only)"
+k delete node etcd-node >/dev/null || fail "delete the Node"
 ectl get /registry/services/specs/default/kubernetes --keys-only | grep -q . ||
 	fail "services are not under /registry/services/specs"
 pass "objects under kube-apiserver's keys, as JSON, at their mod_revision"
@@ -127,7 +132,23 @@ wait_cm() {
 }
 wait_cm "$WORK/wa"
 wait_cm "$WORK/wb"
-sleep 0.3	# a duplicate would come right after
+# A last write after the 30, through each server: once both watches have
+# seen both, any duplicate of the 30 would have come before them (a watch
+# is in revision order, checked below) or out of order after them.
+for s in $A $B; do
+	curl -fs -X POST -H 'Content-Type: application/json' \
+	    -d "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"end-${s##*:}\"}}" \
+	    "$s/api/v1/namespaces/default/configmaps" >/dev/null || fail "the last write through $s"
+done
+wait_end() {
+	i=0
+	until [ "$(grep -c '"name":"end-' "$1")" -ge 2 ]; do
+		i=$((i + 1)); [ $i -lt 300 ] || fail "watch $1 did not see the last writes"
+		sleep 0.05
+	done
+}
+wait_end "$WORK/wa"
+wait_end "$WORK/wb"
 kill $WA $WB 2>/dev/null || true
 python3 - "$WORK/wa" "$WORK/wb" <<'PY' || fail "watch order"
 import json, sys
