@@ -129,9 +129,23 @@ wait_job() {	# wait_job CLUSTER ID STATUS
 		sleep 0.1
 	done
 }
-restarts() {	# the workers' names and restart counts
-	k get pods -l "ray.io/cluster=$1,ray.io/node-type=worker" \
-		-o jsonpath='{range .items[*]}{.metadata.name}={.status.containerStatuses[0].restartCount} {end}'
+restarts() {	# the workers' names and restart counts, "none" for no count
+	k get pods -l "ray.io/cluster=$1,ray.io/node-type=worker" -o json | python3 -c 'import json,sys
+out = []
+for p in json.load(sys.stdin)["items"]:
+    cs = p.get("status", {}).get("containerStatuses") or [{}]
+    n = cs[0].get("restartCount")
+    out.append("%s=%s" % (p["metadata"]["name"], n if isinstance(n, int) else "none"))
+print(" ".join(sorted(out)))'
+}
+# all_restarted N 'name=count ...': N workers, each with a count of 1 or more.
+all_restarted() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+ws = sys.argv[2].split()
+sys.exit(0 if len(ws) == int(sys.argv[1]) and
+         all(w.rpartition("=")[2].isdigit() and int(w.rpartition("=")[2]) >= 1 for w in ws) else 1)
+PY
 }
 
 # --- a fault-tolerant cluster --------------------------------------------
@@ -163,6 +177,7 @@ session=$(rcli hget "$key" "@namespace_session:session_name")
 expect_contains "$session" "session_" "session name in Redis"
 started=$(job_field ft on-worker start_time)
 before=$(restarts ft)
+case "$before" in *=0" "*=0) ;; *) fail "ft's two workers with their restart counts (0): '$before'" ;; esac
 pass "the head's jobs are in Redis under $key"
 
 k delete pod "$head" >/dev/null || fail "delete head pod"
@@ -224,7 +239,7 @@ k delete pod "$head" >/dev/null || fail "delete plain head pod"
 i=0
 while :; do
 	r=$(restarts plain)
-	case "$r" in *=0*|"") ;; *) break ;; esac
+	all_restarted 2 "$r" && break
 	i=$((i + 1)); [ $i -lt 300 ] || fail "workers were not restarted after a head loss without FT: $r"
 	sleep 0.1
 done
