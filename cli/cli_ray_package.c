@@ -52,7 +52,13 @@ add_tree(zip_t *z, const char *root, const char *rel)
 		if (lstat(full, &sb) != 0)
 			rc = -1;
 		else if (S_ISDIR(sb.st_mode)) {
-			if (zip_dir_add(z, name.p, ZIP_FL_ENC_UTF_8) < 0)
+			zip_int64_t idx = zip_dir_add(z, name.p,
+			    ZIP_FL_ENC_UTF_8);
+
+			/* The directory's own time, not the packing's: the
+			   same tree packs to the same bytes (and name). */
+			if (idx < 0 || zip_file_set_mtime(z, (zip_uint64_t)idx,
+			    sb.st_mtime, 0) < 0)
 				rc = -1;
 			else
 				rc = add_tree(z, root, name.p);
