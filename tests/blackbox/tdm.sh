@@ -4,8 +4,8 @@
 # wrong one): a node whose zone's window is open takes the pods that
 # opted in (and they prefer it) but not the others, which say why; the
 # shuffle action empties a node whose zone's window is closed of its
-# preemptable pods, one per job each eviction period, and leaves the
-# others.
+# preemptable pods, one per job each eviction period (timed: a job's
+# two pods go at least one period apart), and leaves the others.
 . "$(dirname "$0")/lib.sh"
 export TZ=JST-9
 h=$(date +%H | sed 's/^0//')
@@ -29,7 +29,7 @@ tiers:
     arguments:
       tdm.revocable-zone.day: "$OPEN"
       tdm.revocable-zone.night: "$CLOSED"
-      tdm.evict.period: 1s
+      tdm.evict.period: 3s
 YAML
 start_daemon --policy-dir "$POL"
 VR="$top_builddir/volray"
@@ -89,3 +89,33 @@ expect_contains "$msgs" "shuffle: tdm: current time beyond revocable zone night:
 expect_eq here "$(gone night-keep)" "a pod that is not preemptable stays"
 expect_eq "day-0 day-0" "$(node_of spare) $(node_of said)" "the open zone's pods stay"
 pass "closed window ($CLOSED): its preemptable pods are evicted with tdm's reason, the rest stay"
+
+# --- pacing: one pod per job each eviction period (3 s) ------------------
+k apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: pair}
+spec: {minMember: 1}
+YAML
+for p in pair-0 pair-1; do
+	pod "$p" 'volcano.sh/preemptable: "true", scheduling.k8s.io/group-name: pair' night-0
+done
+# When each goes (to a tenth of a second). The scheduler runs a session
+# when its input changes: a tick on the plain node each second keeps
+# sessions coming while the period passes.
+now() { date +%s.%N | cut -c1-12; }
+g0="" g1="" tick=0 t0=$(date +%s) t1=""
+while [ -z "$g0" ] || [ -z "$g1" ]; do
+	[ -n "$g0" ] || [ "$(gone pair-0)" = here ] || g0=$(now)
+	[ -n "$g1" ] || [ "$(gone pair-1)" = here ] || g1=$(now)
+	[ $(($(date +%s) - t0)) -lt 30 ] || fail "pair's pods not both evicted in 30 s: pair-0 ${g0:-here}, pair-1 ${g1:-here}"
+	if [ "$(date +%s)" != "$t1" ]; then
+		tick=$((tick + 1)) t1=$(date +%s)
+		k annotate node plain-0 --overwrite "volray.test/tick=$tick" >/dev/null || fail "annotate plain-0"
+	fi
+	sleep 0.1
+done
+gap=$(python3 -c "print('%.1f' % abs($g1 - $g0))")
+python3 -c "import sys; sys.exit(0 if $gap >= 1.5 else 1)" ||
+	fail "pair's two pods went ${gap} s apart: one per job each period (3 s, counted in whole seconds) wants 1.5 s or more"
+pass "one pod of a job each eviction period: pair's two went ${gap} s apart (period 3 s)"
