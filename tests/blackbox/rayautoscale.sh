@@ -116,20 +116,40 @@ k get raycluster as -w -o jsonpath='{.spec.workerGroupSpecs[0].replicas} {.spec.
 	>"$WORK/as.watch" 2>/dev/null &
 WATCH=$!
 KILL_PIDS="$KILL_PIDS $WATCH"
+# Every worker pod made while the job runs and after, by name.
+k get pods -l ray.io/cluster=as,ray.io/node-type=worker -w -o name >"$WORK/as.pods" 2>/dev/null &
+PODW=$!
+KILL_PIDS="$KILL_PIDS $PODW"
+wait_watchers 2
 submit as big '[{"CPU": 2, "count": 3}]' 3s
 wait_job as big RUNNING
+# The job is in the head's autoscaler state: its three bundles pending,
+# or, once they are placed, two CPUs used on each of three workers.
 state=$(k get --raw "/api/v1/namespaces/default/services/as-head-svc:8265/proxy/api/volray/autoscaler")
-case "$state" in *'"submission_id":"big"'*|*'"pending":[]'*) ;; *) fail "the head's autoscaler state: $state" ;; esac
+echo "$state" | python3 -c 'import json, sys
+s = json.load(sys.stdin)
+big = [j for j in s["pending"] if j["submission_id"] == "big"]
+if big:
+    b = big[0]["bundles"]
+    ok = len(b) == 3 and all(x["CPU"] == 2 for x in b)
+else:
+    ok = sum(1 for n in s["nodes"] if n["group"] == "small" and n["used"]["CPU"] == 2) == 3
+sys.exit(0 if ok else 1)' || fail "big is not in the head's autoscaler state: $state"
 wait_eq 3 "replicas after the demand" replicas as
 wait_workers as 3
 first=$(workers as | tr '\n' ' ')
 wait_job as big SUCCEEDED
-expect_eq 3 "$(replicas as)" "replicas while the job ran (no fourth worker)"
 wait_workers as 0
 wait_eq "0" "replicas after the idle timeout" replicas as
 wait_eq "" "workersToDelete cleared once they are gone" \
 	k get raycluster as -o jsonpath='{.spec.workerGroupSpecs[0].scaleStrategy.workersToDelete[*]}'
-kill $WATCH 2>/dev/null || true
+kill $WATCH $PODW 2>/dev/null || true
+# No fourth worker, ever: the replicas never went over 3 and no other
+# worker pod was made.
+expect_eq 3 "$(sed 's/ .*//; /^$/d' "$WORK/as.watch" | sort -n | tail -n 1)" \
+	"the most replicas the watch saw while the job ran and after (no fourth worker)"
+expect_eq "$(echo "$first" | tr ' ' '\n' | sed '/^$/d' | sort | tr '\n' ' ')" \
+	"$(sed 's|^pod/||' "$WORK/as.pods" | sort -u | tr '\n' ' ')" "every worker pod made for the job"
 named=$(python3 - "$WORK/as.watch" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
