@@ -3,7 +3,8 @@
 # and simulated nodes: the Queue, the PodGroup's pods placed together, the
 # RayCluster ready, the word count RayJob's real output (the demo's job),
 # the HTTPMode RayJob Complete and cleaned up, the SidecarMode job's real
-# entrypoint, the InteractiveMode job Waiting, the RayService serving.
+# entrypoint, the InteractiveMode job Waiting, the RayService serving (a
+# request to /echo through its serve Service answered by the echo app).
 . "$(dirname "$0")/lib.sh"
 LOCAL_NODE=1
 start_daemon
@@ -44,7 +45,16 @@ pass "rayjob-http.yaml, rayjob-sidecar.yaml Complete; rayjob-interactive.yaml Wa
 k wait --for=jsonpath='{.status.serviceStatus}'=Running rayservice/sample-service --timeout=30s >/dev/null ||
 	fail "sample-service not serving"
 expect_eq RUNNING "$(k get rayservice sample-service -o jsonpath='{.status.activeServiceStatus.applicationStatuses.echo.status}')" "echo app"
-pass "rayservice.yaml: serving"
+# Serving is answering: a request to /echo through the API server's
+# service proxy to the serve Service's port 8000 reaches the echo
+# application on the active cluster.
+active=$(k get rayservice sample-service -o jsonpath='{.status.activeServiceStatus.rayClusterName}')
+echo_answer() {
+	curl -fsS "$API/api/v1/namespaces/default/services/sample-service-serve-svc:8000/proxy/echo" |
+		python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["application"]+"|"+d["route_prefix"]+"|"+d["cluster"])'
+}
+wait_eq "echo|/echo|$active" "the answer of /echo on sample-service-serve-svc:8000" echo_answer
+pass "rayservice.yaml: serving (/echo answered through sample-service-serve-svc:8000)"
 
 k wait --for=delete "raycluster/$(k get rayjob sample-http -o jsonpath='{.status.rayClusterName}')" --timeout=20s >/dev/null ||
 	fail "sample-http cluster not cleaned up"
