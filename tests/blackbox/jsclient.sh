@@ -9,7 +9,7 @@
 #
 # The client is installed with `npm ci` into the build tree (tests/js/ there)
 # and reinstalled only when the lock file changes; without node and npm, or
-# without the registry, the test fails.
+# without the registry, the test is skipped with the reason.
 . "$(dirname "$0")/lib.sh"
 need_samples
 

@@ -8,7 +8,7 @@
 # start and names the places it looked in.
 . "$(dirname "$0")/lib.sh"
 
-command -v git >/dev/null 2>&1 || fail "git is needed to copy the tree"
+command -v git >/dev/null 2>&1 || skip "git is needed to copy the tree (scripts/deps.sh installs it)"
 src="$WORK/src"
 mkdir -p "$src"
 (cd "$top_srcdir" && git ls-files -z --cached --others --exclude-standard |

@@ -14,7 +14,7 @@ start_daemon
 NODE=$(hostname | tr 'A-Z' 'a-z')
 PY=/usr/bin/python3
 "$PY" -c 'import kubernetes' 2>/dev/null ||
-	fail "python3-kubernetes is not installed (scripts/deps.sh installs it)"
+	skip "python3-kubernetes is not installed (scripts/deps.sh installs it)"
 WEB=$(free_port)
 
 k apply -f - >/dev/null <<YAML
