@@ -13,12 +13,17 @@ case "$out" in
 *) fail "summary: $out" ;;
 esac
 # Every case in the spec files runs and passes: a case dropped (not read,
-# or skipped) fails here.
-want=$(python3 - "$top_srcdir"/policies/*.spec.yaml <<'PY'
+# or skipped) fails here. The cases counted by PyYAML (python3-kubernetes
+# brings it), else as the spec files write them: "- " at the line's start.
+if python3 -c 'import yaml' 2>/dev/null; then
+	want=$(python3 - "$top_srcdir"/policies/*.spec.yaml <<'PY'
 import sys, yaml
 print(sum(len(yaml.safe_load(open(f)).get("cases") or []) for f in sys.argv[1:]))
 PY
 ) || fail "cannot count the cases of policies/*.spec.yaml"
+else
+	want=$(cat "$top_srcdir"/policies/*.spec.yaml | grep -c '^- ')
+fi
 [ "$want" -gt 0 ] || fail "no case in policies/*.spec.yaml"
 n=$(printf '%s\n' "$out" | grep -c '^ok ')
 expect_eq "$want" "$n" "built-in cases passed (ok lines), of the spec files' cases"
