@@ -302,7 +302,7 @@ on_checked(void *arg, long status, const char *body, size_t len,
     const char *err)
 {
 	struct backend *b = arg;
-	char msg[1024];
+	char msg[sizeof b->url * 2 + 96];
 
 	(void)body;
 	(void)len;
