@@ -97,6 +97,8 @@ function R.open(ssn, args)
   if last_run == nil or now < last_run then last_run = now end
   due = now - last_run >= interval
   if due then last_run = now end
+  -- The next run, though nothing else changes by then.
+  if interval > 0 then ssn:wake_after(last_run + interval - now) end
   strategies, offline_only = {}, false
   queues, labels = nil, args.labelSelector or {}
   for _, q in ipairs(args.queueSelector or {}) do

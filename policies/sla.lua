@@ -62,7 +62,12 @@ end
 
 local function overdue(ssn, job)
   local d = deadline(job)
-  if d == nil or now < d then return 0 end
+  if d == nil then return 0 end
+  if now < d then
+    -- Nothing else may change by then: a session at the deadline.
+    ssn:wake_after(d - now)
+    return 0
+  end
   ssn:explain(job, string.format("waited %.0f s, past its SLA waiting time of %.0f s: admitted ahead",
     now - job.created_at, waiting_time(job)))
   return 1

@@ -54,6 +54,7 @@ local MAX_SCORE = 100
 local zones		-- zone -> window text
 local period, now, clock
 local last_evict	-- survives sessions: the eviction period
+local next_edge		-- below: seconds until a window opens or closes
 
 function T.open(ssn, args)
   zones = {}
@@ -65,6 +66,8 @@ function T.open(ssn, args)
   period = duration.parse(args["tdm.evict.period"]) or 60
   now = ssn.now
   clock = (ssn.now + (ssn.utc_offset or 0)) % 86400
+  local edge = next_edge()
+  if edge ~= nil then ssn:wake_after(edge) end
 end
 
 -- Seconds after midnight of "HH:MM", or nil.
@@ -92,6 +95,25 @@ local function closed(zone)
   end
   if open then return nil end
   return "current time beyond revocable zone " .. zone .. ":" .. raw
+end
+
+-- Seconds until some zone's window opens or closes (nil when none
+-- parses): the scheduler is asked for a session then, though nothing
+-- else changes.
+next_edge = function()
+  local soonest
+  for _, raw in pairs(zones) do
+    local a, b = raw:match("^([^-]*)-([^-]*)$")
+    local s, e = a and minute_of(a), b and minute_of(b)
+    if s ~= nil and e ~= nil then
+      for _, edge in ipairs({ s, e + 1 }) do
+        local d = (edge - clock) % 86400
+        if d == 0 then d = 86400 end
+        if soonest == nil or d < soonest then soonest = d end
+      end
+    end
+  end
+  return soonest
 end
 
 local function zone_of(node)
@@ -182,9 +204,11 @@ end
 
 function T.victim_tasks(ssn)
   if last_evict ~= nil and now >= last_evict and now < last_evict + period then
+    ssn:wake_after(last_evict + period - now)
     return nil
   end
   last_evict = now
+  if period > 0 then ssn:wake_after(period) end
   local names = {}
   for z in pairs(zones) do names[#names + 1] = z end
   table.sort(names)	-- Volcano walks a Go map; here in name order

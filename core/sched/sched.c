@@ -145,9 +145,11 @@ struct sched {
 	struct session *to_free;	/* the last session, freed off the loop */
 	/* A cycle whose inputs did not change since the last one would
 	   decide the same: skipped, but one runs at least every
-	   IDLE_CYCLE_S (for what plugins may base on time). */
+	   IDLE_CYCLE_S, and when a plugin's ssn:wake_after is due (for
+	   what plugins base on time). */
 	int inputs_changed;
 	time_t last_cycle;
+	uint64_t wake_at_ms;		/* a plugin's ssn:wake_after, or 0 */
 	struct sched_stats stats;
 	int pending_work;
 	explain *explain;		/* the last sessions' reasons, or NULL */
@@ -1063,6 +1065,8 @@ session_finish(struct sched *s)
 		    (unsigned long long)ss->lua_us / 1000, ss->nbinds,
 		    s->streamed, (unsigned long long)s->t_binds / 1000,
 		    (unsigned long long)(took - s->t_binds) / 1000);
+	s->wake_at_ms = ss->wake_after > 0 ? util_usec() / 1000 +
+	    (uint64_t)(ss->wake_after * 1000) : 0;
 	s->stats.plugin_failures += (uint64_t)ss->nevents;
 	s->stats.lua_us += ss->lua_us;
 	s->stats.unschedulable += (uint64_t)s->npending;
@@ -1108,7 +1112,8 @@ cycle(struct sched *s)
 	s->pending_work = 0;
 	if (s->pol == NULL)
 		return;
-	if (!s->inputs_changed && time(NULL) - s->last_cycle < IDLE_CYCLE_S) {
+	if (!s->inputs_changed && time(NULL) - s->last_cycle < IDLE_CYCLE_S &&
+	    (s->wake_at_ms == 0 || util_usec() / 1000 < s->wake_at_ms)) {
 		/* Nothing changed since the last session: the same outcome. */
 		s->stats.cycles++;
 		s->stats.skipped++;

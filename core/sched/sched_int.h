@@ -470,6 +470,9 @@ struct session {
 	struct s_node **restrict_nodes;
 	int nrestrict;
 	struct sched_source src;	/* what it was opened from */
+	/* The soonest next session a plugin asked for (ssn:wake_after),
+	   in seconds from this one; 0 when none did. */
+	double wake_after;
 };
 
 /* session.c: open on a source (the snapshot, the capacity index, room

@@ -11,6 +11,8 @@
  *   ssn:active_jobs()      the jobs that had work or changed this session
  *   ssn:job_condition(job, type, reason, message)
  *                          the PodGroup's condition this session
+ *   ssn:wake_after(s)      a session again within s seconds, even if
+ *                          nothing it reads changes (time-based rules)
  *   ssn:use_predicates()   the C predicates (predicate.c) on
  *   ssn:use_scores{...}    the C scores, with these weights
  *
@@ -204,6 +206,27 @@ l_ssn_node_tasks(lua_State *L)
 		lua_rawseti(L, -2, i + 1);
 	}
 	return 1;
+}
+
+/*
+ * ssn:wake_after(seconds): the scheduler skips a session whose input did
+ * not change since the last one (it would decide the same), except at
+ * least once a minute; a plugin whose decision moves with the clock (an
+ * eviction period, a window, a deadline) asks for the next session
+ * here. The soonest request of a session counts.
+ */
+static int
+l_ssn_wake_after(lua_State *L)
+{
+	struct session *ss = ssn_of(L);
+	double s = luaL_checknumber(L, 2);
+
+	if (!(s > 0) || s > 86400 * 366)
+		return luaL_error(L, "ssn:wake_after: seconds must be above 0 "
+		    "and within a year, not %f", s);
+	if (ss->wake_after == 0 || s < ss->wake_after)
+		ss->wake_after = s;
+	return 0;
 }
 
 /* Seconds east of UTC of the local time zone at t. */
@@ -439,6 +462,8 @@ ssn_open(struct session *ss)
 	lua_setfield(L, -2, "node");
 	lua_pushcfunction(L, l_ssn_node_tasks);
 	lua_setfield(L, -2, "node_tasks");
+	lua_pushcfunction(L, l_ssn_wake_after);
+	lua_setfield(L, -2, "wake_after");
 	lua_pushcfunction(L, l_ssn_active_jobs);
 	lua_setfield(L, -2, "active_jobs");
 	lua_pushcfunction(L, l_ssn_quotas);
