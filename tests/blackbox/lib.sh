@@ -79,6 +79,16 @@ free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
+# free_ports N: N distinct ports nobody listens on right now (free_port
+# twice may give the same one: it is free again once the first closed).
+free_ports() {
+	python3 -c 'import socket, sys
+ss = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in ss:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))' "$1"
+}
+
 # etcd_start [N]: an etcd cluster of N members (1) from Debian's
 # etcd-server on free loopback ports, data under $WORK/etcdI, logs in
 # $WORK/etcdI.log; sets ETCD_ENDPOINTS (comma-separated URLs), ETCD_URL_I
@@ -89,8 +99,11 @@ etcd_start() {
 	    skip "no etcd on PATH (Debian's etcd-server; scripts/deps.sh installs it)"
 	n=${1:-1}
 	i=1 cluster=""
+	# shellcheck disable=SC2046
+	set -- $(free_ports $((2 * n)))
 	while [ $i -le "$n" ]; do
-		eval "ETCD_CPORT_$i=$(free_port) ETCD_PPORT_$i=$(free_port)"
+		eval "ETCD_CPORT_$i=$1 ETCD_PPORT_$i=$2"
+		shift 2
 		eval "cluster=\"\${cluster:+\$cluster,}e$i=http://127.0.0.1:\$ETCD_PPORT_$i\""
 		i=$((i + 1))
 	done
@@ -106,6 +119,20 @@ etcd_start() {
 	done
 	ETCD_N=$n
 	etcd_wait
+	# A quorum answering is not every member up (one that could not
+	# bind its port would leave a test that kills another without one).
+	i=1
+	while [ $i -le "$n" ]; do
+		eval "url=\$ETCD_URL_$i"
+		j=0
+		until ETCDCTL_API=3 etcdctl --endpoints="$url" --command-timeout=2s \
+		    endpoint health >/dev/null 2>&1; do
+			j=$((j + 1))
+			[ $j -lt 100 ] || fail "etcd member $i did not come up (see $WORK/etcd$i.log)"
+			sleep 0.1
+		done
+		i=$((i + 1))
+	done
 }
 
 # etcd_member I [new|existing]: start (or restart) member I.
