@@ -346,25 +346,16 @@ struct event_seen {
 	int missed;			/* repeats not written since */
 };
 
-static uint32_t
-msg_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
 static void
 record_event(struct sched *s, const cJSON *obj, const char *type,
     const char *reason, const char *msg)
 {
 	struct recorder_obj ro;
-	char *key = util_printf("%s/%s|%s|%08x",
+	char *key = util_printf("%s/%s|%s|%016llx",
 	    json_str(obj, "metadata.namespace") ?
 	    json_str(obj, "metadata.namespace") : "",
-	    json_str(obj, "metadata.name"), reason, msg_hash(msg));
+	    json_str(obj, "metadata.name"), reason, (unsigned long long)
+	    util_fnv1a(UTIL_FNV_SEED, msg, strlen(msg)));
 	struct event_seen *e = hmap_get(s->events, key);
 	time_t now = time(NULL);
 	int every = strcmp(reason, "PluginFailed") == 0 ? FAIL_EVENT_EVERY_S :
