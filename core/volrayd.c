@@ -38,6 +38,7 @@
 #include "luahost/luahost.h"
 #include "net/http.h"
 #include "net/tls.h"
+#include "node/podnet.h"
 #include "node/endpoint.h"
 #include "node/lifecycle.h"
 #include "node/node.h"
@@ -77,6 +78,7 @@ struct daemon {
 	char *ca_file;		/* for the kubeconfig; NULL for plain HTTP */
 	api *api;
 	http_server *srv;
+	http_server *pod_srv;	/* the API in the pods' network (podnet.h) */
 	uv_signal_t sigterm, sigint, sighup;
 	int stopping;
 	int ready;		/* roles started (/readyz of --metrics-listen) */
@@ -817,6 +819,37 @@ start_api(struct daemon *d, char **cause)
 	return 0;
 }
 
+/*
+ * The API for the local node's pods in namespaces of their own: the same
+ * server on their gateway's address, in the node's namespace
+ * (podnet.c), where the kubernetes Service's ClusterIP leads.
+ */
+static void
+serve_pods(struct daemon *d)
+{
+	char *cause = NULL;
+	int r;
+
+	if (podnet_enter() != 0) {
+		log_error("volrayd: the pods' network: %s", strerror(errno));
+		return;
+	}
+	r = http_server_listen(d->loop, podnet_gateway(), d->f.port,
+	    api_handle, d->api, &d->pod_srv, &cause);
+	podnet_leave();
+	if (r != 0) {
+		log_error("volrayd: the API for pods on %s:%d: %s",
+		    podnet_gateway(), d->f.port, cause);
+		free(cause);
+		return;
+	}
+	if (d->tls != NULL)
+		http_server_use_tls(d->pod_srv, d->tls);
+	podnet_refresh();
+	log_info("volrayd: the local node's pods reach the API on "
+	    "%s:%d", podnet_gateway(), d->f.port);
+}
+
 /* The API's links to the roles started after it. */
 static void
 wire_api(struct daemon *d)
@@ -846,6 +879,8 @@ wire_api(struct daemon *d)
 		api_set_history(d->api, history_serve, d->ray);
 	}
 	registry_ensure_api_service(d->rg, d->f.port);
+	if (podnet_gateway() != NULL)
+		serve_pods(d);
 	if (d->http != NULL)
 		set_http_self(d);
 }
@@ -879,6 +914,8 @@ shutdown_daemon(struct daemon *d)
 		leader_free(d->elect_sched);
 	if (d->srv != NULL)
 		http_server_close(d->srv);
+	if (d->pod_srv != NULL)
+		http_server_close(d->pod_srv);
 	if (d->st != NULL)
 		store_close(d->st);
 	uv_walk(d->loop, on_closed_walk, NULL);

@@ -22,6 +22,7 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "sched/sched.h"
+#include "node/podnet.h"
 #include "volrayd.h"
 
 #ifndef PKGDATADIR
@@ -63,6 +64,8 @@ usage(FILE *f)
 	    "               [--leader-elect-namespace NS] "
 	    "[--node-listen HOST:PORT] [--node-ip ADDRESS]\n"
 	    "               [--scheduler-listen HOST:PORT|off]\n"
+	    "               [--pod-network host|namespaces] [--pod-cidr CIDR] "
+	    "[--node-link-range CIDR]\n"
 	    "               [--no-virtual-nodes | --virtual-node-selector "
 	    "SELECTOR] [--debug]\n"
 	    "               [--etcd-servers URL[,URL]... [--etcd-prefix "
@@ -151,7 +154,7 @@ enum {
 	O_KQPS, O_KBURST, O_NODE_LISTEN, O_SCHED_LISTEN, O_NODE_IP, O_NO_VIRTUAL, O_VIRTUAL_SEL,
 	O_ETCD, O_ETCD_CA, O_ETCD_CERT, O_ETCD_KEY, O_ETCD_PREFIX,
 	O_ETCD_COMPACT, O_MIGRATE, O_EXPLAIN, O_HISTORY, O_HISTORY_BYTES,
-	O_RECORD, O_RECORD_KEEP
+	O_RECORD, O_RECORD_KEEP, O_POD_NET, O_POD_CIDR, O_LINK_RANGE
 };
 
 static const struct option longopts[] = {
@@ -209,6 +212,9 @@ static const struct option longopts[] = {
 	{ "scheduler-listen", required_argument, NULL, O_SCHED_LISTEN },
 	{ "node-ip", required_argument, NULL, O_NODE_IP },
 	{ "no-virtual-nodes", no_argument, NULL, O_NO_VIRTUAL },
+	{ "pod-network", required_argument, NULL, O_POD_NET },
+	{ "pod-cidr", required_argument, NULL, O_POD_CIDR },
+	{ "node-link-range", required_argument, NULL, O_LINK_RANGE },
 	{ "virtual-node-selector", required_argument, NULL, O_VIRTUAL_SEL },
 	{ "etcd-servers", required_argument, NULL, O_ETCD },
 	{ "etcd-cafile", required_argument, NULL, O_ETCD_CA },
@@ -721,6 +727,7 @@ limit_flag(struct volrayd_flags *f, int c, const char *arg)
 static int
 node_flag(struct volrayd_flags *f, int c, const char *arg)
 {
+	char *why = NULL;
 	long long ms;
 	char *end;
 	long v;
@@ -752,6 +759,18 @@ node_flag(struct volrayd_flags *f, int c, const char *arg)
 			f->not_ready_seconds = v;
 		else
 			f->unreachable_seconds = v;
+		break;
+	case O_POD_NET:
+	case O_POD_CIDR:
+	case O_LINK_RANGE:
+		/* The local node's pod network (node/podnet.c). */
+		if (podnet_configure(c == O_POD_NET ? arg : NULL,
+		    c == O_POD_CIDR ? arg : NULL, c == O_LINK_RANGE ? arg : NULL,
+		    &why) != 0) {
+			fprintf(stderr, "volrayd: %s\n", why);
+			free(why);
+			return 2;
+		}
 		break;
 	default:
 		return -1;

@@ -57,6 +57,8 @@ struct prestop {
 	struct local_ctr *l;
 };
 
+static node_mgr *local_mgr;		/* podnet_sweep's, after a restart */
+
 #define ADOPTED_POLL_MS	500	/* a re-adopted shim without a pidfd */
 
 /*
@@ -362,7 +364,8 @@ on_shim_exit(uv_process_t *proc, int64_t status, int sig)
 /* Where the shim spawn wants its arguments: SHIM -d DIR -n NAME ... -- argv. */
 static char **
 shim_argv(const char *shim, const char *dir, const char *name,
-    const char *uid, int in, const char *plan, char **groups, char **cmd)
+    const char *uid, int in, const char *plan, const char *netns,
+    const char *hostname, char **groups, char **cmd)
 {
 	int n = 0, i, ng = 0, nc = 0;
 	char **v;
@@ -371,7 +374,7 @@ shim_argv(const char *shim, const char *dir, const char *name,
 		ng++;
 	while (cmd[nc] != NULL)
 		nc++;
-	v = xcalloc((size_t)(11 + 2 * ng + nc + 1), sizeof *v);
+	v = xcalloc((size_t)(15 + 2 * ng + nc + 1), sizeof *v);
 	v[n++] = (char *)shim;
 	v[n++] = "-d";
 	v[n++] = (char *)dir;
@@ -384,6 +387,12 @@ shim_argv(const char *shim, const char *dir, const char *name,
 	if (plan != NULL) {
 		v[n++] = "-M";
 		v[n++] = (char *)plan;
+	}
+	if (netns != NULL) {
+		v[n++] = "-X";
+		v[n++] = (char *)netns;
+		v[n++] = "-H";
+		v[n++] = (char *)hostname;
 	}
 	for (i = 0; i < ng; i++) {
 		v[n++] = "-g";
@@ -415,10 +424,10 @@ ctr_limits(const cJSON *spec, int64_t *mem, int64_t *cpu)
 static int
 spawn_shim(struct node *n, struct node_pod *p, struct node_ctr *c,
     const cJSON *spec, char **argv, char **env, const char *cwd,
-    const char *dir, const char *plan, char **why)
+    const char *dir, const char *plan, const char *hostname, char **why)
 {
 	struct local_ctr *l;
-	char **groups = NULL, **sargv, *err = NULL;
+	char **groups = NULL, **sargv, *err = NULL, netns[PATH_MAX];
 	int64_t mem, cpu;
 	int devnull, r;
 
@@ -426,6 +435,14 @@ spawn_shim(struct node *n, struct node_pod *p, struct node_ctr *c,
 		*why = util_printf("RunContainerError: %s: %s", n->m->shim ?
 		    n->m->shim : "volray-shim", n->m->shim ? strerror(errno) :
 		    "not found");
+		return -1;
+	}
+	netns[0] = '\0';
+	if (podnet_has(p) && podnet_pod_up(p, netns, sizeof netns, &err) !=
+	    0) {
+		*why = util_printf("RunContainerError: the pod's network: %s",
+		    err);
+		free(err);
 		return -1;
 	}
 	ctr_limits(spec, &mem, &cpu);
@@ -449,7 +466,8 @@ spawn_shim(struct node *n, struct node_pod *p, struct node_ctr *c,
 	snprintf(l->dir, sizeof l->dir, "%s", dir);
 	snprintf(l->name, sizeof l->name, "%s", c->name);
 	sargv = shim_argv(n->m->shim, dir, c->name, p->uid,
-	    cJSON_IsTrue(json_at(spec, "stdin")), plan, groups, argv);
+	    cJSON_IsTrue(json_at(spec, "stdin")), plan, netns[0] ? netns :
+	    NULL, hostname, groups, argv);
 	/* The shim's own output goes nowhere: the container's is in its log. */
 	r = spawn_group(n->m->loop, &l->u.proc, sargv, env, cwd, devnull,
 	    devnull, on_shim_exit);
@@ -519,6 +537,7 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 	if (ctrenv_build(n, p, pod, spec, root, &env, why) != 0 ||
 	    ctrenv_mount(n, p, pod, spec, root, why) != 0)
 		goto out;
+	podnet_env(p, spec, &env);
 	argv = xcalloc(cJSON_GetArraySize(json_at(spec, "command")) +
 	    cJSON_GetArraySize(json_at(spec, "args")) + 1, sizeof *argv);
 	cJSON_ArrayForEach(it, json_at(spec, "command"))
@@ -550,8 +569,12 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 		if (mountplan_write(n, p, pod, spec, root, plan, why) != 0)
 			goto out;
 	}
+	/* The pod's host name, as the kubelet gives it: spec.hostname, else
+	   the pod's name (63 characters at most). */
+	util_strf(path, sizeof path, "%.63s", json_str(pod, "spec.hostname") ?
+	    json_str(pod, "spec.hostname") : p->name);
 	rc = spawn_shim(n, p, c, spec, argv, env.kv, cwd, dir,
-	    plan[0] ? plan : NULL, why);
+	    plan[0] ? plan : NULL, path, why);
 out:
 	for (i = 0; i < argc; i++)
 		free(argv[i]);
@@ -716,8 +739,16 @@ local_restore(node_mgr *m)
 {
 	if (m->data_dir == NULL)
 		return;
-	if (m->local_name != NULL)
+	if (m->local_name != NULL) {
+		char *why = NULL;
+
 		cgroup_init(m->data_dir);
+		if (podnet_start(m, &why) != 0) {
+			log_warn("node %s: %s", m->local_name, why);
+			free(why);
+		}
+	}
+	local_mgr = m;
 	orphans_scan(m->data_dir);
 }
 
@@ -740,6 +771,8 @@ local_restored(void)
 {
 	orphans_kill_rest();
 	cgroup_sweep(keep_group, NULL);
+	if (local_mgr != NULL)
+		podnet_sweep(local_mgr);
 }
 
 /* volrayd is stopping: no process of its containers stays behind. */
@@ -765,6 +798,24 @@ local_kill_all(void)
 		kill(-np->pid, SIGKILL);
 		unlink(np->pidfile);
 	}
+	podnet_stop();
+}
+
+/* The pod's own address in its namespace, else the node's. */
+static int
+local_pod_ip(struct node *n, struct node_pod *p, char **why)
+{
+	if (podnet_has(p))
+		return podnet_assign(p, why);
+	snprintf(p->ip, sizeof p->ip, "%s", n->ip);
+	return 0;
+}
+
+static void
+local_pod_gone(struct node *n, struct node_pod *p)
+{
+	(void)n;
+	podnet_pod_down(p);
 }
 
 /* An exec probe: a process in the container's environment, output dropped. */
@@ -823,6 +874,7 @@ exec_context(struct node *n, struct node_pod *p, struct node_ctr *c,
 		*why = util_printf("container %s is gone from pod %s", c->name,
 		    p->name);
 	else if (ctrenv_build(n, p, pod, spec, root, env, why) == 0) {
+		podnet_env(p, spec, env);
 		if (json_str(spec, "workingDir") != NULL)
 			util_strf(cwd, size, "%s/%s", root,
 			    json_str(spec, "workingDir"));
@@ -1038,6 +1090,8 @@ const struct node_runtime local_runtime = {
 	.version = "volray-local://" VERSION,
 	.ip = "127.0.0.1",
 	.host_network = 1,
+	.pod_ip = local_pod_ip,
+	.pod_gone = local_pod_gone,
 	.start = local_start,
 	.stop = local_stop,
 	.exec = local_exec,

@@ -71,6 +71,30 @@ int mountplan_enabled(void);
 int mountplan_write(struct node *, struct node_pod *, const cJSON *pod,
     const cJSON *spec, const char *root, const char *plan, char **why);
 
+/*
+ * podnet.c: the local node's pod network, the node manager's side
+ * (podnet.h has what the rest of volrayd calls). podnet_start at the
+ * node manager's start (-1 with *why: pods share the host's network);
+ * podnet_has: whether pod p has a namespace of its own; podnet_assign:
+ * its address into p->ip (a restored one kept when free); podnet_pod_up:
+ * its namespace made unless there, its file into path; podnet_pod_enter:
+ * the thread into it (podnet_leave goes back); podnet_pod_down: both
+ * gone; podnet_sweep: after a restart, the namespaces of pods not here
+ * go; podnet_stop: everything goes (volrayd stops).
+ */
+int podnet_start(node_mgr *, char **why);
+int podnet_has(const struct node_pod *);
+int podnet_assign(struct node_pod *, char **why);
+int podnet_pod_up(struct node_pod *, char *path, size_t size, char **why);
+int podnet_pod_enter(const struct node_pod *);
+void podnet_pod_down(struct node_pod *);
+void podnet_sweep(node_mgr *);
+void podnet_stop(void);
+/* The kubernetes Service's variables for a container of p (KUBERNETES_
+   SERVICE_HOST...), unless its env sets them. */
+void podnet_env(const struct node_pod *, const cJSON *spec,
+    struct ctrenv *);
+
 /* orphans.c: a container a previous volrayd left, from its pid file. */
 struct orphan {
 	char ns[256], name[256], ctr[256], uid[128];
@@ -175,6 +199,8 @@ struct node_pod {
 	char message[512];
 	char start_time[32];
 	char ip[46];
+	int host_net;			/* spec.hostNetwork */
+	int pod_net;			/* ip is podnet's (podnet_assign) */
 	int restart_policy;		/* 'A'lways, 'O'nFailure, 'N'ever */
 	struct podspec_res req;
 	int counted;			/* req is in node->used */

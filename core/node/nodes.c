@@ -26,6 +26,7 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "node/node_int.h"
+#include "node/podnet.h"
 
 const char *const node_mgr_kinds[] = {
 	"nodes", "pods", "namespaces", "leases.coordination.k8s.io",
@@ -717,6 +718,14 @@ register_local(node_mgr *m)
 	a = json_obj(md, "annotations");
 	json_set_str(a, "volray.io/cpu", cpu);
 	json_set_str(a, "volray.io/memory", mem);
+	if (podnet_cidr() != NULL) {
+		cJSON *spec = json_obj(t, "spec"), *cidrs;
+
+		json_set_str(spec, "podCIDR", podnet_cidr());
+		cJSON_DeleteItemFromObjectCaseSensitive(spec, "podCIDRs");
+		cidrs = cJSON_AddArrayToObject(spec, "podCIDRs");
+		cJSON_AddItemToArray(cidrs, cJSON_CreateString(podnet_cidr()));
+	}
 	if (create)
 		client_create(m->c, r, "", t, NULL, &res);
 	else
@@ -725,13 +734,15 @@ register_local(node_mgr *m)
 	write_result("registering the local node", m->local_name, &res);
 	log_info("node %s: the local node runs containers' commands as "
 	    "processes of this user under %s; no images; %s; resource "
-	    "limits are %s", m->local_name,
+	    "limits are %s; %s%s", m->local_name,
 	    m->shim ? m->shim : "no volray-shim (containers cannot start)",
 	    mountplan_enabled() ? "volumes at their mountPath in a mount "
 	    "namespace per container, the host's files otherwise" :
 	    "not root: volumes only under each pod's directory "
 	    "($VOLRAY_POD_ROOT), not at their mountPath",
-	    cgroup_mode());
+	    cgroup_mode(), podnet_cidr() ? "a network namespace per pod, "
+	    "addresses from " : "pods share the host's network",
+	    podnet_cidr() ? podnet_cidr() : "");
 }
 
 void

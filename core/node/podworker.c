@@ -90,6 +90,7 @@ podworker_new(struct node *n, const store_obj *o, const cJSON *obj)
 	p->uid = xstrdup(o->uid);
 	p->key = util_printf("%s/%s", o->ns, o->name);
 	p->restart_policy = rp == NULL ? 'A' : rp[0];
+	p->host_net = cJSON_IsTrue(json_at(obj, "spec.hostNetwork"));
 	p->ninit = cJSON_GetArraySize(init);
 	p->nctrs = p->ninit + cJSON_GetArraySize(main);
 	p->ctrs = xcalloc(p->nctrs > 0 ? p->nctrs : 1, sizeof *p->ctrs);
@@ -122,6 +123,8 @@ pod_free(struct node_pod *p)
 	wheel_cancel(m->wheel, &p->kill_timer);
 	if (p->counted)
 		podspec_res_add(&p->node->used, &p->req, -1);
+	if (p->node->rt->pod_gone != NULL)
+		p->node->rt->pod_gone(p->node, p);
 	hmap_del(p->node->pods, p->uid);
 	hmap_del(m->pods, p->uid);
 	m->stats.pods--;
@@ -205,6 +208,15 @@ admit(struct node_pod *p, const cJSON *pod)
 	/* A pod taken back after a restart keeps its start time and IP. */
 	if (p->start_time[0] == '\0')
 		util_now(p->start_time);
+	if (n->rt->pod_ip != NULL) {
+		char *why = NULL;
+
+		if (n->rt->pod_ip(n, p, &why) == 0)
+			return 0;
+		fail_pod(p, "PodIPUnavailable", why);
+		free(why);
+		return -1;
+	}
 	if (p->ip[0] != '\0')
 		return 0;
 	/* 10.64.0.0/10, skipping addresses that end in .0 or .255. */

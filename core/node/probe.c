@@ -9,7 +9,8 @@
  * gates the container's ready flag and so the pod's Ready condition.
  *
  * httpGet and tcpSocket connect to the pod's address (127.0.0.1 on the
- * local node) with libuv; grpc calls the gRPC health checking protocol's
+ * local node, the pod's own in its namespace with --pod-network, from
+ * the node's namespace: podnet_tcp_connect) with libuv; grpc calls the gRPC health checking protocol's
  * Check there (grpcprobe.c: SERVING passes); exec runs the command through
  * the runtime (on the local node: a process in the container's
  * environment). Each failure is an Unhealthy Event in the kubelet's words
@@ -28,6 +29,7 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "node/node_int.h"
+#include "node/podnet.h"
 
 static const char *const kinds[] = { "startupProbe", "livenessProbe",
     "readinessProbe" };
@@ -421,8 +423,10 @@ on_probe(wheel_timer *t)
 	r->tcp.data = r;
 	r->conn.data = r;
 	wheel_add(n->m->wheel, &r->timeout, timeout, on_timeout, r);
-	if (uv_tcp_connect(&r->conn, &r->tcp, (struct sockaddr *)&addr,
-	    on_connect) != 0)
+	if ((podnet_has(p) && json_str(h, "host") == NULL ?
+	    podnet_tcp_connect(&r->conn, &r->tcp, (struct sockaddr *)&addr,
+	    on_connect) : uv_tcp_connect(&r->conn, &r->tcp,
+	    (struct sockaddr *)&addr, on_connect)) != 0)
 		run_end(r, 0, "cannot connect");
 }
 

@@ -29,6 +29,15 @@ struct node_runtime {
 	const char *ip;
 	int host_network;		/* pods share the node's address */
 	/*
+	 * The pod's address (p->ip; one restored from its status is kept
+	 * when it can be) before its first container starts: 0, or -1 with
+	 * *why. NULL: one made up (the node's own with host_network).
+	 */
+	int (*pod_ip)(struct node *, struct node_pod *, char **why);
+	/* The pod is gone from this node: what the runtime kept for it
+	   (its network namespace, its address) goes. NULL: nothing. */
+	void (*pod_gone)(struct node *, struct node_pod *);
+	/*
 	 * Start one instance of the container. When it ends, the runtime
 	 * calls podworker_ctr_exited. -1 with *why ("RunContainerError:
 	 * ...") when it cannot start.

@@ -24,12 +24,16 @@
  *
  * With -M PLAN (as root) it first moves into a mount namespace of its own
  * in which the container's volumes are at their mountPath (shimns.c).
+ * With -X NETNS (as root) it first joins the network namespace whose
+ * file NETNS is, the pod's (podnet.c), which every container of the pod
+ * shares, and with -H NAME takes a UTS namespace of its own whose host
+ * name is the pod's.
  *
  * With -x it is the way into a running container instead (kubectl exec):
  * it puts itself into the container's cgroups (-g), takes its stdin as
  * controlling terminal when -t says it is one (volrayd made the session),
- * and, with -N PID, into that process's mount namespace (the
- * container's), and execs the command; when that fails, errno goes to
+ * and, with -N PID, into that process's network and mount namespaces
+ * (the container's), and execs the command; when that fails, errno goes to
  * descriptor 3
  * (close-on-exec otherwise), so volrayd can tell "not found" from a
  * command that exits 127.
@@ -80,7 +84,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: volray-shim -d DIR -n NAME [-u UID] [-i] [-M PLAN] "
-	    "[-g CGROUP]... -- COMMAND [ARG]...\n"
+	    "[-X NETNS [-H NAME]] [-g CGROUP]... -- COMMAND [ARG]...\n"
 	    "       volray-shim -x [-t] [-N PID] [-g CGROUP]... -- COMMAND "
 	    "[ARG]...\n");
 	exit(2);
@@ -478,7 +482,7 @@ main(int argc, char **argv)
 	char logp[PATH_MAX], what[PATH_MAX + 8];
 	int ngroups = 0, opt, out[2], err[2], wake[2], xmode = 0, tty = 0;
 	int stdin_fifo = 0, in = -1, ns_pid = 0;
-	const char *plan = NULL;
+	const char *plan = NULL, *netns = NULL, *hostname = NULL;
 	char inp[PATH_MAX], nswhy[PATH_MAX + 64], cwd[PATH_MAX];
 	int log_fd, status = 0, e = 0, i, oom = 0, exact;
 	long oom_before[MAX_GROUPS];
@@ -486,8 +490,14 @@ main(int argc, char **argv)
 	struct timespec t0, t1;
 	pid_t pid;
 
-	while ((opt = getopt(argc, argv, "d:n:u:g:ixtM:N:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:n:u:g:ixtM:N:X:H:")) != -1) {
 		switch (opt) {
+		case 'H':
+			hostname = optarg;
+			break;
+		case 'X':
+			netns = optarg;
+			break;
 		case 'M':
 			plan = optarg;
 			break;
@@ -525,7 +535,8 @@ main(int argc, char **argv)
 	if (xmode && argv[0] != NULL) {
 		if (getcwd(inp, sizeof inp) == NULL)
 			inp[0] = '\0';
-		if (ns_pid > 0 && (shimns_join(ns_pid) != 0 ||
+		if (ns_pid > 0 && (shimns_join_net(ns_pid) != 0 ||
+		    shimns_join(ns_pid) != 0 ||
 		    (inp[0] != '\0' && chdir(inp) != 0))) {
 			e = errno;
 			if (write(3, &e, sizeof e) != (ssize_t)sizeof e)
@@ -549,6 +560,14 @@ main(int argc, char **argv)
 		return 128;
 	}
 	wake_fd = wake[1];
+	if ((netns != NULL && shimns_enter_net(netns) != 0) ||
+	    (hostname != NULL && shimns_hostname(hostname) != 0)) {
+		e = errno;
+		snprintf(nswhy, sizeof nswhy, "network namespace %s", netns ?
+		    netns : "");
+		write_status(dir, name, 0, 0, e, nswhy);
+		return 128;
+	}
 	if (plan != NULL) {
 		snprintf(inp, sizeof inp, "%s/.ns-%s", dir, name);
 		/* The working directory is a path: kept across a new root. */

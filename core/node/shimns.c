@@ -21,6 +21,11 @@
  *
  * Every process of the container (its command, kubectl exec through
  * volray-shim -x -N PID, exec probes) lives in that namespace.
+ *
+ * With a pod network (podnet.c), the shim also joins the pod's network
+ * namespace (-X, shimns_enter_net) and gets a UTS namespace with the
+ * pod's host name (-H, shimns_hostname); volray-shim -x -N PID joins
+ * both of PID's (shimns_join_net).
  */
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -344,4 +349,44 @@ shimns_join(int pid)
 	r = setns(fd, CLONE_NEWNS);
 	close(fd);
 	return r;
+}
+
+int
+shimns_enter_net(const char *path)
+{
+	int fd, r, e;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	r = setns(fd, CLONE_NEWNET);
+	e = errno;
+	close(fd);
+	errno = e;
+	return r;
+}
+
+int
+shimns_join_net(int pid)
+{
+	char path[64];
+	int fd, r;
+
+	snprintf(path, sizeof path, "/proc/%d/ns/net", pid);
+	if (shimns_enter_net(path) != 0)
+		return -1;
+	/* Its host name too (a pod's, -H). */
+	snprintf(path, sizeof path, "/proc/%d/ns/uts", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	r = setns(fd, CLONE_NEWUTS);
+	close(fd);
+	return r;
+}
+
+int
+shimns_hostname(const char *name)
+{
+	if (unshare(CLONE_NEWUTS) != 0)
+		return -1;
+	return sethostname(name, strlen(name));
 }

@@ -14,5 +14,11 @@
 int shimns_apply(const char *plan, const char *tmp, char *why, size_t size);
 /* Into the mount namespace of process pid (kubectl exec, probes). */
 int shimns_join(int pid);
+/* Into the network (and UTS) namespace of process pid; into the network
+   namespace whose file path is. */
+int shimns_join_net(int pid);
+int shimns_enter_net(const char *path);
+/* Into a UTS namespace of our own named name. */
+int shimns_hostname(const char *name);
 
 #endif
