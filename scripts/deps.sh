@@ -14,8 +14,8 @@
 # openssh-client's ssh-keygen checks the vcjob ssh plugin's keys (vcjob.sh).
 # libgoogle-perftools-dev brings tcmalloc, volrayd's allocator (configure).
 # python3-grpcio runs the gRPC health server of grpcprobe.sh.
-# iproute2 and nftables make the local node's pod network
-# (--pod-network=namespaces, node/podnet.c; podnet.sh).
+# iproute2, nftables and dnsmasq-base make the local node's pod network
+# (--pod-network=namespaces, node/podnet.c; podnet.sh, podsvc.sh).
 set -eu
 
 need="autoconf automake libtool pkg-config make gcc liblua5.4-dev \
@@ -24,7 +24,7 @@ libssl-dev openssl curl python3 git python3-kubernetes clang mandoc \
 bsdutils libgoogle-perftools-dev libwslay-dev zlib1g-dev \
 libgrpc-dev libprotobuf-c-dev protobuf-c-compiler etcd-server etcd-client \
 libhiredis-dev redis-server redis-tools libzip-dev openssh-client \
-python3-grpcio iproute2 nftables"
+python3-grpcio iproute2 nftables dnsmasq-base"
 
 missing() {
 	out=""

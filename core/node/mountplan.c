@@ -16,7 +16,9 @@
  * answers; nothing routes cluster IPs on this machine, so a client must
  * go through the API server's service proxy (the pods' ray command does,
  * ray(1)). resolv.conf keeps this machine's nameservers, with the
- * cluster's search path first.
+ * cluster's search path first. A pod in a network namespace of its own
+ * (podnet.c) has cluster DNS instead: its resolv.conf names it, as the
+ * kubelet writes one, and its hosts file no Services.
  */
 #include <sys/stat.h>
 
@@ -75,7 +77,9 @@ write_etc(struct node *n, struct node_pod *p, const cJSON *pod,
 		    p->ip : "127.0.0.1", host, sub, p->ns, host);
 	else
 		fprintf(f, "%s\t%s\n", p->ip[0] ? p->ip : "127.0.0.1", host);
-	ns = client_list(n->m->c, "services", p->ns, &svcs);
+	/* With cluster DNS (podnet.c) Services are its business. */
+	ns = podnet_nameserver(p) ? 0 : client_list(n->m->c, "services",
+	    p->ns, &svcs);
 	for (i = 0; i < ns; i++) {
 		cJSON *t = store_obj_tree(svcs[i]);
 		const char *ip = json_str(t, "spec.clusterIP");
@@ -91,7 +95,9 @@ write_etc(struct node *n, struct node_pod *p, const cJSON *pod,
 		goto fail;
 	fprintf(f, "search %s.svc.cluster.local svc.cluster.local "
 	    "cluster.local\n", p->ns);
-	if ((in = fopen("/etc/resolv.conf", "re")) != NULL) {
+	if (podnet_nameserver(p) != NULL)
+		fprintf(f, "nameserver %s\n", podnet_nameserver(p));
+	else if ((in = fopen("/etc/resolv.conf", "re")) != NULL) {
 		while (fgets(line, sizeof line, in) != NULL)
 			if (strncmp(line, "nameserver", 10) == 0 ||
 			    strncmp(line, "options", 7) == 0)

@@ -84,6 +84,8 @@ int mountplan_write(struct node *, struct node_pod *, const cJSON *pod,
  */
 int podnet_start(node_mgr *, char **why);
 int podnet_has(const struct node_pod *);
+/* The pod's cluster DNS server, or NULL when it shares the host's. */
+const char *podnet_nameserver(const struct node_pod *);
 int podnet_assign(struct node_pod *, char **why);
 int podnet_pod_up(struct node_pod *, char *path, size_t size, char **why);
 int podnet_pod_enter(const struct node_pod *);
@@ -94,6 +96,24 @@ void podnet_stop(void);
    SERVICE_HOST...), unless its env sets them. */
 void podnet_env(const struct node_pod *, const cJSON *spec,
     struct ctrenv *);
+
+/*
+ * svcproxy.c: Services on the pod network as kube-proxy's nftables mode
+ * makes them: the rules podnet.c puts in the node's namespace (malloc'd
+ * nft text), and the hook for a changed Service or Endpoints.
+ */
+char *svcproxy_rules(node_mgr *, const char *gw, const char *svc_range);
+void svcproxy_changed(node_mgr *);
+void svcproxy_close(void);
+
+/*
+ * clusterdns.c: cluster DNS for the pod network (dnsmasq in the node's
+ * namespace on gw:53, fed a hosts file): started by podnet_start (-1
+ * with *why: no DNS), refreshed with the Service rules, stopped first.
+ */
+int clusterdns_start(node_mgr *, const char *gw, char **why);
+void clusterdns_refresh(void);
+void clusterdns_stop(void);
 
 /* orphans.c: a container a previous volrayd left, from its pid file. */
 struct orphan {

@@ -32,6 +32,7 @@ const char *const node_mgr_kinds[] = {
 	"nodes", "pods", "namespaces", "leases.coordination.k8s.io",
 	"configmaps", "secrets",	/* env and volumes of local pods */
 	"services",			/* their /etc/hosts, as root */
+	"endpoints",			/* Services on the pod network */
 	NULL
 };
 
@@ -599,6 +600,9 @@ on_event(void *arg, const store_event *ev)
 		pod_event(m, ev);
 	else if (strcmp(ev->obj->res, "nodes") == 0)
 		node_event(m, ev);
+	else if (strcmp(ev->obj->res, "services") == 0 ||
+	    strcmp(ev->obj->res, "endpoints") == 0)
+		svcproxy_changed(m);
 }
 
 static void

@@ -175,6 +175,12 @@ podnet_gateway(void)
 	return pn.on ? pn.gw : NULL;
 }
 
+const char *
+podnet_nameserver(const struct node_pod *p)
+{
+	return podnet_has(p) ? pn.gw : NULL;
+}
+
 /* The program in /usr/sbin, /sbin or PATH, into out; -1 when none. */
 static int
 find_tool(const char *name, char *out, size_t size)
@@ -397,33 +403,18 @@ static int
 write_rules(char **why)
 {
 	char *argv[] = { pn.nft, "-f", "-", NULL };
-	char host0[16], kube[256] = "", *rules;
-	const store_obj *o = client_get(pn.m->c, "services", "default",
-	    "kubernetes");
-	cJSON *t = o ? store_obj_tree(o) : NULL;
-	const char *cip = t ? json_str(t, "spec.clusterIP") : NULL;
-	const cJSON *port = t ? cJSON_GetArrayItem(json_at(t, "spec.ports"),
-	    0) : NULL;
+	char *svc = svcproxy_rules(pn.m, pn.gw, "10.96.0.0/16"), *rules;
 	int r;
 
-	ipstr(pn.link + 2, host0, sizeof host0);
-	if (cip != NULL && port != NULL && cJSON_IsNumber(json_at(port,
-	    "targetPort")))
-		snprintf(kube, sizeof kube, "\t\tip daddr %s tcp dport %d "
-		    "dnat to %s:%d\n", cip, (int)cJSON_GetNumberValue(
-		    json_at(port, "port")), pn.gw, (int)cJSON_GetNumberValue(
-		    json_at(port, "targetPort")));
-	cJSON_Delete(t);
 	rules = util_printf("table ip volray\ndelete table ip volray\n"
-	    "table ip volray {\n"
-	    "\tchain prerouting {\n"
-	    "\t\ttype nat hook prerouting priority dstnat; policy accept;\n"
-	    "%s\t}\n"
+	    "table ip volray {\n%s"
 	    "\tchain postrouting {\n"
 	    "\t\ttype nat hook postrouting priority srcnat; policy accept;\n"
 	    "\t\tip saddr %s oifname \"host0\" masquerade\n"
+	    "\t\tct status dnat oifname \"br0\" masquerade\n"
 	    "\t}\n"
-	    "}\n", kube, pn.cidr_s);
+	    "}\n", svc, pn.cidr_s);
+	free(svc);
 	/* nft runs in the node's namespace: a child inherits the
 	   thread's. Never in the host's. */
 	if (podnet_enter() != 0) {
@@ -452,7 +443,8 @@ podnet_refresh(void)
 	return 0;
 }
 
-/* ip_forward on in the node's namespace (per namespace, /proc/sys/net). */
+/* ip_forward on in the node's namespace (per namespace, /proc/sys/net),
+   bridged frames kept from the ip hooks there. */
 static int
 forward_on(char **why)
 {
@@ -466,6 +458,19 @@ forward_on(char **why)
 	ok = fd >= 0 && write(fd, "1\n", 2) == 2;
 	if (fd >= 0)
 		close(fd);
+	/*
+	 * With br_netfilter, frames between two pods on the bridge would
+	 * pass the ip hooks too, and a Service's DNAT to a pod on the same
+	 * bridge would never be routed back: only routed traffic there
+	 * (per namespace; the host's setting stays).
+	 */
+	if ((fd = open("/proc/sys/net/bridge/bridge-nf-call-iptables",
+	    O_WRONLY | O_CLOEXEC)) >= 0) {
+		if (write(fd, "0\n", 2) != 2)
+			log_warn("podnet: bridge-nf-call-iptables in %s: %s",
+			    pn.node_ns, strerror(errno));
+		close(fd);
+	}
 	podnet_leave();
 	if (!ok)
 		*why = util_printf("ip_forward in %s: %s", pn.node_ns,
@@ -595,7 +600,12 @@ podnet_start(node_mgr *m, char **why)
 	}
 	pn.on = 1;
 	{
-		char hl[16];
+		char hl[16], *dwhy = NULL;
+
+		if (clusterdns_start(m, pn.gw, &dwhy) != 0) {
+			log_warn("podnet: %s", dwhy);
+			free(dwhy);
+		}
 
 		ipstr(pn.link + 1, hl, sizeof hl);
 		log_info("podnet: the node's namespace %s: bridge br0 on %s/%d, "
@@ -888,6 +898,7 @@ podnet_stop(void)
 
 	if (pn.ip[0] == '\0' || pn.node_ns[0] == '\0')
 		return;
+	clusterdns_stop();
 	if ((d = opendir(NETNS_DIR)) != NULL) {
 		len = (size_t)snprintf(prefix, sizeof prefix, "%s-",
 		    pn.node_ns);
