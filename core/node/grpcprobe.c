@@ -13,7 +13,10 @@
  * complete on one completion queue, drained by a thread of this file's,
  * which hands each finished check back through a list and a uv_async
  * (as store/etcdkv_grpc.c does); the loop then reports it with the
- * kubelet's words and frees the call and its channel.
+ * kubelet's words and frees the call and its channel. A pod in a network
+ * namespace of its own is checked on a connection the caller made from
+ * the node's namespace (grpcprobe_check_fd), which gRPC's threads cannot
+ * dial into.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -23,6 +26,7 @@
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
+#include <grpc/grpc_posix.h>
 #include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
@@ -50,6 +54,9 @@ struct check {
 	struct check *next_done;
 	struct check *prev, *next;	/* under way */
 };
+
+static void check_start(grpcprobe *, int fd, const char *host, int port,
+    const char *service, uint64_t timeout_ms, grpcprobe_fn fn, void *arg);
 
 struct grpcprobe {
 	uv_loop_t *loop;
@@ -357,6 +364,34 @@ void
 grpcprobe_check(grpcprobe *g, const char *host, int port, const char *service,
     uint64_t timeout_ms, grpcprobe_fn fn, void *arg)
 {
+	check_start(g, -1, host, port, service, timeout_ms, fn, arg);
+}
+
+void
+grpcprobe_check_fd(grpcprobe *g, int fd, const char *host, int port,
+    const char *service, uint64_t timeout_ms, grpcprobe_fn fn, void *arg)
+{
+	check_start(g, fd, host, port, service, timeout_ms, fn, arg);
+}
+
+void
+grpcprobe_unreachable(const char *host, int port, uint64_t timeout_ms,
+    char *msg, size_t size)
+{
+	char t[32];
+
+	go_duration(timeout_ms, t, sizeof t);
+	snprintf(msg, size, strchr(host, ':') ? "timeout: failed to connect "
+	    "service \"[%s]:%d\" within %s: context deadline exceeded" :
+	    "timeout: failed to connect service \"%s:%d\" within %s: "
+	    "context deadline exceeded", host, port, t);
+}
+
+/* A check on a channel of its own: dialled (fd -1) or on fd, connected. */
+static void
+check_start(grpcprobe *g, int fd, const char *host, int port,
+    const char *service, uint64_t timeout_ms, grpcprobe_fn fn, void *arg)
+{
 	struct check *c = xcalloc(1, sizeof *c);
 	grpc_arg a[2];
 	grpc_channel_args args = { 2, a };
@@ -378,7 +413,9 @@ grpcprobe_check(grpcprobe *g, const char *host, int port, const char *service,
 	a[1].type = GRPC_ARG_INTEGER;
 	a[1].key = (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL;
 	a[1].value.integer = 1;
-	c->chan = grpc_channel_create(c->addr, g->insecure, &args);
+	c->chan = fd >= 0 ? grpc_channel_create_from_fd(c->addr, fd,
+	    g->insecure, &args) : grpc_channel_create(c->addr, g->insecure,
+	    &args);
 	c->details = grpc_empty_slice();
 	grpc_metadata_array_init(&c->md_init);
 	grpc_metadata_array_init(&c->md_trail);

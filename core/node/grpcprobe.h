@@ -6,6 +6,7 @@
 #ifndef VOLRAY_GRPCPROBE_H
 #define VOLRAY_GRPCPROBE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
 
@@ -27,6 +28,12 @@ grpcprobe *grpcprobe_new(uv_loop_t *loop);
  */
 void grpcprobe_check(grpcprobe *, const char *host, int port,
     const char *service, uint64_t timeout_ms, grpcprobe_fn fn, void *arg);
+/* The same on fd, a connection to host:port made by the caller (taken). */
+void grpcprobe_check_fd(grpcprobe *, int fd, const char *host, int port,
+    const char *service, uint64_t timeout_ms, grpcprobe_fn fn, void *arg);
+/* The kubelet's words for a service it could not connect to in time. */
+void grpcprobe_unreachable(const char *host, int port, uint64_t timeout_ms,
+    char *msg, size_t size);
 /* Cancel what is under way (each fn follows with ok -1) and free it. */
 void grpcprobe_free(grpcprobe *);
 

@@ -18,6 +18,7 @@
  * \"NOT_SERVING\")"), and a container a probe stops a Killing one. A
  * simulated container passes every probe.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,6 +322,116 @@ grpc_done(void *arg, int ok, const char *msg)
 	run_end(r, ok, msg);
 }
 
+/*
+ * A grpc check of a pod in a network namespace of its own (podnet.c):
+ * gRPC's threads cannot dial there, so the connection is made here from
+ * the node's namespace, again every DIAL_RETRY_MS until the deadline
+ * (the kubelet's wait-for-ready), and handed to the client.
+ */
+#define DIAL_RETRY_MS	100
+
+struct grpc_dial {
+	uv_tcp_t tcp;
+	uv_connect_t conn;
+	wheel_timer retry;
+	struct probe_run *r;
+	node_mgr *m;
+	struct sockaddr_in addr;
+	char ip[46];
+	int port;
+	char service[256];
+	uint64_t timeout, deadline;	/* loop time */
+	int again;			/* retry once the handle is closed */
+};
+
+static void dial_attempt(struct grpc_dial *);
+
+static void
+on_dial_retry(wheel_timer *t)
+{
+	struct grpc_dial *d = t->data;
+
+	if (d->r->pr == NULL) {
+		run_end(d->r, 0, NULL);	/* abandoned: freed, no outcome */
+		free(d);
+		return;
+	}
+	dial_attempt(d);
+}
+
+static void
+on_dial_closed(uv_handle_t *h)
+{
+	struct grpc_dial *d = h->data;
+
+	if (d->again)
+		wheel_add(d->m->wheel, &d->retry, DIAL_RETRY_MS, on_dial_retry,
+		    d);
+	else
+		free(d);
+}
+
+static void
+on_dial(uv_connect_t *req, int status)
+{
+	struct grpc_dial *d = req->data;
+	struct probe_run *r = d->r;
+	uint64_t now = uv_now(d->m->loop);
+	uv_os_fd_t fd;
+	char msg[512];
+	int nfd = -1;
+
+	d->again = 0;
+	if (r->pr == NULL)
+		run_end(r, 0, NULL);
+	else if (status == 0 && uv_fileno((uv_handle_t *)&d->tcp, &fd) == 0 &&
+	    (nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) >= 0)
+		grpcprobe_check_fd(d->m->grpc, nfd, d->ip, d->port, d->service,
+		    d->deadline > now ? d->deadline - now : 1, grpc_done, r);
+	else if (now + DIAL_RETRY_MS < d->deadline)
+		d->again = 1;
+	else {
+		grpcprobe_unreachable(d->ip, d->port, d->timeout, msg,
+		    sizeof msg);
+		run_end(r, 0, msg);
+	}
+	uv_close((uv_handle_t *)&d->tcp, on_dial_closed);
+}
+
+static void
+dial_attempt(struct grpc_dial *d)
+{
+	int r;
+
+	uv_tcp_init(d->m->loop, &d->tcp);
+	d->tcp.data = d;
+	d->conn.data = d;
+	if ((r = podnet_tcp_connect(&d->conn, &d->tcp,
+	    (struct sockaddr *)&d->addr, on_dial)) != 0)
+		on_dial(&d->conn, r);
+}
+
+static void
+grpc_dial(struct probe_run *r, node_mgr *m, const char *ip, int port,
+    const char *service, uint64_t timeout)
+{
+	struct grpc_dial *d = xcalloc(1, sizeof *d);
+
+	d->r = r;
+	d->m = m;
+	snprintf(d->ip, sizeof d->ip, "%s", ip);
+	d->port = port;
+	snprintf(d->service, sizeof d->service, "%s", service ? service : "");
+	d->timeout = timeout;
+	d->deadline = uv_now(m->loop) + timeout;
+	if (uv_ip4_addr(ip, port, &d->addr) != 0) {
+		free(d);
+		run_end(r, 0, "error: the pod has no address");
+		return;
+	}
+	dial_attempt(d);
+}
+
 /* A grpc check: the health protocol's Check at the pod's address. */
 static void
 grpc_probe(struct probe *pr, const cJSON *g, uint64_t timeout)
@@ -343,6 +454,11 @@ grpc_probe(struct probe *pr, const cJSON *g, uint64_t timeout)
 	r->pr = pr;
 	r->exec = 1;
 	pr->run = r;
+	if (podnet_has(p)) {
+		grpc_dial(r, m, p->ip, (int)port->valuedouble, service,
+		    timeout);
+		return;
+	}
 	grpcprobe_check(m->grpc, p->ip, (int)port->valuedouble,
 	    service ? service : "", timeout, grpc_done, r);
 }

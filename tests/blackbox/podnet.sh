@@ -121,6 +121,57 @@ command curl -fsS -o /dev/null "http://127.0.0.1:$P1/" || fail "through kubectl 
 kill "$PF"
 pass "kubectl port-forward to a pod in its namespace"
 
+# gRPC probes reach the pod's IP too (the connection is made from the
+# node's namespace): SERVING makes it Ready; a port nothing listens on
+# fails as the kubelet words it.
+GPY=/usr/bin/python3	# Debian's python3-grpcio
+if "$GPY" -c 'import grpc' 2>/dev/null; then
+	cat >"$WORK/health.py" <<'PY'
+import sys
+from concurrent import futures
+import grpc
+server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+    "grpc.health.v1.Health",
+    {"Check": grpc.unary_unary_rpc_method_handler(lambda req, ctx: b"\x08\x01")}),))
+server.add_insecure_port("0.0.0.0:%s" % sys.argv[1])
+server.start()
+server.wait_for_termination()
+PY
+	k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: grpc}
+spec:
+  nodeName: $NODE
+  containers:
+  - name: c
+    image: grpc-server
+    command: [$GPY, "$WORK/health.py", "50051"]
+    readinessProbe: {grpc: {port: 50051}, periodSeconds: 1}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: nogrpc}
+spec:
+  nodeName: $NODE
+  containers:
+  - name: c
+    image: busybox
+    command: [sleep, "1000"]
+    readinessProbe: {grpc: {port: 50052}, periodSeconds: 1, timeoutSeconds: 1}
+YAML
+	k wait --for=condition=Ready pod/grpc --timeout=30s >/dev/null ||
+		fail "the grpc pod did not become Ready"
+	k wait --for=jsonpath='{.status.podIP}' pod/nogrpc --timeout=10s >/dev/null 2>&1 || true
+	NG=$(k get pod nogrpc -o jsonpath='{.status.podIP}')
+	wait_event nogrpc Unhealthy "Readiness probe failed: timeout: failed to connect service \"$NG:50052\" within 1s: context deadline exceeded"
+	k delete pod grpc nogrpc --grace-period=0 >/dev/null
+	pass "grpc probes of pods in their namespaces (SERVING Ready, no listener unhealthy)"
+else
+	echo "no python3-grpcio: grpc probes not checked"
+fi
+
 # A deleted pod's namespace and veth go.
 VB=vp$(printf '%x' "${B##*.}")
 ip -n "$H" link show "$VB" >/dev/null 2>&1 || fail "no $VB on the bridge for pod b"
