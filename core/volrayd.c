@@ -94,7 +94,8 @@ static const char **
 serving_names(struct daemon *d, int *n)
 {
 	static char hostname[256];
-	const char **names = xcalloc(d->f.nsans + 5, sizeof *names);
+	const char **names = xcalloc(d->f.nsans + 5 + PODNET_SANS,
+	    sizeof *names);
 	int i, k = 0;
 
 	names[k++] = "localhost";
@@ -110,6 +111,8 @@ serving_names(struct daemon *d, int *n)
 		names[k++] = d->f.host;
 	for (i = 0; i < d->f.nsans; i++)
 		names[k++] = d->f.tls_sans[i];
+	/* The local node's pods' names for it (--pod-network=namespaces). */
+	k += podnet_serving_names(names + k);
 	*n = k;
 	return names;
 }

@@ -158,6 +158,24 @@ podnet_configure(const char *mode, const char *pod_cidr,
 }
 
 int
+podnet_serving_names(const char **names)
+{
+	static char gw[16];
+	int k = 0;
+
+	if (!pn.want)
+		return 0;
+	ipstr(pn.net + 1, gw, sizeof gw);
+	names[k++] = gw;
+	names[k++] = "10.96.0.1";	/* the registry's first choice */
+	names[k++] = "kubernetes";
+	names[k++] = "kubernetes.default";
+	names[k++] = "kubernetes.default.svc";
+	names[k++] = "kubernetes.default.svc.cluster.local";
+	return k;
+}
+
+int
 podnet_on(void)
 {
 	return pn.on;

@@ -27,6 +27,15 @@ const char *podnet_cidr(void);
    volrayd's API also listens for them), or NULL when off. */
 const char *podnet_gateway(void);
 
+/*
+ * The names the API's serving certificate must also cover for pods in
+ * namespaces of their own (asked for, before the node manager starts):
+ * the kubernetes Service's (kubernetes.default.svc..., its ClusterIP)
+ * and the pods' gateway, into names (PODNET_SANS at most); how many.
+ */
+#define PODNET_SANS	6
+int podnet_serving_names(const char **names);
+
 /* The Service rules again (the kubernetes Service changed). 0, or -1. */
 int podnet_refresh(void);
 

@@ -68,16 +68,17 @@ ip netns list | grep -q "^$H-$UB\b" || fail "no namespace for pod b"
 expect_eq "a" "$(k exec a -- hostname)" "pod a's host name"
 pass "two pods: their own namespaces and IPs ($A, $B) from spec.podCIDR, probes on their IPs"
 
-fetch() { # POD URL [TOKEN]: the status code of a GET from inside POD
+fetch() { # POD URL [TOKEN [CAFILE]]: the status code of a GET from inside POD
 	k exec "$1" -- "$PY" -c '
 import os, ssl, sys, urllib.request, urllib.error
-c = ssl.create_default_context(); c.check_hostname = False; c.verify_mode = ssl.CERT_NONE
+if len(sys.argv) > 3: c = ssl.create_default_context(cafile=sys.argv[3])
+else: c = ssl.create_default_context(); c.check_hostname = False; c.verify_mode = ssl.CERT_NONE
 r = urllib.request.Request(sys.argv[1])
 if len(sys.argv) > 2: r.add_header("Authorization", "Bearer " + sys.argv[2])
 try: print(urllib.request.urlopen(r, context=c, timeout=5).status)
 except urllib.error.HTTPError as e: print(e.code)
 except Exception as e: print("error", e)
-' "$2" ${3:+"$3"}
+' "$2" ${3:+"$3"} ${4:+"$4"}
 }
 expect_eq 200 "$(fetch a "http://$B:$WEB/")" "pod a to pod b by IP"
 expect_eq 200 "$(fetch b "http://$A:$WEB/")" "pod b to pod a by IP"
@@ -106,7 +107,10 @@ expect_eq 200 "$(fetch a "https://$envs/api/v1/namespaces/default/pods/a" podtok
 	"the API as the service account"
 expect_eq 401 "$(fetch a "https://$envs/api/v1/namespaces/default/pods/a" wrong)" \
 	"the API with a bad token"
-pass "the API through the kubernetes Service (KUBERNETES_SERVICE_HOST) with a service account's token"
+# By name (cluster DNS), the certificate checked against the cluster's CA.
+expect_eq 200 "$(fetch a "https://kubernetes.default.svc/api/v1/namespaces/default/pods/a" podtok "$CA")" \
+	"https://kubernetes.default.svc, its certificate verified"
+pass "the API through the kubernetes Service (KUBERNETES_SERVICE_HOST, kubernetes.default.svc with a verified certificate) with a service account's token"
 
 # kubectl port-forward reaches the pod (in its namespace).
 P1=$(free_port)
@@ -218,6 +222,25 @@ wait "$V2" || true
 ! ip netns list | grep -q "^$H2\b" || fail "the second daemon left $H2"
 ip netns list | grep -q "^$H\b" || fail "the second daemon took the first one's namespace"
 pass "a second daemon has a namespace of its own ($H2) and removes it"
+
+# A pod range holding an address of the host: said at start, and pods
+# share the host's network (nothing made).
+D3="$WORK/data3"
+"$VOLRAYD" --data-dir "$D3" --listen 127.0.0.1:0 --pod-network=namespaces \
+	--pod-cidr 127.0.0.0/16 ${SHARE_DIR:+--share-dir "$SHARE_DIR"} \
+	>"$WORK/volrayd3.log" 2>&1 &
+V3=$!
+KILL_PIDS="$KILL_PIDS $V3"
+i=0
+until [ -s "$D3/kubeconfig" ]; do
+	i=$((i + 1)); [ $i -lt 200 ] || fail "the third daemon did not start"; sleep 0.1
+done
+grep -q "the pod range 127.0.0.0/16 holds the host's address 127.0.0.1 on lo: pods share the host's network" \
+	"$WORK/volrayd3.log" || fail "no word of the pod range's clash: $(grep -i podnet "$WORK/volrayd3.log")"
+! grep -q "podnet: the node's namespace" "$WORK/volrayd3.log" || fail "a namespace despite the clash"
+kill "$V3"
+wait "$V3" || true
+pass "a pod range on the host's addresses: said, and the host's network shared"
 
 # kill -9: the pods' namespaces stay for the next volrayd, which takes
 # back pod a's (same process, same address) and removes one of no pod.
