@@ -23,6 +23,7 @@
 #include "lib/xmalloc.h"
 #include "sched/sched.h"
 #include "node/podnet.h"
+#include "registry/admission.h"
 #include "volrayd.h"
 
 #ifndef PKGDATADIR
@@ -66,6 +67,7 @@ usage(FILE *f)
 	    "               [--scheduler-listen HOST:PORT|off]\n"
 	    "               [--pod-network host|namespaces] [--pod-cidr CIDR] "
 	    "[--node-link-range CIDR]\n"
+	    "               [--service-cluster-ip-range CIDR]\n"
 	    "               [--no-virtual-nodes | --virtual-node-selector "
 	    "SELECTOR] [--debug]\n"
 	    "               [--etcd-servers URL[,URL]... [--etcd-prefix "
@@ -154,7 +156,8 @@ enum {
 	O_KQPS, O_KBURST, O_NODE_LISTEN, O_SCHED_LISTEN, O_NODE_IP, O_NO_VIRTUAL, O_VIRTUAL_SEL,
 	O_ETCD, O_ETCD_CA, O_ETCD_CERT, O_ETCD_KEY, O_ETCD_PREFIX,
 	O_ETCD_COMPACT, O_MIGRATE, O_EXPLAIN, O_HISTORY, O_HISTORY_BYTES,
-	O_RECORD, O_RECORD_KEEP, O_POD_NET, O_POD_CIDR, O_LINK_RANGE
+	O_RECORD, O_RECORD_KEEP, O_POD_NET, O_POD_CIDR, O_LINK_RANGE,
+	O_SVC_RANGE
 };
 
 static const struct option longopts[] = {
@@ -215,6 +218,7 @@ static const struct option longopts[] = {
 	{ "pod-network", required_argument, NULL, O_POD_NET },
 	{ "pod-cidr", required_argument, NULL, O_POD_CIDR },
 	{ "node-link-range", required_argument, NULL, O_LINK_RANGE },
+	{ "service-cluster-ip-range", required_argument, NULL, O_SVC_RANGE },
 	{ "virtual-node-selector", required_argument, NULL, O_VIRTUAL_SEL },
 	{ "etcd-servers", required_argument, NULL, O_ETCD },
 	{ "etcd-cafile", required_argument, NULL, O_ETCD_CA },
@@ -763,10 +767,15 @@ node_flag(struct volrayd_flags *f, int c, const char *arg)
 	case O_POD_NET:
 	case O_POD_CIDR:
 	case O_LINK_RANGE:
-		/* The local node's pod network (node/podnet.c). */
+	case O_SVC_RANGE:
+		/* The local node's pod network (node/podnet.c); the Service
+		   range is the registry's too. */
 		if (podnet_configure(c == O_POD_NET ? arg : NULL,
 		    c == O_POD_CIDR ? arg : NULL, c == O_LINK_RANGE ? arg : NULL,
-		    &why) != 0) {
+		    c == O_SVC_RANGE ? arg : NULL, &why) != 0 ||
+		    (c == O_SVC_RANGE && admission_set_service_range(arg) !=
+		    0 && (why = util_printf("bad --service-cluster-ip-range "
+		    "%s", arg)) != NULL)) {
 			fprintf(stderr, "volrayd: %s\n", why);
 			free(why);
 			return 2;

@@ -65,8 +65,6 @@
 extern char **environ;
 
 #define NETNS_DIR	"/run/netns"
-#define SVC_NET		0x0a600000u	/* 10.96.0.0/16, the registry's */
-#define SVC_PLEN	16
 
 static struct {
 	int want;			/* --pod-network=namespaces */
@@ -78,6 +76,9 @@ static struct {
 	uint32_t link_net;		/* --node-link-range */
 	int link_plen;
 	uint32_t link;			/* the /30 in use */
+	uint32_t svc_net;		/* --service-cluster-ip-range */
+	int svc_plen;
+	char svc_s[32];
 	char hash[9];
 	char node_ns[16];		/* "vrH" */
 	char host_if[IFNAMSIZ];		/* "vrHh" */
@@ -89,6 +90,8 @@ static struct {
 } pn = {
 	.net = 0x0af40000u, .plen = 16,		/* 10.244.0.0/16 */
 	.link_net = 0xa9fe4000u, .link_plen = 18,	/* 169.254.64.0/18 */
+	.svc_net = 0x0a600000u, .svc_plen = 16,		/* 10.96.0.0/16 */
+	.svc_s = "10.96.0.0/16",
 	.host_fd = -1, .node_fd = -1,
 };
 
@@ -132,7 +135,7 @@ ipstr(uint32_t a, char *out, size_t size)
 
 int
 podnet_configure(const char *mode, const char *pod_cidr,
-    const char *link_range, char **why)
+    const char *link_range, const char *svc_range, char **why)
 {
 	if (mode != NULL) {
 		if (strcmp(mode, "host") != 0 && strcmp(mode, "namespaces") != 0) {
@@ -154,20 +157,30 @@ podnet_configure(const char *mode, const char *pod_cidr,
 		    "network A.B.C.D/8 to /30", link_range);
 		return -1;
 	}
+	if (svc_range != NULL) {
+		if (parse_cidr(svc_range, &pn.svc_net, &pn.svc_plen, 12,
+		    28) != 0) {
+			*why = util_printf("bad --service-cluster-ip-range %s: "
+			    "want an IPv4 network A.B.C.D/12 to /28", svc_range);
+			return -1;
+		}
+		snprintf(pn.svc_s, sizeof pn.svc_s, "%s", svc_range);
+	}
 	return 0;
 }
 
 int
 podnet_serving_names(const char **names)
 {
-	static char gw[16];
+	static char gw[16], kube[16];
 	int k = 0;
 
 	if (!pn.want)
 		return 0;
 	ipstr(pn.net + 1, gw, sizeof gw);
+	ipstr(pn.svc_net + 1, kube, sizeof kube);
 	names[k++] = gw;
-	names[k++] = "10.96.0.1";	/* the registry's first choice */
+	names[k++] = kube;		/* the registry's first choice */
 	names[k++] = "kubernetes";
 	names[k++] = "kubernetes.default";
 	names[k++] = "kubernetes.default.svc";
@@ -421,7 +434,7 @@ static int
 write_rules(char **why)
 {
 	char *argv[] = { pn.nft, "-f", "-", NULL };
-	char *svc = svcproxy_rules(pn.m, pn.gw, "10.96.0.0/16"), *rules;
+	char *svc = svcproxy_rules(pn.m, pn.gw, pn.svc_s), *rules;
 	int r;
 
 	rules = util_printf("table ip volray\ndelete table ip volray\n"
@@ -584,12 +597,13 @@ podnet_start(node_mgr *m, char **why)
 		    pn.cidr_s, hit);
 		return -1;
 	}
-	if (host_uses(SVC_NET, SVC_PLEN, hit, sizeof hit)) {
-		*why = util_printf("the Service range 10.96.0.0/16 holds the "
-		    "host's address %s: pods share the host's network", hit);
+	if (host_uses(pn.svc_net, pn.svc_plen, hit, sizeof hit)) {
+		*why = util_printf("the Service range %s holds the host's "
+		    "address %s: pods share the host's network", pn.svc_s, hit);
 		return -1;
 	}
-	if (overlaps(pn.net, pn.plen, SVC_NET, SVC_PLEN) ||
+	if (overlaps(pn.net, pn.plen, pn.svc_net, pn.svc_plen) ||
+	    overlaps(pn.svc_net, pn.svc_plen, pn.link_net, pn.link_plen) ||
 	    overlaps(pn.net, pn.plen, pn.link_net, pn.link_plen)) {
 		*why = util_printf("the pod range %s overlaps the Service "
 		    "range or --node-link-range", pn.cidr_s);

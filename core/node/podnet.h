@@ -13,12 +13,13 @@
  * How the local node's pods are networked, before the node manager
  * starts: mode "host" (the default: they share the host's network) or
  * "namespaces"; the pod range (the Node's spec.podCIDR, an IPv4 CIDR of
- * /8 to /28) and the range the link network between the host and the
- * node's namespace (a /30) is picked from; NULL keeps the default. -1
- * with *why (malloc'd) on a bad value.
+ * /8 to /28), the range the link network between the host and the
+ * node's namespace (a /30) is picked from, and the Service range (the
+ * registry's, /12 to /28); NULL keeps the default. -1 with *why
+ * (malloc'd) on a bad value.
  */
 int podnet_configure(const char *mode, const char *pod_cidr,
-    const char *link_range, char **why);
+    const char *link_range, const char *svc_range, char **why);
 /* Whether pods get namespaces of their own (set up and running). */
 int podnet_on(void);
 /* The pod range (spec.podCIDR), or NULL when off. */

@@ -3,6 +3,7 @@
  * create and update through the registry. Only the rules a kubectl user
  * would notice are here; everything else is stored as sent.
  */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -390,7 +391,41 @@ admission_ip_used(store *st, const char *ip)
 	return 0;
 }
 
-/* Allocate a cluster IP in 10.96.0.0/16 not used by another Service. */
+static uint32_t svc_net = 0x0a600000u;	/* 10.96.0.0 */
+static int svc_plen = 16;
+
+int
+admission_set_service_range(const char *cidr)
+{
+	char buf[32], *slash, *end;
+	struct in_addr a;
+	long l;
+
+	if (strlen(cidr) >= sizeof buf)
+		return -1;
+	snprintf(buf, sizeof buf, "%s", cidr);
+	if ((slash = strchr(buf, '/')) == NULL)
+		return -1;
+	*slash = '\0';
+	l = strtol(slash + 1, &end, 10);
+	if (slash[1] == '\0' || *end != '\0' || l < 12 || l > 28 ||
+	    inet_pton(AF_INET, buf, &a) != 1 ||
+	    (ntohl(a.s_addr) & ~(0xffffffffu << (32 - l))) != 0)
+		return -1;
+	svc_net = ntohl(a.s_addr);
+	svc_plen = (int)l;
+	return 0;
+}
+
+void
+admission_service_ip(unsigned n, char *out, size_t size)
+{
+	struct in_addr a = { htonl(svc_net + n) };
+
+	inet_ntop(AF_INET, &a, out, (socklen_t)size);
+}
+
+/* Allocate a cluster IP in the Service range not used by another Service. */
 static void
 service_mutate(store *st, cJSON *obj, const cJSON *old)
 {
@@ -416,11 +451,12 @@ service_mutate(store *st, cJSON *obj, const cJSON *old)
 	if (oldip != NULL && cJSON_IsString(oldip)) {
 		json_set(spec, "clusterIP", cJSON_Duplicate(oldip, 1));
 	} else if (json_at(spec, "clusterIP") == NULL) {
-		for (tries = 0; tries < 65534; tries++) {
-			if (next < 1 || next > 65534)
+		unsigned size = 1u << (32 - svc_plen);
+
+		for (tries = 0; tries < (int)size - 2; tries++) {
+			if (next < 1 || next > size - 2)
 				next = 1;
-			snprintf(ip, sizeof ip, "10.96.%u.%u",
-			    (next >> 8) & 0xff, next & 0xff);
+			admission_service_ip(next, ip, sizeof ip);
 			next++;
 			if (!admission_ip_used(st, ip))
 				break;
@@ -588,8 +624,9 @@ admission_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
 }
 
 /*
- * A cluster IP the user gave on create: in the range (10.96.0.0/16) and
- * no other Service's, as kube-apiserver's allocator takes it.
+ * A cluster IP the user gave on create: in the Service range (and not
+ * its network or broadcast address) and no other Service's, as
+ * kube-apiserver's allocator takes it.
  */
 static void
 check_cluster_ip(store *st, const cJSON *obj, const cJSON *old,
@@ -607,7 +644,10 @@ check_cluster_ip(store *st, const cJSON *obj, const cJSON *old,
 		status_add_cause(causes, "FieldValueInvalid", "spec.clusterIPs",
 		    "Invalid value: []string{\"%s\"}: must be a valid IP "
 		    "address", ip);
-	else if (a != 10 || b != 96)
+	else if (((a << 24 | b << 16 | c << 8 | d) & (0xffffffffu <<
+	    (32 - svc_plen))) != svc_net || (a << 24 | b << 16 | c << 8 | d) ==
+	    svc_net || (a << 24 | b << 16 | c << 8 | d) == (svc_net |
+	    ~(0xffffffffu << (32 - svc_plen))))
 		status_add_cause(causes, "FieldValueInvalid", "spec.clusterIPs",
 		    "Invalid value: []string{\"%s\"}: failed to allocate IP "
 		    "%s: the provided network does not match the current range",

@@ -61,5 +61,13 @@ const char *admission_check_name(const resource *, const char *name);
 
 /* Whether ip is the cluster IP of a Service. */
 int admission_ip_used(store *, const char *ip);
+/*
+ * The Service range cluster IPs are allocated from (kube-apiserver's
+ * --service-cluster-ip-range; 10.96.0.0/16 by default), an IPv4 network
+ * of /12 to /28: 0, or -1 when cidr is none. Before the first request.
+ */
+int admission_set_service_range(const char *cidr);
+/* Its n-th address (1: the first, the kubernetes Service's) into out. */
+void admission_service_ip(unsigned n, char *out, size_t size);
 
 #endif

@@ -131,7 +131,8 @@ registry_bootstrap(registry *rg, const char *crd_dir, char **cause)
 
 /*
  * The kubernetes Service in default, as kube-apiserver keeps it: the
- * cluster IP 10.96.0.1 (unless another Service took it before) and port
+ * Service range's first address (10.96.0.1 by default, unless another
+ * Service took it before) and port
  * 443 to the port the API listens on (updated when that changed: --listen
  * HOST:0 picks a new one at each start).
  */
@@ -143,10 +144,11 @@ registry_ensure_api_service(registry *rg, int port)
 	    "kubernetes");
 	struct reg_result res;
 	cJSON *t, *p;
-	char *json;
+	char *json, first[16], cip[48];
 
 	if (r == NULL || port <= 0)
 		return;
+	admission_service_ip(1, first, sizeof first);
 	if (o != NULL) {
 		t = store_obj_tree(o);
 		p = cJSON_GetArrayItem(json_at(t, "spec.ports"), 0);
@@ -158,14 +160,14 @@ registry_ensure_api_service(registry *rg, int port)
 		json_set_num(p, "targetPort", port);
 		registry_update(rg, r, "default", "kubernetes", t, NULL, &res);
 	} else {
+		snprintf(cip, sizeof cip, "\"clusterIP\":\"%s\",", first);
 		json = util_printf("{\"apiVersion\":\"v1\",\"kind\":\"Service\","
 		    "\"metadata\":{\"name\":\"kubernetes\",\"namespace\":"
 		    "\"default\",\"labels\":{\"component\":\"apiserver\","
 		    "\"provider\":\"kubernetes\"}},\"spec\":{\"type\":"
 		    "\"ClusterIP\",%s\"ports\":[{\"name\":\"https\",\"port\":"
 		    "443,\"protocol\":\"TCP\",\"targetPort\":%d}]}}",
-		    admission_ip_used(rg->st, "10.96.0.1") ? "" :
-		    "\"clusterIP\":\"10.96.0.1\",", port);
+		    admission_ip_used(rg->st, first) ? "" : cip, port);
 		registry_create(rg, r, "default", cJSON_Parse(json), NULL,
 		    &res);
 		free(json);

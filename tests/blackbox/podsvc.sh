@@ -1,6 +1,7 @@
 #!/bin/sh
 # Services and cluster DNS on the local node's pod network
-# (--pod-network=namespaces, volrayd(8) The pod network): a ClusterIP
+# (--pod-network=namespaces, volrayd(8) The pod network), from the
+# Service range --service-cluster-ip-range gives: a ClusterIP
 # with a named targetPort reaches both ready pods (kube-proxy's nftables
 # mode in the node's namespace), a port the Service lacks or a Service
 # with no ready pod is refused; DNS (dnsmasq in the node's namespace)
@@ -20,10 +21,18 @@ ip netns list >/dev/null 2>&1 || skip "ip netns does not work here"
 PY=$(command -v python3)
 
 LOCAL_NODE=1
-start_daemon --pod-network=namespaces
+start_daemon --pod-network=namespaces --service-cluster-ip-range 10.97.0.0/24
 NODE=$(hostname | tr 'A-Z' 'a-z')
 H=$(sed -n 's/.*podnet: the node.s namespace \(vr[0-9a-f]*\).*/\1/p' "$WORK/volrayd.log" | head -n 1)
 [ -n "$H" ] || fail "no node namespace"
+
+# --service-cluster-ip-range: the kubernetes Service has its first
+# address; an address outside it is refused.
+expect_eq 10.97.0.1 "$(k get svc kubernetes -o jsonpath='{.spec.clusterIP}')" "the kubernetes Service's ClusterIP"
+out=$(k create service clusterip outside --clusterip=10.96.0.50 --tcp=80 2>&1) &&
+	fail "a cluster IP outside the range was taken: $out"
+expect_contains "$out" "the provided network does not match the current range" "outside the range"
+pass "the Service range from --service-cluster-ip-range"
 
 # Each pod answers with its host name.
 SERVE="import http.server, socket; H = type('H', (http.server.BaseHTTPRequestHandler,), {'do_GET': lambda s: (s.send_response(200), s.end_headers(), s.wfile.write(socket.gethostname().encode()))}); http.server.HTTPServer(('', 8080), H).serve_forever()"
@@ -71,6 +80,7 @@ k wait --for=condition=Ready pod/a pod/b --timeout=30s >/dev/null || fail "pods 
 A=$(k get pod a -o jsonpath='{.status.podIP}')
 B=$(k get pod b -o jsonpath='{.status.podIP}')
 WEB=$(k get svc web -o jsonpath='{.spec.clusterIP}')
+case "$WEB" in 10.97.0.*) ;; *) fail "web's ClusterIP $WEB is not from 10.97.0.0/24" ;; esac
 EMPTY=$(k get svc empty -o jsonpath='{.spec.clusterIP}')
 # The endpoints controller lists both (the rules follow its Endpoints).
 wait_eq 2 "web's ready endpoints" sh -c "kubectl get endpoints web -o jsonpath='{.subsets[*].addresses[*].ip}' | wc -w"
@@ -92,6 +102,11 @@ expect_eq "error: [Errno 111] Connection refused" "$(run_in a "$GET" "http://$WE
 	"a port web does not have"
 expect_eq "error: [Errno 111] Connection refused" "$(run_in a "$GET" "http://$EMPTY/" 1)" \
 	"a Service with no ready pod"
+# volrayd's own sockets (podnet_socket, podnet_tcp_connect) are made in
+# the node's namespace: a ClusterIP works from there too (nft's output
+# hook).
+got=$(ip netns exec "$H" "$PY" -c "$GET" "http://$WEB/" 30)
+expect_eq "a b" "$got" "web's ClusterIP from the node's namespace"
 NFT=$(ip netns exec "$H" nft list ruleset)
 expect_contains "$NFT" "$WEB . tcp . 80" "web in the node's service-ips map"
 expect_contains "$NFT" "dnat to $A:8080" "a DNAT to pod a's port (targetPort by name)"
@@ -129,7 +144,7 @@ DPID=$(cat "$DATA/dns/dnsmasq.pid")
 kill -0 "$DPID" || fail "no dnsmasq"
 stop_daemon KILL
 kill -0 "$DPID" || fail "dnsmasq died with volrayd"
-start_daemon --pod-network=namespaces
+start_daemon --pod-network=namespaces --service-cluster-ip-range 10.97.0.0/24
 i=0
 while kill -0 "$DPID" 2>/dev/null && ! grep -q '^[^ ]* ([^)]*) Z' "/proc/$DPID/stat" 2>/dev/null; do
 	i=$((i + 1)); [ $i -lt 100 ] || fail "the old dnsmasq outlived the restart"; sleep 0.1
