@@ -883,11 +883,13 @@ podnet_pod_down(struct node_pod *p)
 	char name[320];
 	uint32_t o = offset(p->ip);
 
-	if (!p->pod_net)
-		return;
-	pod_ns(p, name, sizeof name);
-	netns_del(name);
-	if (o != 0)
+	/* A namespace without an address here: a pod a restart took back
+	   but never admitted (it had ended). */
+	if (podnet_has(p)) {
+		pod_ns(p, name, sizeof name);
+		netns_del(name);
+	}
+	if (p->pod_net && o != 0)
 		mark(o, 0);
 	p->pod_net = 0;
 }

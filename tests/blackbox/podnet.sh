@@ -244,6 +244,19 @@ pass "a pod range on the host's addresses: said, and the host's network shared"
 
 # kill -9: the pods' namespaces stay for the next volrayd, which takes
 # back pod a's (same process, same address) and removes one of no pod.
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: done}
+spec:
+  nodeName: $NODE
+  restartPolicy: Never
+  containers:
+  - {name: c, image: busybox, command: ["true"]}
+YAML
+k wait --for=jsonpath='{.status.phase}'=Succeeded pod/done --timeout=20s >/dev/null || fail "done did not succeed"
+UD=$(k get pod done -o jsonpath='{.metadata.uid}')
+ip netns list | grep -q "^$H-$UD\b" || fail "no namespace for the ended pod done"
 pid=$(cut -d' ' -f1 "$DATA/pods/default/a/c.pid")
 stop_daemon KILL
 ip netns add "$H-0000-orphan"
@@ -254,7 +267,12 @@ expect_eq "$pid" "$(cut -d' ' -f1 "$DATA/pods/default/a/c.pid")" "pod a's proces
 expect_eq "$A" "$(k get pod a -o jsonpath='{.status.podIP}')" "pod a's IP after the restart"
 ! ip netns list | grep -q "^$H-0000-orphan\b" || fail "the orphan namespace was kept"
 expect_eq 200 "$(fetch a "http://$A:$WEB/")" "pod a to itself by IP after the restart"
-pass "kill -9 then restart: the pod's namespace taken back, an orphan removed"
+# Forced: a graceful delete of an ended pod after a restart waits for
+# ever (the host network's too), which is not this test's business.
+k delete pod done --grace-period=0 --force >/dev/null 2>&1
+wait_eq "" "the ended pod's namespace after its deletion" sh -c "ip netns list | grep '^$H-$UD'"
+! ip netns list | grep -q "^$H-$UD\b" || fail "the ended pod's namespace outlived its deletion after the restart"
+pass "kill -9 then restart: the pod's namespace taken back, an orphan removed, an ended pod's removed with it"
 
 # A clean stop leaves nothing: no namespace, no veth, the host's firewall
 # and links as they were.
