@@ -52,6 +52,85 @@ hosts_line(FILE *f, const char *ip, const char *svc, const char *ns)
 	    ip, svc, svc, ns, svc, ns, svc, ns);
 }
 
+/* Append word (one without blanks) to a list of them in buf. */
+static void
+word_add(char *buf, size_t size, const char *word)
+{
+	size_t n = strlen(buf);
+
+	if (word != NULL && *word != '\0' && strpbrk(word, " \t\n") == NULL)
+		snprintf(buf + n, size - n, " %s", word);
+}
+
+/* The words after key, on a line that starts with key, added to buf. */
+static void
+words_of(const char *line, const char *key, char *buf, size_t size)
+{
+	char copy[512], *save = NULL, *w;
+	size_t kl = strlen(key);
+
+	if (strncmp(line, key, kl) != 0 || (line[kl] != ' ' &&
+	    line[kl] != '\t'))
+		return;
+	snprintf(copy, sizeof copy, "%s", line + kl);
+	for (w = strtok_r(copy, " \t\n", &save); w != NULL;
+	    w = strtok_r(NULL, " \t\n", &save))
+		word_add(buf, size, w);
+}
+
+/*
+ * resolv.conf as the kubelet writes it for a pod on cluster DNS
+ * (podnet.c), by spec.dnsPolicy: ClusterFirst (the default) the cluster's
+ * search path, nameserver and ndots:5; Default this machine's
+ * resolv.conf; None nothing but spec.dnsConfig, whose searches,
+ * nameservers and options are added to the others'.
+ */
+static void
+policy_resolv(FILE *f, const struct node_pod *p, const cJSON *pod)
+{
+	const char *policy = json_str(pod, "spec.dnsPolicy");
+	const cJSON *cfg = json_at(pod, "spec.dnsConfig"), *it;
+	char search[2048] = "", servers[1024] = "", opts[1024] = "";
+	char line[512], w[320], *save = NULL, *s;
+	int host = policy != NULL && strcmp(policy, "Default") == 0;
+	int none = policy != NULL && strcmp(policy, "None") == 0;
+	FILE *in;
+
+	if (!host && !none) {
+		snprintf(search, sizeof search, " %s.svc.cluster.local "
+		    "svc.cluster.local cluster.local", p->ns);
+		word_add(servers, sizeof servers, podnet_nameserver(p));
+		word_add(opts, sizeof opts, "ndots:5");
+	}
+	if (host && (in = fopen("/etc/resolv.conf", "re")) != NULL) {
+		while (fgets(line, sizeof line, in) != NULL) {
+			words_of(line, "search", search, sizeof search);
+			words_of(line, "nameserver", servers, sizeof servers);
+			words_of(line, "options", opts, sizeof opts);
+		}
+		fclose(in);
+	}
+	cJSON_ArrayForEach(it, json_at(cfg, "searches"))
+		word_add(search, sizeof search, cJSON_GetStringValue(it));
+	cJSON_ArrayForEach(it, json_at(cfg, "nameservers"))
+		word_add(servers, sizeof servers, cJSON_GetStringValue(it));
+	cJSON_ArrayForEach(it, json_at(cfg, "options")) {
+		if (json_str(it, "name") == NULL || strchr(json_str(it,
+		    "name"), ':') != NULL)
+			continue;
+		snprintf(w, sizeof w, json_str(it, "value") ? "%s:%s" : "%s",
+		    json_str(it, "name"), json_str(it, "value"));
+		word_add(opts, sizeof opts, w);
+	}
+	if (search[0] != '\0')
+		fprintf(f, "search%s\n", search);
+	for (s = strtok_r(servers, " ", &save); s != NULL;
+	    s = strtok_r(NULL, " ", &save))
+		fprintf(f, "nameserver %s\n", s);
+	if (opts[0] != '\0')
+		fprintf(f, "options%s\n", opts);
+}
+
 /* DIR/hosts and DIR/resolv.conf, the pod's. */
 static int
 write_etc(struct node *n, struct node_pod *p, const cJSON *pod,
@@ -93,18 +172,20 @@ write_etc(struct node *n, struct node_pod *p, const cJSON *pod,
 	util_strf(path, sizeof path, "%s/resolv.conf", dir);
 	if ((f = fopen(path, "we")) == NULL)
 		goto fail;
-	fprintf(f, "search %s.svc.cluster.local svc.cluster.local "
-	    "cluster.local\n", p->ns);
 	if (podnet_nameserver(p) != NULL)
-		fprintf(f, "nameserver %s\n", podnet_nameserver(p));
-	else if ((in = fopen("/etc/resolv.conf", "re")) != NULL) {
-		while (fgets(line, sizeof line, in) != NULL)
-			if (strncmp(line, "nameserver", 10) == 0 ||
-			    strncmp(line, "options", 7) == 0)
-				fputs(line, f);
-		fclose(in);
+		policy_resolv(f, p, pod);
+	else {
+		fprintf(f, "search %s.svc.cluster.local svc.cluster.local "
+		    "cluster.local\n", p->ns);
+		if ((in = fopen("/etc/resolv.conf", "re")) != NULL) {
+			while (fgets(line, sizeof line, in) != NULL)
+				if (strncmp(line, "nameserver", 10) == 0 ||
+				    strncmp(line, "options", 7) == 0)
+					fputs(line, f);
+			fclose(in);
+		}
+		fprintf(f, "options ndots:5\n");
 	}
-	fprintf(f, "options ndots:5\n");
 	if (fclose(f) != 0)
 		goto fail;
 	return 0;

@@ -116,6 +116,26 @@ pass "a ClusterIP with a named targetPort reaches both ready pods; no endpoint o
 expect_eq "search default.svc.cluster.local svc.cluster.local cluster.local
 nameserver $(ip -n "$H" -4 -o addr show dev br0 | sed -n 's/.* inet \([0-9.]*\)\/.*/\1/p')
 options ndots:5" "$(k exec a -- cat /etc/resolv.conf)" "the pod's resolv.conf"
+# dnsPolicy None: spec.dnsConfig alone, as the kubelet writes it.
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: dnsnone}
+spec:
+  nodeName: $NODE
+  dnsPolicy: None
+  dnsConfig:
+    nameservers: [192.0.2.53]
+    searches: [one.example, two.example]
+    options: [{name: ndots, value: "2"}, {name: edns0}]
+  containers:
+  - {name: c, image: busybox, command: [sleep, "1000"]}
+YAML
+k wait --for=condition=Ready pod/dnsnone --timeout=20s >/dev/null || fail "dnsnone not Ready"
+expect_eq "search one.example two.example
+nameserver 192.0.2.53
+options ndots:2 edns0" "$(k exec dnsnone -- cat /etc/resolv.conf)" "dnsPolicy None's resolv.conf"
+k delete pod dnsnone --grace-period=0 >/dev/null
 RESOLVE='import socket, sys
 for n in sys.argv[1:]:
     try: print(n, " ".join(sorted({a[4][0] for a in socket.getaddrinfo(n, 80, socket.AF_INET, socket.SOCK_STREAM)})))
@@ -130,7 +150,7 @@ b.hl $B" "$got" "names from pod a"
 expect_eq "b" "$(run_in a "$GET" "http://web.default.svc.cluster.local/" 30 | tr ' ' '\n' | grep -x b)" \
 	"pod a to the Service by name"
 expect_eq "b" "$(run_in a "$GET" "http://b.hl:8080/" 1)" "pod a to pod b by hostname.subdomain"
-pass "cluster DNS: Services, a headless Service's endpoints, hostname.subdomain, the kubelet's resolv.conf"
+pass "cluster DNS: Services, a headless Service's endpoints, hostname.subdomain, the kubelet's resolv.conf (dnsPolicy None too)"
 
 # A deleted Service: its rules and records go.
 k delete svc web >/dev/null
