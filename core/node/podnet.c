@@ -770,6 +770,21 @@ podnet_assign(struct node_pod *p, char **why)
 	return -1;
 }
 
+/* Whether the node's namespace has the veth vpN of offset o. */
+static int
+node_has_link(uint32_t o)
+{
+	char name[IFNAMSIZ];
+	unsigned idx;
+
+	snprintf(name, sizeof name, "vp%x", o);
+	if (podnet_enter() != 0)
+		return 1;		/* then try to remove it */
+	idx = if_nametoindex(name);
+	podnet_leave();
+	return idx != 0;
+}
+
 /*
  * The pod's namespace, made unless it is there (a restart, a second
  * container): its file into path. 0, or -1 with *why.
@@ -792,9 +807,12 @@ podnet_pod_up(struct node_pod *p, char *path, size_t size, char **why)
 	}
 	if (netns_add(name, why) != 0)
 		return -1;
-	script = util_printf("link del vp%x\n", o);
-	ip_batch(pn.node_ns, script, NULL);	/* a leftover, if any */
-	free(script);
+	if (node_has_link(o)) {
+		/* A leftover of an earlier pod of this address. */
+		script = util_printf("link del vp%x\n", o);
+		ip_batch(pn.node_ns, script, NULL);
+		free(script);
+	}
 	script = util_printf("link add vp%x type veth peer name eth0 netns "
 	    "%s\nlink set vp%x master br0 up\n", o, name, o);
 	r = ip_batch(pn.node_ns, script, why);
