@@ -242,6 +242,32 @@ kill "$V3"
 wait "$V3" || true
 pass "a pod range on the host's addresses: said, and the host's network shared"
 
+# Not root: said at start, and pods share the host's network.
+if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1; then
+	NR=$(mktemp -d "${TMPDIR:-/tmp}/volray-podnet-nr.XXXXXX")
+	chmod 755 "$NR"
+	chown nobody "$NR"
+	setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" --clear-groups \
+		"$VOLRAYD" --data-dir "$NR/data" --listen 127.0.0.1:0 \
+		--pod-network=namespaces ${SHARE_DIR:+--share-dir "$SHARE_DIR"} \
+		>"$WORK/volrayd-nr.log" 2>&1 &
+	VN=$!
+	KILL_PIDS="$KILL_PIDS $VN"
+	i=0
+	until [ -s "$NR/data/kubeconfig" ]; do
+		i=$((i + 1)); [ $i -lt 200 ] || { rm -rf "$NR"; fail "volrayd as nobody did not start"; }
+		sleep 0.1
+	done
+	grep -q "not root: pods share the host's network" "$WORK/volrayd-nr.log" ||
+		{ rm -rf "$NR"; fail "not root, and not said: $(grep -i network "$WORK/volrayd-nr.log")"; }
+	podcidr=$(KUBECONFIG="$NR/data/kubeconfig" k get nodes -o jsonpath='{.items[*].spec.podCIDR}')
+	kill "$VN"
+	wait "$VN" || true
+	rm -rf "$NR"
+	expect_eq "" "$podcidr" "a podCIDR without the pod network"
+	pass "not root: said at start, pods share the host's network"
+fi
+
 # kill -9: the pods' namespaces stay for the next volrayd, which takes
 # back pod a's (same process, same address) and removes one of no pod.
 k apply -f - >/dev/null <<YAML
