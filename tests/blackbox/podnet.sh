@@ -21,6 +21,17 @@ ip netns list >/dev/null 2>&1 || skip "ip netns does not work here"
 PATH=$PATH:/usr/sbin:/sbin
 PY=$(command -v python3)
 
+# The other daemons this test starts get a SIGTERM (a clean stop, which
+# removes their namespaces) before lib.sh's cleanup kills what is left.
+EXTRA=""
+stop_extra() {
+	for p in $EXTRA; do
+		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true
+	done
+	[ -z "${NR:-}" ] || rm -rf "$NR"
+}
+trap 'rc=$?; stop_extra; set +e; (exit $rc); cleanup' EXIT INT TERM
+
 host_rules=$(nft list ruleset 2>&1)
 host_links=$(ip -o link show | grep -v ' vr[0-9a-f]\{8\}h[@:]' | cut -d: -f2 | sort)
 echo "podtok,system:serviceaccount:default:default,sa-uid" >"$WORK/tokens.csv"
@@ -207,7 +218,7 @@ D2="$WORK/data2"
 "$VOLRAYD" --data-dir "$D2" --listen 127.0.0.1:0 --pod-network=namespaces \
 	${SHARE_DIR:+--share-dir "$SHARE_DIR"} >"$WORK/volrayd2.log" 2>&1 &
 V2=$!
-KILL_PIDS="$KILL_PIDS $V2"
+EXTRA="$EXTRA $V2"
 i=0
 # Its kubeconfig: it has started, SIGTERM is a clean stop.
 until [ -s "$D2/kubeconfig" ]; do
@@ -230,7 +241,7 @@ D3="$WORK/data3"
 	--pod-cidr 127.0.0.0/16 ${SHARE_DIR:+--share-dir "$SHARE_DIR"} \
 	>"$WORK/volrayd3.log" 2>&1 &
 V3=$!
-KILL_PIDS="$KILL_PIDS $V3"
+EXTRA="$EXTRA $V3"
 i=0
 until [ -s "$D3/kubeconfig" ]; do
 	i=$((i + 1)); [ $i -lt 200 ] || fail "the third daemon did not start"; sleep 0.1
@@ -252,18 +263,19 @@ if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1; then
 		--pod-network=namespaces ${SHARE_DIR:+--share-dir "$SHARE_DIR"} \
 		>"$WORK/volrayd-nr.log" 2>&1 &
 	VN=$!
-	KILL_PIDS="$KILL_PIDS $VN"
+	EXTRA="$EXTRA $VN"
 	i=0
 	until [ -s "$NR/data/kubeconfig" ]; do
-		i=$((i + 1)); [ $i -lt 200 ] || { rm -rf "$NR"; fail "volrayd as nobody did not start"; }
+		i=$((i + 1)); [ $i -lt 200 ] || fail "volrayd as nobody did not start"
 		sleep 0.1
 	done
 	grep -q "not root: pods share the host's network" "$WORK/volrayd-nr.log" ||
-		{ rm -rf "$NR"; fail "not root, and not said: $(grep -i network "$WORK/volrayd-nr.log")"; }
+		fail "not root, and not said: $(grep -i network "$WORK/volrayd-nr.log")"
 	podcidr=$(KUBECONFIG="$NR/data/kubeconfig" k get nodes -o jsonpath='{.items[*].spec.podCIDR}')
 	kill "$VN"
 	wait "$VN" || true
 	rm -rf "$NR"
+	NR=""
 	expect_eq "" "$podcidr" "a podCIDR without the pod network"
 	pass "not root: said at start, pods share the host's network"
 fi
