@@ -17,7 +17,7 @@
  * with the kubelet's search path and ndots:5 (mountplan.c).
  *
  * The file is written again (and dnsmasq told) only when its text
- * changes: after a Service, Endpoints or local pod changed (svcproxy.c's
+ * changes: after a Service, Endpoints or local pod changed (podnet.c's
  * timer calls clusterdns_refresh). dnsmasq writes its pid to
  * DATA_DIR/dns/dnsmasq.pid; the one a killed volrayd left is killed at
  * start, and a clean stop ends ours.
@@ -27,6 +27,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,7 +41,6 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "node/node_int.h"
-#include "node/podnet.h"
 
 static struct {
 	node_mgr *m;
@@ -211,7 +211,8 @@ kill_left(void)
  * this once the namespace is up). 0, or -1 with *why.
  */
 int
-clusterdns_start(node_mgr *m, const char *gw, char **why)
+clusterdns_start(node_mgr *m, const char *gw, int node_ns_fd, int host_ns_fd,
+    char **why)
 {
 	char dnsmasq[PATH_MAX], line[512], ns[64];
 	char *argv[64];
@@ -268,13 +269,15 @@ clusterdns_start(node_mgr *m, const char *gw, char **why)
 	o.exit_cb = on_exit_cb;
 	o.flags = UV_PROCESS_WINDOWS_HIDE;
 	/* Forked from the node's namespace, it lives there. */
-	if (podnet_enter() != 0) {
+	if (setns(node_ns_fd, CLONE_NEWNET) != 0) {
 		*why = util_printf("into the node's namespace: %s",
 		    strerror(errno));
 		r = -1;
 	} else {
 		r = uv_spawn(m->loop, &dns.proc, &o);
-		podnet_leave();
+		if (setns(host_ns_fd, CLONE_NEWNET) != 0)
+			log_error("clusterdns: back to the host's network "
+			    "namespace: %s", strerror(errno));
 		if (r != 0) {
 			*why = util_printf("%s: %s", dnsmasq, uv_strerror(r));
 			uv_close((uv_handle_t *)&dns.proc, NULL);

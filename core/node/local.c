@@ -798,7 +798,6 @@ local_kill_all(void)
 		kill(-np->pid, SIGKILL);
 		unlink(np->pidfile);
 	}
-	svcproxy_close();
 	podnet_stop();
 }
 

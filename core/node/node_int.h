@@ -92,6 +92,9 @@ int podnet_pod_enter(const struct node_pod *);
 void podnet_pod_down(struct node_pod *);
 void podnet_sweep(node_mgr *);
 void podnet_stop(void);
+/* A Service or Endpoints changed: the Service rules (svcproxy.c) and
+   cluster DNS's records (clusterdns.c) again, soon. */
+void podnet_services_changed(node_mgr *);
 /* The kubernetes Service's variables for a container of p (KUBERNETES_
    SERVICE_HOST...), unless its env sets them. */
 void podnet_env(const struct node_pod *, const cJSON *spec,
@@ -100,18 +103,18 @@ void podnet_env(const struct node_pod *, const cJSON *spec,
 /*
  * svcproxy.c: Services on the pod network as kube-proxy's nftables mode
  * makes them: the rules podnet.c puts in the node's namespace (malloc'd
- * nft text), and the hook for a changed Service or Endpoints.
+ * nft text).
  */
 char *svcproxy_rules(node_mgr *, const char *gw, const char *svc_range);
-void svcproxy_changed(node_mgr *);
-void svcproxy_close(void);
 
 /*
  * clusterdns.c: cluster DNS for the pod network (dnsmasq in the node's
- * namespace on gw:53, fed a hosts file): started by podnet_start (-1
- * with *why: no DNS), refreshed with the Service rules, stopped first.
+ * namespace on gw:53, fed a hosts file): started by podnet_start with
+ * the node's and the host's network namespaces (-1 with *why: no DNS),
+ * refreshed with the Service rules, stopped first.
  */
-int clusterdns_start(node_mgr *, const char *gw, char **why);
+int clusterdns_start(node_mgr *, const char *gw, int node_ns_fd,
+    int host_ns_fd, char **why);
 void clusterdns_refresh(void);
 void clusterdns_stop(void);
 

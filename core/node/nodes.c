@@ -602,7 +602,7 @@ on_event(void *arg, const store_event *ev)
 		node_event(m, ev);
 	else if (strcmp(ev->obj->res, "services") == 0 ||
 	    strcmp(ev->obj->res, "endpoints") == 0)
-		svcproxy_changed(m);
+		podnet_services_changed(m);
 }
 
 static void

@@ -474,6 +474,35 @@ podnet_refresh(void)
 	return 0;
 }
 
+#define SVC_DEBOUNCE_MS	20
+
+static uv_timer_t svc_timer;
+static int svc_timer_init;
+
+static void
+on_svc_timer(uv_timer_t *t)
+{
+	(void)t;
+	podnet_refresh();
+	clusterdns_refresh();
+}
+
+/* A Service or Endpoints changed: the rules and the DNS records again,
+   20 ms after the first change of a burst. */
+void
+podnet_services_changed(node_mgr *m)
+{
+	if (!pn.on)
+		return;
+	if (!svc_timer_init) {
+		uv_timer_init(m->loop, &svc_timer);
+		uv_unref((uv_handle_t *)&svc_timer);
+		svc_timer_init = 1;
+	}
+	if (!uv_is_active((uv_handle_t *)&svc_timer))
+		uv_timer_start(&svc_timer, on_svc_timer, SVC_DEBOUNCE_MS, 0);
+}
+
 /* ip_forward on in the node's namespace (per namespace, /proc/sys/net),
    bridged frames kept from the ip hooks there. */
 static int
@@ -634,7 +663,8 @@ podnet_start(node_mgr *m, char **why)
 	{
 		char hl[16], *dwhy = NULL;
 
-		if (clusterdns_start(m, pn.gw, &dwhy) != 0) {
+		if (clusterdns_start(m, pn.gw, pn.node_fd, pn.host_fd,
+		    &dwhy) != 0) {
 			log_warn("podnet: %s", dwhy);
 			free(dwhy);
 		}
@@ -948,6 +978,11 @@ podnet_stop(void)
 	size_t len;
 	DIR *d;
 
+	if (svc_timer_init) {
+		uv_timer_stop(&svc_timer);
+		uv_close((uv_handle_t *)&svc_timer, NULL);
+		svc_timer_init = 0;
+	}
 	if (pn.ip[0] == '\0' || pn.node_ns[0] == '\0')
 		return;
 	clusterdns_stop();

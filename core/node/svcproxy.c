@@ -20,9 +20,9 @@
  * masqueraded, so that a reply from a pod on the same bridge comes back
  * through the node's namespace.
  *
- * The node manager calls svcproxy_changed on every change of a Service
- * or Endpoints; the rules (and cluster DNS's records, clusterdns.c) are
- * written again 20 ms after the first of a burst.
+ * The node manager calls podnet_services_changed on every change of a
+ * Service or Endpoints; podnet.c writes its rules (and cluster DNS's
+ * records, clusterdns.c) again 20 ms after the first of a burst.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,9 +34,7 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "node/node_int.h"
-#include "node/podnet.h"
 
-#define SVC_DEBOUNCE_MS	20
 
 struct buf {
 	char *s;
@@ -234,41 +232,4 @@ svcproxy_rules(node_mgr *m, const char *gw, const char *svc_range)
 	free(map.s);
 	free(chains.s);
 	return out.s;
-}
-
-static uv_timer_t timer;
-static int timer_init;
-
-static void
-on_timer(uv_timer_t *t)
-{
-	(void)t;
-	podnet_refresh();
-	clusterdns_refresh();
-}
-
-/* A Service or Endpoints changed: the rules again, soon. */
-void
-svcproxy_changed(node_mgr *m)
-{
-	if (!podnet_on())
-		return;
-	if (!timer_init) {
-		uv_timer_init(m->loop, &timer);
-		uv_unref((uv_handle_t *)&timer);
-		timer_init = 1;
-	}
-	if (!uv_is_active((uv_handle_t *)&timer))
-		uv_timer_start(&timer, on_timer, SVC_DEBOUNCE_MS, 0);
-}
-
-/* volrayd stops: the timer goes. */
-void
-svcproxy_close(void)
-{
-	if (timer_init) {
-		uv_timer_stop(&timer);
-		uv_close((uv_handle_t *)&timer, NULL);
-		timer_init = 0;
-	}
 }
