@@ -16,6 +16,9 @@
 # python3-grpcio runs the gRPC health server of grpcprobe.sh.
 # iproute2, nftables and dnsmasq-base make the local node's pod network
 # (--pod-network=namespaces, node/podnet.c; podnet.sh, podsvc.sh).
+# python3-venv makes the virtual environments of real Ray, which
+# scripts/ray.sh installs last (as the caller, into its cache; never
+# failing: VOLRAY_RAY=0 or no PyPI skips it with a message).
 set -eu
 
 need="autoconf automake libtool pkg-config make gcc liblua5.4-dev \
@@ -24,7 +27,7 @@ libssl-dev openssl curl python3 git python3-kubernetes clang mandoc \
 bsdutils libgoogle-perftools-dev libwslay-dev zlib1g-dev \
 libgrpc-dev libprotobuf-c-dev protobuf-c-compiler etcd-server etcd-client \
 libhiredis-dev redis-server redis-tools libzip-dev openssh-client \
-python3-grpcio iproute2 nftables dnsmasq-base"
+python3-grpcio iproute2 nftables dnsmasq-base python3-venv"
 
 missing() {
 	out=""
@@ -42,7 +45,10 @@ command -v kubectl >/dev/null 2>&1 || need_missing="$need_missing kubernetes-cli
 # npm (and node) for tests/blackbox/jsclient.sh, which installs the pinned
 # JavaScript client itself; any npm on PATH will do, Debian's otherwise.
 command -v npm >/dev/null 2>&1 || need_missing="$need_missing npm"
-[ -z "$need_missing" ] && exit 0
+if [ -z "$need_missing" ]; then
+	"$(dirname "$0")/ray.sh"
+	exit 0
+fi
 
 if [ "$(id -u)" = 0 ]; then
 	SUDO=""
@@ -50,6 +56,7 @@ elif command -v sudo >/dev/null 2>&1; then
 	SUDO="sudo -n"
 else
 	echo "deps: not root and no sudo; install:$need_missing" >&2
+	"$(dirname "$0")/ray.sh"
 	exit 0
 fi
 export DEBIAN_FRONTEND=noninteractive
@@ -59,3 +66,4 @@ if [ -n "$need_missing" ]; then
 	# shellcheck disable=SC2086
 	$SUDO apt-get install -y -qq $need_missing
 fi
+"$(dirname "$0")/ray.sh"
