@@ -42,6 +42,7 @@
 #include "node/endpoint.h"
 #include "node/lifecycle.h"
 #include "node/node.h"
+#include "node/rayimage.h"
 #include "node/wheel.h"
 #include "ray/ray.h"
 #include "registry/admission.h"
@@ -331,6 +332,13 @@ static int
 proxy_serves(void *arg, const char *ns, const char *pod, int port)
 {
 	return ray_serves(arg, ns, pod, port);
+}
+
+/* The API's proxies reach the local node's pods at their address. */
+static int
+pod_addr(void *arg, const char *ns, const char *pod, char *host, size_t size)
+{
+	return node_mgr_pod_addr(arg, ns, pod, host, size);
 }
 
 /* node_mgr_set_portmap's hook: port-forward to a simulated Ray head. */
@@ -712,6 +720,7 @@ start_nodes(struct daemon *d, char **cause)
 		local_node_name(host, sizeof host);
 	node_mgr_set_local(d->nodes, d->f.data_dir, d->f.no_local_node ?
 	    NULL : host);
+	rayimage_set(d->nodes, d->f.ray_dir, d->f.ray_emulated);
 	node_mgr_set_shim(d->nodes, shim_path());
 	if (d->f.no_virtual_nodes || d->f.virtual_selector != NULL)
 		node_mgr_set_virtual(d->nodes, !d->f.no_virtual_nodes,
@@ -873,6 +882,7 @@ wire_api(struct daemon *d)
 		api_set_usage(d->api, node_mgr_usage, d->nodes);
 		api_set_streams(d->api, node_exec_serve, node_attach_serve,
 		    node_portforward_serve, d->nodes);
+		api_set_pod_addr(d->api, pod_addr, d->nodes);
 	}
 	free(cert);
 	free(key);

@@ -64,6 +64,8 @@ struct volrayd_flags {
 	int record_keep;		/* --record-sessions-keep */
 	long ray_history_max;		/* --ray-history-max (jobs) */
 	long long ray_history_bytes;	/* --ray-history-max-bytes */
+	char *ray_dir;			/* --ray-dir: Ray installs, or NULL */
+	int ray_emulated;		/* --ray-emulated */
 	int plain_http;
 	char *tls_cert_file;
 	char *tls_key_file;

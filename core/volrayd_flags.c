@@ -51,6 +51,7 @@ usage(FILE *f)
 	    "               [--record-sessions DIR [--record-sessions-keep N]]\n"
 	    "               [--ray-history-max N] "
 	    "[--ray-history-max-bytes SIZE]\n"
+	    "               [--ray-dir DIR] [--ray-emulated]\n"
 	    "               [--node-lease-duration-seconds N] "
 	    "[--default-not-ready-toleration-seconds N]\n"
 	    "               [--default-unreachable-toleration-seconds N]\n"
@@ -157,7 +158,7 @@ enum {
 	O_ETCD, O_ETCD_CA, O_ETCD_CERT, O_ETCD_KEY, O_ETCD_PREFIX,
 	O_ETCD_COMPACT, O_MIGRATE, O_EXPLAIN, O_HISTORY, O_HISTORY_BYTES,
 	O_RECORD, O_RECORD_KEEP, O_POD_NET, O_POD_CIDR, O_LINK_RANGE,
-	O_SVC_RANGE
+	O_SVC_RANGE, O_RAY_DIR, O_RAY_EMULATED
 };
 
 static const struct option longopts[] = {
@@ -175,6 +176,8 @@ static const struct option longopts[] = {
 	{ "record-sessions-keep", required_argument, NULL, O_RECORD_KEEP },
 	{ "ray-history-max", required_argument, NULL, O_HISTORY },
 	{ "ray-history-max-bytes", required_argument, NULL, O_HISTORY_BYTES },
+	{ "ray-dir", required_argument, NULL, O_RAY_DIR },
+	{ "ray-emulated", no_argument, NULL, O_RAY_EMULATED },
 	{ "plain-http", no_argument, NULL, O_PLAIN },
 	{ "tls-cert-file", required_argument, NULL, O_CERT },
 	{ "tls-private-key-file", required_argument, NULL, O_KEY },
@@ -257,6 +260,12 @@ set_defaults(struct volrayd_flags *f)
 	f->record_keep = 16;
 	f->ray_history_max = 1000;
 	f->ray_history_bytes = 1LL << 30;
+	/* scripts/ray.sh's default: ${XDG_CACHE_HOME:-$HOME/.cache}/volray/ray */
+	if (getenv("XDG_CACHE_HOME") != NULL && *getenv("XDG_CACHE_HOME") ==
+	    '/')
+		f->ray_dir = util_printf("%s/volray/ray", getenv("XDG_CACHE_HOME"));
+	else if (getenv("HOME") != NULL && *getenv("HOME") == '/')
+		f->ray_dir = util_printf("%s/.cache/volray/ray", getenv("HOME"));
 	f->node_grace_ms = 40000;
 	f->node_lease_seconds = 40;
 	f->not_ready_seconds = 300;
@@ -627,6 +636,16 @@ daemon_flag(struct volrayd_flags *f, int c, const char *arg)
 		f->ray_history_bytes = (long long)q;
 		break;
 	}
+	case O_RAY_DIR:
+		if (arg[0] != '/')
+			return bad("--ray-dir %s: want an absolute directory",
+			    arg);
+		free(f->ray_dir);
+		f->ray_dir = xstrdup(arg);
+		break;
+	case O_RAY_EMULATED:
+		f->ray_emulated = 1;
+		break;
 	case O_BATCH:
 		if (strcmp(arg, "volcano") != 0)
 			return bad("--batch-scheduler %s: only volcano is "

@@ -55,6 +55,8 @@ api_free(api *a)
 		return;
 	if (a->nodes_hc != NULL)
 		hclient_free(a->nodes_hc);
+	if (a->pods_hc != NULL)
+		hclient_free(a->pods_hc);
 	tls_ctx_free(a->nodes_tls);
 	free(a->node_cert);
 	free(a->node_key);
@@ -118,6 +120,13 @@ api_set_proxy(api *a, api_proxy_fn fn, api_proxy_serves_fn serves, void *arg)
 	a->proxy = fn;
 	a->proxy_serves = serves;
 	a->proxy_arg = arg;
+}
+
+void
+api_set_pod_addr(api *a, api_pod_addr_fn fn, void *arg)
+{
+	a->pod_addr = fn;
+	a->pod_addr_arg = arg;
 }
 
 void

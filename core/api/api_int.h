@@ -35,6 +35,9 @@ struct api {
 	api_proxy_fn proxy;		/* the in-process proxy targets */
 	api_proxy_serves_fn proxy_serves;
 	void *proxy_arg;
+	api_pod_addr_fn pod_addr;	/* pods reached directly, or NULL */
+	void *pod_addr_arg;
+	struct hclient *pods_hc;	/* proxy.c's plain HTTP to them */
 	int (*node_local)(void *, const char *node);	/* NULL: none */
 	void *node_local_arg;
 	char *node_cert, *node_key;	/* nodeproxy.c's credentials */

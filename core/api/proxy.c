@@ -7,10 +7,13 @@
  * Service's port (number or name) maps to its targetPort on the Running
  * pods its selector picks (a named targetPort through the pods' container
  * ports); the request goes to the first of them whose in-process server
- * serves that port (the Ray heads, set by api_set_proxy), else to the
- * first on a node another process runs (an agent), through that node's
- * endpoint (nodeproxy.c, /volray/proxy/NS/POD/PORT/PATH there). No such pod
- * is a 503 as kube-apiserver answers when a service has no endpoints, or
+ * serves that port (the Ray heads, set by api_set_proxy), else to one
+ * this process reaches itself (the local node's pods, api_set_pod_addr:
+ * plain HTTP to the pod's address and port, as kube-apiserver dials a
+ * pod's IP; real Ray's dashboard this way), else to the first on a node
+ * another process runs (an agent), through that node's endpoint
+ * (nodeproxy.c, /volray/proxy/NS/POD/PORT/PATH there). No such pod is a
+ * 503 as kube-apiserver answers when a service has no endpoints, or
  * when the connection to the pod is refused.
  * A Gateway's Service (annotated volray.io/gateway) routes by the
  * Gateway's HTTPRoutes instead: weighted backend Services, as a gateway
@@ -27,7 +30,9 @@
 #include "api/reply.h"
 #include "auth/rbac.h"
 #include "lib/json.h"
+#include "lib/log.h"
 #include "lib/util.h"
+#include "net/hclient.h"
 #include "registry/status.h"
 
 static const char *
@@ -142,6 +147,54 @@ forward_remote(api *a, http_req *req, struct route *rt, const cJSON *pod,
 	free(url);
 }
 
+/* The plain HTTP client to the pods this process reaches itself. */
+static hclient *
+pods_client(api *a)
+{
+	struct hclient_conf conf;
+	char *cause = NULL;
+
+	if (a->pods_hc != NULL)
+		return a->pods_hc;
+	memset(&conf, 0, sizeof conf);
+	conf.user_agent = "volrayd/apiserver";
+	if ((a->pods_hc = hclient_new(a->loop, &conf, &cause)) == NULL) {
+		log_error("api: the pods' client: %s", cause);
+		free(cause);
+	}
+	return a->pods_hc;
+}
+
+/*
+ * To port of pod ns/name at its address, when this process reaches it
+ * itself (a local pod, api_set_pod_addr), in plain HTTP as
+ * kube-apiserver dials a pod's IP: 0 when sent, -1 when not such a pod.
+ */
+static int
+forward_direct(api *a, http_req *req, struct route *rt, const char *ns,
+    const char *name, int port, const char *path)
+{
+	const char *ray_auth = http_req_header(req, "X-Ray-Authorization");
+	const char *hdrs[2] = { NULL, NULL };
+	char host[64], *base, *full, *h = NULL;
+
+	if (a->pod_addr == NULL || a->pod_addr(a->pod_addr_arg, ns, name, host,
+	    sizeof host) != 0)
+		return -1;
+	/* Ray's token through a proxy (KubeRay's dashboard client). */
+	if (ray_auth != NULL)
+		hdrs[0] = h = util_printf("X-Ray-Authorization: %s", ray_auth);
+	base = util_printf(strchr(host, ':') ? "http://[%s]:%d" :
+	    "http://%s:%d", host, port);
+	full = util_printf("%s%s%s", path, *req->query ? "?" : "",
+	    req->query);
+	nodeproxy_forward_with(a, req, rt, pods_client(a), base, full, hdrs);
+	free(full);
+	free(base);
+	free(h);
+	return 0;
+}
+
 /* Send to ns/pod's port, or answer 503. */
 static void
 forward(api *a, http_req *req, struct route *rt, const cJSON *pod,
@@ -152,6 +205,8 @@ forward(api *a, http_req *req, struct route *rt, const cJSON *pod,
 
 	if (a->proxy != NULL && a->proxy_serves(a->proxy_arg, ns, name, port) &&
 	    a->proxy(a->proxy_arg, req, ns, name, port, path) == 0)
+		return;
+	if (forward_direct(a, req, rt, ns, name, port, path) == 0)
 		return;
 	if (remote_node(a, pod) != NULL)
 		forward_remote(a, req, rt, pod, port, path);
@@ -342,6 +397,9 @@ proxy_service(api *a, http_req *req, struct route *rt, const char *ns,
 		if (a->proxy != NULL && a->proxy_serves(a->proxy_arg, ns,
 		    pods[i]->name, target) && a->proxy(a->proxy_arg, req, ns,
 		    pods[i]->name, target, path) == 0)
+			served = 1;
+		else if (forward_direct(a, req, rt, ns, pods[i]->name, target,
+		    path) == 0)
 			served = 1;
 		/* A pod of an agent's node ahead of one nobody serves. */
 		if (!served && (first == NULL || (remote_node(a, first) ==

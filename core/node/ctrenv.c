@@ -1,6 +1,6 @@
 /*
  * What a local container sees of its pod: the environment (volrayd's
- * PATH, the node manager's hook, envFrom and env with ConfigMap and
+ * PATH, the node manager's hook, a Ray image's install, envFrom and env with ConfigMap and
  * Secret keys and the downward API, Kubernetes' $(VAR) expansion) and its
  * volumes (ConfigMap, Secret and downwardAPI files, emptyDir directories)
  * materialised under the pod's root, at their mountPath rewritten into
@@ -231,7 +231,7 @@ hook_set(void *e, const char *k, const char *v)
 
 /*
  * The environment of one container: volrayd's PATH, what the node
- * manager's hook adds, the pod's, its own.
+ * manager's hook adds, a Ray image's (rayimage.c), the pod's, its own.
  */
 int
 ctrenv_build(struct node *n, struct node_pod *p, const cJSON *pod,
@@ -239,6 +239,7 @@ ctrenv_build(struct node *n, struct node_pod *p, const cJSON *pod,
 {
 	const cJSON *it;
 	const char *path = getenv("PATH");
+	char venv[PATH_MAX], msg[16];
 
 	ctrenv_set(e, "PATH", path ? path : "/usr/local/bin:/usr/bin:/bin");
 	ctrenv_set(e, "HOSTNAME", p->name);
@@ -246,6 +247,10 @@ ctrenv_build(struct node *n, struct node_pod *p, const cJSON *pod,
 	ctrenv_set(e, "VOLRAY_POD_ROOT", root);
 	if (n->m->env_hook != NULL)
 		n->m->env_hook(n->m->env_arg, p->ns, p->name, hook_set, e);
+	/* A Ray image's install replaces volray's own `ray` on PATH. */
+	if (rayimage_check(n->m, json_str(spec, "image"), venv, sizeof venv,
+	    msg, sizeof msg) == 1)
+		rayimage_env(venv, p->uid, e);
 	cJSON_ArrayForEach(it, json_at(spec, "envFrom")) {
 		const char *prefix = json_str(it, "prefix");
 		const char *cm = json_str(it, "configMapRef.name");

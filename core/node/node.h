@@ -118,6 +118,13 @@ int node_attach_serve(void *mgr, http_req *, const char *ns,
  */
 int node_portforward_serve(void *mgr, http_req *, const char *ns,
     const char *pod, char **msg);
+/*
+ * The address at which this process reaches the ports of pod ns/name
+ * (into host): 0 for a pod the local node runs, -1 otherwise. With
+ * mgr, for api_set_pod_addr.
+ */
+int node_mgr_pod_addr(node_mgr *mgr, const char *ns, const char *name,
+    char *host, size_t size);
 /* DATA_DIR/pods/NS/NAME (malloc'd): a pod's directory on the local node. */
 char *node_mgr_pod_dir(node_mgr *, const char *ns, const char *name);
 

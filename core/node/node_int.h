@@ -307,6 +307,8 @@ struct node_mgr {
 	node_env_hook env_hook;		/* more env for local processes */
 	void *env_arg;
 	recorder *events;		/* as the kubelet: pods' Events */
+	char *ray_dir;			/* rayimage.c: Ray installs, or NULL */
+	int ray_emulated;		/* Ray images run as any other */
 	grpcprobe *grpc;		/* grpc probes' client, from the first */
 };
 
@@ -316,6 +318,19 @@ struct node_mgr {
  */
 struct node_ctr *node_mgr_find_ctr(node_mgr *m, const char *ns,
     const char *name, const char *ctr, int *code, char **msg);
+
+/*
+ * rayimage.c (rayimage.h): the local node's real Ray. Whether image runs
+ * real Ray here: 0 no (run it as any image), 1 yes from the install
+ * venv, -1 its Ray is not installed (why: the message of the pull that
+ * failed).
+ */
+int rayimage_check(node_mgr *, const char *image, char *venv, size_t vsize,
+    char *why, size_t wsize);
+/* The environment a Ray image gives, for the pod of that uid. */
+void rayimage_env(const char *venv, const char *uid, struct ctrenv *);
+/* The local Node's status.images: its installs (new array; NULL: none). */
+cJSON *rayimage_node_images(node_mgr *);
 
 /* podrestore.c: take back what the stored status says (a restart). */
 void podrestore_apply(struct node_pod *, const cJSON *status);

@@ -233,6 +233,7 @@ write_node_status(node_mgr *m, struct node *n, const store_obj *o)
 {
 	const resource *r = resource_find("", "v1", "nodes");
 	cJSON *t = store_obj_tree(o), *old, *st, *conds, *addr, *a, *info;
+	cJSON *images;
 	struct reg_result res;
 	/* The status is this node's to write (reg_opts.own_status). */
 	static const struct reg_opts own = { .own_status = 1 };
@@ -285,6 +286,10 @@ write_node_status(node_mgr *m, struct node *n, const store_obj *o)
 	json_set_str(info, "machineID", "");
 	json_set_str(info, "systemUUID", "");
 	json_set_str(info, "bootID", "");
+	/* The local node's images: its Ray installs (rayimage.c). */
+	if (strcmp(n->rt->name, "local") == 0 &&
+	    (images = rayimage_node_images(m)) != NULL)
+		cJSON_AddItemToObject(st, "images", images);
 	if (json_equal(st, old)) {
 		cJSON_Delete(st);
 		cJSON_Delete(t);
@@ -774,6 +779,25 @@ node_mgr_runtime(node_mgr *m, const char *node_name)
 	return n != NULL ? n->rt->name : NULL;
 }
 
+/*
+ * Where this process reaches pod ns/name's ports: the address of a pod
+ * whose node runs processes here (the local node's pods share its
+ * network, so 127.0.0.1, the address it got when admitted). The one
+ * place that says so: the API's proxies and the probes go there.
+ */
+int
+node_mgr_pod_addr(node_mgr *m, const char *ns, const char *name, char *host,
+    size_t size)
+{
+	const store_obj *o = client_get(m->c, "pods", ns, name);
+	struct node_pod *p = o ? hmap_get(m->pods, o->uid) : NULL;
+
+	if (p == NULL || p->node->rt->exec_stream == NULL || p->ip[0] == '\0' ||
+	    !p->admitted)
+		return -1;
+	return util_strf(host, size, "%s", p->ip);
+}
+
 /* The running instance of container ctr of pod ns/name here, or NULL. */
 struct node_ctr *
 node_mgr_find_ctr(node_mgr *m, const char *ns, const char *name, const char *ctr,
@@ -955,6 +979,7 @@ node_mgr_free(node_mgr *m)
 	if (m->started)
 		usage_stop(m);
 	free(m->ep_addr);
+	free(m->ray_dir);
 	selector_free(m->virtual_sel);
 	uv_check_stop(&m->flush);
 	uv_idle_stop(&m->flush_more);

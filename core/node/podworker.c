@@ -13,11 +13,13 @@
  *    then 10 s doubling to 5 min, forgotten once an instance has run for
  *    10 min; the container shows waiting/CrashLoopBackOff meanwhile.
  *  - A container with neither command nor args on a runtime that runs
- *    processes (the local node runs commands, not images) never starts:
- *    it waits as a kubelet's container whose image cannot be pulled,
+ *    processes (the local node runs commands, not images), or whose Ray
+ *    image's Ray is not installed there (rayimage.c), never starts: it
+ *    waits as a kubelet's container whose image cannot be pulled,
  *    ErrImagePull for PULL_ERR_MS, then ImagePullBackOff until the next
- *    "pull" (10 s doubling to 5 min), with the same Events (Failed,
- *    BackOff); it is never restarted, so its restartCount stays 0.
+ *    "pull" (10 s doubling to 5 min; a Ray installed meanwhile starts),
+ *    with the same Events (Failed, BackOff); it is never restarted, so
+ *    its restartCount stays 0.
  *  - The phase follows: Pending until the main containers start, Running,
  *    then Succeeded when every container ended 0 with nothing to restart,
  *    Failed when one ended otherwise.
@@ -28,6 +30,7 @@
  * The runtime runs the containers (through its table, runtime.h) and
  * reports each end with podworker_ctr_exited.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,12 +275,23 @@ ctr_resume(struct node_pod *p, struct node_ctr *c)
 
 static void pull_failed(struct node_pod *, struct node_ctr *);
 
-/* Why a container without a command does not run here, into buf. */
-static void
-no_command_message(const struct node_ctr *c, char *buf, size_t size)
+/*
+ * Why the container's "pull" failed, into buf: it has no command, or its
+ * Ray image's Ray is not installed (rayimage.c). 0 when it did not fail.
+ */
+static int
+pull_message(const struct node_ctr *c, char *buf, size_t size)
 {
-	snprintf(buf, size, "the local node runs a container's command, not "
-	    "its image's entrypoint, and container \"%s\" has none", c->name);
+	char venv[PATH_MAX];
+
+	if (c->no_command) {
+		snprintf(buf, size, "the local node runs a container's "
+		    "command, not its image's entrypoint, and container \"%s\" "
+		    "has none", c->name);
+		return -1;
+	}
+	return rayimage_check(c->pod->node->m, c->image, venv, sizeof venv,
+	    buf, size) < 0 ? -1 : 0;
 }
 
 /* The "pull" back-off is over: ImagePullBackOff, then the next "pull". */
@@ -291,7 +305,8 @@ on_pull_timer(wheel_timer *t)
 	if (p->terminating || p->phase >= POD_SUCCEEDED)
 		return;
 	if (strcmp(c->reason, "ErrImagePull") != 0) {
-		pull_failed(p, c);
+		/* Pull again: a Ray install may have come meanwhile. */
+		ctr_start(p, c);
 		return;
 	}
 	snprintf(c->message, sizeof c->message, "Back-off pulling image "
@@ -302,8 +317,7 @@ on_pull_timer(wheel_timer *t)
 	n = strlen(c->message);
 	if (n + 2 < sizeof c->message) {
 		memcpy(c->message + n, ": ", 3);
-		no_command_message(c, c->message + n + 2,
-		    sizeof c->message - n - 2);
+		pull_message(c, c->message + n + 2, sizeof c->message - n - 2);
 	}
 	wheel_add(p->node->m->wheel, &c->timer, c->backoff_ms, on_pull_timer,
 	    c);
@@ -312,8 +326,9 @@ on_pull_timer(wheel_timer *t)
 
 /*
  * A container the runtime cannot run: it has no command, and this
- * runtime runs commands, not images. It waits as a kubelet's container
- * whose image cannot be pulled does, and no process starts.
+ * runtime runs commands, not images; or its image is Ray's and that Ray
+ * is not installed here. It waits as a kubelet's container whose image
+ * cannot be pulled does, and no process starts.
  */
 static void
 pull_failed(struct node_pod *p, struct node_ctr *c)
@@ -323,7 +338,7 @@ pull_failed(struct node_pod *p, struct node_ctr *c)
 	    c->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS :
 	    c->backoff_ms * 2;
 	snprintf(c->reason, sizeof c->reason, "ErrImagePull");
-	no_command_message(c, c->message, sizeof c->message);
+	pull_message(c, c->message, sizeof c->message);
 	podevent_record(p, "Warning", "Failed", c->message);
 	podevent_record(p, "Warning", "Failed", "Error: ErrImagePull");
 	wheel_add(p->node->m->wheel, &c->timer, PULL_ERR_MS, on_pull_timer, c);
@@ -341,11 +356,12 @@ static void
 ctr_start(struct node_pod *p, struct node_ctr *c)
 {
 	struct node *n = p->node;
-	char *why = NULL;
+	char *why = NULL, why_pull[256];
 
 	if (c->resume && ctr_resume(p, c) == 0)
 		return;
-	if (c->no_command && runs_processes(n)) {
+	if (runs_processes(n) && pull_message(c, why_pull, sizeof why_pull) !=
+	    0) {
 		pull_failed(p, c);
 		return;
 	}

@@ -14,6 +14,9 @@
  * are told of every change of a cluster's heads.
  * A dashboard request, through the API's proxies or on a local head's
  * own listener, is answered by jobsapi.c once the head is found here.
+ * A head pod that runs real Ray (the local node's, its Ray container's
+ * image a Ray image, node/rayimage.h) is none of these: the API's proxies
+ * reach its own dashboard at the pod's address.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,7 @@
 #include "lib/log.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
+#include "node/rayimage.h"
 #include "ray/ray_int.h"
 
 #define DEFAULT_PORT	8265
@@ -333,6 +337,14 @@ head_update(ray *r, const store_obj *o)
 	const char *phase = json_str(t, "status.phase");
 	int first = h == NULL;
 
+	/* Real Ray serves its own dashboard: nothing to emulate. */
+	if (rayimage_real(r->nodes, o->node_name, json_str(cJSON_GetArrayItem(
+	    json_at(t, "spec.containers"), 0), "image"))) {
+		if (h != NULL)
+			head_free(h);
+		cJSON_Delete(t);
+		return;
+	}
 	if (h == NULL)
 		h = head_new(r, o);
 	if (h->node == NULL || strcmp(h->node, o->node_name) != 0) {

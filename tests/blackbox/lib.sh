@@ -198,8 +198,13 @@ start_daemon() {
 	fi
 	# For a test that starts the daemon again itself.
 	STORE_FLAGS=$etcdflag
+	# The local node's rayproject/ray pods run volray's emulated Ray,
+	# whatever Ray scripts/ray.sh installed, unless the test sets
+	# REAL_RAY=1 (rayreal.sh): real Ray takes ~10 s and ~1 GB a head.
+	rayflag=--ray-emulated
+	[ "${REAL_RAY:-0}" != 1 ] || rayflag=""
 	"$VOLRAYD" --data-dir "$DATA" --listen "127.0.0.1:0" \
-		$nolocal ${SHARE_DIR:+--share-dir "$SHARE_DIR"} $etcdflag "$@" \
+		$nolocal ${SHARE_DIR:+--share-dir "$SHARE_DIR"} $etcdflag $rayflag "$@" \
 		>>"$WORK/volrayd.log" 2>&1 9>&- &
 	DAEMON_PID=$!
 	i=0

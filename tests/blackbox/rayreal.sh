@@ -1,0 +1,165 @@
+#!/bin/sh
+# Real Ray on the local node (volrayd(8), "REAL RAY"): with an install of
+# Ray 2.52.0 (scripts/ray.sh) the local Node lists it in status.images; a
+# head-only RayCluster of image rayproject/ray:2.52.0 runs KubeRay's
+# `ray start --head --block ...` with that Ray (its probes, KubeRay's
+# wget of the raylet's and the GCS's health, make it Ready), ray.nodes()
+# inside it sees one node, the dashboard the API's service proxy reaches
+# is real Ray's (no emulated head), a RayJob in HTTPMode runs tasks and
+# an actor on it and its logs show their results; deleting the cluster
+# leaves no Ray process. A pod whose image names a Ray not installed
+# waits with ErrImagePull and says how to install it. Skips (77) without
+# the install or as non-root. Prints the head's apply-to-ready time and
+# its processes' RSS.
+. "$(dirname "$0")/lib.sh"
+LOCAL_NODE=1
+REAL_RAY=1
+RAY_DIR=${VOLRAY_RAY_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/volray/ray}
+[ -x "$RAY_DIR/2.52.0/bin/ray" ] ||
+	skip "no Ray 2.52.0 in $RAY_DIR (scripts/ray.sh installs it)"
+[ "$(id -u)" = 0 ] || skip "not root: the local node's cgroups keep Ray's processes"
+start_daemon --ray-dir "$RAY_DIR"
+NODE=$(hostname | tr 'A-Z' 'a-z')
+
+# The Node's images: the install under the names that map to it.
+imgs=$(k get node "$NODE" -o jsonpath='{range .status.images[*]}{.names}{" "}{.sizeBytes}{"\n"}{end}')
+expect_contains "$imgs" '"rayproject/ray:2.52.0"' "status.images"
+expect_contains "$imgs" '"rayproject/ray-ml:2.52.0-cpu"' "status.images (ray-ml)"
+size=$(k get node "$NODE" -o jsonpath='{.status.images[0].sizeBytes}')
+[ "$size" -gt 100000000 ] || fail "the install's sizeBytes: $size"
+pass "the local Node lists Ray 2.52.0 in status.images ($size bytes)"
+
+# A Ray that is not installed: the container waits as an unpullable image.
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: old}
+spec:
+  nodeName: $NODE
+  containers:
+  - {name: ray, image: "rayproject/ray:2.0.1-py310", command: [ray, start, --head, --block]}
+YAML
+wait_eq ErrImagePull "the missing Ray's reason" \
+	k get pod old -o jsonpath='{.status.containerStatuses[0].state.waiting.reason}'
+msg=$(k get pod old -o jsonpath='{.status.containerStatuses[0].state.waiting.message}')
+expect_contains "$msg" "Ray 2.0.1 is not installed on the local node" "the waiting message"
+expect_contains "$msg" "scripts/ray.sh 2.0.1" "the waiting message"
+wait_event old Failed "Failed to pull image \"rayproject/ray:2.0.1-py310\": Ray 2.0.1 is not installed"
+expect_eq 0 "$(k get pod old -o jsonpath='{.status.containerStatuses[0].restartCount}')" "restartCount"
+k delete pod old --wait=false >/dev/null
+pass "rayproject/ray:2.0.1-py310 waits with ErrImagePull and how to install it"
+
+# A head-only cluster, kept small; KubeRay's own probes of a Ray head.
+probe='wget -T 2 -q -O- http://localhost:52365/api/local_raylet_healthz | grep success && wget -T 10 -q -O- http://localhost:8265/api/gcs_healthz | grep success'
+t0=$(date +%s)
+k apply -f - >/dev/null <<YAML
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: real}
+spec:
+  rayVersion: "2.52.0"
+  headGroupSpec:
+    rayStartParams: {num-cpus: "1", object-store-memory: "100000000"}
+    template:
+      spec:
+        nodeName: $NODE
+        containers:
+        - name: ray-head
+          image: rayproject/ray:2.52.0
+          readinessProbe:
+            exec: {command: [bash, -c, "$probe"]}
+            initialDelaySeconds: 2
+            periodSeconds: 2
+            timeoutSeconds: 12
+            failureThreshold: 60
+YAML
+i=0
+until [ "$(k get raycluster real -o jsonpath='{.status.state}')" = ready ]; do
+	i=$((i + 1))
+	[ $i -lt 900 ] || fail "the RayCluster is not ready after 180 s: $(k get pods -o wide 2>&1)"
+	sleep 0.2
+done
+ready_s=$(($(date +%s) - t0))
+HEAD=$(k get pods -l ray.io/cluster=real,ray.io/node-type=head -o jsonpath='{.items[0].metadata.name}')
+expect_eq "$RAY_DIR/2.52.0/bin/ray" "$(k exec "$HEAD" -- sh -c 'command -v ray')" "the pod's ray"
+out=$(k exec "$HEAD" -- python -c 'import ray; ray.init(); print("nodes", len([n for n in ray.nodes() if n["Alive"]]), ray.__version__)' 2>&1) ||
+	fail "ray.init in the head: $out"
+expect_contains "$out" "nodes 1 2.52.0" "ray.nodes() in the head"
+out=$(k exec "$HEAD" -- ray status 2>&1) || fail "ray status: $out"
+expect_contains "$out" "1.0 CPU" "ray status"
+pass "RayCluster real ready with real Ray in ${ready_s} s (ray.nodes(): 1 node)"
+
+# The dashboard behind the head Service is real Ray's, not volrayd's.
+ver=$(k get --raw "/api/v1/namespaces/default/services/real-head-svc:8265/proxy/api/version")
+expect_contains "$ver" '"ray_version": "2.52.0"' "the dashboard's /api/version"
+grep -q "ray: default/$HEAD: dashboard on" "$WORK/volrayd.log" &&
+	fail "volrayd emulated the head's dashboard"
+pass "the service proxy reaches real Ray's dashboard; no emulated head"
+
+# The head's Ray processes: how much memory one Ray node takes.
+UID8=$(k get pod "$HEAD" -o jsonpath='{.metadata.uid}' | cut -c1-8)
+ray_pids() {
+	for e in /proc/[0-9]*/environ; do
+		{ tr '\0' '\n' <"$e"; } 2>/dev/null |
+			grep -qx "RAY_TMPDIR=/tmp/volray-ray/$UID8" &&
+			{ p=${e#/proc/}; echo "${p%/environ}"; }
+	done
+	return 0
+}
+rss=0 n=0
+for p in $(ray_pids); do
+	kb=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$p/status" 2>/dev/null)
+	[ -z "$kb" ] || { rss=$((rss + kb)); n=$((n + 1)); }
+done
+[ $n -gt 3 ] || fail "found $n Ray processes of the head"
+echo "note: the head's Ray: $n processes, $((rss / 1024)) MiB RSS in all; ready in ${ready_s} s"
+
+# A RayJob in HTTPMode on that cluster: tasks and an actor.
+k apply -f - >/dev/null <<'YAML'
+apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: sq}
+spec:
+  submissionMode: HTTPMode
+  clusterSelector: {ray.io/cluster: real}
+  entrypoint: |
+    python -c '
+    import ray
+    ray.init()
+    @ray.remote
+    def sq(x): return x * x
+    @ray.remote(num_cpus=0)
+    class Sum:
+        def __init__(self): self.n = 0
+        def add(self, k):
+            self.n += k
+            return self.n
+    s = Sum.remote()
+    print("squares", sum(ray.get([sq.remote(i) for i in range(10)])))
+    print("actor", ray.get([s.add.remote(i) for i in range(5)])[-1])
+    '
+YAML
+i=0
+until [ "$(k get rayjob sq -o jsonpath='{.status.jobDeploymentStatus}')" = Complete ]; do
+	i=$((i + 1))
+	[ $i -lt 600 ] || fail "the RayJob is not Complete after 120 s: $(k get rayjob sq -o jsonpath='{.status}')"
+	sleep 0.2
+done
+expect_eq SUCCEEDED "$(k get rayjob sq -o jsonpath='{.status.jobStatus}')" "the Ray job's status"
+id=$(k get rayjob sq -o jsonpath='{.status.jobId}')
+logs=$(k get --raw "/api/v1/namespaces/default/services/real-head-svc:8265/proxy/api/jobs/$id/logs")
+expect_contains "$logs" "squares 285" "the job's logs (tasks)"
+expect_contains "$logs" "actor 10" "the job's logs (actor)"
+pass "a RayJob in HTTPMode ran tasks and an actor on real Ray"
+
+# Deleting the cluster leaves no Ray process.
+k delete raycluster real >/dev/null
+k wait --for=delete "pod/$HEAD" --timeout=60s >/dev/null 2>&1 ||
+	fail "the head pod is still there"
+i=0
+while [ -n "$(ray_pids)" ]; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "Ray processes left: $(ray_pids | tr '\n' ' ')"
+	sleep 0.1
+done
+pass "deleting the RayCluster left no Ray process"
