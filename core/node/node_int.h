@@ -327,8 +327,12 @@ struct node_ctr *node_mgr_find_ctr(node_mgr *m, const char *ns,
  */
 int rayimage_check(node_mgr *, const char *image, char *venv, size_t vsize,
     char *why, size_t wsize);
-/* The environment a Ray image gives, for the pod of that uid. */
-void rayimage_env(const char *venv, const char *uid, struct ctrenv *);
+/* The environment a Ray image gives, for the pod of that uid: set(env,
+   NAME, VALUE) for each. */
+void rayimage_env(const char *venv, const char *uid, node_env_set_fn set,
+    void *env);
+/* The pod of that uid is gone: its Ray sessions (RAY_TMPDIR) go too. */
+void rayimage_forget(const char *uid);
 /* The local Node's status.images: its installs (new array; NULL: none). */
 cJSON *rayimage_node_images(node_mgr *);
 

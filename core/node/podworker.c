@@ -128,6 +128,9 @@ pod_free(struct node_pod *p)
 		podspec_res_add(&p->node->used, &p->req, -1);
 	if (p->node->rt->pod_gone != NULL)
 		p->node->rt->pod_gone(p->node, p);
+	/* What its processes left in a node's /tmp goes with the pod. */
+	if (p->node->rt->exec_stream != NULL)
+		rayimage_forget(p->uid);
 	hmap_del(p->node->pods, p->uid);
 	hmap_del(m->pods, p->uid);
 	m->stats.pods--;

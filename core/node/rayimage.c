@@ -9,7 +9,8 @@
  * image gives (rayimage_env). One whose Ray is not installed (or whose
  * tag names no release: latest, nightly, a digest) is not started: the
  * pod worker makes it wait as a kubelet's unpullable image, with why in
- * its message (rayimage_check). With emulation (--ray-emulated) Ray
+ * its message (rayimage_check). Ray's sessions (RAY_TMPDIR) go with
+ * the pod (rayimage_forget). With emulation (--ray-emulated) Ray
  * images run as any other. The Node's status.images lists each install
  * under the names that map to it (rayimage_node_images), its size
  * counted once.
@@ -149,24 +150,48 @@ rayimage_check(node_mgr *m, const char *image, char *venv, size_t vsize,
 }
 
 void
-rayimage_env(const char *venv, const char *uid, struct ctrenv *e)
+rayimage_env(const char *venv, const char *uid, node_env_set_fn set,
+    void *env)
 {
 	const char *path = getenv("PATH");
 	char *v;
 
 	v = util_printf("%s/bin:%s", venv, path ? path :
 	    "/usr/local/bin:/usr/bin:/bin");
-	ctrenv_set(e, "PATH", v);
+	set(env, "PATH", v);
 	free(v);
-	ctrenv_set(e, "VIRTUAL_ENV", venv);
-	ctrenv_set(e, "LANG", "C.UTF-8");
-	ctrenv_set(e, "RAY_USAGE_STATS_ENABLED", "0");
+	set(env, "VIRTUAL_ENV", venv);
+	set(env, "LANG", "C.UTF-8");
+	set(env, "RAY_USAGE_STATS_ENABLED", "0");
 	/* Ray's sockets live in its temp dir, and a socket's path has at
 	   most 107 bytes: the pod's directory is too deep for them. */
+	mkdir(RAY_TMP, 0755);
 	v = util_printf(RAY_TMP "/%.8s", uid);
-	ctrenv_mkdirs(v);
-	ctrenv_set(e, "RAY_TMPDIR", v);
+	mkdir(v, 0700);
+	set(env, "RAY_TMPDIR", v);
 	free(v);
+}
+
+static int
+remove_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+void
+rayimage_forget(const char *uid)
+{
+	char dir[64];
+
+	snprintf(dir, sizeof dir, RAY_TMP "/%.8s", uid);
+	if (access(dir, F_OK) == 0)
+		nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static int

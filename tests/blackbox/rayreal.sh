@@ -162,4 +162,5 @@ while [ -n "$(ray_pids)" ]; do
 	[ $i -lt 100 ] || fail "Ray processes left: $(ray_pids | tr '\n' ' ')"
 	sleep 0.1
 done
-pass "deleting the RayCluster left no Ray process"
+wait_eq gone "the head's RAY_TMPDIR" sh -c "test -e /tmp/volray-ray/$UID8 || echo gone"
+pass "deleting the RayCluster left no Ray process, and no session in /tmp"
