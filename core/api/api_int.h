@@ -129,6 +129,11 @@ void nodeproxy_forward_url(api *, http_req *, struct route *,
 void nodeproxy_forward_with(api *, http_req *, struct route *,
     struct hclient *hc, const char *base, const char *path,
     const char *const *headers);
+/* nodeproxy.c: the same to a pod's port at host in plain HTTP (hc: no
+   credentials); no connection is kube-apiserver's 503 "dial tcp". */
+void nodeproxy_forward_pod(api *, http_req *, struct route *,
+    struct hclient *hc, const char *host, int port, const char *path,
+    const char *const *headers);
 /* metricsapi.c: metrics.k8s.io NodeMetrics and PodMetrics. */
 void metricsapi_get(api *, http_req *, struct route *);
 void metricsapi_list(api *, http_req *, struct route *);

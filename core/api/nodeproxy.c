@@ -33,6 +33,7 @@ struct fwd {
 	hclient_req *hr;
 	struct route rt;		/* r and verb, for the metrics */
 	char *url;
+	char *dial;			/* a pod's HOST:PORT, or NULL */
 	int streaming;
 };
 
@@ -114,6 +115,7 @@ node_base(api *a, const char *node, cJSON **st)
 static void
 fwd_free(struct fwd *f)
 {
+	free(f->dial);
 	free(f->url);
 	free(f);
 }
@@ -141,6 +143,12 @@ on_done(void *arg, long status, const char *body, size_t len,
 
 	if (f->streaming)
 		http_stream_end(f->req);
+	else if (status == 0 && f->dial != NULL)
+		reply_status(f->req, &f->rt, status_error(503,
+		    "ServiceUnavailable", "error trying to reach service: dial "
+		    "tcp %s: %s", f->dial, err != NULL && (strstr(err,
+		    "onnect") != NULL || strstr(err, "refused") != NULL) ?
+		    "connect: connection refused" : err ? err : "no answer"));
 	else if (status == 0)
 		reply_status(f->req, &f->rt, status_error(500, "InternalError",
 		    "%s \"%s\": %s", f->req->method, f->url, err ? err :
@@ -202,9 +210,10 @@ nodeproxy_forward_url(api *a, http_req *req, struct route *rt,
 	nodeproxy_forward_with(a, req, rt, node_client(a), base, path, NULL);
 }
 
-void
-nodeproxy_forward_with(api *a, http_req *req, struct route *rt, hclient *hc,
-    const char *base, const char *path, const char *const *headers)
+static void
+forward(api *a, http_req *req, struct route *rt, hclient *hc,
+    const char *base, const char *path, const char *const *headers,
+    const char *dial)
 {
 	struct hclient_call call;
 	const char *ct = http_req_header(req, "Content-Type");
@@ -224,6 +233,7 @@ nodeproxy_forward_with(api *a, http_req *req, struct route *rt, hclient *hc,
 	f->rt.verb = rt->verb;
 	f->rt.t0 = rt->t0;
 	f->url = util_printf("%s%s", base, path);
+	f->dial = dial != NULL ? xstrdup(dial) : NULL;
 	memset(&call, 0, sizeof call);
 	call.method = req->method;
 	call.url = f->url;
@@ -243,4 +253,24 @@ nodeproxy_forward_with(api *a, http_req *req, struct route *rt, hclient *hc,
 		return;
 	}
 	http_req_on_close(req, on_close, f);
+}
+
+void
+nodeproxy_forward_with(api *a, http_req *req, struct route *rt, hclient *hc,
+    const char *base, const char *path, const char *const *headers)
+{
+	forward(a, req, rt, hc, base, path, headers, NULL);
+}
+
+void
+nodeproxy_forward_pod(api *a, http_req *req, struct route *rt, hclient *hc,
+    const char *host, int port, const char *path, const char *const *headers)
+{
+	char *dial = util_printf(strchr(host, ':') ? "[%s]:%d" : "%s:%d", host,
+	    port);
+	char *base = util_printf("http://%s", dial);
+
+	forward(a, req, rt, hc, base, path, headers, dial);
+	free(base);
+	free(dial);
 }

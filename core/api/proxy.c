@@ -176,7 +176,7 @@ forward_direct(api *a, http_req *req, struct route *rt, const char *ns,
 {
 	const char *ray_auth = http_req_header(req, "X-Ray-Authorization");
 	const char *hdrs[2] = { NULL, NULL };
-	char host[64], *base, *full, *h = NULL;
+	char host[64], *full, *h = NULL;
 
 	if (a->pod_addr == NULL || a->pod_addr(a->pod_addr_arg, ns, name, host,
 	    sizeof host) != 0)
@@ -184,13 +184,11 @@ forward_direct(api *a, http_req *req, struct route *rt, const char *ns,
 	/* Ray's token through a proxy (KubeRay's dashboard client). */
 	if (ray_auth != NULL)
 		hdrs[0] = h = util_printf("X-Ray-Authorization: %s", ray_auth);
-	base = util_printf(strchr(host, ':') ? "http://[%s]:%d" :
-	    "http://%s:%d", host, port);
 	full = util_printf("%s%s%s", path, *req->query ? "?" : "",
 	    req->query);
-	nodeproxy_forward_with(a, req, rt, pods_client(a), base, full, hdrs);
+	nodeproxy_forward_pod(a, req, rt, pods_client(a), host, port, full,
+	    hdrs);
 	free(full);
-	free(base);
 	free(h);
 	return 0;
 }

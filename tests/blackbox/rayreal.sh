@@ -2,16 +2,18 @@
 # Real Ray on the local node (volrayd(8), "REAL RAY"): with an install of
 # Ray 2.52.0 (scripts/ray.sh) the local Node lists it in status.images; a
 # head-only RayCluster of image rayproject/ray:2.52.0 runs KubeRay's
-# `ray start --head --block ...` with that Ray (its probes, KubeRay's
-# wget of the raylet's and the GCS's health, make it Ready), ray.nodes()
-# inside it sees one node, the dashboard the API's service proxy reaches
-# is real Ray's (no emulated head), a RayJob in HTTPMode runs tasks and
-# an actor on it and its logs show their results; deleting the cluster
-# leaves no Ray process. A pod whose image names a Ray not installed
-# waits with ErrImagePull and says how to install it. Skips (77) without
-# the install or as non-root. Prints the head's apply-to-ready time and
-# its processes' RSS.
+# `ray start --head --block ...` with that Ray, Ready by KubeRay's probes
+# of a head (its wget of the raylet's and the GCS's health; given in the
+# template, as the controller adds none yet); ray.nodes() inside it sees
+# one node; the dashboard the API's service proxy reaches is real Ray's
+# (no emulated head); a RayJob in HTTPMode runs tasks and an actor on it
+# and its logs (the dashboard's, volray rayjob logs) show their results;
+# deleting the cluster leaves no Ray process and no session in /tmp. A
+# pod whose image names a Ray not installed waits with ErrImagePull and
+# says how to install it. Skips (77) without the install or as non-root.
+# Prints the head's apply-to-ready time and its processes' RSS.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/clilib.sh"
 LOCAL_NODE=1
 REAL_RAY=1
 RAY_DIR=${VOLRAY_RAY_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/volray/ray}
@@ -48,6 +50,24 @@ wait_event old Failed "Failed to pull image \"rayproject/ray:2.0.1-py310\": Ray 
 expect_eq 0 "$(k get pod old -o jsonpath='{.status.containerStatuses[0].restartCount}')" "restartCount"
 k delete pod old --wait=false >/dev/null
 pass "rayproject/ray:2.0.1-py310 waits with ErrImagePull and how to install it"
+
+# A local pod's port that nothing serves: kube-apiserver's 503.
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: quiet}
+spec:
+  nodeName: $NODE
+  containers:
+  - {name: c, image: busybox, command: [sleep, "600"]}
+YAML
+k wait --for=condition=Ready pod/quiet --timeout=20s >/dev/null || fail "pod quiet"
+QPORT=$(free_port)
+out=$(k get --raw "/api/v1/namespaces/default/pods/quiet:$QPORT/proxy/" 2>&1) &&
+	fail "a port nothing serves answered: $out"
+expect_contains "$out" "dial tcp 127.0.0.1:$QPORT: connect: connection refused" "the pod proxy"
+k delete pod quiet --wait=false >/dev/null
+pass "the pod proxy to a local port nothing serves: 503, connection refused"
 
 # A head-only cluster, kept small; KubeRay's own probes of a Ray head.
 probe='wget -T 2 -q -O- http://localhost:52365/api/local_raylet_healthz | grep success && wget -T 10 -q -O- http://localhost:8265/api/gcs_healthz | grep success'
@@ -150,6 +170,8 @@ id=$(k get rayjob sq -o jsonpath='{.status.jobId}')
 logs=$(k get --raw "/api/v1/namespaces/default/services/real-head-svc:8265/proxy/api/jobs/$id/logs")
 expect_contains "$logs" "squares 285" "the job's logs (tasks)"
 expect_contains "$logs" "actor 10" "the job's logs (actor)"
+logs=$(vr rayjob logs sq 2>&1) || fail "volray rayjob logs: $logs"
+expect_contains "$logs" "squares 285" "volray rayjob logs"
 pass "a RayJob in HTTPMode ran tasks and an actor on real Ray"
 
 # Deleting the cluster leaves no Ray process.
