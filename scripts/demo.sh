@@ -28,8 +28,10 @@ make -C build -j2 >/dev/null   # volrayd, volray and the ray command local pods 
 
 work=$(mktemp -d /tmp/volray-demo.XXXXXX)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# --ray-emulated: the workers are simulated, and a simulated worker
+# joins only an emulated head (volrayd(8), REAL RAY).
 build/volrayd --data-dir "$work/data" --listen "127.0.0.1:$port" \
-	2>"$work/volrayd.log" &
+	--ray-emulated 2>"$work/volrayd.log" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
 until curl -fs --cacert "$work/data/pki/ca.crt" "https://127.0.0.1:$port/readyz" >/dev/null 2>&1 &&

@@ -14,6 +14,7 @@
 #include "node/endpoint.h"
 #include "net/tls.h"
 #include "node/logfile.h"
+#include "node/podproxy.h"
 #include "registry/status.h"
 
 #define API_SERVER_CN	"kube-apiserver-kubelet-client"
@@ -124,6 +125,9 @@ pod_proxy(node_endpoint *e, http_req *req)
 	path = req->path[n] != '\0' ? req->path + n : "/";
 	if (e->proxy != NULL && e->serves(e->proxy_arg, ns, pod, port) &&
 	    e->proxy(e->proxy_arg, req, ns, pod, port, path) == 0)
+		return;
+	/* A local pod's own server (real Ray's dashboard). */
+	if (podproxy_forward(e->mgr, e->loop, req, ns, pod, port, path) == 0)
 		return;
 	reply(req, status_error(503, "ServiceUnavailable", "error trying to "
 	    "reach pod %s/%s on port %d: nothing serves it on this node", ns,
@@ -275,6 +279,7 @@ node_endpoint_free(node_endpoint *e)
 		return;
 	if (e->srv != NULL)
 		http_server_close(e->srv);
+	podproxy_close();
 	tls_ctx_free(e->tls);
 	free(e->data_dir);
 	free(e->prefix);

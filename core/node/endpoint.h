@@ -13,7 +13,8 @@
  *   ANY  /portForward/NS/POD?ports                  (the kubelet's: kubectl
  *        port-forward, SPDY or a WebSocket)
  *   ANY  /volray/proxy/NS/POD/PORT/PATH?QUERY       (volray's: the pod's
- *        in-process server on PORT, a Ray head's dashboard)
+ *        in-process server on PORT, an emulated Ray head's dashboard,
+ *        else a local pod's own, at its address: podproxy.c)
  *   ANY  PREFIX...                                  (a handler the
  *        process adds: the scheduler's /volray/explain/)
  * A process with the scheduler role and no nodes serves the same endpoint

@@ -12,7 +12,8 @@
 # port-forward (the upgraded connection relayed), kubectl logs
 # (--tail, --timestamps, -f to the pod's end, -c, -p refused as on a
 # cluster), the service proxy to a Ray head on the simulated node (a job
-# submitted and followed), nodes/NAME/proxy. The endpoint serves only the
+# submitted and followed), the pod proxy to a server in a pod of the
+# agent's local node (at the pod's address), nodes/NAME/proxy. The endpoint serves only the
 # API server: no client certificate is 401, a certificate of the same CA
 # for another user 403.
 . "$(dirname "$0")/lib.sh"
@@ -105,6 +106,30 @@ expect_eq ok "$(k get --raw "/api/v1/nodes/$NODE/proxy/healthz")" "nodes/proxy/h
 expect_eq "line 5" "$(k get --raw "/api/v1/nodes/$NODE/proxy/containerLogs/default/talk/c?tailLines=2" | head -1)" \
 	"nodes/proxy/containerLogs"
 pass "nodes/NAME/proxy reaches the agent's endpoint"
+
+# --- the pod proxy to a server of a pod of the agent's local node: through
+# the agent's endpoint to the pod's address (node/podproxy.c)
+WPORT=$(free_port)
+k apply -f - >/dev/null <<YAML || fail "create pod web"
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  nodeName: $NODE
+  containers:
+  - name: c
+    image: python
+    command: [python3, -c, 'import http.server as h; h.ThreadingHTTPServer(("127.0.0.1", $WPORT), type("H", (h.BaseHTTPRequestHandler,), {"do_GET": lambda s: (s.send_response(200), s.send_header("Content-Type", "text/plain"), s.end_headers(), s.wfile.write(b"web " + s.path.encode()))})).serve_forever()']
+YAML
+k wait --for=condition=Ready pod/web --timeout=20s >/dev/null || fail "web did not start"
+wait_eq "web /hello?x=1" "the pod proxy to the agent's pod" \
+	kubectl get --raw "/api/v1/namespaces/default/pods/web:$WPORT/proxy/hello?x=1"
+out=$(k get --raw "/api/v1/namespaces/default/pods/web:$((WPORT + 1))/proxy/" 2>&1) &&
+	fail "a port nothing serves answered: $out"
+expect_contains "$out" "dial tcp 127.0.0.1:$((WPORT + 1)): connect: connection refused" \
+	"the pod proxy to a port nothing serves"
+k delete pod web --grace-period=0 >/dev/null 2>&1 || true
+pass "the pod proxy reaches a server of the agent's pod at its address"
 
 # --- the endpoint serves the API server only
 code=$(command curl -sk -o "$WORK/body" -w '%{http_code}' "https://127.0.0.1:$EPORT/containerLogs/default/talk/c")
