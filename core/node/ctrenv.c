@@ -248,8 +248,8 @@ ctrenv_build(struct node *n, struct node_pod *p, const cJSON *pod,
 	if (n->m->env_hook != NULL)
 		n->m->env_hook(n->m->env_arg, p->ns, p->name, hook_set, e);
 	/* A Ray image's install replaces volray's own `ray` on PATH. */
-	if (rayimage_check(n->m, json_str(spec, "image"), venv, sizeof venv,
-	    msg, sizeof msg) == 1)
+	if (rayimage_check(n->m, json_str(spec, "name"), json_str(spec,
+	    "image"), venv, sizeof venv, msg, sizeof msg) == 1)
 		rayimage_env(venv, p->uid, hook_set, e);
 	cJSON_ArrayForEach(it, json_at(spec, "envFrom")) {
 		const char *prefix = json_str(it, "prefix");

@@ -320,13 +320,13 @@ struct node_ctr *node_mgr_find_ctr(node_mgr *m, const char *ns,
     const char *name, const char *ctr, int *code, char **msg);
 
 /*
- * rayimage.c (rayimage.h): the local node's real Ray. Whether image runs
- * real Ray here: 0 no (run it as any image), 1 yes from the install
+ * rayimage.c (rayimage.h): the local node's real Ray. Whether container
+ * ctr of image runs real Ray here: 0 no (run it as any image), 1 yes from the install
  * venv, -1 its Ray is not installed (why: the message of the pull that
  * failed).
  */
-int rayimage_check(node_mgr *, const char *image, char *venv, size_t vsize,
-    char *why, size_t wsize);
+int rayimage_check(node_mgr *, const char *ctr, const char *image,
+    char *venv, size_t vsize, char *why, size_t wsize);
 /* The environment a Ray image gives, for the pod of that uid: set(env,
    NAME, VALUE) for each. */
 void rayimage_env(const char *venv, const char *uid, node_env_set_fn set,

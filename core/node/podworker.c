@@ -293,8 +293,8 @@ pull_message(const struct node_ctr *c, char *buf, size_t size)
 		    "has none", c->name);
 		return -1;
 	}
-	return rayimage_check(c->pod->node->m, c->image, venv, sizeof venv,
-	    buf, size) < 0 ? -1 : 0;
+	return rayimage_check(c->pod->node->m, c->name, c->image, venv,
+	    sizeof venv, buf, size) < 0 ? -1 : 0;
 }
 
 /* The "pull" back-off is over: ImagePullBackOff, then the next "pull". */

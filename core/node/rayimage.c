@@ -4,7 +4,9 @@
  * environment with bin/ray and bin/python3, as scripts/ray.sh makes
  * them) are the node's images. A container on the local node whose image
  * is rayproject/ray[-ml]:VERSION[-SUFFIX] (-py310, -cpu, -gpu, ...: the
- * same Ray) runs with DIR/VERSION/bin first on its PATH, so `ray`,
+ * same Ray), but KubeRay's autoscaler sidecar (container "autoscaler",
+ * whose scaling volray's rayautoscaler.lua does), runs with
+ * DIR/VERSION/bin first on its PATH, so `ray`,
  * `python` and `python3` are that install's, and the environment a Ray
  * image gives (rayimage_env). One whose Ray is not installed (or whose
  * tag names no release: latest, nightly, a digest) is not started: the
@@ -34,6 +36,8 @@
 
 /* Where Ray keeps its sessions: short, for Ray's AF_UNIX socket paths. */
 #define RAY_TMP		"/tmp/volray-ray"
+/* The container KubeRay's autoscaler sidecar is (raypod.lua). */
+#define AUTOSCALER	"autoscaler"
 
 /* The size of an install, counted once (a walk of ~20,000 files). */
 struct sized {
@@ -119,12 +123,15 @@ installed(const char *venv)
 }
 
 int
-rayimage_check(node_mgr *m, const char *image, char *venv, size_t vsize,
-    char *why, size_t wsize)
+rayimage_check(node_mgr *m, const char *ctr, const char *image, char *venv,
+    size_t vsize, char *why, size_t wsize)
 {
 	char ver[64];
 
-	if (m->ray_emulated || !rayimage_parse(image, ver, sizeof ver))
+	/* KubeRay's autoscaler sidecar keeps volray's `ray kuberay-autoscaler`
+	   (it waits): volray's own autoscaler scales the cluster. */
+	if (m->ray_emulated || (ctr != NULL && strcmp(ctr, AUTOSCALER) == 0) ||
+	    !rayimage_parse(image, ver, sizeof ver))
 		return 0;
 	if (ver[0] == '\0') {
 		snprintf(why, wsize, "Failed to pull image \"%s\": its tag names "

@@ -4,14 +4,17 @@
 # head-only RayCluster of image rayproject/ray:2.52.0 runs KubeRay's
 # `ray start --head --block ...` with that Ray, Ready by KubeRay's probes
 # of a head (its wget of the raylet's and the GCS's health; given in the
-# template, as the controller adds none yet); ray.nodes() inside it sees
-# one node; the dashboard the API's service proxy reaches is real Ray's
-# (no emulated head); a RayJob in HTTPMode runs tasks and an actor on it
-# and its logs (the dashboard's, volray rayjob logs) show their results;
-# deleting the cluster leaves no Ray process and no session in /tmp. A
-# pod whose image names a Ray not installed waits with ErrImagePull and
-# says how to install it. Skips (77) without the install or as non-root.
-# Prints the head's apply-to-ready time and its processes' RSS.
+# template, as the controller adds none yet), its autoscaler sidecar
+# keeping volray's ray (volray's autoscaler scales); ray.nodes() and ray
+# status inside it see one node; the dashboard the API's service proxy
+# reaches is real Ray's (no emulated head); a RayJob in HTTPMode runs
+# tasks and an actor on it and its logs (the dashboard's, volray rayjob
+# logs) show their results; deleting the cluster leaves no Ray process
+# and no session in /tmp. A pod whose image names a Ray not installed
+# waits with ErrImagePull and says how to install it; a local port
+# nothing serves is the pod proxy's 503. Skips (77) without the install
+# or as non-root. Prints the head's apply-to-ready time and its
+# processes' RSS.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/clilib.sh"
 LOCAL_NODE=1
@@ -78,6 +81,7 @@ kind: RayCluster
 metadata: {name: real}
 spec:
   rayVersion: "2.52.0"
+  enableInTreeAutoscaling: true
   headGroupSpec:
     rayStartParams: {num-cpus: "1", object-store-memory: "100000000"}
     template:
@@ -101,12 +105,16 @@ until [ "$(k get raycluster real -o jsonpath='{.status.state}')" = ready ]; do
 done
 ready_s=$(($(date +%s) - t0))
 HEAD=$(k get pods -l ray.io/cluster=real,ray.io/node-type=head -o jsonpath='{.items[0].metadata.name}')
-expect_eq "$RAY_DIR/2.52.0/bin/ray" "$(k exec "$HEAD" -- sh -c 'command -v ray')" "the pod's ray"
-out=$(k exec "$HEAD" -- python -c 'import ray; ray.init(); print("nodes", len([n for n in ray.nodes() if n["Alive"]]), ray.__version__)' 2>&1) ||
+expect_eq "$RAY_DIR/2.52.0/bin/ray" "$(k exec "$HEAD" -c ray-head -- sh -c 'command -v ray')" "the pod's ray"
+# KubeRay's autoscaler sidecar keeps volray's ray (volray's autoscaler scales).
+expect_eq "$top_builddir/libexec/ray" "$(k exec "$HEAD" -c autoscaler -- sh -c 'command -v ray')" \
+	"the autoscaler sidecar's ray"
+out=$(k exec "$HEAD" -c ray-head -- python -c 'import ray; ray.init(); print("nodes", len([n for n in ray.nodes() if n["Alive"]]), ray.__version__)' 2>&1) ||
 	fail "ray.init in the head: $out"
 expect_contains "$out" "nodes 1 2.52.0" "ray.nodes() in the head"
-out=$(k exec "$HEAD" -- ray status 2>&1) || fail "ray status: $out"
-expect_contains "$out" "1.0 CPU" "ray status"
+out=$(k exec "$HEAD" -c ray-head -- ray status 2>&1) || fail "ray status: $out"
+expect_contains "$out" "/1.0 CPU" "ray status"
+expect_contains "$out" "1 headgroup" "ray status"
 pass "RayCluster real ready with real Ray in ${ready_s} s (ray.nodes(): 1 node)"
 
 # The dashboard behind the head Service is real Ray's, not volrayd's.
