@@ -865,15 +865,27 @@ node_mgr_wheel(node_mgr *m)
 	return m->wheel;
 }
 
+static int
+forget_ray(const char *uid, void *v, void *arg)
+{
+	const struct node_pod *p = v;
+
+	(void)arg;
+	if (p->node->rt->exec_stream != NULL)
+		rayimage_forget(uid);
+	return 0;
+}
+
 void
 node_mgr_shutdown(node_mgr *m)
 {
 	size_t i;
 
-	(void)m;
 	for (i = 0; i < NRUNTIMES; i++)
 		if (runtimes[i]->kill_all != NULL)
 			runtimes[i]->kill_all();
+	/* What the killed Ray sessions left in /tmp goes with them. */
+	hmap_each(m->pods, forget_ray, NULL);
 }
 
 void

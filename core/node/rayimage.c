@@ -4,9 +4,9 @@
  * environment with bin/ray and bin/python3, as scripts/ray.sh makes
  * them) are the node's images. A container on the local node whose image
  * is rayproject/ray[-ml]:VERSION[-SUFFIX] (-py310, -cpu, -gpu, ...: the
- * same Ray), but KubeRay's autoscaler sidecar (container "autoscaler",
- * whose scaling volray's rayautoscaler.lua does), runs with
- * DIR/VERSION/bin first on its PATH, so `ray`,
+ * same Ray), but KubeRay's autoscaler sidecar and a RayJob's submitter
+ * (keeps_volray_ray), runs with DIR/VERSION/bin first on its PATH, so
+ * `ray`,
  * `python` and `python3` are that install's, and the environment a Ray
  * image gives (rayimage_env). One whose Ray is not installed (or whose
  * tag names no release: latest, nightly, a digest) is not started: the
@@ -36,8 +36,20 @@
 
 /* Where Ray keeps its sessions: short, for Ray's AF_UNIX socket paths. */
 #define RAY_TMP		"/tmp/volray-ray"
-/* The container KubeRay's autoscaler sidecar is (raypod.lua). */
-#define AUTOSCALER	"autoscaler"
+/*
+ * Containers of Ray images that keep volray's own `ray`: KubeRay's
+ * autoscaler sidecar (raypod.lua), whose `ray kuberay-autoscaler` waits
+ * while volray's autoscaler controller scales, and a RayJob's submitter
+ * (raysubmitter.lua), whose `ray job` verbs reach the head's real
+ * dashboard through the API's service proxy, which Ray's own cannot
+ * while pods share the host's network (no Service address routes).
+ */
+static int
+keeps_volray_ray(const char *ctr)
+{
+	return ctr != NULL && (strcmp(ctr, "autoscaler") == 0 ||
+	    strcmp(ctr, "ray-job-submitter") == 0);
+}
 
 /* The size of an install, counted once (a walk of ~20,000 files). */
 struct sized {
@@ -128,9 +140,7 @@ rayimage_check(node_mgr *m, const char *ctr, const char *image, char *venv,
 {
 	char ver[64];
 
-	/* KubeRay's autoscaler sidecar keeps volray's `ray kuberay-autoscaler`
-	   (it waits): volray's own autoscaler scales the cluster. */
-	if (m->ray_emulated || (ctr != NULL && strcmp(ctr, AUTOSCALER) == 0) ||
+	if (m->ray_emulated || keeps_volray_ray(ctr) ||
 	    !rayimage_parse(image, ver, sizeof ver))
 		return 0;
 	if (ver[0] == '\0') {

@@ -9,8 +9,10 @@
 # status inside it see one node; the dashboard the API's service proxy
 # reaches is real Ray's (no emulated head); a RayJob in HTTPMode runs
 # tasks and an actor on it and its logs (the dashboard's, volray rayjob
-# logs) show their results; deleting the cluster leaves no Ray process
-# and no session in /tmp. A pod whose image names a Ray not installed
+# logs) show their results, and one in K8sJobMode (its submitter keeps
+# volray's ray job, through the service proxy); deleting the cluster
+# leaves no Ray process and no session in /tmp, nor does stopping
+# volrayd. A pod whose image names a Ray not installed
 # waits with ErrImagePull and says how to install it; a local port
 # nothing serves is the pod proxy's 503. Skips (77) without the install
 # or as non-root. Prints the head's apply-to-ready time and its
@@ -182,6 +184,37 @@ logs=$(vr rayjob logs sq 2>&1) || fail "volray rayjob logs: $logs"
 expect_contains "$logs" "squares 285" "volray rayjob logs"
 pass "a RayJob in HTTPMode ran tasks and an actor on real Ray"
 
+# K8sJobMode: the submitter Job's `ray job submit` (volray's client, whose
+# way to the head is the service proxy) runs the job on real Ray.
+k apply -f - >/dev/null <<'YAML'
+apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: sqk}
+spec:
+  clusterSelector: {ray.io/cluster: real}
+  entrypoint: |-
+    python -c '
+    import ray
+    ray.init()
+    @ray.remote
+    def inc(x): return x + 1
+    print("k8s job", sum(ray.get([inc.remote(i) for i in range(4)])))
+    '
+YAML
+i=0
+while :; do
+	st=$(k get rayjob sqk -o jsonpath='{.status.jobDeploymentStatus}')
+	[ "$st" != Complete ] || break
+	i=$((i + 1))
+	[ $i -lt 600 ] && [ "$st" != Failed ] ||
+		fail "the K8sJobMode RayJob is $st: $(k get rayjob sqk -o jsonpath='{.status.message}'); the submitter's log: $(k logs -l job-name=sqk --tail=20 2>&1)"
+	sleep 0.2
+done
+expect_eq SUCCEEDED "$(k get rayjob sqk -o jsonpath='{.status.jobStatus}')" "the K8sJobMode job's status"
+SUB=$(k get pods -l job-name=sqk -o jsonpath='{.items[0].metadata.name}')
+expect_contains "$(k logs "$SUB")" "k8s job 10" "the submitter's log"
+pass "a RayJob in K8sJobMode: its submitter ran the job on real Ray"
+
 # Deleting the cluster leaves no Ray process.
 k delete raycluster real >/dev/null
 k wait --for=delete "pod/$HEAD" --timeout=60s >/dev/null 2>&1 ||
@@ -194,3 +227,20 @@ while [ -n "$(ray_pids)" ]; do
 done
 wait_eq gone "the head's RAY_TMPDIR" sh -c "test -e /tmp/volray-ray/$UID8 || echo gone"
 pass "deleting the RayCluster left no Ray process, and no session in /tmp"
+
+# volrayd stopping kills its containers: their Ray sessions go too.
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: last}
+spec:
+  nodeName: $NODE
+  containers:
+  - {name: ray, image: "rayproject/ray:2.52.0", command: [sh, -c, 'touch \$RAY_TMPDIR/mine; exec sleep 600']}
+YAML
+k wait --for=condition=Ready pod/last --timeout=20s >/dev/null || fail "pod last"
+LAST=$(k get pod last -o jsonpath='{.metadata.uid}' | cut -c1-8)
+wait_eq yes "pod last's RAY_TMPDIR" sh -c "test -e /tmp/volray-ray/$LAST/mine && echo yes"
+stop_daemon
+[ ! -e "/tmp/volray-ray/$LAST" ] || fail "/tmp/volray-ray/$LAST outlived volrayd"
+pass "volrayd stopped: no Ray session left in /tmp"
