@@ -304,7 +304,7 @@ rayimage_node_images(node_mgr *m)
 	    (dir = opendir(m->ray_dir)) == NULL)
 		return NULL;
 	while ((d = readdir(dir)) != NULL) {
-		char image[128];
+		char image[sizeof "rayproject/ray:" + sizeof d->d_name];
 
 		snprintf(image, sizeof image, "rayproject/ray:%s", d->d_name);
 		if (!rayimage_parse(image, ver, sizeof ver) ||
