@@ -3,6 +3,7 @@
  * generator seeded once from getrandom(2): uids need to be unique, not
  * secret.
  */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -316,4 +317,28 @@ util_read_file(const char *path, size_t *len)
 	if (len != NULL)
 		*len = (size_t)n;
 	return buf;
+}
+
+int
+util_cidr4(const char *s, uint32_t *net, int *plen, int min, int max)
+{
+	char buf[32], *slash, *end;
+	struct in_addr a;
+	long l;
+
+	if (strlen(s) >= sizeof buf)
+		return -1;
+	snprintf(buf, sizeof buf, "%s", s);
+	if ((slash = strchr(buf, '/')) == NULL)
+		return -1;
+	*slash = '\0';
+	l = strtol(slash + 1, &end, 10);
+	if (*end != '\0' || slash[1] == '\0' || l < min || l > max ||
+	    l < 0 || l > 32 || inet_pton(AF_INET, buf, &a) != 1)
+		return -1;
+	if (l > 0 && (ntohl(a.s_addr) & ~(0xffffffffu << (32 - l))) != 0)
+		return -1;		/* host bits set */
+	*net = ntohl(a.s_addr);
+	*plen = (int)l;
+	return 0;
 }

@@ -47,6 +47,9 @@ char *util_read_file(const char *path, size_t *len);
    signature of what a record is made from, not a cryptographic hash. */
 #define UTIL_FNV_SEED	14695981039346656037ULL
 uint64_t util_fnv1a(uint64_t h, const void *p, size_t n);
+/* An IPv4 network "A.B.C.D/N" with N within [min, max] and no host bits
+   set: its address (host order) and length. 0, or -1. */
+int util_cidr4(const char *s, uint32_t *net, int *plen, int min, int max);
 /* printf into newly allocated memory (aborts when out of memory). */
 char *util_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -95,30 +95,6 @@ static struct {
 	.host_fd = -1, .node_fd = -1,
 };
 
-static int
-parse_cidr(const char *s, uint32_t *net, int *plen, int min, int max)
-{
-	char buf[32], *slash, *end;
-	struct in_addr a;
-	long l;
-
-	if (strlen(s) >= sizeof buf)
-		return -1;
-	snprintf(buf, sizeof buf, "%s", s);
-	if ((slash = strchr(buf, '/')) == NULL)
-		return -1;
-	*slash = '\0';
-	l = strtol(slash + 1, &end, 10);
-	if (*end != '\0' || slash[1] == '\0' || l < min || l > max ||
-	    inet_pton(AF_INET, buf, &a) != 1)
-		return -1;
-	*net = ntohl(a.s_addr);
-	*plen = (int)l;
-	if ((*net & ~(0xffffffffu << (32 - l))) != 0)
-		return -1;		/* host bits set */
-	return 0;
-}
-
 static uint32_t
 mask(int plen)
 {
@@ -145,20 +121,20 @@ podnet_configure(const char *mode, const char *pod_cidr,
 		}
 		pn.want = strcmp(mode, "namespaces") == 0;
 	}
-	if (pod_cidr != NULL && parse_cidr(pod_cidr, &pn.net, &pn.plen, 8,
+	if (pod_cidr != NULL && util_cidr4(pod_cidr, &pn.net, &pn.plen, 8,
 	    28) != 0) {
 		*why = util_printf("bad --pod-cidr %s: want an IPv4 network "
 		    "A.B.C.D/8 to /28", pod_cidr);
 		return -1;
 	}
-	if (link_range != NULL && parse_cidr(link_range, &pn.link_net,
+	if (link_range != NULL && util_cidr4(link_range, &pn.link_net,
 	    &pn.link_plen, 8, 30) != 0) {
 		*why = util_printf("bad --node-link-range %s: want an IPv4 "
 		    "network A.B.C.D/8 to /30", link_range);
 		return -1;
 	}
 	if (svc_range != NULL) {
-		if (parse_cidr(svc_range, &pn.svc_net, &pn.svc_plen, 12,
+		if (util_cidr4(svc_range, &pn.svc_net, &pn.svc_plen, 12,
 		    28) != 0) {
 			*why = util_printf("bad --service-cluster-ip-range %s: "
 			    "want an IPv4 network A.B.C.D/12 to /28", svc_range);

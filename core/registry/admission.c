@@ -397,23 +397,13 @@ static int svc_plen = 16;
 int
 admission_set_service_range(const char *cidr)
 {
-	char buf[32], *slash, *end;
-	struct in_addr a;
-	long l;
+	uint32_t net;
+	int plen;
 
-	if (strlen(cidr) >= sizeof buf)
+	if (util_cidr4(cidr, &net, &plen, 12, 28) != 0)
 		return -1;
-	snprintf(buf, sizeof buf, "%s", cidr);
-	if ((slash = strchr(buf, '/')) == NULL)
-		return -1;
-	*slash = '\0';
-	l = strtol(slash + 1, &end, 10);
-	if (slash[1] == '\0' || *end != '\0' || l < 12 || l > 28 ||
-	    inet_pton(AF_INET, buf, &a) != 1 ||
-	    (ntohl(a.s_addr) & ~(0xffffffffu << (32 - l))) != 0)
-		return -1;
-	svc_net = ntohl(a.s_addr);
-	svc_plen = (int)l;
+	svc_net = net;
+	svc_plen = plen;
 	return 0;
 }
 
