@@ -20,8 +20,22 @@
 
 AGENT="" AGENTS=""
 # agent() runs in $(...), a subshell: its daemons' pids go to a file.
-# Local containers outlive their agent (by design): their shims go too.
-trap 'rc=$?; for p in $AGENT $AGENTS $(cat "$WORK/agents.pids" 2>/dev/null); do kill -9 $p 2>/dev/null || true; done; pkill -9 -f "volray-shim -d $WORK/" 2>/dev/null || true; (exit $rc); cleanup' EXIT INT TERM
+# Local containers outlive their agent (by design): their shims go too,
+# and the containers themselves (a shim killed with -9 leaves its
+# container running: each run left its pods' servers behind), found by
+# their working directories under $WORK.
+stop_all() {
+	for p in $AGENT $AGENTS $(cat "$WORK/agents.pids" 2>/dev/null); do
+		kill -9 "$p" 2>/dev/null || true
+	done
+	pkill -9 -f "volray-shim -d $WORK/" 2>/dev/null || true
+	for d in /proc/[0-9]*; do
+		case "$(readlink "$d/cwd" 2>/dev/null)" in
+		"$WORK"/*) kill -9 "${d#/proc/}" 2>/dev/null || true ;;
+		esac
+	done
+}
+trap 'rc=$?; stop_all; (exit $rc); cleanup' EXIT INT TERM
 
 start_daemon --roles api
 MA=$(free_port)
