@@ -53,10 +53,10 @@ static char started[32];
 static cJSON *
 item(const resource *r)
 {
-	cJSON *o = cJSON_CreateObject(), *md, *spec, *c, *conds;
+	cJSON *o = cJSON_CreateObject(), *md, *spec;
 	char name[512], uid[37];
 	int gmin = 1000, vprio = 100;
-	unsigned h = 2166136261u;
+	unsigned h;
 	size_t i;
 
 	if (*started == '\0')
@@ -68,8 +68,7 @@ item(const resource *r)
 			vprio = priorities[i].version;
 		}
 	/* A uid that stays the same for the same name. */
-	for (i = 0; name[i]; i++)
-		h = (h ^ (unsigned char)name[i]) * 16777619u;
+	h = (uint32_t)util_fnv1a(UTIL_FNV_SEED, name, strlen(name));
 	snprintf(uid, sizeof uid, "%08x-0000-4000-8000-%012x", h, h);
 	cJSON_AddStringToObject(o, "kind", "APIService");
 	cJSON_AddStringToObject(o, "apiVersion", "apiregistration.k8s.io/v1");
@@ -86,16 +85,8 @@ item(const resource *r)
 	cJSON_AddStringToObject(spec, "version", r->version);
 	cJSON_AddNumberToObject(spec, "groupPriorityMinimum", gmin);
 	cJSON_AddNumberToObject(spec, "versionPriority", vprio);
-	conds = cJSON_AddArrayToObject(cJSON_AddObjectToObject(o, "status"),
-	    "conditions");
-	c = cJSON_CreateObject();
-	cJSON_AddStringToObject(c, "type", "Available");
-	cJSON_AddStringToObject(c, "status", "True");
-	cJSON_AddStringToObject(c, "lastTransitionTime", started);
-	cJSON_AddStringToObject(c, "reason", "Local");
-	cJSON_AddStringToObject(c, "message",
-	    "Local APIServices are always available");
-	cJSON_AddItemToArray(conds, c);
+	admission_apiservice_local_status(cJSON_AddObjectToObject(o, "status"),
+	    started);
 	return o;
 }
 

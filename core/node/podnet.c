@@ -394,15 +394,11 @@ pick_link(unsigned h, char **why)
 	return -1;
 }
 
-/* FNV-1a of s. */
+/* 32 bits of s's FNV-1a. */
 static unsigned
 hash(const char *s)
 {
-	unsigned h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
+	return (uint32_t)util_fnv1a(UTIL_FNV_SEED, s, strlen(s));
 }
 
 /* The table volray of the node's namespace, replaced whole. */

@@ -63,11 +63,7 @@ put(struct buf *b, const char *fmt, ...)
 static unsigned
 fnv(const char *s)
 {
-	unsigned h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
+	return (uint32_t)util_fnv1a(UTIL_FNV_SEED, s, strlen(s));
 }
 
 /* "tcp", "udp", "sctp" for a Service port's protocol, or NULL. */

@@ -45,6 +45,9 @@ char *admission_volcano_delete(store *, const resource *, const char *name);
  * server serves is refused.
  */
 void admission_apiservice_mutate(cJSON *obj, const cJSON *old);
+/* The Available condition of a service-less (Local) APIService, as of
+   since, into status. */
+void admission_apiservice_local_status(cJSON *status, const char *since);
 void admission_apiservice_validate(const cJSON *obj, const cJSON *old,
     cJSON *causes);
 /* The descriptor of the served group-version named "version.group"

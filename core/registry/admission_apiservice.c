@@ -44,7 +44,7 @@ admission_apiservice_local(const char *name)
 void
 admission_apiservice_mutate(cJSON *obj, const cJSON *old)
 {
-	cJSON *svc = json_at(obj, "spec.service"), *st, *conds, *c;
+	cJSON *svc = json_at(obj, "spec.service"), *st;
 	char now[32];
 
 	if (cJSON_IsObject(svc) &&
@@ -58,15 +58,21 @@ admission_apiservice_mutate(cJSON *obj, const cJSON *old)
 	if (cJSON_IsObject(svc))
 		return;
 	util_now(now);
-	conds = cJSON_AddArrayToObject(st, "conditions");
-	c = cJSON_CreateObject();
+	admission_apiservice_local_status(st, now);
+}
+
+void
+admission_apiservice_local_status(cJSON *status, const char *since)
+{
+	cJSON *c = cJSON_CreateObject();
+
 	cJSON_AddStringToObject(c, "type", "Available");
 	cJSON_AddStringToObject(c, "status", "True");
-	cJSON_AddStringToObject(c, "lastTransitionTime", now);
+	cJSON_AddStringToObject(c, "lastTransitionTime", since);
 	cJSON_AddStringToObject(c, "reason", "Local");
 	cJSON_AddStringToObject(c, "message",
 	    "Local APIServices are always available");
-	cJSON_AddItemToArray(conds, c);
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(status, "conditions"), c);
 }
 
 /* Whether s is a DNS-1123 subdomain: labels joined by dots, <= 253. */
