@@ -857,6 +857,13 @@ serve_pods(struct daemon *d)
 	}
 	if (d->tls != NULL)
 		http_server_use_tls(d->pod_srv, d->tls);
+	if (d->ray != NULL) {
+		char *url = util_printf("%s://%s:%d", d->f.plain_http ? "http" :
+		    "https", podnet_gateway(), d->f.port);
+
+		ray_set_pods_api(d->ray, url);
+		free(url);
+	}
 	podnet_refresh();
 	log_info("volrayd: the local node's pods reach the API on "
 	    "%s:%d", podnet_gateway(), d->f.port);
@@ -882,7 +889,7 @@ wire_api(struct daemon *d)
 		api_set_usage(d->api, node_mgr_usage, d->nodes);
 		api_set_streams(d->api, node_exec_serve, node_attach_serve,
 		    node_portforward_serve, d->nodes);
-		api_set_pod_addr(d->api, pod_addr, d->nodes);
+		api_set_pod_addr(d->api, pod_addr, podnet_socket, d->nodes);
 	}
 	free(cert);
 	free(key);

@@ -123,9 +123,11 @@ api_set_proxy(api *a, api_proxy_fn fn, api_proxy_serves_fn serves, void *arg)
 }
 
 void
-api_set_pod_addr(api *a, api_pod_addr_fn fn, void *arg)
+api_set_pod_addr(api *a, api_pod_addr_fn fn, int (*open_socket)(int, int,
+    int), void *arg)
 {
 	a->pod_addr = fn;
+	a->pod_socket = open_socket;
 	a->pod_addr_arg = arg;
 }
 

@@ -56,11 +56,14 @@ void api_set_proxy(api *, api_proxy_fn, api_proxy_serves_fn, void *arg);
 /*
  * Where this process reaches a pod's ports itself (the local node's
  * pods): 0 with its address in host, -1 when it does not. The proxies
- * send what no in-process target serves there, in plain HTTP.
+ * send what no in-process target serves there, in plain HTTP, on
+ * sockets open_socket makes (NULL: socket(2); the pod network's
+ * podnet_socket, which reaches pod IPs the host has no route to).
  */
 typedef int (*api_pod_addr_fn)(void *arg, const char *ns, const char *pod,
     char *host, size_t size);
-void api_set_pod_addr(api *, api_pod_addr_fn, void *arg);
+void api_set_pod_addr(api *, api_pod_addr_fn,
+    int (*open_socket)(int, int, int), void *arg);
 /*
  * GET /apis/volray.io/v1/rayhistory/...: fn answers (0) or declines
  * (-1: 404); authorized as a non-resource path.

@@ -37,6 +37,7 @@ struct api {
 	void *proxy_arg;
 	api_pod_addr_fn pod_addr;	/* pods reached directly, or NULL */
 	void *pod_addr_arg;
+	int (*pod_socket)(int, int, int);	/* the pods' sockets */
 	struct hclient *pods_hc;	/* proxy.c's plain HTTP to them */
 	int (*node_local)(void *, const char *node);	/* NULL: none */
 	void *node_local_arg;

@@ -158,6 +158,7 @@ pods_client(api *a)
 		return a->pods_hc;
 	memset(&conf, 0, sizeof conf);
 	conf.user_agent = "volrayd/apiserver";
+	conf.open_socket = a->pod_socket;
 	if ((a->pods_hc = hclient_new(a->loop, &conf, &cause)) == NULL) {
 		log_error("api: the pods' client: %s", cause);
 		free(cause);

@@ -92,6 +92,7 @@ struct hclient {
 	int insecure;
 	char *auth;		/* "Authorization: Bearer ..." */
 	char *user_agent;
+	int (*open_socket)(int, int, int);
 
 	double qps;		/* <= 0: no limit */
 	double burst, tokens;
@@ -424,6 +425,7 @@ hclient_new(uv_loop_t *loop, const struct hclient_conf *conf, char **cause)
 	if (conf->token != NULL && *conf->token != '\0')
 		h->auth = util_printf("Authorization: Bearer %s", conf->token);
 	h->user_agent = conf->user_agent ? xstrdup(conf->user_agent) : NULL;
+	h->open_socket = conf->open_socket;
 	return h;
 }
 
@@ -570,6 +572,18 @@ add_header(struct curl_slist *l, const char *name, const char *value)
 	return l;
 }
 
+/* libcurl's socket for a connection, made by the client's open_socket. */
+static curl_socket_t
+open_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	hclient *h = arg;
+	int fd;
+
+	(void)purpose;
+	fd = h->open_socket(a->family, a->socktype, a->protocol);
+	return fd < 0 ? CURL_SOCKET_BAD : fd;
+}
+
 /* Set up e for call with the client's credentials; its body goes to r. */
 static void
 easy_setup(hclient *h, CURL *e, const struct hclient_call *c,
@@ -624,6 +638,10 @@ easy_setup(hclient *h, CURL *e, const struct hclient_call *c,
 	}
 	if (h->user_agent != NULL)
 		curl_easy_setopt(e, CURLOPT_USERAGENT, h->user_agent);
+	if (h->open_socket != NULL) {
+		curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+		curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, h);
+	}
 	if (c->body != NULL) {
 		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
 		    (curl_off_t)c->body_len);

@@ -55,6 +55,10 @@ struct hclient_conf {
 	const char	*token;		/* "Authorization: Bearer" on every
 					   request that sets none itself */
 	const char	*user_agent;	/* NULL: no User-Agent header */
+	int		(*open_socket)(int domain, int type, int protocol);
+					/* NULL: socket(2); else makes every
+					   connection's socket (the pod
+					   network's, podnet_socket) */
 };
 
 /* One request; the client copies what it needs before hclient_start or

@@ -18,7 +18,10 @@
  * ray(1)). resolv.conf keeps this machine's nameservers, with the
  * cluster's search path first. A pod in a network namespace of its own
  * (podnet.c) has cluster DNS instead: its resolv.conf names it, as the
- * kubelet writes one, and its hosts file no Services.
+ * kubelet writes one, and its hosts file no Services. A container of a
+ * Ray image with real Ray (rayimage.c) gets a /tmp of its pod's, as an
+ * image has its own: Ray nodes take their temp dir's path from the head,
+ * and two pods must not share one (/tmp/ray/session_*).
  */
 #include <sys/stat.h>
 
@@ -212,7 +215,7 @@ int
 mountplan_write(struct node *n, struct node_pod *p, const cJSON *pod,
     const cJSON *spec, const char *root, const char *plan, char **why)
 {
-	char dir[PATH_MAX], src[PATH_MAX];
+	char dir[PATH_MAX], src[PATH_MAX], msg[512];
 	const cJSON *m, *v;
 	const char *mp, *sub, *hp, *claim;
 	FILE *f;
@@ -225,6 +228,23 @@ mountplan_write(struct node *n, struct node_pod *p, const cJSON *pod,
 		*why = util_printf("CreateContainerError: %s: %s", plan,
 		    strerror(errno));
 		return -1;
+	}
+	/* A Ray image's container: a /tmp of the pod's, as the image's. */
+	if (rayimage_check(n->m, json_str(spec, "name"), json_str(spec,
+	    "image"), src, sizeof src, msg, sizeof msg) == 1) {
+		rayimage_tmp(p->uid, src, sizeof src);
+		fprintf(f, "%s\t/tmp\trw\n", src);
+		/* A pod's own directory under /tmp (a test's data) stays
+		   where it was: its root (working directory, HOME) and
+		   the shim's files beside it. */
+		if (strncmp(dir, "/tmp/", 5) == 0) {
+			/* Its mount point made beforehand, in the pod's
+			   /tmp: the shim covers no /tmp with an overlay. */
+			util_strf(src + strlen(src), sizeof src - strlen(src),
+			    "%s", dir + 4);
+			ctrenv_mkdirs(src);
+			fprintf(f, "%s\t%s\trw\n", dir, dir);
+		}
 	}
 	cJSON_ArrayForEach(m, json_at(spec, "volumeMounts")) {
 		mp = json_str(m, "mountPath");

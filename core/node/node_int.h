@@ -333,6 +333,8 @@ void rayimage_env(const char *venv, const char *uid, node_env_set_fn set,
     void *env);
 /* The pod of that uid is gone: its Ray sessions (RAY_TMPDIR) go too. */
 void rayimage_forget(const char *uid);
+/* The pod's Ray temp dir (made): RAY_TMPDIR, or with mounts its /tmp. */
+void rayimage_tmp(const char *uid, char *out, size_t size);
 /* The local Node's status.images: its installs (new array; NULL: none). */
 cJSON *rayimage_node_images(node_mgr *);
 

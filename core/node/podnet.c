@@ -66,8 +66,10 @@ extern char **environ;
 
 #define NETNS_DIR	"/run/netns"
 
+enum { WANT_HOST, WANT_NAMESPACES, WANT_AUTO };
+
 static struct {
-	int want;			/* --pod-network=namespaces */
+	int want;			/* --pod-network: WANT_HOST, ... */
 	int on;
 	node_mgr *m;
 	char cidr_s[32];
@@ -93,6 +95,7 @@ static struct {
 	.svc_net = 0x0a600000u, .svc_plen = 16,		/* 10.96.0.0/16 */
 	.svc_s = "10.96.0.0/16",
 	.host_fd = -1, .node_fd = -1,
+	.want = WANT_AUTO,
 };
 
 static uint32_t
@@ -114,12 +117,17 @@ podnet_configure(const char *mode, const char *pod_cidr,
     const char *link_range, const char *svc_range, char **why)
 {
 	if (mode != NULL) {
-		if (strcmp(mode, "host") != 0 && strcmp(mode, "namespaces") != 0) {
-			*why = util_printf("bad --pod-network %s: want host or "
-			    "namespaces", mode);
+		if (strcmp(mode, "host") == 0)
+			pn.want = WANT_HOST;
+		else if (strcmp(mode, "namespaces") == 0)
+			pn.want = WANT_NAMESPACES;
+		else if (strcmp(mode, "auto") == 0)
+			pn.want = WANT_AUTO;
+		else {
+			*why = util_printf("bad --pod-network %s: want auto, "
+			    "host or namespaces", mode);
 			return -1;
 		}
-		pn.want = strcmp(mode, "namespaces") == 0;
 	}
 	if (pod_cidr != NULL && util_cidr4(pod_cidr, &pn.net, &pn.plen, 8,
 	    28) != 0) {
@@ -151,7 +159,7 @@ podnet_serving_names(const char **names)
 	static char gw[16], kube[16];
 	int k = 0;
 
-	if (!pn.want)
+	if (pn.want == WANT_HOST || geteuid() != 0)
 		return 0;
 	ipstr(pn.net + 1, gw, sizeof gw);
 	ipstr(pn.svc_net + 1, kube, sizeof kube);
@@ -568,7 +576,22 @@ podnet_start(node_mgr *m, char **why)
 	unsigned h;
 
 	pn.m = m;
-	if (!pn.want)
+	if (pn.want == WANT_AUTO) {
+		/* Real Ray's nodes need a network each (ports, node IPs);
+		   the emulated heads live in volrayd, on the host's. */
+		cJSON *imgs = geteuid() == 0 && !m->ray_emulated ?
+		    rayimage_node_images(m) : NULL;
+
+		cJSON_Delete(imgs);
+		if (imgs == NULL || find_tool("ip", path, sizeof path) != 0 ||
+		    find_tool("nft", path, sizeof path) != 0) {
+			log_info("podnet: pods share the host's network (%s)",
+			    geteuid() != 0 ? "not root" : m->ray_emulated ?
+			    "Ray is emulated" : imgs == NULL ? "no real Ray "
+			    "installed" : "no ip or nft");
+			return 0;
+		}
+	} else if (pn.want == WANT_HOST)
 		return 0;
 	if (geteuid() != 0) {
 		*why = xstrdup("not root: pods share the host's network");

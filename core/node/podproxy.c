@@ -15,6 +15,7 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "net/hclient.h"
+#include "node/podnet.h"
 #include "node/podproxy.h"
 #include "registry/status.h"
 
@@ -103,6 +104,7 @@ podproxy_forward(node_mgr *m, uv_loop_t *loop, http_req *req,
 	if (pods_hc == NULL) {
 		memset(&conf, 0, sizeof conf);
 		conf.user_agent = "volrayd/node";
+		conf.open_socket = podnet_socket;
 		if ((pods_hc = hclient_new(loop, &conf, &err)) == NULL) {
 			log_error("node: the pods' client: %s", err);
 			free(err);

@@ -180,13 +180,29 @@ rayimage_env(const char *venv, const char *uid, node_env_set_fn set,
 	set(env, "VIRTUAL_ENV", venv);
 	set(env, "LANG", "C.UTF-8");
 	set(env, "RAY_USAGE_STATS_ENABLED", "0");
-	/* Ray's sockets live in its temp dir, and a socket's path has at
-	   most 107 bytes: the pod's directory is too deep for them. */
+	/* With mounts (as root) the pod's directory is its /tmp, as an
+	   image's own; else Ray's sessions go there through RAY_TMPDIR. */
+	if (!mountplan_enabled()) {
+		char tmp[PATH_MAX];
+
+		rayimage_tmp(uid, tmp, sizeof tmp);
+		set(env, "RAY_TMPDIR", tmp);
+	}
+}
+
+/*
+ * The pod's Ray temp dir, made if need be. Short, for Ray's AF_UNIX
+ * socket paths (107 bytes at most): the pod's own directory is too deep.
+ * A worker node takes the head's temp_dir from the GCS, so each pod
+ * must see its own at that path: its /tmp (mountplan.c).
+ */
+void
+rayimage_tmp(const char *uid, char *out, size_t size)
+{
 	mkdir(RAY_TMP, 0755);
-	v = util_printf(RAY_TMP "/%.8s", uid);
-	mkdir(v, 0700);
-	set(env, "RAY_TMPDIR", v);
-	free(v);
+	util_strf(out, size, RAY_TMP "/%.8s", uid);
+	mkdir(out, 01777);
+	chmod(out, 01777);
 }
 
 static int

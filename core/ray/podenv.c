@@ -8,7 +8,8 @@
  * only get, create and delete on services/proxy and pods/proxy in NS
  * (ClusterRole volray:ray-client, bound by RoleBinding volray:ray-client
  * in each namespace that runs local pods). Pods never see the admin's
- * token. The variables are VOLRAY_API_SERVER, VOLRAY_CA_FILE,
+ * token. A pod with a network of its own (podnet.c) reaches the API on
+ * its gateway (ray_set_pods_api), one on the host's on loopback. The variables are VOLRAY_API_SERVER, VOLRAY_CA_FILE,
  * VOLRAY_TOKEN and VOLRAY_NAMESPACE; a pod's own env still wins.
  */
 #include <stdio.h>
@@ -27,6 +28,7 @@ struct podenv {
 	client *c;
 	char *bin_dir;
 	char *api_url;
+	char *pods_url;		/* pods with a network of their own */
 	char *ca_file;
 	ray_mint_fn mint;
 	void *mint_arg;
@@ -90,9 +92,20 @@ hook(void *arg, const char *ns, const char *pod, node_env_set_fn set,
 {
 	struct podenv *pe = arg;
 	const char *path = getenv("PATH");
+	const store_obj *o;
+	const char *url = pe->api_url;
 	char *v, *tok;
 
-	(void)pod;
+	/* A pod in a network namespace of its own reaches the API on its
+	   gateway (podnet.c), not on this machine's loopback. */
+	if (pe->pods_url != NULL && (o = client_get(pe->c, "pods", ns,
+	    pod)) != NULL) {
+		cJSON *t = store_obj_tree(o);
+
+		if (!cJSON_IsTrue(json_at(t, "spec.hostNetwork")))
+			url = pe->pods_url;
+		cJSON_Delete(t);
+	}
 	v = util_printf("%s:%s", pe->bin_dir, path ? path :
 	    "/usr/local/bin:/usr/bin:/bin");
 	set(env, "PATH", v);
@@ -114,11 +127,22 @@ hook(void *arg, const char *ns, const char *pod, node_env_set_fn set,
 			return;
 		hmap_put(pe->tokens, xstrdup(ns), tok);
 	}
-	set(env, "VOLRAY_API_SERVER", pe->api_url);
+	set(env, "VOLRAY_API_SERVER", url);
 	if (pe->ca_file != NULL)
 		set(env, "VOLRAY_CA_FILE", pe->ca_file);
 	set(env, "VOLRAY_TOKEN", tok);
 	set(env, "VOLRAY_NAMESPACE", ns);
+}
+
+void
+ray_set_pods_api(ray *r, const char *url)
+{
+	struct podenv *pe = r->podenv;
+
+	if (pe == NULL)
+		return;
+	free(pe->pods_url);
+	pe->pods_url = url ? xstrdup(url) : NULL;
 }
 
 void
@@ -134,5 +158,6 @@ ray_set_pod_env(ray *r, const char *bin_dir,
 	pe->mint = mint;
 	pe->mint_arg = arg;
 	pe->tokens = hmap_new();
+	r->podenv = pe;
 	node_mgr_set_env_hook(r->nodes, hook, pe);
 }

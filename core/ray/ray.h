@@ -49,6 +49,9 @@ typedef char *(*ray_mint_fn)(void *arg, const char *user,
     const char *groups);
 void ray_set_pod_env(ray *, const char *bin_dir,
     const char *api_url, const char *ca_file, ray_mint_fn mint, void *arg);
+/* The API's URL for pods with a network of their own (the pod network's
+   gateway), once it serves there; NULL: the one above for all. */
+void ray_set_pods_api(ray *, const char *url);
 /* Whether pod ns/name is a head that serves port right now. */
 int ray_serves(ray *, const char *ns, const char *pod, int port);
 /*

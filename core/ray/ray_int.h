@@ -110,6 +110,7 @@ struct ray {
 	struct ray_history *history;	/* history.c, NULL: none kept */
 	struct raylet *raylets;		/* raylet.c: simulated workers */
 	char *data_dir;			/* for the embedded GCS storage */
+	struct podenv *podenv;		/* podenv.c, NULL: none */
 };
 
 /* head.c: the head pod ns/name, or NULL. */

@@ -148,6 +148,21 @@ local function new_attempt(job, st)
   return 0
 end
 
+-- Whether the head's submitter sidecar has run to its end: a head pod
+-- whose sidecar is done is never Ready again, so a job quicker than the
+-- head's readiness probe would keep its RayJob Initializing for ever
+-- (KubeRay 1.7 waits for the cluster's ready state first).
+local function sidecar_done(job, rc)
+  local heads = v.list("v1/pods", job.metadata.namespace,
+    { labels = "ray.io/cluster=" .. rc.metadata.name .. ",ray.io/node-type=head" })
+  for _, p in ipairs(heads) do
+    for _, cs in ipairs((p.status or {}).containerStatuses or {}) do
+      if cs.name == "ray-job-submitter" and (cs.state or {}).terminated ~= nil then return true end
+    end
+  end
+  return false
+end
+
 local function initializing(job, st, now)
   if job.spec.suspend == true then
     st.jobDeploymentStatus = "Suspending"
@@ -162,7 +177,8 @@ local function initializing(job, st, now)
   end
   st.rayClusterStatus = rc.status
   if not present(st.dashboardURL) then
-    if (rc.status or {}).state ~= "ready" then
+    if (rc.status or {}).state ~= "ready" and
+        not (mode(job) == "SidecarMode" and sidecar_done(job, rc)) then
       local t = next_deadline(job, st, true, now)
       return t and math.min(REQUEUE, math.max(t, 0.1)) or REQUEUE
     end

@@ -12,6 +12,7 @@
 -- metrics 8080), which the head Service then exposes.
 local v = volray
 local gcsft = require("raygcsft")
+local probes = require("rayprobes")
 local M = {}
 
 M.CLUSTER = "ray.io/cluster"
@@ -375,6 +376,45 @@ end
 -- A Ray pod of the cluster: node_type "head" or "worker", group_spec the
 -- headGroupSpec or a workerGroupSpec, extra labels (replica name, host
 -- index) and a PodGroup to join (nil for none).
+-- KubeRay's init container on a worker: wait for the head's GCS with
+-- `ray health-check` (every 5 s, quietly for 120 s) before Ray starts;
+-- the Ray container's own env and volume mounts, as the user wrote them.
+M.WAIT_GCS = "wait-gcs-ready"
+function M.add_wait_gcs(cluster, pod, ray)
+  local addr = M.head_fqdn(cluster)
+  local port = M.port(cluster.spec.headGroupSpec.rayStartParams, "gcs-server")
+  local script = string.format([[
+
+					SECONDS=0
+					while true; do
+						if (( SECONDS <= 120 )); then
+							if ray health-check --address %s:%s > /dev/null 2>&1; then
+								echo "GCS is ready."
+								break
+							fi
+							echo "$SECONDS seconds elapsed: Waiting for GCS to be ready."
+						else
+							if ray health-check --address %s:%s; then
+								echo "GCS is ready. Any error messages above can be safely ignored."
+								break
+							fi
+							echo "$SECONDS seconds elapsed: Still waiting for GCS to be ready. For troubleshooting, refer to the FAQ at https://docs.ray.io/en/master/cluster/kubernetes/troubleshooting.html."
+						fi
+						sleep 5
+					done
+				]], addr, port, addr, port)
+  local init = {
+    name = M.WAIT_GCS, image = ray.image, imagePullPolicy = ray.imagePullPolicy,
+    command = v.array({ "/bin/bash", "-c", "--" }), args = v.array({ script }),
+    securityContext = v.deepcopy(ray.securityContext),
+    env = ray.env and v.deepcopy(ray.env) or nil,
+    volumeMounts = ray.volumeMounts and v.deepcopy(ray.volumeMounts) or nil,
+    resources = { limits = { cpu = "200m", memory = "256Mi" }, requests = { cpu = "200m", memory = "256Mi" } },
+  }
+  pod.spec.initContainers = pod.spec.initContainers or v.array()
+  table.insert(pod.spec.initContainers, init)
+end
+
 function M.build(cluster, node_type, group_spec, extra_labels, pg)
   local template = group_spec.template or {}
   local md = template.metadata or {}
@@ -399,6 +439,7 @@ function M.build(cluster, node_type, group_spec, extra_labels, pg)
   }
   local containers = pod.spec.containers or {}
   local ray = containers[1]
+  if ray ~= nil and node_type ~= "head" then M.add_wait_gcs(cluster, pod, ray) end
   if ray ~= nil then
     local params = M.start_params(cluster, node_type, group_spec, ray)
     gcsft.start_params(cluster, node_type, params)
@@ -406,12 +447,17 @@ function M.build(cluster, node_type, group_spec, extra_labels, pg)
     M.set_command(pod, ray, cmd)
     M.add_env(cluster, node_type, ray, cmd)
     gcsft.configure(cluster, node_type, pod, ray)
+    probes.add(ray, node_type, params,
+      (cluster.metadata.labels or {})[M.ORIGIN_CRD] or "RayCluster", cluster.spec.rayVersion)
     if node_type == "head" then M.add_head_ports(ray, group_spec.rayStartParams) end
     if M.auth_enabled(cluster.spec) then
       -- The Ray container, and SidecarMode's submitter beside it.
       M.add_auth_env(cluster, ray)
       for _, c in ipairs(containers) do
         if c.name == "ray-job-submitter" then M.add_auth_env(cluster, c) end
+      end
+      for _, c in ipairs(pod.spec.initContainers or {}) do
+        if c.name == M.WAIT_GCS then M.add_auth_env(cluster, c) end
       end
       if M.k8s_auth(cluster.spec) then add_token_volume(pod.spec) end
     end

@@ -3,8 +3,8 @@
 # Ray 2.52.0 (scripts/ray.sh) the local Node lists it in status.images; a
 # head-only RayCluster of image rayproject/ray:2.52.0 runs KubeRay's
 # `ray start --head --block ...` with that Ray, Ready by KubeRay's probes
-# of a head (its wget of the raylet's and the GCS's health; given in the
-# template, as the controller adds none yet), its autoscaler sidecar
+# of a head (its wget of the raylet's and the GCS's health, which the
+# controller adds as KubeRay does), its autoscaler sidecar
 # keeping volray's ray (volray's autoscaler scales); ray.nodes() and ray
 # status inside it see one node; the dashboard the API's service proxy
 # reaches is real Ray's (no emulated head); a RayJob in HTTPMode runs
@@ -70,12 +70,15 @@ k wait --for=condition=Ready pod/quiet --timeout=20s >/dev/null || fail "pod qui
 QPORT=$(free_port)
 out=$(k get --raw "/api/v1/namespaces/default/pods/quiet:$QPORT/proxy/" 2>&1) &&
 	fail "a port nothing serves answered: $out"
-expect_contains "$out" "dial tcp 127.0.0.1:$QPORT: connect: connection refused" "the pod proxy"
+QIP=$(k get pod quiet -o jsonpath='{.status.podIP}')
+expect_contains "$out" "dial tcp $QIP:$QPORT: connect: connection refused" "the pod proxy"
 k delete pod quiet --wait=false >/dev/null
 pass "the pod proxy to a local port nothing serves: 503, connection refused"
 
-# A head-only cluster, kept small; KubeRay's own probes of a Ray head.
-probe='wget -T 2 -q -O- http://localhost:52365/api/local_raylet_healthz | grep success && wget -T 10 -q -O- http://localhost:8265/api/gcs_healthz | grep success'
+# A head-only cluster, kept small; the controller gives it KubeRay's own
+# probes of a Ray head (Ray before 2.53: wget of the raylet's and the
+# GCS's health), so that it is Ready when Ray is.
+probe='wget --tries 1 -T 2 -q -O- http://localhost:52365/api/local_raylet_healthz | grep success && wget --tries 1 -T 10 -q -O- http://localhost:8265/api/gcs_healthz | grep success'
 t0=$(date +%s)
 k apply -f - >/dev/null <<YAML
 apiVersion: ray.io/v1
@@ -92,12 +95,6 @@ spec:
         containers:
         - name: ray-head
           image: rayproject/ray:2.52.0
-          readinessProbe:
-            exec: {command: [bash, -c, "$probe"]}
-            initialDelaySeconds: 2
-            periodSeconds: 2
-            timeoutSeconds: 12
-            failureThreshold: 60
 YAML
 i=0
 until [ "$(k get raycluster real -o jsonpath='{.status.state}')" = ready ]; do
@@ -107,6 +104,10 @@ until [ "$(k get raycluster real -o jsonpath='{.status.state}')" = ready ]; do
 done
 ready_s=$(($(date +%s) - t0))
 HEAD=$(k get pods -l ray.io/cluster=real,ray.io/node-type=head -o jsonpath='{.items[0].metadata.name}')
+expect_eq "$probe" "$(k get pod "$HEAD" -o jsonpath='{.spec.containers[0].readinessProbe.exec.command[2]}')" \
+	"KubeRay's readiness probe of a head"
+expect_eq "10 5 5 10" "$(k get pod "$HEAD" -o jsonpath='{.spec.containers[0].readinessProbe.initialDelaySeconds} {.spec.containers[0].readinessProbe.timeoutSeconds} {.spec.containers[0].readinessProbe.periodSeconds} {.spec.containers[0].readinessProbe.failureThreshold}')" \
+	"the readiness probe's timing"
 expect_eq "$RAY_DIR/2.52.0/bin/ray" "$(k exec "$HEAD" -c ray-head -- sh -c 'command -v ray')" "the pod's ray"
 # KubeRay's autoscaler sidecar keeps volray's ray (volray's autoscaler scales).
 expect_eq "$top_builddir/libexec/ray" "$(k exec "$HEAD" -c autoscaler -- sh -c 'command -v ray')" \
@@ -127,12 +128,12 @@ grep -q "ray: default/$HEAD: dashboard on" "$WORK/volrayd.log" &&
 pass "the service proxy reaches real Ray's dashboard; no emulated head"
 
 # The head's Ray processes: how much memory one Ray node takes.
-UID8=$(k get pod "$HEAD" -o jsonpath='{.metadata.uid}' | cut -c1-8)
+HUID=$(k get pod "$HEAD" -o jsonpath='{.metadata.uid}')
+UID8=$(echo "$HUID" | cut -c1-8)
 ray_pids() {
-	for e in /proc/[0-9]*/environ; do
-		{ tr '\0' '\n' <"$e"; } 2>/dev/null |
-			grep -qx "RAY_TMPDIR=/tmp/volray-ray/$UID8" &&
-			{ p=${e#/proc/}; echo "${p%/environ}"; }
+	for c in /proc/[0-9]*/cgroup; do
+		grep -q "/$HUID/ray-head\$" "$c" 2>/dev/null &&
+			{ p=${c#/proc/}; echo "${p%/cgroup}"; }
 	done
 	return 0
 }
@@ -225,7 +226,7 @@ while [ -n "$(ray_pids)" ]; do
 	[ $i -lt 100 ] || fail "Ray processes left: $(ray_pids | tr '\n' ' ')"
 	sleep 0.1
 done
-wait_eq gone "the head's RAY_TMPDIR" sh -c "test -e /tmp/volray-ray/$UID8 || echo gone"
+wait_eq gone "the head's /tmp" sh -c "test -e /tmp/volray-ray/$UID8 || echo gone"
 pass "deleting the RayCluster left no Ray process, and no session in /tmp"
 
 # volrayd stopping kills its containers: their Ray sessions go too.
@@ -236,11 +237,11 @@ metadata: {name: last}
 spec:
   nodeName: $NODE
   containers:
-  - {name: ray, image: "rayproject/ray:2.52.0", command: [sh, -c, 'touch \$RAY_TMPDIR/mine; exec sleep 600']}
+  - {name: ray, image: "rayproject/ray:2.52.0", command: [sh, -c, 'touch /tmp/mine; exec sleep 600']}
 YAML
 k wait --for=condition=Ready pod/last --timeout=20s >/dev/null || fail "pod last"
 LAST=$(k get pod last -o jsonpath='{.metadata.uid}' | cut -c1-8)
-wait_eq yes "pod last's RAY_TMPDIR" sh -c "test -e /tmp/volray-ray/$LAST/mine && echo yes"
+wait_eq yes "pod last's /tmp" sh -c "test -e /tmp/volray-ray/$LAST/mine && echo yes"
 stop_daemon
 [ ! -e "/tmp/volray-ray/$LAST" ] || fail "/tmp/volray-ray/$LAST outlived volrayd"
 pass "volrayd stopped: no Ray session left in /tmp"
