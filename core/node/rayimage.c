@@ -32,6 +32,7 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "node/node_int.h"
+#include "node/podnet.h"
 #include "node/rayimage.h"
 
 /* Where Ray keeps its sessions: short, for Ray's AF_UNIX socket paths. */
@@ -39,16 +40,17 @@
 /*
  * Containers of Ray images that keep volray's own `ray`: KubeRay's
  * autoscaler sidecar (raypod.lua), whose `ray kuberay-autoscaler` waits
- * while volray's autoscaler controller scales, and a RayJob's submitter
- * (raysubmitter.lua), whose `ray job` verbs reach the head's real
- * dashboard through the API's service proxy, which Ray's own cannot
- * while pods share the host's network (no Service address routes).
+ * while volray's autoscaler controller scales, and, while pods share the
+ * host's network (no Service address routes), a RayJob's submitter
+ * (raysubmitter.lua), whose `ray job` verbs then reach the head's real
+ * dashboard through the API's service proxy. With the pod network the
+ * submitter runs Ray's own `ray job submit` to the head Service.
  */
 static int
 keeps_volray_ray(const char *ctr)
 {
 	return ctr != NULL && (strcmp(ctr, "autoscaler") == 0 ||
-	    strcmp(ctr, "ray-job-submitter") == 0);
+	    (strcmp(ctr, "ray-job-submitter") == 0 && !podnet_on()));
 }
 
 /* The size of an install, counted once (a walk of ~20,000 files). */

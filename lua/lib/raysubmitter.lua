@@ -76,21 +76,23 @@ local function set_env(c, name, value)
   c.env[#c.env + 1] = { name = name, value = value }
 end
 
-local function head_image(job)
-  local cs = job.spec.rayClusterSpec
+-- The head's image: the cluster's when known (a job on a selected
+-- cluster has no rayClusterSpec), as KubeRay's default submitter takes it.
+local function head_image(job, rc)
+  local cs = rc and rc.spec or job.spec.rayClusterSpec
   local c = cs and cs.headGroupSpec and cs.headGroupSpec.template and cs.headGroupSpec.template.spec
   c = c and c.containers and c.containers[1]
   return c and c.image or "rayproject/ray:latest"
 end
 
 -- The submitter pod template: the user's, or KubeRay's default.
-function M.template(job)
+function M.template(job, rc)
   local t = job.spec.submitterPodTemplate
   if present(t) then
     t = v.deepcopy(t)
   else
     t = { spec = { restartPolicy = "Never", containers = v.array({ {
-      name = M.CONTAINER, image = head_image(job),
+      name = M.CONTAINER, image = head_image(job, rc),
       resources = { limits = { cpu = "1", memory = "1Gi" }, requests = { cpu = "500m", memory = "200Mi" } },
     } }) } }
   end
@@ -105,7 +107,7 @@ end
 function M.job(job, rc)
   local st = job.status
   local address = "http://" .. st.dashboardURL
-  local t = M.template(job)
+  local t = M.template(job, rc)
   local c = t.spec.containers[1]
   if not present(c.command) or #c.command == 0 then
     c.command = v.array({ "/bin/bash", "-ce", "--" })

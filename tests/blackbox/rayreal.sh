@@ -95,6 +95,18 @@ spec:
         containers:
         - name: ray-head
           image: rayproject/ray:2.52.0
+  workerGroupSpecs:
+  - groupName: w
+    replicas: 1
+    minReplicas: 1
+    maxReplicas: 1
+    rayStartParams: {num-cpus: "1", object-store-memory: "100000000"}
+    template:
+      spec:
+        nodeName: $NODE
+        containers:
+        - name: ray-worker
+          image: rayproject/ray:2.52.0
 YAML
 i=0
 until [ "$(k get raycluster real -o jsonpath='{.status.state}')" = ready ]; do
@@ -112,13 +124,20 @@ expect_eq "$RAY_DIR/2.52.0/bin/ray" "$(k exec "$HEAD" -c ray-head -- sh -c 'comm
 # KubeRay's autoscaler sidecar keeps volray's ray (volray's autoscaler scales).
 expect_eq "$top_builddir/libexec/ray" "$(k exec "$HEAD" -c autoscaler -- sh -c 'command -v ray')" \
 	"the autoscaler sidecar's ray"
-out=$(k exec "$HEAD" -c ray-head -- python -c 'import ray; ray.init(); print("nodes", len([n for n in ray.nodes() if n["Alive"]]), ray.__version__)' 2>&1) ||
+WORKER=$(k get pods -l ray.io/cluster=real,ray.io/node-type=worker -o jsonpath='{.items[0].metadata.name}')
+expect_eq "wait-gcs-ready" "$(k get pod "$WORKER" -o jsonpath='{.spec.initContainers[0].name}')" \
+	"KubeRay's init container of a worker"
+HIP=$(k get pod "$HEAD" -o jsonpath='{.status.podIP}')
+WIP=$(k get pod "$WORKER" -o jsonpath='{.status.podIP}')
+[ -n "$HIP" ] && [ -n "$WIP" ] && [ "$HIP" != "$WIP" ] || fail "pod IPs: head $HIP, worker $WIP"
+out=$(k exec "$HEAD" -c ray-head -- python -c 'import ray; ray.init(); print("nodes", sorted(n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"]), ray.__version__)' 2>&1) ||
 	fail "ray.init in the head: $out"
-expect_contains "$out" "nodes 1 2.52.0" "ray.nodes() in the head"
+expect_contains "$out" "nodes $(python3 -c "print(sorted(['$HIP', '$WIP']))") 2.52.0" "ray.nodes() in the head"
 out=$(k exec "$HEAD" -c ray-head -- ray status 2>&1) || fail "ray status: $out"
-expect_contains "$out" "/1.0 CPU" "ray status"
+expect_contains "$out" "/2.0 CPU" "ray status"
 expect_contains "$out" "1 headgroup" "ray status"
-pass "RayCluster real ready with real Ray in ${ready_s} s (ray.nodes(): 1 node)"
+expect_contains "$out" "1 w" "ray status"
+pass "RayCluster real ready with real Ray in ${ready_s} s: head $HIP and worker $WIP in ray.nodes()"
 
 # The dashboard behind the head Service is real Ray's, not volrayd's.
 ver=$(k get --raw "/api/v1/namespaces/default/services/real-head-svc:8265/proxy/api/version")
@@ -159,6 +178,11 @@ spec:
     ray.init()
     @ray.remote
     def sq(x): return x * x
+    @ray.remote(num_cpus=1)
+    def where():
+        import time
+        time.sleep(1)
+        return ray.get_runtime_context().get_node_id()
     @ray.remote(num_cpus=0)
     class Sum:
         def __init__(self): self.n = 0
@@ -168,6 +192,7 @@ spec:
     s = Sum.remote()
     print("squares", sum(ray.get([sq.remote(i) for i in range(10)])))
     print("actor", ray.get([s.add.remote(i) for i in range(5)])[-1])
+    print("spread over", len(set(ray.get([where.remote() for _ in range(4)]))), "nodes")
     '
 YAML
 i=0
@@ -181,12 +206,13 @@ id=$(k get rayjob sq -o jsonpath='{.status.jobId}')
 logs=$(k get --raw "/api/v1/namespaces/default/services/real-head-svc:8265/proxy/api/jobs/$id/logs")
 expect_contains "$logs" "squares 285" "the job's logs (tasks)"
 expect_contains "$logs" "actor 10" "the job's logs (actor)"
+expect_contains "$logs" "spread over 2 nodes" "the job's logs (tasks on both nodes)"
 logs=$(vr rayjob logs sq 2>&1) || fail "volray rayjob logs: $logs"
 expect_contains "$logs" "squares 285" "volray rayjob logs"
-pass "a RayJob in HTTPMode ran tasks and an actor on real Ray"
+pass "a RayJob in HTTPMode ran tasks over both nodes and an actor on real Ray"
 
-# K8sJobMode: the submitter Job's `ray job submit` (volray's client, whose
-# way to the head is the service proxy) runs the job on real Ray.
+# K8sJobMode: the submitter Job runs Ray's own `ray job submit` to the
+# head Service by its DNS name, over the pod network.
 k apply -f - >/dev/null <<'YAML'
 apiVersion: ray.io/v1
 kind: RayJob
@@ -213,8 +239,24 @@ while :; do
 done
 expect_eq SUCCEEDED "$(k get rayjob sqk -o jsonpath='{.status.jobStatus}')" "the K8sJobMode job's status"
 SUB=$(k get pods -l job-name=sqk -o jsonpath='{.items[0].metadata.name}')
-expect_contains "$(k logs "$SUB")" "k8s job 10" "the submitter's log"
-pass "a RayJob in K8sJobMode: its submitter ran the job on real Ray"
+out=$(k logs "$SUB")
+expect_contains "$out" "k8s job 10" "the submitter's log"
+expect_contains "$out" "Job submission server address" "the submitter's log (Ray's own ray job)"
+expect_contains "$out" "Job '$(k get rayjob sqk -o jsonpath='{.status.jobId}')' succeeded" "the submitter's log"
+pass "a RayJob in K8sJobMode: its submitter ran Ray's ray job submit to the head Service"
+
+# KubeRay's quick start, verbatim: port-forward the head Service's
+# dashboard, then Ray's own `ray job submit` from this machine.
+LP=$(free_port)
+k port-forward svc/real-head-svc "$LP:8265" >"$WORK/pf.out" 2>&1 &
+PF=$!
+wait_eq yes "the port-forward" sh -c "curl -fs http://127.0.0.1:$LP/api/version >/dev/null && echo yes"
+out=$("$RAY_DIR/2.52.0/bin/ray" job submit --address "http://127.0.0.1:$LP" -- \
+	python -c 'import ray; ray.init(); print("quick start", ray.cluster_resources()["CPU"])' 2>&1) ||
+	fail "ray job submit through port-forward: $out"
+expect_contains "$out" "quick start 2.0" "ray job submit through port-forward"
+kill $PF 2>/dev/null; wait $PF 2>/dev/null || true
+pass "kubectl port-forward svc/real-head-svc then ray job submit: KubeRay's quick start"
 
 # Deleting the cluster leaves no Ray process.
 k delete raycluster real >/dev/null
