@@ -13,11 +13,12 @@
 #include <unistd.h>
 
 #include "cli_color.h"
-#include "cli_opt.h"
 
 #define GREEN	"\033[32m"
 #define YELLOW	"\033[33m"
 #define RED	"\033[31m"
+
+int cli_color_disabled;
 
 static const char *const good[] = {
 	"Running", "Completed", "Succeeded", "Complete", "Ready", "Active",
@@ -44,7 +45,7 @@ cli_color_on(FILE *f)
 
 	if (!known[i]) {
 		known[i] = 1;
-		on[i] = !cli_opts.no_color && (e == NULL || *e == '\0') &&
+		on[i] = !cli_color_disabled && (e == NULL || *e == '\0') &&
 		    (term == NULL || strcmp(term, "dumb") != 0) &&
 		    isatty(fileno(f));
 	}

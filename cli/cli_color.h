@@ -7,6 +7,8 @@
 
 #include <stdio.h>
 
+/* Set by --no-color (the option table points at it): no colour at all. */
+extern int cli_color_disabled;
 /* Does f (stdout or stderr) get colour? */
 int cli_color_on(FILE *f);
 /* The SGR sequence a status cell (Running, Failed, Pending, ...) is shown

@@ -8,7 +8,8 @@
  * into lines and handed over one event at a time; lists are read in pages
  * of 500 and joined.
  * Discovery, which turns command-line words into resources, is in
- * cli_res.c.
+ * cli_res.c, above this file: it asks to be told when the connection
+ * closes (cli_http_on_close), to forget what it learnt of this server.
  */
 #include <sys/stat.h>
 
@@ -22,7 +23,6 @@
 #include "cli_buf.h"
 #include "cli_color.h"
 #include "cli_http.h"
-#include "cli_res.h"
 #include "lib/json.h"
 #include "lib/kubecfg.h"
 #include "lib/xmalloc.h"
@@ -44,6 +44,7 @@ static struct client {
 	CURL			*curl;
 	struct kubecfg		*kc;	/* the kubeconfig's, then the flags' */
 	long			 req_timeout_ms;
+	void			(*on_close)(void);
 } cl;
 
 /*
@@ -128,12 +129,19 @@ cli_http_kubeconfig(const struct cli_http_conf *conf)
 	return kubecfg_path(conf->kubeconfig);
 }
 
-/* Let go of the handle and of what discovery kept. */
+void
+cli_http_on_close(void (*fn)(void))
+{
+	cl.on_close = fn;
+}
+
+/* Let go of the handle, and tell discovery to let go of what it kept. */
 void
 cli_http_close(void)
 {
 	curl_easy_cleanup(cl.curl);
-	cli_res_free();
+	if (cl.on_close != NULL)
+		cl.on_close();
 	curl_global_cleanup();
 	kubecfg_free(cl.kc);
 	cl.kc = NULL;

@@ -40,6 +40,9 @@ struct cli_http_conf {
  */
 int cli_http_open(const struct cli_http_conf *);
 void cli_http_close(void);
+/* fn is called when the connection closes (cli_res_free: discovery
+ * forgets this server); one hook, NULL removes it. */
+void cli_http_on_close(void (*fn)(void));
 /* The path of the kubeconfig cli_http_open reads for conf (free it). */
 char *cli_http_kubeconfig(const struct cli_http_conf *conf);
 /* The namespace of the current context, or "default". */

@@ -39,7 +39,7 @@ const struct cli_opt cli_opt_global[] = {
 	{ "request-timeout", 0, CLI_OPT_DURATION,
 	    &cli_opts.conn.req_timeout_ms, "DURATION",
 	    "give up on a request after this long" },
-	{ "no-color", 0, CLI_OPT_FLAG, &cli_opts.no_color, NULL,
+	{ "no-color", 0, CLI_OPT_FLAG, &cli_color_disabled, NULL,
 	    "no colour even on a terminal (as NO_COLOR=1)" },
 	{ "help", 'h', CLI_OPT_FLAG, &cli_opts.help, NULL,
 	    "print this help" },

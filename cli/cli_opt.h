@@ -27,7 +27,7 @@ struct cli_opts {
 	int		 nfiles, all_ns, ignore_nf, managed, watch;
 	int		 show_labels, overwrite, wait, all, help, client_only;
 	int		 recursive, server_side, force_conflicts, follow;
-	int		 previous, timestamps, no_color, merge, set_current;
+	int		 previous, timestamps, merge, set_current;
 	int		 save_config;
 	long		 tail, timeout_ms, replicas, grace, limit_bytes;
 	struct cli_http_conf conn;	/* --kubeconfig, --server, --token, ... */

@@ -89,6 +89,7 @@ discover(void)
 	if (res_docs != NULL)
 		return res_n > 0 ? 0 : -1;
 	res_docs = cJSON_CreateArray();
+	cli_http_on_close(cli_res_free);
 	discover_gv("", "v1", 1);
 	if (res_n == 0)
 		return -1;

@@ -34,7 +34,8 @@ void cli_res_path(struct cli_buf *, const struct cli_res *,
 /* kubectl's name for a type in messages: "pod", "rayjob.ray.io" (free it). */
 char *cli_res_type(const struct cli_res *);
 
-/* Let go of what discovery kept (cli_http_close calls it). */
+/* Let go of what discovery kept (the connection's close hook, set by the
+ * first discovery). */
 void cli_res_free(void);
 
 #endif
