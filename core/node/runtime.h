@@ -14,9 +14,9 @@
 #include <cjson/cJSON.h>
 
 #include "node/execproc.h"
-#include "node/node.h"
 
 struct node;
+struct node_mgr;
 struct node_pod;
 struct node_ctr;
 
@@ -79,7 +79,7 @@ struct node_runtime {
 	 * once they are (what none claimed goes), kill_all when volrayd
 	 * stops (no process stays behind).
 	 */
-	void (*restore)(node_mgr *);
+	void (*restore)(struct node_mgr *);
 	void (*restored)(void);
 	void (*kill_all)(void);
 };
