@@ -443,7 +443,7 @@ authenticate(api *a, http_req *req, struct route *rt)
 	}
 	if (http_req_client_cert(req, &cn, &orgs, &norgs) == 0) {
 		authn_cert(cn, orgs, norgs, &rt->cert_user, rt->cert_groups,
-		    API_MAX_GROUPS);
+		    ROUTE_MAX_GROUPS);
 		rt->user = &rt->cert_user;
 		return 0;
 	}

@@ -1,9 +1,10 @@
 /*
- * Internals shared by api.c (routing), reply.c (replies) and the handlers
- * api.c dispatches to: api_read.c (get, list, watch), api_write.c (create,
- * update, patch, delete, binding, scale, eviction), podlog.c (pods/log),
- * proxy.c (service, pod and node proxies), nodeproxy.c (the way to a node
- * another process runs) and policyinfo.c (the policy list).
+ * Internals shared by api.c (routing) and the handlers it dispatches to:
+ * api_read.c (get, list, watch), api_write.c (create, update, patch,
+ * delete, binding, scale, eviction), podlog.c (pods/log), proxy.c
+ * (service, pod and node proxies), nodeproxy.c (the way to a node another
+ * process runs) and policyinfo.c (the policy list). They answer through
+ * reply.c, below them all, which needs only the request (route.h).
  */
 #ifndef VOLRAY_API_INT_H
 #define VOLRAY_API_INT_H
@@ -13,10 +14,9 @@
 
 #include "api/api.h"
 #include "api/limits.h"
+#include "api/route.h"
 #include "lib/user.h"
 #include "registry/resource.h"
-
-#define API_MAX_GROUPS 33	/* a client certificate's O entries, and one */
 
 struct api {
 	uv_loop_t *loop;
@@ -56,21 +56,6 @@ struct api {
 	void *history_arg;
 	struct client *client;		/* apiservice_avail.c's writes */
 	struct apiservice_avail *avail;
-};
-
-/* One parsed request for an object or a collection. */
-struct route {
-	const resource *r;
-	const char *ns;      /* NULL when not given */
-	const char *name;    /* NULL for collections */
-	const char *sub;     /* subresource or NULL */
-	const char *verb;    /* for metrics: get, list, watch, create, ... */
-	const user_info *user;	/* who asks; NULL when not authenticated */
-	user_info cert_user;	/* storage for a client certificate's user */
-	const char *cert_groups[API_MAX_GROUPS];
-	uint64_t t0;
-	struct reply_hold *hold;	/* reply.c keeps the answer there */
-	char buf[1024];
 };
 
 /*

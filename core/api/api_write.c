@@ -170,10 +170,10 @@ finish(api *a, http_req *req, struct route *rt, struct reg_result *res)
 		reply_status(req, rt, res->body);
 	else if (res->json != NULL) {
 		cJSON_Delete(res->body);
-		reply_durable_rbuf(a, req, rt, res->code, res->json,
+		reply_durable_rbuf(a->st, req, rt, res->code, res->json,
 		    res->rev);
 	} else
-		reply_durable(a, req, rt, res->code, res->body, res->rev);
+		reply_durable(a->st, req, rt, res->code, res->body, res->rev);
 }
 
 void
@@ -421,7 +421,7 @@ api_write_delete_collection(api *a, http_req *req, struct route *rt)
 	free(nss);
 	opts_free(&o);
 	selector_free(sel);
-	reply_durable(a, req, rt, 200, list, rev);
+	reply_durable(a->st, req, rt, 200, list, rev);
 }
 
 void
@@ -513,5 +513,5 @@ api_write_evict(api *a, http_req *req, struct route *rt)
 	}
 	cJSON_Delete(res.body);
 	s = status_success();
-	reply_durable(a, req, rt, 201, s, res.rev);
+	reply_durable(a->st, req, rt, 201, s, res.rev);
 }

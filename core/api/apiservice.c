@@ -321,8 +321,8 @@ int
 apiservice_proxy(api *a, http_req *req, struct route *rt, const char *group,
     const char *version)
 {
-	const char *hdr[API_MAX_GROUPS + 3];
-	char *lines[API_MAX_GROUPS + 2], base[400], msg[1024], *path;
+	const char *hdr[ROUTE_MAX_GROUPS + 3];
+	char *lines[ROUTE_MAX_GROUPS + 2], base[400], msg[1024], *path;
 	const char *reason;
 	cJSON *as;
 	size_t nl = 0, i;
@@ -354,7 +354,7 @@ apiservice_proxy(api *a, http_req *req, struct route *rt, const char *group,
 	/* Who asks, as kube-aggregator tells the server it proxies to. */
 	if (rt->user != NULL) {
 		lines[nl++] = util_printf("X-Remote-User: %s", rt->user->name);
-		for (g = 0; g < rt->user->ngroups && nl < API_MAX_GROUPS + 1;
+		for (g = 0; g < rt->user->ngroups && nl < ROUTE_MAX_GROUPS + 1;
 		    g++)
 			lines[nl++] = util_printf("X-Remote-Group: %s",
 			    rt->user->groups[g]);

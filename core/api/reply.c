@@ -87,7 +87,7 @@ send_durable(void *arg)
 }
 
 void
-reply_durable_rbuf(api *a, http_req *req, struct route *rt, int code,
+reply_durable_rbuf(store *st, http_req *req, struct route *rt, int code,
     rbuf *body, uint64_t rev)
 {
 	struct durable_reply *d;
@@ -104,18 +104,18 @@ reply_durable_rbuf(api *a, http_req *req, struct route *rt, int code,
 	d->rt.ns = d->rt.name = d->rt.sub = NULL;
 	d->code = code;
 	d->body = body;
-	store_when_durable(a->st, rev, send_durable, d);
+	store_when_durable(st, rev, send_durable, d);
 }
 
 void
-reply_durable(api *a, http_req *req, struct route *rt, int code,
+reply_durable(store *st, http_req *req, struct route *rt, int code,
     cJSON *body, uint64_t rev)
 {
 	if (rev == 0) {
 		reply_json(req, rt, code, body);
 		return;
 	}
-	reply_durable_rbuf(a, req, rt, code, json_print_rbuf(body), rev);
+	reply_durable_rbuf(st, req, rt, code, json_print_rbuf(body), rev);
 	cJSON_Delete(body);
 }
 

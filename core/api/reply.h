@@ -10,7 +10,10 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 
-#include "api/api_int.h"
+#include "api/route.h"
+#include "lib/rbuf.h"
+#include "net/http.h"
+#include "store/store.h"
 
 /* Reply with a tree (freed), noting the request in metrics. */
 void reply_json(http_req *, struct route *, int code, cJSON *body);
@@ -18,11 +21,11 @@ void reply_json(http_req *, struct route *, int code, cJSON *body);
 void reply_status(http_req *, struct route *, cJSON *status);
 /* Reply with plain text, not noted in metrics (health checks). */
 void reply_text(http_req *, int code, const char *text);
-/* Reply once the revision is durable. */
-void reply_durable(api *, http_req *, struct route *, int code,
+/* Reply once the revision is durable in st. */
+void reply_durable(store *st, http_req *, struct route *, int code,
     cJSON *body, uint64_t rev);
 /* The same with stored bytes (takes the reference). */
-void reply_durable_rbuf(api *, http_req *, struct route *, int code,
+void reply_durable_rbuf(store *st, http_req *, struct route *, int code,
     rbuf *body, uint64_t rev);
 /*
  * An answer kept rather than sent (rt->hold set): the etcd-backed store's
