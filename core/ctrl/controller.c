@@ -71,7 +71,7 @@ struct controller_rt {
 	client *client;
 	luahost *host;
 	lua_State *L;
-	struct luaapi_ctx api;
+	struct luactx api;
 	recorder *rec;             /* Events outside any controller's calls */
 	struct ctrl **ctrls;
 	int nctrls;

@@ -32,7 +32,7 @@
 #include "registry/resource.h"
 #include "registry/status.h"
 
-static struct luaapi_ctx *
+static struct luactx *
 ctx_of(lua_State *L)
 {
 	return lua_touserdata(L, lua_upvalueindex(1));
@@ -71,7 +71,7 @@ luaapi_resource(const char *spec)
  * return 4, the values a script gets back from a refused API call.
  */
 static int
-denied(lua_State *L, struct luaapi_ctx *c, const char *verb,
+denied(lua_State *L, struct luactx *c, const char *verb,
     const resource *r, const char *sub, const char *ns, const char *name)
 {
 	rbac_attrs a;
@@ -103,7 +103,7 @@ denied(lua_State *L, struct luaapi_ctx *c, const char *verb,
 
 /* Options that carry the caller to the registry. */
 static void
-opts_for(struct luaapi_ctx *c, struct reg_opts *o)
+opts_for(struct luactx *c, struct reg_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->user = c->user;
@@ -124,7 +124,7 @@ check_resource(lua_State *L, int idx)
 static int
 l_get_impl(lua_State *L)
 {
-	struct luaapi_ctx *c = ctx_of(L);
+	struct luactx *c = ctx_of(L);
 	const resource *r = check_resource(L, 1);
 	const char *ns = luaL_optstring(L, 2, "");
 	const char *name = luaL_checkstring(L, 3);
@@ -206,7 +206,7 @@ push_listed(lua_State *L, const store_obj *o, char *const *paths, int n)
 static int
 l_list_impl(lua_State *L)
 {
-	struct luaapi_ctx *c = ctx_of(L);
+	struct luactx *c = ctx_of(L);
 	const resource *r = check_resource(L, 1);
 	const char *ns = r->namespaced ? luaL_optstring(L, 2, NULL) : NULL;
 	selector *labels = NULL, *fields = NULL;
@@ -363,7 +363,7 @@ check_object(lua_State *L, int idx, const resource **r)
 static int
 l_create_impl(lua_State *L)
 {
-	struct luaapi_ctx *c = ctx_of(L);
+	struct luactx *c = ctx_of(L);
 	const resource *r;
 	cJSON *t = check_object(L, 1, &r);
 	const char *ns = json_str(t, "metadata.namespace");
@@ -384,7 +384,7 @@ l_create_impl(lua_State *L)
 static int
 update(lua_State *L, const char *sub)
 {
-	struct luaapi_ctx *c = ctx_of(L);
+	struct luactx *c = ctx_of(L);
 	const resource *r;
 	cJSON *t = check_object(L, 1, &r);
 	struct reg_result res;
@@ -429,7 +429,7 @@ l_update_status_impl(lua_State *L)
 static int
 l_patch_impl(lua_State *L)
 {
-	struct luaapi_ctx *c = ctx_of(L);
+	struct luactx *c = ctx_of(L);
 	const resource *r = check_resource(L, 1);
 	const char *ns = luaL_optstring(L, 2, "");
 	const char *name = luaL_checkstring(L, 3);
@@ -465,7 +465,7 @@ l_patch_impl(lua_State *L)
 static int
 l_delete_impl(lua_State *L)
 {
-	struct luaapi_ctx *c = ctx_of(L);
+	struct luactx *c = ctx_of(L);
 	const resource *r = check_resource(L, 1);
 	const char *ns = luaL_optstring(L, 2, "");
 	const char *name = luaL_checkstring(L, 3);
@@ -492,7 +492,7 @@ l_delete_impl(lua_State *L)
 /* May the running controller do verb on events in ns? 0, or -1 with
    *msg (malloc'd, when msg is not NULL). */
 static int
-event_denied(struct luaapi_ctx *c, const char *verb, const char *ns,
+event_denied(struct luactx *c, const char *verb, const char *ns,
     char **msg)
 {
 	rbac_attrs a;
@@ -519,7 +519,7 @@ event_denied(struct luaapi_ctx *c, const char *verb, const char *ns,
 }
 
 int
-luaapi_event(struct luaapi_ctx *c, recorder *rec, const cJSON *obj,
+luaapi_event(struct luactx *c, recorder *rec, const cJSON *obj,
     const char *type, const char *reason, const char *message, char **msg)
 {
 	struct recorder_obj ro;
@@ -552,7 +552,7 @@ luaapi_event(struct luaapi_ctx *c, recorder *rec, const cJSON *obj,
 static int
 l_event_impl(lua_State *L)
 {
-	struct luaapi_ctx *c = ctx_of(L);
+	struct luactx *c = ctx_of(L);
 	char *cause = NULL;
 	cJSON *t = luaconv_to_json(L, 1, &cause);
 	const char *type = luaL_checkstring(L, 2);
@@ -902,7 +902,7 @@ luaapi_open(lua_State *L, void *arg)
 	luahttp_open(L, arg);
 	luaconv_push_null(L);
 	lua_setfield(L, -2, "null");
-	luaconfig_open(L, ((struct luaapi_ctx *)arg)->batch_scheduler);
+	luaconfig_open(L, ((struct luactx *)arg)->batch_scheduler);
 	if (luaL_loadbufferx(L, prelude, strlen(prelude), "=volray", "t") !=
 	    LUA_OK)
 		fatal("volray prelude: %s", lua_tostring(L, -1));

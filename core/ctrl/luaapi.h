@@ -16,22 +16,8 @@
 #include <cjson/cJSON.h>
 #include <lua.h>
 
-#include "auth/rbac.h"
-#include "client/client.h"
 #include "client/recorder.h"
-
-struct luaapi_ctx {
-	client *client;
-	rbac *authz;             /* NULL: calls are not authorized */
-	const user_info *user;   /* who the running script acts as; NULL
-	                            outside a controller's calls */
-	const char *batch_scheduler; /* volrayd --batch-scheduler, or NULL */
-	struct luahttp *http;    /* volray.http (NULL: not available) */
-	const char *owner;       /* the running controller's name, and */
-	const char *key;         /* the key it reconciles (NULL outside) */
-	recorder *rec;           /* volray.event's: the running controller's
-	                            component */
-};
+#include "ctrl/luactx.h"
 
 /* Microseconds spent in C inside volray.* calls (for metrics). */
 extern uint64_t luaapi_usec;
@@ -45,7 +31,7 @@ const struct resource *luaapi_resource(const char *spec);
  * (a repeat) of events in obj's namespace must both be allowed. 0, or -1
  * with *msg (malloc'd, when msg is not NULL) if they are not.
  */
-int luaapi_event(struct luaapi_ctx *, recorder *rec, const cJSON *obj,
+int luaapi_event(struct luactx *, recorder *rec, const cJSON *obj,
     const char *type, const char *reason, const char *message, char **msg);
 
 #endif

@@ -17,7 +17,7 @@
 
 #include <lauxlib.h>
 
-#include "ctrl/luaapi.h"
+#include "ctrl/luactx.h"
 #include "ctrl/luahttp.h"
 #include "lib/hmap.h"
 #include "lib/json.h"
@@ -227,7 +227,7 @@ token_for(luahttp *h, const char *user)
  * for two more: a token and the NULL); NULL with *err when it cannot.
  */
 static struct hreq *
-req_start(luahttp *h, struct luaapi_ctx *c, const char *id,
+req_start(luahttp *h, struct luactx *c, const char *id,
     struct hclient_call *call, char **hdrs, int nhdrs, int has_auth,
     char **err)
 {
@@ -339,7 +339,7 @@ free_lines(char **lines, int n)
 static int
 l_http(lua_State *L)
 {
-	struct luaapi_ctx *c = lua_touserdata(L, lua_upvalueindex(1));
+	struct luactx *c = lua_touserdata(L, lua_upvalueindex(1));
 	luahttp *h = c->http;
 	const char *method, *url, *body = NULL;
 	char *enc = NULL, *id, *err = NULL;
@@ -474,7 +474,7 @@ l_http(lua_State *L)
 static int
 l_service_url(lua_State *L)
 {
-	struct luaapi_ctx *c = lua_touserdata(L, lua_upvalueindex(1));
+	struct luactx *c = lua_touserdata(L, lua_upvalueindex(1));
 	const char *ns = luaL_checkstring(L, 1);
 	const char *svc = luaL_checkstring(L, 2);
 	const char *port = luaL_checkstring(L, 3);
@@ -490,7 +490,7 @@ l_service_url(lua_State *L)
 }
 
 void
-luahttp_open(lua_State *L, struct luaapi_ctx *c)
+luahttp_open(lua_State *L, struct luactx *c)
 {
 	lua_pushlightuserdata(L, c);
 	lua_pushcclosure(L, l_http, 1);

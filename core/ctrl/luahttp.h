@@ -16,7 +16,7 @@
 #include <uv.h>
 
 typedef struct luahttp luahttp;
-struct luaapi_ctx;
+struct luactx;
 
 /* Called when the response for a request made by (owner, key) arrives. */
 typedef void (*luahttp_wake_fn)(void *arg, const char *owner, const char *key);
@@ -39,6 +39,6 @@ int luahttp_pending(const luahttp *);
  * Set http and service_url on the module table on top of L; the calls
  * read ctx->http, ctx->owner, ctx->key and ctx->user when they run.
  */
-void luahttp_open(lua_State *, struct luaapi_ctx *ctx);
+void luahttp_open(lua_State *, struct luactx *ctx);
 
 #endif

@@ -1,0 +1,32 @@
+/*
+ * What a call from a Lua controller into the volray module runs with:
+ * the client it reads and writes through, the authorizer and the user it
+ * acts as, the running controller and key, its Event recorder and its
+ * HTTP calls. The controllers' runtime (controller.c) keeps one and sets
+ * the running controller in it before each call; the module's functions
+ * (luaapi.c) and its HTTP calls (luahttp.c) both read it when they run,
+ * so neither needs the other's header for it.
+ */
+#ifndef VOLRAY_LUACTX_H
+#define VOLRAY_LUACTX_H
+
+#include "auth/rbac.h"
+#include "client/client.h"
+#include "client/recorder.h"
+
+struct luahttp;
+
+struct luactx {
+	client *client;
+	rbac *authz;             /* NULL: calls are not authorized */
+	const user_info *user;   /* who the running script acts as; NULL
+	                            outside a controller's calls */
+	const char *batch_scheduler; /* volrayd --batch-scheduler, or NULL */
+	struct luahttp *http;    /* volray.http (NULL: not available) */
+	const char *owner;       /* the running controller's name, and */
+	const char *key;         /* the key it reconciles (NULL outside) */
+	recorder *rec;           /* volray.event's: the running controller's
+	                            component */
+};
+
+#endif
