@@ -45,7 +45,6 @@
 #include "lib/json.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
-#include "sched/explain.h"
 #include "sched/sched_int.h"
 
 struct ex_rec {

@@ -26,7 +26,6 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "luahost/luahost.h"
-#include "sched/explain.h"
 #include "sched/policytest.h"
 #include "sched/sched_int.h"
 

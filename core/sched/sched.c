@@ -44,7 +44,6 @@
 #include "lib/xmalloc.h"
 #include "luahost/luahost.h"
 #include "registry/status.h"
-#include "sched/explain.h"
 #include "sched/sched.h"
 #include "sched/sched_int.h"
 #include "sched/sessionlog.h"

@@ -17,8 +17,8 @@
  *
  * From the bottom up, each file calling only those before it: config,
  * capindex, task, node, snapshot, view, framework, ssn, pq, predicate,
- * statement, the actions, outcome, policy, session; then sched.c and
- * policytest.c.
+ * statement, the actions, outcome, policy, session, explain; then
+ * sched.c and policytest.c.
  */
 #ifndef VOLRAY_SCHED_INT_H
 #define VOLRAY_SCHED_INT_H
@@ -772,5 +772,28 @@ char *outcome_pending_msg(const struct s_task *);
 typedef void (*outcome_event_fn)(void *arg, const struct s_job *,
     const char *reason, const char *msg);
 void outcome_pg_events(const struct s_job *, outcome_event_fn, void *arg);
+
+/* ------------------------------------------------------------------ */
+/* Why jobs wait (explain.c): the last sessions' records, for `volray  */
+/* explain` and `volray queue pending`.                                */
+
+typedef struct explain explain;
+
+/* A ring of the last nsessions sessions' records; NULL when 0 (off). */
+explain *explain_new(int nsessions);
+void explain_free(explain *);
+/* On the session's thread, once its outcome is decided. */
+void explain_record(explain *, struct session *, uint64_t session_no);
+/* Whether a job of the session waits (and gets a record): a pending or
+   pipelined pod, or a PodGroup not running yet that lacks pods (a Volcano
+   Job's, Pending or Inqueue before its controller creates them). */
+int explain_waits(const struct s_job *);
+/* The newest record of a job ("ns/name") or queue, with its "session":
+   a new tree, or NULL when no kept session has one. Any thread. */
+cJSON *explain_job(explain *, const char *key);
+cJSON *explain_queue(explain *, const char *name);
+/* Sessions kept so far, and the time spent recording (microseconds). */
+int explain_sessions(explain *);
+uint64_t explain_record_us(explain *);
 
 #endif
