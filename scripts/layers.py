@@ -6,6 +6,11 @@ Prints the include graph between the folders of core/ and fails when:
 - files call each other in a cycle (read from the objects' symbols with
   nm: file A calls a function defined in file B); a cycle of files is a
   knot a reader cannot follow from one end;
+- units include each other in a cycle, in core/ or in the client (cli/):
+  a unit is a .c file with its .h and its _int.h (api/api.c, api/api.h,
+  api/api_int.h), and unit A includes B when a file of A includes a
+  header of B; a header that needs a header which needs it back is the
+  same knot, met by a reader of the headers;
 - a folder above the client (the seam, core/client/) calls the store or
   the registry directly instead of through the client.
 
@@ -32,7 +37,41 @@ SEAM_CALL = re.compile(r"\b((?:store|registry|gc|wal|admission|schema|patch)_[a-
 top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(top, "build")
 core = os.path.join(top, "core")
+cli = os.path.join(top, "cli")
 failed = []
+sys.setrecursionlimit(100000)
+
+
+def cycles(graph):
+    """The strongly connected parts of graph (node -> set of nodes) with
+    more than one node, each sorted (Tarjan)."""
+    index, low, stack, on, found = {}, {}, [], set(), []
+
+    def strongconnect(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                strongconnect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            strongconnect(v)
+    return found
 
 
 def folder_of(path):
@@ -88,7 +127,28 @@ for path in sources:
         failed.append(f"{os.path.relpath(path, top)}:{line}: {name} called above "
                       "the seam (use client/)")
 
-# 3. Cycles between files, from the objects' symbols.
+# 3. Cycles between units, from their includes (core/ and cli/).
+def unit_of(path):
+    return re.sub(r"_int$", "", os.path.splitext(os.path.relpath(path, top))[0])
+
+
+includes = collections.defaultdict(set)
+for path in sources + sorted(glob.glob(os.path.join(cli, "*.[ch]"))):
+    src = unit_of(path)
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            m = re.match(r'\s*#\s*include\s+"([^"]+\.h)"', line)
+            if not m:
+                continue
+            near = os.path.join(os.path.dirname(path), m.group(1))
+            header = near if os.path.exists(near) else os.path.join(core, m.group(1))
+            dst = unit_of(header)
+            if dst != src:
+                includes[src].add(dst)
+for comp in cycles(includes):
+    failed.append("units that include each other in a cycle: " + ", ".join(comp))
+
+# 4. Cycles between files, from the objects' symbols.
 objs = glob.glob(os.path.join(build, "core", "**", "*.o"), recursive=True)
 if not objs:
     print(f"layers: no objects under {build}/core: build first", file=sys.stderr)
@@ -115,39 +175,10 @@ for unit, syms in used.items():
         if d is not None and d != unit:
             calls[unit].add(d)
 
-sys.setrecursionlimit(100000)
-index, low, stack, on, counter = {}, {}, [], set(), [0]
-
-
-def strongconnect(v):
-    index[v] = low[v] = counter[0]
-    counter[0] += 1
-    stack.append(v)
-    on.add(v)
-    for w in sorted(calls[v]):
-        if w not in index:
-            strongconnect(w)
-            low[v] = min(low[v], low[w])
-        elif w in on:
-            low[v] = min(low[v], index[w])
-    if low[v] == index[v]:
-        comp = []
-        while True:
-            w = stack.pop()
-            on.discard(w)
-            comp.append(w)
-            if w == v:
-                break
-        if len(comp) > 1:
-            failed.append("files that call each other in a cycle: " +
-                          ", ".join(sorted(comp)))
-
-
-for v in sorted(list(calls)):
-    if v not in index:
-        strongconnect(v)
+for comp in cycles(calls):
+    failed.append("files that call each other in a cycle: " + ", ".join(comp))
 
 if failed:
     print("\n".join("layers: " + f for f in failed), file=sys.stderr)
     sys.exit(1)
-print("layers: no upward include, no call cycle, nothing around the seam")
+print("layers: no upward include, no call or include cycle, nothing around the seam")
