@@ -31,16 +31,11 @@ cli_buf_printf(struct cli_buf *b, const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
-	int n;
 
 	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
+	s = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0) {
-		fprintf(stderr, "volray: out of memory\n");
-		exit(1);
-	}
-	cli_buf_add(b, s, n);
+	cli_buf_add(b, s, strlen(s));
 	free(s);
 }
 

@@ -43,11 +43,9 @@ cli_describe_w(struct cli_buf *b, int level, const char *fmt, ...)
 	for (i = 0; i < level; i++)
 		cli_buf_add(b, "  ", 2);
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
+	s = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (s != NULL)
-		cli_buf_add(b, s, strlen(s));
+	cli_buf_add(b, s, strlen(s));
 	free(s);
 }
 

@@ -32,7 +32,6 @@
 #include "auth/rbac_int.h"
 #include "lib/hmap.h"
 #include "lib/json.h"
-#include "lib/log.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "registry/status.h"
@@ -391,8 +390,7 @@ errors_text(const struct binding **errs, int n)
 	if (n == 0)
 		return NULL;
 	seen = xcalloc(n, sizeof *seen);
-	if ((f = open_memstream(&s, &len)) == NULL)
-		fatal("out of memory");
+	f = xopen_memstream(&s, &len);
 	for (i = 0; i < n; i++) {
 		const struct binding *b = errs[i];
 
@@ -606,11 +604,9 @@ go_list(const char *const *v, int n)
 {
 	char *s = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&s, &len);
+	FILE *f = xopen_memstream(&s, &len);
 	int i;
 
-	if (f == NULL)
-		fatal("out of memory");
 	fputc('[', f);
 	for (i = 0; i < n; i++)
 		fprintf(f, "%s\"%s\"", i ? " " : "", v[i]);

@@ -21,7 +21,6 @@
 #include <string.h>
 
 #include "auth/rbac_int.h"
-#include "lib/log.h"
 #include "lib/xmalloc.h"
 
 static void
@@ -260,11 +259,9 @@ describe(const struct missing *m)
 {
 	char *s = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&s, &len);
+	FILE *f = xopen_memstream(&s, &len);
 	int first = 1;
 
-	if (f == NULL)
-		fatal("out of memory");
 	fputc('{', f);
 	if (m->url == NULL) {
 		quoted(f, "APIGroups", &m->group, 1, &first);

@@ -68,8 +68,8 @@ json_obj(cJSON *o, const char *key)
 void
 json_set(cJSON *o, const char *key, cJSON *item)
 {
-	if (item == NULL)
-		fatal("out of memory");
+	if (item == NULL)		/* cJSON_CreateString(NULL) */
+		fatal("json_set: no value for %s", key);
 	if (cJSON_GetObjectItemCaseSensitive(o, key) != NULL)
 		cJSON_ReplaceItemInObjectCaseSensitive(o, key, item);
 	else

@@ -345,8 +345,7 @@ make_exact(cJSON *j)
 			continue;
 		}
 		exact_number(buf, c->valuedouble);
-		if ((raw = cJSON_CreateRaw(buf)) == NULL)
-			fatal("out of memory");
+		raw = cJSON_CreateRaw(buf);
 		if (c->string != NULL)
 			raw->string = xstrdup(c->string);
 		/* By pointer: a duplicated key must not hit its twin. */
@@ -362,8 +361,7 @@ json_print_reference(const cJSON *o)
 	char *s;
 
 	if (o != NULL && needs_exact(o)) {
-		if ((copy = cJSON_Duplicate(o, 1)) == NULL)
-			fatal("out of memory");
+		copy = cJSON_Duplicate(o, 1);
 		if (cJSON_IsNumber(copy)) {
 			/* A bare number: print it through a one-item array. */
 			cJSON *a = cJSON_CreateArray();

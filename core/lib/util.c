@@ -15,7 +15,6 @@
 #include <sys/time.h>
 #include <time.h>
 
-#include "lib/log.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 
@@ -170,8 +169,7 @@ util_printf(const char *fmt, ...)
 	char *s;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		fatal("out of memory");
+	s = xvasprintf(fmt, ap);
 	va_end(ap);
 	return s;
 }

@@ -1,10 +1,15 @@
 /*
  * Allocation that cannot fail (xmalloc.h). Each function is the C
  * library's of the same name, with a fatal() where it would return NULL.
+ * cJSON is given xmalloc and free before main (a constructor, so that no
+ * program, test or fuzz target linked with this file can forget it).
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "lib/log.h"
 #include "lib/xmalloc.h"
@@ -65,6 +70,41 @@ xstrndup(const char *s, size_t n)
 	if (p == NULL)
 		fatal("out of memory (strndup)");
 	return p;
+}
+
+char *
+xvasprintf(const char *fmt, va_list ap)
+{
+	char *s;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		fatal("out of memory (vasprintf)");
+	return s;
+}
+
+FILE *
+xopen_memstream(char **s, size_t *len)
+{
+	FILE *f = open_memstream(s, len);
+
+	if (f == NULL)
+		fatal("out of memory (open_memstream)");
+	return f;
+}
+
+void
+xoom(const char *what)
+{
+	fatal("out of memory (%s)", what);
+}
+
+/* cJSON's allocations go through xmalloc (its frees stay free). */
+static void __attribute__((constructor))
+cjson_hooks(void)
+{
+	cJSON_Hooks hooks = { .malloc_fn = xmalloc, .free_fn = free };
+
+	cJSON_InitHooks(&hooks);
 }
 
 void *

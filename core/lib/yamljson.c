@@ -53,21 +53,6 @@ struct loader {
 
 static cJSON	*load_node(struct loader *, yaml_event_t *);
 
-static __attribute__((noreturn)) void
-oom(void)
-{
-	fprintf(stderr, "yamljson: out of memory\n");
-	abort();
-}
-
-static cJSON *
-checked(cJSON *n)
-{
-	if (n == NULL)
-		oom();
-	return n;
-}
-
 /* Record the first error of a parse, with its line. */
 static void
 fail(struct loader *l, size_t line, const char *fmt, ...)
@@ -93,7 +78,7 @@ fail_parser(struct loader *l)
 
 	switch (p->error) {
 	case YAML_MEMORY_ERROR:
-		oom();
+		xoom("libyaml");
 	case YAML_READER_ERROR:
 		for (i = 0; i < p->problem_offset && i < l->len; i++) {
 			if (l->buf[i] == '\n')
@@ -279,15 +264,15 @@ resolve_plain(const char *s, size_t len)
 	double	d;
 
 	if (len < 8 && one_of(s, nulls))
-		return checked(cJSON_CreateNull());
+		return cJSON_CreateNull();
 	if (len < 8 && one_of(s, trues))
-		return checked(cJSON_CreateTrue());
+		return cJSON_CreateTrue();
 	if (len < 8 && one_of(s, falses))
-		return checked(cJSON_CreateFalse());
+		return cJSON_CreateFalse();
 	if (strchr("+-.0123456789", s[0]) != NULL &&
 	    parse_number(s, len, 0, &d) == 0)
-		return checked(cJSON_CreateNumber(d));
-	return checked(cJSON_CreateString(s));
+		return cJSON_CreateNumber(d);
+	return cJSON_CreateString(s);
 }
 
 /* Build a scalar with an explicit core tag; NULL if the value cannot be one. */
@@ -299,21 +284,21 @@ resolve_tagged(struct loader *l, const char *tag, const char *s, size_t len,
 
 	if (strcmp(tag, "int") == 0 || strcmp(tag, "float") == 0) {
 		if (parse_number(s, len, tag[0] == 'i', &d) == 0)
-			return checked(cJSON_CreateNumber(d));
+			return cJSON_CreateNumber(d);
 		if (tag[0] == 'f' && strchr(s, '.') != NULL && (
 		    strcasecmp(s, ".nan") == 0 || strcasecmp(s, ".inf") == 0 ||
 		    strcasecmp(s, "+.inf") == 0 || strcasecmp(s, "-.inf") == 0))
-			return checked(cJSON_CreateString(s));
+			return cJSON_CreateString(s);
 	} else if (strcmp(tag, "bool") == 0) {
 		if (one_of(s, trues))
-			return checked(cJSON_CreateTrue());
+			return cJSON_CreateTrue();
 		if (one_of(s, falses))
-			return checked(cJSON_CreateFalse());
+			return cJSON_CreateFalse();
 	} else if (strcmp(tag, "null") == 0) {
 		if (one_of(s, nulls))
-			return checked(cJSON_CreateNull());
+			return cJSON_CreateNull();
 	} else
-		return checked(cJSON_CreateString(s));
+		return cJSON_CreateString(s);
 	fail(l, line, "cannot decode !!str `%.40s` as a !!%s", s, tag);
 	return NULL;
 }
@@ -330,10 +315,10 @@ load_scalar(struct loader *l, yaml_event_t *ev)
 		return resolve_tagged(l, tag + strlen(TAG_PREFIX), s, len,
 		    ev->start_mark.line + 1);
 	if (tag != NULL && strcmp(tag, "!") == 0)
-		return checked(cJSON_CreateString(s));
+		return cJSON_CreateString(s);
 	if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
 		return resolve_plain(s, len);
-	return checked(cJSON_CreateString(s));
+	return cJSON_CreateString(s);
 }
 
 /* Copy the node an alias names, charging its size to the alias budget. */
@@ -358,7 +343,7 @@ load_alias(struct loader *l, yaml_event_t *ev)
 		    "document contains excessive aliasing");
 		return NULL;
 	}
-	return checked(cJSON_Duplicate(a->node, 1));
+	return cJSON_Duplicate(a->node, 1);
 }
 
 /* Build a sequence from the events up to its end. */
@@ -366,7 +351,7 @@ static cJSON *
 load_sequence(struct loader *l)
 {
 	yaml_event_t	 ev;
-	cJSON		*seq = checked(cJSON_CreateArray()), *n;
+	cJSON		*seq = cJSON_CreateArray(), *n;
 
 	for (;;) {
 		if (next_event(l, &ev) != 0)
@@ -541,7 +526,7 @@ static cJSON *
 load_mapping(struct loader *l)
 {
 	yaml_event_t	 ev;
-	cJSON		*map = checked(cJSON_CreateObject()), *merges = NULL;
+	cJSON		*map = cJSON_CreateObject(), *merges = NULL;
 	cJSON		*k, *v, *src, *it;
 	char		*key;
 	size_t		 line, nexplicit = 0;
@@ -560,7 +545,7 @@ load_mapping(struct loader *l)
 			    (v = load_node(l, &ev)) == NULL)
 				goto fail;
 			if (merges == NULL)
-				merges = checked(cJSON_CreateArray());
+				merges = cJSON_CreateArray();
 			if (add_merge(l, merges, v, line) != 0)
 				goto fail;
 			continue;
@@ -604,7 +589,7 @@ remember(struct loader *l, const char *name, const cJSON *n, size_t size)
 
 	a = xmalloc(sizeof *a);
 	a->name = xstrdup(name);
-	a->node = checked(cJSON_Duplicate(n, 1));
+	a->node = cJSON_Duplicate(n, 1);
 	a->size = size;
 	a->next = l->anchors;
 	l->anchors = a;
@@ -661,13 +646,13 @@ load_stream(const char *buf, size_t len, int first, char **cause)
 	struct loader	 l;
 	yaml_event_t	 ev;
 	yaml_event_type_t type;
-	cJSON		*docs = checked(cJSON_CreateArray()), *n;
+	cJSON		*docs = cJSON_CreateArray(), *n;
 
 	memset(&l, 0, sizeof l);
 	l.buf = buf;
 	l.len = len;
 	if (!yaml_parser_initialize(&l.parser))
-		oom();
+		xoom("yaml_parser_initialize");
 	yaml_parser_set_input_string(&l.parser, (const unsigned char *)buf,
 	    len);
 	for (;;) {
@@ -767,7 +752,7 @@ yamljson_parse_all(const char *buf, size_t len, char **cause)
 	if (cause != NULL)
 		*cause = NULL;
 	if ((doc = load_json(buf, len)) != NULL) {
-		docs = checked(cJSON_CreateArray());
+		docs = cJSON_CreateArray();
 		cJSON_AddItemToArray(docs, doc);
 		return docs;
 	}

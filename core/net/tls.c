@@ -194,7 +194,7 @@ tls_conn_new(tls_ctx *t)
 	if ((c->ssl = SSL_new(t->ctx)) == NULL ||
 	    (c->in = BIO_new(BIO_s_mem())) == NULL ||
 	    (c->out = BIO_new(BIO_s_mem())) == NULL)
-		fatal("out of memory");
+		xoom("SSL_new, BIO_new");
 	/* An empty memory BIO means "try again later", not end of file. */
 	BIO_set_mem_eof_return(c->in, -1);
 	BIO_set_mem_eof_return(c->out, -1);

@@ -16,7 +16,6 @@
 #include <strings.h>
 #include <wslay/wslay.h>
 
-#include "lib/log.h"
 #include "lib/xmalloc.h"
 #include "net/websocket.h"
 
@@ -233,7 +232,7 @@ ws_accept(http_req *req, const char *protocol, size_t max_msg,
 	w->cb = *cb;
 	w->arg = arg;
 	if (wslay_event_context_server_init(&w->ctx, &wslay_cbs, w) != 0)
-		fatal("out of memory");
+		xoom("wslay_event_context_server_init");
 	wslay_event_config_set_max_recv_msg_length(w->ctx, max_msg);
 	accept_key(http_req_header(req, "Sec-WebSocket-Key"), acc);
 	http_req_add_header(req, "Sec-WebSocket-Accept", acc);

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "lib/json.h"
-#include "lib/log.h"
+#include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "lib/yamljson.h"
 #include "registry/resource.h"
@@ -331,10 +331,10 @@ resource_load_schemas(const char *dir, char **cause)
 				    0 && strcmp(all[i]->kind, k->string) == 0)
 					r = all[i];
 			if (r == NULL || !cJSON_IsObject(k)) {
-				if (bad == NULL && asprintf(&bad, "%s: no "
-				    "built-in kind %s %s", dir, av ? av : "?",
-				    k->string) < 0)
-					bad = NULL;
+				if (bad == NULL)
+					bad = util_printf("%s: no built-in kind "
+					    "%s %s", dir, av ? av : "?",
+					    k->string);
 				continue;
 			}
 			cJSON_Delete(r->own_openapi);
@@ -391,10 +391,9 @@ resource_check_crd(const cJSON *crd, char **cause)
 	}
 	snprintf(want, sizeof want, "%s.%s", plural, group);
 	if (name == NULL || strcmp(name, want) != 0) {
-		if (asprintf(cause, "metadata.name: Invalid value: \"%s\": "
+		*cause = util_printf("metadata.name: Invalid value: \"%s\": "
 		    "must be spec.names.plural+\".\"+spec.group", name ? name :
-		    "") < 0)
-			fatal("out of memory");
+		    "");
 		return -1;
 	}
 	if (scope == NULL || (strcmp(scope, "Namespaced") != 0 &&

@@ -24,6 +24,7 @@
 
 #include "lib/ere.h"
 #include "lib/json.h"
+#include "lib/log.h"
 #include "lib/xmalloc.h"
 #include "registry/schema.h"
 
@@ -117,13 +118,6 @@ struct sbuf {
 	size_t	 cap;
 };
 
-static __attribute__((noreturn)) void
-oom(void)
-{
-	fprintf(stderr, "schema: out of memory\n");
-	abort();
-}
-
 static void
 sb_grow(struct sbuf *b, size_t more)
 {
@@ -165,7 +159,7 @@ sb_printf(struct sbuf *b, const char *fmt, ...)
 	n = vsnprintf(tmp, sizeof tmp, fmt, ap);
 	va_end(ap);
 	if (n < 0)
-		oom();
+		fatal("schema: vsnprintf of \"%s\" failed", fmt);
 	if ((size_t)n < sizeof tmp) {
 		sb_putn(b, tmp, (size_t)n);
 		return;
@@ -254,7 +248,7 @@ sb_json(struct sbuf *b, const cJSON *v)
 	char	*s;
 
 	if ((s = cJSON_PrintUnformatted(v)) == NULL)
-		oom();
+		fatal("schema: a value cJSON cannot print");
 	sb_puts(b, s);
 	cJSON_free(s);
 }
@@ -323,11 +317,9 @@ emit(struct vctx *c, const char *reason, struct sbuf *msg, struct sbuf *field)
 	cJSON	*o = cJSON_CreateObject();
 	char	*m = sb_take(msg), *f = sb_take(field);
 
-	if (o == NULL ||
-	    cJSON_AddStringToObject(o, "reason", reason) == NULL ||
-	    cJSON_AddStringToObject(o, "message", m) == NULL ||
-	    cJSON_AddStringToObject(o, "field", f) == NULL)
-		oom();
+	cJSON_AddStringToObject(o, "reason", reason);
+	cJSON_AddStringToObject(o, "message", m);
+	cJSON_AddStringToObject(o, "field", f);
 	cJSON_AddItemToArray(c->causes, o);
 	free(m);
 	free(f);
@@ -834,12 +826,10 @@ compile_into(struct schema *s, const cJSON *j, const char *path, char **cause)
 	if ((v = cJSON_GetObjectItemCaseSensitive(j, "enum")) != NULL) {
 		if (!cJSON_IsArray(v))
 			return compile_fail(cause, path, "enum must be an array");
-		if ((s->enumv = cJSON_Duplicate(v, 1)) == NULL)
-			oom();
+		s->enumv = cJSON_Duplicate(v, 1);
 	}
 	if ((v = cJSON_GetObjectItemCaseSensitive(j, "default")) != NULL) {
-		if ((s->def = cJSON_Duplicate(v, 1)) == NULL)
-			oom();
+		s->def = cJSON_Duplicate(v, 1);
 		/* Copies of the default take the key of the field they fill. */
 		cJSON_free(s->def->string);
 		s->def->string = NULL;
@@ -1002,8 +992,7 @@ check_child(const struct schema *cs, cJSON *parent, cJSON *it,
 		return it;
 	if (c->mutate && cs->def != NULL && cJSON_IsNull(it) &&
 	    !(cs->flags & F_NULLABLE)) {
-		if ((d = cJSON_Duplicate(cs->def, 1)) == NULL)
-			oom();
+		d = cJSON_Duplicate(cs->def, 1);
 		d->string = it->string;
 		it->string = NULL;
 		cJSON_ReplaceItemViaPointer(parent, it, d);
@@ -1205,8 +1194,7 @@ check_unique(const struct schema *s, const cJSON *arr, const struct path *p,
 			other(c, &ip, "FieldValueDuplicate", "Duplicate value",
 			    b, NULL);
 		} else if (s->flags & F_LISTMAP) {
-			if ((keys = cJSON_CreateObject()) == NULL)
-				oom();
+			keys = cJSON_CreateObject();
 			for (i = 0; i < s->nmapkeys; i++) {
 				k = cJSON_GetObjectItemCaseSensitive(b,
 				    s->mapkeys[i]);
@@ -1334,8 +1322,7 @@ check_object(const struct schema *s, cJSON *obj, const struct path *p,
 			    (root && is_meta(s->props[idx].name)))
 				continue;
 			cs = s->props[idx].s;
-			if ((d = cJSON_Duplicate(cs->def, 1)) == NULL)
-				oom();
+			d = cJSON_Duplicate(cs->def, 1);
 			cJSON_AddItemToObject(obj, s->props[idx].name, d);
 			setbit(seen, (size_t)idx);
 			nfields++;

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "lib/json.h"
-#include "lib/log.h"
 #include "lib/xmalloc.h"
 #include "registry/resource.h"
 #include "registry/status.h"
@@ -40,8 +39,7 @@ status_error(int code, const char *reason, const char *fmt, ...)
 	cJSON *s;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		fatal("out of memory");
+	msg = xvasprintf(fmt, ap);
 	va_end(ap);
 	s = make(code, reason, msg);
 	free(msg);
@@ -56,8 +54,7 @@ status_bad_request(const char *fmt, ...)
 	cJSON *s;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		fatal("out of memory");
+	msg = xvasprintf(fmt, ap);
 	va_end(ap);
 	s = make(400, "BadRequest", msg);
 	free(msg);
@@ -153,8 +150,7 @@ status_add_cause(cJSON *causes, const char *reason, const char *field,
 	char *msg;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		fatal("out of memory");
+	msg = xvasprintf(fmt, ap);
 	va_end(ap);
 	cJSON_AddStringToObject(c, "reason", reason);
 	cJSON_AddStringToObject(c, "message", msg);
