@@ -80,6 +80,25 @@ struct stream {
 	size_t len;
 };
 
+/* The command line (usage()): what to keep, and how. */
+struct shim_opts {
+	const char	*dir, *name, *uid;	/* -d, -n, -u (default "-") */
+	const char	*groups[MAX_GROUPS];	/* -g */
+	int		 ngroups;
+	int		 stdin_fifo, xmode, tty;	/* -i, -x, -t */
+	int		 ns_pid;		/* -N */
+	const char	*plan, *netns, *hostname;	/* -M, -X, -H */
+	char		**argv;			/* the command */
+};
+
+/* What the kept command's output goes through. */
+struct shim_io {
+	int	log_fd;		/* DIR/NAME.log */
+	int	out[2], err[2];	/* its stdout and stderr */
+	int	wake[2];	/* SIGCHLD's self-pipe */
+	int	in;		/* DIR/NAME.stdin (-i), or -1 */
+};
+
 static void
 usage(void)
 {
@@ -358,17 +377,15 @@ install_signals(void)
 }
 
 /*
- * Fork the command with stdout and stderr to out[1] and err[1], put it in
- * its groups (noting their OOM counts), write the pid file, then let it
+ * Fork the command with stdout and stderr to io's pipes, put it in its
+ * groups (noting their OOM counts), write the pid file, then let it
  * exec. Its pid; -1 when it could not be started (*exec_errno and what
  * say why: a command that never runs unlimited is better than one that
  * does); *exec_errno alone when exec failed.
  */
 static pid_t
-start_child(const char *dir, const char *name, const char *uid,
-    const char **groups, int ngroups, long *oom_before, char **argv,
-    int in, int out[2], int err[2], int *exec_errno, char *what,
-    size_t wsize)
+start_child(const struct shim_opts *o, const struct shim_io *io,
+    long *oom_before, int *exec_errno, char *what, size_t wsize)
 {
 	char path[PATH_MAX], pidstr[32];
 	int go[2], rep[2], i, exact, e = 0;
@@ -376,7 +393,7 @@ start_child(const char *dir, const char *name, const char *uid,
 	pid_t pid;
 
 	*exec_errno = 0;
-	snprintf(what, wsize, "exec %s", argv[0]);
+	snprintf(what, wsize, "exec %s", o->argv[0]);
 	if (pipe2(go, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0 ||
 	    (pid = fork()) < 0) {
 		*exec_errno = errno;
@@ -384,16 +401,17 @@ start_child(const char *dir, const char *name, const char *uid,
 		return -1;
 	}
 	if (pid == 0)
-		run_child(argv, in, out[1], err[1], go[0], rep[1]);
+		run_child(o->argv, io->in, io->out[1], io->err[1], go[0],
+		    rep[1]);
 	setpgid(pid, pid);
-	close(out[1]);
-	close(err[1]);
+	close(io->out[1]);
+	close(io->err[1]);
 	close(go[0]);
 	close(rep[1]);
 	/* Into its cgroups before it runs, so that all it uses is charged. */
 	snprintf(pidstr, sizeof pidstr, "%d", (int)pid);
-	for (i = 0; i < ngroups; i++) {
-		snprintf(path, sizeof path, "%s/cgroup.procs", groups[i]);
+	for (i = 0; i < o->ngroups; i++) {
+		snprintf(path, sizeof path, "%s/cgroup.procs", o->groups[i]);
 		if (write_str(path, pidstr) != 0) {
 			/* The child waits for the go-ahead: it never runs. */
 			*exec_errno = errno;
@@ -402,11 +420,11 @@ start_child(const char *dir, const char *name, const char *uid,
 			waitpid(pid, NULL, 0);
 			return -1;
 		}
-		oom_before[i] = oom_count(groups[i], &exact);
+		oom_before[i] = oom_count(o->groups[i], &exact);
 	}
-	snprintf(path, sizeof path, "%s/%s.pid", dir, name);
+	snprintf(path, sizeof path, "%s/%s.pid", o->dir, o->name);
 	write_atomic(path, "%d %llu %s %d %llu\n", (int)pid, proc_start_time(pid),
-	    uid, (int)getpid(), proc_start_time(getpid()));
+	    o->uid, (int)getpid(), proc_start_time(getpid()));
 	child_pid = pid;
 	if (pending_sig != 0)
 		kill(-pid, pending_sig);
@@ -450,7 +468,7 @@ write_status(const char *dir, const char *name, int status, int oom,
 
 /* -x: into the container's groups and terminal, then the command. */
 static int
-run_exec(const char **groups, int ngroups, int tty, char **argv)
+run_exec(const char *const *groups, int ngroups, int tty, char **argv)
 {
 	char pidstr[32], path[PATH_MAX];
 	int e, i;
@@ -474,170 +492,259 @@ run_exec(const char **groups, int ngroups, int tty, char **argv)
 	return e == ENOENT ? 127 : 126;
 }
 
-int
-main(int argc, char **argv)
+/* Parse the command line into o; usage() on a bad one. */
+static void
+parse_opts(int argc, char **argv, struct shim_opts *o)
 {
-	const char *dir = NULL, *name = NULL, *uid = "-";
-	const char *groups[MAX_GROUPS];
-	char logp[PATH_MAX], what[PATH_MAX + 8];
-	int ngroups = 0, opt, out[2], err[2], wake[2], xmode = 0, tty = 0;
-	int stdin_fifo = 0, in = -1, ns_pid = 0;
-	const char *plan = NULL, *netns = NULL, *hostname = NULL;
-	char inp[PATH_MAX], nswhy[PATH_MAX + 64], cwd[PATH_MAX];
-	int log_fd, status = 0, e = 0, i, oom = 0, exact;
-	long oom_before[MAX_GROUPS];
-	struct stream so, se;
-	struct timespec t0, t1;
-	pid_t pid;
+	int opt;
 
+	memset(o, 0, sizeof *o);
+	o->uid = "-";
 	while ((opt = getopt(argc, argv, "d:n:u:g:ixtM:N:X:H:")) != -1) {
 		switch (opt) {
 		case 'H':
-			hostname = optarg;
+			o->hostname = optarg;
 			break;
 		case 'X':
-			netns = optarg;
+			o->netns = optarg;
 			break;
 		case 'M':
-			plan = optarg;
+			o->plan = optarg;
 			break;
 		case 'N':
-			ns_pid = atoi(optarg);
+			o->ns_pid = atoi(optarg);
 			break;
 		case 'i':
-			stdin_fifo = 1;
+			o->stdin_fifo = 1;
 			break;
 		case 'x':
-			xmode = 1;
+			o->xmode = 1;
 			break;
 		case 't':
-			tty = 1;
+			o->tty = 1;
 			break;
 		case 'd':
-			dir = optarg;
+			o->dir = optarg;
 			break;
 		case 'n':
-			name = optarg;
+			o->name = optarg;
 			break;
 		case 'u':
-			uid = optarg;
+			o->uid = optarg;
 			break;
 		case 'g':
-			if (ngroups == MAX_GROUPS)
+			if (o->ngroups == MAX_GROUPS)
 				usage();
-			groups[ngroups++] = optarg;
+			o->groups[o->ngroups++] = optarg;
 			break;
 		default:
 			usage();
 		}
 	}
-	argv += optind;
-	if (xmode && argv[0] != NULL) {
-		if (getcwd(inp, sizeof inp) == NULL)
-			inp[0] = '\0';
-		if (ns_pid > 0 && (shimns_join_net(ns_pid) != 0 ||
-		    shimns_join(ns_pid) != 0 ||
-		    (inp[0] != '\0' && chdir(inp) != 0))) {
-			e = errno;
-			if (write(3, &e, sizeof e) != (ssize_t)sizeof e)
-				fprintf(stderr, "mount namespace of %d: %s\n",
-				    ns_pid, strerror(e));
-			return 126;
-		}
-		return run_exec(groups, ngroups, tty, argv);
-	}
-	if (dir == NULL || name == NULL || argv[0] == NULL)
-		usage();
-	install_signals();
-	setsid();	/* volrayd's spawn made us a session leader already */
-	snprintf(logp, sizeof logp, "%s/%s.log", dir, name);
-	if ((log_fd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-	    0600)) < 0 || pipe2(out, O_CLOEXEC) != 0 ||
-	    pipe2(err, O_CLOEXEC) != 0 ||
-	    pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+	o->argv = argv + optind;
+}
+
+/*
+ * -x: into the namespaces of process -N (the container's), keeping the
+ * working directory, then run_exec. Returns only when exec failed.
+ */
+static int
+exec_into(const struct shim_opts *o)
+{
+	char cwd[PATH_MAX];
+	int e;
+
+	if (getcwd(cwd, sizeof cwd) == NULL)
+		cwd[0] = '\0';
+	if (o->ns_pid > 0 && (shimns_join_net(o->ns_pid) != 0 ||
+	    shimns_join(o->ns_pid) != 0 ||
+	    (cwd[0] != '\0' && chdir(cwd) != 0))) {
 		e = errno;
-		write_status(dir, name, 0, 0, e, log_fd < 0 ? logp : "pipe");
-		return 128;
+		if (write(3, &e, sizeof e) != (ssize_t)sizeof e)
+			fprintf(stderr, "mount namespace of %d: %s\n",
+			    o->ns_pid, strerror(e));
+		return 126;
 	}
-	wake_fd = wake[1];
-	if ((netns != NULL && shimns_enter_net(netns) != 0) ||
-	    (hostname != NULL && shimns_hostname(hostname) != 0)) {
-		e = errno;
-		snprintf(nswhy, sizeof nswhy, "network namespace %s", netns ?
-		    netns : "");
-		write_status(dir, name, 0, 0, e, nswhy);
-		return 128;
+	return run_exec(o->groups, o->ngroups, o->tty, o->argv);
+}
+
+/*
+ * Where the command's output goes: the log (appended to), its pipes and
+ * SIGCHLD's. 0, or -1 once DIR/NAME.status says what failed.
+ */
+static int
+open_io(const struct shim_opts *o, struct shim_io *io)
+{
+	char logp[PATH_MAX];
+
+	io->in = -1;
+	snprintf(logp, sizeof logp, "%s/%s.log", o->dir, o->name);
+	if ((io->log_fd = open(logp, O_WRONLY | O_CREAT | O_APPEND |
+	    O_CLOEXEC, 0600)) < 0 || pipe2(io->out, O_CLOEXEC) != 0 ||
+	    pipe2(io->err, O_CLOEXEC) != 0 ||
+	    pipe2(io->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+		write_status(o->dir, o->name, 0, 0, errno,
+		    io->log_fd < 0 ? logp : "pipe");
+		return -1;
 	}
-	if (plan != NULL) {
-		snprintf(inp, sizeof inp, "%s/.ns-%s", dir, name);
-		/* The working directory is a path: kept across a new root. */
-		if (getcwd(cwd, sizeof cwd) == NULL)
-			snprintf(cwd, sizeof cwd, "/");
-		if (shimns_apply(plan, inp, nswhy, sizeof nswhy) != 0 ||
-		    (chdir(cwd) != 0 && (snprintf(nswhy, sizeof nswhy,
-		    "chdir %s: %s", cwd, strerror(errno)), 1))) {
-			errno = 0;
-			write_status(dir, name, 0, 0, EINVAL, nswhy);
-			return 128;
-		}
+	wake_fd = io->wake[1];
+	return 0;
+}
+
+/*
+ * The pod's network namespace and host name (-X, -H), then the mount
+ * namespace with the volumes (-M), keeping the working directory. 0, or
+ * -1 once DIR/NAME.status says what failed.
+ */
+static int
+enter_namespaces(const struct shim_opts *o)
+{
+	char why[PATH_MAX + 64], state[PATH_MAX], cwd[PATH_MAX];
+
+	if ((o->netns != NULL && shimns_enter_net(o->netns) != 0) ||
+	    (o->hostname != NULL && shimns_hostname(o->hostname) != 0)) {
+		int e = errno;
+
+		snprintf(why, sizeof why, "network namespace %s",
+		    o->netns ? o->netns : "");
+		write_status(o->dir, o->name, 0, 0, e, why);
+		return -1;
 	}
-	if (stdin_fifo) {
-		snprintf(inp, sizeof inp, "%s/%s.stdin", dir, name);
-		unlink(inp);
-		if (mkfifo(inp, 0600) != 0 ||
-		    (in = open(inp, O_RDWR | O_CLOEXEC)) < 0) {
-			e = errno;
-			write_status(dir, name, 0, 0, e, inp);
-			return 128;
-		}
+	if (o->plan == NULL)
+		return 0;
+	snprintf(state, sizeof state, "%s/.ns-%s", o->dir, o->name);
+	/* The working directory is a path: kept across a new root. */
+	if (getcwd(cwd, sizeof cwd) == NULL)
+		snprintf(cwd, sizeof cwd, "/");
+	if (shimns_apply(o->plan, state, why, sizeof why) != 0 ||
+	    (chdir(cwd) != 0 && (snprintf(why, sizeof why, "chdir %s: %s",
+	    cwd, strerror(errno)), 1))) {
+		errno = 0;
+		write_status(o->dir, o->name, 0, 0, EINVAL, why);
+		return -1;
 	}
-	if ((pid = start_child(dir, name, uid, groups, ngroups, oom_before,
-	    argv, in, out, err, &e, what, sizeof what)) < 0) {
-		write_status(dir, name, 0, 0, e, what);
-		for (i = 0; i < ngroups; i++)
-			remove_group(groups[i]);
-		return 128;
+	return 0;
+}
+
+/* -i: the FIFO DIR/NAME.stdin, made afresh and held open both ways. 0,
+ * or -1 once DIR/NAME.status says what failed. */
+static int
+open_stdin(const struct shim_opts *o, struct shim_io *io)
+{
+	char path[PATH_MAX];
+
+	if (!o->stdin_fifo)
+		return 0;
+	snprintf(path, sizeof path, "%s/%s.stdin", o->dir, o->name);
+	unlink(path);
+	if (mkfifo(path, 0600) != 0 ||
+	    (io->in = open(path, O_RDWR | O_CLOEXEC)) < 0) {
+		write_status(o->dir, o->name, 0, 0, errno, path);
+		return -1;
 	}
+	return 0;
+}
+
+/*
+ * Log the command's output until it ends, kill what is left of it, and
+ * log what it wrote before it ended for up to DRAIN_MS more. Its wait
+ * status.
+ */
+static int
+watch_child(const struct shim_opts *o, struct shim_io *io, pid_t pid)
+{
+	struct stream so, se;
+	struct timespec t0, t1;
+	int status = 0, i;
+	long left;
+
 	memset(&so, 0, sizeof so);
 	memset(&se, 0, sizeof se);
-	so.fd = out[0];
+	so.fd = io->out[0];
 	so.name = "stdout";
-	se.fd = err[0];
+	se.fd = io->err[0];
 	se.name = "stderr";
 	while (waitpid(pid, &status, WNOHANG) != pid)
-		if (pump(log_fd, &so, &se, wake[0], -1) < 0 && errno != EINTR)
+		if (pump(io->log_fd, &so, &se, io->wake[0], -1) < 0 &&
+		    errno != EINTR)
 			break;
 	/* Nothing of the container outlives its main process. */
 	kill(-pid, SIGKILL);
-	for (i = 0; i < ngroups; i++)
-		kill_group(groups[i]);
+	for (i = 0; i < o->ngroups; i++)
+		kill_group(o->groups[i]);
 	/* What it wrote before it ended; a writer that got away is cut off. */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		long left;
-
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		left = DRAIN_MS - ((t1.tv_sec - t0.tv_sec) * 1000 +
 		    (t1.tv_nsec - t0.tv_nsec) / 1000000);
 		if ((so.fd < 0 && se.fd < 0) || left <= 0)
 			break;
-		pump(log_fd, &so, &se, -1, (int)left);
+		pump(io->log_fd, &so, &se, -1, (int)left);
 	}
 	if (so.fd >= 0)
-		flush_lines(log_fd, &so, 1);
+		flush_lines(io->log_fd, &so, 1);
 	if (se.fd >= 0)
-		flush_lines(log_fd, &se, 1);
-	for (i = 0; i < ngroups; i++) {
-		long after = oom_count(groups[i], &exact);
+		flush_lines(io->log_fd, &se, 1);
+	return status;
+}
+
+/* Whether a cgroup's OOM killer ended the command (1) or not (0). */
+static int
+oom_killed(const struct shim_opts *o, const long *oom_before, int status)
+{
+	int i, exact, oom = 0;
+
+	for (i = 0; i < o->ngroups; i++) {
+		long after = oom_count(o->groups[i], &exact);
 
 		/* failcnt counts reclaims at the limit too: SIGKILL or nothing. */
 		if (after > oom_before[i] && oom_before[i] >= 0 && (exact ||
 		    (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)))
 			oom = 1;
 	}
-	write_status(dir, name, status, oom, e, what);
-	for (i = 0; i < ngroups; i++)
-		remove_group(groups[i]);
+	return oom;
+}
+
+static void
+remove_groups(const struct shim_opts *o)
+{
+	int i;
+
+	for (i = 0; i < o->ngroups; i++)
+		remove_group(o->groups[i]);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct shim_opts o;
+	struct shim_io io;
+	char what[PATH_MAX + 8];
+	long oom_before[MAX_GROUPS];
+	int status, e = 0;
+	pid_t pid;
+
+	parse_opts(argc, argv, &o);
+	if (o.xmode && o.argv[0] != NULL)
+		return exec_into(&o);
+	if (o.dir == NULL || o.name == NULL || o.argv[0] == NULL)
+		usage();
+	install_signals();
+	setsid();	/* volrayd's spawn made us a session leader already */
+	if (open_io(&o, &io) != 0 || enter_namespaces(&o) != 0 ||
+	    open_stdin(&o, &io) != 0)
+		return 128;
+	if ((pid = start_child(&o, &io, oom_before, &e, what,
+	    sizeof what)) < 0) {
+		write_status(o.dir, o.name, 0, 0, e, what);
+		remove_groups(&o);
+		return 128;
+	}
+	status = watch_child(&o, &io, pid);
+	write_status(o.dir, o.name, status, oom_killed(&o, oom_before, status),
+	    e, what);
+	remove_groups(&o);
 	if (e != 0)
 		return 128;
 	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) :
