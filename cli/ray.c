@@ -759,13 +759,13 @@ job_other(const char *verb, int argc, char **argv)
 	return 0;
 }
 
-static volatile sig_atomic_t stopped;
+static volatile sig_atomic_t terminated;	/* SIGTERM or SIGINT came */
 
 static void
 on_term(int sig)
 {
 	(void)sig;
-	stopped = 1;
+	terminated = 1;
 }
 
 /* ray start: the head's and workers' APIs are volrayd's; just block. */
@@ -790,7 +790,7 @@ start(int argc, char **argv)
 	fflush(stdout);
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
-	while (!stopped)
+	while (!terminated)
 		pause();
 	return 0;
 }
@@ -808,7 +808,7 @@ kuberay_autoscaler(void)
 	fflush(stdout);
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
-	while (!stopped)
+	while (!terminated)
 		pause();
 	return 0;
 }

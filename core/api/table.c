@@ -826,7 +826,9 @@ cell_jsonpath(cJSON *cells, const cJSON *o, const struct printer_col *c)
 static void
 binding_row(cJSON *cells, const cJSON *o)
 {
-	static const char *kinds[] = { "User", "Group", "ServiceAccount" };
+	static const char *subject_kinds[] = {
+		"User", "Group", "ServiceAccount"
+	};
 	const cJSON *s;
 	char buf[1024], age[16];
 	size_t len;
@@ -846,7 +848,7 @@ binding_row(cJSON *cells, const cJSON *o)
 			const char *n = json_str(s, "name");
 			const char *ns = json_str(s, "namespace");
 
-			if (k == NULL || strcmp(k, kinds[i]) != 0)
+			if (k == NULL || strcmp(k, subject_kinds[i]) != 0)
 				continue;
 			if (i == 2)
 				len += snprintf(buf + len, len < sizeof buf ?

@@ -249,23 +249,23 @@ group_path(const struct root *r, const char *uid, const char *ctr,
 		util_strf(out, size, "%s/%s", r->path, uid);
 }
 
-/* The first number of file in dir, or after "key " in it; -1 if none. */
+/* The first number of file in dir, or after "field " in it; -1 if none. */
 static long long
-read_number(const char *dir, const char *file, const char *key)
+read_number(const char *dir, const char *file, const char *field)
 {
 	char path[PATH_MAX], line[256];
 	long long v = -1;
-	size_t kl = key != NULL ? strlen(key) : 0;
+	size_t kl = field != NULL ? strlen(field) : 0;
 	FILE *f;
 
 	util_strf(path, sizeof path, "%s/%s", dir, file);
 	if ((f = fopen(path, "re")) == NULL)
 		return -1;
 	while (fgets(line, sizeof line, f) != NULL)
-		if (key == NULL) {
+		if (field == NULL) {
 			v = strtoll(line, NULL, 10);
 			break;
-		} else if (strncmp(line, key, kl) == 0 && line[kl] == ' ') {
+		} else if (strncmp(line, field, kl) == 0 && line[kl] == ' ') {
 			v = strtoll(line + kl + 1, NULL, 10);
 			break;
 		}

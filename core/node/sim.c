@@ -81,7 +81,7 @@ sim_duration(struct node *n, struct node_pod *p, struct node_ctr *c)
 
 /* A simulated instance that ends after ms (-1: when stopped). */
 static void
-sim_run(struct node *n, struct node_pod *p, struct node_ctr *c, int64_t ms)
+run_instance(struct node *n, struct node_pod *p, struct node_ctr *c, int64_t ms)
 {
 	const char *e = setting(p, c, "volray.io/sim-exit-code");
 	struct sim_ctr *s;
@@ -138,7 +138,7 @@ sim_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 	(void)why;
 	if (sim_effect(n, p, c) == 0)
 		return 0;
-	sim_run(n, p, c, sim_duration(n, p, c));
+	run_instance(n, p, c, sim_duration(n, p, c));
 	return 0;
 }
 
@@ -159,7 +159,7 @@ sim_resume(struct node *n, struct node_pod *p, struct node_ctr *c)
 		return 0;
 	ms = sim_duration(n, p, c);
 	if (ms < 0 || since < 0) {
-		sim_run(n, p, c, ms);
+		run_instance(n, p, c, ms);
 		return 0;
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -169,7 +169,7 @@ sim_resume(struct node *n, struct node_pod *p, struct node_ctr *c)
 	util_time_format(since + (time_t)(ms / 1000), c->end_at);
 	if (left < 0)
 		left = 0;
-	sim_run(n, p, c, left);
+	run_instance(n, p, c, left);
 	return 0;
 }
 

@@ -47,11 +47,10 @@ ray_pod_env(client *cl, const char *ns, const cJSON *c, const char *name)
 			cJSON *t = store_obj_tree(o);
 			const cJSON *d = cJSON_GetObjectItemCaseSensitive(
 			    json_at(t, "data"), json_str(ref, "key"));
-
-			size_t n;
+			size_t len;
 
 			if (cJSON_IsString(d) &&
-			    util_base64_decode(d->valuestring, &out, &n) != 0)
+			    util_base64_decode(d->valuestring, &out, &len) != 0)
 				out = NULL;
 			cJSON_Delete(t);
 		}

@@ -329,7 +329,7 @@ details_of(const struct hjob *hj)
 }
 
 static void
-reply_text(http_req *req, int code, const char *msg)
+send_text(http_req *req, int code, const char *msg)
 {
 	http_respond(req, code, "text/plain; charset=utf-8", msg, strlen(msg));
 }
@@ -346,7 +346,7 @@ serve(struct ray_history *hs, http_req *req, const char *path)
 	n = sscanf(path, "%253[^/]/%31[^/]/%253[^/]%511s", ns, kind, name,
 	    rest);
 	if (n < 3) {
-		reply_text(req, 404, "not found");
+		send_text(req, 404, "not found");
 		return;
 	}
 	if (strcmp(kind, "rayjobs") == 0 && rest[0] == '\0') {
@@ -360,12 +360,12 @@ serve(struct ray_history *hs, http_req *req, const char *path)
 					return;
 				}
 			}
-		reply_text(req, 404, "no kept job of that RayJob");
+		send_text(req, 404, "no kept job of that RayJob");
 		return;
 	}
 	if (strcmp(kind, "clusters") != 0 ||
 	    strncmp(rest, "/api/jobs", 9) != 0) {
-		reply_text(req, 404, "not found");
+		send_text(req, 404, "not found");
 		return;
 	}
 	if (strcmp(rest, "/api/jobs") == 0 || strcmp(rest, "/api/jobs/") ==
@@ -386,7 +386,7 @@ serve(struct ray_history *hs, http_req *req, const char *path)
 
 		sscanf(rest + 10, "%253[^/]/%31s", id, what);
 		if ((hj = find(hs, ns, name, id)) == NULL) {
-			reply_text(req, 404, "Job ID does not exist");
+			send_text(req, 404, "Job ID does not exist");
 			return;
 		}
 		if (what[0] == '\0') {
@@ -395,7 +395,7 @@ serve(struct ray_history *hs, http_req *req, const char *path)
 			if (t != NULL)
 				http_respond_json(req, 200, t);
 			else
-				reply_text(req, 404, "Job ID does not exist");
+				send_text(req, 404, "Job ID does not exist");
 		} else if (strcmp(what, "logs") == 0) {
 			char *p = util_printf("%s.log", hj->base);
 			char *text = util_read_file(p, NULL);
@@ -406,7 +406,7 @@ serve(struct ray_history *hs, http_req *req, const char *path)
 			free(p);
 			http_respond_json(req, 200, t);
 		} else
-			reply_text(req, 404, "not found");
+			send_text(req, 404, "not found");
 	}
 }
 
@@ -416,11 +416,11 @@ ray_history_serve(ray *r, http_req *req)
 	if (strncmp(req->path, PREFIX, sizeof PREFIX - 1) != 0)
 		return -1;
 	if (strcmp(req->method, "GET") != 0) {
-		reply_text(req, 405, "the Ray job history is read-only");
+		send_text(req, 405, "the Ray job history is read-only");
 		return 0;
 	}
 	if (r->history == NULL) {
-		reply_text(req, 503, "no Ray job history here (--ray-history-max"
+		send_text(req, 503, "no Ray job history here (--ray-history-max"
 		    "=0, or the ray role runs in another process)");
 		return 0;
 	}

@@ -20,7 +20,7 @@
 #define RAY_VERSION	"2.46.0"
 
 static void
-reply_text(http_req *req, int code, const char *text)
+send_text(http_req *req, int code, const char *text)
 {
 	http_respond(req, code, "text/plain; charset=utf-8", text,
 	    strlen(text));
@@ -36,13 +36,13 @@ is(const http_req *req, const char *m)
 static void
 not_found(http_req *req)
 {
-	reply_text(req, 404, "404: Not Found");
+	send_text(req, 404, "404: Not Found");
 }
 
 static void
 not_allowed(http_req *req)
 {
-	reply_text(req, 405, "405: Method Not Allowed");
+	send_text(req, 405, "405: Method Not Allowed");
 }
 
 static void
@@ -50,7 +50,7 @@ job_missing(http_req *req, const char *id)
 {
 	char *s = util_printf("Job %s does not exist", id);
 
-	reply_text(req, 404, s);
+	send_text(req, 404, s);
 	free(s);
 }
 
@@ -63,14 +63,14 @@ submit(struct ray_head *h, http_req *req)
 	int code;
 
 	if (b == NULL) {
-		reply_text(req, 400, "json.decoder.JSONDecodeError: the request "
+		send_text(req, 400, "json.decoder.JSONDecodeError: the request "
 		    "body is not valid JSON");
 		return;
 	}
 	code = ray_job_submit(h, b, &j, &text);
 	cJSON_Delete(b);
 	if (code != 0) {
-		reply_text(req, code, text);
+		send_text(req, code, text);
 		free(text);
 		return;
 	}
@@ -131,7 +131,7 @@ job_path(struct ray_head *h, http_req *req, const char *rest)
 		http_respond_json(req, 200, t);
 	} else if (is(req, "DELETE")) {
 		if (ray_job_delete(j, &text) != 0) {
-			reply_text(req, 400, text);
+			send_text(req, 400, text);
 			free(text);
 			return;
 		}
@@ -168,12 +168,12 @@ serve(struct ray_head *h, http_req *req)
 		code = ray_serve_put(h, req->body, req->body_len, &text);
 		if (code == 200)
 			ray_gcs_put_serve(h->gcs, h);
-		reply_text(req, code, text ? text : "");
+		send_text(req, code, text ? text : "");
 		free(text);
 	} else if (is(req, "DELETE")) {
 		ray_serve_delete(h);
 		ray_gcs_put_serve(h->gcs, h);
-		reply_text(req, 200, "");
+		send_text(req, 200, "");
 	} else
 		not_allowed(req);
 }
@@ -189,21 +189,21 @@ packages(struct ray_head *h, http_req *req, const char *rest)
 	char *why = NULL;
 
 	if (name == NULL || !ray_package_name_ok(name + 1)) {
-		reply_text(req, 400, "Invalid package URI");
+		send_text(req, 400, "Invalid package URI");
 		return;
 	}
 	name++;
 	if (is(req, "GET")) {
 		if (ray_package_has(h, name))
-			reply_text(req, 200, "");
+			send_text(req, 200, "");
 		else
-			reply_text(req, 404, "Package not found");
+			send_text(req, 404, "Package not found");
 	} else if (is(req, "PUT")) {
 		if (ray_package_put(h, name, req->body, req->body_len,
 		    &why) == 0)
-			reply_text(req, 200, "");
+			send_text(req, 200, "");
 		else
-			reply_text(req, 500, why);
+			send_text(req, 500, why);
 		free(why);
 	} else
 		not_allowed(req);
@@ -229,19 +229,19 @@ ray_serve_http(struct ray_head *h, http_req *req, const char *path,
 		return;
 	}
 	if (strcmp(path, "/-/healthz") == 0) {
-		reply_text(req, 200, "success");
+		send_text(req, 200, "success");
 		return;
 	}
 	if ((app = ray_serve_route(h, path, &prefix, &running)) == NULL) {
 		char *msg = util_printf("Path '%s' not found. Ping "
 		    "http://.../-/routes for available routes.", path);
 
-		reply_text(req, 404, msg);
+		send_text(req, 404, msg);
 		free(msg);
 		return;
 	}
 	if (!running) {
-		reply_text(req, 503, "Service Unavailable");
+		send_text(req, 503, "Service Unavailable");
 		return;
 	}
 	t = cJSON_CreateObject();
@@ -275,7 +275,7 @@ ray_jobsapi_serve(struct ray_head *h, http_req *req, const char *path)
 	} else if (strcmp(path, "/api/gcs_healthz") == 0 ||
 	    strcmp(path, "/api/local_raylet_healthz") == 0 ||
 	    strcmp(path, "/api/healthz") == 0)
-		reply_text(req, 200, "success");
+		send_text(req, 200, "success");
 	else if (strcmp(path, "/api/serve/applications/") == 0 ||
 	    strcmp(path, "/api/serve/applications") == 0)
 		serve(h, req);

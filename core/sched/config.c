@@ -93,7 +93,7 @@ line_of(const char *buf, size_t len, const char *needle, int from)
 }
 
 static int
-err(char **cause, const char *path, int line, const char *fmt,
+bad(char **cause, const char *path, int line, const char *fmt,
     const char *a)
 {
 	char *m = util_printf(fmt, a);
@@ -131,7 +131,7 @@ parse_actions(const char *path, const char *buf, size_t len,
 	size_t i;
 
 	if (!cJSON_IsString(v))
-		return err(cause, path, line_of(buf, len, "actions", 0),
+		return bad(cause, path, line_of(buf, len, "actions", 0),
 		    "actions: %s", "want a string such as \"enqueue, allocate, "
 		    "backfill\"");
 	list = xstrdup(v->valuestring);
@@ -141,7 +141,7 @@ parse_actions(const char *path, const char *buf, size_t len,
 			if (strcmp(tok, action_names[i]) == 0)
 				break;
 		if (i == sizeof action_names / sizeof *action_names) {
-			err(cause, path, line_of(buf, len, "actions", 0),
+			bad(cause, path, line_of(buf, len, "actions", 0),
 			    "unknown action \"%s\" (known: enqueue, allocate, "
 			    "backfill, preempt, reclaim, gangpreempt, "
 			    "gangreclaim)", tok);
@@ -150,14 +150,14 @@ parse_actions(const char *path, const char *buf, size_t len,
 		}
 		if (c->nactions == MAX_ACTIONS) {
 			free(list);
-			return err(cause, path, line_of(buf, len, "actions", 0),
+			return bad(cause, path, line_of(buf, len, "actions", 0),
 			    "%s", "too many actions");
 		}
 		c->actions[c->nactions++] = (enum action)i;
 	}
 	free(list);
 	if (c->nactions == 0)
-		return err(cause, path, line_of(buf, len, "actions", 0), "%s",
+		return bad(cause, path, line_of(buf, len, "actions", 0), "%s",
 		    "actions: empty");
 	return 0;
 }
@@ -173,14 +173,14 @@ parse_plugin(const char *path, const char *buf, size_t len, const cJSON *p,
 	size_t i;
 
 	if (!cJSON_IsString(name) || *name->valuestring == '\0')
-		return err(cause, path, line_of(buf, len, "plugins", *from),
+		return bad(cause, path, line_of(buf, len, "plugins", *from),
 		    "%s", "a plugin needs a name");
 	snprintf(needle, sizeof needle, "%s", name->valuestring);
 	pc->line = line_of(buf, len, needle, *from);
 	*from = pc->line;
 	pc->name = xstrdup(name->valuestring);
 	if (args != NULL && !cJSON_IsObject(args) && !cJSON_IsNull(args))
-		return err(cause, path, pc->line, "plugin %s: arguments must be "
+		return bad(cause, path, pc->line, "plugin %s: arguments must be "
 		    "a mapping", pc->name);
 	pc->arguments = cJSON_IsObject(args) ? cJSON_Duplicate(args, 1) :
 	    cJSON_CreateObject();
@@ -188,7 +188,7 @@ parse_plugin(const char *path, const char *buf, size_t len, const cJSON *p,
 	if (fp != NULL && !cJSON_IsNull(fp)) {
 		if (!cJSON_IsString(fp) || (strcmp(fp->valuestring, "Fail") != 0 &&
 		    strcmp(fp->valuestring, "Ignore") != 0))
-			return err(cause, path, line_of(buf, len, "failurePolicy",
+			return bad(cause, path, line_of(buf, len, "failurePolicy",
 			    pc->line), "plugin %s: failurePolicy: want Ignore or "
 			    "Fail", pc->name);
 		pc->fail_closed = strcmp(fp->valuestring, "Fail") == 0;
@@ -196,7 +196,7 @@ parse_plugin(const char *path, const char *buf, size_t len, const cJSON *p,
 	fp = cJSON_GetObjectItemCaseSensitive(p, "enableHierarchy");
 	if (fp != NULL && !cJSON_IsNull(fp)) {
 		if (!cJSON_IsBool(fp))
-			return err(cause, path, line_of(buf, len,
+			return bad(cause, path, line_of(buf, len,
 			    "enableHierarchy", pc->line), "%s",
 			    "enableHierarchy: want true or false");
 		pc->hierarchy = cJSON_IsTrue(fp);
@@ -209,7 +209,7 @@ parse_plugin(const char *path, const char *buf, size_t len, const cJSON *p,
 		if (f == NULL || cJSON_IsNull(f))
 			continue;
 		if (!cJSON_IsBool(f))
-			return err(cause, path, line_of(buf, len, flags[i].flag,
+			return bad(cause, path, line_of(buf, len, flags[i].flag,
 			    pc->line), "%s: want true or false", flags[i].flag);
 		if (cJSON_IsFalse(f))
 			pc->enabled &= ~flags[i].points;
@@ -237,7 +237,7 @@ config_parse(const char *path, const char *buf, size_t len,
 	}
 	if (!cJSON_IsObject(doc)) {
 		cJSON_Delete(doc);
-		return err(cause, path, 1, "%s", "want a mapping with actions "
+		return bad(cause, path, 1, "%s", "want a mapping with actions "
 		    "and tiers");
 	}
 	if (parse_actions(path, buf, len, cJSON_GetObjectItemCaseSensitive(doc,
@@ -245,7 +245,7 @@ config_parse(const char *path, const char *buf, size_t len,
 		goto fail;
 	tiers = cJSON_GetObjectItemCaseSensitive(doc, "tiers");
 	if (tiers != NULL && !cJSON_IsArray(tiers)) {
-		err(cause, path, line_of(buf, len, "tiers", 0), "%s",
+		bad(cause, path, line_of(buf, len, "tiers", 0), "%s",
 		    "tiers: want a list of {plugins: [...]}");
 		goto fail;
 	}
@@ -258,7 +258,7 @@ config_parse(const char *path, const char *buf, size_t len,
 
 		plugins = cJSON_GetObjectItemCaseSensitive(t, "plugins");
 		if (!cJSON_IsArray(plugins)) {
-			err(cause, path, line_of(buf, len, "plugins", from), "%s",
+			bad(cause, path, line_of(buf, len, "plugins", from), "%s",
 			    "a tier needs a list of plugins");
 			goto fail;
 		}
@@ -278,7 +278,7 @@ config_parse(const char *path, const char *buf, size_t len,
 		int64_t ms = duration_ms(period);
 
 		if (ms < 10 || ms > 600000) {
-			err(cause, path, line_of(buf, len, "schedulePeriod", 0),
+			bad(cause, path, line_of(buf, len, "schedulePeriod", 0),
 			    "%s", "schedulePeriod: want a duration from 10ms "
 			    "to 10m, such as 1s");
 			goto fail;

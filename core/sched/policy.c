@@ -30,7 +30,7 @@
 #include "sched/sched_int.h"
 
 static void
-warn(struct policy *p, char *msg)
+add_warning(struct policy *p, char *msg)
 {
 	log_warn("scheduler: %s", msg);
 	p->warnings = xreallocarray(p->warnings, (size_t)p->nwarnings + 1,
@@ -393,8 +393,8 @@ policy_load(luahost *h, char **cause)
 			if (strchr(pc->name, '/') != NULL ||
 			    luahost_path(h, rel) == NULL) {
 				/* Volcano skips a plugin it does not know. */
-				warn(p, util_printf("%s:%d: plugin %s: no %s in "
-				    "the policy directories; skipped",
+				add_warning(p, util_printf("%s:%d: plugin %s: "
+				    "no %s in the policy directories; skipped",
 				    p->conf.path, pc->line, pc->name, rel));
 				continue;
 			}

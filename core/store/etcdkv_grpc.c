@@ -535,7 +535,7 @@ call_clear(struct ucall *c)
 
 /* "etcd: what went wrong (STATUS)", malloc'd. */
 static char *
-status_error(grpc_status_code st, grpc_slice details, const char *what)
+call_error(grpc_status_code st, grpc_slice details, const char *what)
 {
 	char *d = grpc_slice_to_c_string(details), *s;
 	const char *name = (unsigned)st < sizeof status_names /
@@ -561,7 +561,7 @@ call_answer(struct ucall *c, int ok, const ProtobufCMessageDescriptor *d,
 		return ANS_LOST;
 	}
 	if (c->status != GRPC_STATUS_OK) {
-		*err = status_error(c->status, c->details, "no answer");
+		*err = call_error(c->status, c->details, "no answer");
 		return c->status == GRPC_STATUS_UNAVAILABLE ||
 		    c->status == GRPC_STATUS_DEADLINE_EXCEEDED ? ANS_LOST :
 		    ANS_FAILED;
@@ -1048,7 +1048,7 @@ watch_settle(etcdkv_watch *w)
 
 	if (w->pending > 0 || w->call == NULL)
 		return;
-	why = status_error(w->status, w->details, "closed");
+	why = call_error(w->status, w->details, "closed");
 	grpc_byte_buffer_destroy(w->req);
 	grpc_metadata_array_destroy(&w->md_init);
 	grpc_metadata_array_destroy(&w->md_trail);
