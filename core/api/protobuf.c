@@ -42,6 +42,7 @@
 
 #include "api/protobuf.h"
 #include "api/protobuf_tables.h"
+#include "lib/xmalloc.h"
 
 #define MAX_DEPTH	32
 #define MAX_FIELD	536870911	/* 2^29 - 1 */
@@ -72,7 +73,7 @@ fail(char **cause, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(buf, sizeof buf, fmt, ap);
 		va_end(ap);
-		*cause = strdup(buf);
+		*cause = xstrdup(buf);
 	}
 	return -1;
 }
@@ -207,10 +208,7 @@ make_string(const uint8_t *p, size_t n, const char *where, char **cause)
 		fail(cause, "protobuf string in %s contains a NUL byte", where);
 		return NULL;
 	}
-	if (n > (SIZE_MAX - 1) / 3 || (s = malloc(3 * n + 1)) == NULL) {
-		fail(cause, "out of memory");
-		return NULL;
-	}
+	s = xreallocarray(NULL, n + 1, 3);	/* a U+FFFD for each byte at most */
 	for (i = 0; i < n; i += k) {
 		if ((k = rune_len(p + i, n - i)) == 0) {
 			memcpy(s + o, "\xef\xbf\xbd", 3);
@@ -222,8 +220,7 @@ make_string(const uint8_t *p, size_t n, const char *where, char **cause)
 		}
 	}
 	s[o] = '\0';
-	if ((item = cJSON_CreateString(s)) == NULL)
-		fail(cause, "out of memory");
+	item = cJSON_CreateString(s);
 	free(s);
 	return item;
 }
@@ -239,11 +236,7 @@ make_base64(const uint8_t *p, size_t n, char **cause)
 	size_t			 i, o = 0;
 	uint32_t		 v;
 
-	if (n > (SIZE_MAX - 1) / 4 * 3 - 3 ||
-	    (s = malloc((n + 2) / 3 * 4 + 1)) == NULL) {
-		fail(cause, "out of memory");
-		return NULL;
-	}
+	s = xreallocarray(NULL, n / 3 + 2, 4);	/* 4 for 3, padding, NUL */
 	for (i = 0; i + 2 < n; i += 3) {
 		v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
 		s[o++] = abc[v >> 18];
@@ -261,8 +254,7 @@ make_base64(const uint8_t *p, size_t n, char **cause)
 		s[o++] = '=';
 	}
 	s[o] = '\0';
-	if ((item = cJSON_CreateString(s)) == NULL)
-		fail(cause, "out of memory");
+	item = cJSON_CreateString(s);
 	free(s);
 	return item;
 }
@@ -346,8 +338,7 @@ decode_time(const uint8_t *p, size_t n, cJSON **out, char **cause)
 		return 0;
 	if (format_time(secs, buf, sizeof buf) != 0)
 		return fail(cause, "protobuf Time out of range");
-	if ((*out = cJSON_CreateString(buf)) == NULL)
-		return fail(cause, "out of memory");
+	*out = cJSON_CreateString(buf);
 	return 0;
 }
 
@@ -379,8 +370,6 @@ decode_quantity(const uint8_t *p, size_t n, cJSON **out, char **cause)
 		*out = cJSON_CreateString("0");
 	else if ((*out = make_string(s, slen, "Quantity", cause)) == NULL)
 		return -1;
-	if (*out == NULL)
-		return fail(cause, "out of memory");
 	return 0;
 }
 
@@ -423,8 +412,6 @@ decode_intstr(const uint8_t *p, size_t n, cJSON **out, char **cause)
 	else
 		return fail(cause, "protobuf IntOrString has invalid type %llu",
 		    (unsigned long long)type);
-	if (*out == NULL)
-		return fail(cause, "out of memory");
 	return 0;
 }
 
@@ -444,7 +431,8 @@ put(cJSON *obj, const struct field *f, cJSON *item, int zero, char **cause)
 			arr = cJSON_AddArrayToObject(obj, f->name);
 		if (!cJSON_IsArray(arr) || !cJSON_AddItemToArray(arr, item)) {
 			cJSON_Delete(item);
-			return fail(cause, "out of memory");
+			return fail(cause, "protobuf: no value to add to %s",
+			    f->name);
 		}
 		return 0;
 	}
@@ -455,10 +443,7 @@ put(cJSON *obj, const struct field *f, cJSON *item, int zero, char **cause)
 		cJSON_Delete(item);
 		return 0;
 	}
-	if (!cJSON_AddItemToObject(obj, f->name, item)) {
-		cJSON_Delete(item);
-		return fail(cause, "out of memory");
-	}
+	cJSON_AddItemToObject(obj, f->name, item);
 	return 0;
 }
 
@@ -494,8 +479,7 @@ decode_scalar(const struct msg *m, const struct field *f, struct reader *r,
 	if (get_varint(r, &v) != 0)
 		return fail(cause, "malformed protobuf: truncated %s.%s",
 		    m->name, f->name);
-	if ((item = make_scalar(f, v, &zero)) == NULL)
-		return fail(cause, "out of memory");
+	item = make_scalar(f, v, &zero);
 	return put(obj, f, item, zero, cause);
 }
 
@@ -548,13 +532,9 @@ decode_map_entry(const struct msg *m, const struct field *f,
 	if (!cJSON_IsObject(map)) {
 		cJSON_Delete(key);
 		cJSON_Delete(val);
-		return fail(cause, "out of memory");
+		return fail(cause, "protobuf: %s is not a map", f->name);
 	}
-	if (!cJSON_AddItemToObject(map, key->valuestring, val)) {
-		cJSON_Delete(val);
-		cJSON_Delete(key);
-		return fail(cause, "out of memory");
-	}
+	cJSON_AddItemToObject(map, key->valuestring, val);
 	cJSON_Delete(key);
 	return 0;
 }
@@ -569,8 +549,7 @@ decode_nested(const struct field *f, const uint8_t *p, size_t n, cJSON *obj,
 	if (f->flags & F_INLINE)
 		return decode_message(f->msg, p, n, obj, depth + 1, cause);
 	if (f->flags & F_REPEATED) {
-		if ((child = cJSON_CreateObject()) == NULL)
-			return fail(cause, "out of memory");
+		child = cJSON_CreateObject();
 		if (decode_message(f->msg, p, n, child, depth + 1, cause) != 0) {
 			cJSON_Delete(child);
 			return -1;
@@ -580,8 +559,7 @@ decode_nested(const struct field *f, const uint8_t *p, size_t n, cJSON *obj,
 	child = cJSON_GetObjectItemCaseSensitive(obj, f->name);
 	if (!cJSON_IsObject(child)) {
 		cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
-		if ((child = cJSON_AddObjectToObject(obj, f->name)) == NULL)
-			return fail(cause, "out of memory");
+		child = cJSON_AddObjectToObject(obj, f->name);
 	}
 	return decode_message(f->msg, p, n, child, depth + 1, cause);
 }
@@ -679,8 +657,7 @@ drop_repeated_keys(cJSON *node, char **cause)
 	}
 	if (!cJSON_IsObject(node) || sorted)
 		return 0;
-	if ((v = calloc(n, sizeof *v)) == NULL)
-		return fail(cause, "out of memory");
+	v = xcalloc(n, sizeof *v);
 	for (c = node->child, i = 0; c != NULL; c = c->next, i++) {
 		v[i].key = c->string;
 		v[i].idx = i;
@@ -858,13 +835,9 @@ protobuf_decode(const void *buf, size_t len, char **cause)
 		goto fail;
 	}
 
-	if ((obj = cJSON_CreateObject()) == NULL ||
-	    cJSON_AddStringToObject(obj, "apiVersion", api_version) == NULL ||
-	    cJSON_AddStringToObject(obj, "kind", kind) == NULL) {
-		cJSON_Delete(obj);
-		fail(&err, "out of memory");
-		goto fail;
-	}
+	obj = cJSON_CreateObject();
+	cJSON_AddStringToObject(obj, "apiVersion", api_version);
+	cJSON_AddStringToObject(obj, "kind", kind);
 	if (decode_message(m, raw, rawlen, obj, 0, &err) != 0 ||
 	    drop_repeated_keys(obj, &err) != 0) {
 		cJSON_Delete(obj);
