@@ -1,5 +1,5 @@
 /*
- * Allocation that cannot fail (xmalloc.h). Each function is the C
+ * Allocation that cannot fail (xmalloc.h). Each allocator is the C
  * library's of the same name, with a fatal() where it would return NULL.
  * cJSON is given xmalloc and free before main (a constructor, so that no
  * program, test or fuzz target linked with this file can forget it).

@@ -24,10 +24,11 @@ void *xreallocarray(void *, size_t n, size_t size);
 char *xstrdup(const char *);
 char *xstrndup(const char *, size_t);
 /* printf into a new string (vasprintf). */
-char *xvasprintf(const char *fmt, va_list) __attribute__((format(printf, 1, 0)));
+char *xvasprintf(const char *fmt, va_list)
+    __attribute__((format(printf, 1, 0)));
 /* A stream that writes into a new string (open_memstream). */
 FILE *xopen_memstream(char **s, size_t *len);
-/* A library's own allocation failed (what names it): exit as the others do. */
+/* A library's own allocation failed (what names it): end as the rest do. */
 void xoom(const char *what) __attribute__((noreturn));
 /*
  * The array p of *cap elements of size, grown if need exceeds *cap to
