@@ -208,7 +208,7 @@ make_string(const uint8_t *p, size_t n, const char *where, char **cause)
 		fail(cause, "protobuf string in %s contains a NUL byte", where);
 		return NULL;
 	}
-	s = xreallocarray(NULL, n + 1, 3);	/* a U+FFFD for each byte at most */
+	s = xreallocarray(NULL, n + 1, 3);	/* a U+FFFD per byte at most */
 	for (i = 0; i < n; i += k) {
 		if ((k = rune_len(p + i, n - i)) == 0) {
 			memcpy(s + o, "\xef\xbf\xbd", 3);

@@ -332,8 +332,8 @@ resource_load_schemas(const char *dir, char **cause)
 					r = all[i];
 			if (r == NULL || !cJSON_IsObject(k)) {
 				if (bad == NULL)
-					bad = util_printf("%s: no built-in kind "
-					    "%s %s", dir, av ? av : "?",
+					bad = util_printf("%s: no built-in "
+					    "kind %s %s", dir, av ? av : "?",
 					    k->string);
 				continue;
 			}

@@ -102,7 +102,8 @@ main(void)
 
 		s = cjson_oom(&sig);
 		CHECK(s != NULL && sig == SIGABRT);
-		CHECK(s != NULL && strstr(s, "out of memory (malloc of") != NULL);
+		CHECK(s != NULL &&
+		    strstr(s, "out of memory (malloc of") != NULL);
 	}
 #endif
 	return check_result("test-xmalloc");
