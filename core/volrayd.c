@@ -605,6 +605,7 @@ start_controllers(struct daemon *d, client *c, char **cause)
 	d->ctrl = controller_new(d->loop, c, d->lua);
 	controller_set_authorizer(d->ctrl, d->rbac);
 	controller_set_batch_scheduler(d->ctrl, d->f.batch_scheduler);
+	controller_set_selection(d->ctrl, d->f.controllers);
 	d->http = luahttp_new(d->loop);
 	controller_set_http(d->ctrl, d->http);
 	if (d->api != NULL || d->rm != NULL)

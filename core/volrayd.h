@@ -17,8 +17,11 @@ enum volrayd_role {
 	ROLE_ALL = (1 << 5) - 1
 };
 
+typedef struct ctrlsel ctrlsel;
+
 struct volrayd_flags {
 	int roles;			/* enum volrayd_role bits */
+	ctrlsel *controllers;		/* --controllers, or NULL: all */
 	char *kubeconfig;		/* --kubeconfig: the roles but api
 					   are clients of that server */
 	char *context;

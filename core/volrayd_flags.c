@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "api/limits.h"
+#include "ctrl/ctrlsel.h"
 #include "lib/log.h"
 #include "lib/podspec.h"
 #include "lib/selector.h"
@@ -55,7 +56,8 @@ usage(FILE *f)
 	    "               [--node-lease-duration-seconds N] "
 	    "[--default-not-ready-toleration-seconds N]\n"
 	    "               [--default-unreachable-toleration-seconds N]\n"
-	    "               [--roles LIST] [--kubeconfig FILE "
+	    "               [--roles LIST] [--controllers LIST] "
+	    "[--kubeconfig FILE "
 	    "[--context NAME]] [--metrics-listen HOST:PORT]\n"
 	    "               [--scheduler-name NAME]... "
 	    "[--no-install-crds] [--kube-api-qps QPS] [--kube-api-burst N]\n"
@@ -152,7 +154,7 @@ enum {
 	O_PLAIN = 256, O_CERT, O_KEY, O_SAN, O_TOKENS, O_AUTHZ,
 	O_BATCH, O_MAXRO, O_MAXRW, O_QPS, O_BURST, O_WATCHES,
 	O_GRACE, O_LEASE, O_NOTREADY, O_UNREACH,
-	O_ROLES, O_KUBECONFIG, O_CONTEXT, O_METRICS, O_SCHEDNAME, O_NOCRDS,
+	O_ROLES, O_CONTROLLERS, O_KUBECONFIG, O_CONTEXT, O_METRICS, O_SCHEDNAME, O_NOCRDS,
 	O_ELECT, O_ELECT_LEASE, O_ELECT_RENEW, O_ELECT_RETRY, O_ELECT_NS,
 	O_KQPS, O_KBURST, O_NODE_LISTEN, O_SCHED_LISTEN, O_NODE_IP, O_NO_VIRTUAL, O_VIRTUAL_SEL,
 	O_ETCD, O_ETCD_CA, O_ETCD_CERT, O_ETCD_KEY, O_ETCD_PREFIX,
@@ -199,6 +201,7 @@ static const struct option longopts[] = {
 	{ "default-unreachable-toleration-seconds", required_argument,
 	    NULL, O_UNREACH },
 	{ "roles", required_argument, NULL, O_ROLES },
+	{ "controllers", required_argument, NULL, O_CONTROLLERS },
 	{ "kubeconfig", required_argument, NULL, O_KUBECONFIG },
 	{ "context", required_argument, NULL, O_CONTEXT },
 	{ "metrics-listen", required_argument, NULL, O_METRICS },
@@ -355,6 +358,22 @@ role_flag(struct volrayd_flags *f, int c, const char *arg)
 			return bad("--roles %s: want a comma-separated list of "
 			    "api, controllers, scheduler, nodes, ray", arg);
 		break;
+	case O_CONTROLLERS: {
+		char *why = NULL, *msg;
+		ctrlsel *sel = ctrlsel_parse(arg, &why);
+		int r;
+
+		if (sel == NULL) {
+			msg = util_printf("--controllers %s: %s", arg, why);
+			r = bad("%s", msg);
+			free(msg);
+			free(why);
+			return r;
+		}
+		ctrlsel_free(f->controllers);
+		f->controllers = sel;
+		break;
+	}
 	case O_KUBECONFIG:
 		free(f->kubeconfig);
 		f->kubeconfig = xstrdup(arg);
@@ -841,6 +860,9 @@ check_together(const struct volrayd_flags *f)
 		return bad("--node-listen, --node-ip, --no-virtual-nodes and "
 		    "--virtual-node-selector are the nodes role's: --roles %s "
 		    "has none", volrayd_roles_text(f->roles));
+	if (f->controllers != NULL && !(f->roles & ROLE_CONTROLLERS))
+		return bad("--controllers is the controllers role's: --roles "
+		    "%s has none", volrayd_roles_text(f->roles));
 	if (f->record_dir != NULL && !(f->roles & ROLE_SCHEDULER))
 		return bad("--record-sessions is the scheduler role's: --roles "
 		    "%s has none", volrayd_roles_text(f->roles));

@@ -19,6 +19,7 @@
 #include <lauxlib.h>
 
 #include "ctrl/controller.h"
+#include "ctrl/ctrlsel.h"
 #include "ctrl/luaapi.h"
 #include "ctrl/luahttp.h"
 #include "ctrl/wqueue.h"
@@ -75,6 +76,7 @@ struct controller_rt {
 	recorder *rec;             /* Events outside any controller's calls */
 	struct ctrl **ctrls;
 	int nctrls;
+	const ctrlsel *sel;        /* --controllers; NULL: every one */
 	struct {
 		uint64_t reconciles;
 		uint64_t errors;
@@ -732,12 +734,18 @@ fail:
 	return NULL;
 }
 
+void
+controller_set_selection(controller_rt *rt, const ctrlsel *sel)
+{
+	rt->sel = sel;
+}
+
 int
 controller_reload(controller_rt *rt, char **cause)
 {
 	lua_State *L;
 	struct ctrl **next = NULL;
-	char **files;
+	char **files, **stems;
 	int nfiles, n = 0, i, j;
 
 	*cause = NULL;
@@ -749,20 +757,28 @@ controller_reload(controller_rt *rt, char **cause)
 	}
 	files = luahost_files(rt->host, "controllers/", ".lua", &nfiles);
 	next = xcalloc(nfiles + 1, sizeof *next);
+	stems = xcalloc(nfiles + 1, sizeof *stems);
 	for (i = 0; i < nfiles; i++) {
-		/* Even loading, a script acts as its controller's user. */
 		const char *base = strrchr(files[i], '/') ?
 		    strrchr(files[i], '/') + 1 : files[i];
-		char *stem = xstrndup(base, strlen(base) - 4);
-		char *uname = controller_user_name(stem);
-		user_info u = { uname, "", ctrl_groups, 1 };
+
+		stems[i] = xstrndup(base, strlen(base) - 4);
+	}
+	/* --controllers names only controllers there are. */
+	i = ctrlsel_check(rt->sel, stems, nfiles, cause) != 0 ? -1 : 0;
+	for (; i >= 0 && i < nfiles; i++) {
+		/* Even loading, a script acts as its controller's user. */
+		char *uname;
+		user_info u = { NULL, "", ctrl_groups, 1 };
 		int rc;
 
+		if (!ctrlsel_enabled(rt->sel, stems[i]))
+			continue;
+		u.name = uname = controller_user_name(stems[i]);
 		rt->api.user = &u;
 		rc = luahost_dofile(L, files[i], cause);
 		rt->api.user = NULL;
 		free(uname);
-		free(stem);
 		if (rc != 0 || (next[n] = ctrl_from_table(rt, L, files[i],
 		    cause)) == NULL)
 			break;
@@ -770,9 +786,12 @@ controller_reload(controller_rt *rt, char **cause)
 		    NULL ? luahost_path(rt->host, files[i]) : files[i]);
 		util_now(next[n++]->loaded_at);
 	}
-	for (j = 0; j < nfiles; j++)
+	for (j = 0; j < nfiles; j++) {
 		free(files[j]);
+		free(stems[j]);
+	}
 	free(files);
+	free(stems);
 	if (i < nfiles) {
 		/* Keep everything as it was. */
 		for (j = 0; j < n; j++)

@@ -48,6 +48,13 @@ void controller_set_batch_scheduler(controller_rt *, const char *name);
  */
 typedef struct luahttp luahttp;
 void controller_set_http(controller_rt *, luahttp *);
+/*
+ * Run only the controllers sel enables (volrayd --controllers, ctrlsel.h;
+ * borrowed, NULL for every one) from the next controller_reload on, which
+ * fails when sel names a controller there is no script for.
+ */
+typedef struct ctrlsel ctrlsel;
+void controller_set_selection(controller_rt *, const ctrlsel *sel);
 /* "system:controller:NAME-controller", malloc'd: the user of NAME.lua. */
 char *controller_user_name(const char *name);
 /*
