@@ -14,6 +14,12 @@
 #   scripts/check.sh --summary [DIR]
 # prints only that summary for the tests last run in DIR (build/), every
 # .trs file there.
+# VOLRAY_ANCHORS=1 first builds the anchors, the real programs the
+# interop tests run against (scripts/anchors.sh build: kube-apiserver,
+# KubeRay's operator, Volcano's scheduler... from the Go module proxy,
+# into ~/.cache/volray/anchors; many minutes the first time, nothing once
+# built); one that does not build is reported and its tests skip. By
+# default nothing is built and those tests skip unless built before.
 # A source tree configured in place (config.status) stops it: an
 # out-of-tree configure refuses to run beside one, and this script does
 # not clean the tree for you.
@@ -82,6 +88,10 @@ if [ "${1:-}" = --summary ]; then
 fi
 
 scripts/deps.sh
+if [ "${VOLRAY_ANCHORS:-0}" = 1 ]; then
+	scripts/anchors.sh build ||
+	    echo "check: not every anchor built (scripts/anchors.sh build above); the tests that need one skip"
+fi
 [ -f configure ] && [ configure -nt configure.ac ] || autoreconf -fi
 if [ -f config.status ]; then
 	echo "check: the source tree is configured in place (config.status):" \

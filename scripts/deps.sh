@@ -19,6 +19,9 @@
 # python3-venv makes the virtual environments of real Ray, which
 # scripts/ray.sh installs last (as the caller, into its cache; never
 # failing: VOLRAY_RAY=0 or no PyPI skips it with a message).
+# The anchors (scripts/anchors.sh: kube-apiserver, KubeRay, Volcano...
+# built from the Go module proxy) are not built here, too slow for every
+# run: VOLRAY_ANCHORS=1 scripts/check.sh builds them.
 set -eu
 
 need="autoconf automake libtool pkg-config make gcc liblua5.4-dev \
