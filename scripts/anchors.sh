@@ -27,11 +27,14 @@
 # a failed build leaves no binary and makes the exit status 1.
 #
 # kube-apiserver start DIR: Debian's etcd (etcd-server) and kube-apiserver
-# on free loopback ports, data, keys and logs in DIR: a CA, a serving
-# certificate for 127.0.0.1 and localhost, service-account keys, an admin
-# client certificate (CN admin, O system:masters) in DIR/kubeconfig,
-# --authorization-mode=Node,RBAC; returns once /readyz answers ok, pids in
-# DIR/etcd.pid and DIR/kube-apiserver.pid. stop DIR ends both (TERM, then
+# on free loopback ports, data, keys and logs in DIR: a CA (DIR/ca.crt), a
+# serving certificate for 127.0.0.1 and localhost, service-account keys,
+# the admin (user admin in system:masters) as a client certificate in
+# DIR/kubeconfig and as a bearer token in DIR/token (--token-auth-file),
+# --authorization-mode=Node,RBAC, no endpoints for the kubernetes Service
+# (its address would be loopback); returns once /readyz answers ok (60 s
+# at most), pids in DIR/etcd.pid and DIR/kube-apiserver.pid, logs in
+# DIR/etcd.log and DIR/kube-apiserver.log. stop DIR ends both (TERM, then
 # KILL after 10 s) and removes the pid files.
 #
 # The other starts exec the binary in the foreground against the API server
