@@ -146,6 +146,21 @@ build1() {
 		return 1
 	fi
 	mv "$out/bin/$name.tmp" "$out/bin/$name"
+	case "$module" in
+	sigs.k8s.io/kwok)
+		# kwok runs nothing without stages: kwokctl's defaults
+		# (kustomize/stage/fast: nodes Ready with Leases, pods Ready,
+		# Completed and deleted at once), from the module, as one file.
+		st=$dir/go-mod/$module@$version/kustomize/stage
+		for f in "$st"/node/fast/node-*.yaml \
+		    "$st"/node/heartbeat-with-lease/node-*.yaml \
+		    "$st"/pod/fast/pod-*.yaml; do
+			[ -f "$f" ] || { say "$name $version: no stage $f"; return 1; }
+			echo ---
+			cat "$f"
+		done >"$out/stages.yaml"
+		;;
+	esac
 	"$out/bin/$name" --help >/dev/null 2>&1 ||
 	    "$out/bin/$name" -h >/dev/null 2>&1 ||
 	    { say "$name $version: built but does not run (--help)"; return 1; }
@@ -358,9 +373,12 @@ run() {
 		exec "$bin" --kubeconfig "$kc" --leader-elect=false \
 		    --secure-port=0 "$@" ;;
 	kwok)
-		# The nodes annotated kwok.x-k8s.io/node=fake, as kwokctl's;
-		# its server (logs, exec, metrics) on a free loopback port.
-		exec "$bin" --kubeconfig "$kc" --manage-all-nodes=false \
+		# The nodes annotated kwok.x-k8s.io/node=fake, as kwokctl's,
+		# with kwokctl's default stages (built beside the binary); its
+		# server (logs, exec, metrics) on a free loopback port.
+		exec "$bin" --kubeconfig "$kc" \
+		    --config "$(dirname "$(dirname "$bin")")/stages.yaml" \
+		    --manage-all-nodes=false \
 		    --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
 		    --server-address "127.0.0.1:$(free_ports 1)" "$@" ;;
 	esac
