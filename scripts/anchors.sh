@@ -40,6 +40,11 @@
 # The other starts exec the binary in the foreground against the API server
 # of --kubeconfig FILE (any: volrayd's, or the kube-apiserver above), with
 # its logs on stderr and any state in DIR; further arguments are passed on.
+# Their client-go lists through a watch (sendInitialEvents, the
+# WatchListClient feature, on in client-go 0.35: KubeRay's operator); a
+# server that ignores it leaves their caches unsynced, waiting for the
+# initial-events-end bookmark; KUBE_FEATURE_WatchListClient=false in the
+# environment makes them list and watch as before.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 dir=${VOLRAY_ANCHORS_DIR:-${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/volray/anchors}
