@@ -166,9 +166,11 @@ build1() {
 		done >"$out/stages.yaml"
 		;;
 	esac
+	# It runs: --help (exit 0 for most; 2 for Volcano's, whose
+	# --version does).
 	"$out/bin/$name" --help >/dev/null 2>&1 ||
-	    "$out/bin/$name" -h >/dev/null 2>&1 ||
-	    { say "$name $version: built but does not run (--help)"; return 1; }
+	    "$out/bin/$name" --version >/dev/null 2>&1 ||
+	    { say "$name $version: built but does not run (--help, --version)"; return 1; }
 	printf 'name %s\nversion %s\npackage %s\ngo %s\nseconds %s\n' \
 	    "$name" "$version" "$pkg" "$("$go" env GOVERSION)" \
 	    "$(($(date +%s) - t0))" >"$out/.volray-anchor"
