@@ -6,9 +6,13 @@
 # Python word count, runs as a process on this machine; show its status
 # as it changes, its logs (the counts and their total), the cleanup of
 # its cluster; stop the daemon. Exits non-zero if the job does not
-# complete. No Ray runs here: the head's Jobs API is volrayd's emulation
-# and the two workers are simulated nodes' pods (README, "What is real,
-# what is emulated").
+# complete. With Ray installed (scripts/ray.sh; scripts/deps.sh runs it)
+# and as root, real Ray runs the word count: a head and a worker on this
+# machine, tasks and an actor (samples/rayjob-wordcount-real.yaml).
+# Otherwise no Ray runs: the head's Jobs API is volrayd's emulation, the
+# two workers are simulated nodes' pods and the entrypoint a plain python3
+# one (samples/rayjob-wordcount.yaml; README, "What is real, what is
+# emulated"). The demo says which it ran.
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -26,12 +30,19 @@ mkdir -p build
 [ -f build/Makefile ] || (cd build && ../configure >/dev/null)
 make -C build -j2 >/dev/null   # volrayd, volray and the ray command local pods use
 
+ray_dir=${VOLRAY_RAY_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/volray/ray}
+if [ "$(id -u)" = 0 ] && [ -x "$ray_dir/2.52.0/bin/ray" ] && [ "${VOLRAY_DEMO_EMULATED:-0}" != 1 ]; then
+	real=1 sample=samples/rayjob-wordcount-real.yaml ray_flag=""
+else
+	real=0 sample=samples/rayjob-wordcount.yaml ray_flag=--ray-emulated
+fi
 work=$(mktemp -d /tmp/volray-demo.XXXXXX)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-# --ray-emulated: the workers are simulated, and a simulated worker
-# joins only an emulated head (volrayd(8), REAL RAY).
+# --ray-emulated when Ray is not installed: the workers are simulated,
+# and a simulated worker joins only an emulated head (volrayd(8), REAL
+# RAY). With real Ray the pods get a network each (--pod-network auto).
 build/volrayd --data-dir "$work/data" --listen "127.0.0.1:$port" \
-	--ray-emulated 2>"$work/volrayd.log" &
+	--ray-dir "$ray_dir" $ray_flag 2>"$work/volrayd.log" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
 until curl -fs --cacert "$work/data/pki/ca.crt" "https://127.0.0.1:$port/readyz" >/dev/null 2>&1 &&
@@ -52,19 +63,26 @@ kubectl get nodes
 echo "== a Volcano queue for Ray work (samples/queue.yaml)"
 kubectl apply -f samples/queue.yaml
 kubectl get queues.scheduling.volcano.sh
-echo "== the word count RayJob (samples/rayjob-wordcount.yaml): head and submitter on"
-echo "   this machine, two workers on the simulated nodes, one gang through ray-demo."
-echo "   No Ray runs: volrayd emulates the head's Jobs API and runs the entrypoint,"
-echo "   a plain python3 word count, as a process on this machine"
-sed -n '/^apiVersion/,$p' samples/rayjob-wordcount.yaml | sed -n '/entrypoint/,/shutdown/p' | sed 's/^/   /'
+if [ $real = 1 ]; then
+	echo "== the word count RayJob ($sample): REAL RAY $("$ray_dir/2.52.0/bin/ray" --version 2>/dev/null | sed 's/.*version //'),"
+	echo "   from PyPI: a head and a worker on this machine, each a pod with its own"
+	echo "   network namespace and address, one gang through ray-demo; tasks count the"
+	echo "   words, an actor keeps the total, the submitter runs Ray's ray job submit"
+else
+	echo "== the word count RayJob ($sample): head and submitter on"
+	echo "   this machine, two workers on the simulated nodes, one gang through ray-demo."
+	echo "   NO RAY RUNS (Ray is not installed, or not root): volrayd emulates the head's"
+	echo "   Jobs API and runs the entrypoint, a plain python3 word count, as a process"
+fi
+sed -n '/^apiVersion/,$p' "$sample" | sed -n '/entrypoint/,/shutdown/p' | sed 's/^/   /'
 kubectl get rayjob -w >"$work/watch.out" 2>&1 &
 watch=$!
-kubectl apply -f samples/rayjob-wordcount.yaml
+kubectl apply -f "$sample"
 echo "== its status, live (kubectl get rayjob -w)"
 tail -f "$work/watch.out" &
 tailer=$!
 ok=0
-if kubectl wait --for=jsonpath='{.status.jobDeploymentStatus}'=Complete rayjob/wordcount --timeout=90s >/dev/null; then
+if kubectl wait --for=jsonpath='{.status.jobDeploymentStatus}'=Complete rayjob/wordcount --timeout=180s >/dev/null; then
 	ok=1
 fi
 # Let the watch print the last transition before it is stopped.
@@ -85,8 +103,12 @@ echo "== what it made: the PodGroup, the cluster's pods, the submitter Job"
 kubectl get podgroups.scheduling.volcano.sh
 kubectl get pods -o wide
 kubectl get jobs
-echo "== kubectl logs job/wordcount (the submitter's ray job submit follows the"
-echo "   entrypoint's output through the emulated Jobs API)"
+if [ $real = 1 ]; then
+	echo "== kubectl logs job/wordcount (Ray's ray job submit follows the entrypoint on real Ray)"
+else
+	echo "== kubectl logs job/wordcount (the submitter's ray job submit follows the"
+	echo "   entrypoint's output through the emulated Jobs API)"
+fi
 kubectl logs job/wordcount
 if ! kubectl logs job/wordcount | grep -q 'total: 6'; then
 	echo "== the word count did not print its total"
@@ -101,4 +123,9 @@ echo "== stopping volrayd"
 kill -TERM $pid
 wait $pid || true
 trap 'rm -rf "$work"' EXIT
-echo "== done"
+if [ $real = 1 ]; then
+	echo "== done: the word count ran on real Ray (a head and a worker on this machine)"
+else
+	echo "== done: the word count ran under volrayd's emulated Ray head (no Ray installed,"
+	echo "   or not root; scripts/ray.sh installs Ray 2.52.0)"
+fi

@@ -250,7 +250,7 @@ ctrenv_build(struct node *n, struct node_pod *p, const cJSON *pod,
 	/* A Ray image's install replaces volray's own `ray` on PATH. */
 	if (rayimage_check(n->m, json_str(spec, "name"), json_str(spec,
 	    "image"), venv, sizeof venv, msg, sizeof msg) == 1)
-		rayimage_env(venv, p->uid, hook_set, e);
+		rayimage_env(venv, p->uid, n->m->own_mounts, hook_set, e);
 	cJSON_ArrayForEach(it, json_at(spec, "envFrom")) {
 		const char *prefix = json_str(it, "prefix");
 		const char *cm = json_str(it, "configMapRef.name");

@@ -742,8 +742,12 @@ local_restore(node_mgr *m)
 	if (m->local_name != NULL) {
 		char *why = NULL;
 
+		cJSON *imgs = m->ray_emulated ? NULL : rayimage_node_images(m);
+
 		cgroup_init(m->data_dir);
-		if (podnet_start(m, &why) != 0) {
+		m->own_mounts = mountplan_enabled();
+		cJSON_Delete(imgs);
+		if (podnet_start(m, imgs != NULL, &why) != 0) {
 			log_warn("node %s: %s", m->local_name, why);
 			free(why);
 		}

@@ -82,7 +82,7 @@ int mountplan_write(struct node *, struct node_pod *, const cJSON *pod,
  * gone; podnet_sweep: after a restart, the namespaces of pods not here
  * go; podnet_stop: everything goes (volrayd stops).
  */
-int podnet_start(node_mgr *, char **why);
+int podnet_start(node_mgr *, int real_ray, char **why);
 int podnet_has(const struct node_pod *);
 /* The pod's cluster DNS server, or NULL when it shares the host's. */
 const char *podnet_nameserver(const struct node_pod *);
@@ -309,6 +309,9 @@ struct node_mgr {
 	recorder *events;		/* as the kubelet: pods' Events */
 	char *ray_dir;			/* rayimage.c: Ray installs, or NULL */
 	int ray_emulated;		/* Ray images run as any other */
+	int pod_network;		/* podnet.c: pods have namespaces */
+	int own_mounts;			/* mountplan.c: containers have
+					   mount namespaces (as root) */
 	grpcprobe *grpc;		/* grpc probes' client, from the first */
 };
 
@@ -329,8 +332,8 @@ int rayimage_check(node_mgr *, const char *ctr, const char *image,
     char *venv, size_t vsize, char *why, size_t wsize);
 /* The environment a Ray image gives, for the pod of that uid: set(env,
    NAME, VALUE) for each. */
-void rayimage_env(const char *venv, const char *uid, node_env_set_fn set,
-    void *env);
+void rayimage_env(const char *venv, const char *uid, int own_tmp,
+    node_env_set_fn set, void *env);
 /* The pod of that uid is gone: its Ray sessions (RAY_TMPDIR) go too. */
 void rayimage_forget(const char *uid);
 /* The pod's Ray temp dir (made): RAY_TMPDIR, or with mounts its /tmp. */

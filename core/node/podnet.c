@@ -570,7 +570,7 @@ node_up(char **why)
  * -1 with *why when it cannot be had (pods share the host's network).
  */
 int
-podnet_start(node_mgr *m, char **why)
+podnet_start(node_mgr *m, int real_ray, char **why)
 {
 	char hit[64], path[PATH_MAX];
 	unsigned h;
@@ -579,15 +579,12 @@ podnet_start(node_mgr *m, char **why)
 	if (pn.want == WANT_AUTO) {
 		/* Real Ray's nodes need a network each (ports, node IPs);
 		   the emulated heads live in volrayd, on the host's. */
-		cJSON *imgs = geteuid() == 0 && !m->ray_emulated ?
-		    rayimage_node_images(m) : NULL;
-
-		cJSON_Delete(imgs);
-		if (imgs == NULL || find_tool("ip", path, sizeof path) != 0 ||
-		    find_tool("nft", path, sizeof path) != 0) {
+		if (geteuid() != 0 || !real_ray || find_tool("ip", path,
+		    sizeof path) != 0 || find_tool("nft", path, sizeof path) !=
+		    0) {
 			log_info("podnet: pods share the host's network (%s)",
 			    geteuid() != 0 ? "not root" : m->ray_emulated ?
-			    "Ray is emulated" : imgs == NULL ? "no real Ray "
+			    "Ray is emulated" : !real_ray ? "no real Ray "
 			    "installed" : "no ip or nft");
 			return 0;
 		}
@@ -655,6 +652,7 @@ podnet_start(node_mgr *m, char **why)
 		return -1;
 	}
 	pn.on = 1;
+	m->pod_network = 1;
 	{
 		char hl[16], *dwhy = NULL;
 

@@ -32,7 +32,6 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "node/node_int.h"
-#include "node/podnet.h"
 #include "node/rayimage.h"
 
 /* Where Ray keeps its sessions: short, for Ray's AF_UNIX socket paths. */
@@ -47,10 +46,10 @@
  * submitter runs Ray's own `ray job submit` to the head Service.
  */
 static int
-keeps_volray_ray(const char *ctr)
+keeps_volray_ray(const node_mgr *m, const char *ctr)
 {
 	return ctr != NULL && (strcmp(ctr, "autoscaler") == 0 ||
-	    (strcmp(ctr, "ray-job-submitter") == 0 && !podnet_on()));
+	    (strcmp(ctr, "ray-job-submitter") == 0 && !m->pod_network));
 }
 
 /* The size of an install, counted once (a walk of ~20,000 files). */
@@ -142,7 +141,7 @@ rayimage_check(node_mgr *m, const char *ctr, const char *image, char *venv,
 {
 	char ver[64];
 
-	if (m->ray_emulated || keeps_volray_ray(ctr) ||
+	if (m->ray_emulated || keeps_volray_ray(m, ctr) ||
 	    !rayimage_parse(image, ver, sizeof ver))
 		return 0;
 	if (ver[0] == '\0') {
@@ -169,8 +168,8 @@ rayimage_check(node_mgr *m, const char *ctr, const char *image, char *venv,
 }
 
 void
-rayimage_env(const char *venv, const char *uid, node_env_set_fn set,
-    void *env)
+rayimage_env(const char *venv, const char *uid, int own_tmp,
+    node_env_set_fn set, void *env)
 {
 	const char *path = getenv("PATH");
 	char *v;
@@ -183,8 +182,9 @@ rayimage_env(const char *venv, const char *uid, node_env_set_fn set,
 	set(env, "LANG", "C.UTF-8");
 	set(env, "RAY_USAGE_STATS_ENABLED", "0");
 	/* With mounts (as root) the pod's directory is its /tmp, as an
-	   image's own; else Ray's sessions go there through RAY_TMPDIR. */
-	if (!mountplan_enabled()) {
+	   image's own (own_tmp); else Ray's sessions go there through
+	   RAY_TMPDIR. */
+	if (!own_tmp) {
 		char tmp[PATH_MAX];
 
 		rayimage_tmp(uid, tmp, sizeof tmp);
