@@ -63,7 +63,9 @@ function M.command(job, address, id)
   submit[#submit + 1] = "--submission-id"
   submit[#submit + 1] = quote(id)
   submit[#submit + 1] = "--"
-  submit[#submit + 1] = s.entrypoint or ""
+  -- Without its trailing newlines (a YAML block scalar's `|`), which
+  -- would end the shell's `if` before its `; fi` (KubeRay keeps them).
+  submit[#submit + 1] = (s.entrypoint or ""):gsub("%s+$", "")
   return "if ! ray job status --address " .. address .. " " .. quote(id) .. " >/dev/null 2>&1 ; then " ..
     table.concat(submit, " ") .. " ; fi ; ray job logs --address " .. address .. " --follow " .. quote(id)
 end
