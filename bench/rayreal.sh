@@ -9,7 +9,8 @@
 # to the head's Jobs API through the API's service proxy, each timed from
 # the POST to RUNNING and to SUCCEEDED. The same again with
 # --ray-emulated (volrayd answers for the head; the workers' `ray start`
-# waits). Needs root and scripts/ray.sh's install; prints one line per
+# waits; the job is a plain `python3 -c "print(42)"`, there being no Ray
+# module to import). Needs root and scripts/ray.sh's install; prints one line per
 # figure and a summary line per mode.
 #   sh bench/rayreal.sh            WORKERS=2 RUNS=5
 set -eu
@@ -81,13 +82,17 @@ YAML
 	api="https://127.0.0.1:$port/api/v1/namespaces/default/services/bench-head-svc:8265/proxy"
 	tok=$(cat "$work/data/pki/admin.token")
 	ca="$work/data/pki/ca.crt"
+	# The emulated head runs the entrypoint as a plain process: no
+	# Ray module to import there.
+	entry='python -c \"import ray; ray.init(); print(ray.get(ray.remote(lambda: 42).remote()))\"'
+	[ "$mode" = real ] || entry='python3 -c \"print(42)\"'
 	runs="" dones=""
 	i=0
 	while [ $i -lt "$RUNS" ]; do
 		i=$((i + 1))
 		t0=$(now_ms)
 		id=$(curl -fs --cacert "$ca" -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' \
-			-d '{"entrypoint": "python -c \"import ray; ray.init(); print(ray.get(ray.remote(lambda: 42).remote()))\""}' \
+			-d "{\"entrypoint\": \"$entry\"}" \
 			"$api/api/jobs/" | python3 -c 'import json,sys; print(json.load(sys.stdin)["submission_id"])')
 		run_ms="" st=""
 		while :; do
