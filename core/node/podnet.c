@@ -523,6 +523,7 @@ static int
 node_up(char **why)
 {
 	char path[PATH_MAX], hl[16], nl[16], *script;
+	unsigned g[4] = { 0 };
 	int r;
 
 	if (!netns_exists(pn.node_ns) && netns_add(pn.node_ns, why) != 0)
@@ -552,10 +553,19 @@ node_up(char **why)
 	/* The bridge may be there already (a restart): no error then. */
 	ip_batch(pn.node_ns, "link set lo up\nlink add br0 type bridge\n",
 	    NULL);
-	script = util_printf("addr replace %s/%d dev br0\nlink set br0 up\n"
+	/*
+	 * The bridge's MAC set, from the gateway's address (0a:58:IP, as
+	 * OVN-Kubernetes makes them): a bridge left to itself takes the
+	 * lowest of its ports' MACs, so it changed as pods came and went,
+	 * and the pods' ARP entries for their gateway (DNS, Services) went
+	 * stale for seconds.
+	 */
+	sscanf(pn.gw, "%u.%u.%u.%u", &g[0], &g[1], &g[2], &g[3]);
+	script = util_printf("addr replace %s/%d dev br0\n"
+	    "link set br0 address 0a:58:%02x:%02x:%02x:%02x up\n"
 	    "addr replace %s/30 dev host0\nlink set host0 up\n"
-	    "route replace default via %s dev host0\n", pn.gw, pn.plen, nl,
-	    hl);
+	    "route replace default via %s dev host0\n", pn.gw, pn.plen,
+	    g[0] & 255, g[1] & 255, g[2] & 255, g[3] & 255, nl, hl);
 	r = ip_batch(pn.node_ns, script, why);
 	free(script);
 	if (r != 0 || forward_on(why) != 0 || write_rules(why) != 0)
