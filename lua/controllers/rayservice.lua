@@ -79,11 +79,14 @@ local function new_cluster(svc)
   return out
 end
 
--- Push the Serve config to a ready cluster and read its applications.
--- Returns the application statuses (nil while unknown) and whether every
--- application is RUNNING.
+-- Push the Serve config to a cluster whose head is ready and read its
+-- applications. Returns the application statuses (nil while unknown) and
+-- whether every application is RUNNING. The head's readiness, not the
+-- cluster's, as KubeRay's reconcileServe checks it: a RayService's
+-- workers are ready only once their Serve proxy is (rayprobes.lua), and
+-- that needs the config pushed.
 local function serve_status(svc, rc, capacity)
-  if ((rc.status or {}).state) ~= "ready" then return nil, false end
+  if not cond.is_true(rc.status or {}, "HeadPodReady") then return nil, false end
   local port = raypod.port(rc.spec.headGroupSpec.rayStartParams, "dashboard")
   local base = dash.base(svc.metadata.namespace, raypod.head_service_name(rc), port, rc)
   if base == nil then return nil, false end
