@@ -37,6 +37,8 @@ RAY_DIR=${VOLRAY_RAY_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/volray/ray}
 	skip "no Ray 2.52.0 in $RAY_DIR (scripts/ray.sh installs it)"
 (cd / && "$RAY_DIR/2.52.0/bin/python" -c 'import ray.serve') >/dev/null 2>&1 ||
 	skip "Ray 2.52.0 in $RAY_DIR has no Serve (scripts/ray.sh adds ray[serve])"
+(cd / && "$RAY_DIR/2.52.0/bin/python" -c 'import google.protobuf as p, sys; sys.exit(int(p.__version__.split(".")[0]) >= 7)') ||
+	skip "Ray 2.52.0 in $RAY_DIR has protobuf 7, whose FieldDescriptor Serve cannot read (scripts/ray.sh pins protobuf<7)"
 [ "$(id -u)" = 0 ] || skip "not root: pods share the host's network, no Services"
 start_daemon --ray-dir "$RAY_DIR"
 NODE=$(hostname | tr 'A-Z' 'a-z')
