@@ -13,9 +13,9 @@
  * names localhost, the pod (hostname, and hostname.subdomain when set)
  * and every Service of its namespace known at the start with a cluster
  * IP (svc, svc.NS, svc.NS.svc, svc.NS.svc.cluster.local), as cluster DNS
- * answers; nothing routes cluster IPs on this machine, so a client must
- * go through the API server's service proxy (the pods' ray command does,
- * ray(1)). resolv.conf keeps this machine's nameservers, with the
+ * answers; while pods share the host's network nothing routes cluster
+ * IPs, so a client must go through the API server's service proxy (the
+ * pods' ray command does, ray(1)). resolv.conf keeps this machine's nameservers, with the
  * cluster's search path first. A pod in a network namespace of its own
  * (podnet.c) has cluster DNS instead: its resolv.conf names it, as the
  * kubelet writes one, and its hosts file no Services. A container of a
