@@ -20,7 +20,9 @@
  * changes: after a Service, Endpoints or local pod changed (podnet.c's
  * timer calls clusterdns_refresh). dnsmasq writes its pid to
  * DATA_DIR/dns/dnsmasq.pid; the one a killed volrayd left is killed at
- * start, and a clean stop ends ours.
+ * start, and a clean stop ends ours. One that ends otherwise starts
+ * again after 1 s, then 2, 4, ... 30 s while it keeps ending within a
+ * minute, with a ClusterDNSDown Warning Event on the Node.
  */
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -46,9 +48,18 @@ static struct {
 	node_mgr *m;
 	uv_process_t proc;
 	int running;
+	int stopping;			/* clusterdns_stop: no restart */
 	char dir[PATH_MAX];
 	char *last;			/* the hosts file's text */
+	char gw[64];
+	int node_fd, host_fd;		/* the namespaces it starts in */
+	uv_timer_t restart;		/* after it ended, with backoff */
+	int timer_on;
+	unsigned backoff_ms;
+	uint64_t started_ms;		/* uv_now at its last start */
 } dns;
+
+static int spawn(char **why);
 
 struct text {
 	char *s;
@@ -162,14 +173,67 @@ write_hosts(void)
 	return 1;
 }
 
+/* A Warning Event on the local Node, as a kubelet records its own. */
+static void
+node_warning(const char *reason, const char *message)
+{
+	struct recorder_obj o = { "v1", "Node", "", dns.m->local_name,
+	    dns.m->local_name, NULL };
+
+	if (dns.m->events != NULL && dns.m->local_name != NULL)
+		recorder_event(dns.m->events, &o, "Warning", reason, message,
+		    NULL);
+}
+
+static void
+on_restart(uv_timer_t *t)
+{
+	char *why = NULL;
+
+	(void)t;
+	if (dns.stopping || dns.running)
+		return;
+	if (spawn(&why) != 0) {
+		log_warn("clusterdns: restarting dnsmasq: %s", why);
+		free(why);
+		dns.backoff_ms = dns.backoff_ms >= 16000 ? 30000 :
+		    dns.backoff_ms * 2;
+		uv_timer_start(&dns.restart, on_restart, dns.backoff_ms, 0);
+		return;
+	}
+	log_info("clusterdns: dnsmasq started again");
+}
+
+/*
+ * dnsmasq ended: unless volrayd stops it, it starts again after 1 s,
+ * then 2, 4, ... up to 30 s while it keeps ending within a minute (as
+ * a Deployment's CoreDNS comes back), with a Warning Event on the Node.
+ */
 static void
 on_exit_cb(uv_process_t *p, int64_t status, int sig)
 {
-	if (dns.running)
-		log_warn("clusterdns: dnsmasq ended (status %lld, signal %d)",
-		    (long long)status, sig);
+	char msg[200];
+	int was = dns.running;
+
 	dns.running = 0;
 	uv_close((uv_handle_t *)p, NULL);
+	if (!was || dns.stopping)
+		return;
+	if (uv_now(dns.m->loop) - dns.started_ms > 60000)
+		dns.backoff_ms = 1000;
+	log_warn("clusterdns: dnsmasq ended (status %lld, signal %d): "
+	    "starting it again in %u ms", (long long)status, sig,
+	    dns.backoff_ms);
+	snprintf(msg, sizeof msg, "cluster DNS (dnsmasq on %s:53) ended "
+	    "(status %lld, signal %d): restarting it in %u ms", dns.gw,
+	    (long long)status, sig, dns.backoff_ms);
+	node_warning("ClusterDNSDown", msg);
+	if (!dns.timer_on) {
+		uv_timer_init(dns.m->loop, &dns.restart);
+		dns.timer_on = 1;
+	}
+	uv_timer_start(&dns.restart, on_restart, dns.backoff_ms, 0);
+	dns.backoff_ms = dns.backoff_ms >= 16000 ? 30000 : dns.backoff_ms * 2;
 }
 
 /* The dnsmasq a killed volrayd left, from its pid file. */
@@ -210,9 +274,9 @@ kill_left(void)
  * Start dnsmasq in the node's namespace on gw:53 (podnet_start calls
  * this once the namespace is up). 0, or -1 with *why.
  */
-int
-clusterdns_start(node_mgr *m, const char *gw, int node_ns_fd, int host_ns_fd,
-    char **why)
+/* Start dnsmasq in the node's namespace on the gateway's port 53. */
+static int
+spawn(char **why)
 {
 	char dnsmasq[PATH_MAX], line[512], ns[64];
 	char *argv[64];
@@ -220,25 +284,7 @@ clusterdns_start(node_mgr *m, const char *gw, int node_ns_fd, int host_ns_fd,
 	FILE *f;
 	int argc = 0, r, i;
 
-	dns.m = m;
-	util_strf(dns.dir, sizeof dns.dir, "%s/dns", m->data_dir);
-	if (ctrenv_mkdirs(dns.dir) != 0) {
-		*why = util_printf("%s: %s", dns.dir, strerror(errno));
-		return -1;
-	}
-	kill_left();
-	if (access("/usr/sbin/dnsmasq", X_OK) != 0) {
-		*why = xstrdup("no dnsmasq (Debian's dnsmasq-base): no "
-		    "cluster DNS");
-		return -1;
-	}
 	util_strf(dnsmasq, sizeof dnsmasq, "/usr/sbin/dnsmasq");
-	free(dns.last);
-	dns.last = NULL;
-	if (write_hosts() < 0) {
-		*why = util_printf("%s/hosts: %s", dns.dir, strerror(errno));
-		return -1;
-	}
 	argv[argc++] = dnsmasq;
 	argv[argc++] = "--keep-in-foreground";
 	argv[argc++] = "--conf-file=/dev/null";
@@ -246,7 +292,7 @@ clusterdns_start(node_mgr *m, const char *gw, int node_ns_fd, int host_ns_fd,
 	argv[argc++] = "--no-hosts";
 	argv[argc++] = "--user=root";
 	argv[argc++] = "--bind-interfaces";
-	argv[argc++] = util_printf("--listen-address=%s", gw);
+	argv[argc++] = util_printf("--listen-address=%s", dns.gw);
 	argv[argc++] = util_printf("--addn-hosts=%s/hosts", dns.dir);
 	argv[argc++] = util_printf("--pid-file=%s/dnsmasq.pid", dns.dir);
 	argv[argc++] = "--local=/cluster.local/";
@@ -269,27 +315,63 @@ clusterdns_start(node_mgr *m, const char *gw, int node_ns_fd, int host_ns_fd,
 	o.exit_cb = on_exit_cb;
 	o.flags = UV_PROCESS_WINDOWS_HIDE;
 	/* Forked from the node's namespace, it lives there. */
-	if (setns(node_ns_fd, CLONE_NEWNET) != 0) {
+	if (setns(dns.node_fd, CLONE_NEWNET) != 0) {
 		*why = util_printf("into the node's namespace: %s",
 		    strerror(errno));
 		r = -1;
 	} else {
-		r = uv_spawn(m->loop, &dns.proc, &o);
-		if (setns(host_ns_fd, CLONE_NEWNET) != 0)
+		r = uv_spawn(dns.m->loop, &dns.proc, &o);
+		if (setns(dns.host_fd, CLONE_NEWNET) != 0)
 			log_error("clusterdns: back to the host's network "
 			    "namespace: %s", strerror(errno));
 		if (r != 0) {
 			*why = util_printf("%s: %s", dnsmasq, uv_strerror(r));
 			uv_close((uv_handle_t *)&dns.proc, NULL);
 			r = -1;
-		} else
+		} else {
 			dns.running = 1;
+			dns.started_ms = uv_now(dns.m->loop);
+		}
 	}
 	for (i = 7; i < 10; i++)
 		free(argv[i]);
 	for (i = 13; i < argc; i++)
 		free(argv[i]);
 	return r;
+}
+
+/*
+ * Start dnsmasq in the node's namespace on gw:53 (podnet_start calls
+ * this once the namespace is up). 0, or -1 with *why.
+ */
+int
+clusterdns_start(node_mgr *m, const char *gw, int node_ns_fd, int host_ns_fd,
+    char **why)
+{
+	dns.m = m;
+	dns.stopping = 0;
+	dns.backoff_ms = 1000;
+	dns.node_fd = node_ns_fd;
+	dns.host_fd = host_ns_fd;
+	snprintf(dns.gw, sizeof dns.gw, "%s", gw);
+	util_strf(dns.dir, sizeof dns.dir, "%s/dns", m->data_dir);
+	if (ctrenv_mkdirs(dns.dir) != 0) {
+		*why = util_printf("%s: %s", dns.dir, strerror(errno));
+		return -1;
+	}
+	kill_left();
+	if (access("/usr/sbin/dnsmasq", X_OK) != 0) {
+		*why = xstrdup("no dnsmasq (Debian's dnsmasq-base): no "
+		    "cluster DNS");
+		return -1;
+	}
+	free(dns.last);
+	dns.last = NULL;
+	if (write_hosts() < 0) {
+		*why = util_printf("%s/hosts: %s", dns.dir, strerror(errno));
+		return -1;
+	}
+	return spawn(why);
 }
 
 /* Services, Endpoints or pods changed: the records again if need be. */
@@ -311,6 +393,11 @@ clusterdns_stop(void)
 	struct timespec ts = { 0, 10 * 1000 * 1000 };
 	int pid = dns.proc.pid, i;
 
+	dns.stopping = 1;
+	if (dns.timer_on) {
+		uv_close((uv_handle_t *)&dns.restart, NULL);
+		dns.timer_on = 0;
+	}
 	if (!dns.running)
 		return;
 	dns.running = 0;

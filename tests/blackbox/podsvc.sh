@@ -8,7 +8,8 @@
 # answers SVC, SVC.NS, SVC.NS.svc.cluster.local, a headless Service's
 # endpoints and HOST.SUBDOMAIN, with the kubelet's resolv.conf; a deleted
 # Service's rules and records go; a kill -9 leaves dnsmasq for the next
-# volrayd to replace; a clean stop leaves no dnsmasq.
+# volrayd to replace; dnsmasq killed comes back (an Event on the Node); a
+# clean stop leaves no dnsmasq.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "not root: pods share the host's network"
@@ -173,6 +174,19 @@ DPID2=$(cat "$DATA/dns/dnsmasq.pid")
 [ "$DPID2" != "$DPID" ] || fail "no new dnsmasq"
 wait_eq "b.hl $B" "b.hl after the restart" run_in a "$RESOLVE" b.hl
 pass "kill -9 then restart: the old dnsmasq goes, a new one answers"
+
+# The DNS server killed: volrayd says so on the Node and starts it again.
+kill -9 "$DPID2"
+wait_eq ClusterDNSDown "the Node's event" \
+	k get events --field-selector "involvedObject.kind=Node,reason=ClusterDNSDown" \
+	-o jsonpath='{.items[0].reason}'
+msg=$(k get events --field-selector "involvedObject.kind=Node,reason=ClusterDNSDown" -o jsonpath='{.items[0].message}')
+expect_contains "$msg" "signal 9): restarting it in 1000 ms" "the event's message"
+wait_eq "b.hl $B" "b.hl after dnsmasq's restart" run_in a "$RESOLVE" b.hl
+DPID3=$(cat "$DATA/dns/dnsmasq.pid")
+[ "$DPID3" != "$DPID2" ] || fail "no new dnsmasq after the kill"
+DPID2=$DPID3
+pass "dnsmasq killed: a ClusterDNSDown Warning on the Node, started again, answering"
 
 stop_daemon
 i=0
