@@ -14,7 +14,12 @@
  * headless Service (clusterIP None) has no rules (cluster DNS answers
  * its endpoints); what is still for the Service range after that (a
  * ClusterIP with no ready endpoint, a port it does not have) is
- * rejected, as kube-proxy rejects it, and never leaves the node. The map is looked
+ * rejected, as kube-proxy rejects it, and never leaves the node: a TCP
+ * connection with a reset, not kube-proxy's ICMP port unreachable, which
+ * the kernel sends a pod at most once a second (icmp_ratelimit), so that
+ * a client retrying (Ray's GCS and its Redis cleanup Job against a Redis
+ * with no ready pod) would wait out its SYN's retransmissions, 3 s a try,
+ * where a refusal is due at once. The map is looked
  * up in prerouting (pods) and output (volrayd's own sockets in the
  * node's namespace); what was DNATed and goes back out on the bridge is
  * masqueraded, so that a reply from a pod on the same bridge comes back
@@ -219,12 +224,15 @@ svcproxy_rules(node_mgr *m, const char *gw, const char *svc_range)
 	    "\t}\n"
 	    "\tchain filter-forward {\n"
 	    "\t\ttype filter hook forward priority filter; policy accept;\n"
+	    "\t\tip daddr %s meta l4proto tcp reject with tcp reset\n"
 	    "\t\tip daddr %s reject\n"
 	    "\t}\n"
 	    "\tchain filter-output {\n"
 	    "\t\ttype filter hook output priority filter; policy accept;\n"
+	    "\t\tip daddr %s meta l4proto tcp reject with tcp reset\n"
 	    "\t\tip daddr %s reject\n"
-	    "\t}\n", chains.len ? chains.s : "", svc_range, svc_range);
+	    "\t}\n", chains.len ? chains.s : "", svc_range, svc_range,
+	    svc_range, svc_range);
 	free(map.s);
 	free(chains.s);
 	return out.s;
