@@ -13,7 +13,9 @@
 -- status carries KubeRay's fields and conditions; `state` is ready once
 -- every desired pod runs and is ready. GCS fault tolerance (raygcsft.lua):
 -- with Redis the cluster carries a finalizer, and its deletion ends with
--- KubeRay's Redis cleanup Job; the embedded backend gets its PVC. A lost
+-- KubeRay's Redis cleanup Job (a Warning event when it failed); a head
+-- not ready whose Redis Service has no ready endpoint says so in
+-- HeadPodReady and an event; the embedded backend gets its PVC. A lost
 -- head is made again, except in a provisioned cluster annotated
 -- ray.io/disable-provisioned-head-restart (a SidecarMode RayJob's).
 local v = volray
@@ -37,6 +39,7 @@ local controller = {
 }
 local JOBS = "batch/v1/jobs"
 local REQUEUE_HEAD_GONE = 10  -- KubeRay's wait for the head to terminate
+local REQUEUE_REDIS = 10      -- while a head waits for a Redis with no endpoint
 
 -- A failure of this pass: it becomes ReplicaFailure and a short requeue.
 local function failure(reason, message)
@@ -405,6 +408,7 @@ end
 
 local function compute_status(rc, svc, fail)
   local st = rc.status
+  local redis_down = false
   local pods = owned("v1/pods", rc)
   local head, _, all_ready = count_fields(rc, pods)
   st.head = st.head or {}
@@ -422,7 +426,19 @@ local function compute_status(rc, svc, fail)
   if head and raypod.running_ready(head) then
     cond.set(st, "HeadPodReady", "True", "HeadPodRunningAndReady", "Head Pod is running and ready")
   elseif head then
-    cond.set(st, "HeadPodReady", "False", "HeadPodNotReady", "Head Pod " .. head.metadata.name .. " is not ready")
+    -- A fault-tolerant head waits for its Redis: say why when the
+    -- cluster's objects tell (KubeRay's message, and then the cause).
+    local redis = gcsft.redis_unavailable(rc, head)
+    local msg = "Head Pod " .. head.metadata.name .. " is not ready"
+    if redis then
+      msg = msg .. ": " .. redis
+      redis_down = true
+      local was = cond.get(st, "HeadPodReady")
+      if was == nil or was.message ~= msg then
+        v.event(rc, "Warning", "RedisUnavailable", msg)
+      end
+    end
+    cond.set(st, "HeadPodReady", "False", "HeadPodNotReady", msg)
   else
     cond.set(st, "HeadPodReady", "False", "HeadPodNotFound", "Head Pod not found")
   end
@@ -453,6 +469,7 @@ local function compute_status(rc, svc, fail)
   end
   st.reason = fail and fail.message or nil
   st.observedGeneration = rc.metadata.generation
+  return redis_down
 end
 
 -- The status as it compares: without the time of the last write.
@@ -552,7 +569,9 @@ end
 
 local function job_finished(job)
   for _, c in ipairs((job.status or {}).conditions or {}) do
-    if (c.type == "Complete" or c.type == "Failed") and c.status == "True" then return c.type end
+    if (c.type == "Complete" or c.type == "Failed") and c.status == "True" then
+      return c.type, c.reason or c.type
+    end
   end
   return nil
 end
@@ -577,9 +596,15 @@ local function reconcile_deletion(rc, key)
     if (j.metadata.labels or {})[raypod.NODE_TYPE] == gcsft.CLEANUP_TYPE then job = j end
   end
   if job ~= nil then
-    local done = job_finished(job)
+    local done, why = job_finished(job)
     if done == nil then return { requeue_after = REQUEUE_SHORT } end
     if not set_finalizer(rc, false) then return { requeue = true } end
+    if done == "Failed" then
+      v.event(rc, "Warning", "RedisCleanupJobFailed", string.format("Redis cleanup Job %s/%s failed (%s): " ..
+        "delete the storage namespace %s in Redis by hand; finalizer %s removed", job.metadata.namespace,
+        job.metadata.name, why, tostring((job.metadata.annotations or {})[gcsft.STORAGE_NS_ANNOTATION]),
+        gcsft.FINALIZER))
+    end
     v.info("RayCluster %s/%s: Redis cleanup Job %s %s; finalizer %s removed", rc.metadata.namespace,
       rc.metadata.name, job.metadata.name, done == "Complete" and "completed" or
       "failed (delete the storage namespace in Redis by hand)", gcsft.FINALIZER)
@@ -641,7 +666,7 @@ function controller.reconcile(req)
   if fail == nil then fail = reconcile_auth_secret(rc) end
   if fail == nil then fail = reconcile_gcs_storage(rc) end
   if fail == nil then fail, soon = reconcile_pods(rc, req.key) end
-  compute_status(rc, svc, fail)
+  local redis_down = compute_status(rc, svc, fail)
   local changed = status_text(rc.status) ~= before
   if changed then
     rc.status.lastUpdateTime = v.now()
@@ -653,6 +678,8 @@ function controller.reconcile(req)
     end
   end
   if fail or changed or soon then return { requeue_after = REQUEUE_SHORT } end
+  -- Nothing of Redis's Service wakes this cluster: look again soon.
+  if redis_down then return { requeue_after = REQUEUE_REDIS } end
   return { requeue_after = REQUEUE_LONG }
 end
 

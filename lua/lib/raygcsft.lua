@@ -14,7 +14,9 @@
 -- ray.io/gcs-ft-redis-cleanup-finalizer; when it is deleted its pods go
 -- first, then KubeRay's Redis cleanup Job (<name>-redis-cleanup) deletes
 -- the storage namespace's keys, and the finalizer goes once the Job has
--- finished, whether it succeeded or failed (see raycluster.lua).
+-- finished, whether it succeeded or failed (see raycluster.lua). A head
+-- not ready whose Redis address names a Service of the cluster with no
+-- ready endpoint (or none at all) is told apart (redis_unavailable).
 local v = volray
 local M = {}
 
@@ -218,6 +220,71 @@ function M.storage_claim(rc)
     resources = { requests = { storage = present(st.size) and st.size or "1Gi" } } }
   if present(st.storageClassName) then spec.storageClassName = st.storageClassName end
   return { apiVersion = "v1", kind = "PersistentVolumeClaim", metadata = md, spec = spec }
+end
+
+-- The host and port of a Redis address as Ray reads RAY_REDIS_ADDRESS:
+-- the first of a comma-separated list, with or without redis:// or
+-- rediss:// and user:password@.
+local function redis_host_port(addr)
+  if type(addr) ~= "string" then return nil end
+  addr = addr:match("^%s*([^,]*)"):gsub("^%a[%w+.-]*://", ""):gsub("^.*@", "")
+  local host, port = addr:match("^([^:/]+):?(%d*)")
+  return host, tonumber(port)
+end
+
+-- The Service a Redis host names from a pod of namespace ns (NAME,
+-- NAME.NS, NAME.NS.svc, NAME.NS.svc.cluster.local), or nil.
+local function redis_service(host, ns)
+  local parts = {}
+  for p in host:gsub("%.$", ""):gmatch("[^.]+") do parts[#parts + 1] = p end
+  if #parts == 0 or host:match("^[%d.]+$") or host == "localhost" then return nil end
+  if #parts == 1 then return ns, parts[1] end
+  local tail = table.concat(parts, ".", 3)
+  if #parts == 2 or tail == "svc" or tail == "svc.cluster.local" then
+    if v.get("v1/namespaces", nil, parts[2]) == nil then return nil end
+    return parts[2], parts[1]
+  end
+  return nil
+end
+
+-- Why the head of a fault-tolerant cluster cannot have its Redis, as far
+-- as the cluster's objects tell (nil when they do not): its address names
+-- a Service that does not exist, lacks the port, or has no ready
+-- endpoint. Ray's GCS then retries its connection and the head is never
+-- ready; KubeRay says only that the head is not ready.
+function M.redis_unavailable(rc, head)
+  if not M.redis(rc) then return nil end
+  local o = rc.spec.gcsFaultToleranceOptions
+  local addr
+  if present(o) then
+    addr = o.redisAddress
+  else
+    for _, e in ipairs(((head.spec.containers or {})[1] or {}).env or {}) do
+      if e.name == "RAY_REDIS_ADDRESS" then addr = e.value end
+    end
+  end
+  local host, port = redis_host_port(addr)
+  if host == nil then return nil end
+  local ns, name = redis_service(host, rc.metadata.namespace)
+  if ns == nil then return nil end
+  -- host:port only: the address may hold a password.
+  local what = string.format("GCS fault tolerance's Redis %s%s: Service %s/%s", host,
+    port and (":" .. port) or "", ns, name)
+  local svc = v.get("v1/services", ns, name)
+  if svc == nil then return what .. " not found" end
+  if (svc.spec or {}).type == "ExternalName" then return nil end
+  if port ~= nil then
+    local has = false
+    for _, p in ipairs((svc.spec or {}).ports or {}) do
+      if p.port == port then has = true end
+    end
+    if not has then return string.format("%s has no port %d", what, port) end
+  end
+  local ep = v.get("v1/endpoints", ns, name)
+  for _, s in ipairs(ep and ep.subsets or {}) do
+    if #(s.addresses or {}) > 0 then return nil end
+  end
+  return what .. " has no ready endpoint"
 end
 
 -- KubeRay's Redis cleanup Job, from the head pod as built.
