@@ -105,7 +105,11 @@ share(struct cli_buf *b, int64_t v, int64_t of, int cpu)
 	    100) : 0);
 }
 
-/* A pod's summed limits (cpu millicores, memory bytes). */
+/*
+ * A pod's limits (cpu millicores, memory bytes) as kubectl counts them:
+ * its containers' summed, or an init container's when that is more
+ * (init containers run one at a time, before the others).
+ */
 static void
 limits(const cJSON *pod, int64_t *cpu, int64_t *mem)
 {
@@ -118,6 +122,14 @@ limits(const cJSON *pod, int64_t *cpu, int64_t *mem)
 			*cpu += (int64_t)llround(d * 1000);
 		if (quantity_json(json_at(c, "resources.limits.memory"), &d) == 0)
 			*mem += (int64_t)llround(d);
+	}
+	cJSON_ArrayForEach(c, json_at(pod, "spec.initContainers")) {
+		if (quantity_json(json_at(c, "resources.limits.cpu"), &d) == 0 &&
+		    (int64_t)llround(d * 1000) > *cpu)
+			*cpu = (int64_t)llround(d * 1000);
+		if (quantity_json(json_at(c, "resources.limits.memory"), &d) ==
+		    0 && (int64_t)llround(d) > *mem)
+			*mem = (int64_t)llround(d);
 	}
 }
 

@@ -32,9 +32,9 @@ make -C build -j2 >/dev/null   # volrayd, volray and the ray command local pods 
 
 ray_dir=${VOLRAY_RAY_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/volray/ray}
 if [ "$(id -u)" = 0 ] && [ -x "$ray_dir/2.52.0/bin/ray" ] && [ "${VOLRAY_DEMO_EMULATED:-0}" != 1 ]; then
-	real=1 sample=samples/rayjob-wordcount-real.yaml ray_flag=""
+	real=1 sample=samples/rayjob-wordcount-real.yaml ray_flag="" job=wordcount-real
 else
-	real=0 sample=samples/rayjob-wordcount.yaml ray_flag=--ray-emulated
+	real=0 sample=samples/rayjob-wordcount.yaml ray_flag=--ray-emulated job=wordcount
 fi
 work=$(mktemp -d /tmp/volray-demo.XXXXXX)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -82,7 +82,7 @@ echo "== its status, live (kubectl get rayjob -w)"
 tail -f "$work/watch.out" &
 tailer=$!
 ok=0
-if kubectl wait --for=jsonpath='{.status.jobDeploymentStatus}'=Complete rayjob/wordcount --timeout=180s >/dev/null; then
+if kubectl wait --for=jsonpath='{.status.jobDeploymentStatus}'=Complete rayjob/$job --timeout=180s >/dev/null; then
 	ok=1
 fi
 # Let the watch print the last transition before it is stopped.
@@ -94,30 +94,30 @@ kill $tailer $watch 2>/dev/null || true
 wait $tailer $watch 2>/dev/null || true
 if [ $ok != 1 ]; then
 	echo "== the RayJob did not complete"
-	kubectl get rayjob wordcount -o yaml
+	kubectl get rayjob $job -o yaml
 	kubectl get pods -o wide
 	exit 1
 fi
-cluster=$(kubectl get rayjob wordcount -o jsonpath='{.status.rayClusterName}')
+cluster=$(kubectl get rayjob $job -o jsonpath='{.status.rayClusterName}')
 echo "== what it made: the PodGroup, the cluster's pods, the submitter Job"
 kubectl get podgroups.scheduling.volcano.sh
 kubectl get pods -o wide
 kubectl get jobs
 if [ $real = 1 ]; then
-	echo "== kubectl logs job/wordcount (Ray's ray job submit follows the entrypoint on real Ray)"
+	echo "== kubectl logs job/$job (Ray's ray job submit follows the entrypoint on real Ray)"
 else
-	echo "== kubectl logs job/wordcount (the submitter's ray job submit follows the"
+	echo "== kubectl logs job/$job (the submitter's ray job submit follows the"
 	echo "   entrypoint's output through the emulated Jobs API)"
 fi
-kubectl logs job/wordcount
-if ! kubectl logs job/wordcount | grep -q 'total: 6'; then
+kubectl logs job/$job
+if ! kubectl logs job/$job | grep -q 'total: 6'; then
 	echo "== the word count did not print its total"
 	exit 1
 fi
 echo "== cleanup: shutdownAfterJobFinishes deletes RayCluster $cluster ttlSecondsAfterFinished later"
 kubectl wait --for=delete "raycluster/$cluster" --timeout=30s >/dev/null
 kubectl wait --for=delete pod -l "ray.io/cluster=$cluster" --timeout=30s >/dev/null 2>&1 || true
-kubectl get rayjob wordcount
+kubectl get rayjob $job
 kubectl get rayclusters,pods
 echo "== stopping volrayd"
 kill -TERM $pid

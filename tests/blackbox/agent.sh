@@ -39,8 +39,10 @@ trap 'rc=$?; stop_all; (exit $rc); cleanup' EXIT INT TERM
 
 start_daemon --roles api
 MA=$(free_port)
+# --ray-emulated as lib.sh's daemons: the agent's pods share the host's
+# network (the pod network is on by default only for real Ray).
 "$VOLRAYD" --data-dir "$WORK/agent" --kubeconfig "$DATA/kubeconfig" --roles nodes,ray \
-	--no-virtual-nodes --node-listen 127.0.0.1:0 --metrics-listen "127.0.0.1:$MA" \
+	--ray-emulated --no-virtual-nodes --node-listen 127.0.0.1:0 --metrics-listen "127.0.0.1:$MA" \
 	${SHARE_DIR:+--share-dir "$SHARE_DIR"} >>"$WORK/agent.log" 2>&1 &
 AGENT=$!
 # agent NAME FLAGS...: another agent, of virtual nodes only.
