@@ -1,22 +1,24 @@
 #!/bin/sh
 # Real Ray on the local node (volrayd(8), "REAL RAY"): with an install of
-# Ray 2.52.0 (scripts/ray.sh) the local Node lists it in status.images; a
-# head-only RayCluster of image rayproject/ray:2.52.0 runs KubeRay's
-# `ray start --head --block ...` with that Ray, Ready by KubeRay's probes
-# of a head (its wget of the raylet's and the GCS's health, which the
-# controller adds as KubeRay does), its autoscaler sidecar
-# keeping volray's ray (volray's autoscaler scales); ray.nodes() and ray
-# status inside it see one node; the dashboard the API's service proxy
-# reaches is real Ray's (no emulated head); a RayJob in HTTPMode runs
-# tasks and an actor on it and its logs (the dashboard's, volray rayjob
-# logs) show their results, and one in K8sJobMode (its submitter keeps
-# volray's ray job, through the service proxy); deleting the cluster
-# leaves no Ray process and no session in /tmp, nor does stopping
-# volrayd. A pod whose image names a Ray not installed
-# waits with ErrImagePull and says how to install it; a local port
-# nothing serves is the pod proxy's 503. Skips (77) without the install
-# or as non-root. Prints the head's apply-to-ready time and its
-# processes' RSS.
+# Ray 2.52.0 (scripts/ray.sh) and as root, the pod network is on
+# (--pod-network auto) and the local Node lists the install in
+# status.images. A RayCluster of image rayproject/ray:2.52.0, a head and a
+# worker, runs KubeRay's `ray start` commands with that Ray, each pod at
+# its own IP; KubeRay's probes (which the controller adds) make it Ready
+# when Ray is, and the worker's wait-gcs-ready init container waits for
+# the head's GCS; ray.nodes() and ray status see both nodes; the
+# dashboard the API's service proxy reaches is real Ray's (no emulated
+# head). A RayJob in HTTPMode runs tasks on both nodes and an actor, its
+# logs read through the dashboard and volray rayjob logs; in K8sJobMode
+# and in SidecarMode the submitters run Ray's own `ray job submit` (to
+# the head Service by DNS name, or beside Ray in the head pod); KubeRay's
+# quick start works verbatim (kubectl port-forward svc/real-head-svc then
+# Ray's ray job submit from this machine). Deleting the cluster leaves
+# no Ray process and no /tmp of its pods, nor does stopping volrayd. A
+# pod whose image names a Ray not installed waits with ErrImagePull and
+# says how to install it; a pod's port that nothing serves is the pod
+# proxy's 503. Skips (77) without the install or as non-root. Prints the
+# head's apply-to-ready time and its processes' RSS.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/clilib.sh"
 LOCAL_NODE=1
@@ -244,6 +246,48 @@ expect_contains "$out" "k8s job 10" "the submitter's log"
 expect_contains "$out" "Job submission server address" "the submitter's log (Ray's own ray job)"
 expect_contains "$out" "Job '$(k get rayjob sqk -o jsonpath='{.status.jobId}')' succeeded" "the submitter's log"
 pass "a RayJob in K8sJobMode: its submitter ran Ray's ray job submit to the head Service"
+
+# SidecarMode: a head of its own whose submitter container, beside Ray in
+# the head pod's network, runs Ray's ray job submit to 127.0.0.1:8265.
+k apply -f - >/dev/null <<YAML
+apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: side}
+spec:
+  submissionMode: SidecarMode
+  entrypoint: |-
+    python -c "import ray; ray.init(); print('sidecar job', ray.get(ray.remote(lambda: 6 * 7).remote()))"
+  rayClusterSpec:
+    rayVersion: "2.52.0"
+    headGroupSpec:
+      rayStartParams: {num-cpus: "1", object-store-memory: "100000000"}
+      template:
+        spec:
+          nodeName: $NODE
+          containers:
+          - name: ray-head
+            image: rayproject/ray:2.52.0
+YAML
+i=0
+while :; do
+	st=$(k get rayjob side -o jsonpath='{.status.jobDeploymentStatus}')
+	[ "$st" != Complete ] || break
+	i=$((i + 1))
+	[ $i -lt 900 ] && [ "$st" != Failed ] ||
+		fail "the SidecarMode RayJob is $st: $(k get rayjob side -o jsonpath='{.status.message}')"
+	sleep 0.2
+done
+expect_eq SUCCEEDED "$(k get rayjob side -o jsonpath='{.status.jobStatus}')" "the SidecarMode job's status"
+SH=$(k get pods -l ray.io/cluster="$(k get rayjob side -o jsonpath='{.status.rayClusterName}')",ray.io/node-type=head -o jsonpath='{.items[0].metadata.name}')
+# The RayJob is Complete once the Ray job is; the sidecar then prints the
+# job's last logs and ends.
+wait_eq Completed "the sidecar's end" k get pod "$SH" \
+	-o jsonpath='{.status.containerStatuses[?(@.name=="ray-job-submitter")].state.terminated.reason}'
+out=$(k logs "$SH" -c ray-job-submitter)
+expect_contains "$out" "sidecar job 42" "the sidecar's log"
+expect_contains "$out" "Job submission server address" "the sidecar's log (Ray's own ray job)"
+k delete rayjob side --wait=false >/dev/null
+pass "a RayJob in SidecarMode: the head's submitter ran Ray's ray job submit beside it"
 
 # KubeRay's quick start, verbatim: port-forward the head Service's
 # dashboard, then Ray's own `ray job submit` from this machine.
