@@ -30,6 +30,22 @@ RAY_DIR=${VOLRAY_RAY_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/volray/ray}
 start_daemon --ray-dir "$RAY_DIR"
 NODE=$(hostname | tr 'A-Z' 'a-z')
 
+# job_done NAME WHAT MORE: until RayJob NAME is Complete (3 minutes at
+# most; Failed ends it), then its Ray job SUCCEEDED; MORE is a command
+# whose output the failure shows.
+job_done() {
+	i=0
+	while :; do
+		st=$(k get rayjob "$1" -o jsonpath='{.status.jobDeploymentStatus}')
+		[ "$st" != Complete ] || break
+		i=$((i + 1))
+		[ $i -lt 900 ] && [ "$st" != Failed ] ||
+			fail "the $2 RayJob is $st: $(k get rayjob "$1" -o jsonpath='{.status.message}'); $($3 2>&1)"
+		sleep 0.2
+	done
+	expect_eq SUCCEEDED "$(k get rayjob "$1" -o jsonpath='{.status.jobStatus}')" "the $2 job's status"
+}
+
 # The Node's images: the install under the names that map to it.
 imgs=$(k get node "$NODE" -o jsonpath='{range .status.images[*]}{.names}{" "}{.sizeBytes}{"\n"}{end}')
 expect_contains "$imgs" '"rayproject/ray:2.52.0"' "status.images"
@@ -197,13 +213,7 @@ spec:
     print("spread over", len(set(ray.get([where.remote() for _ in range(4)]))), "nodes")
     '
 YAML
-i=0
-until [ "$(k get rayjob sq -o jsonpath='{.status.jobDeploymentStatus}')" = Complete ]; do
-	i=$((i + 1))
-	[ $i -lt 600 ] || fail "the RayJob is not Complete after 120 s: $(k get rayjob sq -o jsonpath='{.status}')"
-	sleep 0.2
-done
-expect_eq SUCCEEDED "$(k get rayjob sq -o jsonpath='{.status.jobStatus}')" "the Ray job's status"
+job_done sq HTTPMode "k get rayjob sq -o jsonpath={.status}"
 id=$(k get rayjob sq -o jsonpath='{.status.jobId}')
 logs=$(k get --raw "/api/v1/namespaces/default/services/real-head-svc:8265/proxy/api/jobs/$id/logs")
 expect_contains "$logs" "squares 285" "the job's logs (tasks)"
@@ -230,16 +240,7 @@ spec:
     print("k8s job", sum(ray.get([inc.remote(i) for i in range(4)])))
     '
 YAML
-i=0
-while :; do
-	st=$(k get rayjob sqk -o jsonpath='{.status.jobDeploymentStatus}')
-	[ "$st" != Complete ] || break
-	i=$((i + 1))
-	[ $i -lt 600 ] && [ "$st" != Failed ] ||
-		fail "the K8sJobMode RayJob is $st: $(k get rayjob sqk -o jsonpath='{.status.message}'); the submitter's log: $(k logs -l job-name=sqk --tail=20 2>&1)"
-	sleep 0.2
-done
-expect_eq SUCCEEDED "$(k get rayjob sqk -o jsonpath='{.status.jobStatus}')" "the K8sJobMode job's status"
+job_done sqk K8sJobMode "k logs -l job-name=sqk --tail=20"
 SUB=$(k get pods -l job-name=sqk -o jsonpath='{.items[0].metadata.name}')
 out=$(k logs "$SUB")
 expect_contains "$out" "k8s job 10" "the submitter's log"
@@ -268,16 +269,7 @@ spec:
           - name: ray-head
             image: rayproject/ray:2.52.0
 YAML
-i=0
-while :; do
-	st=$(k get rayjob side -o jsonpath='{.status.jobDeploymentStatus}')
-	[ "$st" != Complete ] || break
-	i=$((i + 1))
-	[ $i -lt 900 ] && [ "$st" != Failed ] ||
-		fail "the SidecarMode RayJob is $st: $(k get rayjob side -o jsonpath='{.status.message}')"
-	sleep 0.2
-done
-expect_eq SUCCEEDED "$(k get rayjob side -o jsonpath='{.status.jobStatus}')" "the SidecarMode job's status"
+job_done side SidecarMode "k get pods -o wide"
 SH=$(k get pods -l ray.io/cluster="$(k get rayjob side -o jsonpath='{.status.rayClusterName}')",ray.io/node-type=head -o jsonpath='{.items[0].metadata.name}')
 # The RayJob is Complete once the Ray job is; the sidecar then prints the
 # job's last logs and ends.
