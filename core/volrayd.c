@@ -27,6 +27,7 @@
 #include "client/embedded.h"
 #include "client/leader.h"
 #include "client/remote.h"
+#include "lib/hmap.h"
 #include "lib/kubecfg.h"
 #include "ctrl/controller.h"
 #include "ctrl/luahttp.h"
@@ -88,6 +89,8 @@ struct daemon {
 	char *remote_ca;	/* its CA, written to DATA_DIR/remote-ca.crt */
 	int leader_elect;	/* the controllers and scheduler elect */
 	leader *elect_ctrl, *elect_sched;
+	hmap *sa_tokens;	/* "ns/sa" -> the local pods' token */
+	char *root_ca;		/* volray.config.root_ca */
 };
 
 /* The names the serving certificate must cover. */
@@ -259,6 +262,36 @@ pod_token(void *arg, const char *user, const char *groups)
 	struct daemon *d = arg;
 
 	return authn_mint_token(d->authn, user, groups);
+}
+
+/*
+ * A local pod's service-account token (node_mgr_set_token_hook): one per
+ * account, minted on first use and accepted until exit, for
+ * system:serviceaccount:NS:SA in system:serviceaccounts and
+ * system:serviceaccounts:NS, as kube-apiserver's bound tokens name them.
+ * A restart mints new ones (the node writes them again into the pods it
+ * takes back).
+ */
+static const char *
+sa_token(void *arg, const char *ns, const char *sa)
+{
+	struct daemon *d = arg;
+	char *key = util_printf("%s/%s", ns, sa), *tok, *user, *groups;
+
+	if ((tok = hmap_get(d->sa_tokens, key)) == NULL) {
+		user = util_printf("system:serviceaccount:%s:%s", ns, sa);
+		groups = util_printf("system:serviceaccounts,"
+		    "system:serviceaccounts:%s", ns);
+		tok = authn_mint_token(d->authn, user, groups);
+		free(user);
+		free(groups);
+		if (tok != NULL) {
+			hmap_put(d->sa_tokens, key, tok);	/* owns key */
+			return tok;
+		}
+	}
+	free(key);
+	return tok;
 }
 
 /* The build tree this volrayd runs from, or NULL (an installed one). */
@@ -466,6 +499,8 @@ start_store(struct daemon *d, char **cause)
 	d->client = embedded_new(d->st, d->rg);
 	admission_set_toleration_seconds(d->f.not_ready_seconds,
 	    d->f.unreachable_seconds);
+	/* No CA (--plain-http): no kube-root-ca.crt, so no token volumes. */
+	admission_set_token_volumes(!d->f.plain_http);
 	d->hub = watch_hub_new(d->loop, d->st);
 	if (d->f.watch_history > 0)
 		watch_set_history(d->hub, d->f.watch_history);
@@ -597,6 +632,27 @@ start_sched_endpoint(struct daemon *d)
 		    "explain through the API answers 503");
 }
 
+/* The PEM of the CA clients verify the API with: ours, or the remote's. */
+static void
+root_ca(struct daemon *d)
+{
+	const char *file = d->rm != NULL ? d->remote_ca : d->ca_file;
+	FILE *f = file != NULL ? fopen(file, "r") : NULL;
+	char buf[65536];
+	size_t n;
+
+	if (f == NULL || d->root_ca != NULL) {
+		if (f != NULL)
+			fclose(f);
+		return;
+	}
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if (n > 0)
+		d->root_ca = xstrdup(buf);
+}
+
 /* The Lua controllers and the node lifecycle controller, writing
    through c. */
 static int
@@ -605,6 +661,8 @@ start_controllers(struct daemon *d, client *c, char **cause)
 	d->ctrl = controller_new(d->loop, c, d->lua);
 	controller_set_authorizer(d->ctrl, d->rbac);
 	controller_set_batch_scheduler(d->ctrl, d->f.batch_scheduler);
+	root_ca(d);
+	controller_set_root_ca(d->ctrl, d->root_ca);
 	controller_set_selection(d->ctrl, d->f.controllers);
 	d->http = luahttp_new(d->loop);
 	controller_set_http(d->ctrl, d->http);
@@ -713,6 +771,10 @@ start_nodes(struct daemon *d, char **cause)
 	char host[256] = "", *self;
 
 	d->nodes = node_mgr_new(d->loop, d->client);
+	if (d->rg != NULL && d->authn != NULL) {
+		d->sa_tokens = hmap_new();
+		node_mgr_set_token_hook(d->nodes, sa_token, d);
+	}
 	if (d->rg != NULL)
 		registry_set_pod_runtime(d->rg, node_mgr_has_runtime, d->nodes);
 	metrics_add_source(print_node_metrics, d->nodes);

@@ -441,6 +441,8 @@ EVENTS
 "- {apiGroups: [''], resources: [namespaces], verbs: " READ "}\n"
 "- {apiGroups: [''], resources: [serviceaccounts, secrets],\n"
 "  verbs: [get, list, watch, create]}\n"
+"- {apiGroups: [''], resources: [configmaps],\n"
+"  verbs: [get, list, watch, create, update]}\n"
 EVENTS
 "---\n"
 "kind: ClusterRole\n"

@@ -478,6 +478,12 @@ controller_set_authorizer(controller_rt *rt, rbac *authz)
 }
 
 void
+controller_set_root_ca(controller_rt *rt, const char *pem)
+{
+	rt->api.root_ca = pem;
+}
+
+void
 controller_set_batch_scheduler(controller_rt *rt, const char *name)
 {
 	rt->api.batch_scheduler = name;

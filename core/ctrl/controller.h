@@ -43,6 +43,12 @@ void controller_set_authorizer(controller_rt *, rbac *authz);
  */
 void controller_set_batch_scheduler(controller_rt *, const char *name);
 /*
+ * The CA that verifies the API server (PEM, kept by the caller; NULL for
+ * none: plain HTTP), shown to scripts as volray.config.root_ca (the
+ * namespaces' kube-root-ca.crt ConfigMaps). Before the first reload.
+ */
+void controller_set_root_ca(controller_rt *, const char *pem);
+/*
  * Give the controllers volray.http (borrowed): a response wakes the key
  * of the controller that asked. Before the first reconcile.
  */

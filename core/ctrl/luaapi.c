@@ -902,7 +902,8 @@ luaapi_open(lua_State *L, void *arg)
 	luahttp_open(L, arg);
 	luaconv_push_null(L);
 	lua_setfield(L, -2, "null");
-	luaconfig_open(L, ((struct luactx *)arg)->batch_scheduler);
+	luaconfig_open(L, ((struct luactx *)arg)->batch_scheduler,
+	    ((struct luactx *)arg)->root_ca);
 	if (luaL_loadbufferx(L, prelude, strlen(prelude), "=volray", "t") !=
 	    LUA_OK)
 		fatal("volray prelude: %s", lua_tostring(L, -1));

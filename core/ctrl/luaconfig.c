@@ -41,7 +41,8 @@ l_config_newindex(lua_State *L)
 }
 
 void
-luaconfig_open(lua_State *L, const char *batch_scheduler)
+luaconfig_open(lua_State *L, const char *batch_scheduler,
+    const char *root_ca)
 {
 	lua_pushcfunction(L, l_yaml_decode);
 	lua_setfield(L, -2, "yaml_decode");
@@ -51,6 +52,8 @@ luaconfig_open(lua_State *L, const char *batch_scheduler)
 	lua_newtable(L);
 	lua_pushstring(L, batch_scheduler ? batch_scheduler : "");
 	lua_setfield(L, -2, "batch_scheduler");
+	lua_pushstring(L, root_ca ? root_ca : "");
+	lua_setfield(L, -2, "root_ca");
 	lua_setfield(L, -2, "__index");
 	lua_pushcfunction(L, l_config_newindex);
 	lua_setfield(L, -2, "__newindex");

@@ -9,8 +9,10 @@
 
 /*
  * Add yaml_decode and config to the table on top of L; batch_scheduler is
- * volrayd's --batch-scheduler ("" or NULL when not given).
+ * volrayd's --batch-scheduler ("" or NULL when not given), root_ca the
+ * PEM of the CA that verifies the API server ("" or NULL: none).
  */
-void luaconfig_open(lua_State *, const char *batch_scheduler);
+void luaconfig_open(lua_State *, const char *batch_scheduler,
+    const char *root_ca);
 
 #endif

@@ -22,6 +22,7 @@ struct luactx {
 	const user_info *user;   /* who the running script acts as; NULL
 	                            outside a controller's calls */
 	const char *batch_scheduler; /* volrayd --batch-scheduler, or NULL */
+	const char *root_ca;     /* the API's CA (PEM), or NULL */
 	struct luahttp *http;    /* volray.http (NULL: not available) */
 	const char *owner;       /* the running controller's name, and */
 	const char *key;         /* the key it reconciles (NULL outside) */

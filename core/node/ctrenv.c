@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "lib/json.h"
+#include "lib/log.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "node/node_int.h"
@@ -326,12 +327,147 @@ ctrenv_build(struct node *n, struct node_pod *p, const cJSON *pod,
 	return 0;
 }
 
-/* Materialise the volumes the container mounts under root. */
-int
-ctrenv_mount(struct node *n, struct node_pod *p, const cJSON *pod,
-    const cJSON *spec, const char *root, char **why)
+/* A ConfigMap's or a Secret's keys (src: its volume source) into dir. */
+static int
+write_keys(struct node *n, struct node_pod *p, const cJSON *src, int secret,
+    const char *dir, char **why)
 {
-	const cJSON *m, *vol = NULL, *it;
+	const char *name = json_str(src, secret ? "secretName" : "name");
+	cJSON *t = name ? get_obj(n, secret ? "secrets" : "configmaps", p->ns,
+	    name) : NULL;
+	const cJSON *items = json_at(src, "items"), *kv, *it;
+
+	if (t == NULL) {
+		if (cJSON_IsTrue(json_at(src, "optional")))
+			return 0;
+		*why = util_printf("CreateContainerConfigError: %s \"%s\" not "
+		    "found", secret ? "secret" : "configmap", name ? name : "");
+		return -1;
+	}
+	cJSON_ArrayForEach(kv, json_at(t, "data")) {
+		const char *rel = kv->string;
+		char *v = NULL;
+		size_t len = 0;
+
+		if (!cJSON_IsString(kv))
+			continue;
+		if (items != NULL) {
+			rel = NULL;
+			cJSON_ArrayForEach(it, items)
+				if (json_str(it, "key") && strcmp(json_str(it,
+				    "key"), kv->string) == 0)
+					rel = json_str(it, "path");
+			if (rel == NULL)
+				continue;
+		}
+		if (secret && b64_decode(kv->valuestring, &v, &len) != 0)
+			continue;
+		if (!secret) {
+			v = xstrdup(kv->valuestring);
+			len = strlen(v);
+		}
+		write_file(dir, rel, v, len);
+		free(v);
+	}
+	cJSON_Delete(t);
+	return 0;
+}
+
+/* A downwardAPI source's fields (items) into dir. */
+static void
+write_fields(const cJSON *pod, const struct node_pod *p, const cJSON *items,
+    const char *dir)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, items) {
+		const char *rel = json_str(it, "path");
+		const char *fp = json_str(it, "fieldRef.fieldPath");
+		char *v;
+
+		if (rel == NULL || fp == NULL)
+			continue;
+		v = field_value(pod, p, fp);
+		write_file(dir, rel, v, strlen(v));
+		free(v);
+	}
+}
+
+/*
+ * A serviceAccountToken source: a token of the pod's service account,
+ * as the node's token hook mints it (none: no file, said once).
+ */
+static void
+write_token(struct node *n, struct node_pod *p, const cJSON *pod,
+    const cJSON *src, const char *dir)
+{
+	static int said;
+	const char *sa = json_str(pod, "spec.serviceAccountName");
+	const char *rel = json_str(src, "path");
+	const char *tok;
+
+	if (rel == NULL)
+		return;
+	tok = n->m->token_hook != NULL ? n->m->token_hook(n->m->token_arg,
+	    p->ns, sa != NULL && *sa ? sa : "default") : NULL;
+	if (tok == NULL) {
+		if (!said++)
+			log_warn("node %s: no service-account tokens here "
+			    "(pod %s/%s's volume gets none)", n->name, p->ns,
+			    p->name);
+		return;
+	}
+	write_file(dir, rel, tok, strlen(tok));
+}
+
+/*
+ * What volume vol holds, written into dir: ConfigMap and Secret keys,
+ * downwardAPI fields, a projected volume's sources (with service-account
+ * tokens); with tokens_only, only the tokens (written again after a
+ * restart: the ones minted before are gone).
+ */
+static int
+write_volume(struct node *n, struct node_pod *p, const cJSON *pod,
+    const cJSON *vol, const char *dir, int tokens_only, char **why)
+{
+	const cJSON *src;
+
+	if (tokens_only) {
+		cJSON_ArrayForEach(src, json_at(vol, "projected.sources"))
+			if (json_at(src, "serviceAccountToken") != NULL)
+				write_token(n, p, pod, json_at(src,
+				    "serviceAccountToken"), dir);
+		return 0;
+	}
+	if (json_at(vol, "configMap") != NULL)
+		return write_keys(n, p, json_at(vol, "configMap"), 0, dir, why);
+	if (json_at(vol, "secret") != NULL)
+		return write_keys(n, p, json_at(vol, "secret"), 1, dir, why);
+	if (json_at(vol, "downwardAPI") != NULL)
+		write_fields(pod, p, json_at(vol, "downwardAPI.items"), dir);
+	cJSON_ArrayForEach(src, json_at(vol, "projected.sources")) {
+		if (json_at(src, "configMap") != NULL &&
+		    write_keys(n, p, json_at(src, "configMap"), 0, dir, why) != 0)
+			return -1;
+		if (json_at(src, "secret") != NULL &&
+		    write_keys(n, p, json_at(src, "secret"), 1, dir, why) != 0)
+			return -1;
+		if (json_at(src, "downwardAPI") != NULL)
+			write_fields(pod, p, json_at(src, "downwardAPI.items"),
+			    dir);
+		if (json_at(src, "serviceAccountToken") != NULL)
+			write_token(n, p, pod, json_at(src,
+			    "serviceAccountToken"), dir);
+	}
+	/* emptyDir and anything else: the directory is the volume. */
+	return 0;
+}
+
+static int
+mount_all(struct node *n, struct node_pod *p, const cJSON *pod,
+    const cJSON *spec, const char *root, int tokens_only, char **why)
+{
+	const cJSON *m, *vol = NULL;
 
 	cJSON_ArrayForEach(m, json_at(spec, "volumeMounts")) {
 		const char *vname = json_str(m, "name");
@@ -354,69 +490,28 @@ ctrenv_mount(struct node *n, struct node_pod *p, const cJSON *pod,
 			    strerror(errno));
 			return -1;
 		}
-		if (json_at(vol, "configMap") != NULL ||
-		    json_at(vol, "secret") != NULL) {
-			int secret = json_at(vol, "secret") != NULL;
-			const char *src = secret ? json_str(vol, "secret.secretName") :
-			    json_str(vol, "configMap.name");
-			cJSON *t = src ? get_obj(n, secret ? "secrets" :
-			    "configmaps", p->ns, src) : NULL;
-			const cJSON *items = json_at(vol, secret ? "secret.items" :
-			    "configMap.items"), *kv;
-
-			if (t == NULL) {
-				if (cJSON_IsTrue(json_at(vol, secret ?
-				    "secret.optional" : "configMap.optional")))
-					continue;
-				*why = util_printf("CreateContainerConfigError: "
-				    "%s \"%s\" not found", secret ? "secret" :
-				    "configmap", src ? src : "");
-				return -1;
-			}
-			cJSON_ArrayForEach(kv, json_at(t, "data")) {
-				const char *rel = kv->string;
-				char *v = NULL;
-				size_t len = 0;
-
-				if (!cJSON_IsString(kv))
-					continue;
-				if (items != NULL) {
-					rel = NULL;
-					cJSON_ArrayForEach(it, items)
-						if (json_str(it, "key") &&
-						    strcmp(json_str(it, "key"),
-						    kv->string) == 0)
-							rel = json_str(it, "path");
-					if (rel == NULL)
-						continue;
-				}
-				if (secret && b64_decode(kv->valuestring, &v,
-				    &len) != 0)
-					continue;
-				if (!secret) {
-					v = xstrdup(kv->valuestring);
-					len = strlen(v);
-				}
-				write_file(dir, rel, v, len);
-				free(v);
-			}
-			cJSON_Delete(t);
-		} else if (json_at(vol, "downwardAPI") != NULL) {
-			cJSON_ArrayForEach(it, json_at(vol, "downwardAPI.items")) {
-				const char *rel = json_str(it, "path");
-				const char *fp = json_str(it, "fieldRef.fieldPath");
-				char *v;
-
-				if (rel == NULL || fp == NULL)
-					continue;
-				v = field_value(pod, p, fp);
-				write_file(dir, rel, v, strlen(v));
-				free(v);
-			}
-		}
-		/* emptyDir and anything else: the directory is the volume. */
+		if (write_volume(n, p, pod, vol, dir, tokens_only, why) != 0)
+			return -1;
 	}
 	return 0;
+}
+
+/* Materialise the volumes the container mounts under root. */
+int
+ctrenv_mount(struct node *n, struct node_pod *p, const cJSON *pod,
+    const cJSON *spec, const char *root, char **why)
+{
+	return mount_all(n, p, pod, spec, root, 0, why);
+}
+
+void
+ctrenv_renew_tokens(struct node *n, struct node_pod *p, const cJSON *pod,
+    const cJSON *spec, const char *root)
+{
+	char *why = NULL;
+
+	mount_all(n, p, pod, spec, root, 1, &why);
+	free(why);
 }
 
 void

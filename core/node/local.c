@@ -611,6 +611,29 @@ on_gone(wheel_timer *t)
 }
 
 /*
+ * A container taken back gets its service-account tokens again: those of
+ * the volrayd before are no longer accepted (clients read the file anew,
+ * as kubelet's rotation expects).
+ */
+static void
+renew_tokens(struct node *n, struct node_pod *p, struct node_ctr *c)
+{
+	const store_obj *o = client_get(n->m->c, "pods", p->ns, p->name);
+	cJSON *pod = o ? store_obj_tree(o) : NULL;
+	const cJSON *it;
+	char dir[PATH_MAX], root[PATH_MAX];
+
+	pod_dir(n, p, dir, sizeof dir);
+	util_strf(root, sizeof root, "%s/root", dir);
+	cJSON_ArrayForEach(it, json_at(pod, c->init ? "spec.initContainers" :
+	    "spec.containers"))
+		if (json_str(it, "name") && strcmp(json_str(it, "name"),
+		    c->name) == 0)
+			ctrenv_renew_tokens(n, p, pod, it, root);
+	cJSON_Delete(pod);
+}
+
+/*
  * Take back a container a previous volrayd left (orphans.c): watch its
  * shim, which is not our child, for its end; one that ended while no
  * volrayd ran is reported as ended at once, from its status file.
@@ -654,6 +677,7 @@ local_resume(struct node *n, struct node_pod *p, struct node_ctr *c)
 				close(fd);
 			wheel_add(n->m->wheel, &l->poll_timer, 0, on_poll_tick, l);
 		}
+		renew_tokens(n, p, c);
 		log_info("node %s: pod %s container %s: re-adopted (shim %d, "
 		    "process group %d)", n->name, p->key, c->name, o->shim_pid,
 		    o->cmd_pid);

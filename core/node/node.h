@@ -138,6 +138,15 @@ typedef void (*node_env_set_fn)(void *env, const char *name,
 typedef void (*node_env_hook)(void *arg, const char *ns, const char *pod,
     node_env_set_fn set, void *env);
 void node_mgr_set_env_hook(node_mgr *, node_env_hook, void *arg);
+/*
+ * Where the local node's pods get service-account tokens (projected
+ * serviceAccountToken volumes, the kube-api-access-XXXXX volume): a token
+ * for account ns/sa, kept by the hook (NULL: none). Without a hook the
+ * volumes get no token file.
+ */
+typedef const char *(*node_token_fn)(void *arg, const char *ns,
+    const char *sa);
+void node_mgr_set_token_hook(node_mgr *, node_token_fn, void *arg);
 
 /*
  * A process run on behalf of a pod on the local node, beside its

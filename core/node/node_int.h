@@ -60,6 +60,9 @@ int ctrenv_build(struct node *, struct node_pod *, const cJSON *pod,
 /* Its volumes under root; -1 with *why. */
 int ctrenv_mount(struct node *, struct node_pod *, const cJSON *pod,
     const cJSON *spec, const char *root, char **why);
+/* Its service-account tokens written again (a container taken back). */
+void ctrenv_renew_tokens(struct node *, struct node_pod *, const cJSON *pod,
+    const cJSON *spec, const char *root);
 void ctrenv_free(struct ctrenv *);
 
 /*
@@ -305,6 +308,8 @@ struct node_mgr {
 	void *sim_effect_arg;
 	void *portmap_arg;
 	node_env_hook env_hook;		/* more env for local processes */
+	node_token_fn token_hook;	/* service-account tokens */
+	void *token_arg;
 	void *env_arg;
 	recorder *events;		/* as the kubelet: pods' Events */
 	char *ray_dir;			/* rayimage.c: Ray installs, or NULL */

@@ -853,6 +853,13 @@ node_mgr_set_portmap(node_mgr *m, node_portmap_fn fn, void *arg)
 }
 
 void
+node_mgr_set_token_hook(node_mgr *m, node_token_fn hook, void *arg)
+{
+	m->token_hook = hook;
+	m->token_arg = arg;
+}
+
+void
 node_mgr_set_env_hook(node_mgr *m, node_env_hook hook, void *arg)
 {
 	m->env_hook = hook;

@@ -37,19 +37,22 @@
 /* Where Ray keeps its sessions: short, for Ray's AF_UNIX socket paths. */
 #define RAY_TMP		"/tmp/volray-ray"
 /*
- * Containers of Ray images that keep volray's own `ray`: KubeRay's
- * autoscaler sidecar (raypod.lua), whose `ray kuberay-autoscaler` waits
- * while volray's autoscaler controller scales, and, while pods share the
- * host's network (no Service address routes), a RayJob's submitter
- * (raysubmitter.lua), whose `ray job` verbs then reach the head's real
- * dashboard through the API's service proxy. With the pod network the
- * submitter runs Ray's own `ray job submit` to the head Service.
+ * Containers of Ray images that keep volray's own `ray` while pods share
+ * the host's network (no Service address routes, no kubernetes Service
+ * for in-cluster clients): KubeRay's autoscaler sidecar (raypod.lua),
+ * whose `ray kuberay-autoscaler` then only waits, and a RayJob's
+ * submitter (raysubmitter.lua), whose `ray job` verbs reach the head's
+ * real dashboard through the API's service proxy. With the pod network
+ * both run Ray's own: the autoscaler reaches the API through the
+ * kubernetes Service with its pod's service-account token, and the
+ * submitter runs `ray job submit` to the head Service.
  */
 static int
 keeps_volray_ray(const node_mgr *m, const char *ctr)
 {
-	return ctr != NULL && (strcmp(ctr, "autoscaler") == 0 ||
-	    (strcmp(ctr, "ray-job-submitter") == 0 && !m->pod_network));
+	return ctr != NULL && !m->pod_network &&
+	    (strcmp(ctr, "autoscaler") == 0 ||
+	    strcmp(ctr, "ray-job-submitter") == 0);
 }
 
 /* The size of an install, counted once (a walk of ~20,000 files). */

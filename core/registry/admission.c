@@ -186,26 +186,6 @@ default_tolerations(cJSON *spec)
 	}
 }
 
-/*
- * As kube-apiserver's ServiceAccount admission: a new pod without
- * spec.serviceAccountName runs as "default" (or as the deprecated
- * spec.serviceAccount says), and serviceAccount mirrors it. No token is
- * mounted, and the account need not exist yet.
- */
-static void
-service_account(cJSON *spec)
-{
-	const char *name = json_str(spec, "serviceAccountName");
-
-	if (name == NULL || *name == '\0') {
-		name = json_str(spec, "serviceAccount");
-		json_set_str(spec, "serviceAccountName", name != NULL &&
-		    *name ? name : "default");
-	}
-	json_set_str(spec, "serviceAccount", json_str(spec,
-	    "serviceAccountName"));
-}
-
 /* After creation a pod's scheduling gates may only be removed. */
 static void
 gates_only_removed(const cJSON *obj, const cJSON *old, cJSON *causes)
@@ -314,7 +294,8 @@ pod_mutate(store *st, cJSON *obj, const cJSON *old)
 		    "PreemptLowerPriority");
 		if (json_at(spec, "enableServiceLinks") == NULL)
 			cJSON_AddTrueToObject(spec, "enableServiceLinks");
-		service_account(spec);
+		admission_service_account(st, json_str(obj,
+		    "metadata.namespace"), spec);
 		default_tolerations(spec);
 		status = json_obj(obj, "status");
 		set_default_str(status, "phase", "Pending");

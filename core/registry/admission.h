@@ -59,6 +59,15 @@ const resource *admission_apiservice_local(const char *name);
  * --default-unreachable-toleration-seconds; 300 each by default).
  */
 void admission_set_toleration_seconds(long not_ready, long unreachable);
+/*
+ * A new pod's service account and its token volume (admission_sa.c):
+ * spec.serviceAccountName defaulted, the kube-api-access-XXXXX projected
+ * volume mounted at /var/run/secrets/kubernetes.io/serviceaccount unless
+ * the pod or its account (in namespace ns) turns automounting off. Token
+ * volumes are on unless turned off (volrayd without a CA: --plain-http).
+ */
+void admission_service_account(store *, const char *ns, cJSON *spec);
+void admission_set_token_volumes(int on);
 /* Check a name: 0 if valid, else a message (static) to show. */
 const char *admission_check_name(const resource *, const char *name);
 

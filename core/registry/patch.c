@@ -445,7 +445,13 @@ ptr_detach(cJSON *doc, const struct ptr *p, const char *op,
 	return (cJSON_DetachItemViaPointer(parent, item));
 }
 
-/* Replaces the existing value at p with value (owned). */
+/*
+ * Replaces the value at p with value (owned). As kube-apiserver's
+ * json-patch (evanphx/json-patch v4) does, a member missing from an
+ * object that exists is set (Ray's autoscaler replaces a worker group's
+ * scaleStrategy that no one wrote); a missing parent or array index is
+ * an error.
+ */
 static int
 ptr_replace(cJSON **doc, const struct ptr *p, cJSON *value,
     const char *path, char **cause)
@@ -459,6 +465,13 @@ ptr_replace(cJSON **doc, const struct ptr *p, cJSON *value,
 	}
 	parent = ptr_walk(*doc, p, p->n - 1);
 	item = ptr_child(parent, p->seg[p->n - 1]);
+	if (item == NULL && cJSON_IsObject(parent)) {
+		if (cJSON_AddItemToObject(parent, p->seg[p->n - 1], value))
+			return (0);
+		cJSON_Delete(value);
+		set_cause(cause, "jsonpatch replace operation: out of memory");
+		return (-1);
+	}
 	if (item == NULL) {
 		cJSON_Delete(value);
 		set_cause(cause, "jsonpatch replace operation does not apply: "

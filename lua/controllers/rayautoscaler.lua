@@ -19,6 +19,11 @@
 --     idleTimeoutSeconds (else autoscalerOptions', else 60) is named in
 --     workersToDelete (one pod per replica) and replicas lowered, never
 --     below minReplicas.
+-- A head that runs real Ray (the local node with Ray installed and the pod
+-- network) is left to Ray's own autoscaler, which the head's sidecar runs
+-- (`ray kuberay-autoscaler`, through the kubernetes Service with the head
+-- pod's service-account token): it answers /api/volray/autoscaler with
+-- its dashboard's 404, and this controller stands back.
 -- A replacement is a controller file of the same name (volray-lua(7)).
 local v = volray
 local raypod = require("raypod")
@@ -178,6 +183,18 @@ function controller.reconcile(req)
   local groups = rc.spec.workerGroupSpecs or {}
   local pods = workers(rc)
 
+  -- What the head has and waits for; a head running real Ray (a dashboard
+  -- that knows no /api/volray/autoscaler: a 404 that is not the API's own
+  -- Status) has Ray's own autoscaler in its sidecar, which scales alone.
+  local port = raypod.port(rc.spec.headGroupSpec.rayStartParams, "dashboard")
+  local base, berr = dash.base(rc.metadata.namespace, raypod.head_service_name(rc), port, rc)
+  if base == nil then error(berr, 0) end
+  local r = dash.autoscaler_state(base)
+  if r.pending then return { requeue_after = 30 } end
+  if r.status == 404 and not (type(r.json) == "table" and r.json.kind == "Status") then
+    return { requeue_after = 30 }
+  end
+
   -- Not safe to scale while named workers are still there.
   local clear = false
   for _, g in ipairs(groups) do
@@ -198,11 +215,6 @@ function controller.reconcile(req)
     return { requeue = true }
   end
 
-  local port = raypod.port(rc.spec.headGroupSpec.rayStartParams, "dashboard")
-  local base, berr = dash.base(rc.metadata.namespace, raypod.head_service_name(rc), port, rc)
-  if base == nil then error(berr, 0) end
-  local r = dash.autoscaler_state(base)
-  if r.pending then return { requeue_after = 30 } end
   if r.error or r.status ~= 200 or type(r.json) ~= "table" then
     return { requeue_after = PERIOD }   -- no head yet, or not ready
   end

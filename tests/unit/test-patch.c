@@ -179,10 +179,14 @@ test_json(void)
 	CHECK_STR(apply(JSON, NULL, doc,
 	    "[{\"op\":\"replace\",\"path\":\"/spec/list/1\",\"value\":\"c\"}]"),
 	    "{\"spec\":{\"replicas\":1,\"list\":[\"a\",\"c\"]}}");
+	/* A member missing from an existing object is set (json-patch v4). */
 	CHECK_STR(apply(JSON, NULL, doc,
 	    "[{\"op\":\"replace\",\"path\":\"/spec/foo\",\"value\":1}]"),
+	    "{\"spec\":{\"replicas\":1,\"list\":[\"a\",\"b\"],\"foo\":1}}");
+	CHECK_STR(apply(JSON, NULL, doc,
+	    "[{\"op\":\"replace\",\"path\":\"/nope/foo\",\"value\":1}]"),
 	    "error: jsonpatch replace operation does not apply: "
-	    "doc is missing path: /spec/foo");
+	    "doc is missing path: /nope/foo");
 	CHECK_STR(apply(JSON, NULL, doc,
 	    "[{\"op\":\"replace\",\"path\":\"/spec/list/-\",\"value\":1}]"),
 	    "error: jsonpatch replace operation does not apply: "
