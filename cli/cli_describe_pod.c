@@ -224,6 +224,42 @@ tol_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* An optional flag as kubectl prints its pointer: unset is <nil>. */
+static const char *
+optional(const cJSON *v)
+{
+	return v == NULL ? "<nil>" : cJSON_IsTrue(v) ? "true" : "false";
+}
+
+/* A projected volume's sources, as kubectl's printProjectedVolumeSource. */
+static void
+describe_projected(struct cli_buf *b, const cJSON *sources)
+{
+	const cJSON *s;
+
+	cli_describe_w(b, 2, "Type:\tProjected (a volume that contains "
+	    "injected data from multiple sources)\n");
+	cJSON_ArrayForEach(s, sources) {
+		if (json_at(s, "secret") != NULL) {
+			cli_describe_w(b, 2, "SecretName:\t%s\n",
+			    str(s, "secret.name"));
+			cli_describe_w(b, 2, "SecretOptionalName:\t%s\n",
+			    optional(json_at(s, "secret.optional")));
+		} else if (json_at(s, "downwardAPI") != NULL)
+			cli_describe_w(b, 2, "DownwardAPI:\ttrue\n");
+		else if (json_at(s, "configMap") != NULL) {
+			cli_describe_w(b, 2, "ConfigMapName:\t%s\n",
+			    str(s, "configMap.name"));
+			cli_describe_w(b, 2, "ConfigMapOptional:\t%s\n",
+			    optional(json_at(s, "configMap.optional")));
+		} else if (json_at(s, "serviceAccountToken") != NULL)
+			cli_describe_w(b, 2, "TokenExpirationSeconds:\t%d\n",
+			    json_at(s, "serviceAccountToken.expirationSeconds") ?
+			    (int)cJSON_GetNumberValue(json_at(s,
+			    "serviceAccountToken.expirationSeconds")) : 3607);
+	}
+}
+
 /* Volumes:, Node-Selectors: and Tolerations: with a space prefix. */
 void
 cli_describe_spec_tail(struct cli_buf *b, int level, const cJSON *spec,
@@ -267,7 +303,9 @@ cli_describe_spec_tail(struct cli_buf *b, int level, const cJSON *spec,
 				    "populated by a Secret)\n");
 				cli_describe_w(b, 2, "SecretName:\t%s\n",
 				    str(el, "secret.secretName"));
-			}
+			} else if (json_at(el, "projected") != NULL)
+				describe_projected(b, json_at(el,
+				    "projected.sources"));
 		}
 	}
 	if (qos != NULL)

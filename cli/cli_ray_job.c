@@ -26,7 +26,84 @@
 
 #define POLL_US		200000
 
-/* Every Ray pod's container logs into DIR/CLUSTER/POD/CONTAINER.log. */
+/* Write body to path (made with its directories under base). */
+static int
+write_under(const char *base, const char *rel, const struct cli_buf *body)
+{
+	char path[4096], *s;
+	FILE *f;
+
+	if (snprintf(path, sizeof path, "%s/%s", base, rel) >=
+	    (int)sizeof path || strstr(rel, "..") != NULL)
+		return -1;
+	for (s = path + strlen(base) + 1; (s = strchr(s, '/')) != NULL; s++) {
+		*s = '\0';
+		(void)mkdir(path, 0755);
+		*s = '/';
+	}
+	if ((f = fopen(path, "w")) == NULL)
+		return -1;
+	if (body->len > 0)
+		fwrite(body->p, 1, body->len, f);
+	return fclose(f);
+}
+
+/*
+ * A real Ray node's session logs (the pod's /tmp/ray/session_latest/logs),
+ * as the kuberay plugin copies them, through the head dashboard's log API
+ * (GET /api/v0/logs?node_ip=IP, then each file) into DIR/ray/. The number
+ * of files written; 0 when the head's dashboard has no such API (volray's
+ * emulated heads: their Ray is volrayd).
+ */
+static int
+ray_session_logs(const char *ns, const char *cluster, const char *ip,
+    const char *dir)
+{
+	struct cli_buf path = { 0 };
+	struct cli_http_resp r = { 0 };
+	const cJSON *cat, *f;
+	cJSON *t = NULL;
+	int n = 0;
+
+	cli_buf_printf(&path, "/api/v1/namespaces/%s/services/%s-head-svc:8265/"
+	    "proxy/api/v0/logs", ns, cluster);
+	cli_http_query_add(&path, "node_ip", ip);
+	cli_http_request("GET", path.p, NULL, NULL, NULL, &r);
+	if (r.code == 200)
+		t = cJSON_Parse(r.body.p);
+	cli_buf_free(&r.body);
+	cJSON_ArrayForEach(cat, json_at(t, "data.result"))
+		cJSON_ArrayForEach(f, cat) {
+			struct cli_http_resp fr = { 0 };
+			const char *name = cJSON_GetStringValue(f);
+			char rel[1024];
+
+			if (name == NULL || *name == '\0' ||
+			    name[strlen(name) - 1] == '/')
+				continue;
+			path.len = 0;
+			cli_buf_printf(&path, "/api/v1/namespaces/%s/services/"
+			    "%s-head-svc:8265/proxy/api/v0/logs/file", ns,
+			    cluster);
+			cli_http_query_add(&path, "node_ip", ip);
+			cli_http_query_add(&path, "filename", name);
+			cli_http_query_add(&path, "lines", "-1");
+			cli_http_request("GET", path.p, NULL, NULL, NULL, &fr);
+			snprintf(rel, sizeof rel, "ray/%s", name);
+			if (fr.code == 200 && write_under(dir, rel,
+			    &fr.body) == 0)
+				n++;
+			cli_buf_free(&fr.body);
+		}
+	cJSON_Delete(t);
+	cli_buf_free(&path);
+	return n;
+}
+
+/*
+ * Every Ray pod's container logs into DIR/CLUSTER/POD/CONTAINER.log, and
+ * for real Ray its session logs into DIR/CLUSTER/POD/ray/.
+ */
 int
 cli_ray_log(int argc, char **argv)
 {
@@ -92,6 +169,16 @@ cli_ray_log(int argc, char **argv)
 				rc_ = CLI_FAIL;
 			}
 			cli_buf_free(&r.body);
+		}
+		if (json_str(p, "status.podIP") != NULL) {
+			int k;
+
+			file.len = 0;
+			cli_buf_printf(&file, "%s/%s/%s", dir, argv[0], pod);
+			if ((k = ray_session_logs(ns, argv[0], json_str(p,
+			    "status.podIP"), file.p)) > 0)
+				printf("  %d Ray session logs in %s/ray\n", k,
+				    file.p);
 		}
 		n++;
 	}

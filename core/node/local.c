@@ -492,6 +492,31 @@ spawn_shim(struct node *n, struct node_pod *p, struct node_ctr *c,
 	return 0;
 }
 
+/*
+ * Real Ray in a container with the default 64 MiB /dev/shm: its object
+ * store does not fit there and Ray keeps it in /tmp (slower), which an
+ * event says once per container, with the remedy.
+ */
+static void
+shm_note(struct node *n, struct node_pod *p, const cJSON *pod,
+    const cJSON *spec, const struct node_ctr *c)
+{
+	char venv[PATH_MAX], msg[512];
+
+	/* Ray's own container is the pod's first (KubeRay's layout); a
+	   sidecar of a Ray image (the autoscaler) keeps no object store. */
+	if (c->init || c->instance > 1 || spec != cJSON_GetArrayItem(json_at(pod,
+	    "spec.containers"), 0) || !mountplan_shm_default(pod, spec) ||
+	    rayimage_check(n->m, c->name, json_str(spec, "image"), venv,
+	    sizeof venv, msg, sizeof msg) != 1)
+		return;
+	snprintf(msg, sizeof msg, "Container %s runs Ray with /dev/shm of "
+	    "64Mi, as a container runtime gives it: Ray keeps its object "
+	    "store in /tmp when it does not fit there; mount an emptyDir "
+	    "of medium Memory at /dev/shm for a larger one", c->name);
+	podevent_record(p, "Normal", "SharedMemory", msg);
+}
+
 static int
 local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 {
@@ -568,6 +593,7 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 		util_strf(plan, sizeof plan, "%s/%s.mounts", dir, c->name);
 		if (mountplan_write(n, p, pod, spec, root, plan, why) != 0)
 			goto out;
+		shm_note(n, p, pod, spec, c);
 	}
 	/* The pod's host name, as the kubelet gives it: spec.hostname, else
 	   the pod's name (63 characters at most). */

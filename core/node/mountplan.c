@@ -21,7 +21,11 @@
  * kubelet writes one, and its hosts file no Services. A container of a
  * Ray image with real Ray (rayimage.c) gets a /tmp of its pod's, as an
  * image has its own: Ray nodes take their temp dir's path from the head,
- * and two pods must not share one (/tmp/ray/session_*).
+ * and two pods must not share one (/tmp/ray/session_*). /dev/shm is a
+ * tmpfs of 64 MiB per container, as a container runtime gives it, unless
+ * an emptyDir of medium Memory is mounted there; such an emptyDir is a
+ * tmpfs of its sizeLimit (else the container's memory limit), one per
+ * container rather than per pod.
  */
 #include <sys/stat.h>
 
@@ -33,9 +37,12 @@
 #include <unistd.h>
 
 #include "lib/json.h"
+#include "lib/podspec.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "node/node_int.h"
+
+#define SHM_DEFAULT	(64 << 20)	/* a container runtime's /dev/shm */
 
 static int enabled = -1;
 
@@ -211,6 +218,40 @@ volume(const cJSON *pod, const char *name)
 	return NULL;
 }
 
+/*
+ * The size of an emptyDir of medium Memory, as kubelet sizes it: its
+ * sizeLimit, else the container's memory limit, else half this machine's
+ * memory (a tmpfs's default).
+ */
+static long long
+memory_dir_size(const cJSON *vol, const cJSON *spec)
+{
+	double v;
+
+	if (quantity_json(json_at(vol, "emptyDir.sizeLimit"), &v) == 0 &&
+	    v > 0)
+		return (long long)v;
+	if (quantity_json(json_at(spec, "resources.limits.memory"), &v) == 0 &&
+	    v > 0)
+		return (long long)v;
+	return (long long)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) / 2;
+}
+
+int
+mountplan_shm_default(const cJSON *pod, const cJSON *spec)
+{
+	const cJSON *m, *v;
+
+	cJSON_ArrayForEach(m, json_at(spec, "volumeMounts"))
+		if (json_str(m, "mountPath") != NULL &&
+		    strcmp(json_str(m, "mountPath"), "/dev/shm") == 0 &&
+		    (v = volume(pod, json_str(m, "name"))) != NULL &&
+		    json_str(v, "emptyDir.medium") != NULL &&
+		    strcmp(json_str(v, "emptyDir.medium"), "Memory") == 0)
+			return 0;
+	return 1;
+}
+
 int
 mountplan_write(struct node *n, struct node_pod *p, const cJSON *pod,
     const cJSON *spec, const char *root, const char *plan, char **why)
@@ -252,6 +293,14 @@ mountplan_write(struct node *n, struct node_pod *p, const cJSON *pod,
 		    strpbrk(mp, "\t\n") != NULL || json_str(m, "name") == NULL ||
 		    (v = volume(pod, json_str(m, "name"))) == NULL)
 			continue;
+		/* Memory: a tmpfs of the container's (not shared with the
+		   pod's other containers, as a kubelet's would be). */
+		if (json_str(v, "emptyDir.medium") != NULL &&
+		    strcmp(json_str(v, "emptyDir.medium"), "Memory") == 0) {
+			fprintf(f, "tmpfs\t%s\tsize=%lld\n", mp,
+			    memory_dir_size(v, spec));
+			continue;
+		}
 		if ((hp = json_str(v, "hostPath.path")) != NULL)
 			util_strf(src, sizeof src, "%s", hp);
 		else if ((claim = json_str(v,
@@ -278,6 +327,10 @@ mountplan_write(struct node *n, struct node_pod *p, const cJSON *pod,
 		fprintf(f, "%s\t%s\t%s\n", src, mp,
 		    cJSON_IsTrue(json_at(m, "readOnly")) ? "ro" : "rw");
 	}
+	/* A /dev/shm of its own, 64 MiB as a container runtime gives it,
+	   unless an emptyDir of medium Memory is mounted there. */
+	if (mountplan_shm_default(pod, spec))
+		fprintf(f, "tmpfs\t/dev/shm\tsize=%d\n", SHM_DEFAULT);
 	fprintf(f, "%s/hosts\t/etc/hosts\trw\n", dir);
 	fprintf(f, "%s/resolv.conf\t/etc/resolv.conf\trw\n", dir);
 	if (fclose(f) != 0) {

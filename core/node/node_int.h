@@ -73,6 +73,9 @@ void ctrenv_free(struct ctrenv *);
 int mountplan_enabled(void);
 int mountplan_write(struct node *, struct node_pod *, const cJSON *pod,
     const cJSON *spec, const char *root, const char *plan, char **why);
+/* Whether the container gets the default 64 MiB /dev/shm (no emptyDir
+   of medium Memory mounted there). */
+int mountplan_shm_default(const cJSON *pod, const cJSON *spec);
 
 /*
  * podnet.c: the local node's pod network, the node manager's side

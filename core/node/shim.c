@@ -335,8 +335,10 @@ pump(int log_fd, struct stream *so, struct stream *se, int wake,
 
 /* The child: its own group, wait for the go-ahead, exec. */
 static void __attribute__((noreturn))
-run_child(char **argv, int in, int out, int err, int go, int report)
+run_child(const struct shim_opts *o, int in, int out, int err, int go,
+    int report)
 {
+	char **argv = o->argv;
 	char c;
 	int e;
 
@@ -349,6 +351,9 @@ run_child(char **argv, int in, int out, int err, int go, int report)
 	/* The shim died before letting us go: never run unwatched. */
 	if (read(go, &c, 1) != 1)
 		_exit(127);
+	/* In its groups now: with a mount plan, it sees them as its own. */
+	if (o->plan != NULL)
+		shimns_cgroup_view(o->groups, o->ngroups);
 	execvp(argv[0], argv);
 	e = errno;
 	if (write(report, &e, sizeof e) < 0)
@@ -401,7 +406,7 @@ start_child(const struct shim_opts *o, const struct shim_io *io,
 		return -1;
 	}
 	if (pid == 0)
-		run_child(o->argv, io->in, io->out[1], io->err[1], go[0],
+		run_child(o, io->in, io->out[1], io->err[1], go[0],
 		    rep[1]);
 	setpgid(pid, pid);
 	close(io->out[1]);
@@ -466,20 +471,28 @@ write_status(const char *dir, const char *name, int status, int oom,
 		    "finishedAt %s\n", WEXITSTATUS(status), oom, now);
 }
 
-/* -x: into the container's groups and terminal, then the command. */
-static int
-run_exec(const char *const *groups, int ngroups, int tty, char **argv)
+/* -x: into the container's groups (paths of the host's view). */
+static void
+join_groups(const char *const *groups, int ngroups)
 {
 	char pidstr[32], path[PATH_MAX];
-	int e, i;
+	int i;
 
-	fcntl(3, F_SETFD, FD_CLOEXEC);
 	snprintf(pidstr, sizeof pidstr, "%d", (int)getpid());
 	for (i = 0; i < ngroups; i++) {
 		snprintf(path, sizeof path, "%s/cgroup.procs", groups[i]);
 		/* A group that is gone: the container is ending; run anyway. */
 		(void)write_str(path, pidstr);
 	}
+}
+
+/* -x: into the container's terminal, then the command. */
+static int
+run_exec(int tty, char **argv)
+{
+	int e;
+
+	fcntl(3, F_SETFD, FD_CLOEXEC);
 	if (tty) {
 		setsid();
 		ioctl(0, TIOCSCTTY, 0);
@@ -556,6 +569,9 @@ exec_into(const struct shim_opts *o)
 
 	if (getcwd(cwd, sizeof cwd) == NULL)
 		cwd[0] = '\0';
+	/* Its groups first: the command's namespace may show them at the
+	   hierarchies' roots, where these paths are not. */
+	join_groups(o->groups, o->ngroups);
 	if (o->ns_pid > 0 && (shimns_join_net(o->ns_pid) != 0 ||
 	    shimns_join(o->ns_pid) != 0 ||
 	    (cwd[0] != '\0' && chdir(cwd) != 0))) {
@@ -565,7 +581,7 @@ exec_into(const struct shim_opts *o)
 			    o->ns_pid, strerror(e));
 		return 126;
 	}
-	return run_exec(o->groups, o->ngroups, o->tty, o->argv);
+	return run_exec(o->tty, o->argv);
 }
 
 /*

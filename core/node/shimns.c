@@ -17,10 +17,17 @@
  *    first component is missing from "/", the container gets a root of
  *    its own first (a tmpfs with every entry of "/" bound into it, then
  *    pivot_root), in which that component is made;
- *  - bind-mounts each SRC at DST, read-only when the plan says so.
+ *  - bind-mounts each SRC at DST, read-only when the plan says so; a
+ *    line "tmpfs<TAB>DST<TAB>size=N" mounts a tmpfs of N bytes there
+ *    instead (/dev/shm, an emptyDir of medium Memory).
  *
  * Every process of the container (its command, kubectl exec through
  * volray-shim -x -N PID, exec probes) lives in that namespace.
+ *
+ * The command itself then gets a mount namespace of its own inside that
+ * one, where its cgroups are shown at the hierarchies' roots
+ * (shimns_cgroup_view), so that what it reads of its limits is its own;
+ * kubectl exec joins the command's.
  *
  * With a pod network (podnet.c), the shim also joins the pod's network
  * namespace (-X, shimns_enter_net) and gets a UTS namespace with the
@@ -53,6 +60,7 @@ struct mnt {
 	int ro;
 	int fd;				/* SRC, opened O_PATH */
 	int dir;
+	char tmpfs[64];			/* "size=N": a tmpfs, not a bind */
 };
 
 static int novl;			/* overlays made so far */
@@ -203,6 +211,17 @@ read_plan(const char *plan, struct mnt *ms, int *n, char *why, size_t size)
 			continue;
 		memcpy(ms[*n].src, src, strlen(src) + 1);
 		memcpy(ms[*n].dst, dst, strlen(dst) + 1);
+		ms[*n].tmpfs[0] = '\0';
+		/* "tmpfs DST size=N": a memory-backed directory of N bytes. */
+		if (strcmp(src, "tmpfs") == 0 && strncmp(mode, "size=", 5) == 0 &&
+		    strlen(mode) < sizeof ms[*n].tmpfs) {
+			memcpy(ms[*n].tmpfs, mode, strlen(mode) + 1);
+			ms[*n].ro = 0;
+			ms[*n].fd = -1;
+			ms[*n].dir = 1;
+			(*n)++;
+			continue;
+		}
 		ms[*n].ro = strcmp(mode, "ro") == 0;
 		if ((ms[*n].fd = open(src, O_PATH | O_CLOEXEC)) < 0 ||
 		    fstat(ms[*n].fd, &st) != 0) {
@@ -327,6 +346,15 @@ shimns_apply(const char *plan, const char *tmp, char *why, size_t size)
 		if (make_target(&ms[i], root, tmp, path, sizeof path, why,
 		    size) != 0)
 			return -1;
+		if (ms[i].tmpfs[0] != '\0') {
+			char opts[96];
+
+			snprintf(opts, sizeof opts, "mode=1777,%s", ms[i].tmpfs);
+			if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV,
+			    opts) != 0)
+				return fail(why, size, "tmpfs at", ms[i].dst);
+			continue;
+		}
 		snprintf(src, sizeof src, "/proc/self/fd/%d", ms[i].fd);
 		if (mount(src, path, NULL, MS_BIND | MS_REC, NULL) != 0)
 			return fail(why, size, "bind at", ms[i].dst);
@@ -389,4 +417,22 @@ shimns_hostname(const char *name)
 	if (unshare(CLONE_NEWUTS) != 0)
 		return -1;
 	return sethostname(name, strlen(name));
+}
+
+void
+shimns_cgroup_view(const char *const *groups, int ngroups)
+{
+	char root[PATH_MAX], *cut;
+	int i;
+
+	if (ngroups == 0 || unshare(CLONE_NEWNS) != 0)
+		return;
+	for (i = 0; i < ngroups; i++) {
+		if (snprintf(root, sizeof root, "%s", groups[i]) >=
+		    (int)sizeof root || (cut = strstr(root, "/volray/")) ==
+		    NULL || cut == root)
+			continue;
+		*cut = '\0';
+		(void)mount(groups[i], root, NULL, MS_BIND, NULL);
+	}
 }

@@ -18,6 +18,16 @@ int shimns_join(int pid);
    namespace whose file path is. */
 int shimns_join_net(int pid);
 int shimns_enter_net(const char *path);
+/*
+ * The container's own cgroups at the hierarchies' roots, as a container
+ * runtime shows them (Ray reads its memory and CPU limits at
+ * /sys/fs/cgroup/memory/memory.limit_in_bytes, /sys/fs/cgroup/memory.max,
+ * cpu.cfs_quota_us, cpu.max): a mount namespace of the caller's own
+ * (inside the shim's, whose view its own bookkeeping keeps) where each
+ * group G ("ROOT/volray/...") is bound at ROOT. Best effort: a group
+ * that cannot be shown leaves the hierarchy as it was.
+ */
+void shimns_cgroup_view(const char *const *groups, int ngroups);
 /* Into a UTS namespace of our own named name. */
 int shimns_hostname(const char *name);
 

@@ -9,9 +9,11 @@
  * kube-root-ca.crt ConfigMap, and the namespace), mounted read-only at
  * /var/run/secrets/kubernetes.io/serviceaccount in every container and
  * init container: what in-cluster clients (client-go's, Python's, Ray's
- * autoscaler) read. The account need not exist yet (volray does not
- * refuse the pod as kube-apiserver does: its namespaces' default accounts
- * are made by a controller, a moment after the namespace).
+ * autoscaler) read. The account need not exist (volray does not refuse
+ * the pod as kube-apiserver does: its namespaces' default accounts are
+ * made by a controller, a moment after the namespace, and an API server
+ * may run without the controllers), but a pod whose account does not
+ * exist yet gets no token volume: nothing would publish its CA either.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +51,7 @@ mounts_sa_dir(const cJSON *spec)
 	return 0;
 }
 
-/* Whether the pod's account (when stored) turns automounting off. */
+/* Whether the pod's account is missing or turns automounting off. */
 static int
 account_says_no(store *st, const char *ns, const char *name)
 {
@@ -59,7 +61,7 @@ account_says_no(store *st, const char *ns, const char *name)
 	int no;
 
 	if (o == NULL)
-		return 0;
+		return 1;
 	t = store_obj_tree(o);
 	no = cJSON_IsFalse(json_at(t, "automountServiceAccountToken"));
 	cJSON_Delete(t);

@@ -46,7 +46,7 @@ cleanup() {
 		echo "---- volrayd log (last 40 lines)"
 		tail -n 40 "$WORK/volrayd.log"
 	fi
-	rm -rf "$WORK"
+	[ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
 	exit $rc
 }
 trap cleanup EXIT INT TERM

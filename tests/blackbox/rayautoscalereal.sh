@@ -10,9 +10,14 @@
 # (volray's own autoscaler controller stands back: the head's dashboard is
 # real); the workers join and run the tasks; once idle past
 # idleTimeoutSeconds the autoscaler names them in workersToDelete and
-# lowers replicas, and they go. Prints the time from the tasks' submission
+# lowers replicas, and they go. The head's Ray sees its container's
+# cgroup limits (its object store sized within the 2Gi limit), gets the
+# 64Mi /dev/shm a container runtime gives (an event says Ray's object
+# store goes to /tmp), and `volray ray log` fetches every node's Ray
+# session logs through the dashboard's log API. Prints the time from the tasks' submission
 # to their results (scale-up included) and to the workers' removal.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/clilib.sh"
 LOCAL_NODE=1
 REAL_RAY=1
 RAY_DIR=${VOLRAY_RAY_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/volray/ray}
@@ -80,6 +85,19 @@ until k logs "$HEAD" -c autoscaler 2>/dev/null | grep -q "Fetched pod data at re
 done
 pass "the sidecar runs Ray's autoscaler, which lists the cluster's pods through the API with the head's token"
 
+# The container's limits, as Ray reads them (cgroup v1 or v2).
+lim=$(k exec "$HEAD" -c ray-head -- sh -c 'cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max')
+expect_eq 2147483648 "$lim" "the memory limit the head's container reads"
+osm=$(k exec "$HEAD" -c ray-head -- python -c '
+import ray; ray.init(); print("OSM", int(ray.cluster_resources()["object_store_memory"]))' 2>&1 | sed -n 's/^OSM //p')
+[ -n "$osm" ] && [ "$osm" -gt 0 ] && [ "$osm" -lt 1073741824 ] ||
+	fail "the head's object store: '$osm' bytes (its limit is 2Gi)"
+expect_eq 65536 "$(k exec "$HEAD" -c ray-head -- df -k /dev/shm | awk 'NR==2 {print $2}')" "/dev/shm's size (KiB)"
+wait_event "$HEAD" SharedMemory "Container ray-head runs Ray with /dev/shm of 64Mi"
+k get events --field-selector "involvedObject.name=$HEAD,reason=SharedMemory" -o jsonpath='{.items[*].message}' |
+	grep -q "Container autoscaler" && fail "a SharedMemory event about the autoscaler sidecar"
+pass "Ray sees its container's limits: memory.limit 2Gi, object store $osm bytes; /dev/shm 64Mi, said in an event"
+
 # Demand from real tasks: two one-CPU tasks on a head with no CPU.
 t0=$(date +%s)
 out=$(timeout 240 kubectl exec "$HEAD" -c ray-head -- python -c '
@@ -103,6 +121,15 @@ grep -q "autoscaler default/auto: group small" "$WORK/volrayd.log" &&
 k logs "$HEAD" -c autoscaler | grep -q "Submitting a scale request" ||
 	fail "no scale request in Ray's autoscaler's log"
 pass "two one-CPU tasks brought up two workers by Ray's autoscaler, and ran there ($((t1 - t0)) s)"
+
+# Ray's session logs of every node, through the head's log API.
+vr ray log auto --out-dir "$WORK/logs" >"$WORK/raylog.out" || fail "volray ray log: $(cat "$WORK/raylog.out")"
+for d in "$WORK/logs/auto/$HEAD" $(for h in $hosts; do echo "$WORK/logs/auto/$h"; done); do
+	[ -s "$d/ray/raylet.out" ] || fail "no raylet.out in $d/ray: $(ls "$d" "$d/ray" 2>&1 | tr '\n' ' ')"
+done
+[ -s "$WORK/logs/auto/$HEAD/ray/gcs_server.out" ] || fail "no gcs_server.out of the head"
+[ -s "$WORK/logs/auto/$HEAD/ray-head.log" ] || fail "no container log of the head"
+pass "volray ray log wrote each node's container logs and Ray session logs (raylet.out, gcs_server.out)"
 
 # Idle past idleTimeoutSeconds: Ray's autoscaler takes them away.
 k wait --for=delete pod -l ray.io/node-type=worker --timeout=180s >/dev/null 2>&1 ||

@@ -6,8 +6,8 @@
 # the namespace) mounted read-only at
 # /var/run/secrets/kubernetes.io/serviceaccount in every container and
 # init container, unless the pod or its ServiceAccount says
-# automountServiceAccountToken: false or a container already mounts that
-# directory; every namespace has a kube-root-ca.crt holding the API's CA,
+# automountServiceAccountToken: false, the account does not exist, or a
+# container already mounts that directory; every namespace has a kube-root-ca.crt holding the API's CA,
 # made again when deleted or changed. As root on the local node with the
 # pod network, a process in a pod reaches the API as
 # system:serviceaccount:NS:SA with the files alone (in-cluster config:
@@ -92,6 +92,14 @@ spec:
 ---
 apiVersion: v1
 kind: Pod
+metadata: {name: ghost}
+spec:
+  serviceAccountName: ghost
+  containers:
+  - {name: a, image: busybox, command: [sleep, "1"]}
+---
+apiVersion: v1
+kind: Pod
 metadata: {name: own}
 spec:
   volumes:
@@ -104,8 +112,9 @@ spec:
 YAML
 expect_eq "" "$(k get pod unmounted -o jsonpath='{.spec.volumes}')" "the pod that said false"
 expect_eq "" "$(k get pod quiet -o jsonpath='{.spec.volumes}')" "the pod whose account said false"
+expect_eq "" "$(k get pod ghost -o jsonpath='{.spec.volumes}')" "the pod whose account does not exist"
 expect_eq "mine" "$(k get pod own -o jsonpath='{.spec.volumes[*].name}')" "the pod with its own mount"
-pass "automountServiceAccountToken: false (pod or account) and a mount of its own: no token volume"
+pass "automountServiceAccountToken: false (pod or account), an account that does not exist, a mount of its own: no token volume"
 
 # In-cluster config from a pod on the pod network (root only).
 [ -n "$NET" ] || skip "not root, or no ip/nft/netns: no pod network for the in-cluster part"

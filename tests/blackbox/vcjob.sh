@@ -407,7 +407,8 @@ expect_eq "$made team-share" "$(k get vcjob vols -o jsonpath="{.status.controlle
 	"status.controlledResources"
 expect_eq "1" "$(k get pvc -o name | grep -c "vols-volume-")" "claims made for the job (one, once)"
 for c in 0 1; do
-	expect_eq "/data /shared" "$(k get pod vols-w-1 -o jsonpath="{.spec.containers[$c].volumeMounts[*].mountPath}")" "container $c's mounts"
+	# (and the service-account token's, which every pod gets)
+	expect_eq "/data /shared /var/run/secrets/kubernetes.io/serviceaccount" "$(k get pod vols-w-1 -o jsonpath="{.spec.containers[$c].volumeMounts[*].mountPath}")" "container $c's mounts"
 done
 expect_eq "$made team-share" "$(k get pod vols-w-0 -o jsonpath='{.spec.volumes[*].persistentVolumeClaim.claimName}')" "the pod's claims"
 k delete vcjob vols >/dev/null
