@@ -14,6 +14,7 @@
 
 #include "api/api_int.h"
 #include "api/apimetrics.h"
+#include "api/listopts.h"
 #include "api/reply.h"
 #include "api/table.h"
 #include "lib/json.h"
@@ -282,6 +283,7 @@ api_read_list(api *a, http_req *req, struct route *rt)
 	struct page pg = { 0 };
 	selector *labels, *fields;
 	long long lim = 0, timeout = 0;
+	int sie;
 	char *cont;
 	char rv[32], cns[600], cname[600];
 	const char *nsf;
@@ -292,7 +294,8 @@ api_read_list(api *a, http_req *req, struct route *rt)
 		return;
 	/* timeoutSeconds is checked as kube-apiserver checks it, and unused. */
 	if (reply_int_param(req, rt, "limit", &lim) != 0 ||
-	    reply_int_param(req, rt, "timeoutSeconds", &timeout) != 0)
+	    reply_int_param(req, rt, "timeoutSeconds", &timeout) != 0 ||
+	    listopts_check(req, rt, &sie) != 0)
 		return;
 	if (lim > 0)
 		pg.limit = (size_t)lim;
@@ -331,13 +334,15 @@ api_read_watch(api *a, http_req *req, struct route *rt)
 	struct watch_opts o;
 	char *rv, *inc;
 	long long lim = 0, timeout = 0;
+	int sie, now;
 
 	rt->verb = "watch";
 	memset(&o, 0, sizeof o);
 	if (refuse_review(req, rt))
 		return;
 	if (reply_int_param(req, rt, "timeoutSeconds", &timeout) != 0 ||
-	    reply_int_param(req, rt, "limit", &lim) != 0)
+	    reply_int_param(req, rt, "limit", &lim) != 0 ||
+	    listopts_check(req, rt, &sie) != 0)
 		return;
 	rv = http_query_get(req->query, "resourceVersion");
 	inc = http_query_get(req->query, "includeObject");
@@ -354,9 +359,18 @@ api_read_watch(api *a, http_req *req, struct route *rt)
 	}
 	o.r = rt->r;
 	o.ns = rt->r->namespaced ? rt->ns : NULL;
-	o.initial = rv == NULL || *rv == '\0' || strcmp(rv, "0") == 0;
-	o.rv = rv ? strtoull(rv, NULL, 10) : 0;
+	/*
+	 * Where it starts, as kube-apiserver's watch cache decides: the
+	 * current objects first when sendInitialEvents is true (a state at
+	 * least as new as rv) or, unset, from rv "" or "0"; sendInitialEvents
+	 * false from "" or "0" is from now on; else from rv on.
+	 */
+	now = rv == NULL || *rv == '\0' || strcmp(rv, "0") == 0;
+	o.initial = sie == 1 || (sie < 0 && now);
+	o.rv = now ? store_rev(a->st) : strtoull(rv, NULL, 10);
+	o.min_rev = now ? 0 : o.rv;
 	o.bookmarks = http_query_bool(req->query, "allowWatchBookmarks", 0);
+	o.initial_end = sie == 1 && o.bookmarks;
 	o.timeout_s = timeout <= 0 ? 0 : timeout < INT_MAX ? (int)timeout :
 	    INT_MAX;
 	o.table = reply_wants_table(req);

@@ -12,7 +12,10 @@
  * a watcher's selector is sent to it as DELETED, one that starts matching as
  * ADDED, as the API server does. A watch resuming from revision R replays
  * the ring after R; if the ring no longer reaches back to R, the watch gets
- * 410 Expired. A watcher whose queued output passes the byte budget is
+ * 410 Expired. A watch that starts from the current state (sendInitialEvents)
+ * gets an ADDED line per matching object, then for a watch-list, as
+ * client-go's reflector streams its lists, a BOOKMARK at that state's
+ * revision annotated k8s.io/initial-events-end: the list is complete. A watcher whose queued output passes the byte budget is
  * closed: it must re-list, and memory stays bounded.
  */
 #include <stdio.h>
@@ -360,18 +363,60 @@ on_event(void *arg, const store_event *se)
 	cJSON_Delete(told);
 }
 
+/*
+ * A BOOKMARK line: an empty object of the kind that carries only the
+ * revision and, where it ends a watch-list's initial events, the
+ * k8s.io/initial-events-end annotation; in a Table watch a one-row Table
+ * of that object (its row's object PartialObjectMetadata when annotated),
+ * as kube-apiserver converts every event's object.
+ */
+static rbuf *
+encode_bookmark(const struct watcher *w, uint64_t rev, int end)
+{
+	char buf[512], rv[32];
+	cJSON *obj, *md, *t, *ev;
+	char *s;
+	size_t len;
+	rbuf *b;
+
+	snprintf(rv, sizeof rv, "%llu", (unsigned long long)rev);
+	if (!w->table) {
+		int n = snprintf(buf, sizeof buf, "{\"type\":\"BOOKMARK\","
+		    "\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\","
+		    "\"metadata\":{\"resourceVersion\":\"%s\"%s}}}\n",
+		    w->r->kind, w->r->gv, rv, end ? ",\"annotations\":"
+		    "{\"k8s.io/initial-events-end\":\"true\"}" : "");
+
+		return rbuf_new(buf, (size_t)n);
+	}
+	obj = cJSON_CreateObject();
+	cJSON_AddStringToObject(obj, "kind", w->r->kind);
+	cJSON_AddStringToObject(obj, "apiVersion", w->r->gv);
+	md = cJSON_AddObjectToObject(obj, "metadata");
+	cJSON_AddStringToObject(md, "resourceVersion", rv);
+	if (end)
+		cJSON_AddStringToObject(cJSON_AddObjectToObject(md,
+		    "annotations"), "k8s.io/initial-events-end", "true");
+	t = table_new(w->r, rv);
+	table_add_row(t, w->r, obj, end && w->include == TABLE_OBJECT ?
+	    TABLE_METADATA : (enum table_include)w->include);
+	cJSON_Delete(obj);
+	ev = cJSON_CreateObject();
+	cJSON_AddStringToObject(ev, "type", "BOOKMARK");
+	cJSON_AddItemToObject(ev, "object", t);
+	s = json_print(ev);
+	cJSON_Delete(ev);
+	len = strlen(s);
+	b = rbuf_new(s, len + 1);
+	b->data[len] = '\n';
+	free(s);
+	return b;
+}
+
 static void
 send_bookmark(struct watcher *w, uint64_t rev)
 {
-	char buf[512];
-	int n;
-
-	n = snprintf(buf, sizeof buf, "{\"type\":\"BOOKMARK\",\"object\":"
-	    "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":"
-	    "{\"resourceVersion\":\"%llu\"}}}\n", w->table ? "Table" :
-	    w->r->kind, w->table ? "meta.k8s.io/v1" : w->r->gv,
-	    (unsigned long long)rev);
-	send_line(w, rbuf_new(buf, n));
+	send_line(w, encode_bookmark(w, rev, 0));
 }
 
 static int
@@ -475,6 +520,40 @@ respond_status(http_req *req, cJSON *st)
 	cJSON_Delete(st);
 }
 
+/*
+ * The one ERROR event kube-apiserver's watch cache sends when the state
+ * asked for is newer than it has: a 504 Timeout Status the client retries
+ * after a second (client-go's watch-list then starts again from "").
+ */
+static void
+too_large(watch_hub *h, http_req *req, struct watch_opts *o)
+{
+	cJSON *st = status_error(504, "Timeout", "Timeout: Too large "
+	    "resource version: %llu, current: %llu",
+	    (unsigned long long)o->min_rev,
+	    (unsigned long long)store_rev(h->st));
+	cJSON *d = json_obj(st, "details"), *cause, *ev;
+	char *s;
+
+	cause = cJSON_CreateObject();
+	cJSON_AddStringToObject(cause, "reason", "ResourceVersionTooLarge");
+	cJSON_AddStringToObject(cause, "message", "Too large resource version");
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(d, "causes"), cause);
+	cJSON_AddNumberToObject(d, "retryAfterSeconds", 1);
+	ev = cJSON_CreateObject();
+	cJSON_AddStringToObject(ev, "type", "ERROR");
+	cJSON_AddItemToObject(ev, "object", st);
+	s = json_print(ev);
+	cJSON_Delete(ev);
+	selector_free(o->labels);
+	selector_free(o->fields);
+	http_stream_begin(req, 200, "application/json");
+	http_stream_write_copy(req, s, strlen(s));
+	http_stream_write_copy(req, "\n", 1);
+	http_stream_end(req);
+	free(s);
+}
+
 int
 watch_open(watch_hub *h, http_req *req, struct watch_opts *o)
 {
@@ -483,6 +562,10 @@ watch_open(watch_hub *h, http_req *req, struct watch_opts *o)
 	const char *name;
 	size_t i;
 
+	if (o->initial && o->min_rev > store_rev(h->st)) {
+		too_large(h, req, o);
+		return -1;
+	}
 	if (!o->initial && o->rv < wr->known_since) {
 		h->stats.expired++;
 		selector_free(o->labels);
@@ -545,6 +628,8 @@ watch_open(watch_hub *h, http_req *req, struct watch_opts *o)
 		for (; i < nl; i++)
 			rbuf_unref(lines[i]);
 		free(lines);
+		if (o->initial_end && !w->closed)
+			send_line(w, encode_bookmark(w, w->start_rev, 1));
 		return 0;
 	}
 	/* Replay what the ring holds after rv. */
