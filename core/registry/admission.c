@@ -414,10 +414,18 @@ service_mutate(store *st, cJSON *obj, const cJSON *old)
 	cJSON_ArrayForEach(p, json_at(spec, "ports")) {
 		const cJSON *port = json_at(p, "port");
 
+		const cJSON *tp = json_at(p, "targetPort");
+
 		set_default_str(p, "protocol", "TCP");
-		if (json_at(p, "targetPort") == NULL && cJSON_IsNumber(port))
-			cJSON_AddNumberToObject(p, "targetPort",
-			    port->valuedouble);
+		/*
+		 * As kube-apiserver defaults it: absent, 0 or "" is the
+		 * port (client-go's typed clients send an unset intstr as
+		 * 0, as KubeRay's head Service has it).
+		 */
+		if (cJSON_IsNumber(port) && (tp == NULL ||
+		    (cJSON_IsNumber(tp) && tp->valuedouble == 0) ||
+		    (cJSON_IsString(tp) && *tp->valuestring == '\0')))
+			json_set_num(p, "targetPort", port->valuedouble);
 	}
 	if (oldip != NULL && cJSON_IsString(oldip)) {
 		json_set(spec, "clusterIP", cJSON_Duplicate(oldip, 1));

@@ -85,6 +85,14 @@ expect_eq '{"loadBalancer":{}}' "$(k get svc web -o jsonpath='{.status}')" "a Se
 expect_eq "10.96.0.1 443 $PORT apiserver" \
 	"$(k get svc kubernetes -o jsonpath='{.spec.clusterIP} {.spec.ports[0].port} {.spec.ports[0].targetPort} {.metadata.labels.component}')" \
 	"the kubernetes Service"
+# targetPort absent, 0 (client-go's unset IntOrString, as KubeRay sends
+# it) or "": the port, as kube-apiserver defaults it.
+curl -fs -XPOST "$API/api/v1/namespaces/default/services" -H 'Content-Type: application/json' -d \
+	'{"apiVersion":"v1","kind":"Service","metadata":{"name":"tp"},"spec":{"clusterIP":"None","ports":[{"name":"a","port":8265,"targetPort":0},{"name":"b","port":6379,"targetPort":""},{"name":"c","port":10001}]}}' \
+	>/dev/null || fail "create Service tp"
+expect_eq "8265 6379 10001" "$(k get svc tp -o jsonpath='{.spec.ports[*].targetPort}')" \
+	"targetPorts 0, \"\" and absent"
+k delete svc tp >/dev/null
 ips=$(k get svc -A -o jsonpath='{range .items[*]}{.spec.clusterIP}{"\n"}{end}' | grep -v None)
 expect_eq "$(echo "$ips" | wc -l)" "$(echo "$ips" | sort -u | wc -l)" "cluster IPs are distinct"
 webip=$(k get svc web -o jsonpath='{.spec.clusterIP}')
