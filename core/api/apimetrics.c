@@ -145,6 +145,8 @@ apimetrics_render(store *st, watch_hub *hub, int connections)
 	fprintf(f, "# TYPE volray_watch_events_sent_total counter\n"
 	    "volray_watch_events_sent_total %llu\n",
 	    (unsigned long long)ht.events_sent);
+	fprintf(f, "# TYPE volray_watch_lists_total counter\n"
+	    "volray_watch_lists_total %llu\n", (unsigned long long)ht.lists);
 	fprintf(f, "# TYPE volray_watch_closed_slow_total counter\n"
 	    "volray_watch_closed_slow_total %llu\n",
 	    (unsigned long long)ht.closed_slow);

@@ -628,8 +628,10 @@ watch_open(watch_hub *h, http_req *req, struct watch_opts *o)
 		for (; i < nl; i++)
 			rbuf_unref(lines[i]);
 		free(lines);
-		if (o->initial_end && !w->closed)
+		if (o->initial_end && !w->closed) {
+			h->stats.lists++;
 			send_line(w, encode_bookmark(w, w->start_rev, 1));
+		}
 		return 0;
 	}
 	/* Replay what the ring holds after rv. */

@@ -54,6 +54,7 @@ struct watch_stats {
 	uint64_t events_sent;
 	uint64_t closed_slow;
 	uint64_t expired;
+	uint64_t lists;          /* watch-lists: initial-events-end sent */
 };
 void watch_get_stats(const watch_hub *, struct watch_stats *);
 
