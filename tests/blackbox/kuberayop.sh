@@ -20,8 +20,10 @@
 # head's dashboard; the cluster's status is not rewritten once ready; the
 # sample RayJob (K8sJobMode: KubeRay's submitter Job, whose ray job submit
 # the simulated node runs against the head) reaches Complete / SUCCEEDED;
-# deleting the RayCluster deletes its pods (volrayd's garbage collector,
-# KubeRay's ownerReferences).
+# the sample RayService gets Ready, its applications RUNNING on the
+# emulated head's Serve API and its serve Service answering through the
+# service proxy; deleting the RayCluster deletes its pods (volrayd's
+# garbage collector, KubeRay's ownerReferences).
 #
 # What differed and was fixed in volrayd:
 # - Watch-lists (sendInitialEvents=true, resourceVersionMatch=NotOlderThan,
@@ -39,7 +41,11 @@
 #   every 2 s).
 # Left as they are (they stop nothing): the emulated dashboard reports
 # its own Ray version (2.46.0) rather than the image's; events.k8s.io/v1
-# Events are not served (KubeRay records core v1 Events).
+# Events are not served (KubeRay records core v1 Events); a write
+# without fieldManager gets no managedFields entry, where kube-apiserver
+# names its manager after the User-Agent; the operator logs a few 409
+# conflicts while its cache catches up with its own writes, as it does
+# against kube-apiserver.
 . "$(dirname "$0")/lib.sh"
 anchors=$top_srcdir/scripts/anchors.sh
 need_samples
@@ -139,6 +145,17 @@ expect_eq raycluster-kuberay "$(k get raycluster -o jsonpath='{.items[?(@.metada
 expect_eq "$rv" "$(k get raycluster raycluster-kuberay -o jsonpath='{.metadata.resourceVersion}')" \
 	"raycluster-kuberay's resourceVersion while the RayJob ran (a status rewritten every reconcile?)"
 pass "the sample RayJob reaches Complete / SUCCEEDED on its RayCluster $rc; the ready cluster's status stays unwritten meanwhile"
+
+k apply -f "$K17/ray-service.sample.yaml" >/dev/null || fail "apply the sample RayService"
+k wait --for=condition=Ready rayservice/rayservice-sample --timeout=120s >/dev/null ||
+	fail "rayservice-sample not Ready: $(k get rayservice rayservice-sample -o jsonpath='{.status}'); operator: $(oplog | tail -n 20)"
+expect_eq "RUNNING RUNNING" "$(k get rayservice rayservice-sample -o jsonpath='{.status.activeServiceStatus.applicationStatuses.*.status}')" \
+	"the RayService's applications"
+out=$(curl -fs -XPOST -d '["MANGO", 2]' \
+	"$API/api/v1/namespaces/default/services/rayservice-sample-serve-svc:8000/proxy/fruit/") ||
+	fail "the serve Service through the service proxy: $out"
+expect_contains "$out" '"application":"fruit_app"' "the fruit app through the serve Service"
+pass "the sample RayService is Ready, its applications RUNNING, its serve Service answering"
 
 k delete raycluster raycluster-kuberay --wait=true --timeout=60s >/dev/null ||
 	fail "delete raycluster-kuberay"

@@ -41,7 +41,10 @@ for line in sys.stdin:
         print(e["type"], m.get("name"))'
 }
 
+lists() { curl -fs "$API/metrics" | sed -n 's/^volray_watch_lists_total //p'; }
+lists0=$(lists)
 got=$(curl -fs -m 5 "$CM?$WL&timeoutSeconds=1" | summary) || fail "the watch-list: $got"
+expect_eq $((lists0 + 1)) "$(lists)" "volray_watch_lists_total after one watch-list"
 expect_eq "ADDED a1
 ADDED a2
 ADDED a3
