@@ -3,9 +3,12 @@
  * nothing runs (ray.h, ray_sim_effect): the node manager asks for each
  * container it starts, and a container taken here ends when its command
  * would have, with its exit code. Three are taken:
- * - a KubeRay submitter (RAY_DASHBOARD_ADDRESS and RAY_JOB_SUBMISSION_ID
- *   in its env): `ray job submit ...; ray job logs --follow`
- *   (simsubmit.c);
+ * - a KubeRay submitter (RAY_JOB_SUBMISSION_ID in its env, and the head
+ *   in its command line's `ray job submit --address URL` or, where that
+ *   is $RAY_DASHBOARD_ADDRESS, in that env variable): `ray job submit
+ *   ...; ray job logs --follow` (simsubmit.c). KubeRay 1.6's SidecarMode
+ *   submitter has --address http://127.0.0.1:8265 and an empty
+ *   RAY_DASHBOARD_ADDRESS;
  * - the Ray container of KubeRay's Redis cleanup Job (ray.io/node-type:
  *   redis-cleanup): Ray's cleanup_redis_storage (gcsstore.c);
  * - the Ray container (the first) of a worker (ray.io/node-type: worker)
@@ -49,6 +52,39 @@ env_int(ray *r, const char *ns, const cJSON *c, const char *name, int def)
 
 	free(v);
 	return n;
+}
+
+/*
+ * The literal address of the `ray job submit --address URL` in container
+ * c's command line (malloc'd), as that command would use it; NULL when
+ * there is none or it is a shell variable's ($RAY_DASHBOARD_ADDRESS).
+ */
+static char *
+command_address(const cJSON *c)
+{
+	const char *keys[] = { "command", "args" };
+	const cJSON *a;
+	const char *p, *q;
+	size_t n;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(c,
+		    keys[i])) {
+			if (!cJSON_IsString(a) || (p = strstr(a->valuestring,
+			    "ray job submit")) == NULL ||
+			    (p = strstr(p, "--address")) == NULL)
+				continue;
+			p += strlen("--address");
+			p += strspn(p, " =\"'");
+			n = strcspn(p, " \"';\n\t");
+			q = memchr(p, '$', n);
+			if (n == 0 || q != NULL)
+				return NULL;
+			return xstrndup(p, n);
+		}
+	}
+	return NULL;
 }
 
 static struct effect *
@@ -107,8 +143,9 @@ ray_sim_effect(void *rp, const char *ns, const char *pod, const char *ctr,
 	e->w = r->wheel;
 	e->done = done;
 	e->arg = arg;
-	addr = ray_pod_env(r->c, ns, found, "RAY_DASHBOARD_ADDRESS");
 	id = ray_pod_env(r->c, ns, found, "RAY_JOB_SUBMISSION_ID");
+	if ((addr = command_address(found)) == NULL)
+		addr = ray_pod_env(r->c, ns, found, "RAY_DASHBOARD_ADDRESS");
 	type = cJSON_GetObjectItemCaseSensitive(o->labels, "ray.io/node-type");
 	cl = cJSON_GetObjectItemCaseSensitive(o->labels, "ray.io/cluster");
 	ann = json_at(t, "metadata.annotations");

@@ -1,7 +1,8 @@
 /*
  * KubeRay's submitter on a simulated node (ray.h, ray_sim_submit): what
  * its `ray job status || ray job submit --no-wait ...; ray job logs
- * --follow` does, without a process. The container's RAY_DASHBOARD_ADDRESS
+ * --follow` does, without a process. The address (its command line's
+ * --address, else the container's RAY_DASHBOARD_ADDRESS: simeffect.c)
  * names the head (a Service's host name, SVC.NS.svc.cluster.local:PORT,
  * whose selector picks the head pod; or 127.0.0.1:PORT, the pod itself,
  * for SidecarMode), RAY_JOB_SUBMISSION_ID the job. The job is submitted

@@ -20,7 +20,8 @@
 # head's dashboard; the cluster's status is not rewritten once ready; the
 # sample RayJob (K8sJobMode: KubeRay's submitter Job, whose ray job submit
 # the simulated node runs against the head) reaches Complete / SUCCEEDED;
-# the sample RayService gets Ready, its applications RUNNING on the
+# so do the SidecarMode sample and an HTTPMode RayJob (submitted by the
+# operator through the service proxy); the sample RayService gets Ready, its applications RUNNING on the
 # emulated head's Serve API and its serve Service answering through the
 # service proxy; deleting the RayCluster deletes its pods (volrayd's
 # garbage collector, KubeRay's ownerReferences).
@@ -39,13 +40,22 @@
 #   RayJob's Ray job), and RayCluster status.endpoints stayed empty, which
 #   KubeRay took for a status change every reconcile (a status write
 #   every 2 s).
+# - KubeRay 1.6's SidecarMode submitter container has an empty
+#   RAY_DASHBOARD_ADDRESS (its RayJob's dashboardURL, not yet set) and
+#   `ray job submit --address http://127.0.0.1:8265`: volrayd's simulated
+#   node took only the env variable for the head's address, so the
+#   sidecar was never taken for a submitter and ran forever. The command
+#   line's literal --address now comes first, as Ray's CLI has it.
 # Left as they are (they stop nothing): the emulated dashboard reports
 # its own Ray version (2.46.0) rather than the image's; events.k8s.io/v1
 # Events are not served (KubeRay records core v1 Events); a write
 # without fieldManager gets no managedFields entry, where kube-apiserver
 # names its manager after the User-Agent; the operator logs a few 409
 # conflicts while its cache catches up with its own writes, as it does
-# against kube-apiserver.
+# against kube-apiserver; an HTTPMode job without volray.io/sim-duration
+# in its spec.metadata runs until stopped (the emulated head has only the
+# job's metadata; KubeRay's submitter Job, simulated, falls back on the
+# RayJob's annotation, else 1 s).
 . "$(dirname "$0")/lib.sh"
 anchors=$top_srcdir/scripts/anchors.sh
 need_samples
@@ -145,6 +155,38 @@ expect_eq raycluster-kuberay "$(k get raycluster -o jsonpath='{.items[?(@.metada
 expect_eq "$rv" "$(k get raycluster raycluster-kuberay -o jsonpath='{.metadata.resourceVersion}')" \
 	"raycluster-kuberay's resourceVersion while the RayJob ran (a status rewritten every reconcile?)"
 pass "the sample RayJob reaches Complete / SUCCEEDED on its RayCluster $rc; the ready cluster's status stays unwritten meanwhile"
+
+# SidecarMode (the sample): the submitter is a container of the head pod,
+# `ray job submit --address http://127.0.0.1:8265`. HTTPMode: the
+# operator submits through the service proxy itself (create on
+# services/proxy); the job's spec.metadata says how long it runs.
+k apply -f "$K17/ray-job.sidecar-mode.yaml" >/dev/null || fail "apply the SidecarMode RayJob"
+k apply -f - >/dev/null <<'YAML' || fail "apply the HTTPMode RayJob"
+apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: http}
+spec:
+  submissionMode: HTTPMode
+  entrypoint: python -c "print(1)"
+  metadata: {volray.io/sim-duration: 1s}
+  rayClusterSpec:
+    rayVersion: "2.52.0"
+    headGroupSpec:
+      rayStartParams: {}
+      template:
+        spec:
+          containers:
+          - name: ray-head
+            image: rayproject/ray:2.52.0
+            ports: [{containerPort: 8265, name: dashboard}]
+            resources: {requests: {cpu: "1", memory: 1Gi}}
+YAML
+for j in rayjob-sidecar-mode http; do
+	k wait --for=jsonpath='{.status.jobDeploymentStatus}'=Complete "rayjob/$j" --timeout=120s >/dev/null ||
+		fail "$j not Complete: $(k get rayjob "$j" -o jsonpath='{.status}'); operator: $(oplog | tail -n 20)"
+	expect_eq SUCCEEDED "$(k get rayjob "$j" -o jsonpath='{.status.jobStatus}')" "$j's jobStatus"
+done
+pass "a SidecarMode RayJob (the sample) and an HTTPMode one reach Complete / SUCCEEDED"
 
 k apply -f "$K17/ray-service.sample.yaml" >/dev/null || fail "apply the sample RayService"
 k wait --for=condition=Ready rayservice/rayservice-sample --timeout=120s >/dev/null ||
