@@ -230,6 +230,7 @@ static int
 delete_opts(http_req *req, struct route *rt, struct reg_opts *o)
 {
 	cJSON *body, *v;
+	const char *ct;
 
 	opts_parse(req, o, rt);
 	{
@@ -255,7 +256,22 @@ delete_opts(http_req *req, struct route *rt, struct reg_opts *o)
 	}
 	if (req->body_len == 0)
 		return 0;
-	if ((body = cJSON_ParseWithLength(req->body, req->body_len)) == NULL) {
+	ct = http_req_header(req, "Content-Type");
+	if (ct != NULL && strstr(ct, "protobuf") != NULL) {
+		/* client-go's typed clients (controller-runtime's too). */
+		char *cause = NULL;
+
+		if ((body = protobuf_decode(req->body, req->body_len,
+		    &cause)) == NULL) {
+			reply_status(req, rt, status_bad_request("invalid "
+			    "DeleteOptions: %s", cause ? cause :
+			    "protobuf decode error"));
+			free(cause);
+			opts_free(o);
+			return -1;
+		}
+	} else if ((body = cJSON_ParseWithLength(req->body,
+	    req->body_len)) == NULL) {
 		reply_status(req, rt, status_bad_request("invalid "
 		    "DeleteOptions: json parse error"));
 		opts_free(o);

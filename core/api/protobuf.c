@@ -4,7 +4,8 @@
  * kubectl's typed clients ("kubectl create namespace", configmap, secret,
  * serviceaccount, deployment, job, cronjob, service, priorityclass, quota,
  * role, rolebinding, pdb, ingress, token, and "kubectl auth can-i") send
- * objects in the Kubernetes
+ * objects, and client-go's typed clients (controller-runtime's for built-in
+ * kinds: KubeRay's operator) a DELETE's DeleteOptions, in the Kubernetes
  * protobuf encoding: the magic "k8s\0", then a runtime.Unknown message whose
  * typeMeta names the apiVersion and kind and whose raw field holds the object
  * encoded as the k8s.io/api generated.proto message for that kind. The rest

@@ -1,8 +1,9 @@
 /*
  * Kubernetes protobuf request bodies (Content-Type
  * application/vnd.kubernetes.protobuf), as kubectl's typed clients send them
- * for "kubectl create namespace|configmap|secret|deployment|job|..." turned
- * into the JSON object the same command would have sent as JSON.
+ * for "kubectl create namespace|configmap|secret|deployment|job|...", and
+ * the DeleteOptions of client-go's DELETEs, turned into the JSON object the
+ * same client would have sent as JSON.
  */
 #ifndef VOLRAY_PROTOBUF_H
 #define VOLRAY_PROTOBUF_H

@@ -72,6 +72,19 @@ MESSAGE(object_meta, "ObjectMeta",
 	MSGS(13, "ownerReferences", owner_reference),
 	STRS(14, "finalizers"));
 
+MESSAGE(preconditions, "Preconditions",
+	STR_KEEP(1, "uid"),
+	STR_KEEP(2, "resourceVersion"));
+
+/* The body of a DELETE, as client-go's typed clients send it. */
+MESSAGE(delete_options, "DeleteOptions",
+	I64_KEEP(1, "gracePeriodSeconds"),
+	MSG(2, "preconditions", preconditions),
+	BOOL_KEEP(3, "orphanDependents"),
+	STR_KEEP(4, "propagationPolicy"),
+	STRS(5, "dryRun"),
+	BOOL_KEEP(6, "ignoreStoreReadErrorWithClusterBreakingPotential"));
+
 MESSAGE(label_selector_requirement, "LabelSelectorRequirement",
 	STR_KEEP(1, "key"),
 	STR_KEEP(2, "operator"),
@@ -799,6 +812,8 @@ static const struct {
 	    &self_subject_access_review },
 	{ "authorization.k8s.io/v1", "SelfSubjectRulesReview",
 	    &self_subject_rules_review },
+	/* metav1 registers it in every group version: any apiVersion. */
+	{ NULL, "DeleteOptions", &delete_options },
 };
 
 const struct msg *
@@ -812,7 +827,8 @@ protobuf_tables_find(const char *api_version, const char *kind,
 		if (strcmp(kinds[i].kind, kind) != 0)
 			continue;
 		*kind_known = 1;
-		if (strcmp(kinds[i].api_version, api_version) == 0)
+		if (kinds[i].api_version == NULL ||
+		    strcmp(kinds[i].api_version, api_version) == 0)
 			return kinds[i].msg;
 	}
 	return NULL;

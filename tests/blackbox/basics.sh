@@ -45,6 +45,39 @@ expect_eq "2 nginx" "$(k -n gen get deploy web -o jsonpath='{.spec.replicas} {.s
 expect_eq 1000 "$(k get pc hp -o jsonpath='{.value}')" "priorityclass value"
 pass "kubectl create generators (protobuf bodies)"
 
+# client-go's typed clients (controller-runtime's for built-in kinds) send a
+# DELETE's DeleteOptions in protobuf: "k8s\0" + runtime.Unknown{typeMeta
+# {v1, DeleteOptions}, raw}; raw here {propagationPolicy: Orphan} (4) and
+# {preconditions: {uid: wrong}} (2).
+pbdel() { # PATH RAW_HEX
+	python3 - "$1" "$2" <<'PY'
+import sys, vrtest
+def field(n, b):
+    return bytes([n << 3 | 2, len(b)]) + b
+tm = field(1, b"v1") + field(2, b"DeleteOptions")
+body = b"k8s\0" + field(1, tm) + field(2, bytes.fromhex(sys.argv[2])) + field(3, b"") + field(4, b"")
+c = vrtest.https()
+c.request("DELETE", sys.argv[1], body, dict(vrtest.HEADERS, **{
+    "Content-Type": "application/vnd.kubernetes.protobuf",
+    "Accept": "application/json"}))
+r = c.getresponse()
+print(r.status, r.read().decode())
+PY
+}
+k -n gen create deployment pbdel --image=nginx --replicas=1 >/dev/null || fail "create deployment pbdel"
+wait_eq 1 "pbdel's ReplicaSets" sh -c "kubectl -n gen get rs -l app=pbdel -o name | wc -l"
+out=$(pbdel /apis/apps/v1/namespaces/gen/deployments/pbdel "$(printf '\042\006Orphan' | od -An -tx1 | tr -d ' \n')")
+expect_contains "$out" "200 " "a protobuf DeleteOptions (Orphan)"
+k -n gen wait --for=delete deploy/pbdel --timeout=20s >/dev/null || fail "pbdel not deleted"
+wait_eq "" "the orphaned ReplicaSet's ownerReferences" \
+	kubectl -n gen get rs -l app=pbdel -o jsonpath='{.items[*].metadata.ownerReferences}'
+expect_eq 1 "$(k -n gen get rs -l app=pbdel -o name | wc -l)" "pbdel's ReplicaSet orphaned"
+k -n gen create configmap pbcm >/dev/null
+out=$(pbdel /api/v1/namespaces/gen/configmaps/pbcm "$(printf '\022\007\012\005wrong' | od -An -tx1 | tr -d ' \n')")
+expect_contains "$out" "409 " "a protobuf DeleteOptions with a wrong uid precondition"
+k -n gen get cm pbcm >/dev/null || fail "pbcm deleted despite its precondition"
+pass "a DELETE's protobuf DeleteOptions (propagationPolicy, preconditions) are read"
+
 k explain rayjob.spec.entrypoint | grep -q 'FIELD: *entrypoint <string>' ||
 	fail "kubectl explain of a CRD field"
 pass "kubectl explain describes custom resources"

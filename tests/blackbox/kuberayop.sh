@@ -23,7 +23,8 @@
 # so do the SidecarMode sample and an HTTPMode RayJob (submitted by the
 # operator through the service proxy); the sample RayService gets Ready, its applications RUNNING on the
 # emulated head's Serve API and its serve Service answering through the
-# service proxy; deleting the RayCluster deletes its pods (volrayd's
+# service proxy; the operator deletes a worker named in workersToDelete
+# and a suspended group's workers; deleting the RayCluster deletes its pods (volrayd's
 # garbage collector, KubeRay's ownerReferences).
 #
 # What differed and was fixed in volrayd:
@@ -46,6 +47,12 @@
 #   node took only the env variable for the head's address, so the
 #   sidecar was never taken for a submitter and ran forever. The command
 #   line's literal --address now comes first, as Ray's CLI has it.
+# - controller-runtime's client sends built-in kinds in protobuf, and so
+#   the DeleteOptions body of its DELETEs: volrayd decoded protobuf
+#   objects but read a DELETE's body as JSON only, so every delete of a
+#   pod, Service or Job by the operator was a 400 ("invalid DeleteOptions:
+#   json parse error"; a worker in workersToDelete, a suspended group, the
+#   deletion rules' DeleteWorkers). DeleteOptions are decoded now.
 # Left as they are (they stop nothing): the emulated dashboard reports
 # its own Ray version (2.46.0) rather than the image's; events.k8s.io/v1
 # Events are not served (KubeRay records core v1 Events); a write
@@ -198,6 +205,28 @@ out=$(curl -fs -XPOST -d '["MANGO", 2]' \
 	fail "the serve Service through the service proxy: $out"
 expect_contains "$out" '"application":"fruit_app"' "the fruit app through the serve Service"
 pass "the sample RayService is Ready, its applications RUNNING, its serve Service answering"
+
+# The operator's own deletes of built-in kinds carry a protobuf
+# DeleteOptions body (controller-runtime's typed client): a worker named in
+# scaleStrategy.workersToDelete is deleted (and replaced), a suspended
+# worker group's pods are deleted as a collection.
+workers() {
+	kubectl get pods -l ray.io/cluster=raycluster-kuberay,ray.io/node-type=worker \
+		-o jsonpath='{.items[*].metadata.name}'
+}
+w=$(workers)
+k patch raycluster raycluster-kuberay --type=json -p "[{\"op\":\"add\",\"path\":\"/spec/workerGroupSpecs/0/scaleStrategy\",\"value\":{\"workersToDelete\":[\"$w\"]}}]" >/dev/null ||
+	fail "patch workersToDelete"
+k wait --for=delete "pod/$w" --timeout=60s >/dev/null ||
+	fail "$w not deleted: $(oplog | tail -n 20)"
+wait_eq 1 "the worker group's pods after $w was deleted" sh -c \
+	"kubectl get pods -l ray.io/cluster=raycluster-kuberay,ray.io/node-type=worker -o name | wc -l"
+k patch raycluster raycluster-kuberay --type=json \
+	-p '[{"op":"add","path":"/spec/workerGroupSpecs/0/suspend","value":true}]' >/dev/null ||
+	fail "suspend the worker group"
+wait_eq "" "the suspended worker group's pods" workers
+wait_event raycluster-kuberay DeletedWorkerPod "Deleted all pods for suspended worker group workergroup"
+pass "the operator deletes a worker in workersToDelete and a suspended group's workers"
 
 k delete raycluster raycluster-kuberay --wait=true --timeout=60s >/dev/null ||
 	fail "delete raycluster-kuberay"

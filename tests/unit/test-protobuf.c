@@ -882,6 +882,49 @@ test_time(void)
 	free(cause);
 }
 
+/*
+ * DeleteOptions, the body of client-go's DELETE (controller-runtime sends
+ * protobuf for built-in kinds): in any group version, empty as an
+ * unconfigured Delete sends it, or with every field set.
+ */
+static void
+test_delete_options(void)
+{
+	struct buf	 raw, pre;
+	cJSON		*j, *want;
+	char		*cause;
+
+	raw.n = 0;
+	j = decode_object("v1", "DeleteOptions", &raw, &cause);
+	want = cJSON_Parse("{\"kind\":\"DeleteOptions\",\"apiVersion\":"
+	    "\"v1\"}");
+	CHECK(j != NULL && cJSON_Compare(j, want, 1));
+	cJSON_Delete(j);
+	cJSON_Delete(want);
+
+	pre.n = 0;
+	put_str(&pre, 1, "u1");
+	put_int(&raw, 1, 0);
+	put_msg(&raw, 2, &pre);
+	put_int(&raw, 3, 0);
+	put_str(&raw, 4, "Background");
+	put_str(&raw, 5, "All");
+	j = decode_object("batch/v1", "DeleteOptions", &raw, &cause);
+	want = cJSON_Parse("{\"kind\":\"DeleteOptions\",\"apiVersion\":"
+	    "\"batch/v1\",\"gracePeriodSeconds\":0,\"preconditions\":"
+	    "{\"uid\":\"u1\"},\"orphanDependents\":false,"
+	    "\"propagationPolicy\":\"Background\",\"dryRun\":[\"All\"]}");
+	CHECK(j != NULL && cJSON_Compare(j, want, 1));
+	if (j != NULL && !cJSON_Compare(j, want, 1)) {
+		char *s = cJSON_PrintUnformatted(j);
+
+		fprintf(stderr, "DeleteOptions: %s\n", s);
+		free(s);
+	}
+	cJSON_Delete(j);
+	cJSON_Delete(want);
+}
+
 /* IntOrString as a number or a string; Quantity; bytes as base64. */
 static void
 test_special_types(void)
@@ -1317,6 +1360,7 @@ main(void)
 	test_captured_fields();
 	test_time();
 	test_special_types();
+	test_delete_options();
 	test_wire();
 	test_many_keys();
 	test_envelope();
