@@ -43,8 +43,10 @@
 # Their client-go lists through a watch (sendInitialEvents, the
 # WatchListClient feature, on in client-go 0.35: KubeRay's operator); a
 # server that ignores it leaves their caches unsynced, waiting for the
-# initial-events-end bookmark; KUBE_FEATURE_WatchListClient=false in the
-# environment makes them list and watch as before.
+# initial-events-end bookmark (volrayd serves watch-lists:
+# tests/blackbox/kuberayop.sh runs KubeRay's operator with them on);
+# KUBE_FEATURE_WatchListClient=false in the environment makes them list and
+# watch as before.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 dir=${VOLRAY_ANCHORS_DIR:-${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/volray/anchors}
