@@ -42,7 +42,9 @@ static const struct {
 	{ "apiextensions.k8s.io", 16700, 15 },
 	{ "scheduling.k8s.io", 16600, 15 },
 	{ "coordination.k8s.io", 16500, 15 },
+	{ "storage.k8s.io", 16800, 15 },
 	{ "discovery.k8s.io", 16200, 15 },
+	{ "resource.k8s.io", 15900, 15 },
 	{ "metrics.k8s.io", 100, 100 },
 };
 

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "api/table.h"
+#include "api/table_int.h"
 #include "lib/json.h"
 #include "lib/jsonpath.h"
 #include "lib/util.h"
@@ -112,6 +113,35 @@ static const struct kindcols kinds[] = {
 	{ "ingressclasses.networking.k8s.io", { { "Name", "string", 0 },
 	    { "Controller", "string", 0 }, { "Parameters", "string", 0 },
 	    { "Age", "string", 0 } } },
+	{ "storageclasses.storage.k8s.io", { { "Name", "string", 0 },
+	    { "Provisioner", "string", 0 }, { "ReclaimPolicy", "string", 0 },
+	    { "VolumeBindingMode", "string", 0 },
+	    { "AllowVolumeExpansion", "string", 0 }, { "Age", "string", 0 } } },
+	{ "csinodes.storage.k8s.io", { { "Name", "string", 0 },
+	    { "Drivers", "integer", 0 }, { "Age", "string", 0 } } },
+	{ "csidrivers.storage.k8s.io", { { "Name", "string", 0 },
+	    { "AttachRequired", "boolean", 0 },
+	    { "PodInfoOnMount", "boolean", 0 },
+	    { "StorageCapacity", "boolean", 0 },
+	    { "TokenRequests", "string", 0 },
+	    { "RequiresRepublish", "boolean", 0 }, { "Modes", "string", 0 },
+	    { "Age", "string", 0 } } },
+	{ "csistoragecapacities.storage.k8s.io", { { "Name", "string", 0 },
+	    { "StorageClassName", "string", 0 },
+	    { "Capacity", "string", 0 } } },
+	{ "volumeattachments.storage.k8s.io", { { "Name", "string", 0 },
+	    { "Attacher", "string", 0 }, { "PV", "string", 0 },
+	    { "Node", "string", 0 }, { "Attached", "boolean", 0 },
+	    { "Age", "string", 0 } } },
+	{ "deviceclasses.resource.k8s.io", { { "Name", "string", 0 },
+	    { "Age", "string", 0 } } },
+	{ "resourceclaims.resource.k8s.io", { { "Name", "string", 0 },
+	    { "State", "string", 0 }, { "Age", "string", 0 } } },
+	{ "resourceclaimtemplates.resource.k8s.io", { { "Name", "string", 0 },
+	    { "Age", "string", 0 } } },
+	{ "resourceslices.resource.k8s.io", { { "Name", "string", 0 },
+	    { "Node", "string", 0 }, { "Driver", "string", 0 },
+	    { "Pool", "string", 0 }, { "Age", "string", 0 } } },
 	{ "namespaces", { { "Name", "string", 0 }, { "Status", "string", 0 },
 	    { "Age", "string", 0 } } },
 	{ "events", { { "Last Seen", "string", 0 }, { "Type", "string", 0 },
@@ -892,7 +922,9 @@ table_add_row(cJSON *t, const resource *r, const cJSON *o,
 	cells = cJSON_AddArrayToObject(row, "cells");
 	if (strcmp(k, "events") != 0)
 		cell_str(cells, json_str(o, "metadata.name"));
-	if (!r->builtin) {
+	if (r->builtin && table_storage_row(cells, k, o))
+		;
+	else if (!r->builtin) {
 		for (i = 0; i < r->ncols; i++)
 			cell_jsonpath(cells, o, &r->cols[i]);
 		if (r->ncols == 0) {

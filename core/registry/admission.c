@@ -536,7 +536,8 @@ admission_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
 		return;
 	if (strcmp(r->group, "rbac.authorization.k8s.io") == 0)
 		admission_rbac_mutate(r, obj);
-	else if (admission_workload_mutate(r, obj, old))
+	else if (admission_workload_mutate(r, obj, old) ||
+	    admission_storage_mutate(r, obj, old))
 		return;
 	else if (strcmp(k, "pods") == 0)
 		pod_mutate(st, obj, old);
@@ -649,7 +650,8 @@ admission_validate(store *st, const resource *r, const cJSON *obj,
 		return;
 	if (strcmp(r->group, "rbac.authorization.k8s.io") == 0)
 		admission_rbac_validate(r, obj, old, causes);
-	else if (admission_workload_validate(r, obj, old, causes))
+	else if (admission_workload_validate(r, obj, old, causes) ||
+	    admission_storage_validate(r, obj, old, causes))
 		return;
 	else if (strcmp(k, "apiservices.apiregistration.k8s.io") == 0)
 		admission_apiservice_validate(obj, old, causes);

@@ -32,6 +32,13 @@ int admission_workload_mutate(const resource *, cJSON *obj, const cJSON *old);
 int admission_workload_validate(const resource *, const cJSON *obj,
     const cJSON *old, cJSON *causes);
 /*
+ * The same for the storage.k8s.io and resource.k8s.io kinds
+ * (admission_storage.c); 1 if r is one of them.
+ */
+int admission_storage_mutate(const resource *, cJSON *obj, const cJSON *old);
+int admission_storage_validate(const resource *, const cJSON *obj,
+    const cJSON *old, cJSON *causes);
+/*
  * Volcano's kinds (admission_volcano.c): Queue parents and quantities,
  * PodGroups and Jobs in leaf queues; 1 if r is one of them. A delete
  * refused gets a message (free it), else NULL.
