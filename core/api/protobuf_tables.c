@@ -12,7 +12,10 @@
  * map<string, V>; opaque a message whose fields are all ignored, which JSON
  * still shows as {}. Fields left out are skipped by the decoder. Status is
  * dropped by the server on create, so status messages are described only as
- * far as JSON shows them for a new object.
+ * far as JSON shows them for a new object, but for a Pod's: client-go's
+ * typed clients (0.34) send built-in kinds in protobuf, and a scheduler's
+ * pods/status update (Volcano's, kube-scheduler's) carries the whole
+ * status.
  */
 #include <string.h>
 
@@ -432,10 +435,93 @@ MESSAGE(pod_spec, "PodSpec",
 	BOOL_KEEP(37, "hostUsers"),
 	MSG(40, "resources", resource_requirements));
 
+/*
+ * PodStatus in full: a scheduler's client-go (Volcano's, kube-scheduler's)
+ * writes pods/status in protobuf, the stored status with its condition
+ * added, and what the decoder skipped would be lost. User and
+ * allocatedResourcesStatus are left out (skipped).
+ */
+MESSAGE(pod_condition, "PodCondition",
+	STR_KEEP(1, "type"),
+	I64(7, "observedGeneration"),
+	STR_KEEP(2, "status"),
+	TIME(3, "lastProbeTime"),
+	TIME(4, "lastTransitionTime"),
+	STR(5, "reason"),
+	STR(6, "message"));
+
+MESSAGE(pod_ip, "PodIP",
+	STR_KEEP(1, "ip"));
+
+MESSAGE(container_state_waiting, "ContainerStateWaiting",
+	STR(1, "reason"),
+	STR(2, "message"));
+
+MESSAGE(container_state_running, "ContainerStateRunning",
+	TIME(1, "startedAt"));
+
+MESSAGE(container_state_terminated, "ContainerStateTerminated",
+	I32_KEEP(1, "exitCode"),
+	I32(2, "signal"),
+	STR(3, "reason"),
+	STR(4, "message"),
+	TIME(5, "startedAt"),
+	TIME(6, "finishedAt"),
+	STR(7, "containerID"));
+
+MESSAGE(container_state, "ContainerState",
+	MSG(1, "waiting", container_state_waiting),
+	MSG(2, "running", container_state_running),
+	MSG(3, "terminated", container_state_terminated));
+
+MESSAGE(volume_mount_status, "VolumeMountStatus",
+	STR_KEEP(1, "name"),
+	STR_KEEP(2, "mountPath"),
+	BOOL(3, "readOnly"),
+	STR(4, "recursiveReadOnly"));
+
+MESSAGE(container_status, "ContainerStatus",
+	STR_KEEP(1, "name"),
+	MSG(2, "state", container_state),
+	MSG(3, "lastState", container_state),
+	BOOL_KEEP(4, "ready"),
+	I32_KEEP(5, "restartCount"),
+	STR_KEEP(6, "image"),
+	STR_KEEP(7, "imageID"),
+	STR(8, "containerID"),
+	BOOL_KEEP(9, "started"),
+	MAP(10, "allocatedResources", K_QUANTITY),
+	MSG(11, "resources", resource_requirements),
+	MSGS(12, "volumeMounts", volume_mount_status),
+	STR(15, "stopSignal"));
+
+MESSAGE(pod_resource_claim_status, "PodResourceClaimStatus",
+	STR_KEEP(1, "name"),
+	STR(2, "resourceClaimName"));
+
+MESSAGE(pod_status, "PodStatus",
+	I64(17, "observedGeneration"),
+	STR(1, "phase"),
+	MSGS(2, "conditions", pod_condition),
+	STR(3, "message"),
+	STR(4, "reason"),
+	STR(11, "nominatedNodeName"),
+	STR(5, "hostIP"),
+	MSGS(16, "hostIPs", pod_ip),
+	STR(6, "podIP"),
+	MSGS(12, "podIPs", pod_ip),
+	TIME(7, "startTime"),
+	MSGS(10, "initContainerStatuses", container_status),
+	MSGS(8, "containerStatuses", container_status),
+	STR(9, "qosClass"),
+	MSGS(13, "ephemeralContainerStatuses", container_status),
+	STR(14, "resize"),
+	MSGS(15, "resourceClaimStatuses", pod_resource_claim_status));
+
 MESSAGE(pod, "Pod",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", pod_spec),
-	MSG(3, "status", opaque));
+	MSG(3, "status", pod_status));
 
 MESSAGE(pod_template_spec, "PodTemplateSpec",
 	MSG(1, "metadata", object_meta),

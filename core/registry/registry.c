@@ -489,7 +489,7 @@ registry_create(registry *rg, const resource *r, const char *ns, cJSON *obj,
 	json_del(md, "deletionTimestamp");
 	json_del(md, "deletionGracePeriodSeconds");
 	json_del(md, "managedFields");
-	if (r->has_status)
+	if (r->has_status && !resource_status_in_main(r))
 		json_del(obj, "status");
 	if ((err = admit(rg, r, obj, NULL, opts)) != NULL)
 		goto failed;
@@ -667,7 +667,7 @@ registry_update_merged(registry *rg, const resource *r, const char *ns,
 		update_status(rg, r, name, obj, cur, old, opts, res);
 		return;
 	}
-	if (r->has_status) {
+	if (r->has_status && !resource_status_in_main(r)) {
 		json_del(obj, "status");
 		if ((v = cJSON_GetObjectItemCaseSensitive(old, "status")) !=
 		    NULL)

@@ -385,6 +385,13 @@ resource_has_scale(const resource *r)
 	return 0;
 }
 
+int
+resource_status_in_main(const resource *r)
+{
+	return !r->builtin && strcmp(r->store_key,
+	    "podgroups.scheduling.volcano.sh") == 0;
+}
+
 const char *
 resource_qualified(const resource *r)
 {

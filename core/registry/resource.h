@@ -81,6 +81,13 @@ const resource *resource_at(int i);
 uint64_t resource_generation(void);
 /* Whether the kind has a scale subresource (Deployment, ReplicaSet, ...). */
 int resource_has_scale(const resource *);
+/*
+ * Whether a write to the object itself keeps the status it carries,
+ * though /status is served too: Volcano's PodGroup, whose upstream CRD
+ * has no status subresource, so Volcano's scheduler writes a group's
+ * phase and conditions with a plain update.
+ */
+int resource_status_in_main(const resource *);
 /* "pods" or "deployments.apps": the name used in error messages. */
 const char *resource_qualified(const resource *);
 

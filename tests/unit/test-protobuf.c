@@ -1028,6 +1028,65 @@ test_special_types(void)
 	cJSON_Delete(j);
 }
 
+/*
+ * A Pod's status in full, as a scheduler's pods/status update sends it (the
+ * stored status with its PodScheduled condition): phase, conditions with
+ * their times, qosClass, and a container's status with the zero values
+ * JSON shows (ready false, restartCount 0, image and imageID).
+ */
+static void
+test_pod_status(void)
+{
+	struct buf	 raw, st, cond, t, cs, state, w;
+	cJSON		*j;
+	char		*cause;
+
+	raw.n = st.n = cond.n = t.n = cs.n = state.n = w.n = 0;
+	put_str(&st, 1, "Pending");
+	put_str(&cond, 1, "PodScheduled");
+	put_str(&cond, 2, "False");
+	put_msg(&cond, 3, &t);			/* lastProbeTime: zero, left out */
+	put_int(&t, 1, 1715000000);
+	put_msg(&cond, 4, &t);
+	put_str(&cond, 5, "Unschedulable");
+	put_str(&cond, 6, "0/2 nodes are available");
+	put_msg(&st, 2, &cond);
+	put_str(&st, 11, "vnode-1");
+	put_str(&st, 9, "Burstable");
+	put_str(&w, 1, "ContainerCreating");
+	put_msg(&state, 1, &w);
+	put_str(&cs, 1, "c");
+	put_msg(&cs, 2, &state);
+	put_int(&cs, 4, 0);
+	put_int(&cs, 5, 0);
+	put_str(&cs, 6, "busybox");
+	put_str(&cs, 7, "");
+	put_msg(&st, 8, &cs);
+	put_msg(&raw, 3, &st);
+	j = decode_object("v1", "Pod", &raw, &cause);
+	CHECK(j != NULL);
+	CHECK_STR(str_at(j, "status.phase"), "Pending");
+	CHECK_STR(str_at(j, "status.conditions.0.type"), "PodScheduled");
+	CHECK_STR(str_at(j, "status.conditions.0.status"), "False");
+	CHECK_STR(str_at(j, "status.conditions.0.reason"), "Unschedulable");
+	CHECK_STR(str_at(j, "status.conditions.0.message"),
+	    "0/2 nodes are available");
+	CHECK_STR(str_at(j, "status.conditions.0.lastTransitionTime"),
+	    "2024-05-06T12:53:20Z");
+	CHECK(at(j, "status.conditions.0.lastProbeTime") == NULL);
+	CHECK_STR(str_at(j, "status.nominatedNodeName"), "vnode-1");
+	CHECK_STR(str_at(j, "status.qosClass"), "Burstable");
+	CHECK_STR(str_at(j, "status.containerStatuses.0.name"), "c");
+	CHECK_STR(str_at(j, "status.containerStatuses.0.state.waiting.reason"),
+	    "ContainerCreating");
+	CHECK(cJSON_IsFalse(at(j, "status.containerStatuses.0.ready")));
+	CHECK(num_at(j, "status.containerStatuses.0.restartCount") == 0);
+	CHECK_STR(str_at(j, "status.containerStatuses.0.image"), "busybox");
+	CHECK_STR(str_at(j, "status.containerStatuses.0.imageID"), "");
+	CHECK(at(j, "status.containerStatuses.0.started") == NULL);
+	cJSON_Delete(j);
+}
+
 /* Wire-level rules: unknown fields, repeats, negative varints, UTF-8. */
 static void
 test_wire(void)
@@ -1361,6 +1420,7 @@ main(void)
 	test_time();
 	test_special_types();
 	test_delete_options();
+	test_pod_status();
 	test_wire();
 	test_many_keys();
 	test_envelope();
