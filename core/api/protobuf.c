@@ -3,9 +3,11 @@
  *
  * kubectl's typed clients ("kubectl create namespace", configmap, secret,
  * serviceaccount, deployment, job, cronjob, service, priorityclass, quota,
- * role, rolebinding, pdb, ingress, token, and "kubectl auth can-i") send
- * objects, and client-go's typed clients (controller-runtime's for built-in
- * kinds: KubeRay's operator) a DELETE's DeleteOptions, in the Kubernetes
+ * role, rolebinding, pdb, ingress, token, and "kubectl auth can-i"),
+ * schedulers' client-go (a pod's Binding and status, Events) and
+ * client-go's typed clients (controller-runtime's for built-in kinds:
+ * KubeRay's operator: a DELETE's DeleteOptions) send objects in the
+ * Kubernetes
  * protobuf encoding: the magic "k8s\0", then a runtime.Unknown message whose
  * typeMeta names the apiVersion and kind and whose raw field holds the object
  * encoded as the k8s.io/api generated.proto message for that kind. The rest
@@ -298,10 +300,12 @@ format_time(int64_t secs, char *buf, size_t len)
 /*
  * Decode a metav1.Time message {1 seconds, 2 nanos}. An empty message is the
  * zero time, which JSON shows as null: *out stays NULL and the field is left
- * out. Go normalises nanos outside [0, 1e9) into the seconds, so do we.
+ * out. Go normalises nanos outside [0, 1e9) into the seconds, so do we. A
+ * metav1.MicroTime (micro) is the same message, shown with six digits of
+ * its fraction (an Event's eventTime).
  */
 static int
-decode_time(const uint8_t *p, size_t n, cJSON **out, char **cause)
+decode_time(const uint8_t *p, size_t n, int micro, cJSON **out, char **cause)
 {
 	struct reader	 r = { p, p + n };
 	uint64_t	 v;
@@ -339,6 +343,9 @@ decode_time(const uint8_t *p, size_t n, cJSON **out, char **cause)
 		return 0;
 	if (format_time(secs, buf, sizeof buf) != 0)
 		return fail(cause, "protobuf Time out of range");
+	if (micro)	/* "...:05Z" -> "...:05.000123Z" */
+		snprintf(buf + strlen(buf) - 1, sizeof buf - strlen(buf) + 1,
+		    ".%06dZ", (int)(nanos / 1000));
 	*out = cJSON_CreateString(buf);
 	return 0;
 }
@@ -595,7 +602,9 @@ decode_field(const struct msg *m, const struct field *f, struct reader *r,
 		item = make_base64(p, n, cause);
 		break;
 	case K_TIME:
-		if (decode_time(p, n, &item, cause) != 0)
+	case K_MICROTIME:
+		if (decode_time(p, n, f->kind == K_MICROTIME, &item,
+		    cause) != 0)
 			return -1;
 		return put(obj, f, item, 0, cause);
 	case K_QUANTITY:

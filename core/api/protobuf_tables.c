@@ -37,6 +37,7 @@
 #define INLINE(n, m)	{ n, #m, K_MESSAGE, F_INLINE, &m }
 #define MAP(n, j, k)	{ n, j, k, F_MAP, NULL }
 #define TIME(n, j)	{ n, j, K_TIME, 0, NULL }
+#define MTIME(n, j)	{ n, j, K_MICROTIME, 0, NULL }
 #define QTY(n, j)	{ n, j, K_QUANTITY, 0, NULL }
 #define INTSTR(n, j)	{ n, j, K_INTSTR, 0, NULL }
 
@@ -523,6 +524,40 @@ MESSAGE(pod, "Pod",
 	MSG(2, "spec", pod_spec),
 	MSG(3, "status", pod_status));
 
+/*
+ * What kube-scheduler's client-go sends in protobuf besides: a pod's
+ * Binding (pods/binding) and core/v1 Events (its recorder falls back to
+ * them without events.k8s.io).
+ */
+MESSAGE(binding, "Binding",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "target", object_reference));
+
+MESSAGE(event_source, "EventSource",
+	STR(1, "component"),
+	STR(2, "host"));
+
+MESSAGE(event_series, "EventSeries",
+	I32(1, "count"),
+	MTIME(2, "lastObservedTime"));
+
+MESSAGE(event, "Event",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "involvedObject", object_reference),
+	STR(3, "reason"),
+	STR(4, "message"),
+	MSG(5, "source", event_source),
+	TIME(6, "firstTimestamp"),
+	TIME(7, "lastTimestamp"),
+	I32(8, "count"),
+	STR(9, "type"),
+	MTIME(10, "eventTime"),
+	MSG(11, "series", event_series),
+	STR(12, "action"),
+	MSG(13, "related", object_reference),
+	STR_KEEP(14, "reportingComponent"),
+	STR_KEEP(15, "reportingInstance"));
+
 MESSAGE(pod_template_spec, "PodTemplateSpec",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", pod_spec));
@@ -878,6 +913,8 @@ static const struct {
 } kinds[] = {
 	{ "v1", "Namespace", &namespace },
 	{ "v1", "Pod", &pod },
+	{ "v1", "Binding", &binding },
+	{ "v1", "Event", &event },
 	{ "v1", "ConfigMap", &config_map },
 	{ "v1", "Secret", &secret },
 	{ "v1", "ServiceAccount", &service_account },

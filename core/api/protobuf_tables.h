@@ -16,6 +16,7 @@ enum kind {
 	K_BOOL,
 	K_MESSAGE,
 	K_TIME,		/* metav1.Time: RFC 3339 string */
+	K_MICROTIME,	/* metav1.MicroTime: RFC 3339 with microseconds */
 	K_QUANTITY,	/* resource.Quantity: string */
 	K_INTSTR	/* intstr.IntOrString: number or string */
 };

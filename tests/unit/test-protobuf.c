@@ -1087,6 +1087,63 @@ test_pod_status(void)
 	cJSON_Delete(j);
 }
 
+/*
+ * kube-scheduler's Binding and core/v1 Event: an event's reporting fields
+ * shown even when empty, its eventTime (a MicroTime) with six digits.
+ */
+static void
+test_scheduler_kinds(void)
+{
+	struct buf	 raw, ref, src, t, md;
+	cJSON		*j;
+	char		*cause;
+
+	raw.n = ref.n = md.n = 0;
+	put_str(&md, 1, "p1");
+	put_str(&md, 3, "default");
+	put_msg(&raw, 1, &md);
+	put_str(&ref, 1, "Node");
+	put_str(&ref, 3, "vnode-0");
+	put_msg(&raw, 2, &ref);
+	j = decode_object("v1", "Binding", &raw, &cause);
+	CHECK(j != NULL);
+	CHECK_STR(str_at(j, "kind"), "Binding");
+	CHECK_STR(str_at(j, "metadata.name"), "p1");
+	CHECK_STR(str_at(j, "target.kind"), "Node");
+	CHECK_STR(str_at(j, "target.name"), "vnode-0");
+	cJSON_Delete(j);
+
+	raw.n = ref.n = src.n = t.n = 0;
+	put_str(&ref, 1, "Pod");
+	put_str(&ref, 3, "p2");
+	put_msg(&raw, 2, &ref);
+	put_str(&raw, 3, "FailedScheduling");
+	put_str(&raw, 4, "0/2 nodes are available");
+	put_str(&src, 1, "default-scheduler");
+	put_msg(&raw, 5, &src);
+	put_int(&t, 1, 1715000000);
+	put_msg(&raw, 6, &t);
+	put_int(&raw, 8, 2);
+	put_str(&raw, 9, "Warning");
+	put_int(&t, 2, 123456789);
+	put_msg(&raw, 10, &t);
+	put_str(&raw, 14, "");
+	put_str(&raw, 15, "");
+	j = decode_object("v1", "Event", &raw, &cause);
+	CHECK(j != NULL);
+	CHECK_STR(str_at(j, "involvedObject.name"), "p2");
+	CHECK_STR(str_at(j, "reason"), "FailedScheduling");
+	CHECK_STR(str_at(j, "source.component"), "default-scheduler");
+	CHECK_STR(str_at(j, "firstTimestamp"), "2024-05-06T12:53:20Z");
+	CHECK(num_at(j, "count") == 2);
+	CHECK_STR(str_at(j, "type"), "Warning");
+	CHECK_STR(str_at(j, "eventTime"), "2024-05-06T12:53:20.123456Z");
+	CHECK_STR(str_at(j, "reportingComponent"), "");
+	CHECK_STR(str_at(j, "reportingInstance"), "");
+	CHECK(at(j, "lastTimestamp") == NULL);
+	cJSON_Delete(j);
+}
+
 /* Wire-level rules: unknown fields, repeats, negative varints, UTF-8. */
 static void
 test_wire(void)
@@ -1421,6 +1478,7 @@ main(void)
 	test_special_types();
 	test_delete_options();
 	test_pod_status();
+	test_scheduler_kinds();
 	test_wire();
 	test_many_keys();
 	test_envelope();
