@@ -133,6 +133,8 @@ static const struct kindcols kinds[] = {
 	    { "Attacher", "string", 0 }, { "PV", "string", 0 },
 	    { "Node", "string", 0 }, { "Attached", "boolean", 0 },
 	    { "Age", "string", 0 } } },
+	{ "volumeattributesclasses.storage.k8s.io", { { "Name", "string", 0 },
+	    { "DriverName", "string", 0 }, { "Age", "string", 0 } } },
 	{ "deviceclasses.resource.k8s.io", { { "Name", "string", 0 },
 	    { "Age", "string", 0 } } },
 	{ "resourceclaims.resource.k8s.io", { { "Name", "string", 0 },

@@ -150,6 +150,9 @@ table_storage_row(cJSON *cells, const char *k, const cJSON *o)
 		str(cells, json_str(o, "spec.nodeName"));
 		boolean(cells, o, "status.attached", 0);
 		age(cells, o);
+	} else if (strcmp(k, "volumeattributesclasses.storage.k8s.io") == 0) {
+		str(cells, json_str(o, "driverName"));
+		age(cells, o);
 	} else if (strcmp(k, "resourceclaims.resource.k8s.io") == 0)
 		claim_row(cells, o);
 	else if (strcmp(k, "resourceslices.resource.k8s.io") == 0) {

@@ -497,7 +497,7 @@ EVENTS
 "  verbs: " READ "}\n"
 "- apiGroups: [storage.k8s.io]\n"
 "  resources: [storageclasses, csinodes, csidrivers, csistoragecapacities,\n"
-"    volumeattachments]\n"
+"    volumeattachments, volumeattributesclasses]\n"
 "  verbs: " READ "\n"
 "- {apiGroups: [resource.k8s.io], resources: [deviceclasses,\n"
 "    resourceslices], verbs: " READ "}\n"

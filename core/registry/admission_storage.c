@@ -150,16 +150,15 @@ immutable(const cJSON *obj, const cJSON *old, const char *path,
 		    "Invalid value: field is immutable");
 }
 
-/* A CSI driver's name (ValidateCSIDriverName): required, 63 at most. */
+/* A CSI or DRA driver's name (ValidateCSIDriverName): required, 63 at
+   most, a DNS subdomain once lowered. */
 static void
-check_driver(const char *s, const char *path, cJSON *causes)
+check_driver(const char *s, const char *path, int required, cJSON *causes)
 {
-
-	if (*s == '\0') {
+	/* Empty: both words, as kube-apiserver gives them. */
+	if (*s == '\0' && required)
 		status_add_cause(causes, "FieldValueRequired", path,
 		    "Required value");
-		return;
-	}
 	if (strlen(s) > 63)
 		status_add_cause(causes, "FieldValueTooLong", path,
 		    "Too long: may not be more than 63 bytes");
@@ -168,28 +167,36 @@ check_driver(const char *s, const char *path, cJSON *causes)
 		    "Invalid value: \"%s\": %s", s, SUBDOMAIN_MSG);
 }
 
+/* A provisioner or a VolumeAttributesClass's driver: a qualified name,
+   lowered first (validateProvisioner). */
+static void
+check_provisioner(const cJSON *obj, const char *path, cJSON *causes)
+{
+	const char *p = str_or_empty(obj, path), *fault;
+	char low[512];
+	size_t i;
+
+	if (*p == '\0') {
+		status_add_cause(causes, "FieldValueRequired", path,
+		    "Required value");
+		return;
+	}
+	for (i = 0; p[i] != '\0' && i < sizeof low - 1; i++)
+		low[i] = tolower((unsigned char)p[i]);
+	low[i] = '\0';
+	if ((fault = qualified_fault(low)) != NULL)
+		status_add_cause(causes, "FieldValueInvalid", path,
+		    "Invalid value: \"%s\": %s", low, fault);
+}
+
 static void
 storageclass_validate(const cJSON *obj, const cJSON *old, cJSON *causes)
 {
 	static const char *const reclaim[] = { "Delete", "Retain", NULL };
 	static const char *const binding[] = { "Immediate",
 	    "WaitForFirstConsumer", NULL };
-	const char *p = str_or_empty(obj, "provisioner"), *fault;
-	char low[512];
-	size_t i;
 
-	if (*p == '\0')
-		status_add_cause(causes, "FieldValueRequired", "provisioner",
-		    "Required value");
-	else {
-		for (i = 0; p[i] != '\0' && i < sizeof low - 1; i++)
-			low[i] = tolower((unsigned char)p[i]);
-		low[i] = '\0';
-		if ((fault = qualified_fault(low)) != NULL)
-			status_add_cause(causes, "FieldValueInvalid",
-			    "provisioner", "Invalid value: \"%s\": %s", low,
-			    fault);
-	}
+	check_provisioner(obj, "provisioner", causes);
 	check_enum(obj, "reclaimPolicy", reclaim,
 	    "\"Delete\", \"Retain\"", causes);
 	check_enum(obj, "volumeBindingMode", binding,
@@ -208,6 +215,22 @@ storageclass_validate(const cJSON *obj, const cJSON *old, cJSON *causes)
 }
 
 static void
+attributesclass_validate(const cJSON *obj, const cJSON *old, cJSON *causes)
+{
+	/* The object's checks, then the update's, as kube-apiserver. */
+	check_provisioner(obj, "driverName", causes);
+	if (cJSON_GetArraySize(json_at(obj, "parameters")) == 0)
+		status_add_cause(causes, "FieldValueRequired", "parameters",
+		    "Required value: must contain at least one key/value pair");
+	if (changed(obj, old, "driverName"))
+		status_add_cause(causes, "FieldValueForbidden", "driverName",
+		    "Forbidden: updates to driverName are forbidden.");
+	if (changed(obj, old, "parameters"))
+		status_add_cause(causes, "FieldValueForbidden", "parameters",
+		    "Forbidden: updates to parameters are forbidden.");
+}
+
+static void
 csidriver_validate(const cJSON *obj, const cJSON *old, cJSON *causes)
 {
 	static const char *const fsgroup[] = { "ReadWriteOnceWithFSType",
@@ -223,8 +246,8 @@ csidriver_validate(const cJSON *obj, const cJSON *old, cJSON *causes)
 		    modes[0]) != 0 && strcmp(it->valuestring, modes[1]) != 0))
 			status_add_cause(causes, "FieldValueNotSupported",
 			    "spec.volumeLifecycleModes", "Unsupported value: "
-			    "\"%s\": supported values: \"Ephemeral\", "
-			    "\"Persistent\"", cJSON_IsString(it) ?
+			    "\"%s\": supported values: \"Persistent\", "
+			    "\"Ephemeral\"", cJSON_IsString(it) ?
 			    it->valuestring : "");
 	}
 	if (changed(obj, old, "spec.attachRequired"))
@@ -247,7 +270,7 @@ csinode_validate(const cJSON *obj, const cJSON *old, cJSON *causes)
 
 	cJSON_ArrayForEach(d, json_at(obj, "spec.drivers")) {
 		snprintf(path, sizeof path, "spec.drivers[%d].name", i);
-		check_driver(str_or_empty(d, "name"), path, causes);
+		check_driver(str_or_empty(d, "name"), path, 1, causes);
 		if (json_str(d, "nodeID") == NULL ||
 		    *json_str(d, "nodeID") == '\0') {
 			snprintf(path, sizeof path, "spec.drivers[%d].nodeID",
@@ -288,9 +311,12 @@ volumeattachment_validate(const cJSON *obj, const cJSON *old,
 	const cJSON *pv = json_at(obj, "spec.source.persistentVolumeName");
 	const cJSON *inl = json_at(obj, "spec.source.inlineVolumeSpec");
 	const char *node = str_or_empty(obj, "spec.nodeName");
+	const char *att = str_or_empty(obj, "spec.attacher");
 
-	check_driver(str_or_empty(obj, "spec.attacher"), "spec.attacher",
-	    causes);
+	/* kube-apiserver's order: the spec's checks, then v1's name check. */
+	if (*att == '\0')
+		status_add_cause(causes, "FieldValueRequired",
+		    "spec.attacher", "Required value");
 	if (pv == NULL && inl == NULL)
 		status_add_cause(causes, "FieldValueRequired", "spec.source",
 		    "Required value: must specify exactly one of "
@@ -307,6 +333,7 @@ volumeattachment_validate(const cJSON *obj, const cJSON *old,
 	if (!is_subdomain(node, 0))
 		status_add_cause(causes, "FieldValueInvalid", "spec.nodeName",
 		    "Invalid value: \"%s\": %s", node, SUBDOMAIN_MSG);
+	check_driver(att, "spec.attacher", 0, causes);
 	if (changed(obj, old, "spec"))
 		status_add_cause(causes, "FieldValueInvalid", "spec",
 		    "Invalid value: field is immutable");
@@ -391,7 +418,7 @@ slice_validate(const cJSON *obj, const cJSON *old, cJSON *causes)
 	const cJSON *cnt = json_at(obj, "spec.pool.resourceSliceCount");
 	int n;
 
-	check_driver(str_or_empty(obj, "spec.driver"), "spec.driver",
+	check_driver(str_or_empty(obj, "spec.driver"), "spec.driver", 1,
 	    causes);
 	if (*pool == '\0')
 		status_add_cause(causes, "FieldValueRequired",
@@ -468,6 +495,8 @@ admission_storage_validate(const resource *r, const cJSON *obj,
 		storageclass_validate(obj, old, causes);
 	else if (strcmp(k, "csidrivers.storage.k8s.io") == 0)
 		csidriver_validate(obj, old, causes);
+	else if (strcmp(k, "volumeattributesclasses.storage.k8s.io") == 0)
+		attributesclass_validate(obj, old, causes);
 	else if (strcmp(k, "csinodes.storage.k8s.io") == 0)
 		csinode_validate(obj, old, causes);
 	else if (strcmp(k, "volumeattachments.storage.k8s.io") == 0)

@@ -83,6 +83,8 @@ static const struct builtin builtins[] = {
 	    "CSIStorageCapacity", 1, 0, "", "" },
 	{ "storage.k8s.io", "v1", "volumeattachments", "volumeattachment",
 	    "VolumeAttachment", 0, 1, "", "" },
+	{ "storage.k8s.io", "v1", "volumeattributesclasses",
+	    "volumeattributesclass", "VolumeAttributesClass", 0, 0, "vac", "" },
 	{ "resource.k8s.io", "v1", "deviceclasses", "deviceclass",
 	    "DeviceClass", 0, 0, "", "" },
 	{ "resource.k8s.io", "v1", "resourceclaims", "resourceclaim",

@@ -1,14 +1,17 @@
 #!/bin/sh
 # The storage.k8s.io and resource.k8s.io kinds (issue 39), which
 # schedulers' informers list (kube-scheduler's, Volcano's): StorageClass,
-# CSIDriver, CSINode, CSIStorageCapacity, VolumeAttachment; DeviceClass,
+# CSIDriver, CSINode, CSIStorageCapacity, VolumeAttachment,
+# VolumeAttributesClass; DeviceClass,
 # ResourceClaim, ResourceClaimTemplate, ResourceSlice; and Volcano's
 # Numatopology CRD. With stock kubectl: created, listed with
 # kube-apiserver's columns (a default StorageClass's "(default)", the
 # defaults unset fields print as), watched, deleted; kube-apiserver's v1
 # defaults; its 422s with the field's path for a missing provisioner,
 # attacher, source or pool, a bad reclaim policy, and updates of the
-# fields that may not change; api-resources with the short name sc;
+# fields that may not change (their messages compared with kube-apiserver
+# 1.34's by hand: the same but for an immutable spec, which kube-apiserver
+# prints as a Go value); api-resources with the short names sc and vac;
 # explain; and the system:kube-scheduler role may list them.
 . "$(dirname "$0")/lib.sh"
 # The scheduler's user, bound to system:kube-scheduler as volrayd's own.
@@ -67,6 +70,12 @@ kind: VolumeAttachment
 metadata: {name: va1}
 spec: {attacher: hostpath.csi.k8s.io, nodeName: n1, source: {persistentVolumeName: pv1}}
 ---
+apiVersion: storage.k8s.io/v1
+kind: VolumeAttributesClass
+metadata: {name: gold}
+driverName: hostpath.csi.k8s.io
+parameters: {iops: "5000"}
+---
 apiVersion: resource.k8s.io/v1
 kind: DeviceClass
 metadata: {name: gpu.example.com}
@@ -113,6 +122,8 @@ expect_eq "NAME STORAGECLASSNAME CAPACITY" "$(cols csistoragecapacity)" "csistor
 expect_eq "cap1 fast 10Gi" "$(row csistoragecapacity cap1 3)" "csistoragecapacity row"
 expect_eq "NAME ATTACHER PV NODE ATTACHED AGE" "$(cols volumeattachment)" "volumeattachment columns"
 expect_eq "va1 hostpath.csi.k8s.io pv1 n1 false" "$(row volumeattachment va1 5)" "volumeattachment row"
+expect_eq "NAME DRIVERNAME AGE" "$(cols vac)" "volumeattributesclass columns"
+expect_eq "gold hostpath.csi.k8s.io" "$(row vac gold 2)" "volumeattributesclass row"
 expect_eq "NAME AGE" "$(cols deviceclass)" "deviceclass columns"
 expect_eq "NAME STATE AGE" "$(cols resourceclaim)" "resourceclaim columns"
 expect_eq "rc1 pending" "$(row resourceclaim rc1 2)" "resourceclaim row"
@@ -156,17 +167,24 @@ metadata: {name: va2}
 spec: {nodeName: n1}
 YAML
 expect_contains "$out" "spec.source: Required value: must specify exactly one of inlineVolumeSpec and persistentVolumeName" "an attachment without source"
+expect_contains "$out" "spec.attacher: Invalid value: \"\": a lowercase RFC 1123 subdomain" "an empty attacher"
 refused "spec.drivers[0].nodeID: Required value" "a CSINode driver without nodeID" <<'YAML'
 apiVersion: storage.k8s.io/v1
 kind: CSINode
 metadata: {name: n2}
 spec: {drivers: [{name: hostpath.csi.k8s.io}]}
 YAML
-refused 'spec.volumeLifecycleModes: Unsupported value: "Forever"' "a bad lifecycle mode" <<'YAML'
+refused 'spec.volumeLifecycleModes: Unsupported value: "Forever": supported values: "Persistent", "Ephemeral"' "a bad lifecycle mode" <<'YAML'
 apiVersion: storage.k8s.io/v1
 kind: CSIDriver
 metadata: {name: bad.csi.k8s.io}
 spec: {volumeLifecycleModes: [Forever]}
+YAML
+refused "parameters: Required value: must contain at least one key/value pair" "a VolumeAttributesClass without parameters" <<'YAML'
+apiVersion: storage.k8s.io/v1
+kind: VolumeAttributesClass
+metadata: {name: empty}
+driverName: hostpath.csi.k8s.io
 YAML
 refused "spec.pool.name: Required value" "a slice without pool" <<'YAML'
 apiVersion: resource.k8s.io/v1
@@ -192,12 +210,18 @@ expect_contains "$out" "parameters: Forbidden: updates to parameters are forbidd
 out=$(k patch sc slow --type=merge -p '{"provisioner":"other.io/x","volumeBindingMode":"Immediate"}' 2>&1) && fail "provisioner changed"
 expect_contains "$out" "provisioner: Forbidden: updates to provisioner are forbidden." "a class's provisioner"
 expect_contains "$out" 'volumeBindingMode: Invalid value: "Immediate": field is immutable' "a class's binding mode"
+out=$(k patch vac gold --type=merge -p '{"driverName":"other.csi.k8s.io"}' 2>&1) && fail "driverName changed"
+expect_contains "$out" "driverName: Forbidden: updates to driverName are forbidden." "a VolumeAttributesClass's driver"
 out=$(k patch csidriver token.csi.k8s.io --type=merge -p '{"spec":{"attachRequired":true}}' 2>&1) && fail "attachRequired changed"
 expect_contains "$out" "spec.attachedRequired: Invalid value: true: field is immutable" "a driver's attachRequired"
+# kube-apiserver prints the new spec as a Go value between the two;
+# volrayd leaves it out.
 out=$(k patch volumeattachment va1 --type=merge -p '{"spec":{"nodeName":"n2"}}' 2>&1) && fail "an attachment's spec changed"
-expect_contains "$out" "spec: Invalid value: field is immutable" "an attachment's spec"
+expect_contains "$out" 'The VolumeAttachment "va1" is invalid: spec: Invalid value: ' "an attachment's spec"
+expect_contains "$out" "field is immutable" "an attachment's spec"
 out=$(k patch resourceclaim rc1 --type=merge -p '{"spec":{"devices":{"requests":[{"name":"x","exactly":{"deviceClassName":"gpu.example.com"}}]}}}' 2>&1) && fail "a claim's spec changed"
-expect_contains "$out" "spec: Invalid value: field is immutable" "a claim's spec"
+expect_contains "$out" 'The ResourceClaim "rc1" is invalid: spec: Invalid value: ' "a claim's spec"
+expect_contains "$out" "field is immutable" "a claim's spec"
 k patch sc fast --type=merge -p '{"allowVolumeExpansion":false}' >/dev/null || fail "allowVolumeExpansion may change"
 k label csinode n1 zone=a >/dev/null || fail "a CSINode's labels may change"
 k patch csistoragecapacity cap1 --type=merge -p '{"capacity":"5Gi"}' >/dev/null || fail "a capacity may change"
@@ -228,6 +252,7 @@ for want in "storageclasses sc storage.k8s.io/v1 false StorageClass" \
     "csidrivers storage.k8s.io/v1 false CSIDriver" "csinodes storage.k8s.io/v1 false CSINode" \
     "csistoragecapacities storage.k8s.io/v1 true CSIStorageCapacity" \
     "volumeattachments storage.k8s.io/v1 false VolumeAttachment" \
+    "volumeattributesclasses vac storage.k8s.io/v1 false VolumeAttributesClass" \
     "deviceclasses resource.k8s.io/v1 false DeviceClass" "resourceclaims resource.k8s.io/v1 true ResourceClaim" \
     "resourceclaimtemplates resource.k8s.io/v1 true ResourceClaimTemplate" \
     "resourceslices resource.k8s.io/v1 false ResourceSlice" \
@@ -235,12 +260,13 @@ for want in "storageclasses sc storage.k8s.io/v1 false StorageClass" \
 	echo "$res" | grep -qx "$want" || fail "api-resources lacks '$want'"
 done
 for f in storageclass.provisioner csidriver.spec.attachRequired csinode.spec.drivers csistoragecapacity.capacity \
-    volumeattachment.spec deviceclass.spec resourceclaim.spec resourceclaimtemplate.spec resourceslice.spec; do
+    volumeattachment.spec volumeattributesclass.parameters deviceclass.spec resourceclaim.spec resourceclaimtemplate.spec resourceslice.spec; do
 	k explain "$f" >"$WORK/explain" 2>&1 || fail "kubectl explain $f: $(cat "$WORK/explain")"
 	grep -q '^DESCRIPTION:' "$WORK/explain" || fail "kubectl explain $f: $(cat "$WORK/explain")"
 done
 for res in storageclasses.storage.k8s.io csinodes.storage.k8s.io csidrivers.storage.k8s.io \
     csistoragecapacities.storage.k8s.io volumeattachments.storage.k8s.io \
+    volumeattributesclasses.storage.k8s.io \
     deviceclasses.resource.k8s.io resourceclaims.resource.k8s.io resourceslices.resource.k8s.io; do
 	expect_eq yes "$(k --token=sched-token auth can-i watch "$res")" "system:kube-scheduler may watch $res"
 done
