@@ -381,6 +381,39 @@ decode_quantity(const uint8_t *p, size_t n, cJSON **out, char **cause)
 	return 0;
 }
 
+/*
+ * Decode a runtime.RawExtension {1 raw}: the raw bytes are the JSON the
+ * client holds (a DRA driver's opaque parameters), parsed into the tree;
+ * bytes that are not JSON fail the decode. An empty one is null, left out.
+ */
+static int
+decode_raw(const uint8_t *p, size_t n, cJSON **out, char **cause)
+{
+	struct reader	 r = { p, p + n };
+	const uint8_t	*s = NULL;
+	size_t		 slen = 0;
+	uint32_t	 num;
+	int		 wt;
+
+	*out = NULL;
+	while (r.p < r.end) {
+		if (get_key(&r, &num, &wt, "RawExtension", cause) != 0)
+			return -1;
+		if (num == 1 && wt == WT_BYTES) {
+			if (get_bytes(&r, &s, &slen) != 0)
+				return fail(cause, "malformed protobuf: "
+				    "truncated RawExtension");
+		} else if (skip_field(&r, wt) != 0)
+			return fail(cause, "malformed protobuf: truncated "
+			    "RawExtension");
+	}
+	if (slen == 0)
+		return 0;
+	if ((*out = cJSON_ParseWithLength((const char *)s, slen)) == NULL)
+		return fail(cause, "protobuf RawExtension is not JSON");
+	return 0;
+}
+
 /* Decode an intstr.IntOrString {1 type, 2 intVal, 3 strVal}. */
 static int
 decode_intstr(const uint8_t *p, size_t n, cJSON **out, char **cause)
@@ -613,6 +646,10 @@ decode_field(const struct msg *m, const struct field *f, struct reader *r,
 		return put(obj, f, item, 0, cause);
 	case K_INTSTR:
 		if (decode_intstr(p, n, &item, cause) != 0)
+			return -1;
+		return put(obj, f, item, 0, cause);
+	case K_RAW:
+		if (decode_raw(p, n, &item, cause) != 0)
 			return -1;
 		return put(obj, f, item, 0, cause);
 	default:

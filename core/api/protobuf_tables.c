@@ -40,6 +40,7 @@
 #define MTIME(n, j)	{ n, j, K_MICROTIME, 0, NULL }
 #define QTY(n, j)	{ n, j, K_QUANTITY, 0, NULL }
 #define INTSTR(n, j)	{ n, j, K_INTSTR, 0, NULL }
+#define RAW(n, j)	{ n, j, K_RAW, 0, NULL }
 
 /* Define the message var, called name in errors, with the fields listed. */
 #define MESSAGE(var, name, ...)						\
@@ -525,6 +526,139 @@ MESSAGE(pod, "Pod",
 	MSG(3, "status", pod_status));
 
 /*
+ * resource.k8s.io/v1 ResourceClaim in full: kube-scheduler's DRA plugin
+ * writes a claim (its finalizer) and its status (the allocation, the pods
+ * it is reserved for) in protobuf; a driver's opaque parameters and a
+ * device's data are RawExtensions, the JSON they hold.
+ */
+MESSAGE(condition, "Condition",
+	STR_KEEP(1, "type"),
+	STR_KEEP(2, "status"),
+	I64(3, "observedGeneration"),
+	TIME(4, "lastTransitionTime"),
+	STR_KEEP(5, "reason"),
+	STR_KEEP(6, "message"));
+
+MESSAGE(cel_device_selector, "CELDeviceSelector",
+	STR_KEEP(1, "expression"));
+
+MESSAGE(device_selector, "DeviceSelector",
+	MSG(1, "cel", cel_device_selector));
+
+MESSAGE(device_toleration, "DeviceToleration",
+	STR(1, "key"),
+	STR(2, "operator"),
+	STR(3, "value"),
+	STR(4, "effect"),
+	I64_KEEP(5, "tolerationSeconds"));
+
+MESSAGE(capacity_requirements, "CapacityRequirements",
+	MAP(1, "requests", K_QUANTITY));
+
+MESSAGE(exact_device_request, "ExactDeviceRequest",
+	STR_KEEP(1, "deviceClassName"),
+	MSGS(2, "selectors", device_selector),
+	STR(3, "allocationMode"),
+	I64(4, "count"),
+	BOOL_KEEP(5, "adminAccess"),
+	MSGS(6, "tolerations", device_toleration),
+	MSG(7, "capacity", capacity_requirements));
+
+MESSAGE(device_sub_request, "DeviceSubRequest",
+	STR_KEEP(1, "name"),
+	STR_KEEP(2, "deviceClassName"),
+	MSGS(3, "selectors", device_selector),
+	STR(4, "allocationMode"),
+	I64(5, "count"),
+	MSGS(6, "tolerations", device_toleration),
+	MSG(7, "capacity", capacity_requirements));
+
+MESSAGE(device_request, "DeviceRequest",
+	STR_KEEP(1, "name"),
+	MSG(2, "exactly", exact_device_request),
+	MSGS(3, "firstAvailable", device_sub_request));
+
+MESSAGE(device_constraint, "DeviceConstraint",
+	STRS(1, "requests"),
+	STR_KEEP(2, "matchAttribute"),
+	STR_KEEP(3, "distinctAttribute"));
+
+MESSAGE(opaque_device_configuration, "OpaqueDeviceConfiguration",
+	STR_KEEP(1, "driver"),
+	RAW(2, "parameters"));
+
+MESSAGE(device_configuration, "DeviceConfiguration",
+	MSG(1, "opaque", opaque_device_configuration));
+
+MESSAGE(device_claim_configuration, "DeviceClaimConfiguration",
+	STRS(1, "requests"),
+	INLINE(2, device_configuration));
+
+MESSAGE(device_claim, "DeviceClaim",
+	MSGS(1, "requests", device_request),
+	MSGS(2, "constraints", device_constraint),
+	MSGS(3, "config", device_claim_configuration));
+
+MESSAGE(resource_claim_spec, "ResourceClaimSpec",
+	MSG(1, "devices", device_claim));
+
+MESSAGE(device_request_allocation_result, "DeviceRequestAllocationResult",
+	STR_KEEP(1, "request"),
+	STR_KEEP(2, "driver"),
+	STR_KEEP(3, "pool"),
+	STR_KEEP(4, "device"),
+	BOOL_KEEP(5, "adminAccess"),
+	MSGS(6, "tolerations", device_toleration),
+	STRS(7, "bindingConditions"),
+	STRS(8, "bindingFailureConditions"),
+	STR_KEEP(9, "shareID"),
+	MAP(10, "consumedCapacity", K_QUANTITY));
+
+MESSAGE(device_allocation_configuration, "DeviceAllocationConfiguration",
+	STR_KEEP(1, "source"),
+	STRS(2, "requests"),
+	INLINE(3, device_configuration));
+
+MESSAGE(device_allocation_result, "DeviceAllocationResult",
+	MSGS(1, "results", device_request_allocation_result),
+	MSGS(2, "config", device_allocation_configuration));
+
+MESSAGE(allocation_result, "AllocationResult",
+	MSG(1, "devices", device_allocation_result),
+	MSG(3, "nodeSelector", node_selector),
+	TIME(5, "allocationTimestamp"));
+
+MESSAGE(resource_claim_consumer_reference, "ResourceClaimConsumerReference",
+	STR(1, "apiGroup"),
+	STR_KEEP(3, "resource"),
+	STR_KEEP(4, "name"),
+	STR_KEEP(5, "uid"));
+
+MESSAGE(network_device_data, "NetworkDeviceData",
+	STR(1, "interfaceName"),
+	STRS(2, "ips"),
+	STR(3, "hardwareAddress"));
+
+MESSAGE(allocated_device_status, "AllocatedDeviceStatus",
+	STR_KEEP(1, "driver"),
+	STR_KEEP(2, "pool"),
+	STR_KEEP(3, "device"),
+	STR_KEEP(7, "shareID"),
+	MSGS(4, "conditions", condition),
+	RAW(5, "data"),
+	MSG(6, "networkData", network_device_data));
+
+MESSAGE(resource_claim_status, "ResourceClaimStatus",
+	MSG(1, "allocation", allocation_result),
+	MSGS(2, "reservedFor", resource_claim_consumer_reference),
+	MSGS(4, "devices", allocated_device_status));
+
+MESSAGE(resource_claim_object, "ResourceClaim",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", resource_claim_spec),
+	MSG(3, "status", resource_claim_status));
+
+/*
  * What kube-scheduler's client-go sends in protobuf besides: a pod's
  * Binding (pods/binding) and core/v1 Events (its recorder falls back to
  * them without events.k8s.io).
@@ -915,6 +1049,7 @@ static const struct {
 	{ "v1", "Pod", &pod },
 	{ "v1", "Binding", &binding },
 	{ "v1", "Event", &event },
+	{ "resource.k8s.io/v1", "ResourceClaim", &resource_claim_object },
 	{ "v1", "ConfigMap", &config_map },
 	{ "v1", "Secret", &secret },
 	{ "v1", "ServiceAccount", &service_account },

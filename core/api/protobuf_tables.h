@@ -18,7 +18,8 @@ enum kind {
 	K_TIME,		/* metav1.Time: RFC 3339 string */
 	K_MICROTIME,	/* metav1.MicroTime: RFC 3339 with microseconds */
 	K_QUANTITY,	/* resource.Quantity: string */
-	K_INTSTR	/* intstr.IntOrString: number or string */
+	K_INTSTR,	/* intstr.IntOrString: number or string */
+	K_RAW		/* runtime.RawExtension: the JSON it holds */
 };
 
 #define F_REPEATED	0x1

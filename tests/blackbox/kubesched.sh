@@ -8,13 +8,18 @@
 # stays Pending with kube-scheduler's PodScheduled False, Unschedulable,
 # "0/2 nodes are available: 2 Insufficient cpu." and a FailedScheduling
 # event; a pod whose claim does not exist waits with VolumeBinding's
-# words; a Deployment's pods are all placed.
+# words; a claim for a device only one node has (a ResourceSlice) is
+# allocated there by kube-scheduler's DRA plugin (allocation, node
+# selector, reservedFor, finalizer written) and its pod bound there; a
+# Deployment's pods are all placed.
 #
 # What volrayd did differently: kube-scheduler's client-go sends the pod's
 # Binding and its core/v1 Events in protobuf, which volrayd's decoder did
 # not know ("protobuf decoding of kind Binding is not supported"): no pod
 # was ever bound. Binding and Event (with MicroTime) are decoded now
-# (api/protobuf_tables.c). It runs with KUBE_FEATURE_WatchListClient=false
+# (api/protobuf_tables.c), and the ResourceClaim it updates (finalizer,
+# then status) in full, a driver's opaque parameters (a RawExtension)
+# included: before, the DRA plugin's write was refused the same way. It runs with KUBE_FEATURE_WatchListClient=false
 # as vcsched.sh does (volrayd does not answer sendInitialEvents; client-go
 # 0.34 does not ask for it unless told to). Skips when kube-scheduler is
 # not built (scripts/anchors.sh build kube-scheduler).
@@ -76,6 +81,50 @@ wait_eq "False Unschedulable Pending" "claims' PodScheduled condition" cond clai
 expect_contains "$(k get pod claims -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')" \
 	'persistentvolumeclaim "nowhere" not found' "claims' condition message"
 pass "a pod whose claim does not exist waits with VolumeBinding's words"
+
+# --- dynamic resource allocation: a claim for a device only vnode-1 has
+k apply -f - >/dev/null <<'YAML' || fail "create the DRA objects"
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec: {selectors: [{cel: {expression: 'device.driver == "gpu.example.com"'}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: vnode-1-gpu}
+spec:
+  driver: gpu.example.com
+  nodeName: vnode-1
+  pool: {name: vnode-1, generation: 1, resourceSliceCount: 1}
+  devices: [{name: gpu-0}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: gpu}
+spec:
+  devices:
+    requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]
+    config: [{opaque: {driver: gpu.example.com, parameters: {sharing: {strategy: TimeSlicing}}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: drapod}
+spec:
+  containers: [{name: c, image: busybox, resources: {claims: [{name: gpu}]}}]
+  resourceClaims: [{name: gpu, resourceClaimName: gpu}]
+YAML
+k wait --for=condition=PodScheduled pod/drapod --timeout=30s >/dev/null ||
+	fail "drapod not scheduled: $(k get pod drapod -o jsonpath='{.status.conditions}')"
+expect_eq vnode-1 "$(k get pod drapod -o jsonpath='{.spec.nodeName}')" "drapod's node (the device's)"
+expect_eq "gpu.example.com vnode-1 gpu-0 drapod" \
+	"$(k get resourceclaim gpu -o jsonpath='{.status.allocation.devices.results[0].driver} {.status.allocation.devices.results[0].pool} {.status.allocation.devices.results[0].device} {.status.reservedFor[0].name}')" \
+	"the claim's allocation, written by kube-scheduler"
+expect_eq "vnode-1" "$(k get resourceclaim gpu -o jsonpath='{.status.allocation.nodeSelector.nodeSelectorTerms[0].matchFields[0].values[0]}')" "the allocation's node selector"
+expect_eq "TimeSlicing resource.kubernetes.io/delete-protection" \
+	"$(k get resourceclaim gpu -o jsonpath='{.spec.devices.config[0].opaque.parameters.sharing.strategy} {.metadata.finalizers[0]}')" \
+	"the claim's opaque parameters kept through kube-scheduler's update, its finalizer"
+expect_eq "gpu allocated,reserved" "$(k get resourceclaim gpu --no-headers | tr -s ' ' | cut -d' ' -f1-2)" "the claim's STATE"
+pass "kube-scheduler allocates a ResourceClaim on the node with the device and binds its pod there"
 
 # --- a Deployment (volray's controllers) placed by kube-scheduler
 k create deployment web --image=busybox --replicas=4 >/dev/null || fail "create deployment"

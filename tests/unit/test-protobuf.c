@@ -1144,6 +1144,87 @@ test_scheduler_kinds(void)
 	cJSON_Delete(j);
 }
 
+/*
+ * A ResourceClaim as kube-scheduler's DRA plugin updates it: spec with a
+ * driver's opaque parameters (RawExtension: the JSON it holds), the
+ * allocation with its node selector, reservedFor.
+ */
+static void
+test_resource_claim(void)
+{
+	struct buf	 raw, spec, dev, rq, ex, cfg, op, rx, dc, st, al, ads,
+			 res, ns, term, req, ref;
+	cJSON		*j;
+	char		*cause;
+
+	raw.n = spec.n = dev.n = rq.n = ex.n = cfg.n = op.n = rx.n = dc.n = 0;
+	st.n = al.n = ads.n = res.n = ns.n = term.n = req.n = ref.n = 0;
+	put_str(&ex, 1, "gpu.example.com");
+	put_str(&ex, 3, "ExactCount");
+	put_int(&ex, 4, 1);
+	put_str(&rq, 1, "gpu");
+	put_msg(&rq, 2, &ex);
+	put_msg(&dev, 1, &rq);
+	put_str(&rx, 1, "{\"sharing\":{\"strategy\":\"TimeSlicing\"}}");
+	put_str(&op, 1, "gpu.example.com");
+	put_msg(&op, 2, &rx);
+	put_msg(&dc, 1, &op);		/* DeviceConfiguration {1 opaque} */
+	put_msg(&cfg, 2, &dc);		/* inline in DeviceClaimConfiguration */
+	put_msg(&dev, 3, &cfg);
+	put_msg(&spec, 1, &dev);
+	put_msg(&raw, 2, &spec);
+	put_str(&res, 1, "gpu");
+	put_str(&res, 2, "gpu.example.com");
+	put_str(&res, 3, "vnode-1");
+	put_str(&res, 4, "gpu-0");
+	put_msg(&ads, 1, &res);
+	put_msg(&al, 1, &ads);
+	put_str(&req, 1, "metadata.name");
+	put_str(&req, 2, "In");
+	put_str(&req, 3, "vnode-1");
+	put_msg(&term, 2, &req);
+	put_msg(&ns, 1, &term);
+	put_msg(&al, 3, &ns);
+	put_msg(&st, 1, &al);
+	put_str(&ref, 3, "pods");
+	put_str(&ref, 4, "drapod");
+	put_str(&ref, 5, "uid-1");
+	put_msg(&st, 2, &ref);
+	put_msg(&raw, 3, &st);
+	j = decode_object("resource.k8s.io/v1", "ResourceClaim", &raw, &cause);
+	CHECK(j != NULL);
+	CHECK_STR(str_at(j, "spec.devices.requests.0.name"), "gpu");
+	CHECK_STR(str_at(j, "spec.devices.requests.0.exactly.deviceClassName"),
+	    "gpu.example.com");
+	CHECK(num_at(j, "spec.devices.requests.0.exactly.count") == 1);
+	CHECK_STR(str_at(j, "spec.devices.config.0.opaque.driver"),
+	    "gpu.example.com");
+	CHECK_STR(str_at(j, "spec.devices.config.0.opaque.parameters.sharing."
+	    "strategy"), "TimeSlicing");
+	CHECK_STR(str_at(j, "status.allocation.devices.results.0.device"),
+	    "gpu-0");
+	CHECK_STR(str_at(j, "status.allocation.nodeSelector.nodeSelectorTerms."
+	    "0.matchFields.0.values.0"), "vnode-1");
+	CHECK_STR(str_at(j, "status.reservedFor.0.resource"), "pods");
+	CHECK_STR(str_at(j, "status.reservedFor.0.name"), "drapod");
+	CHECK(at(j, "status.reservedFor.0.apiGroup") == NULL);
+	cJSON_Delete(j);
+
+	/* RawExtension bytes that are not JSON: refused with a cause. */
+	raw.n = spec.n = dev.n = cfg.n = op.n = rx.n = dc.n = 0;
+	put_str(&rx, 1, "{not json");
+	put_str(&op, 1, "gpu.example.com");
+	put_msg(&op, 2, &rx);
+	put_msg(&dc, 1, &op);
+	put_msg(&cfg, 2, &dc);
+	put_msg(&dev, 3, &cfg);
+	put_msg(&spec, 1, &dev);
+	put_msg(&raw, 2, &spec);
+	j = decode_object("resource.k8s.io/v1", "ResourceClaim", &raw, &cause);
+	CHECK(j == NULL && cause != NULL && strstr(cause, "RawExtension"));
+	free(cause);
+}
+
 /* Wire-level rules: unknown fields, repeats, negative varints, UTF-8. */
 static void
 test_wire(void)
@@ -1479,6 +1560,7 @@ main(void)
 	test_delete_options();
 	test_pod_status();
 	test_scheduler_kinds();
+	test_resource_claim();
 	test_wire();
 	test_many_keys();
 	test_envelope();
