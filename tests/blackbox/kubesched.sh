@@ -40,7 +40,9 @@ show_ks() {
 	echo "---- kube-scheduler log (errors and warnings, last 20)"
 	grep -E '^[EW]' "$WORK/kube-scheduler.log" | tail -n 20
 }
-trap 'rc=$?; [ $rc -eq 0 ] || [ $rc -eq 77 ] || show_ks; (exit $rc); cleanup' EXIT INT TERM
+# set +e: under -e the (exit $rc) that hands cleanup the status would end
+# the trap there, leaving the daemon and the scheduler running.
+trap 'rc=$?; set +e; [ $rc -eq 0 ] || [ $rc -eq 77 ] || show_ks; (exit $rc); cleanup' EXIT INT TERM
 
 # --- a pod that fits: bound by kube-scheduler, running
 k run fits --image=busybox --overrides='{"spec":{"containers":[{"name":"fits","image":"busybox","resources":{"requests":{"cpu":"1"}}}]}}' >/dev/null ||

@@ -72,7 +72,9 @@ show_vc() {
 	echo "---- vc-scheduler log (errors and warnings, last 20)"
 	grep -E '^[EW]' "$WORK/vc-scheduler.log" | tail -n 20
 }
-trap 'rc=$?; [ $rc -eq 0 ] || [ $rc -eq 77 ] || show_vc; (exit $rc); cleanup' EXIT INT TERM
+# set +e: under -e the (exit $rc) that hands cleanup the status would end
+# the trap there, leaving the daemon and the scheduler running.
+trap 'rc=$?; set +e; [ $rc -eq 0 ] || [ $rc -eq 77 ] || show_vc; (exit $rc); cleanup' EXIT INT TERM
 
 # bound NAME...: how many of the pods have a node.
 bound() {
