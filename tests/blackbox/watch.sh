@@ -30,7 +30,8 @@ pass "resume from resourceVersion with a label selector; timeoutSeconds ends it"
 
 all=$(curl -fs -m 5 "$CM?watch=1&timeoutSeconds=1")
 # (The namespace's kube-root-ca.crt is there too, as in Kubernetes.)
-expect_eq 2 "$(echo "$all" | grep '"type":"ADDED"' | grep -vc '"name":"kube-root-ca.crt"')" \
+# (printf, not dash's echo, which would expand the CA's "\n"s.)
+expect_eq 2 "$(printf '%s\n' "$all" | grep '"type":"ADDED"' | grep -vc '"name":"kube-root-ca.crt"')" \
 	"initial ADDED events"
 pass "watch without resourceVersion starts with ADDED for each object"
 
