@@ -26,4 +26,11 @@ ONLY=plugins,floor,capacity,topology,topofull bash bench/sched.sh
 # Streams into a pod need the local node's processes (any user) and the
 # Python client (scripts/deps.sh installs it).
 sh bench/stream.sh
+# Against the real kube-apiserver on etcd, when the anchors are built
+# (scripts/anchors.sh build; VOLRAY_ANCHORS=1 scripts/check.sh).
+if scripts/anchors.sh path kube-apiserver >/dev/null 2>&1 && [ "$base" = 1 ]; then
+	bash bench/anchors.sh store
+else
+	echo "bench/anchors.sh store: kube-apiserver not built (scripts/anchors.sh build), not run"
+fi
 echo "ok: benchmarks ran"
