@@ -32,6 +32,14 @@ start_daemon --roles api --metrics-listen "127.0.0.1:$MPORT"
 expect_eq ok "$(command curl -s "http://127.0.0.1:$MPORT/readyz")" "/readyz on --metrics-listen"
 expect_contains "$(command curl -s "http://127.0.0.1:$MPORT/metrics")" \
 	volray_loop_lag_max_seconds "/metrics on --metrics-listen"
+# The loop's lateness as a histogram, counted every 100 ms.
+i=0
+until command curl -s "http://127.0.0.1:$MPORT/metrics" |
+    grep -Eq '^volray_loop_lag_seconds_count [1-9]'; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "volray_loop_lag_seconds counts nothing"; sleep 0.1
+done
+expect_contains "$(command curl -s "http://127.0.0.1:$MPORT/metrics")" \
+	'volray_loop_lag_seconds_bucket{le="0.1"}' "the loop lag histogram's 100 ms bucket"
 m=$(curl -s "$API/metrics")
 case "$m" in
 *volray_scheduler_*|*volray_node_managed*|*volray_controller_reconciles*)
