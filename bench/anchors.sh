@@ -2,6 +2,7 @@
 # volray against the real anchors, same machine, same run:
 #
 #   bench/anchors.sh store
+#   bench/anchors.sh sched
 #
 # store: volrayd (embedded store, write-ahead log) against kube-apiserver
 # 1.34 on Debian's etcd 3.4 (one member, same disk, default fsync), the
@@ -21,6 +22,17 @@
 # does not work (a server that does not start, a non-2xx answer), never on
 # a figure.
 #
+# sched: volray's scheduler (in volrayd, as it is deployed) against
+# Volcano's vc-scheduler (the anchor, with the helm chart's
+# volcano-scheduler.conf of ../shared/upstream-samples/volcano-1.15)
+# running against a volrayd with --roles api,controllers,nodes: each on a
+# fresh volrayd with NODES simulated nodes (32 CPUs, 128Gi), then PODS
+# pods in PodGroups of GANG (minMember GANG, 1 CPU / 1 Gi each, the
+# default queue, schedulerName volcano) created by WRITERS writers while
+# the scheduler runs; pods/s from the first create to the last bind (a
+# watch of bound pods says when), runs alternating (RUNS_SCHED, 3). The
+# create rate alone (no scheduler) bounds both, and is printed too.
+#
 # Environment: N (creates per run, 20000), CLIENTS ("1 16 64"), RUNS (3),
 # SIZE (1024), W (1000), U (10000), WRITERS (4), OBJECTS (100000),
 # SMALL=1 (N=500, RUNS=1, W=50, U=200, OBJECTS=2000: for CI), QUIET_WAIT,
@@ -30,8 +42,8 @@ set -eu
 
 KIND=${1:-}
 case $KIND in
-store) ;;
-*) die "usage: anchors.sh store (sched, rayjobs, nodes and operator are not written yet)" ;;
+store | sched) ;;
+*) die "usage: anchors.sh store|sched (rayjobs, nodes and operator are not written yet)" ;;
 esac
 
 : "${SMALL:=0}"
@@ -43,8 +55,20 @@ fi
 : "${CLIENTS:=1 16 64}"
 : "${SIZE:=1024}"
 : "${WRITERS:=4}"
-TLS=1
+# stats FILE COLUMN: "median min max" of a column.
+stats() {
+	awk -v c="$2" '{ print $c }' "$1" | sort -n | awk '
+		{ v[NR] = $1 }
+		END { printf "%s %s %s\n", v[int((NR + 1) / 2)], v[1], v[NR] }'
+}
+
 ANCHORS="$TOP/scripts/anchors.sh"
+if [ "$KIND" = sched ]; then
+	# shellcheck source=bench/anchors_sched.sh
+	. "$(dirname "$0")/anchors_sched.sh"
+	exit 0
+fi
+TLS=1
 "$ANCHORS" path kube-apiserver >/dev/null 2>&1 ||
 	die "kube-apiserver is not built: scripts/anchors.sh build kube-apiserver"
 
@@ -115,13 +139,6 @@ create() {
 	    "$(result_field "$line" p50_ms)" "$(result_field "$line" p99_ms)" "$cpu" "$IDLE"
 	echo "$(result_field "$line" rps) $(result_field "$line" p50_ms) $(result_field "$line" p99_ms) $cpu" \
 	    >>"$RUN_DIR/create-$target-$c"
-}
-
-# stats FILE COLUMN: "median min max" of a column.
-stats() {
-	awk -v c="$2" '{ print $c }' "$1" | sort -n | awk '
-		{ v[NR] = $1 }
-		END { printf "%s %s %s\n", v[int((NR + 1) / 2)], v[1], v[NR] }'
 }
 
 # watch TARGET: one fan-out run; its RESULT line in RUN_DIR/watch-TARGET.
