@@ -14,6 +14,9 @@ have_vc=1
 "$ANCHORS" path vc-scheduler >/dev/null 2>&1 || have_vc=0
 [ -f "$VC_CONF_DIR/$VC_CONF" ] || have_vc=0
 
+# HTTPS with volrayd's CA: vc-scheduler's client-go sends no token over
+# plain HTTP.
+TLS=1
 bench_init
 RESULTS="$RUN_DIR/results"
 : >"$RESULTS"
@@ -22,15 +25,17 @@ trap 'rc=$?; [ -z "$VC_PID" ] || kill "$VC_PID" 2>/dev/null; (exit $rc); bench_c
 
 cat >"$RUN_DIR/gangs.py" <<'PY'
 """Nodes, then gangs of pods, then wait until every pod is bound."""
-import http.client, json, os, sys, threading, time
+import http.client, json, os, ssl, sys, threading, time
 port, token = int(os.environ["VR_PORT"]), os.environ["VR_TOKEN"]
 H = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
 nodes, pods, gang, writers = (int(os.environ[k]) for k in
     ("NODES", "PODS", "GANG", "SCHED_WRITERS"))
 step = sys.argv[1]
 
+CTX = ssl.create_default_context(cafile=os.environ["VR_CA"])
+
 def conn():
-    return http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    return http.client.HTTPSConnection("127.0.0.1", port, timeout=600, context=CTX)
 
 def create_all(path, n, make):
     errors = []
@@ -123,8 +128,9 @@ one() {
 		VR_EXTRA_ARGS="--roles api,controllers,nodes"
 	fi
 	start_volrayd
-	export VR_PORT VR_TOKEN NODES PODS GANG SCHED_WRITERS
+	export VR_PORT VR_TOKEN VR_CA NODES PODS GANG SCHED_WRITERS
 	VR_TOKEN=$(cat "$RUN_DIR/vr/pki/admin.token")
+	VR_CA=$RUN_DIR/vr/pki/ca.crt
 	python3 "$RUN_DIR/gangs.py" nodes || die "$who: the nodes"
 	if [ "$who" = volcano ]; then
 		mkdir -p "$RUN_DIR/vcconf"
@@ -162,7 +168,7 @@ one() {
 commit=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "# anchors sched: NODES=$NODES (32 CPUs, 128Gi, simulated) PODS=$PODS GANG=$GANG," \
     "SCHED_WRITERS=$SCHED_WRITERS, RUNS_SCHED=$RUNS_SCHED"
-echo "# volray $commit ($VOLRAYD, --no-local-node, plain HTTP on loopback): its scheduler in volrayd," \
+echo "# volray $commit ($VOLRAYD, --no-local-node, HTTPS on loopback): its scheduler in volrayd," \
     "policies/scheduler.yaml"
 if [ $have_vc = 1 ]; then
 	echo "# anchor: vc-scheduler $(basename "$(dirname "$(dirname "$("$ANCHORS" path vc-scheduler)")")")" \
