@@ -140,6 +140,14 @@ volrayd_crds_ensure(remote *rm, const cJSON *crds, int install,
 		}
 		client_create(remote_client(rm), crdres, "",
 		    cJSON_Duplicate(d, 1), NULL, &res);
+		if (res.code == 409) {
+			/* Another replica installed it between the read and
+			   the create: it is there. */
+			log_info("volrayd: CRD %s was installed by another "
+			    "process on %s", name, remote_server(rm));
+			cJSON_Delete(res.body);
+			continue;
+		}
 		if (res.code >= 300) {
 			char *s = json_print(res.body);
 
@@ -160,4 +168,32 @@ volrayd_crds_ensure(remote *rm, const cJSON *crds, int install,
 		return -1;
 	}
 	return 0;
+}
+
+int
+volrayd_remote_foreign(remote *rm)
+{
+	char *body = NULL, *err = NULL;
+	const char *commit;
+	long status = 0;
+	cJSON *v;
+	int foreign = 0;
+
+	if (remote_get(rm, "/version", &status, &body, &err) != 0) {
+		log_warn("volrayd: %s/version: %s", remote_server(rm), err);
+		free(err);
+		return 0;
+	}
+	if (status == 200 && (v = cJSON_Parse(body)) != NULL) {
+		commit = json_str(v, "gitCommit");
+		foreign = commit != NULL && strcmp(commit, "volray") != 0;
+		if (foreign)
+			log_info("volrayd: %s is %s, not volrayd: the Ray heads "
+			    "of volray's nodes are reached through its node "
+			    "proxy", remote_server(rm), json_str(v,
+			    "gitVersion") ? json_str(v, "gitVersion") : "?");
+		cJSON_Delete(v);
+	}
+	free(body);
+	return foreign;
 }
