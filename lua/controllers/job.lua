@@ -7,7 +7,10 @@
 -- and it is Failed. Indexed Jobs give each pod a completion index (an
 -- annotation, a label and JOB_COMPLETION_INDEX) and finish when every
 -- index has succeeded. A suspended Job deletes its running pods and
--- waits. ttlSecondsAfterFinished deletes a finished Job and its pods.
+-- waits. ttlSecondsAfterFinished deletes a finished Job and its pods. A
+-- finished Job also carries the interim condition kube-controller-manager
+-- sets first (SuccessCriteriaMet, FailureTarget), which kube-apiserver
+-- wants beside Complete or Failed.
 local v = volray
 local podutil = require("podutil")
 local ju = require("jobutil")
@@ -230,6 +233,9 @@ function controller.reconcile(req)
     local gone = delete_pods(job, active)
     failed = failed + gone
     nactive = #active - gone
+    -- kube-apiserver (1.31 on) refuses Failed=True without the interim
+    -- FailureTarget=True that kube-controller-manager sets first.
+    ju.set_condition(st, "FailureTarget", "True", fail_reason, fail_message, now)
     ju.set_condition(st, "Failed", "True", fail_reason, fail_message, now)
     v.event(job, "Warning", fail_reason, fail_message)
   else
@@ -265,6 +271,9 @@ function controller.reconcile(req)
       complete = succeeded > 0 and nactive == 0
     end
     if complete and not suspended then
+      -- Likewise Complete=True wants SuccessCriteriaMet=True beside it.
+      ju.set_condition(st, "SuccessCriteriaMet", "True", "CompletionsReached",
+        "Reached expected number of succeeded pods", now)
       ju.set_condition(st, "Complete", "True", "CompletionsReached",
         "Reached expected number of succeeded pods", now)
       st.completionTime = now
