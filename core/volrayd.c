@@ -87,6 +87,9 @@ struct daemon {
 	remote *rm;		/* --kubeconfig: the remote API's client */
 	char *remote_token;	/* its bearer token (volray.http's too) */
 	char *remote_ca;	/* its CA, written to DATA_DIR/remote-ca.crt */
+	char *remote_cert, *remote_key;	/* its client certificate (PEM) */
+	size_t remote_cert_len, remote_key_len;
+	int remote_foreign;	/* the remote API is not volrayd's */
 	int leader_elect;	/* the controllers and scheduler elect */
 	leader *elect_ctrl, *elect_sched;
 	hmap *sa_tokens;	/* "ns/sa" -> the local pods' token */
@@ -852,8 +855,11 @@ set_http_self(struct daemon *d)
 	char *self;
 
 	if (d->api == NULL && d->rm != NULL) {
+		luahttp_set_self_cert(d->http, d->remote_cert,
+		    d->remote_cert_len, d->remote_key, d->remote_key_len);
 		luahttp_set_self(d->http, remote_server(d->rm), d->remote_ca,
 		    remote_token, d);
+		luahttp_set_node_proxy(d->http, d->remote_foreign);
 		return;
 	}
 	self = self_url(d);
@@ -1074,6 +1080,14 @@ start_remote(struct daemon *d, char **cause)
 		return -1;
 	if (kc->token != NULL)
 		d->remote_token = xstrdup(kc->token);
+	if (kc->cert.data != NULL && kc->key.data != NULL) {
+		d->remote_cert = xmalloc(kc->cert.len + 1);
+		memcpy(d->remote_cert, kc->cert.data, kc->cert.len + 1);
+		d->remote_cert_len = kc->cert.len;
+		d->remote_key = xmalloc(kc->key.len + 1);
+		memcpy(d->remote_key, kc->key.data, kc->key.len + 1);
+		d->remote_key_len = kc->key.len;
+	}
 	if (kc->ca.file != NULL)
 		d->remote_ca = xstrdup(kc->ca.file);
 	else if (kc->ca.data != NULL && write_remote_ca(d, kc, cause) != 0) {
@@ -1115,6 +1129,8 @@ start_remote(struct daemon *d, char **cause)
 		return -1;
 	}
 	cJSON_Delete(docs);
+	if (d->f.roles & ROLE_CONTROLLERS)
+		d->remote_foreign = volrayd_remote_foreign(d->rm);
 	d->client = remote_client(d->rm);
 	metrics_add_source(print_remote_metrics, d->rm);
 	log_info("volrayd: roles %s against %s", volrayd_roles_text(

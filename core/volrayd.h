@@ -122,6 +122,12 @@ cJSON *volrayd_crds_load(const char *dir, char **cause);
 int volrayd_crds_ensure(struct remote *, const cJSON *crds, int install,
     char **cause);
 /*
+ * Whether the remote API server is not a volrayd (its /version names
+ * another gitCommit: kube-apiserver's), so that the controllers reach the
+ * Ray heads of volray's nodes through its node proxy. 0 when unsure.
+ */
+int volrayd_remote_foreign(struct remote *);
+/*
  * The nodes' endpoint of an agent (volrayd_endpoint.c): on --node-listen,
  * or 0.0.0.0:10250 when the nodes role runs against a remote API; NULL
  * when none is wanted (the API is in this process) or with *cause. Its

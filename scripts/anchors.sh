@@ -31,7 +31,10 @@
 # serving certificate for 127.0.0.1 and localhost, service-account keys,
 # the admin (user admin in system:masters) as a client certificate in
 # DIR/kubeconfig and as a bearer token in DIR/token (--token-auth-file),
-# --authorization-mode=Node,RBAC, no endpoints for the kubernetes Service
+# --authorization-mode=Node,RBAC, as kubeadm a client certificate for
+# kubelets (CN kube-apiserver-kubelet-client, O system:masters: volray's
+# agent endpoints answer it) and kubelets reached at their InternalIP
+# first (--kubelet-preferred-address-types), no endpoints for the kubernetes Service
 # (its address would be loopback); returns once /readyz answers ok (60 s
 # at most), pids in DIR/etcd.pid and DIR/kube-apiserver.pid, logs in
 # DIR/etcd.log and DIR/kube-apiserver.log. stop DIR ends both (TERM, then
@@ -262,11 +265,18 @@ certs() {
 	printf 'extendedKeyUsage=clientAuth\n' >admin.ext &&
 	ssl x509 -req -in admin.csr -CA ca.crt -CAkey ca.key \
 	    -CAcreateserial -days 3650 -extfile admin.ext -out admin.crt &&
+	ssl req -newkey rsa:2048 -nodes \
+	    -subj "/O=system:masters/CN=kube-apiserver-kubelet-client" \
+	    -keyout kubelet-client.key -out kubelet-client.csr &&
+	ssl x509 -req -in kubelet-client.csr -CA ca.crt -CAkey ca.key \
+	    -CAcreateserial -days 3650 -extfile admin.ext \
+	    -out kubelet-client.crt &&
 	ssl genrsa -out sa.key 2048 &&
 	ssl rsa -in sa.key -pubout -out sa.pub &&
 	ssl rand -hex 24 >token &&
 	printf '%s,admin,admin,system:masters\n' "$(cat token)" >tokens.csv &&
-	rm -f server.csr admin.csr server.ext admin.ext ca.srl
+	rm -f server.csr admin.csr kubelet-client.csr server.ext admin.ext \
+	    ca.srl
 	)
 }
 
@@ -304,6 +314,9 @@ apiserver_start() {
 	    --service-account-key-file "$d/sa.pub" \
 	    --service-account-signing-key-file "$d/sa.key" \
 	    --service-cluster-ip-range 10.0.0.0/24 \
+	    --kubelet-client-certificate "$d/kubelet-client.crt" \
+	    --kubelet-client-key "$d/kubelet-client.key" \
+	    --kubelet-preferred-address-types InternalIP,ExternalIP,Hostname \
 	    --authorization-mode Node,RBAC --allow-privileged=true \
 	    --endpoint-reconciler-type none --profiling=false \
 	    </dev/null >"$d/kube-apiserver.log" 2>&1 9>&- &

@@ -5,7 +5,8 @@
  * Every request is an entry in a table keyed by who asked (controller and
  * key) and what (method, URL, body). Two clients carry the transfers: one
  * for the daemon's own URL, which trusts the daemon's CA (the caller's
- * token goes in a header of each request), and one for every other URL,
+ * token goes in a header of each request; a remote API's kubeconfig's
+ * token or client certificate), and one for every other URL,
  * which carries nothing the script did not give. When a transfer
  * completes the entry keeps the answer and the owner's key is woken; the
  * next identical call returns the answer and drops the entry. An answer
@@ -55,6 +56,9 @@ struct luahttp {
 	luahttp_token_fn token;
 	void *token_arg;
 	hmap *tokens;			/* user -> token (cached) */
+	char *cert, *key;		/* the remote API's client cert (PEM) */
+	size_t cert_len, key_len;
+	int node_proxy;			/* pod_url through nodes/NAME/proxy */
 };
 
 static void
@@ -93,13 +97,19 @@ on_done(void *arg, long status, const char *body, size_t len,
 }
 
 static hclient *
-open_client(uv_loop_t *loop, const char *ca_file)
+open_client(uv_loop_t *loop, const char *ca_file, const luahttp *h)
 {
 	struct hclient_conf conf = { 0 };
 	char *cause = NULL;
 	hclient *hc;
 
 	conf.ca_file = ca_file;
+	if (h != NULL && h->cert != NULL && h->key != NULL) {
+		conf.cert_pem = h->cert;
+		conf.cert_pem_len = h->cert_len;
+		conf.key_pem = h->key;
+		conf.key_pem_len = h->key_len;
+	}
 	if ((hc = hclient_new(loop, &conf, &cause)) == NULL) {
 		log_error("volray.http: %s", cause);
 		free(cause);
@@ -115,7 +125,7 @@ luahttp_new(uv_loop_t *loop)
 	h->loop = loop;
 	h->reqs = hmap_new();
 	h->tokens = hmap_new();
-	h->world = open_client(loop, NULL);
+	h->world = open_client(loop, NULL, NULL);
 	return h;
 }
 
@@ -149,7 +159,35 @@ luahttp_free(luahttp *h)
 	hclient_free(h->world);
 	hclient_free(h->own);
 	free(h->self);
+	free(h->cert);
+	free(h->key);
 	free(h);
+}
+
+void
+luahttp_set_self_cert(luahttp *h, const char *cert_pem, size_t cert_len,
+    const char *key_pem, size_t key_len)
+{
+	free(h->cert);
+	free(h->key);
+	h->cert = h->key = NULL;
+	h->cert_len = h->key_len = 0;
+	if (cert_pem == NULL || key_pem == NULL)
+		return;
+	h->cert = xmalloc(cert_len + 1);
+	memcpy(h->cert, cert_pem, cert_len);
+	h->cert[cert_len] = '\0';
+	h->cert_len = cert_len;
+	h->key = xmalloc(key_len + 1);
+	memcpy(h->key, key_pem, key_len);
+	h->key[key_len] = '\0';
+	h->key_len = key_len;
+}
+
+void
+luahttp_set_node_proxy(luahttp *h, int on)
+{
+	h->node_proxy = on;
 }
 
 void
@@ -184,7 +222,7 @@ luahttp_set_self(luahttp *h, const char *base, const char *ca_file,
 	}
 	free(h->self);
 	h->self = base ? xstrdup(base) : NULL;
-	h->own = base ? open_client(h->loop, ca_file) : NULL;
+	h->own = base ? open_client(h->loop, ca_file, h) : NULL;
 	h->token = fn;
 	h->token_arg = arg;
 }
@@ -489,6 +527,31 @@ l_service_url(lua_State *L)
 	return 1;
 }
 
+/*
+ * volray.pod_url(namespace, pod, port, node) -> base URL, no slash: the
+ * API server's node proxy to the agent endpoint's /volray/proxy path of
+ * that pod, when the daemon goes that way (luahttp_set_node_proxy); nil
+ * otherwise, and the caller uses the service proxy.
+ */
+static int
+l_pod_url(lua_State *L)
+{
+	struct luactx *c = lua_touserdata(L, lua_upvalueindex(1));
+	const char *ns = luaL_checkstring(L, 1);
+	const char *pod = luaL_checkstring(L, 2);
+	lua_Integer port = luaL_checkinteger(L, 3);
+	const char *node = luaL_checkstring(L, 4);
+
+	if (c->http == NULL || c->http->self == NULL ||
+	    !c->http->node_proxy || *node == '\0') {
+		lua_pushnil(L);
+		return 1;
+	}
+	lua_pushfstring(L, "%s/api/v1/nodes/%s/proxy/volray/proxy/%s/%s/%d",
+	    c->http->self, node, ns, pod, (int)port);
+	return 1;
+}
+
 void
 luahttp_open(lua_State *L, struct luactx *c)
 {
@@ -498,4 +561,7 @@ luahttp_open(lua_State *L, struct luactx *c)
 	lua_pushlightuserdata(L, c);
 	lua_pushcclosure(L, l_service_url, 1);
 	lua_setfield(L, -2, "service_url");
+	lua_pushlightuserdata(L, c);
+	lua_pushcclosure(L, l_pod_url, 1);
+	lua_setfield(L, -2, "pod_url");
 }

@@ -1,5 +1,5 @@
 /*
- * volray.http and volray.service_url: HTTP calls from Lua controllers
+ * volray.http, volray.service_url and volray.pod_url: HTTP calls from Lua controllers
  * that never block the loop: the transfers run on net/hclient.c
  * (libcurl's multi interface driven by the loop). A reconcile's first
  * call starts the request and returns nil, "pending"; when the response
@@ -11,6 +11,8 @@
  */
 #ifndef VOLRAY_LUAHTTP_H
 #define VOLRAY_LUAHTTP_H
+
+#include <stddef.h>
 
 #include <lua.h>
 #include <uv.h>
@@ -33,6 +35,20 @@ void luahttp_set_wake(luahttp *, luahttp_wake_fn, void *arg);
  */
 void luahttp_set_self(luahttp *, const char *base_url, const char *ca_file,
     luahttp_token_fn, void *arg);
+/*
+ * The client certificate and key (PEM) of a remote API's kubeconfig that
+ * authenticates by certificate, shown on requests to its URL; before
+ * luahttp_set_self. NULL, 0 for none.
+ */
+void luahttp_set_self_cert(luahttp *, const char *cert_pem, size_t cert_len,
+    const char *key_pem, size_t key_len);
+/*
+ * Whether volray.pod_url reaches a pod of volray's nodes through the API
+ * server's node proxy to their agent's endpoint: on against an API server
+ * that is not volrayd (kube-apiserver's service proxy dials the pod's IP,
+ * where nothing of a simulated pod listens).
+ */
+void luahttp_set_node_proxy(luahttp *, int on);
 /* Requests in flight and responses not yet collected (tests, metrics). */
 int luahttp_pending(const luahttp *);
 /*

@@ -51,9 +51,30 @@ end
 -- port, and with rc its Ray token, sent as KubeRay's dashboard client
 -- sends it through a proxy (X-Ray-Authorization). Pass it to the calls
 -- below.
+--
+-- Against an API server that is not volrayd (kube-apiserver), whose
+-- service proxy dials the head pod's IP, a head on one of volray's nodes
+-- (labelled volray.io/runtime: simulated, or an agent's local node) is
+-- reached through the API server's node proxy to the agent's endpoint
+-- instead (volray.pod_url; the head's own dashboard port).
+local function head_url(namespace, port, rc)
+  if v.pod_url == nil or rc == nil then return nil end
+  local head = rc.status and rc.status.head
+  local name = head and present(head.podName) and head.podName or nil
+  if name == nil then return nil end
+  local pod = v.get("v1/pods", namespace, name)
+  local node = pod and pod.spec and pod.spec.nodeName
+  if not present(node) or node == "" then return nil end
+  local n = v.get("v1/nodes", nil, node)
+  local labels = n and n.metadata and n.metadata.labels
+  if not (labels and present(labels["volray.io/runtime"])) then return nil end
+  return v.pod_url(namespace, name, tonumber(port) or 0, node)
+end
+
 function M.base(namespace, service, port, rc)
   if v.service_url == nil then return nil, "volray.service_url is not available" end
-  return { url = v.service_url(namespace, service, tostring(port)), token = M.token(rc) }
+  local url = head_url(namespace, port, rc) or v.service_url(namespace, service, tostring(port))
+  return { url = url, token = M.token(rc) }
 end
 
 local function call(method, base, path, body)
