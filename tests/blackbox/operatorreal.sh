@@ -9,8 +9,11 @@
 # to Complete / SUCCEEDED gang-scheduled through the queue: a PodGroup,
 # pods bound by volray's scheduler, the queue's status. kill -9 of the
 # controllers' leader: the standby takes the Lease and a third RayJob
-# completes. The wall time from create to Complete of each mode is
-# printed.
+# completes; KubeRay's RayService sample serves (when ../shared has it).
+# The controllers reach the emulated heads through kube-apiserver's node
+# proxy to the agent (its service proxy dials the pod IP, where a
+# simulated head does not listen). The wall time from create to Complete
+# of each mode is printed.
 . "$(dirname "$0")/lib.sh"
 anchors=$top_srcdir/scripts/anchors.sh
 
@@ -193,3 +196,17 @@ new=$(holder volray-controllers)
 grep -q "$new: became leader of lease kube-system/volray-controllers" "$WORK/$standby.log" ||
 	fail "the new holder $new is not the standby"
 pass "kill -9 of the leader: $standby took kube-apiserver's Lease over and a RayJob completed"
+
+# KubeRay's RayService sample: the Serve applications PUT to the head and
+# read back through the same node proxy until they run.
+if [ -d "$SAMPLES" ]; then
+	svc=rayservice-sample
+	t0=$(now_ms)
+	k apply -f "$SAMPLES/kuberay/ray-service.sample.yaml" >/dev/null || fail "apply the RayService sample"
+	k wait --for=jsonpath='{.status.serviceStatus}'=Running "rayservice/$svc" --timeout=60s >/dev/null ||
+		fail "the RayService sample did not start serving: $(k get rayservice $svc -o jsonpath='{.status}')"
+	t1=$(now_ms)
+	expect_eq RUNNING "$(k get rayservice $svc -o jsonpath='{.status.activeServiceStatus.applicationStatuses.fruit_app.status}')" "fruit_app"
+	echo "time: RayService sample create to Running against kube-apiserver: $((t1 - t0)) ms"
+	pass "KubeRay's RayService sample serves on the simulated nodes"
+fi
