@@ -392,6 +392,70 @@ cli_ray_cluster(const char *ns, const char *name)
 	return o;
 }
 
+/* GET path: the object on 200, else NULL (nothing reported). */
+static cJSON *
+get_quiet(const char *path)
+{
+	struct cli_http_resp r = { 0 };
+	cJSON *t = NULL;
+
+	cli_http_request("GET", path, NULL, NULL, NULL, &r);
+	if (r.code == 200)
+		t = cJSON_Parse(r.body.p);
+	cli_buf_free(&r.body);
+	return t;
+}
+
+/*
+ * kube-apiserver's service proxy dials the head pod's IP, where nothing of
+ * an emulated head on a simulated node listens; through an API server
+ * that is not volrayd (its /version's gitCommit), a head on one of
+ * volray's nodes (labelled volray.io/runtime) is reached through the node
+ * proxy to its agent's endpoint, as the controllers reach it.
+ */
+int
+cli_ray_head_node_path(const char *ns, const char *cluster,
+    struct cli_buf *b)
+{
+	struct cli_buf p = { 0 };
+	cJSON *v, *rc = NULL, *pod = NULL, *node = NULL;
+	const char *commit, *podname, *nodename;
+	int ret = -1;
+
+	if ((v = get_quiet("/version")) == NULL)
+		return -1;
+	commit = json_str(v, "gitCommit");
+	if (commit == NULL || strcmp(commit, "volray") == 0)
+		goto out;
+	cluster_path(&p, ns, cluster);
+	rc = get_quiet(p.p);
+	podname = json_str(rc, "status.head.podName");
+	if (podname == NULL || *podname == '\0')
+		goto out;
+	p.len = 0;
+	cli_buf_printf(&p, "/api/v1/namespaces/%s/pods/%s", ns, podname);
+	pod = get_quiet(p.p);
+	nodename = json_str(pod, "spec.nodeName");
+	if (nodename == NULL || *nodename == '\0')
+		goto out;
+	p.len = 0;
+	cli_buf_printf(&p, "/api/v1/nodes/%s", nodename);
+	node = get_quiet(p.p);
+	if (cli_ray_member(json_at(node, "metadata.labels"),
+	    "volray.io/runtime") == NULL)
+		goto out;
+	cli_buf_printf(b, "/api/v1/nodes/%s/proxy/volray/proxy/%s/%s/8265",
+	    nodename, ns, podname);
+	ret = 0;
+out:
+	cJSON_Delete(v);
+	cJSON_Delete(rc);
+	cJSON_Delete(pod);
+	cJSON_Delete(node);
+	cli_buf_free(&p);
+	return ret;
+}
+
 /* A merge patch of the cluster's workerGroupSpecs (the whole list). */
 static int
 put_groups(const char *ns, const char *name, const cJSON *rc,

@@ -19,6 +19,15 @@ const char *cli_ray_member(const cJSON *o, const char *key);
 long cli_ray_num(const cJSON *o, const char *path, long def);
 /* The RayCluster ns/name, or NULL (reported). */
 cJSON *cli_ray_cluster(const char *ns, const char *name);
+/*
+ * Through an API server that is not volrayd (kube-apiserver), the node
+ * proxy path of the dashboard of cluster's head when it runs on one of
+ * volray's nodes (/api/v1/nodes/NODE/proxy/volray/proxy/NS/POD/8265),
+ * appended to b: 0; -1 when the service proxy is the way.
+ */
+struct cli_buf;
+int cli_ray_head_node_path(const char *ns, const char *cluster,
+    struct cli_buf *b);
 /* The flags' quantities parse: 0, or -1 (reported). */
 int cli_ray_check_quantities(void);
 /* The RayCluster spec the plugin generates from the flags, or NULL. */

@@ -298,8 +298,10 @@ wait_cluster(const char *ns, const char *name, long until,
 			if (rc != NULL && json_str(rc, "status.state") != NULL &&
 			    strcmp(json_str(rc, "status.state"), "ready") ==
 			    0) {
-				cli_buf_printf(head, "/api/v1/namespaces/%s/"
-				    "services/%s-head-svc:8265/proxy", ns, cl);
+				if (cli_ray_head_node_path(ns, cl, head) != 0)
+					cli_buf_printf(head, "/api/v1/namespaces/"
+					    "%s/services/%s-head-svc:8265/proxy",
+					    ns, cl);
 				cJSON_Delete(rc);
 				cJSON_Delete(t);
 				cli_buf_free(&path);

@@ -5,7 +5,8 @@
  * job id and the head come from the RayJob's status: status.jobId, and
  * status.dashboardURL (SERVICE.NAMESPACE.svc...:PORT) or else
  * status.rayClusterName's "-head-svc" on port 8265, as rayjob.lua sets
- * them. With -f the logs are read again every 200 ms and what is new
+ * them (through an API server that is not volrayd, the node proxy to a
+ * head on volray's nodes: cli_ray_head_node_path). With -f the logs are read again every 200 ms and what is new
  * printed, until the job is SUCCEEDED, FAILED or STOPPED, as `ray job
  * logs --follow` does. When no head answers (the cluster was deleted
  * after the job), or the RayJob itself is gone, the logs come from the
@@ -24,6 +25,7 @@
 #include "cli_http.h"
 #include "cli_obj.h"
 #include "cli_opt.h"
+#include "cli_ray.h"
 #include "cli_res.h"
 #include "lib/json.h"
 
@@ -177,6 +179,15 @@ cli_rayjob_run(int argc, char **argv)
 	rj = quiet_get(path.p);
 	id = rj != NULL ? json_str(rj, "status.jobId") : NULL;
 	if (id != NULL && *id != '\0' && head_path(rj, ns, &head) == 0) {
+		const char *cl = json_str(rj, "status.rayClusterName");
+		struct cli_buf via = { 0 };
+
+		if (cl != NULL && *cl != '\0' &&
+		    cli_ray_head_node_path(ns, cl, &via) == 0) {
+			cli_buf_free(&head);
+			head = via;
+		} else
+			cli_buf_free(&via);
 		cli_buf_printf(&probe, "%s/api/jobs/%s", head.p, id);
 		if ((t = quiet_get(probe.p)) != NULL) {
 			cJSON_Delete(t);

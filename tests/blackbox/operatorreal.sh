@@ -180,7 +180,11 @@ grep -q "not volrayd: the Ray heads of volray's nodes are reached through its no
 # kubectl logs: kube-apiserver to the agent's /containerLogs, as to a kubelet.
 out=$(k logs "$1" 2>&1) || fail "kubectl logs $1 through kube-apiserver: $out"
 out=$(k logs job/k8s 2>&1) || fail "kubectl logs job/k8s through kube-apiserver: $out"
-pass "the head's Jobs API and pods' logs through kube-apiserver to the agent"
+# volray rayjob logs goes the same way (kube-apiserver's /version is not
+# volrayd's).
+out=$("$top_builddir/volray" rayjob logs http 2>&1) || fail "volray rayjob logs http: $out"
+[ -n "$out" ] || fail "volray rayjob logs http printed nothing"
+pass "the head's Jobs API, pods' logs and volray rayjob logs through kube-apiserver to the agent"
 
 # kill -9 of the controllers' leader: the standby takes the Lease (and the
 # scheduler's, if the same process held it) and a third RayJob completes.
