@@ -27,7 +27,7 @@ command -v etcd >/dev/null 2>&1 ||
 # address the default route leaves by.
 IP=$(ip -4 route get 192.0.2.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p')
 case "$IP" in
-""|127.*) skip "no address but loopback here: kube-apiserver's node proxy refuses loopback, and the Ray heads are reached through it" ;;
+""|127.*) skip "no address but loopback found (ip route get): kube-apiserver's node proxy refuses loopback, and the Ray heads are reached through it" ;;
 esac
 
 A=$WORK/anchor
