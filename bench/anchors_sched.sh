@@ -115,8 +115,8 @@ if not done.wait(float(os.environ.get("SCHED_TIMEOUT", "1800"))):
     sys.exit("only %d of %d pods bound after %s s" % (len(bound), pods,
              os.environ.get("SCHED_TIMEOUT", "1800")))
 total = t_last[0] - t0
-print("RESULT seconds=%.2f pods_per_s=%.0f created_s=%.2f create_per_s=%.0f"
-      % (total, pods / total, created, pods / created))
+print("RESULT seconds=%.2f pods_per_s=%.0f created_s=%.2f create_per_s=%.0f tail_s=%.2f"
+      % (total, pods / total, created, pods / created, max(total - created, 0)))
 PY
 
 # one SCHEDULER RUN: a fresh volrayd (and vc-scheduler), nodes, then gangs.
@@ -151,10 +151,10 @@ one() {
 		die "$who run $r failed"
 	}
 	line=$(echo "$out" | grep '^RESULT ')
-	printf '  %-8s run %s: %d pods bound in %6.2f s: %7.0f pods/s (creates alone %6.2f s, %6.0f/s; idle before: %s%%)\n' \
+	printf '  %-8s run %s: %d pods bound in %6.2f s: %7.0f pods/s (the creates took %6.2f s, %6.0f/s; the last bind %6.2f s after the last create; idle before: %s%%)\n' \
 	    "$who" "$r" "$PODS" "$(result_field "$line" seconds)" \
 	    "$(result_field "$line" pods_per_s)" "$(result_field "$line" created_s)" \
-	    "$(result_field "$line" create_per_s)" "$IDLE"
+	    "$(result_field "$line" create_per_s)" "$(result_field "$line" tail_s)" "$IDLE"
 	echo "$(result_field "$line" pods_per_s) $(result_field "$line" seconds)" >>"$RUN_DIR/sched-$who"
 	if [ -n "$VC_PID" ]; then
 		kill "$VC_PID" 2>/dev/null || true

@@ -15,8 +15,13 @@
 # api); a second runs the simulated nodes against it (--roles nodes
 # --kubeconfig, KUBE_QPS / KUBE_BURST, by default 2000 / 4000: 5,000
 # nodes renew 500 Leases a second). CPU and RSS are then both processes'.
+# REMOTE=kwok: the same with kwok (the anchor, scripts/anchors.sh) in the
+# agent's place: the nodes are annotated kwok.x-k8s.io/node=fake instead
+# of labelled volray.io/runtime=virtual, and kwok (its default stages, as
+# kwokctl's) keeps them Ready and runs their pods.
 #   NODES=5000 PODS=50000 bash bench/nodes.sh      SMALL=1 for a quick run
 #   REMOTE=1 NODES=5000 PODS=50000 bash bench/nodes.sh
+#   REMOTE=kwok NODES=5000 PODS=50000 bash bench/nodes.sh
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -30,7 +35,21 @@ fi
 
 bench_init
 AGENT_PID=""
-if [ "${REMOTE:-0}" = 1 ]; then
+if [ "${REMOTE:-0}" = kwok ]; then
+	# HTTPS: kwok's client-go sends no token over plain HTTP.
+	TLS=1
+	VR_EXTRA_ARGS="--roles api" start_volrayd
+	VR_CA=$RUN_DIR/vr/pki/ca.crt
+	export VR_CA
+	# Node Leases as volray's nodes keep them (40 s); kwok has no QPS
+	# flags (its client's limits are its own).
+	"$TOP/scripts/anchors.sh" kwok start "$RUN_DIR/kwok" --kubeconfig "$RUN_DIR/vr/kubeconfig" \
+	    --node-lease-duration-seconds 40 >"$RUN_DIR/agent.log" 2>&1 &
+	AGENT_PID=$!
+	PIDS="$PIDS $AGENT_PID"
+	sleep 2
+	kill -0 "$AGENT_PID" 2>/dev/null || { tail -20 "$RUN_DIR/agent.log"; die "kwok did not start"; }
+elif [ "${REMOTE:-0}" = 1 ]; then
 	VR_EXTRA_ARGS="--roles api" start_volrayd
 	"$RUN_DIR/vrbench-server" --data-dir "$RUN_DIR/agent" --kubeconfig "$RUN_DIR/vr/kubeconfig" \
 	    --roles nodes --no-local-node --node-listen 127.0.0.1:0 --share-dir "$SHARE_DIR" \
@@ -47,7 +66,7 @@ else
 	start_volrayd
 fi
 echo "# nodes: NODES=$NODES PODS=$PODS WRITERS=$WRITERS IDLE_S=$IDLE_S SCHED=${SCHED:-0} REMOTE=${REMOTE:-0}"
-export SCHED
+export SCHED REMOTE
 
 cpu_of() { # PID...: user + system CPU seconds, summed
 	local p
@@ -61,13 +80,17 @@ rss_mb() { # PID...: summed
 }
 
 cat >"$RUN_DIR/drive.py" <<'PY'
-import http.client, json, os, sys, threading, time
+import http.client, json, os, ssl, sys, threading, time
 port, token = int(os.environ["VR_PORT"]), os.environ["VR_TOKEN"]
 H = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
 mode, n, writers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 nodes = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+CA = os.environ.get("VR_CA")
 
 def conn():
+    if CA:
+        return http.client.HTTPSConnection("127.0.0.1", port, timeout=120,
+            context=ssl.create_default_context(cafile=CA))
     return http.client.HTTPConnection("127.0.0.1", port, timeout=120)
 
 def request(c, method, path, body=None):
@@ -93,7 +116,17 @@ def create_all(path, make):
         sys.exit("create failed: %r" % (errors[0],))
     return time.time() - t0
 
+KWOK = os.environ.get("REMOTE") == "kwok"
+
 def node(i):
+    if KWOK:
+        # kwok's own node, as its docs write one: capacity in status.
+        return {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": "vn-%05d" % i,
+                             "labels": {"type": "kwok"},
+                             "annotations": {"kwok.x-k8s.io/node": "fake"}},
+                "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110"},
+                           "capacity": {"cpu": "64", "memory": "256Gi", "pods": "110"}}}
     return {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": "vn-%05d" % i,
                          "labels": {"volray.io/runtime": "virtual"},
@@ -128,12 +161,12 @@ if mode == "nodes":
     deadline = time.time() + 60
     while True:
         ready, leases = count_ready()
-        if ready == n and leases == n:
+        if ready == n and (leases == n or KWOK):
             break
         if time.time() > deadline:
             sys.exit("only %d Ready, %d leases after 60 s" % (ready, leases))
         time.sleep(0.5)
-    print("all %d Ready with a Lease" % n)
+    print("all %d Ready%s" % (n, "" if KWOK else " with a Lease"))
 elif mode == "pods":
     c = conn()
     code, data = request(c, "GET", "/api/v1/namespaces/default/pods?limit=1")

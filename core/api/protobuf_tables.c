@@ -692,6 +692,23 @@ MESSAGE(event, "Event",
 	STR_KEEP(14, "reportingComponent"),
 	STR_KEEP(15, "reportingInstance"));
 
+/*
+ * coordination.k8s.io/v1 Lease: node heartbeats and leader election of
+ * client-go's clients (kwok's node leases, in protobuf).
+ */
+MESSAGE(lease_spec, "LeaseSpec",
+	STR(1, "holderIdentity"),
+	I32(2, "leaseDurationSeconds"),
+	MTIME(3, "acquireTime"),
+	MTIME(4, "renewTime"),
+	I32(5, "leaseTransitions"),
+	STR(6, "strategy"),
+	STR(7, "preferredHolder"));
+
+MESSAGE(lease, "Lease",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "spec", lease_spec));
+
 MESSAGE(pod_template_spec, "PodTemplateSpec",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", pod_spec));
@@ -1049,6 +1066,7 @@ static const struct {
 	{ "v1", "Pod", &pod },
 	{ "v1", "Binding", &binding },
 	{ "v1", "Event", &event },
+	{ "coordination.k8s.io/v1", "Lease", &lease },
 	{ "resource.k8s.io/v1", "ResourceClaim", &resource_claim_object },
 	{ "v1", "ConfigMap", &config_map },
 	{ "v1", "Secret", &secret },

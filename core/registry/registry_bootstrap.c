@@ -1,7 +1,8 @@
 /*
  * What a cluster starts with: the CRDs already stored are registered
  * first, so that their objects resolve; then the namespaces default,
- * kube-system and kube-public, the CRD files of a directory (each
+ * kube-system, kube-public and kube-node-lease (kube-apiserver's system
+ * namespaces), the CRD files of a directory (each
  * created, or updated to the file's version), and the root and default
  * Volcano queues. Objects that exist are left as they are; every write
  * goes through registry_create or registry_update, unchecked (no user).
@@ -116,6 +117,8 @@ registry_bootstrap(registry *rg, const char *crd_dir, char **cause)
 	    "{\"metadata\":{\"name\":\"kube-system\"}}");
 	ensure(rg, "", "namespaces", "",
 	    "{\"metadata\":{\"name\":\"kube-public\"}}");
+	ensure(rg, "", "namespaces", "",
+	    "{\"metadata\":{\"name\":\"kube-node-lease\"}}");
 	if (crd_dir != NULL && install_crds(rg, crd_dir, cause) != 0)
 		return -1;
 	ensure(rg, "scheduling.volcano.sh", "queues", "",
