@@ -3,6 +3,7 @@
 #
 #   bench/anchors.sh store
 #   bench/anchors.sh sched
+#   bench/anchors.sh nodes
 #
 # store: volrayd (embedded store, write-ahead log) against kube-apiserver
 # 1.34 on Debian's etcd 3.4 (one member, same disk, default fsync), the
@@ -33,6 +34,11 @@
 # watch of bound pods says when), runs alternating (RUNS_SCHED, 3). The
 # create rate alone (no scheduler) bounds both, and is printed too.
 #
+# nodes: volray's simulated nodes (volrayd --roles nodes) against kwok's,
+# each a process against a volrayd --roles api: idle CPU with NODES Ready
+# nodes, the node process's memory, PODS pods with spec.nodeName to
+# Running (bench/nodes.sh REMOTE=1 and REMOTE=kwok, RUNS_NODES alternating).
+#
 # Environment: N (creates per run, 20000), CLIENTS ("1 16 64"), RUNS (3),
 # SIZE (1024), W (1000), U (10000), WRITERS (4), OBJECTS (100000),
 # SMALL=1 (N=500, RUNS=1, W=50, U=200, OBJECTS=2000: for CI), QUIET_WAIT,
@@ -42,8 +48,8 @@ set -eu
 
 KIND=${1:-}
 case $KIND in
-store | sched) ;;
-*) die "usage: anchors.sh store|sched (rayjobs, nodes and operator are not written yet)" ;;
+store | sched | nodes) ;;
+*) die "usage: anchors.sh store|sched|nodes (rayjobs and operator are not written yet)" ;;
 esac
 
 : "${SMALL:=0}"
@@ -66,6 +72,11 @@ ANCHORS="$TOP/scripts/anchors.sh"
 if [ "$KIND" = sched ]; then
 	# shellcheck source=bench/anchors_sched.sh
 	. "$(dirname "$0")/anchors_sched.sh"
+	exit 0
+fi
+if [ "$KIND" = nodes ]; then
+	# shellcheck source=bench/anchors_nodes.sh
+	. "$(dirname "$0")/anchors_nodes.sh"
 	exit 0
 fi
 TLS=1

@@ -39,8 +39,6 @@ if [ "${REMOTE:-0}" = kwok ]; then
 	# HTTPS: kwok's client-go sends no token over plain HTTP.
 	TLS=1
 	VR_EXTRA_ARGS="--roles api" start_volrayd
-	VR_CA=$RUN_DIR/vr/pki/ca.crt
-	export VR_CA
 	# Node Leases as volray's nodes keep them (40 s); kwok has no QPS
 	# flags (its client's limits are its own).
 	"$TOP/scripts/anchors.sh" kwok start "$RUN_DIR/kwok" --kubeconfig "$RUN_DIR/vr/kubeconfig" \
@@ -64,6 +62,11 @@ elif [ "${REMOTE:-0}" = 1 ]; then
 	done
 else
 	start_volrayd
+fi
+# TLS=1: the writers verify volrayd's certificate (kwok's runs are HTTPS).
+if [ "$TLS" = 1 ]; then
+	VR_CA=$RUN_DIR/vr/pki/ca.crt
+	export VR_CA
 fi
 echo "# nodes: NODES=$NODES PODS=$PODS WRITERS=$WRITERS IDLE_S=$IDLE_S SCHED=${SCHED:-0} REMOTE=${REMOTE:-0}"
 export SCHED REMOTE
