@@ -130,6 +130,40 @@ decode(http_req *req, struct route *rt)
 	return obj;
 }
 
+/*
+ * kube-apiserver's ValidateCreateOptions (Update, Patch, Delete): a
+ * dryRun other than All, a fieldValidation other than Ignore, Warn or
+ * Strict is a 422 about the options, before the body is read. what is
+ * "CreateOptions", ...; 0, or -1 once answered.
+ */
+static int
+opts_check(http_req *req, struct route *rt, const char *what)
+{
+	static const resource meta = { .group = "meta.k8s.io", .plural = "" };
+	char *dry = http_query_get(req->query, "dryRun");
+	char *fv = strcmp(what, "DeleteOptions") == 0 ? NULL :
+	    http_query_get(req->query, "fieldValidation");
+	cJSON *causes = cJSON_CreateArray();
+
+	if (dry != NULL && strcmp(dry, "All") != 0)
+		status_add_cause(causes, "FieldValueNotSupported", "dryRun",
+		    "Unsupported value: [\"%s\"]: supported values: \"All\"",
+		    dry);
+	if (fv != NULL && *fv != '\0' && strcmp(fv, "Ignore") != 0 &&
+	    strcmp(fv, "Warn") != 0 && strcmp(fv, "Strict") != 0)
+		status_add_cause(causes, "FieldValueNotSupported",
+		    "fieldValidation", "Unsupported value: \"%s\": supported "
+		    "values: \"\", \"Ignore\", \"Strict\", \"Warn\"", fv);
+	free(dry);
+	free(fv);
+	if (cJSON_GetArraySize(causes) == 0) {
+		cJSON_Delete(causes);
+		return 0;
+	}
+	reply_status(req, rt, status_invalid(&meta, what, NULL, causes));
+	return -1;
+}
+
 /* Options common to all writes, from the query. The strings are freed by
  * opts_free. */
 static void
@@ -184,7 +218,8 @@ api_write_create(api *a, http_req *req, struct route *rt)
 	cJSON *obj;
 
 	rt->verb = "create";
-	if ((obj = decode(req, rt)) == NULL)
+	if (opts_check(req, rt, "CreateOptions") != 0 ||
+	    (obj = decode(req, rt)) == NULL)
 		return;
 	opts_parse(req, &o, rt);
 	registry_create(a->rg, rt->r, rt->ns, obj, &o, &res);
@@ -200,7 +235,8 @@ api_write_update(api *a, http_req *req, struct route *rt)
 	cJSON *obj;
 
 	rt->verb = "update";
-	if ((obj = decode(req, rt)) == NULL)
+	if (opts_check(req, rt, "UpdateOptions") != 0 ||
+	    (obj = decode(req, rt)) == NULL)
 		return;
 	opts_parse(req, &o, rt);
 	if (rt->sub != NULL && strcmp(rt->sub, "finalize") == 0)
@@ -217,6 +253,8 @@ api_write_patch(api *a, http_req *req, struct route *rt)
 	struct reg_result res;
 
 	rt->verb = "patch";
+	if (opts_check(req, rt, "PatchOptions") != 0)
+		return;
 	opts_parse(req, &o, rt);
 	registry_patch(a->rg, rt->r, rt->ns, rt->name,
 	    http_req_header(req, "Content-Type"), req->body, req->body_len, &o,
@@ -232,6 +270,8 @@ delete_opts(http_req *req, struct route *rt, struct reg_opts *o)
 	cJSON *body, *v;
 	const char *ct;
 
+	if (opts_check(req, rt, "DeleteOptions") != 0)
+		return -1;
 	opts_parse(req, o, rt);
 	{
 		long long g;

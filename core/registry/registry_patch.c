@@ -36,9 +36,15 @@ apply(registry *rg, const resource *r, const char *ns, const char *name,
 	if (opts == NULL || opts->field_manager == NULL ||
 	    *opts->field_manager == '\0') {
 		cJSON_Delete(cfg);
-		reg_fail(res, status_bad_request("PatchOptions.meta.k8s.io "
-		    "\"\" is invalid: fieldManager: Required value: is "
-		    "required for apply patch"));
+		static const resource meta = { .group = "meta.k8s.io",
+		    .plural = "" };
+		cJSON *causes = cJSON_CreateArray();
+
+		/* kube-apiserver's ValidatePatchOptions: a 422. */
+		status_add_cause(causes, "FieldValueRequired", "fieldManager",
+		    "Required value: is required for apply patch");
+		reg_fail(res, status_invalid(&meta, "PatchOptions", NULL,
+		    causes));
 		return;
 	}
 	o2 = *opts;
@@ -110,12 +116,10 @@ registry_patch(registry *rg, const resource *r, const char *ns,
 	    strncmp(ctype, "application/apply-patch+json", 28) == 0)
 		kind = APPLY;
 	else {
+		/* What kube-apiserver's router answers a content type no
+		   PATCH route consumes. */
 		reg_fail(res, status_error(415, "UnsupportedMediaType",
-		    "the body of the request was in an unknown format - "
-		    "accepted media types include: application/json-patch+json,"
-		    " application/merge-patch+json, application/apply-patch+yaml"
-		    "%s", r->builtin ?
-		    ", application/strategic-merge-patch+json" : ""));
+		    "415: Unsupported Media Type"));
 		return;
 	}
 	if (kind == STRATEGIC && !r->builtin) {
@@ -137,6 +141,18 @@ registry_patch(registry *rg, const resource *r, const char *ns,
 	if ((p = cJSON_ParseWithLength(body, len)) == NULL) {
 		reg_fail(res, status_bad_request("error decoding patch: "
 		    "invalid JSON"));
+		return;
+	}
+	if (kind == JSONP && !cJSON_IsArray(p)) {
+		/* Go's decoding of the operations, a 400. */
+		const char *what = cJSON_IsObject(p) ? "object" :
+		    cJSON_IsString(p) ? "string" : cJSON_IsNumber(p) ?
+		    "number" : cJSON_IsBool(p) ? "bool" : "null";
+
+		cJSON_Delete(p);
+		reg_fail(res, status_bad_request("error decoding patch: json: "
+		    "cannot unmarshal %s into Go value of type "
+		    "[]handlers.jsonPatchOp", what));
 		return;
 	}
 	tree = store_obj_tree(cur);

@@ -66,7 +66,7 @@ status_details(cJSON *s, const resource *r, const char *name)
 {
 	cJSON *d = json_obj(s, "details");
 
-	if (name != NULL)
+	if (name != NULL && *name != '\0')	/* omitempty */
 		json_set_str(d, "name", name);
 	if (r != NULL) {
 		if (*r->group)
