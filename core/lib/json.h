@@ -34,6 +34,9 @@ int json_equal(const cJSON *, const cJSON *);
  * malloc'd string, or into a new reference-counted buffer (lib/rbuf.h).
  */
 char *json_print(const cJSON *);
+/* Compactly with every object's keys sorted, as Go's encoding/json prints
+   a map: how kube-apiserver 1.34 shows a field's invalid value. */
+char *json_print_sorted(const cJSON *);
 struct rbuf *json_print_rbuf(const cJSON *);
 /* The same through cJSON's own printer (slower; NULL where cJSON fails):
    what the tests compare json_print against. */

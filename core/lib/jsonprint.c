@@ -291,6 +291,49 @@ json_print(const cJSON *j)
 	return s;
 }
 
+/* Sort the members of every object in the tree by key (insertion sort:
+   the trees are small). */
+static void
+sort_keys(cJSON *j)
+{
+	cJSON *sorted = NULL, *it, *next, **pp;
+
+	for (it = j ? j->child : NULL; it != NULL; it = it->next)
+		sort_keys(it);
+	if (!cJSON_IsObject(j))
+		return;
+	for (it = j->child; it != NULL; it = next) {
+		next = it->next;
+		for (pp = &sorted; *pp != NULL && strcmp((*pp)->string,
+		    it->string) <= 0; pp = &(*pp)->next)
+			;
+		it->next = *pp;
+		*pp = it;
+	}
+	/* cJSON's list: prev links, the head's prev the tail. */
+	j->child = sorted;
+	for (it = sorted; it != NULL; it = it->next) {
+		if (it->next != NULL)
+			it->next->prev = it;
+		else if (sorted != NULL)
+			sorted->prev = it;
+	}
+}
+
+char *
+json_print_sorted(const cJSON *j)
+{
+	cJSON *copy = cJSON_Duplicate(j, 1);
+	char *s;
+
+	if (copy == NULL)
+		return xstrdup("null");
+	sort_keys(copy);
+	s = json_print(copy);
+	cJSON_Delete(copy);
+	return s;
+}
+
 struct rbuf *
 json_print_rbuf(const cJSON *j)
 {

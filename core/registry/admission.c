@@ -53,11 +53,59 @@ is_dns_subdomain(const char *s)
 	return 1;
 }
 
+/*
+ * A ConfigMap's or Secret's keys as kube-apiserver's IsConfigMapKey
+ * checks them: [-._a-zA-Z0-9]+, at most 253, neither "." nor "..", not
+ * starting with "..".
+ */
+static void
+check_keys(const cJSON *m, const char *field, cJSON *causes)
+{
+	const cJSON *it;
+	const char *key, *c;
+	char f[300];
+
+	cJSON_ArrayForEach(it, m) {
+		key = it->string ? it->string : "";
+		snprintf(f, sizeof f, "%s[%s]", field, key);
+		for (c = key; *c != '\0'; c++)
+			if (!(*c >= 'a' && *c <= 'z') && !(*c >= 'A' &&
+			    *c <= 'Z') && !(*c >= '0' && *c <= '9') &&
+			    *c != '-' && *c != '_' && *c != '.')
+				break;
+		if (*key == '\0' || *c != '\0')
+			status_add_cause(causes, "FieldValueInvalid", f,
+			    "Invalid value: \"%s\": a valid config key must "
+			    "consist of alphanumeric characters, '-', '_' or "
+			    "'.' (e.g. 'key.name',  or 'KEY_NAME',  or "
+			    "'key-name', regex used for validation is "
+			    "'[-._a-zA-Z0-9]+')", key);
+		else if (strlen(key) > 253)
+			status_add_cause(causes, "FieldValueInvalid", f,
+			    "Invalid value: \"%s\": must be no more than 253 "
+			    "characters", key);
+		else if (strcmp(key, ".") == 0 || strcmp(key, "..") == 0)
+			status_add_cause(causes, "FieldValueInvalid", f,
+			    "Invalid value: \"%s\": must not be '.' or '..'",
+			    key);
+		else if (strncmp(key, "..", 2) == 0)
+			status_add_cause(causes, "FieldValueInvalid", f,
+			    "Invalid value: \"%s\": must not start with '..'",
+			    key);
+	}
+}
+
 const char *
 admission_check_name(const resource *r, const char *name)
 {
 	if (strcmp(r->store_key, "namespaces") == 0 ||
 	    strcmp(r->store_key, "services") == 0) {
+		/* kube-apiserver 1.34's words for a namespace name that
+		   would be a subdomain. */
+		if (strcmp(r->store_key, "namespaces") == 0 &&
+		    strchr(name, '.') != NULL && strlen(name) <= 63 &&
+		    is_dns_subdomain(name))
+			return "must not contain dots";
 		if (!podtemplate_is_dns_label(name, 63,
 		    strcmp(r->store_key, "services") == 0))
 			return "a lowercase RFC 1123 label must consist of "
@@ -73,6 +121,8 @@ admission_check_name(const resource *r, const char *name)
 	/* RBAC names are path segments: "system:controller:job-controller". */
 	if (strcmp(r->group, "rbac.authorization.k8s.io") == 0)
 		return NULL;
+	if (r->builtin && strlen(name) > 253)
+		return "must be no more than 253 characters";
 	if (r->builtin && !is_dns_subdomain(name))
 		return "a lowercase RFC 1123 subdomain must consist of lower "
 		    "case alphanumeric characters, '-' or '.', and must start "
@@ -396,6 +446,44 @@ admission_service_ip(unsigned n, char *out, size_t size)
 	inet_ntop(AF_INET, &a, out, (socklen_t)size);
 }
 
+/* A Service's ports as kube-apiserver checks them: some (but for an
+   ExternalName or headless Service), each port and numeric targetPort in
+   1-65535. */
+static void
+check_service_ports(const cJSON *obj, cJSON *causes)
+{
+	const cJSON *ports = json_at(obj, "spec.ports"), *p, *v;
+	const char *t = json_str(obj, "spec.type");
+	const char *ip = json_str(obj, "spec.clusterIP");
+	char f[64];
+	int i = 0;
+
+	if (cJSON_GetArraySize(ports) == 0 && (t == NULL ||
+	    strcmp(t, "ExternalName") != 0) && (ip == NULL ||
+	    strcmp(ip, "None") != 0))
+		status_add_cause(causes, "FieldValueRequired", "spec.ports",
+		    "Required value");
+	cJSON_ArrayForEach(p, ports) {
+		v = json_at(p, "port");
+		if (cJSON_IsNumber(v) && (v->valuedouble < 1 ||
+		    v->valuedouble > 65535)) {
+			snprintf(f, sizeof f, "spec.ports[%d].port", i);
+			status_add_cause(causes, "FieldValueInvalid", f,
+			    "Invalid value: %.0f: must be between 1 and 65535, "
+			    "inclusive", v->valuedouble);
+		}
+		v = json_at(p, "targetPort");
+		if (cJSON_IsNumber(v) && (v->valuedouble < 1 ||
+		    v->valuedouble > 65535)) {
+			snprintf(f, sizeof f, "spec.ports[%d].targetPort", i);
+			status_add_cause(causes, "FieldValueInvalid", f,
+			    "Invalid value: %.0f: must be between 1 and 65535, "
+			    "inclusive", v->valuedouble);
+		}
+		i++;
+	}
+}
+
 /* Allocate a cluster IP in the Service range not used by another Service. */
 static void
 service_mutate(store *st, cJSON *obj, const cJSON *old)
@@ -448,6 +536,22 @@ service_mutate(store *st, cJSON *obj, const cJSON *old)
 		    "clusterIP")));
 		cJSON_AddItemToObject(spec, "clusterIPs", p);
 	}
+	/* kube-apiserver's defaults on a single-stack IPv4 cluster (a
+	   headless Service's policy is left to the client). */
+	if (strcmp(json_str(spec, "type"), "ExternalName") != 0) {
+		if (json_str(spec, "clusterIP") == NULL ||
+		    strcmp(json_str(spec, "clusterIP"), "None") != 0)
+			set_default_str(spec, "ipFamilyPolicy", "SingleStack");
+		if (json_at(spec, "ipFamilies") == NULL) {
+			p = cJSON_CreateArray();
+			cJSON_AddItemToArray(p, cJSON_CreateString("IPv4"));
+			cJSON_AddItemToObject(spec, "ipFamilies", p);
+		}
+		set_default_str(spec, "internalTrafficPolicy", "Cluster");
+	}
+	if (strcmp(json_str(spec, "type"), "NodePort") == 0 ||
+	    strcmp(json_str(spec, "type"), "LoadBalancer") == 0)
+		set_default_str(spec, "externalTrafficPolicy", "Cluster");
 }
 
 /* A CRD is accepted and established as soon as it is stored. */
@@ -621,9 +725,9 @@ check_cluster_ip(store *st, const cJSON *obj, const cJSON *old,
 		return;
 	if (sscanf(ip, "%u.%u.%u.%u%c", &a, &b, &c, &d, &end) != 4 ||
 	    c > 255 || d > 255)
-		status_add_cause(causes, "FieldValueInvalid", "spec.clusterIPs",
-		    "Invalid value: []string{\"%s\"}: must be a valid IP "
-		    "address", ip);
+		status_add_cause(causes, "FieldValueInvalid",
+		    "spec.clusterIPs[0]", "Invalid value: \"%s\": must be a "
+		    "valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)", ip);
 	else if (((a << 24 | b << 16 | c << 8 | d) & (0xffffffffu <<
 	    (32 - svc_plen))) != svc_net || (a << 24 | b << 16 | c << 8 | d) ==
 	    svc_net || (a << 24 | b << 16 | c << 8 | d) == (svc_net |
@@ -674,6 +778,17 @@ admission_validate(store *st, const resource *r, const cJSON *obj,
 	    strcmp(k, "replicasets.apps") == 0) {
 		podtemplate_check_nonneg(obj, "spec.replicas", causes);
 		podtemplate_check_selector(obj, causes);
+		if (old != NULL && !json_equal(json_at(obj, "spec.selector"),
+		    json_at(old, "spec.selector"))) {
+			/* apps/v1: immutable, shown as JSON as 1.34 does. */
+			char *v = json_print_sorted(json_at(obj,
+			    "spec.selector"));
+
+			status_add_cause(causes, "FieldValueInvalid",
+			    "spec.selector", "Invalid value: %s: field is "
+			    "immutable", v);
+			free(v);
+		}
 		if (json_at(obj, "spec.template.spec") != NULL)
 			podtemplate_check(json_at(obj, "spec.template.spec"),
 			    "spec.template.spec", causes, 0);
@@ -696,6 +811,7 @@ admission_validate(store *st, const resource *r, const cJSON *obj,
 		const char *t = json_str(obj, "spec.type");
 
 		check_cluster_ip(st, obj, old, causes);
+		check_service_ports(obj, causes);
 		if (t && strcmp(t, "ClusterIP") && strcmp(t, "NodePort") &&
 		    strcmp(t, "LoadBalancer") && strcmp(t, "ExternalName"))
 			status_add_cause(causes, "FieldValueNotSupported",
@@ -719,5 +835,8 @@ admission_validate(store *st, const resource *r, const cJSON *obj,
 				status_add_cause(causes, "FieldValueTypeInvalid",
 				    "data", "Invalid value: data values must be "
 				    "strings");
-	}
+		check_keys(json_at(obj, "data"), "data", causes);
+		check_keys(json_at(obj, "binaryData"), "binaryData", causes);
+	} else if (strcmp(k, "secrets") == 0)
+		check_keys(json_at(obj, "data"), "data", causes);
 }

@@ -20,19 +20,14 @@
 
 #define RBAC_GROUP "rbac.authorization.k8s.io"
 
-/* Go's %#v of a []string, as field.Invalid prints it. */
+/* A []string as kube-apiserver 1.34's field.Invalid prints it: JSON. */
 static void
 go_strings(const cJSON *a, char *out, size_t n)
 {
-	const cJSON *it;
-	size_t len;
+	char *s = json_print_sorted(a);
 
-	len = snprintf(out, n, "[]string{");
-	cJSON_ArrayForEach(it, a)
-		len += snprintf(out + len, len < n ? n - len : 0, "%s\"%s\"",
-		    it != a->child ? ", " : "", cJSON_IsString(it) ?
-		    it->valuestring : "");
-	snprintf(out + (len < n ? len : n - 1), len < n ? n - len : 1, "}");
+	snprintf(out, n, "%s", s);
+	free(s);
 }
 
 static int
@@ -246,8 +241,8 @@ check_binding(const cJSON *obj, const cJSON *old, int namespaced,
 	if (old != NULL && !json_equal(json_at(obj, "roleRef"),
 	    json_at(old, "roleRef")))
 		status_add_cause(causes, "FieldValueInvalid", "roleRef",
-		    "Invalid value: rbac.RoleRef{APIGroup:\"%s\", Kind:\"%s\", "
-		    "Name:\"%s\"}: cannot change roleRef", group ? group : "",
+		    "Invalid value: {\"APIGroup\":\"%s\",\"Kind\":\"%s\","
+		    "\"Name\":\"%s\"}: cannot change roleRef", group ? group : "",
 		    kind ? kind : "", name ? name : "");
 }
 

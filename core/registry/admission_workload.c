@@ -82,9 +82,15 @@ static void
 check_immutable(const cJSON *obj, const cJSON *old, const char *path,
     cJSON *causes)
 {
-	if (old != NULL && !json_equal(json_at(obj, path), json_at(old, path)))
+	if (old != NULL && !json_equal(json_at(obj, path),
+	    json_at(old, path))) {
+		/* kube-apiserver 1.34 shows the new value as JSON. */
+		char *v = json_print_sorted(json_at(obj, path));
+
 		status_add_cause(causes, "FieldValueInvalid", path,
-		    "Invalid value: field is immutable");
+		    "Invalid value: %s: field is immutable", v);
+		free(v);
+	}
 }
 
 static void
@@ -216,10 +222,13 @@ rc_validate(const cJSON *obj, cJSON *causes)
 
 		if (!cJSON_IsString(l) || !cJSON_IsString(it) ||
 		    strcmp(l->valuestring, it->valuestring) != 0) {
+			char *v = json_print_sorted(labels);
+
 			status_add_cause(causes, "FieldValueInvalid",
 			    "spec.template.metadata.labels", "Invalid value: "
-			    "map[string]string{...}: `selector` does not match "
-			    "template `labels`");
+			    "%s: `selector` does not match template `labels`",
+			    v);
+			free(v);
 			break;
 		}
 	}

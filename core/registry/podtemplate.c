@@ -118,7 +118,28 @@ podtemplate_check(const cJSON *spec, const char *path, cJSON *causes,
 			status_add_cause(causes, "FieldValueInvalid", f,
 			    "Invalid value: \"%s\": a lowercase RFC 1123 label "
 			    "must consist of lower case alphanumeric "
-			    "characters or '-'", name);
+			    "characters or '-', and must start and end with an "
+			    "alphanumeric character (e.g. 'my-name',  or "
+			    "'123-abc', regex used for validation is "
+			    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')", name);
+		} else {
+			/* kube-apiserver's Duplicate, on the later one. */
+			const cJSON *d;
+			int j = 0;
+
+			cJSON_ArrayForEach(d, cs) {
+				if (j++ >= i)
+					break;
+				if (json_str(d, "name") != NULL &&
+				    strcmp(json_str(d, "name"), name) == 0) {
+					snprintf(f, sizeof f,
+					    "%s.containers[%d].name", path, i);
+					status_add_cause(causes,
+					    "FieldValueDuplicate", f,
+					    "Duplicate value: \"%s\"", name);
+					break;
+				}
+			}
 		}
 		if (json_str(c, "image") == NULL ||
 		    *json_str(c, "image") == '\0') {
@@ -148,10 +169,15 @@ podtemplate_check_nonneg(const cJSON *obj, const char *path, cJSON *causes)
 {
 	const cJSON *v = json_at(obj, path);
 
-	if (v != NULL && (!cJSON_IsNumber(v) || v->valuedouble < 0))
+	if (v != NULL && !cJSON_IsNumber(v) && !cJSON_IsNull(v))
+		status_add_cause(causes, "FieldValueTypeInvalid", path,
+		    "Invalid value: %s: must be an integer", cJSON_IsString(v) ?
+		    "string" : cJSON_IsBool(v) ? "boolean" : cJSON_IsArray(v) ?
+		    "array" : "object");
+	else if (cJSON_IsNumber(v) && v->valuedouble < 0)
 		status_add_cause(causes, "FieldValueInvalid", path,
 		    "Invalid value: %g: must be greater than or equal to 0",
-		    cJSON_IsNumber(v) ? v->valuedouble : -1.0);
+		    v->valuedouble);
 }
 
 /* The selector must match the template's labels (apps/v1 rule). */
@@ -174,10 +200,14 @@ podtemplate_check_selector(const cJSON *obj, cJSON *causes)
 
 		if (!cJSON_IsString(l) || !cJSON_IsString(it) ||
 		    strcmp(l->valuestring, it->valuestring) != 0) {
+			/* kube-apiserver 1.34 shows the value as JSON. */
+			char *v = json_print_sorted(labels);
+
 			status_add_cause(causes, "FieldValueInvalid",
 			    "spec.template.metadata.labels", "Invalid value: "
-			    "map[string]string{...}: `selector` does not match "
-			    "template `labels`");
+			    "%s: `selector` does not match template `labels`",
+			    v);
+			free(v);
 			return;
 		}
 	}

@@ -329,6 +329,71 @@ check_shape(const cJSON *obj, cJSON *causes)
 }
 
 /*
+ * The top-level fields of the built-in kinds volrayd knows no schema of
+ * (custom resources are pruned by theirs): any other is dropped, as
+ * kube-apiserver's decoder drops it, its name going to *pruned when
+ * pruned is not NULL. A kind not listed keeps whatever it is given.
+ */
+static void
+prune_toplevel(const resource *r, cJSON *obj, char **pruned)
+{
+	static const struct {
+		const char *store_key;
+		const char *fields;	/* besides apiVersion, kind, metadata */
+	} kinds[] = {
+		{ "configmaps", " data binaryData immutable " },
+		{ "secrets", " data stringData type immutable " },
+		{ "serviceaccounts", " secrets imagePullSecrets "
+		    "automountServiceAccountToken " },
+		{ "roles.rbac.authorization.k8s.io", " rules " },
+		{ "clusterroles.rbac.authorization.k8s.io",
+		    " rules aggregationRule " },
+		{ "rolebindings.rbac.authorization.k8s.io",
+		    " subjects roleRef " },
+		{ "clusterrolebindings.rbac.authorization.k8s.io",
+		    " subjects roleRef " },
+		{ "pods", " spec status " },
+		{ "services", " spec status " },
+		{ "namespaces", " spec status " },
+		{ "deployments.apps", " spec status " },
+		{ "replicasets.apps", " spec status " },
+		{ "statefulsets.apps", " spec status " },
+		{ "daemonsets.apps", " spec status " },
+		{ "jobs.batch", " spec status " },
+		{ "cronjobs.batch", " spec status " },
+	};
+	const char *fields = NULL;
+	cJSON *it, *next;
+	char key[130], *p;
+	size_t i;
+
+	if (!r->builtin)
+		return;
+	for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if (strcmp(kinds[i].store_key, r->store_key) == 0)
+			fields = kinds[i].fields;
+	if (fields == NULL)
+		return;
+	for (it = obj->child; it != NULL; it = next) {
+		next = it->next;
+		if (it->string == NULL || strcmp(it->string, "apiVersion") == 0 ||
+		    strcmp(it->string, "kind") == 0 ||
+		    strcmp(it->string, "metadata") == 0)
+			continue;
+		snprintf(key, sizeof key, " %.120s ", it->string);
+		if (strstr(fields, key) != NULL)
+			continue;
+		if (pruned != NULL) {
+			p = util_printf("%s%s%s", *pruned ? *pruned : "",
+			    *pruned ? "\n" : "", it->string);
+			free(*pruned);
+			*pruned = p;
+		}
+		cJSON_Delete(cJSON_DetachItemViaPointer(obj, it));
+	}
+}
+
+/*
  * ObjectMeta's fields: any other key under metadata is dropped, as
  * kube-apiserver's decoder drops it; its path goes to *pruned (a
  * newline-separated list, appended to) when pruned is not NULL.
@@ -380,6 +445,8 @@ admit(registry *rg, const resource *r, cJSON *obj, const cJSON *old,
 		schema_validate_pruned(r->schema, obj, causes, opts != NULL &&
 		    (opts->validate_strict || opts->warn != NULL) ? &pruned :
 		    NULL);
+	prune_toplevel(r, obj, opts != NULL && (opts->validate_strict ||
+	    opts->warn != NULL) ? &pruned : NULL);
 	prune_metadata(obj, opts != NULL && (opts->validate_strict ||
 	    opts->warn != NULL) ? &pruned : NULL);
 	if (pruned != NULL && opts->validate_strict) {
@@ -893,15 +960,32 @@ registry_delete(registry *rg, const resource *r, const char *ns,
 	}
 	if (opts && opts->precond_uid && *opts->precond_uid &&
 	    strcmp(opts->precond_uid, cur->uid) != 0) {
-		reg_fail(res, status_error(409, "Conflict", "Operation cannot "
-		    "be fulfilled on %s \"%s\": Precondition failed: UID in "
-		    "precondition: %s, UID in object meta: %s",
-		    resource_qualified(r), name, opts->precond_uid, cur->uid));
+		/* kube-apiserver's words, about the kind. */
+		cJSON *st = status_error(409, "Conflict", "Operation cannot "
+		    "be fulfilled on %s \"%s\": the UID in the precondition "
+		    "(%s) does not match the UID in record (%s). The object "
+		    "might have been deleted and then recreated", r->kind,
+		    name, opts->precond_uid, cur->uid);
+
+		status_details(st, r, name);
+		json_set_str(json_obj(st, "details"), "kind", r->kind);
+		reg_fail(res, st);
 		return;
 	}
 	if (opts && opts->precond_rv && *opts->precond_rv &&
 	    strtoull(opts->precond_rv, NULL, 10) != cur->rev) {
 		reg_fail(res, status_conflict(r, name));
+		return;
+	}
+	if (strcmp(r->store_key, "namespaces") == 0 &&
+	    (strcmp(name, "default") == 0 || strcmp(name, "kube-system") == 0 ||
+	    strcmp(name, "kube-public") == 0)) {
+		/* kube-apiserver's NamespaceLifecycle: immortal ones. */
+		cJSON *st = status_error(403, "Forbidden", "namespaces \"%s\" "
+		    "is forbidden: this namespace may not be deleted", name);
+
+		status_details(st, r, name);
+		reg_fail(res, st);
 		return;
 	}
 	{

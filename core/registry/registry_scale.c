@@ -105,15 +105,26 @@ registry_put_scale(registry *rg, const resource *r, const char *ns,
 	cJSON_Delete(sc);
 	rep = json_at(out, "spec.replicas");
 	if (out == NULL || !cJSON_IsNumber(rep) || rep->valuedouble < 0) {
-		cJSON *causes = cJSON_CreateArray();
+		/* autoscaling/v1 Scale, as kube-apiserver names it. */
+		static const resource scale = { .group = "autoscaling",
+		    .plural = "" };
+		cJSON *causes = cJSON_CreateArray(), *st;
 
-		status_add_cause(causes, "FieldValueInvalid", "spec.replicas",
-		    "Invalid value: must be greater than or equal to 0%s%s",
-		    cause ? ": " : "", cause ? cause : "");
+		if (cJSON_IsNumber(rep))
+			status_add_cause(causes, "FieldValueInvalid",
+			    "spec.replicas", "Invalid value: %.0f: must be "
+			    "greater than or equal to 0", rep->valuedouble);
+		else
+			status_add_cause(causes, "FieldValueInvalid",
+			    "spec.replicas", "Invalid value: must be greater "
+			    "than or equal to 0%s%s", cause ? ": " : "",
+			    cause ? cause : "");
 		free(cause);
 		cJSON_Delete(out);
 		cJSON_Delete(obj);
-		reg_fail(res, status_invalid(NULL, "Scale", name, causes));
+		st = status_invalid(&scale, "Scale", name, causes);
+		json_set_str(json_obj(st, "details"), "kind", "Scale");
+		reg_fail(res, st);
 		return;
 	}
 	json_set_num(json_obj(obj, "spec"), "replicas", rep->valuedouble);

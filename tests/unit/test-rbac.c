@@ -632,8 +632,8 @@ test_validation(void)
 	CHECK(r.code == 422);
 	CHECK_STR(json_str(r.body, "message"), "RoleBinding.rbac.authorization"
 	    ".k8s.io \"carol-view\" is invalid: roleRef: Invalid value: "
-	    "rbac.RoleRef{APIGroup:\"rbac.authorization.k8s.io\", Kind:"
-	    "\"ClusterRole\", Name:\"edit\"}: cannot change roleRef");
+	    "{\"APIGroup\":\"rbac.authorization.k8s.io\",\"Kind\":"
+	    "\"ClusterRole\",\"Name\":\"edit\"}: cannot change roleRef");
 	CHECK_STR(json_str(json_at(r.body, "details.causes")->child, "field"),
 	    "roleRef");
 	cJSON_Delete(r.body);
@@ -652,7 +652,7 @@ test_validation(void)
 	    "rls\"},\"rules\":[{\"nonResourceURLs\":[\"/x\"],\"verbs\":[\"get"
 	    "\"]}]}", &msg) == 422);
 	CHECK(msg != NULL && strstr(msg, "rules[0].nonResourceURLs: Invalid "
-	    "value: []string{\"/x\"}: namespaced rules cannot apply to "
+	    "value: [\"/x\"]: namespaced rules cannot apply to "
 	    "non-resource URLs") != NULL);
 	free(msg);
 }
