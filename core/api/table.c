@@ -53,8 +53,8 @@ static const struct kindcols kinds[] = {
 	    { "Containers", "string", 1 }, { "Images", "string", 1 },
 	    { "Selector", "string", 1 } } },
 	{ "deployments.apps", { { "Name", "string", 0 },
-	    { "Ready", "string", 0 }, { "Up-to-date", "integer", 0 },
-	    { "Available", "integer", 0 }, { "Age", "string", 0 },
+	    { "Ready", "string", 0 }, { "Up-to-date", "string", 0 },
+	    { "Available", "string", 0 }, { "Age", "string", 0 },
 	    { "Containers", "string", 1 }, { "Images", "string", 1 },
 	    { "Selector", "string", 1 } } },
 	{ "replicasets.apps", { { "Name", "string", 0 },
@@ -148,7 +148,11 @@ static const struct kindcols kinds[] = {
 	    { "Age", "string", 0 } } },
 	{ "events", { { "Last Seen", "string", 0 }, { "Type", "string", 0 },
 	    { "Reason", "string", 0 }, { "Object", "string", 0 },
-	    { "Message", "string", 0 } } },
+	    { "Subobject", "string", 1 }, { "Source", "string", 1 },
+	    { "Message", "string", 0 }, { "First Seen", "string", 1 },
+	    { "Count", "string", 1 }, { "Name", "string", 1 } } },
+	{ "serviceaccounts", { { "Name", "string", 0 },
+	    { "Secrets", "string", 0 }, { "Age", "string", 0 } } },
 	{ "configmaps", { { "Name", "string", 0 }, { "Data", "string", 0 },
 	    { "Age", "string", 0 } } },
 	{ "secrets", { { "Name", "string", 0 }, { "Type", "string", 0 },
@@ -161,9 +165,9 @@ static const struct kindcols kinds[] = {
 	{ "customresourcedefinitions.apiextensions.k8s.io", {
 	    { "Name", "string", 0 }, { "Created At", "date", 0 } } },
 	{ "roles.rbac.authorization.k8s.io", { { "Name", "string", 0 },
-	    { "Created At", "string", 0 } } },
+	    { "Created At", "date", 0 } } },
 	{ "clusterroles.rbac.authorization.k8s.io", { { "Name", "string", 0 },
-	    { "Created At", "string", 0 } } },
+	    { "Created At", "date", 0 } } },
 	{ "rolebindings.rbac.authorization.k8s.io", { { "Name", "string", 0 },
 	    { "Role", "string", 0 }, { "Age", "string", 0 },
 	    { "Users", "string", 1 }, { "Groups", "string", 1 },
@@ -819,7 +823,34 @@ event_row(cJSON *cells, const cJSON *o)
 		if (*p >= 'A' && *p <= 'Z')
 			*p += 'a' - 'A';
 	cell_str(cells, obj);
+	/* -o wide's: kube-apiserver's printEvent. */
+	cell_str(cells, json_str(o, "involvedObject.fieldPath") ?
+	    json_str(o, "involvedObject.fieldPath") : "");
+	{
+		const char *c = json_str(o, "source.component");
+		const char *h = json_str(o, "source.host");
+		char src[512];
+
+		if (c == NULL || *c == '\0') {
+			c = json_str(o, "reportingComponent");
+			h = json_str(o, "reportingInstance");
+		}
+		snprintf(src, sizeof src, "%s%s%s", c ? c : "",
+		    h && *h ? ", " : "", h && *h ? h : "");
+		cell_str(cells, src);
+	}
 	cell_str(cells, json_str(o, "message"));
+	last = json_str(o, "firstTimestamp");
+	if (last == NULL)
+		last = json_str(o, "eventTime");
+	if (last == NULL || util_time_parse(last) < 0)
+		snprintf(age, sizeof age, "<unknown>");
+	else
+		util_age(util_time_parse(last), age);
+	cell_str(cells, age);
+	cell_num(cells, cJSON_IsNumber(json_at(o, "count")) ?
+	    json_at(o, "count")->valuedouble : 1);
+	cell_str(cells, json_str(o, "metadata.name"));
 }
 
 static void
@@ -1028,8 +1059,11 @@ table_add_row(cJSON *t, const resource *r, const cJSON *o,
 		if (strcmp(k, "secrets") == 0)
 			cell_str(cells, json_str(o, "type") ?
 			    json_str(o, "type") : "Opaque");
-		snprintf(buf, sizeof buf, "%d", n);
-		cell_str(cells, buf);
+		cell_num(cells, n);	/* a number, as kube-apiserver's */
+		age_of(o, "metadata.creationTimestamp", age);
+		cell_str(cells, age);
+	} else if (strcmp(k, "serviceaccounts") == 0) {
+		cell_num(cells, cJSON_GetArraySize(json_at(o, "secrets")));
 		age_of(o, "metadata.creationTimestamp", age);
 		cell_str(cells, age);
 	} else if (strcmp(k, "priorityclasses.scheduling.k8s.io") == 0) {
