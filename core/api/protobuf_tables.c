@@ -1057,6 +1057,11 @@ MESSAGE(self_subject_rules_review, "SelfSubjectRulesReview",
 	MSG(2, "spec", self_subject_rules_review_spec),
 	MSG(3, "status", opaque));
 
+/* kubectl auth whoami's: no spec, the answer's status. */
+MESSAGE(self_subject_review, "SelfSubjectReview",
+	MSG(1, "metadata", object_meta),
+	MSG(2, "status", opaque));
+
 static const struct {
 	const char		*api_version;
 	const char		*kind;
@@ -1088,6 +1093,8 @@ static const struct {
 	    &self_subject_access_review },
 	{ "authorization.k8s.io/v1", "SelfSubjectRulesReview",
 	    &self_subject_rules_review },
+	{ "authentication.k8s.io/v1", "SelfSubjectReview",
+	    &self_subject_review },
 	/* metav1 registers it in every group version: any apiVersion. */
 	{ NULL, "DeleteOptions", &delete_options },
 };

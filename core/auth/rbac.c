@@ -901,6 +901,28 @@ rbac_self_rules_review(rbac *rb, const user_info *u, const cJSON *body,
 	return out;
 }
 
+/* SelfSubjectReview (kubectl auth whoami): who the request is from. */
+static cJSON *
+self_review(const user_info *u)
+{
+	cJSON *out = cJSON_CreateObject(), *ui, *gs;
+	int i;
+
+	cJSON_AddStringToObject(out, "kind", "SelfSubjectReview");
+	cJSON_AddStringToObject(out, "apiVersion", "authentication.k8s.io/v1");
+	cJSON_AddNullToObject(cJSON_AddObjectToObject(out, "metadata"),
+	    "creationTimestamp");
+	ui = cJSON_AddObjectToObject(cJSON_AddObjectToObject(out, "status"),
+	    "userInfo");
+	cJSON_AddStringToObject(ui, "username", u && u->name ? u->name : "");
+	if (u && u->uid && *u->uid)
+		cJSON_AddStringToObject(ui, "uid", u->uid);
+	gs = cJSON_AddArrayToObject(ui, "groups");
+	for (i = 0; u && i < u->ngroups; i++)
+		cJSON_AddItemToArray(gs, cJSON_CreateString(u->groups[i]));
+	return out;
+}
+
 /* The registry's handler of the review kinds. */
 static cJSON *
 review(void *arg, const resource *r, const user_info *u, const cJSON *body,
@@ -914,6 +936,8 @@ review(void *arg, const resource *r, const user_info *u, const cJSON *body,
 		out = rbac_self_access_review(rb, u, body, &c);
 	else if (strcmp(r->plural, "selfsubjectrulesreviews") == 0)
 		out = rbac_self_rules_review(rb, u, body, &c);
+	else if (strcmp(r->plural, "selfsubjectreviews") == 0)
+		return self_review(u);
 	else {
 		*cause = util_printf("%s is not a review", r->plural);
 		return NULL;

@@ -70,6 +70,9 @@ static const char policy[] =
 "- apiGroups: [authorization.k8s.io]\n"
 "  resources: [selfsubjectaccessreviews, selfsubjectrulesreviews]\n"
 "  verbs: [create]\n"
+"- apiGroups: [authentication.k8s.io]\n"
+"  resources: [selfsubjectreviews]\n"
+"  verbs: [create]\n"
 /*
  * admin > edit > view: each is the union of the aggregate-to roles its
  * selector matches, and view and edit carry the label of the next one up.

@@ -118,6 +118,10 @@ static const struct builtin builtins[] = {
 	{ "authorization.k8s.io", "v1", "selfsubjectrulesreviews",
 	    "selfsubjectrulesreview",
 	    "SelfSubjectRulesReview", 0, 0, "", "", 0, 1 },
+	/* POST-only: kubectl auth whoami. */
+	{ "authentication.k8s.io", "v1", "selfsubjectreviews",
+	    "selfsubjectreview",
+	    "SelfSubjectReview", 0, 0, "", "", 0, 1 },
 	/* Stored, beside the served groups' Local ones that api/apiservice.c
 	   makes when asked. */
 	{ "apiregistration.k8s.io", "v1", "apiservices", "apiservice",
