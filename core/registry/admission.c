@@ -515,7 +515,10 @@ service_mutate(store *st, cJSON *obj, const cJSON *old)
 		    (cJSON_IsString(tp) && *tp->valuestring == '\0')))
 			json_set_num(p, "targetPort", port->valuedouble);
 	}
-	if (oldip != NULL && cJSON_IsString(oldip)) {
+	if (oldip != NULL && cJSON_IsString(oldip) &&
+	    (json_str(spec, "clusterIP") == NULL ||
+	    *json_str(spec, "clusterIP") == '\0')) {
+		/* Kept when not sent; a different one is refused. */
 		json_set(spec, "clusterIP", cJSON_Duplicate(oldip, 1));
 	} else if (json_at(spec, "clusterIP") == NULL) {
 		unsigned size = 1u << (32 - svc_plen);
@@ -812,6 +815,18 @@ admission_validate(store *st, const resource *r, const cJSON *obj,
 
 		check_cluster_ip(st, obj, old, causes);
 		check_service_ports(obj, causes);
+		if (old != NULL && json_str(old, "spec.clusterIP") != NULL &&
+		    *json_str(old, "spec.clusterIP") != '\0' &&
+		    json_str(obj, "spec.clusterIP") != NULL &&
+		    *json_str(obj, "spec.clusterIP") != '\0' &&
+		    strcmp(json_str(obj, "spec.clusterIP"), json_str(old,
+		    "spec.clusterIP")) != 0 && (t == NULL ||
+		    strcmp(t, "ExternalName") != 0))
+			/* Kept silently before: kube-apiserver's 422. */
+			status_add_cause(causes, "FieldValueInvalid",
+			    "spec.clusterIPs[0]", "Invalid value: [\"%s\"]: may "
+			    "not change once set", json_str(obj,
+			    "spec.clusterIP"));
 		if (t && strcmp(t, "ClusterIP") && strcmp(t, "NodePort") &&
 		    strcmp(t, "LoadBalancer") && strcmp(t, "ExternalName"))
 			status_add_cause(causes, "FieldValueNotSupported",

@@ -238,10 +238,20 @@ check_type(const resource *r, cJSON *obj)
 	if (!cJSON_IsObject(obj))
 		return status_bad_request("the request body must be a JSON "
 		    "object");
-	if (kind != NULL && strcmp(kind, r->kind) != 0)
-		return status_bad_request("the API version in the data (%s) "
-		    "does not match the expected API version (%s)",
-		    kind, r->kind);
+	if (kind != NULL && strcmp(kind, r->kind) != 0) {
+		/* kube-apiserver's decoder: "Secret in version \"v1\"
+		   cannot be handled as a ConfigMap: converting (v1.Secret)
+		   to (core.ConfigMap): unknown conversion". */
+		const char *v = av && strchr(av, '/') ? strchr(av, '/') + 1 :
+		    av ? av : r->version;
+		int glen = (int)strcspn(r->group, ".");
+
+		return status_bad_request("%s in version \"%s\" cannot be "
+		    "handled as a %s: converting (%s.%s) to (%.*s.%s): unknown "
+		    "conversion", kind, v, r->kind, v, kind,
+		    *r->group ? glen : 4, *r->group ? r->group : "core",
+		    r->kind);
+	}
 	if (av != NULL && strcmp(av, r->gv) != 0) {
 		/* Other served versions of the same CRD are accepted. */
 		const resource *o = resource_by_gvk(av, r->kind);
