@@ -24,6 +24,7 @@
 #include "api/api_int.h"
 #include "api/apimetrics.h"
 #include "api/discovery.h"
+#include "api/impersonate.h"
 #include "api/limits.h"
 #include "api/reply.h"
 #include "auth/rbac.h"
@@ -562,6 +563,9 @@ api_handle(http_req *req, void *arg)
 		    "Unauthorized"));
 		return;
 	}
+	if (a->authn != NULL && !public_path(req->path) &&
+	    impersonate(a->authz, req, &rt) != 0)
+		return;
 	if (a->limits != NULL && !public_path(req->path) &&
 	    (st = admit(a, req, &rt)) != NULL) {
 		reply_status(req, &rt, st);

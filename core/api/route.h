@@ -25,6 +25,9 @@ struct route {
 	const user_info *user;	/* who asks; NULL when not authenticated */
 	user_info cert_user;	/* storage for a client certificate's user */
 	const char *cert_groups[ROUTE_MAX_GROUPS];
+	user_info imp_user;	/* storage for an impersonated user */
+	const char *imp_groups[ROUTE_MAX_GROUPS];
+	char imp_buf[320];	/* system:serviceaccounts:NS */
 	uint64_t t0;
 	struct reply_hold *hold;	/* reply.c keeps the answer there */
 	char buf[1024];

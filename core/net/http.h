@@ -58,6 +58,10 @@ void http_set_max_connections(int);
 
 /* Request header by case-insensitive name, or NULL. */
 const char *http_req_header(const http_req *, const char *name);
+/* The values of a repeated header in order, one a call: *pos starts at 0;
+   NULL after the last (Impersonate-Group). */
+const char *http_req_header_next(const http_req *, const char *name,
+    size_t *pos);
 /* Query parameter, percent-decoded, malloc'd; NULL when absent. */
 char *http_query_get(const char *query, const char *key);
 /* Every value of a repeated parameter, in order (NULL-terminated, NULL

@@ -23,6 +23,17 @@ http_req_header(const http_req *req, const char *name)
 	return NULL;
 }
 
+const char *
+http_req_header_next(const http_req *req, const char *name, size_t *pos)
+{
+	struct conn *c = REQ_CONN(req);
+
+	for (; *pos < c->nhdrs; (*pos)++)
+		if (strcasecmp(c->hbuf + c->hdrs[*pos].name, name) == 0)
+			return c->hbuf + c->hdrs[(*pos)++].value;
+	return NULL;
+}
+
 int
 http_req_client_cert(const http_req *req, const char **cn,
     const char *const **orgs, int *norgs)

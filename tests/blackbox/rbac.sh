@@ -6,7 +6,8 @@
 # and can-i --list (SelfSubjectRulesReview); escalation is refused (a
 # binding to cluster-admin by a namespace admin); kubectl create
 # role|clusterrole|rolebinding|clusterrolebinding work; roleRef cannot
-# change; deleting a binding takes its rights away; and the in-process
+# change; deleting a binding takes its rights away; impersonation
+# (kubectl --as, --as-group) needs the impersonate verb; and the in-process
 # controllers, each with its own least-privilege role, still roll out a
 # Deployment and run a Job.
 . "$(dirname "$0")/lib.sh"
@@ -94,6 +95,26 @@ k delete rolebinding alice-edit -n ns1 >/dev/null
 expect_eq "no" "$(ka auth can-i create pods -n ns1 || true)" "can-i after the binding is deleted"
 out=$(ka delete pod p1 -n ns1 2>&1) && fail "alice deleted a pod after losing edit"
 pass "roleRef immutable, deleted bindings revoke"
+
+# Impersonation (kubectl --as): the admin may; the request runs as the
+# user, with system:authenticated; a user without the impersonate verb
+# gets kube-apiserver's 403 and nothing runs as anyone.
+expect_eq "no" "$(k auth can-i get pods -n ns2 --as=carol || true)" "can-i as carol"
+out=$(k get pods -n ns2 --as=carol 2>&1) && fail "carol (impersonated) listed pods"
+expect_contains "$out" 'pods is forbidden: User "carol" cannot list resource "pods"' "403 as the impersonated user"
+expect_eq "carol" "$(k auth whoami --as=carol -o jsonpath='{.status.userInfo.username}')" "whoami as carol"
+expect_eq "grp1 system:authenticated" "$(k auth whoami --as=carol --as-group=grp1 -o jsonpath='{.status.userInfo.groups}' | tr -d '[]"' | tr ',' '\n' | sort | tr '\n' ' ' | sed 's/ $//')" "whoami's groups as carol in grp1"
+expect_eq "system:serviceaccount:ns2:default" "$(k auth whoami --as=system:serviceaccount:ns2:default -o jsonpath='{.status.userInfo.username}')" "whoami as a service account"
+out=$(kb get pods -n ns2 --as=alice 2>&1) && fail "bob impersonated alice"
+expect_contains "$out" 'users "alice" is forbidden: User "bob" cannot impersonate resource "users" in API group "" at the cluster scope' "403 for impersonating without the verb"
+k create clusterrole impersonate-carol --verb=impersonate --resource=users --resource-name=carol >/dev/null
+k create clusterrolebinding bob-impersonates --clusterrole=impersonate-carol --user=bob >/dev/null
+expect_eq "carol" "$(kb auth whoami --as=carol -o jsonpath='{.status.userInfo.username}')" "bob as carol once allowed"
+out=$(kb get pods -n ns2 --as=dave 2>&1) && fail "bob impersonated dave"
+expect_contains "$out" 'users "dave" is forbidden' "only the user named"
+out=$(kb get pods -n ns2 --as=carol --as-group=system:masters 2>&1) && fail "bob impersonated a group"
+expect_contains "$out" 'groups "system:masters" is forbidden: User "bob" cannot impersonate resource "groups"' "groups need their own grant"
+pass "impersonation as kube-apiserver has it"
 
 # The controllers act as themselves, with their own roles, and still work.
 k create deployment web --image=nginx --replicas=2 -n ns1 >/dev/null
