@@ -48,7 +48,7 @@ api_read_get(api *a, http_req *req, struct route *rt)
 	const store_obj *o;
 
 	rt->verb = "get";
-	if (refuse_review(req, rt))
+	if (refuse_review(req, rt) || reply_accept_check(req, rt) != 0)
 		return;
 	o = lookup(a, rt);
 	if (o == NULL) {
@@ -72,6 +72,44 @@ api_read_get(api *a, http_req *req, struct route *rt)
 	http_respond_rbuf(req, 200, "application/json", o->json);
 }
 
+/*
+ * kube-apiserver's namespaced kinds that register no field of their own
+ * for selectors: only metadata.name and metadata.namespace. The first
+ * other field of fs, malloc'd, or NULL (any kind not listed takes any).
+ */
+static char *
+unknown_field(const resource *r, const char *fs)
+{
+	static const char *const meta_only[] = { "configmaps",
+	    "serviceaccounts", "deployments.apps", "statefulsets.apps",
+	    "daemonsets.apps", "roles.rbac.authorization.k8s.io",
+	    "rolebindings.rbac.authorization.k8s.io",
+	    "leases.coordination.k8s.io", NULL };
+	const char *p, *e;
+	size_t n;
+	int i;
+
+	for (i = 0; meta_only[i] != NULL; i++)
+		if (r->builtin && strcmp(r->store_key, meta_only[i]) == 0)
+			break;
+	if (meta_only[i] == NULL)
+		return NULL;
+	for (p = fs; *p != '\0'; p = *e ? e + 1 : e) {
+		e = p + strcspn(p, ",");
+		n = strcspn(p, "!=,");
+		while (n > 0 && p[n - 1] == ' ')
+			n--;
+		while (n > 0 && *p == ' ') {
+			p++;
+			n--;
+		}
+		if (n > 0 && !(n == 13 && strncmp(p, "metadata.name", 13) == 0) &&
+		    !(n == 18 && strncmp(p, "metadata.namespace", 18) == 0))
+			return util_printf("%.*s", (int)n, p);
+	}
+	return NULL;
+}
+
 /* Parse both selectors of a request; on error reply and return -1. */
 static int
 selectors(http_req *req, struct route *rt, selector **labels,
@@ -92,6 +130,14 @@ selectors(http_req *req, struct route *rt, selector **labels,
 	    (*fields = selector_parse_fields(fs, &cause)) == NULL) {
 		reply_status(req, rt, status_bad_request(
 		    "invalid field selector: %s", cause ? cause : fs));
+		goto fail;
+	}
+	if (fs != NULL && (cause = unknown_field(rt->r, fs)) != NULL) {
+		reply_status(req, rt, status_bad_request("\"%s\" is not a "
+		    "known field selector: only \"metadata.name\", "
+		    "\"metadata.namespace\"", cause));
+		selector_free(*fields);
+		*fields = NULL;
 		goto fail;
 	}
 	free(ls);
@@ -290,7 +336,7 @@ api_read_list(api *a, http_req *req, struct route *rt)
 	uint64_t start_rev = store_rev(a->st);
 
 	rt->verb = "list";
-	if (refuse_review(req, rt))
+	if (refuse_review(req, rt) || reply_accept_check(req, rt) != 0)
 		return;
 	/* timeoutSeconds is checked as kube-apiserver checks it, and unused. */
 	if (reply_int_param(req, rt, "limit", &lim) != 0 ||
@@ -338,7 +384,7 @@ api_read_watch(api *a, http_req *req, struct route *rt)
 
 	rt->verb = "watch";
 	memset(&o, 0, sizeof o);
-	if (refuse_review(req, rt))
+	if (refuse_review(req, rt) || reply_accept_check(req, rt) != 0)
 		return;
 	if (reply_int_param(req, rt, "timeoutSeconds", &timeout) != 0 ||
 	    reply_int_param(req, rt, "limit", &lim) != 0 ||

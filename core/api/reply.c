@@ -8,8 +8,10 @@
  * the verbs in api_read.c, api_write.c, podlog.c, proxy.c and policyinfo.c
  * form no cycle.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api/apimetrics.h"
 #include "api/reply.h"
@@ -190,6 +192,92 @@ reply_wants_table(const http_req *req)
 	const char *accept = http_req_header(req, "Accept");
 
 	return accept != NULL && strstr(accept, "as=Table") != NULL;
+}
+
+/* One media range of an Accept header, [p, e): served or not; *as set
+   when it asks for an as= conversion. */
+static int
+accept_one(const char *p, const char *e, int *as)
+{
+	char type[128], key[16], val[64];
+	const char *q, *pe;
+	int n, has_as = 0, v_ok = 0, g_ok = 0, t_ok;
+
+	while (p < e && (*p == ' ' || *p == '\t'))
+		p++;
+	q = p;
+	while (q < e && *q != ';')
+		q++;
+	n = (int)(q - p);
+	while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+		n--;
+	if (n <= 0 || n >= (int)sizeof type)
+		return 0;
+	snprintf(type, sizeof type, "%.*s", n, p);
+	t_ok = strcasecmp(type, "*/*") == 0 ||
+	    strcasecmp(type, "application/*") == 0 ||
+	    strcasecmp(type, "application/json") == 0 ||
+	    strcasecmp(type, "application/yaml") == 0 ||
+	    strcasecmp(type, "application/vnd.kubernetes.protobuf") == 0;
+	/* Parameters: as, v, g matter; charset, stream, q do not. */
+	while (q < e && *q == ';') {
+		const char *k = ++q, *eq;
+
+		while (q < e && *q != ';')
+			q++;
+		pe = q;
+		eq = memchr(k, '=', (size_t)(pe - k));
+		if (eq == NULL)
+			continue;
+		while (k < eq && *k == ' ')
+			k++;
+		snprintf(key, sizeof key, "%.*s", (int)(eq - k), k);
+		snprintf(val, sizeof val, "%.*s", (int)(pe - eq - 1), eq + 1);
+		if (strcmp(key, "as") == 0)
+			has_as = strcmp(val, "Table") == 0 ||
+			    strcmp(val, "PartialObjectMetadata") == 0 ||
+			    strcmp(val, "PartialObjectMetadataList") == 0 ? 1 : 2;
+		else if (strcmp(key, "v") == 0)
+			v_ok = strcmp(val, "v1") == 0 ||
+			    strcmp(val, "v1beta1") == 0;
+		else if (strcmp(key, "g") == 0)
+			g_ok = strcmp(val, "meta.k8s.io") == 0;
+	}
+	if (has_as) {
+		*as = 1;
+		return t_ok && has_as == 1 && v_ok && g_ok;
+	}
+	return t_ok;
+}
+
+int
+reply_accept_check(http_req *req, struct route *rt)
+{
+	const char *h = http_req_header(req, "Accept"), *p, *e;
+	int as = 0;
+
+	if (h == NULL || *h == '\0')
+		return 0;
+	for (p = h; ; p = e + 1) {
+		e = strchr(p, ',');
+		if (e == NULL)
+			e = p + strlen(p);
+		if (accept_one(p, e, &as))
+			return 0;
+		if (*e == '\0')
+			break;
+	}
+	/* kube-apiserver's two answers: a conversion it does not serve,
+	   or go-restful's for a media type nobody produces. */
+	reply_status(req, rt, as ? status_error(406, "NotAcceptable",
+	    "only the following media types are accepted: application/json, "
+	    "application/yaml, application/vnd.kubernetes.protobuf") :
+	    status_error(406, "NotAcceptable", "406: Not Acceptable\n\n"
+	    "Available representations: application/json, application/yaml, "
+	    "application/vnd.kubernetes.protobuf, "
+	    "application/json;stream=watch, "
+	    "application/vnd.kubernetes.protobuf;stream=watch"));
+	return -1;
 }
 
 int

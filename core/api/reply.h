@@ -55,5 +55,12 @@ struct selector;
 int reply_label_selector(http_req *, struct route *, struct selector **out);
 /* Whether the client asked for a Table. */
 int reply_wants_table(const http_req *);
+/*
+ * A read's Accept header, negotiated as kube-apiserver does: 0 when one
+ * of its media ranges is served (JSON, YAML, protobuf, a wildcard, a
+ * meta.k8s.io Table or PartialObjectMetadata of v1 or v1beta1); else 406
+ * NotAcceptable is answered and -1 returned.
+ */
+int reply_accept_check(http_req *, struct route *);
 
 #endif
