@@ -336,6 +336,9 @@ route_resource(http_req *req, struct route *rt, char **seg, int n,
 	if (r == NULL)
 		return -1;
 	rt->r = r;
+	/* A namespaced object is only under its namespace's path. */
+	if (r->namespaced && rt->ns == NULL && i + 1 < n)
+		return -1;
 	if (i + 1 < n)
 		rt->name = seg[i + 1];
 	if (i + 2 < n)
@@ -519,7 +522,13 @@ dispatch(api *a, http_req *req, struct route *rt, int watch)
 		} else
 			api_read_get(a, req, rt);
 	} else if (strcmp(m, "POST") == 0) {
-		if (rt->name == NULL)
+		if (rt->name == NULL && rt->r->namespaced && rt->ns == NULL)
+			/* A namespaced kind is created in a namespace's path
+			   only: kube-apiserver's 405 for /api/v1/pods. */
+			reply_status(req, rt, status_error(405,
+			    "MethodNotAllowed", "the server does not allow "
+			    "this method on the requested resource"));
+		else if (rt->name == NULL)
 			api_write_create(a, req, rt);
 		else if (rt->sub != NULL && strcmp(rt->sub, "binding") == 0)
 			api_write_bind(a, req, rt);

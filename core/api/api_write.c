@@ -221,6 +221,14 @@ api_write_create(api *a, http_req *req, struct route *rt)
 	if (opts_check(req, rt, "CreateOptions") != 0 ||
 	    (obj = decode(req, rt)) == NULL)
 		return;
+	if (json_str(obj, "metadata.resourceVersion") != NULL &&
+	    *json_str(obj, "metadata.resourceVersion") != '\0') {
+		/* kube-apiserver's storage refuses it, as a 500. */
+		cJSON_Delete(obj);
+		reply_status(req, rt, status_error(500, NULL, "resourceVersion "
+		    "should not be set on objects to be created"));
+		return;
+	}
 	opts_parse(req, &o, rt);
 	registry_create(a->rg, rt->r, rt->ns, obj, &o, &res);
 	opts_free(&o);
@@ -263,6 +271,29 @@ api_write_patch(api *a, http_req *req, struct route *rt)
 	finish(a, req, rt, &res);
 }
 
+/* A propagationPolicy from the query or the body: kube-apiserver's 422
+   about the DeleteOptions for any other; o is freed then. */
+static int
+check_propagation(http_req *req, struct route *rt, struct reg_opts *o)
+{
+	static const resource meta = { .group = "meta.k8s.io", .plural = "" };
+	cJSON *causes;
+
+	if (o->propagation == NULL ||
+	    strcmp(o->propagation, "Background") == 0 ||
+	    strcmp(o->propagation, "Foreground") == 0 ||
+	    strcmp(o->propagation, "Orphan") == 0)
+		return 0;
+	causes = cJSON_CreateArray();
+	status_add_cause(causes, "FieldValueNotSupported", "propagationPolicy",
+	    "Unsupported value: \"%s\": supported values: \"Foreground\", "
+	    "\"Background\", \"Orphan\", \"nil\"", o->propagation);
+	reply_status(req, rt, status_invalid(&meta, "DeleteOptions", NULL,
+	    causes));
+	opts_free(o);
+	return -1;
+}
+
 /* DeleteOptions from the body override the query. */
 static int
 delete_opts(http_req *req, struct route *rt, struct reg_opts *o)
@@ -295,7 +326,7 @@ delete_opts(http_req *req, struct route *rt, struct reg_opts *o)
 		o->propagation = xstrdup("Orphan");
 	}
 	if (req->body_len == 0)
-		return 0;
+		return check_propagation(req, rt, o);
 	ct = http_req_header(req, "Content-Type");
 	if (ct != NULL && strstr(ct, "protobuf") != NULL) {
 		/* client-go's typed clients (controller-runtime's too). */
@@ -339,18 +370,7 @@ delete_opts(http_req *req, struct route *rt, struct reg_opts *o)
 	    cJSON_GetArraySize(json_at(body, "dryRun")) > 0)
 		o->dry_run = 1;
 	cJSON_Delete(body);
-	if (o->propagation != NULL &&
-	    strcmp(o->propagation, "Background") != 0 &&
-	    strcmp(o->propagation, "Foreground") != 0 &&
-	    strcmp(o->propagation, "Orphan") != 0) {
-		reply_status(req, rt, status_error(422, "Invalid",
-		    "propagationPolicy: Unsupported value: \"%s\": supported "
-		    "values: \"Background\", \"Foreground\", \"Orphan\"",
-		    o->propagation));
-		opts_free(o);
-		return -1;
-	}
-	return 0;
+	return check_propagation(req, rt, o);
 }
 
 /*

@@ -405,7 +405,7 @@ job_mutate(cJSON *obj, const cJSON *old)
 		ml = json_obj(sel, "matchLabels");
 		json_set_str(ml, "batch.kubernetes.io/controller-uid", uid);
 	}
-	podtemplate_defaults(json_at(spec, "template.spec"));
+	podtemplate_defaults_job(json_at(spec, "template.spec"));
 }
 
 int
@@ -852,6 +852,26 @@ admission_validate(store *st, const resource *r, const cJSON *obj,
 				    "strings");
 		check_keys(json_at(obj, "data"), "data", causes);
 		check_keys(json_at(obj, "binaryData"), "binaryData", causes);
-	} else if (strcmp(k, "secrets") == 0)
+	} else if (strcmp(k, "secrets") == 0) {
+		const char *t = json_str(obj, "type");
+		const char *ot = old ? json_str(old, "type") : NULL;
+
+		if (old != NULL && !(t == NULL && ot == NULL) && (t == NULL ||
+		    ot == NULL || strcmp(t, ot) != 0))
+			status_add_cause(causes, "FieldValueInvalid", "type",
+			    "Invalid value: \"%s\": field is immutable",
+			    t ? t : "");
 		check_keys(json_at(obj, "data"), "data", causes);
+		if (t != NULL && strcmp(t, "kubernetes.io/tls") == 0) {
+			/* kube-apiserver's ValidateSecret for TLS. */
+			if (cJSON_GetObjectItemCaseSensitive(json_at(obj,
+			    "data"), "tls.crt") == NULL)
+				status_add_cause(causes, "FieldValueRequired",
+				    "data[tls.crt]", "Required value");
+			if (cJSON_GetObjectItemCaseSensitive(json_at(obj,
+			    "data"), "tls.key") == NULL)
+				status_add_cause(causes, "FieldValueRequired",
+				    "data[tls.key]", "Required value");
+		}
+	}
 }

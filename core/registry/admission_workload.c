@@ -247,7 +247,7 @@ cronjob_mutate(cJSON *obj)
 	default_num(spec, "successfulJobsHistoryLimit", 3);
 	default_num(spec, "failedJobsHistoryLimit", 1);
 	jspec = json_obj(json_obj(spec, "jobTemplate"), "spec");
-	podtemplate_defaults(json_at(jspec, "template.spec"));
+	podtemplate_defaults_job(json_at(jspec, "template.spec"));
 }
 
 /*

@@ -71,6 +71,18 @@ container_defaults(cJSON *c)
 		default_str(p, "protocol", "TCP");
 }
 
+/* A Job's (or a CronJob's job's) template: the PodSpec defaults but
+   restartPolicy, which kube-apiserver requires rather than defaults. */
+void
+podtemplate_defaults_job(cJSON *spec)
+{
+	int had = json_at(spec, "restartPolicy") != NULL;
+
+	podtemplate_defaults(spec);
+	if (!had && cJSON_IsObject(spec))
+		json_del(spec, "restartPolicy");
+}
+
 /* Defaults of a PodSpec (also inside templates). */
 void
 podtemplate_defaults(cJSON *spec)
@@ -155,6 +167,12 @@ podtemplate_check(const cJSON *spec, const char *path, cJSON *causes,
 		status_add_cause(causes, "FieldValueNotSupported", f,
 		    "Unsupported value: \"%s\": supported values: \"Always\", "
 		    "\"OnFailure\", \"Never\"", rp);
+	}
+	if (job && rp == NULL) {
+		/* A Job's template has no default restartPolicy. */
+		snprintf(f, sizeof f, "%s.restartPolicy", path);
+		status_add_cause(causes, "FieldValueRequired", f,
+		    "Required value: valid values: \"OnFailure\", \"Never\"");
 	}
 	if (job && rp != NULL && strcmp(rp, "Always") == 0) {
 		snprintf(f, sizeof f, "%s.restartPolicy", path);

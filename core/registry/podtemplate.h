@@ -11,6 +11,8 @@
 int podtemplate_is_dns_label(const char *s, int max, int letter_first);
 /* Fill a PodSpec's defaults (no-op when spec is not an object). */
 void podtemplate_defaults(cJSON *spec);
+/* The same for a Job's template, where restartPolicy is not defaulted. */
+void podtemplate_defaults_job(cJSON *spec);
 /* Append a cause per problem of the PodSpec at path; job: no Always. */
 void podtemplate_check(const cJSON *spec, const char *path, cJSON *causes,
     int job);

@@ -228,6 +228,32 @@ obj_name(const cJSON *obj)
 	return json_str(obj, "metadata.name");
 }
 
+/* Where standard base64 (with its padding) goes wrong in s, as Go's
+   decoder reports it, or -1 when it is fine. */
+static long
+bad_base64(const char *s)
+{
+	size_t n = strlen(s), i, pad = 0;
+
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (c == '=') {
+			if (i + 2 < n || (i + 2 == n && s[i + 1] != '='))
+				return (long)i;
+			pad++;
+			continue;
+		}
+		if (pad > 0 || !((c >= 'A' && c <= 'Z') || (c >= 'a' &&
+		    c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+		    c == '/'))
+			return (long)i;
+	}
+	if (n % 4 != 0)
+		return (long)(n - n % 4);
+	return -1;
+}
+
 /* Kind and apiVersion of a body must name the resource of the URL. */
 static cJSON *
 check_type(const resource *r, cJSON *obj)
@@ -260,6 +286,21 @@ check_type(const resource *r, cJSON *obj)
 			return status_bad_request("the API version in the "
 			    "data (%s) does not match the expected API "
 			    "version (%s)", av, r->gv);
+	}
+	if (r->builtin && (strcmp(r->store_key, "secrets") == 0 ||
+	    strcmp(r->store_key, "configmaps") == 0)) {
+		/* []byte fields: Go's decoder reads them as base64. */
+		const cJSON *it;
+		long at;
+
+		cJSON_ArrayForEach(it, json_at(obj, strcmp(r->store_key,
+		    "secrets") == 0 ? "data" : "binaryData"))
+			if (cJSON_IsString(it) &&
+			    (at = bad_base64(it->valuestring)) >= 0)
+				return status_bad_request("%s in version "
+				    "\"%s\" cannot be handled as a %s: illegal "
+				    "base64 data at input byte %ld", r->kind,
+				    r->version, r->kind, at);
 	}
 	/* Objects are stored in the storage version's apiVersion. */
 	json_set_str(obj, "kind", r->kind);
