@@ -147,17 +147,6 @@ MESSAGE(config_map_volume, "ConfigMapVolumeSource",
 	I32_KEEP(3, "defaultMode"),
 	BOOL_KEEP(4, "optional"));
 
-MESSAGE(volume_source, "VolumeSource",
-	MSG(1, "hostPath", host_path),
-	MSG(2, "emptyDir", empty_dir),
-	MSG(6, "secret", secret_volume),
-	MSG(10, "persistentVolumeClaim", pvc_volume),
-	MSG(19, "configMap", config_map_volume));
-
-MESSAGE(volume, "Volume",
-	STR_KEEP(1, "name"),
-	INLINE(2, volume_source));
-
 MESSAGE(container_port, "ContainerPort",
 	STR(1, "name"),
 	I32(2, "hostPort"),
@@ -173,6 +162,66 @@ MESSAGE(resource_field_selector, "ResourceFieldSelector",
 	STR(1, "containerName"),
 	STR_KEEP(2, "resource"),
 	QTY(3, "divisor"));
+
+MESSAGE(downward_api_file, "DownwardAPIVolumeFile",
+	STR_KEEP(1, "path"),
+	MSG(2, "fieldRef", object_field_selector),
+	MSG(3, "resourceFieldRef", resource_field_selector),
+	I32(4, "mode"));
+
+MESSAGE(downward_api_volume, "DownwardAPIVolumeSource",
+	MSGS(1, "items", downward_api_file),
+	I32_KEEP(2, "defaultMode"));
+
+MESSAGE(downward_api_projection, "DownwardAPIProjection",
+	MSGS(1, "items", downward_api_file));
+
+/* SecretProjection and ConfigMapProjection share their layout. */
+MESSAGE(object_projection, "ObjectProjection",
+	INLINE(1, local_object_reference),
+	MSGS(2, "items", key_to_path),
+	BOOL(4, "optional"));
+
+MESSAGE(sa_token_projection, "ServiceAccountTokenProjection",
+	STR(1, "audience"),
+	I64(2, "expirationSeconds"),
+	STR_KEEP(3, "path"));
+
+MESSAGE(volume_projection, "VolumeProjection",
+	MSG(1, "secret", object_projection),
+	MSG(2, "downwardAPI", downward_api_projection),
+	MSG(3, "configMap", object_projection),
+	MSG(4, "serviceAccountToken", sa_token_projection));
+
+MESSAGE(projected_volume, "ProjectedVolumeSource",
+	MSGS(1, "sources", volume_projection),
+	I32_KEEP(2, "defaultMode"));
+
+MESSAGE(csi_volume, "CSIVolumeSource",
+	STR_KEEP(1, "driver"),
+	BOOL(2, "readOnly"),
+	STR(3, "fsType"),
+	MAP(4, "volumeAttributes", K_STRING),
+	MSG(5, "nodePublishSecretRef", local_object_reference));
+
+/*
+ * The sources volrayd's pods use; another is dropped by the decoder, so
+ * the projected token volume (kube-api-access-XXXXX) and downwardAPI are
+ * here: KubeRay's operator updates its pods in protobuf and lost them.
+ */
+MESSAGE(volume_source, "VolumeSource",
+	MSG(1, "hostPath", host_path),
+	MSG(2, "emptyDir", empty_dir),
+	MSG(6, "secret", secret_volume),
+	MSG(10, "persistentVolumeClaim", pvc_volume),
+	MSG(16, "downwardAPI", downward_api_volume),
+	MSG(19, "configMap", config_map_volume),
+	MSG(26, "projected", projected_volume),
+	MSG(28, "csi", csi_volume));
+
+MESSAGE(volume, "Volume",
+	STR_KEEP(1, "name"),
+	INLINE(2, volume_source));
 
 /* ConfigMapKeySelector and SecretKeySelector share their layout. */
 MESSAGE(key_selector, "KeySelector",

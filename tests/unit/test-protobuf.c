@@ -1088,6 +1088,70 @@ test_pod_status(void)
 }
 
 /*
+ * A pod's projected service-account token volume (kube-api-access-XXXXX)
+ * and a downwardAPI volume: KubeRay's operator updates its pods in
+ * protobuf, and the volumes were decoded as a bare name.
+ */
+static void
+test_projected_volume(void)
+{
+	struct buf	 raw, spec, vol, src, proj, p1, p2, p3, tok, cm, ref, kp,
+			 dapi, file, sel, dvol;
+	cJSON		*j;
+	char		*cause;
+
+	raw.n = spec.n = vol.n = src.n = proj.n = p1.n = p2.n = p3.n = 0;
+	tok.n = cm.n = ref.n = kp.n = dapi.n = file.n = sel.n = dvol.n = 0;
+	put_int(&tok, 2, 3607);
+	put_str(&tok, 3, "token");
+	put_msg(&p1, 4, &tok);
+	put_str(&ref, 1, "kube-root-ca.crt");
+	put_msg(&cm, 1, &ref);
+	put_str(&kp, 1, "ca.crt");
+	put_str(&kp, 2, "ca.crt");
+	put_msg(&cm, 2, &kp);
+	put_msg(&p2, 3, &cm);
+	put_str(&sel, 1, "v1");
+	put_str(&sel, 2, "metadata.namespace");
+	put_str(&file, 1, "namespace");
+	put_msg(&file, 2, &sel);
+	put_msg(&dapi, 1, &file);
+	put_msg(&p3, 2, &dapi);
+	put_msg(&proj, 1, &p1);
+	put_msg(&proj, 1, &p2);
+	put_msg(&proj, 1, &p3);
+	put_int(&proj, 2, 420);
+	put_msg(&src, 26, &proj);
+	put_str(&vol, 1, "kube-api-access-abcde");
+	put_msg(&vol, 2, &src);
+	put_msg(&spec, 1, &vol);
+	vol.n = src.n = 0;
+	put_msg(&dvol, 1, &file);
+	put_msg(&src, 16, &dvol);
+	put_str(&vol, 1, "podinfo");
+	put_msg(&vol, 2, &src);
+	put_msg(&spec, 1, &vol);
+	put_msg(&raw, 2, &spec);
+	j = decode_object("v1", "Pod", &raw, &cause);
+	CHECK(j != NULL);
+	CHECK_STR(str_at(j, "spec.volumes.0.name"), "kube-api-access-abcde");
+	CHECK(num_at(j, "spec.volumes.0.projected.defaultMode") == 420);
+	CHECK(num_at(j, "spec.volumes.0.projected.sources.0."
+	    "serviceAccountToken.expirationSeconds") == 3607);
+	CHECK_STR(str_at(j, "spec.volumes.0.projected.sources.0."
+	    "serviceAccountToken.path"), "token");
+	CHECK_STR(str_at(j, "spec.volumes.0.projected.sources.1.configMap."
+	    "name"), "kube-root-ca.crt");
+	CHECK_STR(str_at(j, "spec.volumes.0.projected.sources.1.configMap."
+	    "items.0.key"), "ca.crt");
+	CHECK_STR(str_at(j, "spec.volumes.0.projected.sources.2.downwardAPI."
+	    "items.0.fieldRef.fieldPath"), "metadata.namespace");
+	CHECK_STR(str_at(j, "spec.volumes.1.downwardAPI.items.0.path"),
+	    "namespace");
+	cJSON_Delete(j);
+}
+
+/*
  * kube-scheduler's Binding and core/v1 Event: an event's reporting fields
  * shown even when empty, its eventTime (a MicroTime) with six digits.
  */
@@ -1559,6 +1623,7 @@ main(void)
 	test_special_types();
 	test_delete_options();
 	test_pod_status();
+	test_projected_volume();
 	test_scheduler_kinds();
 	test_resource_claim();
 	test_wire();
