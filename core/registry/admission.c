@@ -745,6 +745,64 @@ check_cluster_ip(store *st, const cJSON *obj, const cJSON *old,
 		    "%s: provided IP is already allocated", ip, ip);
 }
 
+/* Copy from's member key into to (or remove it there). */
+static void
+take(cJSON *to, const cJSON *from, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(from, key);
+
+	json_del(to, key);
+	if (v != NULL)
+		cJSON_AddItemToObject(to, key, cJSON_Duplicate(v, 1));
+}
+
+/*
+ * Whether a pod update changes only what kube-apiserver lets change in a
+ * pod's spec: containers' and init containers' images,
+ * activeDeadlineSeconds, tolerations, scheduling gates (removed, checked
+ * apart), ephemeral containers, a negative terminationGracePeriodSeconds,
+ * and a nodeName not set before (volrayd's own writers bind that way).
+ */
+static int
+pod_update_allowed(const cJSON *obj, const cJSON *old)
+{
+	static const char *const lists[] = { "containers", "initContainers",
+	    NULL };
+	const cJSON *ns = json_at(obj, "spec"), *os = json_at(old, "spec");
+	cJSON *a, *b, *ca, *cb;
+	int i, j, same;
+
+	if (json_equal(ns, os))
+		return 1;
+	if (!cJSON_IsObject(ns) || !cJSON_IsObject(os))
+		return 0;
+	a = cJSON_Duplicate(ns, 1);
+	b = cJSON_Duplicate(os, 1);
+	for (i = 0; lists[i] != NULL; i++) {
+		j = 0;
+		cJSON_ArrayForEach(ca, cJSON_GetObjectItemCaseSensitive(a,
+		    lists[i]))
+			if ((cb = cJSON_GetArrayItem(
+			    cJSON_GetObjectItemCaseSensitive(b, lists[i]),
+			    j++)) != NULL)
+				take(cb, ca, "image");
+	}
+	take(b, a, "activeDeadlineSeconds");
+	take(b, a, "tolerations");
+	take(b, a, "schedulingGates");
+	take(b, a, "ephemeralContainers");
+	if (cJSON_IsNumber(json_at(os, "terminationGracePeriodSeconds")) &&
+	    json_at(os, "terminationGracePeriodSeconds")->valuedouble < 0)
+		take(b, a, "terminationGracePeriodSeconds");
+	if (json_str(os, "nodeName") == NULL || *json_str(os, "nodeName") ==
+	    '\0')
+		take(b, a, "nodeName");
+	same = json_equal(a, b);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	return same;
+}
+
 void
 admission_validate(store *st, const resource *r, const cJSON *obj,
     const cJSON *old, cJSON *causes)
@@ -767,16 +825,21 @@ admission_validate(store *st, const resource *r, const cJSON *obj,
 		if (old != NULL)
 			gates_only_removed(obj, old, causes);
 		if (old != NULL && !json_equal(json_at(obj, "spec.containers"),
-		    json_at(old, "spec.containers"))) {
-			/* Only images may change in a running pod. */
-			const cJSON *a = json_at(obj, "spec.containers");
-			const cJSON *b = json_at(old, "spec.containers");
-
-			if (cJSON_GetArraySize(a) != cJSON_GetArraySize(b))
-				status_add_cause(causes, "FieldValueForbidden",
-				    "spec", "Forbidden: pod updates may not "
-				    "add or remove containers");
-		}
+		    json_at(old, "spec.containers")) &&
+		    cJSON_GetArraySize(json_at(obj, "spec.containers")) !=
+		    cJSON_GetArraySize(json_at(old, "spec.containers")))
+			status_add_cause(causes, "FieldValueForbidden",
+			    "spec", "Forbidden: pod updates may not add or "
+			    "remove containers");
+		else if (old != NULL && !pod_update_allowed(obj, old))
+			status_add_cause(causes, "FieldValueForbidden",
+			    "spec", "Forbidden: pod updates may not change "
+			    "fields other than `spec.containers[*].image`,"
+			    "`spec.initContainers[*].image`,"
+			    "`spec.activeDeadlineSeconds`,`spec.tolerations` "
+			    "(only additions to existing tolerations),"
+			    "`spec.terminationGracePeriodSeconds` (allow it to "
+			    "be set to 1 if it was previously negative)");
 	} else if (strcmp(k, "deployments.apps") == 0 ||
 	    strcmp(k, "replicasets.apps") == 0) {
 		podtemplate_check_nonneg(obj, "spec.replicas", causes);
