@@ -378,7 +378,7 @@ wait_watchers $((w0 + 1))
 k delete raycluster ft --wait=false >/dev/null || fail "delete RayCluster ft"
 k wait --for=delete raycluster/ft --timeout=60s >/dev/null ||
 	fail "RayCluster ft was not deleted: $(k get raycluster ft -o yaml)"
-grep -q "^ft-redis-cleanup Complete" "$WORK/cleanup.watch" ||
+grep -Eq "^ft-redis-cleanup (.* )?Complete" "$WORK/cleanup.watch" ||
 	fail "the cleanup Job did not complete before the cluster went: $(cat "$WORK/cleanup.watch")"
 expect_eq "" "$(rcli --scan --pattern "RAY${uid}@*")" "storage namespace left in Redis"
 [ -n "$(rcli --scan --pattern "RAY*@*")" ] || fail "the RayJob cluster's keys should still be there"
