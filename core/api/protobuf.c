@@ -351,29 +351,43 @@ decode_time(const uint8_t *p, size_t n, int micro, cJSON **out, char **cause)
 }
 
 /*
+ * The bytes of field 1 of a message that has only that one (a Quantity's
+ * string, a RawExtension's raw), the last one given; none: *len 0.
+ */
+static int
+field1_bytes(const uint8_t *p, size_t n, const char *what, const uint8_t **s,
+    size_t *len, char **cause)
+{
+	struct reader	 r = { p, p + n };
+	uint32_t	 num;
+	int		 wt;
+
+	while (r.p < r.end) {
+		if (get_key(&r, &num, &wt, what, cause) != 0)
+			return -1;
+		if (num == 1 && wt == WT_BYTES) {
+			if (get_bytes(&r, s, len) != 0)
+				return fail(cause, "malformed protobuf: "
+				    "truncated %s", what);
+		} else if (skip_field(&r, wt) != 0)
+			return fail(cause, "malformed protobuf: truncated %s",
+			    what);
+	}
+	return 0;
+}
+
+/*
  * Decode a resource.Quantity message {1 string}. The string is passed on as
  * it is; whoever reads the object parses it like a quantity sent as JSON.
  */
 static int
 decode_quantity(const uint8_t *p, size_t n, cJSON **out, char **cause)
 {
-	struct reader	 r = { p, p + n };
 	const uint8_t	*s = NULL;
 	size_t		 slen = 0;
-	uint32_t	 num;
-	int		 wt;
 
-	while (r.p < r.end) {
-		if (get_key(&r, &num, &wt, "Quantity", cause) != 0)
-			return -1;
-		if (num == 1 && wt == WT_BYTES) {
-			if (get_bytes(&r, &s, &slen) != 0)
-				return fail(cause, "malformed protobuf: "
-				    "truncated Quantity");
-		} else if (skip_field(&r, wt) != 0)
-			return fail(cause, "malformed protobuf: truncated "
-			    "Quantity");
-	}
+	if (field1_bytes(p, n, "Quantity", &s, &slen, cause) != 0)
+		return -1;
 	if (slen == 0)
 		*out = cJSON_CreateString("0");
 	else if ((*out = make_string(s, slen, "Quantity", cause)) == NULL)
@@ -389,24 +403,12 @@ decode_quantity(const uint8_t *p, size_t n, cJSON **out, char **cause)
 static int
 decode_raw(const uint8_t *p, size_t n, cJSON **out, char **cause)
 {
-	struct reader	 r = { p, p + n };
 	const uint8_t	*s = NULL;
 	size_t		 slen = 0;
-	uint32_t	 num;
-	int		 wt;
 
 	*out = NULL;
-	while (r.p < r.end) {
-		if (get_key(&r, &num, &wt, "RawExtension", cause) != 0)
-			return -1;
-		if (num == 1 && wt == WT_BYTES) {
-			if (get_bytes(&r, &s, &slen) != 0)
-				return fail(cause, "malformed protobuf: "
-				    "truncated RawExtension");
-		} else if (skip_field(&r, wt) != 0)
-			return fail(cause, "malformed protobuf: truncated "
-			    "RawExtension");
-	}
+	if (field1_bytes(p, n, "RawExtension", &s, &slen, cause) != 0)
+		return -1;
 	if (slen == 0)
 		return 0;
 	if ((*out = cJSON_ParseWithLength((const char *)s, slen)) == NULL)
