@@ -15,6 +15,12 @@
 #       second runs the controllers and the scheduler against it
 #       (--kubeconfig, KUBE_QPS/KUBE_BURST, default 100/200 as KubeRay's);
 #       CPU and RSS are the two processes', requests per RayJob the API's
+#   KUBERAY=1 sh bench/kuberay.sh       the anchor: KubeRay's own operator
+#       (scripts/anchors.sh kuberay-operator, --batch-scheduler=volcano,
+#       KUBE_QPS/KUBE_BURST, default 100/200, its own defaults) in place
+#       of volray's Ray controllers (--controllers '*,-raycluster,-rayjob,
+#       -rayservice'); volray's scheduler and nodes as before; CPU and RSS
+#       are volrayd's and the operator's
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -35,6 +41,8 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 
 if [ "${REMOTE:-0}" = 1 ]; then
 	ROLES="--roles api,nodes,ray"
+elif [ "${KUBERAY:-0}" = 1 ]; then
+	ROLES="--controllers=*,-raycluster,-rayjob,-rayservice"
 else
 	ROLES=""
 fi
@@ -51,6 +59,18 @@ if [ "${REMOTE:-0}" = 1 ]; then
 		--metrics-listen "127.0.0.1:$mport" 2>"$work/log2" &
 	pid2=$!
 	until curl -fs "http://127.0.0.1:$mport/readyz" >/dev/null 2>&1; do sleep 0.05; done
+fi
+if [ "${KUBERAY:-0}" = 1 ]; then
+	"$top/scripts/anchors.sh" kuberay-operator start "$work/op" \
+		--kubeconfig "$work/data/kubeconfig" --batch-scheduler=volcano \
+		--qps "${KUBE_QPS:-100}" --burst "${KUBE_BURST:-200}" >"$work/op.log" 2>&1 &
+	pid2=$!
+	i=0
+	until [ "$(grep -c 'Starting workers' "$work/op.log")" -ge 3 ]; do
+		i=$((i + 1))
+		kill -0 $pid2 2>/dev/null && [ $i -lt 1200 ] || { tail -20 "$work/op.log"; exit 1; }
+		sleep 0.1
+	done
 fi
 CA="$work/data/pki/ca.crt"
 export CA
@@ -112,7 +132,8 @@ def work(t, nt):
     c = http.client.HTTPSConnection("127.0.0.1", port, context=ctx)
     for i in range(t, n, nt):
         body = json.dumps({"apiVersion": "ray.io/v1", "kind": "RayJob",
-            "metadata": {"name": "job-%d" % i, "labels": {"volcano.sh/queue-name": "q%d" % (1 + i % 2)}},
+            "metadata": {"name": "job-%d" % i, "labels": {"volcano.sh/queue-name": "q%d" % (1 + i % 2),
+                                                           "ray.io/scheduler-name": "volcano"}},
             "spec": {"submissionMode": "HTTPMode", "entrypoint": "python work.py",
                      "metadata": {"volray.io/sim-duration": duration},
                      "shutdownAfterJobFinishes": True,
