@@ -112,9 +112,6 @@ ka_stop() {
 }
 trap 'rc=$?; ka_stop; (exit $rc); bench_cleanup' EXIT
 
-cpu_of() {
-	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f", ($14 + $15) / hz }' "/proc/$1/stat"
-}
 rss_kb() {
 	awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"
 }
@@ -122,29 +119,25 @@ rss_kb() {
 # create TARGET CLIENTS RUN: one loadgen run of creates; its RESULT line
 # with the servers' CPU per request appended, in RUN_DIR/create-TARGET-C.
 create() {
-	local target=$1 c=$2 r=$3 url auth tls p1 p2 a0 b0 a1 b1 out line
+	local target=$1 c=$2 r=$3 url auth tls pids c0 c1 out line cpu
 	if [ "$target" = volray ]; then
-		url=$VR_URL auth=$VR_AUTH tls=$VR_TLS_ARGS p1=$VR_PID p2=$VR_PID
+		url=$VR_URL auth=$VR_AUTH tls=$VR_TLS_ARGS pids=$VR_PID
 	else
-		url=$KA_URL auth=$KA_AUTH tls=$KA_TLS_ARGS p1=$KA_PID p2=$KA_ETCD_PID
+		url=$KA_URL auth=$KA_AUTH tls=$KA_TLS_ARGS pids="$KA_PID $KA_ETCD_PID"
 	fi
 	wait_quiet
-	a0=$(cpu_of "$p1") b0=$(cpu_of "$p2")
+	# shellcheck disable=SC2086
+	c0=$(cpu_of $pids)
 	# shellcheck disable=SC2086
 	out=$("$LOADGEN" create -H "$auth" $tls -u "$url" -n "$N" -c "$c" \
 	    -s "$SIZE" -p "a$$-$target-c$c-r$r") || {
 		echo "$out"
 		die "$target at $c clients failed"
 	}
-	a1=$(cpu_of "$p1") b1=$(cpu_of "$p2")
+	# shellcheck disable=SC2086
+	c1=$(cpu_of $pids)
 	line=$(echo "$out" | grep '^RESULT ')
-	local cpu
-	if [ "$p1" = "$p2" ]; then
-		cpu=$(awk -v a="$a0" -v b="$a1" -v n="$N" 'BEGIN { printf "%.0f", (b - a) * 1e6 / n }')
-	else
-		cpu=$(awk -v a="$a0" -v b="$a1" -v c="$b0" -v d="$b1" -v n="$N" \
-		    'BEGIN { printf "%.0f", (b - a + d - c) * 1e6 / n }')
-	fi
+	cpu=$(awk -v a="$c0" -v b="$c1" -v n="$N" 'BEGIN { printf "%.0f", (b - a) * 1e6 / n }')
 	printf '  %-14s %2s clients run %s: %8.0f creates/s  p50 %7.3f ms  p99 %7.3f ms  server CPU %5s us/create (idle before: %s%%)\n' \
 	    "$target" "$c" "$r" "$(result_field "$line" rps)" \
 	    "$(result_field "$line" p50_ms)" "$(result_field "$line" p99_ms)" "$cpu" "$IDLE"

@@ -223,6 +223,13 @@ wait_quiet() {
 	done
 }
 
+# cpu_of PID...: user + system CPU seconds of those processes, summed.
+cpu_of() {
+	local p
+	for p in "$@"; do cat "/proc/$p/stat"; done |
+	    awk -v hz="$(getconf CLK_TCK)" '{ t += ($14 + $15) / hz } END { printf "%.3f", t }'
+}
+
 # result_field LINE KEY: the value of KEY=... in a RESULT line.
 result_field() {
 	echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"

@@ -71,11 +71,6 @@ fi
 echo "# nodes: NODES=$NODES PODS=$PODS WRITERS=$WRITERS IDLE_S=$IDLE_S SCHED=${SCHED:-0} REMOTE=${REMOTE:-0}"
 export SCHED REMOTE
 
-cpu_of() { # PID...: user + system CPU seconds, summed
-	local p
-	for p in "$@"; do cat "/proc/$p/stat"; done |
-	    awk -v hz="$(getconf CLK_TCK)" '{ t += ($14 + $15) / hz } END { printf "%.3f", t }'
-}
 rss_mb() { # PID...: summed
 	local p
 	for p in "$@"; do cat "/proc/$p/status"; done |

@@ -45,11 +45,6 @@ build_loadgen
 RESULTS="$RUN_DIR/results"
 : >"$RESULTS"
 
-# cpu_of PID: user + system CPU seconds.
-cpu_of() {
-	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f", ($14 + $15) / hz }' "/proc/$1/stat"
-}
-
 # run_one TARGET MODE URL CLIENTS RUN: one loadgen run, kept in TARGET-CLIENTS.
 run_one() {
 	local target=$1 mode=$2 url=$3 c=$4 r=$5 out line hdr="" tls=$ETCD_TLS_ARGS

@@ -53,7 +53,7 @@ mounts_sa_dir(const cJSON *spec)
 
 /* Whether the pod's account is missing or turns automounting off. */
 static int
-account_says_no(store *st, const char *ns, const char *name)
+no_account_token(store *st, const char *ns, const char *name)
 {
 	const store_obj *o = ns ? store_get(st, "serviceaccounts", ns, name) :
 	    NULL;
@@ -123,7 +123,7 @@ admission_service_account(store *st, const char *ns, cJSON *spec)
 	    "serviceAccountName"));
 	if (!mount_tokens || cJSON_IsFalse(json_at(spec,
 	    "automountServiceAccountToken")) || mounts_sa_dir(spec) ||
-	    account_says_no(st, ns, json_str(spec, "serviceAccountName")))
+	    no_account_token(st, ns, json_str(spec, "serviceAccountName")))
 		return;
 	snprintf(vname, sizeof vname, VOLUME_PREFIX);
 	util_random_suffix(vname + strlen(vname), 5);
