@@ -11,6 +11,8 @@
  *   get node [NAME] [-c CLUSTER]         the Ray pods with their requests
  *   get token CLUSTER          the token of authOptions' Secret
  *   scale cluster NAME -w GROUP [-r N] [--min-replicas N] [--max-replicas N]
+ *   scale job NAME -w GROUP ... the same on a running RayJob (its spec and
+ *                              its cluster; cli_ray_scale.c)
  *   job submit --name NAME [ray job submit flags] -- ENTRYPOINT...
  *                              a RayJob in InteractiveMode, then the Ray
  *                              job submitted to its head (through the
@@ -458,28 +460,6 @@ out:
 
 /* A merge patch of the cluster's workerGroupSpecs (the whole list). */
 static int
-put_groups(const char *ns, const char *name, const cJSON *rc,
-    cJSON *groups)
-{
-	struct cli_buf path = { 0 };
-	cJSON *patch = cJSON_CreateObject(), *out;
-	char *body;
-
-	cli_ray_put(patch, "metadata.resourceVersion",
-	    cJSON_CreateString(json_str(rc, "metadata.resourceVersion")));
-	cli_ray_put(patch, "spec.workerGroupSpecs", groups);
-	body = cJSON_PrintUnformatted(patch);
-	cluster_path(&path, ns, name);
-	out = cli_obj_send("PATCH", path.p, "application/merge-patch+json",
-	    body);
-	free(body);
-	cJSON_Delete(patch);
-	cli_buf_free(&path);
-	cJSON_Delete(out);
-	return out != NULL ? 0 : -1;
-}
-
-static int
 create_workergroup(const char *group)
 {
 	const char *ns = cli_ray_ns(), *cl = cli_opts.ray.cluster;
@@ -526,7 +506,7 @@ create_workergroup(const char *group)
 	if (groups == NULL)
 		groups = cJSON_CreateArray();
 	cJSON_AddItemToArray(groups, g);
-	rc_ = put_groups(ns, cl, rc, groups) == 0 ? CLI_OK : CLI_FAIL;
+	rc_ = cli_ray_put_groups(ns, cl, rc, groups) == 0 ? CLI_OK : CLI_FAIL;
 	if (rc_ == CLI_OK)
 		printf("Updated Ray cluster %s/%s with new worker group\n", ns,
 		    cl);
@@ -540,101 +520,6 @@ cli_ray_num(const cJSON *o, const char *path, long def)
 	const cJSON *v = json_at(o, path);
 
 	return cJSON_IsNumber(v) ? (long)v->valuedouble : def;
-}
-
-static int
-scale_cluster(const char *name)
-{
-	const char *ns = cli_ray_ns(), *wg = cli_opts.ray.worker_group;
-	long rep = cli_opts.replicas, mn = cli_opts.ray.min_replicas;
-	long mx = cli_opts.ray.max_replicas, cur, cmin, cmax;
-	struct cli_buf changes = { 0 }, names = { 0 };
-	cJSON *rc, *groups, *g, *found = NULL;
-	int rc_ = CLI_FAIL;
-
-	if (wg == NULL)
-		return cli_opt_usage("ray", "must specify -w/--worker-group");
-	if (rep < 0 && mn < 0 && mx < 0)
-		return cli_opt_usage("ray", "must specify at least one of "
-		    "--replicas, --min-replicas, or --max-replicas "
-		    "(non-negative integers)");
-	if (mn >= 0 && mx >= 0 && mn > mx)
-		return cli_opt_usage("ray", "--min-replicas (%ld) cannot be "
-		    "greater than --max-replicas (%ld)", mn, mx);
-	if ((rc = cli_ray_cluster(ns, name)) == NULL)
-		return CLI_FAIL;
-	groups = cJSON_Duplicate(json_at(rc, "spec.workerGroupSpecs"), 1);
-	cJSON_ArrayForEach(g, groups) {
-		const char *gn = json_str(g, "groupName");
-
-		cli_buf_printf(&names, "%s%s", names.len ? ", " : "",
-		    gn ? gn : "");
-		if (gn != NULL && strcmp(gn, wg) == 0)
-			found = g;
-	}
-	if (found == NULL) {
-		cli_color_errorf("worker group %s not found in Ray cluster %s "
-		    "in namespace %s. Available worker groups: %s\n", wg, name,
-		    ns, names.p ? names.p : "");
-		goto out;
-	}
-	cur = cli_ray_num(found, "replicas", 0);
-	cmin = cli_ray_num(found, "minReplicas", 0);
-	cmax = cli_ray_num(found, "maxReplicas", 2147483647);
-	if ((mn >= 0 ? mn : cmin) > (mx >= 0 ? mx : cmax)) {
-		cli_color_errorf("cannot set --min-replicas (%ld) greater than "
-		    "--max-replicas (%ld)\n", mn >= 0 ? mn : cmin, mx >= 0 ?
-		    mx : cmax);
-		goto out;
-	}
-	if (rep >= 0 && rep < (mn >= 0 ? mn : cmin)) {
-		cli_color_errorf("cannot set --replicas (%ld) less than "
-		    "--min-replicas (%ld)\n", rep, mn >= 0 ? mn : cmin);
-		goto out;
-	}
-	if (rep >= 0 && rep > (mx >= 0 ? mx : cmax)) {
-		cli_color_errorf("cannot set --replicas (%ld) greater than "
-		    "--max-replicas (%ld)\n", rep, mx >= 0 ? mx : cmax);
-		goto out;
-	}
-	if (mn >= 0 && mn != cmin) {
-		cli_buf_printf(&changes, "Scaled minReplicas: %ld to %ld", cmin,
-		    mn);
-		cJSON_DeleteItemFromObject(found, "minReplicas");
-		cJSON_AddNumberToObject(found, "minReplicas", (double)mn);
-	}
-	if (mx >= 0 && mx != cmax) {
-		cli_buf_printf(&changes, "%sScaled maxReplicas: %ld to %ld",
-		    changes.len ? ", " : "", cmax, mx);
-		cJSON_DeleteItemFromObject(found, "maxReplicas");
-		cJSON_AddNumberToObject(found, "maxReplicas", (double)mx);
-	}
-	if (rep >= 0 && rep != cur) {
-		cli_buf_printf(&changes, "%sScaled Replicas: %ld to %ld",
-		    changes.len ? ", " : "", cur, rep);
-		cJSON_DeleteItemFromObject(found, "replicas");
-		cJSON_AddNumberToObject(found, "replicas", (double)rep);
-	}
-	if (changes.len == 0) {
-		printf("Worker group %s in Ray cluster %s in namespace %s "
-		    "already matches the requested configuration. Skipping.\n",
-		    wg, name, ns);
-		rc_ = CLI_OK;
-		goto out;
-	}
-	if (put_groups(ns, name, rc, groups) == 0) {
-		groups = NULL;
-		printf("Updated worker group %s in Ray cluster %s in namespace "
-		    "%s (%s)\n", wg, name, ns, changes.p);
-		rc_ = CLI_OK;
-	} else
-		groups = NULL;
-out:
-	cJSON_Delete(groups);
-	cJSON_Delete(rc);
-	cli_buf_free(&changes);
-	cli_buf_free(&names);
-	return rc_;
 }
 
 cJSON *
@@ -738,7 +623,10 @@ cli_ray_run(int argc, char **argv)
 		return cli_ray_get(argc - 1, argv + 1);
 	if (strcmp(v, "scale") == 0 && argc == 3 &&
 	    strcmp(argv[1], "cluster") == 0)
-		return scale_cluster(argv[2]);
+		return cli_ray_scale_cluster(argv[2]);
+	if (strcmp(v, "scale") == 0 && argc == 3 &&
+	    strcmp(argv[1], "job") == 0)
+		return cli_ray_scale_job(argv[2]);
 	if (strcmp(v, "delete") == 0)
 		return delete_run(argc - 1, argv + 1);
 	if (strcmp(v, "log") == 0)
@@ -750,7 +638,7 @@ cli_ray_run(int argc, char **argv)
 		return cli_ray_job_submit(argc - 2, argv + 2);
 	return cli_opt_usage("ray", "usage: volray ray create cluster|"
 	    "workergroup NAME | get cluster|workergroup|node [NAME] | get "
-	    "token CLUSTER | scale cluster NAME -w GROUP -r N | job submit "
+	    "token CLUSTER | scale cluster|job NAME -w GROUP -r N | job submit "
 	    "--name NAME -- ENTRYPOINT | session NAME | log NAME | delete "
 	    "NAME");
 }

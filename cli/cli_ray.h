@@ -44,7 +44,14 @@ cJSON *cli_ray_spec_from_config(const cJSON *cfg);
 cJSON *cli_ray_worker_group(const cJSON *g, int index, const char *image,
     const char *sa, int *bad);
 
+/* Merge-patch the worker groups of RayCluster ns/name (taking groups),
+   with rc's resourceVersion: 0, or -1 (reported). */
+int cli_ray_put_groups(const char *ns, const char *name, const cJSON *rc,
+    cJSON *groups);
+
 /* The subcommands of the other files. */
+int cli_ray_scale_cluster(const char *name);
+int cli_ray_scale_job(const char *name);
 int cli_ray_get(int argc, char **argv);
 int cli_ray_log(int argc, char **argv);
 int cli_ray_job_submit(int argc, char **argv);

@@ -15,7 +15,11 @@
 -- start kept in status.jobStatusCheckFailureStartTime) fail it too; a
 -- SidecarMode job whose head pod is gone fails (its cluster makes no new
 -- head). A failure with backoffLimit left goes Retrying: the cluster and
--- submitter are deleted and the RayJob starts over with new ones.
+-- submitter are deleted and the RayJob starts over with new ones; with
+-- the annotation volray.io/retry-keeps-cluster: "true" (K8sJobMode and
+-- HTTPMode) only the submitter goes and the next attempt runs on the same
+-- cluster under a new submission id (the RayCluster controller replaces
+-- the workers that died; the rest are kept).
 -- suspend deletes them the same way (Suspending, Suspended) and resuming
 -- starts over. When finished, deletionRules (the most impactful overdue
 -- first), the older onSuccess/onFailure policies (after
@@ -40,6 +44,7 @@ local SUBMITTER_GRACE = 30
 local STATUS_CHECK_TIMEOUT = 300
 local TERMINAL_WAIT = 300
 local STOP_WAIT = 10
+local KEEPS_CLUSTER = "volray.io/retry-keeps-cluster"
 
 local controller = {
   primary = RJ,
@@ -355,6 +360,43 @@ local function tear_down(job, st)
   return 0
 end
 
+-- Whether a retry keeps the cluster: asked for by the annotation, in the
+-- modes whose submission is not tied to the head pod (SidecarMode's is,
+-- InteractiveMode's is the user's), and on a cluster of the job's own.
+local function retry_keeps_cluster(job)
+  local m = mode(job)
+  return (job.metadata.annotations or {})[KEEPS_CLUSTER] == "true"
+    and (m == "K8sJobMode" or m == "HTTPMode") and not jc.uses_selector(job)
+end
+
+-- Retrying on the same cluster: delete the submitter, wait until it is
+-- gone, forget the attempt but not the cluster. The next submission id is
+-- new (the head keeps the failed one), spec.jobId plus the attempt.
+local function retry_on_cluster(job, st)
+  if not jc.delete_submitter(job) then return 1 end
+  local rc = v.get(jc.RC, job.metadata.namespace, st.rayClusterName)
+  if rc == nil or rc.metadata.deletionTimestamp ~= nil then return tear_down(job, st) end
+  local base = present(job.spec.jobId) and job.spec.jobId or job.metadata.name
+  st.jobId = base .. "-retry" .. tostring(st.failed or 0) .. "-" .. v.random_suffix()
+  st.dashboardURL = nil  -- wait for the cluster to be ready again
+  st.message = nil
+  st.reason = nil
+  st.rayJobInfo = nil
+  st.jobStatus = nil
+  st.startTime = nil
+  st.jobStatusCheckFailureStartTime = nil
+  st.jobDeploymentStatus = ""
+  v.event(job, "Normal", "RetryingOnCluster", string.format(
+    "Retrying (attempt %d) on the same RayCluster %s/%s as submission %s",
+    (st.failed or 0) + 1, job.metadata.namespace, st.rayClusterName, st.jobId))
+  return 0
+end
+
+local function retrying(job, st)
+  if retry_keeps_cluster(job) and present(st.rayClusterName) then return retry_on_cluster(job, st) end
+  return tear_down(job, st)
+end
+
 local IMPACT = { DeleteSelf = 4, DeleteCluster = 3, DeleteWorkers = 2, DeleteNone = 1 }
 
 local function run_policy(job, policy)
@@ -447,7 +489,7 @@ local HANDLERS = {
   Initializing = initializing,
   Waiting = waiting,
   Running = running,
-  Suspending = tear_down, Retrying = tear_down,
+  Suspending = tear_down, Retrying = retrying,
 }
 
 local function status_text(st)
