@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/hmap.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/podspec.h"
@@ -167,6 +168,7 @@ cluster_nodes(struct ray_head *h, struct rnode **out)
 	struct rnode *nodes = NULL;
 	size_t n = 0, cap = 0, nk, i, k;
 	const char *owner = NULL;
+	hmap *byname;
 	int jn, b;
 
 	*out = NULL;
@@ -200,21 +202,28 @@ cluster_nodes(struct ray_head *h, struct rnode **out)
 	}
 	if (n > 1)
 		qsort(nodes, n, sizeof *nodes, by_name);
+	/* Each placed bundle's node by name: a map, not a scan (10,000
+	   bundles on 10,000 workers). */
+	byname = hmap_new();
+	for (i = 0; i < n; i++)
+		hmap_put(byname, nodes[i].name, &nodes[i]);
 	for (jn = 0; jn < h->njobs; jn++) {
 		struct ray_job *j = h->order[jn];
 
 		if (!j->placed)
 			continue;
-		for (b = 0; b < j->nbundles; b++)
-			for (i = 0; i < n; i++)
-				if (j->bundles[b].node != NULL &&
-				    strcmp(j->bundles[b].node, nodes[i].name) ==
-				    0) {
-					nodes[i].used.cpu_m += j->bundles[b].cpu_m;
-					nodes[i].used.gpu += j->bundles[b].gpu;
-					nodes[i].used.mem += j->bundles[b].mem;
-				}
+		for (b = 0; b < j->nbundles; b++) {
+			struct rnode *nd;
+
+			if (j->bundles[b].node == NULL ||
+			    (nd = hmap_get(byname, j->bundles[b].node)) == NULL)
+				continue;
+			nd->used.cpu_m += j->bundles[b].cpu_m;
+			nd->used.gpu += j->bundles[b].gpu;
+			nd->used.mem += j->bundles[b].mem;
+		}
 	}
+	hmap_free(byname);
 	*out = nodes;
 	return n;
 }
@@ -237,7 +246,18 @@ fits(const struct rnode *nd, const struct bundle *b)
 	    nd->used.mem + b->mem <= nd->total.mem;
 }
 
-/* Place every bundle of j or none; 1 if placed. */
+static int
+same_shape(const struct bundle *x, const struct bundle *y)
+{
+	return x->cpu_m == y->cpu_m && x->gpu == y->gpu && x->mem == y->mem;
+}
+
+/*
+ * Place every bundle of j or none; 1 if placed. First fit; a bundle of
+ * the shape of the one before it starts where that one went (what is
+ * free only shrinks while placing, so no earlier node holds it): a job of
+ * 10,000 equal bundles is placed in one pass over the nodes.
+ */
 static int
 place_job(struct ray_job *j, struct rnode *nodes, size_t n)
 {
@@ -245,7 +265,9 @@ place_job(struct ray_job *j, struct rnode *nodes, size_t n)
 	int b, ok = 1;
 
 	for (b = 0; b < j->nbundles && ok; b++) {
-		for (i = 0; i < n && !fits(&nodes[i], &j->bundles[b]); i++)
+		i = b > 0 && same_shape(&j->bundles[b], &j->bundles[b - 1]) ?
+		    at[b - 1] : 0;
+		for (; i < n && !fits(&nodes[i], &j->bundles[b]); i++)
 			;
 		if (i == n) {
 			ok = 0;

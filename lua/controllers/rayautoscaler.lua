@@ -119,14 +119,23 @@ local function plan(rc, report, pods)
     if pa ~= pb then return pa > pb end
     return a < b
   end)
+  -- First fit, with a cursor per bundle shape: what is free only shrinks
+  -- while planning and new room is appended, so a slot that did not hold
+  -- a shape never will, and the next bundle of that shape starts where the
+  -- last one stopped (10,000 one-CPU bundles: linear, not quadratic).
+  local cursor = {}
   local waiting, up = false, {}
   for _, job in ipairs(report.pending or {}) do
     for _, b in ipairs(job.bundles or {}) do
       waiting = true
       local placed = false
-      for _, f in ipairs(free) do
-        if fits(f, b) then take(f, b); placed = true; break end
+      local shape = (b.CPU or 0) .. "/" .. (b.GPU or 0) .. "/" .. (b.memory or 0)
+      local k = cursor[shape] or 1
+      while k <= #free do
+        if fits(free[k], b) then take(free[k], b); placed = true; break end
+        k = k + 1
       end
+      cursor[shape] = k
       if not placed and room > 0 then
         for _, i in ipairs(order) do
           local g = groups[i]
@@ -176,10 +185,23 @@ local function plan(rc, report, pods)
   return replicas, doomed, up
 end
 
+-- When each cluster was last looked at: a RayCluster's status changes
+-- with every pod it gains, and each change would bring this key back; the
+-- autoscaler looks every PERIOD (as Ray's does on its own period), not on
+-- every status write.
+local last_look = {}
+
 function controller.reconcile(req)
   local rc = v.get(RC, req.namespace, req.name)
-  if rc == nil or rc.metadata.deletionTimestamp ~= nil then return nil end
+  if rc == nil or rc.metadata.deletionTimestamp ~= nil then
+    last_look[req.key] = nil
+    return nil
+  end
   if rc.spec.enableInTreeAutoscaling ~= true or rc.spec.suspend == true then return nil end
+  local now = v.time()
+  local since = now - (last_look[req.key] or -math.huge)
+  if since < PERIOD then return { requeue_after = PERIOD - since } end
+  last_look[req.key] = now
   local groups = rc.spec.workerGroupSpecs or {}
   local pods = workers(rc)
 
@@ -212,6 +234,7 @@ function controller.reconcile(req)
   if clear then
     local out, err, code = v.update(rc)
     if out == nil and code ~= 409 and code ~= 404 then error("clearing workersToDelete: " .. tostring(err), 0) end
+    last_look[req.key] = nil  -- the next look at once
     return { requeue = true }
   end
 
@@ -239,7 +262,10 @@ function controller.reconcile(req)
   if changed then
     local out, err, code = v.update(rc)
     if out == nil then
-      if code == 409 then return { requeue = true } end
+      if code == 409 then
+        last_look[req.key] = nil
+        return { requeue = true }
+      end
       if code ~= 404 then error("updating replicas: " .. tostring(err), 0) end
       return nil
     end

@@ -54,6 +54,21 @@ local function owned(resource, rc)
   return out
 end
 
+-- Pod writes made by this controller, so that a pass lists a cluster's
+-- pods once, and again only after it changed them: with 10,000 workers a
+-- list is most of a pass's cost.
+local pod_writes = 0
+
+-- The cluster's pods, from memo when no pod was written since it was
+-- filled.
+local function owned_pods(rc, memo)
+  if memo.pods == nil or memo.writes ~= pod_writes then
+    memo.pods = owned("v1/pods", rc)
+    memo.writes = pod_writes
+  end
+  return memo.pods
+end
+
 -- upgradeStrategy Recreate (KubeRay 1.7): the head pod carries the hash
 -- of the spec without what scaling or external controllers change
 -- (replicas, min, max, workersToDelete, tolerations, scheduling gates);
@@ -88,6 +103,7 @@ local function create_pod(rc, node_type, spec, scope, extra)
     pod.metadata.annotations[KUBERAY_VERSION] = "volray"
   end
   local out, err = v.create(pod)
+  pod_writes = pod_writes + 1
   local what = node_type == "head" and "HeadPod" or "WorkerPod"
   if out == nil then
     v.event(rc, "Warning", "FailedToCreate" .. what, "Failed to create " .. node_type .. " Pod: " .. tostring(err))
@@ -102,6 +118,7 @@ end
 local function delete_pod(rc, pod, scope, why)
   local name = pod.metadata.name
   local ok, err, code = v.delete("v1/pods", rc.metadata.namespace, name)
+  pod_writes = pod_writes + 1
   local what = pod.metadata.labels[raypod.NODE_TYPE] == "head" and "HeadPod" or "WorkerPod"
   if not ok and code ~= 404 then
     v.event(rc, "Warning", "FailedToDelete" .. what, "Failed to delete Pod " .. name .. ": " .. tostring(err))
@@ -303,9 +320,9 @@ end
 
 -- The pods, the suspension steps, the head, the groups. Returns a
 -- failure or nil, and whether to look again soon.
-local function reconcile_pods(rc, key)
+local function reconcile_pods(rc, key, memo)
   local st = rc.status
-  local heads, groups = sort_pods(owned("v1/pods", rc))
+  local heads, groups = sort_pods(owned_pods(rc, memo))
   local suspending = cond.is_true(st, "RayClusterSuspending")
   local suspended = cond.is_true(st, "RayClusterSuspended")
   if rc.spec.suspend == true and not suspending and not suspended then
@@ -406,10 +423,10 @@ local function count_fields(rc, pods)
   return head, gang_members, nlive == desired + 1 and running_pods == desired + 1
 end
 
-local function compute_status(rc, svc, fail)
+local function compute_status(rc, svc, fail, memo)
   local st = rc.status
   local redis_down = false
-  local pods = owned("v1/pods", rc)
+  local pods = owned_pods(rc, memo)
   local head, _, all_ready = count_fields(rc, pods)
   st.head = st.head or {}
   st.head.podName = head and head.metadata.name or nil
@@ -665,8 +682,10 @@ function controller.reconcile(req)
   if fail == nil then fail = reconcile_autoscaler_rbac(rc) end
   if fail == nil then fail = reconcile_auth_secret(rc) end
   if fail == nil then fail = reconcile_gcs_storage(rc) end
-  if fail == nil then fail, soon = reconcile_pods(rc, req.key) end
-  local redis_down = compute_status(rc, svc, fail)
+  local memo = {}
+  if fail == nil then fail, soon = reconcile_pods(rc, req.key, memo) end
+  local redis_down = compute_status(rc, svc, fail, memo)
+
   local changed = status_text(rc.status) ~= before
   if changed then
     rc.status.lastUpdateTime = v.now()
