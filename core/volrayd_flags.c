@@ -25,6 +25,7 @@
 #include "sched/sched.h"
 #include "node/podnet.h"
 #include "registry/admission.h"
+#include "registry/resource.h"
 #include "volrayd.h"
 
 #ifndef PKGDATADIR
@@ -61,6 +62,7 @@ usage(FILE *f)
 	    "[--context NAME]] [--metrics-listen HOST:PORT]\n"
 	    "               [--scheduler-name NAME]... "
 	    "[--no-install-crds] [--kube-api-qps QPS] [--kube-api-burst N]\n"
+	    "               [--feature-gates LIST]\n"
 	    "               [--leader-elect[=true|false]] "
 	    "[--leader-elect-lease-duration DURATION]\n"
 	    "               [--leader-elect-renew-deadline DURATION] "
@@ -149,6 +151,38 @@ bad(const char *fmt, const char *arg)
 	return 2;
 }
 
+/* --feature-gates Gate=true,Other=false, as kube-apiserver takes it. */
+static int
+parse_gates(const char *arg)
+{
+	char *copy = xstrdup(arg), *tok, *save, *eq;
+	int rc = 0, on;
+
+	for (tok = strtok_r(copy, ",", &save); tok != NULL && rc == 0;
+	    tok = strtok_r(NULL, ",", &save)) {
+		if ((eq = strchr(tok, '=')) == NULL) {
+			rc = bad("--feature-gates: missing bool value for %s",
+			    tok);
+			break;
+		}
+		*eq++ = '\0';
+		if (strcasecmp(eq, "true") == 0)
+			on = 1;
+		else if (strcasecmp(eq, "false") == 0)
+			on = 0;
+		else {
+			rc = bad("--feature-gates: invalid value of %s: want "
+			    "true or false", tok);
+			break;
+		}
+		if (resource_set_gate(tok, on) != 0)
+			rc = bad("--feature-gates: unrecognized feature gate: "
+			    "%s (volray knows GenericWorkload)", tok);
+	}
+	free(copy);
+	return rc;
+}
+
 /* Options with no short letter. */
 enum {
 	O_PLAIN = 256, O_CERT, O_KEY, O_SAN, O_TOKENS, O_AUTHZ,
@@ -160,7 +194,7 @@ enum {
 	O_ETCD, O_ETCD_CA, O_ETCD_CERT, O_ETCD_KEY, O_ETCD_PREFIX,
 	O_ETCD_COMPACT, O_MIGRATE, O_EXPLAIN, O_HISTORY, O_HISTORY_BYTES,
 	O_RECORD, O_RECORD_KEEP, O_POD_NET, O_POD_CIDR, O_LINK_RANGE,
-	O_SVC_RANGE, O_RAY_DIR, O_RAY_EMULATED
+	O_SVC_RANGE, O_RAY_DIR, O_RAY_EMULATED, O_GATES
 };
 
 static const struct option longopts[] = {
@@ -206,6 +240,7 @@ static const struct option longopts[] = {
 	{ "context", required_argument, NULL, O_CONTEXT },
 	{ "metrics-listen", required_argument, NULL, O_METRICS },
 	{ "scheduler-name", required_argument, NULL, O_SCHEDNAME },
+	{ "feature-gates", required_argument, NULL, O_GATES },
 	{ "no-install-crds", no_argument, NULL, O_NOCRDS },
 	{ "leader-elect", optional_argument, NULL, O_ELECT },
 	{ "leader-elect-lease-duration", required_argument, NULL,
@@ -457,6 +492,10 @@ role_flag(struct volrayd_flags *f, int c, const char *arg)
 		break;
 	case O_NOCRDS:
 		f->no_install_crds = 1;
+		break;
+	case O_GATES:
+		if (parse_gates(arg) != 0)
+			return 2;
 		break;
 	case O_ELECT:
 		if (arg == NULL || strcasecmp(arg, "true") == 0)

@@ -146,7 +146,7 @@ static cJSON *
 group_entry(const char *group)
 {
 	cJSON *g = cJSON_CreateObject(), *vs, *pref = NULL;
-	int i, j, dup;
+	int i, j, dup, pref_storage = 0;
 	char gv[256];
 
 	cJSON_AddStringToObject(g, "kind", "APIGroup");
@@ -171,7 +171,10 @@ group_entry(const char *group)
 			cJSON_AddStringToObject(v, "groupVersion", gv);
 			cJSON_AddStringToObject(v, "version", r->version);
 			cJSON_AddItemToArray(vs, v);
-			if (pref == NULL || r->storage) {
+			/* The first storage version: scheduling.k8s.io's v1
+			   before the v1alpha2 of its gang kinds. */
+			if (pref == NULL || (r->storage && !pref_storage)) {
+				pref_storage = r->storage;
 				cJSON_Delete(pref);
 				pref = cJSON_Duplicate(v, 1);
 			}

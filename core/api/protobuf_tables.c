@@ -448,6 +448,10 @@ MESSAGE(topology_spread_constraint, "TopologySpreadConstraint",
 	STR_KEEP(7, "nodeTaintsPolicy"),
 	STRS(8, "matchLabelKeys"));
 
+/* Kubernetes' gang API (1.36): the PodGroup the pod joins. */
+MESSAGE(pod_scheduling_group, "PodSchedulingGroup",
+	STR_KEEP(1, "podGroupName"));
+
 MESSAGE(pod_spec, "PodSpec",
 	MSGS(1, "volumes", volume),
 	MSGS(20, "initContainers", container),
@@ -484,7 +488,8 @@ MESSAGE(pod_spec, "PodSpec",
 	MAP(32, "overhead", K_QUANTITY),
 	BOOL_KEEP(35, "setHostnameAsFQDN"),
 	BOOL_KEEP(37, "hostUsers"),
-	MSG(40, "resources", resource_requirements));
+	MSG(40, "resources", resource_requirements),
+	MSG(43, "schedulingGroup", pod_scheduling_group));
 
 /*
  * PodStatus in full: a scheduler's client-go (Volcano's, kube-scheduler's)

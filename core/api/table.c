@@ -144,6 +144,12 @@ static const struct kindcols kinds[] = {
 	{ "resourceslices.resource.k8s.io", { { "Name", "string", 0 },
 	    { "Node", "string", 0 }, { "Driver", "string", 0 },
 	    { "Pool", "string", 0 }, { "Age", "string", 0 } } },
+	{ "podgroups.scheduling.k8s.io", { { "Name", "string", 0 },
+	    { "Policy", "string", 0 }, { "Min-Count", "integer", 0 },
+	    { "Scheduled", "string", 0 }, { "Reason", "string", 0 },
+	    { "Age", "string", 0 } } },
+	{ "workloads.scheduling.k8s.io", { { "Name", "string", 0 },
+	    { "Templates", "string", 0 }, { "Age", "string", 0 } } },
 	{ "namespaces", { { "Name", "string", 0 }, { "Status", "string", 0 },
 	    { "Age", "string", 0 } } },
 	{ "events", { { "Last Seen", "string", 0 }, { "Type", "string", 0 },
@@ -955,7 +961,8 @@ table_add_row(cJSON *t, const resource *r, const cJSON *o,
 	cells = cJSON_AddArrayToObject(row, "cells");
 	if (strcmp(k, "events") != 0)
 		cell_str(cells, json_str(o, "metadata.name"));
-	if (r->builtin && table_storage_row(cells, k, o))
+	if (r->builtin && (table_storage_row(cells, k, o) ||
+	    table_gang_row(cells, k, o)))
 		;
 	else if (!r->builtin) {
 		for (i = 0; i < r->ncols; i++)

@@ -1,6 +1,7 @@
 /*
  * The rows table.c delegates: the storage.k8s.io and resource.k8s.io
- * kinds (table_storage.c), printed as kube-apiserver's printers do.
+ * kinds (table_storage.c), printed as kube-apiserver's printers do, and
+ * the gang API's (table_gang.c).
  */
 #ifndef VOLRAY_TABLE_INT_H
 #define VOLRAY_TABLE_INT_H
@@ -13,5 +14,14 @@
  * 1, or 0 when store_key is none of them.
  */
 int table_storage_row(cJSON *cells, const char *store_key, const cJSON *obj);
+
+/* obj's AGE cell, as kubectl prints it (<unknown> without a time). */
+void table_age_cell(cJSON *cells, const cJSON *obj);
+
+/*
+ * The same for scheduling.k8s.io/v1alpha2 PodGroups and Workloads
+ * (table_gang.c).
+ */
+int table_gang_row(cJSON *cells, const char *store_key, const cJSON *obj);
 
 #endif

@@ -29,8 +29,8 @@ boolean(cJSON *cells, const cJSON *o, const char *path, int dflt)
 	    cJSON_IsTrue(v) : dflt));
 }
 
-static void
-age(cJSON *cells, const cJSON *o)
+void
+table_age_cell(cJSON *cells, const cJSON *o)
 {
 	time_t t = util_time_parse(json_str(o, "metadata.creationTimestamp"));
 	char out[16];
@@ -73,7 +73,7 @@ storageclass_row(cJSON *cells, const cJSON *o)
 	str(cells, rp ? rp : "Delete");
 	str(cells, bm ? bm : "Immediate");
 	boolean(cells, o, "allowVolumeExpansion", 0);
-	age(cells, o);
+	table_age_cell(cells, o);
 }
 
 /* TOKENREQUESTS: the audiences, <unset> without the list. */
@@ -102,7 +102,7 @@ csidriver_row(cJSON *cells, const cJSON *o)
 			len += snprintf(buf + len, sizeof buf - len, "%s%s",
 			    len ? "," : "", it->valuestring);
 	str(cells, len ? buf : "<none>");
-	age(cells, o);
+	table_age_cell(cells, o);
 }
 
 /* deleted, pending, allocated and reserved, as they apply. */
@@ -124,7 +124,7 @@ claim_row(cJSON *cells, const cJSON *o)
 			strcat(buf, ",reserved");
 	}
 	str(cells, buf);
-	age(cells, o);
+	table_age_cell(cells, o);
 }
 
 int
@@ -137,7 +137,7 @@ table_storage_row(cJSON *cells, const char *k, const cJSON *o)
 	else if (strcmp(k, "csinodes.storage.k8s.io") == 0) {
 		cJSON_AddItemToArray(cells, cJSON_CreateNumber(
 		    cJSON_GetArraySize(json_at(o, "spec.drivers"))));
-		age(cells, o);
+		table_age_cell(cells, o);
 	} else if (strcmp(k, "csidrivers.storage.k8s.io") == 0)
 		csidriver_row(cells, o);
 	else if (strcmp(k, "csistoragecapacities.storage.k8s.io") == 0) {
@@ -149,20 +149,20 @@ table_storage_row(cJSON *cells, const char *k, const cJSON *o)
 		str(cells, json_str(o, "spec.source.persistentVolumeName"));
 		str(cells, json_str(o, "spec.nodeName"));
 		boolean(cells, o, "status.attached", 0);
-		age(cells, o);
+		table_age_cell(cells, o);
 	} else if (strcmp(k, "volumeattributesclasses.storage.k8s.io") == 0) {
 		str(cells, json_str(o, "driverName"));
-		age(cells, o);
+		table_age_cell(cells, o);
 	} else if (strcmp(k, "resourceclaims.resource.k8s.io") == 0)
 		claim_row(cells, o);
 	else if (strcmp(k, "resourceslices.resource.k8s.io") == 0) {
 		str(cells, json_str(o, "spec.nodeName"));
 		str(cells, json_str(o, "spec.driver"));
 		str(cells, json_str(o, "spec.pool.name"));
-		age(cells, o);
+		table_age_cell(cells, o);
 	} else if (strcmp(k, "deviceclasses.resource.k8s.io") == 0 ||
 	    strcmp(k, "resourceclaimtemplates.resource.k8s.io") == 0)
-		age(cells, o);
+		table_age_cell(cells, o);
 	else
 		return 0;
 	return 1;

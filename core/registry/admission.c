@@ -16,6 +16,7 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "registry/admission.h"
+#include "registry/resource.h"
 #include "registry/limitrange.h"
 #include "registry/podtemplate.h"
 #include "registry/status.h"
@@ -332,6 +333,11 @@ pod_mutate(store *st, cJSON *obj, const cJSON *old)
 	int found, prio;
 
 	podtemplate_defaults(spec);
+	/* kube-apiserver drops a field whose gate is off unless the stored
+	   pod has it already. */
+	if (!resource_gate("GenericWorkload") &&
+	    json_at(old, "spec.schedulingGroup") == NULL)
+		json_del(spec, "schedulingGroup");
 	if (old == NULL) {
 		prio = priority_of(st, pc, &found, &defname);
 		if (defname != NULL && pc == NULL)
@@ -816,12 +822,15 @@ admission_validate(store *st, const resource *r, const cJSON *obj,
 	if (strcmp(r->group, "rbac.authorization.k8s.io") == 0)
 		admission_rbac_validate(r, obj, old, causes);
 	else if (admission_workload_validate(r, obj, old, causes) ||
-	    admission_storage_validate(r, obj, old, causes))
+	    admission_storage_validate(r, obj, old, causes) ||
+	    admission_gang_validate(st, r, obj, old, causes))
 		return;
 	else if (strcmp(k, "apiservices.apiregistration.k8s.io") == 0)
 		admission_apiservice_validate(obj, old, causes);
 	else if (strcmp(k, "pods") == 0) {
 		podtemplate_check(json_at(obj, "spec"), "spec", causes, 0);
+		if (admission_gang_pod_validate(obj, old, causes))
+			return;
 		if (old != NULL)
 			gates_only_removed(obj, old, causes);
 		if (old != NULL && !json_equal(json_at(obj, "spec.containers"),

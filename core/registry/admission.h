@@ -39,6 +39,20 @@ int admission_storage_mutate(const resource *, cJSON *obj, const cJSON *old);
 int admission_storage_validate(const resource *, const cJSON *obj,
     const cJSON *old, cJSON *causes);
 /*
+ * Kubernetes' gang API, scheduling.k8s.io/v1alpha2 Workloads and
+ * PodGroups (admission_gang.c); 1 if r is one of them. A PodGroup's
+ * template reference must name a Workload st holds.
+ */
+int admission_gang_validate(store *, const resource *, const cJSON *obj,
+    const cJSON *old, cJSON *causes);
+/*
+ * A pod's spec.schedulingGroup: its podGroupName a DNS subdomain, and
+ * unchanged by an update (1 when an update changed it: that cause says
+ * all).
+ */
+int admission_gang_pod_validate(const cJSON *obj, const cJSON *old,
+    cJSON *causes);
+/*
  * Volcano's kinds (admission_volcano.c): Queue parents and quantities,
  * PodGroups and Jobs in leaf queues; 1 if r is one of them. A delete
  * refused gets a message (free it), else NULL.

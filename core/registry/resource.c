@@ -23,6 +23,7 @@ struct builtin {
 	int old_version;         /* served, but not the storage version */
 	int create_only;         /* a review: answered, never stored */
 	int computed;            /* metrics: read, made when asked */
+	const char *gate;        /* served only with this feature gate on */
 };
 
 static const struct builtin builtins[] = {
@@ -97,6 +98,12 @@ static const struct builtin builtins[] = {
 	    "" },
 	{ "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass",
 	    "PriorityClass", 0, 0, "pc", "" },
+	/* Kubernetes' own gang API (1.36, alpha: GenericWorkload): the
+	   scheduler places pods by their spec.schedulingGroup's PodGroup. */
+	{ "scheduling.k8s.io", "v1alpha2", "workloads", "workload",
+	    "Workload", 1, 0, "", "", 0, 0, 0, "GenericWorkload" },
+	{ "scheduling.k8s.io", "v1alpha2", "podgroups", "podgroup",
+	    "PodGroup", 1, 1, "", "", 0, 0, 0, "GenericWorkload" },
 	/* Removed upstream in 1.22, still in users' manifests. */
 	{ "scheduling.k8s.io", "v1beta1", "priorityclasses", "priorityclass",
 	    "PriorityClass", 0, 0, "pc", "", 1 },
@@ -132,6 +139,10 @@ static const struct builtin builtins[] = {
 	{ "metrics.k8s.io", "v1beta1", "pods", "", "PodMetrics", 1, 0, "", "",
 	    0, 0, 1 },
 };
+
+/* The feature gates of the alpha kinds: off unless turned on. */
+static const char *const known_gates[] = { "GenericWorkload", NULL };
+static int gates_on[sizeof known_gates / sizeof known_gates[0]];
 
 static resource **all;
 static int nall;
@@ -233,6 +244,30 @@ free_resource(resource *r)
 	free(r);
 }
 
+int
+resource_set_gate(const char *gate, int on)
+{
+	int i;
+
+	for (i = 0; known_gates[i] != NULL; i++)
+		if (strcmp(known_gates[i], gate) == 0) {
+			gates_on[i] = on;
+			return 0;
+		}
+	return -1;
+}
+
+int
+resource_gate(const char *gate)
+{
+	int i;
+
+	for (i = 0; known_gates[i] != NULL; i++)
+		if (strcmp(known_gates[i], gate) == 0)
+			return gates_on[i];
+	return 0;
+}
+
 void
 resource_init(void)
 {
@@ -241,7 +276,11 @@ resource_init(void)
 
 	for (i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
 		const struct builtin *b = &builtins[i];
-		resource *r = xcalloc(1, sizeof *r);
+		resource *r;
+
+		if (b->gate != NULL && !resource_gate(b->gate))
+			continue;
+		r = xcalloc(1, sizeof *r);
 
 		r->group = xstrdup(b->group);
 		r->version = xstrdup(b->version);

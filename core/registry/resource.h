@@ -53,6 +53,15 @@ typedef struct resource {
 	cJSON *crd;        /* owned copy of the CRD for custom resources */
 } resource;
 
+/*
+ * Turn a feature gate of built-in kinds on or off before resource_init
+ * (kube-apiserver's --feature-gates): GenericWorkload serves
+ * scheduling.k8s.io/v1alpha2 Workloads and PodGroups. -1 for a gate
+ * volray does not know.
+ */
+int resource_set_gate(const char *gate, int on);
+int resource_gate(const char *gate);
+/* Register the built-in kinds (those of the gates that are on). */
 void resource_init(void);
 void resource_shutdown(void);
 const resource *resource_find(const char *group, const char *version,

@@ -165,6 +165,9 @@ outcome_pending_msg(const struct s_task *t)
 
 	if (j == NULL || t->status != TS_PENDING)
 		return NULL;
+	if (j->group_missing)
+		return util_printf("pod group %s (scheduling.k8s.io/v1alpha2) "
+		    "does not exist", j->name);
 	if (j->invalid) {
 		why = outcome_invalid_msg(j);
 		msg = util_printf("%s: %s", j->invalid_reason, why);
@@ -272,10 +275,21 @@ outcome_build(struct session *ss, struct sched_outcome *out)
 	for (i = 0; i < ss->njobs; i++) {
 		struct s_job *j = ss->jobs[i];
 
+		cJSON *st;
+
 		if (j->pg == NULL || j->queue == NULL)
 			continue;
+		if (j->group_api == GROUP_K8S) {
+			char *why = j->invalid ? outcome_invalid_msg(j) : NULL;
+
+			st = outcome_k8s_pg_status(j, why);
+			free(why);
+		} else
+			st = pg_status(j);
+		if (st == NULL)
+			continue;
 		out->pgs[out->npgs].job = j;
-		out->pgs[out->npgs++].status = pg_status(j);
+		out->pgs[out->npgs++].status = st;
 	}
 	/* A queue's allocated rolls up into its ancestors' (spec.parent,
 	   root for every queue but root), as Volcano's hierarchy shows it. */

@@ -48,9 +48,13 @@
 static const struct luahost_limits limits = { 256u << 20, 200000000ULL };
 
 
+/* The source's name for an object's kind: a PodGroup of
+   scheduling.k8s.io (Kubernetes' gang API) is not Volcano's. */
 static const char *
-kind_res(const char *kind)
+kind_res(const cJSON *o)
 {
+	const char *kind = json_str(o, "kind");
+	const char *av = json_str(o, "apiVersion");
 	static const char *const map[][2] = {
 		{ "Node", "nodes" }, { "Pod", "pods" },
 		{ "PodGroup", "podgroups" }, { "Queue", "queues" },
@@ -61,6 +65,9 @@ kind_res(const char *kind)
 	};
 	size_t i;
 
+	if (kind != NULL && strcmp(kind, "PodGroup") == 0 && av != NULL &&
+	    strncmp(av, "scheduling.k8s.io/", 18) == 0)
+		return "k8spodgroups";
 	for (i = 0; kind != NULL && i < sizeof map / sizeof *map; i++)
 		if (strcmp(map[i][0], kind) == 0)
 			return map[i][1];
@@ -76,7 +83,7 @@ scripted_list(void *arg, const char *res,
 	cJSON *o;
 
 	cJSON_ArrayForEach(o, sc->objs) {
-		const char *r = kind_res(json_str(o, "kind"));
+		const char *r = kind_res(o);
 
 		if (r != NULL && strcmp(r, res) == 0)
 			fn(fnarg, o, NULL, NULL);
@@ -105,7 +112,7 @@ policytest_complete(cJSON *objs, char **cause)
 		cJSON *md = json_obj(o, "metadata");
 		char uid[37], ts[32];
 
-		if (kind_res(kind) == NULL || json_str(md, "name") == NULL) {
+		if (kind_res(o) == NULL || json_str(md, "name") == NULL) {
 			*cause = util_printf("cluster item %d: want a Node, Pod, "
 			    "PodGroup, Queue, PriorityClass, ResourceQuota, "
 			    "PodDisruptionBudget or HyperNode with a name",

@@ -60,11 +60,12 @@
 #define POD_EVENTS	100
 #define IDLE_CYCLE_S	60
 
-#define NSTORAGE	8
+#define NSTORAGE	9
 static const char *const storage[NSTORAGE][2] = {
 	{ "nodes", "nodes" },
 	{ "pods", "pods" },
 	{ "podgroups", "podgroups.scheduling.volcano.sh" },
+	{ "k8spodgroups", "podgroups.scheduling.k8s.io" },
 	{ "queues", "queues.scheduling.volcano.sh" },
 	{ "priorityclasses", "priorityclasses.scheduling.k8s.io" },
 	{ "resourcequotas", "resourcequotas" },
@@ -74,6 +75,7 @@ static const char *const storage[NSTORAGE][2] = {
 
 const char *const sched_kinds[] = {
 	"nodes", "pods", "podgroups.scheduling.volcano.sh",
+	"podgroups.scheduling.k8s.io",
 	"queues.scheduling.volcano.sh", "priorityclasses.scheduling.k8s.io",
 	"resourcequotas", "poddisruptionbudgets.policy",
 	"hypernodes.topology.volcano.sh",
@@ -776,8 +778,12 @@ write_pg(struct sched *s, struct pg_update *u)
 {
 	struct s_job *j = u->job;
 
-	write_status(s, "podgroups", "scheduling.volcano.sh", "v1beta1", j->pg,
-	    u->status);
+	if (j->group_api == GROUP_K8S)
+		write_status(s, "podgroups", "scheduling.k8s.io", "v1alpha2",
+		    j->pg, u->status);
+	else
+		write_status(s, "podgroups", "scheduling.volcano.sh",
+		    "v1beta1", j->pg, u->status);
 	u->status = NULL;
 	outcome_pg_events(j, pg_event, s);
 }

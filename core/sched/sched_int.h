@@ -276,6 +276,13 @@ struct s_job {
 	const char *key;		/* "ns/name" */
 	const char *name, *ns, *uid, *created;
 	cJSON *pg;			/* the PodGroup, or NULL (implicit) */
+	/* Which: Volcano's (scheduling.volcano.sh), or Kubernetes' own
+	   (scheduling.k8s.io/v1alpha2: minCount as minMember, no phase of
+	   its own, its status the PodGroupScheduled condition). A pod whose
+	   scheduling.k8s.io PodGroup does not exist yet is in a job with
+	   no group and no queue, never placed (group_missing). */
+	enum { GROUP_VOLCANO, GROUP_K8S } group_api;
+	int group_missing;
 	const char *phase;		/* PodGroup status.phase */
 	struct s_queue *queue;
 	const char *queue_name;
@@ -754,6 +761,11 @@ struct sched_outcome {
 	int nqueues;
 };
 void outcome_build(struct session *, struct sched_outcome *);
+/* The status of a scheduling.k8s.io PodGroup (outcome_gang.c): its
+   PodGroupScheduled condition as the session left the job (invalid_msg:
+   outcome_invalid_msg's, for a job job_valid refused), or NULL when the
+   session has nothing to say (no pods yet). */
+cJSON *outcome_k8s_pg_status(const struct s_job *, const char *invalid_msg);
 void outcome_free(struct sched_outcome *);
 /* Why a job a plugin's job_valid refused is held back, naming the
    plugin (allocated). */

@@ -11,7 +11,10 @@
  * joins `podgroup-<owner uid>` (the PodGroup Volcano's controller makes)
  * or, until that exists, an implicit job of the same name with
  * minMember 1 (or scheduling.volcano.sh/group-min-member) in the queue of
- * scheduling.volcano.sh/queue-name. Every pod on a node takes its
+ * scheduling.volcano.sh/queue-name. A pod with spec.schedulingGroup joins
+ * the scheduling.k8s.io/v1alpha2 PodGroup it names, a job like a Volcano
+ * PodGroup's (group_job) with gang's minCount as minMember; until that
+ * PodGroup exists, a job that is never placed and says why. Every pod on a node takes its
  * requests from the node (node.c): idle and used, or releasing while it
  * is being deleted.
  *
@@ -348,6 +351,67 @@ struct pg_memo {
 	int has_min_res;
 };
 
+/*
+ * The job of a group object of either API: its key, uid, creation,
+ * priority and preemptability; the caller reads the rest (queue,
+ * minimum, phase) as its API has them. NULL for an object without a
+ * name, or a second group of the same namespace and name (a Volcano
+ * PodGroup and a scheduling.k8s.io one: Volcano's, listed first, is the
+ * job).
+ */
+static struct s_job *
+group_job(struct build *b, cJSON *obj)
+{
+	const char *ns = json_str(obj, "metadata.namespace");
+	const char *name = json_str(obj, "metadata.name");
+	const char *pre = annotation(obj, PREEMPTABLE_ANNOTATION);
+	char *key;
+	struct s_job *j;
+
+	if (ns == NULL || name == NULL)
+		return NULL;
+	key = util_printf("%s/%s", ns, name);
+	j = hmap_get(b->ss->job_index, key);
+	free(key);
+	if (j != NULL)
+		return NULL;
+	j = new_job(b, ns, name, NULL);
+	j->pg = obj;
+	j->uid = json_str(obj, "metadata.uid");
+	j->created = json_str(obj, "metadata.creationTimestamp");
+	j->priority = prio_of(b, json_str(obj, "spec.priorityClassName"));
+	if (pre != NULL && strcmp(pre, "false") == 0)
+		j->preemptable = 0;
+	return j;
+}
+
+/*
+ * A scheduling.k8s.io/v1alpha2 PodGroup: gang's minCount as minMember
+ * (1 for the basic policy: each pod on its own), admitted as it comes
+ * (no enqueue: the API has no phase), in the queue its
+ * scheduling.volcano.sh/queue-name annotation names, else default.
+ */
+static void
+add_k8s_podgroup(void *arg, cJSON *obj, void **memo,
+    const struct sched_meta *meta)
+{
+	struct build *b = arg;
+	const cJSON *mc = json_at(obj, "spec.schedulingPolicy.gang.minCount");
+	struct s_job *j;
+
+	(void)memo;
+	(void)meta;
+	if ((j = group_job(b, obj)) == NULL)
+		return;
+	j->group_api = GROUP_K8S;
+	j->phase = "Inqueue";
+	j->queue_name = annotation(obj, QUEUE_ANNOTATION);
+	if (j->queue_name == NULL || *j->queue_name == '\0')
+		j->queue_name = "default";
+	if (cJSON_IsNumber(mc) && mc->valuedouble >= 1)
+		j->min_member = (int)mc->valuedouble;
+}
+
 static void
 add_podgroup(void *arg, cJSON *obj, void **memo,
     const struct sched_meta *meta)
@@ -355,17 +419,11 @@ add_podgroup(void *arg, cJSON *obj, void **memo,
 	struct build *b = arg;
 	struct pg_memo *m;
 	int fresh;
-	const char *ns = json_str(obj, "metadata.namespace");
-	const char *name = json_str(obj, "metadata.name");
 	const cJSON *mm, *mtm, *it;
 	struct s_job *j;
 
-	if (ns == NULL || name == NULL)
+	if ((j = group_job(b, obj)) == NULL)
 		return;
-	j = new_job(b, ns, name, NULL);
-	j->pg = obj;
-	j->uid = json_str(obj, "metadata.uid");
-	j->created = json_str(obj, "metadata.creationTimestamp");
 	j->phase = json_str(obj, "status.phase");
 	if (j->phase == NULL)
 		j->phase = "Pending";
@@ -376,7 +434,6 @@ add_podgroup(void *arg, cJSON *obj, void **memo,
 	j->min_member = cJSON_IsNumber(mm) ? (int)mm->valuedouble : 1;
 	if (j->min_member < 0)
 		j->min_member = 0;
-	j->priority = prio_of(b, json_str(obj, "spec.priorityClassName"));
 	mtm = json_at(obj, "spec.minTaskMember");
 	cJSON_ArrayForEach(it, mtm)
 		if (cJSON_IsNumber(it) && it->string != NULL)
@@ -391,9 +448,6 @@ add_podgroup(void *arg, cJSON *obj, void **memo,
 	}
 	j->min_res = m->min_res;
 	j->has_min_res = m->has_min_res;
-	if (annotation(obj, PREEMPTABLE_ANNOTATION) != NULL &&
-	    strcmp(annotation(obj, PREEMPTABLE_ANNOTATION), "false") == 0)
-		j->preemptable = 0;
 	if ((it = json_at(obj, "spec.networkTopology")) != NULL &&
 	    cJSON_IsObject(it)) {
 		const char *mode = json_str(it, "mode");
@@ -456,6 +510,16 @@ controller_uid(const cJSON *pod)
 	return NULL;
 }
 
+/* The scheduling.k8s.io PodGroup a pod joins (spec.schedulingGroup), or
+   NULL. */
+static const char *
+scheduling_group(const cJSON *pod)
+{
+	const char *g = json_str(pod, "spec.schedulingGroup.podGroupName");
+
+	return g != NULL && *g != '\0' ? g : NULL;
+}
+
 char *
 sched_pod_job_key(const cJSON *pod)
 {
@@ -466,6 +530,9 @@ sched_pod_job_key(const cJSON *pod)
 
 	if (ns == NULL || uid == NULL || json_str(pod, "metadata.name") == NULL)
 		return NULL;
+	/* The API's field before Volcano's annotation. */
+	if (scheduling_group(pod) != NULL)
+		group = scheduling_group(pod);
 	if (group == NULL || *group == '\0')
 		return util_printf("%s/podgroup-%s", ns, owner != NULL ? owner :
 		    uid);
@@ -503,7 +570,8 @@ struct pod_memo {
 					   message, or NULL */
 	const char *shape;		/* see shape_of */
 	unsigned ours:1, best_effort:1, has_selector:1, has_pod_affinity:1,
-	    critical:1, preemptable:1, implicit:1, gated:1, gate_opt:1;
+	    critical:1, preemptable:1, implicit:1, gated:1, gate_opt:1,
+	    k8s_group:1;		/* joins by spec.schedulingGroup */
 	int queue_gate;			/* see struct s_task */
 };
 
@@ -514,8 +582,21 @@ job_of_pod(struct build *b, const struct pod_memo *m)
 	const char *mm, *q;
 	struct s_job *j;
 
-	if ((j = hmap_get(ss->job_index, m->job_key)) != NULL || !m->implicit)
-		return j;	/* NULL: its PodGroup does not exist (yet) */
+	if ((j = hmap_get(ss->job_index, m->job_key)) != NULL)
+		return j;
+	if (m->k8s_group) {
+		/* Its PodGroup does not exist yet: the pod waits, saying so
+		   (a job without group or queue is never placed). */
+		j = new_job(b, m->ns, m->job_key + strlen(m->ns) + 1,
+		    m->job_key);
+		j->group_api = GROUP_K8S;
+		j->group_missing = 1;
+		j->phase = "Pending";
+		j->queue_name = "default";
+		return j;
+	}
+	if (!m->implicit)
+		return NULL;	/* its PodGroup does not exist (yet) */
 	j = new_job(b, m->ns, m->job_key + strlen(m->ns) + 1, m->job_key);
 	j->uid = m->owner ? m->owner : m->uid;
 	j->created = m->created;
@@ -590,7 +671,8 @@ snapshot_pod_summary(const cJSON *pod)
 	str[4] = json_str(md, "creationTimestamp");
 	str[6] = controller_uid(pod);
 	group = annotation(pod, GROUP_ANNOTATION);
-	m.implicit = group == NULL || *group == '\0';
+	m.k8s_group = scheduling_group(pod) != NULL;
+	m.implicit = !m.k8s_group && (group == NULL || *group == '\0');
 	str[5] = key = sched_pod_job_key(pod);
 	str[7] = annotation(pod, MIN_MEMBER_ANNOTATION);
 	str[8] = annotation(pod, QUEUE_ANNOTATION);
@@ -802,6 +884,7 @@ snapshot_build(struct session *ss)
 		hmap_put(ss->queue_index, ss->queues[i].name, &ss->queues[i]);
 	src->list(src->arg, "priorityclasses", add_prio, &b);
 	src->list(src->arg, "podgroups", add_podgroup, &b);
+	src->list(src->arg, "k8spodgroups", add_k8s_podgroup, &b);
 	src->list(src->arg, "pods", add_pod, &b);
 	src->list(src->arg, "resourcequotas", add_quota, &b);
 	src->list(src->arg, "poddisruptionbudgets", add_pdb, &b);
@@ -812,7 +895,8 @@ snapshot_build(struct session *ss)
 	for (i = 0; i < ss->njobs; i++) {
 		struct s_job *j = ss->jobs[i];
 
-		j->queue = hmap_get(ss->queue_index, j->queue_name);
+		j->queue = j->group_missing ? NULL :
+		    hmap_get(ss->queue_index, j->queue_name);
 		task_recount(j);
 		if (j->queue != NULL)
 			queue_account(j->queue, j);

@@ -29,11 +29,14 @@ local COPIED = { "volcano.sh/preemptable", "volcano.sh/cooldown-time",
 local OWNER_RESOURCES = { ["apps/v1 ReplicaSet"] = "apps/v1/replicasets",
   ["batch/v1 Job"] = "batch/v1/jobs" }
 
--- Whether a pod needs an implicit PodGroup.
+-- Whether a pod needs an implicit PodGroup: not one that joins a
+-- scheduling.k8s.io PodGroup (spec.schedulingGroup), which is its group.
 local function wants_group(pod)
   local ann = pod.metadata.annotations or {}
+  local sg = pod.spec.schedulingGroup
   return pod.spec.schedulerName == "volcano" and
     (ann[GROUP_NAME] == nil or ann[GROUP_NAME] == "") and
+    (sg == nil or sg.podGroupName == nil or sg.podGroupName == "") and
     pod.metadata.deletionTimestamp == nil
 end
 
@@ -59,6 +62,7 @@ local controller = {
   -- dots, as the annotation key does).
   watches = { { resource = "v1/pods", map = map_pod,
     fields = "spec.schedulerName=volcano," ..
+      "spec.schedulingGroup.podGroupName=," ..
       "metadata.annotations.scheduling.k8s.io/group-name=" } },
 }
 
