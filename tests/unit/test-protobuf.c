@@ -1152,6 +1152,28 @@ test_projected_volume(void)
 }
 
 /*
+ * A pod's spec.schedulingGroup (PodSpec field 43, Kubernetes' gang API):
+ * kept through a client-go update in protobuf, whose loss would read as a
+ * change of an immutable field.
+ */
+static void
+test_scheduling_group(void)
+{
+	struct buf	 raw, spec, sg;
+	cJSON		*j;
+	char		*cause;
+
+	raw.n = spec.n = sg.n = 0;
+	put_str(&sg, 1, "workers");
+	put_msg(&spec, 43, &sg);
+	put_msg(&raw, 2, &spec);
+	j = decode_object("v1", "Pod", &raw, &cause);
+	CHECK(j != NULL);
+	CHECK_STR(str_at(j, "spec.schedulingGroup.podGroupName"), "workers");
+	cJSON_Delete(j);
+}
+
+/*
  * kube-scheduler's Binding and core/v1 Event: an event's reporting fields
  * shown even when empty, its eventTime (a MicroTime) with six digits.
  */
@@ -1624,6 +1646,7 @@ main(void)
 	test_delete_options();
 	test_pod_status();
 	test_projected_volume();
+	test_scheduling_group();
 	test_scheduler_kinds();
 	test_resource_claim();
 	test_wire();
