@@ -409,6 +409,9 @@ push_job_view(struct session *ss, lua_State *L, struct s_job *j)
 		set_int(L, "min_available", j->min_member);
 		lua_pushboolean(L, j->pg != NULL);
 		lua_setfield(L, -2, "podgroup");
+		if (j->pg != NULL)
+			set_str(L, "podgroup_api", j->group_api == GROUP_K8S ?
+			    "scheduling.k8s.io" : "scheduling.volcano.sh");
 		lua_pushboolean(L, j->preemptable);
 		lua_setfield(L, -2, "preemptable");
 		if (j->has_min_res) {
