@@ -377,6 +377,8 @@ EVENTS
 "  verbs: [get, list, watch, create]}\n"
 "- {apiGroups: [scheduling.volcano.sh], resources: [podgroups],\n"
 "  verbs: [get, list, watch, create, patch]}\n"
+"- {apiGroups: [scheduling.k8s.io], resources: [workloads, podgroups],\n"
+"  verbs: [get, list, watch, create, delete]}\n"
 "- {apiGroups: [batch], resources: [jobs],\n"
 "  verbs: [get, list, watch, create]}\n"
 "- {apiGroups: [''], resources: [persistentvolumeclaims],\n"
@@ -408,6 +410,8 @@ EVENTS
 "- {apiGroups: [''], resources: [secrets, pods], verbs: " READ "}\n"
 "- {apiGroups: [scheduling.volcano.sh], resources: [podgroups],\n"
 "  verbs: [get, list, watch, create, patch]}\n"
+"- {apiGroups: [scheduling.k8s.io], resources: [workloads, podgroups],\n"
+"  verbs: [get, list, watch, create, delete]}\n"
 EVENTS
 "---\n"
 "kind: ClusterRole\n"

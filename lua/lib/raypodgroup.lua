@@ -13,6 +13,16 @@
 -- Each pod gets schedulerName volcano, the annotations
 -- scheduling.k8s.io/group-name and volcano.sh/task-spec (headgroup, the
 -- worker group's name, or submittergroup) and those two labels.
+--
+-- Labelled ray.io/scheduler-name: kubernetes instead, the object gets
+-- Kubernetes' own gang API (scheduling.k8s.io/v1alpha2, volrayd
+-- --feature-gates=GenericWorkload=true): a Workload `ray-<name>` with one
+-- pod group template `ray` of gang minCount = the members, and a PodGroup
+-- `ray-<name>-pg` made from it, both owned by the object; its pods join by
+-- spec.schedulingGroup.podGroupName (schedulerName volcano: volray's
+-- scheduler places them), with the same task annotation and labels.
+-- minCount cannot change, so a gang whose size changed gets both made
+-- again (its pods' scheduling group names the PodGroup, not its uid).
 local v = volray
 local M = {}
 
@@ -23,16 +33,28 @@ M.PRIORITY_LABEL = "ray.io/priority-class-name"
 M.GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 M.TASK_SPEC = "volcano.sh/task-spec"
 M.SCHEDULER = "volcano"
+M.KUBERNETES = "kubernetes"
 M.SUBMITTER_GROUP = "submittergroup"
+M.K8S_WORKLOADS = "scheduling.k8s.io/v1alpha2/workloads"
+M.K8S_PODGROUPS = "scheduling.k8s.io/v1alpha2/podgroups"
+M.K8S_TEMPLATE = "ray"
 
 local function present(x)
   return x ~= nil and x ~= v.null
 end
 
--- Does this Ray object go through Volcano?
+-- Does this Ray object ask for Kubernetes' own gang API?
+function M.kubernetes(obj)
+  local l = obj.metadata.labels or {}
+  return l[M.SCHEDULER_LABEL] == M.KUBERNETES
+end
+
+-- Is this Ray object gang-scheduled (through Volcano's PodGroup or
+-- Kubernetes')?
 function M.enabled(obj)
   local l = obj.metadata.labels or {}
   if l[M.SCHEDULER_LABEL] == M.SCHEDULER then return true end
+  if M.kubernetes(obj) then return true end
   if present(l[M.QUEUE_LABEL]) then return true end
   return v.config.batch_scheduler == M.SCHEDULER
 end
@@ -134,10 +156,73 @@ local function same_quantities(a, b)
   return true
 end
 
+local function create_k8s(owner, obj)
+  local out, err, code = v.create(obj)
+  if out == nil and code == 404 then
+    error("creating " .. obj.kind .. " " .. obj.metadata.name ..
+      ": scheduling.k8s.io/v1alpha2 is not served (volrayd --feature-gates=GenericWorkload=true)", 0)
+  end
+  if out == nil and code ~= 409 then
+    error("creating " .. obj.kind .. " " .. obj.metadata.name .. ": " .. tostring(err), 0)
+  end
+  if out ~= nil then
+    v.event(owner, "Normal", "Created" .. obj.kind, "Created " .. obj.kind .. " " .. obj.metadata.name)
+  end
+  return out
+end
+
+local function gone(res, ns, name)
+  local _, err, code = v.delete(res, ns, name)
+  if err ~= nil and code ~= 404 then error("deleting " .. name .. ": " .. tostring(err), 0) end
+end
+
+-- The Workload and PodGroup of Kubernetes' gang API for owner; both made
+-- again when the gang's size changed (minCount is immutable).
+local function sync_k8s(owner, members)
+  local ns = owner.metadata.namespace
+  local wname, name = "ray-" .. owner.metadata.name, M.name(owner.metadata.name)
+  local policy = { gang = { minCount = members } }
+  local pg = v.get(M.K8S_PODGROUPS, ns, name)
+  local wl = v.get(M.K8S_WORKLOADS, ns, wname)
+  local ok = function(o, path)
+    local g = o
+    for _, k in ipairs(path) do g = g and g[k] end
+    return g == members
+  end
+  if pg ~= nil and ok(pg, { "spec", "schedulingPolicy", "gang", "minCount" }) and wl ~= nil then
+    return pg
+  end
+  if wl ~= nil and not ok(wl, { "spec", "podGroupTemplates", 1, "schedulingPolicy", "gang", "minCount" }) then
+    gone(M.K8S_WORKLOADS, ns, wname)
+    wl = nil
+  end
+  if pg ~= nil then gone(M.K8S_PODGROUPS, ns, name) end
+  local owners = v.array({ v.owner_ref(owner) })
+  if wl == nil then
+    create_k8s(owner, {
+      apiVersion = "scheduling.k8s.io/v1alpha2", kind = "Workload",
+      metadata = { name = wname, namespace = ns, ownerReferences = owners },
+      spec = {
+        controllerRef = { apiGroup = "ray.io", kind = owner.kind, name = owner.metadata.name },
+        podGroupTemplates = v.array({ { name = M.K8S_TEMPLATE, schedulingPolicy = policy } }),
+      },
+    })
+  end
+  return create_k8s(owner, {
+    apiVersion = "scheduling.k8s.io/v1alpha2", kind = "PodGroup",
+    metadata = { name = name, namespace = ns, ownerReferences = owners },
+    spec = {
+      podGroupTemplateRef = { workload = { workloadName = wname, podGroupTemplateName = M.K8S_TEMPLATE } },
+      schedulingPolicy = policy,
+    },
+  })
+end
+
 -- Create or update the PodGroup of owner (a RayCluster or RayJob) for a
 -- gang of members pods needing res. Returns the PodGroup; raises on a
 -- write that fails for another reason than a race.
 function M.sync(owner, members, res)
+  if M.kubernetes(owner) then return sync_k8s(owner, members) end
   local ns, name = owner.metadata.namespace, M.name(owner.metadata.name)
   local want = M.quantities(res)
   local pg = v.get(M.PODGROUPS, ns, name)
@@ -168,14 +253,20 @@ function M.sync(owner, members, res)
   return pg
 end
 
--- Put a pod into the gang: scheduler, annotations and labels.
+-- Put a pod into the gang: scheduler, annotations and labels; with
+-- Kubernetes' gang API, its scheduling group instead of the group-name
+-- annotation.
 function M.annotate(pod, group_name, task, labels)
   pod.spec.schedulerName = M.SCHEDULER
   pod.metadata.annotations = pod.metadata.annotations or {}
-  pod.metadata.annotations[M.GROUP_ANNOTATION] = group_name
+  labels = labels or {}
+  if labels[M.SCHEDULER_LABEL] == M.KUBERNETES then
+    pod.spec.schedulingGroup = { podGroupName = group_name }
+  else
+    pod.metadata.annotations[M.GROUP_ANNOTATION] = group_name
+  end
   pod.metadata.annotations[M.TASK_SPEC] = task
   pod.metadata.labels = pod.metadata.labels or {}
-  labels = labels or {}
   if present(labels[M.QUEUE_LABEL]) then pod.metadata.labels[M.QUEUE_LABEL] = labels[M.QUEUE_LABEL] end
   if present(labels[M.PRIORITY_LABEL]) then
     pod.metadata.labels[M.PRIORITY_LABEL] = labels[M.PRIORITY_LABEL]

@@ -277,6 +277,78 @@ wait_eq 2 "the watch saw the delete" sh -c "grep -c train-workers '$WORK/watch'"
 kill $wpid 2>/dev/null; wait $wpid 2>/dev/null || true
 pass "a Workload, a PodGroup from its template, watched"
 
+# --- a RayCluster labelled ray.io/scheduler-name: kubernetes gets a
+# Workload and a PodGroup of Kubernetes' gang API, its pods join it
+k create -f - >/dev/null <<'YAML' || fail "create the RayCluster"
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: rc
+  labels: {ray.io/scheduler-name: kubernetes}
+spec:
+  headGroupSpec:
+    template:
+      spec:
+        containers: [{name: ray-head, image: rayproject/ray, resources: {requests: {cpu: 100m, memory: 256Mi}}}]
+  workerGroupSpecs:
+  - groupName: w
+    replicas: 3
+    template:
+      spec:
+        containers: [{name: ray-worker, image: rayproject/ray, resources: {requests: {cpu: 100m, memory: 256Mi}}}]
+YAML
+wait_eq 4 "the RayCluster's PodGroup minCount" \
+    k get "$PG" ray-rc-pg -o jsonpath='{.spec.schedulingPolicy.gang.minCount}'
+expect_eq "ray-rc ray 4 RayCluster/rc" "$(k get "$PG" ray-rc-pg -o jsonpath='{.spec.podGroupTemplateRef.workload.workloadName} {.spec.podGroupTemplateRef.workload.podGroupTemplateName}') $(k get workloads.scheduling.k8s.io ray-rc -o jsonpath='{.spec.podGroupTemplates[0].schedulingPolicy.gang.minCount} {.spec.controllerRef.kind}/{.spec.controllerRef.name}')" "the RayCluster's Workload and PodGroup"
+rcbound() {
+	k get pods -l ray.io/cluster=rc -o jsonpath='{range .items[*]}{.spec.schedulingGroup.podGroupName}/{.spec.nodeName}{"\n"}{end}' |
+	    grep -c '^ray-rc-pg/.' || true
+}
+wait_eq 4 "the RayCluster's pods bound through their scheduling group" rcbound
+wait_eq True "ray-rc-pg's PodGroupScheduled" cond ray-rc-pg status
+expect_eq "" "$(k get pods -l ray.io/cluster=rc -o jsonpath='{.items[*].metadata.annotations.scheduling\.k8s\.io/group-name}')" "the group-name annotation on the RayCluster's pods"
+k patch raycluster rc --type=json -p '[{"op":"replace","path":"/spec/workerGroupSpecs/0/replicas","value":4}]' >/dev/null
+wait_eq 5 "the PodGroup made again with the new size" \
+    k get "$PG" ray-rc-pg -o jsonpath='{.spec.schedulingPolicy.gang.minCount}'
+wait_eq 5 "the Workload made again with the new size" \
+    k get workloads.scheduling.k8s.io ray-rc -o jsonpath='{.spec.podGroupTemplates[0].schedulingPolicy.gang.minCount}'
+wait_eq 5 "the scaled RayCluster's pods bound" rcbound
+pass "a RayCluster labelled ray.io/scheduler-name: kubernetes: a Workload and PodGroup (minCount 4, then 5), its pods placed through them"
+k delete raycluster rc >/dev/null
+wait_eq "" "the RayCluster's PodGroup collected with it" \
+    k get "$PG" ray-rc-pg -o name --ignore-not-found
+
+# --- a RayJob so labelled: the gang is the RayJob's, its cluster's pods
+# join it, the job completes
+k create -f - >/dev/null <<'YAML' || fail "create the RayJob"
+apiVersion: ray.io/v1
+kind: RayJob
+metadata:
+  name: rj
+  labels: {ray.io/scheduler-name: kubernetes}
+spec:
+  submissionMode: HTTPMode
+  entrypoint: python work.py
+  metadata: {volray.io/sim-duration: 2s}
+  rayClusterSpec:
+    headGroupSpec:
+      template:
+        spec:
+          containers: [{name: ray-head, image: rayproject/ray, resources: {requests: {cpu: 100m, memory: 256Mi}}}]
+    workerGroupSpecs:
+    - groupName: w
+      replicas: 2
+      template:
+        spec:
+          containers: [{name: ray-worker, image: rayproject/ray, resources: {requests: {cpu: 100m, memory: 256Mi}}}]
+YAML
+k wait --for=jsonpath='{.status.jobStatus}'=SUCCEEDED rayjob/rj --timeout=60s >/dev/null ||
+    fail "the RayJob did not succeed: $(k get rayjob rj -o jsonpath='{.status}')"
+expect_eq "3 True" "$(k get "$PG" ray-rj-pg -o jsonpath='{.spec.schedulingPolicy.gang.minCount}') $(cond ray-rj-pg status)" "the RayJob's PodGroup"
+c=$(k get rayjob rj -o jsonpath='{.status.rayClusterName}')
+expect_eq "ray-rj-pg ray-rj-pg ray-rj-pg" "$(k get pods -l ray.io/cluster="$c" -o jsonpath='{.items[*].spec.schedulingGroup.podGroupName}')" "the RayJob's cluster's pods' scheduling group"
+pass "a RayJob so labelled: its PodGroup (minCount 3) places its cluster's pods, the job succeeds"
+
 # --- the gate off (volrayd's default, as kube-apiserver's for an alpha
 # API): the kinds are not served and a new pod's schedulingGroup is dropped
 stop_daemon
