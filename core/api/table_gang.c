@@ -41,7 +41,8 @@ podgroup_row(cJSON *cells, const cJSON *o)
 	str(cells, gang != NULL ? "Gang" : json_at(o,
 	    "spec.schedulingPolicy.basic") != NULL ? "Basic" : "");
 	if (cJSON_IsNumber(min))
-		cJSON_AddItemToArray(cells, cJSON_CreateNumber(min->valuedouble));
+		cJSON_AddItemToArray(cells,
+		    cJSON_CreateNumber(min->valuedouble));
 	else
 		cJSON_AddItemToArray(cells, cJSON_CreateNull());
 	str(cells, json_str(c, "status"));

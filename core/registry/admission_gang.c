@@ -90,7 +90,8 @@ check_policy(const cJSON *pol, const char *path, cJSON *causes)
 		gang = NULL;
 	if (basic == NULL && gang == NULL) {
 		status_add_cause(causes, "FieldValueInvalid", path,
-		    "Invalid value: \"\": must specify one of: `basic`, `gang`");
+		    "Invalid value: \"\": must specify one of: `basic`, "
+		    "`gang`");
 		return;
 	}
 	if (basic != NULL && gang != NULL) {
@@ -228,7 +229,8 @@ templates_validate(const cJSON *list, cJSON *causes)
 	cJSON_ArrayForEach(t, list) {
 		const char *name = json_str(t, "name");
 
-		snprintf(path, sizeof path, "spec.podGroupTemplates[%d].name", i);
+		snprintf(path, sizeof path, "spec.podGroupTemplates[%d].name",
+		    i);
 		check_name(t, "name", path, 0, causes);
 		j = 0;
 		cJSON_ArrayForEach(u, list) {

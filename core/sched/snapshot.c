@@ -14,9 +14,9 @@
  * scheduling.volcano.sh/queue-name. A pod with spec.schedulingGroup joins
  * the scheduling.k8s.io/v1alpha2 PodGroup it names, a job like a Volcano
  * PodGroup's (group_job) with gang's minCount as minMember; until that
- * PodGroup exists, a job that is never placed and says why. Every pod on a node takes its
- * requests from the node (node.c): idle and used, or releasing while it
- * is being deleted.
+ * PodGroup exists, a job that is never placed and says why. Every pod on
+ * a node takes its requests from the node (node.c): idle and used, or
+ * releasing while it is being deleted.
  *
  * The quantities are the costly part: what the snapshot derives from an
  * object is kept by the source beside its parsed tree until it changes
