@@ -98,15 +98,16 @@ static const struct builtin builtins[] = {
 	    "" },
 	{ "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass",
 	    "PriorityClass", 0, 0, "pc", "" },
-	/* Kubernetes' own gang API (1.36, alpha: GenericWorkload): the
-	   scheduler places pods by their spec.schedulingGroup's PodGroup. */
+	/* Removed upstream in 1.22, still in users' manifests. */
+	{ "scheduling.k8s.io", "v1beta1", "priorityclasses", "priorityclass",
+	    "PriorityClass", 0, 0, "pc", "", 1 },
+	/* Kubernetes' own gang API (1.36, alpha: GenericWorkload), after
+	   v1 and v1beta1 as kube-apiserver lists them: the scheduler places
+	   pods by their spec.schedulingGroup's PodGroup. */
 	{ "scheduling.k8s.io", "v1alpha2", "workloads", "workload",
 	    "Workload", 1, 0, "", "", 0, 0, 0, "GenericWorkload" },
 	{ "scheduling.k8s.io", "v1alpha2", "podgroups", "podgroup",
 	    "PodGroup", 1, 1, "", "", 0, 0, 0, "GenericWorkload" },
-	/* Removed upstream in 1.22, still in users' manifests. */
-	{ "scheduling.k8s.io", "v1beta1", "priorityclasses", "priorityclass",
-	    "PriorityClass", 0, 0, "pc", "", 1 },
 	{ "apiextensions.k8s.io", "v1", "customresourcedefinitions",
 	    "customresourcedefinition", "CustomResourceDefinition", 0, 1,
 	    "crd,crds", "api-extensions" },
