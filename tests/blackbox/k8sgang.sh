@@ -77,6 +77,8 @@ out=$(k get "$PG" fit)
 expect_contains "$out" "POLICY" "kubectl get podgroup's columns"
 expect_contains "$(echo "$out" | tail -1)" "Gang" "kubectl get podgroup's policy"
 expect_contains "$(echo "$out" | tail -1)" "True" "kubectl get podgroup's SCHEDULED"
+expect_eq "" "$(k get podgroups.scheduling.volcano.sh -o name)" "Volcano PodGroups made for pods in a scheduling group"
+expect_eq "" "$(k get pod fit-0 -o jsonpath='{.metadata.annotations.scheduling\.k8s\.io/group-name}')" "a group-name annotation on a pod in a scheduling group"
 pass "a gang of minCount 4 that fits is placed whole, PodGroupScheduled True"
 
 # --- a gang that does not fit: nothing bound (4 CPU left, 2 per node at
@@ -95,6 +97,9 @@ expect_contains "$(cond big message)" "unschedulable" "big's condition message"
 expect_eq 0 "$(bound big)" "pods of the gang that does not fit bound"
 msg=$(k get pod big-0 -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')
 expect_contains "$msg" "gang" "big-0's PodScheduled message"
+out=$("$VR" explain pod/big-0 2>&1) || fail "volray explain pod/big-0: $out"
+expect_contains "$out" "big" "volray explain of a gang pod"
+expect_contains "$out" "gang" "volray explain of a gang pod"
 expect_eq 4 "$(bound fit)" "the fitting gang still whole"
 rv=$(k get "$PG" big -o jsonpath='{.metadata.resourceVersion}')
 k create -f - >/dev/null <<'YAML' || fail "create a pod beside"
