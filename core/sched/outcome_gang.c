@@ -5,7 +5,8 @@
  * pods are placed (allocated, bound, running or finished: one for the
  * basic policy); False with reason Unschedulable while they are not and
  * the session said why (gang's condition: the gang does not fit; or a
- * plugin's job_valid: fewer pods than minCount exist). lastTransitionTime
+ * plugin's job_valid: fewer pods than minCount exist), or SchedulerError
+ * when a plugin failed on it (failurePolicy Fail). lastTransitionTime
  * moves only when the status does; the other conditions
  * (DisruptionTarget, anyone's) are kept. The caller writes it only when
  * it differs from the stored status.
@@ -82,8 +83,10 @@ outcome_k8s_pg_status(const struct s_job *j, const char *invalid_msg)
 		put_condition(st, j->pg, "True", "Scheduled", msg);
 		free(msg);
 	} else if (j->invalid)
-		put_condition(st, j->pg, "False", "Unschedulable",
-		    invalid_msg != NULL ? invalid_msg : "");
+		put_condition(st, j->pg, "False", j->invalid_reason != NULL &&
+		    strcmp(j->invalid_reason, "PluginFailed") == 0 ?
+		    "SchedulerError" : "Unschedulable", invalid_msg != NULL ?
+		    invalid_msg : "");
 	else if (j->cond_type != NULL &&
 	    strcmp(j->cond_type, "Unschedulable") == 0)
 		put_condition(st, j->pg, "False", "Unschedulable", j->cond_msg);

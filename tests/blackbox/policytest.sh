@@ -153,7 +153,9 @@ pass "a plugin's traceback: once, the user's file:line and extension point only"
 # arguments without the tiers; failurePolicy Fail turns an error in
 # job_valid or job_enqueueable into a rejection whose reason is
 # PluginFailed with the error; a job_valid message ends with the
-# plugin's name even when its words name it.
+# plugin's name even when its words name it; a scheduling.k8s.io
+# PodGroup's PodGroupScheduled is SchedulerError when a plugin failed on
+# it, Unschedulable with the plugin's words when it refused.
 Q="$WORK/quota"
 mkdir -p "$Q"
 cat >"$Q/scheduler.yaml" <<'YAML'
@@ -247,6 +249,35 @@ $(pod boom-0 pg-boom 1)
       pg-boom: {reason: PluginFailed, message: "plugin teamquota failed in job_valid"}
     events:
     - {object: queue/root, reason: PluginFailed, message: kaboom}
+- name: a scheduling.k8s.io PodGroup a plugin failed on is SchedulerError
+  config:
+    actions: "allocate"
+    tiers:
+    - plugins:
+      - {name: gang}
+      - {name: teamquota, failurePolicy: Fail}
+  cluster:
+  - $NODE
+  - {apiVersion: scheduling.k8s.io/v1alpha2, kind: PodGroup, metadata: {name: k-boom, labels: {team: boom}},
+     spec: {schedulingPolicy: {gang: {minCount: 1}}}}
+  - {kind: Pod, metadata: {name: kboom-0}, spec: {schedulerName: volcano, schedulingGroup: {podGroupName: k-boom}, containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+  expect:
+    binds: {}
+    plugin_failures: true
+    podgroups:
+      k-boom: {condition: PodGroupScheduled, reason: SchedulerError, message: "plugin teamquota failed in job_valid"}
+- name: a scheduling.k8s.io PodGroup a plugin refused is Unschedulable with its words
+  cluster:
+  - $NODE
+  - {apiVersion: scheduling.k8s.io/v1alpha2, kind: PodGroup, metadata: {name: k-blue, labels: {team: blue}},
+     spec: {schedulingPolicy: {basic: {}}}}
+  - {kind: Pod, metadata: {name: kblue-0}, spec: {schedulerName: volcano, schedulingGroup: {podGroupName: k-blue}, containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+  expect:
+    binds: {}
+    podgroups:
+      k-blue: {condition: PodGroupScheduled, reason: Unschedulable, message: "team blue is over its quota (plugin teamquota)"}
+    pods:
+      kblue-0: {status: "False", reason: Unschedulable, message: "TeamQuota: team blue"}
 - name: an error in job_enqueueable with failurePolicy Fail is the refusal
   config:
     actions: "enqueue, allocate"
@@ -311,7 +342,7 @@ $(pod boom-0 pg-boom 1)
       qb: {deserved: {cpu: "2", memory: 4Gi}}
 YAML
 out=$("$VR" policy test "$Q" 2>&1) || fail "the quota spec: $out"
-case "$out" in *"7 cases, 0 failed"*) ;; *) fail "the quota spec's summary: $out" ;; esac
+case "$out" in *"9 cases, 0 failed"*) ;; *) fail "the quota spec's summary: $out" ;; esac
 # Each kind of expectation can fail, and says what it got.
 sed -e 's/reason: TeamQuota, message: "team blue/reason: Other, message: "team blue/' \
     -e 's/red-0: {status: "True"}/red-0: {status: "False"}/' \
