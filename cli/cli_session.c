@@ -41,6 +41,9 @@ static const struct {
 	    "scheduling.k8s.io/v1" },
 	{ "/apis/scheduling.volcano.sh/v1beta1/podgroups", "PodGroup",
 	    "scheduling.volcano.sh/v1beta1" },
+	/* Kubernetes' gang API, served with GenericWorkload on. */
+	{ "/apis/scheduling.k8s.io/v1alpha2/podgroups", "PodGroup",
+	    "scheduling.k8s.io/v1alpha2", 1 },
 	{ "/api/v1/pods", "Pod", "v1" },
 	{ "/api/v1/resourcequotas", "ResourceQuota", "v1", 1 },
 	{ "/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget",

@@ -115,6 +115,11 @@ expect_eq "$rv" "$(k get "$PG" big -o jsonpath='{.metadata.resourceVersion}')" "
 expect_eq 0 "$(bound big)" "pods of the gang that does not fit bound"
 pass "a gang that does not fit: no pod bound, PodGroupScheduled False Unschedulable ($(cond big message)), not written again"
 k delete pod beside-0 --wait=false >/dev/null
+"$VR" session record "$WORK/rec.json" 2>"$WORK/record.err" || fail "session record: $(cat "$WORK/record.err")"
+grep -q 'scheduling.k8s.io/v1alpha2' "$WORK/rec.json" || fail "the record lacks the scheduling.k8s.io PodGroups"
+"$VR" session replay "$WORK/rec.json" >"$WORK/r1" || fail "replay: $(cat "$WORK/r1")"
+grep -q '^wait  *default/big: .*gang' "$WORK/r1" || fail "the replay says why big waits: $(cat "$WORK/r1")"
+pass "a recorded session with scheduling.k8s.io PodGroups replays offline: big waits"
 
 # --- a gang with fewer pods than minCount waits for the rest
 { cat <<'YAML'
