@@ -5,13 +5,19 @@
 # gang plugin. With stock kubectl on simulated nodes (2 x 4 CPU): a gang
 # of minCount 4 that fits is placed whole and its PodGroupScheduled
 # condition is True; a gang that does not fit has no pod bound, the
-# condition False with reason Unschedulable and a message, and its pods
-# say why; pods whose PodGroup does not exist yet wait (saying so), then
+# condition False with reason Unschedulable and a message (not written
+# again by the next session), and its pods say why; a gang with fewer
+# pods than minCount waits for the rest; pods whose PodGroup does not
+# exist yet wait (saying so), then
 # are placed once it is created; a basic PodGroup's pods are placed one
 # by one (those that fit); kube-apiserver's 422s with the field's path
 # (exactly one policy, minCount >= 1, the policy and a pod's scheduling
 # group immutable, a Workload's templates, a template reference to a
-# missing Workload); api-resources, get with columns, explain.
+# missing Workload); api-resources, get with columns, explain, watch; a
+# recorded session replayed; a RayCluster and a RayJob labelled
+# ray.io/scheduler-name: kubernetes placed through a Workload and PodGroup
+# of this API. All with volrayd --feature-gates=GenericWorkload=true; then
+# without it: the kinds not served, a new pod's schedulingGroup dropped.
 . "$(dirname "$0")/lib.sh"
 start_daemon --feature-gates=GenericWorkload=true
 VR="$top_builddir/volray"
