@@ -8,9 +8,8 @@
 # condition False with reason Unschedulable and a message (not written
 # again by the next session), and its pods say why; a gang with fewer
 # pods than minCount waits for the rest; pods whose PodGroup does not
-# exist yet wait (saying so), then
-# are placed once it is created; a basic PodGroup's pods are placed one
-# by one (those that fit); kube-apiserver's 422s with the field's path
+# exist yet wait (saying so), then are placed once it is created; a basic
+# PodGroup's pods are placed one by one (those that fit); kube-apiserver's 422s with the field's path
 # (exactly one policy, minCount >= 1, the policy and a pod's scheduling
 # group immutable, a Workload's templates, a template reference to a
 # missing Workload); api-resources, get with columns, explain, watch; a
