@@ -371,11 +371,12 @@ group_job(struct build *b, cJSON *obj)
 	if (ns == NULL || name == NULL)
 		return NULL;
 	key = util_printf("%s/%s", ns, name);
-	j = hmap_get(b->ss->job_index, key);
-	free(key);
-	if (j != NULL)
+	if (hmap_get(b->ss->job_index, key) != NULL) {
+		free(key);
 		return NULL;
-	j = new_job(b, ns, name, NULL);
+	}
+	keep(b->ss, key);
+	j = new_job(b, ns, name, key);
 	j->pg = obj;
 	j->uid = json_str(obj, "metadata.uid");
 	j->created = json_str(obj, "metadata.creationTimestamp");
