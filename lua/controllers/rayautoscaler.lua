@@ -72,7 +72,7 @@ end
 -- The cluster's worker pods by group: live (not being deleted) ones.
 local function workers(rc)
   local by = {}
-  for _, p in ipairs(v.list(PODS, rc.metadata.namespace, { owner = rc.metadata.uid })) do
+  for _, p in ipairs(v.list(PODS, rc.metadata.namespace, { owner = rc.metadata.uid, paths = { "metadata" } })) do
     local l = p.metadata.labels or {}
     if l[raypod.NODE_TYPE] == "worker" and p.metadata.deletionTimestamp == nil then
       local g = l[raypod.GROUP] or ""

@@ -55,7 +55,8 @@ end
 -- Rank for deletion: unscheduled < pending < not ready < ready; among
 -- equals the newest goes first (as the ReplicaSet controller does).
 local function rank(pod)
-  if pod.spec.nodeName == nil or pod.spec.nodeName == "" then return 0 end
+  local node = (pod.spec or {}).nodeName
+  if node == nil or node == "" then return 0 end
   local phase = M.phase(pod)
   if phase == "Pending" then return 1 end
   if phase ~= "Running" then return 2 end

@@ -524,10 +524,21 @@ end
 function M.unhealthy(pod)
   local phase = pod.status and pod.status.phase
   if phase == "Failed" or phase == "Succeeded" then return true end
-  if pod.spec.restartPolicy == "Never" then
-    local ray = pod.spec.containers and pod.spec.containers[1]
-    for _, cs in ipairs(pod.status and pod.status.containerStatuses or {}) do
-      if ray and cs.name == ray.name and cs.state and cs.state.terminated then return true end
+  local spec = pod.spec or {}
+  if spec.restartPolicy ~= "Never" then return false end
+  local ray
+  for _, cs in ipairs(pod.status and pod.status.containerStatuses or {}) do
+    if cs.state and cs.state.terminated then
+      if ray == nil then
+        local containers = spec.containers
+        if containers == nil then
+          -- Listed with only some paths (raycluster.lua): the whole pod.
+          local full = v.get("v1/pods", pod.metadata.namespace, pod.metadata.name)
+          containers = full and full.spec.containers or {}
+        end
+        ray = containers[1] or false
+      end
+      if ray and cs.name == ray.name then return true end
     end
   end
   return false
