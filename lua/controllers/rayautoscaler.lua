@@ -201,9 +201,7 @@ function controller.reconcile(req)
   local now = v.time()
   local since = now - (last_look[req.key] or -math.huge)
   if since < PERIOD then return { requeue_after = PERIOD - since } end
-  last_look[req.key] = now
   local groups = rc.spec.workerGroupSpecs or {}
-  local pods = workers(rc)
 
   -- What the head has and waits for; a head running real Ray (a dashboard
   -- that knows no /api/volray/autoscaler: a 404 that is not the API's own
@@ -213,6 +211,10 @@ function controller.reconcile(req)
   if base == nil then error(berr, 0) end
   local r = dash.autoscaler_state(base)
   if r.pending then return { requeue_after = 30 } end
+  -- A look is a reply read: the period counts from here, not from the
+  -- request (whose answer brings this key back).
+  last_look[req.key] = now
+  local pods = workers(rc)
   if r.status == 404 and not (type(r.json) == "table" and r.json.kind == "Status") then
     return { requeue_after = 30 }
   end
