@@ -14,7 +14,13 @@
 # fan-out (W watchers of the collection, U updates by WRITERS writers:
 # events delivered per second and delivery p99); then the resident memory
 # of each side (volrayd; kube-apiserver plus etcd) holding OBJECTS
-# ConfigMaps of SIZE bytes. Each figure is the median of its runs with the
+# ConfigMaps of SIZE bytes. The store's floor runs beside them: etcd
+# itself (a third one-member etcd of its own, plain gRPC on loopback)
+# doing what kube-apiserver asks of its etcd for a create, N
+# create-if-absent transactions of SIZE-byte values at the same client
+# counts, through gRPC (bench/etcdwire, C, gRPC core; FLOOR=0 leaves it
+# out, and it is left out with a note when protoc-c or the libraries are
+# missing). Each figure is the median of its runs with the
 # spread (min-max); the report names the commit, versions and flags, and
 # ends with one line per figure
 #   ratio=R volray=X anchor=Y unit=U anchor_name=N what=W
@@ -48,8 +54,8 @@ set -eu
 
 KIND=${1:-}
 case $KIND in
-store | sched | nodes) ;;
-*) die "usage: anchors.sh store|sched|nodes (rayjobs and operator are not written yet)" ;;
+store | sched | nodes | rayjobs | operator) ;;
+*) die "usage: anchors.sh store|sched|nodes|rayjobs|operator" ;;
 esac
 
 : "${SMALL:=0}"
@@ -74,17 +80,25 @@ if [ "$KIND" = sched ]; then
 	. "$(dirname "$0")/anchors_sched.sh"
 	exit 0
 fi
-if [ "$KIND" = nodes ]; then
-	# shellcheck source=bench/anchors_nodes.sh
-	. "$(dirname "$0")/anchors_nodes.sh"
+case $KIND in
+nodes | rayjobs | operator)
+	# shellcheck source=/dev/null
+	. "$(dirname "$0")/anchors_$KIND.sh"
 	exit 0
-fi
+	;;
+esac
 TLS=1
 "$ANCHORS" path kube-apiserver >/dev/null 2>&1 ||
 	die "kube-apiserver is not built: scripts/anchors.sh build kube-apiserver"
 
 bench_init
 build_loadgen
+: "${FLOOR:=1}"
+if [ "$FLOOR" = 1 ] && ! have_etcdwire_deps; then
+	echo "# no floor: protoc-c or the libraries of bench/etcdwire ($EW_PKGS) are missing (scripts/deps.sh)"
+	FLOOR=0
+fi
+[ "$FLOOR" = 0 ] || build_etcdwire
 RESULTS="$RUN_DIR/results"
 : >"$RESULTS"
 KA_DIR=""
@@ -143,6 +157,25 @@ create() {
 	    "$(result_field "$line" p50_ms)" "$(result_field "$line" p99_ms)" "$cpu" "$IDLE"
 	echo "$(result_field "$line" rps) $(result_field "$line" p50_ms) $(result_field "$line" p99_ms) $cpu" \
 	    >>"$RUN_DIR/create-$target-$c"
+}
+
+# floor_txn CLIENTS RUN: one etcdwire run of create-if-absent txns on
+# the floor's etcd through gRPC, as create() prints and keeps its figures.
+floor_txn() {
+	local c=$1 r=$2 out line
+	wait_quiet
+	out=$("$ETCDWIRE" txn -t grpc -e "${ETCD_URL#http://}" -n "$N" -c "$c" \
+	    -s "$SIZE" -P "$ETCD_PID" -p "a$$-floor-c$c-r$r") || {
+		echo "$out"
+		die "etcd (gRPC) at $c clients failed"
+	}
+	line=$(echo "$out" | grep '^RESULT ')
+	printf '  %-14s %2s clients run %s: %8.0f txns/s    p50 %7.3f ms  p99 %7.3f ms  server CPU %5.0f us/txn (idle before: %s%%)\n' \
+	    "etcd-grpc" "$c" "$r" "$(result_field "$line" rps)" \
+	    "$(result_field "$line" p50_ms)" "$(result_field "$line" p99_ms)" \
+	    "$(awk -v s="$(result_field "$line" server_cpu_per_10k)" 'BEGIN { print s * 100 }')" "$IDLE"
+	echo "$(result_field "$line" rps) $(result_field "$line" p50_ms) $(result_field "$line" p99_ms)" \
+	    >>"$RUN_DIR/create-floor-$c"
 }
 
 # watch TARGET: one fan-out run; its RESULT line in RUN_DIR/watch-TARGET.
@@ -208,14 +241,21 @@ echo "# anchor: kube-apiserver $("$("$ANCHORS" path kube-apiserver)" --version 2
 
 start_volrayd
 ka_start
+if [ "$FLOOR" = 1 ]; then
+	TLS=0 start_etcd
+	echo "# floor: $(etcd --version 2>/dev/null | head -1) alone (its own data dir on the same disk)," \
+	    "bench/etcdwire txn -t grpc (gRPC core $(pkg-config --modversion grpc)): create-if-absent txns"
+fi
 echo
 echo "## creates (POST ConfigMap, closed loop), runs alternating"
 for c in $CLIENTS; do
 	for r in $(seq 1 "$RUNS"); do
 		create volray "$c" "$r"
 		create kube-apiserver "$c" "$r"
+		[ "$FLOOR" = 0 ] || floor_txn "$c" "$r"
 	done
 done
+[ "$FLOOR" = 0 ] || stop_etcd
 echo
 echo "## watch fan-out"
 watch_run volray
@@ -234,10 +274,11 @@ ka_stop
 
 echo
 echo "# $(date -u '+%H:%M:%S UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-8s | %-40s | %-40s | %s\n' "" "volray" "kube-apiserver + etcd" ""
-printf '%-8s | %-22s %8s %8s | %-22s %8s %8s | %s\n' clients "creates/s (min-max)" "p50 ms" "p99 ms" \
-    "creates/s (min-max)" "p50 ms" "p99 ms" "ratio"
+printf '%-8s | %-40s | %-40s | %-6s | %s\n' "" "volray" "kube-apiserver + etcd" "" "etcd alone, gRPC (the floor)"
+printf '%-8s | %-22s %8s %8s | %-22s %8s %8s | %-6s | %-22s %8s %8s\n' clients "creates/s (min-max)" "p50 ms" "p99 ms" \
+    "creates/s (min-max)" "p50 ms" "p99 ms" "ratio" "txns/s (min-max)" "p50 ms" "p99 ms"
 lines=()
+floors=()
 for c in $CLIENTS; do
 	read -r vm vlo vhi <<<"$(stats "$RUN_DIR/create-volray-$c" 1)"
 	read -r km klo khi <<<"$(stats "$RUN_DIR/create-kube-apiserver-$c" 1)"
@@ -246,8 +287,16 @@ for c in $CLIENTS; do
 	kp50=$(stats "$RUN_DIR/create-kube-apiserver-$c" 2 | cut -d' ' -f1)
 	kp99=$(stats "$RUN_DIR/create-kube-apiserver-$c" 3 | cut -d' ' -f1)
 	ratio=$(awk -v a="$vm" -v b="$km" 'BEGIN { printf "%.2f", a / b }')
-	printf '%-8s | %7.0f (%6.0f-%6.0f) %8.3f %8.3f | %7.0f (%6.0f-%6.0f) %8.3f %8.3f | %sx\n' \
-	    "$c" "$vm" "$vlo" "$vhi" "$vp50" "$vp99" "$km" "$klo" "$khi" "$kp50" "$kp99" "$ratio"
+	fl="-"
+	if [ "$FLOOR" = 1 ]; then
+		read -r fm flo fhi <<<"$(stats "$RUN_DIR/create-floor-$c" 1)"
+		fl=$(printf '%7.0f (%6.0f-%6.0f) %8.3f %8.3f' "$fm" "$flo" "$fhi" \
+		    "$(stats "$RUN_DIR/create-floor-$c" 2 | cut -d' ' -f1)" \
+		    "$(stats "$RUN_DIR/create-floor-$c" 3 | cut -d' ' -f1)")
+		floors+=("ratio=$(awk -v a="$vm" -v b="$fm" 'BEGIN { printf "%.2f", a / b }') volray=$(printf '%.0f' "$vm") anchor=$(printf '%.0f' "$fm") unit=creates/s anchor_name=etcd-grpc what=floor-creates-$c-clients")
+	fi
+	printf '%-8s | %7.0f (%6.0f-%6.0f) %8.3f %8.3f | %7.0f (%6.0f-%6.0f) %8.3f %8.3f | %5sx | %s\n' \
+	    "$c" "$vm" "$vlo" "$vhi" "$vp50" "$vp99" "$km" "$klo" "$khi" "$kp50" "$kp99" "$ratio" "$fl"
 	lines+=("ratio=$ratio volray=$(printf '%.0f' "$vm") anchor=$(printf '%.0f' "$km") unit=creates/s anchor_name=kube-apiserver what=creates-$c-clients")
 done
 vw=$(result_field "$(cat "$RUN_DIR/watch-volray")" events_per_s)
@@ -264,6 +313,6 @@ printf 'memory   | %7.0f MiB at %d objects                | %7.0f MiB at %d obje
 echo
 echo "ratio=$(awk -v a="$vw" -v b="$kw" 'BEGIN { printf "%.2f", a / b }') volray=$(printf '%.0f' "$vw") anchor=$(printf '%.0f' "$kw") unit=events/s anchor_name=kube-apiserver what=watch-$W-watchers"
 echo "ratio=$(awk -v a="$vr" -v b="$kr" 'BEGIN { printf "%.2f", b / a }') volray=$((vr / 1024)) anchor=$((kr / 1024)) unit=MiB-RSS anchor_name=kube-apiserver+etcd what=memory-$OBJECTS-objects"
-for l in "${lines[@]}"; do
+for l in ${floors[@]+"${floors[@]}"} "${lines[@]}"; do
 	echo "$l"
 done

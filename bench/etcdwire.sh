@@ -42,35 +42,6 @@ fi
 : "${WRITER_CLIENTS:=16}"
 : "${ETCD_PORT:=23791}"
 : "${ETCD_PEER_PORT:=23792}"
-EW_SRC=$TOP/core/store/etcdpb
-EW_OUT=$BENCH_DIR/out/etcdwire
-: "${ETCDWIRE:=$EW_OUT/etcdwire}"
-EW_PKGS="grpc libprotobuf-c libcurl libcjson"
-
-# Generate the protobuf-c code and build etcdwire unless it is up to date.
-build_etcdwire() {
-	local f stale=0 p
-	command -v protoc-c >/dev/null 2>&1 ||
-	    die "no protoc-c: install protobuf-c-compiler (scripts/deps.sh)"
-	for p in $EW_PKGS; do
-		pkg-config --exists "$p" ||
-		    die "pkg-config finds no $p: install libgrpc-dev libprotobuf-c-dev" \
-		    "libcurl4-openssl-dev libcjson-dev (scripts/deps.sh)"
-	done
-	[ -x "$ETCDWIRE" ] || stale=1
-	for f in "$BENCH_DIR/etcdwire.c" "$EW_SRC"/*.proto; do
-		[ "$f" -nt "$ETCDWIRE" ] && stale=1
-	done
-	[ $stale = 1 ] || return 0
-	mkdir -p "$EW_OUT"
-	protoc-c --proto_path="$EW_SRC" --c_out="$EW_OUT" \
-	    "$EW_SRC/kv.proto" "$EW_SRC/rpc.proto" || die "protoc-c failed"
-	# shellcheck disable=SC2046
-	${CC:-cc} ${CFLAGS:--O2 -Wall} -std=c99 -D_GNU_SOURCE -I"$EW_OUT" \
-	    -o "$ETCDWIRE" "$BENCH_DIR/etcdwire.c" "$EW_OUT/rpc.pb-c.c" \
-	    "$EW_OUT/kv.pb-c.c" $(pkg-config --cflags --libs $EW_PKGS) ||
-	    die "building etcdwire failed"
-}
 
 # A one-member etcd (default fsync behaviour) on the fixed ports.
 start_etcd_fixed() {
