@@ -15,6 +15,13 @@
 #       second runs the controllers and the scheduler against it
 #       (--kubeconfig, KUBE_QPS/KUBE_BURST, default 100/200 as KubeRay's);
 #       CPU and RSS are the two processes', requests per RayJob the API's
+#   REMOTE=ray sh bench/kuberay.sh      only volray's Ray controllers in the
+#       second volrayd (--roles controllers --controllers raycluster,
+#       rayjob,rayservice, KUBE_QPS/KUBE_BURST); the first runs everything
+#       else as with KUBERAY=1 (--controllers '*,-raycluster,-rayjob,
+#       -rayservice', the scheduler, the nodes): KUBERAY=1 with volray's
+#       Ray controllers in KubeRay's place, the like-for-like of
+#       bench/anchors.sh rayjobs
 #   KUBERAY=1 sh bench/kuberay.sh       the anchor: KubeRay's own operator
 #       (scripts/anchors.sh kuberay-operator, --batch-scheduler=volcano,
 #       KUBE_QPS/KUBE_BURST, default 100/200, its own defaults) in place
@@ -41,7 +48,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 
 if [ "${REMOTE:-0}" = 1 ]; then
 	ROLES="--roles api,nodes,ray"
-elif [ "${KUBERAY:-0}" = 1 ]; then
+elif [ "${KUBERAY:-0}" = 1 ] || [ "${REMOTE:-0}" = ray ]; then
 	ROLES="--controllers=*,-raycluster,-rayjob,-rayservice"
 else
 	ROLES=""
@@ -51,10 +58,12 @@ fi
 pid=$!
 until curl -fsk "https://127.0.0.1:$port/readyz" >/dev/null 2>&1 && [ -f "$work/data/kubeconfig" ]; do sleep 0.02; done
 mport=$port
-if [ "${REMOTE:-0}" = 1 ]; then
+if [ "${REMOTE:-0}" = 1 ] || [ "${REMOTE:-0}" = ray ]; then
+	OPROLES="--roles controllers,scheduler"
+	[ "$REMOTE" = 1 ] || OPROLES="--roles controllers --controllers raycluster,rayjob,rayservice"
 	mport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 	"$VOLRAYD" --data-dir "$work/ops" --kubeconfig "$work/data/kubeconfig" \
-		--roles controllers,scheduler --leader-elect=false --share-dir "$top" \
+		$OPROLES --leader-elect=false --share-dir "$top" \
 		--kube-api-qps "${KUBE_QPS:-100}" --kube-api-burst "${KUBE_BURST:-200}" \
 		--metrics-listen "127.0.0.1:$mport" 2>"$work/log2" &
 	pid2=$!
