@@ -4,6 +4,17 @@
 #   bench/anchors.sh store
 #   bench/anchors.sh sched
 #   bench/anchors.sh nodes
+#   bench/anchors.sh rayjobs
+#   bench/anchors.sh operator
+#
+# Each alternates volray and its anchor run by run, prints the median of
+# each figure with its spread (min-max), names the commit, versions and
+# flags, and ends with one line per figure
+#   ratio=R volray=X anchor=Y unit=U anchor_name=N what=W
+# where R > 1 means volray is ahead, the last of them the headline. They
+# fail only when something does not work (a server that does not start,
+# a non-2xx answer, a run that does not finish), never on a figure.
+# SMALL=1 runs each in well under a minute (tests/blackbox/bench.sh).
 #
 # store: volrayd (embedded store, write-ahead log) against kube-apiserver
 # 1.34 on Debian's etcd 3.4 (one member, same disk, default fsync), the
@@ -15,19 +26,13 @@
 # events delivered per second and delivery p99); then the resident memory
 # of each side (volrayd; kube-apiserver plus etcd) holding OBJECTS
 # ConfigMaps of SIZE bytes. The store's floor runs beside them: etcd
-# itself (a third one-member etcd of its own, plain gRPC on loopback)
+# itself (a one-member etcd of its own, plain gRPC on loopback, the same disk)
 # doing what kube-apiserver asks of its etcd for a create, N
 # create-if-absent transactions of SIZE-byte values at the same client
 # counts, through gRPC (bench/etcdwire, C, gRPC core; FLOOR=0 leaves it
 # out, and it is left out with a note when protoc-c or the libraries are
-# missing). Each figure is the median of its runs with the
-# spread (min-max); the report names the commit, versions and flags, and
-# ends with one line per figure
-#   ratio=R volray=X anchor=Y unit=U anchor_name=N what=W
-# where R > 1 means volray is ahead, the last of them the headline
-# (creates/s at the largest client count). It fails only when something
-# does not work (a server that does not start, a non-2xx answer), never on
-# a figure.
+# missing). The headline: creates/s at the largest client count against
+# kube-apiserver.
 #
 # sched: volray's scheduler (in volrayd, as it is deployed) against
 # Volcano's vc-scheduler (the anchor, with the helm chart's
@@ -38,17 +43,43 @@
 # default queue, schedulerName volcano) created by WRITERS writers while
 # the scheduler runs; pods/s from the first create to the last bind (a
 # watch of bound pods says when), runs alternating (RUNS_SCHED, 3). The
-# create rate alone (no scheduler) bounds both, and is printed too.
+# create rate alone (no scheduler) bounds both, and is printed too. Then
+# kube-scheduler (its default profile, client limits lifted: KS_QPS 5000,
+# KS_BURST 10000) against volray's scheduler on as many plain pods (no
+# PodGroup, schedulerName default-scheduler), each alone the same way
+# (PLAIN=0 leaves them out). For each NODES/PODS of SIZES ("5000/50000
+# 500/5000"); the headline is the first size against vc-scheduler.
+#
+# rayjobs (anchors_rayjobs.sh): RAYJOBS (1000) RayJobs of a head and two
+# workers on NODES (500) simulated nodes through two Volcano queues
+# (bench/kuberay.sh), completed by volray's Ray controllers (a volrayd of
+# its own with --controllers raycluster,rayjob,rayservice,
+# kuberay.sh REMOTE=ray) against KubeRay's operator (KUBERAY=1), each a
+# client of the same kind of volrayd, which runs everything else; at the
+# same client rate limits, each of LIMITS ("100/200 2000/4000": QPS/burst,
+# KubeRay's defaults, then lifted), and volray embedded (no client, no
+# limit; EMBEDDED=0 leaves it out): wall time and API requests per RayJob
+# (RUNS_RAYJOBS, 3). The headline: wall time at KubeRay's defaults.
+#
+# operator (anchors_operator.sh): on a fresh kube-apiserver each run,
+# volray's Ray controllers and scheduler (volrayd --kubeconfig) against
+# KubeRay's operator and vc-scheduler, the rest common (volray's other
+# controllers, its nodes and ray roles with NODES simulated nodes):
+# RAYJOBS gang-scheduled RayJobs end to end, wall time and kube-apiserver
+# requests per RayJob (RUNS_OPERATOR, 3). Root: the anchor's side routes
+# the simulated pods' range to lo for the run (bench/headrelay.py).
 #
 # nodes: volray's simulated nodes (volrayd --roles nodes) against kwok's,
 # each a process against a volrayd --roles api: idle CPU with NODES Ready
 # nodes, the node process's memory, PODS pods with spec.nodeName to
 # Running (bench/nodes.sh REMOTE=1 and REMOTE=kwok, RUNS_NODES alternating).
 #
-# Environment: N (creates per run, 20000), CLIENTS ("1 16 64"), RUNS (3),
-# SIZE (1024), W (1000), U (10000), WRITERS (4), OBJECTS (100000),
-# SMALL=1 (N=500, RUNS=1, W=50, U=200, OBJECTS=2000: for CI), QUIET_WAIT,
-# VOLRAYD, BENCH_WORK; the anchors from scripts/anchors.sh build.
+# Environment (store): N (creates per run, 20000), CLIENTS ("1 16 64"),
+# RUNS (3), SIZE (1024), W (1000), U (10000), WRITERS (4), OBJECTS
+# (100000), FLOOR (1); SMALL=1 (N=500, RUNS=1, W=50, U=200,
+# OBJECTS=2000). The other kinds' knobs are in their files' headers. All:
+# SMALL, QUIET_WAIT, VOLRAYD, BENCH_WORK; the anchors from
+# scripts/anchors.sh build.
 set -eu
 . "$(dirname "$0")/lib.sh"
 

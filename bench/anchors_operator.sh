@@ -40,8 +40,10 @@
 # write: no garbage collector runs against kube-apiserver here, it is
 # kube-controller-manager's, and volray's runs in its api role, so the
 # pods of deleted RayClusters stay, on both sides), and kube-apiserver's
-# apiserver_request_total over the run, every client's, is divided by
-# RAYJOBS. Runs alternate (RUNS_OPERATOR).
+# apiserver_request_total over the run, every client's but the relay's
+# lookups (a pod by IP, a node), is divided by RAYJOBS. Runs alternate
+# (RUNS_OPERATOR); OP_TIMEOUT (1800 s) bounds a run; SIDES=volray or
+# SIDES=kuberay runs one side alone.
 
 if [ "$SMALL" = 1 ]; then
 	: "${RAYJOBS:=10}" "${NODES:=10}" "${DURATION:=1s}" "${RUNS_OPERATOR:=1}"
@@ -201,7 +203,7 @@ while True:
     time.sleep(1)
 t1 = time.time()
 sys.stderr.write("\n")
-print("RESULT seconds=%.2f submit_s=%.2f requests_per_job=%.1f" % (t1 - t0, t_sub - t0, (requests() - q0) / n))
+print("RESULT seconds=%.2f submit_s=%.2f requests=%.0f" % (t1 - t0, t_sub - t0, requests() - q0))
 PY
 
 # one WHO RUN: a fresh kube-apiserver, the common roles, WHO's side, the RayJobs.
@@ -284,15 +286,19 @@ YAML
 		die "$who run $r failed"
 	}
 	line=$(echo "$out" | grep '^RESULT ')
-	local relay=""
+	local relay="" req lookups=0
 	if [ -n "$rpid" ]; then
 		cpu1=$(cpu_of "$rpid")
-		relay=$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { printf "; the relay used %.1f s of CPU", b - a }')
+		lookups=$(grep -c '^lookup ' "$RUN_DIR/relay.log" || true)
+		relay=$(awk -v a="$cpu0" -v b="$cpu1" -v l="$lookups" \
+		    'BEGIN { printf "; the relay used %.1f s of CPU and made %d requests (not counted)", b - a, l }')
 	fi
+	req=$(awk -v q="$(result_field "$line" requests)" -v l="$lookups" -v n="$RAYJOBS" \
+	    'BEGIN { printf "%.1f", (q - l) / n }')
 	printf '  %-8s run %s: %d RayJobs Complete, their RayClusters deleted, in %7.1f s (created in %.1f s); %6.1f API requests per RayJob%s (idle before: %s%%)\n' \
 	    "$who" "$r" "$RAYJOBS" "$(result_field "$line" seconds)" "$(result_field "$line" submit_s)" \
-	    "$(result_field "$line" requests_per_job)" "$relay" "$IDLE"
-	echo "$(result_field "$line" seconds) $(result_field "$line" requests_per_job)" >>"$RUN_DIR/op-$who"
+	    "$req" "$relay" "$IDLE"
+	echo "$(result_field "$line" seconds) $req" >>"$RUN_DIR/op-$who"
 	op_stop
 }
 

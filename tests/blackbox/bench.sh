@@ -33,4 +33,29 @@ if scripts/anchors.sh path kube-apiserver >/dev/null 2>&1 && [ "$base" = 1 ]; th
 else
 	echo "bench/anchors.sh store: kube-apiserver not built (scripts/anchors.sh build), not run"
 fi
+# volray's Ray controllers against KubeRay's operator on volrayd (about
+# 40 s small).
+if scripts/anchors.sh path kuberay-operator >/dev/null 2>&1; then
+	bash bench/anchors.sh rayjobs
+else
+	echo "bench/anchors.sh rayjobs: kuberay-operator not built (scripts/anchors.sh build), not run"
+fi
+# volray's roles against KubeRay's operator and vc-scheduler on
+# kube-apiserver (about 30 s small). Its anchor side routes the
+# simulated pods' range to lo and takes port 8265 for the run: as root
+# only, and not when something listens there (a real Ray head).
+why=""
+for a in kube-apiserver kuberay-operator vc-scheduler; do
+	scripts/anchors.sh path $a >/dev/null 2>&1 || why="$a not built (scripts/anchors.sh build)"
+done
+[ "$base" = 1 ] || why="no etcd"
+[ -f ../shared/upstream-samples/volcano-1.15/volcano-scheduler.conf ] ||
+	why="no ../shared/upstream-samples/volcano-1.15"
+[ "$(id -u)" = 0 ] || why="not root (the anchor's side routes 10.64.0.0/10 to lo)"
+! (exec 3<>/dev/tcp/127.0.0.1/8265) 2>/dev/null || why="port 8265 is taken"
+if [ -z "$why" ]; then
+	bash bench/anchors.sh operator
+else
+	echo "bench/anchors.sh operator: $why, not run"
+fi
 echo "ok: benchmarks ran"
