@@ -81,9 +81,6 @@ if [ $anchor = 1 ]; then
 	if ip route show | grep -q "^10\.64\.\|^10\.0\.0\.0/8"; then
 		die "$SIM_RANGE or a range holding it is routed on this machine; the relay would take its traffic"
 	fi
-	if (exec 3<>"/dev/tcp/127.0.0.1/$HEAD_PORT") 2>/dev/null; then
-		die "port $HEAD_PORT is taken on this machine (the relay takes it on the wildcard address)"
-	fi
 fi
 
 TLS=1
@@ -259,7 +256,7 @@ YAML
 		    >"$RUN_DIR/relay.log" 2>&1 &
 		rpid=$!
 		OP_PIDS="$OP_PIDS $rpid"
-		until_ok 10 "the head relay" grep -q listening "$RUN_DIR/relay.log"
+		until_ok 10 "the head relay" grep -q '^headrelay: watching' "$RUN_DIR/relay.log"
 		mkdir -p "$RUN_DIR/vcconf"
 		cp "$VC_CONF_DIR/$VC_CONF" "$RUN_DIR/vcconf/"
 		"$ANCHORS" vc-scheduler start "$RUN_DIR/vc" --kubeconfig "$KA/kubeconfig" \
@@ -313,7 +310,7 @@ echo "# volray: volrayd --roles controllers --controllers raycluster,rayjob,rays
     "--kube-api-qps $KUBE_QPS --kube-api-burst $KUBE_BURST; volrayd --roles scheduler --kube-api-qps $COMMON_QPS"
 [ $anchor = 0 ] || echo "# anchor: KubeRay ray-operator $(ver kuberay-operator) --use-kubernetes-proxy --batch-scheduler=volcano" \
     "--qps $KUBE_QPS --burst $KUBE_BURST; vc-scheduler $(ver vc-scheduler) --scheduler-conf $VC_CONF (volcano-1.15 samples);" \
-    "bench/headrelay.py on $SIM_RANGE:$HEAD_PORT"
+    "bench/headrelay.py at the heads' IPs in $SIM_RANGE, port $HEAD_PORT"
 if [ $anchor = 1 ]; then
 	ip route add local "$SIM_RANGE" dev lo || die "ip route add local $SIM_RANGE dev lo"
 	ROUTED=1

@@ -8,17 +8,17 @@ agent serves the emulated heads at its endpoint (the kubelet's port),
 under /volray/proxy/NS/POD/PORT/, which is where volray's own
 controllers go through kube-apiserver's node proxy. With the simulated
 pods' range routed to this machine (ip route add local 10.64.0.0/10 dev
-lo, which anchors_operator.sh does), this relay listens on the
-wildcard address at PORT, takes the address a connection came to as
-the pod's IP, finds the pod (by status.podIP, once per IP) and its node
-(InternalIP and kubelet port, once per node), and sends the request to
-the agent's endpoint with the kubelet client certificate kube-apiserver
-uses, its path under /volray/proxy/NS/POD/PORT, one request a
-connection (Connection: close both ways).
+lo, which anchors_operator.sh does, so that any address of it can be
+bound), this relay watches the Ray head pods and listens on each one's
+IP at PORT once it has one; it sends each request to the agent's
+endpoint of the pod's node (InternalIP and kubelet port, looked up once
+per node) with the kubelet client certificate kube-apiserver uses, its
+path under /volray/proxy/NS/POD/PORT, one request a connection
+(Connection: close both ways).
 
     python3 headrelay.py PORT KUBE_API_URL CA TOKEN CLIENT_CERT CLIENT_KEY
 """
-import asyncio, json, ssl, sys, urllib.parse, urllib.request
+import asyncio, http.client, json, ssl, sys, threading, time, urllib.parse, urllib.request
 
 port, api, ca, token, cert, key = sys.argv[1], sys.argv[2], *sys.argv[3:7]
 port = int(port)
@@ -29,7 +29,7 @@ agent_ctx = ssl.create_default_context()
 agent_ctx.check_hostname = False
 agent_ctx.verify_mode = ssl.CERT_NONE
 agent_ctx.load_cert_chain(cert, key)
-pods, nodes = {}, {}
+pods, nodes, servers = {}, {}, []
 
 
 def get(path):
@@ -42,20 +42,66 @@ def get(path):
 
 
 def find(ip):
-    """(namespace, pod, agent host, agent port) of the pod at ip."""
+    """(namespace, pod, agent host, agent port) of the head pod at ip."""
     if ip not in pods:
-        items = get("/api/v1/pods?fieldSelector=" +
-                    urllib.parse.quote("status.podIP=" + ip))["items"]
-        if not items:
-            return None
-        p = items[0]
-        pods[ip] = (p["metadata"]["namespace"], p["metadata"]["name"], p["spec"]["nodeName"])
+        return None
     ns, name, node = pods[ip]
     if node not in nodes:
         n = get("/api/v1/nodes/" + node)
         addr = [a["address"] for a in n["status"]["addresses"] if a["type"] == "InternalIP"][0]
         nodes[node] = (addr, n["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"])
     return (ns, name) + nodes[node]
+
+
+def add(loop, o):
+    ip = o.get("status", {}).get("podIP")
+    if ip and ip not in pods and o["spec"].get("nodeName"):
+        pods[ip] = (o["metadata"]["namespace"], o["metadata"]["name"], o["spec"]["nodeName"])
+        asyncio.run_coroutine_threadsafe(listen(ip), loop)
+
+
+def watch(loop):
+    """Ray head pods with an IP: listen there (on the loop). A list, then
+    a watch from its resourceVersion (kube-apiserver on etcd 3.4 refuses
+    a watch without one: no RequestWatchProgress)."""
+    u = urllib.parse.urlsplit(api)
+    sel = "labelSelector=" + urllib.parse.quote("ray.io/node-type=head")
+    while True:
+        lst = get("/api/v1/pods?" + sel)
+        for o in lst["items"]:
+            add(loop, o)
+        rv = lst["metadata"]["resourceVersion"]
+        while rv:
+            c = http.client.HTTPSConnection(u.hostname, u.port, context=api_ctx, timeout=3600)
+            print("lookup watch", flush=True)
+            c.request("GET", "/api/v1/pods?watch=1&allowWatchBookmarks=true&%s&resourceVersion=%s"
+                      % (sel, rv), headers={"Authorization": "Bearer " + token})
+            r = c.getresponse()
+            if r.status != 200:
+                print("headrelay: watch: %d %s" % (r.status, r.read()[:200]), flush=True)
+                rv = ""
+                break
+            while True:
+                line = r.readline()
+                if not line:
+                    break
+                e = json.loads(line)
+                if e["type"] == "ERROR":    # 410 Gone: list again
+                    print("headrelay: watch: %s" % line[:200], flush=True)
+                    rv = ""
+                    break
+                rv = e["object"]["metadata"].get("resourceVersion", rv)
+                if e["type"] in ("ADDED", "MODIFIED"):
+                    add(loop, e["object"])
+            c.close()
+        time.sleep(0.5)
+
+
+async def listen(ip):
+    try:
+        servers.append(await asyncio.start_server(serve, ip, port, backlog=128))
+    except OSError as e:
+        print("headrelay: cannot listen on %s:%d: %s" % (ip, port, e), flush=True)
 
 
 async def pipe(r, w):
@@ -107,9 +153,8 @@ async def serve(reader, writer):
 
 
 async def main():
-    server = await asyncio.start_server(serve, "0.0.0.0", port, backlog=1024)
-    print("headrelay: listening on *:%d" % port, flush=True)
-    async with server:
-        await server.serve_forever()
+    threading.Thread(target=watch, args=(asyncio.get_running_loop(),), daemon=True).start()
+    print("headrelay: watching the Ray head pods, listening on their IPs at %d" % port, flush=True)
+    await asyncio.Event().wait()
 
 asyncio.run(main())

@@ -42,8 +42,7 @@ else
 fi
 # volray's roles against KubeRay's operator and vc-scheduler on
 # kube-apiserver (about 30 s small). Its anchor side routes the
-# simulated pods' range to lo and takes port 8265 for the run: as root
-# only, and not when something listens there (a real Ray head).
+# simulated pods' range to lo for the run: as root only.
 why=""
 for a in kube-apiserver kuberay-operator vc-scheduler; do
 	scripts/anchors.sh path $a >/dev/null 2>&1 || why="$a not built (scripts/anchors.sh build)"
@@ -52,7 +51,6 @@ done
 [ -f ../shared/upstream-samples/volcano-1.15/volcano-scheduler.conf ] ||
 	why="no ../shared/upstream-samples/volcano-1.15"
 [ "$(id -u)" = 0 ] || why="not root (the anchor's side routes 10.64.0.0/10 to lo)"
-! (exec 3<>/dev/tcp/127.0.0.1/8265) 2>/dev/null || why="port 8265 is taken"
 if [ -z "$why" ]; then
 	bash bench/anchors.sh operator
 else
