@@ -256,7 +256,15 @@ YAML
 		    >"$RUN_DIR/relay.log" 2>&1 &
 		rpid=$!
 		OP_PIDS="$OP_PIDS $rpid"
-		until_ok 10 "the head relay" grep -q '^headrelay: watching' "$RUN_DIR/relay.log"
+		local i=0
+		until grep -q '^headrelay: watching' "$RUN_DIR/relay.log" 2>/dev/null; do
+			i=$((i + 1))
+			if [ $i -ge 300 ] || ! kill -0 "$rpid" 2>/dev/null; then
+				tail -n 20 "$RUN_DIR/relay.log"
+				die "the head relay did not start"
+			fi
+			sleep 0.1
+		done
 		mkdir -p "$RUN_DIR/vcconf"
 		cp "$VC_CONF_DIR/$VC_CONF" "$RUN_DIR/vcconf/"
 		"$ANCHORS" vc-scheduler start "$RUN_DIR/vc" --kubeconfig "$KA/kubeconfig" \

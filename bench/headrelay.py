@@ -30,12 +30,20 @@ agent_ctx.check_hostname = False
 agent_ctx.verify_mode = ssl.CERT_NONE
 agent_ctx.load_cert_chain(cert, key)
 pods, nodes, servers = {}, {}, []
+say_lock = threading.Lock()
+
+
+def say(line):
+    """One line of the log, whole: threads print here too."""
+    with say_lock:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
 
 
 def get(path):
     # One line a request, so that the benchmark can take them out of
     # kube-apiserver's count: they stand for no request of KubeRay's.
-    print("lookup " + path, flush=True)
+    say("lookup " + path)
     req = urllib.request.Request(api + path, headers={"Authorization": "Bearer " + token})
     with urllib.request.urlopen(req, context=api_ctx, timeout=30) as r:
         return json.load(r)
@@ -73,12 +81,12 @@ def watch(loop):
         rv = lst["metadata"]["resourceVersion"]
         while rv:
             c = http.client.HTTPSConnection(u.hostname, u.port, context=api_ctx, timeout=3600)
-            print("lookup watch", flush=True)
+            say("lookup watch")
             c.request("GET", "/api/v1/pods?watch=1&allowWatchBookmarks=true&%s&resourceVersion=%s"
                       % (sel, rv), headers={"Authorization": "Bearer " + token})
             r = c.getresponse()
             if r.status != 200:
-                print("headrelay: watch: %d %s" % (r.status, r.read()[:200]), flush=True)
+                say("headrelay: watch: %d %s" % (r.status, r.read()[:200]))
                 rv = ""
                 break
             while True:
@@ -87,7 +95,7 @@ def watch(loop):
                     break
                 e = json.loads(line)
                 if e["type"] == "ERROR":    # 410 Gone: list again
-                    print("headrelay: watch: %s" % line[:200], flush=True)
+                    say("headrelay: watch: %s" % line[:200])
                     rv = ""
                     break
                 rv = e["object"]["metadata"].get("resourceVersion", rv)
@@ -101,7 +109,7 @@ async def listen(ip):
     try:
         servers.append(await asyncio.start_server(serve, ip, port, backlog=128))
     except OSError as e:
-        print("headrelay: cannot listen on %s:%d: %s" % (ip, port, e), flush=True)
+        say("headrelay: cannot listen on %s:%d: %s" % (ip, port, e))
 
 
 async def pipe(r, w):
@@ -153,8 +161,9 @@ async def serve(reader, writer):
 
 
 async def main():
+    # Before the thread prints anything: its lines and this one would mix.
+    say("headrelay: watching the Ray head pods, listening on their IPs at %d" % port)
     threading.Thread(target=watch, args=(asyncio.get_running_loop(),), daemon=True).start()
-    print("headrelay: watching the Ray head pods, listening on their IPs at %d" % port, flush=True)
     await asyncio.Event().wait()
 
 asyncio.run(main())
