@@ -155,7 +155,7 @@ ka_stop() {
 	rm -rf "$KA_DIR"
 	KA_DIR=""
 }
-trap 'rc=$?; ka_stop; (exit $rc); bench_cleanup' EXIT
+trap 'rc=$?; set +e; ka_stop; (exit $rc); bench_cleanup' EXIT
 
 rss_kb() {
 	awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"

@@ -96,7 +96,7 @@ op_stop() {
 	[ -z "$KA" ] || "$ANCHORS" kube-apiserver stop "$KA" >/dev/null 2>&1 || true
 	KA=""
 }
-trap 'rc=$?; op_stop; [ $ROUTED = 0 ] || ip route del local $SIM_RANGE dev lo 2>/dev/null; (exit $rc); bench_cleanup' EXIT
+trap 'rc=$?; set +e; op_stop; [ $ROUTED = 0 ] || ip route del local $SIM_RANGE dev lo 2>/dev/null; (exit $rc); bench_cleanup' EXIT
 cp "$VOLRAYD" "$RUN_DIR/vrbench-server"
 
 # vr NAME ARGS...: a volrayd against kube-apiserver, its log RUN_DIR/NAME.log.

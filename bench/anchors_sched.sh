@@ -34,7 +34,7 @@ bench_init
 RESULTS="$RUN_DIR/results"
 : >"$RESULTS"
 VC_PID=""
-trap 'rc=$?; [ -z "$VC_PID" ] || kill "$VC_PID" 2>/dev/null; (exit $rc); bench_cleanup' EXIT
+trap 'rc=$?; set +e; [ -z "$VC_PID" ] || kill "$VC_PID" 2>/dev/null; (exit $rc); bench_cleanup' EXIT
 export PLAIN_PODS=0
 
 cat >"$RUN_DIR/gangs.py" <<'PY'
