@@ -18,7 +18,8 @@
 # both at lifted client limits (COMMON_QPS/COMMON_BURST, 2000/4000); then
 #   volray:  volrayd --roles controllers --controllers raycluster,rayjob,
 #            rayservice --batch-scheduler volcano (KUBE_QPS/KUBE_BURST) and
-#            volrayd --roles scheduler (COMMON_QPS), which reach the heads
+#            volrayd --roles scheduler (SCHED_QPS/SCHED_BURST, 2000/2000,
+#            vc-scheduler's defaults, which it gets too), which reach the heads
 #            through kube-apiserver's node proxy to the agent;
 #   anchor:  KubeRay's ray-operator --use-kubernetes-proxy
 #            --batch-scheduler=volcano (--qps KUBE_QPS --burst KUBE_BURST)
@@ -51,6 +52,8 @@ else
 	: "${RAYJOBS:=1000}" "${NODES:=500}" "${DURATION:=10s}" "${RUNS_OPERATOR:=3}"
 fi
 : "${KUBE_QPS:=100}" "${KUBE_BURST:=200}" "${COMMON_QPS:=2000}" "${COMMON_BURST:=4000}"
+# Both schedulers at vc-scheduler's defaults.
+: "${SCHED_QPS:=2000}" "${SCHED_BURST:=2000}"
 : "${OP_TIMEOUT:=1800}"
 VC_CONF_DIR="$TOP/../shared/upstream-samples/volcano-1.15"
 VC_CONF=volcano-scheduler.conf
@@ -245,7 +248,7 @@ YAML
 		    --batch-scheduler volcano --kube-api-qps "$KUBE_QPS" --kube-api-burst "$KUBE_BURST" \
 		    --metrics-listen "127.0.0.1:$m1"
 		vr s --roles scheduler --scheduler-listen 127.0.0.1:0 \
-		    --kube-api-qps "$COMMON_QPS" --kube-api-burst "$COMMON_BURST" \
+		    --kube-api-qps "$SCHED_QPS" --kube-api-burst "$SCHED_BURST" \
 		    --metrics-listen "127.0.0.1:$m2"
 		until_ok 60 "volray's Ray controllers ready" curl -fs "http://127.0.0.1:$m1/readyz"
 		until_ok 60 "volray's scheduler ready" curl -fs "http://127.0.0.1:$m2/readyz"
@@ -268,7 +271,8 @@ YAML
 		mkdir -p "$RUN_DIR/vcconf"
 		cp "$VC_CONF_DIR/$VC_CONF" "$RUN_DIR/vcconf/"
 		"$ANCHORS" vc-scheduler start "$RUN_DIR/vc" --kubeconfig "$KA/kubeconfig" \
-		    --scheduler-conf "$RUN_DIR/vcconf/$VC_CONF" >"$RUN_DIR/vc.log" 2>&1 &
+		    --scheduler-conf "$RUN_DIR/vcconf/$VC_CONF" \
+		    --kube-api-qps "$SCHED_QPS" --kube-api-burst "$SCHED_BURST" >"$RUN_DIR/vc.log" 2>&1 &
 		OP_PIDS="$OP_PIDS $!"
 		"$ANCHORS" kuberay-operator start "$RUN_DIR/op" --kubeconfig "$KA/kubeconfig" \
 		    --batch-scheduler=volcano --qps "$KUBE_QPS" --burst "$KUBE_BURST" \
@@ -315,9 +319,10 @@ echo "# API server: kube-apiserver $(ver kube-apiserver) on $(etcd --version 2>/
 echo "# both: volrayd $commit --roles controllers --controllers '*,-raycluster,-rayjob,-rayservice' and --roles nodes,ray" \
     "(--node-listen $IP:0), --kube-api-qps $COMMON_QPS --kube-api-burst $COMMON_BURST"
 echo "# volray: volrayd --roles controllers --controllers raycluster,rayjob,rayservice --batch-scheduler volcano" \
-    "--kube-api-qps $KUBE_QPS --kube-api-burst $KUBE_BURST; volrayd --roles scheduler --kube-api-qps $COMMON_QPS"
+    "--kube-api-qps $KUBE_QPS --kube-api-burst $KUBE_BURST; volrayd --roles scheduler --kube-api-qps $SCHED_QPS --kube-api-burst $SCHED_BURST"
 [ $anchor = 0 ] || echo "# anchor: KubeRay ray-operator $(ver kuberay-operator) --use-kubernetes-proxy --batch-scheduler=volcano" \
-    "--qps $KUBE_QPS --burst $KUBE_BURST; vc-scheduler $(ver vc-scheduler) --scheduler-conf $VC_CONF (volcano-1.15 samples);" \
+    "--qps $KUBE_QPS --burst $KUBE_BURST; vc-scheduler $(ver vc-scheduler) --scheduler-conf $VC_CONF (volcano-1.15 samples)" \
+    "--kube-api-qps $SCHED_QPS --kube-api-burst $SCHED_BURST;" \
     "bench/headrelay.py at the heads' IPs in $SIM_RANGE, port $HEAD_PORT"
 if [ $anchor = 1 ]; then
 	ip route add local "$SIM_RANGE" dev lo || die "ip route add local $SIM_RANGE dev lo"
