@@ -314,6 +314,50 @@ client_patch_async(client *c, const resource *r, const char *ns,
 }
 
 void
+client_create_async(client *c, const resource *r, const char *ns,
+    cJSON *obj, const struct reg_opts *o, client_done_fn done, void *arg)
+{
+	struct reg_result res;
+
+	if (refused(c, &res)) {
+		cJSON_Delete(obj);
+		give(done, arg, &res);
+		return;
+	}
+	if (c->ops->create_async != NULL) {
+		c->ops->create_async(c->impl, r, ns, obj, o, done, arg);
+		return;
+	}
+	c->ops->create(c->impl, r, ns, obj, o, &res);
+	give(done, arg, &res);
+}
+
+void
+client_delete_async(client *c, const resource *r, const char *ns,
+    const char *name, const struct reg_opts *o, client_done_fn done,
+    void *arg)
+{
+	struct reg_result res;
+
+	if (refused(c, &res)) {
+		give(done, arg, &res);
+		return;
+	}
+	if (c->ops->delete_async != NULL) {
+		c->ops->delete_async(c->impl, r, ns, name, o, done, arg);
+		return;
+	}
+	c->ops->delete(c->impl, r, ns, name, o, &res);
+	give(done, arg, &res);
+}
+
+int
+client_writes_wait(const client *c)
+{
+	return c->ops->create_async != NULL;
+}
+
+void
 client_evict(client *c, const char *ns, const char *name,
     const struct reg_opts *o, struct reg_result *res)
 {

@@ -75,6 +75,13 @@ struct client_ops {
 	void (*update_async)(void *impl, const resource *, const char *ns,
 	    const char *name, cJSON *obj, const struct reg_opts *,
 	    client_done_fn done, void *arg);
+	/* Optional: create and delete answered later, through done. */
+	void (*create_async)(void *impl, const resource *, const char *ns,
+	    cJSON *obj, const struct reg_opts *, client_done_fn done,
+	    void *arg);
+	void (*delete_async)(void *impl, const resource *, const char *ns,
+	    const char *name, const struct reg_opts *, client_done_fn done,
+	    void *arg);
 };
 
 /*
@@ -161,6 +168,18 @@ void client_update_status_async(client *, const resource *, const char *ns,
 void client_patch_async(client *, const resource *, const char *ns,
     const char *name, const char *content_type, const char *body,
     size_t len, const struct reg_opts *, client_done_fn done, void *arg);
+/* A create and a delete without waiting, as client_update_async. */
+void client_create_async(client *, const resource *, const char *ns,
+    cJSON *obj, const struct reg_opts *, client_done_fn done, void *arg);
+void client_delete_async(client *, const resource *, const char *ns,
+    const char *name, const struct reg_opts *, client_done_fn done,
+    void *arg);
+/*
+ * Whether the client's writes (create, update, patch, delete, status)
+ * are answered later (a remote API server's round trip) rather than
+ * before the async call returns (the embedded registry).
+ */
+int client_writes_wait(const client *);
 /* Evict a pod: the graceful delete Volcano's evictor makes (pods/eviction
    where the API server has it), with these options. */
 void client_evict(client *, const char *ns, const char *name,

@@ -20,7 +20,9 @@
  * object without a name, a stream that stops mid-line are logged with
  * what came (its first bytes) and skipped; the informer goes on.
  *
- * Writes block the loop for one round trip (hclient_call_sync). Their
+ * Writes made through the *_async calls (the controllers', the
+ * scheduler's, Events) leave the loop free while they travel; the
+ * synchronous ones block it for one round trip (hclient_call_sync). Their
  * answers are put into the mirror with its events held; a zero timer
  * releases them on the next turn of the loop. Only the answers of
  * resources the mirror follows are put there (nothing else would ever
@@ -1011,6 +1013,39 @@ r_patch_async(void *impl, const resource *r, const char *ns,
 	send_async(impl, aw, "PATCH", url, content_type, body, len);
 }
 
+static void
+r_create_async(void *impl, const resource *r, const char *ns, cJSON *obj,
+    const struct reg_opts *o, client_done_fn done, void *arg)
+{
+	struct async_write *aw = xcalloc(1, sizeof *aw);
+	char *url = collection_path(r, ns), *body = cJSON_PrintUnformatted(obj);
+
+	cJSON_Delete(obj);
+	add_query(&url, o);
+	aw->through = through(r, o);
+	aw->done = done;
+	aw->arg = arg;
+	send_async(impl, aw, "POST", url, "application/json", body,
+	    strlen(body));
+	free(body);
+}
+
+/* As r_delete: nothing written through, the watch says when it is gone. */
+static void
+r_delete_async(void *impl, const resource *r, const char *ns,
+    const char *name, const struct reg_opts *o, client_done_fn done,
+    void *arg)
+{
+	struct async_write *aw = xcalloc(1, sizeof *aw);
+	char *body = delete_body(o);
+
+	aw->done = done;
+	aw->arg = arg;
+	send_async(impl, aw, "DELETE", object_path(r, ns, name, NULL),
+	    "application/json", body, strlen(body));
+	free(body);
+}
+
 /* An eviction is the pod's graceful delete, as Volcano's evictor makes
    it (pods/eviction would also consult PodDisruptionBudgets). */
 static void
@@ -1063,7 +1098,7 @@ r_free(void *impl)
 static const struct client_ops remote_ops = {
 	r_create, r_update, r_update_status, r_patch, r_delete, r_bind,
 	r_evict, r_free, r_bind_async, r_update_status_async, r_patch_async,
-	r_update_async
+	r_update_async, r_create_async, r_delete_async
 };
 
 /* --- the client -------------------------------------------------------- */

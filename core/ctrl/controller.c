@@ -4,7 +4,9 @@
  * One Lua state holds every controller (luahost.c); C keeps, per
  * controller, the resolved resources, registry references to its functions
  * and a workqueue. The store's durable events are routed to queues; the
- * queues' ready callbacks call reconcile with {namespace, name, key}:
+ * queues' ready callbacks call reconcile with {namespace, name, key},
+ * each call in a coroutine of its own that may wait for its writes (see
+ * struct run), up to MAX_RUNS at once per controller:
  *   nil                      -> done (forget the backoff)
  *   {requeue_after = s}      -> done, look again in s seconds
  *   {requeue = true}         -> retry with backoff
@@ -22,6 +24,7 @@
 #include "ctrl/ctrlsel.h"
 #include "ctrl/luaapi.h"
 #include "ctrl/luahttp.h"
+#include "ctrl/luawait.h"
 #include "ctrl/wqueue.h"
 #include "client/recorder.h"
 #include "lib/json.h"
@@ -35,6 +38,9 @@
 
 #define BATCH 64
 #define SLICE_US 50000
+/* Reconciles in flight per controller (client-go's workers, but these
+   cost a coroutine each, not a thread). */
+#define MAX_RUNS 64
 
 struct watchdef {
 	const resource *r;
@@ -63,6 +69,8 @@ struct ctrl {
 	int reconcile_ref;
 	wqueue *q;
 	recorder *rec;             /* its Events, as NAME-controller */
+	struct run *runs;          /* reconciles in flight */
+	int nruns;
 	char *file;                /* the script, after overrides */
 	char loaded_at[32];        /* RFC 3339, when it was loaded */
 };
@@ -77,12 +85,18 @@ struct controller_rt {
 	struct ctrl **ctrls;
 	int nctrls;
 	const ctrlsel *sel;        /* --controllers; NULL: every one */
+	struct run *ready;         /* answered, to resume */
+	uv_timer_t *resume_timer;  /* resumes them on the next turn */
 	struct {
+		uint64_t peak_runs;  /* most reconciles in flight at once */
 		uint64_t reconciles;
 		uint64_t errors;
 		uint64_t lua_usec;   /* wall time inside Lua reconcile calls */
 	} stats;
 };
+
+static void abandon_runs(struct ctrl *);
+static void resume_ready(uv_timer_t *);
 
 static void
 ctrl_free(struct ctrl *c, int keep_queue)
@@ -91,6 +105,7 @@ ctrl_free(struct ctrl *c, int keep_queue)
 
 	if (c == NULL)
 		return;
+	abandon_runs(c);
 	if (!keep_queue && c->q != NULL)
 		wqueue_free(c->q);
 	if (!keep_queue)
@@ -160,90 +175,308 @@ fold_lines(char *s)
 			*s = ' ';
 }
 
-/* Split "ns/name" (or "name" for cluster-scoped) and call reconcile. */
-static void
-reconcile(struct ctrl *c, const char *key)
+/*
+ * One reconcile of one key, in a coroutine of its own: started by
+ * on_ready, suspended while a write waits for its answer (luawait.c),
+ * resumed on a later turn of the loop by resume_ready, finished by
+ * run_end, which hands the key back to the queue as the result says.
+ * The key stays "processing" in the queue until then, so a key is never
+ * reconciled twice at once and its reconciles keep their order.
+ */
+struct run {
+	struct luarun lr;	/* what the coroutine's extra space points at */
+	struct ctrl *c;
+	lua_State *co;
+	int ref;		/* co in the registry, so that it lives */
+	char *key;
+	char ns[256];
+	const char *name;
+	uint64_t ticks;		/* instructions spent, across resumes */
+	int ready;		/* on rt->ready, to resume */
+	struct run *next;	/* in c->runs */
+	struct run *next_ready;
+};
+
+/* Start co: the reconcile function and its {namespace, name, key}. Run
+   under protection: memory may be short. */
+static int
+start_co(lua_State *L)
 {
-	controller_rt *rt = c->rt;
-	lua_State *L = rt->L;
-	const char *slash = strchr(key, '/');
-	char ns[256] = "", *err = NULL;
-	const char *name = key;
-	uint64_t t0;
-	int rc;
+	struct run *r = lua_touserdata(L, 1);
+	lua_State *co = lua_newthread(L);
 
-	if (slash != NULL) {
-		snprintf(ns, sizeof ns, "%.*s", (int)(slash - key), key);
-		name = slash + 1;
-	}
-	lua_rawgeti(L, LUA_REGISTRYINDEX, c->reconcile_ref);
-	lua_createtable(L, 0, 3);
-	lua_pushstring(L, ns);
-	lua_setfield(L, -2, "namespace");
-	lua_pushstring(L, name);
-	lua_setfield(L, -2, "name");
-	lua_pushstring(L, key);
-	lua_setfield(L, -2, "key");
-	rt->api.user = &c->user;
-	rt->api.owner = c->name;
-	rt->api.key = key;
-	rt->api.rec = c->rec;
-	t0 = util_usec();
-	rc = luahost_call(L, 1, 1, &err);
-	rt->stats.lua_usec += util_usec() - t0;
-	rt->stats.reconciles++;
-	if (rc != 0) {
-		const store_obj *o;
+	r->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	r->co = co;
+	*(struct luarun **)lua_getextraspace(co) = &r->lr;
+	lua_rawgeti(co, LUA_REGISTRYINDEX, r->c->reconcile_ref);
+	lua_createtable(co, 0, 3);
+	lua_pushstring(co, r->ns);
+	lua_setfield(co, -2, "namespace");
+	lua_pushstring(co, r->name);
+	lua_setfield(co, -2, "name");
+	lua_pushstring(co, r->key);
+	lua_setfield(co, -2, "key");
+	return 0;
+}
 
-		rt->stats.errors++;
-		fold_lines(err);
-		log_warn("controller %s: reconcile %s failed: %s", c->name, key,
-		    err);
-		o = client_get(rt->client, c->primary->store_key, ns, name);
-		if (o != NULL) {
-			cJSON *t = store_obj_tree(o);
-			char msg[1024], *nl;
+/*
+ * What a finished reconcile asked for, from its result on top of the
+ * coroutine (light userdata 1): pushes 0 (done), 1 (requeue_after, and
+ * the seconds) or 2 (requeue with backoff). Under protection: a result
+ * table's metamethods are the script's.
+ */
+static int
+read_result(lua_State *L)
+{
+	lua_State *co = lua_touserdata(L, 1);
 
-			/* The first line of the error; the log has the rest. */
-			snprintf(msg, sizeof msg, "%s", err);
-			if ((nl = strchr(msg, '|')) != NULL)
-				*nl = '\0';
-			luaapi_event(&rt->api, c->rec, t, "Warning",
-			    "ReconcileError", msg, NULL);
-			cJSON_Delete(t);
+	if (lua_gettop(co) > 0 && lua_istable(co, -1)) {
+		lua_getfield(co, -1, "requeue_after");
+		if (lua_isnumber(co, -1)) {
+			lua_pushinteger(L, 1);
+			lua_pushnumber(L, lua_tonumber(co, -1));
+			return 2;
 		}
+		lua_pop(co, 1);
+		lua_getfield(co, -1, "requeue");
+		if (lua_toboolean(co, -1)) {
+			lua_pushinteger(L, 2);
+			lua_pushnumber(L, 0);
+			return 2;
+		}
+	}
+	lua_pushinteger(L, 0);
+	lua_pushnumber(L, 0);
+	return 2;
+}
+
+/* The running reconcile's user, controller, key and recorder, for the
+   volray module (luactx.h); NULL: none runs. */
+static void
+set_current(controller_rt *rt, struct run *r)
+{
+	rt->api.user = r != NULL ? &r->c->user : NULL;
+	rt->api.owner = r != NULL ? r->c->name : NULL;
+	rt->api.key = r != NULL ? r->key : NULL;
+	rt->api.rec = r != NULL ? r->c->rec : rt->rec;
+}
+
+/* Unlink r from c's runs and from the ready list; free it. */
+static void
+run_free(struct run *r)
+{
+	controller_rt *rt = r->c->rt;
+	struct run **p;
+
+	for (p = &r->c->runs; *p != NULL; p = &(*p)->next)
+		if (*p == r) {
+			*p = r->next;
+			break;
+		}
+	for (p = &rt->ready; *p != NULL; p = &(*p)->next_ready)
+		if (*p == r) {
+			*p = r->next_ready;
+			break;
+		}
+	r->c->nruns--;
+	free(r->key);
+	free(r);
+}
+
+/* A failed reconcile: log it, a Warning Event on the object, retry. */
+static void
+run_failed(struct run *r, char *err)
+{
+	struct ctrl *c = r->c;
+	controller_rt *rt = c->rt;
+	const store_obj *o;
+
+	rt->stats.errors++;
+	fold_lines(err);
+	log_warn("controller %s: reconcile %s failed: %s", c->name, r->key,
+	    err);
+	o = client_get(rt->client, c->primary->store_key, r->ns, r->name);
+	if (o != NULL) {
+		cJSON *t = store_obj_tree(o);
+		char msg[1024], *nl;
+
+		/* The first line of the error; the log has the rest. */
+		snprintf(msg, sizeof msg, "%s", err);
+		if ((nl = strchr(msg, '|')) != NULL)
+			*nl = '\0';
+		set_current(rt, r);
+		luaapi_event(&rt->api, c->rec, t, "Warning",
+		    "ReconcileError", msg, NULL);
+		set_current(rt, NULL);
+		cJSON_Delete(t);
+	}
+	wqueue_add_rate_limited(c->q, r->key);
+}
+
+/* The reconcile has returned: act on its result, give the key back. */
+static void
+run_returned(struct run *r)
+{
+	lua_State *L = r->c->rt->L;
+	wqueue *q = r->c->q;
+	double s;
+	int what;
+
+	lua_pushcfunction(L, read_result);
+	lua_pushlightuserdata(L, r->co);
+	if (lua_pcall(L, 1, 2, 0) != LUA_OK) {
+		char *err = xstrdup(lua_tostring(L, -1) ? lua_tostring(L, -1) :
+		    "bad result");
+
+		lua_pop(L, 1);
+		run_failed(r, err);
 		free(err);
-		rt->api.user = NULL;
-		rt->api.owner = rt->api.key = NULL;
-		rt->api.rec = rt->rec;
-		wqueue_add_rate_limited(c->q, key);
 		return;
 	}
-	rt->api.user = NULL;
-	rt->api.owner = rt->api.key = NULL;
-	rt->api.rec = rt->rec;
-	if (lua_istable(L, -1)) {
-		lua_getfield(L, -1, "requeue_after");
-		if (lua_isnumber(L, -1)) {
-			double s = lua_tonumber(L, -1);
+	what = (int)lua_tointeger(L, -2);
+	s = lua_tonumber(L, -1);
+	lua_pop(L, 2);
+	if (what == 1) {
+		wqueue_forget(q, r->key);
+		wqueue_add_after(q, r->key, s > 0 ? (uint64_t)(s * 1000) : 0);
+	} else if (what == 2)
+		wqueue_add_rate_limited(q, r->key);
+	else
+		wqueue_forget(q, r->key);
+}
 
-			wqueue_forget(c->q, key);
-			wqueue_add_after(c->q, key, s > 0 ? (uint64_t)(s * 1000) :
-			    0);
-			lua_pop(L, 2);
+/* Run r's coroutine until it waits or ends; at its end the key goes back
+   to the queue and r is freed. */
+static void
+run_step(struct run *r, int nargs)
+{
+	controller_rt *rt = r->c->rt;
+	char *err = NULL;
+	uint64_t t0 = util_usec();
+	int rc, nres = 0;
+
+	set_current(rt, r);
+	rc = luahost_resume(r->co, nargs, &nres, &r->ticks, &err);
+	set_current(rt, NULL);
+	rt->stats.lua_usec += util_usec() - t0;
+	if (rc == LUA_YIELD) {
+		if (r->lr.wait == NULL) {
+			/* A yield of the script's own (coroutine.yield is not
+			   in the sandbox, but be sure): not a wait. */
+			err = xstrdup("reconcile yielded outside a write");
+			rc = -1;
+		} else
 			return;
-		}
-		lua_pop(L, 1);
-		lua_getfield(L, -1, "requeue");
-		if (lua_toboolean(L, -1)) {
-			wqueue_add_rate_limited(c->q, key);
-			lua_pop(L, 2);
-			return;
-		}
-		lua_pop(L, 1);
 	}
-	lua_pop(L, 1);
-	wqueue_forget(c->q, key);
+	rt->stats.reconciles++;
+	if (rc != 0)
+		run_failed(r, err);
+	else
+		run_returned(r);
+	free(err);
+	luaL_unref(rt->L, LUA_REGISTRYINDEX, r->ref);
+	wqueue_done(r->c->q, r->key);
+	run_free(r);
+	/* Give back what a failed run left behind, as luahost_call does. */
+	if (rc != 0)
+		lua_gc(rt->L, LUA_GCCOLLECT);
+}
+
+/* A write's answer is in (luawait.c): resume r on the next turn. */
+static void
+run_wake(struct luarun *lr)
+{
+	struct run *r = (struct run *)lr;
+	controller_rt *rt = r->c->rt;
+
+	if (r->ready)
+		return;
+	r->ready = 1;
+	r->next_ready = rt->ready;
+	rt->ready = r;
+	uv_timer_start(rt->resume_timer, resume_ready, 0, 0);
+}
+
+/* Resume every reconcile whose answer is in. */
+static void
+resume_ready(uv_timer_t *t)
+{
+	controller_rt *rt = t->data;
+	struct run *r;
+
+	while ((r = rt->ready) != NULL) {
+		rt->ready = r->next_ready;
+		r->ready = 0;
+		run_step(r, 0);
+	}
+}
+
+/* Start a reconcile of key; it runs until it ends or waits. */
+static void
+run_start(struct ctrl *c, const char *key)
+{
+	controller_rt *rt = c->rt;
+	struct run *r = xcalloc(1, sizeof *r);
+	const char *slash = strchr(key, '/');
+	lua_State *L = rt->L;
+
+	r->c = c;
+	r->key = xstrdup(key);
+	r->name = r->key;
+	r->ref = LUA_NOREF;
+	r->lr.wake = run_wake;
+	if (slash != NULL) {
+		snprintf(r->ns, sizeof r->ns, "%.*s", (int)(slash - key), key);
+		r->name = r->key + (slash - key) + 1;
+	}
+	r->next = c->runs;
+	c->runs = r;
+	c->nruns++;
+	if ((uint64_t)c->nruns > rt->stats.peak_runs)
+		rt->stats.peak_runs = c->nruns;
+	lua_pushcfunction(L, start_co);
+	lua_pushlightuserdata(L, r);
+	if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+		char *err = xstrdup(lua_tostring(L, -1) ? lua_tostring(L, -1) :
+		    "cannot start");
+
+		lua_pop(L, 1);
+		if (r->ref != LUA_NOREF)
+			luaL_unref(L, LUA_REGISTRYINDEX, r->ref);
+		rt->stats.reconciles++;
+		run_failed(r, err);
+		free(err);
+		wqueue_done(c->q, r->key);
+		run_free(r);
+		lua_gc(L, LUA_GCCOLLECT);
+		return;
+	}
+	run_step(r, 1);
+}
+
+/*
+ * Give up c's reconciles in flight (a reload closes their state): their
+ * answers are dropped when they come, their keys queued again for whoever
+ * takes the queue.
+ */
+static void
+abandon_runs(struct ctrl *c)
+{
+	char *key;
+
+	while (c->runs != NULL) {
+		struct run *r = c->runs;
+
+		if (r->lr.wait != NULL)
+			luawait_abandon(r->lr.wait);
+		key = xstrdup(r->key);
+		run_free(r);
+		if (c->q != NULL) {
+			wqueue_done(c->q, key);
+			wqueue_add(c->q, key);
+		}
+		free(key);
+	}
 }
 
 static void
@@ -252,20 +485,18 @@ on_ready(wqueue *q, void *arg)
 	struct ctrl *c = arg;
 	uint64_t t0 = util_usec();
 	const char *key;
-	char *copy;
 	int n;
 
 	/*
-	 * At most BATCH keys, and no more once a turn's SLICE_US is spent:
-	 * a reconcile against a remote API waits for its writes (and their
-	 * rate limit), and the loop must come round for the others (a
-	 * Lease renewal among them).
+	 * At most BATCH keys a turn, no more once SLICE_US is spent, and no
+	 * more than MAX_RUNS in flight: a reconcile that waits for a write
+	 * holds its coroutine (and the memory it reached) until the answer.
+	 * A run that ends gives its key back (wqueue_done), which calls
+	 * this again.
 	 */
-	for (n = 0; n < BATCH && (key = wqueue_get(q)) != NULL; n++) {
-		copy = xstrdup(key);
-		reconcile(c, copy);
-		wqueue_done(q, copy);
-		free(copy);
+	for (n = 0; n < BATCH && c->nruns < MAX_RUNS &&
+	    (key = wqueue_get(q)) != NULL; n++) {
+		run_start(c, key);
 		if (util_usec() - t0 > SLICE_US)
 			break;
 	}
@@ -336,6 +567,7 @@ static void
 enqueue_mapped(struct ctrl *c, const struct watchdef *w, const store_obj *o)
 {
 	lua_State *L = c->rt->L;
+	struct luactx saved;
 	char *err = NULL;
 	int i, n, rc;
 
@@ -347,11 +579,14 @@ enqueue_mapped(struct ctrl *c, const struct watchdef *w, const store_obj *o)
 		    w->paths, w->npaths);
 	else
 		luaconv_push_json(L, o->json->data, o->json->len);
+	/* A map may run while a reconcile does (its write's events): that
+	   reconcile's user and recorder come back after. */
+	saved = c->rt->api;
 	c->rt->api.user = &c->user;
 	c->rt->api.rec = c->rec;
 	rc = luahost_call(L, 1, 1, &err);
-	c->rt->api.user = NULL;
-	c->rt->api.rec = c->rt->rec;
+	c->rt->api.user = saved.user;
+	c->rt->api.rec = saved.rec;
 	if (rc != 0) {
 		fold_lines(err);
 		log_warn("controller %s: watch map failed: %s", c->name, err);
@@ -437,13 +672,22 @@ print_metrics(FILE *f, void *arg)
 	    "volray_lua_api_seconds_total %g\n"
 	    "# TYPE volray_lua_memory_bytes gauge\n"
 	    "volray_lua_memory_bytes %zu\n"
+	    "# HELP volray_reconciles_in_flight_peak The most reconciles "
+	    "of one controller in flight at once (started, not ended).\n"
+	    "# TYPE volray_reconciles_in_flight_peak gauge\n"
+	    "volray_reconciles_in_flight_peak %llu\n"
 	    "# TYPE volray_workqueue_depth gauge\n",
 	    (unsigned long long)rt->stats.reconciles,
 	    (unsigned long long)rt->stats.errors, rt->stats.lua_usec / 1e6,
-	    luaapi_usec / 1e6, rt->L ? luahost_memory(rt->L) : 0);
+	    luaapi_usec / 1e6, rt->L ? luahost_memory(rt->L) : 0,
+	    (unsigned long long)rt->stats.peak_runs);
 	for (i = 0; i < rt->nctrls; i++)
 		fprintf(f, "volray_workqueue_depth{controller=\"%s\"} %zu\n",
 		    rt->ctrls[i]->name, wqueue_len(rt->ctrls[i]->q));
+	fprintf(f, "# TYPE volray_reconciles_in_flight gauge\n");
+	for (i = 0; i < rt->nctrls; i++)
+		fprintf(f, "volray_reconciles_in_flight{controller=\"%s\"} "
+		    "%d\n", rt->ctrls[i]->name, rt->ctrls[i]->nruns);
 }
 
 char *
@@ -489,6 +733,12 @@ controller_set_batch_scheduler(controller_rt *rt, const char *name)
 	rt->api.batch_scheduler = name;
 }
 
+static void
+close_free(uv_handle_t *h)
+{
+	free(h);
+}
+
 controller_rt *
 controller_new(uv_loop_t *loop, client *cl, luahost *host)
 {
@@ -500,6 +750,9 @@ controller_new(uv_loop_t *loop, client *cl, luahost *host)
 	rt->api.client = cl;
 	rt->rec = recorder_new(cl, "volray");
 	rt->api.rec = rt->rec;
+	rt->resume_timer = xcalloc(1, sizeof *rt->resume_timer);
+	uv_timer_init(loop, rt->resume_timer);
+	rt->resume_timer->data = rt;
 	client_subscribe(cl, on_event, rt);
 	metrics_add_source(print_metrics, rt);
 	return rt;
@@ -517,6 +770,7 @@ controller_free(controller_rt *rt)
 	free(rt->ctrls);
 	luahost_state_close(rt->L);
 	recorder_free(rt->rec);
+	uv_close((uv_handle_t *)rt->resume_timer, close_free);
 	free(rt);
 }
 
@@ -813,6 +1067,9 @@ controller_reload(controller_rt *rt, char **cause)
 		for (j = 0; j < rt->nctrls; j++) {
 			if (rt->ctrls[j] != NULL &&
 			    strcmp(rt->ctrls[j]->name, c->name) == 0) {
+				/* Its reconciles in flight give their keys
+				   back to the queue the new one takes. */
+				abandon_runs(rt->ctrls[j]);
 				c->q = rt->ctrls[j]->q;
 				c->rec = rt->ctrls[j]->rec;
 				rt->ctrls[j]->q = NULL;

@@ -4,7 +4,12 @@
  * writes). Writes build a tree from the Lua table and go through the
  * client; failures return nil plus the Status message and code, never
  * raise, so a script decides what an AlreadyExists or a Conflict means for
- * it. Events go through the running controller's recorder. Each call is
+ * it. From a reconcile (a coroutine, luawait.h) a write goes through the
+ * client's asynchronous call: answered at once by the embedded client, it
+ * returns at once; against a remote API the reconcile yields until the
+ * answer is in, and the loop runs others meanwhile. From elsewhere (a
+ * watch's map, a script's loading) writes are synchronous. Events go
+ * through the running controller's recorder. Each call is
  * authorized first (RBAC, as the controller's user): a denial is answered
  * like the API's 403, and writes carry the user to the registry, whose
  * admission hook checks RBAC escalation with it.
@@ -21,6 +26,7 @@
 #include "ctrl/luaapi.h"
 #include "ctrl/luaconfig.h"
 #include "ctrl/luahttp.h"
+#include "ctrl/luawait.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/podspec.h"
@@ -318,20 +324,7 @@ l_list_impl(lua_State *L)
 static int
 push_result(lua_State *L, struct reg_result *res)
 {
-	if (res->code >= 300) {
-		const char *msg = json_str(res->body, "message");
-		const char *reason = json_str(res->body, "reason");
-
-		lua_pushnil(L);
-		lua_pushstring(L, msg ? msg : "error");
-		lua_pushinteger(L, res->code);
-		lua_pushstring(L, reason ? reason : "");
-		cJSON_Delete(res->body);
-		return 4;
-	}
-	luaconv_push(L, res->body);
-	cJSON_Delete(res->body);
-	return 1;
+	return luawait_push(L, res, LUAWAIT_OBJECT);
 }
 
 static cJSON *
@@ -377,6 +370,12 @@ l_create_impl(lua_State *L)
 		return n;
 	}
 	opts_for(c, &o);
+	if (luawait_possible(L)) {
+		struct luawait *w = luawait_new(L, LUAWAIT_OBJECT);
+
+		client_create_async(c->client, r, ns, t, &o, luawait_done, w);
+		return luawait_result(L, w);
+	}
 	client_create(c->client, r, ns, t, &o, &res);
 	return push_result(L, &res);
 }
@@ -405,6 +404,17 @@ update(lua_State *L, const char *sub)
 		return n;
 	}
 	nm = xstrdup(name);
+	if (luawait_possible(L)) {
+		struct luawait *w = luawait_new(L, LUAWAIT_OBJECT);
+		char *ns = json_str(t, "metadata.namespace") != NULL ?
+		    xstrdup(json_str(t, "metadata.namespace")) : NULL;
+
+		client_update_async(c->client, r, ns, nm, t, &o, luawait_done,
+		    w);
+		free(ns);
+		free(nm);
+		return luawait_result(L, w);
+	}
 	client_update(c->client, r, json_str(t, "metadata.namespace"), nm, t,
 	    &o, &res);
 	free(nm);
@@ -455,6 +465,14 @@ l_patch_impl(lua_State *L)
 	body = json_print(p);
 	cJSON_Delete(p);
 	opts_for(c, &o);
+	if (luawait_possible(L)) {
+		struct luawait *w = luawait_new(L, LUAWAIT_OBJECT);
+
+		client_patch_async(c->client, r, ns, name, ct, body,
+		    strlen(body), &o, luawait_done, w);
+		free(body);
+		return luawait_result(L, w);
+	}
 	client_patch(c->client, r, ns, name, ct, body, strlen(body), &o,
 	    &res);
 	free(body);
@@ -480,6 +498,13 @@ l_delete_impl(lua_State *L)
 		lua_getfield(L, 4, "propagation");
 		o.propagation = lua_tostring(L, -1);
 		lua_pop(L, 1);
+	}
+	if (luawait_possible(L)) {
+		struct luawait *w = luawait_new(L, LUAWAIT_TRUE);
+
+		client_delete_async(c->client, r, ns, name, &o, luawait_done,
+		    w);
+		return luawait_result(L, w);
 	}
 	client_delete(c->client, r, ns, name, &o, &res);
 	if (res.code >= 300)

@@ -505,6 +505,8 @@ luahost_state_new(luahost *h, void (*open_api)(lua_State *, void *),
 		free(s);
 		return NULL;
 	}
+	/* Coroutines copy the hook and the extra space from here. */
+	*(void **)lua_getextraspace(L) = NULL;
 	lua_sethook(L, count_hook, LUA_MASKCOUNT, HOOK_EVERY);
 	luaconv_init(L);
 	open_base(L);
@@ -573,6 +575,61 @@ luahost_call(lua_State *L, int nargs, int nresults, char **err)
 	}
 	*err = NULL;
 	return 0;
+}
+
+/* The traceback of the failed coroutine (light userdata 1), whose
+   error is on top of its stack. */
+static int
+co_traceback(lua_State *L)
+{
+	lua_State *co = lua_touserdata(L, 1);
+
+	luaL_traceback(L, co, lua_type(co, -1) == LUA_TSTRING ?
+	    lua_tostring(co, -1) : "(error object is not a string)", 0);
+	return 1;
+}
+
+/* co's error, with a traceback made on the main thread under protection:
+   a coroutine that ran out of memory may leave none to make one. */
+static char *
+co_error(lua_State *co)
+{
+	lua_State *main;
+	char *err;
+
+	lua_rawgeti(co, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+	main = lua_tothread(co, -1);
+	lua_pop(co, 1);
+	lua_pushcfunction(main, co_traceback);
+	lua_pushlightuserdata(main, co);
+	if (lua_pcall(main, 1, 1, 0) == LUA_OK && lua_isstring(main, -1))
+		err = strdup(lua_tostring(main, -1));
+	else
+		err = strdup(lua_type(co, -1) == LUA_TSTRING ?
+		    lua_tostring(co, -1) : "unknown error");
+	lua_pop(main, 1);
+	return err;
+}
+
+int
+luahost_resume(lua_State *co, int nargs, int *nres, uint64_t *ticks,
+    char **err)
+{
+	struct lstate *s = lstate_of(co);
+	uint64_t outer_ticks = s->ticks;
+	int outer_in_call = s->in_call, rc;
+
+	s->ticks = *ticks;
+	s->in_call = 1;
+	rc = lua_resume(co, NULL, nargs, nres);
+	*ticks = s->ticks;
+	s->ticks = outer_ticks;
+	s->in_call = outer_in_call;
+	*err = NULL;
+	if (rc == LUA_YIELD || rc == LUA_OK)
+		return rc == LUA_YIELD ? LUA_YIELD : 0;
+	*err = co_error(co);
+	return -1;
 }
 
 int

@@ -8,7 +8,10 @@
  * runs with its own _ENV whose reads of unknown globals are errors; a
  * counting allocator caps the state's memory and a count hook caps the
  * instructions of one call. Every call from C goes through luahost_call,
- * which returns the error with a traceback instead of raising it.
+ * which returns the error with a traceback instead of raising it, or
+ * luahost_resume for a coroutine that may wait. A state's extra space
+ * (lua_getextraspace) is NULL in the main thread; whoever makes a
+ * coroutine may put a pointer of its own there.
  */
 #ifndef VOLRAY_LUAHOST_H
 #define VOLRAY_LUAHOST_H
@@ -53,6 +56,17 @@ int luahost_dofile(lua_State *, const char *rel, char **cause);
  * lua_pcall but returns -1 with *err (malloc'd, with a traceback).
  */
 int luahost_call(lua_State *, int nargs, int nresults, char **err);
+/*
+ * Start or go on with co, a coroutine (lua_newthread) of a host state,
+ * under the instruction budget: *ticks carries what co has spent across
+ * its resumes (0 before the first), so one budget covers a whole run
+ * however often it waits. At the start the function to run and its nargs
+ * arguments are on co's stack. LUA_YIELD: co is suspended; 0: it
+ * returned, *nres values on its stack; -1 with *err (malloc'd, with a
+ * traceback): it failed and is dead.
+ */
+int luahost_resume(lua_State *co, int nargs, int *nres, uint64_t *ticks,
+    char **err);
 /* Bytes in use and the limit, for metrics and tests. */
 size_t luahost_memory(lua_State *);
 /* The host of a state. */
