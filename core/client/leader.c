@@ -4,7 +4,9 @@
  * text, as client-go compares the raw record), the monotonic time at which
  * that record last changed, and whether it leads. Each turn of the timer
  * is client-go's tryAcquireOrRenew: read, decide, write with the read
- * resourceVersion. A leader's turns come every retry period, and at its
+ * resourceVersion; the write does not hold the loop (its answer ends the
+ * turn), and a leader whose renewal is still on its way at its deadline
+ * stops leading then. A leader's turns come every retry period, and at its
  * renew deadline if that is sooner; a candidate's every retry period plus
  * up to 1.2 of it (client-go's JitterFactor), so that candidates do not
  * read in step.
@@ -59,6 +61,11 @@ struct leader {
 	int last_code;               /* the last failed write's code, for the
 	                                log (0: the last write went through) */
 	uint64_t transitions;        /* started or stopped leading */
+	int writing;                 /* a write of the Lease is on its way */
+	uint64_t write_start;        /* when it was sent (monotonic) */
+	const char *write_what;      /* "renew", "acquire", "create" */
+	char *took_from;             /* acquiring from this holder */
+	int closed;                  /* freed: the answer frees it */
 	uint64_t rng;                /* xorshift state for the jitter */
 	leader *next;                /* every elector, for /metrics */
 };
@@ -209,18 +216,49 @@ update(leader *l, cJSON *lease, const char *what)
 	return ok;
 }
 
+static void on_written(void *, struct reg_result *);
+static void on_tick(uv_timer_t *);
+
 /*
- * client-go's tryAcquireOrRenew: 1 when this replica holds the Lease,
- * freshly written, after the call.
+ * Send lease (consumed) as a create or an update without waiting: the
+ * answer comes to on_written, at once from the embedded client, after a
+ * round trip from a remote one, while the loop goes on.
+ */
+static void
+send_lease(leader *l, cJSON *lease, const char *what, int create)
+{
+	l->writing = 1;
+	l->write_what = what;
+	l->write_start = util_usec();
+	if (create)
+		client_create_async(l->c, l->r, l->ns, lease, NULL, on_written,
+		    l);
+	else
+		client_update_async(l->c, l->r, l->ns, l->name, lease, NULL,
+		    on_written, l);
+	if (l->writing && l->leading) {
+		/* Waiting: the timer still ends the leadership at its
+		   deadline if the answer is late. */
+		uint64_t now = util_usec(), end = l->renewed_us + l->renew_us;
+
+		uv_update_time(l->loop);
+		uv_timer_start(&l->timer, on_tick, end > now ?
+		    (end - now + 999) / 1000 : 0, 0);
+	}
+}
+
+/*
+ * client-go's tryAcquireOrRenew: read, decide, write. 0 when there is
+ * nothing to write (the Lease is another's and not expired); -1 when a
+ * write was sent, whose answer (on_written) ends the turn.
  */
 static int
 acquire_or_renew(leader *l)
 {
-	struct reg_result res;
 	const char *holder;
-	char now[40], *old_holder;
+	char now[40];
 	cJSON *lease, *md;
-	int ours, ok;
+	int ours;
 
 	util_now_micro(now);
 	lease = client_get_tree(l->c, l->r, l->ns, l->name);
@@ -232,15 +270,8 @@ acquire_or_renew(leader *l)
 		json_set_str(md, "name", l->name);
 		json_set_str(md, "namespace", l->ns);
 		set_spec(l, lease, l->identity, l->lease_secs, now, now, 0);
-		client_create(l->c, l->r, l->ns, lease, NULL, &res);
-		ok = res.code < 300;
-		if (ok) {
-			observe(l, res.body);
-			l->last_code = 0;
-		} else
-			write_failed(l, "create", &res);
-		cJSON_Delete(res.body);
-		return ok;
+		send_lease(l, lease, "create", 1);
+		return -1;
 	}
 	observe(l, lease);
 	holder = l->holder;
@@ -251,7 +282,8 @@ acquire_or_renew(leader *l)
 		cJSON_Delete(lease);
 		return 0;
 	}
-	old_holder = xstrdup(holder);
+	free(l->took_from);
+	l->took_from = ours ? NULL : xstrdup(holder);
 	if (ours && l->leading)
 		/* A renewal keeps when it was acquired. */
 		set_spec(l, lease, l->identity, l->lease_secs,
@@ -260,13 +292,8 @@ acquire_or_renew(leader *l)
 	else
 		set_spec(l, lease, l->identity, l->lease_secs, now, now,
 		    spec_int(lease, "spec.leaseTransitions") + !ours);
-	ok = update(l, lease, ours && l->leading ? "renew" : "acquire");
-	if (ok && !ours)
-		log_info("leader: %s: took lease %s from %s", l->identity,
-		    l->key, old_holder[0] != '\0' ? old_holder :
-		    "nobody (released)");
-	free(old_holder);
-	return ok;
+	send_lease(l, lease, ours && l->leading ? "renew" : "acquire", 0);
+	return -1;
 }
 
 static void
@@ -337,24 +364,11 @@ schedule(leader *l)
 	uv_timer_start(&l->timer, on_tick, ms, 0);
 }
 
+/* The end of a turn: ok when the Lease is this replica's, written at
+   start. */
 static void
-on_tick(uv_timer_t *t)
+turn_done(leader *l, int ok, uint64_t start)
 {
-	leader *l = t->data;
-	uint64_t start = util_usec();
-	int ok;
-
-	if (l->leading && start - l->renewed_us >= l->renew_us) {
-		char why[80];
-
-		util_strf(why, sizeof why, "no renewal for %llu ms",
-		    (unsigned long long)(start - l->renewed_us) / 1000);
-		stop_leading(l, why, 1);
-		/* Back to being a candidate from the next turn. */
-		schedule(l);
-		return;
-	}
-	ok = acquire_or_renew(l);
 	if (l->leading && ok)
 		l->renewed_us = start;
 	else if (l->leading && l->holder != NULL &&
@@ -368,6 +382,65 @@ on_tick(uv_timer_t *t)
 	if (l->running)
 		call_new_leader(l);
 	schedule(l);
+}
+
+static void leader_destroy(leader *);
+
+/* A write of the Lease is answered: the rest of the turn. */
+static void
+on_written(void *arg, struct reg_result *res)
+{
+	leader *l = arg;
+	int ok = res->code < 300;
+
+	if (ok) {
+		observe(l, res->body);
+		l->last_code = 0;
+	} else
+		write_failed(l, l->write_what, res);
+	cJSON_Delete(res->body);
+	l->writing = 0;
+	if (l->closed) {
+		leader_destroy(l);
+		return;
+	}
+	if (ok && l->took_from != NULL)
+		log_info("leader: %s: took lease %s from %s", l->identity,
+		    l->key, l->took_from[0] != '\0' ? l->took_from :
+		    "nobody (released)");
+	free(l->took_from);
+	l->took_from = NULL;
+	if (!l->running)
+		return;
+	/* An answer later than the renew deadline says nothing of now: the
+	   next turn reads and writes again. */
+	if (ok && util_usec() - l->write_start >= l->renew_us)
+		ok = 0;
+	turn_done(l, ok, l->write_start);
+}
+
+static void
+on_tick(uv_timer_t *t)
+{
+	leader *l = t->data;
+	uint64_t start = util_usec();
+
+	if (l->leading && start - l->renewed_us >= l->renew_us) {
+		char why[80];
+
+		util_strf(why, sizeof why, "no renewal for %llu ms",
+		    (unsigned long long)(start - l->renewed_us) / 1000);
+		stop_leading(l, why, 1);
+		/* Back to being a candidate from the next turn (a write on
+		   its way starts it when answered). */
+		if (!l->writing)
+			schedule(l);
+		return;
+	}
+	if (l->writing)
+		return;		/* its answer schedules the next turn */
+	if (acquire_or_renew(l) == 0)
+		turn_done(l, 0, start);
 }
 
 static void
@@ -472,6 +545,8 @@ leader_holder(const leader *l)
 /*
  * Give the Lease up (client-go's release): an empty holderIdentity and a
  * one-second duration, written only over the version this replica holds.
+ * Synchronous: it runs as the process stops, when nothing else waits on
+ * the loop and the release must be sent before the exit.
  */
 static void
 release(leader *l)
@@ -507,10 +582,9 @@ leader_stop(leader *l, int rel)
 }
 
 static void
-on_closed(uv_handle_t *h)
+leader_destroy(leader *l)
 {
-	leader *l = h->data;
-
+	free(l->took_from);
 	free(l->ns);
 	free(l->name);
 	free(l->key);
@@ -521,6 +595,18 @@ on_closed(uv_handle_t *h)
 	free(l->holder);
 	free(l->reported);
 	free(l);
+}
+
+static void
+on_closed(uv_handle_t *h)
+{
+	leader *l = h->data;
+
+	/* A write on its way frees it when answered. */
+	if (l->writing)
+		l->closed = 1;
+	else
+		leader_destroy(l);
 }
 
 void

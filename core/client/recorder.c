@@ -204,6 +204,31 @@ recorder_event(recorder *r, const struct recorder_obj *o, const char *type,
 	return recorder_event_n(r, o, type, reason, message, 1, opts);
 }
 
+/* An Event's write on its way: its answer is logged when it fails. */
+struct ev_write {
+	char *what;		/* "component: event ns/name", for the log */
+	int state;		/* 0 waiting, 1 answered, -1 nobody waits */
+	int code;
+};
+
+static void
+ev_written(void *arg, struct reg_result *res)
+{
+	struct ev_write *w = arg;
+
+	/* A 409: another write of the same Event won; it is counted. */
+	if (res->code >= 300 && res->code != 409)
+		log_warn("%s: code %d", w->what, res->code);
+	cJSON_Delete(res->body);
+	w->code = res->code;
+	if (w->state == -1) {
+		free(w->what);
+		free(w);
+		return;
+	}
+	w->state = 1;
+}
+
 int
 recorder_event_n(recorder *r, const struct recorder_obj *o, const char *type,
     const char *reason, const char *message, int times,
@@ -212,7 +237,7 @@ recorder_event_n(recorder *r, const struct recorder_obj *o, const char *type,
 	const resource *er = resource_find("", "v1", "events");
 	const char *ns = o->ns != NULL && *o->ns != '\0' ? o->ns : "default";
 	char evname[320], now[32], *combined = NULL;
-	struct reg_result res;
+	struct ev_write *w;
 	uint32_t h = 2166136261u;
 	cJSON *ev;
 	int code;
@@ -232,6 +257,8 @@ recorder_event_n(recorder *r, const struct recorder_obj *o, const char *type,
 	h = fnv(reason, h);
 	snprintf(evname, sizeof evname, "%.240s.%08x", o->name, h);
 	util_now(now);
+	w = xcalloc(1, sizeof *w);
+	w->what = util_printf("%s: event %s/%s", r->component, ns, evname);
 	ev = client_get_tree(r->c, er, ns, evname);
 	if (ev != NULL) {
 		/* A repeat is the same Event counted again, as client-go's. */
@@ -242,17 +269,21 @@ recorder_event_n(recorder *r, const struct recorder_obj *o, const char *type,
 		json_set_str(ev, "lastTimestamp", now);
 		if (combined != NULL)
 			json_set_str(ev, "message", message);
-		client_update(r->c, er, ns, evname, ev, opts, &res);
+		client_update_async(r->c, er, ns, evname, ev, opts,
+		    ev_written, w);
 	} else {
 		ev = new_event(r, o, ns, evname, type, reason, message, now,
 		    times > 0 ? times : 1);
-		client_create(r->c, er, ns, ev, opts, &res);
+		client_create_async(r->c, er, ns, ev, opts, ev_written, w);
 	}
-	code = res.code;
-	if (code >= 300 && code != 409)
-		log_warn("%s: event %s/%s: code %d", r->component, ns, evname,
-		    code);
-	cJSON_Delete(res.body);
 	free(combined);
-	return code;
+	if (w->state == 1) {
+		code = w->code;
+		free(w->what);
+		free(w);
+		return code;
+	}
+	/* The answer comes later (a remote API): the loop does not wait. */
+	w->state = -1;
+	return 202;
 }

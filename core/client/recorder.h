@@ -46,7 +46,11 @@ void recorder_obj_of(const cJSON *obj, struct recorder_obj *);
 /*
  * Record an Event (type "Normal" or "Warning") about o, written with opts
  * (NULL: an unchecked in-process write). Returns the HTTP code of the
- * write (200 or 201, or the error's), 0 when o has no name.
+ * write (200 or 201, or the error's), 0 when o has no name, 202 when the
+ * answer comes later (a remote API's round trip, which the loop does not
+ * wait for; a failure is logged then). Repeats while the first write
+ * travels may find no Event yet in the cache: their create loses to the
+ * first (409) and is not counted, a loss client-go's recorder shares.
  */
 int recorder_event(recorder *, const struct recorder_obj *o,
     const char *type, const char *reason, const char *message,
