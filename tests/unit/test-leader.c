@@ -148,6 +148,84 @@ static const struct client_ops flaky_ops = {
 	f_evict, NULL
 };
 
+/*
+ * A client whose Lease writes are made at once but answered delay_ms
+ * later, through the async calls (a remote API's round trip): the
+ * elector must not wait for them, and its deadline must hold while a
+ * renewal is on its way.
+ */
+struct slow {
+	struct flaky f;		/* first: the f_* calls take it */
+	unsigned delay_ms;
+	int answers;		/* answered so far */
+};
+
+struct later {
+	uv_timer_t t;
+	struct slow *s;
+	client_done_fn done;
+	void *arg;
+	struct reg_result res;
+};
+
+static void
+later_closed(uv_handle_t *h)
+{
+	free(h);
+}
+
+static void
+later_fire(uv_timer_t *t)
+{
+	struct later *w = t->data;
+
+	w->s->answers++;
+	w->done(w->arg, &w->res);
+	uv_close((uv_handle_t *)t, later_closed);
+}
+
+static void
+answer_later(struct slow *s, struct reg_result *res, client_done_fn done,
+    void *arg)
+{
+	struct later *w = calloc(1, sizeof *w);
+
+	w->s = s;
+	w->done = done;
+	w->arg = arg;
+	w->res = *res;
+	uv_timer_init(loop, &w->t);
+	w->t.data = w;
+	uv_timer_start(&w->t, later_fire, s->delay_ms, 0);
+}
+
+static void
+s_create_async(void *impl, const resource *r, const char *ns, cJSON *obj,
+    const struct reg_opts *o, client_done_fn done, void *arg)
+{
+	struct reg_result res;
+
+	client_create(emb, r, ns, obj, o, &res);
+	answer_later(impl, &res, done, arg);
+}
+
+static void
+s_update_async(void *impl, const resource *r, const char *ns,
+    const char *name, cJSON *obj, const struct reg_opts *o,
+    client_done_fn done, void *arg)
+{
+	struct reg_result res;
+
+	client_update(emb, r, ns, name, obj, o, &res);
+	answer_later(impl, &res, done, arg);
+}
+
+static const struct client_ops slow_ops = {
+	f_create, f_update, f_update_status, f_patch, f_delete, f_bind,
+	f_evict, NULL, NULL, NULL, NULL, s_update_async, s_create_async,
+	NULL
+};
+
 static leader *
 elector(client *c, const char *id, struct seen *s)
 {
@@ -561,9 +639,56 @@ main(void)
 			CHECK(transitions() == n + 1);
 		}
 
+		/*
+		 * Slow answers: an elector whose writes are answered 50 ms
+		 * late takes the Lease once e's expires, and renews; answers
+		 * later than its renew deadline end its leadership at the
+		 * deadline, not when they come; freed with a write on its
+		 * way, it goes quietly.
+		 */
 		leader_free(d);
 		leader_free(e);
 		uv_run(loop, UV_RUN_NOWAIT);
+		{
+			struct slow sl;
+			struct seen sf;
+			client *sc;
+			leader *f;
+			uint64_t ok_ms;
+
+			memset(&sl, 0, sizeof sl);
+			sl.delay_ms = 50;
+			sc = client_new(st, &slow_ops, &sl);
+			f = elector(sc, "replica-f", &sf);
+			took = run_until(is_leader, f, LEASE_MS + 3000);
+			CHECK(leader_is_leader(f));
+			CHECK(sl.answers > 0);
+			run_until(NULL, NULL, 3 * RETRY_MS);
+			CHECK(leader_is_leader(f));
+			CHECK(sf.started == 1 && sf.stopped == 0);
+			fprintf(stderr, "slow answers: leading after %llu ms, "
+			    "%d answers\n", (unsigned long long)took,
+			    sl.answers);
+			sl.delay_ms = 3 * RENEW_MS;
+			ok_ms = now_ms();
+			took = run_until(is_not_leader, f, 3 * RENEW_MS);
+			CHECK(!leader_is_leader(f));
+			CHECK(took <= RENEW_MS + 100);
+			run_until(NULL, NULL, 30);
+			CHECK(sf.stopped == 1);
+			fprintf(stderr, "renewal on its way: stopped %llu ms "
+			    "after the last answer in time\n",
+			    (unsigned long long)(now_ms() - ok_ms));
+			sl.delay_ms = 20;
+			took = run_until(is_leader, f, 6 * RENEW_MS +
+			    LEASE_MS);
+			CHECK(leader_is_leader(f));
+			sl.delay_ms = 200;
+			run_until(NULL, NULL, RETRY_MS + 30);
+			leader_free(f);
+			run_until(NULL, NULL, 400);
+			client_free(sc);
+		}
 		client_free(fc);
 		client_free(emb);
 		store_close(st);
