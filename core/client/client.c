@@ -351,12 +351,6 @@ client_delete_async(client *c, const resource *r, const char *ns,
 	give(done, arg, &res);
 }
 
-int
-client_writes_wait(const client *c)
-{
-	return c->ops->create_async != NULL;
-}
-
 void
 client_evict(client *c, const char *ns, const char *name,
     const struct reg_opts *o, struct reg_result *res)

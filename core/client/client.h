@@ -17,7 +17,12 @@
  * and results (create, update, status, patch, delete, bind, evict): the
  * embedded implementation calls the registry directly; a remote one sends
  * the same requests over HTTPS. A write's result is filled before the call
- * returns; its event reaches subscribers later, once it is durable.
+ * returns; its event reaches subscribers later, once it is durable. The
+ * _async calls give the result to a callback instead: before they return
+ * in the embedded client, after the round trip in a remote one, whose
+ * loop goes on meanwhile; that is how what runs on the loop (the Lua
+ * controllers, the scheduler's binds and statuses, Events, Leases)
+ * writes.
  *
  * Versions (store_obj) are read with the store's own accessors
  * (store_obj_tree, store_obj_ref, store_obj_unref, store_obj_filtered):
@@ -174,12 +179,6 @@ void client_create_async(client *, const resource *, const char *ns,
 void client_delete_async(client *, const resource *, const char *ns,
     const char *name, const struct reg_opts *, client_done_fn done,
     void *arg);
-/*
- * Whether the client's writes (create, update, patch, delete, status)
- * are answered later (a remote API server's round trip) rather than
- * before the async call returns (the embedded registry).
- */
-int client_writes_wait(const client *);
 /* Evict a pod: the graceful delete Volcano's evictor makes (pods/eviction
    where the API server has it), with these options. */
 void client_evict(client *, const char *ns, const char *name,
