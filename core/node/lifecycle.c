@@ -88,6 +88,21 @@ struct lifecycle {
 	uint64_t grace_ms;
 	hmap *nodes;			/* name -> lc_node */
 	hmap *buckets;			/* node name -> lc_bucket */
+	int writing;			/* Node writes on their way */
+	int dying;			/* freed: the last answer frees it */
+};
+
+/*
+ * A Node write on its way (the loop does not wait for a remote API's
+ * answer): what it is, for the log, and for a status write whether the
+ * node was Ready, for the NodeNotReady Event once it went through.
+ */
+struct lc_write {
+	struct lifecycle *lc;
+	const char *what;		/* "status" or "taints" */
+	int was_ready;
+	char *uid;
+	char name[];
 };
 
 /* The condition taints: which status of which condition means which key. */
@@ -131,6 +146,54 @@ log_result(const char *what, const char *name, struct reg_result *res)
 	cJSON_Delete(res->body);
 }
 
+static void record_event(recorder *, const char *, const char *,
+    const char *, const char *, const char *, const char *);
+
+/* A Node write's answer. */
+static void
+node_written(void *arg, struct reg_result *res)
+{
+	struct lc_write *w = arg;
+	struct lifecycle *lc = w->lc;
+	char *msg;
+
+	if (!lc->dying && res->code < 300 && strcmp(w->what, "status") == 0) {
+		log_info("node %s: no Lease renewal for %llu ms: Unknown",
+		    w->name, (unsigned long long)lc->grace_ms);
+		if (w->was_ready) {
+			msg = util_printf("Node %s status is now: "
+			    "NodeNotReady", w->name);
+			record_event(lc->node_events, "Node", NULL, w->name,
+			    w->uid, "NodeNotReady", msg);
+			free(msg);
+		}
+	} else if (res->code < 300)
+		log_debug("node %s: controller taints reconciled", w->name);
+	log_result(w->what, w->name, res);
+	free(w->uid);
+	free(w);
+	if (--lc->writing == 0 && lc->dying)
+		free(lc);
+}
+
+/* Update Node name to t (taken) without waiting; uid is taken. */
+static void
+write_node(struct lifecycle *lc, const char *what, const char *name,
+    cJSON *t, const struct reg_opts *opts, int was_ready, char *uid)
+{
+	const resource *r = resource_find("", "v1", "nodes");
+	size_t len = strlen(name) + 1;
+	struct lc_write *w = xmalloc(sizeof *w + len);
+
+	w->lc = lc;
+	w->what = what;
+	w->was_ready = was_ready;
+	w->uid = uid;
+	memcpy(w->name, name, len);
+	lc->writing++;
+	client_update_async(lc->c, r, "", w->name, t, opts, node_written, w);
+}
+
 /* An Event (Normal) about a v1 object, through one of the recorders. */
 static void
 record_event(recorder *rec, const char *kind, const char *ns,
@@ -161,13 +224,11 @@ mark_unknown(struct lifecycle *lc, struct lc_node *n)
 {
 	static const char *const types[] = { "Ready", "MemoryPressure",
 	    "DiskPressure", "PIDPressure" };
-	const resource *r = resource_find("", "v1", "nodes");
 	const store_obj *o = client_get(lc->c, "nodes", "", n->name);
 	struct reg_opts opts;
-	struct reg_result res;
 	cJSON *t, *st, *conds, *c;
 	const char *created;
-	char now[32], *msg, *uid;
+	char now[32], *uid;
 	int changed = 0, was_ready;
 	size_t i;
 
@@ -215,20 +276,7 @@ mark_unknown(struct lifecycle *lc, struct lc_node *n)
 	}
 	memset(&opts, 0, sizeof opts);
 	opts.subresource = "status";
-	client_update(lc->c, r, "", n->name, t, &opts, &res);
-	if (res.code < 300) {
-		log_info("node %s: no Lease renewal for %llu ms: Unknown",
-		    n->name, (unsigned long long)lc->grace_ms);
-		if (was_ready) {
-			msg = util_printf("Node %s status is now: "
-			    "NodeNotReady", n->name);
-			record_event(lc->node_events, "Node", NULL, n->name,
-			    uid, "NodeNotReady", msg);
-			free(msg);
-		}
-	}
-	log_result("status", n->name, &res);
-	free(uid);
+	write_node(lc, "status", n->name, t, &opts, was_ready, uid);
 }
 
 static void
@@ -287,10 +335,8 @@ want_add(struct want *w, int *nw, const char *key, const char *effect)
 static void
 reconcile_taints(struct lifecycle *lc, const char *name, cJSON *t)
 {
-	const resource *r = resource_find("", "v1", "nodes");
 	const cJSON *conds = json_at(t, "status.conditions"), *c, *it;
 	struct want w[MAX_WANT];
-	struct reg_result res;
 	cJSON *nt, *spec, *u, *add;
 	const char *ready;
 	char now[32];
@@ -352,10 +398,7 @@ reconcile_taints(struct lifecycle *lc, const char *name, cJSON *t)
 		json_del(spec, "taints");
 	} else
 		json_set(spec, "taints", nt);
-	client_update(lc->c, r, "", name, t, NULL, &res);
-	if (res.code < 300)
-		log_debug("node %s: controller taints reconciled", name);
-	log_result("taints", name, &res);
+	write_node(lc, "taints", name, t, NULL, 0, NULL);
 }
 
 /* Whether a toleration matches a taint (Equal by default, or Exists). */
@@ -809,5 +852,8 @@ lifecycle_free(lifecycle *lc)
 	hmap_free(lc->buckets);
 	recorder_free(lc->node_events);
 	recorder_free(lc->evict_events);
-	free(lc);
+	if (lc->writing > 0)
+		lc->dying = 1;
+	else
+		free(lc);
 }
