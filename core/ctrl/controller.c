@@ -178,8 +178,8 @@ fold_lines(char *s)
 /*
  * One reconcile of one key, in a coroutine of its own: started by
  * on_ready, suspended while a write waits for its answer (luawait.c),
- * resumed on a later turn of the loop by resume_ready, finished by
- * run_end, which hands the key back to the queue as the result says.
+ * resumed on a later turn of the loop by resume_ready; when it ends,
+ * run_step hands the key back to the queue as the result says.
  * The key stays "processing" in the queue until then, so a key is never
  * reconciled twice at once and its reconciles keep their order.
  */
@@ -221,25 +221,28 @@ start_co(lua_State *L)
 
 /*
  * What a finished reconcile asked for, from its result on top of the
- * coroutine (light userdata 1): pushes 0 (done), 1 (requeue_after, and
- * the seconds) or 2 (requeue with backoff). Under protection: a result
- * table's metamethods are the script's.
+ * coroutine (light userdata 1), moved here: pushes 0 (done), 1
+ * (requeue_after, and the seconds) or 2 (requeue with backoff). Under
+ * protection: a result table's metamethods are the script's.
  */
 static int
 read_result(lua_State *L)
 {
 	lua_State *co = lua_touserdata(L, 1);
+	double s;
 
-	if (lua_gettop(co) > 0 && lua_istable(co, -1)) {
-		lua_getfield(co, -1, "requeue_after");
-		if (lua_isnumber(co, -1)) {
+	lua_xmove(co, L, 1);
+	if (lua_istable(L, -1)) {
+		lua_getfield(L, -1, "requeue_after");
+		if (lua_isnumber(L, -1)) {
+			s = lua_tonumber(L, -1);
 			lua_pushinteger(L, 1);
-			lua_pushnumber(L, lua_tonumber(co, -1));
+			lua_pushnumber(L, s);
 			return 2;
 		}
-		lua_pop(co, 1);
-		lua_getfield(co, -1, "requeue");
-		if (lua_toboolean(co, -1)) {
+		lua_pop(L, 1);
+		lua_getfield(L, -1, "requeue");
+		if (lua_toboolean(L, -1)) {
 			lua_pushinteger(L, 2);
 			lua_pushnumber(L, 0);
 			return 2;
@@ -371,8 +374,14 @@ run_step(struct run *r, int nargs)
 	rt->stats.reconciles++;
 	if (rc != 0)
 		run_failed(r, err);
-	else
+	else {
+		/* The first value returned is the result, as one. */
+		if (nres == 0)
+			lua_pushnil(r->co);
+		else if (nres > 1)
+			lua_pop(r->co, nres - 1);
 		run_returned(r);
+	}
 	free(err);
 	luaL_unref(rt->L, LUA_REGISTRYINDEX, r->ref);
 	wqueue_done(r->c->q, r->key);
