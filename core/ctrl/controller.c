@@ -183,6 +183,10 @@ fold_lines(char *s)
  * The key stays "processing" in the queue until then, so a key is never
  * reconciled twice at once and its reconciles keep their order.
  */
+/* Runs that took at least this long on the loop hold their key as long
+   (wqueue_done_hold). */
+#define HOLD_FROM_USEC	20000
+
 struct run {
 	struct luarun lr;	/* what the coroutine's extra space points at */
 	struct ctrl *c;
@@ -192,6 +196,7 @@ struct run {
 	char ns[256];
 	const char *name;
 	uint64_t ticks;		/* instructions spent, across resumes */
+	uint64_t busy_usec;	/* time on the loop, across resumes */
 	int ready;		/* on rt->ready, to resume */
 	struct run *next;	/* in c->runs */
 	struct run *next_ready;
@@ -362,6 +367,7 @@ run_step(struct run *r, int nargs)
 	rc = luahost_resume(r->co, nargs, &nres, &r->ticks, &err);
 	set_current(rt, NULL);
 	rt->stats.lua_usec += util_usec() - t0;
+	r->busy_usec += util_usec() - t0;
 	if (rc == LUA_YIELD) {
 		if (r->lr.wait == NULL) {
 			/* A yield of the script's own (coroutine.yield is not
@@ -384,7 +390,11 @@ run_step(struct run *r, int nargs)
 	}
 	free(err);
 	luaL_unref(rt->L, LUA_REGISTRYINDEX, r->ref);
-	wqueue_done(r->c->q, r->key);
+	/* A run that held the loop long (a pass over thousands of objects,
+	   each of whose changes brings the key back) is not run again before
+	   as long has passed: at most half of the loop goes to one key. */
+	wqueue_done_hold(r->c->q, r->key, r->busy_usec >= HOLD_FROM_USEC ?
+	    r->busy_usec / 1000 : 0);
 	run_free(r);
 	/* Give back what a failed run left behind, as luahost_call does. */
 	if (rc != 0)

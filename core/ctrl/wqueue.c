@@ -47,6 +47,7 @@ struct item {
 	uint64_t ready_at;
 	uint64_t seq;		/* ties in the heap go by arrival */
 	unsigned failures;
+	uint64_t hold_until;	/* not handed out before (wqueue_done_hold) */
 	char key[];
 };
 
@@ -116,11 +117,14 @@ make(wqueue *q, const char *key)
 	return it;
 }
 
-/* Free an item nothing refers to any more. */
+/* Free an item nothing refers to any more (a hold still to come is a
+   reference: the next add must see it). */
 static void
 release(wqueue *q, struct item *it)
 {
 	if (it->flags != 0 || it->heap_idx != NOT_IN_HEAP || it->failures != 0)
+		return;
+	if (it->hold_until > now(q))
 		return;
 	hmap_del(q->items, it->key);
 	free(it);
@@ -139,12 +143,23 @@ push_fifo(wqueue *q, struct item *it)
 	arm_ready(q);
 }
 
-/* Mark an item DIRTY, and queue it unless it is being processed. */
+static void delay_item(wqueue *, struct item *, uint64_t at);
+
+/* Mark an item DIRTY, and queue it unless it is being processed; an item
+   on hold waits in the heap until its hold ends. */
 static void
 add_item(wqueue *q, struct item *it)
 {
 	if (it->flags & DIRTY)
 		return;
+	if (it->hold_until != 0) {
+		if (it->hold_until > now(q) && !(it->flags & PROCESSING)) {
+			delay_item(q, it, it->hold_until);
+			return;
+		}
+		if (it->hold_until <= now(q))
+			it->hold_until = 0;
+	}
 	it->flags |= DIRTY;
 	it->added_at = now(q);
 	q->adds++;
@@ -371,13 +386,25 @@ wqueue_get(wqueue *q)
 void
 wqueue_done(wqueue *q, const char *key)
 {
+	wqueue_done_hold(q, key, 0);
+}
+
+void
+wqueue_done_hold(wqueue *q, const char *key, uint64_t hold_ms)
+{
 	struct item *it = find(q, key);
 
 	if (it == NULL || !(it->flags & PROCESSING))
 		return;
 	it->flags &= ~PROCESSING;
 	q->processing--;
-	if (it->flags & DIRTY)
+	if (hold_ms > 0)
+		it->hold_until = now(q) + hold_ms;
+	if ((it->flags & DIRTY) && hold_ms > 0) {
+		/* Added while processed: after the hold. */
+		it->flags &= ~DIRTY;
+		delay_item(q, it, it->hold_until);
+	} else if (it->flags & DIRTY)
 		push_fifo(q, it);
 	else
 		release(q, it);
@@ -416,6 +443,14 @@ wqueue_add_after(wqueue *q, const char *key, uint64_t delay_ms)
 	it = make(q, key);
 	t = now(q);
 	at = delay_ms > UINT64_MAX - t ? UINT64_MAX : t + delay_ms;
+	delay_item(q, it, at);
+}
+
+/* Put it in the heap for time at (a key already there for an earlier
+   time keeps it). */
+static void
+delay_item(wqueue *q, struct item *it, uint64_t at)
+{
 	if (it->heap_idx != NOT_IN_HEAP) {
 		if (at >= it->ready_at)
 			return;

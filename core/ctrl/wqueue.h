@@ -50,6 +50,13 @@ void wqueue_add(wqueue *, const char *key);
 const char *wqueue_get(wqueue *);
 /* Finish processing key; if it was added meanwhile, queue it again. */
 void wqueue_done(wqueue *, const char *key);
+/*
+ * The same, and key is not handed out again before hold_ms have passed:
+ * an add meanwhile (or before it) waits for the end of the hold. A
+ * controller holds a key whose work took long, so that a key that every
+ * change of thousands of objects brings back cannot take the whole loop.
+ */
+void wqueue_done_hold(wqueue *, const char *key, uint64_t hold_ms);
 /* Keys waiting to be handed out (not counting delayed ones). */
 size_t wqueue_len(const wqueue *);
 

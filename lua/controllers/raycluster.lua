@@ -657,37 +657,10 @@ local function reconcile_gcs_storage(rc)
   return ensure(rc, "v1/persistentvolumeclaims", pvc, "PVC")
 end
 
--- A pass over a big cluster takes long, and each of its thousands of
--- pods' changes brings the key back: a cluster whose last pass took d
--- seconds waits d before the next, so that its passes take at most half
--- of the loop (scheduling, binds and the nodes' status have the rest).
--- Small clusters (passes under 20 ms) never wait.
-local DUTY_MIN = 0.02
-local last_pass = {}
-
-local function pass_wait(key, now)
-  local p = last_pass[key]
-  if p == nil or p.took < DUTY_MIN then return 0 end
-  return p.ended + p.took - now
-end
-
-local reconcile_once
-
 function controller.reconcile(req)
-  local now = v.time()
-  local wait = pass_wait(req.key, now)
-  if wait > 0 then return { requeue_after = wait } end
-  local res = reconcile_once(req)
-  local ended = v.time()
-  last_pass[req.key] = { ended = ended, took = ended - now }
-  return res
-end
-
-reconcile_once = function(req)
   local rc = v.get(RC, req.namespace, req.name)
   if rc == nil then
     exp.forget(req.key .. "/")
-    last_pass[req.key] = nil
     return nil
   end
   if rc.metadata.deletionTimestamp ~= nil then return reconcile_deletion(rc, req.key) end

@@ -573,12 +573,67 @@ test_shutdown(void)
 	finish(&loop, q);
 }
 
+/* A key done with a hold is not handed out before the hold ends, whether
+   it was added while processed, after, or with a shorter delay; a key
+   without a hold is not held; a hold that has passed holds nothing. */
+static void
+test_hold(void)
+{
+	uv_loop_t loop;
+	wqueue *q;
+	uint64_t t = 1000;
+	const char *k;
+
+	uv_loop_init(&loop);
+	q = wqueue_new_clock(&loop, fake_clock, &t);
+	/* Added while processed: after the hold. */
+	wqueue_add(q, "a");
+	k = wqueue_get(q);
+	CHECK_STR(k, "a");
+	wqueue_add(q, "a");
+	wqueue_done_hold(q, k, 50);
+	CHECK(wqueue_len(q) == 0);
+	t = 1049;
+	CHECK(wqueue_poll(q) == 0);
+	t = 1050;
+	CHECK(wqueue_poll(q) == 1);
+	CHECK_STR(take(q), "a");
+	/* Added after it was done: still after the hold, and a shorter
+	   delay does not get around it. */
+	wqueue_add(q, "b");
+	k = wqueue_get(q);
+	wqueue_done_hold(q, k, 30);
+	wqueue_add(q, "b");
+	wqueue_add_after(q, "b", 5);
+	wqueue_add(q, "c");
+	CHECK(wqueue_len(q) == 1);
+	CHECK_STR(take(q), "c");
+	t = 1055;
+	wqueue_poll(q);
+	CHECK(take(q) == NULL);
+	t = 1080;
+	CHECK(wqueue_poll(q) == 1);
+	CHECK_STR(take(q), "b");
+	/* Once the hold has passed, an add is queued at once. */
+	wqueue_add(q, "d");
+	k = wqueue_get(q);
+	wqueue_done_hold(q, k, 10);
+	t = 1200;
+	wqueue_add(q, "d");
+	CHECK(wqueue_len(q) == 1);
+	CHECK_STR(take(q), "d");
+	wqueue_add(q, "d");
+	CHECK_STR(take(q), "d");
+	finish(&loop, q);
+}
+
 int
 main(void)
 {
 	test_dedupe_fifo();
 	test_processing();
 	test_after_fake();
+	test_hold();
 	test_after_heap();
 	test_after_loop();
 	test_ready_cb();
