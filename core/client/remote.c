@@ -44,6 +44,8 @@
 
 /* Kept-alive connections for the requests other than watches. */
 #define REMOTE_WRITE_CONNS	8
+/* Connections of the Events' client (events_h). */
+#define EVENT_CONNS		2
 #define PAGE		500
 #define BACKOFF_MIN_MS	250
 #define BACKOFF_MAX_MS	30000
@@ -84,6 +86,10 @@ struct informer {
 struct remote {
 	uv_loop_t *loop;
 	hclient *h;
+	/* Events' own client and token bucket (the same limits), as
+	   controller-runtime's recorder has its own clientset: Events do
+	   not spend the tokens writes need. */
+	hclient *events_h;
 	store *mirror;
 	client *c;
 	char *server;
@@ -880,7 +886,15 @@ struct async_write {
 	client_done_fn done;		/* NULL: none */
 	void *arg;
 	char *ns, *name, *node;	/* a bind's, to assume it bound */
+	int event;			/* an Event's: through events_h */
 };
+
+/* Is r Events (core/v1 or events.k8s.io)? */
+static int
+is_events(const resource *r)
+{
+	return r != NULL && strcmp(r->plural, "events") == 0;
+}
 
 static void
 async_free(struct async_write *aw)
@@ -931,8 +945,8 @@ send_async(struct remote *rm, struct async_write *aw, const char *method,
 	call.content_type = ctype;
 	call.accept = "application/json";
 	call.timeout_ms = HCLIENT_SYNC_TIMEOUT_MS;
-	if (hclient_start(rm->h, &call, NULL, on_async_done, aw, &err) ==
-	    NULL) {
+	if (hclient_start(aw->event ? rm->events_h : rm->h, &call, NULL,
+	    on_async_done, aw, &err) == NULL) {
 		log_warn("remote: %s %s: %s", method, url, err);
 		on_async_done(aw, 0, "", 0, err);
 		free(err);
@@ -969,6 +983,7 @@ put_async(struct remote *rm, const resource *r, const struct reg_opts *o,
 	cJSON_Delete(obj);
 	add_query(&url, o);
 	aw->through = through(r, o);
+	aw->event = is_events(r);
 	aw->done = done;
 	aw->arg = arg;
 	send_async(rm, aw, "PUT", url, "application/json", body,
@@ -1008,6 +1023,7 @@ r_patch_async(void *impl, const resource *r, const char *ns,
 
 	add_query(&url, o);
 	aw->through = through(r, o);
+	aw->event = is_events(r);
 	aw->done = done;
 	aw->arg = arg;
 	send_async(impl, aw, "PATCH", url, content_type, body, len);
@@ -1023,6 +1039,7 @@ r_create_async(void *impl, const resource *r, const char *ns, cJSON *obj,
 	cJSON_Delete(obj);
 	add_query(&url, o);
 	aw->through = through(r, o);
+	aw->event = is_events(r);
 	aw->done = done;
 	aw->arg = arg;
 	send_async(impl, aw, "POST", url, "application/json", body,
@@ -1082,6 +1099,7 @@ r_free(void *impl)
 		free(in->query);
 	}
 	hclient_free(rm->h);
+	hclient_free(rm->events_h);
 	/* Held events (a write's, not yet released) go with the mirror. */
 	store_close(rm->mirror);
 	free(rm->server);
@@ -1193,8 +1211,16 @@ remote_new(uv_loop_t *loop, const struct kubecfg *kc,
 		return NULL;
 	}
 	hclient_set_rate(rm->h, conf->qps, conf->burst);
+	if ((rm->events_h = hclient_new(loop, &hc, cause)) == NULL) {
+		hclient_free(rm->h);
+		free(rm);
+		return NULL;
+	}
+	hclient_set_rate(rm->events_h, conf->qps, conf->burst);
+	hclient_set_max_connections(rm->events_h, EVENT_CONNS);
 	if (store_mirror_open(loop, &rm->mirror) != 0) {
 		*cause = xstrdup("cannot make the mirror");
+		hclient_free(rm->events_h);
 		hclient_free(rm->h);
 		free(rm);
 		return NULL;
