@@ -398,8 +398,13 @@ wqueue_done_hold(wqueue *q, const char *key, uint64_t hold_ms)
 		return;
 	it->flags &= ~PROCESSING;
 	q->processing--;
-	if (hold_ms > 0)
+	if (hold_ms > 0) {
+		/* The loop's clock stood still through the long run that
+		   asks for the hold: bring it up to date first. */
+		if (q->clock == NULL)
+			uv_update_time(q->loop);
 		it->hold_until = now(q) + hold_ms;
+	}
 	if ((it->flags & DIRTY) && hold_ms > 0) {
 		/* Added while processed: after the hold. */
 		it->flags &= ~DIRTY;
