@@ -16,6 +16,8 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "registry/admission.h"
+#include "registry/admission_kinds.h"
+#include "registry/kinds/kinds.h"
 #include "registry/resource.h"
 #include "registry/limitrange.h"
 #include "registry/podtemplate.h"
@@ -99,16 +101,18 @@ check_keys(const cJSON *m, const char *field, cJSON *causes)
 const char *
 admission_check_name(const resource *r, const char *name)
 {
-	if (strcmp(r->store_key, "namespaces") == 0 ||
-	    strcmp(r->store_key, "services") == 0) {
+	enum kind_names rule = r->desc != NULL ? r->desc->names :
+	    KIND_NAMES_SUBDOMAIN;
+
+	if (rule == KIND_NAMES_LABEL || rule == KIND_NAMES_LABEL_ALPHA) {
 		/* kube-apiserver 1.34's words for a namespace name that
 		   would be a subdomain. */
-		if (strcmp(r->store_key, "namespaces") == 0 &&
+		if (rule == KIND_NAMES_LABEL &&
 		    strchr(name, '.') != NULL && strlen(name) <= 63 &&
 		    is_dns_subdomain(name))
 			return "must not contain dots";
 		if (!podtemplate_is_dns_label(name, 63,
-		    strcmp(r->store_key, "services") == 0))
+		    rule == KIND_NAMES_LABEL_ALPHA))
 			return "a lowercase RFC 1123 label must consist of "
 			    "lower case alphanumeric characters or '-', and "
 			    "must start and end with an alphanumeric character "
@@ -120,7 +124,7 @@ admission_check_name(const resource *r, const char *name)
 	    strchr(name, '/') != NULL || strchr(name, '%') != NULL)
 		return "may not be '.' or '..' and may not contain '/' or '%'";
 	/* RBAC names are path segments: "system:controller:job-controller". */
-	if (strcmp(r->group, "rbac.authorization.k8s.io") == 0)
+	if (rule == KIND_NAMES_SEGMENT)
 		return NULL;
 	if (r->builtin && strlen(name) > 253)
 		return "must be no more than 253 characters";
@@ -639,81 +643,143 @@ secret_mutate(cJSON *obj)
 	cJSON_Delete(sd);
 }
 
+/*
+ * The hooks of the built-in kinds' descriptors (registry/kinds/): the
+ * defaults kube-apiserver's strategies fill in.
+ */
+void
+admission_pod_mutate(store *st, const resource *r, cJSON *obj,
+    const cJSON *old)
+{
+	pod_mutate(st, obj, old);
+}
+
+void
+admission_deployment_mutate(store *st, const resource *r, cJSON *obj,
+    const cJSON *old)
+{
+	deployment_mutate(obj);
+}
+
+void
+admission_replicaset_mutate(store *st, const resource *r, cJSON *obj,
+    const cJSON *old)
+{
+	set_default_num(json_obj(obj, "spec"), "replicas", 1);
+	template_mutate(obj);
+}
+
+void
+admission_job_mutate(store *st, const resource *r, cJSON *obj,
+    const cJSON *old)
+{
+	job_mutate(obj, old);
+}
+
+void
+admission_service_mutate(store *st, const resource *r, cJSON *obj,
+    const cJSON *old)
+{
+	service_mutate(st, obj, old);
+}
+
+void
+admission_namespace_mutate(store *st, const resource *r, cJSON *obj,
+    const cJSON *old)
+{
+	cJSON *md = json_obj(obj, "metadata");
+	cJSON *fin, *labels = json_obj(md, "labels");
+
+	json_set_str(labels, "kubernetes.io/metadata.name",
+	    json_str(md, "name"));
+	if (json_at(obj, "spec.finalizers") == NULL) {
+		fin = cJSON_CreateArray();
+		cJSON_AddItemToArray(fin, cJSON_CreateString("kubernetes"));
+		cJSON_AddItemToObject(json_obj(obj, "spec"), "finalizers", fin);
+	}
+	if (old == NULL)
+		json_set_str(json_obj(obj, "status"), "phase", "Active");
+}
+
+void
+admission_priorityclass_mutate(store *st, const resource *r, cJSON *obj,
+    const cJSON *old)
+{
+	set_default_str(obj, "preemptionPolicy", "PreemptLowerPriority");
+}
+
+void
+admission_secret_mutate(store *st, const resource *r, cJSON *obj,
+    const cJSON *old)
+{
+	secret_mutate(obj);
+}
+
+/*
+ * Claims and volumes are stored as kube-apiserver's strategies leave
+ * them: nothing here provisions or binds, so they stay Pending.
+ */
+static void
+volume_mutate(cJSON *obj, const cJSON *old, int pv)
+{
+	cJSON *spec = json_obj(obj, "spec");
+
+	set_default_str(spec, "volumeMode", "Filesystem");
+	if (pv)
+		set_default_str(spec, "persistentVolumeReclaimPolicy",
+		    "Retain");
+	if (old == NULL)
+		json_set_str(json_obj(obj, "status"), "phase", "Pending");
+}
+
+void
+admission_pvc_mutate(store *st, const resource *r, cJSON *obj,
+    const cJSON *old)
+{
+	volume_mutate(obj, old, 0);
+}
+
+void
+admission_pv_mutate(store *st, const resource *r, cJSON *obj,
+    const cJSON *old)
+{
+	volume_mutate(obj, old, 1);
+}
+
+void
+admission_event_mutate(store *st, const resource *r, cJSON *obj,
+    const cJSON *old)
+{
+	set_default_num(obj, "count", 1);
+}
+
+void
+admission_limitrange_mutate(store *st, const resource *r, cJSON *obj,
+    const cJSON *old)
+{
+	limitrange_defaults(obj);
+}
+
+void
+admission_crd_mutate(store *st, const resource *r, cJSON *obj,
+    const cJSON *old)
+{
+	crd_mutate(obj);
+	if (old == NULL) {
+		/* Deleting the CRD first deletes its objects (gc.c). */
+		cJSON *fin = cJSON_CreateArray();
+
+		cJSON_AddItemToArray(fin, cJSON_CreateString(
+		    "customresourcecleanup.apiextensions.k8s.io"));
+		json_set(json_obj(obj, "metadata"), "finalizers", fin);
+	}
+}
+
 void
 admission_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
 {
-	const char *k = r->store_key;
-	cJSON *md = json_obj(obj, "metadata");
-
-	if (!r->builtin)
-		return;
-	if (strcmp(r->group, "rbac.authorization.k8s.io") == 0)
-		admission_rbac_mutate(r, obj);
-	else if (admission_workload_mutate(r, obj, old) ||
-	    admission_storage_mutate(r, obj, old))
-		return;
-	else if (strcmp(k, "pods") == 0)
-		pod_mutate(st, obj, old);
-	else if (strcmp(k, "apiservices.apiregistration.k8s.io") == 0)
-		admission_apiservice_mutate(obj, old);
-	else if (strcmp(k, "deployments.apps") == 0)
-		deployment_mutate(obj);
-	else if (strcmp(k, "replicasets.apps") == 0) {
-		set_default_num(json_obj(obj, "spec"), "replicas", 1);
-		template_mutate(obj);
-	} else if (strcmp(k, "jobs.batch") == 0)
-		job_mutate(obj, old);
-	else if (strcmp(k, "services") == 0)
-		service_mutate(st, obj, old);
-	else if (strcmp(k, "namespaces") == 0) {
-		cJSON *fin, *labels = json_obj(md, "labels");
-
-		json_set_str(labels, "kubernetes.io/metadata.name",
-		    json_str(md, "name"));
-		if (json_at(obj, "spec.finalizers") == NULL) {
-			fin = cJSON_CreateArray();
-			cJSON_AddItemToArray(fin,
-			    cJSON_CreateString("kubernetes"));
-			cJSON_AddItemToObject(json_obj(obj, "spec"),
-			    "finalizers", fin);
-		}
-		if (old == NULL)
-			json_set_str(json_obj(obj, "status"), "phase",
-			    "Active");
-	} else if (strcmp(k, "priorityclasses.scheduling.k8s.io") == 0) {
-		set_default_str(obj, "preemptionPolicy",
-		    "PreemptLowerPriority");
-	} else if (strcmp(k, "secrets") == 0) {
-		secret_mutate(obj);
-	} else if (strcmp(k, "persistentvolumeclaims") == 0 ||
-	    strcmp(k, "persistentvolumes") == 0) {
-		/* Stored as kube-apiserver's strategies leave them: nothing
-		   here provisions or binds, so they stay Pending. */
-		cJSON *spec = json_obj(obj, "spec");
-
-		set_default_str(spec, "volumeMode", "Filesystem");
-		if (strcmp(k, "persistentvolumes") == 0)
-			set_default_str(spec, "persistentVolumeReclaimPolicy",
-			    "Retain");
-		if (old == NULL)
-			json_set_str(json_obj(obj, "status"), "phase",
-			    "Pending");
-	} else if (strcmp(k, "events") == 0) {
-		set_default_num(obj, "count", 1);
-	} else if (strcmp(k, "limitranges") == 0) {
-		limitrange_defaults(obj);
-	} else if (strcmp(k, "customresourcedefinitions.apiextensions.k8s.io")
-	    == 0) {
-		crd_mutate(obj);
-		if (old == NULL) {
-			/* Deleting the CRD first deletes its objects (gc.c). */
-			cJSON *fin = cJSON_CreateArray();
-
-			cJSON_AddItemToArray(fin, cJSON_CreateString(
-			    "customresourcecleanup.apiextensions.k8s.io"));
-			json_set(md, "finalizers", fin);
-		}
-	}
+	if (r->desc != NULL && r->desc->mutate != NULL)
+		r->desc->mutate(st, r, obj, old);
 }
 
 /*
@@ -810,140 +876,163 @@ pod_update_allowed(const cJSON *obj, const cJSON *old)
 }
 
 void
+admission_pod_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	podtemplate_check(json_at(obj, "spec"), "spec", causes, 0);
+	if (admission_gang_pod_validate(obj, old, causes))
+		return;
+	if (old != NULL)
+		gates_only_removed(obj, old, causes);
+	if (old != NULL && !json_equal(json_at(obj, "spec.containers"),
+	    json_at(old, "spec.containers")) &&
+	    cJSON_GetArraySize(json_at(obj, "spec.containers")) !=
+	    cJSON_GetArraySize(json_at(old, "spec.containers")))
+		status_add_cause(causes, "FieldValueForbidden",
+		    "spec", "Forbidden: pod updates may not add or "
+		    "remove containers");
+	else if (old != NULL && !pod_update_allowed(obj, old))
+		status_add_cause(causes, "FieldValueForbidden",
+		    "spec", "Forbidden: pod updates may not change "
+		    "fields other than `spec.containers[*].image`,"
+		    "`spec.initContainers[*].image`,"
+		    "`spec.activeDeadlineSeconds`,`spec.tolerations` "
+		    "(only additions to existing tolerations),"
+		    "`spec.terminationGracePeriodSeconds` (allow it to "
+		    "be set to 1 if it was previously negative)");
+}
+
+/* Deployments and ReplicaSets. */
+void
+admission_replicas_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	podtemplate_check_nonneg(obj, "spec.replicas", causes);
+	podtemplate_check_selector(obj, causes);
+	if (old != NULL && !json_equal(json_at(obj, "spec.selector"),
+	    json_at(old, "spec.selector"))) {
+		/* apps/v1: immutable, shown as JSON as 1.34 does. */
+		char *v = json_print_sorted(json_at(obj, "spec.selector"));
+
+		status_add_cause(causes, "FieldValueInvalid",
+		    "spec.selector", "Invalid value: %s: field is "
+		    "immutable", v);
+		free(v);
+	}
+	if (json_at(obj, "spec.template.spec") != NULL)
+		podtemplate_check(json_at(obj, "spec.template.spec"),
+		    "spec.template.spec", causes, 0);
+}
+
+void
+admission_job_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	podtemplate_check_nonneg(obj, "spec.parallelism", causes);
+	podtemplate_check_nonneg(obj, "spec.completions", causes);
+	podtemplate_check_nonneg(obj, "spec.backoffLimit", causes);
+	if (json_at(obj, "spec.template.spec") == NULL)
+		status_add_cause(causes, "FieldValueRequired",
+		    "spec.template.spec.containers", "Required value");
+	else
+		podtemplate_check(json_at(obj, "spec.template.spec"),
+		    "spec.template.spec", causes, 1);
+	if (old != NULL && !json_equal(json_at(obj, "spec.template"),
+	    json_at(old, "spec.template")))
+		status_add_cause(causes, "FieldValueInvalid",
+		    "spec.template", "Invalid value: field is "
+		    "immutable");
+}
+
+void
+admission_service_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	const char *t = json_str(obj, "spec.type");
+
+	check_cluster_ip(st, obj, old, causes);
+	check_service_ports(obj, causes);
+	if (old != NULL && json_str(old, "spec.clusterIP") != NULL &&
+	    *json_str(old, "spec.clusterIP") != '\0' &&
+	    json_str(obj, "spec.clusterIP") != NULL &&
+	    *json_str(obj, "spec.clusterIP") != '\0' &&
+	    strcmp(json_str(obj, "spec.clusterIP"), json_str(old,
+	    "spec.clusterIP")) != 0 && (t == NULL ||
+	    strcmp(t, "ExternalName") != 0))
+		/* Kept silently before: kube-apiserver's 422. */
+		status_add_cause(causes, "FieldValueInvalid",
+		    "spec.clusterIPs[0]", "Invalid value: [\"%s\"]: may "
+		    "not change once set", json_str(obj,
+		    "spec.clusterIP"));
+	if (t && strcmp(t, "ClusterIP") && strcmp(t, "NodePort") &&
+	    strcmp(t, "LoadBalancer") && strcmp(t, "ExternalName"))
+		status_add_cause(causes, "FieldValueNotSupported",
+		    "spec.type", "Unsupported value: \"%s\": supported "
+		    "values: \"ClusterIP\", \"ExternalName\", "
+		    "\"LoadBalancer\", \"NodePort\"", t);
+}
+
+void
+admission_priorityclass_validate(store *st, const resource *r,
+    const cJSON *obj, const cJSON *old, cJSON *causes)
+{
+	if (!cJSON_IsNumber(json_at(obj, "value")))
+		status_add_cause(causes, "FieldValueRequired", "value",
+		    "Required value");
+	if (old != NULL && !json_equal(json_at(obj, "value"),
+	    json_at(old, "value")))
+		status_add_cause(causes, "FieldValueForbidden",
+		    "value", "Forbidden: may not be changed in an "
+		    "update.");
+}
+
+void
+admission_configmap_validate(store *st, const resource *r,
+    const cJSON *obj, const cJSON *old, cJSON *causes)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, json_at(obj, "data"))
+		if (!cJSON_IsString(it))
+			status_add_cause(causes, "FieldValueTypeInvalid",
+			    "data", "Invalid value: data values must be "
+			    "strings");
+	check_keys(json_at(obj, "data"), "data", causes);
+	check_keys(json_at(obj, "binaryData"), "binaryData", causes);
+}
+
+void
+admission_secret_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	const char *t = json_str(obj, "type");
+	const char *ot = old ? json_str(old, "type") : NULL;
+
+	if (old != NULL && !(t == NULL && ot == NULL) && (t == NULL ||
+	    ot == NULL || strcmp(t, ot) != 0))
+		status_add_cause(causes, "FieldValueInvalid", "type",
+		    "Invalid value: \"%s\": field is immutable",
+		    t ? t : "");
+	check_keys(json_at(obj, "data"), "data", causes);
+	if (t != NULL && strcmp(t, "kubernetes.io/tls") == 0) {
+		/* kube-apiserver's ValidateSecret for TLS. */
+		if (cJSON_GetObjectItemCaseSensitive(json_at(obj,
+		    "data"), "tls.crt") == NULL)
+			status_add_cause(causes, "FieldValueRequired",
+			    "data[tls.crt]", "Required value");
+		if (cJSON_GetObjectItemCaseSensitive(json_at(obj,
+		    "data"), "tls.key") == NULL)
+			status_add_cause(causes, "FieldValueRequired",
+			    "data[tls.key]", "Required value");
+	}
+}
+
+void
 admission_validate(store *st, const resource *r, const cJSON *obj,
     const cJSON *old, cJSON *causes)
 {
-	const char *k = r->store_key;
-
 	if (admission_volcano_validate(st, r, obj, old, causes))
 		return;
-	if (!r->builtin)
-		return;
-	if (strcmp(r->group, "rbac.authorization.k8s.io") == 0)
-		admission_rbac_validate(r, obj, old, causes);
-	else if (admission_workload_validate(r, obj, old, causes) ||
-	    admission_storage_validate(r, obj, old, causes) ||
-	    admission_gang_validate(st, r, obj, old, causes))
-		return;
-	else if (strcmp(k, "apiservices.apiregistration.k8s.io") == 0)
-		admission_apiservice_validate(obj, old, causes);
-	else if (strcmp(k, "pods") == 0) {
-		podtemplate_check(json_at(obj, "spec"), "spec", causes, 0);
-		if (admission_gang_pod_validate(obj, old, causes))
-			return;
-		if (old != NULL)
-			gates_only_removed(obj, old, causes);
-		if (old != NULL && !json_equal(json_at(obj, "spec.containers"),
-		    json_at(old, "spec.containers")) &&
-		    cJSON_GetArraySize(json_at(obj, "spec.containers")) !=
-		    cJSON_GetArraySize(json_at(old, "spec.containers")))
-			status_add_cause(causes, "FieldValueForbidden",
-			    "spec", "Forbidden: pod updates may not add or "
-			    "remove containers");
-		else if (old != NULL && !pod_update_allowed(obj, old))
-			status_add_cause(causes, "FieldValueForbidden",
-			    "spec", "Forbidden: pod updates may not change "
-			    "fields other than `spec.containers[*].image`,"
-			    "`spec.initContainers[*].image`,"
-			    "`spec.activeDeadlineSeconds`,`spec.tolerations` "
-			    "(only additions to existing tolerations),"
-			    "`spec.terminationGracePeriodSeconds` (allow it to "
-			    "be set to 1 if it was previously negative)");
-	} else if (strcmp(k, "deployments.apps") == 0 ||
-	    strcmp(k, "replicasets.apps") == 0) {
-		podtemplate_check_nonneg(obj, "spec.replicas", causes);
-		podtemplate_check_selector(obj, causes);
-		if (old != NULL && !json_equal(json_at(obj, "spec.selector"),
-		    json_at(old, "spec.selector"))) {
-			/* apps/v1: immutable, shown as JSON as 1.34 does. */
-			char *v = json_print_sorted(json_at(obj,
-			    "spec.selector"));
-
-			status_add_cause(causes, "FieldValueInvalid",
-			    "spec.selector", "Invalid value: %s: field is "
-			    "immutable", v);
-			free(v);
-		}
-		if (json_at(obj, "spec.template.spec") != NULL)
-			podtemplate_check(json_at(obj, "spec.template.spec"),
-			    "spec.template.spec", causes, 0);
-	} else if (strcmp(k, "jobs.batch") == 0) {
-		podtemplate_check_nonneg(obj, "spec.parallelism", causes);
-		podtemplate_check_nonneg(obj, "spec.completions", causes);
-		podtemplate_check_nonneg(obj, "spec.backoffLimit", causes);
-		if (json_at(obj, "spec.template.spec") == NULL)
-			status_add_cause(causes, "FieldValueRequired",
-			    "spec.template.spec.containers", "Required value");
-		else
-			podtemplate_check(json_at(obj, "spec.template.spec"),
-			    "spec.template.spec", causes, 1);
-		if (old != NULL && !json_equal(json_at(obj, "spec.template"),
-		    json_at(old, "spec.template")))
-			status_add_cause(causes, "FieldValueInvalid",
-			    "spec.template", "Invalid value: field is "
-			    "immutable");
-	} else if (strcmp(k, "services") == 0) {
-		const char *t = json_str(obj, "spec.type");
-
-		check_cluster_ip(st, obj, old, causes);
-		check_service_ports(obj, causes);
-		if (old != NULL && json_str(old, "spec.clusterIP") != NULL &&
-		    *json_str(old, "spec.clusterIP") != '\0' &&
-		    json_str(obj, "spec.clusterIP") != NULL &&
-		    *json_str(obj, "spec.clusterIP") != '\0' &&
-		    strcmp(json_str(obj, "spec.clusterIP"), json_str(old,
-		    "spec.clusterIP")) != 0 && (t == NULL ||
-		    strcmp(t, "ExternalName") != 0))
-			/* Kept silently before: kube-apiserver's 422. */
-			status_add_cause(causes, "FieldValueInvalid",
-			    "spec.clusterIPs[0]", "Invalid value: [\"%s\"]: may "
-			    "not change once set", json_str(obj,
-			    "spec.clusterIP"));
-		if (t && strcmp(t, "ClusterIP") && strcmp(t, "NodePort") &&
-		    strcmp(t, "LoadBalancer") && strcmp(t, "ExternalName"))
-			status_add_cause(causes, "FieldValueNotSupported",
-			    "spec.type", "Unsupported value: \"%s\": supported "
-			    "values: \"ClusterIP\", \"ExternalName\", "
-			    "\"LoadBalancer\", \"NodePort\"", t);
-	} else if (strcmp(k, "priorityclasses.scheduling.k8s.io") == 0) {
-		if (!cJSON_IsNumber(json_at(obj, "value")))
-			status_add_cause(causes, "FieldValueRequired", "value",
-			    "Required value");
-		if (old != NULL && !json_equal(json_at(obj, "value"),
-		    json_at(old, "value")))
-			status_add_cause(causes, "FieldValueForbidden",
-			    "value", "Forbidden: may not be changed in an "
-			    "update.");
-	} else if (strcmp(k, "configmaps") == 0) {
-		const cJSON *it;
-
-		cJSON_ArrayForEach(it, json_at(obj, "data"))
-			if (!cJSON_IsString(it))
-				status_add_cause(causes, "FieldValueTypeInvalid",
-				    "data", "Invalid value: data values must be "
-				    "strings");
-		check_keys(json_at(obj, "data"), "data", causes);
-		check_keys(json_at(obj, "binaryData"), "binaryData", causes);
-	} else if (strcmp(k, "secrets") == 0) {
-		const char *t = json_str(obj, "type");
-		const char *ot = old ? json_str(old, "type") : NULL;
-
-		if (old != NULL && !(t == NULL && ot == NULL) && (t == NULL ||
-		    ot == NULL || strcmp(t, ot) != 0))
-			status_add_cause(causes, "FieldValueInvalid", "type",
-			    "Invalid value: \"%s\": field is immutable",
-			    t ? t : "");
-		check_keys(json_at(obj, "data"), "data", causes);
-		if (t != NULL && strcmp(t, "kubernetes.io/tls") == 0) {
-			/* kube-apiserver's ValidateSecret for TLS. */
-			if (cJSON_GetObjectItemCaseSensitive(json_at(obj,
-			    "data"), "tls.crt") == NULL)
-				status_add_cause(causes, "FieldValueRequired",
-				    "data[tls.crt]", "Required value");
-			if (cJSON_GetObjectItemCaseSensitive(json_at(obj,
-			    "data"), "tls.key") == NULL)
-				status_add_cause(causes, "FieldValueRequired",
-				    "data[tls.key]", "Required value");
-		}
-	}
+	if (r->desc != NULL && r->desc->validate != NULL)
+		r->desc->validate(st, r, obj, old, causes);
 }

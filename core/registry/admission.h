@@ -15,35 +15,14 @@
 #include "registry/resource.h"
 #include "store/store.h"
 
-/* Fill defaults into obj; old is the stored object on update, else NULL. */
+/*
+ * Fill defaults into obj; old is the stored object on update, else NULL.
+ * A built-in kind's come from its descriptor's hooks (registry/kinds/,
+ * registry/admission_kinds.h).
+ */
 void admission_mutate(store *, const resource *, cJSON *obj, const cJSON *old);
 /* Append a cause per violation to causes. */
 void admission_validate(store *, const resource *, const cJSON *obj,
-    const cJSON *old, cJSON *causes);
-/* The same for the rbac.authorization.k8s.io kinds (admission_rbac.c). */
-void admission_rbac_mutate(const resource *, cJSON *obj);
-void admission_rbac_validate(const resource *, const cJSON *obj,
-    const cJSON *old, cJSON *causes);
-/*
- * The same for the workload kinds of the Lua controllers, DaemonSet first
- * (admission_workload.c); 1 if r is one of them.
- */
-int admission_workload_mutate(const resource *, cJSON *obj, const cJSON *old);
-int admission_workload_validate(const resource *, const cJSON *obj,
-    const cJSON *old, cJSON *causes);
-/*
- * The same for the storage.k8s.io and resource.k8s.io kinds
- * (admission_storage.c); 1 if r is one of them.
- */
-int admission_storage_mutate(const resource *, cJSON *obj, const cJSON *old);
-int admission_storage_validate(const resource *, const cJSON *obj,
-    const cJSON *old, cJSON *causes);
-/*
- * Kubernetes' gang API, scheduling.k8s.io/v1alpha2 Workloads and
- * PodGroups (admission_gang.c); 1 if r is one of them. A PodGroup's
- * template reference must name a Workload st holds.
- */
-int admission_gang_validate(store *, const resource *, const cJSON *obj,
     const cJSON *old, cJSON *causes);
 /*
  * A pod's spec.schedulingGroup: its podGroupName a DNS subdomain, and
@@ -61,16 +40,11 @@ int admission_volcano_validate(store *, const resource *, const cJSON *obj,
     const cJSON *old, cJSON *causes);
 char *admission_volcano_delete(store *, const resource *, const char *name);
 /*
- * APIServices (admission_apiservice.c): kube-aggregator's defaults,
- * create-time status and validation; a name of a group-version this
- * server serves is refused.
+ * APIServices (admission_apiservice.c; their hooks in
+ * registry/admission_kinds.h): the Available condition of a service-less
+ * (Local) APIService, as of since, into status.
  */
-void admission_apiservice_mutate(cJSON *obj, const cJSON *old);
-/* The Available condition of a service-less (Local) APIService, as of
-   since, into status. */
 void admission_apiservice_local_status(cJSON *status, const char *since);
-void admission_apiservice_validate(const cJSON *obj, const cJSON *old,
-    cJSON *causes);
 /* The descriptor of the served group-version named "version.group"
    (a Local APIService's name), or NULL. */
 const resource *admission_apiservice_local(const char *name);

@@ -22,6 +22,7 @@
 #include "lib/json.h"
 #include "lib/util.h"
 #include "registry/admission.h"
+#include "registry/admission_kinds.h"
 #include "registry/podtemplate.h"
 #include "registry/status.h"
 
@@ -42,9 +43,10 @@ admission_apiservice_local(const char *name)
 }
 
 void
-admission_apiservice_mutate(cJSON *obj, const cJSON *old)
+admission_apiservice_mutate(store *st, const resource *r, cJSON *obj,
+    const cJSON *old)
 {
-	cJSON *svc = json_at(obj, "spec.service"), *st;
+	cJSON *svc = json_at(obj, "spec.service"), *status;
 	char now[32];
 
 	if (cJSON_IsObject(svc) &&
@@ -53,12 +55,12 @@ admission_apiservice_mutate(cJSON *obj, const cJSON *old)
 	if (old != NULL)
 		return;
 	/* PrepareForCreate: a Local one is available from the start. */
-	st = cJSON_CreateObject();
-	json_set(obj, "status", st);
+	status = cJSON_CreateObject();
+	json_set(obj, "status", status);
 	if (cJSON_IsObject(svc))
 		return;
 	util_now(now);
-	admission_apiservice_local_status(st, now);
+	admission_apiservice_local_status(status, now);
 }
 
 void
@@ -114,8 +116,8 @@ check_range(const cJSON *spec, const char *field, int max, cJSON *causes)
 }
 
 void
-admission_apiservice_validate(const cJSON *obj, const cJSON *old,
-    cJSON *causes)
+admission_apiservice_validate(store *st, const resource *r,
+    const cJSON *obj, const cJSON *old, cJSON *causes)
 {
 	const cJSON *spec = json_at(obj, "spec"), *svc, *port;
 	const char *name = json_str(obj, "metadata.name");

@@ -19,6 +19,7 @@
 
 #include "lib/json.h"
 #include "registry/admission.h"
+#include "registry/admission_kinds.h"
 #include "registry/status.h"
 
 #define PODGROUPS	"podgroups.scheduling.k8s.io"
@@ -269,17 +270,18 @@ workload_validate(const cJSON *obj, const cJSON *old, cJSON *causes)
 	templates_validate(json_at(obj, "spec.podGroupTemplates"), causes);
 }
 
-int
-admission_gang_validate(store *st, const resource *r, const cJSON *obj,
+void
+admission_gang_podgroup_validate(store *st, const resource *r, const cJSON *obj,
     const cJSON *old, cJSON *causes)
 {
-	if (strcmp(r->store_key, PODGROUPS) == 0)
-		podgroup_validate(st, obj, old, causes);
-	else if (strcmp(r->store_key, WORKLOADS) == 0)
-		workload_validate(obj, old, causes);
-	else
-		return 0;
-	return 1;
+	podgroup_validate(st, obj, old, causes);
+}
+
+void
+admission_gang_workload_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	workload_validate(obj, old, causes);
 }
 
 int

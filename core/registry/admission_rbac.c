@@ -16,6 +16,7 @@
 #include "lib/json.h"
 #include "lib/selector.h"
 #include "registry/admission.h"
+#include "registry/admission_kinds.h"
 #include "registry/status.h"
 
 #define RBAC_GROUP "rbac.authorization.k8s.io"
@@ -247,13 +248,11 @@ check_binding(const cJSON *obj, const cJSON *old, int namespaced,
 }
 
 void
-admission_rbac_mutate(const resource *r, cJSON *obj)
+admission_rbac_binding_mutate(store *st, const resource *r, cJSON *obj,
+    const cJSON *old)
 {
 	cJSON *ref, *it, *subjects;
 
-	if (strcmp(r->plural, "rolebindings") != 0 &&
-	    strcmp(r->plural, "clusterrolebindings") != 0)
-		return;
 	/*
 	 * The API's defaults: the rbac group for roleRef (a struct, so
 	 * there even when not sent), Users and Groups.
@@ -277,15 +276,29 @@ admission_rbac_mutate(const resource *r, cJSON *obj)
 }
 
 void
-admission_rbac_validate(const resource *r, const cJSON *obj,
+admission_rbac_role_validate(store *st, const resource *r, const cJSON *obj,
     const cJSON *old, cJSON *causes)
 {
-	if (strcmp(r->plural, "roles") == 0)
-		check_role(obj, 1, causes);
-	else if (strcmp(r->plural, "clusterroles") == 0)
-		check_role(obj, 0, causes);
-	else if (strcmp(r->plural, "rolebindings") == 0)
-		check_binding(obj, old, 1, causes);
-	else if (strcmp(r->plural, "clusterrolebindings") == 0)
-		check_binding(obj, old, 0, causes);
+	check_role(obj, 1, causes);
+}
+
+void
+admission_rbac_clusterrole_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	check_role(obj, 0, causes);
+}
+
+void
+admission_rbac_rolebinding_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	check_binding(obj, old, 1, causes);
+}
+
+void
+admission_rbac_clusterrolebinding_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	check_binding(obj, old, 0, causes);
 }

@@ -16,6 +16,7 @@
 
 #include "lib/json.h"
 #include "registry/admission.h"
+#include "registry/admission_kinds.h"
 #include "registry/status.h"
 
 #define SUBDOMAIN_MSG	"a lowercase RFC 1123 subdomain must consist of " \
@@ -449,76 +450,111 @@ slice_validate(const cJSON *obj, const cJSON *old, cJSON *causes)
 	immutable(obj, old, "spec.nodeName", causes);
 }
 
-int
-admission_storage_mutate(const resource *r, cJSON *obj, const cJSON *old)
+void
+admission_storage_storageclass_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
 {
-	const char *k = r->store_key;
-	cJSON *spec;
-
-	(void)old;
-	if (strcmp(k, "storageclasses.storage.k8s.io") == 0) {
-		default_str(obj, "reclaimPolicy", "Delete");
-		default_str(obj, "volumeBindingMode", "Immediate");
-	} else if (strcmp(k, "csidrivers.storage.k8s.io") == 0) {
-		spec = json_obj(obj, "spec");
-		default_bool(spec, "attachRequired", 1);
-		default_bool(spec, "podInfoOnMount", 0);
-		default_bool(spec, "storageCapacity", 0);
-		default_str(spec, "fsGroupPolicy", "ReadWriteOnceWithFSType");
-		default_bool(spec, "requiresRepublish", 0);
-		default_bool(spec, "seLinuxMount", 0);
-		if (cJSON_GetArraySize(json_at(spec,
-		    "volumeLifecycleModes")) == 0) {
-			cJSON *m = cJSON_CreateArray();
-
-			cJSON_AddItemToArray(m,
-			    cJSON_CreateString("Persistent"));
-			json_set(spec, "volumeLifecycleModes", m);
-		}
-	} else if (strcmp(k, "resourceclaims.resource.k8s.io") == 0)
-		requests_mutate(json_at(obj, "spec.devices"));
-	else if (strcmp(k, "resourceclaimtemplates.resource.k8s.io") == 0)
-		requests_mutate(json_at(obj, "spec.spec.devices"));
-	else
-		return strcmp(r->group, "storage.k8s.io") == 0 ||
-		    strcmp(r->group, "resource.k8s.io") == 0;
-	return 1;
+	default_str(obj, "reclaimPolicy", "Delete");
+	default_str(obj, "volumeBindingMode", "Immediate");
 }
 
-int
-admission_storage_validate(const resource *r, const cJSON *obj,
+void
+admission_storage_storageclass_validate(store *st, const resource *r, const cJSON *obj,
     const cJSON *old, cJSON *causes)
 {
-	const char *k = r->store_key;
+	storageclass_validate(obj, old, causes);
+}
 
-	if (strcmp(k, "storageclasses.storage.k8s.io") == 0)
-		storageclass_validate(obj, old, causes);
-	else if (strcmp(k, "csidrivers.storage.k8s.io") == 0)
-		csidriver_validate(obj, old, causes);
-	else if (strcmp(k, "volumeattributesclasses.storage.k8s.io") == 0)
-		attributesclass_validate(obj, old, causes);
-	else if (strcmp(k, "csinodes.storage.k8s.io") == 0)
-		csinode_validate(obj, old, causes);
-	else if (strcmp(k, "volumeattachments.storage.k8s.io") == 0)
-		volumeattachment_validate(obj, old, causes);
-	else if (strcmp(k, "csistoragecapacities.storage.k8s.io") == 0)
-		capacity_validate(obj, old, causes);
-	else if (strcmp(k, "resourceclaims.resource.k8s.io") == 0) {
-		requests_validate(json_at(obj, "spec.devices"),
-		    "spec.devices", causes);
-		if (changed(obj, old, "spec"))
-			status_add_cause(causes, "FieldValueInvalid", "spec",
-			    "Invalid value: field is immutable");
-	} else if (strcmp(k, "resourceclaimtemplates.resource.k8s.io") == 0) {
-		requests_validate(json_at(obj, "spec.spec.devices"),
-		    "spec.spec.devices", causes);
-		if (changed(obj, old, "spec"))
-			status_add_cause(causes, "FieldValueInvalid", "spec",
-			    "Invalid value: field is immutable");
-	} else if (strcmp(k, "resourceslices.resource.k8s.io") == 0)
-		slice_validate(obj, old, causes);
-	else
-		return strcmp(r->group, "storage.k8s.io") == 0 ||
-		    strcmp(r->group, "resource.k8s.io") == 0;
-	return 1;
+void
+admission_storage_csidriver_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
+{
+	cJSON *spec = json_obj(obj, "spec");
+
+	default_bool(spec, "attachRequired", 1);
+	default_bool(spec, "podInfoOnMount", 0);
+	default_bool(spec, "storageCapacity", 0);
+	default_str(spec, "fsGroupPolicy", "ReadWriteOnceWithFSType");
+	default_bool(spec, "requiresRepublish", 0);
+	default_bool(spec, "seLinuxMount", 0);
+	if (cJSON_GetArraySize(json_at(spec, "volumeLifecycleModes")) == 0) {
+		cJSON *m = cJSON_CreateArray();
+
+		cJSON_AddItemToArray(m, cJSON_CreateString("Persistent"));
+		json_set(spec, "volumeLifecycleModes", m);
+	}
+}
+
+void
+admission_storage_csidriver_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	csidriver_validate(obj, old, causes);
+}
+
+void
+admission_storage_attributesclass_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	attributesclass_validate(obj, old, causes);
+}
+
+void
+admission_storage_csinode_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	csinode_validate(obj, old, causes);
+}
+
+void
+admission_storage_volumeattachment_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	volumeattachment_validate(obj, old, causes);
+}
+
+void
+admission_storage_capacity_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	capacity_validate(obj, old, causes);
+}
+
+void
+admission_storage_claim_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
+{
+	requests_mutate(json_at(obj, "spec.devices"));
+}
+
+void
+admission_storage_claim_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	requests_validate(json_at(obj, "spec.devices"), "spec.devices",
+	    causes);
+	if (changed(obj, old, "spec"))
+		status_add_cause(causes, "FieldValueInvalid", "spec",
+		    "Invalid value: field is immutable");
+}
+
+void
+admission_storage_claimtemplate_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
+{
+	requests_mutate(json_at(obj, "spec.spec.devices"));
+}
+
+void
+admission_storage_claimtemplate_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	requests_validate(json_at(obj, "spec.spec.devices"),
+	    "spec.spec.devices", causes);
+	if (changed(obj, old, "spec"))
+		status_add_cause(causes, "FieldValueInvalid", "spec",
+		    "Invalid value: field is immutable");
+}
+
+void
+admission_storage_slice_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	slice_validate(obj, old, causes);
 }

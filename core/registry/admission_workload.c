@@ -14,6 +14,7 @@
 #include "lib/json.h"
 #include "lib/tz.h"
 #include "registry/admission.h"
+#include "registry/admission_kinds.h"
 #include "registry/podtemplate.h"
 #include "registry/status.h"
 
@@ -364,42 +365,61 @@ pdb_validate(const cJSON *obj, cJSON *causes)
 		    "\"IfHealthyBudget\"", p);
 }
 
-int
-admission_workload_mutate(const resource *r, cJSON *obj, const cJSON *old)
+void
+admission_workload_daemonset_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
 {
-	const char *k = r->store_key;
-
-	(void)old;
-	if (strcmp(k, "daemonsets.apps") == 0)
-		daemonset_mutate(obj);
-	else if (strcmp(k, "statefulsets.apps") == 0)
-		statefulset_mutate(obj);
-	else if (strcmp(k, "replicationcontrollers") == 0)
-		rc_mutate(obj);
-	else if (strcmp(k, "cronjobs.batch") == 0)
-		cronjob_mutate(obj);
-	else
-		return 0;
-	return 1;
+	daemonset_mutate(obj);
 }
 
-int
-admission_workload_validate(const resource *r, const cJSON *obj,
+void
+admission_workload_daemonset_validate(store *st, const resource *r, const cJSON *obj,
     const cJSON *old, cJSON *causes)
 {
-	const char *k = r->store_key;
+	daemonset_validate(obj, old, causes);
+}
 
-	if (strcmp(k, "daemonsets.apps") == 0)
-		daemonset_validate(obj, old, causes);
-	else if (strcmp(k, "statefulsets.apps") == 0)
-		statefulset_validate(obj, old, causes);
-	else if (strcmp(k, "replicationcontrollers") == 0)
-		rc_validate(obj, causes);
-	else if (strcmp(k, "cronjobs.batch") == 0)
-		cronjob_validate(obj, causes);
-	else if (strcmp(k, "poddisruptionbudgets.policy") == 0)
-		pdb_validate(obj, causes);
-	else
-		return 0;
-	return 1;
+void
+admission_workload_statefulset_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
+{
+	statefulset_mutate(obj);
+}
+
+void
+admission_workload_statefulset_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	statefulset_validate(obj, old, causes);
+}
+
+void
+admission_workload_rc_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
+{
+	rc_mutate(obj);
+}
+
+void
+admission_workload_rc_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	rc_validate(obj, causes);
+}
+
+void
+admission_workload_cronjob_mutate(store *st, const resource *r, cJSON *obj, const cJSON *old)
+{
+	cronjob_mutate(obj);
+}
+
+void
+admission_workload_cronjob_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	cronjob_validate(obj, causes);
+}
+
+void
+admission_workload_pdb_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	pdb_validate(obj, causes);
 }

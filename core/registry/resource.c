@@ -1,9 +1,9 @@
 /*
- * The resource registry. Built-in kinds come from a static table; custom
- * resources are registered from their CRD objects (one descriptor per served
- * version, all sharing one storage key). Descriptors live in a flat array:
- * there are tens of them, so a linear scan is as fast as anything else and
- * keeps registration trivial.
+ * The resource registry. Built-in kinds come from their descriptors
+ * (registry/kinds/); custom resources are registered from their CRD
+ * objects (one descriptor per served version, all sharing one storage
+ * key). Descriptors live in a flat array: there are tens of them, so a
+ * linear scan is as fast as anything else and keeps registration trivial.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,133 +13,8 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "lib/yamljson.h"
+#include "registry/kinds/kinds.h"
 #include "registry/resource.h"
-
-struct builtin {
-	const char *group, *version, *plural, *singular, *kind;
-	int namespaced, has_status;
-	const char *shorts;      /* comma-separated */
-	const char *categories;
-	int old_version;         /* served, but not the storage version */
-	int create_only;         /* a review: answered, never stored */
-	int computed;            /* metrics: read, made when asked */
-	const char *gate;        /* served only with this feature gate on */
-};
-
-static const struct builtin builtins[] = {
-	{ "", "v1", "namespaces", "namespace", "Namespace", 0, 1, "ns", "" },
-	{ "", "v1", "nodes", "node", "Node", 0, 1, "no", "" },
-	{ "", "v1", "pods", "pod", "Pod", 1, 1, "po", "all" },
-	{ "", "v1", "services", "service", "Service", 1, 1, "svc", "all" },
-	{ "", "v1", "events", "event", "Event", 1, 0, "ev", "" },
-	{ "", "v1", "endpoints", "endpoints", "Endpoints", 1, 0, "ep", "" },
-	{ "", "v1", "configmaps", "configmap", "ConfigMap", 1, 0, "cm", "" },
-	{ "", "v1", "secrets", "secret", "Secret", 1, 0, "", "" },
-	{ "", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", 1,
-	    0, "sa", "" },
-	{ "", "v1", "limitranges", "limitrange", "LimitRange", 1, 0, "limits",
-	    "" },
-	{ "", "v1", "resourcequotas", "resourcequota", "ResourceQuota", 1, 1,
-	    "quota", "" },
-	/* Stored and served; nothing provisions or binds them (no storage). */
-	{ "", "v1", "persistentvolumeclaims", "persistentvolumeclaim",
-	    "PersistentVolumeClaim", 1, 1, "pvc", "" },
-	{ "", "v1", "persistentvolumes", "persistentvolume",
-	    "PersistentVolume", 0, 1, "pv", "" },
-	{ "", "v1", "replicationcontrollers", "replicationcontroller",
-	    "ReplicationController", 1, 1, "rc", "all" },
-	{ "apps", "v1", "deployments", "deployment", "Deployment", 1, 1,
-	    "deploy", "all" },
-	{ "apps", "v1", "replicasets", "replicaset", "ReplicaSet", 1, 1, "rs",
-	    "all" },
-	{ "apps", "v1", "daemonsets", "daemonset", "DaemonSet", 1, 1, "ds",
-	    "all" },
-	{ "apps", "v1", "statefulsets", "statefulset", "StatefulSet", 1, 1,
-	    "sts", "all" },
-	{ "apps", "v1", "controllerrevisions", "controllerrevision",
-	    "ControllerRevision", 1, 0, "", "" },
-	{ "batch", "v1", "jobs", "job", "Job", 1, 1, "", "all" },
-	{ "batch", "v1", "cronjobs", "cronjob", "CronJob", 1, 1, "cj", "all" },
-	{ "policy", "v1", "poddisruptionbudgets", "poddisruptionbudget",
-	    "PodDisruptionBudget", 1, 1, "pdb", "" },
-	{ "discovery.k8s.io", "v1", "endpointslices", "endpointslice",
-	    "EndpointSlice", 1, 0, "", "" },
-	/* Stored and served; nothing enforces them (no proxy, no CNI). */
-	{ "networking.k8s.io", "v1", "networkpolicies", "networkpolicy",
-	    "NetworkPolicy", 1, 0, "netpol", "" },
-	{ "networking.k8s.io", "v1", "ingresses", "ingress", "Ingress", 1, 1,
-	    "ing", "" },
-	{ "networking.k8s.io", "v1", "ingressclasses", "ingressclass",
-	    "IngressClass", 0, 0, "", "" },
-	/* Stored and served, for schedulers' informers (kube-scheduler's
-	   and Volcano's list them all); nothing provisions, attaches or
-	   allocates (no CSI drivers, no DRA drivers). */
-	{ "storage.k8s.io", "v1", "storageclasses", "storageclass",
-	    "StorageClass", 0, 0, "sc", "" },
-	{ "storage.k8s.io", "v1", "csinodes", "csinode", "CSINode", 0, 0, "",
-	    "" },
-	{ "storage.k8s.io", "v1", "csidrivers", "csidriver", "CSIDriver", 0,
-	    0, "", "" },
-	{ "storage.k8s.io", "v1", "csistoragecapacities", "csistoragecapacity",
-	    "CSIStorageCapacity", 1, 0, "", "" },
-	{ "storage.k8s.io", "v1", "volumeattachments", "volumeattachment",
-	    "VolumeAttachment", 0, 1, "", "" },
-	{ "storage.k8s.io", "v1", "volumeattributesclasses",
-	    "volumeattributesclass", "VolumeAttributesClass", 0, 0, "vac", "" },
-	{ "resource.k8s.io", "v1", "deviceclasses", "deviceclass",
-	    "DeviceClass", 0, 0, "", "" },
-	{ "resource.k8s.io", "v1", "resourceclaims", "resourceclaim",
-	    "ResourceClaim", 1, 1, "", "" },
-	{ "resource.k8s.io", "v1", "resourceclaimtemplates",
-	    "resourceclaimtemplate", "ResourceClaimTemplate", 1, 0, "", "" },
-	{ "resource.k8s.io", "v1", "resourceslices", "resourceslice",
-	    "ResourceSlice", 0, 0, "", "" },
-	{ "coordination.k8s.io", "v1", "leases", "lease", "Lease", 1, 0, "",
-	    "" },
-	{ "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass",
-	    "PriorityClass", 0, 0, "pc", "" },
-	/* Removed upstream in 1.22, still in users' manifests. */
-	{ "scheduling.k8s.io", "v1beta1", "priorityclasses", "priorityclass",
-	    "PriorityClass", 0, 0, "pc", "", 1 },
-	/* Kubernetes' own gang API (1.36, alpha: GenericWorkload), after
-	   v1 and v1beta1 as kube-apiserver lists them: the scheduler places
-	   pods by their spec.schedulingGroup's PodGroup. */
-	{ "scheduling.k8s.io", "v1alpha2", "workloads", "workload",
-	    "Workload", 1, 0, "", "", 0, 0, 0, "GenericWorkload" },
-	{ "scheduling.k8s.io", "v1alpha2", "podgroups", "podgroup",
-	    "PodGroup", 1, 1, "", "", 0, 0, 0, "GenericWorkload" },
-	{ "apiextensions.k8s.io", "v1", "customresourcedefinitions",
-	    "customresourcedefinition", "CustomResourceDefinition", 0, 1,
-	    "crd,crds", "api-extensions" },
-	{ "rbac.authorization.k8s.io", "v1", "roles", "role", "Role", 1, 0,
-	    "", "" },
-	{ "rbac.authorization.k8s.io", "v1", "clusterroles", "clusterrole",
-	    "ClusterRole", 0, 0, "", "" },
-	{ "rbac.authorization.k8s.io", "v1", "rolebindings", "rolebinding",
-	    "RoleBinding", 1, 0, "", "" },
-	{ "rbac.authorization.k8s.io", "v1", "clusterrolebindings",
-	    "clusterrolebinding", "ClusterRoleBinding", 0, 0, "", "" },
-	/* POST-only: kubectl auth can-i. */
-	{ "authorization.k8s.io", "v1", "selfsubjectaccessreviews",
-	    "selfsubjectaccessreview",
-	    "SelfSubjectAccessReview", 0, 0, "", "", 0, 1 },
-	{ "authorization.k8s.io", "v1", "selfsubjectrulesreviews",
-	    "selfsubjectrulesreview",
-	    "SelfSubjectRulesReview", 0, 0, "", "", 0, 1 },
-	/* POST-only: kubectl auth whoami. */
-	{ "authentication.k8s.io", "v1", "selfsubjectreviews",
-	    "selfsubjectreview",
-	    "SelfSubjectReview", 0, 0, "", "", 0, 1 },
-	/* Stored, beside the served groups' Local ones that api/apiservice.c
-	   makes when asked. */
-	{ "apiregistration.k8s.io", "v1", "apiservices", "apiservice",
-	    "APIService", 0, 1, "", "api-extensions" },
-	/* get and list only, computed: kubectl top (api/metricsapi.c). */
-	{ "metrics.k8s.io", "v1beta1", "nodes", "", "NodeMetrics", 0, 0, "",
-	    "", 0, 0, 1 },
-	{ "metrics.k8s.io", "v1beta1", "pods", "", "PodMetrics", 1, 0, "", "",
-	    0, 0, 1 },
-};
 
 /* The feature gates of the alpha kinds: off unless turned on. */
 static const char *const known_gates[] = { "GenericWorkload", NULL };
@@ -270,37 +145,29 @@ resource_gate(const char *gate)
 }
 
 void
-resource_init(void)
+resource_add_builtin(const struct kind_desc *d)
 {
-	size_t i;
+	resource *r = xcalloc(1, sizeof *r);
 	char buf[256];
 
-	for (i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
-		const struct builtin *b = &builtins[i];
-		resource *r;
-
-		if (b->gate != NULL && !resource_gate(b->gate))
-			continue;
-		r = xcalloc(1, sizeof *r);
-
-		r->group = xstrdup(b->group);
-		r->version = xstrdup(b->version);
-		r->plural = xstrdup(b->plural);
-		r->singular = xstrdup(b->singular);
-		r->kind = xstrdup(b->kind);
-		snprintf(buf, sizeof buf, "%sList", b->kind);
-		r->list_kind = xstrdup(buf);
-		r->namespaced = b->namespaced;
-		r->has_status = b->has_status;
-		r->builtin = 1;
-		r->storage = !b->old_version && !b->computed;
-		r->create_only = b->create_only;
-		r->computed = b->computed;
-		r->short_names = split_list(b->shorts, &r->nshort);
-		r->categories = split_list(b->categories, &r->ncat);
-		fill_names(r);
-		add(r);
-	}
+	r->desc = d;
+	r->group = xstrdup(d->group);
+	r->version = xstrdup(d->version);
+	r->plural = xstrdup(d->plural);
+	r->singular = xstrdup(d->singular);
+	r->kind = xstrdup(d->kind);
+	snprintf(buf, sizeof buf, "%sList", d->kind);
+	r->list_kind = xstrdup(buf);
+	r->namespaced = d->namespaced;
+	r->has_status = d->has_status;
+	r->builtin = 1;
+	r->storage = !d->old_version && !d->computed;
+	r->create_only = d->create_only;
+	r->computed = d->computed;
+	r->short_names = split_list(d->shorts, &r->nshort);
+	r->categories = split_list(d->categories, &r->ncat);
+	fill_names(r);
+	add(r);
 }
 
 void
@@ -420,15 +287,7 @@ resource_load_schemas(const char *dir, char **cause)
 int
 resource_has_scale(const resource *r)
 {
-	static const char *const keys[] = { "deployments.apps",
-	    "replicasets.apps", "statefulsets.apps", "replicationcontrollers",
-	    NULL };
-	int i;
-
-	for (i = 0; r->builtin && keys[i] != NULL; i++)
-		if (strcmp(r->store_key, keys[i]) == 0)
-			return 1;
-	return 0;
+	return r->desc != NULL && r->desc->has_scale;
 }
 
 int

@@ -1,8 +1,9 @@
 /*
  * Resource descriptors: what the API knows about each kind it serves. The
- * built-in kinds are a static table; each CustomResourceDefinition adds one
- * descriptor per served version when it is created, so the router, discovery,
- * OpenAPI, tables and validation treat built-ins and custom resources alike.
+ * built-in kinds have one each in registry/kinds/ (desc); each
+ * CustomResourceDefinition adds one per served version when it is
+ * created, so the router, discovery, OpenAPI, tables and validation treat
+ * built-ins and custom resources alike.
  */
 #ifndef VOLRAY_RESOURCE_H
 #define VOLRAY_RESOURCE_H
@@ -11,6 +12,8 @@
 #include <cjson/cJSON.h>
 
 #include "registry/schema.h"
+
+struct kind_desc;
 
 struct printer_col {
 	char *name;
@@ -47,6 +50,7 @@ typedef struct resource {
 	int ncols;
 	schema *schema;    /* custom resources only */
 	char *crd_name;    /* custom resources only */
+	const struct kind_desc *desc;   /* built-in kinds only */
 	const cJSON *openapi;   /* the CRD version's openAPIV3Schema, or a
 	                           built-in kind's from openapi/, if any */
 	cJSON *own_openapi;     /* a built-in kind's, owned */
@@ -61,8 +65,13 @@ typedef struct resource {
  */
 int resource_set_gate(const char *gate, int on);
 int resource_gate(const char *gate);
-/* Register the built-in kinds (those of the gates that are on). */
+/*
+ * Register the built-in kinds (those of the gates that are on), in
+ * discovery's order (registry/kinds/builtin.c).
+ */
 void resource_init(void);
+/* Register one built-in kind's descriptor. */
+void resource_add_builtin(const struct kind_desc *);
 void resource_shutdown(void);
 const resource *resource_find(const char *group, const char *version,
     const char *plural);

@@ -1,0 +1,32 @@
+/*
+ * apiextensions.k8s.io and apiregistration.k8s.io: the kinds that
+ * extend the API, CustomResourceDefinitions and APIServices.
+ */
+#include "registry/admission_kinds.h"
+#include "registry/kinds/kinds_int.h"
+
+const struct kind_desc kind_customresourcedefinition = {
+	.group = "apiextensions.k8s.io",
+	.version = "v1",
+	.plural = "customresourcedefinitions",
+	.singular = "customresourcedefinition",
+	.kind = "CustomResourceDefinition",
+	.has_status = 1,
+	.shorts = "crd,crds",
+	.categories = "api-extensions",
+	.mutate = admission_crd_mutate,
+};
+
+/* Stored, beside the served groups' Local ones that api/apiservice.c
+   makes when asked. */
+const struct kind_desc kind_apiservice = {
+	.group = "apiregistration.k8s.io",
+	.version = "v1",
+	.plural = "apiservices",
+	.singular = "apiservice",
+	.kind = "APIService",
+	.has_status = 1,
+	.categories = "api-extensions",
+	.mutate = admission_apiservice_mutate,
+	.validate = admission_apiservice_validate,
+};

@@ -1,0 +1,69 @@
+/*
+ * Built-in kinds, one descriptor each (kinds/<group>.c), the way
+ * kube-apiserver keeps pkg/registry/<group>/<kind>/ and tmux one cmd_entry
+ * per command: a kind's names and scope, its feature gate, its status and
+ * scale subresources, how its names are checked, and its admission hooks
+ * (the defaults a cluster fills in, the validation kubectl users rely on).
+ * resource_init (kinds/builtin.c) registers them, in kinds/builtin.c's
+ * order, which is discovery's; the generic code reads a resource's
+ * descriptor (r->desc) instead of comparing names.
+ *
+ * Adding a built-in kind:
+ * 1. its descriptor in kinds/<group>.c (a new group: a new file, in
+ *    Makefile.am), declared in kinds/kinds_int.h and listed in
+ *    kinds/builtin.c where discovery should show it;
+ * 2. its hooks, if it has defaults or rules: functions of the
+ *    kind_mutate_fn and kind_validate_fn types, in registry/admission_*.c
+ *    and registry/admission_kinds.h;
+ * 3. its schema in openapi/<group>.yaml (kubectl explain);
+ * 4. its Table columns and row in api/table*.c if kubectl get should show
+ *    more than Name and Age, its protobuf message in api/protobuf_tables.c
+ *    if client-go's typed clients send it;
+ * 5. the verbs controllers need on it in auth/rbac_policy.c, and describe
+ *    in cli/cli_describe_kinds.c (the client keeps its own table);
+ * 6. its tests (tests/blackbox/clusterkinds.sh or a script of its own).
+ */
+#ifndef VOLRAY_KINDS_H
+#define VOLRAY_KINDS_H
+
+#include <cjson/cJSON.h>
+
+struct resource;
+struct store;
+
+/* Fill defaults into obj; old is the stored object on update, else NULL. */
+typedef void kind_mutate_fn(struct store *, const struct resource *,
+    cJSON *obj, const cJSON *old);
+/* Append a cause per violation to causes. */
+typedef void kind_validate_fn(struct store *, const struct resource *,
+    const cJSON *obj, const cJSON *old, cJSON *causes);
+
+/* What an object's name must be (admission_check_name). */
+enum kind_names {
+	KIND_NAMES_SUBDOMAIN,	/* an RFC 1123 subdomain (most kinds) */
+	KIND_NAMES_LABEL,	/* an RFC 1123 label, no dots (Namespace) */
+	KIND_NAMES_LABEL_ALPHA,	/* a label starting with a letter (Service) */
+	KIND_NAMES_SEGMENT	/* a path segment (RBAC: "system:x") */
+};
+
+struct kind_desc {
+	const char *group;       /* "" for the core group */
+	const char *version;
+	const char *plural;
+	const char *singular;
+	const char *kind;
+	int namespaced;
+	int has_status;          /* a /status subresource */
+	int has_scale;           /* a /scale subresource */
+	const char *shorts;      /* comma-separated */
+	const char *categories;  /* comma-separated */
+	int old_version;         /* served, but not the storage version */
+	int create_only;         /* a review: answered, never stored */
+	int computed;            /* metrics: read, made when asked */
+	const char *gate;        /* served only with this feature gate on */
+	enum kind_names names;
+	kind_mutate_fn *mutate;       /* NULL: no defaults */
+	kind_validate_fn *validate;   /* NULL: no rules beyond the name */
+};
+
+#endif

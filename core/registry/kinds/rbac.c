@@ -1,0 +1,50 @@
+/*
+ * rbac.authorization.k8s.io: Roles, ClusterRoles and their bindings;
+ * their names are path segments ("system:controller:job-controller").
+ */
+#include "registry/admission_kinds.h"
+#include "registry/kinds/kinds_int.h"
+
+const struct kind_desc kind_role = {
+	.group = "rbac.authorization.k8s.io",
+	.version = "v1",
+	.plural = "roles",
+	.singular = "role",
+	.kind = "Role",
+	.namespaced = 1,
+	.names = KIND_NAMES_SEGMENT,
+	.validate = admission_rbac_role_validate,
+};
+
+const struct kind_desc kind_clusterrole = {
+	.group = "rbac.authorization.k8s.io",
+	.version = "v1",
+	.plural = "clusterroles",
+	.singular = "clusterrole",
+	.kind = "ClusterRole",
+	.names = KIND_NAMES_SEGMENT,
+	.validate = admission_rbac_clusterrole_validate,
+};
+
+const struct kind_desc kind_rolebinding = {
+	.group = "rbac.authorization.k8s.io",
+	.version = "v1",
+	.plural = "rolebindings",
+	.singular = "rolebinding",
+	.kind = "RoleBinding",
+	.namespaced = 1,
+	.names = KIND_NAMES_SEGMENT,
+	.mutate = admission_rbac_binding_mutate,
+	.validate = admission_rbac_rolebinding_validate,
+};
+
+const struct kind_desc kind_clusterrolebinding = {
+	.group = "rbac.authorization.k8s.io",
+	.version = "v1",
+	.plural = "clusterrolebindings",
+	.singular = "clusterrolebinding",
+	.kind = "ClusterRoleBinding",
+	.names = KIND_NAMES_SEGMENT,
+	.mutate = admission_rbac_binding_mutate,
+	.validate = admission_rbac_clusterrolebinding_validate,
+};

@@ -1,0 +1,57 @@
+/*
+ * scheduling.k8s.io: PriorityClasses (v1, and v1beta1 still in users'
+ * manifests), and Kubernetes' own gang API (v1alpha2, the
+ * GenericWorkload gate).
+ */
+#include "registry/admission_kinds.h"
+#include "registry/kinds/kinds_int.h"
+
+const struct kind_desc kind_priorityclass = {
+	.group = "scheduling.k8s.io",
+	.version = "v1",
+	.plural = "priorityclasses",
+	.singular = "priorityclass",
+	.kind = "PriorityClass",
+	.shorts = "pc",
+	.mutate = admission_priorityclass_mutate,
+	.validate = admission_priorityclass_validate,
+};
+
+/* Removed upstream in 1.22, still in users' manifests. */
+const struct kind_desc kind_priorityclass_v1beta1 = {
+	.group = "scheduling.k8s.io",
+	.version = "v1beta1",
+	.plural = "priorityclasses",
+	.singular = "priorityclass",
+	.kind = "PriorityClass",
+	.shorts = "pc",
+	.old_version = 1,
+	.mutate = admission_priorityclass_mutate,
+	.validate = admission_priorityclass_validate,
+};
+
+/* Kubernetes' own gang API (1.36, alpha: GenericWorkload), after
+   v1 and v1beta1 as kube-apiserver lists them: the scheduler places
+   pods by their spec.schedulingGroup's PodGroup. */
+const struct kind_desc kind_workload_v1alpha2 = {
+	.group = "scheduling.k8s.io",
+	.version = "v1alpha2",
+	.plural = "workloads",
+	.singular = "workload",
+	.kind = "Workload",
+	.namespaced = 1,
+	.gate = "GenericWorkload",
+	.validate = admission_gang_workload_validate,
+};
+
+const struct kind_desc kind_podgroup_v1alpha2 = {
+	.group = "scheduling.k8s.io",
+	.version = "v1alpha2",
+	.plural = "podgroups",
+	.singular = "podgroup",
+	.kind = "PodGroup",
+	.namespaced = 1,
+	.has_status = 1,
+	.gate = "GenericWorkload",
+	.validate = admission_gang_podgroup_validate,
+};
