@@ -2,8 +2,11 @@
  * apiextensions.k8s.io and apiregistration.k8s.io: the kinds that
  * extend the API, CustomResourceDefinitions and APIServices.
  */
+#include <stddef.h>
+
 #include "registry/admission_kinds.h"
 #include "registry/kinds/kinds_int.h"
+#include "registry/kinds/rows.h"
 
 const struct kind_desc kind_customresourcedefinition = {
 	.group = "apiextensions.k8s.io",
@@ -15,6 +18,12 @@ const struct kind_desc kind_customresourcedefinition = {
 	.shorts = "crd,crds",
 	.categories = "api-extensions",
 	.mutate = admission_crd_mutate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Created At", "date", 0 },
+		{ NULL }
+	},
+	.row = rows_created_at,
 };
 
 /* Stored, beside the served groups' Local ones that api/apiservice.c
@@ -29,4 +38,12 @@ const struct kind_desc kind_apiservice = {
 	.categories = "api-extensions",
 	.mutate = admission_apiservice_mutate,
 	.validate = admission_apiservice_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Service", "string", 0 },
+		{ "Available", "string", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_apiservice,
 };

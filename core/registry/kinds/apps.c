@@ -1,8 +1,11 @@
 /*
  * apps/v1: the Lua workload controllers' kinds.
  */
+#include <stddef.h>
+
 #include "registry/admission_kinds.h"
 #include "registry/kinds/kinds_int.h"
+#include "registry/kinds/rows.h"
 
 const struct kind_desc kind_deployment = {
 	.group = "apps",
@@ -17,6 +20,18 @@ const struct kind_desc kind_deployment = {
 	.categories = "all",
 	.mutate = admission_deployment_mutate,
 	.validate = admission_replicas_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Ready", "string", 0 },
+		{ "Up-to-date", "string", 0 },
+		{ "Available", "string", 0 },
+		{ "Age", "string", 0 },
+		{ "Containers", "string", 1 },
+		{ "Images", "string", 1 },
+		{ "Selector", "string", 1 },
+		{ NULL }
+	},
+	.row = rows_deployment,
 };
 
 const struct kind_desc kind_replicaset = {
@@ -32,6 +47,18 @@ const struct kind_desc kind_replicaset = {
 	.categories = "all",
 	.mutate = admission_replicaset_mutate,
 	.validate = admission_replicas_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Desired", "integer", 0 },
+		{ "Current", "integer", 0 },
+		{ "Ready", "integer", 0 },
+		{ "Age", "string", 0 },
+		{ "Containers", "string", 1 },
+		{ "Images", "string", 1 },
+		{ "Selector", "string", 1 },
+		{ NULL }
+	},
+	.row = rows_replicaset,
 };
 
 const struct kind_desc kind_daemonset = {
@@ -46,6 +73,21 @@ const struct kind_desc kind_daemonset = {
 	.categories = "all",
 	.mutate = admission_workload_daemonset_mutate,
 	.validate = admission_workload_daemonset_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Desired", "integer", 0 },
+		{ "Current", "integer", 0 },
+		{ "Ready", "integer", 0 },
+		{ "Up-to-date", "integer", 0 },
+		{ "Available", "integer", 0 },
+		{ "Node Selector", "string", 0 },
+		{ "Age", "string", 0 },
+		{ "Containers", "string", 1 },
+		{ "Images", "string", 1 },
+		{ "Selector", "string", 1 },
+		{ NULL }
+	},
+	.row = rows_daemonset,
 };
 
 const struct kind_desc kind_statefulset = {
@@ -61,6 +103,15 @@ const struct kind_desc kind_statefulset = {
 	.categories = "all",
 	.mutate = admission_workload_statefulset_mutate,
 	.validate = admission_workload_statefulset_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Ready", "string", 0 },
+		{ "Age", "string", 0 },
+		{ "Containers", "string", 1 },
+		{ "Images", "string", 1 },
+		{ NULL }
+	},
+	.row = rows_statefulset,
 };
 
 const struct kind_desc kind_controllerrevision = {
@@ -70,4 +121,12 @@ const struct kind_desc kind_controllerrevision = {
 	.singular = "controllerrevision",
 	.kind = "ControllerRevision",
 	.namespaced = 1,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Controller", "string", 0 },
+		{ "Revision", "integer", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_revision,
 };

@@ -1,7 +1,10 @@
 /*
  * coordination.k8s.io: Leases (leader election, node heartbeats).
  */
+#include <stddef.h>
+
 #include "registry/kinds/kinds_int.h"
+#include "registry/kinds/rows.h"
 
 const struct kind_desc kind_lease = {
 	.group = "coordination.k8s.io",
@@ -10,4 +13,11 @@ const struct kind_desc kind_lease = {
 	.singular = "lease",
 	.kind = "Lease",
 	.namespaced = 1,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Holder", "string", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_lease,
 };

@@ -3,8 +3,11 @@
  * Nodes and the rest; ReplicationControllers beside them, run by the Lua
  * workload controllers as apps/v1 ReplicaSets are.
  */
+#include <stddef.h>
+
 #include "registry/admission_kinds.h"
 #include "registry/kinds/kinds_int.h"
+#include "registry/kinds/rows.h"
 
 const struct kind_desc kind_namespace = {
 	.group = "",
@@ -16,6 +19,13 @@ const struct kind_desc kind_namespace = {
 	.shorts = "ns",
 	.names = KIND_NAMES_LABEL,
 	.mutate = admission_namespace_mutate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Status", "string", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_namespace,
 };
 
 const struct kind_desc kind_node = {
@@ -26,6 +36,20 @@ const struct kind_desc kind_node = {
 	.kind = "Node",
 	.has_status = 1,
 	.shorts = "no",
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Status", "string", 0 },
+		{ "Roles", "string", 0 },
+		{ "Age", "string", 0 },
+		{ "Version", "string", 0 },
+		{ "Internal-IP", "string", 1 },
+		{ "External-IP", "string", 1 },
+		{ "OS-Image", "string", 1 },
+		{ "Kernel-Version", "string", 1 },
+		{ "Container-Runtime", "string", 1 },
+		{ NULL }
+	},
+	.row = rows_node,
 };
 
 const struct kind_desc kind_pod = {
@@ -40,6 +64,19 @@ const struct kind_desc kind_pod = {
 	.categories = "all",
 	.mutate = admission_pod_mutate,
 	.validate = admission_pod_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Ready", "string", 0 },
+		{ "Status", "string", 0 },
+		{ "Restarts", "string", 0 },
+		{ "Age", "string", 0 },
+		{ "IP", "string", 1 },
+		{ "Node", "string", 1 },
+		{ "Nominated Node", "string", 1 },
+		{ "Readiness Gates", "string", 1 },
+		{ NULL }
+	},
+	.row = rows_pod,
 };
 
 const struct kind_desc kind_service = {
@@ -55,6 +92,17 @@ const struct kind_desc kind_service = {
 	.names = KIND_NAMES_LABEL_ALPHA,
 	.mutate = admission_service_mutate,
 	.validate = admission_service_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Type", "string", 0 },
+		{ "Cluster-IP", "string", 0 },
+		{ "External-IP", "string", 0 },
+		{ "Port(s)", "string", 0 },
+		{ "Age", "string", 0 },
+		{ "Selector", "string", 1 },
+		{ NULL }
+	},
+	.row = rows_service,
 };
 
 const struct kind_desc kind_event = {
@@ -66,6 +114,20 @@ const struct kind_desc kind_event = {
 	.namespaced = 1,
 	.shorts = "ev",
 	.mutate = admission_event_mutate,
+	.cols = (const struct kind_col[]){
+		{ "Last Seen", "string", 0 },
+		{ "Type", "string", 0 },
+		{ "Reason", "string", 0 },
+		{ "Object", "string", 0 },
+		{ "Subobject", "string", 1 },
+		{ "Source", "string", 1 },
+		{ "Message", "string", 0 },
+		{ "First Seen", "string", 1 },
+		{ "Count", "string", 1 },
+		{ "Name", "string", 1 },
+		{ NULL }
+	},
+	.row = rows_event,
 };
 
 const struct kind_desc kind_endpoints = {
@@ -87,6 +149,13 @@ const struct kind_desc kind_configmap = {
 	.namespaced = 1,
 	.shorts = "cm",
 	.validate = admission_configmap_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Data", "string", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_configmap,
 };
 
 const struct kind_desc kind_secret = {
@@ -98,6 +167,14 @@ const struct kind_desc kind_secret = {
 	.namespaced = 1,
 	.mutate = admission_secret_mutate,
 	.validate = admission_secret_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Type", "string", 0 },
+		{ "Data", "string", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_secret,
 };
 
 const struct kind_desc kind_serviceaccount = {
@@ -108,6 +185,13 @@ const struct kind_desc kind_serviceaccount = {
 	.kind = "ServiceAccount",
 	.namespaced = 1,
 	.shorts = "sa",
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Secrets", "string", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_serviceaccount,
 };
 
 const struct kind_desc kind_limitrange = {
@@ -119,6 +203,12 @@ const struct kind_desc kind_limitrange = {
 	.namespaced = 1,
 	.shorts = "limits",
 	.mutate = admission_limitrange_mutate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Created At", "date", 0 },
+		{ NULL }
+	},
+	.row = rows_created_at,
 };
 
 const struct kind_desc kind_resourcequota = {
@@ -130,6 +220,14 @@ const struct kind_desc kind_resourcequota = {
 	.namespaced = 1,
 	.has_status = 1,
 	.shorts = "quota",
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Age", "string", 0 },
+		{ "Request", "string", 0 },
+		{ "Limit", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_quota,
 };
 
 /* Stored and served; nothing provisions or binds them (no storage). */
@@ -143,6 +241,19 @@ const struct kind_desc kind_persistentvolumeclaim = {
 	.has_status = 1,
 	.shorts = "pvc",
 	.mutate = admission_pvc_mutate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Status", "string", 0 },
+		{ "Volume", "string", 0 },
+		{ "Capacity", "string", 0 },
+		{ "Access Modes", "string", 0 },
+		{ "StorageClass", "string", 0 },
+		{ "VolumeAttributesClass", "string", 0 },
+		{ "Age", "string", 0 },
+		{ "VolumeMode", "string", 1 },
+		{ NULL }
+	},
+	.row = rows_pvc,
 };
 
 const struct kind_desc kind_persistentvolume = {
@@ -154,6 +265,21 @@ const struct kind_desc kind_persistentvolume = {
 	.has_status = 1,
 	.shorts = "pv",
 	.mutate = admission_pv_mutate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Capacity", "string", 0 },
+		{ "Access Modes", "string", 0 },
+		{ "Reclaim Policy", "string", 0 },
+		{ "Status", "string", 0 },
+		{ "Claim", "string", 0 },
+		{ "StorageClass", "string", 0 },
+		{ "VolumeAttributesClass", "string", 0 },
+		{ "Reason", "string", 0 },
+		{ "Age", "string", 0 },
+		{ "VolumeMode", "string", 1 },
+		{ NULL }
+	},
+	.row = rows_pv,
 };
 
 const struct kind_desc kind_replicationcontroller = {
@@ -169,4 +295,16 @@ const struct kind_desc kind_replicationcontroller = {
 	.categories = "all",
 	.mutate = admission_workload_rc_mutate,
 	.validate = admission_workload_rc_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Desired", "integer", 0 },
+		{ "Current", "integer", 0 },
+		{ "Ready", "integer", 0 },
+		{ "Age", "string", 0 },
+		{ "Containers", "string", 1 },
+		{ "Images", "string", 1 },
+		{ "Selector", "string", 1 },
+		{ NULL }
+	},
+	.row = rows_replicaset,
 };

@@ -2,8 +2,9 @@
  * Built-in kinds, one descriptor each (kinds/<group>.c), the way
  * kube-apiserver keeps pkg/registry/<group>/<kind>/ and tmux one cmd_entry
  * per command: a kind's names and scope, its feature gate, its status and
- * scale subresources, how its names are checked, and its admission hooks
- * (the defaults a cluster fills in, the validation kubectl users rely on).
+ * scale subresources, how its names are checked, its admission hooks
+ * (the defaults a cluster fills in, the validation kubectl users rely on)
+ * and its Table columns and row (kubectl get).
  * resource_init (kinds/builtin.c) registers them, in kinds/builtin.c's
  * order, which is discovery's; the generic code reads a resource's
  * descriptor (r->desc) instead of comparing names.
@@ -16,9 +17,10 @@
  *    kind_mutate_fn and kind_validate_fn types, in registry/admission_*.c
  *    and registry/admission_kinds.h;
  * 3. its schema in openapi/<group>.yaml (kubectl explain);
- * 4. its Table columns and row in api/table*.c if kubectl get should show
- *    more than Name and Age, its protobuf message in api/protobuf_tables.c
- *    if client-go's typed clients send it;
+ * 4. its Table columns (cols) and row function (kinds/rows*.c,
+ *    kinds/rows.h) if kubectl get should show more than Name and Age;
+ *    its protobuf message in api/protobuf_tables.c if client-go's typed
+ *    clients send it;
  * 5. the verbs controllers need on it in auth/rbac_policy.c, and describe
  *    in cli/cli_describe_kinds.c (the client keeps its own table);
  * 6. its tests (tests/blackbox/clusterkinds.sh or a script of its own).
@@ -37,6 +39,19 @@ typedef void kind_mutate_fn(struct store *, const struct resource *,
 /* Append a cause per violation to causes. */
 typedef void kind_validate_fn(struct store *, const struct resource *,
     const cJSON *obj, const cJSON *old, cJSON *causes);
+
+/*
+ * Append a Table row's cells after NAME (all of them when the kind's
+ * columns do not start with Name): kinds/rows*.c.
+ */
+typedef void kind_row_fn(cJSON *cells, const cJSON *obj);
+
+/* A Table column (kubectl get); priority 1: -o wide only. */
+struct kind_col {
+	const char *name;
+	const char *type;        /* string, integer, number, boolean, date */
+	int priority;
+};
 
 /* What an object's name must be (admission_check_name). */
 enum kind_names {
@@ -64,6 +79,8 @@ struct kind_desc {
 	enum kind_names names;
 	kind_mutate_fn *mutate;       /* NULL: no defaults */
 	kind_validate_fn *validate;   /* NULL: no rules beyond the name */
+	const struct kind_col *cols;  /* ends with { NULL }; NULL: Name, Age */
+	kind_row_fn *row;
 };
 
 #endif

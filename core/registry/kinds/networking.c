@@ -3,7 +3,10 @@
  * the endpoints controller; NetworkPolicies and Ingresses, stored and
  * served, enforced by nothing (no proxy, no CNI).
  */
+#include <stddef.h>
+
 #include "registry/kinds/kinds_int.h"
+#include "registry/kinds/rows.h"
 
 const struct kind_desc kind_endpointslice = {
 	.group = "discovery.k8s.io",
@@ -12,6 +15,15 @@ const struct kind_desc kind_endpointslice = {
 	.singular = "endpointslice",
 	.kind = "EndpointSlice",
 	.namespaced = 1,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "AddressType", "string", 0 },
+		{ "Ports", "string", 0 },
+		{ "Endpoints", "string", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_endpointslice,
 };
 
 /* Stored and served; nothing enforces them (no proxy, no CNI). */
@@ -23,6 +35,13 @@ const struct kind_desc kind_networkpolicy = {
 	.kind = "NetworkPolicy",
 	.namespaced = 1,
 	.shorts = "netpol",
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Pod-Selector", "string", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_networkpolicy,
 };
 
 const struct kind_desc kind_ingress = {
@@ -34,6 +53,16 @@ const struct kind_desc kind_ingress = {
 	.namespaced = 1,
 	.has_status = 1,
 	.shorts = "ing",
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Class", "string", 0 },
+		{ "Hosts", "string", 0 },
+		{ "Address", "string", 0 },
+		{ "Ports", "string", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_ingress,
 };
 
 const struct kind_desc kind_ingressclass = {
@@ -42,4 +71,12 @@ const struct kind_desc kind_ingressclass = {
 	.plural = "ingressclasses",
 	.singular = "ingressclass",
 	.kind = "IngressClass",
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Controller", "string", 0 },
+		{ "Parameters", "string", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_ingressclass,
 };

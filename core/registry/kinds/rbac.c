@@ -2,8 +2,11 @@
  * rbac.authorization.k8s.io: Roles, ClusterRoles and their bindings;
  * their names are path segments ("system:controller:job-controller").
  */
+#include <stddef.h>
+
 #include "registry/admission_kinds.h"
 #include "registry/kinds/kinds_int.h"
+#include "registry/kinds/rows.h"
 
 const struct kind_desc kind_role = {
 	.group = "rbac.authorization.k8s.io",
@@ -14,6 +17,12 @@ const struct kind_desc kind_role = {
 	.namespaced = 1,
 	.names = KIND_NAMES_SEGMENT,
 	.validate = admission_rbac_role_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Created At", "date", 0 },
+		{ NULL }
+	},
+	.row = rows_created_at,
 };
 
 const struct kind_desc kind_clusterrole = {
@@ -24,6 +33,12 @@ const struct kind_desc kind_clusterrole = {
 	.kind = "ClusterRole",
 	.names = KIND_NAMES_SEGMENT,
 	.validate = admission_rbac_clusterrole_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Created At", "date", 0 },
+		{ NULL }
+	},
+	.row = rows_created_at,
 };
 
 const struct kind_desc kind_rolebinding = {
@@ -36,6 +51,16 @@ const struct kind_desc kind_rolebinding = {
 	.names = KIND_NAMES_SEGMENT,
 	.mutate = admission_rbac_binding_mutate,
 	.validate = admission_rbac_rolebinding_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Role", "string", 0 },
+		{ "Age", "string", 0 },
+		{ "Users", "string", 1 },
+		{ "Groups", "string", 1 },
+		{ "ServiceAccounts", "string", 1 },
+		{ NULL }
+	},
+	.row = rows_binding,
 };
 
 const struct kind_desc kind_clusterrolebinding = {
@@ -47,4 +72,14 @@ const struct kind_desc kind_clusterrolebinding = {
 	.names = KIND_NAMES_SEGMENT,
 	.mutate = admission_rbac_binding_mutate,
 	.validate = admission_rbac_clusterrolebinding_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Role", "string", 0 },
+		{ "Age", "string", 0 },
+		{ "Users", "string", 1 },
+		{ "Groups", "string", 1 },
+		{ "ServiceAccounts", "string", 1 },
+		{ NULL }
+	},
+	.row = rows_binding,
 };

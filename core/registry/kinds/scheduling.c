@@ -3,8 +3,11 @@
  * manifests), and Kubernetes' own gang API (v1alpha2, the
  * GenericWorkload gate).
  */
+#include <stddef.h>
+
 #include "registry/admission_kinds.h"
 #include "registry/kinds/kinds_int.h"
+#include "registry/kinds/rows.h"
 
 const struct kind_desc kind_priorityclass = {
 	.group = "scheduling.k8s.io",
@@ -15,6 +18,14 @@ const struct kind_desc kind_priorityclass = {
 	.shorts = "pc",
 	.mutate = admission_priorityclass_mutate,
 	.validate = admission_priorityclass_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Value", "integer", 0 },
+		{ "Global-Default", "boolean", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_priorityclass,
 };
 
 /* Removed upstream in 1.22, still in users' manifests. */
@@ -28,6 +39,14 @@ const struct kind_desc kind_priorityclass_v1beta1 = {
 	.old_version = 1,
 	.mutate = admission_priorityclass_mutate,
 	.validate = admission_priorityclass_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Value", "integer", 0 },
+		{ "Global-Default", "boolean", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_priorityclass,
 };
 
 /* Kubernetes' own gang API (1.36, alpha: GenericWorkload), after
@@ -42,6 +61,13 @@ const struct kind_desc kind_workload_v1alpha2 = {
 	.namespaced = 1,
 	.gate = "GenericWorkload",
 	.validate = admission_gang_workload_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Templates", "string", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_gang_workload,
 };
 
 const struct kind_desc kind_podgroup_v1alpha2 = {
@@ -54,4 +80,14 @@ const struct kind_desc kind_podgroup_v1alpha2 = {
 	.has_status = 1,
 	.gate = "GenericWorkload",
 	.validate = admission_gang_podgroup_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Policy", "string", 0 },
+		{ "Min-Count", "integer", 0 },
+		{ "Scheduled", "string", 0 },
+		{ "Reason", "string", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_gang_podgroup,
 };

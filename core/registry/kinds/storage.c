@@ -3,8 +3,11 @@
  * schedulers' informers (kube-scheduler's and Volcano's list them all);
  * nothing provisions, attaches or allocates (no CSI, no DRA drivers).
  */
+#include <stddef.h>
+
 #include "registry/admission_kinds.h"
 #include "registry/kinds/kinds_int.h"
+#include "registry/kinds/rows.h"
 
 /* Stored and served, for schedulers' informers (kube-scheduler's
    and Volcano's list them all); nothing provisions, attaches or
@@ -18,6 +21,16 @@ const struct kind_desc kind_storageclass = {
 	.shorts = "sc",
 	.mutate = admission_storage_storageclass_mutate,
 	.validate = admission_storage_storageclass_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Provisioner", "string", 0 },
+		{ "ReclaimPolicy", "string", 0 },
+		{ "VolumeBindingMode", "string", 0 },
+		{ "AllowVolumeExpansion", "string", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_storage_class,
 };
 
 const struct kind_desc kind_csinode = {
@@ -27,6 +40,13 @@ const struct kind_desc kind_csinode = {
 	.singular = "csinode",
 	.kind = "CSINode",
 	.validate = admission_storage_csinode_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Drivers", "integer", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_storage_csinode,
 };
 
 const struct kind_desc kind_csidriver = {
@@ -37,6 +57,18 @@ const struct kind_desc kind_csidriver = {
 	.kind = "CSIDriver",
 	.mutate = admission_storage_csidriver_mutate,
 	.validate = admission_storage_csidriver_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "AttachRequired", "boolean", 0 },
+		{ "PodInfoOnMount", "boolean", 0 },
+		{ "StorageCapacity", "boolean", 0 },
+		{ "TokenRequests", "string", 0 },
+		{ "RequiresRepublish", "boolean", 0 },
+		{ "Modes", "string", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_storage_csidriver,
 };
 
 const struct kind_desc kind_csistoragecapacity = {
@@ -47,6 +79,13 @@ const struct kind_desc kind_csistoragecapacity = {
 	.kind = "CSIStorageCapacity",
 	.namespaced = 1,
 	.validate = admission_storage_capacity_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "StorageClassName", "string", 0 },
+		{ "Capacity", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_storage_capacity,
 };
 
 const struct kind_desc kind_volumeattachment = {
@@ -57,6 +96,16 @@ const struct kind_desc kind_volumeattachment = {
 	.kind = "VolumeAttachment",
 	.has_status = 1,
 	.validate = admission_storage_volumeattachment_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Attacher", "string", 0 },
+		{ "PV", "string", 0 },
+		{ "Node", "string", 0 },
+		{ "Attached", "boolean", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_storage_attachment,
 };
 
 const struct kind_desc kind_volumeattributesclass = {
@@ -67,6 +116,13 @@ const struct kind_desc kind_volumeattributesclass = {
 	.kind = "VolumeAttributesClass",
 	.shorts = "vac",
 	.validate = admission_storage_attributesclass_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "DriverName", "string", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_storage_attributesclass,
 };
 
 const struct kind_desc kind_deviceclass = {
@@ -75,6 +131,12 @@ const struct kind_desc kind_deviceclass = {
 	.plural = "deviceclasses",
 	.singular = "deviceclass",
 	.kind = "DeviceClass",
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_age,
 };
 
 const struct kind_desc kind_resourceclaim = {
@@ -87,6 +149,13 @@ const struct kind_desc kind_resourceclaim = {
 	.has_status = 1,
 	.mutate = admission_storage_claim_mutate,
 	.validate = admission_storage_claim_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "State", "string", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_storage_claim,
 };
 
 const struct kind_desc kind_resourceclaimtemplate = {
@@ -98,6 +167,12 @@ const struct kind_desc kind_resourceclaimtemplate = {
 	.namespaced = 1,
 	.mutate = admission_storage_claimtemplate_mutate,
 	.validate = admission_storage_claimtemplate_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_age,
 };
 
 const struct kind_desc kind_resourceslice = {
@@ -107,4 +182,13 @@ const struct kind_desc kind_resourceslice = {
 	.singular = "resourceslice",
 	.kind = "ResourceSlice",
 	.validate = admission_storage_slice_validate,
+	.cols = (const struct kind_col[]){
+		{ "Name", "string", 0 },
+		{ "Node", "string", 0 },
+		{ "Driver", "string", 0 },
+		{ "Pool", "string", 0 },
+		{ "Age", "string", 0 },
+		{ NULL }
+	},
+	.row = rows_storage_slice,
 };

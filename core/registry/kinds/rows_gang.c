@@ -4,14 +4,15 @@
  * a PodGroup's POLICY (Gang or Basic), MIN-COUNT, the status of its
  * PodGroupScheduled condition (SCHEDULED, empty before the scheduler
  * has looked) and its reason; a Workload's TEMPLATES by name. The
- * columns are table.c's.
+ * columns are the kinds' descriptors' (kinds/scheduling.c).
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "api/table_int.h"
 #include "lib/json.h"
 #include "lib/util.h"
+#include "registry/kinds/cell.h"
+#include "registry/kinds/rows.h"
 
 static void
 str(cJSON *cells, const char *s)
@@ -31,8 +32,8 @@ condition(const cJSON *o, const char *type)
 	return NULL;
 }
 
-static void
-podgroup_row(cJSON *cells, const cJSON *o)
+void
+rows_gang_podgroup(cJSON *cells, const cJSON *o)
 {
 	const cJSON *gang = json_at(o, "spec.schedulingPolicy.gang");
 	const cJSON *min = json_at(gang, "minCount");
@@ -47,11 +48,11 @@ podgroup_row(cJSON *cells, const cJSON *o)
 		cJSON_AddItemToArray(cells, cJSON_CreateNull());
 	str(cells, json_str(c, "status"));
 	str(cells, json_str(c, "reason"));
-	table_age_cell(cells, o);
+	cell_age(cells, o);
 }
 
-static void
-workload_row(cJSON *cells, const cJSON *o)
+void
+rows_gang_workload(cJSON *cells, const cJSON *o)
 {
 	const cJSON *t;
 	char buf[512];
@@ -67,17 +68,5 @@ workload_row(cJSON *cells, const cJSON *o)
 		    name);
 	}
 	str(cells, buf);
-	table_age_cell(cells, o);
-}
-
-int
-table_gang_row(cJSON *cells, const char *k, const cJSON *o)
-{
-	if (strcmp(k, "podgroups.scheduling.k8s.io") == 0)
-		podgroup_row(cells, o);
-	else if (strcmp(k, "workloads.scheduling.k8s.io") == 0)
-		workload_row(cells, o);
-	else
-		return 0;
-	return 1;
+	cell_age(cells, o);
 }

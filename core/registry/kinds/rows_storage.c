@@ -4,15 +4,16 @@
  * them: the defaults an unset field prints as (a StorageClass's Delete
  * and Immediate, a CSIDriver's attachRequired true), booleans as
  * booleans, a ResourceClaim's state from its allocation and reservations.
- * The columns are table.c's.
+ * The columns are the kinds' descriptors' (kinds/storage.c).
  */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-#include "api/table_int.h"
 #include "lib/json.h"
 #include "lib/util.h"
+#include "registry/kinds/cell.h"
+#include "registry/kinds/rows.h"
 
 static void
 str(cJSON *cells, const char *s)
@@ -29,19 +30,6 @@ boolean(cJSON *cells, const cJSON *o, const char *path, int dflt)
 	    cJSON_IsTrue(v) : dflt));
 }
 
-void
-table_age_cell(cJSON *cells, const cJSON *o)
-{
-	time_t t = util_time_parse(json_str(o, "metadata.creationTimestamp"));
-	char out[16];
-
-	if (t < 0)
-		snprintf(out, sizeof out, "<unknown>");
-	else
-		util_age(t, out);
-	str(cells, out);
-}
-
 /* A is-default-class annotation, GA or beta, of "true". */
 static int
 default_class(const cJSON *o)
@@ -56,8 +44,8 @@ default_class(const cJSON *o)
 	return cJSON_IsString(v) && strcmp(v->valuestring, "true") == 0;
 }
 
-static void
-storageclass_row(cJSON *cells, const cJSON *o)
+void
+rows_storage_class(cJSON *cells, const cJSON *o)
 {
 	const char *rp = json_str(o, "reclaimPolicy");
 	const char *bm = json_str(o, "volumeBindingMode");
@@ -73,12 +61,12 @@ storageclass_row(cJSON *cells, const cJSON *o)
 	str(cells, rp ? rp : "Delete");
 	str(cells, bm ? bm : "Immediate");
 	boolean(cells, o, "allowVolumeExpansion", 0);
-	table_age_cell(cells, o);
+	cell_age(cells, o);
 }
 
 /* TOKENREQUESTS: the audiences, <unset> without the list. */
-static void
-csidriver_row(cJSON *cells, const cJSON *o)
+void
+rows_storage_csidriver(cJSON *cells, const cJSON *o)
 {
 	const cJSON *tr = json_at(o, "spec.tokenRequests"), *it;
 	char buf[1024];
@@ -102,12 +90,12 @@ csidriver_row(cJSON *cells, const cJSON *o)
 			len += snprintf(buf + len, sizeof buf - len, "%s%s",
 			    len ? "," : "", it->valuestring);
 	str(cells, len ? buf : "<none>");
-	table_age_cell(cells, o);
+	cell_age(cells, o);
 }
 
 /* deleted, pending, allocated and reserved, as they apply. */
-static void
-claim_row(cJSON *cells, const cJSON *o)
+void
+rows_storage_claim(cJSON *cells, const cJSON *o)
 {
 	int deleted = json_at(o, "metadata.deletionTimestamp") != NULL;
 	char buf[64];
@@ -124,46 +112,48 @@ claim_row(cJSON *cells, const cJSON *o)
 			strcat(buf, ",reserved");
 	}
 	str(cells, buf);
-	table_age_cell(cells, o);
+	cell_age(cells, o);
 }
 
-int
-table_storage_row(cJSON *cells, const char *k, const cJSON *o)
+void
+rows_storage_csinode(cJSON *cells, const cJSON *o)
 {
-	const cJSON *cap;
+	cJSON_AddItemToArray(cells, cJSON_CreateNumber(
+	    cJSON_GetArraySize(json_at(o, "spec.drivers"))));
+	cell_age(cells, o);
+}
 
-	if (strcmp(k, "storageclasses.storage.k8s.io") == 0)
-		storageclass_row(cells, o);
-	else if (strcmp(k, "csinodes.storage.k8s.io") == 0) {
-		cJSON_AddItemToArray(cells, cJSON_CreateNumber(
-		    cJSON_GetArraySize(json_at(o, "spec.drivers"))));
-		table_age_cell(cells, o);
-	} else if (strcmp(k, "csidrivers.storage.k8s.io") == 0)
-		csidriver_row(cells, o);
-	else if (strcmp(k, "csistoragecapacities.storage.k8s.io") == 0) {
-		str(cells, json_str(o, "storageClassName"));
-		cap = json_at(o, "capacity");
-		str(cells, cJSON_IsString(cap) ? cap->valuestring : "<unset>");
-	} else if (strcmp(k, "volumeattachments.storage.k8s.io") == 0) {
-		str(cells, json_str(o, "spec.attacher"));
-		str(cells, json_str(o, "spec.source.persistentVolumeName"));
-		str(cells, json_str(o, "spec.nodeName"));
-		boolean(cells, o, "status.attached", 0);
-		table_age_cell(cells, o);
-	} else if (strcmp(k, "volumeattributesclasses.storage.k8s.io") == 0) {
-		str(cells, json_str(o, "driverName"));
-		table_age_cell(cells, o);
-	} else if (strcmp(k, "resourceclaims.resource.k8s.io") == 0)
-		claim_row(cells, o);
-	else if (strcmp(k, "resourceslices.resource.k8s.io") == 0) {
-		str(cells, json_str(o, "spec.nodeName"));
-		str(cells, json_str(o, "spec.driver"));
-		str(cells, json_str(o, "spec.pool.name"));
-		table_age_cell(cells, o);
-	} else if (strcmp(k, "deviceclasses.resource.k8s.io") == 0 ||
-	    strcmp(k, "resourceclaimtemplates.resource.k8s.io") == 0)
-		table_age_cell(cells, o);
-	else
-		return 0;
-	return 1;
+void
+rows_storage_capacity(cJSON *cells, const cJSON *o)
+{
+	const cJSON *cap = json_at(o, "capacity");
+
+	str(cells, json_str(o, "storageClassName"));
+	str(cells, cJSON_IsString(cap) ? cap->valuestring : "<unset>");
+}
+
+void
+rows_storage_attachment(cJSON *cells, const cJSON *o)
+{
+	str(cells, json_str(o, "spec.attacher"));
+	str(cells, json_str(o, "spec.source.persistentVolumeName"));
+	str(cells, json_str(o, "spec.nodeName"));
+	boolean(cells, o, "status.attached", 0);
+	cell_age(cells, o);
+}
+
+void
+rows_storage_attributesclass(cJSON *cells, const cJSON *o)
+{
+	str(cells, json_str(o, "driverName"));
+	cell_age(cells, o);
+}
+
+void
+rows_storage_slice(cJSON *cells, const cJSON *o)
+{
+	str(cells, json_str(o, "spec.nodeName"));
+	str(cells, json_str(o, "spec.driver"));
+	str(cells, json_str(o, "spec.pool.name"));
+	cell_age(cells, o);
 }
