@@ -33,6 +33,7 @@
 #include "lib/xmalloc.h"
 #include "net/hclient.h"
 #include "net/tls.h"
+#include "registry/kinds/kinds.h"
 #include "registry/status.h"
 
 api *
@@ -165,9 +166,10 @@ api_set_streams(api *a, api_exec_fn exec, api_exec_fn attach,
 static int
 is_stream_sub(const struct route *rt)
 {
-	return rt->sub != NULL && strcmp(rt->r->store_key, "pods") == 0 &&
-	    (strcmp(rt->sub, "exec") == 0 || strcmp(rt->sub, "attach") == 0 ||
-	    strcmp(rt->sub, "portforward") == 0);
+	const struct kind_sub *s;
+
+	return rt->sub != NULL && (s = kind_sub_find(rt->r, rt->sub)) !=
+	    NULL && s->stream;
 }
 
 void
@@ -640,11 +642,7 @@ api_handle(http_req *req, void *arg)
 	}
 	if (rt.sub != NULL && strcmp(rt.sub, "status") != 0 &&
 	    !(strcmp(rt.sub, "scale") == 0 && resource_has_scale(rt.r)) &&
-	    !(strcmp(rt.r->store_key, "pods") == 0 &&
-	    (strcmp(rt.sub, "binding") == 0 || strcmp(rt.sub, "log") == 0 ||
-	    strcmp(rt.sub, "eviction") == 0 || is_stream_sub(&rt))) &&
-	    !(strcmp(rt.r->store_key, "namespaces") == 0 &&
-	    strcmp(rt.sub, "finalize") == 0)) {
+	    kind_sub_find(rt.r, rt.sub) == NULL) {
 		not_found(req, &rt, req->path);
 		return;
 	}

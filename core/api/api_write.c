@@ -14,6 +14,7 @@
 #include "lib/log.h"
 #include "lib/xmalloc.h"
 #include "lib/yamljson.h"
+#include "registry/kinds/kinds.h"
 #include "registry/status.h"
 
 /* fieldValidation: Strict, Warn (also when absent, as kube-apiserver
@@ -381,9 +382,7 @@ delete_opts(http_req *req, struct route *rt, struct reg_opts *o)
 static int
 returns_deleted(const resource *r)
 {
-	return !r->builtin || strcmp(r->store_key, "pods") == 0 ||
-	    strcmp(r->store_key, "services") == 0 ||
-	    strcmp(r->store_key, "namespaces") == 0;
+	return !r->builtin || (r->desc != NULL && r->desc->delete_returns);
 }
 
 /* Whether the deleted object is still stored (finalizers, a grace period):

@@ -13,6 +13,7 @@
 
 #include "api/discovery.h"
 #include "lib/json.h"
+#include "registry/kinds/kinds.h"
 #include "registry/resource.h"
 
 #define K8S_MINOR "32"
@@ -81,7 +82,6 @@ resource_list(const char *group, const char *version)
 	    NULL };
 	static const char *const status[] = { "get", "patch", "update", NULL };
 	static const char *const create[] = { "create", NULL };
-	static const char *const get[] = { "get", NULL };
 	static const char *const getlist[] = { "get", "list", NULL };
 	cJSON *doc = cJSON_CreateObject(), *list;
 	char gv[256];
@@ -94,6 +94,7 @@ resource_list(const char *group, const char *version)
 	list = cJSON_AddArrayToObject(doc, "resources");
 	for (i = 0; i < resource_count(); i++) {
 		const resource *r = resource_at(i);
+		const struct kind_sub *s;
 		cJSON *e;
 
 		if (strcmp(r->group, group) != 0 ||
@@ -124,14 +125,20 @@ resource_list(const char *group, const char *version)
 			cJSON_AddStringToObject(cJSON_GetArrayItem(list,
 			    cJSON_GetArraySize(list) - 1), "version", "v1");
 		}
-		if (strcmp(r->store_key, "pods") == 0) {
-			add_sub(list, r, "binding", "Binding", create);
-			add_sub(list, r, "eviction", "Eviction", create);
+		for (s = r->desc != NULL ? r->desc->subs : NULL;
+		    s != NULL && s->name != NULL; s++) {
+			const char *one[] = { s->verb, NULL };
+
+			if (s->kind == NULL)
+				continue;
+			add_sub(list, r, s->name, s->kind, one);
+			if (s->group == NULL)
+				continue;
 			cJSON_AddStringToObject(cJSON_GetArrayItem(list,
-			    cJSON_GetArraySize(list) - 1), "group", "policy");
+			    cJSON_GetArraySize(list) - 1), "group", s->group);
 			cJSON_AddStringToObject(cJSON_GetArrayItem(list,
-			    cJSON_GetArraySize(list) - 1), "version", "v1");
-			add_sub(list, r, "log", "Pod", get);
+			    cJSON_GetArraySize(list) - 1), "version",
+			    s->version);
 		}
 	}
 	if (!found) {

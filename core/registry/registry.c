@@ -26,6 +26,7 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "registry/admission.h"
+#include "registry/kinds/kinds.h"
 #include "registry/limitrange.h"
 #include "registry/quota.h"
 #include "registry/registry_int.h"
@@ -287,14 +288,12 @@ check_type(const resource *r, cJSON *obj)
 			    "data (%s) does not match the expected API "
 			    "version (%s)", av, r->gv);
 	}
-	if (r->builtin && (strcmp(r->store_key, "secrets") == 0 ||
-	    strcmp(r->store_key, "configmaps") == 0)) {
+	if (r->desc != NULL && r->desc->bytes_map != NULL) {
 		/* []byte fields: Go's decoder reads them as base64. */
 		const cJSON *it;
 		long at;
 
-		cJSON_ArrayForEach(it, json_at(obj, strcmp(r->store_key,
-		    "secrets") == 0 ? "data" : "binaryData"))
+		cJSON_ArrayForEach(it, json_at(obj, r->desc->bytes_map))
 			if (cJSON_IsString(it) &&
 			    (at = bad_base64(it->valuestring)) >= 0)
 				return status_bad_request("%s in version "

@@ -4,6 +4,7 @@
  * first), registered by resource_init with the feature gates that are on.
  */
 #include <stddef.h>
+#include <string.h>
 
 #include "registry/kinds/kinds_int.h"
 #include "registry/resource.h"
@@ -71,4 +72,17 @@ resource_init(void)
 	for (i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
 		if (builtin[i]->gate == NULL || resource_gate(builtin[i]->gate))
 			resource_add_builtin(builtin[i]);
+}
+
+const struct kind_sub *
+kind_sub_find(const resource *r, const char *sub)
+{
+	const struct kind_sub *s;
+
+	if (r->desc == NULL || r->desc->subs == NULL)
+		return NULL;
+	for (s = r->desc->subs; s->name != NULL; s++)
+		if (strcmp(s->name, sub) == 0)
+			return s;
+	return NULL;
 }

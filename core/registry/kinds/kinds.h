@@ -1,10 +1,11 @@
 /*
  * Built-in kinds, one descriptor each (kinds/<group>.c), the way
  * kube-apiserver keeps pkg/registry/<group>/<kind>/ and tmux one cmd_entry
- * per command: a kind's names and scope, its feature gate, its status and
- * scale subresources, how its names are checked, its admission hooks
- * (the defaults a cluster fills in, the validation kubectl users rely on)
- * and its Table columns and row (kubectl get).
+ * per command: a kind's names and scope, its feature gate, its
+ * subresources, how its names are checked, its admission hooks (the
+ * defaults a cluster fills in, the validation kubectl users rely on), its
+ * Table columns and row (kubectl get), its base64 map and whether DELETE
+ * answers the object.
  * resource_init (kinds/builtin.c) registers them, in kinds/builtin.c's
  * order, which is discovery's; the generic code reads a resource's
  * descriptor (r->desc) instead of comparing names.
@@ -46,11 +47,28 @@ typedef void kind_validate_fn(struct store *, const struct resource *,
  */
 typedef void kind_row_fn(cJSON *cells, const cJSON *obj);
 
+/* The subresource sub of r's kind (not status or scale), or NULL. */
+const struct kind_sub *kind_sub_find(const struct resource *r,
+    const char *sub);
+
 /* A Table column (kubectl get); priority 1: -o wide only. */
 struct kind_col {
 	const char *name;
 	const char *type;        /* string, integer, number, boolean, date */
 	int priority;
+};
+
+/*
+ * A subresource beyond status and scale, which the descriptor's fields
+ * say (a Pod's binding, eviction, log, exec...; a Namespace's finalize).
+ */
+struct kind_sub {
+	const char *name;        /* "binding" */
+	const char *kind;        /* discovery's; NULL: not listed there */
+	const char *verb;        /* discovery's one verb: "create", "get" */
+	const char *group;       /* another group's kind (Eviction: policy) */
+	const char *version;
+	int stream;              /* a connection into a pod's containers */
 };
 
 /* What an object's name must be (admission_check_name). */
@@ -77,6 +95,10 @@ struct kind_desc {
 	int computed;            /* metrics: read, made when asked */
 	const char *gate;        /* served only with this feature gate on */
 	enum kind_names names;
+	const struct kind_sub *subs;  /* ends with { NULL } */
+	const char *bytes_map;   /* a map of []byte, base64 in JSON ("data") */
+	int delete_returns;      /* DELETE answers the object, not a Status
+	                            (kube's ReturnDeletedObject) */
 	kind_mutate_fn *mutate;       /* NULL: no defaults */
 	kind_validate_fn *validate;   /* NULL: no rules beyond the name */
 	const struct kind_col *cols;  /* ends with { NULL }; NULL: Name, Age */
