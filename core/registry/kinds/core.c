@@ -15,14 +15,14 @@ const struct kind_desc kind_namespace = {
 	.plural = "namespaces",
 	.singular = "namespace",
 	.kind = "Namespace",
+	.has_status = 1,
+	.shorts = "ns",
+	.names = KIND_NAMES_LABEL,
 	.subs = (const struct kind_sub[]){
 		{ "finalize" },
 		{ NULL }
 	},
 	.delete_returns = 1,
-	.has_status = 1,
-	.shorts = "ns",
-	.names = KIND_NAMES_LABEL,
 	.mutate = admission_namespace_mutate,
 	.cols = (const struct kind_col[]){
 		{ "Name", "string", 0 },
@@ -63,6 +63,10 @@ const struct kind_desc kind_pod = {
 	.plural = "pods",
 	.singular = "pod",
 	.kind = "Pod",
+	.namespaced = 1,
+	.has_status = 1,
+	.shorts = "po",
+	.categories = "all",
 	.subs = (const struct kind_sub[]){
 		{ "binding", "Binding", "create" },
 		{ "eviction", "Eviction", "create", "policy", "v1" },
@@ -73,10 +77,6 @@ const struct kind_desc kind_pod = {
 		{ NULL }
 	},
 	.delete_returns = 1,
-	.namespaced = 1,
-	.has_status = 1,
-	.shorts = "po",
-	.categories = "all",
 	.mutate = admission_pod_mutate,
 	.validate = admission_pod_validate,
 	.cols = (const struct kind_col[]){
@@ -100,12 +100,12 @@ const struct kind_desc kind_service = {
 	.plural = "services",
 	.singular = "service",
 	.kind = "Service",
-	.delete_returns = 1,
 	.namespaced = 1,
 	.has_status = 1,
 	.shorts = "svc",
 	.categories = "all",
 	.names = KIND_NAMES_LABEL_ALPHA,
+	.delete_returns = 1,
 	.mutate = admission_service_mutate,
 	.validate = admission_service_validate,
 	.cols = (const struct kind_col[]){
@@ -162,9 +162,9 @@ const struct kind_desc kind_configmap = {
 	.plural = "configmaps",
 	.singular = "configmap",
 	.kind = "ConfigMap",
-	.bytes_map = "binaryData",
 	.namespaced = 1,
 	.shorts = "cm",
+	.bytes_map = "binaryData",
 	.validate = admission_configmap_validate,
 	.cols = (const struct kind_col[]){
 		{ "Name", "string", 0 },
@@ -181,8 +181,8 @@ const struct kind_desc kind_secret = {
 	.plural = "secrets",
 	.singular = "secret",
 	.kind = "Secret",
-	.bytes_map = "data",
 	.namespaced = 1,
+	.bytes_map = "data",
 	.mutate = admission_secret_mutate,
 	.validate = admission_secret_validate,
 	.cols = (const struct kind_col[]){
