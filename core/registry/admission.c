@@ -1027,6 +1027,20 @@ admission_secret_validate(store *st, const resource *r, const cJSON *obj,
 	}
 }
 
+/* The CRD's names, scope and versions, and its versions' schemas. */
+void
+admission_crd_validate(store *st, const resource *r, const cJSON *obj,
+    const cJSON *old, cJSON *causes)
+{
+	char *cause = NULL;
+
+	if (resource_check_crd(obj, &cause) != 0) {
+		status_add_cause(causes, "FieldValueInvalid", "spec", "%s",
+		    cause);
+		free(cause);
+	}
+}
+
 void
 admission_validate(store *st, const resource *r, const cJSON *obj,
     const cJSON *old, cJSON *causes)

@@ -31,6 +31,7 @@ kind_mutate_fn admission_pv_mutate;
 kind_mutate_fn admission_event_mutate;
 kind_mutate_fn admission_limitrange_mutate;
 kind_mutate_fn admission_crd_mutate;
+kind_validate_fn admission_crd_validate;
 
 /* The Lua controllers' workload kinds and PodDisruptionBudgets
    (admission_workload.c). */

@@ -484,7 +484,7 @@ admit(registry *rg, const resource *r, cJSON *obj, const cJSON *old,
     const struct reg_opts *opts)
 {
 	cJSON *causes = cJSON_CreateArray();
-	char *cause = NULL, *pruned = NULL;
+	char *pruned = NULL;
 
 	check_shape(obj, causes);
 	if (cJSON_GetArraySize(causes) > 0)
@@ -512,13 +512,6 @@ admit(registry *rg, const resource *r, cJSON *obj, const cJSON *old,
 		/* fieldValidation=Warn: pruned, and said so. */
 		opts->warn(opts->warn_arg, "unknown field", pruned);
 		free(pruned);
-	}
-	if (strcmp(r->store_key,
-	    "customresourcedefinitions.apiextensions.k8s.io") == 0 &&
-	    resource_check_crd(obj, &cause) != 0) {
-		status_add_cause(causes, "FieldValueInvalid", "spec", "%s",
-		    cause);
-		free(cause);
 	}
 	if (cJSON_GetArraySize(causes) > 0)
 		return status_invalid(r, r->kind, obj_name(obj), causes);
@@ -630,15 +623,8 @@ registry_create(registry *rg, const resource *r, const char *ns, cJSON *obj,
 		return;
 	}
 	rev = store_put(rg->st, r->store_key, ns, name, obj);
-	if (strcmp(r->kind, "CustomResourceDefinition") == 0 && *r->group &&
-	    strcmp(r->group, "apiextensions.k8s.io") == 0) {
-		char *cause = NULL;
-
-		if (resource_register_crd(obj, &cause) != 0) {
-			log_error("registering CRD %s: %s", name, cause);
-			free(cause);
-		}
-	}
+	if (r->desc != NULL && r->desc->stored != NULL)
+		r->desc->stored(r, obj, NULL);
 	reg_ok(res, 201, obj, rev);
 	stored_json(rg, r, ns, name, rev, opts, res);
 	return;
@@ -654,9 +640,8 @@ finish_delete(registry *rg, const resource *r, const char *ns,
 {
 	uint64_t rev = store_delete(rg->st, r->store_key, ns, name, last);
 
-	if (strcmp(r->kind, "CustomResourceDefinition") == 0 &&
-	    strcmp(r->group, "apiextensions.k8s.io") == 0)
-		resource_unregister_crd(name);
+	if (r->desc != NULL && r->desc->removed != NULL)
+		r->desc->removed(r, name);
 	return rev;
 }
 
@@ -842,16 +827,9 @@ registry_update_merged(registry *rg, const resource *r, const char *ns,
 		return;
 	}
 	rev = store_put(rg->st, r->store_key, cur->ns, name, obj);
-	if (strcmp(r->store_key,
-	    "customresourcedefinitions.apiextensions.k8s.io") == 0 &&
-	    !spec_equal(obj, old)) {
-		char *cause = NULL;
-
-		if (resource_register_crd(obj, &cause) != 0) {
-			log_error("re-registering CRD %s: %s", name, cause);
-			free(cause);
-		}
-	}
+	if (r->desc != NULL && r->desc->stored != NULL &&
+	    !spec_equal(obj, old))
+		r->desc->stored(r, obj, old);
 	cJSON_Delete(old);
 	reg_ok(res, 200, obj, rev);
 	stored_json(rg, r, cur->ns, name, rev, opts, res);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lib/json.h"
+#include "lib/log.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "lib/yamljson.h"
@@ -479,4 +480,22 @@ resource_unregister_crd(const char *crd_name)
 		all[j++] = all[i];
 	}
 	nall = j;
+}
+
+void
+resource_crd_stored(const resource *r, const cJSON *crd, const cJSON *old)
+{
+	char *cause = NULL;
+
+	if (resource_register_crd(crd, &cause) != 0) {
+		log_error("%sregistering CRD %s: %s", old != NULL ? "re-" : "",
+		    json_str(crd, "metadata.name"), cause);
+		free(cause);
+	}
+}
+
+void
+resource_crd_removed(const resource *r, const char *name)
+{
+	resource_unregister_crd(name);
 }

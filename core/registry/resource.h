@@ -83,6 +83,14 @@ const resource *resource_by_gvk(const char *api_version, const char *kind);
 int resource_register_crd(const cJSON *crd, char **cause);
 void resource_unregister_crd(const char *crd_name);
 /*
+ * The CustomResourceDefinition kind's hooks (registry/kinds/): a CRD
+ * stored registers its versions (an error is logged), a CRD removed
+ * unregisters them.
+ */
+void resource_crd_stored(const resource *, const cJSON *crd,
+    const cJSON *old);
+void resource_crd_removed(const resource *, const char *name);
+/*
  * Load the descriptive schemas of built-in kinds from the YAML files of
  * dir (each: apiVersion, and kinds: Kind -> OpenAPI v3 schema), served
  * for kubectl explain; they do not validate. -1 with *cause when dir

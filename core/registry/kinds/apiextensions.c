@@ -6,6 +6,7 @@
 
 #include "registry/admission_kinds.h"
 #include "registry/kinds/kinds_int.h"
+#include "registry/resource.h"
 #include "registry/kinds/rows.h"
 
 const struct kind_desc kind_customresourcedefinition = {
@@ -18,6 +19,9 @@ const struct kind_desc kind_customresourcedefinition = {
 	.shorts = "crd,crds",
 	.categories = "api-extensions",
 	.mutate = admission_crd_mutate,
+	.validate = admission_crd_validate,
+	.stored = resource_crd_stored,
+	.removed = resource_crd_removed,
 	.cols = (const struct kind_col[]){
 		{ "Name", "string", 0 },
 		{ "Created At", "date", 0 },

@@ -42,6 +42,16 @@ typedef void kind_validate_fn(struct store *, const struct resource *,
     const cJSON *obj, const cJSON *old, cJSON *causes);
 
 /*
+ * After obj is stored by a create (old NULL) or by an update that changed
+ * more than its metadata and status (old: the object before): a
+ * CustomResourceDefinition's versions are registered.
+ */
+typedef void kind_stored_fn(const struct resource *, const cJSON *obj,
+    const cJSON *old);
+/* After the object named name is removed. */
+typedef void kind_removed_fn(const struct resource *, const char *name);
+
+/*
  * Append a Table row's cells after NAME (all of them when the kind's
  * columns do not start with Name): kinds/rows*.c.
  */
@@ -101,6 +111,8 @@ struct kind_desc {
 	                            (kube's ReturnDeletedObject) */
 	kind_mutate_fn *mutate;       /* NULL: no defaults */
 	kind_validate_fn *validate;   /* NULL: no rules beyond the name */
+	kind_stored_fn *stored;
+	kind_removed_fn *removed;
 	const struct kind_col *cols;  /* ends with { NULL }; NULL: Name, Age */
 	kind_row_fn *row;
 };
