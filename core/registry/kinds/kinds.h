@@ -3,9 +3,10 @@
  * kube-apiserver keeps pkg/registry/<group>/<kind>/ and tmux one cmd_entry
  * per command: a kind's names and scope, its feature gate, its
  * subresources, how its names are checked, its admission hooks (the
- * defaults a cluster fills in, the validation kubectl users rely on), its
- * Table columns and row (kubectl get), its base64 map and whether DELETE
- * answers the object.
+ * defaults a cluster fills in, the validation kubectl users rely on), what
+ * follows its writes (stored, removed), its Table columns and row (kubectl
+ * get), its base64 map and whether DELETE answers the object.
+ *
  * resource_init (kinds/builtin.c) registers them, in kinds/builtin.c's
  * order, which is discovery's; the generic code reads a resource's
  * descriptor (r->desc) instead of comparing names.
@@ -16,7 +17,8 @@
  *    kinds/builtin.c where discovery should show it;
  * 2. its hooks, if it has defaults or rules: functions of the
  *    kind_mutate_fn and kind_validate_fn types, in registry/admission_*.c
- *    and registry/admission_kinds.h;
+ *    and registry/admission_kinds.h (kind_stored_fn, kind_removed_fn if
+ *    a write must change more than the store);
  * 3. its schema in openapi/<group>.yaml (kubectl explain);
  * 4. its Table columns (cols) and row function (kinds/rows*.c,
  *    kinds/rows.h) if kubectl get should show more than Name and Age;
