@@ -19,11 +19,11 @@
 # until every RayJob is Complete and every cluster and pod is gone, and
 # the API requests per RayJob (volrayd's apiserver_request_total over the
 # run: the client's requests, and the benchmark's one poll a second).
-# "The same limits" is the same flags: volrayd puts every request of its
-# process (Events too) through one token bucket, where controller-runtime
-# makes the event recorder a clientset of its own, with a bucket of its
-# own; at 100/200, about 24 requests per RayJob, a third of them Events,
-# bound volray's side to 0.24 s per RayJob.
+# "The same limits" is the same flags. volrayd's remote client has two
+# token buckets of those limits (its writes; Events, as controller-runtime's
+# recorder has a clientset of its own), KubeRay's operator one per client
+# (manager, recorder, the Volcano clientset of its batch scheduler): at
+# 100/200 it sends more than 100 requests a second (bench/RESULTS.md).
 
 if [ "$SMALL" = 1 ]; then
 	: "${RAYJOBS:=20}" "${NODES:=20}" "${DURATION:=1s}" "${RUNS_RAYJOBS:=1}"
