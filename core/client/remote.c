@@ -972,23 +972,43 @@ r_bind_async(void *impl, const char *ns, const char *name, const char *node,
 	free(body);
 }
 
+/* A write of r whose answer goes to done(arg), written through to the
+   mirror as through() says, sent through Events' client for Events. */
+static struct async_write *
+new_write(const resource *r, const struct reg_opts *o, client_done_fn done,
+    void *arg)
+{
+	struct async_write *aw = xcalloc(1, sizeof *aw);
+
+	aw->through = through(r, o);
+	aw->event = is_events(r);
+	aw->done = done;
+	aw->arg = arg;
+	return aw;
+}
+
+/* Send obj (taken) to url (taken) with method, without waiting. */
+static void
+send_obj_async(struct remote *rm, const resource *r,
+    const struct reg_opts *o, const char *method, char *url, cJSON *obj,
+    client_done_fn done, void *arg)
+{
+	struct async_write *aw = new_write(r, o, done, arg);
+	char *body = cJSON_PrintUnformatted(obj);
+
+	cJSON_Delete(obj);
+	add_query(&url, o);
+	send_async(rm, aw, method, url, "application/json", body,
+	    strlen(body));
+	free(body);
+}
+
 /* PUT obj (taken) to url (taken) without waiting. */
 static void
 put_async(struct remote *rm, const resource *r, const struct reg_opts *o,
     char *url, cJSON *obj, client_done_fn done, void *arg)
 {
-	struct async_write *aw = xcalloc(1, sizeof *aw);
-	char *body = cJSON_PrintUnformatted(obj);
-
-	cJSON_Delete(obj);
-	add_query(&url, o);
-	aw->through = through(r, o);
-	aw->event = is_events(r);
-	aw->done = done;
-	aw->arg = arg;
-	send_async(rm, aw, "PUT", url, "application/json", body,
-	    strlen(body));
-	free(body);
+	send_obj_async(rm, r, o, "PUT", url, obj, done, arg);
 }
 
 static void
@@ -1017,15 +1037,11 @@ r_patch_async(void *impl, const resource *r, const char *ns,
     const char *name, const char *content_type, const char *body,
     size_t len, const struct reg_opts *o, client_done_fn done, void *arg)
 {
-	struct async_write *aw = xcalloc(1, sizeof *aw);
+	struct async_write *aw = new_write(r, o, done, arg);
 	char *url = object_path(r, ns, name, o != NULL ? o->subresource :
 	    NULL);
 
 	add_query(&url, o);
-	aw->through = through(r, o);
-	aw->event = is_events(r);
-	aw->done = done;
-	aw->arg = arg;
 	send_async(impl, aw, "PATCH", url, content_type, body, len);
 }
 
@@ -1033,18 +1049,8 @@ static void
 r_create_async(void *impl, const resource *r, const char *ns, cJSON *obj,
     const struct reg_opts *o, client_done_fn done, void *arg)
 {
-	struct async_write *aw = xcalloc(1, sizeof *aw);
-	char *url = collection_path(r, ns), *body = cJSON_PrintUnformatted(obj);
-
-	cJSON_Delete(obj);
-	add_query(&url, o);
-	aw->through = through(r, o);
-	aw->event = is_events(r);
-	aw->done = done;
-	aw->arg = arg;
-	send_async(impl, aw, "POST", url, "application/json", body,
-	    strlen(body));
-	free(body);
+	send_obj_async(impl, r, o, "POST", collection_path(r, ns), obj, done,
+	    arg);
 }
 
 /* As r_delete: nothing written through, the watch says when it is gone. */

@@ -46,9 +46,10 @@ local function failure(reason, message)
   return { reason = reason, message = message }
 end
 
-local function owned(resource, rc)
+-- What rc controls of resource (paths: only those fields, v.list's).
+local function owned(resource, rc, paths)
   local out = {}
-  for _, o in ipairs(v.list(resource, rc.metadata.namespace, { owner = rc.metadata.uid })) do
+  for _, o in ipairs(v.list(resource, rc.metadata.namespace, { owner = rc.metadata.uid, paths = paths })) do
     if v.is_controlled_by(o, rc) then out[#out + 1] = o end
   end
   return out
@@ -68,11 +69,7 @@ local POD_PATHS = { "apiVersion", "kind", "metadata", "status", "spec.nodeName",
 -- since it was filled.
 local function owned_pods(rc, memo)
   if memo.pods == nil or memo.writes ~= pod_writes then
-    local out = {}
-    for _, o in ipairs(v.list("v1/pods", rc.metadata.namespace, { owner = rc.metadata.uid, paths = POD_PATHS })) do
-      if v.is_controlled_by(o, rc) then out[#out + 1] = o end
-    end
-    memo.pods = out
+    memo.pods = owned("v1/pods", rc, POD_PATHS)
     memo.writes = pod_writes
   end
   return memo.pods
