@@ -44,8 +44,10 @@
 
 /* Kept-alive connections for the requests other than watches. */
 #define REMOTE_WRITE_CONNS	8
-/* Connections of the Events' client (events_h). */
+/* Connections of the Events' client (events_h) and the Leases'
+   (leases_h). */
 #define EVENT_CONNS		2
+#define LEASE_CONNS		2
 #define PAGE		500
 #define BACKOFF_MIN_MS	250
 #define BACKOFF_MAX_MS	30000
@@ -90,6 +92,12 @@ struct remote {
 	   controller-runtime's recorder has its own clientset: Events do
 	   not spend the tokens writes need. */
 	hclient *events_h;
+	/* Leases' own client (the same limits), as kube-scheduler and
+	   kube-controller-manager give leader election its own clientset
+	   and the kubelet its heartbeats: a renewal never queues behind
+	   the watches' reconnections or a burst of writes, which would
+	   cost the leadership when the API server restarts. */
+	hclient *leases_h;
 	store *mirror;
 	client *c;
 	char *server;
@@ -217,7 +225,11 @@ wait_then(struct informer *in, enum istate next)
 	in->backoff_ms = in->backoff_ms ? in->backoff_ms * 2 : BACKOFF_MIN_MS;
 	if (in->backoff_ms > BACKOFF_MAX_MS)
 		in->backoff_ms = BACKOFF_MAX_MS;
-	uv_timer_start(&in->timer, on_backoff, in->backoff_ms, 0);
+	/* With jitter up to as much again (client-go's reflector: 1.0):
+	   the watches a restart of the server broke come back spread out,
+	   not all in one instant. */
+	uv_timer_start(&in->timer, on_backoff, in->backoff_ms +
+	    util_random(in->backoff_ms + 1), 0);
 }
 
 static void
@@ -886,14 +898,19 @@ struct async_write {
 	client_done_fn done;		/* NULL: none */
 	void *arg;
 	char *ns, *name, *node;	/* a bind's, to assume it bound */
-	int event;			/* an Event's: through events_h */
+	hclient *via;			/* rm->h, events_h or leases_h */
 };
 
-/* Is r Events (core/v1 or events.k8s.io)? */
-static int
-is_events(const resource *r)
+/* The client a write of r goes through: Events' and Leases' own, the
+   shared one for the rest. */
+static hclient *
+client_for(struct remote *rm, const resource *r)
 {
-	return r != NULL && strcmp(r->plural, "events") == 0;
+	if (r != NULL && strcmp(r->plural, "events") == 0)
+		return rm->events_h;
+	if (r != NULL && strcmp(r->plural, "leases") == 0)
+		return rm->leases_h;
+	return rm->h;
 }
 
 static void
@@ -945,7 +962,7 @@ send_async(struct remote *rm, struct async_write *aw, const char *method,
 	call.content_type = ctype;
 	call.accept = "application/json";
 	call.timeout_ms = HCLIENT_SYNC_TIMEOUT_MS;
-	if (hclient_start(aw->event ? rm->events_h : rm->h, &call, NULL,
+	if (hclient_start(aw->via != NULL ? aw->via : rm->h, &call, NULL,
 	    on_async_done, aw, &err) == NULL) {
 		log_warn("remote: %s %s: %s", method, url, err);
 		on_async_done(aw, 0, "", 0, err);
@@ -973,15 +990,16 @@ r_bind_async(void *impl, const char *ns, const char *name, const char *node,
 }
 
 /* A write of r whose answer goes to done(arg), written through to the
-   mirror as through() says, sent through Events' client for Events. */
+   mirror as through() says, sent through the client client_for()
+   names. */
 static struct async_write *
-new_write(const resource *r, const struct reg_opts *o, client_done_fn done,
-    void *arg)
+new_write(struct remote *rm, const resource *r, const struct reg_opts *o,
+    client_done_fn done, void *arg)
 {
 	struct async_write *aw = xcalloc(1, sizeof *aw);
 
 	aw->through = through(r, o);
-	aw->event = is_events(r);
+	aw->via = client_for(rm, r);
 	aw->done = done;
 	aw->arg = arg;
 	return aw;
@@ -993,7 +1011,7 @@ send_obj_async(struct remote *rm, const resource *r,
     const struct reg_opts *o, const char *method, char *url, cJSON *obj,
     client_done_fn done, void *arg)
 {
-	struct async_write *aw = new_write(r, o, done, arg);
+	struct async_write *aw = new_write(rm, r, o, done, arg);
 	char *body = cJSON_PrintUnformatted(obj);
 
 	cJSON_Delete(obj);
@@ -1037,7 +1055,7 @@ r_patch_async(void *impl, const resource *r, const char *ns,
     const char *name, const char *content_type, const char *body,
     size_t len, const struct reg_opts *o, client_done_fn done, void *arg)
 {
-	struct async_write *aw = new_write(r, o, done, arg);
+	struct async_write *aw = new_write(impl, r, o, done, arg);
 	char *url = object_path(r, ns, name, o != NULL ? o->subresource :
 	    NULL);
 
@@ -1106,6 +1124,7 @@ r_free(void *impl)
 	}
 	hclient_free(rm->h);
 	hclient_free(rm->events_h);
+	hclient_free(rm->leases_h);
 	/* Held events (a write's, not yet released) go with the mirror. */
 	store_close(rm->mirror);
 	free(rm->server);
@@ -1224,8 +1243,17 @@ remote_new(uv_loop_t *loop, const struct kubecfg *kc,
 	}
 	hclient_set_rate(rm->events_h, conf->qps, conf->burst);
 	hclient_set_max_connections(rm->events_h, EVENT_CONNS);
+	if ((rm->leases_h = hclient_new(loop, &hc, cause)) == NULL) {
+		hclient_free(rm->events_h);
+		hclient_free(rm->h);
+		free(rm);
+		return NULL;
+	}
+	hclient_set_rate(rm->leases_h, conf->qps, conf->burst);
+	hclient_set_max_connections(rm->leases_h, LEASE_CONNS);
 	if (store_mirror_open(loop, &rm->mirror) != 0) {
 		*cause = xstrdup("cannot make the mirror");
+		hclient_free(rm->leases_h);
 		hclient_free(rm->events_h);
 		hclient_free(rm->h);
 		free(rm);

@@ -108,6 +108,12 @@ util_random_suffix(char *out, size_t n)
 }
 
 uint64_t
+util_random(uint64_t n)
+{
+	return rng() % n;
+}
+
+uint64_t
 util_usec(void)
 {
 	struct timespec ts;

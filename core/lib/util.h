@@ -21,6 +21,8 @@ void util_time_format(time_t, char out[32]);
 time_t util_time_parse(const char *);
 /* n random characters from Kubernetes' generateName alphabet, plus NUL. */
 void util_random_suffix(char *out, size_t n);
+/* A pseudo-random number in [0, n), n > 0 (not for secrets). */
+uint64_t util_random(uint64_t n);
 /* Monotonic microseconds. */
 uint64_t util_usec(void);
 /* Wall-clock milliseconds since the Unix epoch. */
