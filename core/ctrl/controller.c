@@ -672,6 +672,55 @@ enqueue_all(struct ctrl *c)
 		enqueue_obj(c, objs[i]);
 }
 
+struct flow_line {
+	FILE *f;
+	const char *ctrl;
+	int longest;		/* the longest wait, else the sum and count */
+};
+
+static void
+print_flow(const struct wqueue_flow_stats *st, void *arg)
+{
+	struct flow_line *l = arg;
+
+	if (l->longest) {
+		fprintf(l->f, "volray_workqueue_longest_wait_seconds{controller="
+		    "\"%s\",namespace=\"%s\"} %.3f\n", l->ctrl, st->ns,
+		    st->wait_max_ms / 1e3);
+		return;
+	}
+	fprintf(l->f, "volray_workqueue_wait_seconds_sum{controller=\"%s\","
+	    "namespace=\"%s\"} %.3f\n", l->ctrl, st->ns, st->wait_sum_ms / 1e3);
+	fprintf(l->f, "volray_workqueue_wait_seconds_count{controller=\"%s\","
+	    "namespace=\"%s\"} %llu\n", l->ctrl, st->ns,
+	    (unsigned long long)st->gets);
+}
+
+/* The queues' waits per controller and namespace. */
+static void
+print_queue_waits(FILE *f, controller_rt *rt)
+{
+	struct flow_line l = { f, NULL, 0 };
+	int i;
+
+	fprintf(f, "# HELP volray_workqueue_wait_seconds How long a "
+	    "controller's keys waited in its queue (added to handed out), "
+	    "per namespace; namespaces take turns.\n"
+	    "# TYPE volray_workqueue_wait_seconds summary\n");
+	for (i = 0; i < rt->nctrls; i++) {
+		l.ctrl = rt->ctrls[i]->name;
+		wqueue_each_flow(rt->ctrls[i]->q, print_flow, &l);
+	}
+	fprintf(f, "# HELP volray_workqueue_longest_wait_seconds The longest "
+	    "wait of a key in a controller's queue, per namespace.\n"
+	    "# TYPE volray_workqueue_longest_wait_seconds gauge\n");
+	l.longest = 1;
+	for (i = 0; i < rt->nctrls; i++) {
+		l.ctrl = rt->ctrls[i]->name;
+		wqueue_each_flow(rt->ctrls[i]->q, print_flow, &l);
+	}
+}
+
 /* Controller series for /metrics. */
 static void
 print_metrics(FILE *f, void *arg)
@@ -707,6 +756,7 @@ print_metrics(FILE *f, void *arg)
 	for (i = 0; i < rt->nctrls; i++)
 		fprintf(f, "volray_reconciles_in_flight{controller=\"%s\"} "
 		    "%d\n", rt->ctrls[i]->name, rt->ctrls[i]->nruns);
+	print_queue_waits(f, rt);
 }
 
 char *

@@ -8,6 +8,14 @@
  * and a key added while it is processed only becomes DIRTY, to be put on the
  * FIFO by wqueue_done. So one key is never worked on twice at once.
  *
+ * The FIFO is fair between namespaces: a key "ns/name" waits in its
+ * namespace's flow (a key without '/' in the flow ""), and wqueue_get takes
+ * from the flows that have keys in turn (round robin), FIFO within one. A
+ * burst of thousands of keys in one namespace makes a lone key of another
+ * wait for at most one key of each busy namespace, not for the burst
+ * (kuberay#2646). With one namespace it is the plain FIFO. Each flow counts
+ * its keys' waits (add to get) for /metrics.
+ *
  * Delayed adds wait in a binary min-heap ordered by ready time (then by
  * arrival, so equal times stay FIFO); each item knows its heap index, so a
  * second add_after with an earlier time moves the key up in place. One
@@ -39,8 +47,11 @@
 #define NOT_IN_HEAP SIZE_MAX
 #define MILLI 1000		/* token fractions */
 
+struct flow;
+
 struct item {
 	struct item *next;	/* FIFO link while queued */
+	struct flow *flow;	/* its namespace's */
 	int flags;
 	uint64_t added_at;	/* when it last became DIRTY */
 	size_t heap_idx;	/* NOT_IN_HEAP unless delayed */
@@ -51,13 +62,24 @@ struct item {
 	char key[];
 };
 
+/* A namespace's keys waiting, FIFO, and what its waits added up to. */
+struct flow {
+	struct item *head, *tail;
+	struct flow *next;	/* in the round robin while it has keys */
+	int active;
+	size_t len;
+	uint64_t gets, wait_sum, wait_max;	/* milliseconds */
+	char ns[];
+};
+
 struct wqueue {
 	uv_loop_t *loop;
 	wqueue_clock_fn clock;
 	void *clock_arg;
 	hmap *items;
+	hmap *flows;		/* by namespace; kept for their counters */
 
-	struct item *head, *tail;
+	struct flow *turn, *turn_last;	/* the round robin of flows with keys */
 	size_t len;
 	size_t processing;
 
@@ -100,6 +122,27 @@ find(const wqueue *q, const char *key)
 	return hmap_get(q->items, key);
 }
 
+/* The flow of key's namespace (its part before '/'), made if new. */
+static struct flow *
+flow_of(wqueue *q, const char *key)
+{
+	const char *slash = strchr(key, '/');
+	size_t n = slash != NULL ? (size_t)(slash - key) : 0;
+	char ns[256];
+	struct flow *f;
+
+	if (n >= sizeof ns)
+		n = sizeof ns - 1;
+	memcpy(ns, key, n);
+	ns[n] = '\0';
+	if ((f = hmap_get(q->flows, ns)) != NULL)
+		return f;
+	f = xcalloc(1, sizeof *f + n + 1);
+	memcpy(f->ns, ns, n + 1);
+	hmap_put(q->flows, f->ns, f);
+	return f;
+}
+
 /* Find key's item, creating an idle one if the queue does not know it. */
 static struct item *
 make(wqueue *q, const char *key)
@@ -112,6 +155,7 @@ make(wqueue *q, const char *key)
 	n = strlen(key);
 	it = xcalloc(1, sizeof *it + n + 1);
 	memcpy(it->key, key, n + 1);
+	it->flow = flow_of(q, key);
 	it->heap_idx = NOT_IN_HEAP;
 	hmap_put(q->items, it->key, it);
 	return it;
@@ -130,15 +174,33 @@ release(wqueue *q, struct item *it)
 	free(it);
 }
 
+/* Put f last in the round robin. */
+static void
+flow_take_turn(wqueue *q, struct flow *f)
+{
+	f->next = NULL;
+	f->active = 1;
+	if (q->turn_last != NULL)
+		q->turn_last->next = f;
+	else
+		q->turn = f;
+	q->turn_last = f;
+}
+
 static void
 push_fifo(wqueue *q, struct item *it)
 {
+	struct flow *f = it->flow;
+
 	it->next = NULL;
-	if (q->tail != NULL)
-		q->tail->next = it;
+	if (f->tail != NULL)
+		f->tail->next = it;
 	else
-		q->head = it;
-	q->tail = it;
+		f->head = it;
+	f->tail = it;
+	f->len++;
+	if (!f->active)
+		flow_take_turn(q, f);
 	q->len++;
 	arm_ready(q);
 }
@@ -309,6 +371,7 @@ wqueue_new_clock(uv_loop_t *loop, wqueue_clock_fn now_fn, void *arg)
 	q->clock = now_fn;
 	q->clock_arg = arg;
 	q->items = hmap_new();
+	q->flows = hmap_new();
 	uv_timer_init(loop, &q->timer);
 	q->timer.data = q;
 	uv_idle_init(loop, &q->idle);
@@ -345,9 +408,12 @@ wqueue_free(wqueue *q)
 	hmap_each(q->items, free_item, NULL);
 	hmap_free(q->items);
 	q->items = NULL;
+	hmap_each(q->flows, free_item, NULL);
+	hmap_free(q->flows);
+	q->flows = NULL;
 	free(q->heap);
 	q->heap = NULL;
-	q->head = q->tail = NULL;
+	q->turn = q->turn_last = NULL;
 	uv_close((uv_handle_t *)&q->timer, handle_closed);
 	uv_close((uv_handle_t *)&q->idle, handle_closed);
 }
@@ -363,14 +429,25 @@ wqueue_add(wqueue *q, const char *key)
 const char *
 wqueue_get(wqueue *q)
 {
-	struct item *it = q->head;
+	struct flow *f = q->turn;
+	struct item *it;
 	uint64_t t, wait;
 
-	if (it == NULL)
+	if (f == NULL)
 		return NULL;
-	q->head = it->next;
-	if (q->head == NULL)
-		q->tail = NULL;
+	/* f's turn: its first key; f goes last, or out of the round
+	   robin when it has no key left. */
+	it = f->head;
+	f->head = it->next;
+	if (f->head == NULL)
+		f->tail = NULL;
+	f->len--;
+	q->turn = f->next;
+	if (q->turn == NULL)
+		q->turn_last = NULL;
+	f->active = 0;
+	if (f->head != NULL)
+		flow_take_turn(q, f);
 	it->next = NULL;
 	q->len--;
 	it->flags = (it->flags & ~DIRTY) | PROCESSING;
@@ -380,6 +457,10 @@ wqueue_get(wqueue *q)
 	wait = t > it->added_at ? t - it->added_at : 0;
 	if (wait > q->max_wait)
 		q->max_wait = wait;
+	f->gets++;
+	f->wait_sum += wait;
+	if (wait > f->wait_max)
+		f->wait_max = wait;
 	return it->key;
 }
 
@@ -604,12 +685,14 @@ wqueue_shutting_down(const wqueue *q)
 void
 wqueue_get_stats(const wqueue *q, struct wqueue_stats *st)
 {
+	const struct flow *f;
 	const struct item *it;
 	uint64_t t = now(q), oldest = t;
 
-	for (it = q->head; it != NULL; it = it->next)
-		if (it->added_at < oldest)
-			oldest = it->added_at;
+	for (f = q->turn; f != NULL; f = f->next)
+		for (it = f->head; it != NULL; it = it->next)
+			if (it->added_at < oldest)
+				oldest = it->added_at;
 	st->adds = q->adds;
 	st->retries = q->retries;
 	st->depth = q->len;
@@ -617,4 +700,33 @@ wqueue_get_stats(const wqueue *q, struct wqueue_stats *st)
 	st->processing = q->processing;
 	st->max_wait_ms = q->max_wait;
 	st->oldest_wait_ms = t - oldest;
+}
+
+struct each_flow {
+	wqueue_flow_fn fn;
+	void *arg;
+};
+
+static int
+call_flow(const char *ns, void *value, void *arg)
+{
+	const struct flow *f = value;
+	struct each_flow *e = arg;
+	struct wqueue_flow_stats st;
+
+	st.ns = ns;
+	st.depth = f->len;
+	st.gets = f->gets;
+	st.wait_sum_ms = f->wait_sum;
+	st.wait_max_ms = f->wait_max;
+	e->fn(&st, e->arg);
+	return 0;
+}
+
+void
+wqueue_each_flow(const wqueue *q, wqueue_flow_fn fn, void *arg)
+{
+	struct each_flow e = { fn, arg };
+
+	hmap_each(q->flows, call_flow, &e);
 }

@@ -43,7 +43,10 @@ void wqueue_free(wqueue *);
 /* Queue a copy of key unless it is already waiting; no-op after shutdown. */
 void wqueue_add(wqueue *, const char *key);
 /*
- * The next key in FIFO order, or NULL when none is waiting. The key is
+ * The next key, or NULL when none is waiting: namespaces take turns (the
+ * part of a key before '/'; keys without one are the namespace ""), FIFO
+ * within a namespace, so that a burst in one namespace does not hold up
+ * the keys of another (kuberay#2646). The key is
  * marked processing (valid until wqueue_done) and is not handed out again
  * before wqueue_done, even if it is added meanwhile.
  */
@@ -104,5 +107,17 @@ void wqueue_shutdown(wqueue *);
 int wqueue_shutting_down(const wqueue *);
 
 void wqueue_get_stats(const wqueue *, struct wqueue_stats *);
+
+/* A namespace's share of the queue, counted since the queue was made. */
+struct wqueue_flow_stats {
+	const char *ns;          /* "" for keys without a namespace */
+	size_t depth;            /* its keys waiting to be handed out */
+	uint64_t gets;           /* its keys handed out */
+	uint64_t wait_sum_ms;    /* their add-to-get waits, summed */
+	uint64_t wait_max_ms;    /* the longest of them */
+};
+typedef void (*wqueue_flow_fn)(const struct wqueue_flow_stats *, void *arg);
+/* Call fn for each namespace the queue has seen a key of. */
+void wqueue_each_flow(const wqueue *, wqueue_flow_fn fn, void *arg);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * Unit tests for the work queue: dedupe, one worker per key, FIFO order,
- * delayed adds (with a fake clock and on a real loop), the rate limiter's
+ * namespaces taking turns, delayed adds (with a fake clock and on a real
+ * loop), the rate limiter's
  * exact delays, the ready callback and shutdown.
  */
 #include <stdio.h>
@@ -502,6 +503,91 @@ test_rate_limited(void)
 	finish(&loop, q);
 }
 
+/* Collects the flows' counters by namespace. */
+struct flows {
+	char ns[4][16];
+	struct wqueue_flow_stats st[4];
+	int n;
+};
+
+static void
+note_flow(const struct wqueue_flow_stats *st, void *arg)
+{
+	struct flows *fl = arg;
+
+	if (fl->n == 4)
+		return;
+	snprintf(fl->ns[fl->n], sizeof fl->ns[0], "%s", st->ns);
+	fl->st[fl->n] = *st;
+	fl->st[fl->n].ns = fl->ns[fl->n];
+	fl->n++;
+}
+
+static const struct wqueue_flow_stats *
+flow(const struct flows *fl, const char *ns)
+{
+	int i;
+
+	for (i = 0; i < fl->n; i++)
+		if (strcmp(fl->ns[i], ns) == 0)
+			return &fl->st[i];
+	return NULL;
+}
+
+/* A burst in one namespace: a key of another has the next turn. */
+static void
+test_fair(void)
+{
+	uv_loop_t loop;
+	wqueue *q;
+	uint64_t t = 0;
+	char key[32];
+	struct flows fl;
+	const struct wqueue_flow_stats *b, *l;
+	const char *k;
+	int i;
+
+	uv_loop_init(&loop);
+	q = wqueue_new_clock(&loop, fake_clock, &t);
+	for (i = 0; i < 1000; i++) {
+		snprintf(key, sizeof key, "burst/job-%d", i);
+		wqueue_add(q, key);
+	}
+	CHECK_STR(take(q), "burst/job-0");
+	t = 10;
+	wqueue_add(q, "lone/job");
+	wqueue_add(q, "node-1");	/* cluster-scoped: the flow "" */
+	CHECK_STR(take(q), "burst/job-1");
+	CHECK_STR(take(q), "lone/job");
+	CHECK_STR(take(q), "node-1");
+	CHECK_STR(take(q), "burst/job-2");
+	/* A key given back while processed keeps its flow's place. */
+	wqueue_add(q, "lone/a");
+	wqueue_add(q, "lone/b");
+	k = wqueue_get(q);
+	CHECK_STR(k, "burst/job-3");
+	CHECK_STR(take(q), "lone/a");
+	wqueue_add(q, "burst/job-3");
+	wqueue_done(q, "burst/job-3");
+	CHECK_STR(take(q), "burst/job-4");
+	CHECK_STR(take(q), "lone/b");
+	for (i = 5; i < 1000; i++) {
+		snprintf(key, sizeof key, "burst/job-%d", i);
+		CHECK_STR(take(q), key);
+	}
+	CHECK_STR(take(q), "burst/job-3");
+	CHECK(wqueue_get(q) == NULL);
+	memset(&fl, 0, sizeof fl);
+	wqueue_each_flow(q, note_flow, &fl);
+	CHECK(fl.n == 3);
+	CHECK((b = flow(&fl, "burst")) != NULL && (l = flow(&fl, "lone")) != NULL);
+	CHECK(flow(&fl, "") != NULL && flow(&fl, "")->gets == 1);
+	CHECK(b->gets == 1001 && b->depth == 0);
+	CHECK(l->gets == 3 && l->wait_sum_ms == 0 && l->wait_max_ms == 0);
+	CHECK(b->wait_max_ms == 10 && b->wait_sum_ms == 10 * 999);
+	finish(&loop, q);
+}
+
 static void
 test_stats(void)
 {
@@ -641,6 +727,7 @@ main(void)
 	test_bucket();
 	test_max_of();
 	test_rate_limited();
+	test_fair();
 	test_stats();
 	test_shutdown();
 	return check_result("test-wqueue");
