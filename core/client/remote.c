@@ -897,7 +897,9 @@ struct async_write {
 	const resource *through;	/* its 2xx answer into the mirror */
 	client_done_fn done;		/* NULL: none */
 	void *arg;
-	char *ns, *name, *node;	/* a bind's, to assume it bound */
+	char *ns;			/* the object's namespace: the line
+					   it waits in (hclient's flow) */
+	char *name, *node;		/* a bind's, to assume it bound */
 	hclient *via;			/* rm->h, events_h or leases_h */
 };
 
@@ -962,6 +964,9 @@ send_async(struct remote *rm, struct async_write *aw, const char *method,
 	call.content_type = ctype;
 	call.accept = "application/json";
 	call.timeout_ms = HCLIENT_SYNC_TIMEOUT_MS;
+	/* Namespaces take turns in the rate limiter's queue: a burst in
+	   one does not hold up another's writes (kuberay#2646). */
+	call.flow = aw->ns;
 	if (hclient_start(aw->via != NULL ? aw->via : rm->h, &call, NULL,
 	    on_async_done, aw, &err) == NULL) {
 		log_warn("remote: %s %s: %s", method, url, err);
@@ -993,11 +998,12 @@ r_bind_async(void *impl, const char *ns, const char *name, const char *node,
    mirror as through() says, sent through the client client_for()
    names. */
 static struct async_write *
-new_write(struct remote *rm, const resource *r, const struct reg_opts *o,
-    client_done_fn done, void *arg)
+new_write(struct remote *rm, const resource *r, const char *ns,
+    const struct reg_opts *o, client_done_fn done, void *arg)
 {
 	struct async_write *aw = xcalloc(1, sizeof *aw);
 
+	aw->ns = xstrdup(ns != NULL ? ns : "");
 	aw->through = through(r, o);
 	aw->via = client_for(rm, r);
 	aw->done = done;
@@ -1007,11 +1013,11 @@ new_write(struct remote *rm, const resource *r, const struct reg_opts *o,
 
 /* Send obj (taken) to url (taken) with method, without waiting. */
 static void
-send_obj_async(struct remote *rm, const resource *r,
+send_obj_async(struct remote *rm, const resource *r, const char *ns,
     const struct reg_opts *o, const char *method, char *url, cJSON *obj,
     client_done_fn done, void *arg)
 {
-	struct async_write *aw = new_write(rm, r, o, done, arg);
+	struct async_write *aw = new_write(rm, r, ns, o, done, arg);
 	char *body = cJSON_PrintUnformatted(obj);
 
 	cJSON_Delete(obj);
@@ -1023,10 +1029,11 @@ send_obj_async(struct remote *rm, const resource *r,
 
 /* PUT obj (taken) to url (taken) without waiting. */
 static void
-put_async(struct remote *rm, const resource *r, const struct reg_opts *o,
-    char *url, cJSON *obj, client_done_fn done, void *arg)
+put_async(struct remote *rm, const resource *r, const char *ns,
+    const struct reg_opts *o, char *url, cJSON *obj, client_done_fn done,
+    void *arg)
 {
-	send_obj_async(rm, r, o, "PUT", url, obj, done, arg);
+	send_obj_async(rm, r, ns, o, "PUT", url, obj, done, arg);
 }
 
 static void
@@ -1037,8 +1044,8 @@ r_update_status_async(void *impl, const resource *r, const char *ns,
 	cJSON_DeleteItemFromObject(current, "status");
 	if (status != NULL)
 		cJSON_AddItemToObject(current, "status", status);
-	put_async(impl, r, o, object_path(r, ns, name, "status"), current,
-	    done, arg);
+	put_async(impl, r, ns, o, object_path(r, ns, name, "status"),
+	    current, done, arg);
 }
 
 static void
@@ -1046,7 +1053,7 @@ r_update_async(void *impl, const resource *r, const char *ns,
     const char *name, cJSON *obj, const struct reg_opts *o,
     client_done_fn done, void *arg)
 {
-	put_async(impl, r, o, object_path(r, ns, name, o != NULL ?
+	put_async(impl, r, ns, o, object_path(r, ns, name, o != NULL ?
 	    o->subresource : NULL), obj, done, arg);
 }
 
@@ -1055,7 +1062,7 @@ r_patch_async(void *impl, const resource *r, const char *ns,
     const char *name, const char *content_type, const char *body,
     size_t len, const struct reg_opts *o, client_done_fn done, void *arg)
 {
-	struct async_write *aw = new_write(impl, r, o, done, arg);
+	struct async_write *aw = new_write(impl, r, ns, o, done, arg);
 	char *url = object_path(r, ns, name, o != NULL ? o->subresource :
 	    NULL);
 
@@ -1067,8 +1074,8 @@ static void
 r_create_async(void *impl, const resource *r, const char *ns, cJSON *obj,
     const struct reg_opts *o, client_done_fn done, void *arg)
 {
-	send_obj_async(impl, r, o, "POST", collection_path(r, ns), obj, done,
-	    arg);
+	send_obj_async(impl, r, ns, o, "POST", collection_path(r, ns), obj,
+	    done, arg);
 }
 
 /* As r_delete: nothing written through, the watch says when it is gone. */
@@ -1082,6 +1089,7 @@ r_delete_async(void *impl, const resource *r, const char *ns,
 
 	aw->done = done;
 	aw->arg = arg;
+	aw->ns = xstrdup(ns != NULL ? ns : "");
 	send_async(impl, aw, "DELETE", object_path(r, ns, name, NULL),
 	    "application/json", body, strlen(body));
 	free(body);

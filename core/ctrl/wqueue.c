@@ -8,13 +8,13 @@
  * and a key added while it is processed only becomes DIRTY, to be put on the
  * FIFO by wqueue_done. So one key is never worked on twice at once.
  *
- * The FIFO is fair between namespaces: a key "ns/name" waits in its
- * namespace's flow (a key without '/' in the flow ""), and wqueue_get takes
- * from the flows that have keys in turn (round robin), FIFO within one. A
- * burst of thousands of keys in one namespace makes a lone key of another
- * wait for at most one key of each busy namespace, not for the burst
- * (kuberay#2646). With one namespace it is the plain FIFO. Each flow counts
- * its keys' waits (add to get) for /metrics.
+ * The FIFO is fair between namespaces (lib/fairq.h): a key "ns/name" waits
+ * in its namespace's line (a key without '/' in the line ""), and
+ * wqueue_get takes from the lines that have keys in turn (round robin),
+ * FIFO within one. A burst of thousands of keys in one namespace makes a
+ * lone key of another wait for at most one key of each busy namespace, not
+ * for the burst (kuberay#2646). With one namespace it is the plain FIFO.
+ * Each line counts its keys' waits (add to get) for /metrics.
  *
  * Delayed adds wait in a binary min-heap ordered by ready time (then by
  * arrival, so equal times stay FIFO); each item knows its heap index, so a
@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "ctrl/wqueue.h"
+#include "lib/fairq.h"
 #include "lib/hmap.h"
 #include "lib/xmalloc.h"
 
@@ -47,11 +48,9 @@
 #define NOT_IN_HEAP SIZE_MAX
 #define MILLI 1000		/* token fractions */
 
-struct flow;
-
 struct item {
-	struct item *next;	/* FIFO link while queued */
-	struct flow *flow;	/* its namespace's */
+	struct fairq_link link;	/* while queued */
+	struct fairq_line *line;	/* its namespace's */
 	int flags;
 	uint64_t added_at;	/* when it last became DIRTY */
 	size_t heap_idx;	/* NOT_IN_HEAP unless delayed */
@@ -62,14 +61,9 @@ struct item {
 	char key[];
 };
 
-/* A namespace's keys waiting, FIFO, and what its waits added up to. */
-struct flow {
-	struct item *head, *tail;
-	struct flow *next;	/* in the round robin while it has keys */
-	int active;
-	size_t len;
-	uint64_t gets, wait_sum, wait_max;	/* milliseconds */
-	char ns[];
+/* What a namespace's waits added up to (its line's data). */
+struct waits {
+	uint64_t sum, max;	/* milliseconds */
 };
 
 struct wqueue {
@@ -77,10 +71,7 @@ struct wqueue {
 	wqueue_clock_fn clock;
 	void *clock_arg;
 	hmap *items;
-	hmap *flows;		/* by namespace; kept for their counters */
-
-	struct flow *turn, *turn_last;	/* the round robin of flows with keys */
-	size_t len;
+	fairq *fifo;		/* a line per namespace */
 	size_t processing;
 
 	struct item **heap;
@@ -122,25 +113,23 @@ find(const wqueue *q, const char *key)
 	return hmap_get(q->items, key);
 }
 
-/* The flow of key's namespace (its part before '/'), made if new. */
-static struct flow *
-flow_of(wqueue *q, const char *key)
+/* The line of key's namespace (its part before '/'), made if new. */
+static struct fairq_line *
+line_of(wqueue *q, const char *key)
 {
 	const char *slash = strchr(key, '/');
 	size_t n = slash != NULL ? (size_t)(slash - key) : 0;
+	struct fairq_line *l;
 	char ns[256];
-	struct flow *f;
 
 	if (n >= sizeof ns)
 		n = sizeof ns - 1;
 	memcpy(ns, key, n);
 	ns[n] = '\0';
-	if ((f = hmap_get(q->flows, ns)) != NULL)
-		return f;
-	f = xcalloc(1, sizeof *f + n + 1);
-	memcpy(f->ns, ns, n + 1);
-	hmap_put(q->flows, f->ns, f);
-	return f;
+	l = fairq_line(q->fifo, ns);
+	if (l->data == NULL)
+		l->data = xcalloc(1, sizeof(struct waits));
+	return l;
 }
 
 /* Find key's item, creating an idle one if the queue does not know it. */
@@ -155,7 +144,7 @@ make(wqueue *q, const char *key)
 	n = strlen(key);
 	it = xcalloc(1, sizeof *it + n + 1);
 	memcpy(it->key, key, n + 1);
-	it->flow = flow_of(q, key);
+	it->line = line_of(q, key);
 	it->heap_idx = NOT_IN_HEAP;
 	hmap_put(q->items, it->key, it);
 	return it;
@@ -174,34 +163,10 @@ release(wqueue *q, struct item *it)
 	free(it);
 }
 
-/* Put f last in the round robin. */
-static void
-flow_take_turn(wqueue *q, struct flow *f)
-{
-	f->next = NULL;
-	f->active = 1;
-	if (q->turn_last != NULL)
-		q->turn_last->next = f;
-	else
-		q->turn = f;
-	q->turn_last = f;
-}
-
 static void
 push_fifo(wqueue *q, struct item *it)
 {
-	struct flow *f = it->flow;
-
-	it->next = NULL;
-	if (f->tail != NULL)
-		f->tail->next = it;
-	else
-		f->head = it;
-	f->tail = it;
-	f->len++;
-	if (!f->active)
-		flow_take_turn(q, f);
-	q->len++;
+	fairq_push(q->fifo, it->line, &it->link);
 	arm_ready(q);
 }
 
@@ -338,7 +303,7 @@ ready_fire(uv_idle_t *h)
 	uint64_t gets = q->gets;
 
 	uv_idle_stop(h);
-	if (q->ready_cb == NULL || q->shutting_down || q->len == 0)
+	if (q->ready_cb == NULL || q->shutting_down || fairq_len(q->fifo) == 0)
 		return;
 	q->ready_cb(q, q->ready_arg);
 	if (q->closing)
@@ -351,7 +316,7 @@ static void
 arm_ready(wqueue *q)
 {
 	if (q->ready_cb == NULL || q->shutting_down || q->closing ||
-	    q->len == 0 || uv_is_active((uv_handle_t *)&q->idle))
+	    fairq_len(q->fifo) == 0 || uv_is_active((uv_handle_t *)&q->idle))
 		return;
 	uv_idle_start(&q->idle, ready_fire);
 }
@@ -371,7 +336,7 @@ wqueue_new_clock(uv_loop_t *loop, wqueue_clock_fn now_fn, void *arg)
 	q->clock = now_fn;
 	q->clock_arg = arg;
 	q->items = hmap_new();
-	q->flows = hmap_new();
+	q->fifo = fairq_new();
 	uv_timer_init(loop, &q->timer);
 	q->timer.data = q;
 	uv_idle_init(loop, &q->idle);
@@ -408,12 +373,10 @@ wqueue_free(wqueue *q)
 	hmap_each(q->items, free_item, NULL);
 	hmap_free(q->items);
 	q->items = NULL;
-	hmap_each(q->flows, free_item, NULL);
-	hmap_free(q->flows);
-	q->flows = NULL;
+	fairq_free(q->fifo, free);
+	q->fifo = NULL;
 	free(q->heap);
 	q->heap = NULL;
-	q->turn = q->turn_last = NULL;
 	uv_close((uv_handle_t *)&q->timer, handle_closed);
 	uv_close((uv_handle_t *)&q->idle, handle_closed);
 }
@@ -429,27 +392,14 @@ wqueue_add(wqueue *q, const char *key)
 const char *
 wqueue_get(wqueue *q)
 {
-	struct flow *f = q->turn;
+	struct fairq_link *k = q->fifo != NULL ? fairq_pop(q->fifo) : NULL;
 	struct item *it;
+	struct waits *w;
 	uint64_t t, wait;
 
-	if (f == NULL)
+	if (k == NULL)
 		return NULL;
-	/* f's turn: its first key; f goes last, or out of the round
-	   robin when it has no key left. */
-	it = f->head;
-	f->head = it->next;
-	if (f->head == NULL)
-		f->tail = NULL;
-	f->len--;
-	q->turn = f->next;
-	if (q->turn == NULL)
-		q->turn_last = NULL;
-	f->active = 0;
-	if (f->head != NULL)
-		flow_take_turn(q, f);
-	it->next = NULL;
-	q->len--;
+	it = FAIRQ_ITEM(k, struct item, link);
 	it->flags = (it->flags & ~DIRTY) | PROCESSING;
 	q->processing++;
 	q->gets++;
@@ -457,10 +407,10 @@ wqueue_get(wqueue *q)
 	wait = t > it->added_at ? t - it->added_at : 0;
 	if (wait > q->max_wait)
 		q->max_wait = wait;
-	f->gets++;
-	f->wait_sum += wait;
-	if (wait > f->wait_max)
-		f->wait_max = wait;
+	w = it->line->data;
+	w->sum += wait;
+	if (wait > w->max)
+		w->max = wait;
 	return it->key;
 }
 
@@ -500,7 +450,7 @@ wqueue_done_hold(wqueue *q, const char *key, uint64_t hold_ms)
 size_t
 wqueue_len(const wqueue *q)
 {
-	return q->len;
+	return fairq_len(q->fifo);
 }
 
 void
@@ -682,20 +632,30 @@ wqueue_shutting_down(const wqueue *q)
 	return q->shutting_down;
 }
 
+/* Bring *oldest down to the oldest add among line's keys. */
+static void
+oldest_in(const struct fairq_line *l, void *arg)
+{
+	uint64_t *oldest = arg;
+	const struct fairq_link *k;
+
+	for (k = l->head; k != NULL; k = k->next) {
+		const struct item *it = FAIRQ_ITEM(k, const struct item, link);
+
+		if (it->added_at < *oldest)
+			*oldest = it->added_at;
+	}
+}
+
 void
 wqueue_get_stats(const wqueue *q, struct wqueue_stats *st)
 {
-	const struct flow *f;
-	const struct item *it;
 	uint64_t t = now(q), oldest = t;
 
-	for (f = q->turn; f != NULL; f = f->next)
-		for (it = f->head; it != NULL; it = it->next)
-			if (it->added_at < oldest)
-				oldest = it->added_at;
+	fairq_each_line(q->fifo, oldest_in, &oldest);
 	st->adds = q->adds;
 	st->retries = q->retries;
-	st->depth = q->len;
+	st->depth = fairq_len(q->fifo);
 	st->delayed = q->nheap;
 	st->processing = q->processing;
 	st->max_wait_ms = q->max_wait;
@@ -707,20 +667,19 @@ struct each_flow {
 	void *arg;
 };
 
-static int
-call_flow(const char *ns, void *value, void *arg)
+static void
+call_flow(const struct fairq_line *l, void *arg)
 {
-	const struct flow *f = value;
+	const struct waits *w = l->data;
 	struct each_flow *e = arg;
 	struct wqueue_flow_stats st;
 
-	st.ns = ns;
-	st.depth = f->len;
-	st.gets = f->gets;
-	st.wait_sum_ms = f->wait_sum;
-	st.wait_max_ms = f->wait_max;
+	st.ns = l->name;
+	st.depth = l->len;
+	st.gets = l->served;
+	st.wait_sum_ms = w->sum;
+	st.wait_max_ms = w->max;
 	e->fn(&st, e->arg);
-	return 0;
 }
 
 void
@@ -728,5 +687,5 @@ wqueue_each_flow(const wqueue *q, wqueue_flow_fn fn, void *arg)
 {
 	struct each_flow e = { fn, arg };
 
-	hmap_each(q->flows, call_flow, &e);
+	fairq_each_line(q->fifo, call_flow, &e);
 }

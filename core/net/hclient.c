@@ -10,10 +10,16 @@
  * request waits for a connection that may multiplex rather than open
  * another).
  *
- * A request first waits in a FIFO for its rate token: the bucket is
- * x/time/rate's, by reservation (each request takes a token now, going
- * into debt, and starts when the debt would have been refilled), so the
- * queue starts each request at its own time from one uv_timer_t.
+ * A request that cannot start at once (no rate token, or every connection
+ * busy) waits in a fair queue (lib/fairq.h), one line per flow (the
+ * caller's: remote.c names the object's namespace), and the lines take
+ * turns as tokens and connections come: a burst of one namespace's writes
+ * holds up another's write by one request per busy namespace, not by the
+ * burst (kuberay#2646). The bucket is client-go's (qps, burst); a token is
+ * taken when a request starts, and a synchronous call, which cannot wait
+ * in line, takes one into debt that the queue then waits out. One
+ * uv_timer_t wakes the queue for the next token, or for the first of the
+ * requests refused for now (429) whose Retry-After has passed.
  *
  * libcurl's API may not be re-entered from its callbacks, and a streamed
  * body reaches the caller from inside curl_multi_socket_action: there a
@@ -31,6 +37,7 @@
 
 #include <curl/curl.h>
 
+#include "lib/fairq.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "net/hclient.h"
@@ -39,7 +46,9 @@
 #define CONNECT_TIMEOUT_MS	30000L
 
 enum req_state {
-	REQ_WAITING,		/* in waitq, for its rate token */
+	REQ_WAITING,		/* in its flow's line, for a token and a
+				   connection */
+	REQ_DELAYED,		/* in delayed, until due_ns (Retry-After) */
 	REQ_RUNNING,		/* in the multi handle, in running */
 	REQ_CANCELLED,		/* cancelled inside libcurl, in dead */
 	REQ_FINISHING,		/* on_done is running */
@@ -59,8 +68,10 @@ struct hclient_req {
 	int streaming;		/* on_data: a 2xx, delivered as it comes */
 	int too_big;
 	int retries;		/* answered 429 and made again */
-	uint64_t due_ns;	/* when waiting: start at this uv_hrtime */
-	struct hclient_req *prev, *next;	/* waitq, running or dead */
+	uint64_t due_ns;	/* when delayed: wait until this uv_hrtime */
+	struct fairq_link wait;	/* in its flow's line, when waiting */
+	struct fairq_line *flow;
+	struct hclient_req *prev, *next;	/* delayed, running or dead */
 };
 
 /* A list of requests. */
@@ -82,7 +93,7 @@ struct hclient {
 	CURLSH *share;		/* the DNS cache, async and sync */
 	CURL *sync;		/* the synchronous calls' handle */
 	uv_timer_t timer;	/* libcurl's */
-	uv_timer_t rate_timer;	/* the waiting queue's */
+	uv_timer_t rate_timer;	/* the waiting and delayed requests' */
 	int open_handles;	/* while freeing: timers not yet closed */
 	int in_curl;		/* inside curl_multi_socket_action */
 
@@ -98,7 +109,8 @@ struct hclient {
 	double burst, tokens;
 	uint64_t last_ns;
 
-	struct rlist waitq, running;
+	fairq *waiting;		/* a line per flow */
+	struct rlist delayed, running;
 	struct hclient_req *dead;	/* singly linked through next */
 	int inflight;
 	int nrunning;		/* in running */
@@ -151,8 +163,7 @@ static void
 slot_freed(hclient *h)
 {
 	h->nrunning--;
-	if (h->waitq.head != NULL && !uv_is_active((uv_handle_t *)
-	    &h->rate_timer))
+	if (fairq_len(h->waiting) > 0)
 		arm_rate_timer(h);
 }
 
@@ -173,8 +184,8 @@ reap(hclient *h)
  * request the server refused for now: 429 Too Many Requests, or a 5xx
  * with Retry-After, at most HCLIENT_RETRIES times, after Retry-After
  * seconds (1 when none; at most 10). Not a streamed one: a watch's
- * informer has its own backoff. Requeued in the waiting queue, in order
- * of when it is due.
+ * informer has its own backoff. Delayed until then, in order of when it
+ * is due; then it waits in its line again for a token.
  */
 static int
 retry_later(hclient *h, struct hclient_req *r, long status)
@@ -199,31 +210,29 @@ retry_later(hclient *h, struct hclient_req *r, long status)
 	slot_freed(h);
 	r->retries++;
 	r->resp_len = 0;
-	r->state = REQ_WAITING;
+	r->state = REQ_DELAYED;
 	r->due_ns = uv_hrtime() + (uint64_t)secs * 1000000000u;
-	for (at = h->waitq.tail; at != NULL && at->due_ns > r->due_ns;
+	for (at = h->delayed.tail; at != NULL && at->due_ns > r->due_ns;
 	    at = at->prev)
 		;
 	if (at == NULL) {		/* first */
 		r->prev = NULL;
-		r->next = h->waitq.head;
-		if (h->waitq.head != NULL)
-			h->waitq.head->prev = r;
+		r->next = h->delayed.head;
+		if (h->delayed.head != NULL)
+			h->delayed.head->prev = r;
 		else
-			h->waitq.tail = r;
-		h->waitq.head = r;
+			h->delayed.tail = r;
+		h->delayed.head = r;
 	} else {
 		r->prev = at;
 		r->next = at->next;
 		if (at->next != NULL)
 			at->next->prev = r;
 		else
-			h->waitq.tail = r;
+			h->delayed.tail = r;
 		at->next = r;
 	}
-	if (!uv_is_active((uv_handle_t *)&h->rate_timer) ||
-	    h->waitq.head == r)
-		arm_rate_timer(h);
+	arm_rate_timer(h);
 	return 1;
 }
 
@@ -408,6 +417,7 @@ hclient_new(uv_loop_t *loop, const struct hclient_conf *conf, char **cause)
 	uv_timer_init(loop, &h->timer);
 	uv_timer_init(loop, &h->rate_timer);
 	h->timer.data = h->rate_timer.data = h;
+	h->waiting = fairq_new();
 	if (conf == NULL)
 		return h;
 	if (conf->base_url != NULL) {
@@ -442,11 +452,15 @@ void
 hclient_free(hclient *h)
 {
 	struct hclient_req *r;
+	struct fairq_link *k;
 
 	if (h == NULL)
 		return;
-	while ((r = h->waitq.head) != NULL) {
-		rlist_del(&h->waitq, r);
+	while ((k = fairq_pop(h->waiting)) != NULL)
+		req_free(FAIRQ_ITEM(k, struct hclient_req, wait));
+	fairq_free(h->waiting, NULL);
+	while ((r = h->delayed.head) != NULL) {
+		rlist_del(&h->delayed, r);
 		req_free(r);
 	}
 	while ((r = h->running.head) != NULL) {
@@ -492,18 +506,37 @@ hclient_set_rate(hclient *h, double qps, int burst)
 	h->last_ns = uv_hrtime();
 }
 
-/* Take a token, into debt if need be: how long until it is ours (ns). */
-static uint64_t
-reserve(hclient *h)
+/* Refill the bucket for the time gone by. */
+static void
+refill(hclient *h)
 {
 	uint64_t now = uv_hrtime();
 
-	if (h->qps <= 0)
-		return 0;
 	h->tokens += (double)(now - h->last_ns) * h->qps / 1e9;
 	if (h->tokens > h->burst)
 		h->tokens = h->burst;
 	h->last_ns = now;
+}
+
+/* How long until a whole token is there (ns): 0 when one is now. */
+static uint64_t
+token_wait(hclient *h)
+{
+	if (h->qps <= 0)
+		return 0;
+	refill(h);
+	if (h->tokens >= 1)
+		return 0;
+	return (uint64_t)((1 - h->tokens) / h->qps * 1e9) + 1;
+}
+
+/* Take a token, into debt if need be: how long until it is ours (ns). */
+static uint64_t
+reserve(hclient *h)
+{
+	if (h->qps <= 0)
+		return 0;
+	refill(h);
 	h->tokens -= 1;
 	if (h->tokens >= 0)
 		return 0;
@@ -688,31 +721,59 @@ slot_free(const hclient *h)
 
 static void on_rate_timer(uv_timer_t *);
 
-/* Wake up for the first waiting request (at once inside libcurl). */
+/* Wake up for the next token of the waiting requests (when a connection
+   is free for them) or the first delayed one, whichever is sooner; at
+   once inside libcurl. */
 static void
 arm_rate_timer(hclient *h)
 {
-	uint64_t now = uv_hrtime(), ms = 0;
-	struct hclient_req *r = h->waitq.head;
+	uint64_t now = uv_hrtime(), ns = UINT64_MAX;
 
-	if (r == NULL || !slot_free(h))
+	if (fairq_len(h->waiting) > 0 && slot_free(h))
+		ns = token_wait(h);
+	if (h->delayed.head != NULL) {
+		uint64_t due = h->delayed.head->due_ns;
+
+		if (due <= now)
+			ns = 0;
+		else if (due - now < ns)
+			ns = due - now;
+	}
+	if (ns == UINT64_MAX) {
+		uv_timer_stop(&h->rate_timer);
 		return;
-	if (r->due_ns > now)
-		ms = (r->due_ns - now + 999999) / 1000000;
-	uv_timer_start(&h->rate_timer, on_rate_timer, ms, 0);
+	}
+	uv_timer_start(&h->rate_timer, on_rate_timer,
+	    (ns + 999999) / 1000000, 0);
 }
 
-/* Start the waiting requests whose tokens have come. */
+/* Queue r last in its flow's line. */
+static void
+wait_in_line(hclient *h, struct hclient_req *r)
+{
+	r->state = REQ_WAITING;
+	fairq_push(h->waiting, r->flow, &r->wait);
+}
+
+/* Start the waiting requests, flows in turn, while tokens and
+   connections last; the delayed ones that are due go back in line. */
 static void
 on_rate_timer(uv_timer_t *t)
 {
 	hclient *h = t->data;
 	struct hclient_req *r;
+	struct fairq_link *k;
 	char *err = NULL;
 
-	while ((r = h->waitq.head) != NULL && r->due_ns <= uv_hrtime() &&
-	    slot_free(h)) {
-		rlist_del(&h->waitq, r);
+	while ((r = h->delayed.head) != NULL && r->due_ns <= uv_hrtime()) {
+		rlist_del(&h->delayed, r);
+		wait_in_line(h, r);
+	}
+	while (fairq_len(h->waiting) > 0 && slot_free(h) &&
+	    token_wait(h) == 0) {
+		k = fairq_pop(h->waiting);
+		r = FAIRQ_ITEM(k, struct hclient_req, wait);
+		reserve(h);
 		if (launch(h, r, &err) != 0) {
 			h->inflight--;
 			r->state = REQ_FINISHING;
@@ -730,7 +791,6 @@ hclient_start(hclient *h, const struct hclient_call *c,
     hclient_data_fn on_data, hclient_done_fn on_done, void *arg, char **err)
 {
 	struct hclient_req *r;
-	uint64_t wait;
 
 	if (c->url == NULL || (c->url[0] == '/' && h->base == NULL)) {
 		*err = xstrdup("no URL");
@@ -747,19 +807,17 @@ hclient_start(hclient *h, const struct hclient_call *c,
 		return NULL;
 	}
 	easy_setup(h, r->easy, c, r, c->timeout_ms);
-	wait = reserve(h);
-	if (wait == 0 && !h->in_curl && h->waitq.head == NULL &&
-	    slot_free(h)) {
+	r->flow = fairq_line(h->waiting, c->flow != NULL ? c->flow : "");
+	if (!h->in_curl && fairq_len(h->waiting) == 0 && slot_free(h) &&
+	    token_wait(h) == 0) {
+		reserve(h);
 		if (launch(h, r, err) != 0) {
 			req_free(r);
 			return NULL;
 		}
 	} else {
-		r->state = REQ_WAITING;
-		r->due_ns = uv_hrtime() + wait;
-		rlist_add(&h->waitq, r);
-		if (r == h->waitq.head)
-			arm_rate_timer(h);
+		wait_in_line(h, r);
+		arm_rate_timer(h);
 	}
 	h->inflight++;
 	return r;
@@ -775,7 +833,12 @@ hclient_cancel(hclient_req *r)
 	h = r->h;
 	switch (r->state) {
 	case REQ_WAITING:
-		rlist_del(&h->waitq, r);
+		fairq_remove(h->waiting, &r->wait);
+		h->inflight--;
+		req_free(r);
+		break;
+	case REQ_DELAYED:
+		rlist_del(&h->delayed, r);
 		h->inflight--;
 		req_free(r);
 		break;

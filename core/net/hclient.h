@@ -74,6 +74,10 @@ struct hclient_call {
 					   NULL-terminated; may be NULL */
 	unsigned	 timeout_ms;	/* the whole exchange; 0: none
 					   (a watch), or the sync default */
+	const char	*flow;		/* the line it waits in when it
+					   cannot start at once (say, a
+					   namespace); lines take turns.
+					   NULL: "" */
 };
 
 /*

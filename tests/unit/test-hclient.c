@@ -580,6 +580,32 @@ test_rate(void)
 	spin(100);
 	CHECK(!r[1].done);
 	res_reset(&r[0]);
+	/* Flows take turns: a lone request queued behind four of another
+	   flow starts second in line, not fifth. */
+	{
+		struct hclient_call lone = { 0 };
+		struct res rl;
+
+		memset(&rl, 0, sizeof rl);
+		spin(100);	/* a token again */
+		c.flow = "burst";
+		for (i = 0; i < 5; i++)
+			start(&r[i], &c, 0);
+		lone.url = "/echo";
+		lone.flow = "lone";
+		start(&rl, &lone, 0);
+		CHECK(wait_for(&rl.done, 5000));
+		for (i = 0; i < 5; i++)
+			CHECK(wait_for(&r[i].done, 5000));
+		/* r[0] at once, r[1] 50 ms on, the lone one 100 ms on. */
+		CHECK(rl.status == 200);
+		CHECK(rl.done_ms < r[2].done_ms);
+		CHECK(rl.done_ms > r[0].done_ms);
+		for (i = 0; i < 5; i++)
+			res_reset(&r[i]);
+		res_reset(&rl);
+		c.flow = NULL;
+	}
 	/* A sync call waits its turn too. */
 	t0 = uv_hrtime();
 	for (i = 0; i < 3; i++) {
