@@ -24,6 +24,9 @@ sh bench/reconcile.sh
 N=4 NODES=8 ROUNDS=1 sh bench/autoscale.sh
 # One cluster autoscaled to 500 workers and back (SMALL: 40 nodes).
 bash bench/autoscale10k.sh
+# A lone RayJob beside a burst in another namespace, operator mode
+# (about 25 s small).
+BURST=30 NODES=40 sh bench/burst.sh
 ONLY=plugins,floor,capacity,topology,topofull bash bench/sched.sh
 # Streams into a pod need the local node's processes (any user) and the
 # Python client (scripts/deps.sh installs it).
