@@ -37,6 +37,7 @@
 #include "client/remote.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/hmap.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "net/hclient.h"
@@ -98,6 +99,15 @@ struct remote {
 	   the watches' reconnections or a burst of writes, which would
 	   cost the leadership when the API server restarts. */
 	hclient *leases_h;
+	/* Every other kind's writes: a client (and token bucket, with the
+	   same limits) per kind, by store key, made at the kind's first
+	   write. controller-runtime's client, which KubeRay's operator
+	   uses, makes a REST client per kind and client-go gives each a
+	   bucket of its own: --kube-api-qps means what KubeRay's --qps
+	   does. Watches, lists and synchronous calls go through h. */
+	hmap *kinds;
+	double qps;
+	int burst;
 	store *mirror;
 	client *c;
 	char *server;
@@ -903,16 +913,27 @@ struct async_write {
 	hclient *via;			/* rm->h, events_h or leases_h */
 };
 
-/* The client a write of r goes through: Events' and Leases' own, the
-   shared one for the rest. */
+/* The client a write of r goes through: Events' and Leases' own, its
+   kind's for the rest. */
 static hclient *
 client_for(struct remote *rm, const resource *r)
 {
-	if (r != NULL && strcmp(r->plural, "events") == 0)
+	hclient *h;
+
+	if (r == NULL)
+		return rm->h;
+	if (strcmp(r->plural, "events") == 0)
 		return rm->events_h;
-	if (r != NULL && strcmp(r->plural, "leases") == 0)
+	if (strcmp(r->plural, "leases") == 0)
 		return rm->leases_h;
-	return rm->h;
+	if ((h = hmap_get(rm->kinds, r->store_key)) != NULL)
+		return h;
+	if ((h = hclient_new_like(rm->h)) == NULL)
+		return rm->h;
+	hclient_set_rate(h, rm->qps, rm->burst);
+	hclient_set_max_connections(h, REMOTE_WRITE_CONNS);
+	hmap_put(rm->kinds, r->store_key, h);
+	return h;
 }
 
 static void
@@ -989,6 +1010,7 @@ r_bind_async(void *impl, const char *ns, const char *name, const char *node,
 	aw->ns = xstrdup(ns);
 	aw->name = xstrdup(name);
 	aw->node = xstrdup(node);
+	aw->via = client_for(impl, pods);
 	send_async(impl, aw, "POST", object_path(pods, ns, name, "binding"),
 	    "application/json", body, strlen(body));
 	free(body);
@@ -1090,6 +1112,7 @@ r_delete_async(void *impl, const resource *r, const char *ns,
 	aw->done = done;
 	aw->arg = arg;
 	aw->ns = xstrdup(ns != NULL ? ns : "");
+	aw->via = client_for(impl, r);
 	send_async(impl, aw, "DELETE", object_path(r, ns, name, NULL),
 	    "application/json", body, strlen(body));
 	free(body);
@@ -1115,6 +1138,15 @@ on_informer_closed(uv_handle_t *h)
 	}
 }
 
+static int
+free_kind_client(const char *key, void *h, void *arg)
+{
+	(void)key;
+	(void)arg;
+	hclient_free(h);
+	return 0;
+}
+
 static void
 r_free(void *impl)
 {
@@ -1130,6 +1162,8 @@ r_free(void *impl)
 		free(in->path);
 		free(in->query);
 	}
+	hmap_each(rm->kinds, free_kind_client, NULL);
+	hmap_free(rm->kinds);
 	hclient_free(rm->h);
 	hclient_free(rm->events_h);
 	hclient_free(rm->leases_h);
@@ -1244,6 +1278,8 @@ remote_new(uv_loop_t *loop, const struct kubecfg *kc,
 		return NULL;
 	}
 	hclient_set_rate(rm->h, conf->qps, conf->burst);
+	rm->qps = conf->qps;
+	rm->burst = conf->burst;
 	if ((rm->events_h = hclient_new(loop, &hc, cause)) == NULL) {
 		hclient_free(rm->h);
 		free(rm);
@@ -1267,6 +1303,7 @@ remote_new(uv_loop_t *loop, const struct kubecfg *kc,
 		free(rm);
 		return NULL;
 	}
+	rm->kinds = hmap_new();
 	rm->server = xstrdup(kc->server);
 	rm->on_synced = conf->on_synced;
 	rm->arg = conf->arg;

@@ -439,6 +439,36 @@ hclient_new(uv_loop_t *loop, const struct hclient_conf *conf, char **cause)
 	return h;
 }
 
+hclient *
+hclient_new_like(const hclient *h)
+{
+	struct hclient_conf conf = { 0 };
+	char *cause = NULL;
+	hclient *n;
+
+	conf.base_url = h->base;
+	conf.ca_file = h->ca_file;
+	conf.ca_pem = (const char *)h->ca.data;
+	conf.ca_pem_len = h->ca.len;
+	conf.cert_file = h->cert_file;
+	conf.cert_pem = (const char *)h->cert.data;
+	conf.cert_pem_len = h->cert.len;
+	conf.key_file = h->key_file;
+	conf.key_pem = (const char *)h->key.data;
+	conf.key_pem_len = h->key.len;
+	conf.insecure = h->insecure;
+	conf.user_agent = h->user_agent;
+	conf.open_socket = h->open_socket;
+	if ((n = hclient_new(h->loop, &conf, &cause)) == NULL) {
+		/* Only a multi handle libcurl could not make. */
+		free(cause);
+		return NULL;
+	}
+	/* The token as h sends it. */
+	n->auth = h->auth != NULL ? xstrdup(h->auth) : NULL;
+	return n;
+}
+
 static void
 on_handle_closed(uv_handle_t *hd)
 {

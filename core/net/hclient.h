@@ -98,6 +98,12 @@ typedef void (*hclient_done_fn)(void *arg, long status, const char *body,
 /* A client on loop; NULL with *cause when libcurl refuses. */
 hclient *hclient_new(uv_loop_t *, const struct hclient_conf *, char **cause);
 /*
+ * A new client of the same server with the same credentials and user
+ * agent, and connections, rate limiter and queue of its own (no limit
+ * until hclient_set_rate); NULL if libcurl cannot make one.
+ */
+hclient *hclient_new_like(const hclient *);
+/*
  * Cancel every request (no callback runs) and free; the loop's handles
  * close on the loop. Not from within one of the client's callbacks.
  */
