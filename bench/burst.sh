@@ -22,6 +22,9 @@
 #   sh bench/burst.sh                      BURST=500 NODES=600
 #   BURST=50 NODES=60 sh bench/burst.sh    small (tests/blackbox/bench.sh)
 #   EMBEDDED=1 sh bench/burst.sh           one volrayd, everything embedded
+#   REMOTE=ray sh bench/burst.sh           only volray's Ray controllers in
+#       the second volrayd (--controllers raycluster,rayjob,rayservice);
+#       the first runs the rest as with KUBERAY=1: KUBERAY=1's like-for-like
 #   KUBERAY=1 sh bench/burst.sh            the anchor: KubeRay's operator
 #       (scripts/anchors.sh kuberay-operator, --qps/--burst as above) in
 #       place of volray's Ray controllers, volray's scheduler and nodes
@@ -64,9 +67,14 @@ if [ "${EMBEDDED:-0}" = 1 ]; then
 elif [ "${KUBERAY:-0}" = 1 ]; then
 	mode="KubeRay's operator (--qps $qps --burst $burst), volray's scheduler and nodes"
 	ROLES="--controllers=*,-raycluster,-rayjob,-rayservice"
+elif [ "${REMOTE:-1}" = ray ]; then
+	mode="volray's Ray controllers alone in operator mode (--kube-api-qps $qps --kube-api-burst $burst), the scheduler and nodes embedded"
+	ROLES="--controllers=*,-raycluster,-rayjob,-rayservice"
+	OPROLES="--roles controllers --controllers raycluster,rayjob,rayservice"
 else
 	mode="operator mode (--kube-api-qps $qps --kube-api-burst $burst)"
 	ROLES="--roles api,nodes,ray"
+	OPROLES="--roles controllers,scheduler"
 fi
 "$VOLRAYD" --data-dir "$work/data" --listen "127.0.0.1:$port" --no-local-node \
 	--share-dir "$top" $ROLES --metrics-listen "127.0.0.1:$mport" 2>"$work/log" &
@@ -74,12 +82,10 @@ pid=$!
 until curl -fsk "https://127.0.0.1:$port/readyz" >/dev/null 2>&1 &&
     [ -f "$work/data/kubeconfig" ]; do sleep 0.02; done
 export KUBECONFIG="$work/data/kubeconfig"
-if [ -z "$ROLES" ] || [ "${KUBERAY:-0}" = 1 ]; then
-	:
-else
+if [ -n "${OPROLES:-}" ]; then
 	mport=$(free_port)
 	"$VOLRAYD" --data-dir "$work/ops" --kubeconfig "$KUBECONFIG" \
-		--roles controllers,scheduler --leader-elect=false --share-dir "$top" \
+		$OPROLES --leader-elect=false --share-dir "$top" \
 		--kube-api-qps "$qps" --kube-api-burst "$burst" \
 		--metrics-listen "127.0.0.1:$mport" 2>"$work/log2" &
 	pid2=$!
@@ -168,7 +174,7 @@ qwait() {	# the operator's queue wait per namespace, for RayJobs
 
 echo "burst benchmark: $mode; a lone RayJob beside $BURST in another namespace," \
     "head + 2 workers each, $DURATION entrypoint, $NODES simulated nodes" \
-    "($(nproc) cores, $(git rev-parse --short HEAD 2>/dev/null || echo '?'))"
+    "($(nproc) cores; tree $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $VOLRAYD)"
 t_idle=$(timed lone-idle)
 echo "idle: lone RayJob Complete after $t_idle s"
 tb=$(now)
