@@ -3,7 +3,7 @@
  * log), installs the built-in CRDs and namespaces, starts the watch hub,
  * garbage collector, Lua controllers and the HTTPS API on one libuv loop,
  * writes the kubeconfig once the API is ready, and runs until SIGTERM
- * (drain, flush, exit 0). Flags are parsed in volrayd_flags.c.
+ * (drain, flush, exit 0). Flags are parsed in daemon/flags.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,36 +23,43 @@
 #include "auth/authn.h"
 #include "auth/kubeconfig.h"
 #include "auth/pki.h"
+#include "auth/pki_etcd.h"
 #include "auth/rbac.h"
 #include "client/embedded.h"
 #include "client/leader.h"
 #include "client/remote.h"
-#include "lib/hmap.h"
-#include "lib/kubecfg.h"
 #include "ctrl/controller.h"
 #include "ctrl/luahttp.h"
+#include "daemon/endpoint.h"
+#include "daemon/etcd.h"
+#include "daemon/explain.h"
+#include "daemon/flags.h"
+#include "daemon/metrics.h"
+#include "daemon/remote.h"
+#include "lib/hmap.h"
+#include "lib/kubecfg.h"
 #include "lib/log.h"
-#include "lib/selector.h"
 #include "lib/metrics.h"
+#include "lib/selector.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "luahost/luahost.h"
 #include "net/http.h"
 #include "net/tls.h"
-#include "node/podnet.h"
 #include "node/endpoint.h"
 #include "node/lifecycle.h"
 #include "node/node.h"
+#include "node/podnet.h"
 #include "node/rayimage.h"
 #include "node/wheel.h"
 #include "ray/ray.h"
 #include "registry/admission.h"
+#include "registry/crdfollow.h"
 #include "registry/gc.h"
 #include "registry/registry.h"
 #include "registry/resource.h"
 #include "sched/sched.h"
 #include "store/store.h"
-#include "volrayd.h"
 
 struct daemon {
 	struct volrayd_flags f;
@@ -127,7 +134,7 @@ serving_names(struct daemon *d, int *n)
 /*
  * On etcd, the CA and admin token this server made go to etcd unless
  * another server's are there; then this server takes those and makes its
- * serving certificate again under their CA (volrayd_etcd.c). With
+ * serving certificate again under their CA (auth/pki_etcd.c). With
  * --plain-http there is no CA, but the token is shared all the same: the
  * servers of one cluster accept one admin token.
  */
@@ -137,11 +144,11 @@ share_pki(struct daemon *d, const char *pki, char **cause)
 	const char **names;
 	int nnames, rc;
 
-	if ((rc = volrayd_etcd_pki_push(d->st, pki, cause)) <= 0)
+	if ((rc = pki_etcd_push(d->st, pki, cause)) <= 0)
 		return rc;
 	log_info("volrayd: another server's CA and admin token are in etcd: "
 	    "taking them");
-	if (volrayd_etcd_pki_pull(d->st, pki, cause) != 0)
+	if (pki_etcd_pull(d->st, pki, cause) != 0)
 		return -1;
 	free(d->admin_token);
 	authn_free(d->authn);
@@ -177,7 +184,7 @@ security_init(struct daemon *d, char **cause)
 		return -1;
 	}
 	if (d->f.netcd > 0 &&
-	    volrayd_etcd_pki_pull(d->st, pki, cause) != 0)
+	    pki_etcd_pull(d->st, pki, cause) != 0)
 		return -1;
 	d->authn = authn_new();
 	if ((d->admin_token = authn_admin_token(d->authn, pki, cause)) == NULL)
@@ -491,7 +498,7 @@ start_store(struct daemon *d, char **cause)
 			    d->f.etcd_servers[0], *cause);
 			return -1;
 		}
-		volrayd_etcd_follow_crds(d->st);
+		crdfollow_start(d->st);
 	} else if (store_open(d->loop, d->f.data_dir, &d->st, cause) != 0) {
 		log_error("volrayd: opening the store: %s", *cause);
 		return -1;

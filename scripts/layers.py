@@ -25,7 +25,7 @@ import subprocess
 import sys
 
 # Top first: a folder may include the headers of folders below it.
-ORDER = ["volrayd", "api", "ray", "sched", "ctrl", "node", "client",
+ORDER = ["volrayd", "daemon", "api", "ray", "sched", "ctrl", "node", "client",
          "luahost", "auth", "registry", "store", "net", "lib"]
 # Above the seam: these reach objects only through client/.
 ABOVE_SEAM = ["ray", "sched", "ctrl", "node"]

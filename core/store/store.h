@@ -326,6 +326,18 @@ int store_etcd_get_raw(store *, const char *name, char **val, size_t *len,
 int store_etcd_create_raw(store *, const char *name, const char *val,
     size_t len, char **err);
 
+/*
+ * Copy every object of from that to lacks into to (store_migrate.c), as
+ * it is but for its resourceVersion; the objects to has already are left
+ * alone. The counts: copied, already there, written meanwhile by another
+ * (left to it). 0, or -1 with *cause.
+ */
+struct store_migrate_counts {
+	size_t copied, there, lost;
+};
+int store_migrate(store *from, store *to, struct store_migrate_counts *,
+    char **cause);
+
 struct store_stats {
 	uint64_t puts, deletes, snapshots;
 };

@@ -15,12 +15,13 @@
 #include <unistd.h>
 
 #include "auth/pki.h"
+#include "daemon/endpoint.h"
+#include "daemon/flags.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "net/tls.h"
 #include "node/endpoint.h"
 #include "node/node.h"
-#include "volrayd.h"
 
 #define ENDPOINT_PORT	10250		/* the kubelet's */
 #define SCHED_ENDPOINT_PORT 10259	/* kube-scheduler's secure port */

@@ -16,12 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/explain.h"
 #include "lib/json.h"
 #include "lib/util.h"
 #include "net/http.h"
 #include "registry/status.h"
 #include "sched/sched.h"
-#include "volrayd.h"
 
 static void
 fail(http_req *req, cJSON *st)

@@ -16,17 +16,17 @@
 
 #include "api/limits.h"
 #include "ctrl/ctrlsel.h"
+#include "daemon/flags.h"
 #include "lib/log.h"
 #include "lib/podspec.h"
 #include "lib/selector.h"
 #include "lib/sharedir.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
-#include "sched/sched.h"
 #include "node/podnet.h"
 #include "registry/admission.h"
 #include "registry/resource.h"
-#include "volrayd.h"
+#include "sched/sched.h"
 
 #ifndef PKGDATADIR
 #define PKGDATADIR "/usr/local/share/volray"

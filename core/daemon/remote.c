@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "client/remote.h"
+#include "daemon/flags.h"
+#include "daemon/remote.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
@@ -21,7 +23,6 @@
 #include "ray/ray.h"
 #include "registry/resource.h"
 #include "sched/sched.h"
-#include "volrayd.h"
 
 static void
 add_kinds(const char ***out, int *n, const char *const *kinds)

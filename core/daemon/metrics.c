@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/metrics.h"
 #include "lib/metrics.h"
 #include "net/http.h"
-#include "volrayd.h"
 
 struct health {
 	const int *ready;
