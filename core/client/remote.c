@@ -1363,12 +1363,12 @@ remote_server(const remote *rm)
 
 int
 remote_get(remote *rm, const char *path, long *status, char **body,
-    char **err)
+    char **cause)
 {
 	struct hclient_call call = { 0 };
 	size_t len;
 
 	call.url = path;
 	call.accept = "application/json";
-	return hclient_call_sync(rm->h, &call, status, body, &len, err);
+	return hclient_call_sync(rm->h, &call, status, body, &len, cause);
 }

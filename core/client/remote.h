@@ -61,9 +61,9 @@ void remote_print_metrics(FILE *, const remote *);
 const char *remote_server(const remote *);
 /*
  * One synchronous GET of a path on the server (discovery, a CRD): 0 with
- * *status and *body (malloc'd; the caller frees) or -1 with *err.
+ * *status and *body (malloc'd; the caller frees) or -1 with *cause.
  */
 int remote_get(remote *, const char *path, long *status, char **body,
-    char **err);
+    char **cause);
 
 #endif

@@ -262,12 +262,12 @@ token_for(luahttp *h, const char *user)
 
 /*
  * Start a transfer with the script's nhdrs header lines (hdrs has room
- * for two more: a token and the NULL); NULL with *err when it cannot.
+ * for two more: a token and the NULL); NULL with *cause when it cannot.
  */
 static struct hreq *
 req_start(luahttp *h, struct luactx *c, const char *id,
     struct hclient_call *call, char **hdrs, int nhdrs, int has_auth,
-    char **err)
+    char **cause)
 {
 	struct hreq *r;
 	char *auth = NULL;
@@ -283,7 +283,7 @@ req_start(luahttp *h, struct luactx *c, const char *id,
 	}
 	hdrs[nhdrs] = NULL;
 	if (hc == NULL) {
-		*err = xstrdup("volray.http is not available here");
+		*cause = xstrdup("volray.http is not available here");
 		free(auth);
 		return NULL;
 	}
@@ -291,7 +291,7 @@ req_start(luahttp *h, struct luactx *c, const char *id,
 	r = xcalloc(1, sizeof *r);
 	r->h = h;
 	r->hc = hc;
-	r->req = hclient_start(hc, call, NULL, on_done, r, err);
+	r->req = hclient_start(hc, call, NULL, on_done, r, cause);
 	free(auth);
 	if (r->req == NULL) {
 		free(r);

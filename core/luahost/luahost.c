@@ -550,7 +550,7 @@ msgh(lua_State *L)
 }
 
 int
-luahost_call(lua_State *L, int nargs, int nresults, char **err)
+luahost_call(lua_State *L, int nargs, int nresults, char **cause)
 {
 	struct lstate *s = lstate_of(L);
 	int base = lua_gettop(L) - nargs, rc, outer = !s->in_call;
@@ -566,14 +566,14 @@ luahost_call(lua_State *L, int nargs, int nresults, char **err)
 		s->in_call = 0;
 	lua_remove(L, base);
 	if (rc != LUA_OK) {
-		*err = strdup(lua_tostring(L, -1) ? lua_tostring(L, -1) :
+		*cause = strdup(lua_tostring(L, -1) ? lua_tostring(L, -1) :
 		    "unknown error");
 		lua_pop(L, 1);
 		/* Give back what a runaway call left behind. */
 		lua_gc(L, LUA_GCCOLLECT);
 		return -1;
 	}
-	*err = NULL;
+	*cause = NULL;
 	return 0;
 }
 
@@ -613,7 +613,7 @@ co_error(lua_State *co)
 
 int
 luahost_resume(lua_State *co, int nargs, int *nres, uint64_t *ticks,
-    char **err)
+    char **cause)
 {
 	struct lstate *s = lstate_of(co);
 	uint64_t outer_ticks = s->ticks;
@@ -625,10 +625,10 @@ luahost_resume(lua_State *co, int nargs, int *nres, uint64_t *ticks,
 	*ticks = s->ticks;
 	s->ticks = outer_ticks;
 	s->in_call = outer_in_call;
-	*err = NULL;
+	*cause = NULL;
 	if (rc == LUA_YIELD || rc == LUA_OK)
 		return rc == LUA_YIELD ? LUA_YIELD : 0;
-	*err = co_error(co);
+	*cause = co_error(co);
 	return -1;
 }
 

@@ -53,20 +53,20 @@ void luahost_state_close(lua_State *);
 int luahost_dofile(lua_State *, const char *rel, char **cause);
 /*
  * Call the function below nargs arguments with the time budget; like
- * lua_pcall but returns -1 with *err (malloc'd, with a traceback).
+ * lua_pcall but returns -1 with *cause (malloc'd, with a traceback).
  */
-int luahost_call(lua_State *, int nargs, int nresults, char **err);
+int luahost_call(lua_State *, int nargs, int nresults, char **cause);
 /*
  * Start or go on with co, a coroutine (lua_newthread) of a host state,
  * under the instruction budget: *ticks carries what co has spent across
  * its resumes (0 before the first), so one budget covers a whole run
  * however often it waits. At the start the function to run and its nargs
  * arguments are on co's stack. LUA_YIELD: co is suspended; 0: it
- * returned, *nres values on its stack; -1 with *err (malloc'd, with a
+ * returned, *nres values on its stack; -1 with *cause (malloc'd, with a
  * traceback): it failed and is dead.
  */
 int luahost_resume(lua_State *co, int nargs, int *nres, uint64_t *ticks,
-    char **err);
+    char **cause);
 /* Bytes in use and the limit, for metrics and tests. */
 size_t luahost_memory(lua_State *);
 /* The host of a state. */

@@ -299,7 +299,7 @@ on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *ai)
 
 dial *
 dial_open(uv_loop_t *loop, const char *host, int port, tls_ctx *tls,
-    const struct dial_cb *cb, void *arg, char **why)
+    const struct dial_cb *cb, void *arg, char **cause)
 {
 	dial *d = xcalloc(1, sizeof *d);
 	struct sockaddr_storage sa;
@@ -331,7 +331,8 @@ dial_open(uv_loop_t *loop, const char *host, int port, tls_ctx *tls,
 			d->refs++;
 	}
 	if (r != 0) {
-		*why = util_printf("dial tcp %s: %s", d->where, uv_strerror(r));
+		*cause = util_printf("dial tcp %s: %s", d->where,
+		    uv_strerror(r));
 		d->told = 1;
 		dial_free(d);
 		return NULL;

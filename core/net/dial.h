@@ -28,11 +28,11 @@ struct dial_cb {
 
 /*
  * Dial host:port, with TLS when tls is not NULL (borrowed). The callbacks
- * come from the loop, never from inside this call: NULL with *why
+ * come from the loop, never from inside this call: NULL with *cause
  * (malloc'd) when the dial cannot even start (a port out of range).
  */
 dial *dial_open(uv_loop_t *, const char *host, int port, tls_ctx *tls,
-    const struct dial_cb *, void *arg, char **why);
+    const struct dial_cb *, void *arg, char **cause);
 /* Write (copied); -1 once the connection is gone or shut down. */
 int dial_write(dial *, const char *data, size_t len);
 /* Bytes written but not yet taken by the kernel. */

@@ -726,14 +726,14 @@ easy_setup(hclient *h, CURL *e, const struct hclient_call *c,
 	r->hdrs = l;
 }
 
-/* Hand a request to libcurl; -1 with *err. */
+/* Hand a request to libcurl; -1 with *cause. */
 static int
-launch(hclient *h, struct hclient_req *r, char **err)
+launch(hclient *h, struct hclient_req *r, char **cause)
 {
 	CURLMcode mc;
 
 	if ((mc = curl_multi_add_handle(h->multi, r->easy)) != CURLM_OK) {
-		*err = xstrdup(curl_multi_strerror(mc));
+		*cause = xstrdup(curl_multi_strerror(mc));
 		return -1;
 	}
 	r->state = REQ_RUNNING;
@@ -818,12 +818,12 @@ on_rate_timer(uv_timer_t *t)
 
 hclient_req *
 hclient_start(hclient *h, const struct hclient_call *c,
-    hclient_data_fn on_data, hclient_done_fn on_done, void *arg, char **err)
+    hclient_data_fn on_data, hclient_done_fn on_done, void *arg, char **cause)
 {
 	struct hclient_req *r;
 
 	if (c->url == NULL || (c->url[0] == '/' && h->base == NULL)) {
-		*err = xstrdup("no URL");
+		*cause = xstrdup("no URL");
 		return NULL;
 	}
 	r = xcalloc(1, sizeof *r);
@@ -832,7 +832,7 @@ hclient_start(hclient *h, const struct hclient_call *c,
 	r->on_done = on_done;
 	r->arg = arg;
 	if ((r->easy = curl_easy_init()) == NULL) {
-		*err = xstrdup("libcurl: cannot make a handle");
+		*cause = xstrdup("libcurl: cannot make a handle");
 		free(r);
 		return NULL;
 	}
@@ -841,7 +841,7 @@ hclient_start(hclient *h, const struct hclient_call *c,
 	if (!h->in_curl && fairq_len(h->waiting) == 0 && slot_free(h) &&
 	    token_wait(h) == 0) {
 		reserve(h);
-		if (launch(h, r, err) != 0) {
+		if (launch(h, r, cause) != 0) {
 			req_free(r);
 			return NULL;
 		}
@@ -913,7 +913,7 @@ sleep_ns(uint64_t ns)
 
 int
 hclient_call_sync(hclient *h, const struct hclient_call *c, long *status,
-    char **body, size_t *len, char **err)
+    char **body, size_t *len, char **cause)
 {
 	struct hclient_req r;
 	CURLcode rc;
@@ -922,13 +922,13 @@ hclient_call_sync(hclient *h, const struct hclient_call *c, long *status,
 	*status = 0;
 	*body = NULL;
 	*len = 0;
-	*err = NULL;
+	*cause = NULL;
 	if (c->url == NULL || (c->url[0] == '/' && h->base == NULL)) {
-		*err = xstrdup("no URL");
+		*cause = xstrdup("no URL");
 		return -1;
 	}
 	if (h->sync == NULL && (h->sync = curl_easy_init()) == NULL) {
-		*err = xstrdup("libcurl: cannot make a handle");
+		*cause = xstrdup("libcurl: cannot make a handle");
 		return -1;
 	}
 	if ((wait = reserve(h)) > 0)
@@ -945,7 +945,7 @@ hclient_call_sync(hclient *h, const struct hclient_call *c, long *status,
 	curl_slist_free_all(r.hdrs);
 	curl_easy_setopt(h->sync, CURLOPT_HTTPHEADER, NULL);
 	if (r.too_big || rc != CURLE_OK) {
-		*err = xstrdup(r.too_big ? "response body over 8 MiB" :
+		*cause = xstrdup(r.too_big ? "response body over 8 MiB" :
 		    curl_easy_strerror(rc));
 		free(r.resp);
 		return -1;

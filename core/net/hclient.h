@@ -129,11 +129,11 @@ void hclient_set_max_connections(hclient *, int n);
 /*
  * Start a request: on_data (NULL: collect the body) and on_done run on
  * the loop thread, never before this returns. A request waits for a rate
- * token first. NULL with *err (malloc'd) when it cannot start.
+ * token first. NULL with *cause (malloc'd) when it cannot start.
  */
 hclient_req *hclient_start(hclient *, const struct hclient_call *,
     hclient_data_fn on_data, hclient_done_fn on_done, void *arg,
-    char **err);
+    char **cause);
 /*
  * Stop a request that has not finished; no callback runs for it after
  * this (a streamed connection closes, or its HTTP/2 stream is reset).
@@ -158,10 +158,10 @@ int hclient_inflight(const hclient *);
  * It runs on its own handle, which keeps its connection alive from call
  * to call (HTTP/1.1 or HTTP/2, apart from the asynchronous requests'
  * connections; the DNS cache is shared). 0 with *status and the body
- * (malloc'd, NUL-terminated; the caller frees), or -1 with *err
+ * (malloc'd, NUL-terminated; the caller frees), or -1 with *cause
  * (malloc'd).
  */
 int hclient_call_sync(hclient *, const struct hclient_call *, long *status,
-    char **body, size_t *len, char **err);
+    char **body, size_t *len, char **cause);
 
 #endif

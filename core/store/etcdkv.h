@@ -77,14 +77,14 @@ void etcdkv_txn(etcdkv *, const struct etcdkv_op *, size_t n,
     etcdkv_txn_fn done, void *arg);
 /* The same, blocking the loop; returns the outcome. */
 int etcdkv_txn_sync(etcdkv *, const struct etcdkv_op *, size_t n,
-    int64_t *rev, char **err);
+    int64_t *rev, char **cause);
 
 /*
  * A range [key, end) (end NULL: the key alone; "\0" for every key from
  * key on), at revision rev (0: now), at most limit keys (0: all),
  * blocking the loop. kvs (malloc'd, free with etcdkv_kvs_free) and *n;
  * *rev_out the revision read at; *more whether keys were left out; with
- * count_only, *n is the count and kvs NULL. 0, or -1 with *err
+ * count_only, *n is the count and kvs NULL. 0, or -1 with *cause
  * ("compacted" when rev is below the compacted revision).
  */
 struct etcdkv_range {
@@ -100,7 +100,7 @@ struct etcdkv_range {
 };
 int etcdkv_range_sync(etcdkv *, const struct etcdkv_range *,
     struct etcdkv_kv **kvs, size_t *n, int64_t *rev_out, int *more,
-    char **err);
+    char **cause);
 void etcdkv_kvs_free(struct etcdkv_kv *, size_t n);
 /* The cluster's revision now, asynchronously: rev, or -1 with err. */
 typedef void (*etcdkv_rev_fn)(void *arg, int64_t rev, const char *err);

@@ -547,27 +547,27 @@ call_error(grpc_status_code st, grpc_slice details, const char *what)
 }
 
 /* The answer of a completed call: ANS_OK and *out (free with
-   protobuf_c_message_free_unpacked), else *err and whether the endpoint
+   protobuf_c_message_free_unpacked), else *cause and whether the endpoint
    was lost. */
 static int
 call_answer(struct ucall *c, int ok, const ProtobufCMessageDescriptor *d,
-    ProtobufCMessage **out, char **err)
+    ProtobufCMessage **out, char **cause)
 {
 	*out = NULL;
-	*err = NULL;
+	*cause = NULL;
 	if (!ok) {
-		*err = util_printf("etcd: %s: the call failed",
+		*cause = util_printf("etcd: %s: the call failed",
 		    c->kv->endpoints[c->ep]);
 		return ANS_LOST;
 	}
 	if (c->status != GRPC_STATUS_OK) {
-		*err = call_error(c->status, c->details, "no answer");
+		*cause = call_error(c->status, c->details, "no answer");
 		return c->status == GRPC_STATUS_UNAVAILABLE ||
 		    c->status == GRPC_STATUS_DEADLINE_EXCEEDED ? ANS_LOST :
 		    ANS_FAILED;
 	}
 	if ((*out = unpack(d, c->resp)) == NULL) {
-		*err = xstrdup("etcd: an answer does not parse");
+		*cause = xstrdup("etcd: an answer does not parse");
 		return ANS_FAILED;
 	}
 	return ANS_OK;
@@ -612,7 +612,7 @@ ucall_start(etcdkv *kv, const char *method, const ProtobufCMessage *m,
 /* One call at endpoint ep, blocking the loop on a queue of its own. */
 static int
 call_sync(etcdkv *kv, int ep, const char *method, const ProtobufCMessage *m,
-    const ProtobufCMessageDescriptor *d, ProtobufCMessage **out, char **err)
+    const ProtobufCMessageDescriptor *d, ProtobufCMessage **out, char **cause)
 {
 	grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
 	struct ucall c;
@@ -625,7 +625,7 @@ call_sync(etcdkv *kv, int ep, const char *method, const ProtobufCMessage *m,
 		ev = grpc_completion_queue_next(cq,
 		    gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
 	while (ev.type != GRPC_OP_COMPLETE);
-	rc = call_answer(&c, ev.success, d, out, err);
+	rc = call_answer(&c, ev.success, d, out, cause);
 	call_clear(&c);
 	grpc_completion_queue_shutdown(cq);
 	while (grpc_completion_queue_next(cq, gpr_inf_future(
@@ -764,7 +764,7 @@ etcdkv_txn(etcdkv *kv, const struct etcdkv_op *ops, size_t n,
 
 int
 etcdkv_txn_sync(etcdkv *kv, const struct etcdkv_op *ops, size_t n,
-    int64_t *rev, char **err)
+    int64_t *rev, char **cause)
 {
 	struct txn_msg t;
 	ProtobufCMessage *m;
@@ -772,7 +772,7 @@ etcdkv_txn_sync(etcdkv *kv, const struct etcdkv_op *ops, size_t n,
 
 	txn_build(&t, ops, n);
 	ans = call_sync(kv, ep, "/etcdserverpb.KV/Txn", &t.txn.base,
-	    &etcdserverpb__txn_response__descriptor, &m, err);
+	    &etcdserverpb__txn_response__descriptor, &m, cause);
 	txn_clear(&t);
 	return txn_outcome(kv, ep, ans, m, rev);
 }
@@ -797,17 +797,17 @@ range_build(Etcdserverpb__RangeRequest *q, const struct etcdkv_range *r)
    tried cannot be reached. */
 static int
 range_call(etcdkv *kv, const Etcdserverpb__RangeRequest *q,
-    Etcdserverpb__RangeResponse **out, char **err)
+    Etcdserverpb__RangeResponse **out, char **cause)
 {
 	ProtobufCMessage *m = NULL;
 	int tries = kv->n, ans = ANS_LOST, ep;
 
-	*err = NULL;
+	*cause = NULL;
 	while (tries-- > 0) {
 		ep = kv->cur;
-		free(*err);
+		free(*cause);
 		ans = call_sync(kv, ep, "/etcdserverpb.KV/Range", &q->base,
-		    &etcdserverpb__range_response__descriptor, &m, err);
+		    &etcdserverpb__range_response__descriptor, &m, cause);
 		if (ans != ANS_LOST)
 			break;
 		rotate(kv, ep);
@@ -819,7 +819,7 @@ range_call(etcdkv *kv, const Etcdserverpb__RangeRequest *q,
 int
 etcdkv_range_sync(etcdkv *kv, const struct etcdkv_range *r,
     struct etcdkv_kv **kvs, size_t *n, int64_t *rev_out, int *more,
-    char **err)
+    char **cause)
 {
 	Etcdserverpb__RangeRequest q;
 	Etcdserverpb__RangeResponse *a;
@@ -829,10 +829,10 @@ etcdkv_range_sync(etcdkv *kv, const struct etcdkv_range *r,
 	*n = 0;
 	*more = 0;
 	range_build(&q, r);
-	if (range_call(kv, &q, &a, err) != ANS_OK) {
-		if (strstr(*err, "compacted") != NULL) {
-			free(*err);
-			*err = xstrdup("compacted");
+	if (range_call(kv, &q, &a, cause) != ANS_OK) {
+		if (strstr(*cause, "compacted") != NULL) {
+			free(*cause);
+			*cause = xstrdup("compacted");
 		}
 		return -1;
 	}

@@ -305,7 +305,7 @@ typedef void (*store_commit_fn)(void *arg, int outcome, uint64_t rev,
 void store_batch_commit(store *, store_commit_fn, void *arg);
 /* The same, blocking the loop; committed versions are provisional in the
    cache, and on a conflict the keys are read again from etcd. */
-int store_batch_commit_sync(store *, uint64_t *rev, char **err);
+int store_batch_commit_sync(store *, uint64_t *rev, char **cause);
 /* Whether res/ns/name is staged: 1 written, 0 deleted, -1 neither. */
 int store_batch_staged(const store *, const char *res, const char *ns,
     const char *name);
@@ -319,12 +319,12 @@ void store_sync(store *, store_durable_cb, void *arg);
 /*
  * Cluster state that is not an object (the PKI, the admin's token):
  * the value of PREFIX/volray.io/NAME (0, malloc'd; 1 when absent; -1 and
- * *err), and its creation when absent (0 created, 1 there already).
+ * *cause), and its creation when absent (0 created, 1 there already).
  */
 int store_etcd_get_raw(store *, const char *name, char **val, size_t *len,
-    char **err);
+    char **cause);
 int store_etcd_create_raw(store *, const char *name, const char *val,
-    size_t len, char **err);
+    size_t len, char **cause);
 
 /*
  * Copy every object of from that to lacks into to (store_migrate.c), as

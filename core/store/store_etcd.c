@@ -755,7 +755,7 @@ refresh(struct etcd_store *e, const struct staged *s, int64_t at)
 }
 
 int
-store_batch_commit_sync(store *st, uint64_t *rev, char **err)
+store_batch_commit_sync(store *st, uint64_t *rev, char **cause)
 {
 	struct etcd_store *e = etcd_of(st);
 	struct etcdkv_op ops[TXN_MAX_OPS];
@@ -764,7 +764,7 @@ store_batch_commit_sync(store *st, uint64_t *rev, char **err)
 	int64_t r = 0;
 	int out = ETCDKV_OK;
 
-	*err = NULL;
+	*cause = NULL;
 	*rev = 0;
 	if (e == NULL)
 		return STORE_COMMIT_OK;
@@ -772,7 +772,7 @@ store_batch_commit_sync(store *st, uint64_t *rev, char **err)
 	while (at < n && out == ETCDKV_OK) {
 		k = n - at > TXN_MAX_OPS ? TXN_MAX_OPS : n - at;
 		txn_ops(s + at, k, ops);
-		out = etcdkv_txn_sync(e->kv, ops, k, &r, err);
+		out = etcdkv_txn_sync(e->kv, ops, k, &r, cause);
 		if (out == ETCDKV_OK) {
 			for (i = at; i < at + k; i++) {
 				cJSON *t = NULL;
@@ -911,7 +911,7 @@ store_sync(store *st, store_durable_cb cb, void *arg)
 
 int
 store_etcd_get_raw(store *st, const char *name, char **val, size_t *len,
-    char **err)
+    char **cause)
 {
 	struct etcd_store *e = etcd_of(st);
 	struct etcdkv_range q;
@@ -925,7 +925,7 @@ store_etcd_get_raw(store *st, const char *name, char **val, size_t *len,
 	q.key = key;
 	q.klen = strlen(key);
 	*val = NULL;
-	if (etcdkv_range_sync(e->kv, &q, &kvs, &n, &rev, &more, err) != 0) {
+	if (etcdkv_range_sync(e->kv, &q, &kvs, &n, &rev, &more, cause) != 0) {
 		free(key);
 		return -1;
 	}
@@ -943,7 +943,7 @@ store_etcd_get_raw(store *st, const char *name, char **val, size_t *len,
 
 int
 store_etcd_create_raw(store *st, const char *name, const char *val,
-    size_t len, char **err)
+    size_t len, char **cause)
 {
 	struct etcd_store *e = etcd_of(st);
 	struct etcdkv_op op;
@@ -957,7 +957,7 @@ store_etcd_create_raw(store *st, const char *name, const char *val,
 	op.value = val;
 	op.vlen = len;
 	op.expect_mod = 0;
-	out = etcdkv_txn_sync(e->kv, &op, 1, &rev, err);
+	out = etcdkv_txn_sync(e->kv, &op, 1, &rev, cause);
 	free(key);
 	return out == ETCDKV_OK ? 0 : out == ETCDKV_CONFLICT ? 1 : -1;
 }
