@@ -21,6 +21,7 @@
 #include "lib/json.h"
 #include "lib/podspec.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "cli_ray.h"
 
 /* --- get ------------------------------------------------------------- */
@@ -31,13 +32,13 @@ qstr(double v, int binary)
 	char b[32];
 
 	quantity_format(v, binary, b);
-	return strdup(b);
+	return xstrdup(b);
 }
 
 static char *
 sdup(const char *s)
 {
-	return strdup(s != NULL ? s : "");
+	return xstrdup(s != NULL ? s : "");
 }
 
 static char *
@@ -46,7 +47,7 @@ ldup(long n)
 	char b[32];
 
 	snprintf(b, sizeof b, "%ld", n);
-	return strdup(b);
+	return xstrdup(b);
 }
 
 /* A container's request of res, in base units. */
@@ -67,12 +68,12 @@ request(const cJSON *c, const char *res)
 static void
 table_head(struct cli_table *t, const char *const *head, int n, int skip)
 {
-	char **row = calloc((size_t)n, sizeof *row);
+	char **row = xcalloc((size_t)n, sizeof *row);
 	int i;
 
 	t->ncol = n - skip;
 	for (i = skip; i < n; i++)
-		row[i - skip] = strdup(head[i]);
+		row[i - skip] = xstrdup(head[i]);
 	cli_table_add(t, row);
 }
 
@@ -113,7 +114,7 @@ get_clusters(const char *name, const char *ns)
 		    name) != 0)
 			continue;
 		n++;
-		row = calloc(11, sizeof *row);
+		row = xcalloc(11, sizeof *row);
 		row[0] = sdup(json_str(rc, "metadata.name"));
 		row[1] = sdup(json_str(rc, "metadata.namespace"));
 		row[2] = ldup(cli_ray_num(rc, "status.desiredWorkerReplicas", 0));
@@ -205,7 +206,7 @@ get_workergroups(const char *name, const char *ns)
 			    0))
 				continue;
 			n++;
-			row = calloc(10, sizeof *row);
+			row = xcalloc(10, sizeof *row);
 			if (!skip)
 				row[j++] = sdup(json_str(rc,
 				    "metadata.namespace"));
@@ -214,7 +215,7 @@ get_workergroups(const char *name, const char *ns)
 			row[j++] = ldup(cli_ray_num(g, "maxReplicas", 2147483647));
 			snprintf(b, sizeof b, "%ld/%ld", ready_pods(pods, cl,
 			    gn), rep);
-			row[j++] = strdup(b);
+			row[j++] = xstrdup(b);
 			row[j++] = qstr(k * request(c, "cpu"), 0);
 			row[j++] = qstr(k * request(c, "nvidia.com/gpu"), 0);
 			row[j++] = qstr(k * request(c, "google.com/tpu"), 0);
@@ -263,7 +264,7 @@ get_nodes(const char *name, const char *ns)
 		    != 0)
 			continue;
 		n++;
-		row = calloc(10, sizeof *row);
+		row = xcalloc(10, sizeof *row);
 		if (!skip)
 			row[j++] = sdup(json_str(p, "metadata.namespace"));
 		row[j++] = sdup(json_str(p, "metadata.name"));

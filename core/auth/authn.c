@@ -306,7 +306,7 @@ authn_admin_token(authn *a, const char *dir, char **cause)
 		close(fd);
 	}
 	authn_add_token(a, buf, AUTHN_ADMIN_USER, "", USER_GROUP_MASTERS);
-	return strdup(buf);
+	return xstrdup(buf);
 }
 
 /*
@@ -326,5 +326,5 @@ authn_mint_token(authn *a, const char *user, const char *groups)
 	for (i = 0; i < 32; i++)
 		snprintf(buf + 2 * i, 3, "%02x", raw[i]);
 	authn_add_token(a, buf, user, "", groups ? groups : "");
-	return strdup(buf);
+	return xstrdup(buf);
 }

@@ -16,6 +16,7 @@
 
 #include "auth/kubeconfig.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 
 /* A whole file, base64-encoded on one line (malloc'd), or NULL. */
 static char *
@@ -29,11 +30,13 @@ base64_file(const char *path)
 	if (f == NULL)
 		return NULL;
 	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 &&
-	    n < 1 << 20 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (data = malloc((size_t)n)) != NULL &&
-	    fread(data, 1, (size_t)n, f) == (size_t)n &&
-	    (out = malloc(((size_t)n + 2) / 3 * 4 + 1)) != NULL)
-		EVP_EncodeBlock((unsigned char *)out, data, (int)n);
+	    n < 1 << 20 && fseek(f, 0, SEEK_SET) == 0) {
+		data = xmalloc((size_t)n);
+		if (fread(data, 1, (size_t)n, f) == (size_t)n) {
+			out = xmalloc(((size_t)n + 2) / 3 * 4 + 1);
+			EVP_EncodeBlock((unsigned char *)out, data, (int)n);
+		}
+	}
 	free(data);
 	fclose(f);
 	return out;

@@ -351,10 +351,9 @@ pem_text(X509 *x, EVP_PKEY *key)
 		return NULL;
 	}
 	n = BIO_get_mem_data(b, &data);
-	if ((s = malloc((size_t)n + 1)) != NULL) {
-		memcpy(s, data, (size_t)n);
-		s[n] = '\0';
-	}
+	s = xmalloc((size_t)n + 1);
+	memcpy(s, data, (size_t)n);
+	s[n] = '\0';
 	BIO_free(b);
 	return s;
 }

@@ -18,6 +18,7 @@
 #include "client/embedded.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/xmalloc.h"
 #include "registry/status.h"
 
 static void
@@ -74,7 +75,7 @@ e_create(void *impl, const resource *r, const char *ns, cJSON *obj,
     const struct reg_opts *o, struct reg_result *res)
 {
 	const char *name = json_str(obj, "metadata.name");
-	char *copy = name ? strdup(name) : NULL;
+	char *copy = name ? xstrdup(name) : NULL;
 
 	begin(impl);
 	registry_create(impl, r, ns, obj, o, res);

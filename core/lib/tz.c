@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "lib/tz.h"
+#include "lib/xmalloc.h"
 
 #define ZONEINFO	"/usr/share/zoneinfo"
 #define MAXFILE		(256 * 1024)
@@ -122,11 +123,7 @@ tz_offset(const char *zone, int64_t t, int *offset)
 	snprintf(path, sizeof path, "%s/%s", ZONEINFO, zone);
 	if ((f = fopen(path, "rb")) == NULL)
 		return -ENOENT;
-	buf = malloc(MAXFILE);
-	if (buf == NULL) {
-		fclose(f);
-		return -ENOMEM;
-	}
+	buf = xmalloc(MAXFILE);
 	n = fread(buf, 1, MAXFILE, f);
 	fclose(f);
 	rc = -EINVAL;

@@ -311,10 +311,11 @@ util_read_file(const char *path, size_t *len)
 	fseek(f, 0, SEEK_END);
 	n = ftell(f);
 	rewind(f);
-	if (n < 0 || (buf = malloc((size_t)n + 1)) == NULL) {
+	if (n < 0) {
 		fclose(f);
 		return NULL;
 	}
+	buf = xmalloc((size_t)n + 1);
 	n = (long)fread(buf, 1, (size_t)n, f);
 	buf[n] = '\0';
 	fclose(f);

@@ -14,6 +14,8 @@
 
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "luahost/luaconv.h"
 
 #define ARRAY_MT "volray.array"
@@ -219,7 +221,7 @@ to_json(lua_State *L, int idx, int depth, char **cause)
 
 	idx = lua_absindex(L, idx);
 	if (depth > MAX_DEPTH) {
-		*cause = strdup("value nested too deeply (or a cycle)");
+		*cause = xstrdup("value nested too deeply (or a cycle)");
 		return NULL;
 	}
 	switch (lua_type(L, idx)) {
@@ -232,7 +234,7 @@ to_json(lua_State *L, int idx, int depth, char **cause)
 			return cJSON_CreateNumber((double)lua_tointeger(L, idx));
 		d = lua_tonumber(L, idx);
 		if (isnan(d) || isinf(d)) {
-			*cause = strdup("NaN and infinity cannot be encoded");
+			*cause = xstrdup("NaN and infinity cannot be encoded");
 			return NULL;
 		}
 		return cJSON_CreateNumber(d);
@@ -274,7 +276,7 @@ to_json(lua_State *L, int idx, int depth, char **cause)
 			} else {
 				lua_pop(L, 2);
 				cJSON_Delete(out);
-				*cause = strdup("table keys must be strings");
+				*cause = xstrdup("table keys must be strings");
 				return NULL;
 			}
 			item = to_json(L, -1, depth + 1, cause);
@@ -290,9 +292,8 @@ to_json(lua_State *L, int idx, int depth, char **cause)
 	default:
 		break;
 	}
-	if (asprintf(cause, "a %s cannot be encoded as JSON",
-	    luaL_typename(L, idx)) < 0)
-		*cause = NULL;
+	*cause = util_printf("a %s cannot be encoded as JSON",
+	    luaL_typename(L, idx));
 	return NULL;
 }
 

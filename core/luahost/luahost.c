@@ -20,6 +20,7 @@
 #include <lualib.h>
 
 #include "lib/log.h"
+#include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "luahost/luaalloc.h"
 #include "luahost/luaconv.h"
@@ -263,24 +264,21 @@ load_rel(lua_State *L, const char *rel, char **cause)
 	int rc;
 
 	if (path == NULL) {
-		if (asprintf(cause, "%s: no such script", rel) < 0)
-			*cause = NULL;
+		*cause = util_printf("%s: no such script", rel);
 		return -1;
 	}
 	if ((f = fopen(path, "rb")) == NULL) {
-		if (asprintf(cause, "%s: %s", path, strerror(errno)) < 0)
-			*cause = NULL;
+		*cause = util_printf("%s: %s", path, strerror(errno));
 		return -1;
 	}
 	fseek(f, 0, SEEK_END);
 	len = ftell(f);
 	fseek(f, 0, SEEK_SET);
-	buf = malloc(len + 1);
-	if (buf == NULL || fread(buf, 1, len, f) != (size_t)len) {
+	buf = xmalloc(len + 1);
+	if (fread(buf, 1, len, f) != (size_t)len) {
 		fclose(f);
 		free(buf);
-		if (asprintf(cause, "%s: read error", path) < 0)
-			*cause = NULL;
+		*cause = util_printf("%s: read error", path);
 		return -1;
 	}
 	fclose(f);
@@ -289,7 +287,7 @@ load_rel(lua_State *L, const char *rel, char **cause)
 	rc = luaL_loadbufferx(L, buf, len, chunk, "t");
 	free(buf);
 	if (rc != LUA_OK) {
-		*cause = strdup(lua_tostring(L, -1));
+		*cause = xstrdup(lua_tostring(L, -1));
 		lua_pop(L, 1);
 		return -1;
 	}
@@ -566,7 +564,7 @@ luahost_call(lua_State *L, int nargs, int nresults, char **cause)
 		s->in_call = 0;
 	lua_remove(L, base);
 	if (rc != LUA_OK) {
-		*cause = strdup(lua_tostring(L, -1) ? lua_tostring(L, -1) :
+		*cause = xstrdup(lua_tostring(L, -1) ? lua_tostring(L, -1) :
 		    "unknown error");
 		lua_pop(L, 1);
 		/* Give back what a runaway call left behind. */
@@ -603,9 +601,9 @@ co_error(lua_State *co)
 	lua_pushcfunction(main, co_traceback);
 	lua_pushlightuserdata(main, co);
 	if (lua_pcall(main, 1, 1, 0) == LUA_OK && lua_isstring(main, -1))
-		err = strdup(lua_tostring(main, -1));
+		err = xstrdup(lua_tostring(main, -1));
 	else
-		err = strdup(lua_type(co, -1) == LUA_TSTRING ?
+		err = xstrdup(lua_type(co, -1) == LUA_TSTRING ?
 		    lua_tostring(co, -1) : "unknown error");
 	lua_pop(main, 1);
 	return err;

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "lib/json.h"
+#include "lib/xmalloc.h"
 #include "registry/patch.h"
 
 #define DIRECTIVE_PATCH		"$patch"
@@ -272,15 +273,13 @@ ptr_parse(const char *s, struct ptr *p)
 		if (*cp == '/')
 			n++;
 	}
-	if ((p->seg = calloc((size_t)n, sizeof *p->seg)) == NULL)
-		return (-1);
+	p->seg = xcalloc((size_t)n, sizeof *p->seg);
 
 	for (cp = s + 1;; cp = end + 1) {
 		end = strchr(cp, '/');
 		if (end == NULL)
 			end = cp + strlen(cp);
-		if ((tok = malloc((size_t)(end - cp) + 1)) == NULL)
-			return (-1);
+		tok = xmalloc((size_t)(end - cp) + 1);
 		p->seg[p->n++] = tok;
 		for (out = tok; cp < end; cp++) {
 			if (*cp != '~') {

@@ -220,8 +220,9 @@ wait_rev(struct etcd_store *e, uint64_t rev, store_durable_cb cb, void *arg)
 	e->nwaiters++;
 }
 
+/* The cache holds etcd's writes up to rev: answer who waited for it. */
 static void
-advance(struct etcd_store *e, uint64_t rev)
+note_applied(struct etcd_store *e, uint64_t rev)
 {
 	if (rev <= e->applied)
 		return;
@@ -272,13 +273,13 @@ on_event(void *arg, const struct etcdkv_kv *kv, const struct etcdkv_kv *prev)
 		free(last);
 	}
 done:
-	advance(e, (uint64_t)kv->mod_rev);
+	note_applied(e, (uint64_t)kv->mod_rev);
 }
 
 static void
 on_progress(void *arg, int64_t rev)
 {
-	advance(arg, (uint64_t)rev);
+	note_applied(arg, (uint64_t)rev);
 }
 
 static void start_watch(struct etcd_store *, int64_t from);
@@ -492,7 +493,7 @@ start_watch(struct etcd_store *e, int64_t from)
 			cause = NULL;
 			uv_sleep(1000);
 		}
-		advance(e, (uint64_t)at);
+		note_applied(e, (uint64_t)at);
 		from = at + 1;
 	}
 	e->watch = etcdkv_watch_start(e->kv, e->prefix, e->plen, e->end,
@@ -860,7 +861,7 @@ settle(uv_timer_t *t)
 		return;
 	}
 	if (n == 0)
-		advance(e, e->sync_target);
+		note_applied(e, e->sync_target);
 	else
 		uv_timer_start(&e->settle, settle, SYNC_SETTLE_MS, 0);
 }
@@ -1109,7 +1110,7 @@ store_etcd_open(uv_loop_t *loop, const struct store_etcd_conf *conf,
 			store_close(st);
 			return -1;
 		}
-		advance(e, (uint64_t)at);
+		note_applied(e, (uint64_t)at);
 		start_watch(e, at + 1);
 	}
 	if (e->compaction_s > 0)
