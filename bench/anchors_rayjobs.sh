@@ -19,11 +19,11 @@
 # until every RayJob is Complete and every cluster and pod is gone, and
 # the API requests per RayJob (volrayd's apiserver_request_total over the
 # run: the client's requests, and the benchmark's one poll a second).
-# "The same limits" is the same flags. volrayd's remote client has two
-# token buckets of those limits (its writes; Events, as controller-runtime's
-# recorder has a clientset of its own), KubeRay's operator one per client
-# (manager, recorder, the Volcano clientset of its batch scheduler): at
-# 100/200 it sends more than 100 requests a second (bench/RESULTS.md).
+# "The same limits" is the same flags, meaning the same: KubeRay's
+# operator has a token bucket of those limits per kind (controller-runtime
+# makes a REST client per kind, client-go gives each a bucket), plus its
+# recorder's and its Volcano clientset's; volrayd's remote client has one
+# per kind too, Events' and Leases' own, and one for watches and lists.
 
 if [ "$SMALL" = 1 ]; then
 	: "${RAYJOBS:=20}" "${NODES:=20}" "${DURATION:=1s}" "${RUNS_RAYJOBS:=1}"
