@@ -360,3 +360,21 @@ client_evict(client *c, const char *ns, const char *name,
 	}
 	c->ops->evict(c->impl, ns, name, o, res);
 }
+
+void
+client_evict_async(client *c, const char *ns, const char *name,
+    const struct reg_opts *o, client_done_fn done, void *arg)
+{
+	struct reg_result res;
+
+	if (refused(c, &res)) {
+		give(done, arg, &res);
+		return;
+	}
+	if (c->ops->evict_async != NULL) {
+		c->ops->evict_async(c->impl, ns, name, o, done, arg);
+		return;
+	}
+	c->ops->evict(c->impl, ns, name, o, &res);
+	give(done, arg, &res);
+}

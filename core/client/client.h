@@ -20,9 +20,10 @@
  * returns; its event reaches subscribers later, once it is durable. The
  * _async calls give the result to a callback instead: before they return
  * in the embedded client, after the round trip in a remote one, whose
- * loop goes on meanwhile; that is how what runs on the loop (the Lua
- * controllers, the scheduler's binds and statuses, Events, Leases)
- * writes.
+ * loop goes on meanwhile; that is how everything that runs on the loop
+ * writes (the Lua controllers' reconciles, the scheduler's binds,
+ * statuses and evictions, the node runtimes' Leases and statuses, the
+ * node lifecycle's taints and evictions, Events, Leases).
  *
  * Versions (store_obj) are read with the store's own accessors
  * (store_obj_tree, store_obj_ref, store_obj_unref, store_obj_filtered):
@@ -87,6 +88,9 @@ struct client_ops {
 	void (*delete_async)(void *impl, const resource *, const char *ns,
 	    const char *name, const struct reg_opts *, client_done_fn done,
 	    void *arg);
+	/* Optional: an eviction answered later, through done. */
+	void (*evict_async)(void *impl, const char *ns, const char *name,
+	    const struct reg_opts *, client_done_fn done, void *arg);
 };
 
 /*
@@ -159,10 +163,12 @@ void client_bind_async(client *, const char *ns, const char *name,
  * client_bind_async: done (NULL: none) gets the result (its body to free)
  * on the loop, at once in the embedded client, when the server has
  * answered in the remote one; a 2xx answer is in the cache before done
- * runs. There is no conflict retry (own_status is not looked at): a 409
- * is the caller's to write again over a newer version. Two writes of one
- * object in flight may land in either order: a caller keeps one at a
- * time per object.
+ * runs. A status its writer owns (reg_opts.own_status: the kubelet's of
+ * its pods and nodes) is written again over the server's newer version on
+ * a conflict, as the synchronous call does, without holding the loop;
+ * otherwise a 409 is the caller's to write again over a newer version.
+ * Two writes of one object in flight may land in either order: a caller
+ * keeps one at a time per object.
  */
 void client_update_async(client *, const resource *, const char *ns,
     const char *name, cJSON *obj, const struct reg_opts *,
@@ -183,5 +189,8 @@ void client_delete_async(client *, const resource *, const char *ns,
    where the API server has it), with these options. */
 void client_evict(client *, const char *ns, const char *name,
     const struct reg_opts *, struct reg_result *);
+/* An eviction without waiting, as client_delete_async. */
+void client_evict_async(client *, const char *ns, const char *name,
+    const struct reg_opts *, client_done_fn done, void *arg);
 
 #endif

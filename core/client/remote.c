@@ -20,9 +20,11 @@
  * object without a name, a stream that stops mid-line are logged with
  * what came (its first bytes) and skipped; the informer goes on.
  *
- * Writes made through the *_async calls (the controllers', the
- * scheduler's, Events) leave the loop free while they travel; the
- * synchronous ones block it for one round trip (hclient_call_sync). Their
+ * Writes made through the *_async calls (all that run on the loop: the
+ * controllers', the scheduler's, the node runtimes' and lifecycle's,
+ * Events, Leases) leave the loop free while they travel; the synchronous
+ * ones (start-up's: the CRDs) block it for one round trip
+ * (hclient_call_sync). Their
  * answers are put into the mirror with its events held; a zero timer
  * releases them on the next turn of the loop. Only the answers of
  * resources the mirror follows are put there (nothing else would ever
@@ -1058,16 +1060,136 @@ put_async(struct remote *rm, const resource *r, const char *ns,
 	send_obj_async(rm, r, ns, o, "PUT", url, obj, done, arg);
 }
 
+/*
+ * A status its writer owns (reg_opts.own_status), written without
+ * waiting as r_update_status writes it while the loop waits: on a 409 the
+ * server's version is read (without waiting either) and the status
+ * written again over it while the object is the same one (its uid),
+ * three tries in all; then the last answer goes to done.
+ */
+struct own_write {
+	struct remote *rm;
+	const resource *r, *through;
+	char *ns, *name, *url;		/* url: the status's, with the query */
+	cJSON *current;			/* the object with its new status */
+	int conflicts;
+	struct reg_result conflict;	/* kept while the fresh one is read */
+	client_done_fn done;
+	void *arg;
+};
+
+static void own_send(struct own_write *);
+
+static void
+own_finish(struct own_write *ow, struct reg_result *res)
+{
+	if (ow->done != NULL)
+		ow->done(ow->arg, res);
+	else
+		cJSON_Delete(res->body);
+	cJSON_Delete(ow->current);
+	free(ow->ns);
+	free(ow->name);
+	free(ow->url);
+	free(ow);
+}
+
+/* The server's version after a conflict: write again over it, or give
+   the conflict to done if the object is gone or another one. */
+static void
+on_own_fresh(void *arg, long status, const char *body, size_t len,
+    const char *err)
+{
+	struct own_write *ow = arg;
+	const char *uid = json_str(ow->current, "metadata.uid"), *u, *rv;
+	cJSON *t = status == 200 ? cJSON_ParseWithLength(body, len) : NULL;
+
+	(void)err;
+	u = json_str(t, "metadata.uid");
+	rv = json_str(t, "metadata.resourceVersion");
+	if (t == NULL || rv == NULL || (uid != NULL && (u == NULL ||
+	    strcmp(u, uid) != 0))) {
+		cJSON_Delete(t);
+		own_finish(ow, &ow->conflict);
+		return;
+	}
+	json_set_str(json_obj(ow->current, "metadata"), "resourceVersion",
+	    rv);
+	cJSON_Delete(t);
+	cJSON_Delete(ow->conflict.body);
+	memset(&ow->conflict, 0, sizeof ow->conflict);
+	own_send(ow);
+}
+
+static void
+on_own_answer(void *arg, struct reg_result *res)
+{
+	struct own_write *ow = arg;
+	struct hclient_call call = { 0 };
+	char *url, *err = NULL;
+
+	if (res->code != 409 || ++ow->conflicts == 3) {
+		own_finish(ow, res);
+		return;
+	}
+	ow->conflict = *res;
+	url = object_path(ow->r, ow->ns, ow->name, NULL);
+	call.url = url;
+	call.accept = "application/json";
+	call.timeout_ms = HCLIENT_SYNC_TIMEOUT_MS;
+	call.flow = ow->ns;
+	if (hclient_start(ow->rm->h, &call, NULL, on_own_fresh, ow, &err) ==
+	    NULL) {
+		log_warn("remote: GET %s: %s", url, err);
+		free(err);
+		own_finish(ow, &ow->conflict);
+	}
+	free(url);
+}
+
+static void
+own_send(struct own_write *ow)
+{
+	struct async_write *aw = xcalloc(1, sizeof *aw);
+	char *body = cJSON_PrintUnformatted(ow->current);
+
+	aw->ns = xstrdup(ow->ns);
+	aw->through = ow->through;
+	aw->via = client_for(ow->rm, ow->r);
+	aw->done = on_own_answer;
+	aw->arg = ow;
+	send_async(ow->rm, aw, "PUT", xstrdup(ow->url), "application/json",
+	    body, strlen(body));
+	free(body);
+}
+
 static void
 r_update_status_async(void *impl, const resource *r, const char *ns,
     const char *name, cJSON *current, cJSON *status,
     const struct reg_opts *o, client_done_fn done, void *arg)
 {
+	struct own_write *ow;
+
 	cJSON_DeleteItemFromObject(current, "status");
 	if (status != NULL)
 		cJSON_AddItemToObject(current, "status", status);
-	put_async(impl, r, ns, o, object_path(r, ns, name, "status"),
-	    current, done, arg);
+	if (o == NULL || !o->own_status) {
+		put_async(impl, r, ns, o, object_path(r, ns, name, "status"),
+		    current, done, arg);
+		return;
+	}
+	ow = xcalloc(1, sizeof *ow);
+	ow->rm = impl;
+	ow->r = r;
+	ow->through = through(r, o);
+	ow->ns = xstrdup(ns != NULL ? ns : "");
+	ow->name = xstrdup(name);
+	ow->url = object_path(r, ns, name, "status");
+	add_query(&ow->url, o);
+	ow->current = current;
+	ow->done = done;
+	ow->arg = arg;
+	own_send(ow);
 }
 
 static void
@@ -1128,6 +1250,14 @@ r_evict(void *impl, const char *ns, const char *name,
 }
 
 static void
+r_evict_async(void *impl, const char *ns, const char *name,
+    const struct reg_opts *o, client_done_fn done, void *arg)
+{
+	r_delete_async(impl, resource_find("", "v1", "pods"), ns, name, o,
+	    done, arg);
+}
+
+static void
 on_informer_closed(uv_handle_t *h)
 {
 	struct remote *rm = h->data;
@@ -1183,7 +1313,7 @@ r_free(void *impl)
 static const struct client_ops remote_ops = {
 	r_create, r_update, r_update_status, r_patch, r_delete, r_bind,
 	r_evict, r_free, r_bind_async, r_update_status_async, r_patch_async,
-	r_update_async, r_create_async, r_delete_async
+	r_update_async, r_create_async, r_delete_async, r_evict_async
 };
 
 /* --- the client -------------------------------------------------------- */

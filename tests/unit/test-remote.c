@@ -1158,6 +1158,75 @@ test_writes(void)
 		CHECK(rules_left() == 0);
 		cJSON_Delete(last_req("PUT", PD "/w1/status", "",
 		    "application/json"));
+
+		/* The same without waiting (the kubelet's statuses on the
+		   loop): the 409, the read and the second PUT all travel
+		   while the loop runs; done gets the last answer. */
+		rule("PUT", PD "/w1/status", "", 409, conflict);
+		rule("GET", PD "/w1", "", 200, "{\"apiVersion\":\"v1\","
+		    "\"kind\":\"Pod\",\"metadata\":{\"name\":\"w1\","
+		    "\"namespace\":\"default\",\"uid\":\"u-w1\","
+		    "\"resourceVersion\":\"95\"},\"spec\":{}}");
+		rule("PUT", PD "/w1/status", "", 200, "{\"apiVersion\":\"v1\","
+		    "\"kind\":\"Pod\",\"metadata\":{\"name\":\"w1\","
+		    "\"namespace\":\"default\",\"uid\":\"u-w1\","
+		    "\"resourceVersion\":\"96\"},\"spec\":{},\"status\":"
+		    "{\"phase\":\"Running\"}}");
+		async_code = 0;
+		client_update_status_async(c, pods, "default", "w1",
+		    client_get_tree(c, pods, "default", "w1"),
+		    cJSON_Parse("{\"phase\":\"Running\"}"), &own, on_async,
+		    NULL);
+		CHECK(async_code == 0);
+		WAIT(async_code != 0);
+		CHECK(async_code == 200);
+		t = last_req("PUT", PD "/w1/status", "", "application/json");
+		CHECK_STR(json_str(t, "metadata.resourceVersion"), "95");
+		CHECK_STR(json_str(t, "status.phase"), "Running");
+		cJSON_Delete(t);
+		CHECK(rules_left() == 0);
+		CHECK(rev_of("pods", "default", "w1") == 96);
+
+		/* Three conflicts: the third goes to done. */
+		rule("PUT", PD "/w1/status", "", 409, conflict);
+		rule("GET", PD "/w1", "", 200, "{\"apiVersion\":\"v1\","
+		    "\"kind\":\"Pod\",\"metadata\":{\"name\":\"w1\","
+		    "\"namespace\":\"default\",\"uid\":\"u-w1\","
+		    "\"resourceVersion\":\"97\"},\"spec\":{}}");
+		rule("PUT", PD "/w1/status", "", 409, conflict);
+		rule("GET", PD "/w1", "", 200, "{\"apiVersion\":\"v1\","
+		    "\"kind\":\"Pod\",\"metadata\":{\"name\":\"w1\","
+		    "\"namespace\":\"default\",\"uid\":\"u-w1\","
+		    "\"resourceVersion\":\"98\"},\"spec\":{}}");
+		rule("PUT", PD "/w1/status", "", 409, conflict);
+		async_code = 0;
+		client_update_status_async(c, pods, "default", "w1",
+		    client_get_tree(c, pods, "default", "w1"),
+		    cJSON_Parse("{\"phase\":\"Failed\"}"), &own, on_async,
+		    NULL);
+		WAIT(async_code != 0);
+		CHECK(async_code == 409);
+		CHECK_STR(async_reason, "Conflict");
+		CHECK(rules_left() == 0);
+		cJSON_Delete(last_req("PUT", PD "/w1/status", "",
+		    "application/json"));
+
+		/* Another object of the same name meanwhile: its conflict
+		   is the answer, nothing is written over the new one. */
+		rule("PUT", PD "/w1/status", "", 409, conflict);
+		rule("GET", PD "/w1", "", 200, "{\"apiVersion\":\"v1\","
+		    "\"kind\":\"Pod\",\"metadata\":{\"name\":\"w1\","
+		    "\"namespace\":\"default\",\"uid\":\"u-other\","
+		    "\"resourceVersion\":\"99\"},\"spec\":{}}");
+		async_code = 0;
+		client_update_status_async(c, pods, "default", "w1",
+		    client_get_tree(c, pods, "default", "w1"),
+		    cJSON_Parse("{\"phase\":\"Failed\"}"), &own, on_async,
+		    NULL);
+		WAIT(async_code != 0);
+		CHECK(async_code == 409);
+		CHECK(rules_left() == 0);
+		cJSON_Delete(last_req("GET", PD "/w1", NULL, NULL));
 	}
 
 	/* bind: pods/binding. */
@@ -1197,6 +1266,25 @@ test_writes(void)
 	CHECK(res.code == 200);
 	cJSON_Delete(res.body);
 	cJSON_Delete(last_req("DELETE", PD "/w3", "", NULL));
+
+	/* evict without waiting: the same delete, answered on a later turn
+	   of the loop, with its preconditions. */
+	rule("DELETE", PD "/w3", "", 200, "{\"kind\":\"Status\","
+	    "\"apiVersion\":\"v1\",\"status\":\"Success\"}");
+	{
+		struct reg_opts eo;
+
+		memset(&eo, 0, sizeof eo);
+		eo.precond_uid = "u-w3";
+		async_code = 0;
+		client_evict_async(c, "default", "w3", &eo, on_async, NULL);
+	}
+	CHECK(async_code == 0);
+	WAIT(async_code != 0);
+	CHECK(async_code == 200);
+	t = last_req("DELETE", PD "/w3", "", NULL);
+	CHECK_STR(json_str(t, "preconditions.uid"), "u-w3");
+	cJSON_Delete(t);
 
 	/* Errors: the server's Status, or one of ours for what is not
 	   JSON; neither touches the mirror. */
