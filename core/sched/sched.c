@@ -478,11 +478,15 @@ on_status_written(void *arg, struct reg_result *res)
 	}
 }
 
-/* Set a pod condition (and, if given, nominatedNodeName) in its status. */
-static void
-pod_condition(struct sched *s, const cJSON *cur, const char *type,
+/*
+ * Set a pod condition (and, if given, nominatedNodeName) in its status;
+ * done(arg) gets the answer. 0 if the pod says so already: nothing is
+ * written and done is not called.
+ */
+static int
+pod_condition_then(struct sched *s, const cJSON *cur, const char *type,
     const char *status, const char *reason, const char *msg,
-    const char *nominated)
+    const char *nominated, client_done_fn done, void *arg)
 {
 	const resource *r = resource_find("", "v1", "pods");
 	const char *ns = json_str(cur, "metadata.namespace");
@@ -493,7 +497,7 @@ pod_condition(struct sched *s, const cJSON *cur, const char *type,
 	if (cond_is(cur, type, status, reason, msg) && (nominated == NULL ||
 	    (json_str(cur, "status.nominatedNodeName") != NULL &&
 	    strcmp(json_str(cur, "status.nominatedNodeName"), nominated) == 0)))
-		return;		/* already says so */
+		return 0;	/* already says so */
 	t = cJSON_Duplicate(cur, 1);
 	st = json_obj(t, "status");
 	conds = cJSON_GetObjectItemCaseSensitive(st, "conditions");
@@ -526,8 +530,25 @@ pod_condition(struct sched *s, const cJSON *cur, const char *type,
 	/* The session's tree is a stored version: the client takes it
 	   for the current one (409 if a later version replaced it). */
 	cJSON_DetachItemViaPointer(t, st);
-	client_update_status_async(s->c, r, ns, name, t, st, NULL,
-	    on_status_written, status_wait_new(s, 1, "pod", ns, name));
+	client_update_status_async(s->c, r, ns, name, t, st, NULL, done, arg);
+	return 1;
+}
+
+/* Set a pod condition, the session waiting for the answer. */
+static void
+pod_condition(struct sched *s, const cJSON *cur, const char *type,
+    const char *status, const char *reason, const char *msg,
+    const char *nominated)
+{
+	struct status_wait *w = status_wait_new(s, 1, "pod",
+	    json_str(cur, "metadata.namespace"),
+	    json_str(cur, "metadata.name"));
+
+	if (!pod_condition_then(s, cur, type, status, reason, msg, nominated,
+	    on_status_written, w)) {
+		s->writes_inflight--;
+		free(w);
+	}
 }
 
 static void on_soon(uv_timer_t *);
@@ -588,7 +609,61 @@ write_bind(struct sched *s, const struct decision_bind *b)
 	client_bind_async(s->c, w->ns, w->name, w->node, on_bound, w);
 }
 
-/* Evictions: few, at once, before the binds. */
+/*
+ * An eviction on its way. The session is finished only once its answer
+ * is in, as with the status writes (writes_inflight): the next session
+ * starts from a cache where the victim is on its way out (or the
+ * eviction failed), never while the delete still travels.
+ */
+struct evict_wait {
+	struct sched *s;
+	const char *ns, *name;		/* in buf */
+	char buf[];
+};
+
+static void
+on_evicted(void *arg, struct reg_result *res)
+{
+	struct evict_wait *w = arg;
+	struct sched *s = w->s;
+
+	if (res->code < 300)
+		s->stats.evictions++;
+	else if (res->code != 404)
+		log_info("scheduler: evicting %s/%s: code %d", w->ns, w->name,
+		    res->code);
+	cJSON_Delete(res->body);
+	free(w);
+	if (--s->writes_inflight == 0 && s->finish_waiting) {
+		s->finish_waiting = 0;
+		session_finish(s);
+	}
+}
+
+static void
+evict_now(struct evict_wait *w)
+{
+	struct reg_opts o;
+
+	memset(&o, 0, sizeof o);
+	client_evict_async(w->s->c, w->ns, w->name, &o, on_evicted, w);
+}
+
+/* The DisruptionTarget condition's answer: then the eviction, as
+   kube-scheduler writes the condition before it deletes. */
+static void
+on_disruption_written(void *arg, struct reg_result *res)
+{
+	struct evict_wait *w = arg;
+
+	if (res->code >= 300 && res->code != 404 && res->code != 409)
+		log_warn("scheduler: status of pod %s/%s: code %d", w->ns,
+		    w->name, res->code);
+	cJSON_Delete(res->body);
+	evict_now(w);
+}
+
+/* Evictions: few, at once, before the binds; none waits on the loop. */
 static void
 write_evictions(struct sched *s, struct session *ss)
 {
@@ -596,24 +671,25 @@ write_evictions(struct sched *s, struct session *ss)
 
 	for (i = 0; i < ss->nevicts; i++) {
 		struct s_task *t = ss->evicts[i].t;
-		struct reg_opts o;
-		struct reg_result res;
-
+		size_t lns = strlen(t->ns) + 1, lname = strlen(t->name) + 1;
+		struct evict_wait *w = xmalloc(sizeof *w + lns + lname);
 		cJSON *obj = task_obj(ss, t);
 		cJSON *cur = obj != NULL ? fresh(s, "pods", obj) : NULL;
+		int later;
 
-		if (cur != NULL)
-			pod_condition(s, cur, "DisruptionTarget", "True",
-			    "PreemptionByScheduler", ss->evicts[i].reason, NULL);
-		cJSON_Delete(cur);
+		w->s = s;
+		w->ns = memcpy(w->buf, t->ns, lns);
+		w->name = memcpy(w->buf + lns, t->name, lname);
+		s->writes_inflight++;
 		if (obj != NULL)
 			record_event(s, obj, "Normal", "Preempted",
 			    ss->evicts[i].reason);
-		memset(&o, 0, sizeof o);
-		client_evict(s->c, t->ns, t->name, &o, &res);
-		if (res.code < 300)
-			s->stats.evictions++;
-		cJSON_Delete(res.body);
+		later = cur != NULL && pod_condition_then(s, cur,
+		    "DisruptionTarget", "True", "PreemptionByScheduler",
+		    ss->evicts[i].reason, NULL, on_disruption_written, w);
+		cJSON_Delete(cur);
+		if (!later)
+			evict_now(w);
 	}
 }
 
