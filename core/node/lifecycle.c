@@ -75,6 +75,7 @@ struct lc_pod {
 	wheel_timer evict;
 	uint64_t since;			/* loop ms it was first due to go */
 	int scheduled;
+	int evicting;			/* its eviction is on its way */
 	char *ns, *name;		/* inside the same allocation */
 	char uid[];
 };
@@ -455,28 +456,68 @@ pod_cancel(struct lc_pod *p)
 	p->scheduled = 0;
 }
 
-/* Evict the pod as the taint manager does, with an Event. */
+/*
+ * An eviction on its way (the loop does not wait for a remote API's
+ * answer): the pod's names, since the pod may be forgotten before the
+ * answer comes; its Event is recorded once the eviction went through.
+ */
+struct lc_evict {
+	struct lifecycle *lc;
+	char *node, *ns, *name;		/* inside the same allocation */
+	char uid[];
+};
+
+static void
+pod_evicted(void *arg, struct reg_result *res)
+{
+	struct lc_evict *e = arg;
+	struct lifecycle *lc = e->lc;
+	struct lc_bucket *b;
+	struct lc_pod *p;
+	char *msg;
+
+	if (!lc->dying && (b = hmap_get(lc->buckets, e->node)) != NULL &&
+	    (p = hmap_get(b->pods, e->uid)) != NULL)
+		p->evicting = 0;
+	if (!lc->dying && res->code < 300) {
+		log_info("node %s: evicting pod %s/%s (NoExecute taint)",
+		    e->node, e->ns, e->name);
+		msg = util_printf("Marking for deletion Pod %s/%s", e->ns,
+		    e->name);
+		record_event(lc->evict_events, "Pod", e->ns, e->name, e->uid,
+		    "TaintManagerEviction", msg);
+		free(msg);
+	}
+	log_result("evicting pod", e->name, res);
+	free(e);
+	if (--lc->writing == 0 && lc->dying)
+		free(lc);
+}
+
+/* Evict the pod as the taint manager does, with an Event; one eviction
+   of a pod on its way at a time. */
 static void
 pod_evict(struct lc_pod *p)
 {
 	struct lifecycle *lc = p->lc;
+	size_t lu = strlen(p->uid) + 1, lnode = strlen(p->b->node) + 1;
+	size_t lns = strlen(p->ns) + 1, lname = strlen(p->name) + 1;
+	struct lc_evict *e;
 	struct reg_opts o;
-	struct reg_result res;
-	char *msg;
 
+	if (p->evicting)
+		return;
+	e = xmalloc(sizeof *e + lu + lnode + lns + lname);
+	e->lc = lc;
+	memcpy(e->uid, p->uid, lu);
+	e->node = memcpy(e->uid + lu, p->b->node, lnode);
+	e->ns = memcpy(e->node + lnode, p->ns, lns);
+	e->name = memcpy(e->ns + lns, p->name, lname);
 	memset(&o, 0, sizeof o);
-	o.precond_uid = p->uid;
-	client_evict(lc->c, p->ns, p->name, &o, &res);
-	if (res.code < 300) {
-		log_info("node %s: evicting pod %s/%s (NoExecute taint)",
-		    p->b->node, p->ns, p->name);
-		msg = util_printf("Marking for deletion Pod %s/%s", p->ns,
-		    p->name);
-		record_event(lc->evict_events, "Pod", p->ns, p->name, p->uid,
-		    "TaintManagerEviction", msg);
-		free(msg);
-	}
-	log_result("evicting pod", p->name, &res);
+	o.precond_uid = e->uid;
+	p->evicting = 1;
+	lc->writing++;
+	client_evict_async(lc->c, e->ns, e->name, &o, pod_evicted, e);
 }
 
 static void
