@@ -262,6 +262,8 @@ struct node {
 	int failing;			/* volray.io/sim-fail: no heartbeat */
 	unsigned idx;
 	int lease_writing;		/* a renewal in flight */
+	int status_writing;		/* a status write in flight */
+	int status_again;		/* a change came meanwhile */
 };
 
 /* usage.c: the local node's totals, a sample each USAGE_MS, the last
@@ -291,6 +293,8 @@ struct node_mgr {
 	/* Pods bound to a managed node, taken on in the flush slice. */
 	struct adoption *adopt, **adopt_tail;
 	hmap *adopting;			/* uid -> adoption */
+	hmap *finishing;		/* uid -> its last writes on their
+					   way (podworker.c) */
 	unsigned next_node_idx;
 	unsigned next_ip;
 	int lease_seconds;		/* leaseDurationSeconds; renewed at 1/4 */
@@ -299,6 +303,8 @@ struct node_mgr {
 	char *local_name;		/* the local node, or NULL */
 	char *shim;			/* volray-shim, for local containers */
 	int started;			/* node_mgr_start is done */
+	int lease_ns_writing;		/* kube-node-lease being created: the
+					   Leases wait for it */
 	uv_timer_t usage_timer;		/* usage.c's sampler */
 	struct usage_ring usage;	/* usage.c: the local node's load */
 	int no_virtual;			/* simulate no virtual Node */
@@ -360,8 +366,12 @@ void podworker_start(struct node_pod *, const cJSON *obj);
 void podworker_terminate(struct node_pod *, uint64_t grace_ms);
 /* The pod is gone from the store: stop everything, write nothing. */
 void podworker_forget(struct node_pod *);
-/* Delete a pod with no grace period (finalizers still hold it). */
+/* Delete a pod with no grace period (finalizers still hold it), without
+   waiting. */
 void podworker_remove(node_mgr *, const char *ns, const char *name);
+/* Whether the pod of this uid has its last writes on their way: it is
+   not to be taken on again meanwhile. */
+int podworker_finishing(node_mgr *, const char *uid);
 /* One of the pod's annotations, or NULL. */
 const char *podworker_annotation(const struct node_pod *, const char *key);
 
@@ -375,8 +385,13 @@ void podevent_record(struct node_pod *, const char *type, const char *reason,
 void podstatus_dirty(struct node_pod *);
 /* The pod is about to be freed: off the list of dirty pods. */
 void podstatus_forget(struct node_pod *);
-/* Write the pod's status now if it is dirty (it stays on the list). */
-void podstatus_flush(struct node_pod *);
+/*
+ * Write the last status of a pod going away now, if it is dirty (it stays
+ * on the list), over any newer version, without waiting: done(arg) gets
+ * the answer (its body to free). 0 if there was nothing to write (done
+ * is not called).
+ */
+int podstatus_flush_last(struct node_pod *, client_done_fn done, void *arg);
 /*
  * The pod was just made dirty, through *at (the list's tail before):
  * write its status now, from t, the tree of its stored version o (t is

@@ -103,16 +103,18 @@ write_result(const char *what, const char *name, struct reg_result *res)
 	cJSON_Delete(res->body);
 }
 
-/* A renewal's answer: n may be gone, looked up again by name. */
-struct lease_wait {
+/* A write of a node's (its Lease, its status) on its way: n may be gone
+   when the answer comes, looked up again by name. */
+struct node_wait {
 	node_mgr *m;
 	char name[];
 };
 
+/* A renewal's answer. */
 static void
 on_lease_written(void *arg, struct reg_result *res)
 {
-	struct lease_wait *w = arg;
+	struct node_wait *w = arg;
 	struct node *n = hmap_get(w->m->nodes, w->name);
 
 	if (n != NULL)
@@ -132,16 +134,23 @@ on_lease(wheel_timer *t)
 	const resource *r = resource_find("coordination.k8s.io", "v1",
 	    "leases");
 	const store_obj *no = client_get(m->c, "nodes", "", n->name);
-	struct reg_result res;
+	size_t len = strlen(n->name) + 1;
+	struct node_wait *w;
 	char now[40];
 	cJSON *l;
+	int create;
 
 	wheel_add(m->wheel, &n->lease_timer, n->lease_period_ms, on_lease, n);
 	if (n->failing || no == NULL || n->lease_writing)
 		return;
 	util_now_micro(now);
 	l = client_get_tree(m->c, r, LEASE_NS, n->name);
-	if (l == NULL) {
+	if (l == NULL && m->lease_ns_writing) {
+		/* Its namespace is on its way (node_mgr_start): soon. */
+		wheel_add(m->wheel, &n->lease_timer, 100, on_lease, n);
+		return;
+	}
+	if ((create = l == NULL)) {
 		cJSON *md, *own, *o;
 
 		l = cJSON_CreateObject();
@@ -160,24 +169,19 @@ on_lease(wheel_timer *t)
 		json_set_str(json_obj(l, "spec"), "holderIdentity", n->name);
 		json_set_num(json_obj(l, "spec"), "leaseDurationSeconds",
 		    m->lease_seconds);
-		json_set_str(json_obj(l, "spec"), "renewTime", now);
-		client_create(m->c, r, LEASE_NS, l, NULL, &res);
-	} else {
-		/* Without waiting: thousands of nodes renew every period. */
-		size_t len = strlen(n->name) + 1;
-		struct lease_wait *w = xmalloc(sizeof *w + len);
-
-		w->m = m;
-		memcpy(w->name, n->name, len);
-		json_set_str(json_obj(l, "spec"), "renewTime", now);
-		n->lease_writing = 1;
+	}
+	json_set_str(json_obj(l, "spec"), "renewTime", now);
+	/* Without waiting: thousands of nodes renew every period. */
+	w = xmalloc(sizeof *w + len);
+	w->m = m;
+	memcpy(w->name, n->name, len);
+	n->lease_writing = 1;
+	if (create)
+		client_create_async(m->c, r, LEASE_NS, l, NULL,
+		    on_lease_written, w);
+	else
 		client_update_async(m->c, r, LEASE_NS, n->name, l, NULL,
 		    on_lease_written, w);
-		return;
-	}
-	if (res.code < 300)
-		m->stats.lease_writes++;
-	write_result("lease", n->name, &res);
 }
 
 static cJSON *
@@ -227,18 +231,52 @@ put_list(cJSON *st, const char *key, const struct podspec_res *r)
 	cJSON_AddItemToObject(st, key, l);
 }
 
-/* The status the kubelet keeps on its Node, written when it changes. */
+static void write_node_status(node_mgr *, struct node *, const store_obj *);
+
+/* A node status write's answer: n may be gone, looked up again by name;
+   a change that came meanwhile is written now, over the newest version. */
+static void
+on_status_written(void *arg, struct reg_result *res)
+{
+	struct node_wait *w = arg;
+	struct node *n = hmap_get(w->m->nodes, w->name);
+	const store_obj *o;
+
+	write_result("status", w->name, res);
+	if (n != NULL) {
+		n->status_writing = 0;
+		if (n->status_again && !n->failing &&
+		    (o = client_get(w->m->c, "nodes", "", n->name)) != NULL)
+			write_node_status(w->m, n, o);
+		n->status_again = 0;
+	}
+	free(w);
+}
+
+/*
+ * The status the kubelet keeps on its Node, written when it changes,
+ * without waiting: one write of a node's status on its way at a time (a
+ * change meanwhile is written after its answer, from the newest version;
+ * a conflict is written again over the server's version by the client,
+ * reg_opts.own_status).
+ */
 static void
 write_node_status(node_mgr *m, struct node *n, const store_obj *o)
 {
 	const resource *r = resource_find("", "v1", "nodes");
-	cJSON *t = store_obj_tree(o), *old, *st, *conds, *addr, *a, *info;
+	cJSON *t, *old, *st, *conds, *addr, *a, *info;
 	cJSON *images;
-	struct reg_result res;
+	struct node_wait *w;
+	size_t len;
 	/* The status is this node's to write (reg_opts.own_status). */
 	static const struct reg_opts own = { .own_status = 1 };
 	char now[32];
 
+	if (n->status_writing) {
+		n->status_again = 1;
+		return;
+	}
+	t = store_obj_tree(o);
 	util_now(now);
 	old = json_at(t, "status");
 	st = cJSON_CreateObject();
@@ -295,8 +333,13 @@ write_node_status(node_mgr *m, struct node *n, const store_obj *o)
 		cJSON_Delete(t);
 		return;
 	}
-	client_update_status(m->c, r, "", n->name, t, st, &own, &res);
-	write_result("status", n->name, &res);
+	len = strlen(n->name) + 1;
+	w = xmalloc(sizeof *w + len);
+	w->m = m;
+	memcpy(w->name, n->name, len);
+	n->status_writing = 1;
+	client_update_status_async(m->c, r, "", n->name, t, st, &own,
+	    on_status_written, w);
 }
 
 /*
@@ -546,6 +589,7 @@ adopt_waiting(node_mgr *m, uint64_t t0)
 		o = client_get(m->c, "pods", a->o->ns, a->o->name);
 		if (o != NULL && strcmp(o->uid, a->o->uid) == 0 &&
 		    hmap_get(m->pods, o->uid) == NULL &&
+		    !podworker_finishing(m, o->uid) &&
 		    (n = hmap_get(m->nodes, o->node_name)) != NULL)
 			adopt_pod(m, n, o, 1);
 		store_obj_unref(a->o);
@@ -581,6 +625,9 @@ pod_event(node_mgr *m, const store_event *ev)
 		}
 		return;
 	}
+	/* Its last status and its delete on their way: it is not back. */
+	if (podworker_finishing(m, o->uid))
+		return;
 	if ((a = hmap_get(m->adopting, o->uid)) != NULL) {
 		/* Still waiting: the stored version is taken on then. */
 		if (ev->type == STORE_DELETED) {
@@ -666,6 +713,7 @@ node_mgr_new(uv_loop_t *loop, client *c)
 	m->nodes = hmap_new();
 	m->pods = hmap_new();
 	m->adopting = hmap_new();
+	m->finishing = hmap_new();
 	m->loop = loop;
 	m->c = c;
 	m->lease_seconds = LEASE_SECONDS;
@@ -701,13 +749,25 @@ local_capacity(char *cpu, char *mem, size_t size)
 	snprintf(mem, size, "%lluKi", kb);
 }
 
-/* Create (or bring up to date) the Node for this machine. */
+static void
+on_local_registered(void *arg, struct reg_result *res)
+{
+	node_mgr *m = arg;
+
+	write_result("registering the local node", m->local_name, res);
+}
+
+/*
+ * Create (or bring up to date) the Node for this machine, without
+ * waiting: its event (the create's, written through) makes it managed
+ * and adopts its pods (adopt_bound), whether the answer comes before
+ * node_mgr_start lists the nodes (the embedded client's) or after.
+ */
 static void
 register_local(node_mgr *m)
 {
 	const resource *r = resource_find("", "v1", "nodes");
 	char cpu[32], mem[32];
-	struct reg_result res;
 	cJSON *t = client_get_tree(m->c, r, "", m->local_name), *md, *l, *a;
 	int create = t == NULL;
 
@@ -735,12 +795,13 @@ register_local(node_mgr *m)
 		cidrs = cJSON_AddArrayToObject(spec, "podCIDRs");
 		cJSON_AddItemToArray(cidrs, cJSON_CreateString(podnet_cidr()));
 	}
+	/* The client owns t now. */
 	if (create)
-		client_create(m->c, r, "", t, NULL, &res);
+		client_create_async(m->c, r, "", t, NULL, on_local_registered,
+		    m);
 	else
-		client_update(m->c, r, "", m->local_name, t, NULL, &res);
-	/* The registry owns t now. */
-	write_result("registering the local node", m->local_name, &res);
+		client_update_async(m->c, r, "", m->local_name, t, NULL,
+		    on_local_registered, m);
 	log_info("node %s: the local node runs containers' commands as "
 	    "processes of this user under %s; no images; %s; resource "
 	    "limits are %s; %s%s", m->local_name,
@@ -902,20 +963,30 @@ node_mgr_set_lease_duration(node_mgr *m, int seconds)
 		m->lease_seconds = seconds;
 }
 
+/* kube-node-lease is there (or could not be made): Leases can be. */
+static void
+on_lease_ns(void *arg, struct reg_result *res)
+{
+	node_mgr *m = arg;
+
+	m->lease_ns_writing = 0;
+	write_result("namespace " LEASE_NS, "-", res);
+}
+
 void
 node_mgr_start(node_mgr *m)
 {
 	const resource *nsr = resource_find("", "v1", "namespaces");
 	store_obj *const *objs;
-	struct reg_result res;
 	size_t n, i;
 	cJSON *ns;
 
+	/* Without waiting; the Leases to create wait for it (on_lease). */
 	if (client_get(m->c, "namespaces", "", LEASE_NS) == NULL) {
 		ns = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
 		    "\"metadata\":{\"name\":\"" LEASE_NS "\"}}");
-		client_create(m->c, nsr, "", ns, NULL, &res);
-		write_result("namespace " LEASE_NS, "-", &res);
+		m->lease_ns_writing = 1;
+		client_create_async(m->c, nsr, "", ns, NULL, on_lease_ns, m);
 	}
 	/*
 	 * Start-up took a while and the loop has not run: timers set from
@@ -995,6 +1066,9 @@ node_mgr_free(node_mgr *m)
 		free(a);
 	}
 	hmap_free(m->adopting);
+	/* Writes still on their way (removals, Leases, statuses) point at
+	   m, as they always have: free it once its client is gone. */
+	hmap_free(m->finishing);
 	if (m->started)
 		usage_stop(m);
 	free(m->ep_addr);

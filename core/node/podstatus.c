@@ -12,7 +12,9 @@
  * (a list in the order they changed), and the node manager's flush slice
  * writes each dirty pod once per loop turn, and only when its status
  * differs from the stored one, without waiting for the answer (one write
- * of a pod in flight at a time; see flush_one).
+ * of a pod in flight at a time; see flush_one). The last status of a pod
+ * going away does not wait either: the pod's delete follows its answer
+ * (podworker.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,34 +309,58 @@ on_written(void *arg, struct reg_result *res)
 	free(w);
 }
 
+/* The last status's answer (flush_last): logged, then given to done. */
+struct last_wait {
+	node_mgr *m;
+	client_done_fn done;
+	void *arg;
+	char key[];			/* the pod's, for the log */
+};
+
+static void
+on_last_written(void *arg, struct reg_result *res)
+{
+	struct last_wait *w = arg;
+
+	if (res->code >= 300)
+		log_warn("node: last status of %s: code %d", w->key, res->code);
+	else
+		w->m->stats.status_writes++;
+	w->done(w->arg, res);
+	free(w);
+}
+
 /*
  * Write one pod's status if it changed; t, when given, is the tree of
- * version at (taken). The slices write without waiting, one write of a
- * pod at a time (a change meanwhile is written after it, a refused one
- * on top of the next version the client sees); the last status of a pod
- * that is going away is written synchronously, over any newer version.
+ * version at (taken). Nothing waits for the answer. The slices write one
+ * write of a pod at a time (a change meanwhile is written after it, a
+ * refused one on top of the next version the client sees); the last
+ * status of a pod that is going away (last: its answer's callback) goes
+ * at once, over any newer version (reg_opts.own_status: the client
+ * writes it again over the server's version on a conflict). 1 if a
+ * write went.
  */
-static void
+static int
 flush_one(node_mgr *m, struct node_pod *p, const store_obj *at, cJSON *t,
-    int wait)
+    client_done_fn last, void *arg)
 {
 	const resource *r = resource_find("", "v1", "pods");
 	const store_obj *o = client_get(m->c, "pods", p->ns, p->name);
-	struct reg_result res;
 	/* The status is this node's to write (reg_opts.own_status). */
 	static const struct reg_opts own = { .own_status = 1 };
 	struct status_wait *w;
+	struct last_wait *lw;
 	size_t len;
 	cJSON *st;
 
-	if (p->writing && !wait) {
+	if (p->writing && last == NULL) {
 		p->rewrite = 1;
 		cJSON_Delete(t);
-		return;
+		return 0;
 	}
 	if (o == NULL || strcmp(o->uid, p->uid) != 0) {
 		cJSON_Delete(t);
-		return;
+		return 0;
 	}
 	if (t != NULL && o != at) {
 		cJSON_Delete(t);
@@ -346,10 +372,10 @@ flush_one(node_mgr *m, struct node_pod *p, const store_obj *at, cJSON *t,
 	if (json_equal(st, json_at(t, "status"))) {
 		cJSON_Delete(st);
 		cJSON_Delete(t);
-		return;
+		return 0;
 	}
 	/* t is the stored version: the registry need not parse it again. */
-	if (!wait) {
+	if (last == NULL) {
 		len = strlen(p->uid) + 1;
 		w = xmalloc(sizeof *w + len);
 		w->m = m;
@@ -359,22 +385,23 @@ flush_one(node_mgr *m, struct node_pod *p, const store_obj *at, cJSON *t,
 		p->write_rev = o->rev;
 		client_update_status_async(m->c, r, p->ns, p->name, t, st, NULL,
 		    on_written, w);
-		return;
+		return 1;
 	}
-	client_update_status(m->c, r, p->ns, p->name, t, st, &own, &res);
-	if (res.code >= 300)
-		log_warn("node %s: status of %s: code %d", p->node->name, p->key,
-		    res.code);
-	else
-		m->stats.status_writes++;
-	cJSON_Delete(res.body);
+	len = strlen(p->key) + 1;
+	lw = xmalloc(sizeof *lw + len);
+	lw->m = m;
+	lw->done = last;
+	lw->arg = arg;
+	memcpy(lw->key, p->key, len);
+	client_update_status_async(m->c, r, p->ns, p->name, t, st, &own,
+	    on_last_written, lw);
+	return 1;
 }
 
-void
-podstatus_flush(struct node_pod *p)
+int
+podstatus_flush_last(struct node_pod *p, client_done_fn done, void *arg)
 {
-	if (p->dirty)
-		flush_one(p->node->m, p, NULL, NULL, 1);
+	return p->dirty && flush_one(p->node->m, p, NULL, NULL, done, arg);
 }
 
 void
@@ -392,7 +419,7 @@ podstatus_flush_now(struct node_pod *p, struct node_pod **at,
 		m->dirty_tail = at;
 	p->dirty = 0;
 	p->dirty_next = NULL;
-	flush_one(m, p, o, t, 0);
+	flush_one(m, p, o, t, NULL, NULL);
 }
 
 /*
@@ -413,6 +440,6 @@ podstatus_flush_slice(node_mgr *m, uint64_t t0)
 			m->dirty_tail = &m->dirty;
 		p->dirty = 0;
 		p->dirty_next = NULL;
-		flush_one(m, p, NULL, NULL, 0);
+		flush_one(m, p, NULL, NULL, NULL, NULL);
 	}
 }

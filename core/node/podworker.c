@@ -622,34 +622,93 @@ podworker_terminate(struct node_pod *p, uint64_t grace_ms)
 		    on_kill_timeout, p);
 }
 
-/* Remove a pod at once: the delete with no grace period a kubelet sends. */
-void
-podworker_remove(node_mgr *m, const char *ns, const char *name)
+/*
+ * A pod's delete on its way (the loop does not wait for a remote API's
+ * answer), or its last status and then its delete: its names, since the
+ * pod is freed first. A finishing one (uid not "") is in m->finishing
+ * until the delete's answer, so that no event of it takes it on again
+ * between its last status and its delete.
+ */
+struct removal {
+	node_mgr *m;
+	char *ns, *name;		/* inside the same allocation */
+	char uid[];
+};
+
+static struct removal *
+removal_new(node_mgr *m, const char *uid, const char *ns, const char *name)
+{
+	size_t lu = strlen(uid) + 1, lns = strlen(ns) + 1;
+	struct removal *rm = xmalloc(sizeof *rm + lu + lns + strlen(name) + 1);
+
+	rm->m = m;
+	memcpy(rm->uid, uid, lu);
+	rm->ns = memcpy(rm->uid + lu, ns, lns);
+	rm->name = rm->ns + lns;
+	strcpy(rm->name, name);
+	if (*uid != '\0')
+		hmap_put(m->finishing, rm->uid, rm);
+	return rm;
+}
+
+static void
+on_removed(void *arg, struct reg_result *res)
+{
+	struct removal *rm = arg;
+
+	if (res->code >= 300 && res->code != 404)
+		log_warn("node: removing pod %s/%s: code %d", rm->ns, rm->name,
+		    res->code);
+	cJSON_Delete(res->body);
+	if (*rm->uid != '\0')
+		hmap_del(rm->m->finishing, rm->uid);
+	free(rm);
+}
+
+/* The delete with no grace period a kubelet sends. */
+static void
+remove_now(struct removal *rm)
 {
 	const resource *r = resource_find("", "v1", "pods");
 	struct reg_opts o;
-	struct reg_result res;
 
 	memset(&o, 0, sizeof o);
 	o.grace_set = 1;
 	o.grace_period = 0;
-	client_delete(m->c, r, ns, name, &o, &res);
-	if (res.code >= 300 && res.code != 404)
-		log_warn("node: removing pod %s/%s: code %d", ns, name,
-		    res.code);
-	cJSON_Delete(res.body);
+	client_delete_async(rm->m->c, r, rm->ns, rm->name, &o, on_removed, rm);
+}
+
+void
+podworker_remove(node_mgr *m, const char *ns, const char *name)
+{
+	remove_now(removal_new(m, "", ns, name));
+}
+
+int
+podworker_finishing(node_mgr *m, const char *uid)
+{
+	return hmap_get(m->finishing, uid) != NULL;
+}
+
+/* The last status's answer, whatever it is: then the delete. */
+static void
+on_last_status(void *arg, struct reg_result *res)
+{
+	cJSON_Delete(res->body);
+	remove_now(arg);
 }
 
 /*
  * Everything has stopped: remove the pod (a delete with no grace period,
- * as the kubelet sends; finalizers, if any, still hold it).
+ * as the kubelet sends; finalizers, if any, still hold it) once its last
+ * status is written, neither waited for on the loop.
  */
 static void
 pod_finish_termination(struct node_pod *p)
 {
 	node_mgr *m = p->node->m;
-	char *ns = xstrdup(p->ns), *name = xstrdup(p->name);
-	int i, failed = 0;
+	struct removal *rm = removal_new(m, p->uid, p->ns, p->name);
+	int i, failed = 0, sent;
 
 	/*
 	 * The last status first, in a terminal phase as the kubelet leaves
@@ -663,13 +722,12 @@ pod_finish_termination(struct node_pod *p)
 		p->phase = failed ? POD_FAILED : POD_SUCCEEDED;
 		podstatus_dirty(p);
 	}
-	podstatus_flush(p);
+	sent = podstatus_flush_last(p, on_last_status, rm);
 	release(p);
 	wheel_cancel(m->wheel, &p->kill_timer);
 	pod_free(p);
-	podworker_remove(m, ns, name);
-	free(ns);
-	free(name);
+	if (!sent)
+		remove_now(rm);
 }
 
 void
