@@ -6,6 +6,12 @@
  * --no-install-crds named in a refusal (unless it is annotated
  * volray.io/optional: a kind no role needs). One already there is left
  * as it is.
+ *
+ * These reads and creates, and the read of /version, are the only
+ * requests to the remote API that wait (hclient_call_sync): they run in
+ * start_remote, before the loop runs at all, and the roles cannot start
+ * before the kinds exist there (the informers would list nothing). Every
+ * write made once the loop runs goes without waiting (client.h).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -35,20 +35,31 @@ struct podenv {
 	hmap *tokens;			/* namespace -> token */
 };
 
+/* A create's answer; arg is the resource's name (a literal). */
+static void
+on_created(void *arg, struct reg_result *out)
+{
+	const char *res = arg;
+
+	if (out->code != 201 && out->code != 409)
+		log_warn("ray: creating %s %s: %s", res, ROLE, json_str(out->body,
+		    "message") ? json_str(out->body, "message") : "failed");
+	cJSON_Delete(out->body);
+}
+
+/*
+ * Create the role or its binding without waiting: the embedded client
+ * has it in place before the pod's process starts; a remote API within a
+ * round trip, well before the process's `ray` first calls it.
+ */
 static void
 create(struct podenv *pe, const char *res, const char *ns, const char *yaml)
 {
 	const resource *r = resource_find("rbac.authorization.k8s.io", "v1",
 	    res);
-	cJSON *t = cJSON_Parse(yaml);
-	struct reg_result out;
 
-	memset(&out, 0, sizeof out);
-	client_create(pe->c, r, ns, t, NULL, &out);
-	if (out.code != 201 && out.code != 409)
-		log_warn("ray: creating %s %s: %s", res, ROLE, json_str(out.body,
-		    "message") ? json_str(out.body, "message") : "failed");
-	cJSON_Delete(out.body);
+	client_create_async(pe->c, r, ns, cJSON_Parse(yaml), NULL, on_created,
+	    (void *)res);
 }
 
 /* The role the pods' identities are bound to, once. */
