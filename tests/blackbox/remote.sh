@@ -84,6 +84,39 @@ done
 expect_eq "" "$(k get pod other -o jsonpath='{.spec.nodeName}')" "the default scheduler's pod's node"
 pass "a Deployment's pods created, bound and run by three client processes"
 
+# What the nodes process and the controllers write goes without waiting
+# on their loops (issue 40): each node's Lease (created once
+# kube-node-lease is) and Ready status; a NoExecute taint by hand: the
+# leading controllers evict the web pods there (the taint manager's
+# eviction, with its Event), the nodes process writes their last status
+# and deletes them, and their replacements run on the other node.
+for node in $(k get nodes -o jsonpath='{.items[*].metadata.name}'); do
+	# The first renewal is at the node's own offset in the period.
+	i=0
+	until [ -n "$(k get lease -n kube-node-lease "$node" -o jsonpath='{.spec.renewTime}' 2>/dev/null)" ]; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || { grep -i lease "$WORK/n1.log" | tail -5; fail "no Lease of node $node"; }
+		sleep 0.1
+	done
+	expect_eq True "$(k get node "$node" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" \
+		"node $node's Ready condition"
+done
+victim=$(k get pods -l app=web -o jsonpath='{.items[0].spec.nodeName}')
+on_victim() {
+	k get pods -l app=web -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c "^$victim\$" || true
+}
+k taint node "$victim" example.com/maint=now:NoExecute >/dev/null || fail "taint $victim"
+i=0
+until [ "$(on_victim)" = 0 ] && [ "$(running)" = 3 ]; do
+	i=$((i + 1))
+	[ $i -lt 400 ] || { k get pods -o wide; tail -n 20 "$WORK/n1.log"; fail "web pods still on $victim"; }
+	sleep 0.1
+done
+expect_contains "$(k get events -o jsonpath='{range .items[*]}{.reason};{end}')" \
+	"TaintManagerEviction" "the eviction Events"
+k taint node "$victim" example.com/maint- >/dev/null || fail "untaint $victim"
+pass "Leases and Node statuses from the nodes process; a NoExecute taint's evictions carried out across processes"
+
 # explain through the API: relayed to the leading scheduler's endpoint,
 # which its Lease names.
 k apply -f - >/dev/null <<'YAML' || fail "create huge"
