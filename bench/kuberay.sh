@@ -7,7 +7,7 @@
 # simulated node runs nothing). Prints the time until every RayJob is
 # Complete and every cluster and pod is gone, the API writes per RayJob
 # (store revisions), volrayd's peak RSS and CPU, and the share of that CPU
-# spent in Lua (the VM, and C called from it).
+# spent in Lua (the VM, and C called from it), and the loops' worst lag.
 #   sh bench/kuberay.sh                 N=1000 NODES=500
 #   N=200 NODES=100 sh bench/kuberay.sh a smaller run
 #   REMOTE=1 sh bench/kuberay.sh        operator mode: one volrayd serves
@@ -173,6 +173,10 @@ while :; do
 done
 echo >&2
 t1=$(date +%s.%N)
+# How late the loops' timers fired at worst: the first process's, then
+# (operator mode) the second's.
+lag="$(metric volray_loop_lag_max_seconds) s"
+[ "$mport" = "$port" ] || lag="$lag; the second process's $(lmetric volray_loop_lag_max_seconds) s"
 w1=$(writes)
 q1=$(requests)
 c1=$(cpu_seconds)
@@ -189,6 +193,7 @@ print("API writes %d (%.1f per RayJob); API requests %.1f per RayJob; peak RSS %
 print("volrayd CPU %.1f s; in reconciles %.1f s (%.0f%%): Lua VM %.1f s (%.0f%%), C called from Lua %.1f s" %
       (cpu, lua, 100 * lua / cpu if cpu else 0, lua - api, 100 * (lua - api) / cpu if cpu else 0, api))
 PY
+echo "loop lag max: $lag"
 [ -z "$pid2" ] || { kill $pid2; wait $pid2 2>/dev/null || true; pid2=""; }
 kill $pid; wait $pid 2>/dev/null || true
 pid=""
