@@ -291,6 +291,8 @@ set_available(api *a, const char *name, int ok, const char *reason,
 	json_set_str(c, "status", want);
 	json_set_str(c, "reason", reason);
 	json_set_str(c, "message", msg);
+	/* Synchronous: this is the API server's own client (embedded.c),
+	   whose answer comes at once; no request leaves the process. */
 	client_update_status(a->client, r, "", name, cur, st, NULL, &res);
 	if (res.code >= 300 && res.code != 409)
 		log_warn("apiservice: status of %s: %d", name, res.code);
