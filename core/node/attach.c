@@ -110,7 +110,7 @@ on_tick(uv_timer_t *t)
 
 struct attach *
 attach_start(node_mgr *m, struct node_ctr *c, int in,
-    const struct execproc_cb *cb, void *arg, char **why)
+    const struct execproc_cb *cb, void *arg, char **cause)
 {
 	struct node_pod *p = c->pod;
 	struct attach *a;
@@ -119,7 +119,7 @@ attach_start(node_mgr *m, struct node_ctr *c, int in,
 
 	util_strf(path, sizeof path, "%s/%s.log", dir, c->name);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		*why = util_printf("%s: %s", path, strerror(errno));
+		*cause = util_printf("%s: %s", path, strerror(errno));
 		free(dir);
 		return NULL;
 	}

@@ -15,9 +15,9 @@
 struct node_ctr;
 struct attach;
 
-/* NULL with *why when its log cannot be read. */
+/* NULL with *cause when its log cannot be read. */
 struct attach *attach_start(node_mgr *, struct node_ctr *, int in,
-    const struct execproc_cb *, void *arg, char **why);
+    const struct execproc_cb *, void *arg, char **cause);
 void attach_write(struct attach *, const char *data, size_t len);
 void attach_pause(struct attach *, int paused);
 void attach_free(struct attach *);

@@ -391,7 +391,7 @@ write_limits(const struct root *r, const char *dir, int64_t mem,
 
 int
 cgroup_create(const char *uid, const char *ctr, int64_t mem,
-    int64_t cpu_milli, char ***paths, char **why)
+    int64_t cpu_milli, char ***paths, char **cause)
 {
 	char dir[PATH_MAX];
 	int i;
@@ -413,7 +413,7 @@ cgroup_create(const char *uid, const char *ctr, int64_t mem,
 	}
 	return 0;
 fail:
-	*why = util_printf("cgroup %s: %s", dir, strerror(errno));
+	*cause = util_printf("cgroup %s: %s", dir, strerror(errno));
 	cgroup_paths_free(*paths);
 	*paths = NULL;
 	cgroup_remove(uid, ctr, 0);

@@ -59,7 +59,7 @@ static struct {
 	uint64_t started_ms;		/* uv_now at its last start */
 } dns;
 
-static int spawn(char **why);
+static int spawn(char **cause);
 
 struct text {
 	char *s;
@@ -272,11 +272,11 @@ kill_left(void)
 
 /*
  * Start dnsmasq in the node's namespace on gw:53 (podnet_start calls
- * this once the namespace is up). 0, or -1 with *why.
+ * this once the namespace is up). 0, or -1 with *cause.
  */
 /* Start dnsmasq in the node's namespace on the gateway's port 53. */
 static int
-spawn(char **why)
+spawn(char **cause)
 {
 	char dnsmasq[PATH_MAX], line[512], ns[64];
 	char *argv[64];
@@ -316,7 +316,7 @@ spawn(char **why)
 	o.flags = UV_PROCESS_WINDOWS_HIDE;
 	/* Forked from the node's namespace, it lives there. */
 	if (setns(dns.node_fd, CLONE_NEWNET) != 0) {
-		*why = util_printf("into the node's namespace: %s",
+		*cause = util_printf("into the node's namespace: %s",
 		    strerror(errno));
 		r = -1;
 	} else {
@@ -325,7 +325,7 @@ spawn(char **why)
 			log_error("clusterdns: back to the host's network "
 			    "namespace: %s", strerror(errno));
 		if (r != 0) {
-			*why = util_printf("%s: %s", dnsmasq, uv_strerror(r));
+			*cause = util_printf("%s: %s", dnsmasq, uv_strerror(r));
 			uv_close((uv_handle_t *)&dns.proc, NULL);
 			r = -1;
 		} else {
@@ -342,11 +342,11 @@ spawn(char **why)
 
 /*
  * Start dnsmasq in the node's namespace on gw:53 (podnet_start calls
- * this once the namespace is up). 0, or -1 with *why.
+ * this once the namespace is up). 0, or -1 with *cause.
  */
 int
 clusterdns_start(node_mgr *m, const char *gw, int node_ns_fd, int host_ns_fd,
-    char **why)
+    char **cause)
 {
 	dns.m = m;
 	dns.stopping = 0;
@@ -356,22 +356,22 @@ clusterdns_start(node_mgr *m, const char *gw, int node_ns_fd, int host_ns_fd,
 	snprintf(dns.gw, sizeof dns.gw, "%s", gw);
 	util_strf(dns.dir, sizeof dns.dir, "%s/dns", m->data_dir);
 	if (ctrenv_mkdirs(dns.dir) != 0) {
-		*why = util_printf("%s: %s", dns.dir, strerror(errno));
+		*cause = util_printf("%s: %s", dns.dir, strerror(errno));
 		return -1;
 	}
 	kill_left();
 	if (access("/usr/sbin/dnsmasq", X_OK) != 0) {
-		*why = xstrdup("no dnsmasq (Debian's dnsmasq-base): no "
+		*cause = xstrdup("no dnsmasq (Debian's dnsmasq-base): no "
 		    "cluster DNS");
 		return -1;
 	}
 	free(dns.last);
 	dns.last = NULL;
 	if (write_hosts() < 0) {
-		*why = util_printf("%s/hosts: %s", dns.dir, strerror(errno));
+		*cause = util_printf("%s/hosts: %s", dns.dir, strerror(errno));
 		return -1;
 	}
-	return spawn(why);
+	return spawn(cause);
 }
 
 /* Services, Endpoints or pods changed: the records again if need be. */

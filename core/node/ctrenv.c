@@ -236,7 +236,7 @@ hook_set(void *e, const char *k, const char *v)
  */
 int
 ctrenv_build(struct node *n, struct node_pod *p, const cJSON *pod,
-    const cJSON *spec, const char *root, struct ctrenv *e, char **why)
+    const cJSON *spec, const char *root, struct ctrenv *e, char **cause)
 {
 	const cJSON *it;
 	const char *path = getenv("PATH");
@@ -263,7 +263,8 @@ ctrenv_build(struct node *n, struct node_pod *p, const cJSON *pod,
 		if (t == NULL) {
 			if (!cJSON_IsTrue(json_at(it, cm ? "configMapRef.optional" :
 			    "secretRef.optional"))) {
-				*why = util_printf("CreateContainerConfigError: "
+				*cause = util_printf(
+				    "CreateContainerConfigError: "
 				    "%s \"%s\" not found", cm ? "configmap" :
 				    "secret", cm ? cm : sec ? sec : "");
 				return -1;
@@ -313,7 +314,8 @@ ctrenv_build(struct node *n, struct node_pod *p, const cJSON *pod,
 			v = rn && rk ? key_value(n, kind[0] == 'c' ? "configmaps" :
 			    "secrets", p->ns, rn, rk, &len) : NULL;
 			if (v == NULL && !cJSON_IsTrue(json_at(ref, "optional"))) {
-				*why = util_printf("CreateContainerConfigError: "
+				*cause = util_printf(
+				    "CreateContainerConfigError: "
 				    "couldn't find key %s in %s %s/%s",
 				    rk ? rk : "", kind[0] == 'c' ? "ConfigMap" :
 				    "Secret", p->ns, rn ? rn : "");
@@ -330,7 +332,7 @@ ctrenv_build(struct node *n, struct node_pod *p, const cJSON *pod,
 /* A ConfigMap's or a Secret's keys (src: its volume source) into dir. */
 static int
 write_keys(struct node *n, struct node_pod *p, const cJSON *src, int secret,
-    const char *dir, char **why)
+    const char *dir, char **cause)
 {
 	const char *name = json_str(src, secret ? "secretName" : "name");
 	cJSON *t = name ? get_obj(n, secret ? "secrets" : "configmaps", p->ns,
@@ -340,7 +342,8 @@ write_keys(struct node *n, struct node_pod *p, const cJSON *src, int secret,
 	if (t == NULL) {
 		if (cJSON_IsTrue(json_at(src, "optional")))
 			return 0;
-		*why = util_printf("CreateContainerConfigError: %s \"%s\" not "
+		*cause = util_printf(
+		    "CreateContainerConfigError: %s \"%s\" not "
 		    "found", secret ? "secret" : "configmap", name ? name : "");
 		return -1;
 	}
@@ -428,7 +431,7 @@ write_token(struct node *n, struct node_pod *p, const cJSON *pod,
  */
 static int
 write_volume(struct node *n, struct node_pod *p, const cJSON *pod,
-    const cJSON *vol, const char *dir, int tokens_only, char **why)
+    const cJSON *vol, const char *dir, int tokens_only, char **cause)
 {
 	const cJSON *src;
 
@@ -440,17 +443,20 @@ write_volume(struct node *n, struct node_pod *p, const cJSON *pod,
 		return 0;
 	}
 	if (json_at(vol, "configMap") != NULL)
-		return write_keys(n, p, json_at(vol, "configMap"), 0, dir, why);
+		return write_keys(n, p, json_at(vol, "configMap"), 0, dir,
+		    cause);
 	if (json_at(vol, "secret") != NULL)
-		return write_keys(n, p, json_at(vol, "secret"), 1, dir, why);
+		return write_keys(n, p, json_at(vol, "secret"), 1, dir, cause);
 	if (json_at(vol, "downwardAPI") != NULL)
 		write_fields(pod, p, json_at(vol, "downwardAPI.items"), dir);
 	cJSON_ArrayForEach(src, json_at(vol, "projected.sources")) {
 		if (json_at(src, "configMap") != NULL &&
-		    write_keys(n, p, json_at(src, "configMap"), 0, dir, why) != 0)
+		    write_keys(n, p, json_at(src, "configMap"), 0, dir,
+		        cause) != 0)
 			return -1;
 		if (json_at(src, "secret") != NULL &&
-		    write_keys(n, p, json_at(src, "secret"), 1, dir, why) != 0)
+		    write_keys(n, p, json_at(src, "secret"), 1, dir, cause) !=
+		        0)
 			return -1;
 		if (json_at(src, "downwardAPI") != NULL)
 			write_fields(pod, p, json_at(src, "downwardAPI.items"),
@@ -465,7 +471,7 @@ write_volume(struct node *n, struct node_pod *p, const cJSON *pod,
 
 static int
 mount_all(struct node *n, struct node_pod *p, const cJSON *pod,
-    const cJSON *spec, const char *root, int tokens_only, char **why)
+    const cJSON *spec, const char *root, int tokens_only, char **cause)
 {
 	const cJSON *m, *vol = NULL;
 
@@ -486,11 +492,12 @@ mount_all(struct node *n, struct node_pod *p, const cJSON *pod,
 		    "/", mp) != 0)
 			continue;
 		if (ctrenv_mkdirs(dir) != 0) {
-			*why = util_printf("CreateContainerError: %s: %s", dir,
+			*cause = util_printf(
+			    "CreateContainerError: %s: %s", dir,
 			    strerror(errno));
 			return -1;
 		}
-		if (write_volume(n, p, pod, vol, dir, tokens_only, why) != 0)
+		if (write_volume(n, p, pod, vol, dir, tokens_only, cause) != 0)
 			return -1;
 	}
 	return 0;
@@ -499,9 +506,9 @@ mount_all(struct node *n, struct node_pod *p, const cJSON *pod,
 /* Materialise the volumes the container mounts under root. */
 int
 ctrenv_mount(struct node *n, struct node_pod *p, const cJSON *pod,
-    const cJSON *spec, const char *root, char **why)
+    const cJSON *spec, const char *root, char **cause)
 {
-	return mount_all(n, p, pod, spec, root, 0, why);
+	return mount_all(n, p, pod, spec, root, 0, cause);
 }
 
 void

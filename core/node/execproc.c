@@ -181,12 +181,12 @@ init_pipe(execproc *p, int s)
 
 /* The pseudo-terminal: the master into S_OUT, the slave returned. */
 static int
-open_pty(execproc *p, char **why)
+open_pty(execproc *p, char **cause)
 {
 	int master, slave;
 
 	if (openpty(&master, &slave, NULL, NULL, NULL) != 0) {
-		*why = util_printf("openpty: %s", strerror(errno));
+		*cause = util_printf("openpty: %s", strerror(errno));
 		return -1;
 	}
 	fcntl(master, F_SETFD, FD_CLOEXEC);
@@ -195,7 +195,7 @@ open_pty(execproc *p, char **why)
 	if (uv_pipe_open(&p->io[S_OUT], master) != 0) {
 		close(master);
 		close(slave);
-		*why = util_printf("the terminal: %s", strerror(errno));
+		*cause = util_printf("the terminal: %s", strerror(errno));
 		return -1;
 	}
 	return slave;
@@ -210,7 +210,7 @@ start_reading(execproc *p, int s)
 
 execproc *
 execproc_start(uv_loop_t *loop, const struct execproc_opts *o,
-    const struct execproc_cb *cb, void *arg, char **why)
+    const struct execproc_cb *cb, void *arg, char **cause)
 {
 	execproc *p = xcalloc(1, sizeof *p);
 	uv_process_options_t po;
@@ -230,7 +230,7 @@ execproc_start(uv_loop_t *loop, const struct execproc_opts *o,
 	p->handles = 1;
 	memset(stdio, 0, sizeof stdio);
 	if (o->tty) {
-		if ((slave = open_pty(p, why)) < 0)
+		if ((slave = open_pty(p, cause)) < 0)
 			goto fail;
 		for (i = 0; i < 3; i++) {
 			stdio[i].flags = UV_INHERIT_FD;
@@ -296,7 +296,7 @@ execproc_start(uv_loop_t *loop, const struct execproc_opts *o,
 	if (devnull >= 0)
 		close(devnull);
 	if (r != 0) {
-		*why = util_printf("exec %s: %s", o->shim, uv_strerror(r));
+		*cause = util_printf("exec %s: %s", o->shim, uv_strerror(r));
 		p->running = 0;
 		close_handle(p, (uv_handle_t *)&p->proc);
 		p->told = 1;

@@ -36,9 +36,9 @@ struct execproc_cb {
 	void (*exited)(void *arg, int code, const char *error);
 };
 
-/* Start it; NULL with *why (malloc'd) when it cannot be started. */
+/* Start it; NULL with *cause (malloc'd) when it cannot be started. */
 execproc *execproc_start(uv_loop_t *, const struct execproc_opts *,
-    const struct execproc_cb *, void *arg, char **why);
+    const struct execproc_cb *, void *arg, char **cause);
 /* Write to its stdin (copied); -1 when stdin is closed. */
 int execproc_write(execproc *, const char *data, size_t len);
 /* End of input (ignored for a tty, where ^D is the user's to send). */

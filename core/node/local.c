@@ -164,24 +164,24 @@ on_closed(uv_handle_t *h)
  * it. proc->data is the caller's
  * struct: on failure it is given back (freed; through uv_close once
  * uv_spawn has seen the handle, which stays in the loop's list even when
- * the spawn fails) and *why says what failed.
+ * the spawn fails) and *cause says what failed.
  */
 static int
 spawn_logged(uv_loop_t *loop, uv_process_t *proc, char **argv, char **env,
     const char *cwd, const char *log_path, uv_exit_cb exit_cb,
-    const char *pidfile, const char *uid, char **why)
+    const char *pidfile, const char *uid, char **cause)
 {
 	int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC), r = -1;
 	FILE *pf;
 
 	if (fd < 0 || devnull < 0) {
-		*why = util_printf("%s: %s", fd < 0 ? log_path : "/dev/null",
+		*cause = util_printf("%s: %s", fd < 0 ? log_path : "/dev/null",
 		    strerror(errno));
 		free(proc->data);
 	} else if ((r = spawn_group(loop, proc, argv, env, cwd, devnull, fd,
 	    exit_cb)) != 0) {
-		*why = util_printf("exec %s: %s", argv[0], uv_strerror(r));
+		*cause = util_printf("exec %s: %s", argv[0], uv_strerror(r));
 		uv_close((uv_handle_t *)proc, on_closed);
 	} else if ((pf = fopen(pidfile, "w")) != NULL) {
 		fprintf(pf, "%d %llu %s\n", (int)proc->pid,
@@ -420,11 +420,11 @@ ctr_limits(const cJSON *spec, int64_t *mem, int64_t *cpu)
 		*cpu = (int64_t)(v * 1000 + 0.999);
 }
 
-/* Start the shim for argv; 0, or -1 with *why. */
+/* Start the shim for argv; 0, or -1 with *cause. */
 static int
 spawn_shim(struct node *n, struct node_pod *p, struct node_ctr *c,
     const cJSON *spec, char **argv, char **env, const char *cwd,
-    const char *dir, const char *plan, const char *hostname, char **why)
+    const char *dir, const char *plan, const char *hostname, char **cause)
 {
 	struct local_ctr *l;
 	char **groups = NULL, **sargv, *err = NULL, netns[PATH_MAX];
@@ -432,7 +432,7 @@ spawn_shim(struct node *n, struct node_pod *p, struct node_ctr *c,
 	int devnull, r;
 
 	if (n->m->shim == NULL || access(n->m->shim, X_OK) != 0) {
-		*why = util_printf("RunContainerError: %s: %s", n->m->shim ?
+		*cause = util_printf("RunContainerError: %s: %s", n->m->shim ?
 		    n->m->shim : "volray-shim", n->m->shim ? strerror(errno) :
 		    "not found");
 		return -1;
@@ -440,19 +440,19 @@ spawn_shim(struct node *n, struct node_pod *p, struct node_ctr *c,
 	netns[0] = '\0';
 	if (podnet_has(p) && podnet_pod_up(p, netns, sizeof netns, &err) !=
 	    0) {
-		*why = util_printf("RunContainerError: the pod's network: %s",
+		*cause = util_printf("RunContainerError: the pod's network: %s",
 		    err);
 		free(err);
 		return -1;
 	}
 	ctr_limits(spec, &mem, &cpu);
 	if (cgroup_create(p->uid, c->name, mem, cpu, &groups, &err) != 0) {
-		*why = util_printf("RunContainerError: %s", err);
+		*cause = util_printf("RunContainerError: %s", err);
 		free(err);
 		return -1;
 	}
 	if ((devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) {
-		*why = util_printf("RunContainerError: /dev/null: %s",
+		*cause = util_printf("RunContainerError: /dev/null: %s",
 		    strerror(errno));
 		cgroup_paths_free(groups);
 		return -1;
@@ -475,7 +475,8 @@ spawn_shim(struct node *n, struct node_pod *p, struct node_ctr *c,
 	free(sargv);
 	cgroup_paths_free(groups);
 	if (r != 0) {
-		*why = util_printf("RunContainerError: exec %s: %s", n->m->shim,
+		*cause = util_printf(
+		    "RunContainerError: exec %s: %s", n->m->shim,
 		    uv_strerror(r));
 		/* The handle is in the loop's list even when the spawn fails. */
 		uv_close(&l->u.h, on_closed);
@@ -518,7 +519,8 @@ shm_note(struct node *n, struct node_pod *p, const cJSON *pod,
 }
 
 static int
-local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
+local_start(struct node *n, struct node_pod *p, struct node_ctr *c,
+    char **cause)
 {
 	const store_obj *o = client_get(n->m->c, "pods", p->ns, p->name);
 	cJSON *pod = o ? store_obj_tree(o) : NULL;
@@ -529,7 +531,7 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 	int argc = 0, rc = -1, i;
 
 	if (pod == NULL) {
-		*why = util_printf("the pod is gone");
+		*cause = util_printf("the pod is gone");
 		return -1;
 	}
 	cJSON_ArrayForEach(it, json_at(pod, c->init ? "spec.initContainers" :
@@ -546,7 +548,7 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 	orphans_discard(p->ns, p->name, c->name);
 	util_strf(root, sizeof root, "%s/root", dir);
 	if (spec == NULL || ctrenv_mkdirs(root) != 0) {
-		*why = util_printf("RunContainerError: %s", spec == NULL ?
+		*cause = util_printf("RunContainerError: %s", spec == NULL ?
 		    "no such container" : strerror(errno));
 		goto out;
 	}
@@ -554,13 +556,13 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 	   as ErrImagePull); this is a guard. */
 	if (cJSON_GetArraySize(json_at(spec, "command")) == 0 &&
 	    cJSON_GetArraySize(json_at(spec, "args")) == 0) {
-		*why = util_printf("RunContainerError: the local node runs a "
+		*cause = util_printf("RunContainerError: the local node runs a "
 		    "container's command, not its image's entrypoint, and "
 		    "container \"%s\" has none", c->name);
 		goto out;
 	}
-	if (ctrenv_build(n, p, pod, spec, root, &env, why) != 0 ||
-	    ctrenv_mount(n, p, pod, spec, root, why) != 0)
+	if (ctrenv_build(n, p, pod, spec, root, &env, cause) != 0 ||
+	    ctrenv_mount(n, p, pod, spec, root, cause) != 0)
 		goto out;
 	podnet_env(p, spec, &env);
 	argv = xcalloc(cJSON_GetArraySize(json_at(spec, "command")) +
@@ -591,7 +593,7 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 	plan[0] = '\0';
 	if (mountplan_enabled()) {
 		util_strf(plan, sizeof plan, "%s/%s.mounts", dir, c->name);
-		if (mountplan_write(n, p, pod, spec, root, plan, why) != 0)
+		if (mountplan_write(n, p, pod, spec, root, plan, cause) != 0)
 			goto out;
 		shm_note(n, p, pod, spec, c);
 	}
@@ -600,7 +602,7 @@ local_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
 	util_strf(path, sizeof path, "%.63s", json_str(pod, "spec.hostname") ?
 	    json_str(pod, "spec.hostname") : p->name);
 	rc = spawn_shim(n, p, c, spec, argv, env.kv, cwd, dir,
-	    plan[0] ? plan : NULL, path, why);
+	    plan[0] ? plan : NULL, path, cause);
 out:
 	for (i = 0; i < argc; i++)
 		free(argv[i]);
@@ -857,10 +859,10 @@ local_kill_all(void)
 
 /* The pod's own address in its namespace, else the node's. */
 static int
-local_pod_ip(struct node *n, struct node_pod *p, char **why)
+local_pod_ip(struct node *n, struct node_pod *p, char **cause)
 {
 	if (podnet_has(p))
-		return podnet_assign(p, why);
+		return podnet_assign(p, cause);
 	snprintf(p->ip, sizeof p->ip, "%s", n->ip);
 	return 0;
 }
@@ -905,11 +907,11 @@ exec_exit(uv_process_t *proc, int64_t status, int sig)
 /*
  * What a process run in c's instance gets (an exec probe, kubectl exec):
  * its environment into env and its working directory into cwd. -1 with
- * *why.
+ * *cause.
  */
 static int
 exec_context(struct node *n, struct node_pod *p, struct node_ctr *c,
-    struct ctrenv *env, char *cwd, size_t size, char **why)
+    struct ctrenv *env, char *cwd, size_t size, char **cause)
 {
 	const store_obj *o = client_get(n->m->c, "pods", p->ns, p->name);
 	cJSON *pod = o ? store_obj_tree(o) : NULL;
@@ -925,9 +927,10 @@ exec_context(struct node *n, struct node_pod *p, struct node_ctr *c,
 	pod_dir(n, p, dir, sizeof dir);
 	util_strf(root, sizeof root, "%s/root", dir);
 	if (spec == NULL)
-		*why = util_printf("container %s is gone from pod %s", c->name,
+		*cause = util_printf(
+		    "container %s is gone from pod %s", c->name,
 		    p->name);
-	else if (ctrenv_build(n, p, pod, spec, root, env, why) == 0) {
+	else if (ctrenv_build(n, p, pod, spec, root, env, cause) == 0) {
 		podnet_env(p, spec, env);
 		if (json_str(spec, "workingDir") != NULL)
 			util_strf(cwd, size, "%s/%s", root,
@@ -1004,7 +1007,7 @@ out:
 static execproc *
 local_exec_stream(struct node *n, struct node_pod *p, struct node_ctr *c,
     char **argv, int tty, int in, const struct execproc_cb *cb, void *arg,
-    char **why)
+    char **cause)
 {
 	struct execproc_opts o;
 	struct ctrenv env = { 0 };
@@ -1012,10 +1015,10 @@ local_exec_stream(struct node *n, struct node_pod *p, struct node_ctr *c,
 	execproc *x = NULL;
 
 	if (n->m->shim == NULL) {
-		*why = util_printf("no volray-shim to exec with");
+		*cause = util_printf("no volray-shim to exec with");
 		return NULL;
 	}
-	if (exec_context(n, p, c, &env, cwd, sizeof cwd, why) != 0)
+	if (exec_context(n, p, c, &env, cwd, sizeof cwd, cause) != 0)
 		return NULL;
 	memset(&o, 0, sizeof o);
 	o.shim = n->m->shim;
@@ -1027,7 +1030,7 @@ local_exec_stream(struct node *n, struct node_pod *p, struct node_ctr *c,
 	o.in = in;
 	if (mountplan_enabled() && c->rt != NULL)
 		o.ns_pid = ctr_cmd_pid(c->rt);
-	x = execproc_start(n->m->loop, &o, cb, arg, why);
+	x = execproc_start(n->m->loop, &o, cb, arg, cause);
 	cgroup_paths_free(o.groups);
 	ctrenv_free(&env);
 	return x;
@@ -1056,7 +1059,8 @@ proc_exit(uv_process_t *proc, int64_t status, int sig)
 node_proc *
 node_proc_start(node_mgr *m, const char *ns, const char *pod,
     const char *ctr, const char *id, char *const *argv, char *const *extra,
-    const char *cwd, const char *log_path, node_proc_done done, void *arg, char **cause)
+    const char *cwd, const char *log_path, node_proc_done done, void *arg,
+        char **cause)
 {
 	const store_obj *o = client_get(m->c, "pods", ns, pod);
 	struct node_pod *p = o != NULL ? hmap_get(m->pods, o->uid) : NULL;

@@ -144,7 +144,7 @@ policy_resolv(FILE *f, const struct node_pod *p, const cJSON *pod)
 /* DIR/hosts and DIR/resolv.conf, the pod's. */
 static int
 write_etc(struct node *n, struct node_pod *p, const cJSON *pod,
-    const char *dir, char **why)
+    const char *dir, char **cause)
 {
 	char path[PATH_MAX], line[512];
 	const char *host = json_str(pod, "spec.hostname");
@@ -200,7 +200,7 @@ write_etc(struct node *n, struct node_pod *p, const cJSON *pod,
 		goto fail;
 	return 0;
 fail:
-	*why = util_printf("CreateContainerError: %s: %s", path,
+	*cause = util_printf("CreateContainerError: %s: %s", path,
 	    strerror(errno));
 	return -1;
 }
@@ -254,7 +254,7 @@ mountplan_shm_default(const cJSON *pod, const cJSON *spec)
 
 int
 mountplan_write(struct node *n, struct node_pod *p, const cJSON *pod,
-    const cJSON *spec, const char *root, const char *plan, char **why)
+    const cJSON *spec, const char *root, const char *plan, char **cause)
 {
 	char dir[PATH_MAX], src[PATH_MAX], msg[512];
 	const cJSON *m, *v;
@@ -263,10 +263,10 @@ mountplan_write(struct node *n, struct node_pod *p, const cJSON *pod,
 
 	util_strf(dir, sizeof dir, "%s", plan);
 	*strrchr(dir, '/') = '\0';
-	if (write_etc(n, p, pod, dir, why) != 0)
+	if (write_etc(n, p, pod, dir, cause) != 0)
 		return -1;
 	if ((f = fopen(plan, "we")) == NULL) {
-		*why = util_printf("CreateContainerError: %s: %s", plan,
+		*cause = util_printf("CreateContainerError: %s: %s", plan,
 		    strerror(errno));
 		return -1;
 	}
@@ -334,7 +334,7 @@ mountplan_write(struct node *n, struct node_pod *p, const cJSON *pod,
 	fprintf(f, "%s/hosts\t/etc/hosts\trw\n", dir);
 	fprintf(f, "%s/resolv.conf\t/etc/resolv.conf\trw\n", dir);
 	if (fclose(f) != 0) {
-		*why = util_printf("CreateContainerError: %s: %s", plan,
+		*cause = util_printf("CreateContainerError: %s: %s", plan,
 		    strerror(errno));
 		return -1;
 	}

@@ -54,12 +54,12 @@ int ctrenv_mkdirs(const char *path);
 void ctrenv_set(struct ctrenv *, const char *name, const char *value);
 /* Kubernetes' $(VAR) expansion: defined names expand, $$ is a $. */
 char *ctrenv_expand(const struct ctrenv *, const char *s);
-/* The container's environment into e; -1 with *why (a missing key). */
+/* The container's environment into e; -1 with *cause (a missing key). */
 int ctrenv_build(struct node *, struct node_pod *, const cJSON *pod,
-    const cJSON *spec, const char *root, struct ctrenv *e, char **why);
-/* Its volumes under root; -1 with *why. */
+    const cJSON *spec, const char *root, struct ctrenv *e, char **cause);
+/* Its volumes under root; -1 with *cause. */
 int ctrenv_mount(struct node *, struct node_pod *, const cJSON *pod,
-    const cJSON *spec, const char *root, char **why);
+    const cJSON *spec, const char *root, char **cause);
 /* Its service-account tokens written again (a container taken back). */
 void ctrenv_renew_tokens(struct node *, struct node_pod *, const cJSON *pod,
     const cJSON *spec, const char *root);
@@ -68,11 +68,11 @@ void ctrenv_free(struct ctrenv *);
 /*
  * mountplan.c: a local container's mounts, as root: whether they are
  * made (root, mount namespaces), and the plan for volray-shim -M written
- * to plan, with the pod's hosts and resolv.conf beside it. -1 with *why.
+ * to plan, with the pod's hosts and resolv.conf beside it. -1 with *cause.
  */
 int mountplan_enabled(void);
 int mountplan_write(struct node *, struct node_pod *, const cJSON *pod,
-    const cJSON *spec, const char *root, const char *plan, char **why);
+    const cJSON *spec, const char *root, const char *plan, char **cause);
 /* Whether the container gets the default 64 MiB /dev/shm (no emptyDir
    of medium Memory mounted there). */
 int mountplan_shm_default(const cJSON *pod, const cJSON *spec);
@@ -80,7 +80,7 @@ int mountplan_shm_default(const cJSON *pod, const cJSON *spec);
 /*
  * podnet.c: the local node's pod network, the node manager's side
  * (podnet.h has what the rest of volrayd calls). podnet_start at the
- * node manager's start (-1 with *why: pods share the host's network);
+ * node manager's start (-1 with *cause: pods share the host's network);
  * podnet_has: whether pod p has a namespace of its own; podnet_assign:
  * its address into p->ip (a restored one kept when free); podnet_pod_up:
  * its namespace made unless there, its file into path; podnet_pod_enter:
@@ -88,12 +88,12 @@ int mountplan_shm_default(const cJSON *pod, const cJSON *spec);
  * gone; podnet_sweep: after a restart, the namespaces of pods not here
  * go; podnet_stop: everything goes (volrayd stops).
  */
-int podnet_start(node_mgr *, int real_ray, char **why);
+int podnet_start(node_mgr *, int real_ray, char **cause);
 int podnet_has(const struct node_pod *);
 /* The pod's cluster DNS server, or NULL when it shares the host's. */
 const char *podnet_nameserver(const struct node_pod *);
-int podnet_assign(struct node_pod *, char **why);
-int podnet_pod_up(struct node_pod *, char *path, size_t size, char **why);
+int podnet_assign(struct node_pod *, char **cause);
+int podnet_pod_up(struct node_pod *, char *path, size_t size, char **cause);
 int podnet_pod_enter(const struct node_pod *);
 void podnet_pod_down(struct node_pod *);
 void podnet_sweep(node_mgr *);
@@ -116,11 +116,11 @@ char *svcproxy_rules(node_mgr *, const char *gw, const char *svc_range);
 /*
  * clusterdns.c: cluster DNS for the pod network (dnsmasq in the node's
  * namespace on gw:53, fed a hosts file): started by podnet_start with
- * the node's and the host's network namespaces (-1 with *why: no DNS),
+ * the node's and the host's network namespaces (-1 with *cause: no DNS),
  * refreshed with the Service rules, stopped first.
  */
 int clusterdns_start(node_mgr *, const char *gw, int node_ns_fd,
-    int host_ns_fd, char **why);
+    int host_ns_fd, char **cause);
 void clusterdns_refresh(void);
 void clusterdns_stop(void);
 
@@ -150,10 +150,10 @@ const char *cgroup_mode(void);
 /*
  * Make a container's groups with its limits (0: none); *paths is the
  * NULL-terminated list for the shim (NULL when cgroups are off). -1 with
- * *why.
+ * *cause.
  */
 int cgroup_create(const char *uid, const char *ctr, int64_t mem_bytes,
-    int64_t cpu_milli, char ***paths, char **why);
+    int64_t cpu_milli, char ***paths, char **cause);
 void cgroup_paths_free(char **);
 /* The groups of a running container (for kubectl exec), or NULL. */
 char **cgroup_paths(const char *uid, const char *ctr);

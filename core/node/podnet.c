@@ -114,7 +114,7 @@ ipstr(uint32_t a, char *out, size_t size)
 
 int
 podnet_configure(const char *mode, const char *pod_cidr,
-    const char *link_range, const char *svc_range, char **why)
+    const char *link_range, const char *svc_range, char **cause)
 {
 	if (mode != NULL) {
 		if (strcmp(mode, "host") == 0)
@@ -124,27 +124,28 @@ podnet_configure(const char *mode, const char *pod_cidr,
 		else if (strcmp(mode, "auto") == 0)
 			pn.want = WANT_AUTO;
 		else {
-			*why = util_printf("bad --pod-network %s: want auto, "
+			*cause = util_printf("bad --pod-network %s: want auto, "
 			    "host or namespaces", mode);
 			return -1;
 		}
 	}
 	if (pod_cidr != NULL && util_cidr4(pod_cidr, &pn.net, &pn.plen, 8,
 	    28) != 0) {
-		*why = util_printf("bad --pod-cidr %s: want an IPv4 network "
+		*cause = util_printf("bad --pod-cidr %s: want an IPv4 network "
 		    "A.B.C.D/8 to /28", pod_cidr);
 		return -1;
 	}
 	if (link_range != NULL && util_cidr4(link_range, &pn.link_net,
 	    &pn.link_plen, 8, 30) != 0) {
-		*why = util_printf("bad --node-link-range %s: want an IPv4 "
+		*cause = util_printf("bad --node-link-range %s: want an IPv4 "
 		    "network A.B.C.D/8 to /30", link_range);
 		return -1;
 	}
 	if (svc_range != NULL) {
 		if (util_cidr4(svc_range, &pn.svc_net, &pn.svc_plen, 12,
 		    28) != 0) {
-			*why = util_printf("bad --service-cluster-ip-range %s: "
+			*cause = util_printf(
+			    "bad --service-cluster-ip-range %s: "
 			    "want an IPv4 network A.B.C.D/12 to /28", svc_range);
 			return -1;
 		}
@@ -221,10 +222,10 @@ find_tool(const char *name, char *out, size_t size)
 
 /*
  * Run argv with input on its stdin; 0 when it exits 0, else -1 with
- * *why (its first line of stderr), when why is not NULL.
+ * *cause (its first line of stderr), when why is not NULL.
  */
 static int
-run(char *const argv[], const char *input, char **why)
+run(char *const argv[], const char *input, char **cause)
 {
 	posix_spawn_file_actions_t fa;
 	int in[2], err[2], status, r;
@@ -275,24 +276,24 @@ run(char *const argv[], const char *input, char **why)
 		return 0;
 	if ((nl = strchr(buf, '\n')) != NULL)
 		*nl = '\0';
-	if (why != NULL)
-		*why = util_printf("%s: %s", argv[0], buf[0] ? buf :
+	if (cause != NULL)
+		*cause = util_printf("%s: %s", argv[0], buf[0] ? buf :
 		    "failed");
 	return -1;
 fail:
-	if (why != NULL)
-		*why = util_printf("%s: %s", argv[0], strerror(errno));
+	if (cause != NULL)
+		*cause = util_printf("%s: %s", argv[0], strerror(errno));
 	return -1;
 }
 
 /* ip [-n NS] -batch - with the lines in script. */
 static int
-ip_batch(const char *ns, const char *script, char **why)
+ip_batch(const char *ns, const char *script, char **cause)
 {
 	char *argv[] = { pn.ip, "-n", (char *)ns, "-batch", "-", NULL };
 	char *argv0[] = { pn.ip, "-batch", "-", NULL };
 
-	return run(ns != NULL ? argv : argv0, script, why);
+	return run(ns != NULL ? argv : argv0, script, cause);
 }
 
 /* Whether a network namespace of that name exists. */
@@ -306,11 +307,11 @@ netns_exists(const char *name)
 }
 
 static int
-netns_add(const char *name, char **why)
+netns_add(const char *name, char **cause)
 {
 	char *argv[] = { pn.ip, "netns", "add", (char *)name, NULL };
 
-	return run(argv, NULL, why);
+	return run(argv, NULL, cause);
 }
 
 static void
@@ -383,7 +384,7 @@ own_link(void)
 
 /* A /30 of the link range no address of the host is on. */
 static int
-pick_link(unsigned h, char **why)
+pick_link(unsigned h, char **cause)
 {
 	uint32_t count = 1u << (30 - pn.link_plen), i, cand;
 	char hit[64];
@@ -397,7 +398,7 @@ pick_link(unsigned h, char **why)
 			return 0;
 		}
 	}
-	*why = util_printf("no free /30 in --node-link-range for the host's "
+	*cause = util_printf("no free /30 in --node-link-range for the host's "
 	    "link to the pods");
 	return -1;
 }
@@ -411,7 +412,7 @@ hash(const char *s)
 
 /* The table volray of the node's namespace, replaced whole. */
 static int
-write_rules(char **why)
+write_rules(char **cause)
 {
 	char *argv[] = { pn.nft, "-f", "-", NULL };
 	char *svc = svcproxy_rules(pn.m, pn.gw, pn.svc_s), *rules;
@@ -429,11 +430,12 @@ write_rules(char **why)
 	/* nft runs in the node's namespace: a child inherits the
 	   thread's. Never in the host's. */
 	if (podnet_enter() != 0) {
-		*why = util_printf("into %s: %s", pn.node_ns, strerror(errno));
+		*cause = util_printf(
+		    "into %s: %s", pn.node_ns, strerror(errno));
 		free(rules);
 		return -1;
 	}
-	r = run(argv, rules, why);
+	r = run(argv, rules, cause);
 	podnet_leave();
 	free(rules);
 	return r;
@@ -486,12 +488,13 @@ podnet_services_changed(node_mgr *m)
 /* ip_forward on in the node's namespace (per namespace, /proc/sys/net),
    bridged frames kept from the ip hooks there. */
 static int
-forward_on(char **why)
+forward_on(char **cause)
 {
 	int fd, ok;
 
 	if (podnet_enter() != 0) {
-		*why = util_printf("into %s: %s", pn.node_ns, strerror(errno));
+		*cause = util_printf(
+		    "into %s: %s", pn.node_ns, strerror(errno));
 		return -1;
 	}
 	fd = open("/proc/sys/net/ipv4/ip_forward", O_WRONLY | O_CLOEXEC);
@@ -513,25 +516,25 @@ forward_on(char **why)
 	}
 	podnet_leave();
 	if (!ok)
-		*why = util_printf("ip_forward in %s: %s", pn.node_ns,
+		*cause = util_printf("ip_forward in %s: %s", pn.node_ns,
 		    strerror(errno));
 	return ok ? 0 : -1;
 }
 
 /* The node's namespace, its bridge and link, made or mended. */
 static int
-node_up(char **why)
+node_up(char **cause)
 {
 	char path[PATH_MAX], hl[16], nl[16], *script;
 	unsigned g[4] = { 0 };
 	int r;
 
-	if (!netns_exists(pn.node_ns) && netns_add(pn.node_ns, why) != 0)
+	if (!netns_exists(pn.node_ns) && netns_add(pn.node_ns, cause) != 0)
 		return -1;
 	util_strf(path, sizeof path, NETNS_DIR "/%s", pn.node_ns);
 	if (pn.node_fd < 0 && (pn.node_fd = open(path, O_RDONLY |
 	    O_CLOEXEC)) < 0) {
-		*why = util_printf("%s: %s", path, strerror(errno));
+		*cause = util_printf("%s: %s", path, strerror(errno));
 		return -1;
 	}
 	ipstr(pn.link + 1, hl, sizeof hl);
@@ -539,14 +542,14 @@ node_up(char **why)
 	if (if_nametoindex(pn.host_if) == 0) {
 		script = util_printf("link add %s type veth peer name host0 "
 		    "netns %s\n", pn.host_if, pn.node_ns);
-		r = ip_batch(NULL, script, why);
+		r = ip_batch(NULL, script, cause);
 		free(script);
 		if (r != 0)
 			return -1;
 	}
 	script = util_printf("addr replace %s/30 dev %s\nlink set %s up\n",
 	    hl, pn.host_if, pn.host_if);
-	r = ip_batch(NULL, script, why);
+	r = ip_batch(NULL, script, cause);
 	free(script);
 	if (r != 0)
 		return -1;
@@ -566,9 +569,9 @@ node_up(char **why)
 	    "addr replace %s/30 dev host0\nlink set host0 up\n"
 	    "route replace default via %s dev host0\n", pn.gw, pn.plen,
 	    g[0] & 255, g[1] & 255, g[2] & 255, g[3] & 255, nl, hl);
-	r = ip_batch(pn.node_ns, script, why);
+	r = ip_batch(pn.node_ns, script, cause);
 	free(script);
-	if (r != 0 || forward_on(why) != 0 || write_rules(why) != 0)
+	if (r != 0 || forward_on(cause) != 0 || write_rules(cause) != 0)
 		return -1;
 	return 0;
 }
@@ -577,10 +580,10 @@ node_up(char **why)
  * At the node manager's start, as root with --pod-network=namespaces:
  * check the ranges against the host's addresses, then make or take back
  * the node's namespace. 0 (podnet_on says whether pods get namespaces),
- * -1 with *why when it cannot be had (pods share the host's network).
+ * -1 with *cause when it cannot be had (pods share the host's network).
  */
 int
-podnet_start(node_mgr *m, int real_ray, char **why)
+podnet_start(node_mgr *m, int real_ray, char **cause)
 {
 	char hit[64], path[PATH_MAX];
 	unsigned h;
@@ -601,12 +604,13 @@ podnet_start(node_mgr *m, int real_ray, char **why)
 	} else if (pn.want == WANT_HOST)
 		return 0;
 	if (geteuid() != 0) {
-		*why = xstrdup("not root: pods share the host's network");
+		*cause = xstrdup("not root: pods share the host's network");
 		return -1;
 	}
 	if (find_tool("ip", pn.ip, sizeof pn.ip) != 0 ||
 	    find_tool("nft", pn.nft, sizeof pn.nft) != 0) {
-		*why = util_printf("no %s (Debian's %s): pods share the host's "
+		*cause = util_printf(
+		    "no %s (Debian's %s): pods share the host's "
 		    "network", pn.ip[0] ? "nft" : "ip", pn.ip[0] ? "nftables" :
 		    "iproute2");
 		pn.ip[0] = '\0';
@@ -623,28 +627,29 @@ podnet_start(node_mgr *m, int real_ray, char **why)
 	    strlen(pn.cidr_s), "/%d", pn.plen);
 	ipstr(pn.net + 1, pn.gw, sizeof pn.gw);
 	if (host_uses(pn.net, pn.plen, hit, sizeof hit)) {
-		*why = util_printf("the pod range %s holds the host's address "
+		*cause = util_printf(
+		    "the pod range %s holds the host's address "
 		    "%s: pods share the host's network (--pod-cidr)",
 		    pn.cidr_s, hit);
 		return -1;
 	}
 	if (host_uses(pn.svc_net, pn.svc_plen, hit, sizeof hit)) {
-		*why = util_printf("the Service range %s holds the host's "
+		*cause = util_printf("the Service range %s holds the host's "
 		    "address %s: pods share the host's network", pn.svc_s, hit);
 		return -1;
 	}
 	if (overlaps(pn.net, pn.plen, pn.svc_net, pn.svc_plen) ||
 	    overlaps(pn.svc_net, pn.svc_plen, pn.link_net, pn.link_plen) ||
 	    overlaps(pn.net, pn.plen, pn.link_net, pn.link_plen)) {
-		*why = util_printf("the pod range %s overlaps the Service "
+		*cause = util_printf("the pod range %s overlaps the Service "
 		    "range or --node-link-range", pn.cidr_s);
 		return -1;
 	}
-	if (pick_link(h, why) != 0)
+	if (pick_link(h, cause) != 0)
 		return -1;
 	if ((pn.host_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) <
 	    0) {
-		*why = util_printf("/proc/self/ns/net: %s", strerror(errno));
+		*cause = util_printf("/proc/self/ns/net: %s", strerror(errno));
 		return -1;
 	}
 	pn.size = pn.plen >= 32 ? 1 : 1u << (32 - pn.plen);
@@ -653,10 +658,10 @@ podnet_start(node_mgr *m, int real_ray, char **why)
 	pn.used[0] |= 3;
 	pn.used[(pn.size - 1) / 8] |= (unsigned char)(1u << ((pn.size - 1) %
 	    8));
-	if (node_up(why) != 0) {
-		char *w = *why;
+	if (node_up(cause) != 0) {
+		char *w = *cause;
 
-		*why = util_printf("%s: pods share the host's network", w);
+		*cause = util_printf("%s: pods share the host's network", w);
 		free(w);
 		podnet_stop();
 		return -1;
@@ -775,10 +780,10 @@ mark(uint32_t o, int on)
 
 /*
  * The pod's address: the one its status had (a restart) when it is in
- * the range and free, else the next free one. 0, or -1 with *why.
+ * the range and free, else the next free one. 0, or -1 with *cause.
  */
 int
-podnet_assign(struct node_pod *p, char **why)
+podnet_assign(struct node_pod *p, char **cause)
 {
 	uint32_t o = offset(p->ip), i;
 
@@ -798,7 +803,7 @@ podnet_assign(struct node_pod *p, char **why)
 			return 0;
 		}
 	}
-	*why = util_printf("no free address in the pod range %s", pn.cidr_s);
+	*cause = util_printf("no free address in the pod range %s", pn.cidr_s);
 	p->ip[0] = '\0';
 	return -1;
 }
@@ -820,10 +825,10 @@ node_has_link(uint32_t o)
 
 /*
  * The pod's namespace, made unless it is there (a restart, a second
- * container): its file into path. 0, or -1 with *why.
+ * container): its file into path. 0, or -1 with *cause.
  */
 int
-podnet_pod_up(struct node_pod *p, char *path, size_t size, char **why)
+podnet_pod_up(struct node_pod *p, char *path, size_t size, char **cause)
 {
 	char name[320], *script;
 	uint32_t o = offset(p->ip);
@@ -834,11 +839,11 @@ podnet_pod_up(struct node_pod *p, char *path, size_t size, char **why)
 	if (netns_exists(name))
 		return 0;
 	if (o == 0) {
-		*why = util_printf("pod %s has no address of %s", p->key,
+		*cause = util_printf("pod %s has no address of %s", p->key,
 		    pn.cidr_s);
 		return -1;
 	}
-	if (netns_add(name, why) != 0)
+	if (netns_add(name, cause) != 0)
 		return -1;
 	if (node_has_link(o)) {
 		/* A leftover of an earlier pod of this address. */
@@ -848,13 +853,13 @@ podnet_pod_up(struct node_pod *p, char *path, size_t size, char **why)
 	}
 	script = util_printf("link add vp%x type veth peer name eth0 netns "
 	    "%s\nlink set vp%x master br0 up\n", o, name, o);
-	r = ip_batch(pn.node_ns, script, why);
+	r = ip_batch(pn.node_ns, script, cause);
 	free(script);
 	if (r == 0) {
 		script = util_printf("link set lo up\naddr add %s/%d dev eth0\n"
 		    "link set eth0 up\nroute add default via %s\n", p->ip,
 		    pn.plen, pn.gw);
-		r = ip_batch(name, script, why);
+		r = ip_batch(name, script, cause);
 		free(script);
 	}
 	if (r != 0)

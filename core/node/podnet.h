@@ -15,11 +15,11 @@
  * "namespaces"; the pod range (the Node's spec.podCIDR, an IPv4 CIDR of
  * /8 to /28), the range the link network between the host and the
  * node's namespace (a /30) is picked from, and the Service range (the
- * registry's, /12 to /28); NULL keeps the default. -1 with *why
+ * registry's, /12 to /28); NULL keeps the default. -1 with *cause
  * (malloc'd) on a bad value.
  */
 int podnet_configure(const char *mode, const char *pod_cidr,
-    const char *link_range, const char *svc_range, char **why);
+    const char *link_range, const char *svc_range, char **cause);
 /* Whether pods get namespaces of their own (set up and running). */
 int podnet_on(void);
 /* The pod range (spec.podCIDR), or NULL when off. */

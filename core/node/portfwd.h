@@ -27,10 +27,10 @@ int portfwd_spdy_ws(node_mgr *, http_req *, const char *proto,
 /*
  * Dial what serves port of pod ns/name on this machine (portfwd_dial.c): its
  * own port for a local pod, the mapped one for a simulated pod (a Ray
- * head's dashboard). NULL with *why when nothing can.
+ * head's dashboard). NULL with *cause when nothing can.
  */
 struct dial_cb;
 struct dial *portfwd_dial(node_mgr *, const char *ns, const char *pod,
-    int port, const struct dial_cb *, void *arg, char **why);
+    int port, const struct dial_cb *, void *arg, char **cause);
 
 #endif

@@ -16,19 +16,19 @@
 
 struct dial *
 portfwd_dial(node_mgr *m, const char *ns, const char *pod, int port,
-    const struct dial_cb *cb, void *arg, char **why)
+    const struct dial_cb *cb, void *arg, char **cause)
 {
 	const store_obj *o = client_get(m->c, "pods", ns, pod);
 	struct node_pod *p = o ? hmap_get(m->pods, o->uid) : NULL;
 	int to = port;
 
 	if (p == NULL) {
-		*why = util_printf("pod %s/%s is gone", ns, pod);
+		*cause = util_printf("pod %s/%s is gone", ns, pod);
 		return NULL;
 	}
 	if (p->node->rt->exec_stream == NULL && (m->portmap == NULL ||
 	    (to = m->portmap(m->portmap_arg, ns, pod, port)) <= 0)) {
-		*why = util_printf("the simulated pod serves nothing on port "
+		*cause = util_printf("the simulated pod serves nothing on port "
 		    "%d", port);
 		return NULL;
 	}
@@ -37,13 +37,14 @@ portfwd_dial(node_mgr *m, const char *ns, const char *pod, int port,
 
 		/* An address literal: the socket is made before it returns. */
 		if (podnet_pod_enter(p) != 0) {
-			*why = util_printf("pod %s/%s has no network namespace",
+			*cause = util_printf(
+			    "pod %s/%s has no network namespace",
 			    ns, pod);
 			return NULL;
 		}
-		d = dial_open(m->loop, "127.0.0.1", to, NULL, cb, arg, why);
+		d = dial_open(m->loop, "127.0.0.1", to, NULL, cb, arg, cause);
 		podnet_leave();
 		return d;
 	}
-	return dial_open(m->loop, "127.0.0.1", to, NULL, cb, arg, why);
+	return dial_open(m->loop, "127.0.0.1", to, NULL, cb, arg, cause);
 }

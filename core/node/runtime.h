@@ -31,19 +31,19 @@ struct node_runtime {
 	/*
 	 * The pod's address (p->ip; one restored from its status is kept
 	 * when it can be) before its first container starts: 0, or -1 with
-	 * *why. NULL: one made up (the node's own with host_network).
+	 * *cause. NULL: one made up (the node's own with host_network).
 	 */
-	int (*pod_ip)(struct node *, struct node_pod *, char **why);
+	int (*pod_ip)(struct node *, struct node_pod *, char **cause);
 	/* The pod is gone from this node: what the runtime kept for it
 	   (its network namespace, its address) goes. NULL: nothing. */
 	void (*pod_gone)(struct node *, struct node_pod *);
 	/*
 	 * Start one instance of the container. When it ends, the runtime
-	 * calls podworker_ctr_exited. -1 with *why ("RunContainerError:
+	 * calls podworker_ctr_exited. -1 with *cause ("RunContainerError:
 	 * ...") when it cannot start.
 	 */
 	int (*start)(struct node *, struct node_pod *, struct node_ctr *,
-	    char **why);
+	    char **cause);
 	/*
 	 * Stop a running instance: a polite request (SIGTERM), a hard stop
 	 * after grace_ms. podworker_ctr_exited follows, at once or later.
@@ -60,11 +60,11 @@ struct node_runtime {
 	    void (*done)(void *arg, int ok), void *arg);
 	/*
 	 * A process in the running instance for kubectl exec (execproc.h),
-	 * or NULL with *why. NULL: the runtime runs no processes.
+	 * or NULL with *cause. NULL: the runtime runs no processes.
 	 */
 	execproc *(*exec_stream)(struct node *, struct node_pod *,
 	    struct node_ctr *, char **argv, int tty, int in,
-	    const struct execproc_cb *, void *arg, char **why);
+	    const struct execproc_cb *, void *arg, char **cause);
 	/*
 	 * Take back an instance that was running when the last volrayd
 	 * stopped (c->started says since when): 0 when it runs on (its end

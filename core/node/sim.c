@@ -133,9 +133,9 @@ sim_effect(struct node *n, struct node_pod *p, struct node_ctr *c)
 }
 
 static int
-sim_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **why)
+sim_start(struct node *n, struct node_pod *p, struct node_ctr *c, char **cause)
 {
-	(void)why;
+	(void)cause;
 	if (sim_effect(n, p, c) == 0)
 		return 0;
 	run_instance(n, p, c, sim_duration(n, p, c));

@@ -63,9 +63,9 @@ add_bundle(struct ray_job *j, double cpu, double gpu, double mem)
 	b->mem = (int64_t)mem;
 }
 
-/* The job's bundles from its request; 0, or -1 with *why when bad. */
+/* The job's bundles from its request; 0, or -1 with *cause when bad. */
 int
-ray_demand_parse(struct ray_job *j, char **why)
+ray_demand_parse(struct ray_job *j, char **cause)
 {
 	const cJSON *md = json_at(j->req, "metadata"), *b;
 	const cJSON *sb = cJSON_GetObjectItemCaseSensitive(md,
@@ -84,7 +84,7 @@ ray_demand_parse(struct ray_job *j, char **why)
 	list = cJSON_Parse(sb->valuestring);
 	if (!cJSON_IsArray(list)) {
 		cJSON_Delete(list);
-		*why = xstrdup("volray.io/sim-bundles: a JSON list of "
+		*cause = xstrdup("volray.io/sim-bundles: a JSON list of "
 		    "{\"CPU\": n, \"GPU\": n, \"memory\": q, \"count\": n} "
 		    "wanted");
 		return -1;
@@ -95,7 +95,8 @@ ray_demand_parse(struct ray_job *j, char **why)
 
 		if (!cJSON_IsObject(b) || n < 0 || (total += n) > MAX_BUNDLES) {
 			cJSON_Delete(list);
-			*why = util_printf("volray.io/sim-bundles: objects with "
+			*cause = util_printf(
+			    "volray.io/sim-bundles: objects with "
 			    "a count of 0 to %d in all wanted", MAX_BUNDLES);
 			return -1;
 		}

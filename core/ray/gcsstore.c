@@ -139,15 +139,15 @@ service_address(ray *r, const char *ns, const char *host, int *port)
 	return ip;
 }
 
-/* Take "[redis://][user:pass@]host[:port]" apart; -1 with *why. */
+/* Take "[redis://][user:pass@]host[:port]" apart; -1 with *cause. */
 static int
-parse_address(struct gcs_target *t, const char *addr, char **why)
+parse_address(struct gcs_target *t, const char *addr, char **cause)
 {
 	size_t n = strcspn(addr, ",");
 	char *a = xstrndup(addr, n), *p = a, *at, *colon;
 
 	if (strncmp(p, "rediss://", 9) == 0) {
-		*why = xstrdup("rediss:// (Redis over TLS) is not supported");
+		*cause = xstrdup("rediss:// (Redis over TLS) is not supported");
 		free(a);
 		return -1;
 	}
@@ -170,7 +170,7 @@ parse_address(struct gcs_target *t, const char *addr, char **why)
 		*colon = '\0';
 	}
 	if (*p == '\0' || t->port <= 0 || t->port > 65535) {
-		*why = util_printf("bad Redis address %s", addr);
+		*cause = util_printf("bad Redis address %s", addr);
 		free(a);
 		return -1;
 	}
@@ -181,7 +181,7 @@ parse_address(struct gcs_target *t, const char *addr, char **why)
 
 int
 ray_gcs_target(ray *r, const char *ns, const cJSON *pod,
-    struct gcs_target *t, char **why)
+    struct gcs_target *t, char **cause)
 {
 	const cJSON *c = cJSON_GetArrayItem(json_at(pod, "spec.containers"), 0);
 	const cJSON *ann = json_at(pod, "metadata.annotations"), *a;
@@ -189,15 +189,15 @@ ray_gcs_target(ray *r, const char *ns, const cJSON *pod,
 	char *addr, *v;
 
 	memset(t, 0, sizeof *t);
-	*why = NULL;
+	*cause = NULL;
 	if ((addr = ray_pod_env(r->c, ns, c, "RAY_REDIS_ADDRESS")) == NULL ||
 	    *addr == '\0') {
 		free(addr);
-		*why = xstrdup("RAY_REDIS_ADDRESS is not set");
+		*cause = xstrdup("RAY_REDIS_ADDRESS is not set");
 		return -1;
 	}
 	t->address = addr;
-	if (parse_address(t, addr, why) != 0) {
+	if (parse_address(t, addr, cause) != 0) {
 		ray_gcs_target_free(t);
 		return -1;
 	}
@@ -229,7 +229,7 @@ ray_gcs_target(ray *r, const char *ns, const cJSON *pod,
 		char *ip = service_address(r, ns, t->host, &port);
 
 		if (ip == NULL) {
-			*why = util_printf("Redis host %s is neither an IP "
+			*cause = util_printf("Redis host %s is neither an IP "
 			    "address nor a Service with endpoints in %s",
 			    t->host, ns);
 			ray_gcs_target_free(t);

@@ -251,11 +251,11 @@ on_recovered(struct ray_head *h, const cJSON *records, const char *session,
 /*
  * The embedded backend's storage: DATA_DIR/gcs-storage/<uid of the claim
  * of the head's volume gcs-storage> (malloc'd), when the Ray container
- * has RAY_gcs_storage=rocksdb; NULL otherwise, *why saying so when it
+ * has RAY_gcs_storage=rocksdb; NULL otherwise, *cause saying so when it
  * asked for it.
  */
 static char *
-embedded_dir(struct ray_head *h, const cJSON *pod, char **why)
+embedded_dir(struct ray_head *h, const cJSON *pod, char **cause)
 {
 	const cJSON *c = cJSON_GetArrayItem(json_at(pod, "spec.containers"), 0);
 	const cJSON *vol;
@@ -265,7 +265,7 @@ embedded_dir(struct ray_head *h, const cJSON *pod, char **why)
 	int rocks = be != NULL && strcmp(be, "rocksdb") == 0;
 
 	free(be);
-	*why = NULL;
+	*cause = NULL;
 	if (!rocks)
 		return NULL;
 	cJSON_ArrayForEach(vol, json_at(pod, "spec.volumes"))
@@ -275,7 +275,8 @@ embedded_dir(struct ray_head *h, const cJSON *pod, char **why)
 	if (claim == NULL || h->r->data_dir == NULL ||
 	    (o = client_get(h->r->c, "persistentvolumeclaims", h->ns,
 	    claim)) == NULL) {
-		*why = util_printf("the embedded GCS storage's claim %s is not "
+		*cause = util_printf(
+		    "the embedded GCS storage's claim %s is not "
 		    "there", claim ? claim : "(no gcs-storage volume)");
 		return NULL;
 	}

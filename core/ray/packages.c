@@ -65,27 +65,30 @@ ray_package_has(const struct ray_head *h, const char *name)
 
 int
 ray_package_put(const struct ray_head *h, const char *name, const char *body,
-    size_t len, char **why)
+    size_t len, char **cause)
 {
 	char *dir = util_printf("%s/packages", h->dir);
 	char *path = package_path(h, name), *tmp = util_printf("%s.tmp", path);
 	int fd, rc = -1;
 
-	*why = NULL;
+	*cause = NULL;
 	if (util_mkdirs(dir, 0755) != 0 || (fd = open(tmp, O_WRONLY | O_CREAT |
 	    O_TRUNC, 0644)) < 0) {
-		*why = util_printf("cannot store %s: %s", name, strerror(errno));
+		*cause = util_printf(
+		    "cannot store %s: %s", name, strerror(errno));
 		goto out;
 	}
 	if (write(fd, body, len) != (ssize_t)len || fsync(fd) != 0) {
-		*why = util_printf("cannot store %s: %s", name, strerror(errno));
+		*cause = util_printf(
+		    "cannot store %s: %s", name, strerror(errno));
 		close(fd);
 		unlink(tmp);
 		goto out;
 	}
 	close(fd);
 	if (rename(tmp, path) != 0) {
-		*why = util_printf("cannot store %s: %s", name, strerror(errno));
+		*cause = util_printf(
+		    "cannot store %s: %s", name, strerror(errno));
 		unlink(tmp);
 		goto out;
 	}
@@ -113,14 +116,14 @@ safe_entry(const char *name)
 }
 
 static int
-extract(const char *zip_path, const char *dir, char **why)
+extract(const char *zip_path, const char *dir, char **cause)
 {
 	zip_t *z;
 	zip_int64_t n, i;
 	int err = 0;
 
 	if ((z = zip_open(zip_path, ZIP_RDONLY, &err)) == NULL) {
-		*why = util_printf("not a zip file (libzip error %d)", err);
+		*cause = util_printf("not a zip file (libzip error %d)", err);
 		return -1;
 	}
 	n = zip_get_num_entries(z, 0);
@@ -132,7 +135,7 @@ extract(const char *zip_path, const char *dir, char **why)
 		FILE *out;
 
 		if (name == NULL || !safe_entry(name)) {
-			*why = util_printf("entry %s leaves the working "
+			*cause = util_printf("entry %s leaves the working "
 			    "directory", name ? name : "?");
 			zip_close(z);
 			return -1;
@@ -153,7 +156,7 @@ extract(const char *zip_path, const char *dir, char **why)
 		while (out != NULL && (got = zip_fread(f, buf, sizeof buf)) > 0)
 			fwrite(buf, 1, (size_t)got, out);
 		if (out == NULL || ferror(out)) {
-			*why = util_printf("cannot extract %s", name);
+			*cause = util_printf("cannot extract %s", name);
 			if (out != NULL)
 				fclose(out);
 			if (f != NULL)
@@ -171,14 +174,14 @@ extract(const char *zip_path, const char *dir, char **why)
 }
 
 char *
-ray_package_dir(const struct ray_head *h, const char *name, char **why)
+ray_package_dir(const struct ray_head *h, const char *name, char **cause)
 {
 	char *dir, *zip, *done;
 	struct stat sb;
 
-	*why = NULL;
+	*cause = NULL;
 	if (!ray_package_has(h, name)) {
-		*why = util_printf("the package gcs://%s is not on the head "
+		*cause = util_printf("the package gcs://%s is not on the head "
 		    "(was it uploaded?)", name);
 		return NULL;
 	}
@@ -186,9 +189,10 @@ ray_package_dir(const struct ray_head *h, const char *name, char **why)
 	done = util_printf("%s.extracted", dir);
 	if (stat(done, &sb) != 0) {
 		zip = package_path(h, name);
-		if (util_mkdirs(dir, 0755) != 0 || extract(zip, dir, why) != 0) {
-			if (*why == NULL)
-				*why = util_printf("cannot make %s", dir);
+		if (util_mkdirs(dir, 0755) != 0 || extract(zip, dir, cause) !=
+		    0) {
+			if (*cause == NULL)
+				*cause = util_printf("cannot make %s", dir);
 			free(zip);
 			free(done);
 			free(dir);

@@ -120,8 +120,8 @@ struct ray_head *ray_head_find(ray *, const char *ns, const char *name);
 void ray_jobsapi_serve(struct ray_head *h, http_req *, const char *path);
 
 /* demand.c: simulated jobs' bundles and the cluster's resources. */
-/* The job's bundles from its request: 0, or -1 with *why (malloc'd). */
-int ray_demand_parse(struct ray_job *, char **why);
+/* The job's bundles from its request: 0, or -1 with *cause (malloc'd). */
+int ray_demand_parse(struct ray_job *, char **cause);
 /* Place waiting jobs' bundles where they fit: the jobs placed now in
    *placed (malloc'd, *n of them); 1 if some job still waits. */
 int ray_demand_place(struct ray_head *, struct ray_job ***placed,
@@ -198,9 +198,9 @@ struct gcs_target {
 	char *user, *pass;		/* NULL: none */
 	char *storage_ns;		/* the external storage namespace */
 };
-/* Redis as a pod's Ray container names it: 0, or -1 with *why. */
+/* Redis as a pod's Ray container names it: 0, or -1 with *cause. */
 int ray_gcs_target(ray *, const char *ns, const cJSON *pod,
-    struct gcs_target *, char **why);
+    struct gcs_target *, char **cause);
 void ray_gcs_target_free(struct gcs_target *);
 struct gcs_store;
 typedef cJSON *(*ray_gcs_record_fn)(const struct ray_job *);
@@ -261,13 +261,13 @@ void ray_sim_submit_cancel(void *handle);
 /* packages.c: Ray's package store (working_dir uploads). */
 int ray_package_name_ok(const char *name);
 int ray_package_has(const struct ray_head *, const char *name);
-/* Store a package: 0, or -1 with *why (malloc'd). */
+/* Store a package: 0, or -1 with *cause (malloc'd). */
 int ray_package_put(const struct ray_head *, const char *name,
-    const char *body, size_t len, char **why);
+    const char *body, size_t len, char **cause);
 /* The package extracted for a local job: its directory (malloc'd), or
-   NULL with *why (malloc'd). */
+   NULL with *cause (malloc'd). */
 char *ray_package_dir(const struct ray_head *, const char *name,
-    char **why);
+    char **cause);
 
 /* journal.c */
 /* A job as the journal keeps it (a new tree). */

@@ -452,10 +452,10 @@ framework_job_ready(struct session *ss, struct s_job *j)
 
 /*
  * Tiered votes. A vote against may come with the plugin's words (a
- * second result, a string); *why gets a copy when why is given.
+ * second result, a string); *cause gets a copy when why is given.
  */
 static int
-votes(struct session *ss, struct s_job *j, int ep, char **why)
+votes(struct session *ss, struct s_job *j, int ep, char **cause)
 {
 	int tier = -1, permit = 0;
 
@@ -473,9 +473,9 @@ votes(struct session *ss, struct s_job *j, int ep, char **why)
 			/* Its error is the reason, not a vote it never
 			   gave. */
 			veto(j, ep, pl->name);
-			if (why != NULL) {
-				free(*why);
-				*why = xstrdup(ss->fail_err[pl -
+			if (cause != NULL) {
+				free(*cause);
+				*cause = xstrdup(ss->fail_err[pl -
 				    ss->pol->plugins]);
 			}
 			if (ep == EP_JOB_ENQUEUEABLE)
@@ -486,9 +486,9 @@ votes(struct session *ss, struct s_job *j, int ep, char **why)
 			continue;
 		msg = lua_type(ss->L, -1) == LUA_TSTRING ?
 		    lua_tostring(ss->L, -1) : NULL;
-		if (why != NULL && msg != NULL) {
-			free(*why);
-			*why = xstrdup(msg);
+		if (cause != NULL && msg != NULL) {
+			free(*cause);
+			*cause = xstrdup(msg);
 		}
 		lua_pop(ss->L, 1);
 		r = result_int(ss->L);
@@ -496,9 +496,9 @@ votes(struct session *ss, struct s_job *j, int ep, char **why)
 			veto(j, ep, pl->name);
 			return 0;
 		}
-		if (why != NULL) {
-			free(*why);
-			*why = NULL;
+		if (cause != NULL) {
+			free(*cause);
+			*cause = NULL;
 		}
 		if (r > 0)
 			permit = 1;
@@ -513,9 +513,9 @@ framework_job_pipelined(struct session *ss, struct s_job *j)
 }
 
 int
-framework_job_enqueueable(struct session *ss, struct s_job *j, char **why)
+framework_job_enqueueable(struct session *ss, struct s_job *j, char **cause)
 {
-	return votes(ss, j, EP_JOB_ENQUEUEABLE, why);
+	return votes(ss, j, EP_JOB_ENQUEUEABLE, cause);
 }
 
 void

@@ -66,7 +66,7 @@ read_file(const char *path, size_t *len, char **cause)
 
 /* Coerce one argument value (on the stack top) to the schema's type. */
 static int
-coerce(lua_State *L, const char *type, const cJSON *v, char **why)
+coerce(lua_State *L, const char *type, const cJSON *v, char **cause)
 {
 	if (strcmp(type, "number") == 0) {
 		char *end;
@@ -78,7 +78,7 @@ coerce(lua_State *L, const char *type, const cJSON *v, char **why)
 		    (x = strtod(v->valuestring, &end), *end == '\0'))
 			;
 		else {
-			*why = xstrdup("want a number");
+			*cause = xstrdup("want a number");
 			return -1;
 		}
 		lua_pushnumber(L, x);
@@ -92,7 +92,7 @@ coerce(lua_State *L, const char *type, const cJSON *v, char **why)
 		else if (cJSON_IsString(v) && strcmp(v->valuestring, "false") == 0)
 			lua_pushboolean(L, 0);
 		else {
-			*why = xstrdup("want true or false");
+			*cause = xstrdup("want true or false");
 			return -1;
 		}
 		return 0;
@@ -105,7 +105,7 @@ coerce(lua_State *L, const char *type, const cJSON *v, char **why)
 			lua_tostring(L, -1);
 		}
 		else {
-			*why = xstrdup("want a string");
+			*cause = xstrdup("want a string");
 			return -1;
 		}
 		return 0;
@@ -163,7 +163,8 @@ resolve_args(lua_State *L, struct plugin *pl, const char *cpath,
 		char *why = NULL;
 
 		if (lua_isnil(L, schema)) {
-			*cause = util_printf("%s:%d: plugin %s takes no arguments "
+			*cause = util_printf(
+			    "%s:%d: plugin %s takes no arguments "
 			    "(got %s)", cpath, pl->conf->line, pl->name,
 			    a->string);
 			lua_settop(L, tbl);
@@ -175,7 +176,8 @@ resolve_args(lua_State *L, struct plugin *pl, const char *cpath,
 			prefixed_entry(L, schema, a->string);
 		}
 		if (!lua_istable(L, -1)) {
-			*cause = util_printf("%s:%d: plugin %s: unknown argument "
+			*cause = util_printf(
+			    "%s:%d: plugin %s: unknown argument "
 			    "%s", cpath, pl->conf->line, pl->name, a->string);
 			lua_settop(L, tbl);
 			return -1;
@@ -184,7 +186,8 @@ resolve_args(lua_State *L, struct plugin *pl, const char *cpath,
 		if (lua_type(L, -1) == LUA_TSTRING)
 			type = lua_tostring(L, -1);
 		if (coerce(L, type, a, &why) != 0) {
-			*cause = util_printf("%s:%d: plugin %s: argument %s: %s",
+			*cause = util_printf(
+			    "%s:%d: plugin %s: argument %s: %s",
 			    cpath, pl->conf->line, pl->name, a->string, why);
 			free(why);
 			lua_settop(L, tbl);
@@ -197,7 +200,8 @@ resolve_args(lua_State *L, struct plugin *pl, const char *cpath,
 			lua_getfield(L, -4, "max");
 			if ((lua_isnumber(L, -2) && x < lua_tonumber(L, -2)) ||
 			    (lua_isnumber(L, -1) && x > lua_tonumber(L, -1))) {
-				*cause = util_printf("%s:%d: plugin %s: argument "
+				*cause = util_printf(
+				    "%s:%d: plugin %s: argument "
 				    "%s: %g is out of range", cpath,
 				    pl->conf->line, pl->name, a->string, x);
 				lua_settop(L, tbl);

@@ -586,8 +586,8 @@ int framework_job_valid(struct session *, struct s_job *);
 int framework_job_ready(struct session *, struct s_job *);
 int framework_job_pipelined(struct session *, struct s_job *);
 int framework_job_starving(struct session *, struct s_job *);
-/* The plugins' votes; on a refusal *why is the plugin's message or NULL. */
-int framework_job_enqueueable(struct session *, struct s_job *, char **why);
+/* The plugins' votes; on a refusal *cause is the plugin's message or NULL. */
+int framework_job_enqueueable(struct session *, struct s_job *, char **cause);
 void framework_job_enqueued(struct session *, struct s_job *);
 int framework_overused(struct session *, struct s_queue *);
 int framework_allocatable(struct session *, struct s_queue *, struct s_task *);
