@@ -999,40 +999,37 @@ send_async(struct remote *rm, struct async_write *aw, const char *method,
 	free(url);
 }
 
+/* A write of r in namespace ns (the hclient line it waits in), sent
+   through the client client_for() names, its 2xx answer written into
+   the mirror as into (through()'s answer, or NULL: not at all), the
+   answer then to done(arg). */
+static struct async_write *
+new_write(struct remote *rm, const resource *r, const char *ns,
+    const resource *into, client_done_fn done, void *arg)
+{
+	struct async_write *aw = xcalloc(1, sizeof *aw);
+
+	aw->ns = xstrdup(ns != NULL ? ns : "");
+	aw->through = into;
+	aw->via = client_for(rm, r);
+	aw->done = done;
+	aw->arg = arg;
+	return aw;
+}
+
 static void
 r_bind_async(void *impl, const char *ns, const char *name, const char *node,
     client_done_fn done, void *arg)
 {
 	const resource *pods = resource_find("", "v1", "pods");
-	struct async_write *aw = xcalloc(1, sizeof *aw);
+	struct async_write *aw = new_write(impl, pods, ns, NULL, done, arg);
 	char *body = binding_body(ns, name, node);
 
-	aw->done = done;
-	aw->arg = arg;
-	aw->ns = xstrdup(ns);
 	aw->name = xstrdup(name);
 	aw->node = xstrdup(node);
-	aw->via = client_for(impl, pods);
 	send_async(impl, aw, "POST", object_path(pods, ns, name, "binding"),
 	    "application/json", body, strlen(body));
 	free(body);
-}
-
-/* A write of r whose answer goes to done(arg), written through to the
-   mirror as through() says, sent through the client client_for()
-   names. */
-static struct async_write *
-new_write(struct remote *rm, const resource *r, const char *ns,
-    const struct reg_opts *o, client_done_fn done, void *arg)
-{
-	struct async_write *aw = xcalloc(1, sizeof *aw);
-
-	aw->ns = xstrdup(ns != NULL ? ns : "");
-	aw->through = through(r, o);
-	aw->via = client_for(rm, r);
-	aw->done = done;
-	aw->arg = arg;
-	return aw;
 }
 
 /* Send obj (taken) to url (taken) with method, without waiting. */
@@ -1041,7 +1038,8 @@ send_obj_async(struct remote *rm, const resource *r, const char *ns,
     const struct reg_opts *o, const char *method, char *url, cJSON *obj,
     client_done_fn done, void *arg)
 {
-	struct async_write *aw = new_write(rm, r, ns, o, done, arg);
+	struct async_write *aw = new_write(rm, r, ns, through(r, o), done,
+	    arg);
 	char *body = cJSON_PrintUnformatted(obj);
 
 	cJSON_Delete(obj);
@@ -1150,14 +1148,10 @@ on_own_answer(void *arg, struct reg_result *res)
 static void
 own_send(struct own_write *ow)
 {
-	struct async_write *aw = xcalloc(1, sizeof *aw);
+	struct async_write *aw = new_write(ow->rm, ow->r, ow->ns, ow->through,
+	    on_own_answer, ow);
 	char *body = cJSON_PrintUnformatted(ow->current);
 
-	aw->ns = xstrdup(ow->ns);
-	aw->through = ow->through;
-	aw->via = client_for(ow->rm, ow->r);
-	aw->done = on_own_answer;
-	aw->arg = ow;
 	send_async(ow->rm, aw, "PUT", xstrdup(ow->url), "application/json",
 	    body, strlen(body));
 	free(body);
@@ -1206,7 +1200,8 @@ r_patch_async(void *impl, const resource *r, const char *ns,
     const char *name, const char *content_type, const char *body,
     size_t len, const struct reg_opts *o, client_done_fn done, void *arg)
 {
-	struct async_write *aw = new_write(impl, r, ns, o, done, arg);
+	struct async_write *aw = new_write(impl, r, ns, through(r, o), done,
+	    arg);
 	char *url = object_path(r, ns, name, o != NULL ? o->subresource :
 	    NULL);
 
@@ -1228,13 +1223,9 @@ r_delete_async(void *impl, const resource *r, const char *ns,
     const char *name, const struct reg_opts *o, client_done_fn done,
     void *arg)
 {
-	struct async_write *aw = xcalloc(1, sizeof *aw);
+	struct async_write *aw = new_write(impl, r, ns, NULL, done, arg);
 	char *body = delete_body(o);
 
-	aw->done = done;
-	aw->arg = arg;
-	aw->ns = xstrdup(ns != NULL ? ns : "");
-	aw->via = client_for(impl, r);
 	send_async(impl, aw, "DELETE", object_path(r, ns, name, NULL),
 	    "application/json", body, strlen(body));
 	free(body);
