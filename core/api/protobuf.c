@@ -4,20 +4,19 @@
  * kubectl's typed clients ("kubectl create namespace", configmap, secret,
  * serviceaccount, deployment, job, cronjob, service, priorityclass, quota,
  * role, rolebinding, pdb, ingress, token, and "kubectl auth can-i"),
- * schedulers' client-go (a pod's Binding and status, Events) and
- * client-go's typed clients (controller-runtime's for built-in kinds:
- * KubeRay's operator: a DELETE's DeleteOptions) send objects in the
- * Kubernetes
- * protobuf encoding: the magic "k8s\0", then a runtime.Unknown message whose
- * typeMeta names the apiVersion and kind and whose raw field holds the object
- * encoded as the k8s.io/api generated.proto message for that kind. The rest
- * of volray speaks JSON, so this file turns such a body into the object the
- * same command sends when asked for JSON, and nothing past the HTTP layer
- * ever sees protobuf.
+ * schedulers' client-go (a pod's Binding and status, Events) and client-go's
+ * typed clients (controller-runtime's for built-in kinds: KubeRay's operator: a
+ * DELETE's DeleteOptions) send objects in the Kubernetes protobuf encoding: the
+ * magic "k8s\0", then a runtime.Unknown message whose typeMeta names the
+ * apiVersion and kind and whose raw field holds the object encoded as the
+ * k8s.io/api generated.proto message for that kind. The rest of volray speaks
+ * JSON, so this file turns such a body into the object the same command sends
+ * when asked for JSON, and nothing past the HTTP layer ever sees protobuf.
  *
  * The decoder is a plain wire-format reader driven by the static descriptor
- * tables of protobuf_tables.c: a message is a list of fields (number, JSON
- * name, value kind, flags). Some kinds are not proto scalars: metav1.Time,
+ * tables of registry/kinds/protobuf_msgs.c, a kind's message named by its
+ * descriptor: a message is a list of fields (number, JSON name, value
+ * kind, flags). Some kinds are not proto scalars: metav1.Time,
  * resource.Quantity and intstr.IntOrString are small messages that JSON
  * shows as a string or a number; a map<string, V> is a repeated key/value
  * entry message; a Go struct embedded with `json:",inline"` (Volume's
@@ -25,7 +24,7 @@
  *
  * k8s.io/api is proto2, so non-pointer scalars are encoded even when zero (an
  * empty generateName, paused false). JSON drops those through omitempty, so a
- * zero scalar is left out unless its field is marked F_KEEP: pointer fields
+ * zero scalar is left out unless its field is marked PB_KEEP: pointer fields
  * (replicas, backoffLimit, immutable), whose presence on the wire means they
  * were set, and the few without omitempty (PriorityClass value, Service port).
  * A nested message is kept even when empty, as encoding/json keeps struct
@@ -44,7 +43,9 @@
 #include <string.h>
 
 #include "api/protobuf.h"
-#include "api/protobuf_tables.h"
+#include "registry/kinds/kinds.h"
+#include "registry/kinds/protobuf_msgs.h"
+#include "registry/resource.h"
 #include "lib/xmalloc.h"
 
 #define MAX_DEPTH	32
@@ -62,7 +63,7 @@ struct reader {
 	const uint8_t	*end;
 };
 
-static int	decode_message(const struct msg *, const uint8_t *, size_t,
+static int	decode_message(const struct pb_msg *, const uint8_t *, size_t,
 		    cJSON *, int, char **);
 
 /* Record the first error of a decode; later ones are consequences of it. */
@@ -464,11 +465,11 @@ decode_intstr(const uint8_t *p, size_t n, cJSON **out, char **cause)
  * or, for a zero value JSON would omit, only removing it.
  */
 static int
-put(cJSON *obj, const struct field *f, cJSON *item, int zero, char **cause)
+put(cJSON *obj, const struct pb_field *f, cJSON *item, int zero, char **cause)
 {
 	cJSON	*arr;
 
-	if (f->flags & F_REPEATED) {
+	if (f->flags & PB_REPEATED) {
 		arr = cJSON_GetObjectItemCaseSensitive(obj, f->name);
 		if (arr == NULL)
 			arr = cJSON_AddArrayToObject(obj, f->name);
@@ -482,7 +483,7 @@ put(cJSON *obj, const struct field *f, cJSON *item, int zero, char **cause)
 	cJSON_DeleteItemFromObjectCaseSensitive(obj, f->name);
 	if (item == NULL)
 		return 0;
-	if (zero && (f->flags & F_KEEP) == 0) {
+	if (zero && (f->flags & PB_KEEP) == 0) {
 		cJSON_Delete(item);
 		return 0;
 	}
@@ -492,13 +493,13 @@ put(cJSON *obj, const struct field *f, cJSON *item, int zero, char **cause)
 
 /* Make the JSON value of a varint-encoded scalar. */
 static cJSON *
-make_scalar(const struct field *f, uint64_t v, int *zero)
+make_scalar(const struct pb_field *f, uint64_t v, int *zero)
 {
 	switch (f->kind) {
-	case K_INT32:
+	case PB_INT32:
 		*zero = (int32_t)(uint32_t)v == 0;
 		return cJSON_CreateNumber((int32_t)(uint32_t)v);
-	case K_INT64:
+	case PB_INT64:
 		*zero = v == 0;
 		return cJSON_CreateNumber((double)(int64_t)v);
 	default:
@@ -509,8 +510,8 @@ make_scalar(const struct field *f, uint64_t v, int *zero)
 
 /* Decode one occurrence of a varint-encoded scalar field f. */
 static int
-decode_scalar(const struct msg *m, const struct field *f, struct reader *r,
-    int wt, cJSON *obj, char **cause)
+decode_scalar(const struct pb_msg *m, const struct pb_field *f,
+    struct reader *r, int wt, cJSON *obj, char **cause)
 {
 	cJSON		*item;
 	uint64_t	 v;
@@ -528,7 +529,7 @@ decode_scalar(const struct msg *m, const struct field *f, struct reader *r,
 
 /* Decode one map<string, V> entry {1 key, 2 value} into the map object. */
 static int
-decode_map_entry(const struct msg *m, const struct field *f,
+decode_map_entry(const struct pb_msg *m, const struct pb_field *f,
     const uint8_t *p, size_t n, cJSON *obj, char **cause)
 {
 	struct reader	 r = { p, p + n };
@@ -554,9 +555,9 @@ decode_map_entry(const struct msg *m, const struct field *f,
 			    m->name, f->name);
 	}
 
-	if (f->kind == K_BYTES)
+	if (f->kind == PB_BYTES)
 		val = make_base64(vp, vn, cause);
-	else if (f->kind == K_QUANTITY) {
+	else if (f->kind == PB_QUANTITY) {
 		if (decode_quantity(vp, vn, &val, cause) != 0)
 			return -1;
 	} else
@@ -584,14 +585,14 @@ decode_map_entry(const struct msg *m, const struct field *f,
 
 /* Decode a nested message field: inline, appended, or merged into its object. */
 static int
-decode_nested(const struct field *f, const uint8_t *p, size_t n, cJSON *obj,
+decode_nested(const struct pb_field *f, const uint8_t *p, size_t n, cJSON *obj,
     int depth, char **cause)
 {
 	cJSON	*child;
 
-	if (f->flags & F_INLINE)
+	if (f->flags & PB_INLINE)
 		return decode_message(f->msg, p, n, obj, depth + 1, cause);
-	if (f->flags & F_REPEATED) {
+	if (f->flags & PB_REPEATED) {
 		child = cJSON_CreateObject();
 		if (decode_message(f->msg, p, n, child, depth + 1, cause) != 0) {
 			cJSON_Delete(child);
@@ -609,14 +610,14 @@ decode_nested(const struct field *f, const uint8_t *p, size_t n, cJSON *obj,
 
 /* Decode one occurrence of field f of message m from the reader into obj. */
 static int
-decode_field(const struct msg *m, const struct field *f, struct reader *r,
+decode_field(const struct pb_msg *m, const struct pb_field *f, struct reader *r,
     int wt, cJSON *obj, int depth, char **cause)
 {
 	const uint8_t	*p;
 	cJSON		*item = NULL;
 	size_t		 n;
 
-	if (f->kind == K_INT32 || f->kind == K_INT64 || f->kind == K_BOOL)
+	if (f->kind == PB_INT32 || f->kind == PB_INT64 || f->kind == PB_BOOL)
 		return decode_scalar(m, f, r, wt, obj, cause);
 	if (wt != WT_BYTES)
 		return fail(cause, "malformed protobuf: wrong wire type %d for "
@@ -624,33 +625,33 @@ decode_field(const struct msg *m, const struct field *f, struct reader *r,
 	if (get_bytes(r, &p, &n) != 0)
 		return fail(cause, "malformed protobuf: truncated %s.%s",
 		    m->name, f->name);
-	if (f->flags & F_MAP)
+	if (f->flags & PB_MAP)
 		return decode_map_entry(m, f, p, n, obj, cause);
 
 	switch (f->kind) {
-	case K_MESSAGE:
+	case PB_MESSAGE:
 		return decode_nested(f, p, n, obj, depth, cause);
-	case K_STRING:
+	case PB_STRING:
 		item = make_string(p, n, f->name, cause);
 		break;
-	case K_BYTES:
+	case PB_BYTES:
 		item = make_base64(p, n, cause);
 		break;
-	case K_TIME:
-	case K_MICROTIME:
-		if (decode_time(p, n, f->kind == K_MICROTIME, &item,
+	case PB_TIME:
+	case PB_MICROTIME:
+		if (decode_time(p, n, f->kind == PB_MICROTIME, &item,
 		    cause) != 0)
 			return -1;
 		return put(obj, f, item, 0, cause);
-	case K_QUANTITY:
+	case PB_QUANTITY:
 		if (decode_quantity(p, n, &item, cause) != 0)
 			return -1;
 		return put(obj, f, item, 0, cause);
-	case K_INTSTR:
+	case PB_INTSTR:
 		if (decode_intstr(p, n, &item, cause) != 0)
 			return -1;
 		return put(obj, f, item, 0, cause);
-	case K_RAW:
+	case PB_RAW:
 		if (decode_raw(p, n, &item, cause) != 0)
 			return -1;
 		return put(obj, f, item, 0, cause);
@@ -722,8 +723,8 @@ drop_repeated_keys(cJSON *node, char **cause)
 }
 
 /* Find the descriptor of field number num in m, or NULL to skip it. */
-static const struct field *
-find_field(const struct msg *m, uint32_t num)
+static const struct pb_field *
+find_field(const struct pb_msg *m, uint32_t num)
 {
 	size_t	i;
 
@@ -736,11 +737,11 @@ find_field(const struct msg *m, uint32_t num)
 
 /* Decode the message m encoded in p[0..n) into the JSON object obj. */
 static int
-decode_message(const struct msg *m, const uint8_t *p, size_t n, cJSON *obj,
+decode_message(const struct pb_msg *m, const uint8_t *p, size_t n, cJSON *obj,
     int depth, char **cause)
 {
 	struct reader		 r = { p, p + n };
-	const struct field	*f;
+	const struct pb_field	*f;
 	uint32_t		 num;
 	int			 wt;
 
@@ -851,11 +852,65 @@ decode_envelope(const uint8_t *p, size_t n, char *api_version, char *kind,
 	return 0;
 }
 
+/* Whether api_version is the one of sub, a subresource of r. */
+static int
+sub_in_version(const resource *r, const struct kind_sub *sub,
+    const char *api_version)
+{
+	char gv[128];
+
+	if (sub->group == NULL)
+		return strcmp(r->gv, api_version) == 0;
+	snprintf(gv, sizeof gv, "%s/%s", sub->group, sub->version);
+	return strcmp(gv, api_version) == 0;
+}
+
+/*
+ * The message of kind in api_version, as a descriptor names it: a
+ * built-in kind's or its subresource's (a Pod's Binding); else one of the
+ * bodies that are no kind's. NULL when none: *kind_known says whether the
+ * kind has a message in some other apiVersion.
+ */
+static const struct pb_msg *
+message_of(const char *api_version, const char *kind, int *kind_known)
+{
+	const struct kind_sub	*s;
+	const resource		*r;
+	int			 i;
+
+	*kind_known = 0;
+	/* metav1 registers it in every group version: any apiVersion. */
+	if (strcmp(kind, "DeleteOptions") == 0)
+		return &pb_delete_options;
+	if (strcmp(kind, "TokenRequest") == 0 &&
+	    strcmp(api_version, "authentication.k8s.io/v1") == 0)
+		return &pb_token_request;
+	r = resource_by_gvk(api_version, kind);
+	if (r != NULL && r->desc != NULL && r->desc->protobuf != NULL)
+		return r->desc->protobuf;
+	for (i = 0; i < resource_count(); i++) {
+		r = resource_at(i);
+		if (r->desc == NULL)
+			continue;
+		if (r->desc->protobuf != NULL && strcmp(r->kind, kind) == 0)
+			*kind_known = 1;
+		for (s = r->desc->subs; s != NULL && s->name != NULL; s++) {
+			if (s->protobuf == NULL || s->kind == NULL ||
+			    strcmp(s->kind, kind) != 0)
+				continue;
+			if (sub_in_version(r, s, api_version))
+				return s->protobuf;
+			*kind_known = 1;
+		}
+	}
+	return NULL;
+}
+
 cJSON *
 protobuf_decode(const void *buf, size_t len, char **cause)
 {
 	static const uint8_t	 magic[4] = { 0x6b, 0x38, 0x73, 0x00 };
-	const struct msg	*m = NULL;
+	const struct pb_msg	*m = NULL;
 	const uint8_t		*raw;
 	cJSON			*obj;
 	size_t			 rawlen;
@@ -873,7 +928,7 @@ protobuf_decode(const void *buf, size_t len, char **cause)
 	    &err) != 0)
 		goto fail;
 
-	m = protobuf_tables_find(api_version, kind, &kind_known);
+	m = message_of(api_version, kind, &kind_known);
 	if (m == NULL) {
 		if (kind_known)
 			fail(&err, "protobuf decoding of kind %s in %s is not "

@@ -17,7 +17,7 @@
 # Binding and its core/v1 Events in protobuf, which volrayd's decoder did
 # not know ("protobuf decoding of kind Binding is not supported"): no pod
 # was ever bound. Binding and Event (with MicroTime) are decoded now
-# (api/protobuf_tables.c), and the ResourceClaim it updates (finalizer,
+# (registry/kinds/protobuf_msgs.c), and the ResourceClaim it updates (finalizer,
 # then status) in full, a driver's opaque parameters (a RawExtension)
 # included: before, the DRA plugin's write was refused the same way. It runs with KUBE_FEATURE_WatchListClient=false
 # as vcsched.sh does (volrayd does not answer sendInitialEvents; client-go

@@ -34,7 +34,7 @@
 #   volrayd's decoder read a Pod's status as an opaque message: Volcano's
 #   pods/status update (its PodScheduled condition) emptied the pod's
 #   status, phase included, and Volcano then counted the gang's tasks
-#   Unknown. PodStatus is now decoded in full (api/protobuf_tables.c).
+#   Unknown. PodStatus is now decoded in full (registry/kinds/protobuf_msgs.c).
 # Not volrayd's: Volcano watches the directory of --scheduler-conf and
 # reloads on any write there, so the conf is in a directory of its own
 # (beside a log it reloads in a loop). volrayd does not answer

@@ -1,15 +1,15 @@
 /*
- * Tests for the protobuf decoder (protobuf.c, its tables in
- * protobuf_tables.c). Bodies captured from kubectl 1.32 (each "kubectl
- * create ..." below, sent to a server that logged the request) must decode to
- * the object the same command prints with --dry-run=client -o json, less its
- * null fields (creationTimestamp: null, rules: null), which the decoder leaves
- * out. Hand-encoded messages cover what kubectl create never sends: real
- * timestamps, IntOrString strings, unknown fields, repeated occurrences, a
- * map with thousands of keys, invalid UTF-8 and broken envelopes. Last, every
- * truncation and thousands of random mutations of the captured bodies must
- * decode or fail with a cause, never crash or read outside the buffer: run
- * this under valgrind or ASan.
+ * Tests for the protobuf decoder (api/protobuf.c, its tables in
+ * registry/kinds/protobuf_msgs.c, named by the kinds' descriptors). Bodies
+ * captured from kubectl 1.32 (each "kubectl create ..." below, sent to a server
+ * that logged the request) must decode to the object the same command prints
+ * with --dry-run=client -o json, less its null fields (creationTimestamp: null,
+ * rules: null), which the decoder leaves out. Hand-encoded messages cover what
+ * kubectl create never sends: real timestamps, IntOrString strings, unknown
+ * fields, repeated occurrences, a map with thousands of keys, invalid UTF-8 and
+ * broken envelopes. Last, every truncation and thousands of random mutations of
+ * the captured bodies must decode or fail with a cause, never crash or read
+ * outside the buffer: run this under valgrind or ASan.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "api/protobuf.h"
+#include "registry/resource.h"
 #include "check.h"
 
 #define PB(s)	s, sizeof (s) - 1
@@ -1639,6 +1640,7 @@ test_robustness(void)
 int
 main(void)
 {
+	resource_init();
 	test_captured();
 	test_captured_fields();
 	test_time();
@@ -1653,5 +1655,6 @@ main(void)
 	test_many_keys();
 	test_envelope();
 	test_robustness();
+	resource_shutdown();
 	return check_result("test-protobuf");
 }

@@ -5,6 +5,7 @@
 
 #include "registry/admission_kinds.h"
 #include "registry/kinds/kinds_int.h"
+#include "registry/kinds/protobuf_msgs.h"
 #include "registry/kinds/rows.h"
 
 const struct kind_desc kind_deployment = {
@@ -32,6 +33,7 @@ const struct kind_desc kind_deployment = {
 		{ NULL }
 	},
 	.row = rows_deployment,
+	.protobuf = &pb_deployment,
 };
 
 const struct kind_desc kind_replicaset = {

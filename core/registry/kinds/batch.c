@@ -5,6 +5,7 @@
 
 #include "registry/admission_kinds.h"
 #include "registry/kinds/kinds_int.h"
+#include "registry/kinds/protobuf_msgs.h"
 #include "registry/kinds/rows.h"
 
 const struct kind_desc kind_job = {
@@ -30,6 +31,7 @@ const struct kind_desc kind_job = {
 		{ NULL }
 	},
 	.row = rows_job,
+	.protobuf = &pb_job,
 };
 
 const struct kind_desc kind_cronjob = {
@@ -58,4 +60,5 @@ const struct kind_desc kind_cronjob = {
 		{ NULL }
 	},
 	.row = rows_cronjob,
+	.protobuf = &pb_cron_job,
 };

@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "registry/kinds/kinds_int.h"
+#include "registry/kinds/protobuf_msgs.h"
 #include "registry/kinds/rows.h"
 
 const struct kind_desc kind_lease = {
@@ -20,4 +21,5 @@ const struct kind_desc kind_lease = {
 		{ NULL }
 	},
 	.row = rows_lease,
+	.protobuf = &pb_lease,
 };

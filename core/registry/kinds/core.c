@@ -7,6 +7,7 @@
 
 #include "registry/admission_kinds.h"
 #include "registry/kinds/kinds_int.h"
+#include "registry/kinds/protobuf_msgs.h"
 #include "registry/kinds/rows.h"
 
 const struct kind_desc kind_namespace = {
@@ -31,6 +32,7 @@ const struct kind_desc kind_namespace = {
 		{ NULL }
 	},
 	.row = rows_namespace,
+	.protobuf = &pb_namespace,
 };
 
 const struct kind_desc kind_node = {
@@ -68,7 +70,8 @@ const struct kind_desc kind_pod = {
 	.shorts = "po",
 	.categories = "all",
 	.subs = (const struct kind_sub[]){
-		{ "binding", "Binding", "create" },
+		{ "binding", "Binding", "create",
+		    .protobuf = &pb_binding },
 		{ "eviction", "Eviction", "create", "policy", "v1" },
 		{ "log", "Pod", "get" },
 		{ "exec", .stream = 1 },
@@ -92,6 +95,7 @@ const struct kind_desc kind_pod = {
 		{ NULL }
 	},
 	.row = rows_pod,
+	.protobuf = &pb_pod,
 };
 
 const struct kind_desc kind_service = {
@@ -119,6 +123,7 @@ const struct kind_desc kind_service = {
 		{ NULL }
 	},
 	.row = rows_service,
+	.protobuf = &pb_service,
 };
 
 const struct kind_desc kind_event = {
@@ -144,6 +149,7 @@ const struct kind_desc kind_event = {
 		{ NULL }
 	},
 	.row = rows_event,
+	.protobuf = &pb_event,
 };
 
 const struct kind_desc kind_endpoints = {
@@ -173,6 +179,7 @@ const struct kind_desc kind_configmap = {
 		{ NULL }
 	},
 	.row = rows_configmap,
+	.protobuf = &pb_config_map,
 };
 
 const struct kind_desc kind_secret = {
@@ -193,6 +200,7 @@ const struct kind_desc kind_secret = {
 		{ NULL }
 	},
 	.row = rows_secret,
+	.protobuf = &pb_secret,
 };
 
 const struct kind_desc kind_serviceaccount = {
@@ -210,6 +218,7 @@ const struct kind_desc kind_serviceaccount = {
 		{ NULL }
 	},
 	.row = rows_serviceaccount,
+	.protobuf = &pb_service_account,
 };
 
 const struct kind_desc kind_limitrange = {
@@ -246,6 +255,7 @@ const struct kind_desc kind_resourcequota = {
 		{ NULL }
 	},
 	.row = rows_quota,
+	.protobuf = &pb_resource_quota,
 };
 
 /* Stored and served; nothing provisions or binds them (no storage). */

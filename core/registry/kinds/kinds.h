@@ -5,7 +5,8 @@
  * subresources, how its names are checked, its admission hooks (the
  * defaults a cluster fills in, the validation kubectl users rely on), what
  * follows its writes (stored, removed), its Table columns and row (kubectl
- * get), its base64 map and whether DELETE answers the object.
+ * get), its protobuf message, its base64 map and whether DELETE answers
+ * the object.
  *
  * resource_init (kinds/builtin.c) registers them, in kinds/builtin.c's
  * order, which is discovery's; the generic code reads a resource's
@@ -22,8 +23,9 @@
  * 3. its schema in openapi/<group>.yaml (kubectl explain);
  * 4. its Table columns (cols) and row function (kinds/rows*.c,
  *    kinds/rows.h) if kubectl get should show more than Name and Age;
- *    its protobuf message in api/protobuf_tables.c if client-go's typed
- *    clients send it;
+ *    its protobuf message (protobuf) if client-go's typed clients send
+ *    it: the fields in kinds/protobuf_msgs.c, declared in
+ *    kinds/protobuf_msgs.h;
  * 5. the verbs controllers need on it in auth/rbac_policy.c, and describe
  *    in cli/cli_describe_kinds.c (the client keeps its own table);
  * 6. its tests (tests/blackbox/clusterkinds.sh or a script of its own).
@@ -33,6 +35,7 @@
 
 #include <cjson/cJSON.h>
 
+struct pb_msg;
 struct resource;
 struct store;
 
@@ -81,6 +84,8 @@ struct kind_sub {
 	const char *group;       /* another group's kind (Eviction: policy) */
 	const char *version;
 	int stream;              /* a connection into a pod's containers */
+	const struct pb_msg *protobuf;  /* its body's message, if client-go
+	                                   sends it in protobuf */
 };
 
 /* What an object's name must be (admission_check_name). */
@@ -117,6 +122,9 @@ struct kind_desc {
 	kind_removed_fn *removed;
 	const struct kind_col *cols;  /* ends with { NULL }; NULL: Name, Age */
 	kind_row_fn *row;
+	/* Its message (kinds/protobuf_msgs.h), if client-go's typed clients
+	   send it in protobuf; NULL: such a body is refused ("send JSON"). */
+	const struct pb_msg *protobuf;
 };
 
 #endif

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "registry/kinds/kinds_int.h"
+#include "registry/kinds/protobuf_msgs.h"
 #include "registry/kinds/rows.h"
 
 const struct kind_desc kind_endpointslice = {
@@ -63,6 +64,7 @@ const struct kind_desc kind_ingress = {
 		{ NULL }
 	},
 	.row = rows_ingress,
+	.protobuf = &pb_ingress,
 };
 
 const struct kind_desc kind_ingressclass = {

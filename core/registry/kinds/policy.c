@@ -6,6 +6,7 @@
 
 #include "registry/admission_kinds.h"
 #include "registry/kinds/kinds_int.h"
+#include "registry/kinds/protobuf_msgs.h"
 #include "registry/kinds/rows.h"
 
 const struct kind_desc kind_poddisruptionbudget = {
@@ -27,4 +28,5 @@ const struct kind_desc kind_poddisruptionbudget = {
 		{ NULL }
 	},
 	.row = rows_pdb,
+	.protobuf = &pb_pdb,
 };

@@ -6,6 +6,7 @@
 
 #include "registry/admission_kinds.h"
 #include "registry/kinds/kinds_int.h"
+#include "registry/kinds/protobuf_msgs.h"
 #include "registry/kinds/rows.h"
 
 const struct kind_desc kind_role = {
@@ -23,6 +24,7 @@ const struct kind_desc kind_role = {
 		{ NULL }
 	},
 	.row = rows_created_at,
+	.protobuf = &pb_role,
 };
 
 const struct kind_desc kind_clusterrole = {
@@ -39,6 +41,7 @@ const struct kind_desc kind_clusterrole = {
 		{ NULL }
 	},
 	.row = rows_created_at,
+	.protobuf = &pb_cluster_role,
 };
 
 const struct kind_desc kind_rolebinding = {
@@ -61,6 +64,7 @@ const struct kind_desc kind_rolebinding = {
 		{ NULL }
 	},
 	.row = rows_binding,
+	.protobuf = &pb_role_binding,
 };
 
 const struct kind_desc kind_clusterrolebinding = {
@@ -82,4 +86,5 @@ const struct kind_desc kind_clusterrolebinding = {
 		{ NULL }
 	},
 	.row = rows_binding,
+	.protobuf = &pb_role_binding,
 };

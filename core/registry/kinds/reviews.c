@@ -3,6 +3,7 @@
  * auth can-i and whoami POST, answered and never stored.
  */
 #include "registry/kinds/kinds_int.h"
+#include "registry/kinds/protobuf_msgs.h"
 
 /* POST-only: kubectl auth can-i. */
 const struct kind_desc kind_selfsubjectaccessreview = {
@@ -12,6 +13,7 @@ const struct kind_desc kind_selfsubjectaccessreview = {
 	.singular = "selfsubjectaccessreview",
 	.kind = "SelfSubjectAccessReview",
 	.create_only = 1,
+	.protobuf = &pb_self_subject_access_review,
 };
 
 const struct kind_desc kind_selfsubjectrulesreview = {
@@ -21,6 +23,7 @@ const struct kind_desc kind_selfsubjectrulesreview = {
 	.singular = "selfsubjectrulesreview",
 	.kind = "SelfSubjectRulesReview",
 	.create_only = 1,
+	.protobuf = &pb_self_subject_rules_review,
 };
 
 /* POST-only: kubectl auth whoami. */
@@ -31,4 +34,5 @@ const struct kind_desc kind_selfsubjectreview = {
 	.singular = "selfsubjectreview",
 	.kind = "SelfSubjectReview",
 	.create_only = 1,
+	.protobuf = &pb_self_subject_review,
 };

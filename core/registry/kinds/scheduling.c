@@ -7,6 +7,7 @@
 
 #include "registry/admission_kinds.h"
 #include "registry/kinds/kinds_int.h"
+#include "registry/kinds/protobuf_msgs.h"
 #include "registry/kinds/rows.h"
 
 const struct kind_desc kind_priorityclass = {
@@ -26,6 +27,7 @@ const struct kind_desc kind_priorityclass = {
 		{ NULL }
 	},
 	.row = rows_priorityclass,
+	.protobuf = &pb_priority_class,
 };
 
 /* Removed upstream in 1.22, still in users' manifests. */

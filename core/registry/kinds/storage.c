@@ -7,6 +7,7 @@
 
 #include "registry/admission_kinds.h"
 #include "registry/kinds/kinds_int.h"
+#include "registry/kinds/protobuf_msgs.h"
 #include "registry/kinds/rows.h"
 
 /* Stored and served, for schedulers' informers (kube-scheduler's
@@ -156,6 +157,7 @@ const struct kind_desc kind_resourceclaim = {
 		{ NULL }
 	},
 	.row = rows_storage_claim,
+	.protobuf = &pb_resource_claim_object,
 };
 
 const struct kind_desc kind_resourceclaimtemplate = {

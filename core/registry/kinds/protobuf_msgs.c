@@ -1,11 +1,11 @@
 /*
- * The descriptor tables of the protobuf decoder (protobuf.c): the k8s.io/api
- * messages kubectl's typed clients send, one MESSAGE each, every field with
- * its number, JSON name, value kind and flags, taken from the
- * generated.proto files kubectl 1.32 is built with, and the kinds that
- * name a top-level message by apiVersion.
+ * The descriptor tables of the protobuf decoder (api/protobuf.c): the
+ * k8s.io/api messages kubectl's typed clients send, one MESSAGE each, every
+ * field with its number, JSON name, value kind and flags, taken from the
+ * generated.proto files kubectl 1.32 is built with. The kinds' descriptors name
+ * their top-level messages (KIND_MESSAGE, declared in protobuf_msgs.h).
  *
- * A field is marked F_KEEP when JSON shows its zero value: pointer fields
+ * A field is marked PB_KEEP when JSON shows its zero value: pointer fields
  * (replicas, backoffLimit, immutable) and the few without omitempty
  * (PriorityClass value, Service port). INLINE is a Go struct embedded with
  * `json:",inline"`, whose fields JSON puts in the parent; MAP a
@@ -17,39 +17,43 @@
  * pods/status update (Volcano's, kube-scheduler's) carries the whole
  * status.
  */
-#include <string.h>
-
-#include "api/protobuf_tables.h"
+#include "registry/kinds/protobuf_msgs.h"
 
 #define nitems(a)	(sizeof (a) / sizeof (a)[0])
 
-#define STR(n, j)	{ n, j, K_STRING, 0, NULL }
-#define STR_KEEP(n, j)	{ n, j, K_STRING, F_KEEP, NULL }
-#define STRS(n, j)	{ n, j, K_STRING, F_REPEATED, NULL }
-#define I32(n, j)	{ n, j, K_INT32, 0, NULL }
-#define I32_KEEP(n, j)	{ n, j, K_INT32, F_KEEP, NULL }
-#define I64(n, j)	{ n, j, K_INT64, 0, NULL }
-#define I64_KEEP(n, j)	{ n, j, K_INT64, F_KEEP, NULL }
-#define BOOL(n, j)	{ n, j, K_BOOL, 0, NULL }
-#define BOOL_KEEP(n, j)	{ n, j, K_BOOL, F_KEEP, NULL }
-#define MSG(n, j, m)	{ n, j, K_MESSAGE, 0, &m }
-#define MSGS(n, j, m)	{ n, j, K_MESSAGE, F_REPEATED, &m }
-#define INLINE(n, m)	{ n, #m, K_MESSAGE, F_INLINE, &m }
-#define MAP(n, j, k)	{ n, j, k, F_MAP, NULL }
-#define TIME(n, j)	{ n, j, K_TIME, 0, NULL }
-#define MTIME(n, j)	{ n, j, K_MICROTIME, 0, NULL }
-#define QTY(n, j)	{ n, j, K_QUANTITY, 0, NULL }
-#define INTSTR(n, j)	{ n, j, K_INTSTR, 0, NULL }
-#define RAW(n, j)	{ n, j, K_RAW, 0, NULL }
+#define STR(n, j)	{ n, j, PB_STRING, 0, NULL }
+#define STR_KEEP(n, j)	{ n, j, PB_STRING, PB_KEEP, NULL }
+#define STRS(n, j)	{ n, j, PB_STRING, PB_REPEATED, NULL }
+#define I32(n, j)	{ n, j, PB_INT32, 0, NULL }
+#define I32_KEEP(n, j)	{ n, j, PB_INT32, PB_KEEP, NULL }
+#define I64(n, j)	{ n, j, PB_INT64, 0, NULL }
+#define I64_KEEP(n, j)	{ n, j, PB_INT64, PB_KEEP, NULL }
+#define BOOL(n, j)	{ n, j, PB_BOOL, 0, NULL }
+#define BOOL_KEEP(n, j)	{ n, j, PB_BOOL, PB_KEEP, NULL }
+#define MSG(n, j, m)	{ n, j, PB_MESSAGE, 0, &m }
+#define MSGS(n, j, m)	{ n, j, PB_MESSAGE, PB_REPEATED, &m }
+#define INLINE(n, m)	{ n, #m, PB_MESSAGE, PB_INLINE, &m }
+#define MAP(n, j, k)	{ n, j, k, PB_MAP, NULL }
+#define TIME(n, j)	{ n, j, PB_TIME, 0, NULL }
+#define MTIME(n, j)	{ n, j, PB_MICROTIME, 0, NULL }
+#define QTY(n, j)	{ n, j, PB_QUANTITY, 0, NULL }
+#define INTSTR(n, j)	{ n, j, PB_INTSTR, 0, NULL }
+#define RAW(n, j)	{ n, j, PB_RAW, 0, NULL }
 
 /* Define the message var, called name in errors, with the fields listed. */
 #define MESSAGE(var, name, ...)						\
-	static const struct field var##_fields[] = { __VA_ARGS__ };	\
-	static const struct msg var = { name, var##_fields,		\
+	static const struct pb_field var##_fields[] = { __VA_ARGS__ };	\
+	static const struct pb_msg var = { name, var##_fields,		\
+	    nitems(var##_fields) }
+
+/* The same, for a message a descriptor names (protobuf_msgs.h). */
+#define KIND_MESSAGE(var, name, ...)					\
+	static const struct pb_field var##_fields[] = { __VA_ARGS__ };	\
+	const struct pb_msg var = { name, var##_fields,			\
 	    nitems(var##_fields) }
 
 /* A message whose fields are all ignored; JSON still shows it as {}. */
-static const struct msg opaque = { "opaque", NULL, 0 };
+static const struct pb_msg opaque = { "opaque", NULL, 0 };
 
 /* k8s.io/apimachinery/pkg/apis/meta/v1 */
 
@@ -72,8 +76,8 @@ MESSAGE(object_meta, "ObjectMeta",
 	TIME(8, "creationTimestamp"),
 	TIME(9, "deletionTimestamp"),
 	I64_KEEP(10, "deletionGracePeriodSeconds"),
-	MAP(11, "labels", K_STRING),
-	MAP(12, "annotations", K_STRING),
+	MAP(11, "labels", PB_STRING),
+	MAP(12, "annotations", PB_STRING),
 	MSGS(13, "ownerReferences", owner_reference),
 	STRS(14, "finalizers"));
 
@@ -82,7 +86,7 @@ MESSAGE(preconditions, "Preconditions",
 	STR_KEEP(2, "resourceVersion"));
 
 /* The body of a DELETE, as client-go's typed clients send it. */
-MESSAGE(delete_options, "DeleteOptions",
+KIND_MESSAGE(pb_delete_options, "DeleteOptions",
 	I64_KEEP(1, "gracePeriodSeconds"),
 	MSG(2, "preconditions", preconditions),
 	BOOL_KEEP(3, "orphanDependents"),
@@ -96,7 +100,7 @@ MESSAGE(label_selector_requirement, "LabelSelectorRequirement",
 	STRS(3, "values"));
 
 MESSAGE(label_selector, "LabelSelector",
-	MAP(1, "matchLabels", K_STRING),
+	MAP(1, "matchLabels", PB_STRING),
 	MSGS(2, "matchExpressions", label_selector_requirement));
 
 /* k8s.io/api/core/v1: references and the pod template. */
@@ -201,7 +205,7 @@ MESSAGE(csi_volume, "CSIVolumeSource",
 	STR_KEEP(1, "driver"),
 	BOOL(2, "readOnly"),
 	STR(3, "fsType"),
-	MAP(4, "volumeAttributes", K_STRING),
+	MAP(4, "volumeAttributes", PB_STRING),
 	MSG(5, "nodePublishSecretRef", local_object_reference));
 
 /*
@@ -255,8 +259,8 @@ MESSAGE(resource_claim, "ResourceClaim",
 	STR(2, "request"));
 
 MESSAGE(resource_requirements, "ResourceRequirements",
-	MAP(1, "limits", K_QUANTITY),
-	MAP(2, "requests", K_QUANTITY),
+	MAP(1, "limits", PB_QUANTITY),
+	MAP(2, "requests", PB_QUANTITY),
 	MSGS(3, "claims", resource_claim));
 
 MESSAGE(volume_mount, "VolumeMount",
@@ -417,7 +421,7 @@ MESSAGE(pod_security_context, "PodSecurityContext",
 	I64_KEEP(2, "runAsUser"),
 	I64_KEEP(6, "runAsGroup"),
 	BOOL_KEEP(3, "runAsNonRoot"),
-	{ 4, "supplementalGroups", K_INT64, F_REPEATED, NULL },
+	{ 4, "supplementalGroups", PB_INT64, PB_REPEATED, NULL },
 	I64_KEEP(5, "fsGroup"),
 	STR_KEEP(9, "fsGroupChangePolicy"),
 	MSG(10, "seccompProfile", seccomp_profile));
@@ -460,7 +464,7 @@ MESSAGE(pod_spec, "PodSpec",
 	I64_KEEP(4, "terminationGracePeriodSeconds"),
 	I64_KEEP(5, "activeDeadlineSeconds"),
 	STR(6, "dnsPolicy"),
-	MAP(7, "nodeSelector", K_STRING),
+	MAP(7, "nodeSelector", PB_STRING),
 	STR(8, "serviceAccountName"),
 	STR(9, "serviceAccount"),
 	BOOL_KEEP(21, "automountServiceAccountToken"),
@@ -485,7 +489,7 @@ MESSAGE(pod_spec, "PodSpec",
 	STR_KEEP(29, "runtimeClassName"),
 	BOOL_KEEP(30, "enableServiceLinks"),
 	STR_KEEP(31, "preemptionPolicy"),
-	MAP(32, "overhead", K_QUANTITY),
+	MAP(32, "overhead", PB_QUANTITY),
 	BOOL_KEEP(35, "setHostnameAsFQDN"),
 	BOOL_KEEP(37, "hostUsers"),
 	MSG(40, "resources", resource_requirements),
@@ -546,7 +550,7 @@ MESSAGE(container_status, "ContainerStatus",
 	STR_KEEP(7, "imageID"),
 	STR(8, "containerID"),
 	BOOL_KEEP(9, "started"),
-	MAP(10, "allocatedResources", K_QUANTITY),
+	MAP(10, "allocatedResources", PB_QUANTITY),
 	MSG(11, "resources", resource_requirements),
 	MSGS(12, "volumeMounts", volume_mount_status),
 	STR(15, "stopSignal"));
@@ -574,7 +578,7 @@ MESSAGE(pod_status, "PodStatus",
 	STR(14, "resize"),
 	MSGS(15, "resourceClaimStatuses", pod_resource_claim_status));
 
-MESSAGE(pod, "Pod",
+KIND_MESSAGE(pb_pod, "Pod",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", pod_spec),
 	MSG(3, "status", pod_status));
@@ -607,7 +611,7 @@ MESSAGE(device_toleration, "DeviceToleration",
 	I64_KEEP(5, "tolerationSeconds"));
 
 MESSAGE(capacity_requirements, "CapacityRequirements",
-	MAP(1, "requests", K_QUANTITY));
+	MAP(1, "requests", PB_QUANTITY));
 
 MESSAGE(exact_device_request, "ExactDeviceRequest",
 	STR_KEEP(1, "deviceClassName"),
@@ -666,7 +670,7 @@ MESSAGE(device_request_allocation_result, "DeviceRequestAllocationResult",
 	STRS(7, "bindingConditions"),
 	STRS(8, "bindingFailureConditions"),
 	STR_KEEP(9, "shareID"),
-	MAP(10, "consumedCapacity", K_QUANTITY));
+	MAP(10, "consumedCapacity", PB_QUANTITY));
 
 MESSAGE(device_allocation_configuration, "DeviceAllocationConfiguration",
 	STR_KEEP(1, "source"),
@@ -707,7 +711,7 @@ MESSAGE(resource_claim_status, "ResourceClaimStatus",
 	MSGS(2, "reservedFor", resource_claim_consumer_reference),
 	MSGS(4, "devices", allocated_device_status));
 
-MESSAGE(resource_claim_object, "ResourceClaim",
+KIND_MESSAGE(pb_resource_claim_object, "ResourceClaim",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", resource_claim_spec),
 	MSG(3, "status", resource_claim_status));
@@ -717,7 +721,7 @@ MESSAGE(resource_claim_object, "ResourceClaim",
  * Binding (pods/binding) and core/v1 Events (its recorder falls back to
  * them without events.k8s.io).
  */
-MESSAGE(binding, "Binding",
+KIND_MESSAGE(pb_binding, "Binding",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "target", object_reference));
 
@@ -729,7 +733,7 @@ MESSAGE(event_series, "EventSeries",
 	I32(1, "count"),
 	MTIME(2, "lastObservedTime"));
 
-MESSAGE(event, "Event",
+KIND_MESSAGE(pb_event, "Event",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "involvedObject", object_reference),
 	STR(3, "reason"),
@@ -759,7 +763,7 @@ MESSAGE(lease_spec, "LeaseSpec",
 	STR(6, "strategy"),
 	STR(7, "preferredHolder"));
 
-MESSAGE(lease, "Lease",
+KIND_MESSAGE(pb_lease, "Lease",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", lease_spec));
 
@@ -775,25 +779,25 @@ MESSAGE(namespace_spec, "NamespaceSpec",
 MESSAGE(namespace_status, "NamespaceStatus",
 	STR(1, "phase"));
 
-MESSAGE(namespace, "Namespace",
+KIND_MESSAGE(pb_namespace, "Namespace",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", namespace_spec),
 	MSG(3, "status", namespace_status));
 
-MESSAGE(config_map, "ConfigMap",
+KIND_MESSAGE(pb_config_map, "ConfigMap",
 	MSG(1, "metadata", object_meta),
 	BOOL_KEEP(4, "immutable"),
-	MAP(2, "data", K_STRING),
-	MAP(3, "binaryData", K_BYTES));
+	MAP(2, "data", PB_STRING),
+	MAP(3, "binaryData", PB_BYTES));
 
-MESSAGE(secret, "Secret",
+KIND_MESSAGE(pb_secret, "Secret",
 	MSG(1, "metadata", object_meta),
 	BOOL_KEEP(5, "immutable"),
-	MAP(2, "data", K_BYTES),
-	MAP(4, "stringData", K_STRING),
+	MAP(2, "data", PB_BYTES),
+	MAP(4, "stringData", PB_STRING),
 	STR(3, "type"));
 
-MESSAGE(service_account, "ServiceAccount",
+KIND_MESSAGE(pb_service_account, "ServiceAccount",
 	MSG(1, "metadata", object_meta),
 	MSGS(2, "secrets", object_reference),
 	MSGS(3, "imagePullSecrets", local_object_reference),
@@ -815,7 +819,7 @@ MESSAGE(session_affinity_config, "SessionAffinityConfig",
 
 MESSAGE(service_spec, "ServiceSpec",
 	MSGS(1, "ports", service_port),
-	MAP(2, "selector", K_STRING),
+	MAP(2, "selector", PB_STRING),
 	STR(3, "clusterIP"),
 	STRS(18, "clusterIPs"),
 	STR(4, "type"),
@@ -839,7 +843,7 @@ MESSAGE(service_spec, "ServiceSpec",
 MESSAGE(load_balancer_status, "LoadBalancerStatus",
 	MSG(1, "loadBalancer", opaque));
 
-MESSAGE(service, "Service",
+KIND_MESSAGE(pb_service, "Service",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", service_spec),
 	MSG(3, "status", load_balancer_status));
@@ -853,11 +857,11 @@ MESSAGE(scope_selector, "ScopeSelector",
 	MSGS(1, "matchExpressions", scoped_requirement));
 
 MESSAGE(resource_quota_spec, "ResourceQuotaSpec",
-	MAP(1, "hard", K_QUANTITY),
+	MAP(1, "hard", PB_QUANTITY),
 	STRS(2, "scopes"),
 	MSG(3, "scopeSelector", scope_selector));
 
-MESSAGE(resource_quota, "ResourceQuota",
+KIND_MESSAGE(pb_resource_quota, "ResourceQuota",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", resource_quota_spec),
 	MSG(3, "status", opaque));
@@ -882,7 +886,7 @@ MESSAGE(deployment_spec, "DeploymentSpec",
 	BOOL(7, "paused"),
 	I32_KEEP(9, "progressDeadlineSeconds"));
 
-MESSAGE(deployment, "Deployment",
+KIND_MESSAGE(pb_deployment, "Deployment",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", deployment_spec),
 	MSG(3, "status", opaque));
@@ -905,7 +909,7 @@ MESSAGE(job_spec, "JobSpec",
 	STR_KEEP(14, "podReplacementPolicy"),
 	STR_KEEP(15, "managedBy"));
 
-MESSAGE(job, "Job",
+KIND_MESSAGE(pb_job, "Job",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", job_spec),
 	MSG(3, "status", opaque));
@@ -924,14 +928,14 @@ MESSAGE(cron_job_spec, "CronJobSpec",
 	I32_KEEP(6, "successfulJobsHistoryLimit"),
 	I32_KEEP(7, "failedJobsHistoryLimit"));
 
-MESSAGE(cron_job, "CronJob",
+KIND_MESSAGE(pb_cron_job, "CronJob",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", cron_job_spec),
 	MSG(3, "status", opaque));
 
 /* k8s.io/api/scheduling/v1 */
 
-MESSAGE(priority_class, "PriorityClass",
+KIND_MESSAGE(pb_priority_class, "PriorityClass",
 	MSG(1, "metadata", object_meta),
 	I32_KEEP(2, "value"),
 	BOOL(3, "globalDefault"),
@@ -947,14 +951,14 @@ MESSAGE(policy_rule, "PolicyRule",
 	STRS(4, "resourceNames"),
 	STRS(5, "nonResourceURLs"));
 
-MESSAGE(role, "Role",
+KIND_MESSAGE(pb_role, "Role",
 	MSG(1, "metadata", object_meta),
 	MSGS(2, "rules", policy_rule));
 
 MESSAGE(aggregation_rule, "AggregationRule",
 	MSGS(1, "clusterRoleSelectors", label_selector));
 
-MESSAGE(cluster_role, "ClusterRole",
+KIND_MESSAGE(pb_cluster_role, "ClusterRole",
 	MSG(1, "metadata", object_meta),
 	MSGS(2, "rules", policy_rule),
 	MSG(3, "aggregationRule", aggregation_rule));
@@ -971,7 +975,7 @@ MESSAGE(role_ref, "RoleRef",
 	STR_KEEP(3, "name"));
 
 /* RoleBinding and ClusterRoleBinding share their layout. */
-MESSAGE(role_binding, "RoleBinding",
+KIND_MESSAGE(pb_role_binding, "RoleBinding",
 	MSG(1, "metadata", object_meta),
 	MSGS(2, "subjects", subject),
 	MSG(3, "roleRef", role_ref));
@@ -991,7 +995,7 @@ MESSAGE(pdb_status, "PodDisruptionBudgetStatus",
 	I32_KEEP(5, "desiredHealthy"),
 	I32_KEEP(6, "expectedPods"));
 
-MESSAGE(pdb, "PodDisruptionBudget",
+KIND_MESSAGE(pb_pdb, "PodDisruptionBudget",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", pdb_spec),
 	MSG(3, "status", pdb_status));
@@ -1035,7 +1039,7 @@ MESSAGE(ingress_spec, "IngressSpec",
 	MSGS(2, "tls", ingress_tls),
 	MSGS(3, "rules", ingress_rule));
 
-MESSAGE(ingress, "Ingress",
+KIND_MESSAGE(pb_ingress, "Ingress",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", ingress_spec),
 	MSG(3, "status", load_balancer_status));
@@ -1053,7 +1057,7 @@ MESSAGE(token_request_spec, "TokenRequestSpec",
 	I64_KEEP(4, "expirationSeconds"),
 	MSG(3, "boundObjectRef", bound_object_reference));
 
-MESSAGE(token_request, "TokenRequest",
+KIND_MESSAGE(pb_token_request, "TokenRequest",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", token_request_spec),
 	MSG(3, "status", opaque));
@@ -1098,7 +1102,7 @@ MESSAGE(subject_access_review_status, "SubjectAccessReviewStatus",
 	STR(2, "reason"),
 	STR(3, "evaluationError"));
 
-MESSAGE(self_subject_access_review, "SelfSubjectAccessReview",
+KIND_MESSAGE(pb_self_subject_access_review, "SelfSubjectAccessReview",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", self_subject_access_review_spec),
 	MSG(3, "status", subject_access_review_status));
@@ -1106,67 +1110,12 @@ MESSAGE(self_subject_access_review, "SelfSubjectAccessReview",
 MESSAGE(self_subject_rules_review_spec, "SelfSubjectRulesReviewSpec",
 	STR(1, "namespace"));
 
-MESSAGE(self_subject_rules_review, "SelfSubjectRulesReview",
+KIND_MESSAGE(pb_self_subject_rules_review, "SelfSubjectRulesReview",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "spec", self_subject_rules_review_spec),
 	MSG(3, "status", opaque));
 
 /* kubectl auth whoami's: no spec, the answer's status. */
-MESSAGE(self_subject_review, "SelfSubjectReview",
+KIND_MESSAGE(pb_self_subject_review, "SelfSubjectReview",
 	MSG(1, "metadata", object_meta),
 	MSG(2, "status", opaque));
-
-static const struct {
-	const char		*api_version;
-	const char		*kind;
-	const struct msg	*msg;
-} kinds[] = {
-	{ "v1", "Namespace", &namespace },
-	{ "v1", "Pod", &pod },
-	{ "v1", "Binding", &binding },
-	{ "v1", "Event", &event },
-	{ "coordination.k8s.io/v1", "Lease", &lease },
-	{ "resource.k8s.io/v1", "ResourceClaim", &resource_claim_object },
-	{ "v1", "ConfigMap", &config_map },
-	{ "v1", "Secret", &secret },
-	{ "v1", "ServiceAccount", &service_account },
-	{ "v1", "Service", &service },
-	{ "v1", "ResourceQuota", &resource_quota },
-	{ "apps/v1", "Deployment", &deployment },
-	{ "batch/v1", "Job", &job },
-	{ "batch/v1", "CronJob", &cron_job },
-	{ "scheduling.k8s.io/v1", "PriorityClass", &priority_class },
-	{ "rbac.authorization.k8s.io/v1", "Role", &role },
-	{ "rbac.authorization.k8s.io/v1", "ClusterRole", &cluster_role },
-	{ "rbac.authorization.k8s.io/v1", "RoleBinding", &role_binding },
-	{ "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", &role_binding },
-	{ "policy/v1", "PodDisruptionBudget", &pdb },
-	{ "networking.k8s.io/v1", "Ingress", &ingress },
-	{ "authentication.k8s.io/v1", "TokenRequest", &token_request },
-	{ "authorization.k8s.io/v1", "SelfSubjectAccessReview",
-	    &self_subject_access_review },
-	{ "authorization.k8s.io/v1", "SelfSubjectRulesReview",
-	    &self_subject_rules_review },
-	{ "authentication.k8s.io/v1", "SelfSubjectReview",
-	    &self_subject_review },
-	/* metav1 registers it in every group version: any apiVersion. */
-	{ NULL, "DeleteOptions", &delete_options },
-};
-
-const struct msg *
-protobuf_tables_find(const char *api_version, const char *kind,
-    int *kind_known)
-{
-	size_t i;
-
-	*kind_known = 0;
-	for (i = 0; i < nitems(kinds); i++) {
-		if (strcmp(kinds[i].kind, kind) != 0)
-			continue;
-		*kind_known = 1;
-		if (kinds[i].api_version == NULL ||
-		    strcmp(kinds[i].api_version, api_version) == 0)
-			return kinds[i].msg;
-	}
-	return NULL;
-}
