@@ -43,6 +43,7 @@
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "net/hclient.h"
+#include "registry/kinds/kinds.h"
 #include "registry/status.h"
 
 /* Kept-alive connections for the requests other than watches. */
@@ -915,8 +916,8 @@ struct async_write {
 	hclient *via;			/* rm->h, events_h or leases_h */
 };
 
-/* The client a write of r goes through: Events' and Leases' own, its
-   kind's for the rest. */
+/* The client a write of r goes through, as its descriptor says:
+   Events' and Leases' own, its kind's for the rest. */
 static hclient *
 client_for(struct remote *rm, const resource *r)
 {
@@ -924,9 +925,9 @@ client_for(struct remote *rm, const resource *r)
 
 	if (r == NULL)
 		return rm->h;
-	if (strcmp(r->plural, "events") == 0)
+	if (r->desc != NULL && r->desc->client == KIND_CLIENT_EVENTS)
 		return rm->events_h;
-	if (strcmp(r->plural, "leases") == 0)
+	if (r->desc != NULL && r->desc->client == KIND_CLIENT_LEASES)
 		return rm->leases_h;
 	if ((h = hmap_get(rm->kinds, r->store_key)) != NULL)
 		return h;

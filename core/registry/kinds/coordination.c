@@ -14,6 +14,7 @@ const struct kind_desc kind_lease = {
 	.singular = "lease",
 	.kind = "Lease",
 	.namespaced = 1,
+	.client = KIND_CLIENT_LEASES,
 	.cols = (const struct kind_col[]){
 		{ "Name", "string", 0 },
 		{ "Holder", "string", 0 },

@@ -134,6 +134,7 @@ const struct kind_desc kind_event = {
 	.kind = "Event",
 	.namespaced = 1,
 	.shorts = "ev",
+	.client = KIND_CLIENT_EVENTS,
 	.mutate = admission_event_mutate,
 	.cols = (const struct kind_col[]){
 		{ "Last Seen", "string", 0 },

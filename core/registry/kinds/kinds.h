@@ -96,6 +96,20 @@ enum kind_names {
 	KIND_NAMES_SEGMENT	/* a path segment (RBAC: "system:x") */
 };
 
+/*
+ * The client a remote volrayd writes a kind through (client/remote.c):
+ * each its own token bucket and connections, at the flags' limits.
+ */
+enum kind_client {
+	KIND_CLIENT_KIND,	/* one per kind, made at its first write */
+	KIND_CLIENT_EVENTS,	/* the Events' one, as controller-runtime's
+				   recorder has its own clientset: Events do
+				   not spend the tokens writes need */
+	KIND_CLIENT_LEASES	/* the Leases' one, as leader election and
+				   the kubelet's heartbeats have theirs: a
+				   renewal never waits behind other writes */
+};
+
 struct kind_desc {
 	const char *group;       /* "" for the core group */
 	const char *version;
@@ -116,6 +130,7 @@ struct kind_desc {
 	const char *bytes_map;   /* a map of []byte, base64 in JSON ("data") */
 	int delete_returns;      /* DELETE answers the object, not a Status
 	                            (kube's ReturnDeletedObject) */
+	enum kind_client client;      /* a remote volrayd's client for it */
 	kind_mutate_fn *mutate;       /* NULL: no defaults */
 	kind_validate_fn *validate;   /* NULL: no rules beyond the name */
 	kind_stored_fn *stored;
