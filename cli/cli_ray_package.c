@@ -22,6 +22,7 @@
 #include "cli_color.h"
 #include "cli_http.h"
 #include "cli_ray.h"
+#include "lib/util.h"
 
 /* Add dir/rel's files and directories to z; -1 on failure. */
 static int
@@ -47,8 +48,7 @@ add_tree(zip_t *z, const char *root, const char *rel)
 			continue;
 		name.len = 0;
 		cli_buf_printf(&name, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
-		if (asprintf(&full, "%s/%s", root, name.p) < 0)
-			return -1;
+		full = util_printf("%s/%s", root, name.p);
 		if (lstat(full, &sb) != 0)
 			rc = -1;
 		else if (S_ISDIR(sb.st_mode)) {
@@ -161,7 +161,6 @@ cli_ray_upload(const char *head, const char *dir, char **uri)
 	cli_buf_free(&r.body);
 	cli_buf_free(&path);
 	cli_buf_free(&zip);
-	if (asprintf(uri, "gcs://%s", name) < 0)
-		return -1;
+	*uri = util_printf("gcs://%s", name);
 	return 0;
 }

@@ -25,6 +25,7 @@
 #include "cli_opt.h"
 #include "cli_ray.h"
 #include "lib/json.h"
+#include "lib/util.h"
 
 #define RETRY_S		3
 #define NOT_FOUND	127	/* the child could not run kubectl */
@@ -71,12 +72,11 @@ head_service(const char *ns, const char *type, const char *name,
 		if (cl == NULL || *cl == '\0')
 			cli_color_errorf("RayJob %s has no RayCluster yet\n",
 			    name);
-		else if (asprintf(&svc, "%s-head-svc", cl) < 0)
-			svc = NULL;
+		else
+			svc = util_printf("%s-head-svc", cl);
 		ports[(*n)++] = &dashboard;
 	} else {
-		if (asprintf(&svc, "%s-head-svc", name) < 0)
-			svc = NULL;
+		svc = util_printf("%s-head-svc", name);
 		ports[(*n)++] = &dashboard;
 		ports[(*n)++] = strcmp(type, "rayservice") == 0 ? &serve :
 		    &client;
@@ -152,8 +152,7 @@ cli_ray_session(int argc, char **argv)
 		add(args, &n, "--certificate-authority", c->ca_file);
 	if (c->insecure)
 		add(args, &n, "--insecure-skip-tls-verify", NULL);
-	if (asprintf(&target, "service/%s", svc) < 0)
-		target = NULL;
+	target = util_printf("service/%s", svc);
 	add(args, &n, "port-forward", "-n");
 	add(args, &n, ns, target);
 	for (i = 0; i < np; i++) {

@@ -42,6 +42,8 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 
+#include "lib/util.h"
+
 #define RAY_VERSION "2.46.0"
 
 struct conn {
@@ -143,14 +145,12 @@ service_proxy(struct conn *k, const char *host, const char *port)
 	}
 	if (n < 1)
 		return 0;
-	if (asprintf(&k->base, "%s/api/v1/namespaces/%s/services/%s:%s/proxy",
-	    api, ns, svc, port) < 0)
-		exit(1);
+	k->base = util_printf("%s/api/v1/namespaces/%s/services/%s:%s/proxy",
+	    api, ns, svc, port);
 	if (getenv("VOLRAY_CA_FILE") != NULL)
 		k->ca = strdup(getenv("VOLRAY_CA_FILE"));
-	if (tok != NULL && asprintf(&k->auth, "Authorization: Bearer %s",
-	    tok) < 0)
-		exit(1);
+	if (tok != NULL)
+		k->auth = util_printf("Authorization: Bearer %s", tok);
 	return 1;
 }
 
@@ -214,11 +214,9 @@ conn_open(struct conn *k, const char *addr)
 		const char *h = strncmp(addr, "ray://", 6) == 0 ? addr + 6 : addr;
 		size_t hl = strcspn(h, ":/");
 
-		if (asprintf(&k->shown, "http://%.*s:8265", (int)hl, h) < 0)
-			exit(1);
+		k->shown = util_printf("http://%.*s:8265", (int)hl, h);
 	} else if (strstr(addr, "://") == NULL) {
-		if (asprintf(&k->shown, "http://%s", addr) < 0)
-			exit(1);
+		k->shown = util_printf("http://%s", addr);
 	} else
 		k->shown = strdup(addr);
 	n = strlen(k->shown);
@@ -233,11 +231,10 @@ conn_open(struct conn *k, const char *addr)
 	/* Ray's token (RAY_AUTH_MODE=token): in Authorization to the head
 	   itself, in X-Ray-Authorization through the API's proxy, whose
 	   Authorization is the API's. */
-	if (getenv("RAY_AUTH_TOKEN") != NULL && *getenv("RAY_AUTH_TOKEN") &&
-	    asprintf(&k->ray_auth, "%s: Bearer %s", k->auth != NULL ?
-	    "X-Ray-Authorization" : "Authorization",
-	    getenv("RAY_AUTH_TOKEN")) < 0)
-		exit(1);
+	if (getenv("RAY_AUTH_TOKEN") != NULL && *getenv("RAY_AUTH_TOKEN"))
+		k->ray_auth = util_printf("%s: Bearer %s", k->auth != NULL ?
+		    "X-Ray-Authorization" : "Authorization",
+		    getenv("RAY_AUTH_TOKEN"));
 	k->c = curl_easy_init();
 	if (k->c == NULL)
 		exit(1);
@@ -257,8 +254,7 @@ call(struct conn *k, const char *method, const char *path, const char *body,
 	long code = 0;
 	CURLcode rc;
 
-	if (asprintf(&url, "%s%s", k->base, path) < 0)
-		exit(1);
+	url = util_printf("%s%s", k->base, path);
 	curl_easy_reset(k->c);
 	curl_easy_setopt(k->c, CURLOPT_URL, url);
 	curl_easy_setopt(k->c, CURLOPT_CUSTOMREQUEST, method);
@@ -300,8 +296,7 @@ call_quiet(struct conn *k, const char *path, char **out)
 	char *url;
 	long code = 0;
 
-	if (asprintf(&url, "%s%s", k->base, path) < 0)
-		exit(1);
+	url = util_printf("%s%s", k->base, path);
 	curl_easy_reset(k->c);
 	curl_easy_setopt(k->c, CURLOPT_URL, url);
 	curl_easy_setopt(k->c, CURLOPT_WRITEFUNCTION, on_data);
@@ -374,8 +369,7 @@ job_info(struct conn *k, const char *id)
 	char *path;
 	cJSON *t;
 
-	if (asprintf(&path, "/api/jobs/%s", id) < 0)
-		exit(1);
+	path = util_printf("/api/jobs/%s", id);
 	t = call_ok(k, "GET", path, NULL);
 	free(path);
 	return t;
@@ -423,8 +417,7 @@ follow(struct conn *k, const char *id)
 	char *path;
 	size_t shown = 0;
 
-	if (asprintf(&path, "/api/jobs/%s/logs", id) < 0)
-		exit(1);
+	path = util_printf("/api/jobs/%s/logs", id);
 	for (;;) {
 		cJSON *info = job_info(k, id), *t;
 		int over = terminal(str(info, "status"));
@@ -708,8 +701,7 @@ job_other(const char *verb, int argc, char **argv)
 		if (follow_logs)
 			follow(&k, id);
 		else {
-			if (asprintf(&path, "/api/jobs/%s/logs", id) < 0)
-				return 1;
+			path = util_printf("/api/jobs/%s/logs", id);
 			t = call_ok(&k, "GET", path, NULL);
 			fputs(str(t, "logs") ? str(t, "logs") : "", stdout);
 			cJSON_Delete(t);
@@ -717,8 +709,7 @@ job_other(const char *verb, int argc, char **argv)
 		}
 	} else if (strcmp(verb, "stop") == 0) {
 		printf("Attempting to stop job '%s'\n", id);
-		if (asprintf(&path, "/api/jobs/%s/stop", id) < 0)
-			return 1;
+		path = util_printf("/api/jobs/%s/stop", id);
 		cJSON_Delete(call_ok(&k, "POST", path, NULL));
 		free(path);
 		if (no_wait)
@@ -739,8 +730,7 @@ job_other(const char *verb, int argc, char **argv)
 		}
 		free(log_status(&k, id));
 	} else if (strcmp(verb, "delete") == 0) {
-		if (asprintf(&path, "/api/jobs/%s", id) < 0)
-			return 1;
+		path = util_printf("/api/jobs/%s", id);
 		cJSON_Delete(call_ok(&k, "DELETE", path, NULL));
 		free(path);
 		printf("Job '%s' deleted successfully\n", id);

@@ -852,15 +852,14 @@ field_resource(lua_State *L, int idx, const char *field, const char *file,
 	lua_getfield(L, idx, field);
 	if (!lua_isstring(L, -1)) {
 		lua_pop(L, 1);
-		if (asprintf(cause, "%s: '%s' must be a resource string like "
-		    "\"apps/v1/replicasets\"", file, field) < 0)
-			*cause = NULL;
+		*cause = util_printf("%s: '%s' must be a resource string like "
+		    "\"apps/v1/replicasets\"", file, field);
 		return NULL;
 	}
 	r = luaapi_resource(lua_tostring(L, -1));
-	if (r == NULL && asprintf(cause, "%s: unknown resource '%s' in '%s'",
-	    file, lua_tostring(L, -1), field) < 0)
-		*cause = NULL;
+	if (r == NULL)
+		*cause = util_printf("%s: unknown resource '%s' in '%s'",
+		    file, lua_tostring(L, -1), field);
 	lua_pop(L, 1);
 	return r;
 }
@@ -878,16 +877,14 @@ fields_from(struct ctrl *c, lua_State *L, const resource *r, const char *rel,
 	if (lua_isnil(L, -1))
 		return 0;
 	if (!lua_isstring(L, -1)) {
-		if (asprintf(cause, "%s: %s must be a field selector string",
-		    rel, what) < 0)
-			*cause = NULL;
+		*cause = util_printf("%s: %s must be a field selector string",
+		    rel, what);
 		return -1;
 	}
 	if ((*fields = selector_parse_fields(lua_tostring(L, -1), &why)) ==
 	    NULL) {
-		if (asprintf(cause, "%s: %s: %s", rel, what, why ? why :
-		    "bad field selector") < 0)
-			*cause = NULL;
+		*cause = util_printf("%s: %s: %s", rel, what, why ? why :
+		    "bad field selector");
 		free(why);
 		return -1;
 	}
@@ -915,9 +912,7 @@ primary_from_table(struct ctrl *c, lua_State *L, int t, const char *rel,
 	lua_getfield(L, t, "reconcile");
 	if (!lua_isfunction(L, -1)) {
 		lua_pop(L, 1);
-		if (asprintf(cause, "%s: 'reconcile' must be a function", rel) <
-		    0)
-			*cause = NULL;
+		*cause = util_printf("%s: 'reconcile' must be a function", rel);
 		return -1;
 	}
 	c->reconcile_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -941,9 +936,8 @@ owns_from_table(struct ctrl *c, lua_State *L, int t, const char *rel,
 			    luaapi_resource(lua_tostring(L, -1)) : NULL;
 			lua_pop(L, 1);
 			if (c->owns[c->nowns] == NULL) {
-				if (asprintf(cause, "%s: owns[%d]: unknown "
-				    "resource", rel, i) < 0)
-					*cause = NULL;
+				*cause = util_printf("%s: owns[%d]: unknown "
+				    "resource", rel, i);
 				lua_pop(L, 1);
 				return -1;
 			}
@@ -968,16 +962,15 @@ watch_from_table(struct ctrl *c, lua_State *L, int i, struct watchdef *w,
 
 	if (!lua_istable(L, -1) || (w->r = field_resource(L, lua_gettop(L),
 	    "resource", rel, cause)) == NULL) {
-		if (*cause == NULL && asprintf(cause, "%s: watches[%d] must be "
-		    "{resource=, map=}", rel, i) < 0)
-			*cause = NULL;
+		if (*cause == NULL)
+			*cause = util_printf("%s: watches[%d] must be "
+			    "{resource=, map=}", rel, i);
 		return -1;
 	}
 	lua_getfield(L, -1, "map");
 	if (!lua_isfunction(L, -1)) {
-		if (asprintf(cause, "%s: watches[%d].map must be a function",
-		    rel, i) < 0)
-			*cause = NULL;
+		*cause = util_printf("%s: watches[%d].map must be a function",
+		    rel, i);
 		lua_pop(L, 1);
 		return -1;
 	}
@@ -989,9 +982,8 @@ watch_from_table(struct ctrl *c, lua_State *L, int i, struct watchdef *w,
 	rc = watch_paths(L, w);
 	lua_pop(L, 1);
 	if (rc != 0) {
-		if (asprintf(cause, "%s: watches[%d].paths must be a list of "
-		    "strings", rel, i) < 0)
-			*cause = NULL;
+		*cause = util_printf("%s: watches[%d].paths must be a list of "
+		    "strings", rel, i);
 		return -1;
 	}
 	snprintf(what, sizeof what, "watches[%d].fields", i);
@@ -1046,9 +1038,8 @@ ctrl_from_table(controller_rt *rt, lua_State *L, const char *rel,
 	c->reconcile_ref = LUA_NOREF;
 	c->filter = -1;
 	if (!lua_istable(L, t)) {
-		if (asprintf(cause, "%s: a controller must return a table",
-		    rel) < 0)
-			*cause = NULL;
+		*cause = util_printf("%s: a controller must return a table",
+		    rel);
 		goto fail;
 	}
 	if (primary_from_table(c, L, t, rel, cause) != 0 ||

@@ -20,6 +20,11 @@
  * delete), "$retainKeys", "$setElementOrder/<field>" and
  * "$deleteFromPrimitiveList/<field>"; they act on the result and never
  * appear in it.
+ *
+ * Memory does not run out here: cJSON allocates through xmalloc, which
+ * exits. A cJSON call that still returns NULL refused its arguments or
+ * (newer cJSON's cJSON_Duplicate) a tree nested past its limit; the
+ * causes say what could not be copied or inserted, not why.
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -249,7 +254,8 @@ patch_merge(const cJSON *target, const cJSON *patch, char **cause)
 		return (NULL);
 	}
 	if ((res = merge(target, patch)) == NULL)
-		set_cause(cause, "merge patch: out of memory");
+		set_cause(cause, "merge patch: a value could not be copied "
+		    "into the result");
 	return (res);
 }
 
@@ -379,10 +385,10 @@ ptr_add(cJSON **doc, const struct ptr *p, cJSON *value, const char *op,
 			    value))
 				return (0);
 			cJSON_Delete(value);
-			goto oom;
+			goto unbuilt;
 		}
 		if (add_member(parent, last, value) != 0)
-			goto oom;
+			goto unbuilt;
 		return (0);
 	}
 	if (cJSON_IsArray(parent)) {
@@ -395,7 +401,7 @@ ptr_add(cJSON **doc, const struct ptr *p, cJSON *value, const char *op,
 			return (-1);
 		}
 		if (insert_element(parent, idx, value) != 0)
-			goto oom;
+			goto unbuilt;
 		return (0);
 	}
 	cJSON_Delete(value);
@@ -403,8 +409,9 @@ ptr_add(cJSON **doc, const struct ptr *p, cJSON *value, const char *op,
 	    "doc is missing path: %s", op, path);
 	return (-1);
 
-oom:
-	set_cause(cause, "jsonpatch %s operation: out of memory", op);
+unbuilt:
+	set_cause(cause, "jsonpatch %s operation: the value could not be "
+	    "inserted", op);
 	return (-1);
 }
 
@@ -468,7 +475,8 @@ ptr_replace(cJSON **doc, const struct ptr *p, cJSON *value,
 		if (cJSON_AddItemToObject(parent, p->seg[p->n - 1], value))
 			return (0);
 		cJSON_Delete(value);
-		set_cause(cause, "jsonpatch replace operation: out of memory");
+		set_cause(cause, "jsonpatch replace operation: the value "
+		    "could not be added");
 		return (-1);
 	}
 	if (item == NULL) {
@@ -484,7 +492,8 @@ ptr_replace(cJSON **doc, const struct ptr *p, cJSON *value,
 	} else if (cJSON_ReplaceItemViaPointer(parent, item, value))
 		return (0);
 	cJSON_Delete(value);
-	set_cause(cause, "jsonpatch replace operation: out of memory");
+	set_cause(cause, "jsonpatch replace operation: the value could not "
+	    "replace the old one");
 	return (-1);
 }
 
@@ -573,8 +582,8 @@ apply_op(cJSON **doc, const cJSON *o, char **cause)
 
 	if (strcmp(op, "add") == 0) {
 		if ((item = cJSON_Duplicate(value, 1)) == NULL)
-			set_cause(cause, "jsonpatch add operation: "
-			    "out of memory");
+			set_cause(cause, "jsonpatch add operation: the "
+			    "value could not be copied");
 		else
 			rc = ptr_add(doc, &p, item, op, path, cause);
 	} else if (strcmp(op, "remove") == 0) {
@@ -585,8 +594,8 @@ apply_op(cJSON **doc, const cJSON *o, char **cause)
 		}
 	} else if (strcmp(op, "replace") == 0) {
 		if ((item = cJSON_Duplicate(value, 1)) == NULL)
-			set_cause(cause, "jsonpatch replace operation: "
-			    "out of memory");
+			set_cause(cause, "jsonpatch replace operation: the "
+			    "value could not be copied");
 		else
 			rc = ptr_replace(doc, &p, item, path, cause);
 	} else if (strcmp(op, "move") == 0) {
@@ -608,8 +617,8 @@ apply_op(cJSON **doc, const cJSON *o, char **cause)
 			set_cause(cause, "jsonpatch copy operation does not "
 			    "apply: doc is missing from path: %s", from);
 		} else if ((item = cJSON_Duplicate(item, 1)) == NULL)
-			set_cause(cause, "jsonpatch copy operation: "
-			    "out of memory");
+			set_cause(cause, "jsonpatch copy operation: the "
+			    "value could not be copied");
 		else
 			rc = ptr_add(doc, &p, item, op, path, cause);
 	} else {
@@ -646,7 +655,7 @@ patch_json(const cJSON *target, const cJSON *ops, char **cause)
 	else
 		doc = cJSON_Duplicate(target, 1);
 	if (doc == NULL) {
-		set_cause(cause, "jsonpatch: out of memory");
+		set_cause(cause, "jsonpatch: the document could not be copied");
 		return (NULL);
 	}
 	cJSON_ArrayForEach(o, ops) {
@@ -862,7 +871,7 @@ smp_list(struct smp *s, const cJSON *orig, const cJSON *patch)
 	if (replace || r == NULL)
 		orig = NULL;
 	if ((res = cJSON_CreateArray()) == NULL)
-		goto oom;
+		goto unbuilt;
 
 	if (orig != NULL) {
 		cJSON_ArrayForEach(o, orig) {
@@ -871,7 +880,7 @@ smp_list(struct smp *s, const cJSON *orig, const cJSON *patch)
 			if (r->key == NULL && list_contains(res, o))
 				continue;
 			if (add_element(res, cJSON_Duplicate(o, 1)) != 0)
-				goto oom;
+				goto unbuilt;
 		}
 	}
 	cJSON_ArrayForEach(p, patch) {
@@ -892,12 +901,13 @@ smp_list(struct smp *s, const cJSON *orig, const cJSON *patch)
 			goto fail;
 		}
 		if (add_element(res, v) != 0)
-			goto oom;
+			goto unbuilt;
 	}
 	return (res);
 
-oom:
-	smp_error(s, "strategic merge patch: out of memory");
+unbuilt:
+	smp_error(s, "strategic merge patch: a value could not be copied "
+	    "into the result");
 fail:
 	cJSON_Delete(res);
 	return (NULL);
@@ -997,7 +1007,8 @@ apply_directives(struct smp *s, cJSON *res, const cJSON *patch)
 		r = find_rule(s);
 		path_pop(s);
 		if (order_list(list, p, r != NULL ? r->key : NULL) != 0) {
-			smp_error(s, "strategic merge patch: out of memory");
+			smp_error(s, "strategic merge patch: the list %s "
+			    "could not be reordered", field);
 			return (-1);
 		}
 	}
@@ -1059,7 +1070,7 @@ smp_map(struct smp *s, const cJSON *orig, const cJSON *patch, int *deleted)
 		}
 	}
 	if ((res = cJSON_CreateObject()) == NULL)
-		goto oom;
+		goto unbuilt;
 
 	if (orig != NULL) {
 		cJSON_ArrayForEach(o, orig) {
@@ -1073,7 +1084,7 @@ smp_map(struct smp *s, const cJSON *orig, const cJSON *patch, int *deleted)
 			if (p == NULL) {
 				if (add_member(res, o->string,
 				    cJSON_Duplicate(o, 1)) != 0)
-					goto oom;
+					goto unbuilt;
 				continue;
 			}
 			path_push(s, o->string);
@@ -1085,7 +1096,7 @@ smp_map(struct smp *s, const cJSON *orig, const cJSON *patch, int *deleted)
 				goto fail;
 			}
 			if (add_member(res, o->string, v) != 0)
-				goto oom;
+				goto unbuilt;
 		}
 	}
 	cJSON_ArrayForEach(p, patch) {
@@ -1104,14 +1115,15 @@ smp_map(struct smp *s, const cJSON *orig, const cJSON *patch, int *deleted)
 			goto fail;
 		}
 		if (add_member(res, p->string, v) != 0)
-			goto oom;
+			goto unbuilt;
 	}
 	if (apply_directives(s, res, patch) != 0)
 		goto fail;
 	return (res);
 
-oom:
-	smp_error(s, "strategic merge patch: out of memory");
+unbuilt:
+	smp_error(s, "strategic merge patch: a value could not be copied "
+	    "into the result");
 fail:
 	cJSON_Delete(res);
 	return (NULL);
@@ -1133,7 +1145,8 @@ smp_value(struct smp *s, const cJSON *orig, const cJSON *patch, int *deleted)
 	if (cJSON_IsArray(patch))
 		return (smp_list(s, cJSON_IsArray(orig) ? orig : NULL, patch));
 	if ((v = cJSON_Duplicate(patch, 1)) == NULL)
-		smp_error(s, "strategic merge patch: out of memory");
+		smp_error(s, "strategic merge patch: a value could not be "
+		    "copied");
 	return (v);
 }
 
@@ -1190,7 +1203,8 @@ patch_strategic(const cJSON *target, const cJSON *patch, const char *kind,
 		res = cJSON_CreateObject();
 	if (res == NULL) {
 		if (s.cause == NULL)
-			smp_error(&s, "strategic merge patch: out of memory");
+			smp_error(&s, "strategic merge patch: the result "
+			    "could not be built");
 		if (cause != NULL)
 			*cause = s.cause;
 		else

@@ -265,8 +265,10 @@ count:
 	return out;
 }
 
+/* Append the step {action, result} to steps; the step, for more fields.
+   (Not step(): a libc name, regexp.h's.) */
 static cJSON *
-step(cJSON *steps, const char *action, const char *result)
+add_step(cJSON *steps, const char *action, const char *result)
 {
 	cJSON *s = cJSON_CreateObject();
 
@@ -394,21 +396,21 @@ steps_of(struct session *ss, const struct s_job *j, const char *pending_msg,
 	/* enqueue */
 	if (j->pg != NULL && config_has_action(c, ACT_ENQUEUE)) {
 		if (j->enqueued)
-			step(steps, "enqueue", "admitted");
+			add_step(steps, "enqueue", "admitted");
 		else if (strcmp(j->phase, "Pending") == 0) {
-			s = step(steps, "enqueue", "refused");
+			s = add_step(steps, "enqueue", "refused");
 			set_str(s, "plugin", j->enq_veto);
 			set_str(s, "message", j->enqueue_msg);
 			*reason = xstrdup(outcome_enqueue_reason(j));
 			*msg = outcome_enqueue_msg(j);
 		} else
-			step(steps, "enqueue", "admitted earlier");
+			add_step(steps, "enqueue", "admitted earlier");
 	}
 	/* allocate */
 	if (!config_has_action(c, ACT_ALLOCATE))
 		;
 	else if (j->invalid) {
-		s = step(steps, "allocate", "not valid");
+		s = add_step(steps, "allocate", "not valid");
 		set_str(s, "plugin", j->invalid_plugin);
 		set_str(s, "reason", j->invalid_reason);
 		set_str(s, "message", j->invalid_msg);
@@ -417,7 +419,7 @@ steps_of(struct session *ss, const struct s_job *j, const char *pending_msg,
 			*msg = outcome_invalid_msg(j);
 		}
 	} else if (j->alloc_turn < 0) {
-		s = step(steps, "allocate", "not taken up: queue overused");
+		s = add_step(steps, "allocate", "not taken up: queue overused");
 		cJSON_AddNumberToObject(s, "position", -j->alloc_turn);
 		set_str(s, "plugin", q->overused_by);
 		if (*reason == NULL) {
@@ -433,7 +435,7 @@ steps_of(struct session *ss, const struct s_job *j, const char *pending_msg,
 		static const char *const res[] = { "tried", "committed",
 		    "pipelined", "discarded: not ready" };
 
-		s = step(steps, "allocate", res[j->alloc_result]);
+		s = add_step(steps, "allocate", res[j->alloc_result]);
 		cJSON_AddNumberToObject(s, "turn", j->alloc_turn);
 		if (j->alloc_result == ALLOC_DISCARDED) {
 			set_str(s, "plugin", j->ready_veto);
@@ -462,13 +464,14 @@ steps_of(struct session *ss, const struct s_job *j, const char *pending_msg,
 			*msg = xstrdup("placed on resources being released");
 		}
 	} else if (j->pg != NULL && strcmp(j->phase, "Pending") == 0)
-		step(steps, "allocate", "not taken up: pod group is Pending");
+		add_step(steps, "allocate",
+		    "not taken up: pod group is Pending");
 	else if (lacks_pods(j))
-		step(steps, "allocate", "not taken up: no pods to place");
+		add_step(steps, "allocate", "not taken up: no pods to place");
 	if (j->victims_seen > 0) {
 		char *acts = victim_actions(j->victim_acts);
 
-		s = step(steps, acts, j->victims_allowed > 0 ?
+		s = add_step(steps, acts, j->victims_allowed > 0 ?
 		    "victims allowed" : "no victim allowed");
 		free(acts);
 		cJSON_AddNumberToObject(s, "candidates", j->victims_seen);
