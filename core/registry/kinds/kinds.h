@@ -5,8 +5,8 @@
  * subresources, how its names are checked, its admission hooks (the
  * defaults a cluster fills in, the validation kubectl users rely on), what
  * follows its writes (stored, removed), its Table columns and row (kubectl
- * get), its protobuf message, its base64 map and whether DELETE answers
- * the object.
+ * get), its protobuf message, its base64 map, whether DELETE answers the
+ * object, and which client of a remote volrayd writes it.
  *
  * resource_init (kinds/builtin.c) registers them, in kinds/builtin.c's
  * order, which is discovery's; the generic code reads a resource's
@@ -26,7 +26,10 @@
  *    its protobuf message (protobuf) if client-go's typed clients send
  *    it: the fields in kinds/protobuf_msgs.c, declared in
  *    kinds/protobuf_msgs.h;
- * 5. the verbs controllers need on it in auth/rbac_policy.c, and describe
+ * 5. in auth/rbac_policy.c, the users' roles that cover it (view, edit:
+ *    system:aggregate-to-*, as kube's bootstrap policy) and the roles of
+ *    the controllers whose scripts use it (a role is what its controller
+ *    does, so it stays with the others, not in the descriptor); describe
  *    in cli/cli_describe_kinds.c (the client keeps its own table);
  * 6. its tests (tests/blackbox/clusterkinds.sh or a script of its own).
  */
