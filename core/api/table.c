@@ -2,7 +2,8 @@
  * Table rendering for `kubectl get`. A built-in kind's descriptor
  * (registry/kinds/) names its columns and the row function that computes
  * its cells the way the API server's printers do (Pod READY and STATUS,
- * Deployment READY, Job COMPLETIONS, ...; registry/kinds/rows*.c); custom
+ * Deployment READY, Job COMPLETIONS, ...; registry/kinds/rows*.c), or,
+ * when its cells are fields as they are, each column's JSONPath; custom
  * resources use their CRD's additionalPrinterColumns; anything else gets
  * Name and Age. Columns with priority 1 appear only with `-o wide`.
  */
@@ -72,17 +73,19 @@ table_include_parse(const char *s)
 	return TABLE_OBJECT;
 }
 
+/* The cell of column type at JSONPath path of o. */
 static void
-cell_jsonpath(cJSON *cells, const cJSON *o, const struct printer_col *c)
+cell_jsonpath(cJSON *cells, const cJSON *o, const char *path,
+    const char *type)
 {
-	const cJSON *v = jsonpath_first(o, c->jsonpath);
+	const cJSON *v = jsonpath_first(o, path);
 	char age[16];
 
 	if (v == NULL) {
 		cJSON_AddItemToArray(cells, cJSON_CreateNull());
 		return;
 	}
-	if (strcmp(c->type, "date") == 0 && cJSON_IsString(v)) {
+	if (strcmp(type, "date") == 0 && cJSON_IsString(v)) {
 		time_t t = util_time_parse(v->valuestring);
 
 		if (t >= 0) {
@@ -99,6 +102,32 @@ cell_jsonpath(cJSON *cells, const cJSON *o, const struct printer_col *c)
 		return;
 	}
 	cJSON_AddItemToArray(cells, cJSON_Duplicate(v, 1));
+}
+
+/*
+ * The cells after Name of a built-in kind without a row function: each
+ * column's JSONPath (path), Age its object's. A string field left out is
+ * "", as kube's printers show an unset one.
+ */
+static void
+cells_from_paths(cJSON *cells, const cJSON *o, const struct kind_col *c)
+{
+	char age[16];
+
+	for (; c->name != NULL; c++) {
+		if (strcmp(c->name, "Name") == 0)
+			continue;
+		if (strcmp(c->name, "Age") == 0) {
+			cell_age_of(o, "metadata.creationTimestamp", age);
+			cell_str(cells, age);
+		} else if (c->path != NULL && strcmp(c->type, "string") == 0 &&
+		    jsonpath_first(o, c->path) == NULL)
+			cell_str(cells, "");
+		else if (c->path != NULL)
+			cell_jsonpath(cells, o, c->path, c->type);
+		else
+			cJSON_AddItemToArray(cells, cJSON_CreateNull());
+	}
 }
 
 /* The row's object: full, or PartialObjectMetadata. */
@@ -135,9 +164,12 @@ table_add_row(cJSON *t, const resource *r, const cJSON *o,
 		cell_str(cells, json_str(o, "metadata.name"));
 	if (d != NULL && d->row != NULL)
 		d->row(cells, o);
+	else if (d != NULL && d->cols != NULL)
+		cells_from_paths(cells, o, d->cols);
 	else {
 		for (i = 0; i < r->ncols; i++)
-			cell_jsonpath(cells, o, &r->cols[i]);
+			cell_jsonpath(cells, o, r->cols[i].jsonpath,
+			    r->cols[i].type);
 		if (r->ncols == 0) {
 			cell_age_of(o, "metadata.creationTimestamp", age);
 			cell_str(cells, age);

@@ -21,8 +21,9 @@
  *    and registry/admission_kinds.h (kind_stored_fn, kind_removed_fn if
  *    a write must change more than the store);
  * 3. its schema in openapi/<group>.yaml (kubectl explain);
- * 4. its Table columns (cols) and row function (kinds/rows*.c,
- *    kinds/rows.h) if kubectl get should show more than Name and Age;
+ * 4. its Table columns (cols) if kubectl get should show more than Name
+ *    and Age: each a field's JSONPath (path), or cells computed as
+ *    kube's printers do by a row function (kinds/rows*.c, kinds/rows.h);
  *    its protobuf message (protobuf) if client-go's typed clients send
  *    it: the fields in kinds/protobuf_msgs.c, declared in
  *    kinds/protobuf_msgs.h;
@@ -74,6 +75,9 @@ struct kind_col {
 	const char *name;
 	const char *type;        /* string, integer, number, boolean, date */
 	int priority;
+	const char *path;        /* the field shown as it is (".handler"),
+	                            when the kind has no row function; Name
+	                            and Age need none */
 };
 
 /*

@@ -725,10 +725,3 @@ rows_created_at(cJSON *cells, const cJSON *o)
 {
 	cell_str(cells, json_str(o, "metadata.creationTimestamp"));
 }
-
-/* AGE alone (DeviceClasses, ResourceClaimTemplates). */
-void
-rows_age(cJSON *cells, const cJSON *o)
-{
-	cell_age(cells, o);
-}

@@ -36,16 +36,13 @@ kind_row_fn rows_serviceaccount;
 kind_row_fn rows_priorityclass;
 kind_row_fn rows_lease;
 kind_row_fn rows_created_at;
-kind_row_fn rows_age;
 
 kind_row_fn rows_storage_class;
 kind_row_fn rows_storage_csinode;
 kind_row_fn rows_storage_csidriver;
 kind_row_fn rows_storage_capacity;
 kind_row_fn rows_storage_attachment;
-kind_row_fn rows_storage_attributesclass;
 kind_row_fn rows_storage_claim;
-kind_row_fn rows_storage_slice;
 
 kind_row_fn rows_gang_podgroup;
 kind_row_fn rows_gang_workload;

@@ -141,19 +141,3 @@ rows_storage_attachment(cJSON *cells, const cJSON *o)
 	boolean(cells, o, "status.attached", 0);
 	cell_age(cells, o);
 }
-
-void
-rows_storage_attributesclass(cJSON *cells, const cJSON *o)
-{
-	str(cells, json_str(o, "driverName"));
-	cell_age(cells, o);
-}
-
-void
-rows_storage_slice(cJSON *cells, const cJSON *o)
-{
-	str(cells, json_str(o, "spec.nodeName"));
-	str(cells, json_str(o, "spec.driver"));
-	str(cells, json_str(o, "spec.pool.name"));
-	cell_age(cells, o);
-}

@@ -119,11 +119,10 @@ const struct kind_desc kind_volumeattributesclass = {
 	.validate = admission_storage_attributesclass_validate,
 	.cols = (const struct kind_col[]){
 		{ "Name", "string", 0 },
-		{ "DriverName", "string", 0 },
+		{ "DriverName", "string", 0, ".driverName" },
 		{ "Age", "string", 0 },
 		{ NULL }
 	},
-	.row = rows_storage_attributesclass,
 };
 
 const struct kind_desc kind_deviceclass = {
@@ -137,7 +136,6 @@ const struct kind_desc kind_deviceclass = {
 		{ "Age", "string", 0 },
 		{ NULL }
 	},
-	.row = rows_age,
 };
 
 const struct kind_desc kind_resourceclaim = {
@@ -174,7 +172,6 @@ const struct kind_desc kind_resourceclaimtemplate = {
 		{ "Age", "string", 0 },
 		{ NULL }
 	},
-	.row = rows_age,
 };
 
 const struct kind_desc kind_resourceslice = {
@@ -186,11 +183,10 @@ const struct kind_desc kind_resourceslice = {
 	.validate = admission_storage_slice_validate,
 	.cols = (const struct kind_col[]){
 		{ "Name", "string", 0 },
-		{ "Node", "string", 0 },
-		{ "Driver", "string", 0 },
-		{ "Pool", "string", 0 },
+		{ "Node", "string", 0, ".spec.nodeName" },
+		{ "Driver", "string", 0, ".spec.driver" },
+		{ "Pool", "string", 0, ".spec.pool.name" },
 		{ "Age", "string", 0 },
 		{ NULL }
 	},
-	.row = rows_storage_slice,
 };
