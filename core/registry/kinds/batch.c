@@ -4,7 +4,7 @@
 #include <stddef.h>
 
 #include "registry/admission_kinds.h"
-#include "registry/kinds/kinds_int.h"
+#include "registry/kinds/kinds.h"
 #include "registry/kinds/protobuf_msgs.h"
 #include "registry/kinds/rows.h"
 

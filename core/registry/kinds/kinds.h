@@ -14,13 +14,14 @@
  *
  * Adding a built-in kind:
  * 1. its descriptor in kinds/<group>.c (a new group: a new file, in
- *    Makefile.am), declared in kinds/kinds_int.h and listed in
- *    kinds/builtin.c where discovery should show it;
+ *    Makefile.am), declared and listed in kinds/builtin.c where
+ *    discovery should show it;
  * 2. its hooks, if it has defaults or rules: functions of the
  *    kind_mutate_fn and kind_validate_fn types, in registry/admission_*.c
  *    and registry/admission_kinds.h (kind_stored_fn, kind_removed_fn if
  *    a write must change more than the store);
- * 3. its schema in openapi/<group>.yaml (kubectl explain);
+ * 3. its schema in openapi/<group>.yaml (kubectl explain; a new file in
+ *    Makefile.am's dist_openapi_DATA);
  * 4. its Table columns (cols) if kubectl get should show more than Name
  *    and Age: each a field's JSONPath (path), or cells computed as
  *    kube's printers do by a row function (kinds/rows*.c, kinds/rows.h);
@@ -32,7 +33,8 @@
  *    the controllers whose scripts use it (a role is what its controller
  *    does, so it stays with the others, not in the descriptor); describe
  *    in cli/cli_describe_kinds.c (the client keeps its own table);
- * 6. its tests (tests/blackbox/clusterkinds.sh or a script of its own).
+ * 6. its tests (tests/blackbox/clusterkinds.sh or a script of its own),
+ *    and its name in volrayd(8)'s list of the kinds served.
  */
 #ifndef VOLRAY_KINDS_H
 #define VOLRAY_KINDS_H

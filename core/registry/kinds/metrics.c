@@ -2,7 +2,7 @@
  * metrics.k8s.io/v1beta1: kubectl top's, computed when read
  * (api/metricsapi.c).
  */
-#include "registry/kinds/kinds_int.h"
+#include "registry/kinds/kinds.h"
 
 /* get and list only, computed: kubectl top (api/metricsapi.c). */
 const struct kind_desc kind_nodemetrics = {

@@ -2,7 +2,7 @@
  * authorization.k8s.io and authentication.k8s.io: the reviews kubectl
  * auth can-i and whoami POST, answered and never stored.
  */
-#include "registry/kinds/kinds_int.h"
+#include "registry/kinds/kinds.h"
 #include "registry/kinds/protobuf_msgs.h"
 
 /* POST-only: kubectl auth can-i. */
