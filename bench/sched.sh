@@ -46,6 +46,12 @@
 #             SMALL=1: 96). Run twice: the default
 #             configuration on that cluster (topofull-default), then with
 #             network-topology-aware (topofull)
+#   arrive    the default configuration, its actions on from the start,
+#             the pods (and PodGroups, queues) created first with no node
+#             at all, then the clock: the NODES nodes created (WRITERS
+#             writers) while the scheduler binds, until the last bind
+#             (the pods' create rate is setup's "pods at"): the path of a
+#             cluster whose nodes come up after its work is queued
 #   ONLY=plugins,topology bash bench/sched.sh   topology against default
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -56,7 +62,7 @@ if [ "$SMALL" = 1 ]; then
 else
 	: "${NODES:=5000}" "${PODS:=50000}"
 fi
-: "${GANG:=10}" "${QUEUES:=10}" "${WRITERS:=16}"
+: "${GANG:=10}" "${QUEUES:=10}" "${WRITERS:=16}" "${ARRIVE:=}"
 
 bench_init
 POL="$RUN_DIR/policy"
@@ -119,12 +125,19 @@ def node_labels(i):
         labels["volray.io/hypernode-tier%d" % (t + 1)] = "t%d-%d" % (t + 1, i // size)
     return labels
 
-def setup():
-    create_all("/api/v1/nodes", nodes, lambda i: {
+ARRIVE = os.environ.get("ARRIVE") == "1"
+
+def create_nodes():
+    return create_all("/api/v1/nodes", nodes, lambda i: {
         "apiVersion": "v1", "kind": "Node",
         "metadata": {"name": "vn-%05d" % i, "labels": node_labels(i),
                      "annotations": {"volray.io/cpu": str(node_cpu), "volray.io/memory": "128Gi",
                                      "volray.io/pods": "110"}}})
+
+def setup():
+    # ARRIVE: the nodes come in run(), after the pods.
+    if not ARRIVE:
+        create_nodes()
     # An equal part of the cluster each (capacity reads it; proportion
     # shares by weight).
     create_all("/apis/scheduling.volcano.sh/v1beta1/queues", queues, lambda i: {
@@ -177,7 +190,7 @@ def setup():
             time.sleep(0.5)
         print("%d HyperNodes in %d tiers" % (want, len(TOPOLOGY)))
     print("created %d nodes, %d queues, %d podgroups, %d pods (pods at %.0f/s)"
-          % (nodes, queues, len(sizes), pods, pods / secs))
+          % (0 if ARRIVE else nodes, queues, len(sizes), pods, pods / secs))
 
 def session_seconds():
     # The last session that bound pods (the last one of any kind from a
@@ -222,13 +235,20 @@ def run():
     t0 = time.time()
     cpu0, loop0 = cpus()
     flt0 = faults()
-    open(path, "w").write(conf)
-    if os.environ.get("SCHED_PID"):
-        os.kill(int(SCHED_PID), signal.SIGHUP)
+    if ARRIVE:
+        # The policy schedules already; the clock starts with the nodes.
+        nodes_s = []
+        maker = threading.Thread(target=lambda: nodes_s.append(create_nodes()),
+                                 daemon=True)
+        maker.start()
     else:
-        code, data = request(c, "POST", "/apis/volray.io/v1/policy/reload", {})
-        if code >= 300:
-            sys.exit("reload: %d %s" % (code, data[:300]))
+        open(path, "w").write(conf)
+        if os.environ.get("SCHED_PID"):
+            os.kill(int(SCHED_PID), signal.SIGHUP)
+        else:
+            code, data = request(c, "POST", "/apis/volray.io/v1/policy/reload", {})
+            if code >= 300:
+                sys.exit("reload: %d %s" % (code, data[:300]))
     longest = 0.0
     # BIND_TARGET: stop there (a cluster too small for PODS keeps a
     # backlog of pending gangs, which every session then goes through).
@@ -275,6 +295,10 @@ def run():
           % (target, secs, target / secs, longest, 100 * lua / cyc if cyc else 0, p99, len(lat),
              cpu1 - cpu0, loop1 - loop0, flt1 - flt0, run_secs, loop2 - loop0,
              100 * explain / cyc if cyc else 0))
+    if ARRIVE:
+        # The last bind can come before the last node.
+        maker.join()
+        print("NODES created_s=%.2f (the nodes' creates, while binding)" % nodes_s[0])
     if SCHED_METRICS:
         data = urllib.request.urlopen(SCHED_METRICS, timeout=30).read().decode()
         objs = sum(float(l.split()[1]) for l in data.splitlines()
@@ -288,7 +312,7 @@ rss_mb() { awk '/^VmRSS:/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
 
 one_run() { # label actions
 	cp "$SHARE_DIR/policies/scheduler.yaml" "$POL/scheduler.yaml"
-	sed -i 's/^actions: .*/actions: "enqueue"/' "$POL/scheduler.yaml"
+	[ "$1" = arrive ] || sed -i 's/^actions: .*/actions: "enqueue"/' "$POL/scheduler.yaml"
 	case $1 in
 	capacity) sed -i 's/name: proportion/name: capacity/' "$POL/scheduler.yaml"
 		grep -q "name: capacity" "$POL/scheduler.yaml" || die "no capacity conf" ;;
@@ -312,7 +336,7 @@ one_run() { # label actions
 	else
 		VR_EXTRA_ARGS="--policy-dir $POL ${SCHED_ARGS:-}" start_volrayd
 	fi
-	export VR_PORT VR_TOKEN VR_PID NODES PODS GANG QUEUES WRITERS SCHED_PID SCHED_METRICS \
+	export VR_PORT VR_TOKEN VR_PID NODES PODS GANG QUEUES WRITERS SCHED_PID SCHED_METRICS ARRIVE \
 	    TOPOLOGY GANGS NODE_CPU POD_CPU
 	VR_TOKEN=$(cat "$RUN_DIR/vr/pki/admin.token")
 	python3 "$RUN_DIR/drive.py" setup || die "setup"
@@ -350,6 +374,7 @@ for run in $(echo "${ONLY:-plugins,floor}" | tr ',' ' '); do
 		TOPOLOGY=${TOPOLOGY:-16,8,4} GANGS=${FULL_GANGS:-24} NODE_CPU=3 POD_CPU=2 \
 		    PODS=$full_pods BIND_TARGET=$full_pods one_run topofull "enqueue, allocate, backfill" ;;
 	floor) TOPOLOGY="" GANGS="" one_run floor "firstfit" ;;
-	*) die "ONLY: $run is not a run (plugins, floor, capacity, topology, topofull)" ;;
+	arrive) TOPOLOGY="" GANGS="" ARRIVE=1 one_run arrive "enqueue, allocate, backfill" ;;
+	*) die "ONLY: $run is not a run (plugins, floor, capacity, topology, topofull, arrive)" ;;
 	esac
 done

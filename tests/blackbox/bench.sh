@@ -27,7 +27,7 @@ bash bench/autoscale10k.sh
 # A lone RayJob beside a burst in another namespace, operator mode
 # (about 25 s small).
 BURST=30 NODES=40 sh bench/burst.sh
-ONLY=plugins,floor,capacity,topology,topofull bash bench/sched.sh
+ONLY=plugins,floor,capacity,topology,topofull,arrive bash bench/sched.sh
 # Streams into a pod need the local node's processes (any user) and the
 # Python client (scripts/deps.sh installs it).
 sh bench/stream.sh
