@@ -25,6 +25,7 @@
 #include "ctrl/luaapi.h"
 #include "ctrl/luahttp.h"
 #include "ctrl/luawait.h"
+#include "ctrl/objpaths.h"
 #include "ctrl/wqueue.h"
 #include "client/recorder.h"
 #include "lib/json.h"
@@ -594,8 +595,7 @@ enqueue_mapped(struct ctrl *c, const struct watchdef *w, const store_obj *o)
 		return;
 	lua_rawgeti(L, LUA_REGISTRYINDEX, w->map_ref);
 	if (w->npaths > 0)
-		luaconv_push_json_paths(L, o->json->data, o->json->len,
-		    w->paths, w->npaths);
+		objpaths_push(L, o, w->paths, w->npaths);
 	else
 		luaconv_push_json(L, o->json->data, o->json->len);
 	/* A map may run while a reconcile does (its write's events): that

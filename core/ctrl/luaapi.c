@@ -27,6 +27,7 @@
 #include "ctrl/luaconfig.h"
 #include "ctrl/luahttp.h"
 #include "ctrl/luawait.h"
+#include "ctrl/objpaths.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/podspec.h"
@@ -197,8 +198,7 @@ static void
 push_listed(lua_State *L, const store_obj *o, char *const *paths, int n)
 {
 	if (n > 0)
-		luaconv_push_json_paths(L, o->json->data, o->json->len, paths,
-		    n);
+		objpaths_push(L, o, paths, n);
 	else
 		luaconv_push_json(L, o->json->data, o->json->len);
 }

@@ -208,7 +208,8 @@ store_version_new(const char *res, const char *ns, const char *name,
 	o->rev = rev;
 	o->json = json;
 	labels = cJSON_GetObjectItemCaseSensitive(md, "labels");
-	if (cJSON_IsObject(labels) && labels->child != NULL)
+	/* Empty too: {} is not an absent map (ctrl/objpaths.c). */
+	if (cJSON_IsObject(labels))
 		o->labels = cJSON_Duplicate(labels, 1);
 	fin = cJSON_GetObjectItemCaseSensitive(md, "finalizers");
 	o->nfinalizers = cJSON_IsArray(fin) ? cJSON_GetArraySize(fin) : 0;

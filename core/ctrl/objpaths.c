@@ -1,0 +1,93 @@
+/*
+ * A store version's paths as a Lua table, from the version's own fields
+ * where they are enough (objpaths.h).
+ */
+#include <string.h>
+
+#include <lua.h>
+#include <lauxlib.h>
+
+#include "ctrl/objpaths.h"
+#include "luahost/luaconv.h"
+
+enum meta { META_NONE, META_NAME, META_NAMESPACE, META_UID, META_LABELS };
+
+static enum meta
+meta_of(const char *path)
+{
+	if (strncmp(path, "metadata.", 9) != 0)
+		return META_NONE;
+	path += 9;
+	if (strcmp(path, "name") == 0)
+		return META_NAME;
+	if (strcmp(path, "namespace") == 0)
+		return META_NAMESPACE;
+	if (strcmp(path, "uid") == 0)
+		return META_UID;
+	if (strcmp(path, "labels") == 0)
+		return META_LABELS;
+	return META_NONE;
+}
+
+/* Set metadata.key in the table at -1 (made on first use, at -2 then). */
+static void
+set_meta(lua_State *L, int *made, const char *key)
+{
+	if (!*made) {
+		/* The value is on top: the metadata table goes under it. */
+		lua_createtable(L, 0, 4);
+		lua_insert(L, -2);
+		lua_pushvalue(L, -2);
+		lua_setfield(L, -4, "metadata");
+		*made = 1;
+	}
+	lua_setfield(L, -2, key);
+}
+
+void
+objpaths_push(lua_State *L, const store_obj *o, char *const *paths, int n)
+{
+	int i, made = 0;
+
+	for (i = 0; i < n; i++) {
+		if (meta_of(paths[i]) == META_NONE) {
+			luaconv_push_json_paths(L, o->json->data,
+			    o->json->len, paths, n);
+			return;
+		}
+	}
+	luaL_checkstack(L, 4, "paths");
+	lua_createtable(L, 0, 1);
+	for (i = 0; i < n; i++) {
+		switch (meta_of(paths[i])) {
+		case META_NAME:
+			if (o->name == NULL || *o->name == '\0')
+				continue;
+			lua_pushstring(L, o->name);
+			set_meta(L, &made, "name");
+			break;
+		case META_NAMESPACE:
+			if (o->ns == NULL || *o->ns == '\0')
+				continue;
+			lua_pushstring(L, o->ns);
+			set_meta(L, &made, "namespace");
+			break;
+		case META_UID:
+			if (o->uid == NULL || *o->uid == '\0')
+				continue;
+			lua_pushstring(L, o->uid);
+			set_meta(L, &made, "uid");
+			break;
+		case META_LABELS:
+			if (o->labels == NULL)
+				continue;
+			luaconv_push(L, o->labels);
+			set_meta(L, &made, "labels");
+			break;
+		case META_NONE:
+			break;
+		}
+	}
+	if (made)
+		lua_pop(L, 1);
+}
