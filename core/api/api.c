@@ -238,7 +238,7 @@ authorize(api *a, http_req *req, struct route *rt, int watch)
 		if (strcmp(rt->r->store_key, "namespaces") == 0 && rt->name)
 			at.ns = rt->name;
 	}
-	ok = rbac_authorize(a->authz, rt->user, &at, &reason);
+	ok = rbac_check(a->authz, rt->user, &at, &reason);
 	if (!ok)
 		reply_status(req, rt, rbac_forbidden_reason(rt->user, &at,
 		    reason));

@@ -313,7 +313,7 @@ may_proxy(api *a, http_req *req, struct route *rt, const char *group)
 		else
 			at.verb = *at.name ? "get" : "list";
 	}
-	ok = rbac_authorize(a->authz, rt->user, &at, &reason);
+	ok = rbac_check(a->authz, rt->user, &at, &reason);
 	if (!ok)
 		reply_status(req, rt, rbac_forbidden_reason(rt->user, &at,
 		    reason));

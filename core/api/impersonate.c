@@ -36,7 +36,7 @@ may(rbac *authz, http_req *req, struct route *rt, const char *group,
 	at.subresource = "";
 	at.ns = ns;
 	at.name = name;
-	ok = rbac_authorize(authz, rt->user, &at, &reason);
+	ok = rbac_check(authz, rt->user, &at, &reason);
 	if (!ok)
 		reply_status(req, rt, rbac_forbidden_reason(rt->user, &at,
 		    reason));

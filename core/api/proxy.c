@@ -466,7 +466,7 @@ may_proxy(api *a, http_req *req, struct route *rt, const char *res,
 	at.ns = ns;
 	at.name = name;
 	if (a->authz != NULL && rt->user != NULL &&
-	    !rbac_authorize(a->authz, rt->user, &at, &reason)) {
+	    !rbac_check(a->authz, rt->user, &at, &reason)) {
 		reply_status(req, rt, rbac_forbidden_reason(rt->user, &at,
 		    reason));
 		free(reason);

@@ -513,6 +513,15 @@ rbac_authorize(rbac *rb, const user_info *u, const rbac_attrs *a,
 	return 0;
 }
 
+int
+rbac_check(rbac *rb, const user_info *u, const rbac_attrs *a, char **reason)
+{
+	*reason = NULL;
+	if (rbac_authorize(rb, u, a, NULL))
+		return 1;
+	return rbac_authorize(rb, u, a, reason);
+}
+
 cJSON *
 rbac_forbidden_reason(const user_info *u, const rbac_attrs *a,
     const char *reason)

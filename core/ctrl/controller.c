@@ -654,7 +654,11 @@ on_event(void *arg, const store_event *e)
 			if (strcmp(res, w->r->store_key) != 0)
 				continue;
 			enqueue_mapped(c, w, e->obj);
-			if (w->previous && e->old != NULL)
+			/* An old version the map would see as the new one
+			   maps to the same keys. */
+			if (w->previous && e->old != NULL &&
+			    !objpaths_same(e->old, e->obj, w->paths,
+			    w->npaths))
 				enqueue_mapped(c, w, e->old);
 		}
 	}

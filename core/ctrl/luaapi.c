@@ -94,7 +94,7 @@ denied(lua_State *L, struct luactx *c, const char *verb,
 	a.subresource = sub ? sub : "";
 	a.ns = r->namespaced && ns ? ns : "";
 	a.name = name ? name : "";
-	if (rbac_authorize(c->authz, c->user, &a, &reason)) {
+	if (rbac_check(c->authz, c->user, &a, &reason)) {
 		free(reason);
 		return 0;
 	}
@@ -531,7 +531,7 @@ event_denied(struct luactx *c, const char *verb, const char *ns,
 	a.subresource = "";
 	a.ns = ns;
 	a.name = "";
-	if (rbac_authorize(c->authz, c->user, &a, &why)) {
+	if (rbac_check(c->authz, c->user, &a, &why)) {
 		free(why);
 		return 0;
 	}

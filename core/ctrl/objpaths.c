@@ -8,6 +8,7 @@
 #include <lauxlib.h>
 
 #include "ctrl/objpaths.h"
+#include "lib/json.h"
 #include "luahost/luaconv.h"
 
 enum meta { META_NONE, META_NAME, META_NAMESPACE, META_UID, META_LABELS };
@@ -90,4 +91,45 @@ objpaths_push(lua_State *L, const store_obj *o, char *const *paths, int n)
 	}
 	if (made)
 		lua_pop(L, 1);
+}
+
+static int
+same_str(const char *a, const char *b)
+{
+	return strcmp(a != NULL ? a : "", b != NULL ? b : "") == 0;
+}
+
+int
+objpaths_same(const store_obj *a, const store_obj *b, char *const *paths,
+    int n)
+{
+	int i;
+
+	if (n == 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		switch (meta_of(paths[i])) {
+		case META_NAME:
+			if (!same_str(a->name, b->name))
+				return 0;
+			break;
+		case META_NAMESPACE:
+			if (!same_str(a->ns, b->ns))
+				return 0;
+			break;
+		case META_UID:
+			if (!same_str(a->uid, b->uid))
+				return 0;
+			break;
+		case META_LABELS:
+			if ((a->labels == NULL) != (b->labels == NULL) ||
+			    (a->labels != NULL &&
+			    !json_equal(a->labels, b->labels)))
+				return 0;
+			break;
+		case META_NONE:
+			return 0;
+		}
+	}
+	return 1;
 }

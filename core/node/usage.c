@@ -206,11 +206,17 @@ print_pod(const char *uid, void *value, void *arg)
 void
 node_mgr_print_usage(FILE *f, const node_mgr *m)
 {
+	struct node *n = m->local_name != NULL ? hmap_get(m->nodes,
+	    m->local_name) : NULL;
+
 	fprintf(f, "# HELP volray_container_cpu_usage_seconds_total CPU time "
 	    "of a local container, from its cgroup.\n"
 	    "# TYPE volray_container_cpu_usage_seconds_total counter\n"
 	    "# HELP volray_container_memory_working_set_bytes Memory of a "
 	    "local container, from its cgroup.\n"
 	    "# TYPE volray_container_memory_working_set_bytes gauge\n");
-	hmap_each(m->pods, print_pod, f);
+	/* Only the local node's pods are sampled: a scrape does not walk
+	   thousands of simulated ones. */
+	if (n != NULL && n->rt == &local_runtime)
+		hmap_each(n->pods, print_pod, f);
 }
