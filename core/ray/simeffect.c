@@ -109,6 +109,22 @@ cleanup(ray *r, const char *ns, const char *pod, const cJSON *t,
 	return e;
 }
 
+/*
+ * Whether a pod can have an effect at all, read without parsing it (every
+ * container start on a simulated node asks): a Ray node-type label, or a
+ * submission id in a container's env (ray_pod_env reads env entries by
+ * name, so the name is in the JSON).
+ */
+static int
+may_have_effect(const store_obj *o)
+{
+	static const char id[] = "RAY_JOB_SUBMISSION_ID";
+
+	return cJSON_GetObjectItemCaseSensitive(o->labels,
+	    "ray.io/node-type") != NULL || memmem(o->json->data,
+	    o->json->len, id, sizeof id - 1) != NULL;
+}
+
 void *
 ray_sim_effect(void *rp, const char *ns, const char *pod, const char *ctr,
     int init, void (*done)(void *, int), void *arg)
@@ -122,7 +138,7 @@ ray_sim_effect(void *rp, const char *ns, const char *pod, const char *ctr,
 	cJSON *t;
 	int first = 1, index = 0;
 
-	if (o == NULL)
+	if (o == NULL || !may_have_effect(o))
 		return NULL;
 	t = store_obj_tree(o);
 	cJSON_ArrayForEach(c, json_at(t, init ? "spec.initContainers" :
