@@ -115,6 +115,34 @@ selects(const cJSON *sel, const cJSON *labels)
 	return 1;
 }
 
+/*
+ * The pods a Service's selector (a map) picks, through the store's index
+ * of labels, sorted; -1 when the selector cannot be read as one (then
+ * scan the namespace with selects).
+ */
+static ssize_t
+selected_pods(api *a, const char *ns, const cJSON *sel, store_obj ***out)
+{
+	cJSON *ls;
+	selector *s;
+	char *cause = NULL;
+	ssize_t n;
+
+	*out = NULL;
+	if (cJSON_GetArraySize(sel) == 0)
+		return 0;
+	ls = cJSON_CreateObject();
+	cJSON_AddItemToObject(ls, "matchLabels", cJSON_Duplicate(sel, 1));
+	s = selector_from_json(ls, &cause);
+	cJSON_Delete(ls);
+	free(cause);
+	if (s == NULL)
+		return -1;
+	n = store_list_selected(a->st, "pods", ns, s, out);
+	selector_free(s);
+	return n;
+}
+
 static void
 refused(http_req *req, struct route *rt, const cJSON *pod, int port)
 {
@@ -329,7 +357,9 @@ proxy_service(api *a, http_req *req, struct route *rt, const char *ns,
 	cJSON *svc, *first = NULL;
 	const cJSON *sp = NULL, *it, *tp;
 	store_obj *const *pods;
+	store_obj **chosen = NULL;
 	size_t n, i;
+	ssize_t nsel;
 	int served = 0, first_target = 0;
 
 	if (o == NULL) {
@@ -377,7 +407,12 @@ proxy_service(api *a, http_req *req, struct route *rt, const char *ns,
 	tp = json_at(sp, "targetPort");
 	if (tp == NULL)
 		tp = json_at(sp, "port");
-	n = store_list(a->st, "pods", ns, &pods);
+	if ((nsel = selected_pods(a, ns, json_at(svc, "spec.selector"),
+	    &chosen)) >= 0) {
+		pods = chosen;
+		n = (size_t)nsel;
+	} else
+		n = store_list(a->st, "pods", ns, &pods);
 	for (i = 0; i < n && !served; i++) {
 		cJSON *pod;
 		int target;
@@ -417,6 +452,7 @@ proxy_service(api *a, http_req *req, struct route *rt, const char *ns,
 		reply_status(req, rt, status_error(503,
 		    "ServiceUnavailable", "no endpoints available for service "
 		    "\"%s\"", name));
+	free(chosen);
 	cJSON_Delete(first);
 	cJSON_Delete(svc);
 }

@@ -120,6 +120,13 @@ client_dependents(const client *c, const char *uid, const char ***keys)
 	return store_dependents(c->cache, uid, keys);
 }
 
+ssize_t
+client_list_selected(const client *c, const char *res, const char *ns,
+    const selector *sel, store_obj ***out)
+{
+	return store_list_selected(c->cache, res, ns, sel, out);
+}
+
 size_t
 client_on_node(const client *c, const char *node, const char ***keys)
 {

@@ -121,6 +121,9 @@ size_t client_list_refs(const client *, const char *res, store_obj ***out);
 void client_sort(store_obj **, size_t);
 size_t client_dependents(const client *, const char *uid, const char ***keys);
 size_t client_on_node(const client *, const char *node, const char ***keys);
+/* store_list_selected on the cache. */
+ssize_t client_list_selected(const client *, const char *res,
+    const char *ns, const selector *sel, store_obj ***out);
 /* The newest revision the cache has seen. */
 uint64_t client_rev(const client *);
 

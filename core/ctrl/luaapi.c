@@ -219,7 +219,9 @@ l_list_impl(lua_State *L)
 	const char *owner = NULL, *uid = NULL;
 	char *paths[LIST_PATHS];
 	store_obj *const *objs;
+	store_obj **chosen;
 	size_t n, i;
+	ssize_t sel;
 	int k = 1, d, npaths = 0;
 
 	if (ns != NULL && *ns == '\0')
@@ -304,6 +306,18 @@ l_list_impl(lua_State *L)
 				lua_rawseti(L, -2, k++);
 			}
 		}
+	} else if (labels != NULL && (ns != NULL || !r->namespaced) &&
+	    (sel = client_list_selected(c->client, r->store_key, ns, labels,
+	    &chosen)) >= 0) {
+		/* The index of labels beats testing the whole namespace. */
+		lua_createtable(L, sel < 64 ? (int)sel : 64, 0);
+		for (i = 0; i < (size_t)sel; i++) {
+			if (!list_match(chosen[i], NULL, fields))
+				continue;
+			push_listed(L, chosen[i], paths, npaths);
+			lua_rawseti(L, -2, k++);
+		}
+		free(chosen);
 	} else {
 		n = client_list(c->client, r->store_key, ns, &objs);
 		lua_createtable(L, n < 64 ? (int)n : 64, 0);

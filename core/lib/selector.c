@@ -1028,6 +1028,27 @@ selector_fields_may_match(const selector *sel, const char *json, size_t len)
 }
 
 /* Return the value an equality on path asks for, for index lookups. */
+int
+selector_label_equals(const selector *sel, size_t i, const char **key,
+    const char **value)
+{
+	size_t	 k;
+
+	if (sel == NULL || sel->fields)
+		return 0;
+	for (k = 0; k < sel->nreqs; k++) {
+		const struct req *r = &sel->reqs[k];
+
+		if ((r->op == OP_EQ || (r->op == OP_IN && r->nvalues == 1)) &&
+		    i-- == 0) {
+			*key = r->key;
+			*value = r->values[0];
+			return 1;
+		}
+	}
+	return 0;
+}
+
 const char *
 selector_field_equals(const selector *sel, const char *path)
 {

@@ -23,6 +23,14 @@ int selector_empty(const selector *);
 int selector_match_labels(const selector *, const cJSON *labels);
 /* Field selectors match against the whole object. */
 int selector_match_fields(const selector *, const cJSON *obj);
+/*
+ * The i-th requirement of a label selector that asks for one value
+ * exactly ("k=v", "k==v", "k in (v)", matchLabels): 1 with its key and
+ * value (the selector's own strings), 0 past the last. An index of labels
+ * can start from any of them.
+ */
+int selector_label_equals(const selector *, size_t i, const char **key,
+    const char **value);
 /* If the selector requires field path == value exactly, return that value. */
 const char *selector_field_equals(const selector *, const char *path);
 void selector_free(selector *);

@@ -309,6 +309,7 @@ store_index_set(store *st, const char *res, const char *nsname, store_obj *o)
 		for (i = 0; i < o->nowners; i++)
 			deps_add(st->deps, o->owners[i].uid, o->key);
 	}
+	store_labels_index(st, old, o);
 	/* By node: once bound, a pod's node does not change. */
 	if (old != NULL && *old->node_name && (o == NULL ||
 	    strcmp(o->node_name, old->node_name) != 0))
@@ -492,6 +493,7 @@ store_new(uv_loop_t *loop)
 	st->uids = hmap_new();
 	st->deps = hmap_new();
 	st->on_node = hmap_new();
+	st->labeled = hmap_new();
 	return st;
 }
 
@@ -607,6 +609,7 @@ store_close(store *st)
 	hmap_free(st->deps);
 	hmap_each(st->on_node, free_deps, NULL);
 	hmap_free(st->on_node);
+	store_labels_free(st);
 	for (i = 0; i < (size_t)st->nfilters; i++)
 		free(st->filters[i].res);
 	free(st);

@@ -12,12 +12,15 @@
 #ifndef VOLRAY_STORE_H
 #define VOLRAY_STORE_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 #include <cjson/cJSON.h>
 #include <uv.h>
 
 #include "lib/rbuf.h"
+#include "lib/selector.h"
 
 typedef struct store store;
 
@@ -147,6 +150,15 @@ void store_subscribe_flush(store *, void (*fn)(void *arg), void *arg);
 
 /* Keys ("res/ns/name") of objects with an ownerReference to uid. */
 size_t store_dependents(const store *, const char *uid, const char ***keys);
+/*
+ * The objects of res in ns ("" for cluster-scoped ones) that the label
+ * selector sel selects, sorted as store_list sorts, into *out (malloc'd;
+ * the versions stay valid until the next write), found through the index
+ * of labels (store_labels.c) from one of sel's requirements of one exact
+ * value; -1 when sel has none (then scan store_list).
+ */
+ssize_t store_list_selected(const store *, const char *res, const char *ns,
+    const selector *sel, store_obj ***out);
 /* Keys of the objects (pods) whose spec.nodeName is node; the array
    changes with the next write: copy what a loop that writes needs. */
 size_t store_on_node(const store *, const char *node, const char ***keys);

@@ -54,6 +54,7 @@ struct store {
 	hmap *uids;
 	hmap *deps;
 	hmap *on_node;             /* spec.nodeName -> deps */
+	hmap *labeled;             /* label pairs (store_labels.c) */
 	store_event *pending;
 	size_t npending, cappending, headpending;
 	struct waiter *waiters;
@@ -105,6 +106,9 @@ void store_run_filters(store *, store_obj *, const cJSON *tree);
    replaced (its reference is the caller's), or NULL. */
 store_obj *store_index_set(store *, const char *res, const char *nsname,
     store_obj *o);
+/* Index o's label pairs in place of old's (either may be NULL). */
+void store_labels_index(store *, const store_obj *old, const store_obj *o);
+void store_labels_free(store *);
 /* Queue an event (its references taken over) for the next delivery. */
 void store_push_event(store *, enum store_event_type, store_obj *o,
     store_obj *old);

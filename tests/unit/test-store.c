@@ -64,6 +64,79 @@ put(store *st, const char *ns, const char *name, const char *uid,
 	cJSON_Delete(o);
 }
 
+static void
+put_labels(store *st, const char *ns, const char *name, const char *labels)
+{
+	char buf[512];
+	cJSON *o;
+
+	snprintf(buf, sizeof buf, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
+	    "\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
+	    "\"labels\":%s}}", name, ns, labels);
+	o = cJSON_Parse(buf);
+	store_put(st, "pods", ns, name, o);
+	cJSON_Delete(o);
+}
+
+/* The names store_list_selected gives for sel in ns, comma-separated. */
+static const char *
+selected(store *st, const char *ns, const char *sel)
+{
+	static char out[256];
+	selector *s = selector_parse_labels(sel, NULL);
+	store_obj **objs;
+	ssize_t n, i;
+
+	n = store_list_selected(st, "pods", ns, s, &objs);
+	selector_free(s);
+	if (n < 0)
+		return "scan";
+	out[0] = '\0';
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			strcat(out, ",");
+		strcat(out, objs[i]->name);
+	}
+	free(objs);
+	return out;
+}
+
+/* The index of labels: sets kept as labels change, the smallest chosen. */
+static void
+labels_index(store *st)
+{
+	put_labels(st, "l", "z", "{\"c\":\"rc1\",\"t\":\"head\"}");
+	put_labels(st, "l", "y", "{\"c\":\"rc1\",\"t\":\"worker\"}");
+	put_labels(st, "l", "x", "{\"c\":\"rc2\",\"t\":\"worker\"}");
+	put_labels(st, "m", "w", "{\"c\":\"rc1\",\"t\":\"head\"}");
+	CHECK_STR(selected(st, "l", "c=rc1"), "y,z");
+	CHECK_STR(selected(st, "l", "c=rc1,t=head"), "z");
+	CHECK_STR(selected(st, "l", "t in (worker),c!=rc2"), "y");
+	CHECK_STR(selected(st, "m", "c=rc1"), "w");
+	CHECK_STR(selected(st, "l", "c=rc3"), "");
+	CHECK_STR(selected(st, "l", "c=rc1,t=none"), "");
+	/* No requirement of one exact value: the caller scans. */
+	CHECK_STR(selected(st, "l", "c!=rc1"), "scan");
+	CHECK_STR(selected(st, "l", "t in (head,worker)"), "scan");
+	/* A relabelled object moves between sets; a deleted one leaves. */
+	put_labels(st, "l", "y", "{\"c\":\"rc2\",\"t\":\"worker\"}");
+	CHECK_STR(selected(st, "l", "c=rc1"), "z");
+	CHECK_STR(selected(st, "l", "c=rc2"), "x,y");
+	put_labels(st, "l", "y", "{}");
+	CHECK_STR(selected(st, "l", "c=rc2"), "x");
+	{
+		cJSON *last = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":"
+		    "\"Pod\",\"metadata\":{\"name\":\"x\",\"namespace\":\"l\"}}");
+
+		store_delete(st, "pods", "l", "x", last);
+		cJSON_Delete(last);
+	}
+	CHECK_STR(selected(st, "l", "c=rc2"), "");
+	CHECK_STR(selected(st, "l", "t=worker"), "");
+	put_labels(st, "l", "x", "{\"c\":\"rc2\"}");
+	CHECK_STR(selected(st, "l", "c=rc2"), "x");
+}
+
 int
 main(void)
 {
@@ -189,6 +262,7 @@ main(void)
 		cJSON_Delete(t);
 	}
 	CHECK(store_rev(st) == 12);
+	labels_index(st);
 	store_close(st);
 	uv_run(loop, UV_RUN_NOWAIT);
 	{
