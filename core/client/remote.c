@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "client/remote.h"
+#include "client/remote_decode.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/hmap.h"
@@ -87,6 +88,9 @@ struct informer {
 	uint64_t watch_start;
 	unsigned watch_lines;
 	int watch_failed;
+	/* Bumped by every request the informer starts: the decoder's jobs
+	   of an earlier one (a watch it has left for a list) are dropped. */
+	uint64_t gen;
 };
 
 struct remote {
@@ -121,6 +125,7 @@ struct remote {
 	void *arg;
 	uv_timer_t release;		/* delivers held write-through events */
 	int held;
+	remote_decoder *dec;		/* the watches' lines, decoded */
 };
 
 static void list_page(struct informer *);
@@ -196,15 +201,8 @@ usable(const struct informer *in, const char *verb, cJSON *obj)
 {
 	char *s;
 
-	if (cJSON_IsObject(obj) && json_str(obj, "metadata.name") != NULL &&
-	    (!in->r->namespaced ||
-	    json_str(obj, "metadata.namespace") != NULL)) {
-		if (json_str(obj, "kind") == NULL) {
-			json_set_str(obj, "apiVersion", in->r->gv);
-			json_set_str(obj, "kind", in->r->kind);
-		}
+	if (remote_usable(in->r, obj))
 		return 1;
-	}
 	s = cJSON_PrintUnformatted(obj);
 	log_bad(in, verb, "an object without a name or namespace, skipped",
 	    s != NULL ? s : "", s != NULL ? strlen(s) : 0);
@@ -344,6 +342,7 @@ list_page(struct informer *in)
 	char *url, *err = NULL, *cont;
 
 	in->state = I_LIST;
+	in->gen++;
 	if (in->cont == NULL)
 		in->lists++;
 	if (in->cont != NULL) {
@@ -366,122 +365,96 @@ list_page(struct informer *in)
 	}
 }
 
-/* One line of a watch stream: an event. 1 to go on, 0 to list again. */
-static int
-watch_event(struct informer *in, const char *line, size_t len)
-{
-	cJSON *ev = cJSON_ParseWithLength(line, len), *obj;
-	const char *type;
-	char *last;
-	uint64_t rv;
-	int go_on = 1;
-
-	in->watch_lines++;
-	if (ev == NULL) {
-		log_bad(in, "watch", "an event that is not JSON, skipped", line,
-		    len);
-		return 1;
-	}
-	type = json_str(ev, "type");
-	obj = cJSON_GetObjectItem(ev, "object");
-	rv = rv_of(obj);
-	if (type == NULL || !cJSON_IsObject(obj)) {
-		log_bad(in, "watch", "an event without type or object, skipped",
-		    line, len);
-	} else if (strcmp(type, "ERROR") == 0) {
-		double code = cJSON_GetNumberValue(json_at(obj, "code"));
-
-		log_info("remote: watch %s: %s", in->path,
-		    json_str(obj, "message") ? json_str(obj, "message") : "");
-		go_on = code != 410;
-		in->watch_failed = 1;
-	} else if (strcmp(type, "BOOKMARK") == 0) {
-		if (rv > in->rv)
-			in->rv = rv;
-		store_mirror_progress(in->rm->mirror, in->r->store_key, rv);
-	} else if (strcmp(type, "DELETED") == 0) {
-		if (usable(in, "watch", obj)) {
-			/* The event's object is the final state: the
-			   DELETED event's version, as the embedded store's
-			   is. */
-			last = cJSON_PrintUnformatted(obj);
-			store_mirror_delete(in->rm->mirror, in->r->store_key,
-			    json_str(obj, "metadata.namespace"),
-			    json_str(obj, "metadata.name"), last, strlen(last),
-			    rv);
-			free(last);
-			if (rv > in->rv)
-				in->rv = rv;
-		}
-	} else if (strcmp(type, "ADDED") == 0 ||
-	    strcmp(type, "MODIFIED") == 0) {
-		if (usable(in, "watch", obj)) {
-			store_mirror_put_tree(in->rm->mirror, in->r->store_key,
-			    json_str(obj, "metadata.namespace"),
-			    json_str(obj, "metadata.name"), obj, rv);
-			if (rv > in->rv)
-				in->rv = rv;
-		}
-	} else
-		log_bad(in, "watch", "an event of no known type, skipped",
-		    line, len);
-	cJSON_Delete(ev);
-	return go_on;
-}
-
+/* Stop the watch under way (or what is left of it in the decoder) and
+   list again. */
 static void
-on_watch_data(void *arg, const char *p, size_t len)
+relist(struct informer *in)
 {
-	struct informer *in = arg;
-	size_t i, start = 0;
-
-	for (i = 0; i < len; i++) {
-		if (p[i] != '\n')
-			continue;
-		if (in->linelen > 0) {
-			XGROW(in->line, in->linecap, in->linelen + i - start);
-			memcpy(in->line + in->linelen, p + start, i - start);
-			in->linelen += i - start;
-			if (!watch_event(in, in->line, in->linelen))
-				goto relist;
-			in->linelen = 0;
-		} else if (i > start && !watch_event(in, p + start,
-		    i - start))
-			goto relist;
-		start = i + 1;
-	}
-	if (start < len) {
-		if (in->linelen + len - start > LINE_MAX_BYTES) {
-			log_warn("remote: watch %s: an event past %u bytes",
-			    in->path, LINE_MAX_BYTES);
-			goto relist;
-		}
-		XGROW(in->line, in->linecap, in->linelen + len - start);
-		memcpy(in->line + in->linelen, p + start, len - start);
-		in->linelen += len - start;
-	}
-	return;
-relist:
-	hclient_cancel(in->req);
+	if (in->req != NULL)
+		hclient_cancel(in->req);
 	in->req = NULL;
 	in->linelen = 0;
 	list_page(in);
 }
 
+/* One event of a watch, decoded: into the mirror. 1 to go on, 0 to list
+   again. The version is taken from d. */
+static int
+watch_event(struct informer *in, struct remote_decoded *d)
+{
+	store_obj *o = d->o;
+
+	in->watch_lines++;
+	d->o = NULL;
+	switch (d->kind) {
+	case RD_BAD:
+		log_bad(in, "watch", d->what, d->text, d->len);
+		break;
+	case RD_ERROR:
+		log_info("remote: watch %s: %s", in->path, d->text);
+		in->watch_failed = 1;
+		return d->code != 410;
+	case RD_BOOKMARK:
+		if (d->rv > in->rv)
+			in->rv = d->rv;
+		store_mirror_progress(in->rm->mirror, in->r->store_key, d->rv);
+		break;
+	case RD_PUT:
+	case RD_DELETE:
+		if (o != NULL && d->kind == RD_PUT)
+			store_mirror_put_version(in->rm->mirror, o);
+		else if (o != NULL)
+			store_mirror_delete_version(in->rm->mirror, o);
+		if (d->rv > in->rv)
+			in->rv = d->rv;
+		break;
+	}
+	return 1;
+}
+
+/*
+ * Bytes of a watch: its whole lines go to the decoder, in one job, with
+ * the unfinished line kept before them; the rest waits for more.
+ */
 static void
-on_watch_done(void *arg, long status, const char *body, size_t len,
-    const char *err)
+on_watch_data(void *arg, const char *p, size_t len)
 {
 	struct informer *in = arg;
+	struct remote_job *j;
+	size_t whole = len;
 
-	in->req = NULL;
-	if (in->linelen > 0) {
-		/* The stream ended in the middle of an event: the watch
-		   from the last whole one will send it again. */
-		log_bad(in, "watch", "the stream ended mid-event, dropped",
-		    in->line, in->linelen);
+	while (whole > 0 && p[whole - 1] != '\n')
+		whole--;
+	if (whole > 0) {
+		j = xcalloc(1, sizeof *j);
+		j->owner = in;
+		j->gen = in->gen;
+		j->r = in->r;
+		j->len = in->linelen + whole;
+		j->buf = xmalloc(j->len);
+		memcpy(j->buf, in->line, in->linelen);
+		memcpy(j->buf + in->linelen, p, whole);
 		in->linelen = 0;
+		remote_decode_push(in->rm->dec, j);
 	}
+	if (whole == len)
+		return;
+	if (in->linelen + len - whole > LINE_MAX_BYTES) {
+		log_warn("remote: watch %s: an event past %u bytes", in->path,
+		    LINE_MAX_BYTES);
+		relist(in);
+		return;
+	}
+	XGROW(in->line, in->linecap, in->linelen + len - whole);
+	memcpy(in->line + in->linelen, p + whole, len - whole);
+	in->linelen += len - whole;
+}
+
+/* The watch is over and every line before its end is in the mirror. */
+static void
+watch_done(struct informer *in, long status, const char *body, size_t len,
+    const char *err)
+{
 	if (status == 410) {
 		list_page(in);
 	} else if (status == 200 && (in->watch_failed ||
@@ -499,6 +472,54 @@ on_watch_done(void *arg, long status, const char *body, size_t len,
 	}
 }
 
+/* A job back from the decoder: its events, then the end it marks. */
+static void
+on_decoded(void *arg, struct remote_job *j)
+{
+	struct informer *in = j->owner;
+	size_t i;
+
+	(void)arg;
+	for (i = 0; i < j->nd && j->gen == in->gen; i++)
+		if (!watch_event(in, &j->d[i]))
+			relist(in);
+	if (j->mark && j->gen == in->gen)
+		watch_done(in, j->status, j->body, j->body_len, j->err);
+	remote_job_free(j);
+}
+
+/* The stream is over: its end follows its last lines through the
+   decoder. */
+static void
+on_watch_done(void *arg, long status, const char *body, size_t len,
+    const char *err)
+{
+	struct informer *in = arg;
+	struct remote_job *j = xcalloc(1, sizeof *j);
+
+	in->req = NULL;
+	if (in->linelen > 0) {
+		/* The stream ended in the middle of an event: the watch
+		   from the last whole one will send it again. */
+		log_bad(in, "watch", "the stream ended mid-event, dropped",
+		    in->line, in->linelen);
+		in->linelen = 0;
+	}
+	j->owner = in;
+	j->gen = in->gen;
+	j->r = in->r;
+	j->mark = 1;
+	j->status = status;
+	if (body != NULL) {
+		j->body = xmalloc(len + 1);
+		memcpy(j->body, body, len);
+		j->body[len] = '\0';
+		j->body_len = len;
+	}
+	j->err = err != NULL ? xstrdup(err) : NULL;
+	remote_decode_push(in->rm->dec, j);
+}
+
 static void
 watch(struct informer *in)
 {
@@ -507,6 +528,7 @@ watch(struct informer *in)
 	unsigned secs = 300 + (unsigned)(random() % 300);
 
 	in->state = I_WATCH;
+	in->gen++;
 	in->watch_start = uv_now(in->rm->loop);
 	in->watch_lines = 0;
 	in->watch_failed = 0;
@@ -1275,6 +1297,8 @@ r_free(void *impl)
 	struct remote *rm = impl;
 	size_t i;
 
+	/* First: its jobs hold versions, and point at the informers. */
+	remote_decode_free(rm->dec);
 	for (i = 0; i < rm->ninf; i++) {
 		struct informer *in = &rm->inf[i];
 
@@ -1432,6 +1456,7 @@ remote_new(uv_loop_t *loop, const struct kubecfg *kc,
 	uv_timer_init(loop, &rm->release);
 	rm->release.data = rm;
 	add_informers(rm, conf);
+	rm->dec = remote_decode_new(loop, on_decoded, rm);
 	/* A connection per watch and REMOTE_WRITE_CONNS for the rest. */
 	hclient_set_max_connections(rm->h, (int)rm->ninf + REMOTE_WRITE_CONNS);
 	for (i = 0; i < rm->ninf; i++) {
@@ -1463,6 +1488,7 @@ remote_print_metrics(FILE *f, const remote *rm)
 		fprintf(f, "volray_remote_lists_total{resource=\"%s\"} %llu\n",
 		    rm->inf[i].r->store_key,
 		    (unsigned long long)rm->inf[i].lists);
+	remote_decode_print_metrics(f, rm->dec);
 }
 
 client *

@@ -202,6 +202,21 @@ int store_mirror_put_tree(store *, const char *res, const char *ns,
 int store_mirror_delete(store *, const char *res, const char *ns,
     const char *name, const char *json, size_t len, uint64_t rv);
 
+/*
+ * A version of res/ns/name at rv (its metadata.resourceVersion) built
+ * from tree, a JSON object (printed once, not kept), for the two calls
+ * below; NULL when tree is no object. It touches no store and no global
+ * state, so a thread other than the loop's may build it (the remote
+ * client decodes watch events off the loop); the store filters run when
+ * it is put. Versions made so carry no store_derive data.
+ */
+store_obj *store_mirror_version(const char *res, const char *ns,
+    const char *name, const cJSON *tree, uint64_t rv);
+/* store_mirror_put and store_mirror_delete (o the final state) of a
+   version so built, its reference taken over; on the loop. */
+int store_mirror_put_version(store *, store_obj *o);
+int store_mirror_delete_version(store *, store_obj *o);
+
 /* One object of a re-list: json, tree or both (one is parsed or printed
    from the other), rv its metadata.resourceVersion. ns NULL or "" for a
    cluster-scoped object. */

@@ -123,19 +123,64 @@ seen_rv(store *st, uint64_t rv)
 		st->rev = rv;
 }
 
+store_obj *
+store_mirror_version(const char *res, const char *ns, const char *name,
+    const cJSON *tree, uint64_t rv)
+{
+	if (!cJSON_IsObject(tree))
+		return NULL;
+	return store_version_new(res, ns ? ns : "", name, rv,
+	    json_print_rbuf(tree), tree);
+}
+
+/* Whether a store filter of st is on res. */
+static int
+filtered(const store *st, const char *res)
+{
+	int i;
+
+	for (i = 0; i < st->nfilters; i++)
+		if (st->filters[i].res != NULL &&
+		    strcmp(st->filters[i].res, res) == 0)
+			return 1;
+	return 0;
+}
+
 /*
- * A new version of res/ns/name at rv from json or tree (either may be
- * NULL, not both), with the store filters run; NULL when json is not an
- * object.
+ * A version built off the loop (store_mirror_version), made one of st's:
+ * the store filters run on its tree, parsed again only when one is on
+ * its resource (the builder could not know st's filters, which change on
+ * the loop).
+ */
+static store_obj *
+adopt(store *st, store_obj *o)
+{
+	cJSON *tree;
+
+	if (!filtered(st, o->res))
+		return o;
+	tree = store_obj_tree(o);
+	store_run_filters(st, o, tree);
+	cJSON_Delete(tree);
+	return o;
+}
+
+/*
+ * A new version of res/ns/name at rv: pre when given (built off the loop,
+ * its reference taken over), else from json or tree (either may be NULL,
+ * not both), with the store filters run; NULL when json is not an object.
  */
 static store_obj *
 version_of(store *st, const char *res, const char *ns, const char *name,
-    const char *json, size_t len, const cJSON *tree, uint64_t rv, int derive)
+    const char *json, size_t len, const cJSON *tree, uint64_t rv, int derive,
+    store_obj *pre)
 {
 	cJSON *parsed = NULL;
 	store_obj *o;
 	rbuf *buf;
 
+	if (pre != NULL)
+		return adopt(st, pre);
 	if (tree == NULL) {
 		parsed = cJSON_ParseWithLength(json, len);
 		if (!cJSON_IsObject(parsed)) {
@@ -250,19 +295,22 @@ prov_emit(store *st, store_obj *seen, store_obj *o, store_obj *last)
 static int
 prov_event(store *st, const char *res, const char *ns, const char *name,
     const char *nsname, const char *json, size_t len, const cJSON *tree,
-    uint64_t rv, int del)
+    uint64_t rv, int del, store_obj *pre)
 {
 	struct store_prov *p = prov_of(st, res, nsname);
 	struct store_coll *c = store_coll_get(st, res, 1);
 	store_obj *o = NULL, *last = NULL, *cur;
 
-	if (p->seen != NULL && rv <= p->seen->rev)
+	if (p->seen != NULL && rv <= p->seen->rev) {
+		store_obj_unref(pre);
 		return 0;
+	}
 	if (!del && (o = version_of(st, res, ns, name, json, len, tree, rv,
-	    0)) == NULL)
+	    0, pre)) == NULL)
 		return -EINVAL;
-	if (del && json != NULL)
-		last = version_of(st, res, ns, name, json, len, NULL, rv, 0);
+	if (del && (json != NULL || pre != NULL))
+		last = version_of(st, res, ns, name, json, len, NULL, rv, 0,
+		    pre);
 	if (rv < p->rev) {
 		/* On the way: subscribers hear of it, the index keeps the
 		   provisional version. */
@@ -307,7 +355,7 @@ store_mirror_provisional(store *st, const char *res, const char *ns,
 	if (!nsname_of(nsname, sizeof nsname, ns, name))
 		return -EINVAL;
 	if (tree != NULL && (o = version_of(st, res, ns, name, NULL, 0, tree,
-	    rv, 0)) == NULL)
+	    rv, 0, NULL)) == NULL)
 		return -EINVAL;
 	if (st->prov == NULL)
 		st->prov = hmap_new();
@@ -330,9 +378,11 @@ store_mirror_provisional(store *st, const char *res, const char *ns,
 	return 1;
 }
 
+/* put and put_version: json, tree or pre (its reference taken over). */
 static int
 put(store *st, const char *res, const char *ns, const char *name,
-    const char *json, size_t len, const cJSON *tree, uint64_t rv)
+    const char *json, size_t len, const cJSON *tree, uint64_t rv,
+    store_obj *pre)
 {
 	struct store_coll *c;
 	char nsname[512];
@@ -343,15 +393,18 @@ put(store *st, const char *res, const char *ns, const char *name,
 	if (!nsname_of(nsname, sizeof nsname, ns, name)) {
 		log_warn("store: mirror: name too long: %s/%s/%s", res, ns,
 		    name);
+		store_obj_unref(pre);
 		return -EINVAL;
 	}
 	if (prov_of(st, res, nsname) != NULL)
 		return prov_event(st, res, ns, name, nsname, json, len, tree,
-		    rv, 0);
-	if (stale(store_coll_get(st, res, 0), nsname, rv))
+		    rv, 0, pre);
+	if (stale(store_coll_get(st, res, 0), nsname, rv)) {
+		store_obj_unref(pre);
 		return 0;
-	if ((o = version_of(st, res, ns, name, json, len, tree, rv, 0)) ==
-	    NULL)
+	}
+	if ((o = version_of(st, res, ns, name, json, len, tree, rv, 0,
+	    pre)) == NULL)
 		return -EINVAL;
 	c = store_coll_get(st, res, 1);
 	install(st, c, o);
@@ -373,8 +426,8 @@ store_mirror_assume(store *st, const char *res, const char *ns,
 	    (cur = hmap_get(c->objs, nsname)) == NULL)
 		return 0;
 	/* The same revision: the server's next version replaces it. */
-	if ((o = version_of(st, res, ns, name, NULL, 0, tree, cur->rev, 0)) ==
-	    NULL)
+	if ((o = version_of(st, res, ns, name, NULL, 0, tree, cur->rev, 0,
+	    NULL)) == NULL)
 		return -EINVAL;
 	install(st, c, o);
 	if (!st->held)
@@ -386,19 +439,27 @@ int
 store_mirror_put(store *st, const char *res, const char *ns,
     const char *name, const char *json, size_t len, uint64_t rv)
 {
-	return put(st, res, ns, name, json, len, NULL, rv);
+	return put(st, res, ns, name, json, len, NULL, rv, NULL);
 }
 
 int
 store_mirror_put_tree(store *st, const char *res, const char *ns,
     const char *name, const cJSON *tree, uint64_t rv)
 {
-	return put(st, res, ns, name, NULL, 0, tree, rv);
+	return put(st, res, ns, name, NULL, 0, tree, rv, NULL);
 }
 
 int
-store_mirror_delete(store *st, const char *res, const char *ns,
-    const char *name, const char *json, size_t len, uint64_t rv)
+store_mirror_put_version(store *st, store_obj *o)
+{
+	return put(st, o->res, o->ns, o->name, NULL, 0, NULL, o->rev, o);
+}
+
+/* delete and delete_version: the final state in json or pre (its
+   reference taken over), or neither. */
+static int
+del(store *st, const char *res, const char *ns, const char *name,
+    const char *json, size_t len, uint64_t rv, store_obj *pre)
 {
 	struct store_coll *c = store_coll_get(st, res, 0);
 	store_obj *cur, *last = NULL;
@@ -406,22 +467,28 @@ store_mirror_delete(store *st, const char *res, const char *ns,
 
 	ns = ns ? ns : "";
 	seen_rv(st, rv);
-	if (c == NULL || !nsname_of(nsname, sizeof nsname, ns, name))
+	if (c == NULL || !nsname_of(nsname, sizeof nsname, ns, name)) {
+		store_obj_unref(pre);
 		return 0;
+	}
 	if (prov_of(st, res, nsname) != NULL)
 		return prov_event(st, res, ns, name, nsname, json, len, NULL,
-		    rv, 1);
+		    rv, 1, pre);
 	if ((cur = hmap_get(c->objs, nsname)) == NULL) {
 		/* Already gone (a delete's response came first): still,
 		   nothing older than this deletion may bring it back. */
 		if (tomb_rv(c, nsname) > 0)
 			tomb_set(c, nsname, rv);
+		store_obj_unref(pre);
 		return 0;
 	}
-	if (rv < cur->rev)
+	if (rv < cur->rev) {
+		store_obj_unref(pre);
 		return 0;
-	if (json != NULL)
-		last = version_of(st, res, ns, name, json, len, NULL, rv, 0);
+	}
+	if (json != NULL || pre != NULL)
+		last = version_of(st, res, ns, name, json, len, NULL, rv, 0,
+		    pre);
 	if (last == NULL)
 		last = store_obj_ref(cur);
 	cur = store_index_set(st, res, nsname, NULL);
@@ -431,6 +498,20 @@ store_mirror_delete(store *st, const char *res, const char *ns,
 	if (!st->held)
 		store_deliver(st);
 	return 1;
+}
+
+int
+store_mirror_delete(store *st, const char *res, const char *ns,
+    const char *name, const char *json, size_t len, uint64_t rv)
+{
+	return del(st, res, ns, name, json, len, rv, NULL);
+}
+
+int
+store_mirror_delete_version(store *st, store_obj *last)
+{
+	return del(st, last->res, last->ns, last->name, NULL, 0, last->rev,
+	    last);
 }
 
 /* The objects a re-list lacks: held at or before its revision. */
@@ -477,7 +558,7 @@ store_mirror_replace(store *st, const char *res,
 		if (stale(c, keys[i], it->rv))
 			continue;
 		o = version_of(st, res, ns, it->name, it->json, it->len,
-		    it->tree, it->rv, 1);
+		    it->tree, it->rv, 1, NULL);
 		if (o != NULL)	/* else the version held stays */
 			events += install(st, c, o);
 	}

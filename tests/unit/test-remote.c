@@ -28,11 +28,12 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
+#include "lib/xmalloc.h"
 #include "net/http.h"
 #include "registry/resource.h"
 
 #define TIMEOUT_MS	5000
-#define MAXEV		256
+#define MAXEV		4096
 
 /* --- the fake API server, on sloop in the server thread ------------------ */
 
@@ -1450,6 +1451,114 @@ test_writes(void)
 	free(url);
 }
 
+/*
+ * 6. Many events, through the decoding thread: they reach the mirror in
+ * the order they came, across chunks; a watch's end comes after its last
+ * line (the next watch starts from it, not from before); and what follows
+ * an ERROR 410 in the stream (already decoded) is dropped, not put into
+ * the mirror that the re-list replaces.
+ */
+#define ORDER_PODS	50
+#define ORDER_CHUNKS	30
+#define ORDER_PER	50
+
+static void
+test_order(void)
+{
+	const char *P = "/api/v1/pods", *CM = "/api/v1/configmaps";
+	char *url = server_url(), *chunk, *s, *l, *m = NULL;
+	char name[16];
+	int i, k, n, w, from, nev0, rv = 100, ok;
+	size_t mlen = 0;
+	FILE *f;
+
+	server_reset();
+	list_rule(P, "limit=500", "", 100, NULL);
+	list_rule(CM, "limit=500", "", 100, NULL);
+	cur = start_remote(url);
+	WAIT(synced_calls > 0);
+	CHECK(remote_synced(cur));
+	w = wait_watch(0, P, 100);
+	CHECK(w >= 0);
+	nev0 = nev;
+	for (k = 0; k < ORDER_CHUNKS; k++) {
+		chunk = xstrdup("");
+		for (i = 0; i < ORDER_PER; i++) {
+			n = k * ORDER_PER + i;
+			snprintf(name, sizeof name, "q%d", n % ORDER_PODS);
+			l = event(n < ORDER_PODS ? "ADDED" : "MODIFIED",
+			    pod(name, ++rv, 1, NULL));
+			s = util_printf("%s%s", chunk, l);
+			free(chunk);
+			free(l);
+			chunk = s;
+		}
+		push(P, chunk);
+		free(chunk);
+	}
+	from = nreq();
+	end_watch(P);
+	w = wait_watch(from, P, rv);
+	CHECK(w >= 0);
+	/* The first watch after the end is the one from the last event. */
+	CHECK(w >= 0 && find_req(from, "GET", P, "watch=1") == w);
+	CHECK(nev == nev0 + ORDER_CHUNKS * ORDER_PER);
+	ok = 1;
+	for (i = 0; i < ORDER_CHUNKS * ORDER_PER && nev0 + i < nev; i++) {
+		snprintf(name, sizeof name, "pods/ns1/q%d", i % ORDER_PODS);
+		ok &= evs[nev0 + i].rev == (uint64_t)(101 + i) &&
+		    evs[nev0 + i].type == (i < ORDER_PODS ? STORE_ADDED :
+		    STORE_MODIFIED) && strcmp(evs[nev0 + i].key, name) == 0;
+	}
+	CHECK(ok);
+	ok = 1;
+	for (i = 0; i < ORDER_PODS; i++) {
+		snprintf(name, sizeof name, "q%d", i);
+		ok &= rev_of("pods", "ns1", name) == (uint64_t)(rv -
+		    ORDER_PODS + 1 + i);
+	}
+	CHECK(ok);
+
+	/* An ERROR 410, then in the same chunk an event the decoder has
+	   parsed by the time the loop sees the error: dropped. The re-list
+	   holds q0 only. */
+	s = pod("q0", rv - ORDER_PODS + 1, 0, NULL);
+	list_rule(P, "limit=500", s, rv + 10, NULL);
+	free(s);
+	nev0 = nev;
+	from = nreq();
+	l = event("ADDED", pod("ghost", rv + 5, 1, NULL));
+	s = util_printf("{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\","
+	    "\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":"
+	    "\"too old\",\"reason\":\"Expired\",\"code\":410}}\n%s", l);
+	free(l);
+	push(P, s);
+	free(s);
+	w = wait_watch(from, P, rv + 10);
+	CHECK(w >= 0);
+	CHECK(rev_of("pods", "ns1", "ghost") == 0);
+	ok = 1;
+	for (i = nev0; i < nev; i++)
+		ok &= strcmp(evs[i].key, "pods/ns1/ghost") != 0;
+	CHECK(ok);
+	/* The re-list removed the others, q0 the same. */
+	CHECK(nev == nev0 + ORDER_PODS - 1);
+	CHECK(rev_of("pods", "ns1", "q0") == (uint64_t)(rv - ORDER_PODS + 1));
+
+	/* The decoder's counters are in the metrics. */
+	f = open_memstream(&m, &mlen);
+	remote_print_metrics(f, cur);
+	fclose(f);
+	s = strstr(m, "\nvolray_remote_decode_events_total ");
+	CHECK(s != NULL && strtoull(s + 35, NULL, 10) >=
+	    ORDER_CHUNKS * ORDER_PER + 1);
+	CHECK(strstr(m, "volray_remote_decode_seconds_total") != NULL);
+	CHECK(strstr(m, "volray_remote_decode_queue_peak_bytes") != NULL);
+	free(m);
+	stop_remote(cur);
+	free(url);
+}
+
 int
 main(void)
 {
@@ -1473,6 +1582,7 @@ main(void)
 	test_informers();
 	test_backoff();
 	test_writes();
+	test_order();
 
 	uv_close((uv_handle_t *)&tick, NULL);
 	uv_run(&loop, UV_RUN_DEFAULT);

@@ -1,0 +1,370 @@
+/*
+ * The remote client's decoder (remote_decode.h): a worker thread between
+ * two FIFOs. The loop pushes jobs into the first and signals a condition
+ * variable; the thread takes them one at a time, parses each line of a
+ * job (cJSON, whose allocations go through xmalloc, is thread safe once
+ * its hooks are set before main), checks the object as the informer
+ * would, builds the mirror's version (store_mirror_version touches no
+ * store) and appends the job to the second FIFO, then wakes the loop
+ * with uv_async_send. The loop takes the whole second FIFO at once and
+ * calls back with each job in order. One thread keeps one order: every
+ * informer's jobs come back as they went, and the mirror sees the
+ * informers' changes in the order their bytes arrived, as it did when
+ * the loop parsed them.
+ *
+ * Nothing here logs or touches the loop's state: what was wrong with a
+ * line goes back with the job, and the loop logs it.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/remote_decode.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/xmalloc.h"
+
+#define TEXT_BYTES	201	/* of bad input kept for the log: LOG_BYTES
+				   and one more, so it says "..." */
+
+struct fifo {
+	struct remote_job *head, **tail;
+};
+
+struct remote_decoder {
+	uv_async_t async;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	struct fifo in;			/* the thread's to decode */
+	struct fifo out;		/* the loop's to take */
+	int stop;
+	remote_decode_fn cb;
+	void *arg;
+	/* Counters, under mu: jobs and bytes pushed and not yet handed
+	   back, and their peaks; the thread's time decoding; the jobs and
+	   lines it decoded. */
+	uint64_t pending_jobs, pending_bytes;
+	uint64_t pending_jobs_peak, pending_bytes_peak;
+	uint64_t decode_ns;
+	uint64_t jobs, lines;
+};
+
+static void
+fifo_init(struct fifo *q)
+{
+	q->head = NULL;
+	q->tail = &q->head;
+}
+
+static void
+fifo_put(struct fifo *q, struct remote_job *j)
+{
+	j->next = NULL;
+	*q->tail = j;
+	q->tail = &j->next;
+}
+
+static struct remote_job *
+fifo_take(struct fifo *q)
+{
+	struct remote_job *j = q->head;
+
+	if (j != NULL && (q->head = j->next) == NULL)
+		q->tail = &q->head;
+	return j;
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int
+remote_usable(const resource *r, cJSON *obj)
+{
+	if (!cJSON_IsObject(obj) || json_str(obj, "metadata.name") == NULL ||
+	    (r->namespaced && json_str(obj, "metadata.namespace") == NULL))
+		return 0;
+	if (json_str(obj, "kind") == NULL) {
+		json_set_str(obj, "apiVersion", r->gv);
+		json_set_str(obj, "kind", r->kind);
+	}
+	return 1;
+}
+
+/* d says bad input: why, and the first bytes of what came. */
+static void
+bad(struct remote_decoded *d, const char *what, const char *p, size_t len)
+{
+	size_t keep = len < TEXT_BYTES ? len : TEXT_BYTES;
+
+	d->kind = RD_BAD;
+	d->what = what;
+	d->text = xmalloc(keep + 1);
+	memcpy(d->text, p, keep);
+	d->text[keep] = '\0';
+	d->len = len;
+}
+
+static uint64_t
+rv_of(const cJSON *obj)
+{
+	const char *s = json_str(obj, "metadata.resourceVersion");
+
+	return s != NULL ? strtoull(s, NULL, 10) : 0;
+}
+
+/* One line of r's watch: an event, into d. */
+static void
+decode_line(const resource *r, const char *line, size_t len,
+    struct remote_decoded *d)
+{
+	cJSON *ev = cJSON_ParseWithLength(line, len), *obj;
+	const char *type;
+	char *s;
+
+	memset(d, 0, sizeof *d);
+	if (ev == NULL) {
+		bad(d, "an event that is not JSON, skipped", line, len);
+		return;
+	}
+	type = json_str(ev, "type");
+	obj = cJSON_GetObjectItem(ev, "object");
+	d->rv = rv_of(obj);
+	if (type == NULL || !cJSON_IsObject(obj))
+		bad(d, "an event without type or object, skipped", line, len);
+	else if (strcmp(type, "ERROR") == 0) {
+		const cJSON *code = json_at(obj, "code");
+
+		d->kind = RD_ERROR;
+		d->code = cJSON_IsNumber(code) ? (int)code->valuedouble : 0;
+		d->text = xstrdup(json_str(obj, "message") ?
+		    json_str(obj, "message") : "");
+	} else if (strcmp(type, "BOOKMARK") == 0)
+		d->kind = RD_BOOKMARK;
+	else if (strcmp(type, "DELETED") == 0 || strcmp(type, "ADDED") == 0 ||
+	    strcmp(type, "MODIFIED") == 0) {
+		if (!remote_usable(r, obj)) {
+			s = cJSON_PrintUnformatted(obj);
+			bad(d, "an object without a name or namespace, "
+			    "skipped", s != NULL ? s : "", s != NULL ?
+			    strlen(s) : 0);
+			free(s);
+		} else {
+			/* A DELETED event's object is the final state: the
+			   DELETED event's version, as the embedded store's
+			   is. */
+			d->kind = *type == 'D' ? RD_DELETE : RD_PUT;
+			d->o = store_mirror_version(r->store_key,
+			    json_str(obj, "metadata.namespace"),
+			    json_str(obj, "metadata.name"), obj, d->rv);
+		}
+	} else
+		bad(d, "an event of no known type, skipped", line, len);
+	cJSON_Delete(ev);
+}
+
+/* Every line of j (empty ones skipped). */
+static void
+decode_job(struct remote_job *j)
+{
+	size_t cap = 0, start = 0, i;
+	const char *nl;
+
+	while (start < j->len) {
+		nl = memchr(j->buf + start, '\n', j->len - start);
+		i = nl != NULL ? (size_t)(nl - j->buf) : j->len;
+		if (i > start) {
+			XGROW(j->d, cap, j->nd + 1);
+			decode_line(j->r, j->buf + start, i - start,
+			    &j->d[j->nd++]);
+		}
+		start = i + 1;
+	}
+	/* The bytes are no longer needed; the loop frees less. */
+	free(j->buf);
+	j->buf = NULL;
+}
+
+static void *
+run(void *arg)
+{
+	remote_decoder *dec = arg;
+	struct remote_job *j;
+	uint64_t t0;
+
+	pthread_mutex_lock(&dec->mu);
+	for (;;) {
+		while (!dec->stop && dec->in.head == NULL)
+			pthread_cond_wait(&dec->cond, &dec->mu);
+		if (dec->stop)
+			break;
+		j = fifo_take(&dec->in);
+		pthread_mutex_unlock(&dec->mu);
+		t0 = now_ns();
+		if (!j->mark)
+			decode_job(j);
+		t0 = now_ns() - t0;
+		pthread_mutex_lock(&dec->mu);
+		dec->decode_ns += t0;
+		dec->jobs++;
+		dec->lines += j->nd;
+		fifo_put(&dec->out, j);
+		uv_async_send(&dec->async);
+	}
+	pthread_mutex_unlock(&dec->mu);
+	return NULL;
+}
+
+/* On the loop: every job decoded so far, in order. */
+static void
+on_async(uv_async_t *a)
+{
+	remote_decoder *dec = a->data;
+	struct remote_job *j, *next;
+	uint64_t jobs = 0, bytes = 0;
+
+	pthread_mutex_lock(&dec->mu);
+	j = dec->out.head;
+	fifo_init(&dec->out);
+	pthread_mutex_unlock(&dec->mu);
+	for (; j != NULL; j = next) {
+		next = j->next;
+		jobs++;
+		bytes += j->len;
+		dec->cb(dec->arg, j);
+	}
+	pthread_mutex_lock(&dec->mu);
+	dec->pending_jobs -= jobs;
+	dec->pending_bytes -= bytes;
+	pthread_mutex_unlock(&dec->mu);
+}
+
+remote_decoder *
+remote_decode_new(uv_loop_t *loop, remote_decode_fn cb, void *arg)
+{
+	remote_decoder *dec = xcalloc(1, sizeof *dec);
+
+	fifo_init(&dec->in);
+	fifo_init(&dec->out);
+	dec->cb = cb;
+	dec->arg = arg;
+	pthread_mutex_init(&dec->mu, NULL);
+	pthread_cond_init(&dec->cond, NULL);
+	uv_async_init(loop, &dec->async, on_async);
+	dec->async.data = dec;
+	if (pthread_create(&dec->thread, NULL, run, dec) != 0)
+		fatal("remote: cannot start the decoding thread");
+	return dec;
+}
+
+void
+remote_decode_push(remote_decoder *dec, struct remote_job *j)
+{
+	pthread_mutex_lock(&dec->mu);
+	fifo_put(&dec->in, j);
+	dec->pending_jobs++;
+	dec->pending_bytes += j->len;
+	if (dec->pending_bytes > dec->pending_bytes_peak)
+		dec->pending_bytes_peak = dec->pending_bytes;
+	if (dec->pending_jobs > dec->pending_jobs_peak)
+		dec->pending_jobs_peak = dec->pending_jobs;
+	pthread_cond_signal(&dec->cond);
+	pthread_mutex_unlock(&dec->mu);
+}
+
+void
+remote_job_free(struct remote_job *j)
+{
+	size_t i;
+
+	if (j == NULL)
+		return;
+	for (i = 0; i < j->nd; i++) {
+		store_obj_unref(j->d[i].o);
+		free(j->d[i].text);
+	}
+	free(j->d);
+	free(j->buf);
+	free(j->body);
+	free(j->err);
+	free(j);
+}
+
+static void
+free_fifo(struct fifo *q)
+{
+	struct remote_job *j;
+
+	while ((j = fifo_take(q)) != NULL)
+		remote_job_free(j);
+}
+
+static void
+on_closed(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+void
+remote_decode_free(remote_decoder *dec)
+{
+	if (dec == NULL)
+		return;
+	pthread_mutex_lock(&dec->mu);
+	dec->stop = 1;
+	pthread_cond_signal(&dec->cond);
+	pthread_mutex_unlock(&dec->mu);
+	pthread_join(dec->thread, NULL);
+	free_fifo(&dec->in);
+	free_fifo(&dec->out);
+	pthread_mutex_destroy(&dec->mu);
+	pthread_cond_destroy(&dec->cond);
+	uv_close((uv_handle_t *)&dec->async, on_closed);
+}
+
+void
+remote_decode_print_metrics(FILE *f, const remote_decoder *cdec)
+{
+	remote_decoder *dec = (remote_decoder *)cdec;
+	uint64_t ns, jobs, lines, bpeak, jpeak;
+
+	pthread_mutex_lock(&dec->mu);
+	ns = dec->decode_ns;
+	jobs = dec->jobs;
+	lines = dec->lines;
+	bpeak = dec->pending_bytes_peak;
+	jpeak = dec->pending_jobs_peak;
+	pthread_mutex_unlock(&dec->mu);
+	fprintf(f, "# HELP volray_remote_decode_seconds_total Time the "
+	    "decoding thread spent parsing watch events into mirror "
+	    "versions.\n# TYPE volray_remote_decode_seconds_total counter\n"
+	    "volray_remote_decode_seconds_total %.6f\n", (double)ns / 1e9);
+	fprintf(f, "# HELP volray_remote_decode_events_total Watch events "
+	    "the decoding thread parsed.\n"
+	    "# TYPE volray_remote_decode_events_total counter\n"
+	    "volray_remote_decode_events_total %llu\n",
+	    (unsigned long long)lines);
+	fprintf(f, "# HELP volray_remote_decode_batches_total Batches of "
+	    "watch bytes (one per read of a stream) through the decoding "
+	    "thread.\n# TYPE volray_remote_decode_batches_total counter\n"
+	    "volray_remote_decode_batches_total %llu\n",
+	    (unsigned long long)jobs);
+	fprintf(f, "# HELP volray_remote_decode_queue_peak_bytes The most "
+	    "watch bytes waiting for, or in, the decoding thread or its "
+	    "answer at once.\n"
+	    "# TYPE volray_remote_decode_queue_peak_bytes gauge\n"
+	    "volray_remote_decode_queue_peak_bytes %llu\n",
+	    (unsigned long long)bpeak);
+	fprintf(f, "# HELP volray_remote_decode_queue_peak_batches The most "
+	    "batches waiting at once (as above).\n"
+	    "# TYPE volray_remote_decode_queue_peak_batches gauge\n"
+	    "volray_remote_decode_queue_peak_batches %llu\n",
+	    (unsigned long long)jpeak);
+}
