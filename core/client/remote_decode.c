@@ -34,19 +34,24 @@ struct fifo {
 
 struct remote_decoder {
 	uv_async_t async;
+	uv_check_t check;		/* hands the staged jobs over */
+	struct fifo staged;		/* the loop's, this turn's jobs */
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
 	struct fifo in;			/* the thread's to decode */
 	struct fifo out;		/* the loop's to take */
 	int stop;
+	int idle;			/* the thread waits on cond */
+	int closing;			/* handles closing: the last frees */
 	remote_decode_fn cb;
 	void *arg;
-	/* Counters, under mu: jobs and bytes pushed and not yet handed
-	   back, and their peaks; the thread's time decoding; the jobs and
-	   lines it decoded. */
+	/* The loop's counters: jobs and bytes pushed and not yet handed
+	   back, and their peaks. */
 	uint64_t pending_jobs, pending_bytes;
 	uint64_t pending_jobs_peak, pending_bytes_peak;
+	/* The thread's, under mu: its time decoding, the jobs and lines
+	   it decoded. */
 	uint64_t decode_ns;
 	uint64_t jobs, lines;
 };
@@ -192,30 +197,46 @@ decode_job(struct remote_job *j)
 	j->buf = NULL;
 }
 
+/*
+ * The thread: takes every job waiting at once, decodes them, hands them
+ * all back at once; one wake-up each way per batch, not per job (a
+ * watch's event often comes alone in its read).
+ */
 static void *
 run(void *arg)
 {
 	remote_decoder *dec = arg;
-	struct remote_job *j;
-	uint64_t t0;
+	struct remote_job *batch, *j, **last;
+	uint64_t t0, jobs, lines;
 
 	pthread_mutex_lock(&dec->mu);
 	for (;;) {
-		while (!dec->stop && dec->in.head == NULL)
+		while (!dec->stop && dec->in.head == NULL) {
+			dec->idle = 1;
 			pthread_cond_wait(&dec->cond, &dec->mu);
+			dec->idle = 0;
+		}
 		if (dec->stop)
 			break;
-		j = fifo_take(&dec->in);
+		batch = dec->in.head;
+		fifo_init(&dec->in);
 		pthread_mutex_unlock(&dec->mu);
 		t0 = now_ns();
-		if (!j->mark)
-			decode_job(j);
+		jobs = lines = 0;
+		for (j = batch, last = &batch; j != NULL; j = j->next) {
+			if (!j->mark)
+				decode_job(j);
+			jobs++;
+			lines += j->nd;
+			last = &j->next;
+		}
 		t0 = now_ns() - t0;
 		pthread_mutex_lock(&dec->mu);
 		dec->decode_ns += t0;
-		dec->jobs++;
-		dec->lines += j->nd;
-		fifo_put(&dec->out, j);
+		dec->jobs += jobs;
+		dec->lines += lines;
+		*dec->out.tail = batch;
+		dec->out.tail = last;
 		uv_async_send(&dec->async);
 	}
 	pthread_mutex_unlock(&dec->mu);
@@ -240,10 +261,30 @@ on_async(uv_async_t *a)
 		bytes += j->len;
 		dec->cb(dec->arg, j);
 	}
-	pthread_mutex_lock(&dec->mu);
 	dec->pending_jobs -= jobs;
 	dec->pending_bytes -= bytes;
+}
+
+/*
+ * After the loop's I/O of a turn: the jobs it staged go to the thread in
+ * one hand-over, and the thread is woken only if it waits.
+ */
+static void
+on_check(uv_check_t *c)
+{
+	remote_decoder *dec = c->data;
+	struct remote_job **last = dec->staged.tail;
+
+	uv_check_stop(c);
+	if (dec->staged.head == NULL)
+		return;
+	pthread_mutex_lock(&dec->mu);
+	*dec->in.tail = dec->staged.head;
+	dec->in.tail = last;
+	if (dec->idle)
+		pthread_cond_signal(&dec->cond);
 	pthread_mutex_unlock(&dec->mu);
+	fifo_init(&dec->staged);
 }
 
 remote_decoder *
@@ -253,12 +294,17 @@ remote_decode_new(uv_loop_t *loop, remote_decode_fn cb, void *arg)
 
 	fifo_init(&dec->in);
 	fifo_init(&dec->out);
+	fifo_init(&dec->staged);
 	dec->cb = cb;
 	dec->arg = arg;
 	pthread_mutex_init(&dec->mu, NULL);
 	pthread_cond_init(&dec->cond, NULL);
 	uv_async_init(loop, &dec->async, on_async);
 	dec->async.data = dec;
+	/* The informers' timers keep the loop alive, not this. */
+	uv_unref((uv_handle_t *)&dec->async);
+	uv_check_init(loop, &dec->check);
+	dec->check.data = dec;
 	if (pthread_create(&dec->thread, NULL, run, dec) != 0)
 		fatal("remote: cannot start the decoding thread");
 	return dec;
@@ -267,16 +313,14 @@ remote_decode_new(uv_loop_t *loop, remote_decode_fn cb, void *arg)
 void
 remote_decode_push(remote_decoder *dec, struct remote_job *j)
 {
-	pthread_mutex_lock(&dec->mu);
-	fifo_put(&dec->in, j);
+	fifo_put(&dec->staged, j);
+	uv_check_start(&dec->check, on_check);
 	dec->pending_jobs++;
 	dec->pending_bytes += j->len;
 	if (dec->pending_bytes > dec->pending_bytes_peak)
 		dec->pending_bytes_peak = dec->pending_bytes;
 	if (dec->pending_jobs > dec->pending_jobs_peak)
 		dec->pending_jobs_peak = dec->pending_jobs;
-	pthread_cond_signal(&dec->cond);
-	pthread_mutex_unlock(&dec->mu);
 }
 
 void
@@ -309,7 +353,10 @@ free_fifo(struct fifo *q)
 static void
 on_closed(uv_handle_t *h)
 {
-	free(h->data);
+	remote_decoder *dec = h->data;
+
+	if (--dec->closing == 0)
+		free(dec);
 }
 
 void
@@ -322,11 +369,14 @@ remote_decode_free(remote_decoder *dec)
 	pthread_cond_signal(&dec->cond);
 	pthread_mutex_unlock(&dec->mu);
 	pthread_join(dec->thread, NULL);
+	free_fifo(&dec->staged);
 	free_fifo(&dec->in);
 	free_fifo(&dec->out);
 	pthread_mutex_destroy(&dec->mu);
 	pthread_cond_destroy(&dec->cond);
+	dec->closing = 2;
 	uv_close((uv_handle_t *)&dec->async, on_closed);
+	uv_close((uv_handle_t *)&dec->check, on_closed);
 }
 
 void
@@ -339,9 +389,9 @@ remote_decode_print_metrics(FILE *f, const remote_decoder *cdec)
 	ns = dec->decode_ns;
 	jobs = dec->jobs;
 	lines = dec->lines;
+	pthread_mutex_unlock(&dec->mu);
 	bpeak = dec->pending_bytes_peak;
 	jpeak = dec->pending_jobs_peak;
-	pthread_mutex_unlock(&dec->mu);
 	fprintf(f, "# HELP volray_remote_decode_seconds_total Time the "
 	    "decoding thread spent parsing watch events into mirror "
 	    "versions.\n# TYPE volray_remote_decode_seconds_total counter\n"

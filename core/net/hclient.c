@@ -44,6 +44,8 @@
 
 /* Connecting may take this long even when the request has no timeout. */
 #define CONNECT_TIMEOUT_MS	30000L
+/* Easy handles kept for the next requests (idle). */
+#define IDLE_EASY		32
 
 enum req_state {
 	REQ_WAITING,		/* in its flow's line, for a token and a
@@ -116,6 +118,11 @@ struct hclient {
 	int nrunning;		/* in running */
 	int max_running;	/* 0: no limit */
 	struct sock *socks;
+	/* Handles of finished requests, reset, for the next ones: making
+	   one (curl_easy_init, tens of KB zeroed) and freeing it cost as
+	   much of the loop as the rest of a small request. */
+	CURL *idle[IDLE_EASY];
+	int nidle;
 };
 
 static void
@@ -144,12 +151,31 @@ rlist_del(struct rlist *l, struct hclient_req *r)
 	r->prev = r->next = NULL;
 }
 
+/* An easy handle: an idle one, or a new one (NULL if libcurl cannot). */
+static CURL *
+easy_get(hclient *h)
+{
+	return h->nidle > 0 ? h->idle[--h->nidle] : curl_easy_init();
+}
+
+/* Done with e: kept, its options back to libcurl's defaults (its
+   connection is the multi handle's, not its own), or freed. */
+static void
+easy_put(hclient *h, CURL *e)
+{
+	if (h->nidle < IDLE_EASY) {
+		curl_easy_reset(e);
+		h->idle[h->nidle++] = e;
+	} else
+		curl_easy_cleanup(e);
+}
+
 static void
 req_free(struct hclient_req *r)
 {
 	if (r->easy != NULL) {
 		curl_multi_remove_handle(r->h->multi, r->easy);
-		curl_easy_cleanup(r->easy);
+		easy_put(r->h, r->easy);
 	}
 	curl_slist_free_all(r->hdrs);
 	free(r->resp);
@@ -498,6 +524,8 @@ hclient_free(hclient *h)
 		req_free(r);
 	}
 	reap(h);
+	while (h->nidle > 0)
+		curl_easy_cleanup(h->idle[--h->nidle]);
 	curl_multi_cleanup(h->multi);
 	while (h->socks != NULL)
 		sock_close(h, h->socks);
@@ -831,7 +859,7 @@ hclient_start(hclient *h, const struct hclient_call *c,
 	r->on_data = on_data;
 	r->on_done = on_done;
 	r->arg = arg;
-	if ((r->easy = curl_easy_init()) == NULL) {
+	if ((r->easy = easy_get(h)) == NULL) {
 		*cause = xstrdup("libcurl: cannot make a handle");
 		free(r);
 		return NULL;
