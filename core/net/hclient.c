@@ -59,7 +59,9 @@ enum req_state {
 struct hclient_req {
 	hclient *h;
 	enum req_state state;
-	CURL *easy;
+	CURL *easy;		/* from when it first runs */
+	struct hclient_call call;	/* a copy, until then: its strings
+					   are the request's own */
 	struct curl_slist *hdrs;
 	hclient_data_fn on_data;
 	hclient_done_fn on_done;
@@ -170,6 +172,59 @@ easy_put(hclient *h, CURL *e)
 		curl_easy_cleanup(e);
 }
 
+static char *
+strdup_or_null(const char *s)
+{
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+/* What the request will need of c when it runs, copied into r->call. */
+static void
+call_keep(struct hclient_req *r, const struct hclient_call *c)
+{
+	struct hclient_call *k = &r->call;
+	char **hv;
+	size_t n = 0, i;
+
+	k->method = strdup_or_null(c->method);
+	k->url = xstrdup(c->url);
+	if (c->body != NULL) {
+		char *b = xmalloc(c->body_len + 1);
+
+		memcpy(b, c->body, c->body_len);
+		b[c->body_len] = '\0';
+		k->body = b;
+		k->body_len = c->body_len;
+	}
+	k->content_type = strdup_or_null(c->content_type);
+	k->accept = strdup_or_null(c->accept);
+	while (c->headers != NULL && c->headers[n] != NULL)
+		n++;
+	if (n > 0) {
+		hv = xcalloc(n + 1, sizeof *hv);
+		for (i = 0; i < n; i++)
+			hv[i] = xstrdup(c->headers[i]);
+		k->headers = (const char *const *)hv;
+	}
+	k->timeout_ms = c->timeout_ms;
+}
+
+static void
+call_drop(struct hclient_call *k)
+{
+	size_t i;
+
+	free((char *)k->method);
+	free((char *)k->url);
+	free((char *)k->body);
+	free((char *)k->content_type);
+	free((char *)k->accept);
+	for (i = 0; k->headers != NULL && k->headers[i] != NULL; i++)
+		free((char *)k->headers[i]);
+	free((char **)k->headers);
+	memset(k, 0, sizeof *k);
+}
+
 static void
 req_free(struct hclient_req *r)
 {
@@ -177,6 +232,7 @@ req_free(struct hclient_req *r)
 		curl_multi_remove_handle(r->h->multi, r->easy);
 		easy_put(r->h, r->easy);
 	}
+	call_drop(&r->call);
 	curl_slist_free_all(r->hdrs);
 	free(r->resp);
 	free(r);
@@ -754,12 +810,25 @@ easy_setup(hclient *h, CURL *e, const struct hclient_call *c,
 	r->hdrs = l;
 }
 
-/* Hand a request to libcurl; -1 with *cause. */
+/*
+ * Hand a request to libcurl; -1 with *cause. Its easy handle is set up
+ * here, the first time (a retry keeps it): thousands of binds may wait
+ * in line, and only the few running need one, so that the handles of
+ * finished requests serve the next.
+ */
 static int
 launch(hclient *h, struct hclient_req *r, char **cause)
 {
 	CURLMcode mc;
 
+	if (r->easy == NULL) {
+		if ((r->easy = easy_get(h)) == NULL) {
+			*cause = xstrdup("libcurl: cannot make a handle");
+			return -1;
+		}
+		easy_setup(h, r->easy, &r->call, r, r->call.timeout_ms);
+		call_drop(&r->call);
+	}
 	if ((mc = curl_multi_add_handle(h->multi, r->easy)) != CURLM_OK) {
 		*cause = xstrdup(curl_multi_strerror(mc));
 		return -1;
@@ -859,12 +928,7 @@ hclient_start(hclient *h, const struct hclient_call *c,
 	r->on_data = on_data;
 	r->on_done = on_done;
 	r->arg = arg;
-	if ((r->easy = easy_get(h)) == NULL) {
-		*cause = xstrdup("libcurl: cannot make a handle");
-		free(r);
-		return NULL;
-	}
-	easy_setup(h, r->easy, c, r, c->timeout_ms);
+	call_keep(r, c);
 	r->flow = fairq_line(h->waiting, c->flow != NULL ? c->flow : "");
 	if (!h->in_curl && fairq_len(h->waiting) == 0 && slot_free(h) &&
 	    token_wait(h) == 0) {
