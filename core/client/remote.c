@@ -5,7 +5,11 @@
  * An informer is a small state machine per resource: LIST (pages of 500,
  * each page's items kept until the last one, then one store_mirror_replace)
  * -> WATCH (a streamed GET whose bytes are split into lines, each a watch
- * event put into the mirror) -> on the stream's end, WATCH again from the
+ * event put into the mirror; the lines are parsed into the mirror's
+ * versions by the decoder's thread, remote_decode.c, and come back in
+ * order, the stream's end after its last line; a generation number per
+ * request drops what comes back of a watch the informer has left for a
+ * list) -> on the stream's end, WATCH again from the
  * last resourceVersion (bookmarks move it too); on 410 Gone, or an ERROR
  * event saying so, LIST again; on any other failure, WAIT with a backoff
  * doubling from 250 ms to 30 s, then what was interrupted. A watch asks
