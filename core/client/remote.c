@@ -195,25 +195,6 @@ log_failed(const struct informer *in, const char *verb, long status,
 	log_bad(in, verb, what, body, len);
 }
 
-/*
- * Whether obj can go into the mirror: an object with a name (and a
- * namespace, if its resource has them); if not, say so with the object.
- * An object without kind (a list's items) is given its resource's.
- */
-static int
-usable(const struct informer *in, const char *verb, cJSON *obj)
-{
-	char *s;
-
-	if (remote_usable(in->r, obj))
-		return 1;
-	s = cJSON_PrintUnformatted(obj);
-	log_bad(in, verb, "an object without a name or namespace, skipped",
-	    s != NULL ? s : "", s != NULL ? strlen(s) : 0);
-	free(s);
-	return 0;
-}
-
 /* "/api/v1" or "/apis/GROUP/VERSION", then the namespace if any. */
 static char *
 collection_path(const resource *r, const char *ns)
@@ -295,12 +276,42 @@ list_done(struct informer *in)
 	watch(in);
 }
 
+/* A page of the list, parsed by the decoder: its items kept, then the
+   next page, or the list is done. */
+static void
+list_parsed(struct informer *in, struct remote_job *j)
+{
+	size_t i;
+
+	for (i = 0; i < j->nd; i++)
+		log_bad(in, "list", j->d[i].what, j->d[i].text, j->d[i].len);
+	if (j->not_list) {
+		drop_items(in);
+		wait_then(in, I_LIST);
+		return;
+	}
+	XGROW(in->items, in->capitems, in->nitems + j->nitems);
+	memcpy(in->items + in->nitems, j->items, j->nitems *
+	    sizeof *j->items);
+	in->nitems += j->nitems;
+	j->nitems = 0;
+	free(in->cont);
+	in->cont = j->cont;
+	j->cont = NULL;
+	in->list_rv = j->list_rv;
+	if (in->cont != NULL)
+		list_page(in);
+	else
+		list_done(in);
+}
+
+/* A page's answer: parsed by the decoder's thread, in its turn. */
 static void
 on_list(void *arg, long status, const char *body, size_t len,
     const char *err)
 {
 	struct informer *in = arg;
-	cJSON *t, *items, *item;
+	struct remote_job *j;
 
 	in->req = NULL;
 	if (status != 200) {
@@ -309,34 +320,16 @@ on_list(void *arg, long status, const char *body, size_t len,
 		wait_then(in, I_LIST);
 		return;
 	}
-	if ((t = cJSON_Parse(body)) == NULL ||
-	    !cJSON_IsArray(items = cJSON_GetObjectItem(t, "items"))) {
-		log_bad(in, "list", "not a list", body, len);
-		cJSON_Delete(t);
-		drop_items(in);
-		wait_then(in, I_LIST);
-		return;
-	}
-	while ((item = cJSON_DetachItemFromArray(items, 0)) != NULL) {
-		/* A list's items carry no kind; the mirror's objects do. */
-		if (!usable(in, "list", item)) {
-			cJSON_Delete(item);
-			continue;
-		}
-		XGROW(in->items, in->capitems, in->nitems + 1);
-		in->items[in->nitems++] = item;
-	}
-	free(in->cont);
-	in->cont = NULL;
-	if (json_str(t, "metadata.continue") != NULL &&
-	    *json_str(t, "metadata.continue") != '\0')
-		in->cont = xstrdup(json_str(t, "metadata.continue"));
-	in->list_rv = rv_of(t);
-	cJSON_Delete(t);
-	if (in->cont != NULL)
-		list_page(in);
-	else
-		list_done(in);
+	j = xcalloc(1, sizeof *j);
+	j->owner = in;
+	j->gen = in->gen;
+	j->r = in->r;
+	j->page = 1;
+	j->buf = xmalloc(len + 1);
+	memcpy(j->buf, body, len);
+	j->buf[len] = '\0';
+	j->len = len;
+	remote_decode_push(in->rm->dec, j);
 }
 
 static void
@@ -484,6 +477,12 @@ on_decoded(void *arg, struct remote_job *j)
 	size_t i;
 
 	(void)arg;
+	if (j->page) {
+		if (j->gen == in->gen)
+			list_parsed(in, j);
+		remote_job_free(j);
+		return;
+	}
 	for (i = 0; i < j->nd && j->gen == in->gen; i++)
 		if (!watch_event(in, &j->d[i]))
 			relist(in);

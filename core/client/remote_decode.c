@@ -175,6 +175,51 @@ decode_line(const resource *r, const char *line, size_t len,
 	cJSON_Delete(ev);
 }
 
+/* A list's page: its items, each checked as a watch's object is. */
+static void
+decode_page(struct remote_job *j)
+{
+	cJSON *t = cJSON_ParseWithLength(j->buf, j->len), *items, *item;
+	size_t cap = 0, dcap = 0;
+	const char *cont;
+	char *s;
+
+	if (t == NULL || !cJSON_IsArray(items = cJSON_GetObjectItem(t,
+	    "items"))) {
+		XGROW(j->d, dcap, 1);
+		memset(&j->d[0], 0, sizeof j->d[0]);
+		bad(&j->d[j->nd++], "not a list", j->buf, j->len);
+		j->not_list = 1;
+		cJSON_Delete(t);
+		free(j->buf);
+		j->buf = NULL;
+		return;
+	}
+	while ((item = cJSON_DetachItemFromArray(items, 0)) != NULL) {
+		/* A list's items carry no kind; the mirror's objects do. */
+		if (!remote_usable(j->r, item)) {
+			s = cJSON_PrintUnformatted(item);
+			XGROW(j->d, dcap, j->nd + 1);
+			memset(&j->d[j->nd], 0, sizeof j->d[0]);
+			bad(&j->d[j->nd++], "an object without a name or "
+			    "namespace, skipped", s != NULL ? s : "",
+			    s != NULL ? strlen(s) : 0);
+			free(s);
+			cJSON_Delete(item);
+			continue;
+		}
+		XGROW(j->items, cap, j->nitems + 1);
+		j->items[j->nitems++] = item;
+	}
+	cont = json_str(t, "metadata.continue");
+	if (cont != NULL && *cont != '\0')
+		j->cont = xstrdup(cont);
+	j->list_rv = rv_of(t);
+	cJSON_Delete(t);
+	free(j->buf);
+	j->buf = NULL;
+}
+
 /* Every line of j (empty ones skipped). */
 static void
 decode_job(struct remote_job *j)
@@ -224,7 +269,9 @@ run(void *arg)
 		t0 = now_ns();
 		jobs = lines = 0;
 		for (j = batch, last = &batch; j != NULL; j = j->next) {
-			if (!j->mark)
+			if (j->page)
+				decode_page(j);
+			else if (!j->mark)
 				decode_job(j);
 			jobs++;
 			lines += j->nd;
@@ -335,6 +382,10 @@ remote_job_free(struct remote_job *j)
 		free(j->d[i].text);
 	}
 	free(j->d);
+	for (i = 0; i < j->nitems; i++)
+		cJSON_Delete(j->items[i]);
+	free(j->items);
+	free(j->cont);
 	free(j->buf);
 	free(j->body);
 	free(j->err);

@@ -44,7 +44,8 @@ struct remote_decoded {
 
 /*
  * One job: a watch's whole lines (buf, len bytes, '\n' after each) to
- * decode, or a mark with the watch's end. owner and gen are the caller's:
+ * decode, a list's page (buf: its body) to parse, or a mark with the
+ * watch's end. owner and gen are the caller's:
  * the loop drops a job whose owner has moved on since.
  */
 struct remote_job {
@@ -52,11 +53,20 @@ struct remote_job {
 	void *owner;
 	uint64_t gen;
 	int mark;			/* the watch's end, no lines */
+	int page;			/* a list's page */
 	const resource *r;		/* whose lines */
 	char *buf;
 	size_t len;
 	struct remote_decoded *d;	/* filled by the thread */
 	size_t nd;
+	/* A page, parsed: its usable items (with kind), what the list
+	   says next; d holds what was bad (RD_BAD). not_list: the body
+	   was no list (d's first says so). */
+	cJSON **items;
+	size_t nitems;
+	char *cont;			/* the continue token, or NULL */
+	uint64_t list_rv;
+	int not_list;
 	/* A mark: the watch's end (hclient_done_fn's arguments). */
 	long status;
 	char *body;

@@ -1473,11 +1473,19 @@ test_order(void)
 	FILE *f;
 
 	server_reset();
+	/* A first answer that is no list: said so, and listed again. */
+	rule("GET", P, "limit=500", 200, "this is no list");
 	list_rule(P, "limit=500", "", 100, NULL);
 	list_rule(CM, "limit=500", "", 100, NULL);
+	capture_begin();
 	cur = start_remote(url);
 	WAIT(synced_calls > 0);
+	s = capture_end();
 	CHECK(remote_synced(cur));
+	CHECK(strstr(s, "list /api/v1/pods: not a list: this is no list") !=
+	    NULL);
+	free(s);
+	CHECK(rules_left() == 0);
 	w = wait_watch(0, P, 100);
 	CHECK(w >= 0);
 	nev0 = nev;
