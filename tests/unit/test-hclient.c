@@ -672,6 +672,63 @@ test_max_connections(void)
 	hclient_set_max_connections(hc, 0);
 }
 
+/*
+ * Requests queued behind two connections keep what they were asked with:
+ * 48 PUTs (more than the client keeps handles for) whose URL, body and
+ * headers lived in buffers overwritten as soon as each was started, each
+ * answered with its own, in turn on the handles of the finished ones.
+ */
+#define QUEUED	48
+
+static void
+test_queued(void)
+{
+	struct hclient_call c = { 0 };
+	static struct res r[QUEUED];
+	char url[64], body[64], xt[64], want[256];
+	const char *hdrs[2] = { xt, NULL };
+	int i, all, same;
+
+	memset(r, 0, sizeof r);
+	hclient_set_max_connections(hc, 2);
+	c.method = "PUT";
+	c.url = url;
+	c.body = body;
+	c.content_type = "application/json";
+	c.accept = "text/plain";
+	c.headers = hdrs;
+	c.timeout_ms = 5000;
+	for (i = 0; i < QUEUED; i++) {
+		snprintf(url, sizeof url, "/echo?i=%d", i);
+		snprintf(body, sizeof body, "{\"i\":%d}", i);
+		snprintf(xt, sizeof xt, "X-Test: x%d", i);
+		c.body_len = strlen(body);
+		start(&r[i], &c, 0);
+	}
+	memset(url, 'u', sizeof url - 1);
+	memset(body, 'b', sizeof body - 1);
+	memset(xt, 'x', sizeof xt - 1);
+	for (i = 0, all = 1, same = 1; i < QUEUED; i++) {
+		all &= wait_for(&r[i].done, 8000) && r[i].status == 200;
+		snprintf(want, sizeof want, "PUT /echo?i=%d\naccept=text/plain\n",
+		    i);
+		snprintf(url, sizeof url, "\nx-test=x%d\nbody={\"i\":%d}", i,
+		    i);
+		if (r[i].body == NULL || strncmp(r[i].body, want,
+		    strlen(want)) != 0 || strstr(r[i].body, url) == NULL ||
+		    strstr(r[i].body, "ctype=application/json\n") == NULL) {
+			fprintf(stderr, "queued %d: %s\n", i, r[i].body ?
+			    r[i].body : "(none)");
+			same = 0;
+		}
+	}
+	CHECK(all);
+	CHECK(same);
+	for (i = 0; i < QUEUED; i++)
+		res_reset(&r[i]);
+	hclient_set_max_connections(hc, 0);
+}
+
 static void
 test_tls(const char *pki)
 {
@@ -828,6 +885,7 @@ main(void)
 	test_sync();
 	test_rate();
 	test_max_connections();
+	test_queued();
 	if (have_tls)
 		test_tls(pki);
 
