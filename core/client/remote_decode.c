@@ -117,8 +117,8 @@ bad(struct remote_decoded *d, const char *what, const char *p, size_t len)
 	d->len = len;
 }
 
-static uint64_t
-rv_of(const cJSON *obj)
+uint64_t
+remote_rv_of(const cJSON *obj)
 {
 	const char *s = json_str(obj, "metadata.resourceVersion");
 
@@ -141,7 +141,7 @@ decode_line(const resource *r, const char *line, size_t len,
 	}
 	type = json_str(ev, "type");
 	obj = cJSON_GetObjectItem(ev, "object");
-	d->rv = rv_of(obj);
+	d->rv = remote_rv_of(obj);
 	if (type == NULL || !cJSON_IsObject(obj))
 		bad(d, "an event without type or object, skipped", line, len);
 	else if (strcmp(type, "ERROR") == 0) {
@@ -214,7 +214,7 @@ decode_page(struct remote_job *j)
 	cont = json_str(t, "metadata.continue");
 	if (cont != NULL && *cont != '\0')
 		j->cont = xstrdup(cont);
-	j->list_rv = rv_of(t);
+	j->list_rv = remote_rv_of(t);
 	cJSON_Delete(t);
 	free(j->buf);
 	j->buf = NULL;

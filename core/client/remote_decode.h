@@ -99,5 +99,7 @@ void remote_decode_print_metrics(FILE *, const remote_decoder *);
  * is given r's. Any thread.
  */
 int remote_usable(const resource *r, cJSON *obj);
+/* An object's metadata.resourceVersion as a number; 0 when none. */
+uint64_t remote_rv_of(const cJSON *obj);
 
 #endif
