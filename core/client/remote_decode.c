@@ -1,16 +1,17 @@
 /*
  * The remote client's decoder (remote_decode.h): a worker thread between
- * two FIFOs. The loop pushes jobs into the first and signals a condition
- * variable; the thread takes them one at a time, parses each line of a
- * job (cJSON, whose allocations go through xmalloc, is thread safe once
- * its hooks are set before main), checks the object as the informer
- * would, builds the mirror's version (store_mirror_version touches no
- * store) and appends the job to the second FIFO, then wakes the loop
- * with uv_async_send. The loop takes the whole second FIFO at once and
- * calls back with each job in order. One thread keeps one order: every
- * informer's jobs come back as they went, and the mirror sees the
- * informers' changes in the order their bytes arrived, as it did when
- * the loop parsed them.
+ * two FIFOs. The loop stages the jobs of one turn of the loop and hands
+ * them over at its end (a uv_check_t), under one lock, waking the thread
+ * only if it waits; the thread takes every job waiting, parses each line
+ * of each (cJSON, whose allocations go through xmalloc, is thread safe
+ * once its hooks are set before main) or each page of a list, checks the
+ * objects as the informer would, builds the mirror's versions
+ * (store_mirror_version touches no store), appends the jobs to the
+ * second FIFO and wakes the loop with uv_async_send. The loop takes the
+ * whole second FIFO at once and calls back with each job in order. One
+ * thread keeps one order: every informer's jobs come back as they went,
+ * and the mirror sees the informers' changes in the order their bytes
+ * arrived, as it did when the loop parsed them.
  *
  * Nothing here logs or touches the loop's state: what was wrong with a
  * line goes back with the job, and the loop logs it.
@@ -274,7 +275,7 @@ run(void *arg)
 			else if (!j->mark)
 				decode_job(j);
 			jobs++;
-			lines += j->nd;
+			lines += j->page ? 0 : j->nd;
 			last = &j->next;
 		}
 		t0 = now_ns() - t0;

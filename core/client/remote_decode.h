@@ -1,7 +1,7 @@
 /*
  * The remote client's decoder (remote_decode.c): one worker thread that
- * turns a watch's lines into finished mirror versions, so that the loop
- * does not parse them. The loop hands it jobs in a FIFO; the thread
+ * turns a watch's lines into finished mirror versions, and a list's
+ * pages into checked objects, so that the loop does not parse them. The loop hands it jobs in a FIFO; the thread
  * decodes each job's lines and hands the jobs back in the same order
  * through a uv_async_t, where the loop's callback puts what they hold
  * into the mirror. Jobs that carry no lines (a mark: the watch ended)
