@@ -384,6 +384,43 @@ main(void)
 	CHECK(nev == 2 && ev_is(1, STORE_DELETED, "pods/h/local", 73, 72));
 	cJSON_Delete(t);
 
+	/* Versions built apart (store_mirror_version, as the remote
+	   client's decoding thread builds them): put, the filters run on
+	   the loop's side; a stale one dropped (and freed); deleted with
+	   its final state. */
+	nev = 0;
+	t = cJSON_Parse(pod("v", "built", "u12", 80, NULL, "n9", "Running"));
+	{
+		store_obj *b = store_mirror_version("pods", "v", "built", t, 80);
+
+		CHECK(b != NULL && b->rev == 80 && strcmp(b->node_name, "n9")
+		    == 0 && b->fknown == 0 && b->derived == NULL);
+		CHECK(store_mirror_put_version(mirror, b) == 1);
+	}
+	cJSON_Delete(t);
+	CHECK(nev == 1 && ev_is(0, STORE_ADDED, "pods/v/built", 80, 0));
+	o = store_get(mirror, "pods", "v", "built");
+	CHECK(o != NULL && store_obj_filtered(o, id) == 1 &&
+	    on_node("n9") == 1);
+	t = cJSON_Parse(pod("v", "built", "u12", 79, NULL, "n9", "Pending"));
+	CHECK(store_mirror_put_version(mirror,
+	    store_mirror_version("pods", "v", "built", t, 79)) == 0);
+	cJSON_Delete(t);
+	CHECK(nev == 1 && store_get(mirror, "pods", "v", "built")->rev == 80);
+	t = cJSON_Parse(pod("v", "built", "u12", 81, NULL, "n9", "Succeeded"));
+	CHECK(store_mirror_delete_version(mirror,
+	    store_mirror_version("pods", "v", "built", t, 81)) == 1);
+	cJSON_Delete(t);
+	CHECK(nev == 2 && ev_is(1, STORE_DELETED, "pods/v/built", 81, 80));
+	CHECK(store_get(mirror, "pods", "v", "built") == NULL);
+	/* Older than the deletion: the tombstone keeps it out. */
+	t = cJSON_Parse(pod("v", "built", "u12", 80, NULL, "n9", "Running"));
+	CHECK(store_mirror_put_version(mirror,
+	    store_mirror_version("pods", "v", "built", t, 80)) == 0);
+	cJSON_Delete(t);
+	CHECK(nev == 2 && store_get(mirror, "pods", "v", "built") == NULL);
+	CHECK(store_mirror_version("pods", "v", "x", NULL, 1) == NULL);
+
 	store_close(mirror);
 	CHECK(dropped == 2);
 	return check_result("test-mirror");
