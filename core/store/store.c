@@ -768,6 +768,41 @@ store_list(store *st, const char *res, const char *ns,
 	return lo - start;
 }
 
+ssize_t
+store_list_selected(const store *st, const char *res, const char *ns,
+    const selector *sel, store_obj ***out)
+{
+	const char *key, *value, **keys = NULL, **k;
+	store_obj *o;
+	size_t i, n = 0, best = 0, nk;
+	int any = 0;
+
+	*out = NULL;
+	/* The smallest set of the requirements of one exact value. */
+	for (i = 0; selector_label_equals(sel, i, &key, &value); i++) {
+		nk = store_labels_keys(st, res, ns ? ns : "", key, value, &k);
+		if (!any || nk < best) {
+			best = nk;
+			keys = k;
+		}
+		any = 1;
+		if (best == 0)
+			break;
+	}
+	if (!any)
+		return -1;
+	if (best == 0)
+		return 0;
+	*out = xcalloc(best, sizeof **out);
+	for (i = 0; i < best; i++) {
+		o = (store_obj *)store_get_key(st, keys[i]);
+		if (o != NULL && selector_match_labels(sel, o->labels))
+			(*out)[n++] = o;
+	}
+	store_sort(*out, n);
+	return (ssize_t)n;
+}
+
 size_t
 store_count(const store *st, const char *res)
 {

@@ -109,6 +109,9 @@ store_obj *store_index_set(store *, const char *res, const char *nsname,
 /* Index o's label pairs in place of old's (either may be NULL). */
 void store_labels_index(store *, const store_obj *old, const store_obj *o);
 void store_labels_free(store *);
+/* Keys of the objects of res in ns labelled key=value, in no order. */
+size_t store_labels_keys(const store *, const char *res, const char *ns,
+    const char *key, const char *value, const char ***keys);
 /* Queue an event (its references taken over) for the next delivery. */
 void store_push_event(store *, enum store_event_type, store_obj *o,
     store_obj *old);

@@ -1,9 +1,10 @@
 /*
  * The store's index of labels: for each resource, namespace and label
  * pair ("pods", "default", "ray.io/cluster=rc"), the keys of the objects
- * that carry it. A list by label selector (a controller's volray.list, the
- * service proxy choosing a pod) starts from the smallest set of one of its
- * equality requirements instead of testing every object of the namespace;
+ * that carry it. A list by label selector (store_list_selected: a
+ * controller's volray.list, the service proxy choosing a pod) starts from
+ * the smallest set of one of its equality requirements instead of testing
+ * every object of the namespace;
  * with thousands of pods in one namespace, that scan was most of a RayJob
  * reconcile's list.
  *
@@ -18,7 +19,6 @@
 
 #include "lib/hmap.h"
 #include "lib/json.h"
-#include "lib/selector.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
 #include "store/store_int.h"
@@ -116,49 +116,16 @@ store_labels_index(store *st, const store_obj *old, const store_obj *o)
 		pairs(st, o, 1);
 }
 
-static const struct lset *
-lset_get(const store *st, const char *res, const char *ns, const char *key,
-    const char *value)
+size_t
+store_labels_keys(const store *st, const char *res, const char *ns,
+    const char *key, const char *value, const char ***keys)
 {
 	char *id = lset_id(res, ns, key, value);
 	const struct lset *l = hmap_get(st->labeled, id);
 
 	free(id);
-	return l;
-}
-
-ssize_t
-store_list_selected(const store *st, const char *res, const char *ns,
-    const selector *sel, store_obj ***out)
-{
-	const struct lset *l, *best = NULL;
-	const char *key, *value;
-	store_obj *o;
-	size_t i, n = 0;
-	int any = 0;
-
-	*out = NULL;
-	/* The smallest set of the requirements of one exact value. */
-	for (i = 0; selector_label_equals(sel, i, &key, &value); i++) {
-		l = lset_get(st, res, ns ? ns : "", key, value);
-		if (!any || l == NULL || l->n < best->n)
-			best = l;
-		any = 1;
-		if (best == NULL)
-			break;
-	}
-	if (!any)
-		return -1;
-	if (best == NULL || best->n == 0)
-		return 0;
-	*out = xcalloc(best->n, sizeof **out);
-	for (i = 0; i < best->n; i++) {
-		o = (store_obj *)store_get_key(st, best->keys[i]);
-		if (o != NULL && selector_match_labels(sel, o->labels))
-			(*out)[n++] = o;
-	}
-	store_sort(*out, n);
-	return (ssize_t)n;
+	*keys = l != NULL ? (const char **)l->keys : NULL;
+	return l != NULL ? l->n : 0;
 }
 
 static int
