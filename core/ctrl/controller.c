@@ -51,6 +51,9 @@ struct watchdef {
 	int previous;		/* map the object before a change too */
 	char **paths;		/* map sees only these (NULL: all) */
 	int npaths;
+	char **changes;		/* a change maps only when one of these
+				   moved (NULL: any change) */
+	int nchanges;
 };
 
 static const char *const ctrl_groups[] = { USER_GROUP_AUTHENTICATED };
@@ -126,6 +129,9 @@ ctrl_free(struct ctrl *c, int keep_queue)
 		for (j = 0; j < c->watches[i].npaths; j++)
 			free(c->watches[i].paths[j]);
 		free(c->watches[i].paths);
+		for (j = 0; j < c->watches[i].nchanges; j++)
+			free(c->watches[i].changes[j]);
+		free(c->watches[i].changes);
 	}
 	free(c->watches);
 	free(c);
@@ -133,10 +139,10 @@ ctrl_free(struct ctrl *c, int keep_queue)
 
 static void enqueue_all(struct ctrl *);
 
-/* A watch's paths, from the value on top (nil: none): 0, or -1 when
-   it is not a list of strings. */
+/* A watch's list of paths (paths, changes), from the value on top (nil:
+   none): 0, or -1 when it is not a list of strings. */
 static int
-watch_paths(lua_State *L, struct watchdef *w)
+watch_paths(lua_State *L, char ***paths, int *npaths)
 {
 	int n, i;
 
@@ -145,14 +151,14 @@ watch_paths(lua_State *L, struct watchdef *w)
 	if (!lua_istable(L, -1))
 		return -1;
 	n = (int)lua_rawlen(L, -1);
-	w->paths = xcalloc(n + 1, sizeof *w->paths);
+	*paths = xcalloc(n + 1, sizeof **paths);
 	for (i = 1; i <= n; i++) {
 		lua_rawgeti(L, -1, i);
 		if (!lua_isstring(L, -1)) {
 			lua_pop(L, 1);
 			return -1;
 		}
-		w->paths[w->npaths++] = xstrdup(lua_tostring(L, -1));
+		(*paths)[(*npaths)++] = xstrdup(lua_tostring(L, -1));
 		lua_pop(L, 1);
 	}
 	return 0;
@@ -653,6 +659,12 @@ on_event(void *arg, const store_event *e)
 
 			if (strcmp(res, w->r->store_key) != 0)
 				continue;
+			/* Creations and deletions always; a change only when
+			   a path it names may have moved. */
+			if (w->nchanges > 0 && e->type == STORE_MODIFIED &&
+			    e->old != NULL && objpaths_same(e->old, e->obj,
+			    w->changes, w->nchanges))
+				continue;
 			enqueue_mapped(c, w, e->obj);
 			/* An old version the map would see as the new one
 			   maps to the same keys. */
@@ -983,11 +995,19 @@ watch_from_table(struct ctrl *c, lua_State *L, int i, struct watchdef *w,
 	w->previous = lua_toboolean(L, -1);
 	lua_pop(L, 1);
 	lua_getfield(L, -1, "paths");
-	rc = watch_paths(L, w);
+	rc = watch_paths(L, &w->paths, &w->npaths);
 	lua_pop(L, 1);
 	if (rc != 0) {
 		*cause = util_printf("%s: watches[%d].paths must be a list of "
 		    "strings", rel, i);
+		return -1;
+	}
+	lua_getfield(L, -1, "changes");
+	rc = watch_paths(L, &w->changes, &w->nchanges);
+	lua_pop(L, 1);
+	if (rc != 0) {
+		*cause = util_printf("%s: watches[%d].changes must be a list "
+		    "of strings", rel, i);
 		return -1;
 	}
 	snprintf(what, sizeof what, "watches[%d].fields", i);

@@ -19,8 +19,8 @@ void objpaths_push(lua_State *, const store_obj *o, char *const *paths,
 
 /*
  * Whether a and b look the same through the n paths, as far as their own
- * fields tell (0 when a path is not among them, or n is 0: the whole
- * object).
+ * fields tell: the metadata paths above and status.phase (0 when a path
+ * is not among them, or n is 0: the whole object).
  */
 int objpaths_same(const store_obj *a, const store_obj *b,
     char *const *paths, int n);

@@ -7,8 +7,9 @@
 -- and services.loadbalancers, and the requests (requests.cpu or cpu,
 -- requests.memory or memory) and limits of the pods that have not
 -- finished, a pod's the sum of its containers' or its largest init
--- container's. Pods and Services changing recount their namespace's
--- quotas; anything else is recounted every 10 seconds.
+-- container's. Pods coming, going or changing phase, and Services
+-- changing, recount their namespace's quotas; anything else is recounted
+-- every 10 seconds.
 local v = volray
 
 local QUOTAS = "v1/resourcequotas"
@@ -32,7 +33,10 @@ end
 local controller = {
   primary = QUOTAS,
   watches = {
-    { resource = "v1/pods", paths = { "metadata.namespace" }, map = quotas_in_ns },
+    -- changes: a pod's usage moves when it comes, goes or finishes (its
+    -- phase); anything else waits for the resync, as kube's replenishment.
+    { resource = "v1/pods", paths = { "metadata.namespace" },
+      changes = { "status.phase" }, map = quotas_in_ns },
     { resource = "v1/services", paths = { "metadata.namespace" }, map = quotas_in_ns },
   },
 }

@@ -61,11 +61,41 @@ function c.reconcile(req)
 end
 return c
 LUA
+# `changes`: Secrets of type volray.io/tally map to the ConfigMap their
+# label counter names only when they come, go or their labels change;
+# each reconcile of it adds one to its count.
+cat >"$POL/controllers/tally.lua" <<'LUA'
+local v = volray
+-- fields: its own writes to the ConfigMaps do not queue them again.
+local c = {
+  primary = "v1/configmaps", fields = "metadata.name=none",
+  watches = { { resource = "v1/secrets", fields = "type=volray.io/tally",
+    paths = { "metadata.namespace", "metadata.labels" },
+    changes = { "metadata.labels" },
+    map = function(s) return s.metadata.namespace .. "/" .. s.metadata.labels.counter end } },
+}
+function c.reconcile(req)
+  if not req.name:match("^tally") then return nil end
+  local cm = v.get("v1/configmaps", req.namespace, req.name)
+  if cm == nil then
+    local _, err = v.create({ apiVersion = "v1", kind = "ConfigMap",
+      metadata = { name = req.name, namespace = req.namespace }, data = { n = "1" } })
+    if err then error(err) end
+  else
+    local _, err = v.patch("v1/configmaps", req.namespace, req.name,
+      { data = { n = tostring(tonumber(cm.data.n) + 1) } })
+    if err then error(err) end
+  end
+  return nil
+end
+return c
+LUA
 start_daemon --policy-dir "$POL"
 k create clusterrole stamp --verb=get,list,watch,create --resource=configmaps,secrets >/dev/null
 k create clusterrolebinding stamp --clusterrole=stamp --user=system:controller:stamp-controller >/dev/null
 k create clusterrole mirror --verb=get,list,watch,create,patch --resource=configmaps,secrets >/dev/null
 k create clusterrolebinding mirror --clusterrole=mirror --user=system:controller:mirror-controller >/dev/null
+k create clusterrolebinding tally --clusterrole=mirror --user=system:controller:tally-controller >/dev/null
 
 secret() { # name type target
 	k create -f - >/dev/null <<YAML
@@ -103,3 +133,27 @@ expect_eq "" "$(k get configmap seen-t1 -o name --ignore-not-found)" "a primary 
 pass "fields keeps changes of other primaries out of the controller's queue"
 expect_eq "metadata,metadata.name,type volray.io/stamp" "$(k get configmap seen-t2 -o jsonpath='{.data.keys} {.data.type}')" "volray.list paths"
 pass "volray.list's paths give only those fields, nested; an absent one is left out"
+
+# changes: an annotation leaves the labels as they were, so tally-a is not
+# reconciled again; tally-b's first reconcile comes after that event.
+tally() { k get configmap "$1" -o jsonpath='{.data.n}'; }
+k create -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Secret
+metadata: {name: u1, labels: {counter: tally-a}}
+type: volray.io/tally
+YAML
+wait_eq 1 "configmap tally-a" tally tally-a
+k annotate secret u1 note=x >/dev/null
+k create -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Secret
+metadata: {name: u2, labels: {counter: tally-b}}
+type: volray.io/tally
+YAML
+wait_eq 1 "configmap tally-b" tally tally-b
+expect_eq 1 "$(tally tally-a)" "tally-a after an annotation of u1"
+k label secret u1 extra=y >/dev/null
+wait_eq 2 "tally-a after a label of u1" tally tally-a
+pass "watches.changes: a change maps only when a path it names moved"
+

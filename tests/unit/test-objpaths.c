@@ -120,6 +120,20 @@ main(void)
 		/* spec.nodeName moved: not a path it can compare. */
 		CHECK(objpaths_same(v1, v2, mixed, 2) == 0);
 		CHECK(objpaths_same(v1, v2, NULL, 0) == 0);
+		{
+			char *phase[] = { "status.phase" };
+
+			/* Neither has a phase; then v3 gets one. */
+			CHECK(objpaths_same(v1, v2, phase, 1) == 1);
+			o = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":"
+			    "\"Pod\",\"metadata\":{\"name\":\"p\","
+			    "\"namespace\":\"a\",\"uid\":\"u1\"},"
+			    "\"status\":{\"phase\":\"Running\"}}");
+			store_put(st, "pods", "a", "p", o);
+			cJSON_Delete(o);
+			CHECK(objpaths_same(v3, store_get(st, "pods", "a", "p"),
+			    phase, 1) == 0);
+		}
 		CHECK(objpaths_same(store_get(st, "pods", "a", "bare"), v3,
 		    ns_only, 1) == 1);
 		CHECK(objpaths_same(store_get(st, "pods", "a", "bare"), v3,
