@@ -108,7 +108,8 @@ struct ray {
 	wheel *wheel;
 	hmap *heads;			/* uid -> head */
 	struct ray_history *history;	/* history.c, NULL: none kept */
-	struct raylet *raylets;		/* raylet.c: simulated workers */
+	hmap *raylets;			/* raylet.c: simulated workers,
+					   "ns/cluster" -> their group */
 	char *data_dir;			/* for the embedded GCS storage */
 	struct podenv *podenv;		/* podenv.c, NULL: none */
 };

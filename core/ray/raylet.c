@@ -19,9 +19,16 @@
 #include "lib/xmalloc.h"
 #include "ray/ray_int.h"
 
+/* A cluster's raylets: a head's change looks at them alone. */
+struct group {
+	char key[512];			/* "ns/cluster" */
+	struct raylet *first;
+};
+
 struct raylet {
 	ray *r;
-	struct raylet *next;
+	struct group *g;
+	struct raylet *next, *prev;
 	char ns[254], pod[254], cluster[254];
 	char *session;			/* the session it joined, or NULL */
 	int timeout_s;
@@ -113,6 +120,23 @@ check(struct raylet *rl)
 		    "changed; no GCS fault tolerance)");
 }
 
+static struct group *
+group_of(ray *r, const char *ns, const char *cluster, int create)
+{
+	char key[512];
+	struct group *g;
+
+	util_strf(key, sizeof key, "%s/%s", ns, cluster);
+	if (r->raylets == NULL)
+		r->raylets = hmap_new();
+	if ((g = hmap_get(r->raylets, key)) == NULL && create) {
+		g = xcalloc(1, sizeof *g);
+		memcpy(g->key, key, sizeof g->key);
+		hmap_put(r->raylets, g->key, g);
+	}
+	return g;
+}
+
 struct raylet *
 ray_raylet_start(ray *r, const char *ns, const char *pod,
     const char *cluster, int timeout_s, void (*done)(void *, int), void *arg)
@@ -126,8 +150,11 @@ ray_raylet_start(ray *r, const char *ns, const char *pod,
 	rl->timeout_s = timeout_s > 0 ? timeout_s : 60;
 	rl->done = done;
 	rl->arg = arg;
-	rl->next = r->raylets;
-	r->raylets = rl;
+	rl->g = group_of(r, ns, cluster, 1);
+	rl->next = rl->g->first;
+	if (rl->next != NULL)
+		rl->next->prev = rl;
+	rl->g->first = rl;
 	check(rl);
 	return rl;
 }
@@ -135,15 +162,18 @@ ray_raylet_start(ray *r, const char *ns, const char *pod,
 void
 ray_raylet_cancel(struct raylet *rl)
 {
-	struct raylet **p;
-
 	if (rl == NULL)
 		return;
-	for (p = &rl->r->raylets; *p != NULL; p = &(*p)->next)
-		if (*p == rl) {
-			*p = rl->next;
-			break;
-		}
+	if (rl->prev != NULL)
+		rl->prev->next = rl->next;
+	else
+		rl->g->first = rl->next;
+	if (rl->next != NULL)
+		rl->next->prev = rl->prev;
+	if (rl->g->first == NULL) {
+		hmap_del(rl->r->raylets, rl->g->key);
+		free(rl->g);
+	}
 	if (rl->armed)
 		wheel_cancel(rl->r->wheel, &rl->lost);
 	if (rl->dying)
@@ -155,12 +185,14 @@ ray_raylet_cancel(struct raylet *rl)
 void
 ray_raylets_check(ray *r, const char *ns, const char *cluster)
 {
-	struct raylet *rl;
+	struct group *g;
+	struct raylet *rl, *next;
 
-	if (cluster == NULL)
+	if (cluster == NULL || (g = group_of(r, ns, cluster, 0)) == NULL)
 		return;
-	for (rl = r->raylets; rl != NULL; rl = rl->next)
-		if (strcmp(rl->ns, ns) == 0 && strcmp(rl->cluster, cluster) ==
-		    0)
-			check(rl);
+	/* check only arms timers: the group stays as it is meanwhile. */
+	for (rl = g->first; rl != NULL; rl = next) {
+		next = rl->next;
+		check(rl);
+	}
 }
