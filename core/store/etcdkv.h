@@ -102,6 +102,16 @@ int etcdkv_range_sync(etcdkv *, const struct etcdkv_range *,
     struct etcdkv_kv **kvs, size_t *n, int64_t *rev_out, int *more,
     char **cause);
 void etcdkv_kvs_free(struct etcdkv_kv *, size_t n);
+/*
+ * The same range without blocking: done gets kvs (its to free), n, the
+ * revision read at and more, or rev -1 and err ("compacted" when rev is
+ * below the compacted revision). Tried at the current endpoint only (a
+ * lost one is left for the next call).
+ */
+typedef void (*etcdkv_range_fn)(void *arg, struct etcdkv_kv *kvs, size_t n,
+    int64_t rev, int more, const char *err);
+void etcdkv_range(etcdkv *, const struct etcdkv_range *, etcdkv_range_fn,
+    void *arg);
 /* The cluster's revision now, asynchronously: rev, or -1 with err. */
 typedef void (*etcdkv_rev_fn)(void *arg, int64_t rev, const char *err);
 void etcdkv_current_rev(etcdkv *, const char *probe_key, etcdkv_rev_fn,

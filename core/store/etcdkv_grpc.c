@@ -86,8 +86,10 @@ struct ucall {
 	union {
 		etcdkv_txn_fn txn;
 		etcdkv_rev_fn rev;
+		etcdkv_range_fn range;
 	} done;
 	void *arg;
+	int count_only, keys_only;	/* a range's */
 	struct ucall *prev, *next;
 };
 
@@ -848,6 +850,58 @@ etcdkv_range_sync(etcdkv *kv, const struct etcdkv_range *r,
 	}
 	protobuf_c_message_free_unpacked(&a->base, NULL);
 	return 0;
+}
+
+static void
+range_finish(struct ucall *c, int ok)
+{
+	Etcdserverpb__RangeResponse *a;
+	ProtobufCMessage *m;
+	struct etcdkv_kv *kvs = NULL;
+	size_t n = 0, i;
+	char *err;
+	int ans;
+
+	ans = call_answer(c, ok, &etcdserverpb__range_response__descriptor, &m,
+	    &err);
+	if (ans != ANS_OK) {
+		if (ans == ANS_LOST)
+			rotate(c->kv, c->ep);
+		if (err != NULL && strstr(err, "compacted") != NULL) {
+			free(err);
+			err = xstrdup("compacted");
+		}
+		c->done.range(c->arg, NULL, 0, -1, 0, err ? err : "failed");
+		free(err);
+		return;
+	}
+	a = (Etcdserverpb__RangeResponse *)m;
+	if (c->count_only)
+		n = (size_t)a->count;
+	else {
+		kvs = xcalloc(a->n_kvs + 1, sizeof *kvs);
+		for (i = 0; i < a->n_kvs; i++)
+			kv_of(a->kvs[i], &kvs[i], !c->keys_only);
+		n = a->n_kvs;
+	}
+	c->done.range(c->arg, kvs, n, header_rev(a->header), a->more, NULL);
+	protobuf_c_message_free_unpacked(m, NULL);
+}
+
+void
+etcdkv_range(etcdkv *kv, const struct etcdkv_range *r, etcdkv_range_fn done,
+    void *arg)
+{
+	Etcdserverpb__RangeRequest q;
+	struct ucall *c;
+
+	range_build(&q, r);
+	c = ucall_start(kv, "/etcdserverpb.KV/Range", &q.base, kv->timeout_ms,
+	    range_finish);
+	c->done.range = done;
+	c->arg = arg;
+	c->count_only = r->count_only != 0;
+	c->keys_only = r->keys_only != 0;
 }
 
 static void

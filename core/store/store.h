@@ -291,6 +291,27 @@ int store_mirror_provisional(store *, const char *res, const char *ns,
  * A write outside a batch commits at once, blocking the loop, and is
  * written into the cache as a provisional version (its caller reads it
  * back); on a conflict it is dropped and logged, and store_put returns 0.
+ *
+ * The rule of the asynchronous commit, which is how the loop writes (the
+ * API's writes, the embedded client's _async calls):
+ * - Staged versions are never in the cache. Between the stage and the
+ *   callback readers see the version before; the callback runs once the
+ *   cache holds the write (OK) or the version that beat it (CONFLICT),
+ *   so a caller that reads after its callback reads its own write.
+ * - Two commits of one key in flight were both staged over the version
+ *   the cache held, and both compare its mod_revision: etcd applies the
+ *   first to arrive and the other gets CONFLICT. Nothing is overwritten
+ *   unseen; a writer that needs both keeps one write per key in flight
+ *   (the workqueue's one reconcile per key, the node runtimes' one status
+ *   write per object) or runs again on the winner (the API's retries).
+ * - A commit that fails (ERROR: etcd unreachable, or the answer lost in
+ *   transit) has nothing in the cache to drop, as store_batch_abort has
+ *   nothing before a commit; if it did commit after all, the watch brings
+ *   it as any other writer's. The caller hears 500 and may try again: a
+ *   try staged over the old version gets CONFLICT, never a double write.
+ * The synchronous commit (store_batch_commit_sync) is for the offline
+ * copy (store_migrate) and callers with no loop to hold yet: it puts the
+ * committed versions into the cache at once as provisional ones.
  */
 #define STORE_REV_PENDING	9000000000000000001ULL
 

@@ -79,11 +79,14 @@ struct etcd_store {
 	size_t nwaiters, capwaiters;
 	uint64_t sync_target;	/* the largest a consistent read waits on */
 	uv_timer_t settle;
+	uint64_t settling;	/* the target a count under way settles, or 0 */
 	hmap *reported;		/* bad keys: "key" -> mod_revision */
 	uv_timer_t compact;
 	unsigned compaction_s;
 	int64_t compact_next;	/* the revision to compact next time */
 	int64_t compact_version;	/* of the compaction key, last seen */
+	int compacting;		/* a round under way */
+	int64_t compact_now;	/* the revision that round read at */
 	struct store_backend be;
 	int closed;		/* timers closed */
 };
@@ -833,20 +836,38 @@ struct sync_req {
 	void *arg;
 };
 
+static void settle(uv_timer_t *);
+
+/* The count of the keys changed since what the cache held: none, and
+   the cache has every change up to the target asked about. */
+static void
+settled(void *arg, struct etcdkv_kv *kvs, size_t n, int64_t rev, int more,
+    const char *err)
+{
+	struct etcd_store *e = arg;
+	uint64_t target = e->settling;
+
+	(void)more;
+	(void)err;
+	etcdkv_kvs_free(kvs, 0);
+	e->settling = 0;
+	if (rev >= 0 && n == 0)
+		note_applied(e, target);
+	if (e->sync_target > e->applied &&
+	    !uv_is_active((uv_handle_t *)&e->settle))
+		uv_timer_start(&e->settle, settle, SYNC_SETTLE_MS, 0);
+}
+
 /* The watch has not reached the revision a read waits on: if no key
-   under the prefix changed after what the cache holds, it has all. */
+   under the prefix changed after what the cache holds, it has all.
+   Asked without blocking; one count at a time. */
 static void
 settle(uv_timer_t *t)
 {
 	struct etcd_store *e = t->data;
 	struct etcdkv_range q;
-	struct etcdkv_kv *kvs;
-	size_t n;
-	int64_t rev;
-	int more;
-	char *err = NULL;
 
-	if (e->sync_target <= e->applied)
+	if (e->sync_target <= e->applied || e->settling != 0)
 		return;
 	memset(&q, 0, sizeof q);
 	q.key = e->prefix;
@@ -855,15 +876,8 @@ settle(uv_timer_t *t)
 	q.elen = e->plen;
 	q.min_mod_rev = (int64_t)e->applied + 1;
 	q.count_only = 1;
-	if (etcdkv_range_sync(e->kv, &q, &kvs, &n, &rev, &more, &err) != 0) {
-		free(err);
-		uv_timer_start(&e->settle, settle, SYNC_SETTLE_MS, 0);
-		return;
-	}
-	if (n == 0)
-		note_applied(e, e->sync_target);
-	else
-		uv_timer_start(&e->settle, settle, SYNC_SETTLE_MS, 0);
+	e->settling = e->sync_target;
+	etcdkv_range(e->kv, &q, settled, e);
 }
 
 static void
@@ -970,48 +984,17 @@ store_etcd_create_raw(store *st, const char *name, const char *val,
  * on the version of PREFIX/compact_rev_key; the one whose transaction
  * wins compacts at the revision it noted an interval ago, so the history
  * kept is at least one interval long and one server compacts each time.
+ * A round reads the key, then writes it, without blocking the loop; a
+ * tick while one is under way is skipped.
  */
 static void
-compact_tick(uv_timer_t *t)
+compact_written(void *arg, int out, int64_t rev, const char *err)
 {
-	struct etcd_store *e = t->data;
-	struct etcdkv_range q;
-	struct etcdkv_kv *kvs;
-	struct etcdkv_op op;
-	size_t n;
-	int64_t rev, now;
-	int more, out;
-	char *err = NULL, *key = util_printf("%scompact_rev_key", e->prefix);
-	char val[32];
+	struct etcd_store *e = arg;
 
-	memset(&q, 0, sizeof q);
-	q.key = key;
-	q.klen = strlen(key);
-	if (etcdkv_range_sync(e->kv, &q, &kvs, &n, &now, &more, &err) != 0) {
-		log_warn("store: etcd: compaction: %s", err);
-		free(err);
-		free(key);
-		return;
-	}
-	/* Ours to do only if nobody moved the key since we last saw it. */
-	if (n > 0 && kvs[0].version != e->compact_version) {
-		e->compact_version = kvs[0].version;
-		etcdkv_kvs_free(kvs, n);
-		e->compact_next = now;
-		free(key);
-		return;
-	}
-	etcdkv_kvs_free(kvs, n);
-	memset(&op, 0, sizeof op);
-	op.key = key;
-	op.klen = strlen(key);
-	snprintf(val, sizeof val, "%lld", (long long)now);
-	op.value = val;
-	op.vlen = strlen(val);
-	op.expect_mod = -1;
-	out = etcdkv_txn_sync(e->kv, &op, 1, &rev, &err);
-	free(err);
-	free(key);
+	(void)rev;
+	(void)err;
+	e->compacting = 0;
 	if (out != ETCDKV_OK)
 		return;
 	e->compact_version++;
@@ -1020,7 +1003,61 @@ compact_tick(uv_timer_t *t)
 		    (long long)e->compact_next);
 		etcdkv_compact(e->kv, e->compact_next);
 	}
-	e->compact_next = now;
+	e->compact_next = e->compact_now;
+}
+
+static void
+compact_read(void *arg, struct etcdkv_kv *kvs, size_t n, int64_t now,
+    int more, const char *err)
+{
+	struct etcd_store *e = arg;
+	struct etcdkv_op op;
+	char *key, val[32];
+
+	(void)more;
+	if (now < 0) {
+		log_warn("store: etcd: compaction: %s", err);
+		e->compacting = 0;
+		return;
+	}
+	/* Ours to do only if nobody moved the key since we last saw it. */
+	if (n > 0 && kvs[0].version != e->compact_version) {
+		e->compact_version = kvs[0].version;
+		etcdkv_kvs_free(kvs, n);
+		e->compact_next = now;
+		e->compacting = 0;
+		return;
+	}
+	etcdkv_kvs_free(kvs, n);
+	key = util_printf("%scompact_rev_key", e->prefix);
+	memset(&op, 0, sizeof op);
+	op.key = key;
+	op.klen = strlen(key);
+	snprintf(val, sizeof val, "%lld", (long long)now);
+	op.value = val;
+	op.vlen = strlen(val);
+	op.expect_mod = -1;
+	e->compact_now = now;
+	etcdkv_txn(e->kv, &op, 1, compact_written, e);
+	free(key);
+}
+
+static void
+compact_tick(uv_timer_t *t)
+{
+	struct etcd_store *e = t->data;
+	struct etcdkv_range q;
+	char *key;
+
+	if (e->compacting)
+		return;
+	e->compacting = 1;
+	key = util_printf("%scompact_rev_key", e->prefix);
+	memset(&q, 0, sizeof q);
+	q.key = key;
+	q.klen = strlen(key);
+	etcdkv_range(e->kv, &q, compact_read, e);
+	free(key);
 }
 
 /* ---- open and close ---- */

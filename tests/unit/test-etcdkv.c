@@ -676,6 +676,65 @@ test_range(etcdkv *kv)
 	CHECK(current_rev(kv) == upd);
 }
 
+/* etcdkv_range's answer, as the test gets it. */
+struct range_res {
+	int done;
+	struct etcdkv_kv *kvs;
+	size_t n;
+	int64_t rev;
+	int more;
+	char err[128];
+};
+
+static void
+on_range(void *arg, struct etcdkv_kv *kvs, size_t n, int64_t rev, int more,
+    const char *err)
+{
+	struct range_res *r = arg;
+
+	r->done = 1;
+	r->kvs = kvs;
+	r->n = n;
+	r->rev = rev;
+	r->more = more;
+	snprintf(r->err, sizeof r->err, "%s", err ? err : "");
+}
+
+/* The same ranges without blocking: values, counts, a past revision
+   and, below the compaction, "compacted" (after test_compaction). */
+static void
+test_range_async(etcdkv *kv)
+{
+	struct etcdkv_range r = range_of("/t/r/", "/t/r0");
+	struct range_res a;
+	int64_t now = current_rev(kv);
+
+	memset(&a, 0, sizeof a);
+	r.limit = 2;
+	etcdkv_range(kv, &r, on_range, &a);
+	CHECK(a.done == 0);	/* the loop has not run: nothing blocked */
+	CHECK(wait_for(&a.done, 5000));
+	CHECK(a.n == 2 && a.more == 1 && a.rev == now);
+	if (a.n == 2) {
+		CHECK_STR(a.kvs[0].key, "/t/r/0");
+		CHECK_STR(a.kvs[0].value, "changed");
+	}
+	etcdkv_kvs_free(a.kvs, a.n);
+	memset(&a, 0, sizeof a);
+	r.limit = 0;
+	r.count_only = 1;
+	etcdkv_range(kv, &r, on_range, &a);
+	CHECK(wait_for(&a.done, 5000));
+	CHECK(a.n == 5 && a.kvs == NULL && a.rev == now);
+	memset(&a, 0, sizeof a);
+	r = range_of("/t/c", NULL);
+	r.rev = 1;
+	etcdkv_range(kv, &r, on_range, &a);
+	CHECK(wait_for(&a.done, 5000));
+	CHECK(a.rev == -1 && strcmp(a.err, "compacted") == 0);
+	etcdkv_kvs_free(a.kvs, a.n);
+}
+
 /* Events in order with the values before deletions; progress. */
 static void
 test_watch(etcdkv *kv)
@@ -1014,6 +1073,7 @@ main(void)
 	test_range(kv);
 	test_watch(kv);
 	test_compaction(kv);
+	test_range_async(kv);
 	test_failover();
 	test_stop(kv);
 	test_resume(kv, bin);
