@@ -19,8 +19,10 @@
  * the same requests over HTTPS. A write's result is filled before the call
  * returns; its event reaches subscribers later, once it is durable. The
  * _async calls give the result to a callback instead: before they return
- * in the embedded client, after the round trip in a remote one, whose
- * loop goes on meanwhile; that is how everything that runs on the loop
+ * in the embedded client on the log-backed store, once the etcd
+ * transaction has come back on the etcd-backed one, after the round
+ * trip in a remote one; the loop goes on meanwhile. That is how
+ * everything that runs on the loop
  * writes (the Lua controllers' reconciles, the scheduler's binds,
  * statuses and evictions, the node runtimes' Leases and statuses, the
  * node lifecycle's taints and evictions, Events, Leases).
@@ -155,23 +157,24 @@ void client_bind(client *, const char *ns, const char *name,
     const char *node, struct reg_result *);
 /*
  * Bind without waiting: done(arg, result) runs once the answer is in, on
- * the loop (at once in the embedded client; when the server has answered
- * in the remote one, whose rate limiter then never holds the loop). done
- * does not run if the client is freed first.
+ * the loop (at once in the embedded client on the log-backed store; once
+ * the transaction is back on etcd; when the server has answered in the
+ * remote one, whose rate limiter then never holds the loop). done does
+ * not run if the client (on etcd: the store) is freed first.
  */
 void client_bind_async(client *, const char *ns, const char *name,
     const char *node, client_done_fn done, void *arg);
 /*
  * An update, a status write and a patch without waiting, as
  * client_bind_async: done (NULL: none) gets the result (its body to free)
- * on the loop, at once in the embedded client, when the server has
- * answered in the remote one; a 2xx answer is in the cache before done
- * runs. A status its writer owns (reg_opts.own_status: the kubelet's of
- * its pods and nodes) is written again over the server's newer version on
- * a conflict, as the synchronous call does, without holding the loop;
- * otherwise a 409 is the caller's to write again over a newer version.
- * Two writes of one object in flight may land in either order: a caller
- * keeps one at a time per object.
+ * on the loop, as client_bind_async says; a 2xx answer is in the cache
+ * before done runs. A status its writer owns (reg_opts.own_status: the
+ * kubelet's of its pods and nodes) is written again over the server's
+ * newer version on a conflict, as the synchronous call does, without
+ * holding the loop; otherwise a 409 is the caller's to write again over
+ * a newer version. Two writes of one object in flight may land in either
+ * order (on etcd the second gets 409, store.h): a caller keeps one at a
+ * time per object.
  */
 void client_update_async(client *, const resource *, const char *ns,
     const char *name, cJSON *obj, const struct reg_opts *,

@@ -5,9 +5,10 @@
  * client; failures return nil plus the Status message and code, never
  * raise, so a script decides what an AlreadyExists or a Conflict means for
  * it. From a reconcile (a coroutine, luawait.h) a write goes through the
- * client's asynchronous call: answered at once by the embedded client, it
- * returns at once; against a remote API the reconcile yields until the
- * answer is in, and the loop runs others meanwhile. From elsewhere (a
+ * client's asynchronous call: answered at once by the embedded client on
+ * the log-backed store, it returns at once; on etcd and against a remote
+ * API the reconcile yields until the answer is in, and the loop runs
+ * others meanwhile. From elsewhere (a
  * watch's map, a script's loading) writes are synchronous. Events go
  * through the running controller's recorder. Each call is
  * authorized first (RBAC, as the controller's user): a denial is answered
