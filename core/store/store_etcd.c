@@ -18,6 +18,12 @@
  * consistent read asks etcd its revision first. Should no event under
  * the prefix reach that revision (a write elsewhere in etcd), a count of
  * the keys changed since settles it after a moment.
+ *
+ * Nothing here blocks the loop once it runs but the synchronous commit
+ * (store_batch_commit_sync, and a write outside a batch): the listing
+ * at open is before the loop; a listing again (the watch fell below the
+ * compaction), the settling count and the compaction round are calls
+ * answered through callbacks.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -86,6 +92,8 @@ struct etcd_store {
 	int64_t compact_next;	/* the revision to compact next time */
 	int64_t compact_version;	/* of the compaction key, last seen */
 	int compacting;		/* a round under way */
+	uv_timer_t relist;	/* listing again after a failure */
+	int relisting;		/* a listing under way */
 	int64_t compact_now;	/* the revision that round read at */
 	struct store_backend be;
 	int closed;		/* timers closed */
@@ -285,7 +293,7 @@ on_progress(void *arg, int64_t rev)
 	note_applied(arg, (uint64_t)rev);
 }
 
-static void start_watch(struct etcd_store *, int64_t from);
+static void relist_tick(uv_timer_t *);
 
 static void
 on_end(void *arg, int64_t compacted, const char *err)
@@ -298,7 +306,7 @@ on_end(void *arg, int64_t compacted, const char *err)
 	    "again", compacted ? "compacted" : err ? err : "?");
 	etcdkv_watch_stop(e->watch);
 	e->watch = NULL;
-	start_watch(e, 0);
+	relist_tick(&e->relist);
 }
 
 /* ---- listing ---- */
@@ -409,96 +417,188 @@ list_done(struct etcd_store *e, struct run *r, uint64_t rev)
 	free(r->strs);
 }
 
+/* A listing under way: the resource being gathered, where the next page
+   starts, the revision every page is read at. */
+struct listing {
+	struct etcd_store *e;
+	struct run r;
+	char *from;
+	size_t flen;
+	int64_t at;
+	size_t objs;
+	uint64_t t0;
+};
+
+static void
+listing_init(struct etcd_store *e, struct listing *l)
+{
+	memset(l, 0, sizeof *l);
+	l->e = e;
+	l->r.seen = hmap_new();
+	l->from = xstrdup(e->prefix);
+	l->flen = e->plen;
+	l->t0 = util_usec();
+}
+
+static void
+listing_query(const struct listing *l, struct etcdkv_range *q)
+{
+	memset(q, 0, sizeof *q);
+	q->key = l->from;
+	q->klen = l->flen;
+	q->end = l->e->end;
+	q->elen = l->e->plen;
+	q->rev = l->at;
+	q->limit = 10000;
+}
+
+/* One page read at rev into the listing (which takes kvs); whether
+   another page follows. */
+static int
+listing_page(struct listing *l, struct etcdkv_kv *kvs, size_t n,
+    int64_t rev, int more)
+{
+	struct etcd_store *e = l->e;
+	char res[256], ns[256], name[256];
+	size_t i;
+
+	if (l->at == 0)
+		l->at = rev;
+	for (i = 0; i < n; i++) {
+		cJSON *t;
+
+		if (split_key(e, kvs[i].key, kvs[i].klen, kvs[i].mod_rev,
+		    res, ns, name) != 0 || (t = tree_of(e, kvs[i].key, res,
+		    kvs[i].value, kvs[i].vlen, kvs[i].mod_rev)) == NULL)
+			continue;
+		if (strcmp(res, l->r.res) != 0) {
+			run_flush(e, &l->r, (uint64_t)l->at);
+			snprintf(l->r.res, sizeof l->r.res, "%s", res);
+		}
+		run_add(&l->r, ns, name, t, kvs[i].mod_rev);
+		l->objs++;
+	}
+	if (n > 0) {
+		/* The next page starts after the last key. */
+		free(l->from);
+		l->flen = kvs[n - 1].klen + 1;
+		l->from = xmalloc(l->flen);
+		memcpy(l->from, kvs[n - 1].key, l->flen - 1);
+		l->from[l->flen - 1] = '\0';
+	}
+	etcdkv_kvs_free(kvs, n);
+	return more && n > 0;
+}
+
+/* The listing's end: its revision, or -1 when it failed (what it
+   gathered of the resource it was on is dropped). */
+static int64_t
+listing_end(struct listing *l, int failed)
+{
+	struct etcd_store *e = l->e;
+
+	free(l->from);
+	if (failed) {
+		l->r.res[0] = '\0';
+		run_flush(e, &l->r, 0);
+		list_done(e, &l->r, 0);
+		return -1;
+	}
+	run_flush(e, &l->r, (uint64_t)l->at);
+	list_done(e, &l->r, (uint64_t)l->at);
+	log_info("store: etcd: %zu objects under %s at revision %lld "
+	    "(%.0f ms)", l->objs, e->prefix, (long long)l->at,
+	    (double)(util_usec() - l->t0) / 1000);
+	return l->at;
+}
+
 /*
  * Read every object under the prefix at one revision into the cache
- * (replacing what it held of each resource); the revision, or -1.
+ * (replacing what it held of each resource), blocking: at open, before
+ * the loop runs. The revision, or -1.
  */
 static int64_t
 list_all(struct etcd_store *e, char **cause)
 {
 	struct etcdkv_range q;
 	struct etcdkv_kv *kvs;
-	struct run r;
-	int64_t at = 0, rev;
-	size_t n, i, objs = 0;
-	char *from = xstrdup(e->prefix), res[256], ns[256], name[256];
-	size_t flen = e->plen;
+	struct listing l;
+	size_t n;
+	int64_t rev;
 	int more;
-	uint64_t t0 = util_usec();
 
-	memset(&r, 0, sizeof r);
-	r.seen = hmap_new();
+	listing_init(e, &l);
 	do {
-		memset(&q, 0, sizeof q);
-		q.key = from;
-		q.klen = flen;
-		q.end = e->end;
-		q.elen = e->plen;
-		q.rev = at;
-		q.limit = 10000;
+		listing_query(&l, &q);
 		if (etcdkv_range_sync(e->kv, &q, &kvs, &n, &rev, &more,
-		    cause) != 0) {
-			free(from);
-			r.res[0] = '\0';
-			run_flush(e, &r, 0);
-			list_done(e, &r, 0);
-			return -1;
-		}
-		if (at == 0)
-			at = rev;
-		for (i = 0; i < n; i++) {
-			cJSON *t;
+		    cause) != 0)
+			return listing_end(&l, 1);
+	} while (listing_page(&l, kvs, n, rev, more));
+	return listing_end(&l, 0);
+}
 
-			if (split_key(e, kvs[i].key, kvs[i].klen,
-			    kvs[i].mod_rev, res, ns, name) != 0 ||
-			    (t = tree_of(e, kvs[i].key, res, kvs[i].value,
-			    kvs[i].vlen, kvs[i].mod_rev)) == NULL)
-				continue;
-			if (strcmp(res, r.res) != 0) {
-				run_flush(e, &r, (uint64_t)at);
-				snprintf(r.res, sizeof r.res, "%s", res);
-			}
-			run_add(&r, ns, name, t, kvs[i].mod_rev);
-			objs++;
-		}
-		if (n > 0) {
-			/* The next page starts after the last key. */
-			free(from);
-			flen = kvs[n - 1].klen + 1;
-			from = xmalloc(flen);
-			memcpy(from, kvs[n - 1].key, flen - 1);
-			from[flen - 1] = '\0';
-		}
-		etcdkv_kvs_free(kvs, n);
-	} while (more && n > 0);
-	run_flush(e, &r, (uint64_t)at);
-	list_done(e, &r, (uint64_t)at);
-	free(from);
-	log_info("store: etcd: %zu objects under %s at revision %lld "
-	    "(%.0f ms)", objs, e->prefix, (long long)at,
-	    (double)(util_usec() - t0) / 1000);
-	return at;
+static void start_watch(struct etcd_store *, int64_t from);
+static void relist_page(struct listing *);
+
+/* A page of a re-listing: the next, the watch from after it, or, when
+   etcd could not answer, the listing again in a second. */
+static void
+relisted(void *arg, struct etcdkv_kv *kvs, size_t n, int64_t rev, int more,
+    const char *err)
+{
+	struct listing *l = arg;
+	struct etcd_store *e = l->e;
+	int64_t at;
+
+	if (rev < 0) {
+		log_error("store: etcd: listing %s: %s", e->prefix, err);
+		listing_end(l, 1);
+		free(l);
+		e->relisting = 0;
+		uv_timer_start(&e->relist, relist_tick, 1000, 0);
+		return;
+	}
+	if (listing_page(l, kvs, n, rev, more)) {
+		relist_page(l);
+		return;
+	}
+	at = listing_end(l, 0);
+	free(l);
+	e->relisting = 0;
+	note_applied(e, (uint64_t)at);
+	start_watch(e, at + 1);
+}
+
+static void
+relist_page(struct listing *l)
+{
+	struct etcdkv_range q;
+
+	listing_query(l, &q);
+	etcdkv_range(l->e->kv, &q, relisted, l);
+}
+
+/* List the prefix again without blocking (the watch fell below etcd's
+   compaction); the watch starts again from after the listing. */
+static void
+relist_tick(uv_timer_t *t)
+{
+	struct etcd_store *e = t->data;
+	struct listing *l;
+
+	if (e->relisting)
+		return;
+	e->relisting = 1;
+	l = xmalloc(sizeof *l);
+	listing_init(e, l);
+	relist_page(l);
 }
 
 static void
 start_watch(struct etcd_store *e, int64_t from)
 {
 	struct etcdkv_watch_cb cb = { on_event, on_progress, on_end, e };
-	char *cause = NULL;
 
-	if (from == 0) {
-		int64_t at;
-
-		while ((at = list_all(e, &cause)) < 0) {
-			log_error("store: etcd: listing %s: %s", e->prefix,
-			    cause);
-			free(cause);
-			cause = NULL;
-			uv_sleep(1000);
-		}
-		note_applied(e, (uint64_t)at);
-		from = at + 1;
-	}
 	e->watch = etcdkv_watch_start(e->kv, e->prefix, e->plen, e->end,
 	    e->plen, from, &cb);
 }
@@ -1076,7 +1176,7 @@ closed(uv_handle_t *h)
 {
 	struct etcd_store *e = h->data;
 
-	if (++e->closed == 2)
+	if (++e->closed == 3)
 		free(e);
 }
 
@@ -1094,9 +1194,10 @@ be_close(store *st)
 	free(e->prefix);
 	free(e->end);
 	st->backend = NULL;
-	/* The timers are part of e: it goes with the second. */
+	/* The timers are part of e: it goes with the last. */
 	uv_close((uv_handle_t *)&e->settle, closed);
 	uv_close((uv_handle_t *)&e->compact, closed);
+	uv_close((uv_handle_t *)&e->relist, closed);
 }
 
 int
@@ -1135,6 +1236,8 @@ store_etcd_open(uv_loop_t *loop, const struct store_etcd_conf *conf,
 	e->settle.data = e;
 	uv_timer_init(loop, &e->compact);
 	e->compact.data = e;
+	uv_timer_init(loop, &e->relist);
+	e->relist.data = e;
 	e->be.put = be_put;
 	e->be.when = be_when;
 	e->be.close = be_close;

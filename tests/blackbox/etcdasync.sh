@@ -6,7 +6,10 @@
 # and pods from the Lua controllers, whose writes wait for etcd in their
 # coroutines, while /livez keeps answering in far less than one delay.
 # A controller write that blocked the loop (store_batch_commit_sync) would
-# hold /livez for a whole round trip.
+# hold /livez for a whole round trip. Then the proxy goes away while an
+# object is written into etcd by hand and etcd compacts past it: the
+# watch, resumed below the compaction, ends, and the cache is listed
+# again without blocking (the object is served; /livez answered meanwhile).
 . "$(dirname "$0")/lib.sh"
 VOLRAY_STORE=etcd
 DELAY=1.5
@@ -71,15 +74,19 @@ while True:
     threading.Thread(target=pump, args=(c, u, True), daemon=True).start()
     threading.Thread(target=pump, args=(u, c, False), daemon=True).start()
 PY
-python3 "$WORK/slowproxy.py" "$PPORT" 127.0.0.1 "$ETCD_CPORT_1" \
-    "$WORK/delay" >"$WORK/proxy.log" 2>&1 &
-KILL_PIDS="$KILL_PIDS $!"
-i=0
-until python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$PPORT" 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "the proxy did not come up"
-	sleep 0.05
-done
+proxy_start() {
+	python3 "$WORK/slowproxy.py" "$PPORT" 127.0.0.1 "$ETCD_CPORT_1" \
+	    "$WORK/delay" >>"$WORK/proxy.log" 2>&1 &
+	PROXY=$!
+	KILL_PIDS="$KILL_PIDS $PROXY"
+	i=0
+	until python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$PPORT" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "the proxy did not come up"
+		sleep 0.05
+	done
+}
+proxy_start
 ETCD_ENDPOINTS="http://127.0.0.1:$PPORT"
 start_daemon
 k get ns default >/dev/null || fail "the daemon through the proxy"
@@ -132,3 +139,36 @@ python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) / 
     "$worst" "$DELAY" ||
 	fail "/livez waited ${worst}s: a write held the loop for an etcd round trip"
 pass "the controllers' writes waited for etcd in their coroutines; /livez answered within ${worst}s"
+
+# --- the watch below the compaction: listed again, on the loop's turns.
+rm -f "$WORK/stop"
+python3 "$WORK/poll.py" "$API/livez" "$WORK/stop" "$WORK/livez2" &
+POLL=$!
+KILL_PIDS="$KILL_PIDS $POLL"
+kill -9 "$PROXY"
+ectl() { ETCDCTL_API=3 etcdctl --endpoints="$ETCD_URL_1" "$@"; }
+ectl put /registry/configmaps/default/byhand \
+    '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"byhand","namespace":"default","uid":"6f1c1d2e-0000-4000-8000-000000000001","creationTimestamp":"2026-01-01T00:00:00Z"},"data":{"a":"1"}}' >/dev/null
+# A write outside the prefix after it, and the compaction there: the
+# watch resumes from the revision of the object, which is gone.
+ectl put /volray-test/after x >/dev/null
+rev=$(ectl get /volray-test/after -w json |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["header"]["revision"])')
+ectl compact "$rev" >/dev/null || fail "etcdctl compact $rev"
+proxy_start
+i=0
+until k get configmap byhand >/dev/null 2>&1; do
+	i=$((i + 1))
+	[ $i -lt 120 ] || fail "the object written by hand was not served after 60 s"
+	sleep 0.5
+done
+touch "$WORK/stop"
+wait $POLL || true
+read -r worst polls <"$WORK/livez2"
+grep -q "the cache is listed again" "$WORK/volrayd.log" ||
+	fail "the watch did not end below the compaction"
+expect_eq "$(k get configmap byhand -o jsonpath='{.data.a}')" 1 \
+	"the object written by hand while the watch was away"
+k get deployment web >/dev/null || fail "the Deployment after the listing"
+echo "  /livez meanwhile: $polls polls, longest ${worst}s"
+pass "the watch fell below the compaction: the cache was listed again and serves etcd's objects"
