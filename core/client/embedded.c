@@ -175,7 +175,6 @@ e_evict(void *impl, const char *ns, const char *name,
 	commit(impl, pods, name, res);
 }
 
-
 /* ---- on etcd, without waiting ---- */
 
 /* A write whose transaction is under way, and where its answer goes. */
