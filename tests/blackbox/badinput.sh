@@ -11,6 +11,11 @@ code() { # expected method url content-type body
 	[ "$got" = "$1" ] || fail "$2 $3 ($5): want $1, got $got: $(cat "$WORK/body")"
 	grep -q '"kind":"Status"' "$WORK/body" || fail "$2 $3: no Status body"
 }
+# The start's own writes are over before the revision is read: the last
+# is the scheduler's first status of the Queues (on etcd it lands after
+# /readyz, and after the queue controller's if both were in flight).
+k wait --for=jsonpath='{.status.allocated.cpu}'=0 queue/root queue/default \
+    --timeout=30s >/dev/null || fail "the Queues' status from the scheduler"
 before=$(curl -fs "$CM" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))')
 rev0=$(curl -fs "$API/metrics" | sed -n 's/^volray_store_revision //p')
 
