@@ -2,8 +2,8 @@
  * The remote client's insides, shared by its files: remote.c (the client:
  * writes, the mirror's write-through, start and stop), remote_informer.c
  * (lists and watches into the mirror), remote_decode.c (the thread that
- * parses them) and remote_path.c (URLs). remote.c calls the others;
- * they call none of it.
+ * parses them), remote_path.c (URLs) and remote_text.c (JSON text made
+ * without a tree). remote.c calls the others; they call none of it.
  */
 #ifndef VOLRAY_REMOTE_INT_H
 #define VOLRAY_REMOTE_INT_H
@@ -14,6 +14,7 @@
 #include "client/remote.h"
 #include "client/remote_decode.h"
 #include "lib/hmap.h"
+#include "lib/rbuf.h"
 #include "net/hclient.h"
 
 enum istate { I_LIST, I_WATCH, I_WAIT };
@@ -103,5 +104,19 @@ char *remote_collection_path(const resource *r, const char *ns);
 /* An object's path, and its subresource's if sub is not NULL. */
 char *remote_object_path(const resource *r, const char *ns,
     const char *name, const char *sub);
+
+/* remote_text.c */
+/* A pods/binding body (malloc'd, NUL-terminated, *len bytes). */
+char *remote_binding_body(const char *ns, const char *name,
+    const char *node, size_t *len);
+/*
+ * The pod in json (len bytes) with spec.nodeName set to node, written
+ * into its text (a new buffer): the member's value replaced, or the
+ * member put first in spec. NULL when the text is not as expected (no
+ * spec object, a key with an escape on the way): the caller parses
+ * instead.
+ */
+rbuf *remote_with_node_name(const char *json, size_t len,
+    const char *node);
 
 #endif

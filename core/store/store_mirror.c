@@ -435,6 +435,109 @@ store_mirror_assume(store *st, const char *res, const char *ns,
 	return 1;
 }
 
+/* Bytes of s with its NUL. */
+static size_t
+slen(const char *s)
+{
+	return strlen(s) + 1;
+}
+
+/* Copy s (with its NUL) to *p; the copy, and *p past it. */
+static const char *
+scopy(char **p, const char *s)
+{
+	size_t n = slen(s);
+	char *at = memcpy(*p, s, n);
+
+	*p += n;
+	return at;
+}
+
+/*
+ * A new version (one reference) at cur's revision, its text json (the
+ * reference taken over) and its node node, the other fields cur's: its
+ * text is cur's but for spec.nodeName (store_mirror_assume_node). The
+ * struct is copied whole, so that a field store_version_new (store.c)
+ * extracts is carried over, then what it points to is made its own
+ * (strs, owners, labels) or dropped (derived, the filters' results).
+ */
+static store_obj *
+version_on_node(const store_obj *cur, rbuf *json, const char *node)
+{
+	store_obj *o = xmalloc(sizeof *o);
+	size_t total, i;
+	char *p;
+
+	*o = *cur;
+	total = slen(cur->key) + slen(cur->res) + slen(cur->ns) +
+	    slen(cur->name) + slen(cur->uid) + slen(node);
+	for (i = 0; i < (size_t)cur->nowners; i++)
+		total += slen(cur->owners[i].uid) +
+		    slen(cur->owners[i].api_version) +
+		    slen(cur->owners[i].kind) + slen(cur->owners[i].name);
+	p = o->strs = xmalloc(total);
+	o->key = scopy(&p, cur->key);
+	o->res = scopy(&p, cur->res);
+	o->ns = scopy(&p, cur->ns);
+	o->name = scopy(&p, cur->name);
+	o->uid = scopy(&p, cur->uid);
+	o->node_name = scopy(&p, node);
+	o->owners = NULL;
+	if (cur->nowners > 0) {
+		o->owners = xcalloc((size_t)cur->nowners, sizeof *o->owners);
+		for (i = 0; i < (size_t)cur->nowners; i++) {
+			o->owners[i] = cur->owners[i];
+			o->owners[i].uid = scopy(&p, cur->owners[i].uid);
+			o->owners[i].api_version = scopy(&p,
+			    cur->owners[i].api_version);
+			o->owners[i].kind = scopy(&p, cur->owners[i].kind);
+			o->owners[i].name = scopy(&p, cur->owners[i].name);
+		}
+	}
+	o->labels = cur->labels != NULL ? cJSON_Duplicate(cur->labels, 1) :
+	    NULL;
+	o->refs = 1;
+	o->json = json;
+	o->derived = NULL;
+	o->fknown = o->fmatch = 0;
+	return o;
+}
+
+int
+store_mirror_assume_node(store *st, const char *res, const char *ns,
+    const char *name, rbuf *json, const char *node)
+{
+	struct store_coll *c = store_coll_get(st, res, 0);
+	char nsname[512];
+	store_obj *cur, *o;
+	cJSON *tree;
+
+	ns = ns ? ns : "";
+	if (c == NULL || !nsname_of(nsname, sizeof nsname, ns, name) ||
+	    (cur = hmap_get(c->objs, nsname)) == NULL) {
+		rbuf_unref(json);
+		return 0;
+	}
+	o = version_on_node(cur, json, node);
+	/* The filters read the text only where one is on res. */
+	if (filtered(st, res)) {
+		tree = cJSON_ParseWithLength(json->data, json->len);
+		if (!cJSON_IsObject(tree)) {
+			log_warn("store: mirror: %s/%s/%s assumed on %s is no "
+			    "JSON object", res, ns, name, node);
+			cJSON_Delete(tree);
+			store_obj_unref(o);
+			return -EINVAL;
+		}
+		store_run_filters(st, o, tree);
+		cJSON_Delete(tree);
+	}
+	install(st, c, o);
+	if (!st->held)
+		store_deliver(st);
+	return 1;
+}
+
 int
 store_mirror_put(store *st, const char *res, const char *ns,
     const char *name, const char *json, size_t len, uint64_t rv)

@@ -25,6 +25,7 @@
 #include "check.h"
 #include "client/client.h"
 #include "client/remote.h"
+#include "client/remote_int.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
@@ -382,11 +383,20 @@ on_tick(uv_timer_t *t)
 /* client_bind_async's answer. */
 static int async_code;
 static char async_reason[64];
+/* arg, when given, names a pod of "default": its node in the mirror
+   when the answer came. */
+static char async_node[64];
 
 static void
 on_async(void *arg, struct reg_result *res)
 {
-	(void)arg;
+	const store_obj *o;
+
+	if (arg != NULL) {
+		o = client_get(remote_client(cur), "pods", "default", arg);
+		snprintf(async_node, sizeof async_node, "%s", o != NULL ?
+		    o->node_name : "(none)");
+	}
 	async_code = res->code;
 	snprintf(async_reason, sizeof async_reason, "%s",
 	    json_str(res->body, "reason") ? json_str(res->body, "reason") :
@@ -1260,6 +1270,74 @@ test_writes(void)
 	CHECK_STR(json_str(t, "target.name"), "n2");
 	cJSON_Delete(t);
 
+	/* A bind the server took: the mirror's pod has its node before
+	   the answer's callback runs, its other fields as they were, at
+	   the same revision (the watch's next version replaces it), its
+	   event on a later turn of the loop. Its node is written into the
+	   pod's text; a text that is not as expected is parsed instead
+	   (wc: a top-level key with an escape). */
+	{
+		static const char *const name[] = { "wb", "wc" };
+		int k;
+
+		for (k = 0; k < 2; k++) {
+			const store_obj *po;
+			cJSON *pt;
+			char *path;
+
+			b = util_printf("{\"apiVersion\":\"v1\",\"kind\":"
+			    "\"Pod\",%s\"metadata\":{\"name\":\"%s\","
+			    "\"namespace\":\"default\",\"uid\":\"u-%s\","
+			    "\"resourceVersion\":\"%d\",\"labels\":{\"a\":"
+			    "\"b\"},\"ownerReferences\":[{\"apiVersion\":"
+			    "\"v1\",\"kind\":\"X\",\"name\":\"x\",\"uid\":"
+			    "\"u-x\"}]},\"spec\":{\"nodeName\":\"\","
+			    "\"containers\":[{\"name\":\"c\"}]},\"status\":"
+			    "{\"phase\":\"Pending\"}}", k ? "\"we\\\"ird\":1,"
+			    : "", name[k], name[k], 53 + k);
+			rule("POST", PD, "", 201, b);
+			free(b);
+			client_create(c, pods, "default", cJSON_Parse(
+			    "{\"metadata\":{\"name\":\"x\"}}"), NULL, &res);
+			CHECK(res.code == 201);
+			cJSON_Delete(res.body);
+			cJSON_Delete(last_req("POST", PD, "", NULL));
+			uv_run(&loop, UV_RUN_NOWAIT);
+			WAIT(nev > 0 && strcmp(evs[nev - 1].key,
+			    k ? "pods/default/wc" : "pods/default/wb") == 0);
+			path = util_printf(PD "/%s/binding", name[k]);
+			rule("POST", path, "", 201, "{\"kind\":\"Status\","
+			    "\"apiVersion\":\"v1\",\"status\":\"Success\","
+			    "\"code\":201}");
+			nev0 = nev;
+			async_code = 0;
+			async_node[0] = '\0';
+			client_bind_async(c, "default", name[k], "n7", on_async,
+			    (void *)name[k]);
+			WAIT(async_code != 0);
+			CHECK(async_code == 201);
+			CHECK_STR(async_node, "n7");
+			po = client_get(c, "pods", "default", name[k]);
+			CHECK(po != NULL && po->rev == (uint64_t)(53 + k));
+			CHECK(po != NULL && strcmp(po->uid, k ? "u-wc" :
+			    "u-wb") == 0 && po->nowners == 1 &&
+			    strcmp(po->owners[0].uid, "u-x") == 0 &&
+			    strcmp(po->phase, "Pending") == 0 &&
+			    json_str(po->labels, "a") != NULL);
+			pt = client_get_tree(c, pods, "default", name[k]);
+			CHECK_STR(json_str(pt, "spec.nodeName"), "n7");
+			CHECK_STR(json_str(cJSON_GetArrayItem(json_at(pt,
+			    "spec.containers"), 0), "name"), "c");
+			CHECK_STR(json_str(pt, "metadata.labels.a"), "b");
+			cJSON_Delete(pt);
+			WAIT(nev > nev0);
+			CHECK(nev == nev0 + 1 && ev_is(nev0, STORE_MODIFIED,
+			    k ? "pods/default/wc" : "pods/default/wb", 53 + k));
+			cJSON_Delete(last_req("POST", path, "", NULL));
+			free(path);
+		}
+	}
+
 	/* evict: the pod's graceful delete. */
 	rule("DELETE", PD "/w3", "", 200, "{\"kind\":\"Status\","
 	    "\"apiVersion\":\"v1\",\"status\":\"Success\"}");
@@ -1567,6 +1645,87 @@ test_order(void)
 	free(url);
 }
 
+/*
+ * remote_text.c: a bind's body, and a pod's text with spec.nodeName set
+ * in place; each result must parse to what setting the member in the
+ * parsed pod gives.
+ */
+static void
+test_text(void)
+{
+	static const char *const pods[] = {
+		"{\"metadata\":{\"name\":\"a\"},\"spec\":{\"x\":1}}",
+		"{\"metadata\":{\"name\":\"a\"},\"spec\":{}}",
+		"{\"metadata\":{\"name\":\"a\"},\"spec\":{ }}",
+		"{\"spec\":{\"nodeName\":\"\",\"x\":[1,{\"y\":\"}\"}]}}",
+		"{\"spec\":{\"x\":true,\"nodeName\":null}}",
+		" { \"metadata\" : { \"annotations\" : { \"a\\\"}\" : \"{[\\\\\" "
+		    "} } , \"spec\" : { \"containers\" : [ { \"name\" : \"c\" } ] "
+		    "} , \"status\" : { } } ",
+		"{\"specs\":{},\"spec\":{\"a\":{\"nodeName\":\"deep\"}},"
+		    "\"x\":{\"spec\":2}}",
+		"{\"metadata\":{\"n\\\"x\":1},\"spec\":{\"n\":-1.5e3}}",
+	};
+	/* Not as expected: the caller parses. */
+	static const char *const odd[] = {
+		"{\"metadata\":{}}",
+		"{\"spec\":[]}",
+		"{\"spec\":\"x\"}",
+		"{\"sp\\u0065c\":{},\"spec\":{}}",
+		"{\"spec\":{\"node\\u004eame\":\"\"}}",
+		"[{\"spec\":{}}]",
+		"{\"spec\":{\"x\":\"unterminated}}",
+		"{\"spec\":{\"x\" 1}}",
+		"",
+	};
+	const char *nodes[] = { "n1", "we\"ird\\\n" };
+	size_t i, k, len;
+	char *body;
+	rbuf *out;
+	cJSON *t, *want, *got;
+
+	body = remote_binding_body("ns\"1", "p\\1", "n\t1", &len);
+	CHECK(len == strlen(body));
+	t = cJSON_Parse(body);
+	CHECK_STR(json_str(t, "apiVersion"), "v1");
+	CHECK_STR(json_str(t, "kind"), "Binding");
+	CHECK_STR(json_str(t, "metadata.name"), "p\\1");
+	CHECK_STR(json_str(t, "metadata.namespace"), "ns\"1");
+	CHECK_STR(json_str(t, "target.apiVersion"), "v1");
+	CHECK_STR(json_str(t, "target.kind"), "Node");
+	CHECK_STR(json_str(t, "target.name"), "n\t1");
+	cJSON_Delete(t);
+	free(body);
+
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < sizeof pods / sizeof pods[0]; i++) {
+			out = remote_with_node_name(pods[i], strlen(pods[i]),
+			    nodes[k]);
+			CHECK(out != NULL);
+			if (out == NULL)
+				continue;
+			CHECK(out->len == strlen(out->data));
+			want = cJSON_Parse(pods[i]);
+			json_set_str(json_obj(want, "spec"), "nodeName",
+			    nodes[k]);
+			got = cJSON_Parse(out->data);
+			CHECK(got != NULL);
+			CHECK_STR(json_str(got, "spec.nodeName"), nodes[k]);
+			/* The rest as it was (json_equal ignores member
+			   order). */
+			CHECK(json_equal(got, want));
+			if (!json_equal(got, want))
+				fprintf(stderr, "  %s\n  -> %s\n", pods[i],
+				    out->data);
+			cJSON_Delete(got);
+			cJSON_Delete(want);
+			rbuf_unref(out);
+		}
+	for (i = 0; i < sizeof odd / sizeof odd[0]; i++)
+		CHECK(remote_with_node_name(odd[i], strlen(odd[i]), "n1") ==
+		    NULL);
+}
+
 int
 main(void)
 {
@@ -1587,6 +1746,7 @@ main(void)
 	uv_timer_init(&loop, &tick);
 	uv_timer_start(&tick, on_tick, 5, 5);
 
+	test_text();
 	test_informers();
 	test_backoff();
 	test_writes();
