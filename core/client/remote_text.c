@@ -106,15 +106,21 @@ skip_ws(const char *p, const char *end)
 	return p;
 }
 
-/* Past the string whose opening quote is at p; NULL if it does not end. */
+/* Past the string whose opening quote is at p; NULL if it does not end.
+   Most of a pod's bytes are in strings: memchr finds each quote, which
+   ends the string unless an odd number of backslashes precede it. */
 static const char *
 skip_string(const char *p, const char *end)
 {
-	for (p++; p < end; p++) {
-		if (*p == '\\')
-			p++;
-		else if (*p == '"')
-			return p + 1;
+	const char *q, *b;
+
+	for (p++; p < end; p = q + 1) {
+		if ((q = memchr(p, '"', (size_t)(end - p))) == NULL)
+			return NULL;
+		for (b = q; b > p && b[-1] == '\\'; b--)
+			;
+		if ((q - b) % 2 == 0)
+			return q + 1;
 	}
 	return NULL;
 }

@@ -61,7 +61,8 @@ struct hclient_req {
 	enum req_state state;
 	CURL *easy;		/* from when it first runs */
 	struct hclient_call call;	/* a copy, until then: its strings
-					   are the request's own */
+					   are in kept */
+	char *kept;
 	struct curl_slist *hdrs;
 	hclient_data_fn on_data;
 	hclient_done_fn on_done;
@@ -172,57 +173,76 @@ easy_put(hclient *h, CURL *e)
 		curl_easy_cleanup(e);
 }
 
-static char *
-strdup_or_null(const char *s)
+/* Bytes s takes with its NUL; none for NULL. */
+static size_t
+kept_len(const char *s)
 {
-	return s != NULL ? xstrdup(s) : NULL;
+	return s != NULL ? strlen(s) + 1 : 0;
 }
 
-/* What the request will need of c when it runs, copied into r->call. */
+/* Copy len bytes of s to *p, NUL-terminated; the copy (NULL for NULL),
+   *p past it. */
+static const char *
+keep(char **p, const char *s, size_t len)
+{
+	char *at = *p;
+
+	if (s == NULL)
+		return NULL;
+	memcpy(at, s, len);
+	at[len] = '\0';
+	*p += len + 1;
+	return at;
+}
+
+/*
+ * What the request will need of c when it runs, copied into r->call, in
+ * one allocation (r->kept: the headers' array, then the strings and the
+ * body): thousands of binds may wait in line, each with its copy.
+ */
 static void
 call_keep(struct hclient_req *r, const struct hclient_call *c)
 {
 	struct hclient_call *k = &r->call;
-	char **hv;
-	size_t n = 0, i;
+	size_t n = 0, i, total, arr;
+	const char **hv = NULL;
+	char *p;
 
-	k->method = strdup_or_null(c->method);
-	k->url = xstrdup(c->url);
-	if (c->body != NULL) {
-		char *b = xmalloc(c->body_len + 1);
-
-		memcpy(b, c->body, c->body_len);
-		b[c->body_len] = '\0';
-		k->body = b;
-		k->body_len = c->body_len;
-	}
-	k->content_type = strdup_or_null(c->content_type);
-	k->accept = strdup_or_null(c->accept);
 	while (c->headers != NULL && c->headers[n] != NULL)
 		n++;
+	arr = n > 0 ? (n + 1) * sizeof *hv : 0;
+	total = arr + kept_len(c->method) + kept_len(c->url) +
+	    (c->body != NULL ? c->body_len + 1 : 0) +
+	    kept_len(c->content_type) + kept_len(c->accept);
+	for (i = 0; i < n; i++)
+		total += kept_len(c->headers[i]);
+	r->kept = xmalloc(total);
+	p = r->kept + arr;
+	k->method = keep(&p, c->method, kept_len(c->method) - 1);
+	k->url = keep(&p, c->url, strlen(c->url));
+	if (c->body != NULL) {
+		k->body = keep(&p, c->body, c->body_len);
+		k->body_len = c->body_len;
+	}
+	k->content_type = keep(&p, c->content_type,
+	    kept_len(c->content_type) - 1);
+	k->accept = keep(&p, c->accept, kept_len(c->accept) - 1);
 	if (n > 0) {
-		hv = xcalloc(n + 1, sizeof *hv);
+		hv = (const char **)(void *)r->kept;
 		for (i = 0; i < n; i++)
-			hv[i] = xstrdup(c->headers[i]);
-		k->headers = (const char *const *)hv;
+			hv[i] = keep(&p, c->headers[i], strlen(c->headers[i]));
+		hv[n] = NULL;
+		k->headers = hv;
 	}
 	k->timeout_ms = c->timeout_ms;
 }
 
 static void
-call_drop(struct hclient_call *k)
+call_drop(struct hclient_req *r)
 {
-	size_t i;
-
-	free((char *)k->method);
-	free((char *)k->url);
-	free((char *)k->body);
-	free((char *)k->content_type);
-	free((char *)k->accept);
-	for (i = 0; k->headers != NULL && k->headers[i] != NULL; i++)
-		free((char *)k->headers[i]);
-	free((char **)k->headers);
-	memset(k, 0, sizeof *k);
+	free(r->kept);
+	r->kept = NULL;
+	memset(&r->call, 0, sizeof r->call);
 }
 
 static void
@@ -232,7 +252,7 @@ req_free(struct hclient_req *r)
 		curl_multi_remove_handle(r->h->multi, r->easy);
 		easy_put(r->h, r->easy);
 	}
-	call_drop(&r->call);
+	call_drop(r);
 	curl_slist_free_all(r->hdrs);
 	free(r->resp);
 	free(r);
@@ -827,7 +847,7 @@ launch(hclient *h, struct hclient_req *r, char **cause)
 			return -1;
 		}
 		easy_setup(h, r->easy, &r->call, r, r->call.timeout_ms);
-		call_drop(&r->call);
+		call_drop(r);
 	}
 	if ((mc = curl_multi_add_handle(h->multi, r->easy)) != CURLM_OK) {
 		*cause = xstrdup(curl_multi_strerror(mc));

@@ -1665,6 +1665,7 @@ test_text(void)
 		"{\"specs\":{},\"spec\":{\"a\":{\"nodeName\":\"deep\"}},"
 		    "\"x\":{\"spec\":2}}",
 		"{\"metadata\":{\"n\\\"x\":1},\"spec\":{\"n\":-1.5e3}}",
+		"{\"spec\":{\"x\":\"q\\\\\\\"}\",\"y\":\"\\\\\"}}",
 	};
 	/* Not as expected: the caller parses. */
 	static const char *const odd[] = {
