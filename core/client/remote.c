@@ -72,9 +72,12 @@ hold_events(struct remote *rm)
 	uv_timer_start(&rm->release, on_release, 0, 0);
 }
 
-/* Put a write's answer into the mirror; its event waits for the loop. */
+/* Put a write's answer (its text, len bytes, parsed into obj) into the
+   mirror, the text kept as it came (not printed again from obj); its
+   event waits for the loop. */
 static void
-write_through(struct remote *rm, const resource *r, const cJSON *obj)
+write_through(struct remote *rm, const resource *r, const char *text,
+    size_t len, const cJSON *obj)
 {
 	uint64_t rv = remote_rv_of(obj);
 
@@ -84,9 +87,9 @@ write_through(struct remote *rm, const resource *r, const cJSON *obj)
 	    strcmp(json_str(obj, "kind"), r->kind) != 0)
 		return;
 	hold_events(rm);
-	store_mirror_put_tree(rm->mirror, r->store_key,
+	store_mirror_put_parsed(rm->mirror, r->store_key,
 	    json_str(obj, "metadata.namespace"), json_str(obj, "metadata.name"),
-	    obj, rv);
+	    text, len, obj, rv);
 }
 
 /* Append one "key=value" to a URL's query. */
@@ -183,7 +186,7 @@ send_write(struct remote *rm, const resource *r, const char *method,
 	}
 	answer(res, status, out, outlen, err);
 	if (res->code < 300 && r != NULL)
-		write_through(rm, r, res->body);
+		write_through(rm, r, out, outlen, res->body);
 	free(err);
 	free(out);
 	free(url);
@@ -437,7 +440,7 @@ on_async_done(void *arg, long status, const char *body, size_t len,
 
 	answer(&res, status, body, len, err);
 	if (res.code < 300 && aw->through != NULL)
-		write_through(aw->rm, aw->through, res.body);
+		write_through(aw->rm, aw->through, body, len, res.body);
 	if (res.code < 300 && aw->node != NULL)
 		assume_bound(aw->rm, aw->ns, aw->name, aw->node);
 	if (aw->done != NULL)

@@ -194,6 +194,11 @@ int store_mirror_put(store *, const char *res, const char *ns,
     const char *name, const char *json, size_t len, uint64_t rv);
 int store_mirror_put_tree(store *, const char *res, const char *ns,
     const char *name, const cJSON *tree, uint64_t rv);
+/* Both: json kept as the version's text, its fields read from tree, its
+   parsed form (neither parsed nor printed again: a write's answer). */
+int store_mirror_put_parsed(store *, const char *res, const char *ns,
+    const char *name, const char *json, size_t len, const cJSON *tree,
+    uint64_t rv);
 /*
  * Remove res/ns/name, deleted at rv: DELETED, whose version is the final
  * state in json when given (and a JSON object), else the one held.

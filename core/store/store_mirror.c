@@ -553,6 +553,14 @@ store_mirror_put_tree(store *st, const char *res, const char *ns,
 }
 
 int
+store_mirror_put_parsed(store *st, const char *res, const char *ns,
+    const char *name, const char *json, size_t len, const cJSON *tree,
+    uint64_t rv)
+{
+	return put(st, res, ns, name, json, len, tree, rv, NULL);
+}
+
+int
 store_mirror_put_version(store *st, store_obj *o)
 {
 	return put(st, o->res, o->ns, o->name, NULL, 0, NULL, o->rev, o);

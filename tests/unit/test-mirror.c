@@ -476,6 +476,29 @@ main(void)
 	CHECK(store_mirror_assume_node(mirror, "pods", "v", "asm",
 	    rbuf_new("[]", 2), "n5") == -EINVAL);
 	CHECK(nev == 3 && on_node("n5") == 0);
+	/* A write's answer, text and tree: the text kept as it came, the
+	   fields from the tree, stale ones ignored as any put. */
+	{
+		const char *j = pod("v", "ans", "u14", 95, NULL, "nb", "Running");
+		char *spaced = malloc(strlen(j) + 3);
+
+		sprintf(spaced, " %s\n", j);
+		t = cJSON_Parse(j);
+		nev = 0;
+		CHECK(store_mirror_put_parsed(mirror, "pods", "v", "ans", spaced,
+		    strlen(spaced), t, 95) == 1);
+		o = store_get(mirror, "pods", "v", "ans");
+		CHECK(o != NULL && o->rev == 95 && o->json->len ==
+		    strlen(spaced) && strcmp(o->json->data, spaced) == 0 &&
+		    strcmp(o->uid, "u14") == 0 &&
+		    strcmp(o->node_name, "nb") == 0 &&
+		    store_obj_filtered(o, id) == 1);
+		CHECK(nev == 1 && ev_is(0, STORE_ADDED, "pods/v/ans", 95, 0));
+		CHECK(store_mirror_put_parsed(mirror, "pods", "v", "ans", spaced,
+		    strlen(spaced), t, 95) == 0);
+		cJSON_Delete(t);
+		free(spaced);
+	}
 	/* With no filter on pods the text is not parsed: none known. */
 	store_filter_remove(mirror, id);
 	{
