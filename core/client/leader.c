@@ -437,8 +437,19 @@ on_tick(uv_timer_t *t)
 			schedule(l);
 		return;
 	}
-	if (l->writing)
-		return;		/* its answer schedules the next turn */
+	if (l->writing) {
+		/* Its answer schedules the next turn. A leader's deadline
+		   timer can fire a little early (the loop's clock counts
+		   whole milliseconds): then it is armed again, or a late
+		   answer would hold the leadership past its deadline. */
+		if (l->leading) {
+			uint64_t end = l->renewed_us + l->renew_us;
+
+			uv_timer_start(&l->timer, on_tick, end > start ?
+			    (end - start + 999) / 1000 : 0, 0);
+		}
+		return;
+	}
 	if (acquire_or_renew(l) == 0)
 		turn_done(l, 0, start);
 }
