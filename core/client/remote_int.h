@@ -109,14 +109,5 @@ char *remote_object_path(const resource *r, const char *ns,
 /* A pods/binding body (malloc'd, NUL-terminated, *len bytes). */
 char *remote_binding_body(const char *ns, const char *name,
     const char *node, size_t *len);
-/*
- * The pod in json (len bytes) with spec.nodeName set to node, written
- * into its text (a new buffer): the member's value replaced, or the
- * member put first in spec. NULL when the text is not as expected (no
- * spec object, a key with an escape on the way): the caller parses
- * instead.
- */
-rbuf *remote_with_node_name(const char *json, size_t len,
-    const char *node);
 
 #endif

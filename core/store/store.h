@@ -268,16 +268,6 @@ void store_mirror_hold(store *, int hold);
  */
 int store_mirror_assume(store *, const char *res, const char *ns,
     const char *name, const cJSON *tree);
-/*
- * store_mirror_assume of a version that differs from the stored one only
- * in spec.nodeName: json (its reference taken over) is its text, node its
- * node; the stored version's other fields carry over, and json is
- * parsed only when a store filter is on res (a remote client's bind,
- * thousands a second, need not parse and print the pod). 1, 0 when the
- * object is not in the mirror, -EINVAL when json is no object.
- */
-int store_mirror_assume_node(store *, const char *res, const char *ns,
-    const char *name, rbuf *json, const char *node);
 
 /*
  * A version the writer of res/ns/name has just committed at rv to the

@@ -421,61 +421,6 @@ main(void)
 	CHECK(nev == 2 && store_get(mirror, "pods", "v", "built") == NULL);
 	CHECK(store_mirror_version("pods", "v", "x", NULL, 1) == NULL);
 
-	/* A version assumed on a node from its text (a remote client's
-	   bind, store_mirror_assume_node): the held version's fields but
-	   the node, at its revision, as a version parsed from the text
-	   has them; the filters run on the text; its event delivered; a
-	   newer version replaces it; nothing for a key not held. */
-	nev = 0;
-	CHECK(mput("v", "asm", "u13", 90, "u-rs", NULL, "Running") == 1);
-	CHECK(on_node("na4") == 0);
-	{
-		const char *j = pod("v", "asm", "u13", 90, "u-rs", "na4",
-		    "Running");
-		store_obj *ref;
-		const store_obj *a;
-
-		t = cJSON_Parse(j);
-		ref = store_mirror_version("pods", "v", "asm", t, 90);
-		cJSON_Delete(t);
-		CHECK(store_mirror_assume_node(mirror, "pods", "v", "asm",
-		    rbuf_new(j, strlen(j)), "na4") == 1);
-		a = store_get(mirror, "pods", "v", "asm");
-		CHECK(a != NULL && a->rev == 90 && a->refs >= 1 &&
-		    strcmp(a->key, "pods/v/asm") == 0 &&
-		    strcmp(a->res, "pods") == 0 && strcmp(a->ns, "v") == 0 &&
-		    strcmp(a->name, "asm") == 0 &&
-		    strcmp(a->node_name, "na4") == 0 &&
-		    strcmp(a->uid, ref->uid) == 0 &&
-		    a->nowners == ref->nowners && a->nowners == 1 &&
-		    strcmp(a->owners[0].uid, ref->owners[0].uid) == 0 &&
-		    strcmp(a->owners[0].api_version,
-		    ref->owners[0].api_version) == 0 &&
-		    strcmp(a->owners[0].kind, ref->owners[0].kind) == 0 &&
-		    strcmp(a->owners[0].name, ref->owners[0].name) == 0 &&
-		    a->owners[0].controller == ref->owners[0].controller &&
-		    a->owners[0].block == ref->owners[0].block &&
-		    a->labels != ref->labels &&
-		    cJSON_Compare(a->labels, ref->labels, 1) &&
-		    strcmp(a->phase, ref->phase) == 0 &&
-		    a->nfinalizers == ref->nfinalizers &&
-		    a->deleting == ref->deleting && a->derived == NULL &&
-		    a->json->len == strlen(j) &&
-		    memcmp(a->json->data, j, strlen(j)) == 0);
-		CHECK(a != NULL && store_obj_filtered(a, id) == 1);
-		store_obj_unref(ref);
-	}
-	CHECK(on_node("na4") == 1 && dependents("u-rs") == 1 &&
-	    store_get_uid(mirror, "u13") == store_get(mirror, "pods", "v",
-	    "asm"));
-	CHECK(nev == 2 && ev_is(1, STORE_MODIFIED, "pods/v/asm", 90, 90));
-	CHECK(mput("v", "asm", "u13", 91, "u-rs", "na4", "Running") == 1);
-	CHECK(nev == 3 && ev_is(2, STORE_MODIFIED, "pods/v/asm", 91, 90));
-	CHECK(store_mirror_assume_node(mirror, "pods", "v", "absent",
-	    rbuf_new("{}", 2), "na4") == 0);
-	CHECK(store_mirror_assume_node(mirror, "pods", "v", "asm",
-	    rbuf_new("[]", 2), "n5") == -EINVAL);
-	CHECK(nev == 3 && on_node("n5") == 0);
 	/* A write's answer, text and tree: the text kept as it came, the
 	   fields from the tree, stale ones ignored as any put. */
 	{
@@ -499,19 +444,7 @@ main(void)
 		cJSON_Delete(t);
 		free(spaced);
 	}
-	/* With no filter on pods the text is not parsed: none known. */
 	store_filter_remove(mirror, id);
-	{
-		const char *j = pod("v", "asm", "u13", 91, "u-rs", "n6",
-		    "Running");
-
-		CHECK(store_mirror_assume_node(mirror, "pods", "v", "asm",
-		    rbuf_new(j, strlen(j)), "n6") == 1);
-		o = store_get(mirror, "pods", "v", "asm");
-		CHECK(o != NULL && o->rev == 91 &&
-		    strcmp(o->node_name, "n6") == 0 &&
-		    store_obj_filtered(o, id) == -1);
-	}
 
 	store_close(mirror);
 	CHECK(dropped == 2);
