@@ -17,6 +17,12 @@ SAMPLES="$top_srcdir/../shared/upstream-samples"
 TEST_NAME=$(basename "$0" .sh)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/volray-$TEST_NAME.XXXXXX")
 DATA="$WORK/data"
+# kubectl's discovery cache is keyed by host:port and kept for hours: a
+# test whose daemon gets a port an earlier test's daemon had would read
+# that daemon's resources (schedq.sh's "podgroup" once resolved to the
+# scheduling.k8s.io PodGroups k8sgang.sh's gate had served there). Each
+# test has its own.
+export KUBECACHEDIR="$WORK/kubecache"
 DAEMON_PID=""
 # VOLRAY_STORE=etcd runs every daemon start_daemon starts on an etcd (one
 # member, started on the first start_daemon, stopped at exit) rather than
