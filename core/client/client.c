@@ -248,9 +248,8 @@ client_bind_async(client *c, const char *ns, const char *name,
 	done(arg, &res);
 }
 
-/* A result to done, or freed when there is none. */
-static void
-give(client_done_fn done, void *arg, struct reg_result *res)
+void
+client_give(client_done_fn done, void *arg, struct reg_result *res)
 {
 	if (done != NULL)
 		done(arg, res);
@@ -267,7 +266,7 @@ client_update_async(client *c, const resource *r, const char *ns,
 
 	if (refused(c, &res)) {
 		cJSON_Delete(obj);
-		give(done, arg, &res);
+		client_give(done, arg, &res);
 		return;
 	}
 	if (c->ops->update_async != NULL) {
@@ -275,7 +274,7 @@ client_update_async(client *c, const resource *r, const char *ns,
 		return;
 	}
 	c->ops->update(c->impl, r, ns, name, obj, o, &res);
-	give(done, arg, &res);
+	client_give(done, arg, &res);
 }
 
 void
@@ -288,7 +287,7 @@ client_update_status_async(client *c, const resource *r, const char *ns,
 	if (refused(c, &res)) {
 		cJSON_Delete(current);
 		cJSON_Delete(status);
-		give(done, arg, &res);
+		client_give(done, arg, &res);
 		return;
 	}
 	if (c->ops->update_status_async != NULL) {
@@ -297,7 +296,7 @@ client_update_status_async(client *c, const resource *r, const char *ns,
 		return;
 	}
 	c->ops->update_status(c->impl, r, ns, name, current, status, o, &res);
-	give(done, arg, &res);
+	client_give(done, arg, &res);
 }
 
 void
@@ -308,7 +307,7 @@ client_patch_async(client *c, const resource *r, const char *ns,
 	struct reg_result res;
 
 	if (refused(c, &res)) {
-		give(done, arg, &res);
+		client_give(done, arg, &res);
 		return;
 	}
 	if (c->ops->patch_async != NULL) {
@@ -317,7 +316,7 @@ client_patch_async(client *c, const resource *r, const char *ns,
 		return;
 	}
 	c->ops->patch(c->impl, r, ns, name, content_type, body, len, o, &res);
-	give(done, arg, &res);
+	client_give(done, arg, &res);
 }
 
 void
@@ -328,7 +327,7 @@ client_create_async(client *c, const resource *r, const char *ns,
 
 	if (refused(c, &res)) {
 		cJSON_Delete(obj);
-		give(done, arg, &res);
+		client_give(done, arg, &res);
 		return;
 	}
 	if (c->ops->create_async != NULL) {
@@ -336,7 +335,7 @@ client_create_async(client *c, const resource *r, const char *ns,
 		return;
 	}
 	c->ops->create(c->impl, r, ns, obj, o, &res);
-	give(done, arg, &res);
+	client_give(done, arg, &res);
 }
 
 void
@@ -347,7 +346,7 @@ client_delete_async(client *c, const resource *r, const char *ns,
 	struct reg_result res;
 
 	if (refused(c, &res)) {
-		give(done, arg, &res);
+		client_give(done, arg, &res);
 		return;
 	}
 	if (c->ops->delete_async != NULL) {
@@ -355,7 +354,7 @@ client_delete_async(client *c, const resource *r, const char *ns,
 		return;
 	}
 	c->ops->delete(c->impl, r, ns, name, o, &res);
-	give(done, arg, &res);
+	client_give(done, arg, &res);
 }
 
 void
@@ -375,7 +374,7 @@ client_evict_async(client *c, const char *ns, const char *name,
 	struct reg_result res;
 
 	if (refused(c, &res)) {
-		give(done, arg, &res);
+		client_give(done, arg, &res);
 		return;
 	}
 	if (c->ops->evict_async != NULL) {
@@ -383,5 +382,5 @@ client_evict_async(client *c, const char *ns, const char *name,
 		return;
 	}
 	c->ops->evict(c->impl, ns, name, o, &res);
-	give(done, arg, &res);
+	client_give(done, arg, &res);
 }

@@ -46,6 +46,9 @@ typedef struct client client;
 /* A write's answer, given to the caller's callback (which owns
    res->body). */
 typedef void (*client_done_fn)(void *arg, struct reg_result *res);
+/* A result to done, or its body freed when done is NULL (for the
+   implementations' asynchronous calls too). */
+void client_give(client_done_fn done, void *arg, struct reg_result *res);
 
 /* The write side, one function per request a client can make. */
 struct client_ops {

@@ -193,15 +193,6 @@ struct inflight {
 };
 
 static void
-give(client_done_fn done, void *arg, struct reg_result *res)
-{
-	if (done != NULL)
-		done(arg, res);
-	else
-		cJSON_Delete(res->body);
-}
-
-static void
 inflight_free(struct inflight *w)
 {
 	cJSON_Delete(w->status);
@@ -221,7 +212,7 @@ commit_async(struct inflight *w)
 	store *st = registry_store(w->rg);
 
 	if (!staged(st, &w->res)) {
-		give(w->done, w->arg, &w->res);
+		client_give(w->done, w->arg, &w->res);
 		inflight_free(w);
 		return;
 	}
@@ -263,7 +254,7 @@ committed(void *arg, int out, uint64_t rev, const char *err)
 			return;
 	}
 	settle(w->r, w->name, &w->res, out, rev, err);
-	give(w->done, w->arg, &w->res);
+	client_give(w->done, w->arg, &w->res);
 	inflight_free(w);
 }
 
