@@ -240,6 +240,19 @@ apiservice_client(api *a, const cJSON *as)
 	return b->hc;
 }
 
+/* The answer to an Available condition's write; arg is the APIService's
+   name. A conflict is left to the next check. */
+static void
+on_status_written(void *arg, struct reg_result *res)
+{
+	char *name = arg;
+
+	if (res->code >= 300 && res->code != 409)
+		log_warn("apiservice: status of %s: %d", name, res->code);
+	cJSON_Delete(res->body);
+	free(name);
+}
+
 /* Write the Available condition of the stored APIService name. */
 static void
 set_available(api *a, const char *name, int ok, const char *reason,
@@ -248,7 +261,6 @@ set_available(api *a, const char *name, int ok, const char *reason,
 	const resource *r = resource_by_store_key(APISERVICES);
 	const store_obj *o = store_get(a->st, APISERVICES, "", name);
 	cJSON *cur, *st, *conds, *c = NULL, *it;
-	struct reg_result res;
 	const char *want = ok ? "True" : "False";
 	char now[32];
 
@@ -291,12 +303,10 @@ set_available(api *a, const char *name, int ok, const char *reason,
 	json_set_str(c, "status", want);
 	json_set_str(c, "reason", reason);
 	json_set_str(c, "message", msg);
-	/* Synchronous: this is the API server's own client (embedded.c),
-	   whose answer comes at once; no request leaves the process. */
-	client_update_status(a->client, r, "", name, cur, st, NULL, &res);
-	if (res.code >= 300 && res.code != 409)
-		log_warn("apiservice: status of %s: %d", name, res.code);
-	cJSON_Delete(res.body);
+	/* Without waiting: on an etcd store the API server's own client
+	   answers once the transaction is back, and the loop goes on. */
+	client_update_status_async(a->client, r, "", name, cur, st, NULL,
+	    on_status_written, xstrdup(name));
 }
 
 static void

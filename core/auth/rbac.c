@@ -993,7 +993,7 @@ on_flush(void *arg)
 		return;
 	rb->aggregate = 0;
 	rb->aggregating = 1;
-	rbac_policy_aggregate(rb->rg, rb->st, &aggregator);
+	rbac_policy_aggregate(rb->rg, rb->st, &aggregator, 0);
 	rb->aggregating = 0;
 }
 
@@ -1034,7 +1034,7 @@ rbac_bootstrap(rbac *rb, char **cause)
 	if (rbac_policy_reconcile(rb->rg, rb->st, cause) != 0)
 		return -1;
 	rb->dirty = 1;
-	rbac_policy_aggregate(rb->rg, rb->st, &aggregator);
+	rbac_policy_aggregate(rb->rg, rb->st, &aggregator, 1);
 	rb->dirty = 1;
 	return 0;
 }

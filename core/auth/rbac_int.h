@@ -57,8 +57,13 @@ int rbac_policy_reconcile(registry *, store *, char **cause);
  * rules of the ClusterRoles its selectors match, writing through the
  * registry as user (the clusterrole-aggregation controller). Repeats until
  * nothing changes, so chains (view -> edit -> admin) settle in one call.
- * Returns the number of roles written.
+ * Returns the number of roles written. Without wait, on the etcd-backed
+ * store, the writes are committed without waiting (registry_commit) and
+ * the call stops after the first round that wrote: the writes' events
+ * bring the next (rbac.c); with wait (start-up) each write commits
+ * before the next round reads it.
  */
-int rbac_policy_aggregate(registry *, store *, const user_info *user);
+int rbac_policy_aggregate(registry *, store *, const user_info *user,
+    int wait);
 
 #endif

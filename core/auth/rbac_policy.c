@@ -851,7 +851,8 @@ same_rules(const cJSON *a, const cJSON *b)
 }
 
 int
-rbac_policy_aggregate(registry *rg, store *st, const user_info *user)
+rbac_policy_aggregate(registry *rg, store *st, const user_info *user,
+    int wait)
 {
 	const resource *r = resource_find(RBAC_GROUP, "v1", "clusterroles");
 	store_obj *const *objs;
@@ -859,7 +860,7 @@ rbac_policy_aggregate(registry *rg, store *st, const user_info *user)
 	struct reg_result res;
 	char **names;
 	size_t n, i, k;
-	int round, changed, total = 0;
+	int round, changed, inflight = 0, total = 0;
 
 	memset(&o, 0, sizeof o);
 	o.user = user;
@@ -885,6 +886,8 @@ rbac_policy_aggregate(registry *rg, store *st, const user_info *user)
 				continue;
 			}
 			json_set(t, "rules", rules);
+			if (!wait)
+				registry_stage(rg);
 			registry_update(rg, r, "", names[i], t, &o, &res);
 			if (res.code >= 300) {
 				char *s = json_print(res.body);
@@ -894,13 +897,18 @@ rbac_policy_aggregate(registry *rg, store *st, const user_info *user)
 				free(s);
 			} else
 				changed++;
+			if (!wait)
+				inflight += registry_commit(rg, &res, NULL,
+				    NULL);
 			cJSON_Delete(res.body);
 		}
 		for (i = 0; i < k; i++)
 			free(names[i]);
 		free(names);
 		total += changed;
-		if (changed == 0)
+		/* On etcd the writes are on their way: their events bring
+		   the next round (rbac.c), the cache has none of them yet. */
+		if (changed == 0 || inflight > 0)
 			break;
 	}
 	return total;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/hmap.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/xmalloc.h"
@@ -22,7 +23,72 @@
 struct gc {
 	registry *rg;
 	store *st;
+	hmap *inflight;		/* key -> struct write on its way to etcd */
 };
+
+/*
+ * On the etcd-backed store a write is staged and committed without
+ * waiting (registry_commit); until it is back the cache still shows the
+ * object as it was, so the events meanwhile (a namespace's every
+ * deletion drains it again) would write it again. One write per key is
+ * in flight; what asks for another meanwhile is looked at again once
+ * the first is back.
+ */
+struct write {
+	gc *g;
+	int again;
+	char key[];
+};
+
+static void examine(gc *, const store_obj *);
+
+static int
+busy(gc *g, const store_obj *o)
+{
+	struct write *w = hmap_get(g->inflight, o->key);
+
+	if (w == NULL)
+		return 0;
+	w->again = 1;
+	return 1;
+}
+
+static void
+written(void *arg, int outcome)
+{
+	struct write *w = arg;
+	gc *g = w->g;
+	const store_obj *o;
+
+	if (g == NULL) {	/* gc_free came first */
+		free(w);
+		return;
+	}
+	hmap_del(g->inflight, w->key);
+	/* A conflict: the cache holds the winner, which may need the
+	   write still; an etcd error is left to the object's next event. */
+	if (outcome != STORE_COMMIT_ERROR && (w->again ||
+	    outcome == STORE_COMMIT_CONFLICT) &&
+	    (o = store_get_key(g->st, w->key)) != NULL)
+		examine(g, o);
+	free(w);
+}
+
+/* Commit what the write of o staged, if anything. */
+static void
+commit(gc *g, const store_obj *o, const struct reg_result *res)
+{
+	size_t len = strlen(o->key);
+	struct write *w = xmalloc(sizeof *w + len + 1);
+
+	w->g = g;
+	w->again = 0;
+	memcpy(w->key, o->key, len + 1);
+	if (registry_commit(g->rg, res, written, w))
+		hmap_put(g->inflight, w->key, w);
+	else
+		free(w);
+}
 
 static void
 del(gc *g, const store_obj *o, const char *prop)
@@ -31,13 +97,15 @@ del(gc *g, const store_obj *o, const char *prop)
 	struct reg_opts opts;
 	struct reg_result res;
 
-	if (r == NULL)
+	if (r == NULL || busy(g, o))
 		return;
 	memset(&opts, 0, sizeof opts);
 	opts.propagation = prop;
+	registry_stage(g->rg);
 	registry_delete(g->rg, r, o->ns, o->name, &opts, &res);
 	if (res.code >= 300 && res.code != 404)
 		log_warn("gc: deleting %s: code %d", o->key, res.code);
+	commit(g, o, &res);
 	cJSON_Delete(res.body);
 }
 
@@ -50,7 +118,7 @@ drop_finalizer(gc *g, const store_obj *o, const char *f)
 	struct reg_result res;
 	int i = 0;
 
-	if (r == NULL) {
+	if (r == NULL || busy(g, o)) {
 		cJSON_Delete(t);
 		return;
 	}
@@ -62,10 +130,12 @@ drop_finalizer(gc *g, const store_obj *o, const char *f)
 		}
 		i++;
 	}
+	registry_stage(g->rg);
 	registry_update(g->rg, r, o->ns, o->name, t, NULL, &res);
 	if (res.code >= 300)
 		log_warn("gc: removing finalizer %s from %s: code %d", f,
 		    o->key, res.code);
+	commit(g, o, &res);
 	cJSON_Delete(res.body);
 }
 
@@ -114,7 +184,7 @@ drop_dangling(gc *g, const store_obj *o)
 	cJSON *t = store_obj_tree(o), *refs, *it, *keep;
 	struct reg_result res;
 
-	if (r == NULL) {
+	if (r == NULL || busy(g, o)) {
 		cJSON_Delete(t);
 		return;
 	}
@@ -127,7 +197,9 @@ drop_dangling(gc *g, const store_obj *o)
 			cJSON_AddItemToArray(keep, cJSON_Duplicate(it, 1));
 	}
 	json_set(json_obj(t, "metadata"), "ownerReferences", keep);
+	registry_stage(g->rg);
 	registry_update(g->rg, r, o->ns, o->name, t, NULL, &res);
+	commit(g, o, &res);
 	cJSON_Delete(res.body);
 }
 
@@ -196,11 +268,14 @@ drain_namespace(gc *g, const char *ns)
 		}
 		free_list(names, k);
 	}
-	if (ns_empty(g, ns)) {
+	if (ns_empty(g, ns) && (nso = store_get(g->st, "namespaces", "",
+	    ns)) != NULL && !busy(g, nso)) {
 		struct reg_result res;
 
+		registry_stage(g->rg);
 		registry_remove(g->rg, resource_find("", "v1", "namespaces"),
 		    "", ns, &res);
+		commit(g, nso, &res);
 		cJSON_Delete(res.body);
 	}
 }
@@ -316,6 +391,70 @@ on_event(void *arg, const store_event *e)
 	}
 }
 
+/*
+ * Look at o again after a write of it came back: what it needs of the
+ * collector now that the cache holds its latest version (an owner gone,
+ * its namespace or CRD terminating, a foreground deletion with nothing
+ * left to wait for).
+ */
+static void
+examine(gc *g, const store_obj *o)
+{
+	const store_obj *nso, *crd;
+	cJSON *t;
+	int i;
+
+	if (strcmp(o->res, "namespaces") == 0) {
+		if (o->deleting)
+			drain_namespace(g, o->name);
+		return;
+	}
+	if (strcmp(o->res, CRD_KEY) == 0) {
+		if (o->deleting)
+			drain_crd(g, o);
+		return;
+	}
+	if (o->deleting) {
+		const char **keys;
+
+		t = store_obj_tree(o);
+		if (json_has_string(t, "metadata.finalizers",
+		    "foregroundDeletion") &&
+		    store_dependents(g->st, o->uid, &keys) == 0)
+			drop_finalizer(g, o, "foregroundDeletion");
+		cJSON_Delete(t);
+		return;
+	}
+	if (o->nowners > 0 && !has_live_owner(g, o)) {
+		del(g, o, "Background");
+		return;
+	}
+	for (i = 0; i < o->nowners; i++)
+		if (store_get_uid(g->st, o->owners[i].uid) == NULL) {
+			drop_dangling(g, o);
+			return;
+		}
+	if (*o->ns && (nso = store_get(g->st, "namespaces", "", o->ns)) !=
+	    NULL && nso->deleting) {
+		del(g, o, "Background");
+		return;
+	}
+	crd = store_get(g->st, CRD_KEY, "", o->res);
+	if (crd != NULL && crd->deleting)
+		del(g, o, "Background");
+}
+
+static int
+orphan(const char *key, void *value, void *arg)
+{
+	struct write *w = value;
+
+	(void)key;
+	(void)arg;
+	w->g = NULL;
+	return 0;
+}
+
 gc *
 gc_new(registry *rg, store *st)
 {
@@ -323,6 +462,7 @@ gc_new(registry *rg, store *st)
 
 	g->rg = rg;
 	g->st = st;
+	g->inflight = hmap_new();
 	store_subscribe(st, on_event, g);
 	return g;
 }
@@ -330,6 +470,9 @@ gc_new(registry *rg, store *st)
 void
 gc_free(gc *g)
 {
+	/* Writes still in flight free themselves when they are back. */
+	hmap_each(g->inflight, orphan, NULL);
+	hmap_free(g->inflight);
 	free(g);
 }
 

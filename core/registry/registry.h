@@ -57,6 +57,20 @@ registry *registry_new(store *);
 void registry_free(registry *);
 /* The store it writes to. */
 store *registry_store(registry *);
+/*
+ * A write of the process's own workers without waiting for it: stage,
+ * then make the write (registry_create, _update, _delete...), then
+ * commit. registry_commit returns 1 when the write is on its way to etcd
+ * (done gets STORE_COMMIT_OK, _CONFLICT or _ERROR on the loop, once the
+ * store holds the write or the version that beat it) and 0 when there is
+ * nothing to wait for: the log-backed store wrote it already, or the
+ * write was refused or changed nothing (res->code says which); done is
+ * not called then.
+ */
+typedef void (*registry_written_fn)(void *arg, int outcome);
+void registry_stage(registry *);
+int registry_commit(registry *, const struct reg_result *,
+    registry_written_fn done, void *arg);
 
 /*
  * The admission hook: called by create, update and patch (server-side apply

@@ -140,6 +140,65 @@ python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) / 
 	fail "/livez waited ${worst}s: a write held the loop for an etcd round trip"
 pass "the controllers' writes waited for etcd in their coroutines; /livez answered within ${worst}s"
 
+# --- the garbage collector and RBAC's aggregation do not hold the loop
+# either: a dependent of a deleted owner, a ClusterRole aggregated from
+# a new one and a namespace's contents are written through the proxy
+# (made with no delay first).
+k create namespace gone >/dev/null || fail "create the namespace gone"
+k create configmap owner -n gone >/dev/null || fail "create the owner"
+uid=$(k get configmap owner -n gone -o jsonpath='{.metadata.uid}')
+k apply -f - >/dev/null <<EOF || fail "create the dependent and the rest"
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: dep
+  namespace: gone
+  ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: owner, uid: "$uid"}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: a, namespace: gone}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: c, namespace: gone}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: agg-test}
+aggregationRule:
+  clusterRoleSelectors: [{matchLabels: {volray-test/agg: "true"}}]
+EOF
+rm -f "$WORK/stop"
+echo "$DELAY" >"$WORK/delay"
+python3 "$WORK/poll.py" "$API/livez" "$WORK/stop" "$WORK/livez3" &
+POLL=$!
+KILL_PIDS="$KILL_PIDS $POLL"
+k delete configmap owner -n gone >/dev/null || fail "delete the owner"
+k wait --for=delete configmap/dep -n gone --timeout=60s >/dev/null ||
+	fail "the garbage collector did not delete the owner's dependent"
+k create clusterrole agg-part --verb=get --resource=configmaps >/dev/null &&
+    k label clusterrole agg-part volray-test/agg=true >/dev/null ||
+	fail "create the labelled ClusterRole"
+i=0
+until k get clusterrole agg-test -o jsonpath='{.rules[*].resources}' | grep -q configmaps; do
+	i=$((i + 1))
+	[ $i -lt 120 ] || fail "agg-test did not gather agg-part's rule after 60 s"
+	sleep 0.5
+done
+k delete namespace gone --wait=false >/dev/null || fail "delete the namespace"
+k wait --for=delete namespace/gone --timeout=90s >/dev/null ||
+	fail "the namespace gone was not drained and removed"
+touch "$WORK/stop"
+wait $POLL || true
+echo 0 >"$WORK/delay"
+read -r worst polls <"$WORK/livez3"
+echo "  /livez meanwhile: $polls polls, longest ${worst}s"
+python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) / 2 else 1)' \
+    "$worst" "$DELAY" ||
+	fail "/livez waited ${worst}s: a collector or aggregation write held the loop"
+pass "the garbage collector and the ClusterRole aggregation wrote without holding the loop (${worst}s)"
+
 # --- the watch below the compaction: listed again, on the loop's turns.
 rm -f "$WORK/stop"
 python3 "$WORK/poll.py" "$API/livez" "$WORK/stop" "$WORK/livez2" &
