@@ -16,7 +16,14 @@
 #include "registry/kinds/kinds.h"
 #include "registry/resource.h"
 
-#define K8S_MINOR "32"
+/*
+ * The Kubernetes minor the API follows: 1.34's, whose resource.k8s.io/v1 is
+ * served, as the kube-apiserver anchor's. Clients take defaults from it:
+ * vc-scheduler 1.14 sets its Kubernetes feature gates to this version's,
+ * and at 1.32 had DynamicResourceAllocation off (its claims not allocated).
+ * kubectl 1.32 warns of the skew in `kubectl version` only.
+ */
+#define K8S_MINOR "34"
 
 cJSON *
 discovery_version(void)

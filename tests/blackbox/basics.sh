@@ -5,7 +5,7 @@
 start_daemon
 
 expect_eq ok "$(curl -fs "$API/healthz")" "healthz"
-curl -fs "$API/version" | grep -q '"minor":"32"' || fail "version"
+curl -fs "$API/version" | grep -q '"minor":"34"' || fail "version"
 pass "health and version"
 
 k get ns default -o name | grep -q '^namespace/default$' || fail "default ns"
