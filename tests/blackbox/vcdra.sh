@@ -25,9 +25,10 @@
 # 1.32 (PreAlpha). volrayd serves resource.k8s.io/v1, which is 1.34's,
 # and now says 1.34 (core/api/discovery.c), as the anchor does.
 #
-# ResourceClaimTemplates are not used: the claims a template makes are
-# made by kube-controller-manager's resourceclaim controller, which
-# volrayd does not have. Skips without the vc-scheduler anchor
+# A pod of a ResourceClaimTemplate waits ("ResourceClaim not created
+# yet."), as on kube-apiserver without kube-controller-manager, whose
+# resourceclaim controller makes a template's claims: volrayd has no such
+# controller. Skips without the vc-scheduler anchor
 # (scripts/anchors.sh build vc-scheduler).
 . "$(dirname "$0")/lib.sh"
 anchors=$top_srcdir/scripts/anchors.sh
@@ -167,5 +168,30 @@ expect_eq vnode-0 "$(k get pod drapod2 -o jsonpath='{.spec.nodeName}')" "drapod2
 wait_eq "gpu.example.com vnode-0 gpu-0 vnode-0 pods/drapod2" "the claim gpu2's allocation" allocation gpu2
 expect_eq "gpu.example.com vnode-1 gpu-0 vnode-1 pods/drapod" "$(allocation gpu)" "the claim gpu's allocation, kept"
 pass "once a ResourceSlice offers a device on vnode-0, the waiting pod is placed there and its claim allocated"
+
+# --- a claim template: nobody makes its claim (kube-controller-manager's
+# resourceclaim controller would), so its pod waits, as on kube-apiserver
+# alone
+k apply -f - >/dev/null <<'YAML' || fail "create tpod"
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: gpu}
+spec:
+  spec:
+    devices:
+      requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: tpod}
+spec:
+  schedulerName: volcano
+  containers: [{name: c, image: busybox, resources: {claims: [{name: gpu}]}}]
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: gpu}]
+YAML
+wait_eq "False Unschedulable Pending" "tpod's PodScheduled condition" cond tpod
+expect_contains "$(k get pod tpod -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')" \
+	"ResourceClaim not created yet." "tpod's condition message"
+pass "a pod of a claim template waits for its claim, which nothing makes"
 
 kill -0 "$VCPID" 2>/dev/null || fail "vc-scheduler exited"

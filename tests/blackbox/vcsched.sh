@@ -45,7 +45,8 @@
 #
 # VCSCHED_CONF names another conf of the samples: the CI one
 # (volcano-scheduler-ci.conf: reclaim and preempt, sla, predicates with
-# DynamicResourceAllocationEnable, network-topology-aware) passes as well.
+# DynamicResourceAllocationEnable, network-topology-aware) passes as well;
+# vcdra.sh places ResourceClaims with it.
 # Skips without ../shared or the vc-scheduler anchor
 # (scripts/anchors.sh build vc-scheduler).
 . "$(dirname "$0")/lib.sh"
