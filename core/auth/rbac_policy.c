@@ -286,6 +286,22 @@ EVENTS
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
+"metadata: {name: 'system:controller:resource-claim-controller'}\n"
+"rules:\n"
+"- {apiGroups: [''], resources: [pods], verbs: " READ "}\n"
+"- {apiGroups: [''], resources: [pods/finalizers], verbs: [update]}\n"
+"- {apiGroups: [''], resources: [pods/status], verbs: [update, patch]}\n"
+"- apiGroups: [resource.k8s.io]\n"
+"  resources: [resourceclaims]\n"
+"  verbs: [get, list, watch, create, delete, update, patch]\n"
+"- apiGroups: [resource.k8s.io]\n"
+"  resources: [resourceclaims/status]\n"
+"  verbs: [update, patch]\n"
+"- {apiGroups: [resource.k8s.io], resources: [resourceclaimtemplates],\n"
+"  verbs: " READ "}\n"
+EVENTS
+"---\n"
+"kind: ClusterRole\n"
 "metadata: {name: 'system:controller:resourcequota-controller'}\n"
 "rules:\n"
 "- {apiGroups: [''], resources: [resourcequotas], verbs: " READ "}\n"
@@ -564,6 +580,7 @@ static const char *const components[] = {
 	"system:controller:cronjob-controller",
 	"system:controller:disruption-controller",
 	"system:controller:resourcequota-controller",
+	"system:controller:resource-claim-controller",
 	"system:controller:podgroup-controller",
 	"system:controller:queue-controller",
 	"system:controller:hypernode-controller",

@@ -775,9 +775,23 @@ print_metrics(FILE *f, void *arg)
 	print_queue_waits(f, rt);
 }
 
+/*
+ * Stems whose kube-controller-manager service account is spelt otherwise:
+ * the resourceclaim controller runs as resource-claim-controller, and the
+ * bootstrap ClusterRole has that name.
+ */
+static const char *const kube_names[][2] = {
+	{ "resourceclaim", "resource-claim" },
+};
+
 char *
 controller_user_name(const char *name)
 {
+	size_t i;
+
+	for (i = 0; i < sizeof kube_names / sizeof kube_names[0]; i++)
+		if (strcmp(name, kube_names[i][0]) == 0)
+			name = kube_names[i][1];
 	return util_printf("system:controller:%s-controller", name);
 }
 

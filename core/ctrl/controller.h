@@ -61,7 +61,8 @@ void controller_set_http(controller_rt *, luahttp *);
  */
 typedef struct ctrlsel ctrlsel;
 void controller_set_selection(controller_rt *, const ctrlsel *sel);
-/* "system:controller:NAME-controller", malloc'd: the user of NAME.lua. */
+/* "system:controller:NAME-controller", malloc'd: the user of NAME.lua
+   (resourceclaim.lua's is kube's resource-claim-controller). */
 char *controller_user_name(const char *name);
 /*
  * Load every controller into a new Lua state beside the current one and
