@@ -28,6 +28,9 @@
 #       of volray's Ray controllers (--controllers '*,-raycluster,-rayjob,
 #       -rayservice'); volray's scheduler and nodes as before; CPU and RSS
 #       are volrayd's and the operator's
+#   VOLRAYD_FLAGS='--controllers=*,-resourceclaim' sh bench/kuberay.sh
+#       more flags for the (first) volrayd, e.g. a controller left out to
+#       weigh what it costs
 set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -54,7 +57,7 @@ else
 	ROLES=""
 fi
 "$VOLRAYD" --data-dir "$work/data" --listen "127.0.0.1:$port" --no-local-node \
-	--share-dir "$top" $ROLES 2>"$work/log" &
+	--share-dir "$top" $ROLES ${VOLRAYD_FLAGS:-} 2>"$work/log" &
 pid=$!
 until curl -fsk "https://127.0.0.1:$port/readyz" >/dev/null 2>&1 && [ -f "$work/data/kubeconfig" ]; do sleep 0.02; done
 mport=$port

@@ -338,8 +338,20 @@ local function drop_finalizer(claim)
   return write(v.update, claim, "remove the finalizer of")
 end
 
+-- Forget the users of a claim that are gone (a pod's deletion brings its
+-- claims here, whether or not they are written after).
+local function prune_users(ns, name)
+  local set = users[ns .. "/" .. name]
+  if set == nil then return end
+  for pname in pairs(set) do
+    if v.get(PODS, ns, pname) == nil then set[pname] = nil end
+  end
+  if next(set) == nil then users[ns .. "/" .. name] = nil end
+end
+
 -- kube's syncClaim.
 local function sync_claim(ns, name)
+  prune_users(ns, name)
   local claim = v.get(CLAIMS, ns, name)
   if claim == nil then return nil end
   claim.status = claim.status or {}

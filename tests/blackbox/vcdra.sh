@@ -25,10 +25,13 @@
 # 1.32 (PreAlpha). volrayd serves resource.k8s.io/v1, which is 1.34's,
 # and now says 1.34 (core/api/discovery.c), as the anchor does.
 #
-# A pod of a ResourceClaimTemplate waits ("ResourceClaim not created
-# yet."), as on kube-apiserver without kube-controller-manager, whose
-# resourceclaim controller makes a template's claims: volrayd has no such
-# controller. Skips without the vc-scheduler anchor
+# A pod of a ResourceClaimTemplate gets its claim from volrayd's
+# resourceclaim controller (kube-controller-manager's; without it the pod
+# waits with "ResourceClaim not created yet.", as on kube-apiserver
+# alone) and, both devices taken, waits for one; deleting drapod frees
+# its device (the controller drops the gone pod from reservedFor, clears
+# the allocation and Volcano's delete-protection finalizer) and the pod
+# is placed on it. Skips without the vc-scheduler anchor
 # (scripts/anchors.sh build vc-scheduler).
 . "$(dirname "$0")/lib.sh"
 anchors=$top_srcdir/scripts/anchors.sh
@@ -169,9 +172,11 @@ wait_eq "gpu.example.com vnode-0 gpu-0 vnode-0 pods/drapod2" "the claim gpu2's a
 expect_eq "gpu.example.com vnode-1 gpu-0 vnode-1 pods/drapod" "$(allocation gpu)" "the claim gpu's allocation, kept"
 pass "once a ResourceSlice offers a device on vnode-0, the waiting pod is placed there and its claim allocated"
 
-# --- a claim template: nobody makes its claim (kube-controller-manager's
-# resourceclaim controller would), so its pod waits, as on kube-apiserver
-# alone
+# --- a claim template: the resourceclaim controller (kube-controller-
+# manager's, lua/controllers/resourceclaim.lua) makes the pod's claim.
+# Both devices are taken, so the pod waits for one; deleting drapod
+# frees its claim (reservedFor, then the allocation and Volcano's
+# delete-protection finalizer), and the pod gets vnode-1's device.
 k apply -f - >/dev/null <<'YAML' || fail "create tpod"
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
@@ -189,9 +194,33 @@ spec:
   containers: [{name: c, image: busybox, resources: {claims: [{name: gpu}]}}]
   resourceClaims: [{name: gpu, resourceClaimTemplateName: gpu}]
 YAML
+wait_eq yes "tpod's claim, recorded in its status" sh -c \
+	"kubectl get pod tpod -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}' | grep -q . && echo yes"
+tclaim=$(k get pod tpod -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')
+expect_contains "$tclaim" "tpod-gpu-" "tpod's claim's name"
+expect_eq "Pod tpod true" "$(k get resourceclaim "$tclaim" -o jsonpath='{.metadata.ownerReferences[0].kind} {.metadata.ownerReferences[0].name} {.metadata.ownerReferences[0].controller}')" \
+	"tpod's claim's owner"
 wait_eq "False Unschedulable Pending" "tpod's PodScheduled condition" cond tpod
-expect_contains "$(k get pod tpod -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')" \
-	"ResourceClaim not created yet." "tpod's condition message"
-pass "a pod of a claim template waits for its claim, which nothing makes"
+wait_event tpod FailedScheduling "cannot allocate all claims"
+pass "a pod of a claim template gets its claim from the resourceclaim controller and waits for a device"
+
+# Volcano's allocation carries kube's delete-protection finalizer, which
+# tells the controller the allocation is a scheduler's to undo.
+expect_eq '["resource.kubernetes.io/delete-protection"]' \
+	"$(k get resourceclaim gpu -o jsonpath='{.metadata.finalizers}')" "the claim gpu's finalizer"
+k delete pod drapod --wait=false >/dev/null || fail "delete drapod"
+wait_eq "" "the claim gpu, freed (no allocation, reservation or finalizer)" \
+	k get resourceclaim gpu -o jsonpath='{.status.allocation}{.status.reservedFor}{.metadata.finalizers}'
+k wait --for=condition=PodScheduled pod/tpod --timeout=30s >/dev/null ||
+	fail "tpod not scheduled: $(k get pod tpod -o jsonpath='{.status.conditions}')"
+expect_eq vnode-1 "$(k get pod tpod -o jsonpath='{.spec.nodeName}')" "tpod's node (the freed device's)"
+wait_eq "gpu.example.com vnode-1 gpu-0 vnode-1 pods/tpod" "tpod's claim's allocation" allocation "$tclaim"
+pass "a deleted pod's device is freed and the waiting template pod is placed on it"
+
+# The template pod deleted: its claim goes with it.
+k delete pod tpod --wait=false >/dev/null || fail "delete tpod"
+wait_eq "" "tpod's claim, deleted with its pod" sh -c \
+	"kubectl get resourceclaim '$tclaim' -o name 2>/dev/null"
+pass "a template pod's claim goes with the pod"
 
 kill -0 "$VCPID" 2>/dev/null || fail "vc-scheduler exited"
