@@ -49,6 +49,7 @@ struct watchdef {
 	selector *fields;	/* only objects that match reach map */
 	int filter;		/* fields as a store filter, or -1 */
 	int previous;		/* map the object before a change too */
+	int initial;		/* map every object at (re)load too */
 	char **paths;		/* map sees only these (NULL: all) */
 	int npaths;
 	char **changes;		/* a change maps only when one of these
@@ -676,6 +677,9 @@ on_event(void *arg, const store_event *e)
 	}
 }
 
+/* After a (re)load: every primary object, and the objects of each watch
+   marked initial through its map, as an informer's first list adds
+   them. */
 static void
 enqueue_all(struct ctrl *c)
 {
@@ -683,9 +687,19 @@ enqueue_all(struct ctrl *c)
 	size_t n = client_list(c->rt->client, c->primary->store_key, NULL,
 	    &objs);
 	size_t i;
+	int j;
 
 	for (i = 0; i < n; i++)
 		enqueue_obj(c, objs[i]);
+	for (j = 0; j < c->nwatches; j++) {
+		const struct watchdef *w = &c->watches[j];
+
+		if (!w->initial)
+			continue;
+		n = client_list(c->rt->client, w->r->store_key, NULL, &objs);
+		for (i = 0; i < n; i++)
+			enqueue_mapped(c, w, objs[i]);
+	}
 }
 
 struct flow_line {
@@ -979,9 +993,9 @@ owns_from_table(struct ctrl *c, lua_State *L, int t, const char *rel,
 }
 
 /*
- * One watch, {resource=, map=, previous=, paths=, fields=}, from the value
- * on top of L (the i-th of watches) into w. 0, or -1 with *cause; the
- * stack is left as it was either way.
+ * One watch, {resource=, map=, previous=, initial=, paths=, changes=,
+ * fields=}, from the value on top of L (the i-th of watches) into w. 0,
+ * or -1 with *cause; the stack is left as it was either way.
  */
 static int
 watch_from_table(struct ctrl *c, lua_State *L, int i, struct watchdef *w,
@@ -1007,6 +1021,9 @@ watch_from_table(struct ctrl *c, lua_State *L, int i, struct watchdef *w,
 	w->map_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	lua_getfield(L, -1, "previous");
 	w->previous = lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	lua_getfield(L, -1, "initial");
+	w->initial = lua_toboolean(L, -1);
 	lua_pop(L, 1);
 	lua_getfield(L, -1, "paths");
 	rc = watch_paths(L, &w->paths, &w->npaths);

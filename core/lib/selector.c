@@ -1004,9 +1004,31 @@ plain_value(const char *v)
 }
 
 /*
+ * Whether a key ending in the last dotted part of path may be in the JSON
+ * text: that part and its closing quote (1 when the part is not plain).
+ */
+static int
+key_may_be_in(const char *path, const char *json, size_t len)
+{
+	const char *dot = strrchr(path, '.');
+	const char *last = dot != NULL ? dot + 1 : path;
+	char pat[256];
+	int n;
+
+	if (!plain_value(last))
+		return 1;
+	n = snprintf(pat, sizeof pat, "%s\"", last);
+	if (n < 0 || (size_t)n >= sizeof pat)
+		return 1;
+	return memmem(json, len, pat, (size_t)n) != NULL;
+}
+
+/*
  * A quick test on an object's serialized JSON before it is parsed: 0 when
  * an equality of a field selector asks for a plain value that the text
- * does not contain at all (so the object cannot match), else 1.
+ * does not contain at all, or an inequality to "" (the field is there)
+ * names a field whose key is not in it (so the object cannot match),
+ * else 1.
  */
 int
 selector_fields_may_match(const selector *sel, const char *json, size_t len)
@@ -1022,6 +1044,9 @@ selector_fields_may_match(const selector *sel, const char *json, size_t len)
 		    plain_value(r->values[0]) &&
 		    memmem(json, len, r->values[0], strlen(r->values[0])) ==
 		    NULL)
+			return 0;
+		if (r->op == OP_NE && r->nvalues == 1 &&
+		    *r->values[0] == '\0' && !key_may_be_in(r->key, json, len))
 			return 0;
 	}
 	return 1;

@@ -35,7 +35,8 @@ int selector_label_equals(const selector *, size_t i, const char **key,
 const char *selector_field_equals(const selector *, const char *path);
 void selector_free(selector *);
 /* 0 when a field selector's plain equality value is nowhere in the JSON
- * text, so the object cannot match; 1 when it may (then parse and match). */
+ * text, or a field it asks to be there (!= "") has no key there, so the
+ * object cannot match; 1 when it may (then parse and match). */
 int selector_fields_may_match(const selector *, const char *json, size_t len);
 
 #endif

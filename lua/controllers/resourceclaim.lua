@@ -163,8 +163,10 @@ local controller = {
       paths = { "metadata.namespace", "metadata.name", "spec.resourceClaims",
         "status.resourceClaimStatuses" },
       map = claims_of },
-    -- A pod whose claim is to be made or reserved.
-    { resource = PODS, fields = HAS_CLAIMS, paths = POD_PATHS,
+    -- A pod whose claim is to be made or reserved; initial: the pods
+    -- there are at a (re)load too (one made while this controller was
+    -- off gets its claim).
+    { resource = PODS, fields = HAS_CLAIMS, paths = POD_PATHS, initial = true,
       map = function(pod)
         note_users(pod)
         if not pod_needs_work(pod) then return nil end

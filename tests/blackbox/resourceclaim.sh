@@ -170,3 +170,23 @@ expect_eq yes "$(k auth can-i create resourceclaims --as=system:controller:resou
 expect_eq no "$(k auth can-i delete pods --as=system:controller:resource-claim-controller 2>/dev/null || true)" \
 	"the controller may not delete pods"
 pass "the controller runs as system:controller:resource-claim-controller"
+
+# --- a pod made while the controller was off (--controllers without it)
+# gets its claim when volrayd starts with it: the pods there are at load
+# go through its pod watch (initial = true), as an informer's first list.
+stop_daemon
+start_daemon --roles api,controllers --controllers='*,-resourceclaim'
+k apply -f - >/dev/null <<'YAML' || fail "create tpod3"
+apiVersion: v1
+kind: Pod
+metadata: {name: tpod3}
+spec:
+  containers: [{name: c, image: busybox, resources: {claims: [{name: gpu}]}}]
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: gpu}]
+YAML
+expect_eq "" "$(k get pod tpod3 -o jsonpath='{.status.resourceClaimStatuses}')" "tpod3's claims without the controller"
+stop_daemon
+start_daemon --roles api,controllers
+wait_eq yes "tpod3's claim, made after a restart with the controller" sh -c \
+	"kubectl get pod tpod3 -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}' | grep -q tpod3-gpu- && echo yes"
+pass "a pod made while the controller was off gets its claim when it starts"

@@ -435,6 +435,23 @@ test_fields_may_match(void)
 	CHECK(selector_fields_may_match(s, "{}", 2) == 1);
 	selector_free(s);
 	CHECK(selector_fields_may_match(NULL, "{}", 2) == 1);
+	/* An inequality to "" asks for the field: without its key in the
+	   text it cannot match (the resourceclaim controller's pod filter). */
+	s = selector_parse_fields("spec.resourceClaims!=", NULL);
+	CHECK(s != NULL);
+	CHECK(selector_fields_may_match(s, pod, sizeof pod - 1) == 0);
+	CHECK(selector_match_fields(s, tree) == 0);
+	CHECK(selector_fields_may_match(s,
+	    "{\"spec\":{\"resourceClaims\":[{\"name\":\"g\"}]}}", 42) == 1);
+	/* A key with dots: its last part still ends the key in the text. */
+	selector_free(s);
+	s = selector_parse_fields("metadata.labels.app.kubernetes.io/name!=",
+	    NULL);
+	CHECK(selector_fields_may_match(s,
+	    "{\"metadata\":{\"labels\":{\"app.kubernetes.io/name\":\"x\"}}}",
+	    54) == 1);
+	CHECK(selector_fields_may_match(s, pod, sizeof pod - 1) == 0);
+	selector_free(s);
 	cJSON_Delete(tree);
 }
 
