@@ -197,6 +197,24 @@ print("volrayd CPU %.1f s; in reconciles %.1f s (%.0f%%): Lua VM %.1f s (%.0f%%)
       (cpu, lua, 100 * lua / cpu if cpu else 0, lua - api, 100 * (lua - api) / cpu if cpu else 0, api))
 PY
 echo "loop lag max: $lag"
+# Operator mode: the second process's requests by rate-limit bucket, their
+# time in line, and the least time the limits allow for them: a bucket
+# sends its burst at once and then QPS a second.
+if [ -n "$pid2" ] && [ "${KUBERAY:-0}" != 1 ]; then
+	curl -fs "http://127.0.0.1:$mport/metrics" | python3 -c '
+import re, sys
+qps, burst = float(sys.argv[1]), float(sys.argv[2])
+req, q = {}, {}
+for line in sys.stdin:
+    m = re.match(r"volray_remote_(requests_total|queued_seconds_total)\{bucket=\"([^\"]*)\"\} (\S+)", line)
+    if m:
+        (req if m.group(1) == "requests_total" else q)[m.group(2)] = float(m.group(3))
+top = sorted(req, key=lambda b: -req[b])[:5]
+floor = max([(r - burst) / qps for r in req.values()] + [0])
+print("rate-limit buckets (QPS %g, burst %g): %s; the limits allow no less than %.1f s" % (qps, burst,
+      ", ".join("%s %d (%.1f s in line)" % (b, req[b], q.get(b, 0)) for b in top), floor))
+' "${KUBE_QPS:-100}" "${KUBE_BURST:-200}"
+fi
 [ -z "$pid2" ] || { kill $pid2; wait $pid2 2>/dev/null || true; pid2=""; }
 kill $pid; wait $pid 2>/dev/null || true
 pid=""

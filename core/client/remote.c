@@ -865,6 +865,26 @@ remote_new(uv_loop_t *loop, const struct kubecfg *kc,
 	return rm;
 }
 
+static void
+print_bucket(FILE *f, const char *name, const hclient *h)
+{
+	struct hclient_stats st;
+
+	if (h == NULL)
+		return;
+	hclient_stats(h, &st);
+	fprintf(f, "volray_remote_requests_total{bucket=\"%s\"} %llu\n"
+	    "volray_remote_queued_seconds_total{bucket=\"%s\"} %.3f\n",
+	    name, (unsigned long long)st.requests, name, st.queued_s);
+}
+
+static int
+print_kind_bucket(const char *key, void *value, void *arg)
+{
+	print_bucket(arg, key, value);
+	return 0;
+}
+
 void
 remote_print_metrics(FILE *f, const remote *rm)
 {
@@ -884,6 +904,18 @@ remote_print_metrics(FILE *f, const remote *rm)
 		fprintf(f, "volray_remote_lists_total{resource=\"%s\"} %llu\n",
 		    rm->inf[i].r->store_key,
 		    (unsigned long long)rm->inf[i].lists);
+	fprintf(f, "# HELP volray_remote_requests_total Requests sent to "
+	    "the remote API, by rate-limit bucket (a kind's writes, Events, "
+	    "Leases, and the lists, watches and reads of \"default\").\n"
+	    "# TYPE volray_remote_requests_total counter\n"
+	    "# HELP volray_remote_queued_seconds_total Their time in line "
+	    "before being sent: waiting for a token of --kube-api-qps and "
+	    "--kube-api-burst, or a free connection.\n"
+	    "# TYPE volray_remote_queued_seconds_total counter\n");
+	print_bucket(f, "default", rm->h);
+	print_bucket(f, "events", rm->events_h);
+	print_bucket(f, "leases", rm->leases_h);
+	hmap_each(rm->kinds, print_kind_bucket, f);
 	remote_decode_print_metrics(f, rm->dec);
 }
 

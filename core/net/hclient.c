@@ -74,6 +74,7 @@ struct hclient_req {
 	int too_big;
 	int retries;		/* answered 429 and made again */
 	uint64_t due_ns;	/* when delayed: wait until this uv_hrtime */
+	uint64_t queued_at;	/* when it went in line (uv_hrtime) */
 	struct fairq_link wait;	/* in its flow's line, when waiting */
 	struct fairq_line *flow;
 	struct hclient_req *prev, *next;	/* delayed, running or dead */
@@ -113,6 +114,9 @@ struct hclient {
 	double qps;		/* <= 0: no limit */
 	double burst, tokens;
 	uint64_t last_ns;
+
+	uint64_t launched;	/* requests handed to libcurl */
+	uint64_t queued_ns;	/* their time in line (tokens, connections) */
 
 	fairq *waiting;		/* a line per flow */
 	struct rlist delayed, running;
@@ -683,6 +687,13 @@ hclient_inflight(const hclient *h)
 	return h->inflight;
 }
 
+void
+hclient_stats(const hclient *h, struct hclient_stats *st)
+{
+	st->requests = h->launched;
+	st->queued_s = (double)h->queued_ns / 1e9;
+}
+
 static size_t
 on_body(char *p, size_t size, size_t n, void *arg)
 {
@@ -856,6 +867,7 @@ launch(hclient *h, struct hclient_req *r, char **cause)
 	r->state = REQ_RUNNING;
 	rlist_add(&h->running, r);
 	h->nrunning++;
+	h->launched++;
 	return 0;
 }
 
@@ -899,6 +911,7 @@ static void
 wait_in_line(hclient *h, struct hclient_req *r)
 {
 	r->state = REQ_WAITING;
+	r->queued_at = uv_hrtime();
 	fairq_push(h->waiting, r->flow, &r->wait);
 }
 
@@ -921,6 +934,7 @@ on_rate_timer(uv_timer_t *t)
 		k = fairq_pop(h->waiting);
 		r = FAIRQ_ITEM(k, struct hclient_req, wait);
 		reserve(h);
+		h->queued_ns += uv_hrtime() - r->queued_at;
 		if (launch(h, r, &err) != 0) {
 			h->inflight--;
 			r->state = REQ_FINISHING;
@@ -1045,6 +1059,8 @@ hclient_call_sync(hclient *h, const struct hclient_call *c, long *status,
 	}
 	if ((wait = reserve(h)) > 0)
 		sleep_ns(wait);
+	h->launched++;
+	h->queued_ns += wait;
 	/* A reset handle keeps its connections and caches. */
 	curl_easy_reset(h->sync);
 	memset(&r, 0, sizeof r);

@@ -148,6 +148,14 @@ void hclient_cancel(hclient_req *);
 const char *hclient_req_header(hclient_req *, const char *name);
 /* Requests started and not yet done, waiting ones included. */
 int hclient_inflight(const hclient *);
+/* What went through: requests handed to libcurl (a 429's retry is one
+   more) and the seconds they spent in line before it, waiting for a
+   token of the rate limit or a free connection. */
+struct hclient_stats {
+	uint64_t requests;
+	double queued_s;
+};
+void hclient_stats(const hclient *, struct hclient_stats *);
 
 /*
  * Make one request and wait for its answer. The cost: the calling thread

@@ -46,6 +46,12 @@ for crd in rayjobs.ray.io queues.scheduling.volcano.sh podgroups.scheduling.volc
 done
 expect_contains "$(command curl -s "http://127.0.0.1:$M1/metrics")" \
 	'volray_leader_is_leader{lease="kube-system/volray-controllers"}' "w1's metrics"
+# Its requests by rate-limit bucket: its lists and watches at least.
+n=$(command curl -s "http://127.0.0.1:$M1/metrics" |
+	sed -n 's/^volray_remote_requests_total{bucket="default"} //p')
+[ "${n:-0}" -gt 0 ] || fail "w1's volray_remote_requests_total for its lists and watches: '$n'"
+expect_contains "$(command curl -s "http://127.0.0.1:$M1/metrics")" \
+	'volray_remote_queued_seconds_total{bucket="events"}' "w1's time in line of its Events"
 
 "$top_builddir/volray" node add --virtual --count 2 --cpu 4 --memory 8Gi >/dev/null ||
 	fail "volray node add"
