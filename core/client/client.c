@@ -153,9 +153,15 @@ client_filter_add(client *c, const char *res,
 }
 
 void
-client_filter_remove(client *c, int id)
+client_filter_remove(client *c, int handle)
 {
-	store_filter_remove(c->cache, id);
+	store_filter_remove(c->cache, handle);
+}
+
+int
+client_filter_count(const client *c)
+{
+	return store_filter_count(c->cache);
 }
 
 void

@@ -132,11 +132,14 @@ ssize_t client_list_selected(const client *, const char *res,
 /* The newest revision the cache has seen. */
 uint64_t client_rev(const client *);
 
-/* Following changes: store_subscribe and store_filter_add on the cache. */
+/* Following changes: store_subscribe and store_filter_add on the cache
+   (a handle, or -1 while all are in use; client_filter_remove gives one
+   back, client_filter_count counts those in use). */
 void client_subscribe(client *, store_event_cb, void *arg);
 int client_filter_add(client *, const char *res,
     int (*test)(void *arg, const cJSON *tree), void *arg);
-void client_filter_remove(client *, int id);
+void client_filter_remove(client *, int handle);
+int client_filter_count(const client *);
 /* What a subsystem derives from each version loaded when the cache fills
    (store_derive; process-wide, set before any client is made). */
 void client_derive(const char *res, store_derive_fn make,

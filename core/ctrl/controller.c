@@ -97,6 +97,7 @@ struct controller_rt {
 		uint64_t reconciles;
 		uint64_t errors;
 		uint64_t lua_usec;   /* wall time inside Lua reconcile calls */
+		uint64_t filters_refused; /* field selectors left unfiltered */
 	} stats;
 };
 
@@ -119,6 +120,14 @@ ctrl_free(struct ctrl *c, int keep_queue)
 	free(c->file);
 	free(c->user_name);
 	free(c->owns);
+	/*
+	 * Store filters go back (their slots serve the next load's selectors)
+	 * before the selectors they test are freed. No event reaches c now
+	 * (a reload has swapped it out of rt->ctrls, a failed load never put
+	 * it there, or the runtime is going), so none asks them again; what
+	 * they said of versions is not believed by a filter that takes the
+	 * slot (store_filter_add).
+	 */
 	if (c->filter >= 0)
 		client_filter_remove(c->rt->client, c->filter);
 	selector_free(c->fields);
@@ -774,11 +783,23 @@ print_metrics(FILE *f, void *arg)
 	    "of one controller in flight at once (started, not ended).\n"
 	    "# TYPE volray_reconciles_in_flight_peak gauge\n"
 	    "volray_reconciles_in_flight_peak %llu\n"
+	    "# HELP volray_controller_store_filters Store filters in use: "
+	    "the loaded controllers' field selectors, judged as versions are "
+	    "written (at most %d).\n"
+	    "# TYPE volray_controller_store_filters gauge\n"
+	    "volray_controller_store_filters %d\n"
+	    "# HELP volray_controller_store_filters_refused_total Field "
+	    "selectors loaded without a store filter (none was left): their "
+	    "events are parsed to be judged.\n"
+	    "# TYPE volray_controller_store_filters_refused_total counter\n"
+	    "volray_controller_store_filters_refused_total %llu\n"
 	    "# TYPE volray_workqueue_depth gauge\n",
 	    (unsigned long long)rt->stats.reconciles,
 	    (unsigned long long)rt->stats.errors, rt->stats.lua_usec / 1e6,
 	    luaapi_usec / 1e6, rt->L ? luahost_memory(rt->L) : 0,
-	    (unsigned long long)rt->stats.peak_runs);
+	    (unsigned long long)rt->stats.peak_runs, STORE_MAX_FILTERS,
+	    client_filter_count(rt->client),
+	    (unsigned long long)rt->stats.filters_refused);
 	for (i = 0; i < rt->nctrls; i++)
 		fprintf(f, "volray_workqueue_depth{controller=\"%s\"} %zu\n",
 		    rt->ctrls[i]->name, wqueue_len(rt->ctrls[i]->q));
@@ -909,6 +930,20 @@ field_resource(lua_State *L, int idx, const char *field, const char *file,
 }
 
 /*
+ * The store had no filter left for a field selector: it still works, but
+ * each event of its resource is judged from the object's bytes. Said
+ * once in the log; counted in /metrics.
+ */
+static void
+filter_refused(controller_rt *rt, const char *ctrl, const char *what)
+{
+	if (rt->stats.filters_refused++ == 0)
+		log_warn("controller %s: %s: no store filter left (%d in use); "
+		    "its events are parsed to be judged (said once)", ctrl,
+		    what, client_filter_count(rt->client));
+}
+
+/*
  * A field selector from the value on top of L (nil: none), as a store
  * filter of r's objects; what names it in messages. 0, or -1 with *cause.
  */
@@ -934,6 +969,8 @@ fields_from(struct ctrl *c, lua_State *L, const resource *r, const char *rel,
 	}
 	*filter = client_filter_add(c->rt->client, r->store_key, match_fields,
 	    *fields);
+	if (*filter < 0)
+		filter_refused(c->rt, c->name, what);
 	return 0;
 }
 

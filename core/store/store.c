@@ -16,6 +16,7 @@
  * come from another API server, whose writes are durable there, so its
  * events are delivered as soon as they are queued.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -878,6 +879,8 @@ store_run_filters(store *st, store_obj *o, const cJSON *tree)
 {
 	int i;
 
+	o->fknown = o->fmatch = 0;
+	o->fgen = st->fgen;
 	for (i = 0; i < st->nfilters; i++) {
 		const struct store_filter *f = &st->filters[i];
 
@@ -889,36 +892,82 @@ store_run_filters(store *st, store_obj *o, const cJSON *tree)
 	}
 }
 
+/* A handle: the slot in its low bits, above them the generation the
+   slot was taken in. */
+#define FILTER_SLOT_BITS	6
+#define FILTER_SLOT(h)		((h) & (STORE_MAX_FILTERS - 1))
+#define FILTER_GEN(h)		((uint32_t)(h) >> FILTER_SLOT_BITS)
+#define FILTER_MAX_GEN		(INT_MAX >> FILTER_SLOT_BITS)
+
+/* A slot for a new filter: a fresh one, else one given back (then the
+   generation moves on, so that what its last filter said of versions
+   is no longer believed). -1: none. */
+static int
+filter_slot(store *st)
+{
+	int i;
+
+	if (st->nfilters < STORE_MAX_FILTERS)
+		return st->nfilters++;
+	if (st->fgen >= FILTER_MAX_GEN)
+		return -1;
+	for (i = 0; i < STORE_MAX_FILTERS; i++)
+		if (st->filters[i].res == NULL) {
+			st->fgen++;
+			return i;
+		}
+	return -1;
+}
+
 int
 store_filter_add(store *st, const char *res,
     int (*test)(void *arg, const cJSON *tree), void *arg)
 {
 	struct store_filter *f;
+	int i;
 
-	if (st->nfilters == STORE_MAX_FILTERS)
+	if ((i = filter_slot(st)) < 0)
 		return -1;
-	f = &st->filters[st->nfilters];
+	f = &st->filters[i];
 	f->res = xstrdup(res);
 	f->test = test;
 	f->arg = arg;
-	return st->nfilters++;
+	f->handle = (int)(st->fgen << FILTER_SLOT_BITS) | i;
+	return f->handle;
 }
 
 void
-store_filter_remove(store *st, int id)
+store_filter_remove(store *st, int h)
 {
-	if (id < 0 || id >= st->nfilters)
+	struct store_filter *f;
+
+	if (h < 0 || FILTER_SLOT(h) >= st->nfilters)
 		return;
-	free(st->filters[id].res);
-	st->filters[id].res = NULL;
+	f = &st->filters[FILTER_SLOT(h)];
+	if (f->res == NULL || f->handle != h)
+		return;
+	free(f->res);
+	f->res = NULL;
 }
 
 int
-store_obj_filtered(const store_obj *o, int id)
+store_obj_filtered(const store_obj *o, int h)
 {
-	if (id < 0 || id >= STORE_MAX_FILTERS || !(o->fknown & (1ULL << id)))
+	if (h < 0 || !(o->fknown & (1ULL << FILTER_SLOT(h))) ||
+	    o->fgen < FILTER_GEN(h))
 		return -1;
-	return (o->fmatch & (1ULL << id)) != 0;
+	return (o->fmatch & (1ULL << FILTER_SLOT(h))) != 0;
+}
+
+int
+store_filter_count(const store *st)
+{
+	int i, n = 0;
+
+	for (i = 0; i < st->nfilters; i++)
+		if (st->filters[i].res != NULL)
+			n++;
+	return n;
 }
 
 /* Serialize, version and log one write; returns the new version. */

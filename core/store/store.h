@@ -48,11 +48,13 @@ typedef struct store_obj {
 	int nowners;
 	int nfinalizers;
 	int deleting;      /* metadata.deletionTimestamp is set */
+	uint32_t fgen;     /* the store's filter generation when fknown and
+			      fmatch were set (where padding was) */
 	char phase[16];    /* status.phase (truncated), or "" */
 	char *strs;        /* storage for the strings above */
 	void *derived;     /* what a subsystem derives from a version loaded
 			      at open (store_derive), or NULL */
-	uint64_t fknown;   /* store filters run on this version (bit = id) */
+	uint64_t fknown;   /* store filters run on this version (bit = slot) */
 	uint64_t fmatch;   /* and those that matched */
 } store_obj;
 
@@ -126,16 +128,22 @@ uint64_t store_put(store *, const char *res, const char *ns, const char *name,
  * A test run on the tree of each version of res as it is written (the
  * store has the tree then), so that a subscriber asking it of an event's
  * version need not parse the bytes: the controllers' watch field
- * selectors. Returns its id, or -1 once STORE_MAX_FILTERS were added in
- * the process's life (ids are not reused: a version keeps what each id
- * said). store_obj_filtered: 1 matched, 0 did not, -1 not known (the
- * version was loaded at open or written before the filter was added).
+ * selectors. Returns a handle, or -1 while STORE_MAX_FILTERS are in use.
+ * A removed filter's slot is taken again by a later one: the handle
+ * names the slot and the generation it was taken in, so a version the
+ * slot's earlier filter judged is not known to the new one.
+ * store_obj_filtered: 1 matched, 0 did not, -1 not known (the version was
+ * loaded at open or written before the filter was added); a handle given
+ * back is not to be asked again. store_filter_remove of a handle given
+ * back already does nothing.
  */
 #define STORE_MAX_FILTERS 64
 int store_filter_add(store *, const char *res,
     int (*test)(void *arg, const cJSON *tree), void *arg);
-void store_filter_remove(store *, int id);
-int store_obj_filtered(const store_obj *, int id);
+void store_filter_remove(store *, int handle);
+int store_obj_filtered(const store_obj *, int handle);
+/* Filters in use. */
+int store_filter_count(const store *);
 
 /* Remove an object; last is its final state (resourceVersion is set). */
 uint64_t store_delete(store *, const char *res, const char *ns,

@@ -42,8 +42,10 @@ struct store {
 		char *res;		/* NULL: removed */
 		int (*test)(void *, const cJSON *);
 		void *arg;
+		int handle;		/* the slot and its generation */
 	} filters[STORE_MAX_FILTERS];
-	int nfilters;
+	int nfilters;		/* slots ever taken */
+	uint32_t fgen;		/* bumped when a removed slot is taken */
 	wal *wal;                  /* NULL in a mirror */
 	int mirror;                /* versions come from another server */
 	uint64_t rev;

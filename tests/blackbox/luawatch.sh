@@ -157,3 +157,25 @@ k label secret u1 extra=y >/dev/null
 wait_eq 2 "tally-a after a label of u1" tally tally-a
 pass "watches.changes: a change maps only when a path it names moved"
 
+
+# A reload gives the old controllers' store filters back and the new ones
+# take their slots: far more than the store's 64 taken over the daemon's
+# life, every field selector still gets one (else its events would be
+# parsed to be judged, a log line and a counter say so).
+metric() { curl -fs "$API/metrics" | sed -n "s/^$1 //p"; }
+before=$(metric volray_controller_store_filters)
+[ "${before:-0}" -ge 4 ] || fail "store filters before the reloads: '$before'"
+i=0
+while [ $i -lt 70 ]; do
+	curl -fs -o /dev/null -XPOST "$API/apis/volray.io/v1/policy/reload" ||
+		fail "reload $i"
+	i=$((i + 1))
+done
+expect_eq "$before" "$(metric volray_controller_store_filters)" "store filters after 70 reloads"
+expect_eq 0 "$(metric volray_controller_store_filters_refused_total)" "field selectors refused a store filter"
+grep -q 'no store filter left' "$WORK/volrayd.log" && fail "a filter was refused: $(grep 'no store filter left' "$WORK/volrayd.log")"
+secret s4 Opaque e
+secret s5 volray.io/mirror f
+wait_eq 1 "configmap f after the reloads" count f
+expect_eq "" "$(k get configmap e -o name --ignore-not-found)" "watches.fields after the reloads"
+pass "70 reloads: the store filters are given back and taken again; watches still filter"

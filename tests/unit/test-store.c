@@ -40,6 +40,12 @@ in_a(void *arg, const cJSON *tree)
 	return cJSON_IsString(ns) && strcmp(ns->valuestring, "a") == 0;
 }
 
+static int
+not_a(void *arg, const cJSON *tree)
+{
+	return !in_a(arg, tree);
+}
+
 static cJSON *
 obj(const char *ns, const char *name, const char *uid, const char *owner)
 {
@@ -236,12 +242,43 @@ main(void)
 		CHECK(calls == 2);
 		CHECK(store_obj_filtered(store_get(st, "pods", "a", "p7"), id) ==
 		    -1);
-		/* Ids are never reused; past the last, -1. */
+		/* Past STORE_MAX_FILTERS in use, -1. */
 		for (i = 1; i < STORE_MAX_FILTERS; i++)
 			CHECK(store_filter_add(st, "nodes", in_a, &calls) == i);
+		CHECK(store_filter_count(st) == STORE_MAX_FILTERS - 1);
+		CHECK(store_filter_add(st, "nodes", in_a, &calls) >= 0);
 		CHECK(store_filter_add(st, "nodes", in_a, &calls) == -1);
+		CHECK(store_filter_count(st) == STORE_MAX_FILTERS);
 	}
-	CHECK(store_rev(st) == 8);
+	{
+		/* A slot given back is taken again, many times over (a
+		   controller reloaded); what an earlier filter of the slot
+		   said of a version is not believed by the new filter. */
+		int calls = 0, id = STORE_MAX_FILTERS - 1, nid, i;
+
+		for (i = 0; i < 3 * STORE_MAX_FILTERS; i++) {
+			store_filter_remove(st, id);
+			nid = store_filter_add(st, "pods", in_a, &calls);
+			CHECK(nid >= 0 && nid != id);
+			id = nid;
+		}
+		CHECK(store_filter_count(st) == STORE_MAX_FILTERS);
+		put(st, "a", "p6", "u6", NULL);
+		CHECK(calls == 1);
+		CHECK(store_obj_filtered(store_get(st, "pods", "a", "p6"), id) ==
+		    1);
+		store_filter_remove(st, id);
+		/* A stale handle removes nothing. */
+		nid = store_filter_add(st, "pods", not_a, &calls);
+		store_filter_remove(st, id);
+		CHECK(store_filter_count(st) == STORE_MAX_FILTERS);
+		CHECK(store_obj_filtered(store_get(st, "pods", "a", "p6"),
+		    nid) == -1);
+		put(st, "a", "p5", "u5", NULL);
+		CHECK(store_obj_filtered(store_get(st, "pods", "a", "p5"),
+		    nid) == 0);
+	}
+	CHECK(store_rev(st) == 10);
 	{
 		/* The index by node: a pod is listed once bound, and no
 		   longer when deleted. */
@@ -261,7 +298,7 @@ main(void)
 		CHECK(store_on_node(st, "n1", &keys) == 0);
 		cJSON_Delete(t);
 	}
-	CHECK(store_rev(st) == 12);
+	CHECK(store_rev(st) == 14);
 	labels_index(st);
 	store_close(st);
 	uv_run(loop, UV_RUN_NOWAIT);
