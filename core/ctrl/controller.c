@@ -73,7 +73,8 @@ struct ctrl {
 	int nwatches;
 	int reconcile_ref;
 	wqueue *q;
-	recorder *rec;             /* its Events, as NAME-controller */
+	recorder *rec;             /* its Events, as event_source */
+	char *event_source;        /* their source.component */
 	struct run *runs;          /* reconciles in flight */
 	int nruns;
 	char *file;                /* the script, after overrides */
@@ -117,6 +118,7 @@ ctrl_free(struct ctrl *c, int keep_queue)
 	if (!keep_queue)
 		recorder_free(c->rec);
 	free(c->name);
+	free(c->event_source);
 	free(c->file);
 	free(c->user_name);
 	free(c->owns);
@@ -1111,6 +1113,28 @@ watches_from_table(struct ctrl *c, lua_State *L, int t, const char *rel,
 	return rc;
 }
 
+/*
+ * The source.component of the controller's Events, from the table at t:
+ * event_source, else "NAME-controller" as most of kube-controller-manager's
+ * ("job-controller"; its resourceclaim controller's is "resource_claim").
+ * 0, or -1 with *cause.
+ */
+static int
+event_source_from_table(struct ctrl *c, lua_State *L, int t, const char *rel,
+    char **cause)
+{
+	lua_getfield(L, t, "event_source");
+	if (lua_isnil(L, -1))
+		c->event_source = util_printf("%s-controller", c->name);
+	else if (lua_type(L, -1) == LUA_TSTRING && lua_rawlen(L, -1) > 0)
+		c->event_source = xstrdup(lua_tostring(L, -1));
+	else
+		*cause = util_printf("%s: 'event_source' must be a non-empty "
+		    "string", rel);
+	lua_pop(L, 1);
+	return c->event_source != NULL ? 0 : -1;
+}
+
 /* Check one loaded controller table (on top of L) and describe it. */
 static struct ctrl *
 ctrl_from_table(controller_rt *rt, lua_State *L, const char *rel,
@@ -1135,6 +1159,7 @@ ctrl_from_table(controller_rt *rt, lua_State *L, const char *rel,
 		goto fail;
 	}
 	if (primary_from_table(c, L, t, rel, cause) != 0 ||
+	    event_source_from_table(c, L, t, rel, cause) != 0 ||
 	    owns_from_table(c, L, t, rel, cause) != 0 ||
 	    watches_from_table(c, L, t, rel, cause) != 0)
 		goto fail;
@@ -1212,7 +1237,8 @@ controller_reload(controller_rt *rt, char **cause)
 		luahost_state_close(L);
 		return -1;
 	}
-	/* Swap: queues and recorders carry over by controller name. */
+	/* Swap: queues carry over by controller name, recorders too while
+	   the event source stays. */
 	for (i = 0; i < n; i++) {
 		struct ctrl *c = next[i];
 
@@ -1223,23 +1249,19 @@ controller_reload(controller_rt *rt, char **cause)
 				   back to the queue the new one takes. */
 				abandon_runs(rt->ctrls[j]);
 				c->q = rt->ctrls[j]->q;
-				c->rec = rt->ctrls[j]->rec;
 				rt->ctrls[j]->q = NULL;
-				rt->ctrls[j]->rec = NULL;
+				if (strcmp(rt->ctrls[j]->event_source,
+				    c->event_source) == 0) {
+					c->rec = rt->ctrls[j]->rec;
+					rt->ctrls[j]->rec = NULL;
+				}
 				break;
 			}
 		}
 		if (c->q == NULL)
 			c->q = wqueue_new(rt->loop);
-		if (c->rec == NULL) {
-			/* Events name their source as Kubernetes does:
-			   "job-controller". */
-			char *component = util_printf("%s-controller",
-			    c->name);
-
-			c->rec = recorder_new(rt->client, component);
-			free(component);
-		}
+		if (c->rec == NULL)
+			c->rec = recorder_new(rt->client, c->event_source);
 		wqueue_set_ready_cb(c->q, on_ready, c);
 	}
 	for (j = 0; j < rt->nctrls; j++)

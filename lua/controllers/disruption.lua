@@ -52,6 +52,8 @@ end
 
 local controller = {
   primary = PDBS,
+  -- kube-controller-manager's disruption controller records as this.
+  event_source = "controllermanager",
   watches = {
     { resource = PODS, previous = true,
       paths = { "metadata.namespace", "metadata.labels" }, map = budgets_of },

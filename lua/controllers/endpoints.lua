@@ -106,6 +106,7 @@ end
 
 local controller = {
   primary = SERVICES,
+  event_source = "endpoint-controller",	-- kube's, without the s
   watches = {
     -- A Service changed: the index of selectors follows.
     { resource = SERVICES, map = service_changed },

@@ -155,6 +155,9 @@ end
 
 local controller = {
   primary = CLAIMS,
+  -- kube-controller-manager's Events source for it (not
+  -- "resourceclaim-controller").
+  event_source = "resource_claim",
   watches = {
     -- A pod that comes, goes or changes phase may release its claims
     -- (the claim's reconcile decides: a deletion looks like the last

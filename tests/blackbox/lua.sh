@@ -98,3 +98,20 @@ kill -HUP "$DAEMON_PID"
 k wait --for=jsonpath='{.metadata.labels.seen}'=v2 cm/good --timeout=10s >/dev/null ||
 	fail "SIGHUP reload did not swap in the new script"
 pass "SIGHUP reloads: every object is reconciled by the new script"
+
+# Events' source: NAME-controller, or the controller's event_source (kept
+# across a reload only while it stays); a bad one fails the reload.
+expect_eq chaos-controller "$(k get events --field-selector involvedObject.name=bad-throw -o jsonpath='{.items[0].source.component}')" \
+	"the default event source"
+sed 's/^return c$/c.event_source = "chaos-source"\nreturn c/' "$POL/controllers/chaos.lua" >"$WORK/chaos.lua"
+mv "$WORK/chaos.lua" "$POL/controllers/chaos.lua"
+code=$(curl -s -o "$WORK/reload.json" -w '%{http_code}' -XPOST "$API/apis/volray.io/v1/policy/reload")
+expect_eq 200 "$code" "reload with event_source: $(cat "$WORK/reload.json")"
+mkcm bad-source throw
+wait_eq chaos-source "bad-source's Event's source" \
+	k get events --field-selector involvedObject.name=bad-source -o jsonpath='{.items[0].source.component}'
+sed -i 's/^c.event_source = .*/c.event_source = 5/' "$POL/controllers/chaos.lua"
+code=$(curl -s -o "$WORK/reload.json" -w '%{http_code}' -XPOST "$API/apis/volray.io/v1/policy/reload")
+expect_eq 422 "$code" "reload with a numeric event_source"
+grep -q "event_source' must be" "$WORK/reload.json" || fail "reload error: $(cat "$WORK/reload.json")"
+pass "a controller's event_source names its Events' source"

@@ -161,6 +161,22 @@ wait_eq "" "the deleted pod's generated claim, collected" sh -c \
 	"kubectl get resourceclaim '$c3' -o name 2>/dev/null"
 pass "a generated claim deleted by hand is made again; it goes with its pod"
 
+# --- a template that does not exist: a Warning Event on the pod, whose
+# source is kube-controller-manager's for this controller, resource_claim.
+k apply -f - >/dev/null <<'YAML' || fail "create npod"
+apiVersion: v1
+kind: Pod
+metadata: {name: npod}
+spec:
+  containers: [{name: c, image: busybox, resources: {claims: [{name: gpu}]}}]
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: nosuch}]
+YAML
+wait_eq "resource_claim resource_claim" "npod's FailedResourceClaimCreation Event's source" \
+	k get events --field-selector involvedObject.name=npod,reason=FailedResourceClaimCreation \
+	-o jsonpath='{.items[0].source.component} {.items[0].reportingComponent}'
+k delete pod npod --grace-period=0 --force >/dev/null 2>&1
+pass "the controller's Events come from resource_claim, as kube's"
+
 # The controller's identity and role, as kube's.
 expect_eq "system:controller:resource-claim-controller" \
 	"$(k get clusterrolebinding system:controller:resource-claim-controller -o jsonpath='{.subjects[0].name}')" \
