@@ -23,6 +23,8 @@
 #   bash bench/sched.sh                       NODES=5000 PODS=50000
 #   SMALL=1 bash bench/sched.sh               a quick run
 #   REMOTE=1 ONLY=plugins bash bench/sched.sh operator mode
+# METRICS_OUT=PREFIX: the API process's /metrics at the end in PREFIX.api
+# (and the scheduler's in PREFIX.sched, REMOTE=1).
 # SCHED_ARGS: more flags for the daemon that schedules, e.g.
 # --explain-sessions=0 (explain_share: the share of session time spent
 # recording why jobs wait, for volray explain).
@@ -209,6 +211,10 @@ def cpus():
     pid = SCHED_PID
     return cpu("/proc/%s/stat" % pid), cpu("/proc/%s/task/%s/stat" % (pid, pid))
 
+def api_cpu():
+    # the API process's CPU in operator mode (its own figures; 0 embedded)
+    return cpu("/proc/%s/stat" % os.environ["VR_PID"]) if os.environ.get("SCHED_PID") else 0.0
+
 def faults():
     # minor page faults of the process (first touches of fresh memory)
     return int(open("/proc/%s/stat" % SCHED_PID).read().rsplit(")", 1)[1].split()[7])
@@ -234,6 +240,7 @@ def run():
                                      'actions: "%s"' % os.environ["ACTIONS"])
     t0 = time.time()
     cpu0, loop0 = cpus()
+    api0 = api_cpu()
     flt0 = faults()
     if ARRIVE:
         # The policy schedules already; the clock starts with the nodes.
@@ -268,6 +275,7 @@ def run():
         time.sleep(0.05)
     secs = time.time() - t0
     cpu1, loop1 = cpus()
+    api1 = api_cpu()
     flt1 = faults()
     # Then until the simulated kubelets have written every pod's first
     # status (Running): the work a bind sets off on the loop, counted too
@@ -295,6 +303,17 @@ def run():
           % (target, secs, target / secs, longest, 100 * lua / cyc if cyc else 0, p99, len(lat),
              cpu1 - cpu0, loop1 - loop0, flt1 - flt0, run_secs, loop2 - loop0,
              100 * explain / cyc if cyc else 0))
+    if os.environ.get("METRICS_OUT"):
+        # Both processes' /metrics at the end, for a closer look.
+        c = conn()
+        code, data = request(c, "GET", "/metrics")
+        open(os.environ["METRICS_OUT"] + ".api", "wb").write(data)
+        if SCHED_METRICS:
+            open(os.environ["METRICS_OUT"] + ".sched", "wb").write(
+                urllib.request.urlopen(SCHED_METRICS, timeout=30).read())
+    if os.environ.get("SCHED_PID"):
+        print("API cpu_s=%.2f (the API process, serving the scheduler and the nodes, to the last bind)"
+              % (api1 - api0))
     if ARRIVE:
         # The last bind can come before the last node.
         maker.join()
@@ -336,7 +355,7 @@ one_run() { # label actions
 	else
 		VR_EXTRA_ARGS="--policy-dir $POL ${SCHED_ARGS:-}" start_volrayd
 	fi
-	export VR_PORT VR_TOKEN VR_PID NODES PODS GANG QUEUES WRITERS SCHED_PID SCHED_METRICS ARRIVE \
+	export METRICS_OUT VR_PORT VR_TOKEN VR_PID NODES PODS GANG QUEUES WRITERS SCHED_PID SCHED_METRICS ARRIVE \
 	    TOPOLOGY GANGS NODE_CPU POD_CPU
 	VR_TOKEN=$(cat "$RUN_DIR/vr/pki/admin.token")
 	python3 "$RUN_DIR/drive.py" setup || die "setup"

@@ -341,30 +341,11 @@ r_delete(void *impl, const resource *r, const char *ns, const char *name,
 }
 
 /*
- * A bind the server took: the mirror's pod gets its node at once (its
- * event held to the next turn), so the next scheduling session does not
- * see it pending before the watch says it is bound. The pod is parsed,
- * given its node and printed again by cJSON (a tenth of the operator-mode
- * scheduler's loop at thousands of binds a second; writing the node into
- * the text would need a JSON scanner of our own, which we do not write).
+ * A bind leaves the mirror's pod as the server last said until the watch
+ * brings it bound: the scheduler keeps the pods whose bind is on its way
+ * apart (sched/assume.c), as kube-scheduler's cache assumes them, from
+ * the moment it sends the bind rather than when the answer comes.
  */
-static void
-assume_bound(struct remote *rm, const char *ns, const char *name,
-    const char *node)
-{
-	const store_obj *o = store_get(rm->mirror, "pods", ns, name);
-	cJSON *t;
-
-	if (o == NULL || *o->node_name != '\0')
-		return;
-	hold_events(rm);
-	if ((t = store_obj_tree(o)) == NULL)
-		return;
-	json_set_str(json_obj(t, "spec"), "nodeName", node);
-	store_mirror_assume(rm->mirror, "pods", ns, name, t);
-	cJSON_Delete(t);
-}
-
 static void
 r_bind(void *impl, const char *ns, const char *name, const char *node,
     struct reg_result *res)
@@ -377,8 +358,6 @@ r_bind(void *impl, const char *ns, const char *name, const char *node,
 	send_write(impl, NULL, "POST", url, "application/json", body, len,
 	    res);
 	free(body);
-	if (res->code < 300)
-		assume_bound(impl, ns, name, node);
 }
 
 struct async_write {
@@ -388,10 +367,8 @@ struct async_write {
 	void *arg;
 	const char *ns;			/* the object's namespace: the line
 					   it waits in (hclient's flow) */
-	const char *name, *node;	/* a bind's, to assume it bound;
-					   else NULL */
 	hclient *via;			/* rm->h, events_h or leases_h */
-	char buf[];			/* ns, name and node */
+	char buf[];			/* ns */
 };
 
 /* The client a write of r goes through, as its descriptor says:
@@ -434,8 +411,6 @@ on_async_done(void *arg, long status, const char *body, size_t len,
 	answer(&res, status, body, len, err);
 	if (res.code < 300 && aw->through != NULL)
 		write_through(aw->rm, aw->through, body, len, res.body);
-	if (res.code < 300 && aw->node != NULL)
-		assume_bound(aw->rm, aw->ns, aw->name, aw->node);
 	if (aw->done != NULL)
 		aw->done(aw->arg, &res);
 	else
@@ -478,27 +453,20 @@ send_async(struct remote *rm, struct async_write *aw, const char *method,
 /* A write of r in namespace ns (the hclient line it waits in), sent
    through the client client_for() names, its 2xx answer written into
    the mirror as into (through()'s answer, or NULL: not at all), the
-   answer then to done(arg); a bind's pod name and node (else NULL)
-   kept with it, all in one allocation (thousands of binds a second). */
+   answer then to done(arg); all in one allocation (thousands of binds a
+   second). */
 static struct async_write *
-new_write_of(struct remote *rm, const resource *r, const char *ns,
-    const char *name, const char *node, const resource *into,
-    client_done_fn done, void *arg)
+new_write(struct remote *rm, const resource *r, const char *ns,
+    const resource *into, client_done_fn done, void *arg)
 {
-	size_t lns, lname, lnode;
+	size_t lns;
 	struct async_write *aw;
 
 	ns = ns != NULL ? ns : "";
 	lns = strlen(ns) + 1;
-	lname = name != NULL ? strlen(name) + 1 : 0;
-	lnode = node != NULL ? strlen(node) + 1 : 0;
-	aw = xmalloc(sizeof *aw + lns + lname + lnode);
+	aw = xmalloc(sizeof *aw + lns);
 	memset(aw, 0, sizeof *aw);
 	aw->ns = memcpy(aw->buf, ns, lns);
-	if (name != NULL)
-		aw->name = memcpy(aw->buf + lns, name, lname);
-	if (node != NULL)
-		aw->node = memcpy(aw->buf + lns + lname, node, lnode);
 	aw->through = into;
 	aw->via = client_for(rm, r);
 	aw->done = done;
@@ -506,20 +474,12 @@ new_write_of(struct remote *rm, const resource *r, const char *ns,
 	return aw;
 }
 
-static struct async_write *
-new_write(struct remote *rm, const resource *r, const char *ns,
-    const resource *into, client_done_fn done, void *arg)
-{
-	return new_write_of(rm, r, ns, NULL, NULL, into, done, arg);
-}
-
 static void
 r_bind_async(void *impl, const char *ns, const char *name, const char *node,
     client_done_fn done, void *arg)
 {
 	const resource *pods = resource_find("", "v1", "pods");
-	struct async_write *aw = new_write_of(impl, pods, ns, name, node,
-	    NULL, done, arg);
+	struct async_write *aw = new_write(impl, pods, ns, NULL, done, arg);
 	size_t len;
 	char *body = remote_binding_body(ns, name, node, &len);
 

@@ -24,7 +24,10 @@
  * which it starts writing as the session's statements commit them (as
  * Volcano dispatches a statement's binds at commit). The API is served
  * meanwhile; what changed meanwhile is seen by the next session, and a
- * bind for a pod deleted meanwhile fails like any stale bind. The policy
+ * bind for a pod deleted meanwhile fails like any stale bind. A pod is
+ * assumed on its node from the moment its bind is sent until the cache
+ * has it bound (assume.c): the sessions that run while a remote API takes
+ * thousands of binds do not decide it again. The policy
  * (scheduler.yaml and the plugins) is reloaded on SIGHUP and `volray
  * policy reload` (with the controllers), and when one of its files
  * changes; a policy that does not load is refused and the running one
@@ -44,6 +47,7 @@
 #include "lib/xmalloc.h"
 #include "luahost/luahost.h"
 #include "registry/status.h"
+#include "sched/assume.h"
 #include "sched/sched.h"
 #include "sched/sched_int.h"
 #include "sched/sessionlog.h"
@@ -131,7 +135,17 @@ struct sched {
 	   reload waits in `retired` to be freed. */
 	struct session *running;
 	struct policy *run_pol, *retired;
-	struct captured { store_obj **objs; size_t n; } captured[NSTORAGE];
+	struct captured {
+		store_obj **objs;
+		size_t n;
+		const char **assumed;	/* pods: the node each unbound one
+					   is assumed on, or NULL (none) */
+	} captured[NSTORAGE];
+	/* The pods whose bind is on its way (kube-scheduler's assumed
+	   pods): a session reads them as bound to their node, so the
+	   sessions that run while thousands of binds wait for the rate
+	   limiter or their answers do not decide them again. */
+	assume *assumed;
 	sessionlog *slog;		/* --record-sessions, or NULL */
 	uint64_t slog_us;		/* time spent writing it */
 	uv_work_t work;
@@ -203,9 +217,10 @@ source_list(void *arg, const char *res,
 	pods = strcmp(res, "pods") == 0;
 	for (i = 0; i < cap->n; i++) {
 		const store_obj *o = cap->objs[i];
-		struct sched_meta meta = { o->node_name, o->phase,
-		    o->deleting, NULL };
-		int bound = pods && o->node_name[0] != '\0';
+		const char *node = cap->assumed != NULL &&
+		    cap->assumed[i] != NULL ? cap->assumed[i] : o->node_name;
+		struct sched_meta meta = { node, o->phase, o->deleting, NULL };
+		int bound = pods && node[0] != '\0';
 		void *summary = pods ? o->derived : NULL;
 		struct cached *c;
 
@@ -278,9 +293,13 @@ capture(struct sched *s)
 {
 	int i;
 
-	for (i = 0; i < NSTORAGE; i++)
+	for (i = 0; i < NSTORAGE; i++) {
 		s->captured[i].n = client_list_refs(s->c, storage[i][1],
 		    &s->captured[i].objs);
+		if (strcmp(storage[i][0], "pods") == 0)
+			s->captured[i].assumed = assume_nodes(s->assumed,
+			    s->captured[i].objs, s->captured[i].n);
+	}
 }
 
 static void
@@ -292,7 +311,9 @@ release(struct sched *s)
 		for (k = 0; k < s->captured[i].n; k++)
 			store_obj_unref(s->captured[i].objs[k]);
 		free(s->captured[i].objs);
+		free(s->captured[i].assumed);
 		s->captured[i].objs = NULL;
+		s->captured[i].assumed = NULL;
 		s->captured[i].n = 0;
 	}
 }
@@ -556,7 +577,7 @@ static void on_soon(uv_timer_t *);
 /* A bind on its way: what its answer needs, apart from the session. */
 struct bind_wait {
 	struct sched *s;
-	const char *ns, *name, *node;	/* in buf */
+	const char *ns, *name, *node, *uid;	/* in buf */
 	char buf[];
 };
 
@@ -578,6 +599,10 @@ on_bound(void *arg, struct reg_result *res)
 
 		log_info("scheduler: binding %s/%s to %s: %s", w->ns, w->name,
 		    w->node, why);
+		/* Pending again, for the next session, unless the cache
+		   has it bound (by another, or by this bind after all). */
+		assume_forget(s->assumed, w->uid);
+		s->inputs_changed = 1;
 		if (cur != NULL)
 			pod_condition(s, cur, "PodScheduled", "False",
 			    "SchedulerError", why, NULL);
@@ -598,14 +623,18 @@ static void
 write_bind(struct sched *s, const struct decision_bind *b)
 {
 	size_t lns = strlen(b->t->ns) + 1, lname = strlen(b->t->name) + 1;
-	size_t lnode = strlen(b->n->name) + 1;
-	struct bind_wait *w = xmalloc(sizeof *w + lns + lname + lnode);
+	size_t lnode = strlen(b->n->name) + 1, luid = strlen(b->t->uid) + 1;
+	struct bind_wait *w = xmalloc(sizeof *w + lns + lname + lnode + luid);
 
 	/* One block: the answer may come after the session is gone. */
 	w->s = s;
 	w->ns = memcpy(w->buf, b->t->ns, lns);
 	w->name = memcpy(w->buf + lns, b->t->name, lname);
 	w->node = memcpy(w->buf + lns + lname, b->n->name, lnode);
+	w->uid = memcpy(w->buf + lns + lname + lnode, b->t->uid, luid);
+	/* Bound, for the sessions to come, from now on (before the call:
+	   an embedded client's answer and event come within it). */
+	assume_add(s->assumed, w->uid, w->node);
 	client_bind_async(s->c, w->ns, w->name, w->node, on_bound, w);
 }
 
@@ -959,6 +988,7 @@ static void
 log_session(struct sched *s)
 {
 	store_obj *const *objs[NSTORAGE];
+	const char *const *nodes[NSTORAGE];
 	size_t n[NSTORAGE];
 	uint64_t t0 = util_usec();
 	char now[32];
@@ -966,10 +996,12 @@ log_session(struct sched *s)
 
 	for (i = 0; i < NSTORAGE; i++) {
 		objs[i] = s->captured[i].objs;
+		nodes[i] = s->captured[i].assumed;
 		n[i] = s->captured[i].n;
 	}
 	util_now(now);
-	sessionlog_write(s->slog, objs, n, NSTORAGE, s->run_pol->files_json,
+	sessionlog_write(s->slog, objs, n, nodes, NSTORAGE,
+	    s->run_pol->files_json,
 	    s->stats.cycles + 1, now);
 	s->slog_us += util_usec() - t0;
 }
@@ -1236,6 +1268,7 @@ on_event(void *arg, const store_event *ev)
 	const store_obj *o = ev->obj;
 	int i;
 
+	assume_event(s->assumed, ev);
 	for (i = 0; i < NSTORAGE && !s->inputs_changed; i++)
 		if (strcmp(o->res, storage[i][1]) == 0)
 			s->inputs_changed = 1;
@@ -1369,6 +1402,7 @@ sched_new(uv_loop_t *loop, client *c, luahost *lua)
 	struct sched *s = xcalloc(1, sizeof *s);
 
 	s->cache = hmap_new();
+	s->assumed = assume_new();
 	s->events = hmap_new();
 	s->explain = explain_new(SCHED_EXPLAIN_SESSIONS);
 	s->loop = loop;

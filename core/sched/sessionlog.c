@@ -8,7 +8,8 @@
  * DIR/session-TTTTTTTTTT-NNNNNNNN.json (the wall clock's seconds and the
  * session's number: names sort by time across restarts) with kind
  * SessionRecord, the session's time as "recorded", the policy's files
- * and the objects as stored; written to a temporary name and renamed,
+ * and the objects as stored (a pod whose bind was on its way with the
+ * node the scheduler assumed it on, as the session read it); written to a temporary name and renamed,
  * so a reader never sees half a file. Only the newest `keep` files stay
  * (the oldest go, those of an earlier run included).
  */
@@ -20,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "lib/xmalloc.h"
@@ -100,11 +102,19 @@ sessionlog_free(sessionlog *l)
 	free(l);
 }
 
+/* The node an object of kind k was assumed on, or NULL. */
+static const char *
+assumed(const char *const *const *nodes, int k, size_t i)
+{
+	return nodes != NULL && nodes[k] != NULL ? nodes[k][i] : NULL;
+}
+
 static uint64_t
-signature(store_obj *const *const *objs, const size_t *n, int nkinds,
-    const char *policy)
+signature(store_obj *const *const *objs, const size_t *n,
+    const char *const *const *nodes, int nkinds, const char *policy)
 {
 	uint64_t h = UTIL_FNV_SEED;
+	const char *node;
 	size_t i;
 	int k;
 
@@ -113,16 +123,37 @@ signature(store_obj *const *const *objs, const size_t *n, int nkinds,
 		for (i = 0; i < n[k]; i++) {
 			h = util_fnv1a(h, objs[k][i]->key, strlen(objs[k][i]->key) + 1);
 			h = util_fnv1a(h, &objs[k][i]->rev, sizeof objs[k][i]->rev);
+			if ((node = assumed(nodes, k, i)) != NULL)
+				h = util_fnv1a(h, node, strlen(node) + 1);
 		}
 	return h;
 }
 
+/* An object as the session read it: as stored, or given the node it was
+   assumed on. */
+static void
+write_obj(FILE *f, const store_obj *o, const char *node)
+{
+	cJSON *t;
+	char *text;
+
+	if (node == NULL || (t = store_obj_tree(o)) == NULL) {
+		fwrite(o->json->data, 1, o->json->len, f);
+		return;
+	}
+	json_set_str(json_obj(t, "spec"), "nodeName", node);
+	text = cJSON_PrintUnformatted(t);
+	fputs(text, f);
+	free(text);
+	cJSON_Delete(t);
+}
+
 int
 sessionlog_write(sessionlog *l, store_obj *const *const *objs,
-    const size_t *n, int nkinds, const char *policy_files,
-    uint64_t session_no, const char *now)
+    const size_t *n, const char *const *const *nodes, int nkinds,
+    const char *policy_files, uint64_t session_no, const char *now)
 {
-	uint64_t sig = signature(objs, n, nkinds, policy_files ?
+	uint64_t sig = signature(objs, n, nodes, nkinds, policy_files ?
 	    policy_files : "{}");
 	char *path, *tmp;
 	const char *sep = "\n";
@@ -150,8 +181,7 @@ sessionlog_write(sessionlog *l, store_obj *const *const *objs,
 	for (k = 0; k < nkinds; k++)
 		for (i = 0; i < n[k]; i++) {
 			fputs(sep, f);
-			fwrite(objs[k][i]->json->data, 1, objs[k][i]->json->len,
-			    f);
+			write_obj(f, objs[k][i], assumed(nodes, k, i));
 			sep = ",\n";
 		}
 	fputs("\n]}\n", f);

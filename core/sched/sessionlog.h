@@ -18,12 +18,15 @@ void sessionlog_free(sessionlog *);
 /*
  * One session's record: the objects objs[k][0..n[k]) for k < nkinds, the
  * policy's files (a JSON object's text), the session's number and time.
- * Written only when they differ from the last written: 1 written, 0 the
- * same, -1 failed (logged). Any one thread at a time.
+ * nodes[k], when nodes and it are not NULL, holds for each object of kind
+ * k the node the scheduler assumed it on (a pod whose bind was on its
+ * way), or NULL: that object is written with it as spec.nodeName, as the
+ * session read it. Written only when they differ from the last written:
+ * 1 written, 0 the same, -1 failed (logged). Any one thread at a time.
  */
 int sessionlog_write(sessionlog *, struct store_obj *const *const *objs,
-    const size_t *n, int nkinds, const char *policy_files,
-    uint64_t session_no, const char *now);
+    const size_t *n, const char *const *const *nodes, int nkinds,
+    const char *policy_files, uint64_t session_no, const char *now);
 /* Records written so far. */
 uint64_t sessionlog_written(const sessionlog *);
 

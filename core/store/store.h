@@ -267,15 +267,6 @@ void store_mirror_progress(store *, const char *res, uint64_t rv);
  * and subscribers hear of it later, never in the middle of the write.
  */
 void store_mirror_hold(store *, int hold);
-/*
- * What a writer knows of an object before the server says it (a bind,
- * whose answer is a Status): tree replaces the stored version of
- * res/ns/name at the same revision, so the server's next version, newer,
- * replaces it in turn (kube-scheduler's assumed pods). 1, or 0 when the
- * object is not in the mirror.
- */
-int store_mirror_assume(store *, const char *res, const char *ns,
-    const char *name, const cJSON *tree);
 
 /*
  * A version the writer of res/ns/name has just committed at rv to the

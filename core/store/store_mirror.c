@@ -414,28 +414,6 @@ put(store *st, const char *res, const char *ns, const char *name,
 }
 
 int
-store_mirror_assume(store *st, const char *res, const char *ns,
-    const char *name, const cJSON *tree)
-{
-	struct store_coll *c = store_coll_get(st, res, 0);
-	char nsname[512];
-	store_obj *cur, *o;
-
-	ns = ns ? ns : "";
-	if (c == NULL || !nsname_of(nsname, sizeof nsname, ns, name) ||
-	    (cur = hmap_get(c->objs, nsname)) == NULL)
-		return 0;
-	/* The same revision: the server's next version replaces it. */
-	if ((o = version_of(st, res, ns, name, NULL, 0, tree, cur->rev, 0,
-	    NULL)) == NULL)
-		return -EINVAL;
-	install(st, c, o);
-	if (!st->held)
-		store_deliver(st);
-	return 1;
-}
-
-int
 store_mirror_put(store *st, const char *res, const char *ns,
     const char *name, const char *json, size_t len, uint64_t rv)
 {
