@@ -402,8 +402,8 @@ trial() {
 		--share-dir "$SHARE_DIR" $ELECT --kube-api-qps 2000 --kube-api-burst 4000 >"$T/r1.log" 2>&1 &
 	r1=$!; TPIDS="$TPIDS $r1"
 	i=0
-	until grep -q "became leader of lease kube-system/volray-controllers" "$T/r1.log" &&
-	    grep -q "became leader of lease kube-system/volray-scheduler" "$T/r1.log"; do
+	until grep -q "became leader of lease kube-system/volray-controllers" "$T/r1.log" 2>/dev/null &&
+	    grep -q "became leader of lease kube-system/volray-scheduler" "$T/r1.log" 2>/dev/null; do
 		i=$((i + 1)); [ $i -lt 600 ] || { echo "trial $k: r1 did not lead" >&2; return 1; }
 		sleep 0.1
 	done
@@ -411,7 +411,7 @@ trial() {
 		--share-dir "$SHARE_DIR" $ELECT --kube-api-qps 2000 --kube-api-burst 4000 >"$T/r2.log" 2>&1 &
 	r2=$!; TPIDS="$TPIDS $r2"
 	i=0
-	until grep -q "electing on lease kube-system/volray-controllers" "$T/r2.log"; do
+	until grep -q "electing on lease kube-system/volray-controllers" "$T/r2.log" 2>/dev/null; do
 		i=$((i + 1)); [ $i -lt 600 ] || { echo "trial $k: r2 did not start" >&2; return 1; }
 		sleep 0.1
 	done
