@@ -8,7 +8,8 @@
  * and Volcano's among them; system:basic-user, system:discovery and
  * system:public-info-viewer for everyone), and a least-privilege role for
  * each component inside volrayd: every Lua controller in lua/controllers/
- * (system:controller:NAME-controller, exactly the verbs its script uses),
+ * (system:controller:NAME-controller, or kube's name for it as
+ * controller_user_name() gives it, exactly the verbs its script uses),
  * the garbage collector, the ClusterRole aggregator and the scheduler.
  *
  * At every start the policy is reconciled as kube-apiserver does it: a
@@ -16,7 +17,12 @@
  * rbac.authorization.kubernetes.io/autoupdate is not "false" gets the rules,
  * aggregation selectors, subjects, labels and annotations it lacks, and
  * nothing it has is taken away (a binding whose roleRef differs is
- * recreated, since roleRef cannot change).
+ * recreated, since roleRef cannot change). A role or binding an older
+ * volray made under another name (system:controller:endpoints-controller
+ * before its user became kube's endpoint-controller) is left alone, as
+ * kube-apiserver leaves roles it no longer ships; the new name is missing
+ * at the first start after the upgrade, so it is created then, before any
+ * controller runs.
  *
  * Aggregation keeps each ClusterRole that has an aggregationRule equal to
  * the union (in name order, without duplicates) of the rules of the other
@@ -220,7 +226,7 @@ EVENTS
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
-"metadata: {name: 'system:controller:daemonset-controller'}\n"
+"metadata: {name: 'system:controller:daemon-set-controller'}\n"
 "rules:\n"
 "- {apiGroups: [apps], resources: [daemonsets], verbs: " READ "}\n"
 "- {apiGroups: [apps], resources: [daemonsets/status], verbs: [update]}\n"
@@ -245,7 +251,7 @@ EVENTS
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
-"metadata: {name: 'system:controller:replicationcontroller-controller'}\n"
+"metadata: {name: 'system:controller:replication-controller'}\n"
 "rules:\n"
 "- {apiGroups: [''], resources: [replicationcontrollers], verbs: " READ "}\n"
 "- {apiGroups: [''], resources: [replicationcontrollers/status],\n"
@@ -459,7 +465,7 @@ EVENTS
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
-"metadata: {name: 'system:controller:endpoints-controller'}\n"
+"metadata: {name: 'system:controller:endpoint-controller'}\n"
 "rules:\n"
 "- {apiGroups: [''], resources: [services, pods], verbs: " READ "}\n"
 "- {apiGroups: [''], resources: [endpoints],\n"
@@ -469,7 +475,7 @@ EVENTS
 EVENTS
 "---\n"
 "kind: ClusterRole\n"
-"metadata: {name: 'system:controller:serviceaccount-controller'}\n"
+"metadata: {name: 'system:controller:service-account-controller'}\n"
 "rules:\n"
 "- {apiGroups: [''], resources: [namespaces], verbs: " READ "}\n"
 "- {apiGroups: [''], resources: [serviceaccounts, secrets],\n"
@@ -574,9 +580,9 @@ static const char *const components[] = {
 	"system:controller:deployment-controller",
 	"system:controller:replicaset-controller",
 	"system:controller:job-controller",
-	"system:controller:daemonset-controller",
+	"system:controller:daemon-set-controller",
 	"system:controller:statefulset-controller",
-	"system:controller:replicationcontroller-controller",
+	"system:controller:replication-controller",
 	"system:controller:cronjob-controller",
 	"system:controller:disruption-controller",
 	"system:controller:resourcequota-controller",
@@ -590,9 +596,9 @@ static const char *const components[] = {
 	"system:controller:rayjob-controller",
 	"system:controller:raycronjob-controller",
 	"system:controller:rayservice-controller",
-	"system:controller:endpoints-controller",
+	"system:controller:endpoint-controller",
 	"system:controller:gateway-controller",
-	"system:controller:serviceaccount-controller",
+	"system:controller:service-account-controller",
 	"system:controller:generic-garbage-collector",
 	"system:controller:clusterrole-aggregation-controller",
 	"system:kube-scheduler",

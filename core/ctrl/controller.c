@@ -813,12 +813,17 @@ print_metrics(FILE *f, void *arg)
 }
 
 /*
- * Stems whose kube-controller-manager service account is spelt otherwise:
- * the resourceclaim controller runs as resource-claim-controller, and the
- * bootstrap ClusterRole has that name.
+ * Stems whose kube-controller-manager service account (and bootstrap
+ * ClusterRole, system:controller:NAME in Kubernetes 1.34's
+ * controller_policy.go) is spelt otherwise: the user is kube's, so a
+ * binding or an audit line reads as it would against kube.
  */
 static const char *const kube_names[][2] = {
+	{ "daemonset", "daemon-set" },
+	{ "endpoints", "endpoint" },
+	{ "replicationcontroller", "replication" },
 	{ "resourceclaim", "resource-claim" },
+	{ "serviceaccount", "service-account" },
 };
 
 char *

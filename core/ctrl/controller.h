@@ -11,7 +11,9 @@
  * Warning Event on the object.
  *
  * Each controller acts as its own user, system:controller:NAME-controller
- * in group system:authenticated: with an authorizer set, everything its
+ * (or kube-controller-manager's name for it: daemon-set-controller,
+ * endpoint-controller, replication-controller, resource-claim-controller,
+ * service-account-controller) in group system:authenticated: with an authorizer set, everything its
  * script reads and writes through volray.* must be allowed to that user by
  * RBAC (the bootstrap policy has a least-privilege ClusterRole for each
  * controller volray ships; any other has no rights until a role is bound).
@@ -62,7 +64,9 @@ void controller_set_http(controller_rt *, luahttp *);
 typedef struct ctrlsel ctrlsel;
 void controller_set_selection(controller_rt *, const ctrlsel *sel);
 /* "system:controller:NAME-controller", malloc'd: the user of NAME.lua
-   (resourceclaim.lua's is kube's resource-claim-controller). */
+   (kube's spelling where it differs: resourceclaim.lua's is
+   resource-claim-controller, replicationcontroller.lua's
+   replication-controller). */
 char *controller_user_name(const char *name);
 /*
  * Load every controller into a new Lua state beside the current one and

@@ -124,6 +124,13 @@ k create job j1 --image=busybox -n ns1 -- echo hi >/dev/null
 jpods() { k get pods -n ns1 -l job-name=j1 -o name | wc -l | tr -d ' '; }
 wait_eq 1 "pods of the Job" jpods
 expect_eq "system:controller:job-controller" "$(k get clusterrolebinding system:controller:job-controller -o jsonpath='{.subjects[0].name}')" "the job controller's binding"
+# Where kube-controller-manager spells a controller's user otherwise, the
+# user, its role and its binding are kube's.
+for u in daemon-set-controller endpoint-controller replication-controller service-account-controller; do
+	expect_eq "system:controller:$u" "$(k get clusterrolebinding "system:controller:$u" -o jsonpath='{.subjects[0].name}')" "the $u binding"
+done
+expect_eq yes "$(k auth can-i create pods -n ns1 --as=system:controller:replication-controller)" "replication-controller creates pods"
+expect_eq yes "$(k auth can-i create endpoints -n ns1 --as=system:controller:endpoint-controller)" "endpoint-controller writes Endpoints"
 if grep -q "controller [a-z]*: reconcile .*forbidden" "$WORK/volrayd.log"; then
 	grep "controller [a-z]*: reconcile .*forbidden" "$WORK/volrayd.log" | head -n 3
 	fail "a controller was refused something"

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <sys/stat.h>
+#include <dirent.h>
 
 #include "auth/rbac.h"
 #include "check.h"
@@ -239,6 +240,132 @@ test_reconcile(void)
 	free(cause);
 	CHECK(can(&alice, "create", "authorization.k8s.io",
 	    "selfsubjectaccessreviews", "", "", ""));
+}
+
+/*
+ * An older volray's store: the replicationcontroller controller's role
+ * and binding under the name it had (replicationcontroller-controller),
+ * none under kube's. The next start creates kube's, so the controller,
+ * now running as system:controller:replication-controller, keeps its
+ * rights; the old objects stay, as kube-apiserver leaves what it no
+ * longer ships.
+ */
+static void
+test_renamed_role(void)
+{
+	static const char *const g[] = { "system:authenticated" };
+	const char *now = "system:controller:replication-controller";
+	const char *old = "system:controller:replicationcontroller-controller";
+	user_info rc = { now, "", g, 1 };
+	struct reg_result r;
+	char *cause = NULL, *name;
+	cJSON *t;
+
+	name = controller_user_name("replicationcontroller");
+	CHECK_STR(name, now);
+	free(name);
+	CHECK(can(&rc, "create", "", "pods", "", "ns1", ""));
+	t = get("clusterroles", "", now);
+	CHECK(t != NULL);
+	json_set_str(json_obj(t, "metadata"), "name", old);
+	cJSON_DeleteItemFromObject(json_obj(t, "metadata"), "uid");
+	cJSON_DeleteItemFromObject(json_obj(t, "metadata"),
+	    "resourceVersion");
+	cJSON_DeleteItemFromObject(json_obj(t, "metadata"),
+	    "creationTimestamp");
+	registry_create(rg, res("clusterroles"), "", t, NULL, &r);
+	CHECK(r.code == 201);
+	cJSON_Delete(r.body);
+	CHECK(create("clusterrolebindings", "", "{\"apiVersion\":\"rbac.auth"
+	    "orization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\",\"metadata"
+	    "\":{\"name\":\"system:controller:replicationcontroller-controller"
+	    "\"},\"roleRef\":{\"kind\":\"ClusterRole\",\"name\":\"system:co"
+	    "ntroller:replicationcontroller-controller\"},\"subjects\":[{\"ki"
+	    "nd\":\"User\",\"name\":\"system:controller:replicationcontrolle"
+	    "r-controller\"}]}") == 201);
+	registry_remove(rg, res("clusterrolebindings"), "", now, &r);
+	CHECK(r.code == 200);
+	cJSON_Delete(r.body);
+	registry_remove(rg, res("clusterroles"), "", now, &r);
+	CHECK(r.code == 200);
+	cJSON_Delete(r.body);
+	settle();
+	CHECK(!can(&rc, "create", "", "pods", "", "ns1", ""));
+	CHECK(rbac_bootstrap(rb, &cause) == 0);
+	free(cause);
+	settle();
+	CHECK(can(&rc, "create", "", "pods", "", "ns1", ""));
+	CHECK(can(&rc, "update", "", "replicationcontrollers", "status",
+	    "ns1", "r1"));
+	t = get("clusterrolebindings", "", now);
+	CHECK(t != NULL && json_at(t, "subjects") != NULL);
+	CHECK_STR(json_str(json_at(t, "subjects")->child, "name"), now);
+	cJSON_Delete(t);
+	t = get("clusterroles", "", old);
+	CHECK(t != NULL);
+	cJSON_Delete(t);
+}
+
+/*
+ * Every controller shipped in lua/controllers/ has a bootstrap
+ * ClusterRole and a binding to its user under one name, the user
+ * controller_user_name() gives it (kube's spelling where kube has the
+ * controller).
+ */
+static void
+test_shipped_controllers(void)
+{
+	static const char *const kube[][2] = {
+		{ "daemonset", "system:controller:daemon-set-controller" },
+		{ "endpoints", "system:controller:endpoint-controller" },
+		{ "replicationcontroller",
+		    "system:controller:replication-controller" },
+		{ "resourceclaim", "system:controller:resource-claim-controller" },
+		{ "serviceaccount",
+		    "system:controller:service-account-controller" },
+		{ "job", "system:controller:job-controller" },
+		{ "vcjob", "system:controller:vcjob-controller" },
+	};
+	DIR *dir = opendir(VOLRAY_SRCDIR "/lua/controllers");
+	struct dirent *de;
+	size_t i, len;
+	char *name, stem[256];
+	cJSON *t;
+	int n = 0;
+
+	for (i = 0; i < sizeof kube / sizeof kube[0]; i++) {
+		name = controller_user_name(kube[i][0]);
+		CHECK_STR(name, kube[i][1]);
+		free(name);
+	}
+	CHECK(dir != NULL);
+	while (dir != NULL && (de = readdir(dir)) != NULL) {
+		len = strlen(de->d_name);
+		if (len < 5 || len >= sizeof stem ||
+		    strcmp(de->d_name + len - 4, ".lua") != 0)
+			continue;
+		snprintf(stem, sizeof stem, "%.*s", (int)(len - 4), de->d_name);
+		name = controller_user_name(stem);
+		t = get("clusterroles", "", name);
+		if (t == NULL)
+			fprintf(stderr, "no ClusterRole %s for %s\n", name,
+			    de->d_name);
+		CHECK(t != NULL);
+		cJSON_Delete(t);
+		t = get("clusterrolebindings", "", name);
+		CHECK(t != NULL && json_at(t, "subjects") != NULL);
+		if (t != NULL && json_at(t, "subjects") != NULL) {
+			CHECK_STR(json_str(json_at(t, "subjects")->child,
+			    "name"), name);
+			CHECK_STR(json_str(t, "roleRef.name"), name);
+		}
+		cJSON_Delete(t);
+		free(name);
+		n++;
+	}
+	if (dir != NULL)
+		closedir(dir);
+	CHECK(n >= 20);
 }
 
 static void
@@ -804,6 +931,8 @@ main(void)
 
 	test_bootstrap();
 	test_reconcile();
+	test_renamed_role();
+	test_shipped_controllers();
 	test_matching();
 	test_invalidation();
 	test_aggregation();
