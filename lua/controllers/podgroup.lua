@@ -54,6 +54,9 @@ end
 
 local controller = {
   primary = PODGROUPS,
+  -- Volcano's vc-controller-manager records every controller's Events
+  -- as this component (EventSource{Component: "vc-controller-manager"}).
+  event_source = "vc-controller-manager",
   -- A PodGroup with a phase has nothing left for this controller: its
   -- status writes (the scheduler's, thousands a second) stay in C.
   fields = "status.phase=",

@@ -53,6 +53,9 @@ local pg_gen = 0
 
 local controller = {
   primary = QUEUES,
+  -- Volcano's vc-controller-manager records every controller's Events
+  -- as this component (EventSource{Component: "vc-controller-manager"}).
+  event_source = "vc-controller-manager",
   watches = {
     -- previous: a PodGroup that moves to another queue leaves this one.
     -- paths: the map reads only the queue (the rest stays in C).

@@ -66,6 +66,9 @@ local PASSED = { "volcano.sh/preemptable", "volcano.sh/cooldown-time",
 
 local controller = {
   primary = JOBS,
+  -- Volcano's vc-controller-manager records every controller's Events
+  -- as this component (EventSource{Component: "vc-controller-manager"}).
+  event_source = "vc-controller-manager",
   owns = { "v1/pods", PODGROUPS, COMMANDS, "v1/persistentvolumeclaims" },
 }
 

@@ -225,6 +225,9 @@ k patch podgroup "$pg" --subresource=status --type=merge -p '{"status":{"conditi
 msg() { k get events --field-selector involvedObject.name=stuck,reason=PodGroupPending -o jsonpath='{.items[*].message}'; }
 wait_eq "PodGroup default:stuck unschedulable, reason: 1/1 tasks in gang unschedulable: pod group is not ready, 1 Pending, 1 minAvailable" \
 	"the PodGroupPending event" msg
+expect_eq "vc-controller-manager vc-controller-manager" "$(k get events --field-selector involvedObject.name=stuck,reason=PodGroupPending \
+	-o jsonpath='{.items[0].source.component} {.items[0].reportingComponent}')" \
+	"the Event's source is Volcano's controller manager"
 expect_eq Pending "$(jphase stuck)" "a job that cannot be placed stays Pending"
 k delete vcjob stuck >/dev/null
 pass "an unschedulable PodGroup is a PodGroupPending Warning on its job"
