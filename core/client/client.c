@@ -95,6 +95,26 @@ client_get_tree(const client *c, const resource *r, const char *ns,
 	return o != NULL ? store_obj_tree(o) : NULL;
 }
 
+void
+client_get_live_async(client *c, const resource *r, const char *ns,
+    const char *name, client_done_fn done, void *arg)
+{
+	struct reg_result res;
+
+	if (c->ops->get_live_async != NULL) {
+		c->ops->get_live_async(c->impl, r, ns, name, done, arg);
+		return;
+	}
+	memset(&res, 0, sizeof res);
+	if ((res.body = client_get_tree(c, r, ns, name)) != NULL)
+		res.code = 200;
+	else {
+		res.code = 404;
+		res.body = status_not_found(r, name);
+	}
+	client_give(done, arg, &res);
+}
+
 size_t
 client_list(const client *c, const char *res, const char *ns,
     store_obj *const **out)

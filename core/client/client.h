@@ -96,6 +96,11 @@ struct client_ops {
 	/* Optional: an eviction answered later, through done. */
 	void (*evict_async)(void *impl, const char *ns, const char *name,
 	    const struct reg_opts *, client_done_fn done, void *arg);
+	/* Optional: an object read from the API server itself, answered
+	   through done (NULL: the cache is the server's own store, read at
+	   once). */
+	void (*get_live_async)(void *impl, const resource *, const char *ns,
+	    const char *name, client_done_fn done, void *arg);
 };
 
 /*
@@ -117,6 +122,17 @@ const store_obj *client_get(const client *, const char *res, const char *ns,
     const char *name);
 const store_obj *client_get_uid(const client *, const char *uid);
 const store_obj *client_get_key(const client *, const char *key);
+/*
+ * An object as the API server has it now, not as the cache last heard
+ * (which, fed by a remote server's watch, may not have it yet): done gets
+ * 200 and the object, or the server's answer (404 NotFound when it is
+ * not there), as client_bind_async says. Embedded, the cache is the
+ * server's store and done runs at once. For a caller about to act on an
+ * object's absence, as kube's controllers ask the server before they
+ * drop a reservation for a pod their informer has not seen.
+ */
+void client_get_live_async(client *, const resource *, const char *ns,
+    const char *name, client_done_fn done, void *arg);
 /* An object as a new tree (the caller frees it), or NULL if absent. */
 cJSON *client_get_tree(const client *, const resource *, const char *ns,
     const char *name);

@@ -710,6 +710,22 @@ r_evict_async(void *impl, const char *ns, const char *name,
 	    done, arg);
 }
 
+/*
+ * A GET of the object from the server, without waiting: its answer goes
+ * to done as a write's does, and not into the mirror (the watch brings
+ * the object there in its order). It waits in the bucket of the lists,
+ * watches and reads ("default"), in its namespace's line.
+ */
+static void
+r_get_live_async(void *impl, const resource *r, const char *ns,
+    const char *name, client_done_fn done, void *arg)
+{
+	struct async_write *aw = new_write(impl, NULL, ns, NULL, done, arg);
+
+	send_async(impl, aw, "GET", remote_object_path(r, ns, name, NULL),
+	    NULL, NULL, 0);
+}
+
 static void
 on_informer_closed(uv_handle_t *h)
 {
@@ -762,7 +778,8 @@ r_free(void *impl)
 static const struct client_ops remote_ops = {
 	r_create, r_update, r_update_status, r_patch, r_delete, r_bind,
 	r_evict, r_free, r_bind_async, r_update_status_async, r_patch_async,
-	r_update_async, r_create_async, r_delete_async, r_evict_async
+	r_update_async, r_create_async, r_delete_async, r_evict_async,
+	r_get_live_async
 };
 
 /* --- the client -------------------------------------------------------- */

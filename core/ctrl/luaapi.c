@@ -1,7 +1,8 @@
 /*
  * The volray Lua module. Reads come from the client's cache (embedded: the
  * API server's own store, so a reconcile always sees its own earlier
- * writes). Writes build a tree from the Lua table and go through the
+ * writes); volray.get's live = true asks the API server instead and waits
+ * for its answer as a write does. Writes build a tree from the Lua table and go through the
  * client; failures return nil plus the Status message and code, never
  * raise, so a script decides what an AlreadyExists or a Conflict means for
  * it. From a reconcile (a coroutine, luawait.h) a write goes through the
@@ -128,7 +129,26 @@ check_resource(lua_State *L, int idx)
 	return r;
 }
 
-/* volray.get(resource, namespace, name) -> object or nil */
+/* Whether get's options at idx ask for a read from the server. */
+static int
+opt_live(lua_State *L, int idx)
+{
+	int live;
+
+	if (!lua_istable(L, idx))
+		return 0;
+	lua_getfield(L, idx, "live");
+	live = lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	return live;
+}
+
+/*
+ * volray.get(resource, namespace, name [, {live = true}]) -> object or nil.
+ * live reads from the API server, not the cache: the reconcile waits for
+ * the answer as for a write, and gets nil, message, code, reason when
+ * there is no object (404) or no answer.
+ */
 static int
 l_get_impl(lua_State *L)
 {
@@ -141,6 +161,17 @@ l_get_impl(lua_State *L)
 
 	if ((n = denied(L, c, "get", r, NULL, ns, name)) != 0)
 		return n;
+	if (opt_live(L, 4)) {
+		struct luawait *w;
+
+		if (!luawait_possible(L))
+			return luaL_error(L, "volray.get: live = true reads "
+			    "only from a reconcile");
+		w = luawait_new(L, LUAWAIT_OBJECT);
+		client_get_live_async(c->client, r, r->namespaced ? ns : "",
+		    name, luawait_done, w);
+		return luawait_result(L, w);
+	}
 	o = client_get(c->client, r->store_key, r->namespaced ? ns : "", name);
 	if (o == NULL) {
 		lua_pushnil(L);

@@ -1,6 +1,6 @@
 /*
- * A write from a Lua reconcile that may wait for its answer without
- * holding the loop. The volray module's write functions start the
+ * A write (or a live read, volray.get's live = true) from a Lua reconcile
+ * that may wait for its answer without holding the loop. The volray module's write functions start the
  * client's *_async call with luawait_done as its callback, then return
  * luawait_result: an answer already in (the embedded client answers at
  * once) is pushed there and then, so the script goes on without a

@@ -318,10 +318,21 @@ local function sync_pod(ns, name)
 end
 
 -- Whether a reservedFor entry still holds: its pod is there, the same
--- one, and may run.
+-- one, and may run. A pod not in the cache may be one it has not heard
+-- of yet (against a remote API the watch lags: a scheduler may reserve
+-- the claim for a pod made a moment ago), so, as kube's syncClaim, the
+-- API server is asked before the entry is dropped; embedded, the cache
+-- is the server's store and the answer is at once.
 local function still_reserved(ns, r)
   local pod = v.get(PODS, ns, r.name)
-  return pod ~= nil and pod.metadata.uid == r.uid and not pod_done(pod)
+  if pod == nil then
+    local live, msg, code = v.get(PODS, ns, r.name, { live = true })
+    if live == nil and code ~= 404 then
+      error(string.format("get pod %s/%s: %s", ns, r.name, tostring(msg)), 0)
+    end
+    return live ~= nil and live.metadata.uid == r.uid
+  end
+  return pod.metadata.uid == r.uid and not pod_done(pod)
 end
 
 local function write(fn, claim, what)

@@ -1511,6 +1511,70 @@ test_writes(void)
 #define ORDER_CHUNKS	30
 #define ORDER_PER	50
 
+/* client_get_live_async's answer: its code, reason and uid. */
+static int live_code;
+static char live_reason[64], live_uid[64];
+
+static void
+on_live(void *arg, struct reg_result *res)
+{
+	const char *s;
+
+	(void)arg;
+	live_code = res->code;
+	s = json_str(res->body, "reason");
+	snprintf(live_reason, sizeof live_reason, "%s", s ? s : "");
+	s = json_str(res->body, "metadata.uid");
+	snprintf(live_uid, sizeof live_uid, "%s", s ? s : "");
+	cJSON_Delete(res->body);
+}
+
+/*
+ * A live read asks the server, whatever the mirror holds: a pod the
+ * watch has not brought yet is there (and stays out of the mirror: the
+ * watch brings it in its order), a pod the server has not is 404
+ * NotFound.
+ */
+static void
+test_get_live(void)
+{
+	const resource *pods = resource_find("", "v1", "pods");
+	char *url = server_url(), *b;
+	client *c;
+	int n0;
+
+	server_reset();
+	n0 = nreq();
+	cur = start_remote(url);
+	c = remote_client(cur);
+	WAIT(synced_calls > 0);
+	CHECK(wait_watch(n0, "/api/v1/pods", 1) >= 0);
+	CHECK(client_get(c, "pods", "ns1", "fresh") == NULL);
+	b = pod("fresh", 70, 1, NULL);
+	rule("GET", "/api/v1/namespaces/ns1/pods/fresh", "", 200, b);
+	free(b);
+	live_code = 0;
+	client_get_live_async(c, pods, "ns1", "fresh", on_live, NULL);
+	CHECK(live_code == 0);
+	WAIT(live_code != 0);
+	CHECK(live_code == 200);
+	CHECK_STR(live_uid, "u-fresh");
+	spin(20);
+	CHECK(client_get(c, "pods", "ns1", "fresh") == NULL);
+	rule("GET", "/api/v1/namespaces/ns1/pods/gone", "", 404,
+	    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":"
+	    "\"Failure\",\"message\":\"pods \\\"gone\\\" not found\","
+	    "\"reason\":\"NotFound\",\"code\":404}");
+	live_code = 0;
+	client_get_live_async(c, pods, "ns1", "gone", on_live, NULL);
+	WAIT(live_code != 0);
+	CHECK(live_code == 404);
+	CHECK_STR(live_reason, "NotFound");
+	CHECK(rules_left() == 0);
+	stop_remote(cur);
+	free(url);
+}
+
 static void
 test_order(void)
 {
@@ -1662,6 +1726,7 @@ main(void)
 	test_informers();
 	test_backoff();
 	test_writes();
+	test_get_live();
 	test_order();
 
 	uv_close((uv_handle_t *)&tick, NULL);
