@@ -22,6 +22,15 @@ function c.reconcile(req)
     for i = 1, 100000000 do t[i] = string.rep("x", 1024) .. i end
   end
   if mode == "global" then return undefined_name end
+  if mode == "live" then
+    -- Read from the server (embedded: the store, at once).
+    local me = v.get("v1/configmaps", req.namespace, req.name, { live = true })
+    local none, msg, code, reason = v.get("v1/configmaps", req.namespace,
+      "no-such", { live = true })
+    v.patch("v1/configmaps", req.namespace, req.name, { metadata = {
+      annotations = { live = me.metadata.uid .. " " .. tostring(none) ..
+        " " .. tostring(code) .. " " .. tostring(reason) .. " " .. msg } } })
+  end
   local labels = cm.metadata.labels or {}
   if labels.seen ~= "$1" then
     v.patch("v1/configmaps", req.namespace, req.name,
@@ -53,6 +62,10 @@ mkcm good ok
 k wait --for=jsonpath='{.metadata.labels.seen}'=v1 cm/good --timeout=10s >/dev/null ||
 	fail "policy-dir controller did not run"
 pass "a controller from --policy-dir reconciles"
+mkcm live live
+wait_eq "$(k get cm live -o jsonpath='{.metadata.uid}') nil 404 NotFound configmaps \"no-such\" not found" \
+	"volray.get with live = true" k get cm live -o jsonpath='{.metadata.annotations.live}'
+pass "volray.get with live = true: the object, or nil, message, 404, NotFound"
 
 for mode in throw loop memory global; do
 	mkcm "bad-$mode" "$mode"
