@@ -128,3 +128,12 @@ code=$(curl -s -o "$WORK/reload.json" -w '%{http_code}' -XPOST "$API/apis/volray
 expect_eq 422 "$code" "reload with a numeric event_source"
 grep -q "event_source' must be" "$WORK/reload.json" || fail "reload error: $(cat "$WORK/reload.json")"
 pass "a controller's event_source names its Events' source"
+
+# A live read waits for the server: only a reconcile may make one, not a
+# script while it loads.
+sed -i 's/^c.event_source = .*/c.event_source = "chaos-source"\nv.get("v1\/configmaps", "default", "good", { live = true })/' \
+	"$POL/controllers/chaos.lua"
+code=$(curl -s -o "$WORK/reload.json" -w '%{http_code}' -XPOST "$API/apis/volray.io/v1/policy/reload")
+expect_eq 422 "$code" "reload of a script that reads live while loading"
+grep -q "live = true reads only from a reconcile" "$WORK/reload.json" || fail "reload error: $(cat "$WORK/reload.json")"
+pass "a live read outside a reconcile is an error"
