@@ -240,6 +240,15 @@ stop1() {
 			[ $i -lt 200 ] || die "$2 ($p) does not end"
 			sleep 0.1
 		done
+		# An exiting process has no command line any more (alive says
+		# no) before it is a zombie or gone: wait for that too.
+		i=0
+		while kill -0 "$p" 2>/dev/null && [ -r "/proc/$p/stat" ] &&
+		    [ "$(sed -e 's/.*) //' -e 's/ .*//' "/proc/$p/stat" 2>/dev/null)" != Z ] &&
+		    [ $i -lt 50 ]; do
+			i=$((i + 1))
+			sleep 0.1
+		done
 	fi
 	rm -f "$pf"
 }
