@@ -97,6 +97,14 @@ while True:
 PY
 python3 "$WORK/relay.py" "$RELAY" "$PORT" "$DELAY" &
 KILL_PIDS="$KILL_PIDS $!"
+# volrayd --kubeconfig gives up at once on a server it cannot reach: the
+# relay must listen first.
+i=0
+until python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$RELAY" 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "the relay did not come up"
+	sleep 0.05
+done
 sed "s|server: http://127.0.0.1:$PORT\$|server: http://127.0.0.1:$RELAY|" \
 	"$DATA/kubeconfig" >"$WORK/slow.kubeconfig"
 grep -q "127.0.0.1:$RELAY" "$WORK/slow.kubeconfig" || fail "no relay in the kubeconfig"
@@ -111,8 +119,8 @@ mirrored() {
 	command curl -s "http://127.0.0.1:$M/metrics" |
 		sed -n "s/^volray_remote_mirror_objects{resource=\"$1\"} //p"
 }
-# Its start lists every kind through the relay, the pods' list and watch
-# DELAY seconds late: up to 40 s on a loaded machine, not wait_eq's 10.
+# Its start lists every kind through the relay: up to 40 s on a loaded
+# machine, not wait_eq's 10.
 i=0
 until [ "$(mirrored resourceclaims.resource.k8s.io)" = 2 ]; do
 	i=$((i + 1))
