@@ -2,19 +2,19 @@
  * The volray Lua module. Reads come from the client's cache (embedded: the
  * API server's own store, so a reconcile always sees its own earlier
  * writes); volray.get's live = true asks the API server instead and waits
- * for its answer as a write does. Writes build a tree from the Lua table and go through the
- * client; failures return nil plus the Status message and code, never
- * raise, so a script decides what an AlreadyExists or a Conflict means for
- * it. From a reconcile (a coroutine, luawait.h) a write goes through the
- * client's asynchronous call: answered at once by the embedded client on
- * the log-backed store, it returns at once; on etcd and against a remote
- * API the reconcile yields until the answer is in, and the loop runs
- * others meanwhile. From elsewhere (a
- * watch's map, a script's loading) writes are synchronous. Events go
- * through the running controller's recorder. Each call is
- * authorized first (RBAC, as the controller's user): a denial is answered
- * like the API's 403, and writes carry the user to the registry, whose
- * admission hook checks RBAC escalation with it.
+ * for its answer as a write does. Writes build a tree from the Lua table
+ * and go through the client; failures return nil plus the Status message
+ * and code, never raise, so a script decides what an AlreadyExists or a
+ * Conflict means for it. From a reconcile (a coroutine, luawait.h) a write
+ * goes through the client's asynchronous call: answered at once by the
+ * embedded client on the log-backed store, it returns at once; on etcd and
+ * against a remote API the reconcile yields until the answer is in, and
+ * the loop runs others meanwhile. From elsewhere (a watch's map, a
+ * script's loading) writes are synchronous. Events go through the running
+ * controller's recorder. Each call is authorized first (RBAC, as the
+ * controller's user): a denial is answered like the API's 403, and writes
+ * carry the user to the registry, whose admission hook checks RBAC
+ * escalation with it.
  */
 #include <math.h>
 #include <stdio.h>

@@ -391,6 +391,18 @@ on_event(void *arg, const store_event *e)
 	}
 }
 
+/* Whether a deleting object waits for its dependents. */
+static int
+foreground(const store_obj *o)
+{
+	cJSON *t = store_obj_tree(o);
+	int yes = json_has_string(t, "metadata.finalizers",
+	    "foregroundDeletion");
+
+	cJSON_Delete(t);
+	return yes;
+}
+
 /*
  * Look at o again after a write of it came back: what it needs of the
  * collector now that the cache holds its latest version (an owner gone,
@@ -401,7 +413,6 @@ static void
 examine(gc *g, const store_obj *o)
 {
 	const store_obj *nso, *crd;
-	cJSON *t;
 	int i;
 
 	if (strcmp(o->res, "namespaces") == 0) {
@@ -417,23 +428,28 @@ examine(gc *g, const store_obj *o)
 	if (o->deleting) {
 		const char **keys;
 
-		t = store_obj_tree(o);
-		if (json_has_string(t, "metadata.finalizers",
-		    "foregroundDeletion") &&
-		    store_dependents(g->st, o->uid, &keys) == 0)
+		if (foreground(o) && store_dependents(g->st, o->uid, &keys) == 0)
 			drop_finalizer(g, o, "foregroundDeletion");
-		cJSON_Delete(t);
 		return;
 	}
 	if (o->nowners > 0 && !has_live_owner(g, o)) {
 		del(g, o, "Background");
 		return;
 	}
-	for (i = 0; i < o->nowners; i++)
-		if (store_get_uid(g->st, o->owners[i].uid) == NULL) {
+	for (i = 0; i < o->nowners; i++) {
+		const store_obj *ow = store_get_uid(g->st, o->owners[i].uid);
+
+		if (ow == NULL) {
 			drop_dangling(g, o);
 			return;
 		}
+		/* An owner's Foreground deletion asked for o while a write
+		   of o was on its way. */
+		if (ow->deleting && foreground(ow)) {
+			del(g, o, "Foreground");
+			return;
+		}
+	}
 	if (*o->ns && (nso = store_get(g->st, "namespaces", "", o->ns)) !=
 	    NULL && nso->deleting) {
 		del(g, o, "Background");
